@@ -1,0 +1,19 @@
+import type { ConfigInput } from "./schema.js";
+
+/**
+ * The configuration used when no `--config` is given: one provider, the
+ * built-in upstream simulator, and a few aliases that show its behaviours.
+ * It needs no API key, so a fresh checkout streams at once.
+ */
+export function defaultConfig(simulatorBaseUrl: string): ConfigInput {
+  return {
+    providers: {
+      simulator: { kind: "openai", baseUrl: simulatorBaseUrl },
+    },
+    models: {
+      demo: { provider: "simulator", model: "sim-1?tokens=40&delay_ms=20" },
+      "demo-slow": { provider: "simulator", model: "sim-1?tokens=30&ttft_ms=800&delay_ms=200" },
+      "demo-tools": { provider: "simulator", model: "sim-1?tokens=8&tools=2" },
+    },
+  };
+}

@@ -1,0 +1,75 @@
+/**
+ * What went wrong, as a closed list. Edges map these codes to gRPC codes and
+ * HTTP statuses in one function each; nothing else decides a status.
+ */
+export type ErrorCode =
+  /** The client's request is malformed or invalid. */
+  | "invalid_request"
+  /** The client named a model alias the gateway does not serve. */
+  | "unknown_model"
+  /** The client's request body is over the configured limit. */
+  | "payload_too_large"
+  /** The client went away or cancelled. */
+  | "canceled"
+  /** The client's own deadline passed. */
+  | "deadline_exceeded"
+  /** The gateway is draining and takes no new work. */
+  | "shutting_down"
+  /** The provider refused the request's content (its 400/422/413). */
+  | "upstream_rejected"
+  /** The provider does not know the configured model (its 404). */
+  | "upstream_not_found"
+  /** The provider refused the gateway's credentials: an operator problem. */
+  | "upstream_auth"
+  /** The provider is rate limiting (its 429). */
+  | "upstream_rate_limited"
+  /** The provider could not be reached or failed (5xx, reset, refused). */
+  | "upstream_unavailable"
+  /** A provider phase took longer than its timeout. */
+  | "upstream_timeout"
+  /** The provider sent something that breaks its own protocol. */
+  | "upstream_protocol"
+  /** The provider reported an error inside an otherwise healthy stream. */
+  | "upstream_stream_error"
+  /** A bug in the gateway. */
+  | "internal";
+
+export interface GatewayErrorOptions {
+  readonly cause?: unknown;
+  /** Configured provider name, safe to show. */
+  readonly provider?: string;
+  /** When the client may retry, from the provider's Retry-After. */
+  readonly retryAfterMs?: number;
+  /** The request field at fault, for invalid_request. */
+  readonly field?: string;
+}
+
+/**
+ * The gateway's one error type. `message` is always safe to show to a client:
+ * it never contains a secret or an upstream payload. Details for operators go
+ * in `cause`, which edges log but never send.
+ */
+export class GatewayError extends Error {
+  override readonly name = "GatewayError";
+  readonly code: ErrorCode;
+  readonly provider?: string;
+  readonly retryAfterMs?: number;
+  readonly field?: string;
+
+  constructor(code: ErrorCode, message: string, options: GatewayErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    if (options.provider !== undefined) this.provider = options.provider;
+    if (options.retryAfterMs !== undefined) this.retryAfterMs = options.retryAfterMs;
+    if (options.field !== undefined) this.field = options.field;
+  }
+}
+
+/**
+ * Turns anything thrown into a GatewayError without leaking its message:
+ * unknown errors become `internal` with a generic text.
+ */
+export function toGatewayError(reason: unknown): GatewayError {
+  if (reason instanceof GatewayError) return reason;
+  return new GatewayError("internal", "internal error", { cause: reason });
+}

@@ -1,0 +1,13 @@
+import { randomBytes } from "node:crypto";
+
+const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/**
+ * The id that ties a request's log lines, response header and upstream call
+ * together. A caller's own `x-request-id` is kept when it is a plain token,
+ * so traces join across services; anything else is replaced, never echoed.
+ */
+export function requestIdFrom(incoming: string | null | undefined): string {
+  if (incoming && SAFE_ID.test(incoming)) return incoming;
+  return `req_${randomBytes(12).toString("base64url")}`;
+}

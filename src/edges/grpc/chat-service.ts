@@ -1,0 +1,73 @@
+import type { ServiceImpl, HandlerContext } from "@connectrpc/connect";
+import { create } from "@bufbuild/protobuf";
+import { aggregateDeltas } from "../../core/aggregate.js";
+import { requestIdFrom } from "../../core/request-id.js";
+import type { ChatPipeline } from "../../pipeline/chat-pipeline.js";
+import { ChatService, ListModelsResponseSchema, ModelSchema } from "../../../gen/sluice/v1/chat_service_pb.js";
+import { abortReason, toConnectError } from "./connect-errors.js";
+import { chatRequestFromProto, type ProtoChatRequest } from "./from-proto.js";
+import { deltaToProto, resultToProto } from "./to-proto.js";
+
+/**
+ * A signal for the pipeline that aborts with a GatewayError when the
+ * handler's signal aborts (client cancel, disconnect or deadline). The
+ * listener is removed when the pipeline is done, so the normal end of a call
+ * (connect aborts ctx.signal after every call) is never taken for a cancel.
+ */
+function pipelineSignal(ctx: HandlerContext): { signal: AbortSignal; release(): void } {
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(abortReason(ctx.signal.reason));
+  if (ctx.signal.aborted) onAbort();
+  else ctx.signal.addEventListener("abort", onAbort, { once: true });
+  return { signal: controller.signal, release: () => ctx.signal.removeEventListener("abort", onAbort) };
+}
+
+function begin(req: ProtoChatRequest, ctx: HandlerContext) {
+  const requestId = requestIdFrom(ctx.requestHeader.get("x-request-id"));
+  ctx.responseHeader.set("x-request-id", requestId);
+  try {
+    return { requestId, request: chatRequestFromProto(req) };
+  } catch (error) {
+    throw toConnectError(error);
+  }
+}
+
+/** sluice.v1.ChatService over gRPC, gRPC-Web and Connect. */
+export function createChatService(pipeline: ChatPipeline): ServiceImpl<typeof ChatService> {
+  return {
+    async *streamChat(req, ctx) {
+      const { requestId, request } = begin(req, ctx);
+      const link = pipelineSignal(ctx);
+      let sequence = 0n;
+      try {
+        for await (const delta of pipeline.stream(request, { signal: link.signal, requestId, edge: "grpc" })) {
+          yield deltaToProto(delta, sequence++);
+        }
+      } catch (error) {
+        throw toConnectError(error);
+      } finally {
+        link.release();
+      }
+    },
+
+    async chat(req, ctx) {
+      const { requestId, request } = begin(req, ctx);
+      const link = pipelineSignal(ctx);
+      try {
+        return resultToProto(await aggregateDeltas(pipeline.stream(request, { signal: link.signal, requestId, edge: "grpc-unary" })));
+      } catch (error) {
+        throw toConnectError(error);
+      } finally {
+        link.release();
+      }
+    },
+
+    listModels() {
+      return create(ListModelsResponseSchema, {
+        models: [...pipeline.models.values()].map((route) =>
+          create(ModelSchema, { id: route.alias, provider: route.provider.name, upstreamModel: route.upstreamModel }),
+        ),
+      });
+    },
+  };
+}

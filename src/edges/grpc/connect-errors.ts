@@ -1,0 +1,54 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+import { type ErrorCode, GatewayError, toGatewayError } from "../../core/errors.js";
+
+/** The gRPC status for each gateway error (README, "Error mapping"). */
+export function grpcCode(code: ErrorCode): Code {
+  switch (code) {
+    case "invalid_request":
+    case "payload_too_large":
+    case "upstream_rejected":
+      return Code.InvalidArgument;
+    case "unknown_model":
+    case "upstream_not_found":
+      return Code.NotFound;
+    case "canceled":
+      return Code.Canceled;
+    case "deadline_exceeded":
+      return Code.DeadlineExceeded;
+    case "upstream_rate_limited":
+      return Code.ResourceExhausted;
+    case "shutting_down":
+    case "upstream_unavailable":
+    case "upstream_timeout":
+    case "upstream_stream_error":
+      return Code.Unavailable;
+    case "upstream_auth":
+    case "upstream_protocol":
+    case "internal":
+      return Code.Internal;
+  }
+}
+
+/**
+ * What a gRPC/Connect client sees for any failure: the safe message, the
+ * mapped code, and `retry-after` (seconds) in trailers when the provider
+ * gave one. The original error stays in `cause` for logs only.
+ */
+export function toConnectError(reason: unknown): ConnectError {
+  if (reason instanceof ConnectError) return reason;
+  const error = toGatewayError(reason);
+  const metadata = new Headers();
+  if (error.retryAfterMs !== undefined) metadata.set("retry-after", String(Math.ceil(error.retryAfterMs / 1000)));
+  return new ConnectError(error.message, grpcCode(error.code), metadata, undefined, error);
+}
+
+/**
+ * What an aborted Connect handler signal means for the pipeline: the client's
+ * deadline passed, or the client went away.
+ */
+export function abortReason(reason: unknown): GatewayError {
+  if (reason instanceof GatewayError) return reason;
+  const connect = ConnectError.from(reason);
+  if (connect.code === Code.DeadlineExceeded) return new GatewayError("deadline_exceeded", "the client's deadline was exceeded", { cause: reason });
+  return new GatewayError("canceled", "the client cancelled the request", { cause: reason });
+}

@@ -1,0 +1,159 @@
+import { randomBytes } from "node:crypto";
+import type { ChatRequest } from "../core/chat-request.js";
+import type { Delta } from "../core/delta.js";
+import { GatewayError, toGatewayError } from "../core/errors.js";
+import type { Config, ModelRoute } from "../config/config.js";
+import type { Logger } from "../logging/logger.js";
+import { createStreamLog } from "../logging/stream-log.js";
+import { adapterFor } from "../providers/registry.js";
+import { createSseDecoder } from "../sse/decoder.js";
+import type { UpstreamClient, UpstreamResponse } from "../upstream/http-client.js";
+import { fromTransportError } from "../upstream/transport-errors.js";
+
+export interface StreamContext {
+  /**
+   * Aborted when the client leaves or its deadline passes. Its reason must be
+   * a GatewayError (`canceled`, `deadline_exceeded`, `shutting_down`): the
+   * edge decides what the abort means, the pipeline only obeys it.
+   */
+  readonly signal: AbortSignal;
+  readonly requestId: string;
+  /** Which edge the request came through, for logs. */
+  readonly edge: string;
+}
+
+/** The path every request takes, whichever edge it came through. */
+export interface ChatPipeline {
+  readonly models: ReadonlyMap<string, ModelRoute>;
+  /** Deltas for one request: start, content, usage, finish; or a GatewayError. */
+  stream(request: ChatRequest, ctx: StreamContext): AsyncGenerator<Delta, void, undefined>;
+}
+
+export interface ChatPipelineOptions {
+  readonly config: Config;
+  readonly client: UpstreamClient;
+  readonly logger: Logger;
+}
+
+const ERROR_BODY_LIMIT = 16 * 1024;
+
+async function readErrorBody(body: UpstreamResponse["body"]): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size >= ERROR_BODY_LIMIT) break;
+    }
+  } catch {
+    // A body that fails half-way still has a status worth reporting.
+  } finally {
+    body.destroy();
+  }
+  return Buffer.concat(chunks).toString("utf8").slice(0, ERROR_BODY_LIMIT);
+}
+
+function responseId(): string {
+  return `resp_${randomBytes(12).toString("base64url")}`;
+}
+
+function isEventStream(headers: UpstreamResponse["headers"]): boolean {
+  const type = headers["content-type"];
+  return typeof type === "string" && type.toLowerCase().startsWith("text/event-stream");
+}
+
+export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
+  const { config, client, logger } = options;
+
+  function route(alias: string): ModelRoute {
+    const found = config.models.get(alias);
+    if (!found) {
+      throw new GatewayError("unknown_model", `unknown model "${alias}": not configured on this gateway (see ListModels)`, { field: "model" });
+    }
+    return found;
+  }
+
+  async function* stream(request: ChatRequest, ctx: StreamContext): AsyncGenerator<Delta, void, undefined> {
+    const target = route(request.model);
+    const provider = target.provider;
+    const adapter = adapterFor(provider.kind);
+    const upstreamTarget = { provider, model: target.upstreamModel };
+    const log = createStreamLog(logger, {
+      requestId: ctx.requestId,
+      edge: ctx.edge,
+      alias: target.alias,
+      provider: provider.name,
+      model: target.upstreamModel,
+    });
+
+    // Cleanup hangs on the signal, not on this generator's `finally`: a
+    // consumer blocked on a slow client may never resume us, but the abort
+    // still destroys the upstream request and writes the end log line.
+    const upstream = new AbortController();
+    const onAbort = () => {
+      const reason = toGatewayError(ctx.signal.reason);
+      log.failed(reason);
+      upstream.abort(reason);
+    };
+    if (ctx.signal.aborted) onAbort();
+    else ctx.signal.addEventListener("abort", onAbort, { once: true });
+
+    let phase: "connect" | "stream" = "connect";
+    try {
+      upstream.signal.throwIfAborted();
+      const res = await client.send(adapter.buildRequest(request, upstreamTarget), {
+        signal: upstream.signal,
+        timeouts: target.timeouts,
+        pool: provider.name,
+        requestId: ctx.requestId,
+      });
+      phase = "stream";
+      log.upstreamHeaders(res.status);
+      if (res.status < 200 || res.status > 299) {
+        throw adapter.errorFromResponse({ status: res.status, headers: res.headers, body: await readErrorBody(res.body) }, upstreamTarget);
+      }
+      if (!isEventStream(res.headers)) {
+        res.body.destroy();
+        throw new GatewayError("upstream_protocol", `provider ${provider.name} did not answer with an event stream`, { provider: provider.name });
+      }
+
+      const decoder = createSseDecoder({ maxEventSize: config.limits.maxEventBytes });
+      const translator = adapter.createTranslator(upstreamTarget);
+      let started = false;
+      const start: Delta = { type: "start", responseId: responseId(), provider: provider.name, model: target.upstreamModel };
+
+      for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
+        for (const event of decoder.push(chunk)) {
+          for (const delta of translator.event(event)) {
+            if (!started) {
+              started = true;
+              yield start;
+            }
+            log.delta(delta);
+            yield delta;
+          }
+        }
+      }
+      for (const event of decoder.end()) for (const delta of translator.event(event)) (log.delta(delta), yield delta);
+      const tail = translator.end();
+      if (!started && tail.length > 0) yield start;
+      for (const delta of tail) {
+        log.delta(delta);
+        yield delta;
+      }
+      log.completed();
+    } catch (error) {
+      const failure = upstream.signal.aborted
+        ? toGatewayError(upstream.signal.reason)
+        : fromTransportError(error, { provider: provider.name, timeouts: target.timeouts, phase });
+      log.failed(failure);
+      throw failure;
+    } finally {
+      ctx.signal.removeEventListener("abort", onAbort);
+      upstream.abort(new GatewayError("canceled", "stream closed"));
+    }
+  }
+
+  return { models: config.models, stream };
+}

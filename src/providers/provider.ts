@@ -1,0 +1,49 @@
+import type { ChatRequest } from "../core/chat-request.js";
+import type { ContentDelta } from "../core/delta.js";
+import type { GatewayError } from "../core/errors.js";
+import type { ProviderConfig } from "../config/config.js";
+import type { SseEvent } from "../sse/decoder.js";
+
+/** Where one request goes: the configured provider and its model id. */
+export interface UpstreamTarget {
+  readonly provider: ProviderConfig;
+  readonly model: string;
+}
+
+/** A provider HTTP request, fully built; the pipeline sends it as is. */
+export interface UpstreamRequest {
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string;
+}
+
+/** What the pipeline knows about a failed upstream response. */
+export interface UpstreamFailure {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  /** The body, cut to a few KiB. */
+  readonly body: string;
+}
+
+/**
+ * Per-request translation of a provider's event stream into deltas. It holds
+ * the parser state for one response (open tool calls, pending finish) and is
+ * never shared.
+ */
+export interface StreamTranslator {
+  /** Deltas for one SSE event. Throws GatewayError for in-band errors and malformed events. */
+  event(event: SseEvent): readonly ContentDelta[];
+  /** The upstream body ended: the last deltas, or a GatewayError if the stream was cut short. */
+  end(): readonly ContentDelta[];
+}
+
+/**
+ * Everything provider-specific, behind one small surface: how to ask, how to
+ * read the answer, how to read a refusal. The pipeline owns transport,
+ * timeouts, cancellation and logging for all providers alike.
+ */
+export interface ProviderAdapter {
+  buildRequest(request: ChatRequest, target: UpstreamTarget): UpstreamRequest;
+  createTranslator(target: UpstreamTarget): StreamTranslator;
+  errorFromResponse(failure: UpstreamFailure, target: UpstreamTarget): GatewayError;
+}

@@ -1,0 +1,130 @@
+/**
+ * Per-request behaviour of the simulator. Knobs come from the model name
+ * (`sim-1?tokens=5&delay_ms=10`, so a gateway alias can fix them) and are
+ * overridden by a `#sim key=value ...` line in any message (so one test can
+ * steer one request through an unmodified gateway).
+ */
+export interface Knobs {
+  /** Text tokens to stream. */
+  readonly tokens: number;
+  /** Reasoning tokens streamed before the text. */
+  readonly reasoning: number;
+  readonly seed: number;
+  /** Delay before response headers. */
+  readonly headersMs: number;
+  /** Delay between headers and the first event. */
+  readonly ttftMs: number;
+  /** Delay between events. */
+  readonly delayMs: number;
+  /** Parallel tool calls streamed after the text. */
+  readonly tools: number;
+  /** Characters each text token is padded to (for large-volume tests). */
+  readonly tokenChars: number;
+  /** How events map to socket writes. */
+  readonly chunking: "event" | "random" | "bulk";
+  readonly eol: "lf" | "crlf" | "cr";
+  /** A comment line every N events (0: never); also one before the first event. */
+  readonly pingEvery: number;
+  /** Report usage: per the request's stream_options, always, or never. */
+  readonly usage: "auto" | "always" | "never";
+  readonly fail: Failure;
+  /** Tokens written before a mid-stream failure. */
+  readonly failAt: number;
+  /** HTTP status for `fail=status`. */
+  readonly status: number;
+  /** Retry-After seconds sent with `fail=status`. */
+  readonly retryAfter?: number;
+  /** Size of the event sent by `fail=oversized`. */
+  readonly oversizedBytes: number;
+  /** A label tests use to find this request in the simulator's records. */
+  readonly tag?: string;
+}
+
+export type Failure =
+  | "none"
+  | "status"
+  | "reset_before_headers"
+  | "reset"
+  | "stall"
+  | "malformed"
+  | "oversized"
+  | "error_event";
+
+const FAILURES: readonly Failure[] = [
+  "none", "status", "reset_before_headers", "reset", "stall", "malformed", "oversized", "error_event",
+];
+
+const DEFAULTS: Knobs = {
+  tokens: 20,
+  reasoning: 0,
+  seed: 1,
+  headersMs: 0,
+  ttftMs: 0,
+  delayMs: 0,
+  tools: 0,
+  tokenChars: 0,
+  chunking: "event",
+  eol: "lf",
+  pingEvery: 0,
+  usage: "auto",
+  fail: "none",
+  failAt: 0,
+  status: 500,
+  oversizedBytes: 2 * 1024 * 1024,
+};
+
+function int(value: string, name: string, max = 10_000_000): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > max) throw new Error(`simulator knob ${name} must be an integer in 0..${max}`);
+  return n;
+}
+
+function oneOf<T extends string>(value: string, allowed: readonly T[], name: string): T {
+  if (!(allowed as readonly string[]).includes(value)) throw new Error(`simulator knob ${name} must be one of ${allowed.join(", ")}`);
+  return value as T;
+}
+
+function apply(knobs: Knobs, pairs: Iterable<[string, string]>): Knobs {
+  const k: { -readonly [P in keyof Knobs]: Knobs[P] } = { ...knobs };
+  for (const [key, value] of pairs) {
+    switch (key) {
+      case "tokens": k.tokens = int(value, key); break;
+      case "reasoning": k.reasoning = int(value, key); break;
+      case "seed": k.seed = int(value, key, 2 ** 31); break;
+      case "headers_ms": k.headersMs = int(value, key, 600_000); break;
+      case "ttft_ms": k.ttftMs = int(value, key, 600_000); break;
+      case "delay_ms": k.delayMs = int(value, key, 600_000); break;
+      case "tools": k.tools = int(value, key, 16); break;
+      case "token_chars": k.tokenChars = int(value, key, 1_000_000); break;
+      case "chunking": k.chunking = oneOf(value, ["event", "random", "bulk"], key); break;
+      case "eol": k.eol = oneOf(value, ["lf", "crlf", "cr"], key); break;
+      case "ping_every": k.pingEvery = int(value, key); break;
+      case "usage": k.usage = oneOf(value, ["auto", "always", "never"], key); break;
+      case "fail": k.fail = oneOf(value, FAILURES, key); break;
+      case "fail_at": k.failAt = int(value, key); break;
+      case "status": k.status = int(value, key, 599); break;
+      case "retry_after": k.retryAfter = int(value, key, 86_400); break;
+      case "oversized_bytes": k.oversizedBytes = int(value, key, 256 * 1024 * 1024); break;
+      case "tag": k.tag = value; break;
+      default: throw new Error(`unknown simulator knob ${key}`);
+    }
+  }
+  return k;
+}
+
+const DIRECTIVE = /^#sim\s+(.+)$/m;
+
+/** Knobs for one request, from its model name and message texts. Throws on an unknown or bad knob. */
+export function parseKnobs(model: string, texts: readonly string[]): Knobs {
+  let knobs = DEFAULTS;
+  const q = model.indexOf("?");
+  if (q >= 0) knobs = apply(knobs, new URLSearchParams(model.slice(q + 1)));
+  for (const text of texts) {
+    const match = DIRECTIVE.exec(text);
+    if (match) knobs = apply(knobs, match[1]!.trim().split(/[\s&]+/).map((pair): [string, string] => {
+      const eq = pair.indexOf("=");
+      return eq < 0 ? [pair, ""] : [pair.slice(0, eq), pair.slice(eq + 1)];
+    }));
+  }
+  return knobs;
+}

@@ -1,0 +1,15 @@
+/**
+ * A small seeded PRNG (mulberry32). The simulator must produce the same
+ * text, tool calls and chunk boundaries for the same seed on every machine,
+ * so tests can compare against a recomputed expectation.
+ */
+export function createRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}

@@ -1,0 +1,354 @@
+import { once } from "node:events";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
+import { type Knobs, parseKnobs } from "./knobs.js";
+import { openAiWire } from "./openai-wire.js";
+import { createRandom } from "./random.js";
+import { createRecordBook, now, type RecordBook, type RequestRecord } from "./records.js";
+import { buildScript } from "./script.js";
+import type { Frame, SimRequest, WireFormat } from "./wire.js";
+
+export interface SimulatorOptions {
+  readonly host?: string;
+  /** 0 picks a free port. */
+  readonly port?: number;
+}
+
+export interface SimulatorStats {
+  readonly openConnections: number;
+  readonly activeRequests: number;
+  readonly totalRequests: number;
+}
+
+/** A running upstream simulator. */
+export interface Simulator {
+  /** Base URL of the OpenAI-compatible API, e.g. http://127.0.0.1:1234/v1 */
+  readonly openAiBaseUrl: string;
+  readonly origin: string;
+  readonly records: RecordBook;
+  stats(): SimulatorStats;
+  close(): Promise<void>;
+}
+
+const MAX_BODY_BYTES = 16 * 1024 * 1024;
+const EOL = { lf: "\n", crlf: "\r\n", cr: "\r" } as const;
+
+function formatFor(method: string | undefined, path: string): WireFormat | undefined {
+  if (method === "POST" && path === "/v1/chat/completions") return openAiWire;
+  return undefined;
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) throw new Error("request body too large");
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+/**
+ * Writes one response's bytes with backpressure, tracking what reaches the
+ * socket and whether the client is still there. Every write waits for
+ * `drain`, so a slow gateway slows the simulator exactly like a real server.
+ */
+function createResponseWriter(res: ServerResponse, record: RequestRecord, records: RecordBook, gone: AbortSignal) {
+  return async function write(bytes: Buffer): Promise<boolean> {
+    if (gone.aborted || res.destroyed) return false;
+    record.bytesWritten += bytes.length;
+    if (res.write(bytes)) return true;
+    try {
+      await once(res, "drain", { signal: gone });
+      return true;
+    } catch {
+      return false;
+    } finally {
+      records.touch(record);
+    }
+  };
+}
+
+/** Splits a frame's bytes at seeded random offsets; the last piece carries into the next write. */
+function createChunker(knobs: Knobs) {
+  const next = createRandom(knobs.seed ^ 0xc0ffee);
+  let carry: Buffer = Buffer.alloc(0);
+  return {
+    pieces(bytes: Buffer): Buffer[] {
+      const all = carry.length > 0 ? Buffer.concat([carry, bytes]) : bytes;
+      if (knobs.chunking !== "random") {
+        carry = Buffer.alloc(0);
+        return [all];
+      }
+      const out: Buffer[] = [];
+      let at = 0;
+      while (all.length - at > 1 && next() < 0.7) {
+        const cut = at + 1 + Math.floor(next() * (all.length - at - 1));
+        out.push(all.subarray(at, cut));
+        at = cut;
+      }
+      carry = Buffer.from(all.subarray(at));
+      return out;
+    },
+    flush(): Buffer[] {
+      const rest = carry;
+      carry = Buffer.alloc(0);
+      return rest.length > 0 ? [rest] : [];
+    },
+  };
+}
+
+function encodeFrame(frame: Frame, eol: string): Buffer {
+  const event = frame.event === undefined ? "" : `event: ${frame.event}${eol}`;
+  return Buffer.from(`${event}data: ${frame.data}${eol}${eol}`, "utf8");
+}
+
+/** Index of the frame before which a mid-stream failure happens. */
+function failureFrame(frames: readonly Frame[], failAt: number): number {
+  let tokens = 0;
+  for (let i = 0; i < frames.length; i++) {
+    if (frames[i]!.token) {
+      if (tokens === failAt) return i;
+      tokens++;
+    } else if (tokens > 0 && tokens <= failAt && !frames.slice(i).some((f) => f.token)) {
+      return i;
+    }
+  }
+  return frames.length;
+}
+
+async function streamResponse(
+  res: ServerResponse,
+  format: WireFormat,
+  request: SimRequest,
+  knobs: Knobs,
+  record: RequestRecord,
+  records: RecordBook,
+  gone: AbortSignal,
+): Promise<void> {
+  const script = buildScript(knobs, request.toolNames, request.texts.join(" ").split(/\s+/).filter(Boolean).length);
+  const frames = format.streamFrames(script, request, knobs, `sim-${record.id}`);
+  const eol = EOL[knobs.eol];
+  const write = createResponseWriter(res, record, records, gone);
+  const chunker = createChunker(knobs);
+  const ping = Buffer.from(`: ping${eol}`, "utf8");
+  const failAt = knobs.fail === "none" ? frames.length : failureFrame(frames, knobs.failAt);
+  const pause = async (ms: number) => {
+    if (ms <= 0) return !gone.aborted;
+    try {
+      await sleep(ms, undefined, { signal: gone });
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const writeAll = async (bytes: Buffer) => {
+    for (const piece of chunker.pieces(bytes)) if (!(await write(piece))) return false;
+    return true;
+  };
+  const bulk: Buffer[] = [];
+  const emit = knobs.chunking === "bulk" ? async (b: Buffer) => (bulk.push(b), true) : writeAll;
+
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+  res.flushHeaders();
+  record.headersAt = now();
+  records.touch(record);
+
+  if (knobs.pingEvery > 0 && !(await emit(ping))) return;
+  if (!(await pause(knobs.ttftMs))) return;
+
+  for (let i = 0; i < frames.length; i++) {
+    const frame = frames[i]!;
+    if (i === failAt) return fail(knobs, format, emit, write, chunker, res, record, gone);
+    if (frame.token && record.tokensWritten > 0 && !(await pause(knobs.delayMs))) return;
+    if (!(await emit(encodeFrame(frame, eol)))) return;
+    if (frame.token) {
+      record.tokensWritten++;
+      record.firstTokenAt ??= now();
+      if (gone.aborted) record.tokensAfterClose++;
+      if (knobs.pingEvery > 0 && record.tokensWritten % knobs.pingEvery === 0 && !(await emit(ping))) return;
+    }
+  }
+  if (format.terminator && !(await emit(encodeFrame(format.terminator, eol)))) return;
+  for (const piece of [...bulk, ...chunker.flush()]) if (!(await write(piece))) return;
+  record.outcome = "completed";
+  res.end();
+}
+
+async function fail(
+  knobs: Knobs,
+  format: WireFormat,
+  emit: (b: Buffer) => Promise<boolean>,
+  write: (b: Buffer) => Promise<boolean>,
+  chunker: ReturnType<typeof createChunker>,
+  res: ServerResponse,
+  record: RequestRecord,
+  gone: AbortSignal,
+): Promise<void> {
+  const eol = EOL[knobs.eol];
+  const flush = async () => {
+    for (const piece of chunker.flush()) if (!(await write(piece))) return false;
+    return true;
+  };
+  record.outcome = "failed";
+  switch (knobs.fail) {
+    case "reset":
+      await flush();
+      res.socket?.resetAndDestroy();
+      return;
+    case "stall":
+      await flush();
+      await once(res, "close").catch(() => undefined);
+      return;
+    case "malformed":
+      if (!(await emit(Buffer.from(`data: {"choices":[{"delta":{"content":"unterminated${eol}${eol}`)))) return;
+      await flush();
+      res.end();
+      return;
+    case "oversized": {
+      if (!(await flush())) return;
+      if (!(await write(Buffer.from("data: {\"pad\":\"")))) return;
+      const block = Buffer.alloc(64 * 1024, "x");
+      for (let sent = 0; sent < knobs.oversizedBytes; sent += block.length) if (!(await write(block))) return;
+      if (!(await write(Buffer.from(`"}${eol}${eol}`)))) return;
+      res.end();
+      return;
+    }
+    case "error_event":
+      if (!(await emit(encodeFrame(format.inBandError("simulated upstream failure"), eol)))) return;
+      await flush();
+      res.end();
+      return;
+    default:
+      res.end();
+      void gone;
+  }
+}
+
+async function handleGeneration(req: IncomingMessage, res: ServerResponse, format: WireFormat, records: RecordBook): Promise<void> {
+  let request: SimRequest;
+  let knobs: Knobs;
+  try {
+    const url = new URL(req.url ?? "/", "http://simulator");
+    request = format.parseRequest(JSON.parse(await readBody(req)) as unknown, url);
+    knobs = parseKnobs(request.model, request.texts);
+  } catch (error) {
+    sendJson(res, 400, format.errorBody(400, error instanceof Error ? error.message : "bad request"));
+    return;
+  }
+  const requestId = req.headers["x-request-id"];
+  const record = records.add({
+    format: format.name,
+    model: request.model,
+    ...(knobs.tag === undefined ? {} : { tag: knobs.tag }),
+    ...(typeof requestId === "string" ? { requestId } : {}),
+    arrivedAt: now(),
+    tokensWritten: 0,
+    tokensAfterClose: 0,
+    bytesWritten: 0,
+    outcome: "streaming",
+  });
+  const goneController = new AbortController();
+  res.on("close", () => {
+    if (!res.writableFinished && record.outcome === "streaming") {
+      record.clientClosedAt = now();
+      record.outcome = "client_closed";
+    }
+    record.endedAt ??= now();
+    goneController.abort();
+    records.touch(record);
+  });
+  const gone = goneController.signal;
+
+  if (knobs.fail === "reset_before_headers") {
+    record.outcome = "failed";
+    req.socket.resetAndDestroy();
+    return;
+  }
+  if (knobs.headersMs > 0) await sleep(knobs.headersMs, undefined, { signal: gone }).catch(() => undefined);
+  if (gone.aborted) return;
+  if (knobs.fail === "status") {
+    record.outcome = "failed";
+    const headers: Record<string, string> = knobs.retryAfter === undefined ? {} : { "retry-after": String(knobs.retryAfter) };
+    sendJson(res, knobs.status, format.errorBody(knobs.status, `simulated status ${knobs.status}`), headers);
+    return;
+  }
+  if (!request.stream) {
+    const script = buildScript(knobs, request.toolNames, request.texts.join(" ").split(/\s+/).filter(Boolean).length);
+    const wait = knobs.ttftMs + knobs.delayMs * Math.max(0, script.steps.length - 1);
+    if (wait > 0) await sleep(wait, undefined, { signal: gone }).catch(() => undefined);
+    if (gone.aborted) return;
+    record.tokensWritten = script.steps.length;
+    record.outcome = "completed";
+    sendJson(res, 200, format.completeBody(script, request, `sim-${record.id}`));
+    return;
+  }
+  await streamResponse(res, format, request, knobs, record, records, gone);
+}
+
+function handleControl(req: IncomingMessage, res: ServerResponse, url: URL, records: RecordBook, stats: () => SimulatorStats): void {
+  const tag = url.searchParams.get("tag");
+  const matches = (r: RequestRecord) => tag === null || r.tag === tag;
+  if (req.method === "GET" && url.pathname === "/_sim/requests") {
+    sendJson(res, 200, records.all().filter(matches));
+  } else if (req.method === "GET" && url.pathname === "/_sim/stats") {
+    sendJson(res, 200, stats());
+  } else if (req.method === "POST" && url.pathname === "/_sim/reset") {
+    records.clear();
+    sendJson(res, 200, { ok: true });
+  } else if (req.method === "GET" && url.pathname === "/_sim/wait") {
+    // Long-poll until a matching request has ended: lets another process
+    // (a benchmark) wait on the simulator's observation instead of sleeping.
+    const timeoutMs = Math.min(Number(url.searchParams.get("timeout_ms") ?? 10_000) || 10_000, 120_000);
+    records
+      .waitFor((r) => matches(r) && r.endedAt !== undefined, timeoutMs)
+      .then((r) => sendJson(res, 200, r), (e: Error) => sendJson(res, 408, { error: e.message }));
+  } else {
+    sendJson(res, 404, { error: { message: `no route ${req.method} ${url.pathname}`, type: "not_found" } });
+  }
+}
+
+/** Starts the simulator on a loopback port. */
+export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
+  const records = createRecordBook();
+  const sockets = new Set<Socket>();
+  let active = 0;
+  const stats = (): SimulatorStats => ({ openConnections: sockets.size, activeRequests: active, totalRequests: records.all().length });
+
+  const server: Server = createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
+    const url = new URL(req.url ?? "/", "http://simulator");
+    const format = formatFor(req.method, url.pathname);
+    if (!format) return handleControl(req, res, url, records, stats);
+    active++;
+    res.once("close", () => active--);
+    handleGeneration(req, res, format, records).catch(() => res.destroy());
+  });
+  server.on("connection", (socket: Socket) => {
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+  });
+  server.listen(options.port ?? 0, options.host ?? "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as AddressInfo;
+  const origin = `http://${options.host ?? "127.0.0.1"}:${port}`;
+  return {
+    origin,
+    openAiBaseUrl: `${origin}/v1`,
+    records,
+    stats,
+    async close() {
+      const closed = once(server, "close");
+      server.close();
+      for (const socket of sockets) socket.destroy();
+      await closed;
+    },
+  };
+}

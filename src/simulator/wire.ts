@@ -1,0 +1,37 @@
+import type { Knobs } from "./knobs.js";
+import type { Script } from "./script.js";
+
+/** One SSE event the simulator will write. `token` events are paced and counted. */
+export interface Frame {
+  readonly event?: string;
+  readonly data: string;
+  readonly token: boolean;
+}
+
+/** What a wire format needs to know about the incoming request. */
+export interface SimRequest {
+  readonly model: string;
+  readonly stream: boolean;
+  /** Every text in the request, for `#sim` directives and token counting. */
+  readonly texts: readonly string[];
+  readonly toolNames: readonly string[];
+  readonly includeUsage: boolean;
+}
+
+/**
+ * A provider wire format the simulator speaks. The server owns pacing,
+ * chunking, failures and recording; a format only says how a script looks
+ * on its wire, so every failure mode exists for every format.
+ */
+export interface WireFormat {
+  readonly name: string;
+  /** Parses the JSON body; throws with a message fit for a 400. */
+  parseRequest(body: unknown, url: URL): SimRequest;
+  streamFrames(script: Script, request: SimRequest, knobs: Knobs, responseId: string): Frame[];
+  /** The frame after the last event, if the format has one (OpenAI's `[DONE]`). */
+  readonly terminator?: Frame;
+  completeBody(script: Script, request: SimRequest, responseId: string): unknown;
+  errorBody(status: number, message: string): unknown;
+  /** An error reported inside a stream, as the provider does it. */
+  inBandError(message: string): Frame;
+}
