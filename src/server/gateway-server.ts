@@ -53,6 +53,9 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
   const sockets = new Set<Socket>();
   const server = httpolyglot.createServer({}, handler as unknown as RequestListener);
   server.on("connection", (socket: Socket) => {
+    // Deltas are small writes in quick succession: with Nagle on, each one
+    // after the first waits for the client's delayed ACK (~40 ms).
+    socket.setNoDelay(true);
     sockets.add(socket);
     socket.once("close", () => sockets.delete(socket));
   });

@@ -45,13 +45,14 @@ export type Failure =
   | "status"
   | "reset_before_headers"
   | "reset"
+  | "drop"
   | "stall"
   | "malformed"
   | "oversized"
   | "error_event";
 
 const FAILURES: readonly Failure[] = [
-  "none", "status", "reset_before_headers", "reset", "stall", "malformed", "oversized", "error_event",
+  "none", "status", "reset_before_headers", "reset", "drop", "stall", "malformed", "oversized", "error_event",
 ];
 
 const DEFAULTS: Knobs = {

@@ -201,8 +201,14 @@ async function fail(
   record.outcome = "failed";
   switch (knobs.fail) {
     case "reset":
+      // TCP RST: the peer may lose bytes still in its receive buffer, as with a real crash.
       await flush();
       res.socket?.resetAndDestroy();
+      return;
+    case "drop":
+      // FIN in the middle of the chunked body: everything sent arrives, then the body is cut.
+      await flush();
+      res.socket?.end();
       return;
     case "stall":
       await flush();

@@ -43,6 +43,7 @@ export function createSseDecoder(options: SseDecoderOptions): SseDecoder {
   const text = new TextDecoder("utf-8");
   let out: SseEvent[] = [];
   let oversized = false;
+  let endsWithCr = false;
   const parser: EventSourceParser = createParser({
     maxBufferSize: maxEventSize,
     onEvent(message) {
@@ -69,12 +70,19 @@ export function createSseDecoder(options: SseDecoderOptions): SseDecoder {
   return {
     push(chunk) {
       if (oversized) return take();
-      parser.feed(text.decode(chunk, { stream: true }));
+      const decoded = text.decode(chunk, { stream: true });
+      if (decoded !== "") {
+        endsWithCr = decoded.charCodeAt(decoded.length - 1) === 13;
+        parser.feed(decoded);
+      }
       return take();
     },
     end() {
       const tail = text.decode();
       if (tail !== "" && !oversized) parser.feed(tail);
+      // The parser holds a final CR back in case an LF follows; at the end
+      // of the stream nothing will, so it is a line end on its own.
+      else if (endsWithCr && !oversized) parser.feed("\n");
       return take();
     },
   };

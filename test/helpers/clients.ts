@@ -1,0 +1,77 @@
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { type Client, createClient, type Transport } from "@connectrpc/connect";
+import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
+import { createGrpcWebTransport as createFetchGrpcWebTransport } from "@connectrpc/connect-web";
+import * as grpc from "@grpc/grpc-js";
+import {
+  ChatService,
+  type StreamChatRequest,
+  StreamChatRequestSchema,
+  type StreamChatResponse,
+  StreamChatResponseSchema,
+} from "../../gen/sluice/v1/chat_service_pb.js";
+import { Role } from "../../gen/sluice/v1/chat_pb.js";
+
+export type ChatClient = Client<typeof ChatService>;
+
+/** The connect-es transports, each over the HTTP version its protocol is used with. */
+export function transports(baseUrl: string): Record<string, Transport> {
+  return {
+    "grpc (connect-node, h2)": createGrpcTransport({ baseUrl }),
+    "connect (connect-node, HTTP/1.1)": createConnectTransport({ baseUrl, httpVersion: "1.1" }),
+    "connect (connect-node, h2)": createConnectTransport({ baseUrl, httpVersion: "2" }),
+    "grpc-web (connect-node, HTTP/1.1)": createGrpcWebTransport({ baseUrl, httpVersion: "1.1" }),
+    "grpc-web (connect-web, fetch)": createFetchGrpcWebTransport({ baseUrl }),
+  };
+}
+
+export function chatClient(transport: Transport): ChatClient {
+  return createClient(ChatService, transport);
+}
+
+/** A request with one user message. */
+export function userRequest(model: string, text: string, extra: Partial<StreamChatRequest> = {}): StreamChatRequest {
+  return create(StreamChatRequestSchema, {
+    model,
+    messages: [{ role: Role.USER, content: [{ part: { case: "text", value: text } }] }],
+    ...extra,
+  });
+}
+
+export async function collect(stream: AsyncIterable<StreamChatResponse>): Promise<StreamChatResponse[]> {
+  const out: StreamChatResponse[] = [];
+  for await (const message of stream) out.push(message);
+  return out;
+}
+
+export function textOf(messages: readonly StreamChatResponse[]): string {
+  return messages.map((m) => (m.delta.case === "text" ? m.delta.value.text : "")).join("");
+}
+
+/**
+ * A client nobody here wrote: @grpc/grpc-js with a generic client and
+ * protobuf-es only for (de)serialization.
+ */
+export function grpcJsStream(
+  baseUrl: string,
+  request: StreamChatRequest,
+  options: { deadline?: Date; metadata?: grpc.Metadata } = {},
+): { messages: Promise<StreamChatResponse[]>; call: grpc.ClientReadableStream<StreamChatResponse>; close(): void } {
+  const address = new URL(baseUrl).host;
+  const client = new grpc.Client(address, grpc.credentials.createInsecure());
+  const call = client.makeServerStreamRequest<StreamChatRequest, StreamChatResponse>(
+    "/sluice.v1.ChatService/StreamChat",
+    (m) => Buffer.from(toBinary(StreamChatRequestSchema, m)),
+    (b) => fromBinary(StreamChatResponseSchema, b),
+    request,
+    options.metadata ?? new grpc.Metadata(),
+    options.deadline ? { deadline: options.deadline } : {},
+  );
+  const messages = new Promise<StreamChatResponse[]>((resolve, reject) => {
+    const out: StreamChatResponse[] = [];
+    call.on("data", (m: StreamChatResponse) => out.push(m));
+    call.on("error", reject);
+    call.on("end", () => resolve(out));
+  });
+  return { messages, call, close: () => client.close() };
+}

@@ -1,0 +1,60 @@
+import { PassThrough } from "node:stream";
+import { startSluice, type Sluice } from "../../src/app.js";
+import { resolveConfig } from "../../src/config/config.js";
+import type { ConfigInput } from "../../src/config/schema.js";
+import { createLogger } from "../../src/logging/logger.js";
+import { startSimulator, type Simulator } from "../../src/simulator/server.js";
+
+export interface Harness {
+  readonly sim: Simulator;
+  readonly sluice: Sluice;
+  /** Gateway base URL. */
+  readonly url: string;
+  /** Every log line the gateway wrote, parsed. */
+  logs(): Array<Record<string, unknown>>;
+  /** Raw log text, for "never contains" assertions. */
+  logText(): string;
+  close(): Promise<void>;
+}
+
+export interface HarnessOptions {
+  /** alias → simulator model string (knobs after `?`). */
+  readonly models?: Record<string, string>;
+  readonly provider?: Partial<ConfigInput["providers"][string]>;
+  readonly env?: NodeJS.ProcessEnv;
+  readonly limits?: ConfigInput["limits"];
+}
+
+/** A real simulator and a real gateway on loopback ports, with captured logs. */
+export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
+  const sim = await startSimulator();
+  const models = options.models ?? { sim: "sim-1" };
+  const config = resolveConfig(
+    {
+      log: { level: "debug" },
+      ...(options.limits ? { limits: options.limits } : {}),
+      providers: { simulator: { kind: "openai", baseUrl: sim.openAiBaseUrl, ...options.provider } },
+      models: Object.fromEntries(Object.entries(models).map(([alias, model]) => [alias, { provider: "simulator", model }])),
+    },
+    options.env ?? {},
+  );
+  let text = "";
+  const sink = new PassThrough();
+  sink.on("data", (chunk: Buffer) => (text += chunk.toString("utf8")));
+  const sluice = await startSluice({ config, logger: createLogger("debug", sink), port: 0 });
+  return {
+    sim,
+    sluice,
+    url: sluice.server.url,
+    logText: () => text,
+    logs: () =>
+      text
+        .split("\n")
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as Record<string, unknown>),
+    async close() {
+      await sluice.close();
+      await sim.close();
+    },
+  };
+}
