@@ -4,7 +4,7 @@ import { FinishReason } from "../gen/sluice/v1/delta_pb.js";
 import { ToolChoiceSchema } from "../gen/sluice/v1/chat_pb.js";
 import { simulatedToolCalls } from "../src/simulator/script.js";
 import { simulatedText } from "../src/simulator/text.js";
-import { chatClient, collect, grpcJsStream, textOf, transports, userRequest } from "./helpers/clients.js";
+import { chatClient, collect, grpcJsStream, textOf, transports, unary, userRequest } from "./helpers/clients.js";
 import { type Harness, startHarness } from "./helpers/harness.js";
 
 let h: Harness;
@@ -46,7 +46,7 @@ describe("every client streams the same deltas", () => {
 
   it("Chat returns the same answer aggregated", async () => {
     const client = chatClient(transports(h.url)["grpc (connect-node, h2)"]!);
-    const response = await client.chat(userRequest("plain", "Tell me something"));
+    const response = await client.chat(unary(userRequest("plain", "Tell me something")));
     expect(response.text).toBe(simulatedText(42, 25));
     expect(response.finishReason).toBe(FinishReason.STOP);
     expect(response.provider).toBe("simulator");
@@ -73,7 +73,7 @@ describe("every client streams the same deltas", () => {
     expect(messages.filter((m) => m.delta.case === "toolCall").length).toBeGreaterThan(4);
     expect(messages.at(-1)!.delta).toMatchObject({ case: "finish", value: { reason: FinishReason.TOOL_CALLS } });
 
-    const whole = await chatClient(transports(h.url)["grpc (connect-node, h2)"]!).chat(request);
+    const whole = await chatClient(transports(h.url)["grpc (connect-node, h2)"]!).chat(unary(request));
     expect(whole.toolCalls.map(({ id, name, arguments: a }) => ({ id, name, arguments: a }))).toEqual(calls);
   });
 

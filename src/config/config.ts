@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { parseDocument } from "yaml";
 import type { z } from "zod";
-import { configSchema, type ConfigInput, type TimeoutsConfig, timeoutsSchema } from "./schema.js";
+import { configSchema, type ConfigInput, DEFAULT_TIMEOUTS, type TimeoutsConfig } from "./schema.js";
 import { createSecret, type Secret } from "./secret.js";
 
 /** A provider ready for use: defaults applied, key resolved from the environment. */
@@ -57,7 +57,6 @@ export function resolveConfig(input: unknown, env: NodeJS.ProcessEnv, source = "
   const parsed = configSchema.safeParse(input);
   if (!parsed.success) throw new ConfigError(formatIssues(source, parsed.error.issues));
   const file = parsed.data;
-  const defaults = timeoutsSchema.parse({});
 
   const providers = new Map<string, ProviderConfig>();
   for (const [name, p] of Object.entries(file.providers)) {
@@ -76,7 +75,7 @@ export function resolveConfig(input: unknown, env: NodeJS.ProcessEnv, source = "
       kind: p.kind,
       baseUrl: p.baseUrl.replace(/\/+$/, ""),
       ...(apiKey ? { apiKey } : {}),
-      timeouts: { ...defaults, ...p.timeouts },
+      timeouts: { ...DEFAULT_TIMEOUTS, ...p.timeouts },
     });
   }
 

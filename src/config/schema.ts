@@ -1,22 +1,37 @@
 import { z } from "zod";
 
+const milliseconds = z.number().int().positive().max(86_400_000);
+
 /** Every upstream phase limit, in milliseconds. See README "Timeouts". */
-export const timeoutsSchema = z.strictObject({
+export interface TimeoutsConfig {
   /** TCP (and TLS) connection establishment. */
-  connectMs: z.number().int().positive().default(5_000),
+  readonly connectMs: number;
   /** From request sent to response headers received. */
-  headersMs: z.number().int().positive().default(30_000),
+  readonly headersMs: number;
   /** From response headers to the first content delta. */
-  firstTokenMs: z.number().int().positive().default(60_000),
+  readonly firstTokenMs: number;
   /** Longest silence between two upstream reads (pings count as reads). */
-  idleMs: z.number().int().positive().default(30_000),
+  readonly idleMs: number;
   /** Whole upstream exchange, first byte to last. */
-  totalMs: z.number().int().positive().default(600_000),
+  readonly totalMs: number;
+}
+
+export const DEFAULT_TIMEOUTS: TimeoutsConfig = {
+  connectMs: 5_000,
+  headersMs: 30_000,
+  firstTokenMs: 60_000,
+  idleMs: 30_000,
+  totalMs: 600_000,
+};
+
+/** Timeouts as written at provider or model level: each one optional, merged over the level above. */
+const partialTimeoutsSchema = z.strictObject({
+  connectMs: milliseconds.optional(),
+  headersMs: milliseconds.optional(),
+  firstTokenMs: milliseconds.optional(),
+  idleMs: milliseconds.optional(),
+  totalMs: milliseconds.optional(),
 });
-
-export type TimeoutsConfig = z.infer<typeof timeoutsSchema>;
-
-const partialTimeoutsSchema = timeoutsSchema.partial();
 
 const providerSchema = z.strictObject({
   kind: z.enum(["openai"]),

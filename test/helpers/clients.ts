@@ -1,9 +1,11 @@
-import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { create, fromBinary, type MessageInitShape, toBinary } from "@bufbuild/protobuf";
 import { type Client, createClient, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { createGrpcWebTransport as createFetchGrpcWebTransport } from "@connectrpc/connect-web";
 import * as grpc from "@grpc/grpc-js";
 import {
+  type ChatRequest,
+  ChatRequestSchema,
   ChatService,
   type StreamChatRequest,
   StreamChatRequestSchema,
@@ -30,12 +32,22 @@ export function chatClient(transport: Transport): ChatClient {
 }
 
 /** A request with one user message. */
-export function userRequest(model: string, text: string, extra: Partial<StreamChatRequest> = {}): StreamChatRequest {
+export function userRequest(
+  model: string,
+  text: string,
+  extra: Omit<Exclude<MessageInitShape<typeof StreamChatRequestSchema>, StreamChatRequest>, "model" | "messages"> = {},
+): StreamChatRequest {
   return create(StreamChatRequestSchema, {
+    ...extra,
     model,
     messages: [{ role: Role.USER, content: [{ part: { case: "text", value: text } }] }],
-    ...extra,
   });
+}
+
+/** The same request for the unary Chat method (the two messages share every field). */
+export function unary(request: StreamChatRequest): ChatRequest {
+  const { $typeName: _, ...fields } = request;
+  return create(ChatRequestSchema, fields);
 }
 
 export async function collect(stream: AsyncIterable<StreamChatResponse>): Promise<StreamChatResponse[]> {
