@@ -1,0 +1,57 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { createInterface } from "node:readline";
+
+export interface Started {
+  readonly child: ChildProcess;
+  /** The first stdout JSON line that matched. */
+  readonly line: Record<string, unknown>;
+  /** Everything the process wrote to stderr so far. */
+  stderr(): string;
+  /** Sends SIGTERM and resolves with the exit code. */
+  stop(): Promise<number | null>;
+}
+
+/**
+ * Starts a Node process and waits for a JSON log line on stdout that
+ * satisfies `ready` (an event, not a sleep). Fails if it exits first.
+ */
+export function startProcess(
+  args: readonly string[],
+  ready: (line: Record<string, unknown>) => boolean,
+  env: NodeJS.ProcessEnv = process.env,
+  timeoutMs = 15_000,
+): Promise<Started> {
+  const child = spawn(process.execPath, args, { env, stdio: ["ignore", "pipe", "pipe"] });
+  let stderr = "";
+  child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`process did not become ready within ${timeoutMs} ms: ${stderr}`));
+    }, timeoutMs);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`process exited with ${code} before it was ready: ${stderr}`));
+    });
+    createInterface({ input: child.stdout! }).on("line", (text) => {
+      let line: Record<string, unknown>;
+      try {
+        line = JSON.parse(text) as Record<string, unknown>;
+      } catch {
+        return;
+      }
+      if (!ready(line)) return;
+      clearTimeout(timer);
+      resolve({
+        child,
+        line,
+        stderr: () => stderr,
+        stop: () => {
+          child.kill("SIGTERM");
+          return exited;
+        },
+      });
+    });
+  });
+}
