@@ -125,6 +125,37 @@ function failureFrame(frames: readonly Frame[], failAt: number): number {
   return frames.length;
 }
 
+/** One streaming response in progress: what it writes with and where it reports. */
+interface StreamRun {
+  readonly res: ServerResponse;
+  readonly format: WireFormat;
+  readonly knobs: Knobs;
+  readonly record: RequestRecord;
+  readonly gone: AbortSignal;
+  readonly eol: string;
+  /** Writes bytes straight to the socket, with backpressure. */
+  readonly write: (bytes: Buffer) => Promise<boolean>;
+  /** Writes bytes through the chunking policy. */
+  readonly emit: (bytes: Buffer) => Promise<boolean>;
+  /** Writes whatever the chunker still holds. */
+  readonly flush: () => Promise<boolean>;
+}
+
+async function pause(ms: number, gone: AbortSignal): Promise<boolean> {
+  if (ms <= 0) return !gone.aborted;
+  try {
+    await sleep(ms, undefined, { signal: gone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function writeAll(write: (b: Buffer) => Promise<boolean>, pieces: readonly Buffer[]): Promise<boolean> {
+  for (const piece of pieces) if (!(await write(piece))) return false;
+  return true;
+}
+
 async function streamResponse(
   res: ServerResponse,
   format: WireFormat,
@@ -134,109 +165,90 @@ async function streamResponse(
   records: RecordBook,
   gone: AbortSignal,
 ): Promise<void> {
-  const script = buildScript(knobs, request.toolNames, request.texts.join(" ").split(/\s+/).filter(Boolean).length);
+  const script = buildScript(knobs, request.toolNames, countWords(request.texts));
   const frames = format.streamFrames(script, request, knobs, `sim-${record.id}`);
-  const eol = EOL[knobs.eol];
   const write = createResponseWriter(res, record, records, gone);
   const chunker = createChunker(knobs);
-  const ping = Buffer.from(`: ping${eol}`, "utf8");
-  const failAt = knobs.fail === "none" ? frames.length : failureFrame(frames, knobs.failAt);
-  const pause = async (ms: number) => {
-    if (ms <= 0) return !gone.aborted;
-    try {
-      await sleep(ms, undefined, { signal: gone });
-      return true;
-    } catch {
-      return false;
-    }
-  };
-  const writeAll = async (bytes: Buffer) => {
-    for (const piece of chunker.pieces(bytes)) if (!(await write(piece))) return false;
-    return true;
-  };
   const bulk: Buffer[] = [];
-  const emit = knobs.chunking === "bulk" ? async (b: Buffer) => (bulk.push(b), true) : writeAll;
+  const run: StreamRun = {
+    res,
+    format,
+    knobs,
+    record,
+    gone,
+    eol: EOL[knobs.eol],
+    write,
+    emit: knobs.chunking === "bulk" ? async (b) => (bulk.push(b), true) : (b) => writeAll(write, chunker.pieces(b)),
+    flush: () => writeAll(write, [...bulk.splice(0), ...chunker.flush()]),
+  };
+  const ping = Buffer.from(`: ping${run.eol}`, "utf8");
+  const failAt = knobs.fail === "none" ? frames.length : failureFrame(frames, knobs.failAt);
 
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
   res.flushHeaders();
   record.headersAt = now();
   records.touch(record);
 
-  if (knobs.pingEvery > 0 && !(await emit(ping))) return;
-  if (!(await pause(knobs.ttftMs))) return;
+  if (knobs.pingEvery > 0 && !(await run.emit(ping))) return;
+  if (!(await pause(knobs.ttftMs, gone))) return;
 
   for (let i = 0; i < frames.length; i++) {
     const frame = frames[i]!;
-    if (i === failAt) return fail(knobs, format, emit, write, chunker, res, record, gone);
-    if (frame.token && record.tokensWritten > 0 && !(await pause(knobs.delayMs))) return;
-    if (!(await emit(encodeFrame(frame, eol)))) return;
+    if (i === failAt) return fail(run);
+    if (frame.token && record.tokensWritten > 0 && !(await pause(knobs.delayMs, gone))) return;
+    if (!(await run.emit(encodeFrame(frame, run.eol)))) return;
     if (frame.token) {
       record.tokensWritten++;
       record.firstTokenAt ??= now();
       if (gone.aborted) record.tokensAfterClose++;
-      if (knobs.pingEvery > 0 && record.tokensWritten % knobs.pingEvery === 0 && !(await emit(ping))) return;
+      if (knobs.pingEvery > 0 && record.tokensWritten % knobs.pingEvery === 0 && !(await run.emit(ping))) return;
     }
   }
-  if (format.terminator && !(await emit(encodeFrame(format.terminator, eol)))) return;
-  for (const piece of [...bulk, ...chunker.flush()]) if (!(await write(piece))) return;
+  if (format.terminator && !(await run.emit(encodeFrame(format.terminator, run.eol)))) return;
+  if (!(await run.flush())) return;
   record.outcome = "completed";
   res.end();
 }
 
-async function fail(
-  knobs: Knobs,
-  format: WireFormat,
-  emit: (b: Buffer) => Promise<boolean>,
-  write: (b: Buffer) => Promise<boolean>,
-  chunker: ReturnType<typeof createChunker>,
-  res: ServerResponse,
-  record: RequestRecord,
-  gone: AbortSignal,
-): Promise<void> {
-  const eol = EOL[knobs.eol];
-  const flush = async () => {
-    for (const piece of chunker.flush()) if (!(await write(piece))) return false;
-    return true;
-  };
-  record.outcome = "failed";
+async function fail(run: StreamRun): Promise<void> {
+  const { res, knobs, eol } = run;
+  run.record.outcome = "failed";
   switch (knobs.fail) {
     case "reset":
       // TCP RST: the peer may lose bytes still in its receive buffer, as with a real crash.
-      await flush();
+      await run.flush();
       res.socket?.resetAndDestroy();
       return;
     case "drop":
       // FIN in the middle of the chunked body: everything sent arrives, then the body is cut.
-      await flush();
+      await run.flush();
       res.socket?.end();
       return;
     case "stall":
-      await flush();
+      await run.flush();
       await once(res, "close").catch(() => undefined);
       return;
     case "malformed":
-      if (!(await emit(Buffer.from(`data: {"choices":[{"delta":{"content":"unterminated${eol}${eol}`)))) return;
-      await flush();
-      res.end();
-      return;
+      if (!(await run.emit(Buffer.from(`data: {"choices":[{"delta":{"content":"unterminated${eol}${eol}`)))) return;
+      break;
     case "oversized": {
-      if (!(await flush())) return;
-      if (!(await write(Buffer.from("data: {\"pad\":\"")))) return;
+      if (!(await run.flush()) || !(await run.write(Buffer.from('data: {"pad":"')))) return;
       const block = Buffer.alloc(64 * 1024, "x");
-      for (let sent = 0; sent < knobs.oversizedBytes; sent += block.length) if (!(await write(block))) return;
-      if (!(await write(Buffer.from(`"}${eol}${eol}`)))) return;
-      res.end();
-      return;
+      for (let sent = 0; sent < knobs.oversizedBytes; sent += block.length) if (!(await run.write(block))) return;
+      if (!(await run.write(Buffer.from(`"}${eol}${eol}`)))) return;
+      break;
     }
     case "error_event":
-      if (!(await emit(encodeFrame(format.inBandError("simulated upstream failure"), eol)))) return;
-      await flush();
-      res.end();
-      return;
+      if (!(await run.emit(encodeFrame(run.format.inBandError("simulated upstream failure"), eol)))) return;
+      break;
     default:
-      res.end();
-      void gone;
+      break;
   }
+  if (await run.flush()) res.end();
+}
+
+function countWords(texts: readonly string[]): number {
+  return texts.join(" ").split(/\s+/).filter(Boolean).length;
 }
 
 async function handleGeneration(req: IncomingMessage, res: ServerResponse, format: WireFormat, records: RecordBook): Promise<void> {
@@ -288,7 +300,7 @@ async function handleGeneration(req: IncomingMessage, res: ServerResponse, forma
     return;
   }
   if (!request.stream) {
-    const script = buildScript(knobs, request.toolNames, request.texts.join(" ").split(/\s+/).filter(Boolean).length);
+    const script = buildScript(knobs, request.toolNames, countWords(request.texts));
     const wait = knobs.ttftMs + knobs.delayMs * Math.max(0, script.steps.length - 1);
     if (wait > 0) await sleep(wait, undefined, { signal: gone }).catch(() => undefined);
     if (gone.aborted) return;
