@@ -1,6 +1,8 @@
 import type { Config } from "./config/config.js";
+import { GatewayError } from "./core/errors.js";
 import { createLogger, type Logger } from "./logging/logger.js";
 import { createChatPipeline, type ChatPipeline } from "./pipeline/chat-pipeline.js";
+import { createStreamRegistry, type StreamRegistry } from "./pipeline/stream-registry.js";
 import { type GatewayServer, startGatewayServer } from "./server/gateway-server.js";
 import { createUpstreamClient } from "./upstream/http-client.js";
 
@@ -16,26 +18,57 @@ export interface SluiceOptions {
 export interface Sluice {
   readonly server: GatewayServer;
   readonly pipeline: ChatPipeline;
+  readonly registry: StreamRegistry;
   readonly logger: Logger;
+  /**
+   * Graceful shutdown: readiness turns unhealthy, no new streams are
+   * accepted, in-flight streams get `drainMs` to finish, then the rest are
+   * ended with UNAVAILABLE and their upstream requests aborted.
+   */
+  shutdown(drainMs?: number): Promise<{ readonly drained: boolean; readonly aborted: number }>;
+  /** Immediate close: every connection is destroyed. */
   close(): Promise<void>;
 }
+
+/** Time for ended streams to write their final status before sockets are destroyed. */
+const FINAL_WRITE_GRACE_MS = 1_000;
 
 /** Wires configuration, upstream client, pipeline and server into a running gateway. */
 export async function startSluice(options: SluiceOptions): Promise<Sluice> {
   const { config } = options;
   const logger = options.logger ?? createLogger(config.log.level);
   const client = createUpstreamClient();
-  const pipeline = createChatPipeline({ config, client, logger });
+  const registry = createStreamRegistry();
+  const pipeline = createChatPipeline({ config, client, logger, registry });
   const server = await startGatewayServer({
     pipeline,
     logger,
     host: options.host ?? config.server.host,
     port: options.port ?? config.server.port,
+    keepaliveMs: config.server.keepaliveMs,
   });
+
   return {
     server,
     pipeline,
+    registry,
     logger,
+    async shutdown(drainMs = config.server.drainMs) {
+      registry.startDraining();
+      server.stopAccepting();
+      const inFlight = registry.active;
+      logger.info({ event: "server.draining", streams: inFlight, drainMs });
+      const drained = await registry.idle(drainMs);
+      const aborted = registry.active;
+      if (!drained) {
+        registry.abortAll(new GatewayError("shutting_down", "the gateway is shutting down; retry on another instance"));
+        await registry.idle(FINAL_WRITE_GRACE_MS);
+      }
+      await server.close(FINAL_WRITE_GRACE_MS);
+      await client.close();
+      logger.info({ event: "server.stopped", drained, aborted });
+      return { drained, aborted };
+    },
     async close() {
       await server.close();
       await client.close();

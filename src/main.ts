@@ -56,13 +56,22 @@ async function main(): Promise<void> {
     );
   }
 
-  const stop = async () => {
-    await sluice.close();
-    await simulator?.close();
-    process.exit(0);
+  // First signal: drain, then exit 0. Second signal: exit at once.
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      sluice.logger.warn({ event: "server.forced_exit", signal });
+      process.exit(1);
+    }
+    stopping = true;
+    sluice.logger.info({ event: "server.signal", signal });
+    void sluice
+      .shutdown()
+      .then(() => simulator?.close())
+      .then(() => process.exit(0));
   };
-  process.once("SIGINT", () => void stop());
-  process.once("SIGTERM", () => void stop());
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
 }
 
 main().catch((error: unknown) => {

@@ -23,7 +23,7 @@ export interface ModelRoute {
 
 /** The gateway's whole configuration after validation. Immutable: requests never modify it. */
 export interface Config {
-  readonly server: { readonly host: string; readonly port: number };
+  readonly server: { readonly host: string; readonly port: number; readonly drainMs: number; readonly keepaliveMs: number };
   readonly log: { readonly level: string };
   readonly limits: { readonly maxEventBytes: number };
   readonly providers: ReadonlyMap<string, ProviderConfig>;

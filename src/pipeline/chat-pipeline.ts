@@ -8,6 +8,8 @@ import { createStreamLog } from "../logging/stream-log.js";
 import { adapterFor } from "../providers/registry.js";
 import { createSseDecoder } from "../sse/decoder.js";
 import type { UpstreamClient, UpstreamResponse } from "../upstream/http-client.js";
+import { createPhaseTimer, type Phase } from "./phase-timer.js";
+import type { StreamRegistry } from "./stream-registry.js";
 import { fromTransportError } from "../upstream/transport-errors.js";
 
 export interface StreamContext {
@@ -33,6 +35,7 @@ export interface ChatPipelineOptions {
   readonly config: Config;
   readonly client: UpstreamClient;
   readonly logger: Logger;
+  readonly registry: StreamRegistry;
 }
 
 const ERROR_BODY_LIMIT = 16 * 1024;
@@ -58,13 +61,20 @@ function responseId(): string {
   return `resp_${randomBytes(12).toString("base64url")}`;
 }
 
+const PHASE_MESSAGE: Record<Phase, (provider: string, ms: number) => string> = {
+  headers: (p, ms) => `headers timeout: provider ${p} sent no response headers within ${ms} ms`,
+  first_token: (p, ms) => `first-token timeout: provider ${p} sent no content within ${ms} ms of its response headers`,
+  idle: (p, ms) => `idle timeout: provider ${p} sent nothing for ${ms} ms`,
+  total: (p, ms) => `total timeout: provider ${p} did not finish within ${ms} ms`,
+};
+
 function isEventStream(headers: UpstreamResponse["headers"]): boolean {
   const type = headers["content-type"];
   return typeof type === "string" && type.toLowerCase().startsWith("text/event-stream");
 }
 
 export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
-  const { config, client, logger } = options;
+  const { config, client, logger, registry } = options;
 
   function route(alias: string): ModelRoute {
     const found = config.models.get(alias);
@@ -87,17 +97,29 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
       model: target.upstreamModel,
     });
 
-    // Cleanup hangs on the signal, not on this generator's `finally`: a
-    // consumer blocked on a slow client may never resume us, but the abort
-    // still destroys the upstream request and writes the end log line.
+    // Cleanup hangs on abort signals, not on this generator's `finally`: a
+    // consumer blocked on a slow client may never resume us, but a client
+    // abort or a shutdown still destroys the upstream request and writes the
+    // end log line.
     const upstream = new AbortController();
-    const onAbort = () => {
-      const reason = toGatewayError(ctx.signal.reason);
+    const stop = (reason: GatewayError) => {
       log.failed(reason);
       upstream.abort(reason);
     };
+    let release: () => void;
+    try {
+      release = registry.admit(stop);
+    } catch (error) {
+      log.failed(toGatewayError(error));
+      throw error;
+    }
+    const onAbort = () => stop(toGatewayError(ctx.signal.reason));
     if (ctx.signal.aborted) onAbort();
     else ctx.signal.addEventListener("abort", onAbort, { once: true });
+
+    const timer = createPhaseTimer(target.timeouts, (phase, ms) =>
+      upstream.abort(new GatewayError("upstream_timeout", PHASE_MESSAGE[phase](provider.name, ms), { provider: provider.name })),
+    );
 
     let phase: "connect" | "stream" = "connect";
     try {
@@ -109,6 +131,7 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
         requestId: ctx.requestId,
       });
       phase = "stream";
+      timer.headers();
       log.upstreamHeaders(res.status);
       if (res.status < 200 || res.status > 299) {
         throw adapter.errorFromResponse({ status: res.status, headers: res.headers, body: await readErrorBody(res.body) }, upstreamTarget);
@@ -123,11 +146,19 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
       let started = false;
       const start: Delta = { type: "start", responseId: responseId(), provider: provider.name, model: target.upstreamModel };
 
-      for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
-        for (const event of decoder.push(chunk)) {
+      // Manual iteration: the idle clock must run only while we wait on
+      // upstream, not while the consumer holds us at a yield.
+      const chunks = (res.body as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]();
+      for (;;) {
+        timer.waiting();
+        const next = await chunks.next();
+        timer.received();
+        if (next.done) break;
+        for (const event of decoder.push(next.value)) {
           for (const delta of translator.event(event)) {
             if (!started) {
               started = true;
+              timer.firstDelta();
               yield start;
             }
             log.delta(delta);
@@ -135,8 +166,7 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
           }
         }
       }
-      for (const event of decoder.end()) for (const delta of translator.event(event)) (log.delta(delta), yield delta);
-      const tail = translator.end();
+      const tail = [...decoder.end().flatMap((event) => translator.event(event)), ...translator.end()];
       if (!started && tail.length > 0) yield start;
       for (const delta of tail) {
         log.delta(delta);
@@ -150,6 +180,8 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
       log.failed(failure);
       throw failure;
     } finally {
+      release();
+      timer.stop();
       ctx.signal.removeEventListener("abort", onAbort);
       upstream.abort(new GatewayError("canceled", "stream closed"));
     }

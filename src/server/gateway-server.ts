@@ -1,5 +1,6 @@
 import { once } from "node:events";
 import type { RequestListener } from "node:http";
+import type { Http2Session } from "node:http2";
 import type { AddressInfo, Socket } from "node:net";
 import * as httpolyglot from "@httptoolkit/httpolyglot";
 import type { ConnectRouter } from "@connectrpc/connect";
@@ -16,6 +17,8 @@ export interface GatewayServerOptions {
   readonly logger: Logger;
   readonly host: string;
   readonly port: number;
+  /** HTTP/2 PING interval; a PING still unanswered at the next one closes the session. */
+  readonly keepaliveMs: number;
 }
 
 export interface GatewayServer {
@@ -23,7 +26,31 @@ export interface GatewayServer {
   readonly url: string;
   readonly port: number;
   readonly health: HealthState;
-  close(): Promise<void>;
+  /** Stops listening and sends HTTP/2 GOAWAY: in-flight streams go on, new ones go elsewhere. */
+  stopAccepting(): void;
+  /** Waits up to `graceMs` for connections to finish, then destroys the rest. */
+  close(graceMs?: number): Promise<void>;
+}
+
+/**
+ * Sends HTTP/2 PINGs so that intermediaries see traffic on connections whose
+ * streams are silent (a model thinking), and so that dead peers are found:
+ * a PING still unanswered when the next is due closes the session.
+ */
+function keepAlive(session: Http2Session, intervalMs: number): void {
+  let outstanding = false;
+  const timer = setInterval(() => {
+    if (session.closed || session.destroyed) return;
+    if (outstanding) {
+      session.destroy();
+      return;
+    }
+    outstanding = session.ping((error) => {
+      if (!error) outstanding = false;
+    });
+  }, intervalMs);
+  timer.unref();
+  session.once("close", () => clearInterval(timer));
 }
 
 /**
@@ -42,8 +69,8 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
   const handler = connectNodeAdapter({
     routes,
     // Token deltas are tens of bytes: compression costs CPU on every message
-    // and its buffering would hide backpressure. Clients may still send
-    // uncompressed requests only, which every client does by default.
+    // and its buffering would hide backpressure. The server accepts and sends
+    // uncompressed messages only, which is what every client sends by default.
     acceptCompression: [],
     fallback(req: AnyRequest, res: AnyResponse) {
       if (!handleHealth(req, res, health)) notFound(res);
@@ -51,13 +78,23 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
   });
 
   const sockets = new Set<Socket>();
+  const sessions = new Set<Http2Session>();
   const server = httpolyglot.createServer({}, handler as unknown as RequestListener);
+  // httpolyglot re-emits listeners on its inner HTTP/1.1 and HTTP/2 servers,
+  // so one socket can be reported more than once: the sets make that harmless.
   server.on("connection", (socket: Socket) => {
+    if (sockets.has(socket)) return;
     // Deltas are small writes in quick succession: with Nagle on, each one
     // after the first waits for the client's delayed ACK (~40 ms).
     socket.setNoDelay(true);
     sockets.add(socket);
     socket.once("close", () => sockets.delete(socket));
+  });
+  server.on("session", (session: Http2Session) => {
+    if (sessions.has(session)) return;
+    sessions.add(session);
+    session.once("close", () => sessions.delete(session));
+    keepAlive(session, options.keepaliveMs);
   });
   server.on("error", (error: Error) => logger.error({ event: "server.error", err: error }));
   server.listen(options.port, options.host);
@@ -65,15 +102,31 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
   const { port } = server.address() as AddressInfo;
   const host = options.host.includes(":") ? `[${options.host}]` : options.host;
   health.ready = true;
+  const closed = once(server, "close");
+  let listening = true;
+
+  const stopAccepting = () => {
+    health.ready = false;
+    if (listening) {
+      listening = false;
+      server.close();
+    }
+    for (const session of sessions) if (!session.closed) session.close();
+  };
 
   return {
     url: `http://${host}:${port}`,
     port,
     health,
-    async close() {
-      health.ready = false;
-      const closed = once(server, "close");
-      server.close();
+    stopAccepting,
+    async close(graceMs = 0) {
+      stopAccepting();
+      if (graceMs > 0 && sockets.size > 0) {
+        const timer = setTimeout(() => sockets.forEach((s) => s.destroy()), graceMs);
+        await closed;
+        clearTimeout(timer);
+        return;
+      }
       for (const socket of sockets) socket.destroy();
       await closed;
     },

@@ -25,6 +25,8 @@ export interface Knobs {
   readonly eol: "lf" | "crlf" | "cr";
   /** A comment line every N events (0: never); also one before the first event. */
   readonly pingEvery: number;
+  /** A comment line every N ms of silence (0: never), including before the first event. */
+  readonly pingMs: number;
   /** Report usage: per the request's stream_options, always, or never. */
   readonly usage: "auto" | "always" | "never";
   readonly fail: Failure;
@@ -67,6 +69,7 @@ const DEFAULTS: Knobs = {
   chunking: "event",
   eol: "lf",
   pingEvery: 0,
+  pingMs: 0,
   usage: "auto",
   fail: "none",
   failAt: 0,
@@ -100,6 +103,7 @@ function apply(knobs: Knobs, pairs: Iterable<[string, string]>): Knobs {
       case "chunking": k.chunking = oneOf(value, ["event", "random", "bulk"], key); break;
       case "eol": k.eol = oneOf(value, ["lf", "crlf", "cr"], key); break;
       case "ping_every": k.pingEvery = int(value, key); break;
+      case "ping_ms": k.pingMs = int(value, key, 600_000); break;
       case "usage": k.usage = oneOf(value, ["auto", "always", "never"], key); break;
       case "fail": k.fail = oneOf(value, FAILURES, key); break;
       case "fail_at": k.failAt = int(value, key); break;

@@ -151,6 +151,17 @@ async function pause(ms: number, gone: AbortSignal): Promise<boolean> {
   }
 }
 
+/** Waits `ms`, writing a ping comment every `run.knobs.pingMs` of it (a model "thinking" behind a keepalive). */
+async function silence(run: StreamRun, ms: number, ping: Buffer): Promise<boolean> {
+  const every = run.knobs.pingMs;
+  if (every <= 0 || ms <= every) return pause(ms, run.gone);
+  for (let left = ms; left > 0; left -= every) {
+    if (!(await pause(Math.min(every, left), run.gone))) return false;
+    if (left > every && !(await run.emit(ping))) return false;
+  }
+  return true;
+}
+
 async function writeAll(write: (b: Buffer) => Promise<boolean>, pieces: readonly Buffer[]): Promise<boolean> {
   for (const piece of pieces) if (!(await write(piece))) return false;
   return true;
@@ -189,13 +200,13 @@ async function streamResponse(
   record.headersAt = now();
   records.touch(record);
 
-  if (knobs.pingEvery > 0 && !(await run.emit(ping))) return;
-  if (!(await pause(knobs.ttftMs, gone))) return;
+  if ((knobs.pingEvery > 0 || knobs.pingMs > 0) && !(await run.emit(ping))) return;
+  if (!(await silence(run, knobs.ttftMs, ping))) return;
 
   for (let i = 0; i < frames.length; i++) {
     const frame = frames[i]!;
     if (i === failAt) return fail(run);
-    if (frame.token && record.tokensWritten > 0 && !(await pause(knobs.delayMs, gone))) return;
+    if (frame.token && record.tokensWritten > 0 && !(await silence(run, knobs.delayMs, ping))) return;
     if (!(await run.emit(encodeFrame(frame, run.eol)))) return;
     if (frame.token) {
       record.tokensWritten++;
@@ -225,8 +236,12 @@ async function fail(run: StreamRun): Promise<void> {
       res.socket?.end();
       return;
     case "stall":
+      // Silent until the client leaves (or, with ping_ms, pinging but sending no content).
       await run.flush();
-      await once(res, "close").catch(() => undefined);
+      while (knobs.pingMs > 0 && (await pause(knobs.pingMs, run.gone)) && (await run.emit(Buffer.from(`: ping${eol}`)))) {
+        if (!(await run.flush())) break;
+      }
+      if (!run.gone.aborted) await once(run.gone, "abort").catch(() => undefined);
       return;
     case "malformed":
       if (!(await run.emit(Buffer.from(`data: {"choices":[{"delta":{"content":"unterminated${eol}${eol}`)))) return;

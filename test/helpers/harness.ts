@@ -23,6 +23,7 @@ export interface HarnessOptions {
   readonly provider?: Partial<ConfigInput["providers"][string]>;
   readonly env?: NodeJS.ProcessEnv;
   readonly limits?: ConfigInput["limits"];
+  readonly server?: ConfigInput["server"];
 }
 
 /** A real simulator and a real gateway on loopback ports, with captured logs. */
@@ -33,6 +34,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     {
       log: { level: "debug" },
       ...(options.limits ? { limits: options.limits } : {}),
+      ...(options.server ? { server: options.server } : {}),
       providers: { simulator: { kind: "openai", baseUrl: sim.openAiBaseUrl, ...options.provider } },
       models: Object.fromEntries(Object.entries(models).map(([alias, model]) => [alias, { provider: "simulator", model }])),
     },

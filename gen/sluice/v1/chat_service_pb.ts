@@ -6,7 +6,7 @@ import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegen
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Message as Message$1, RequestMetadata, Sampling, Tool, ToolCall, ToolChoice } from "./chat_pb.js";
 import { file_sluice_v1_chat } from "./chat_pb.js";
-import type { Finish, FinishReason, ReasoningDelta, StreamStart, TextDelta, ToolCallDelta, Usage } from "./delta_pb.js";
+import type { Finish, FinishReason, Heartbeat, ReasoningDelta, StreamStart, TextDelta, ToolCallDelta, Usage } from "./delta_pb.js";
 import { file_sluice_v1_delta } from "./delta_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -14,11 +14,12 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file sluice/v1/chat_service.proto.
  */
 export const file_sluice_v1_chat_service: GenFile = /*@__PURE__*/
-  fileDesc("ChxzbHVpY2UvdjEvY2hhdF9zZXJ2aWNlLnByb3RvEglzbHVpY2UudjEi6QEKEVN0cmVhbUNoYXRSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJEiQKCG1lc3NhZ2VzGAIgAygLMhIuc2x1aWNlLnYxLk1lc3NhZ2USHgoFdG9vbHMYAyADKAsyDy5zbHVpY2UudjEuVG9vbBIqCgt0b29sX2Nob2ljZRgEIAEoCzIVLnNsdWljZS52MS5Ub29sQ2hvaWNlEiUKCHNhbXBsaW5nGAUgASgLMhMuc2x1aWNlLnYxLlNhbXBsaW5nEiwKCG1ldGFkYXRhGAYgASgLMhouc2x1aWNlLnYxLlJlcXVlc3RNZXRhZGF0YSKlAgoSU3RyZWFtQ2hhdFJlc3BvbnNlEhAKCHNlcXVlbmNlGAEgASgEEicKBXN0YXJ0GAIgASgLMhYuc2x1aWNlLnYxLlN0cmVhbVN0YXJ0SAASJAoEdGV4dBgDIAEoCzIULnNsdWljZS52MS5UZXh0RGVsdGFIABIuCglyZWFzb25pbmcYBCABKAsyGS5zbHVpY2UudjEuUmVhc29uaW5nRGVsdGFIABItCgl0b29sX2NhbGwYBSABKAsyGC5zbHVpY2UudjEuVG9vbENhbGxEZWx0YUgAEiEKBXVzYWdlGAYgASgLMhAuc2x1aWNlLnYxLlVzYWdlSAASIwoGZmluaXNoGAcgASgLMhEuc2x1aWNlLnYxLkZpbmlzaEgAQgcKBWRlbHRhIuMBCgtDaGF0UmVxdWVzdBINCgVtb2RlbBgBIAEoCRIkCghtZXNzYWdlcxgCIAMoCzISLnNsdWljZS52MS5NZXNzYWdlEh4KBXRvb2xzGAMgAygLMg8uc2x1aWNlLnYxLlRvb2wSKgoLdG9vbF9jaG9pY2UYBCABKAsyFS5zbHVpY2UudjEuVG9vbENob2ljZRIlCghzYW1wbGluZxgFIAEoCzITLnNsdWljZS52MS5TYW1wbGluZxIsCghtZXRhZGF0YRgGIAEoCzIaLnNsdWljZS52MS5SZXF1ZXN0TWV0YWRhdGEi3wEKDENoYXRSZXNwb25zZRITCgtyZXNwb25zZV9pZBgBIAEoCRIQCghwcm92aWRlchgCIAEoCRINCgVtb2RlbBgDIAEoCRIMCgR0ZXh0GAQgASgJEhEKCXJlYXNvbmluZxgFIAEoCRInCgp0b29sX2NhbGxzGAYgAygLMhMuc2x1aWNlLnYxLlRvb2xDYWxsEh8KBXVzYWdlGAcgASgLMhAuc2x1aWNlLnYxLlVzYWdlEi4KDWZpbmlzaF9yZWFzb24YCCABKA4yFy5zbHVpY2UudjEuRmluaXNoUmVhc29uIhMKEUxpc3RNb2RlbHNSZXF1ZXN0IjYKEkxpc3RNb2RlbHNSZXNwb25zZRIgCgZtb2RlbHMYASADKAsyEC5zbHVpY2UudjEuTW9kZWwiPQoFTW9kZWwSCgoCaWQYASABKAkSEAoIcHJvdmlkZXIYAiABKAkSFgoOdXBzdHJlYW1fbW9kZWwYAyABKAky3gEKC0NoYXRTZXJ2aWNlEksKClN0cmVhbUNoYXQSHC5zbHVpY2UudjEuU3RyZWFtQ2hhdFJlcXVlc3QaHS5zbHVpY2UudjEuU3RyZWFtQ2hhdFJlc3BvbnNlMAESNwoEQ2hhdBIWLnNsdWljZS52MS5DaGF0UmVxdWVzdBoXLnNsdWljZS52MS5DaGF0UmVzcG9uc2USSQoKTGlzdE1vZGVscxIcLnNsdWljZS52MS5MaXN0TW9kZWxzUmVxdWVzdBodLnNsdWljZS52MS5MaXN0TW9kZWxzUmVzcG9uc2ViBnByb3RvMw", [file_sluice_v1_chat, file_sluice_v1_delta]);
+  fileDesc("ChxzbHVpY2UvdjEvY2hhdF9zZXJ2aWNlLnByb3RvEglzbHVpY2UudjEimwIKEVN0cmVhbUNoYXRSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJEiQKCG1lc3NhZ2VzGAIgAygLMhIuc2x1aWNlLnYxLk1lc3NhZ2USHgoFdG9vbHMYAyADKAsyDy5zbHVpY2UudjEuVG9vbBIqCgt0b29sX2Nob2ljZRgEIAEoCzIVLnNsdWljZS52MS5Ub29sQ2hvaWNlEiUKCHNhbXBsaW5nGAUgASgLMhMuc2x1aWNlLnYxLlNhbXBsaW5nEiwKCG1ldGFkYXRhGAYgASgLMhouc2x1aWNlLnYxLlJlcXVlc3RNZXRhZGF0YRIwCg5zdHJlYW1fb3B0aW9ucxhkIAEoCzIYLnNsdWljZS52MS5TdHJlYW1PcHRpb25zIi4KDVN0cmVhbU9wdGlvbnMSHQoVaGVhcnRiZWF0X2ludGVydmFsX21zGAEgASgNItACChJTdHJlYW1DaGF0UmVzcG9uc2USEAoIc2VxdWVuY2UYASABKAQSJwoFc3RhcnQYAiABKAsyFi5zbHVpY2UudjEuU3RyZWFtU3RhcnRIABIkCgR0ZXh0GAMgASgLMhQuc2x1aWNlLnYxLlRleHREZWx0YUgAEi4KCXJlYXNvbmluZxgEIAEoCzIZLnNsdWljZS52MS5SZWFzb25pbmdEZWx0YUgAEi0KCXRvb2xfY2FsbBgFIAEoCzIYLnNsdWljZS52MS5Ub29sQ2FsbERlbHRhSAASIQoFdXNhZ2UYBiABKAsyEC5zbHVpY2UudjEuVXNhZ2VIABIjCgZmaW5pc2gYByABKAsyES5zbHVpY2UudjEuRmluaXNoSAASKQoJaGVhcnRiZWF0GAggASgLMhQuc2x1aWNlLnYxLkhlYXJ0YmVhdEgAQgcKBWRlbHRhIuMBCgtDaGF0UmVxdWVzdBINCgVtb2RlbBgBIAEoCRIkCghtZXNzYWdlcxgCIAMoCzISLnNsdWljZS52MS5NZXNzYWdlEh4KBXRvb2xzGAMgAygLMg8uc2x1aWNlLnYxLlRvb2wSKgoLdG9vbF9jaG9pY2UYBCABKAsyFS5zbHVpY2UudjEuVG9vbENob2ljZRIlCghzYW1wbGluZxgFIAEoCzITLnNsdWljZS52MS5TYW1wbGluZxIsCghtZXRhZGF0YRgGIAEoCzIaLnNsdWljZS52MS5SZXF1ZXN0TWV0YWRhdGEi3wEKDENoYXRSZXNwb25zZRITCgtyZXNwb25zZV9pZBgBIAEoCRIQCghwcm92aWRlchgCIAEoCRINCgVtb2RlbBgDIAEoCRIMCgR0ZXh0GAQgASgJEhEKCXJlYXNvbmluZxgFIAEoCRInCgp0b29sX2NhbGxzGAYgAygLMhMuc2x1aWNlLnYxLlRvb2xDYWxsEh8KBXVzYWdlGAcgASgLMhAuc2x1aWNlLnYxLlVzYWdlEi4KDWZpbmlzaF9yZWFzb24YCCABKA4yFy5zbHVpY2UudjEuRmluaXNoUmVhc29uIhMKEUxpc3RNb2RlbHNSZXF1ZXN0IjYKEkxpc3RNb2RlbHNSZXNwb25zZRIgCgZtb2RlbHMYASADKAsyEC5zbHVpY2UudjEuTW9kZWwiPQoFTW9kZWwSCgoCaWQYASABKAkSEAoIcHJvdmlkZXIYAiABKAkSFgoOdXBzdHJlYW1fbW9kZWwYAyABKAky3gEKC0NoYXRTZXJ2aWNlEksKClN0cmVhbUNoYXQSHC5zbHVpY2UudjEuU3RyZWFtQ2hhdFJlcXVlc3QaHS5zbHVpY2UudjEuU3RyZWFtQ2hhdFJlc3BvbnNlMAESNwoEQ2hhdBIWLnNsdWljZS52MS5DaGF0UmVxdWVzdBoXLnNsdWljZS52MS5DaGF0UmVzcG9uc2USSQoKTGlzdE1vZGVscxIcLnNsdWljZS52MS5MaXN0TW9kZWxzUmVxdWVzdBodLnNsdWljZS52MS5MaXN0TW9kZWxzUmVzcG9uc2ViBnByb3RvMw", [file_sluice_v1_chat, file_sluice_v1_delta]);
 
 /**
- * Input of StreamChat. Field for field the same as ChatRequest (same numbers,
- * same meaning), so one can be re-encoded as the other.
+ * Input of StreamChat. Fields 1-6 are the same as ChatRequest's (same
+ * numbers, same meaning), so one can be re-encoded as the other; fields from
+ * 100 on concern streaming only.
  *
  * @generated from message sluice.v1.StreamChatRequest
  */
@@ -64,6 +65,13 @@ export type StreamChatRequest = Message<"sluice.v1.StreamChatRequest"> & {
    * @generated from field: sluice.v1.RequestMetadata metadata = 6;
    */
   metadata?: RequestMetadata | undefined;
+
+  /**
+   * How the stream itself should behave.
+   *
+   * @generated from field: sluice.v1.StreamOptions stream_options = 100;
+   */
+  streamOptions?: StreamOptions | undefined;
 };
 
 /**
@@ -72,6 +80,30 @@ export type StreamChatRequest = Message<"sluice.v1.StreamChatRequest"> & {
  */
 export const StreamChatRequestSchema: GenMessage<StreamChatRequest> = /*@__PURE__*/
   messageDesc(file_sluice_v1_chat_service, 0);
+
+/**
+ * Options that only make sense for a stream.
+ *
+ * @generated from message sluice.v1.StreamOptions
+ */
+export type StreamOptions = Message<"sluice.v1.StreamOptions"> & {
+  /**
+   * When set (10 to 300000), the gateway sends a Heartbeat message whenever
+   * the stream has been silent this long, e.g. while the model thinks, so
+   * that proxies and load balancers with idle timeouts keep the stream open.
+   * 0 (the default) sends none; HTTP/2 PING keepalive still applies.
+   *
+   * @generated from field: uint32 heartbeat_interval_ms = 1;
+   */
+  heartbeatIntervalMs: number;
+};
+
+/**
+ * Describes the message sluice.v1.StreamOptions.
+ * Use `create(StreamOptionsSchema)` to create a new message.
+ */
+export const StreamOptionsSchema: GenMessage<StreamOptions> = /*@__PURE__*/
+  messageDesc(file_sluice_v1_chat_service, 1);
 
 /**
  * One message of the StreamChat stream: exactly one delta.
@@ -140,6 +172,15 @@ export type StreamChatResponse = Message<"sluice.v1.StreamChatResponse"> & {
      */
     value: Finish;
     case: "finish";
+  } | {
+    /**
+     * Nothing happened for heartbeat_interval_ms; carries no content. Only
+     * sent when the request asked for it.
+     *
+     * @generated from field: sluice.v1.Heartbeat heartbeat = 8;
+     */
+    value: Heartbeat;
+    case: "heartbeat";
   } | { case: undefined; value?: undefined };
 };
 
@@ -148,7 +189,7 @@ export type StreamChatResponse = Message<"sluice.v1.StreamChatResponse"> & {
  * Use `create(StreamChatResponseSchema)` to create a new message.
  */
 export const StreamChatResponseSchema: GenMessage<StreamChatResponse> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_chat_service, 1);
+  messageDesc(file_sluice_v1_chat_service, 2);
 
 /**
  * Input of Chat. Same fields as StreamChatRequest.
@@ -204,7 +245,7 @@ export type ChatRequest = Message<"sluice.v1.ChatRequest"> & {
  * Use `create(ChatRequestSchema)` to create a new message.
  */
 export const ChatRequestSchema: GenMessage<ChatRequest> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_chat_service, 2);
+  messageDesc(file_sluice_v1_chat_service, 3);
 
 /**
  * The whole answer of Chat.
@@ -274,7 +315,7 @@ export type ChatResponse = Message<"sluice.v1.ChatResponse"> & {
  * Use `create(ChatResponseSchema)` to create a new message.
  */
 export const ChatResponseSchema: GenMessage<ChatResponse> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_chat_service, 3);
+  messageDesc(file_sluice_v1_chat_service, 4);
 
 /**
  * Input of ListModels.
@@ -289,7 +330,7 @@ export type ListModelsRequest = Message<"sluice.v1.ListModelsRequest"> & {
  * Use `create(ListModelsRequestSchema)` to create a new message.
  */
 export const ListModelsRequestSchema: GenMessage<ListModelsRequest> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_chat_service, 4);
+  messageDesc(file_sluice_v1_chat_service, 5);
 
 /**
  * Output of ListModels.
@@ -310,7 +351,7 @@ export type ListModelsResponse = Message<"sluice.v1.ListModelsResponse"> & {
  * Use `create(ListModelsResponseSchema)` to create a new message.
  */
 export const ListModelsResponseSchema: GenMessage<ListModelsResponse> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_chat_service, 5);
+  messageDesc(file_sluice_v1_chat_service, 6);
 
 /**
  * A model alias served by the gateway.
@@ -345,7 +386,7 @@ export type Model = Message<"sluice.v1.Model"> & {
  * Use `create(ModelSchema)` to create a new message.
  */
 export const ModelSchema: GenMessage<Model> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_chat_service, 6);
+  messageDesc(file_sluice_v1_chat_service, 7);
 
 /**
  * Chat completions through the gateway, whichever provider serves them.

@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file sluice/v1/delta.proto.
  */
 export const file_sluice_v1_delta: GenFile = /*@__PURE__*/
-  fileDesc("ChVzbHVpY2UvdjEvZGVsdGEucHJvdG8SCXNsdWljZS52MSJDCgtTdHJlYW1TdGFydBITCgtyZXNwb25zZV9pZBgBIAEoCRIQCghwcm92aWRlchgCIAEoCRINCgVtb2RlbBgDIAEoCSIZCglUZXh0RGVsdGESDAoEdGV4dBgBIAEoCSIeCg5SZWFzb25pbmdEZWx0YRIMCgR0ZXh0GAEgASgJIksKDVRvb2xDYWxsRGVsdGESDQoFaW5kZXgYASABKA0SCgoCaWQYAiABKAkSDAoEbmFtZRgDIAEoCRIRCglhcmd1bWVudHMYBCABKAkiawoFVXNhZ2USFAoMaW5wdXRfdG9rZW5zGAEgASgEEhUKDW91dHB1dF90b2tlbnMYAiABKAQSGwoTY2FjaGVkX2lucHV0X3Rva2VucxgDIAEoBBIYChByZWFzb25pbmdfdG9rZW5zGAQgASgEIjEKBkZpbmlzaBInCgZyZWFzb24YASABKA4yFy5zbHVpY2UudjEuRmluaXNoUmVhc29uKrgBCgxGaW5pc2hSZWFzb24SHQoZRklOSVNIX1JFQVNPTl9VTlNQRUNJRklFRBAAEhYKEkZJTklTSF9SRUFTT05fU1RPUBABEhgKFEZJTklTSF9SRUFTT05fTEVOR1RIEAISHAoYRklOSVNIX1JFQVNPTl9UT09MX0NBTExTEAMSIAocRklOSVNIX1JFQVNPTl9DT05URU5UX0ZJTFRFUhAEEhcKE0ZJTklTSF9SRUFTT05fT1RIRVIQBWIGcHJvdG8z");
+  fileDesc("ChVzbHVpY2UvdjEvZGVsdGEucHJvdG8SCXNsdWljZS52MSJDCgtTdHJlYW1TdGFydBITCgtyZXNwb25zZV9pZBgBIAEoCRIQCghwcm92aWRlchgCIAEoCRINCgVtb2RlbBgDIAEoCSIZCglUZXh0RGVsdGESDAoEdGV4dBgBIAEoCSIeCg5SZWFzb25pbmdEZWx0YRIMCgR0ZXh0GAEgASgJIksKDVRvb2xDYWxsRGVsdGESDQoFaW5kZXgYASABKA0SCgoCaWQYAiABKAkSDAoEbmFtZRgDIAEoCRIRCglhcmd1bWVudHMYBCABKAkiawoFVXNhZ2USFAoMaW5wdXRfdG9rZW5zGAEgASgEEhUKDW91dHB1dF90b2tlbnMYAiABKAQSGwoTY2FjaGVkX2lucHV0X3Rva2VucxgDIAEoBBIYChByZWFzb25pbmdfdG9rZW5zGAQgASgEIjEKBkZpbmlzaBInCgZyZWFzb24YASABKA4yFy5zbHVpY2UudjEuRmluaXNoUmVhc29uIgsKCUhlYXJ0YmVhdCq4AQoMRmluaXNoUmVhc29uEh0KGUZJTklTSF9SRUFTT05fVU5TUEVDSUZJRUQQABIWChJGSU5JU0hfUkVBU09OX1NUT1AQARIYChRGSU5JU0hfUkVBU09OX0xFTkdUSBACEhwKGEZJTklTSF9SRUFTT05fVE9PTF9DQUxMUxADEiAKHEZJTklTSF9SRUFTT05fQ09OVEVOVF9GSUxURVIQBBIXChNGSU5JU0hfUkVBU09OX09USEVSEAViBnByb3RvMw");
 
 /**
  * Opens a stream: sent once, before any content.
@@ -195,6 +195,21 @@ export type Finish = Message<"sluice.v1.Finish"> & {
  */
 export const FinishSchema: GenMessage<Finish> = /*@__PURE__*/
   messageDesc(file_sluice_v1_delta, 5);
+
+/**
+ * Keeps a silent stream alive through intermediaries. Has no content.
+ *
+ * @generated from message sluice.v1.Heartbeat
+ */
+export type Heartbeat = Message<"sluice.v1.Heartbeat"> & {
+};
+
+/**
+ * Describes the message sluice.v1.Heartbeat.
+ * Use `create(HeartbeatSchema)` to create a new message.
+ */
+export const HeartbeatSchema: GenMessage<Heartbeat> = /*@__PURE__*/
+  messageDesc(file_sluice_v1_delta, 6);
 
 /**
  * Why the model stopped generating.

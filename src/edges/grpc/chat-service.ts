@@ -1,6 +1,8 @@
 import type { ServiceImpl, HandlerContext } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
 import { aggregateDeltas } from "../../core/aggregate.js";
+import { GatewayError } from "../../core/errors.js";
+import { withHeartbeats } from "../../core/heartbeats.js";
 import { requestIdFrom } from "../../core/request-id.js";
 import type { ChatPipeline } from "../../pipeline/chat-pipeline.js";
 import { ChatService, ListModelsResponseSchema, ModelSchema } from "../../../gen/sluice/v1/chat_service_pb.js";
@@ -16,7 +18,7 @@ import { deltaToProto, resultToProto } from "./to-proto.js";
  */
 function pipelineSignal(ctx: HandlerContext): { signal: AbortSignal; release(): void } {
   const controller = new AbortController();
-  const onAbort = () => controller.abort(abortReason(ctx.signal.reason));
+  const onAbort = () => controller.abort(abortReason(ctx.signal.reason, ctx.timeoutMs()));
   if (ctx.signal.aborted) onAbort();
   else ctx.signal.addEventListener("abort", onAbort, { once: true });
   return { signal: controller.signal, release: () => ctx.signal.removeEventListener("abort", onAbort) };
@@ -32,16 +34,30 @@ function begin(req: ProtoChatRequest, ctx: HandlerContext) {
   }
 }
 
+function heartbeatInterval(ms: number | undefined): number {
+  if (!ms) return 0;
+  if (ms < 10 || ms > 300_000) {
+    throw toConnectError(
+      new GatewayError("invalid_request", "stream_options.heartbeat_interval_ms: must be 0 or between 10 and 300000", {
+        field: "stream_options.heartbeat_interval_ms",
+      }),
+    );
+  }
+  return ms;
+}
+
 /** sluice.v1.ChatService over gRPC, gRPC-Web and Connect. */
 export function createChatService(pipeline: ChatPipeline): ServiceImpl<typeof ChatService> {
   return {
     async *streamChat(req, ctx) {
       const { requestId, request } = begin(req, ctx);
+      const interval = heartbeatInterval(req.streamOptions?.heartbeatIntervalMs);
       const link = pipelineSignal(ctx);
       let sequence = 0n;
       try {
-        for await (const delta of pipeline.stream(request, { signal: link.signal, requestId, edge: "grpc" })) {
-          yield deltaToProto(delta, sequence++);
+        const deltas = pipeline.stream(request, { signal: link.signal, requestId, edge: "grpc" });
+        for await (const item of interval > 0 ? withHeartbeats(deltas, interval) : deltas) {
+          yield deltaToProto(item, sequence++);
         }
       } catch (error) {
         throw toConnectError(error);

@@ -43,12 +43,24 @@ export function toConnectError(reason: unknown): ConnectError {
 }
 
 /**
- * What an aborted Connect handler signal means for the pipeline: the client's
- * deadline passed, or the client went away.
+ * A client that resets its stream this close to its deadline gave up because
+ * of it. The server's clock starts when the request arrives, after the
+ * client's (connection setup, queueing), so the two deadlines differ by
+ * milliseconds to tens of milliseconds on a loaded machine.
  */
-export function abortReason(reason: unknown): GatewayError {
+const DEADLINE_SLACK_MS = 50;
+
+/**
+ * What an aborted Connect handler signal means for the pipeline: the client's
+ * deadline passed, or the client went away. Clients enforce their deadline
+ * too, and their reset can beat the server's own timer, so a cancel at the
+ * deadline counts as the deadline.
+ */
+export function abortReason(reason: unknown, remainingMs: number | undefined): GatewayError {
   if (reason instanceof GatewayError) return reason;
   const connect = ConnectError.from(reason);
-  if (connect.code === Code.DeadlineExceeded) return new GatewayError("deadline_exceeded", "the client's deadline was exceeded", { cause: reason });
+  if (connect.code === Code.DeadlineExceeded || (remainingMs !== undefined && remainingMs <= DEADLINE_SLACK_MS)) {
+    return new GatewayError("deadline_exceeded", "the client's deadline was exceeded", { cause: reason });
+  }
   return new GatewayError("canceled", "the client cancelled the request", { cause: reason });
 }

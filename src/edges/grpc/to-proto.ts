@@ -1,6 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import type { ChatResult } from "../../core/aggregate.js";
 import type { Delta, FinishReason, Usage } from "../../core/delta.js";
+import type { Heartbeat } from "../../core/heartbeats.js";
 import { ToolCallSchema } from "../../../gen/sluice/v1/chat_pb.js";
 import {
   type ChatResponse,
@@ -29,8 +30,10 @@ function usage(u: Usage): ProtoUsage {
 }
 
 /** The protobuf edge's only delta conversion. */
-export function deltaToProto(delta: Delta, sequence: bigint): StreamChatResponse {
+export function deltaToProto(delta: Delta | Heartbeat, sequence: bigint): StreamChatResponse {
   switch (delta.type) {
+    case "heartbeat":
+      return create(StreamChatResponseSchema, { sequence, delta: { case: "heartbeat", value: {} } });
     case "start":
       return create(StreamChatResponseSchema, {
         sequence,
