@@ -5,7 +5,7 @@ export function now(): number {
   return performance.timeOrigin + performance.now();
 }
 
-export type Outcome = "streaming" | "completed" | "client_closed" | "failed";
+export type Outcome = "streaming" | "stalled" | "completed" | "client_closed" | "failed";
 
 /** What the simulator observed about one request; readable by tests and benchmarks. */
 export interface RequestRecord {

@@ -237,6 +237,7 @@ async function fail(run: StreamRun): Promise<void> {
       return;
     case "stall":
       // Silent until the client leaves (or, with ping_ms, pinging but sending no content).
+      run.record.outcome = "stalled";
       await run.flush();
       while (knobs.pingMs > 0 && (await pause(knobs.pingMs, run.gone)) && (await run.emit(Buffer.from(`: ping${eol}`)))) {
         if (!(await run.flush())) break;
@@ -291,7 +292,7 @@ async function handleGeneration(req: IncomingMessage, res: ServerResponse, forma
   });
   const goneController = new AbortController();
   res.on("close", () => {
-    if (!res.writableFinished && record.outcome === "streaming") {
+    if (!res.writableFinished && (record.outcome === "streaming" || record.outcome === "stalled")) {
       record.clientClosedAt = now();
       record.outcome = "client_closed";
     }
