@@ -26,7 +26,12 @@ export interface GatewayServer {
   readonly url: string;
   readonly port: number;
   readonly health: HealthState;
-  /** Stops listening and sends HTTP/2 GOAWAY: in-flight streams go on, new ones go elsewhere. */
+  /**
+   * Readiness turns 503 and HTTP/2 sessions get GOAWAY: in-flight streams go
+   * on, clients take new ones elsewhere. The port stays open so that health
+   * checks read 503 and late requests get a clean UNAVAILABLE, not a refused
+   * connection.
+   */
   stopAccepting(): void;
   /** Waits up to `graceMs` for connections to finish, then destroys the rest. */
   close(graceMs?: number): Promise<void>;
@@ -107,10 +112,6 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
 
   const stopAccepting = () => {
     health.ready = false;
-    if (listening) {
-      listening = false;
-      server.close();
-    }
     for (const session of sessions) if (!session.closed) session.close();
   };
 
@@ -121,6 +122,10 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
     stopAccepting,
     async close(graceMs = 0) {
       stopAccepting();
+      if (listening) {
+        listening = false;
+        server.close();
+      }
       if (graceMs > 0 && sockets.size > 0) {
         const timer = setTimeout(() => sockets.forEach((s) => s.destroy()), graceMs);
         await closed;

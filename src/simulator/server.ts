@@ -1,4 +1,4 @@
-import { once } from "node:events";
+import { EventEmitter, once } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -28,6 +28,8 @@ export interface Simulator {
   readonly origin: string;
   readonly records: RecordBook;
   stats(): SimulatorStats;
+  /** Resolves once no client connection is open (now or later); rejects after `timeoutMs`. */
+  whenNoConnections(timeoutMs: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -354,6 +356,7 @@ function handleControl(req: IncomingMessage, res: ServerResponse, url: URL, reco
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   const records = createRecordBook();
   const sockets = new Set<Socket>();
+  const connectionsGone = new EventEmitter();
   let active = 0;
   const stats = (): SimulatorStats => ({ openConnections: sockets.size, activeRequests: active, totalRequests: records.all().length });
 
@@ -367,7 +370,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   });
   server.on("connection", (socket: Socket) => {
     sockets.add(socket);
-    socket.once("close", () => sockets.delete(socket));
+    socket.once("close", () => {
+      sockets.delete(socket);
+      if (sockets.size === 0) connectionsGone.emit("idle");
+    });
   });
   server.listen(options.port ?? 0, options.host ?? "127.0.0.1");
   await once(server, "listening");
@@ -378,6 +384,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     openAiBaseUrl: `${origin}/v1`,
     records,
     stats,
+    async whenNoConnections(timeoutMs) {
+      if (sockets.size === 0) return;
+      await once(connectionsGone, "idle", { signal: AbortSignal.timeout(timeoutMs) });
+    },
     async close() {
       const closed = once(server, "close");
       server.close();

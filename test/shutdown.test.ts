@@ -1,0 +1,116 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startSimulator, type Simulator } from "../src/simulator/server.js";
+import { simulatedText } from "../src/simulator/text.js";
+import { chatClient, collect, textOf, transports, userRequest } from "./helpers/clients.js";
+import { type GatewayProcess, startGatewayProcess } from "./helpers/gateway-process.js";
+import type { StreamChatResponse } from "../gen/sluice/v1/chat_service_pb.js";
+
+let sim: Simulator;
+beforeAll(async () => {
+  sim = await startSimulator();
+});
+afterAll(() => sim.close());
+
+function gateway(drainMs: number): Promise<GatewayProcess> {
+  return startGatewayProcess({
+    server: { drainMs },
+    providers: { sim: { kind: "openai", baseUrl: sim.openAiBaseUrl } },
+    models: { sim: { provider: "sim", model: "sim-1" } },
+  });
+}
+
+const exitCode = (gw: GatewayProcess) =>
+  new Promise<number | null>((resolve) => {
+    if (gw.child.exitCode !== null) resolve(gw.child.exitCode);
+    else gw.child.once("exit", (code) => resolve(code));
+  });
+
+/** Consumes a stream, calling `onDelta` after each message; returns what arrived and how it ended. */
+async function consume(url: string, text: string, onDelta: (received: StreamChatResponse[]) => void = () => undefined) {
+  const received: StreamChatResponse[] = [];
+  try {
+    for await (const m of chatClient(transports(url)["grpc (connect-node, h2)"]!).streamChat(userRequest("sim", text))) {
+      received.push(m);
+      onDelta(received);
+    }
+    return { received, error: undefined };
+  } catch (e) {
+    return { received, error: ConnectError.from(e) };
+  }
+}
+
+describe("graceful shutdown on SIGTERM", () => {
+  it("lets an in-flight stream finish within the drain period, turns /readyz unhealthy, refuses new streams, exits 0", async () => {
+    const gw = await gateway(5_000);
+    const exited = exitCode(gw);
+    let signalled = false;
+    let readyDuringDrain: number | undefined;
+    let lateError: ConnectError | undefined;
+    const inFlight = consume(gw.url, "#sim tokens=40 delay_ms=15 tag=drain-ok", (received) => {
+      if (received.length !== 5 || signalled) return;
+      signalled = true;
+      gw.child.kill("SIGTERM");
+    });
+    // Wait for the drain to begin (the gateway's own log line), then probe.
+    await new Promise<void>((resolve) => {
+      gw.child.stdout!.on("data", (d: Buffer) => d.toString().includes('"server.draining"') && resolve());
+    });
+    readyDuringDrain = (await fetch(`${gw.url}/readyz`)).status;
+    lateError = (await consume(gw.url, "#sim tokens=2")).error;
+    const { received, error } = await inFlight;
+    expect(error).toBeUndefined();
+    expect(textOf(received)).toBe(simulatedText(1, 40));
+    expect(received.at(-1)!.delta.case).toBe("finish");
+    expect(readyDuringDrain).toBe(503);
+    expect(lateError?.code).toBe(Code.Unavailable);
+    expect(lateError?.rawMessage).toMatch(/shutting down/);
+    expect(await exited).toBe(0);
+  });
+
+  it("ends streams still running after the drain period with UNAVAILABLE and aborts upstream, exits 0", async () => {
+    const gw = await gateway(300);
+    const exited = exitCode(gw);
+    let signalled = false;
+    const { received, error } = await consume(gw.url, "#sim tokens=5000 delay_ms=5 tag=drain-cut", (r) => {
+      if (r.length === 5 && !signalled) {
+        signalled = true;
+        gw.child.kill("SIGTERM");
+      }
+    });
+    expect(received.length).toBeGreaterThan(5);
+    expect(received.some((m) => m.delta.case === "finish")).toBe(false);
+    expect(error?.code).toBe(Code.Unavailable);
+    expect(error?.rawMessage).toMatch(/shutting down/);
+    const record = await sim.records.waitFor((r) => r.tag === "drain-cut" && r.endedAt !== undefined, 5000);
+    expect(record.outcome).toBe("client_closed");
+    expect(await exited).toBe(0);
+  });
+
+  it("exits at once on a second signal", async () => {
+    const gw = await gateway(60_000);
+    const exited = exitCode(gw);
+    let signalled = false;
+    const stream = consume(gw.url, "#sim tokens=5000 delay_ms=5 tag=drain-twice", (r) => {
+      if (r.length === 3 && !signalled) {
+        signalled = true;
+        gw.child.kill("SIGTERM");
+        gw.child.stdout!.on("data", (d: Buffer) => d.toString().includes('"server.draining"') && gw.child.kill("SIGTERM"));
+      }
+    });
+    expect(await exited).toBe(1);
+    const { error } = await stream;
+    expect(error).toBeDefined();
+  });
+});
+
+describe("a stopped gateway leaves nothing open upstream", () => {
+  it("the simulator has no open connections after the gateway exits", async () => {
+    const gw = await gateway(100);
+    await collect(chatClient(transports(gw.url)["grpc (connect-node, h2)"]!).streamChat(userRequest("sim", "#sim tokens=3")));
+    expect(sim.stats().openConnections).toBeGreaterThan(0);
+    expect(await gw.stop()).toBe(0);
+    await sim.whenNoConnections(5000);
+    expect(sim.stats()).toMatchObject({ openConnections: 0, activeRequests: 0 });
+  });
+});
