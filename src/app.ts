@@ -46,6 +46,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     host: options.host ?? config.server.host,
     port: options.port ?? config.server.port,
     keepaliveMs: config.server.keepaliveMs,
+    facade: config.facade,
   });
 
   return {

@@ -26,6 +26,7 @@ export interface Config {
   readonly server: { readonly host: string; readonly port: number; readonly drainMs: number; readonly keepaliveMs: number };
   readonly log: { readonly level: string };
   readonly limits: { readonly maxEventBytes: number };
+  readonly facade: { readonly keepaliveMs: number; readonly maxBodyBytes: number };
   readonly providers: ReadonlyMap<string, ProviderConfig>;
   readonly models: ReadonlyMap<string, ModelRoute>;
 }
@@ -95,6 +96,7 @@ export function resolveConfig(input: unknown, env: NodeJS.ProcessEnv, source = "
     server: file.server,
     log: file.log,
     limits: file.limits,
+    facade: file.facade,
     providers,
     models,
   };

@@ -71,6 +71,14 @@ export const configSchema = z
         level: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
       })
       .prefault({}),
+    facade: z
+      .strictObject({
+        /** `: keepalive` comment interval on silent OpenAI-compatible streams (also before the first token). */
+        keepaliveMs: z.number().int().min(10).max(300_000).default(15_000),
+        /** Largest request body accepted by /v1/chat/completions; larger gets 413. */
+        maxBodyBytes: z.number().int().min(1024).max(64 * 1024 * 1024).default(4 * 1024 * 1024),
+      })
+      .prefault({}),
     limits: z
       .strictObject({
         /** Largest upstream SSE event accepted; larger ones end the stream with an error. */

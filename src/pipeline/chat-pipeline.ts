@@ -79,7 +79,7 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
   function route(alias: string): ModelRoute {
     const found = config.models.get(alias);
     if (!found) {
-      throw new GatewayError("unknown_model", `unknown model "${alias}": not configured on this gateway (see ListModels)`, { field: "model" });
+      throw new GatewayError("unknown_model", `unknown model "${alias}": not configured on this gateway (see ListModels or GET /v1/models)`, { field: "model" });
     }
     return found;
   }

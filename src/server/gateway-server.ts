@@ -7,6 +7,7 @@ import type { ConnectRouter } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { createChatService } from "../edges/grpc/chat-service.js";
 import { registerReflection } from "../edges/grpc/reflection.js";
+import { createOpenAiFacade } from "../edges/openai/facade.js";
 import type { Logger } from "../logging/logger.js";
 import type { ChatPipeline } from "../pipeline/chat-pipeline.js";
 import { ChatService } from "../../gen/sluice/v1/chat_service_pb.js";
@@ -19,6 +20,7 @@ export interface GatewayServerOptions {
   readonly port: number;
   /** HTTP/2 PING interval; a PING still unanswered at the next one closes the session. */
   readonly keepaliveMs: number;
+  readonly facade: { readonly keepaliveMs: number; readonly maxBodyBytes: number };
 }
 
 export interface GatewayServer {
@@ -71,6 +73,7 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
     router.service(ChatService, createChatService(pipeline));
     registerReflection(router, [ChatService]);
   };
+  const facade = createOpenAiFacade({ pipeline, ...options.facade });
   const handler = connectNodeAdapter({
     routes,
     // Token deltas are tens of bytes: compression costs CPU on every message
@@ -78,7 +81,7 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
     // uncompressed messages only, which is what every client sends by default.
     acceptCompression: [],
     fallback(req: AnyRequest, res: AnyResponse) {
-      if (!handleHealth(req, res, health)) notFound(res);
+      if (!handleHealth(req, res, health) && !facade(req, res)) notFound(res);
     },
   });
 

@@ -24,6 +24,7 @@ export interface HarnessOptions {
   readonly env?: NodeJS.ProcessEnv;
   readonly limits?: ConfigInput["limits"];
   readonly server?: ConfigInput["server"];
+  readonly facade?: ConfigInput["facade"];
 }
 
 /** A real simulator and a real gateway on loopback ports, with captured logs. */
@@ -35,6 +36,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       log: { level: "debug" },
       ...(options.limits ? { limits: options.limits } : {}),
       ...(options.server ? { server: options.server } : {}),
+      ...(options.facade ? { facade: options.facade } : {}),
       providers: { simulator: { kind: "openai", baseUrl: sim.openAiBaseUrl, ...options.provider } },
       models: Object.fromEntries(Object.entries(models).map(([alias, model]) => [alias, { provider: "simulator", model }])),
     },

@@ -1,0 +1,140 @@
+import { z } from "zod";
+import type { ChatMessage, ChatRequest, ContentPart, ToolChoice } from "../../core/chat-request.js";
+import { GatewayError } from "../../core/errors.js";
+import { validateChatRequest } from "../../core/validate.js";
+
+// Unknown fields are ignored (z.object strips them), as OpenAI's API does.
+const textPart = z.object({ type: z.literal("text"), text: z.string() });
+const imagePart = z.object({
+  type: z.literal("image_url"),
+  image_url: z.object({ url: z.string(), detail: z.enum(["auto", "low", "high"]).optional() }),
+});
+const content = z.union([z.string(), z.array(z.union([textPart, imagePart]))]);
+const toolCall = z.object({
+  id: z.string(),
+  type: z.literal("function").optional(),
+  function: z.object({ name: z.string(), arguments: z.string() }),
+});
+
+const message = z.discriminatedUnion("role", [
+  z.object({ role: z.enum(["system", "developer"]), content, name: z.string().optional() }),
+  z.object({ role: z.literal("user"), content, name: z.string().optional() }),
+  z.object({
+    role: z.literal("assistant"),
+    content: content.nullish(),
+    name: z.string().optional(),
+    tool_calls: z.array(toolCall).optional(),
+  }),
+  z.object({ role: z.literal("tool"), content, tool_call_id: z.string() }),
+]);
+
+const body = z.object({
+  model: z.string(),
+  messages: z.array(message),
+  stream: z.boolean().nullish(),
+  stream_options: z.object({ include_usage: z.boolean().optional() }).nullish(),
+  tools: z
+    .array(
+      z.object({
+        type: z.literal("function"),
+        function: z.object({
+          name: z.string(),
+          description: z.string().optional(),
+          parameters: z.record(z.string(), z.unknown()).optional(),
+        }),
+      }),
+    )
+    .nullish(),
+  tool_choice: z
+    .union([z.enum(["auto", "none", "required"]), z.object({ type: z.literal("function"), function: z.object({ name: z.string() }) })])
+    .nullish(),
+  temperature: z.number().nullish(),
+  top_p: z.number().nullish(),
+  max_tokens: z.number().int().nullish(),
+  max_completion_tokens: z.number().int().nullish(),
+  stop: z.union([z.string(), z.array(z.string())]).nullish(),
+  seed: z.number().int().nullish(),
+  user: z.string().nullish(),
+  n: z.number().int().nullish(),
+  metadata: z.record(z.string(), z.string()).nullish(),
+});
+
+/** What the facade needs beyond the canonical request. */
+export interface OpenAiChatRequest {
+  readonly request: ChatRequest;
+  readonly stream: boolean;
+  readonly includeUsage: boolean;
+}
+
+function param(path: readonly PropertyKey[]): string {
+  return path.reduce<string>((out, key) => (typeof key === "number" ? `${out}[${key}]` : out ? `${out}.${String(key)}` : String(key)), "");
+}
+
+function parts(value: z.infer<typeof content> | null | undefined): ContentPart[] {
+  if (value === null || value === undefined) return [];
+  if (typeof value === "string") return value === "" ? [] : [{ type: "text", text: value }];
+  return value.map((p) =>
+    p.type === "text" ? { type: "text", text: p.text } : { type: "image_url", url: p.image_url.url, ...(p.image_url.detail ? { detail: p.image_url.detail } : {}) },
+  );
+}
+
+function toMessage(m: z.infer<typeof message>): ChatMessage {
+  switch (m.role) {
+    case "system":
+    case "developer":
+      return { role: "system", content: parts(m.content), ...(m.name ? { name: m.name } : {}) };
+    case "user":
+      return { role: "user", content: parts(m.content), ...(m.name ? { name: m.name } : {}) };
+    case "assistant":
+      return {
+        role: "assistant",
+        content: parts(m.content),
+        ...(m.name ? { name: m.name } : {}),
+        ...(m.tool_calls?.length ? { toolCalls: m.tool_calls.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })) } : {}),
+      };
+    case "tool":
+      return { role: "tool", content: parts(m.content), toolCallId: m.tool_call_id };
+  }
+}
+
+function toolChoice(choice: z.infer<typeof body>["tool_choice"]): ToolChoice | undefined {
+  if (!choice) return undefined;
+  if (typeof choice === "string") return { type: choice };
+  return { type: "function", name: choice.function.name };
+}
+
+/**
+ * A Chat Completions body as a validated canonical request. Errors name the
+ * OpenAI parameter (`messages[0].content`) the way OpenAI's own 400s do.
+ */
+export function chatRequestFromOpenAi(json: unknown): OpenAiChatRequest {
+  const parsed = body.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const field = param(issue.path);
+    const what = field === "" ? "request body" : field;
+    throw new GatewayError("invalid_request", `${what}: ${issue.message}`, { field: field || "body" });
+  }
+  const b = parsed.data;
+  if (b.n !== null && b.n !== undefined && b.n !== 1) throw new GatewayError("invalid_request", "n: only n=1 is supported", { field: "n" });
+  const maxTokens = b.max_completion_tokens ?? b.max_tokens;
+  const request = validateChatRequest({
+    model: b.model,
+    messages: b.messages.map(toMessage),
+    tools: (b.tools ?? []).map((t) => ({
+      name: t.function.name,
+      description: t.function.description ?? "",
+      parameters: t.function.parameters ?? { type: "object", properties: {} },
+    })),
+    ...(b.tool_choice ? { toolChoice: toolChoice(b.tool_choice)! } : {}),
+    sampling: {
+      ...(b.temperature === null || b.temperature === undefined ? {} : { temperature: b.temperature }),
+      ...(b.top_p === null || b.top_p === undefined ? {} : { topP: b.top_p }),
+      ...(maxTokens === null || maxTokens === undefined ? {} : { maxTokens }),
+      stop: b.stop === null || b.stop === undefined ? [] : typeof b.stop === "string" ? [b.stop] : b.stop,
+      ...(b.seed === null || b.seed === undefined ? {} : { seed: b.seed }),
+    },
+    metadata: { ...(b.user ? { userId: b.user } : {}), labels: b.metadata ?? {} },
+  });
+  return { request, stream: b.stream === true, includeUsage: b.stream_options?.include_usage === true };
+}

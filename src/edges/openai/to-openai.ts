@@ -1,0 +1,118 @@
+import type { ChatResult } from "../../core/aggregate.js";
+import type { ContentDelta, Delta, FinishReason, Usage } from "../../core/delta.js";
+
+/** Our finish reasons in OpenAI's vocabulary; reasons it has no word for read as "stop". */
+const FINISH: Record<FinishReason, string> = {
+  stop: "stop",
+  length: "length",
+  tool_calls: "tool_calls",
+  content_filter: "content_filter",
+  other: "stop",
+  unspecified: "stop",
+};
+
+function usage(u: Usage): Record<string, unknown> {
+  return {
+    prompt_tokens: u.inputTokens,
+    completion_tokens: u.outputTokens,
+    total_tokens: u.inputTokens + u.outputTokens,
+    prompt_tokens_details: { cached_tokens: u.cachedInputTokens },
+    completion_tokens_details: { reasoning_tokens: u.reasoningTokens },
+  };
+}
+
+function completionId(responseId: string): string {
+  return `chatcmpl-${responseId}`;
+}
+
+/**
+ * The facade's only delta conversion: deltas in, `chat.completion.chunk`
+ * objects out. One per stream: it remembers the response id and holds usage
+ * until the finish chunk, after which OpenAI sends it.
+ */
+export interface ChunkEncoder {
+  encode(delta: Delta): readonly object[];
+}
+
+export function createChunkEncoder(options: { readonly includeUsage: boolean }): ChunkEncoder {
+  let id = "";
+  let model = "";
+  const created = Math.floor(Date.now() / 1000);
+  let pendingUsage: Usage | undefined;
+
+  const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) => ({
+    id,
+    object: "chat.completion.chunk",
+    created,
+    model,
+    choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+  });
+
+  function content(delta: Exclude<ContentDelta, { type: "usage" | "finish" }>): Record<string, unknown> {
+    switch (delta.type) {
+      case "text":
+        return { content: delta.text };
+      case "reasoning":
+        return { reasoning_content: delta.text };
+      case "tool_call":
+        return {
+          tool_calls: [
+            {
+              index: delta.index,
+              ...(delta.id ? { id: delta.id, type: "function" } : {}),
+              function: { ...(delta.name ? { name: delta.name } : {}), arguments: delta.arguments },
+            },
+          ],
+        };
+    }
+  }
+
+  return {
+    encode(delta) {
+      switch (delta.type) {
+        case "start":
+          id = completionId(delta.responseId);
+          model = delta.model;
+          return [chunk({ role: "assistant", content: "" })];
+        case "usage":
+          pendingUsage = delta;
+          return [];
+        case "finish": {
+          const out: object[] = [chunk({}, FINISH[delta.reason])];
+          if (options.includeUsage && pendingUsage) {
+            out.push({ id, object: "chat.completion.chunk", created, model, choices: [], usage: usage(pendingUsage) });
+          }
+          return out;
+        }
+        default:
+          return [chunk(content(delta))];
+      }
+    },
+  };
+}
+
+/** A whole answer as a `chat.completion` object. */
+export function completionFromResult(result: ChatResult): object {
+  return {
+    id: completionId(result.responseId),
+    object: "chat.completion",
+    created: Math.floor(Date.now() / 1000),
+    model: result.model,
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: "assistant",
+          content: result.text === "" && result.toolCalls.length > 0 ? null : result.text,
+          ...(result.reasoning ? { reasoning_content: result.reasoning } : {}),
+          ...(result.toolCalls.length > 0
+            ? { tool_calls: result.toolCalls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } })) }
+            : {}),
+        },
+        logprobs: null,
+        finish_reason: FINISH[result.finishReason],
+      },
+    ],
+    ...(result.usage ? { usage: usage(result.usage) } : {}),
+  };
+}
