@@ -1,15 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { resolveConfig } from "../src/config/config.js";
-import type { ContentDelta } from "../src/core/delta.js";
 import { GatewayError } from "../src/core/errors.js";
 import { createOpenAiTranslator } from "../src/providers/openai/openai-translator.js";
-import { createSseDecoder } from "../src/sse/decoder.js";
+import { expectSplitInvariance, type Fixture, testTarget, translateWire } from "./helpers/translate.js";
 
-const config = resolveConfig(
-  { providers: { up: { kind: "openai", baseUrl: "http://127.0.0.1:1/v1" } }, models: { m: { provider: "up", model: "x" } } },
-  {},
-);
-const target = { provider: config.providers.get("up")!, model: "x" };
+const target = testTarget("openai");
+const translate = (wire: string) => translateWire(() => createOpenAiTranslator(target), wire);
 
 const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
   `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
@@ -17,20 +12,7 @@ const usage = (prompt: number, completion: number, extra: Record<string, unknown
   `data: ${JSON.stringify({ id: "c", choices: [], usage: { prompt_tokens: prompt, completion_tokens: completion, ...extra } })}\n\n`;
 const DONE = "data: [DONE]\n\n";
 
-/** Decodes and translates a whole wire stream, split at `cut`. */
-function translate(wire: string, cut?: number): ContentDelta[] {
-  const bytes = new TextEncoder().encode(wire);
-  const parts = cut === undefined ? [bytes] : [bytes.subarray(0, cut), bytes.subarray(cut)];
-  const decoder = createSseDecoder({ maxEventSize: 1 << 20 });
-  const translator = createOpenAiTranslator(target);
-  const out: ContentDelta[] = [];
-  for (const part of parts) for (const e of decoder.push(part)) out.push(...translator.event(e));
-  for (const e of decoder.end()) out.push(...translator.event(e));
-  out.push(...translator.end());
-  return out;
-}
-
-const FIXTURES: Array<{ name: string; wire: string; deltas: ContentDelta[] }> = [
+const FIXTURES: Fixture[] = [
   {
     name: "text with usage at the end",
     wire: chunk({ role: "assistant", content: "" }) + chunk({ content: "Hel" }) + chunk({ content: "lo" }) + chunk({}, "stop") + usage(5, 2) + DONE,
@@ -115,10 +97,7 @@ describe("OpenAI stream translation", () => {
   }
 
   it("gives identical deltas for every fixture split at every byte offset", () => {
-    for (const f of FIXTURES) {
-      const length = new TextEncoder().encode(f.wire).length;
-      for (let cut = 0; cut <= length; cut++) expect(translate(f.wire, cut), `${f.name} @${cut}`).toEqual(f.deltas);
-    }
+    expectSplitInvariance(() => createOpenAiTranslator(target), FIXTURES);
   });
 
   it("rejects a malformed event without echoing it", () => {

@@ -8,7 +8,7 @@ import { StreamOptionsSchema } from "../gen/sluice/v1/chat_service_pb.js";
 import type { StreamChatResponse } from "../gen/sluice/v1/chat_service_pb.js";
 import { simulatedText } from "../src/simulator/text.js";
 import { type ChatClient, chatClient, collect, textOf, transports, userRequest } from "./helpers/clients.js";
-import { type Harness, startHarness } from "./helpers/harness.js";
+import { type Harness, PROVIDER_KINDS, startHarness } from "./helpers/harness.js";
 
 async function outcome(client: ChatClient, text: string, options: Parameters<typeof userRequest>[2] = {}) {
   const received: StreamChatResponse[] = [];
@@ -20,11 +20,11 @@ async function outcome(client: ChatClient, text: string, options: Parameters<typ
   }
 }
 
-describe("per-phase timeouts", () => {
+describe.each(PROVIDER_KINDS)("per-phase timeouts, %s upstream", (kind) => {
   let h: Harness;
   let client: ChatClient;
   beforeAll(async () => {
-    h = await startHarness({ provider: { timeouts: { headersMs: 300, firstTokenMs: 300, idleMs: 200, totalMs: 1500 } } });
+    h = await startHarness({ kind, provider: { timeouts: { headersMs: 300, firstTokenMs: 300, idleMs: 200, totalMs: 1500 } } });
     client = chatClient(transports(h.url)["grpc (connect-node, h2)"]!);
   });
   afterAll(() => h.close());

@@ -7,7 +7,7 @@ import { createSecret, type Secret } from "./secret.js";
 /** A provider ready for use: defaults applied, key resolved from the environment. */
 export interface ProviderConfig {
   readonly name: string;
-  readonly kind: "openai";
+  readonly kind: "openai" | "anthropic" | "gemini";
   readonly baseUrl: string;
   readonly apiKey?: Secret;
   readonly timeouts: TimeoutsConfig;

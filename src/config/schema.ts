@@ -34,7 +34,7 @@ const partialTimeoutsSchema = z.strictObject({
 });
 
 const providerSchema = z.strictObject({
-  kind: z.enum(["openai"]),
+  kind: z.enum(["openai", "anthropic", "gemini"]),
   /** Base URL including the API version path, e.g. https://api.openai.com/v1 */
   baseUrl: z.url({ protocol: /^https?$/ }),
   /** Name of the environment variable holding the API key; never the key itself. */

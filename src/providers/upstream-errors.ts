@@ -62,3 +62,25 @@ export function errorFromStatus(status: number, target: UpstreamTarget, failure:
     ...(after === undefined ? {} : { retryAfterMs: after }),
   });
 }
+
+/**
+ * The provider's own message from an error body, wherever it puts it: OpenAI
+ * and Gemini `{"error": {"message"}}`, Anthropic `{"type": "error", "error":
+ * {"message"}}`, some compatible servers `{"error": "text"}`.
+ */
+function providerMessage(body: string): string | undefined {
+  try {
+    const parsed = JSON.parse(body) as { error?: { message?: unknown } | string };
+    if (typeof parsed.error === "string") return parsed.error;
+    if (typeof parsed.error?.message === "string") return parsed.error.message;
+  } catch {
+    // Not JSON (a proxy's HTML page, say): no detail worth relaying.
+  }
+  return undefined;
+}
+
+/** A failed upstream response as a GatewayError, for every provider. */
+export function errorFromResponse(failure: UpstreamFailure, target: UpstreamTarget): GatewayError {
+  const message = providerMessage(failure.body);
+  return errorFromStatus(failure.status, target, failure, message ? sanitizeUpstreamMessage(message, target) : undefined);
+}

@@ -3,6 +3,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type Knobs, parseKnobs } from "./knobs.js";
+import { anthropicWire } from "./anthropic-wire.js";
+import { geminiWire, isGeminiPath } from "./gemini-wire.js";
 import { openAiWire } from "./openai-wire.js";
 import { createRandom } from "./random.js";
 import { createRecordBook, now, type RecordBook, type RequestRecord } from "./records.js";
@@ -25,6 +27,10 @@ export interface SimulatorStats {
 export interface Simulator {
   /** Base URL of the OpenAI-compatible API, e.g. http://127.0.0.1:1234/v1 */
   readonly openAiBaseUrl: string;
+  /** Base URL of the Anthropic Messages API (…/v1). */
+  readonly anthropicBaseUrl: string;
+  /** Base URL of the Gemini API (…/v1beta). */
+  readonly geminiBaseUrl: string;
   readonly origin: string;
   readonly records: RecordBook;
   stats(): SimulatorStats;
@@ -37,7 +43,10 @@ const MAX_BODY_BYTES = 16 * 1024 * 1024;
 const EOL = { lf: "\n", crlf: "\r\n", cr: "\r" } as const;
 
 function formatFor(method: string | undefined, path: string): WireFormat | undefined {
-  if (method === "POST" && path === "/v1/chat/completions") return openAiWire;
+  if (method !== "POST") return undefined;
+  if (path === "/v1/chat/completions") return openAiWire;
+  if (path === "/v1/messages") return anthropicWire;
+  if (isGeminiPath(path)) return geminiWire;
   return undefined;
 }
 
@@ -141,6 +150,8 @@ interface StreamRun {
   readonly emit: (bytes: Buffer) => Promise<boolean>;
   /** Writes whatever the chunker still holds. */
   readonly flush: () => Promise<boolean>;
+  /** A keepalive in the format's own shape. */
+  readonly ping: Buffer;
 }
 
 async function pause(ms: number, gone: AbortSignal): Promise<boolean> {
@@ -193,8 +204,9 @@ async function streamResponse(
     write,
     emit: knobs.chunking === "bulk" ? async (b) => (bulk.push(b), true) : (b) => writeAll(write, chunker.pieces(b)),
     flush: () => writeAll(write, [...bulk.splice(0), ...chunker.flush()]),
+    ping: format.ping ? encodeFrame(format.ping(), EOL[knobs.eol]) : Buffer.from(`: ping${EOL[knobs.eol]}`, "utf8"),
   };
-  const ping = Buffer.from(`: ping${run.eol}`, "utf8");
+  const ping = run.ping;
   const failAt = knobs.fail === "none" ? frames.length : failureFrame(frames, knobs.failAt);
 
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
@@ -241,7 +253,7 @@ async function fail(run: StreamRun): Promise<void> {
       // Silent until the client leaves (or, with ping_ms, pinging but sending no content).
       run.record.outcome = "stalled";
       await run.flush();
-      while (knobs.pingMs > 0 && (await pause(knobs.pingMs, run.gone)) && (await run.emit(Buffer.from(`: ping${eol}`)))) {
+      while (knobs.pingMs > 0 && (await pause(knobs.pingMs, run.gone)) && (await run.emit(run.ping))) {
         if (!(await run.flush())) break;
       }
       if (!run.gone.aborted) await once(run.gone, "abort").catch(() => undefined);
@@ -382,6 +394,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   return {
     origin,
     openAiBaseUrl: `${origin}/v1`,
+    anthropicBaseUrl: `${origin}/v1`,
+    geminiBaseUrl: `${origin}/v1beta`,
     records,
     stats,
     async whenNoConnections(timeoutMs) {

@@ -34,4 +34,6 @@ export interface WireFormat {
   errorBody(status: number, message: string): unknown;
   /** An error reported inside a stream, as the provider does it. */
   inBandError(message: string): Frame;
+  /** A keepalive as the provider sends it; a comment line when absent. */
+  ping?(): Frame;
 }

@@ -17,7 +17,17 @@ export interface Harness {
   close(): Promise<void>;
 }
 
+export type ProviderKind = "openai" | "anthropic" | "gemini";
+export const PROVIDER_KINDS: readonly ProviderKind[] = ["openai", "anthropic", "gemini"];
+
+/** The simulator's base URL for a wire format. */
+export function baseUrlFor(sim: Simulator, kind: ProviderKind): string {
+  return kind === "openai" ? sim.openAiBaseUrl : kind === "anthropic" ? sim.anthropicBaseUrl : sim.geminiBaseUrl;
+}
+
 export interface HarnessOptions {
+  /** Which wire format the gateway uses to talk to the simulator (default openai). */
+  readonly kind?: ProviderKind;
   /** alias → simulator model string (knobs after `?`). */
   readonly models?: Record<string, string>;
   readonly provider?: Partial<ConfigInput["providers"][string]>;
@@ -37,7 +47,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       ...(options.limits ? { limits: options.limits } : {}),
       ...(options.server ? { server: options.server } : {}),
       ...(options.facade ? { facade: options.facade } : {}),
-      providers: { simulator: { kind: "openai", baseUrl: sim.openAiBaseUrl, ...options.provider } },
+      providers: { simulator: { kind: options.kind ?? "openai", baseUrl: baseUrlFor(sim, options.kind ?? "openai"), ...options.provider } },
       models: Object.fromEntries(Object.entries(models).map(([alias, model]) => [alias, { provider: "simulator", model }])),
     },
     options.env ?? {},

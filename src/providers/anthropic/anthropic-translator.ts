@@ -1,0 +1,185 @@
+import type { ContentDelta, FinishReason, UsageDelta } from "../../core/delta.js";
+import { GatewayError } from "../../core/errors.js";
+import type { StreamTranslator, UpstreamTarget } from "../provider.js";
+
+interface Usage {
+  input_tokens?: unknown;
+  output_tokens?: unknown;
+  cache_read_input_tokens?: unknown;
+  cache_creation_input_tokens?: unknown;
+}
+
+interface AnthropicEvent {
+  type?: unknown;
+  index?: unknown;
+  message?: { usage?: Usage };
+  content_block?: { type?: unknown; id?: unknown; name?: unknown; text?: unknown; thinking?: unknown };
+  delta?: { type?: unknown; text?: unknown; partial_json?: unknown; thinking?: unknown; stop_reason?: unknown };
+  usage?: Usage;
+  error?: { type?: unknown };
+}
+
+const count = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? Math.floor(v) : 0);
+
+/** Anthropic stop reasons in our vocabulary. */
+export function anthropicFinishReason(value: string): FinishReason {
+  switch (value) {
+    case "end_turn":
+    case "stop_sequence":
+      return "stop";
+    case "max_tokens":
+    case "model_context_window_exceeded":
+      return "length";
+    case "tool_use":
+      return "tool_calls";
+    case "refusal":
+      return "content_filter";
+    default:
+      return "other";
+  }
+}
+
+/** What an open content block turns into. */
+type Block = { readonly kind: "text" } | { readonly kind: "thinking" } | { readonly kind: "tool"; readonly toolIndex: number } | { readonly kind: "other" };
+
+interface StreamState {
+  readonly blocks: Map<number, Block>;
+  toolCount: number;
+  inputTokens: number;
+  cachedInputTokens: number;
+  outputTokens: number;
+  reportedUsage: boolean;
+  finish?: FinishReason;
+  done: boolean;
+}
+
+function malformed(provider: string, cause?: unknown): GatewayError {
+  return new GatewayError("upstream_protocol", `provider ${provider} sent a malformed event`, { provider, cause });
+}
+
+/**
+ * Messages stream events → deltas. Content blocks are indexed over all
+ * blocks (text, thinking, tool_use); tool-call deltas are indexed over tool
+ * calls only, so block index → tool ordinal is kept per stream. Usage comes
+ * in two halves: input at message_start, output at message_delta.
+ */
+export function createAnthropicTranslator(target: UpstreamTarget): StreamTranslator {
+  const provider = target.provider.name;
+  const state: StreamState = {
+    blocks: new Map(),
+    toolCount: 0,
+    inputTokens: 0,
+    cachedInputTokens: 0,
+    outputTokens: 0,
+    reportedUsage: false,
+    done: false,
+  };
+
+  function addUsage(usage: Usage | undefined): void {
+    if (!usage) return;
+    state.reportedUsage = true;
+    if (usage.input_tokens !== undefined) {
+      // Anthropic's input_tokens excludes cache reads and writes; ours includes them.
+      state.cachedInputTokens = count(usage.cache_read_input_tokens);
+      state.inputTokens = count(usage.input_tokens) + state.cachedInputTokens + count(usage.cache_creation_input_tokens);
+    }
+    if (usage.output_tokens !== undefined) state.outputTokens = count(usage.output_tokens);
+  }
+
+  function close(): ContentDelta[] {
+    state.done = true;
+    const out: ContentDelta[] = [];
+    if (state.reportedUsage) {
+      const usage: UsageDelta = {
+        type: "usage",
+        inputTokens: state.inputTokens,
+        outputTokens: state.outputTokens,
+        cachedInputTokens: state.cachedInputTokens,
+        reasoningTokens: 0,
+      };
+      out.push(usage);
+    }
+    out.push({ type: "finish", reason: state.finish ?? "unspecified" });
+    return out;
+  }
+
+  function blockStart(e: AnthropicEvent): ContentDelta[] {
+    const index = count(e.index);
+    const block = e.content_block;
+    switch (block?.type) {
+      case "text":
+        state.blocks.set(index, { kind: "text" });
+        return typeof block.text === "string" && block.text !== "" ? [{ type: "text", text: block.text }] : [];
+      case "thinking":
+        state.blocks.set(index, { kind: "thinking" });
+        return typeof block.thinking === "string" && block.thinking !== "" ? [{ type: "reasoning", text: block.thinking }] : [];
+      case "tool_use": {
+        if (typeof block.id !== "string" || typeof block.name !== "string") throw malformed(provider);
+        const toolIndex = state.toolCount++;
+        state.blocks.set(index, { kind: "tool", toolIndex });
+        return [{ type: "tool_call", index: toolIndex, id: block.id, name: block.name, arguments: "" }];
+      }
+      default:
+        // Block kinds we do not translate (redacted thinking, server tools): skipped whole.
+        state.blocks.set(index, { kind: "other" });
+        return [];
+    }
+  }
+
+  function blockDelta(e: AnthropicEvent): ContentDelta[] {
+    const block = state.blocks.get(count(e.index));
+    const delta = e.delta;
+    if (!block || !delta) throw malformed(provider);
+    if (delta.type === "text_delta" && block.kind === "text" && typeof delta.text === "string") {
+      return delta.text === "" ? [] : [{ type: "text", text: delta.text }];
+    }
+    if (delta.type === "thinking_delta" && block.kind === "thinking" && typeof delta.thinking === "string") {
+      return delta.thinking === "" ? [] : [{ type: "reasoning", text: delta.thinking }];
+    }
+    if (delta.type === "input_json_delta" && block.kind === "tool" && typeof delta.partial_json === "string") {
+      return delta.partial_json === "" ? [] : [{ type: "tool_call", index: block.toolIndex, arguments: delta.partial_json }];
+    }
+    // signature_delta, citations and future delta kinds carry nothing we stream.
+    return [];
+  }
+
+  return {
+    event(sse) {
+      if (state.done) return [];
+      let e: AnthropicEvent;
+      try {
+        e = JSON.parse(sse.data) as AnthropicEvent;
+      } catch (cause) {
+        throw malformed(provider, cause);
+      }
+      if (e === null || typeof e !== "object") throw malformed(provider);
+      switch (e.type ?? sse.event) {
+        case "message_start":
+          addUsage(e.message?.usage);
+          return [];
+        case "content_block_start":
+          return blockStart(e);
+        case "content_block_delta":
+          return blockDelta(e);
+        case "message_delta":
+          if (typeof e.delta?.stop_reason === "string") state.finish = anthropicFinishReason(e.delta.stop_reason);
+          addUsage(e.usage);
+          return [];
+        case "message_stop":
+          return close();
+        case "error":
+          throw new GatewayError("upstream_stream_error", `provider ${provider} reported an error mid-stream`, {
+            provider,
+            cause: new Error(typeof e.error?.type === "string" ? e.error.type : "error"),
+          });
+        default:
+          // ping, content_block_stop, and event types added later.
+          return [];
+      }
+    },
+    end() {
+      if (state.done) return [];
+      throw new GatewayError("upstream_protocol", `provider ${provider} ended the stream before it was complete`, { provider });
+    },
+  };
+}

@@ -1,0 +1,119 @@
+import { randomBytes } from "node:crypto";
+import type { ContentDelta, FinishReason, UsageDelta } from "../../core/delta.js";
+import { GatewayError } from "../../core/errors.js";
+import type { StreamTranslator, UpstreamTarget } from "../provider.js";
+
+interface Part {
+  text?: unknown;
+  thought?: unknown;
+  functionCall?: { id?: unknown; name?: unknown; args?: unknown };
+}
+
+interface GeminiChunk {
+  candidates?: Array<{ content?: { parts?: Part[] }; finishReason?: unknown; index?: unknown }>;
+  usageMetadata?: {
+    promptTokenCount?: unknown;
+    candidatesTokenCount?: unknown;
+    cachedContentTokenCount?: unknown;
+    thoughtsTokenCount?: unknown;
+  };
+  promptFeedback?: { blockReason?: unknown };
+  error?: { status?: unknown };
+}
+
+const count = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? Math.floor(v) : 0);
+
+/** Gemini finish reasons in our vocabulary; a STOP after function calls is a tool-call stop. */
+export function geminiFinishReason(value: string, calledTools: boolean): FinishReason {
+  switch (value) {
+    case "STOP":
+      return calledTools ? "tool_calls" : "stop";
+    case "MAX_TOKENS":
+      return "length";
+    case "SAFETY":
+    case "RECITATION":
+    case "BLOCKLIST":
+    case "PROHIBITED_CONTENT":
+    case "SPII":
+    case "IMAGE_SAFETY":
+      return "content_filter";
+    case "FINISH_REASON_UNSPECIFIED":
+      return "unspecified";
+    default:
+      return "other";
+  }
+}
+
+function usageDelta(u: NonNullable<GeminiChunk["usageMetadata"]>): UsageDelta {
+  const thoughts = count(u.thoughtsTokenCount);
+  return {
+    type: "usage",
+    inputTokens: count(u.promptTokenCount),
+    // candidatesTokenCount excludes thinking; our output count includes it.
+    outputTokens: count(u.candidatesTokenCount) + thoughts,
+    cachedInputTokens: count(u.cachedContentTokenCount),
+    reasoningTokens: thoughts,
+  };
+}
+
+interface StreamState {
+  toolCount: number;
+  finish?: FinishReason;
+  usage?: UsageDelta;
+}
+
+/**
+ * streamGenerateContent chunks → deltas. Gemini sends whole function calls:
+ * each becomes one tool-call delta carrying all its arguments, with the
+ * provider's id or a synthesized one. There is no end sentinel: the body
+ * ending after a finishReason is the end; before one, the stream was cut.
+ */
+export function createGeminiTranslator(target: UpstreamTarget): StreamTranslator {
+  const provider = target.provider.name;
+  const state: StreamState = { toolCount: 0 };
+  const malformed = (cause?: unknown) => new GatewayError("upstream_protocol", `provider ${provider} sent a malformed event`, { provider, cause });
+
+  return {
+    event(sse) {
+      let chunk: GeminiChunk;
+      try {
+        chunk = JSON.parse(sse.data) as GeminiChunk;
+      } catch (cause) {
+        throw malformed(cause);
+      }
+      if (chunk === null || typeof chunk !== "object" || Array.isArray(chunk)) throw malformed();
+      if (chunk.error) {
+        throw new GatewayError("upstream_stream_error", `provider ${provider} reported an error mid-stream`, {
+          provider,
+          cause: new Error(typeof chunk.error.status === "string" ? chunk.error.status : "error"),
+        });
+      }
+      if (chunk.usageMetadata) state.usage = usageDelta(chunk.usageMetadata);
+      if (chunk.promptFeedback?.blockReason) state.finish = "content_filter";
+      const candidate = chunk.candidates?.find((c) => count(c.index) === 0);
+      const out: ContentDelta[] = [];
+      for (const part of candidate?.content?.parts ?? []) {
+        if (typeof part.text === "string" && part.text !== "") out.push({ type: part.thought === true ? "reasoning" : "text", text: part.text });
+        const call = part.functionCall;
+        if (call) {
+          if (typeof call.name !== "string") throw malformed();
+          out.push({
+            type: "tool_call",
+            index: state.toolCount++,
+            id: typeof call.id === "string" && call.id !== "" ? call.id : `call_${randomBytes(9).toString("base64url")}`,
+            name: call.name,
+            arguments: JSON.stringify(call.args ?? {}),
+          });
+        }
+      }
+      if (typeof candidate?.finishReason === "string") state.finish = geminiFinishReason(candidate.finishReason, state.toolCount > 0);
+      return out;
+    },
+    end() {
+      if (state.finish === undefined) {
+        throw new GatewayError("upstream_protocol", `provider ${provider} ended the stream before it was complete`, { provider });
+      }
+      return state.usage ? [state.usage, { type: "finish", reason: state.finish }] : [{ type: "finish", reason: state.finish }];
+    },
+  };
+}

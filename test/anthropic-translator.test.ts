@@ -1,0 +1,135 @@
+import { describe, expect, it } from "vitest";
+import { createAnthropicTranslator } from "../src/providers/anthropic/anthropic-translator.js";
+import { expectSplitInvariance, type Fixture, testTarget, translateWire } from "./helpers/translate.js";
+
+const target = testTarget("anthropic");
+const create = () => createAnthropicTranslator(target);
+const translate = (wire: string) => translateWire(create, wire);
+
+/** One SSE event as the Messages API sends it: a named event whose data repeats the type. */
+const ev = (type: string, data: Record<string, unknown> = {}) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+const start = (input = 25, extra: Record<string, unknown> = {}) =>
+  ev("message_start", {
+    message: { id: "msg_1", type: "message", role: "assistant", model: "claude", content: [], stop_reason: null, usage: { input_tokens: input, output_tokens: 1, ...extra } },
+  });
+const textBlock = (index: number, ...texts: string[]) =>
+  ev("content_block_start", { index, content_block: { type: "text", text: "" } }) +
+  texts.map((text) => ev("content_block_delta", { index, delta: { type: "text_delta", text } })).join("") +
+  ev("content_block_stop", { index });
+const toolBlock = (index: number, id: string, name: string, ...json: string[]) =>
+  ev("content_block_start", { index, content_block: { type: "tool_use", id, name, input: {} } }) +
+  json.map((partial_json) => ev("content_block_delta", { index, delta: { type: "input_json_delta", partial_json } })).join("") +
+  ev("content_block_stop", { index });
+const end = (reason: string, output: number) => ev("message_delta", { delta: { stop_reason: reason, stop_sequence: null }, usage: { output_tokens: output } }) + ev("message_stop");
+
+const FIXTURES: Fixture[] = [
+  {
+    name: "text, usage only at the end",
+    wire: start(12) + textBlock(0, "Hello", " there") + end("end_turn", 6),
+    deltas: [
+      { type: "text", text: "Hello" },
+      { type: "text", text: " there" },
+      { type: "usage", inputTokens: 12, outputTokens: 6, cachedInputTokens: 0, reasoningTokens: 0 },
+      { type: "finish", reason: "stop" },
+    ],
+  },
+  {
+    name: "interleaved text and tool calls, several in parallel",
+    wire:
+      start() +
+      textBlock(0, "Checking.") +
+      toolBlock(1, "toolu_a", "weather", '{"city":', ' "Paris"}') +
+      toolBlock(2, "toolu_b", "time", '{"tz":"CET"}') +
+      textBlock(3, "Done.") +
+      end("tool_use", 40),
+    deltas: [
+      { type: "text", text: "Checking." },
+      { type: "tool_call", index: 0, id: "toolu_a", name: "weather", arguments: "" },
+      { type: "tool_call", index: 0, arguments: '{"city":' },
+      { type: "tool_call", index: 0, arguments: ' "Paris"}' },
+      { type: "tool_call", index: 1, id: "toolu_b", name: "time", arguments: "" },
+      { type: "tool_call", index: 1, arguments: '{"tz":"CET"}' },
+      { type: "text", text: "Done." },
+      { type: "usage", inputTokens: 25, outputTokens: 40, cachedInputTokens: 0, reasoningTokens: 0 },
+      { type: "finish", reason: "tool_calls" },
+    ],
+  },
+  {
+    name: "thinking (with signature) then text",
+    wire:
+      start() +
+      ev("content_block_start", { index: 0, content_block: { type: "thinking", thinking: "" } }) +
+      ev("content_block_delta", { index: 0, delta: { type: "thinking_delta", thinking: "Let me think" } }) +
+      ev("content_block_delta", { index: 0, delta: { type: "signature_delta", signature: "EqQB..." } }) +
+      ev("content_block_stop", { index: 0 }) +
+      textBlock(1, "42") +
+      end("end_turn", 9),
+    deltas: [
+      { type: "reasoning", text: "Let me think" },
+      { type: "text", text: "42" },
+      { type: "usage", inputTokens: 25, outputTokens: 9, cachedInputTokens: 0, reasoningTokens: 0 },
+      { type: "finish", reason: "stop" },
+    ],
+  },
+  {
+    name: "pings before the first event and between blocks",
+    wire: ev("ping") + start(3) + ev("ping") + textBlock(0, "a") + ev("ping") + end("max_tokens", 1),
+    deltas: [
+      { type: "text", text: "a" },
+      { type: "usage", inputTokens: 3, outputTokens: 1, cachedInputTokens: 0, reasoningTokens: 0 },
+      { type: "finish", reason: "length" },
+    ],
+  },
+  {
+    name: "cache reads and writes count as input",
+    wire: start(10, { cache_read_input_tokens: 100, cache_creation_input_tokens: 5 }) + textBlock(0, "x") + end("stop_sequence", 2),
+    deltas: [
+      { type: "text", text: "x" },
+      { type: "usage", inputTokens: 115, outputTokens: 2, cachedInputTokens: 100, reasoningTokens: 0 },
+      { type: "finish", reason: "stop" },
+    ],
+  },
+  {
+    name: "refusal and unknown block and event types",
+    wire:
+      start() +
+      ev("content_block_start", { index: 0, content_block: { type: "redacted_thinking", data: "xyz" } }) +
+      ev("content_block_stop", { index: 0 }) +
+      ev("some_future_event", { x: 1 }) +
+      textBlock(1, "no") +
+      end("refusal", 1),
+    deltas: [
+      { type: "text", text: "no" },
+      { type: "usage", inputTokens: 25, outputTokens: 1, cachedInputTokens: 0, reasoningTokens: 0 },
+      { type: "finish", reason: "content_filter" },
+    ],
+  },
+];
+
+describe("Anthropic stream translation", () => {
+  for (const f of FIXTURES) {
+    it(f.name, () => {
+      expect(translate(f.wire)).toEqual(f.deltas);
+    });
+  }
+
+  it("gives identical deltas for every fixture split at every byte offset", () => {
+    expectSplitInvariance(create, FIXTURES);
+  });
+
+  it("an error event mid-stream (overloaded_error) → upstream_stream_error, after the deltas before it", () => {
+    const translator = create();
+    const wire = start() + textBlock(0, "partial") + ev("error", { error: { type: "overloaded_error", message: "Overloaded" } });
+    expect(() => translateWire(() => translator, wire)).toThrow(expect.objectContaining({ code: "upstream_stream_error" }));
+  });
+
+  it("a stream cut before message_stop is incomplete", () => {
+    expect(() => translate(start() + textBlock(0, "a"))).toThrow(expect.objectContaining({ code: "upstream_protocol" }));
+  });
+
+  it("a delta for a block that never started is malformed", () => {
+    expect(() => translate(start() + ev("content_block_delta", { index: 4, delta: { type: "text_delta", text: "?" } }))).toThrow(
+      expect.objectContaining({ code: "upstream_protocol", message: "provider up sent a malformed event" }),
+    );
+  });
+});
