@@ -47,6 +47,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     port: options.port ?? config.server.port,
     keepaliveMs: config.server.keepaliveMs,
     facade: config.facade,
+    ...(config.server.debugEndpoints ? { debug: { registry } } : {}),
   });
 
   return {

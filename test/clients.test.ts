@@ -115,4 +115,17 @@ describe("health", () => {
     expect(await ready.json()).toEqual({ status: "ready" });
     expect((await fetch(`${h.url}/nope`)).status).toBe(404);
   });
+
+  it("serves /debug/runtime only when debugEndpoints is on", async () => {
+    expect((await fetch(`${h.url}/debug/runtime`)).status).toBe(404);
+    const debug = await startHarness({ server: { debugEndpoints: true } });
+    try {
+      const stats = (await (await fetch(`${debug.url}/debug/runtime`)).json()) as Record<string, unknown>;
+      expect(stats).toMatchObject({ activeStreams: 0 });
+      expect(stats.rssBytes).toBeGreaterThan(0);
+      expect(stats.eventLoopDelayMs).toHaveProperty("p99");
+    } finally {
+      await debug.close();
+    }
+  });
 });

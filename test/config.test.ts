@@ -31,7 +31,7 @@ describe("configuration", () => {
       },
       {},
     );
-    expect(config.server).toEqual({ host: "127.0.0.1", port: 8080, drainMs: 10_000, keepaliveMs: 30_000 });
+    expect(config.server).toEqual({ host: "127.0.0.1", port: 8080, drainMs: 10_000, keepaliveMs: 30_000, debugEndpoints: false });
     expect(config.providers.get("main")!.baseUrl).toBe("http://127.0.0.1:9/v1");
     expect(config.models.get("m")!.timeouts).toMatchObject({ idleMs: 2000, connectMs: 50, headersMs: 30_000 });
   });

@@ -23,7 +23,13 @@ export interface ModelRoute {
 
 /** The gateway's whole configuration after validation. Immutable: requests never modify it. */
 export interface Config {
-  readonly server: { readonly host: string; readonly port: number; readonly drainMs: number; readonly keepaliveMs: number };
+  readonly server: {
+    readonly host: string;
+    readonly port: number;
+    readonly drainMs: number;
+    readonly keepaliveMs: number;
+    readonly debugEndpoints: boolean;
+  };
   readonly log: { readonly level: string };
   readonly limits: { readonly maxEventBytes: number };
   readonly facade: { readonly keepaliveMs: number; readonly maxBodyBytes: number };

@@ -64,6 +64,8 @@ export const configSchema = z
         drainMs: z.number().int().min(0).max(600_000).default(10_000),
         /** HTTP/2 PING interval on idle-looking connections; a PING unanswered by the next one closes the connection. */
         keepaliveMs: z.number().int().min(10).max(3_600_000).default(30_000),
+        /** Serve GET /debug/runtime (memory, event-loop delay, streams). Off in production. */
+        debugEndpoints: z.boolean().default(false),
       })
       .prefault({}),
     log: z

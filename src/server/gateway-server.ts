@@ -11,7 +11,9 @@ import { createOpenAiFacade } from "../edges/openai/facade.js";
 import type { Logger } from "../logging/logger.js";
 import type { ChatPipeline } from "../pipeline/chat-pipeline.js";
 import { ChatService } from "../../gen/sluice/v1/chat_service_pb.js";
+import type { StreamRegistry } from "../pipeline/stream-registry.js";
 import { type AnyRequest, type AnyResponse, handleHealth, type HealthState, notFound } from "./health.js";
+import { createRuntimeStats } from "./runtime-stats.js";
 
 export interface GatewayServerOptions {
   readonly pipeline: ChatPipeline;
@@ -21,6 +23,8 @@ export interface GatewayServerOptions {
   /** HTTP/2 PING interval; a PING still unanswered at the next one closes the session. */
   readonly keepaliveMs: number;
   readonly facade: { readonly keepaliveMs: number; readonly maxBodyBytes: number };
+  /** Given when /debug/runtime should be served. */
+  readonly debug?: { readonly registry: StreamRegistry };
 }
 
 export interface GatewayServer {
@@ -74,6 +78,7 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
     registerReflection(router, [ChatService]);
   };
   const facade = createOpenAiFacade({ pipeline, ...options.facade });
+  const runtime = options.debug ? createRuntimeStats(options.debug.registry) : () => false;
   const handler = connectNodeAdapter({
     routes,
     // Token deltas are tens of bytes: compression costs CPU on every message
@@ -81,7 +86,7 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
     // uncompressed messages only, which is what every client sends by default.
     acceptCompression: [],
     fallback(req: AnyRequest, res: AnyResponse) {
-      if (!handleHealth(req, res, health) && !facade(req, res)) notFound(res);
+      if (!handleHealth(req, res, health) && !facade(req, res) && !runtime(req, res)) notFound(res);
     },
   });
 

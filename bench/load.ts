@@ -1,0 +1,154 @@
+import { setTimeout as delay } from "node:timers/promises";
+import { createRandom } from "../src/simulator/random.js";
+import { epochMs } from "./stats.js";
+import { createTarget, type Target, type TargetSpec } from "./targets.js";
+
+/** One load-generator run, as the orchestrator describes it on the command line. */
+export type LoadSpec =
+  | { scenario: "ttft"; target: TargetSpec; concurrency: number; perLane: number; prompt: string }
+  | { scenario: "throughput"; target: TargetSpec; concurrency: number; prompt: string }
+  | { scenario: "cancel"; target: TargetSpec; total: number; concurrency: number; prompt: string; seed: number }
+  | { scenario: "capacity"; target: TargetSpec; streams: number; prompt: string }
+  | { scenario: "slow"; target: TargetSpec; streams: number; readIntervalMs: number; durationMs: number; prompt: string };
+
+const withTag = (prompt: string, tag: string) => `${prompt} tag=${tag}`;
+
+async function lanes(concurrency: number, work: (lane: number) => Promise<void>): Promise<void> {
+  await Promise.all(Array.from({ length: concurrency }, (_, lane) => work(lane)));
+}
+
+/** Time to the first text delta of each stream, `concurrency` lanes started together. */
+async function ttft(target: Target, spec: Extract<LoadSpec, { scenario: "ttft" }>) {
+  const samples: number[] = [];
+  let errors = 0;
+  await lanes(spec.concurrency, async () => {
+    for (let i = 0; i < spec.perLane; i++) {
+      const started = performance.now();
+      let first: number | undefined;
+      try {
+        await target.stream(spec.prompt, new AbortController().signal, () => {
+          first ??= performance.now() - started;
+        });
+        if (first !== undefined) samples.push(first);
+      } catch {
+        errors++;
+      }
+    }
+  });
+  return { samples, errors };
+}
+
+async function throughput(target: Target, spec: Extract<LoadSpec, { scenario: "throughput" }>) {
+  let deltas = 0;
+  let errors = 0;
+  const cpu = process.cpuUsage();
+  const started = performance.now();
+  await lanes(spec.concurrency, async () => {
+    try {
+      const r = await target.stream(spec.prompt, new AbortController().signal, () => undefined);
+      deltas += r.textDeltas;
+    } catch {
+      errors++;
+    }
+  });
+  const used = process.cpuUsage(cpu);
+  return { deltas, errors, wallMs: performance.now() - started, clientCpuS: (used.user + used.system) / 1e6 };
+}
+
+/** Streams aborted after a random 1-10 text deltas; the abort time goes with the tag the simulator records. */
+async function cancel(target: Target, spec: Extract<LoadSpec, { scenario: "cancel" }>) {
+  const next = createRandom(spec.seed);
+  const aborts: Array<{ tag: string; abortAt: number; received: number }> = [];
+  let started = 0;
+  await lanes(spec.concurrency, async (lane) => {
+    while (started < spec.total) {
+      const tag = `c${spec.seed}-${lane}-${started++}`;
+      const after = 1 + Math.floor(next() * 10);
+      const controller = new AbortController();
+      let received = 0;
+      try {
+        await target.stream(withTag(spec.prompt, tag), controller.signal, () => {
+          if (++received === after) {
+            aborts.push({ tag, abortAt: epochMs(), received });
+            controller.abort();
+          }
+        });
+      } catch {
+        // our abort
+      }
+    }
+  });
+  return { aborts };
+}
+
+/** Many slow streams open at once; the orchestrator measures the gateway while they run. */
+async function capacity(target: Target, spec: Extract<LoadSpec, { scenario: "capacity" }>) {
+  let completed = 0;
+  let failed = 0;
+  const errors = new Map<string, number>();
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: spec.streams }, async () => {
+      try {
+        const r = await target.stream(spec.prompt, new AbortController().signal, () => undefined);
+        if (r.finished) completed++;
+        else failed++;
+      } catch (e) {
+        failed++;
+        const key = String((e as Error).message).slice(0, 80);
+        errors.set(key, (errors.get(key) ?? 0) + 1);
+      }
+    }),
+  );
+  return { completed, failed, wallMs: performance.now() - started, errors: Object.fromEntries(errors) };
+}
+
+/** Clients that read one text delta per interval from a fast upstream, then leave. */
+async function slow(target: Target, spec: Extract<LoadSpec, { scenario: "slow" }>) {
+  const delivered: Record<string, number> = {};
+  await lanes(spec.streams, async (lane) => {
+    const tag = `slow-${lane}`;
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), spec.durationMs);
+    delivered[tag] = 0;
+    try {
+      await target.stream(withTag(spec.prompt, tag), controller.signal, async (bytes) => {
+        delivered[tag]! += bytes;
+        await delay(spec.readIntervalMs); // the behaviour under test: a slow reader
+      });
+    } catch {
+      // our abort
+    } finally {
+      clearTimeout(timer);
+    }
+  });
+  return { delivered };
+}
+
+async function main(): Promise<void> {
+  const spec = JSON.parse(process.argv[2]!) as LoadSpec;
+  const target = createTarget(spec.target);
+  let result: unknown;
+  switch (spec.scenario) {
+    case "ttft":
+      result = await ttft(target, spec);
+      break;
+    case "throughput":
+      result = await throughput(target, spec);
+      break;
+    case "cancel":
+      result = await cancel(target, spec);
+      break;
+    case "capacity":
+      result = await capacity(target, spec);
+      break;
+    case "slow":
+      result = await slow(target, spec);
+      break;
+  }
+  await target.close();
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+  process.exit(0);
+}
+
+void main();

@@ -1,0 +1,423 @@
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
+import { cpus, tmpdir } from "node:os";
+import { join } from "node:path";
+import { execFileSync } from "node:child_process";
+import { parseArgs } from "node:util";
+import { stringify } from "yaml";
+import type { RequestRecord } from "../src/simulator/records.js";
+import type { LoadSpec } from "./load.js";
+import { type Proc, runJson, startUntil } from "./procs.js";
+import { type Goal, lineChart, table } from "./report.js";
+import { round, summary } from "./stats.js";
+import type { TargetKind, TargetSpec } from "./targets.js";
+
+const { values: args } = parseArgs({ options: { quick: { type: "boolean", default: false }, "no-peer": { type: "boolean", default: false } } });
+const QUICK = args.quick;
+const ROOT = process.cwd();
+const LOAD = join(ROOT, "dist/bench/load.js");
+const RESULTS = join(ROOT, "bench/results");
+const KiB = 1024;
+const MiB = 1024 * 1024;
+
+interface Services {
+  simOrigin: string;
+  simOpenAi: string;
+  sim: Proc;
+  gateway: Proc;
+  gatewayUrl: string;
+  peer?: Proc;
+  peerUrl?: string;
+}
+
+function log(message: string): void {
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function startServices(): Promise<Services> {
+  const { proc: sim, value: simInfo } = await startUntil(process.execPath, ["dist/src/simulator/main.js", "--port", "0"], (line) =>
+    line.startsWith("{") && line.includes("simulator listening") ? (JSON.parse(line) as { origin: string; openAiBaseUrl: string }) : undefined,
+  );
+  const dir = await mkdtemp(join(tmpdir(), "sluice-bench-"));
+  const configFile = join(dir, "sluice.yaml");
+  await writeFile(
+    configFile,
+    stringify({
+      server: { debugEndpoints: true },
+      log: { level: "info" },
+      providers: { sim: { kind: "openai", baseUrl: simInfo.openAiBaseUrl, timeouts: { idleMs: 120_000, totalMs: 600_000, firstTokenMs: 120_000, headersMs: 60_000 } } },
+      models: { bench: { provider: "sim", model: "sim-1" } },
+    }),
+  );
+  const { proc: gateway, value: gatewayUrl } = await startUntil(
+    process.execPath,
+    ["dist/src/main.js", "--config", configFile, "--port", "0"],
+    (line) => (line.includes('"server.listening"') ? ((JSON.parse(line) as { url: string }).url) : undefined),
+  );
+  const services: Services = { simOrigin: simInfo.origin, simOpenAi: simInfo.openAiBaseUrl, sim, gateway, gatewayUrl };
+  if (!args["no-peer"]) {
+    const entry = join(ROOT, "bench/node_modules/@portkey-ai/gateway/build/start-server.js");
+    if (!existsSync(entry)) {
+      log("installing the peer gateway (bench/package.json)");
+      execFileSync("npm", ["ci", "--no-audit", "--no-fund"], { cwd: join(ROOT, "bench"), stdio: "inherit" });
+    }
+    const port = await freePort();
+    const { proc } = await startUntil(
+      process.execPath,
+      ["-r", join(ROOT, "bench/peer/force-loopback.cjs"), entry, `--port=${port}`, "--headless"],
+      (line) => (line.includes("Ready for connections") ? true : undefined),
+      { env: { ...process.env, NODE_ENV: "production" }, cwd: join(ROOT, "bench") },
+    );
+    services.peer = proc;
+    services.peerUrl = `http://127.0.0.1:${port}/v1`;
+  }
+  return services;
+}
+
+function targetSpec(s: Services, kind: TargetKind): TargetSpec {
+  switch (kind) {
+    case "direct":
+      return { kind, url: s.simOpenAi, model: "sim-1" };
+    case "sluice-grpc":
+      return { kind, url: s.gatewayUrl, model: "bench" };
+    case "sluice-sse":
+      return { kind, url: `${s.gatewayUrl}/v1`, model: "bench" };
+    case "peer-sse":
+      return { kind, url: s.peerUrl!, model: "sim-1", upstream: s.simOpenAi };
+  }
+}
+
+function targets(s: Services): TargetKind[] {
+  return s.peer ? ["direct", "sluice-grpc", "sluice-sse", "peer-sse"] : ["direct", "sluice-grpc", "sluice-sse"];
+}
+
+async function load<T>(spec: LoadSpec, timeoutMs = 300_000): Promise<T> {
+  return runJson<T>([LOAD, JSON.stringify(spec)], timeoutMs);
+}
+
+async function simReset(s: Services): Promise<void> {
+  await fetch(`${s.simOrigin}/_sim/reset`, { method: "POST" });
+}
+
+async function simRecords(s: Services): Promise<RequestRecord[]> {
+  return (await (await fetch(`${s.simOrigin}/_sim/requests`)).json()) as RequestRecord[];
+}
+
+interface Runtime {
+  rssBytes: number;
+  activeStreams: number;
+  eventLoopDelayMs: { p50: number; p99: number; max: number };
+}
+
+async function runtime(s: Services, reset = false): Promise<Runtime> {
+  return (await (await fetch(`${s.gatewayUrl}/debug/runtime${reset ? "?reset=1" : ""}`)).json()) as Runtime;
+}
+
+const NAMES: Record<TargetKind, string> = { direct: "direct (baseline)", "sluice-grpc": "Sluice gRPC", "sluice-sse": "Sluice SSE facade", "peer-sse": "Portkey (peer)" };
+
+// 1. TTFT overhead ---------------------------------------------------------
+async function ttftScenario(s: Services) {
+  const levels = QUICK ? [1, 100, 500] : [1, 100, 1000];
+  const streams = QUICK ? 200 : 1000;
+  const prompt = "#sim tokens=2";
+  const results: Record<string, Record<number, { p50: number; p99: number; n: number; errors: number }>> = {};
+  for (const concurrency of levels) {
+    for (const kind of targets(s)) {
+      // Interleave targets per level so that machine noise hits all alike.
+      const perLane = Math.max(1, Math.ceil((concurrency === 1 ? streams / 4 : streams) / concurrency));
+      await load({ scenario: "ttft", target: targetSpec(s, kind), concurrency: Math.min(concurrency, 50), perLane: 2, prompt }); // warm-up
+      const r = await load<{ samples: number[]; errors: number }>({ scenario: "ttft", target: targetSpec(s, kind), concurrency, perLane, prompt });
+      (results[kind] ??= {})[concurrency] = { ...summary(r.samples), errors: r.errors };
+      log(`ttft c=${concurrency} ${kind}: p50 ${round(results[kind]![concurrency]!.p50)} ms p99 ${round(results[kind]![concurrency]!.p99)} ms (${r.samples.length} streams, ${r.errors} errors)`);
+    }
+    await simReset(s);
+  }
+  return { levels, results };
+}
+
+// 2. Throughput -------------------------------------------------------------
+async function throughputScenario(s: Services) {
+  const concurrency = 10;
+  const tokens = QUICK ? 3_000 : 10_000;
+  const out: Record<string, { deltasPerS: number; deltas: number; gatewayCpuSPer100k?: number; allCpuSPer100k: number; errors: number }> = {};
+  for (const kind of targets(s)) {
+    const gatewayProc = kind === "peer-sse" ? s.peer : kind === "direct" ? undefined : s.gateway;
+    const procs = [s.sim, ...(gatewayProc ? [gatewayProc] : [])];
+    const before = procs.map((p) => p.cpuSeconds());
+    const r = await load<{ deltas: number; wallMs: number; clientCpuS: number; errors: number }>({
+      scenario: "throughput",
+      target: targetSpec(s, kind),
+      concurrency,
+      prompt: `#sim tokens=${tokens}`,
+    });
+    const used = procs.map((p, i) => p.cpuSeconds() - before[i]!);
+    const per100k = (cpu: number) => (cpu / Math.max(1, r.deltas)) * 100_000;
+    out[kind] = {
+      deltas: r.deltas,
+      deltasPerS: r.deltas / (r.wallMs / 1000),
+      ...(gatewayProc ? { gatewayCpuSPer100k: per100k(used[1]!) } : {}),
+      allCpuSPer100k: per100k(used.reduce((a, b) => a + b, 0) + r.clientCpuS),
+      errors: r.errors,
+    };
+    log(`throughput ${kind}: ${Math.round(out[kind]!.deltasPerS)} deltas/s`);
+    await simReset(s);
+  }
+  return { concurrency, tokens, results: out };
+}
+
+// 3. Capacity ---------------------------------------------------------------
+async function capacityScenario(s: Services) {
+  const streams = QUICK ? 2_000 : 10_000;
+  const tokens = QUICK ? 5 : 10;
+  const idle = await runtime(s);
+  await runtime(s, true);
+  const run = load<{ completed: number; failed: number; wallMs: number; errors: Record<string, number> }>(
+    { scenario: "capacity", target: targetSpec(s, "sluice-grpc"), streams, prompt: `#sim tokens=${tokens} delay_ms=1000 ttft_ms=1000` },
+    600_000,
+  );
+  let peak = idle;
+  let plateau: Runtime | undefined;
+  let done = false;
+  void run.finally(() => (done = true));
+  while (!done) {
+    await new Promise((r) => setTimeout(r, 250)); // sampling interval of a monitor, not synchronisation
+    const now = await runtime(s).catch(() => undefined);
+    if (!now) continue;
+    if (now.rssBytes > peak.rssBytes) peak = now;
+    if (!plateau && now.activeStreams >= streams) {
+      await runtime(s, true);
+      await new Promise((r) => setTimeout(r, 2000)); // let the delay histogram see a plateau window
+      plateau = await runtime(s);
+    }
+  }
+  const r = await run;
+  const growth = peak.rssBytes - idle.rssBytes;
+  const result = {
+    streams,
+    completed: r.completed,
+    failed: r.failed,
+    errors: r.errors,
+    idleRssMiB: idle.rssBytes / MiB,
+    peakRssMiB: peak.rssBytes / MiB,
+    kibPerStream: growth / KiB / streams,
+    eventLoopDelayP99Ms: plateau?.eventLoopDelayMs.p99 ?? Number.NaN,
+    reachedPlateau: plateau !== undefined,
+    wallS: r.wallMs / 1000,
+  };
+  log(`capacity: ${r.completed}/${streams} completed, ${round(result.kibPerStream)} KiB/stream, loop p99 ${result.eventLoopDelayP99Ms} ms`);
+  await simReset(s);
+  return result;
+}
+
+// 4. Cancellation -----------------------------------------------------------
+async function cancelScenario(s: Services) {
+  const total = QUICK ? 300 : 1000;
+  const out: Record<string, { closeMs: ReturnType<typeof summary>; tokensAfterAbort: ReturnType<typeof summary>; unmatched: number }> = {};
+  for (const kind of targets(s)) {
+    await simReset(s);
+    const seed = 7;
+    const r = await load<{ aborts: Array<{ tag: string; abortAt: number; received: number }> }>({
+      scenario: "cancel",
+      target: targetSpec(s, kind),
+      total,
+      concurrency: 50,
+      prompt: "#sim tokens=1000 delay_ms=10",
+      seed,
+    });
+    // Wait (bounded) for the simulator to have seen every close.
+    let records: RequestRecord[] = [];
+    for (let i = 0; i < 40; i++) {
+      records = await simRecords(s);
+      if (records.filter((x) => x.endedAt !== undefined).length >= r.aborts.length) break;
+      await fetch(`${s.simOrigin}/_sim/wait?timeout_ms=250&tag=__none__`);
+    }
+    const byTag = new Map(records.map((x) => [x.tag, x]));
+    const close: number[] = [];
+    const after: number[] = [];
+    let unmatched = 0;
+    for (const a of r.aborts) {
+      const rec = byTag.get(a.tag);
+      if (!rec?.clientClosedAt) {
+        unmatched++;
+        continue;
+      }
+      close.push(rec.clientClosedAt - a.abortAt);
+      after.push(Math.max(0, rec.tokensWritten - a.received));
+    }
+    out[kind] = { closeMs: summary(close), tokensAfterAbort: summary(after), unmatched };
+    log(`cancel ${kind}: close p50 ${round(out[kind]!.closeMs.p50)} p99 ${round(out[kind]!.closeMs.p99)} ms, unmatched ${unmatched}`);
+  }
+  return { total, results: out };
+}
+
+// 5. Slow consumer ------------------------------------------------------------
+async function slowScenario(s: Services) {
+  const streams = QUICK ? 20 : 50;
+  const tokenChars = 4000;
+  const tokens = 2000;
+  const durationMs = QUICK ? 3000 : 5000;
+  const out: Record<string, { rssGrowthKiBPerStream?: number; lateGrowthKiBPerStream?: number; upstreamWrittenKiBPerStream: number; aheadOfClientKiBPerStream: number; potentialKiBPerStream: number }> = {};
+  for (const kind of ["direct", "sluice-grpc", "sluice-sse"] as const) {
+    await simReset(s);
+    const before = s.gateway.rssBytes();
+    const samples: number[] = [];
+    const run = load<{ delivered: Record<string, number> }>({
+      scenario: "slow",
+      target: targetSpec(s, kind),
+      streams,
+      readIntervalMs: 50,
+      durationMs,
+      prompt: `#sim tokens=${tokens} token_chars=${tokenChars}`,
+    });
+    let done = false;
+    void run.finally(() => (done = true));
+    while (!done) {
+      await new Promise((r) => setTimeout(r, 200)); // monitor sampling
+      samples.push(s.gateway.rssBytes());
+    }
+    const r = await run;
+    const records = (await simRecords(s)).filter((x) => x.tag?.startsWith("slow-"));
+    const written = records.reduce((a, x) => a + x.bytesWritten, 0) / records.length;
+    const delivered = Object.values(r.delivered).reduce((a, b) => a + b, 0) / streams;
+    const half = samples.slice(0, Math.ceil(samples.length / 2));
+    out[kind] = {
+      ...(kind === "direct"
+        ? {}
+        : {
+            rssGrowthKiBPerStream: (Math.max(...samples) - before) / KiB / streams,
+            lateGrowthKiBPerStream: (Math.max(...samples) - Math.max(...half)) / KiB / streams,
+          }),
+      upstreamWrittenKiBPerStream: written / KiB,
+      aheadOfClientKiBPerStream: (written - delivered) / KiB,
+      potentialKiBPerStream: (tokens * tokenChars) / KiB,
+    };
+    log(`slow ${kind}: upstream wrote ${round(written / KiB)} KiB/stream of ${(tokens * tokenChars) / KiB}`);
+  }
+  return { streams, durationMs, results: out };
+}
+
+function machine() {
+  const cpu = cpus();
+  return { cpus: cpu.length, model: cpu[0]?.model ?? "unknown", node: process.version, date: new Date().toISOString() };
+}
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  await mkdir(RESULTS, { recursive: true });
+  const s = await startServices();
+  log(`simulator ${s.simOrigin}, gateway ${s.gatewayUrl}${s.peerUrl ? `, peer ${s.peerUrl}` : ""}`);
+  try {
+    const ttft = await ttftScenario(s);
+    const throughput = await throughputScenario(s);
+    const cancel = await cancelScenario(s);
+    const slow = await slowScenario(s);
+    const capacity = await capacityScenario(s);
+    const result = { mode: QUICK ? "quick" : "full", machine: machine(), ttft, throughput, capacity, cancel, slow, durationS: (performance.now() - started) / 1000 };
+    await writeReport(result);
+  } finally {
+    await Promise.all([s.gateway.stop(), s.sim.stop(), s.peer?.stop()]);
+  }
+}
+
+type Result = {
+  mode: string;
+  machine: ReturnType<typeof machine>;
+  ttft: Awaited<ReturnType<typeof ttftScenario>>;
+  throughput: Awaited<ReturnType<typeof throughputScenario>>;
+  capacity: Awaited<ReturnType<typeof capacityScenario>>;
+  cancel: Awaited<ReturnType<typeof cancelScenario>>;
+  slow: Awaited<ReturnType<typeof slowScenario>>;
+  durationS: number;
+};
+
+async function writeReport(r: Result): Promise<void> {
+  const kinds = Object.keys(r.ttft.results) as TargetKind[];
+  const gateways = kinds.filter((k) => k !== "direct");
+  const direct = r.ttft.results.direct!;
+  const overhead = (k: TargetKind, c: number, p: "p50" | "p99") => r.ttft.results[k]![c]![p] - direct[c]![p];
+
+  const ttftRows = r.ttft.levels.flatMap((c) =>
+    kinds.map((k) => [String(c), NAMES[k], r.ttft.results[k]![c]!.p50, r.ttft.results[k]![c]!.p99, k === "direct" ? "—" : round(overhead(k, c, "p50")), k === "direct" ? "—" : round(overhead(k, c, "p99")), r.ttft.results[k]![c]!.errors]),
+  );
+  const tp = r.throughput.results;
+  const tpRows = kinds.map((k) => [NAMES[k], Math.round(tp[k]!.deltasPerS), k === "direct" ? "1.00" : round(tp[k]!.deltasPerS / tp.direct!.deltasPerS), tp[k]!.gatewayCpuSPer100k ?? "—", tp[k]!.allCpuSPer100k, k === "direct" ? "1.00" : round(tp[k]!.allCpuSPer100k / tp.direct!.allCpuSPer100k), tp[k]!.errors]);
+  const cRows = kinds.map((k) => {
+    const c = r.cancel.results[k]!;
+    return [NAMES[k], c.closeMs.p50, c.closeMs.p99, k === "direct" ? "—" : round(c.closeMs.p99 - r.cancel.results.direct!.closeMs.p99), c.tokensAfterAbort.p50, c.tokensAfterAbort.p99, c.unmatched];
+  });
+  const sRows = (Object.keys(r.slow.results) as TargetKind[]).map((k) => {
+    const x = r.slow.results[k]!;
+    return [NAMES[k], x.rssGrowthKiBPerStream ?? "—", x.lateGrowthKiBPerStream ?? "—", x.upstreamWrittenKiBPerStream, x.aheadOfClientKiBPerStream, x.potentialKiBPerStream];
+  });
+  const at100 = r.ttft.levels.includes(100) ? 100 : r.ttft.levels[1]!;
+  const worstGatewayP99 = Math.max(...(["sluice-grpc", "sluice-sse"] as const).map((k) => overhead(k, at100, "p99")));
+  const minRatio = Math.min(...(["sluice-grpc", "sluice-sse"] as const).map((k) => tp[k]!.deltasPerS / tp.direct!.deltasPerS));
+  const cancelP99 = Math.max(...(["sluice-grpc", "sluice-sse"] as const).map((k) => r.cancel.results[k]!.closeMs.p99));
+  const slowGrowth = Math.max(...(["sluice-grpc", "sluice-sse"] as const).map((k) => r.slow.results[k]!.rssGrowthKiBPerStream ?? 0));
+  const goals: Goal[] = [
+    { name: `TTFT overhead p99 at ${at100} streams`, target: "≤ 1 ms", measured: `${round(worstGatewayP99)} ms`, met: worstGatewayP99 <= 1 },
+    { name: "throughput vs direct", target: "≥ 0.6×", measured: `${round(minRatio)}×`, met: minRatio >= 0.6 },
+    { name: `memory per idle stream at ${r.capacity.streams} streams`, target: "≤ 20 KiB", measured: `${round(r.capacity.kibPerStream)} KiB`, met: r.capacity.kibPerStream <= 20 },
+    { name: "abort → upstream close p99", target: "≤ 10 ms", measured: `${round(cancelP99)} ms`, met: cancelP99 <= 10 },
+    { name: "slow consumer growth per stream", target: "≤ 256 KiB", measured: `${round(slowGrowth)} KiB`, met: slowGrowth <= 256 },
+  ];
+
+  const md = [
+    `# Sluice benchmark (${r.mode})`,
+    "",
+    `${r.machine.date} — ${r.machine.cpus} × ${r.machine.model}, Node ${r.machine.node}; gateway, simulator, peer and load generator as separate processes on 127.0.0.1. Ran ${round(r.durationS, 0)} s. Reproduce: \`npm run bench${r.mode === "quick" ? " -- --quick" : ""}\`.`,
+    "",
+    "## Goals",
+    table(["goal", "target", "measured", "met"], goals.map((g) => [g.name, g.target, g.measured, g.met ? "yes" : "**no**"])),
+    "",
+    "## 1. Time to first token (ms), overhead = gateway − direct at the same concurrency",
+    table(["concurrency", "path", "p50", "p99", "overhead p50", "overhead p99", "errors"], ttftRows),
+    "",
+    `## 2. Throughput (${r.throughput.concurrency} streams × ${r.throughput.tokens} tokens, zero-delay upstream)`,
+    table(["path", "deltas/s", "ratio vs direct", "gateway CPU s / 100k deltas", "all processes CPU s / 100k deltas", "CPU ratio vs direct", "errors"], tpRows),
+    "",
+    `## 3. Capacity (${r.capacity.streams} concurrent streams, 1 token/s, gRPC)`,
+    table(
+      ["completed", "failed", "idle RSS MiB", "peak RSS MiB", "KiB per stream", "event-loop delay p99 ms", "wall s"],
+      [[`${r.capacity.completed}/${r.capacity.streams}`, r.capacity.failed, r.capacity.idleRssMiB, r.capacity.peakRssMiB, r.capacity.kibPerStream, r.capacity.eventLoopDelayP99Ms, r.capacity.wallS]],
+    ),
+    "",
+    `## 4. Cancellation (${r.cancel.total} streams aborted after 1–10 deltas, upstream 100 tokens/s)`,
+    table(["path", "abort→upstream close p50 ms", "p99 ms", "p99 vs direct ms", "tokens after abort p50", "p99", "unmatched"], cRows),
+    "",
+    `## 5. Slow consumer (${r.slow.streams} clients reading one 4 KB delta per 50 ms for ${r.slow.durationMs / 1000} s)`,
+    table(["path", "gateway RSS growth KiB/stream", "of which in the second half", "upstream wrote KiB/stream", "upstream ahead of client KiB/stream", "upstream could have written KiB/stream"], sRows),
+    "",
+  ].join("\n");
+
+  const svg = lineChart(
+    "TTFT overhead vs concurrency (gateway − direct)",
+    "concurrent streams",
+    "overhead (ms)",
+    gateways.flatMap((k, i) => [
+      { name: `${NAMES[k]} p50`, color: ["#1f77b4", "#2ca02c", "#d62728"][i]!, points: r.ttft.levels.map((c) => ({ x: c, y: overhead(k, c, "p50") })) },
+      { name: `${NAMES[k]} p99`, color: ["#6baed6", "#98df8a", "#ff9896"][i]!, points: r.ttft.levels.map((c) => ({ x: c, y: overhead(k, c, "p99") })) },
+    ]),
+  );
+  const name = r.mode === "quick" ? "quick" : "latest";
+  await writeFile(join(RESULTS, `${name}.json`), `${JSON.stringify({ ...r, goals }, null, 2)}\n`);
+  await writeFile(join(RESULTS, `${name}.md`), md);
+  await writeFile(join(RESULTS, `ttft-overhead${r.mode === "quick" ? "-quick" : ""}.svg`), svg);
+  process.stdout.write(`${md}\n`);
+  log(`wrote bench/results/${name}.{json,md} and the TTFT chart`);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`bench failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+  process.exit(1);
+});

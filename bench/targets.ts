@@ -1,0 +1,102 @@
+import { createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { Agent, request } from "undici";
+import { createSseDecoder } from "../src/sse/decoder.js";
+import { ChatService } from "../gen/sluice/v1/chat_service_pb.js";
+import { Role } from "../gen/sluice/v1/chat_pb.js";
+
+/** Where a benchmark stream goes. */
+export type TargetKind = "direct" | "sluice-grpc" | "sluice-sse" | "peer-sse";
+
+export interface TargetSpec {
+  readonly kind: TargetKind;
+  /** Base URL of the OpenAI-compatible API (direct, Sluice facade, peer) or the gateway URL (gRPC). */
+  readonly url: string;
+  readonly model: string;
+  /** For the peer: the simulator's OpenAI base URL it must forward to. */
+  readonly upstream?: string;
+}
+
+export interface StreamResult {
+  readonly textDeltas: number;
+  readonly finished: boolean;
+}
+
+/** Called for each text delta; may wait (a slow reader) before the next is read. */
+export type OnText = (bytes: number) => void | Promise<void>;
+
+export interface Target {
+  stream(prompt: string, signal: AbortSignal, onText: OnText): Promise<StreamResult>;
+  close(): Promise<void>;
+}
+
+interface Chunk {
+  choices?: Array<{ delta?: { content?: string } }>;
+}
+
+/** OpenAI-compatible SSE over undici, parsed with Sluice's own decoder, identical for every SSE target. */
+function sseTarget(spec: TargetSpec): Target {
+  const dispatcher = new Agent({ keepAliveTimeout: 30_000, pipelining: 1, headersTimeout: 600_000, bodyTimeout: 600_000 });
+  const headers: Record<string, string> = { "content-type": "application/json", authorization: "Bearer bench" };
+  if (spec.kind === "peer-sse") {
+    headers["x-portkey-provider"] = "openai";
+    headers["x-portkey-custom-host"] = spec.upstream!;
+  }
+  return {
+    async stream(prompt, signal, onText) {
+      const res = await request(`${spec.url}/chat/completions`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ model: spec.model, stream: true, messages: [{ role: "user", content: prompt }] }),
+        signal,
+        dispatcher,
+      });
+      if (res.statusCode !== 200) {
+        const text = await res.body.text();
+        throw new Error(`status ${res.statusCode}: ${text.slice(0, 200)}`);
+      }
+      const decoder = createSseDecoder({ maxEventSize: 1 << 24 });
+      let textDeltas = 0;
+      let finished = false;
+      for await (const bytes of res.body) {
+        for (const event of decoder.push(bytes as Uint8Array)) {
+          if (event.data === "[DONE]") {
+            finished = true;
+            continue;
+          }
+          const content = (JSON.parse(event.data) as Chunk).choices?.[0]?.delta?.content;
+          if (content) {
+            textDeltas++;
+            await onText(content.length);
+          }
+        }
+      }
+      return { textDeltas, finished };
+    },
+    close: () => dispatcher.close(),
+  };
+}
+
+/** Sluice's gRPC edge through connect-node over one HTTP/2 connection. */
+function grpcTarget(spec: TargetSpec): Target {
+  const client = createClient(ChatService, createGrpcTransport({ baseUrl: spec.url }));
+  return {
+    async stream(prompt, signal, onText) {
+      let textDeltas = 0;
+      let finished = false;
+      const request = { model: spec.model, messages: [{ role: Role.USER, content: [{ part: { case: "text" as const, value: prompt } }] }] };
+      for await (const m of client.streamChat(request, { signal })) {
+        if (m.delta.case === "text") {
+          textDeltas++;
+          await onText(m.delta.value.text.length);
+        } else if (m.delta.case === "finish") finished = true;
+      }
+      return { textDeltas, finished };
+    },
+    close: async () => undefined,
+  };
+}
+
+export function createTarget(spec: TargetSpec): Target {
+  return spec.kind === "sluice-grpc" ? grpcTarget(spec) : sseTarget(spec);
+}

@@ -1,0 +1,29 @@
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import type { StreamRegistry } from "../pipeline/stream-registry.js";
+import type { AnyRequest, AnyResponse } from "./health.js";
+
+/**
+ * `GET /debug/runtime`: memory, event-loop delay and streams in flight, read
+ * from inside the process (off by default; `server.debugEndpoints: true`).
+ * The benchmark uses it; `?reset=1` starts a new delay window.
+ */
+export function createRuntimeStats(registry: StreamRegistry): (req: AnyRequest, res: AnyResponse) => boolean {
+  const delay = monitorEventLoopDelay({ resolution: 10 });
+  delay.enable();
+  const ms = (ns: number) => Math.round(ns / 10_000) / 100;
+  return (req, res) => {
+    const url = req.url ?? "/";
+    if (req.method !== "GET" || !url.startsWith("/debug/runtime")) return false;
+    const memory = process.memoryUsage();
+    const body = JSON.stringify({
+      rssBytes: memory.rss,
+      heapUsedBytes: memory.heapUsed,
+      activeStreams: registry.active,
+      eventLoopDelayMs: { p50: ms(delay.percentile(50)), p99: ms(delay.percentile(99)), max: ms(delay.max) },
+    });
+    if (url.includes("reset=1")) delay.reset();
+    res.writeHead(200, { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) });
+    res.end(body);
+    return true;
+  };
+}
