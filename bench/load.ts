@@ -8,7 +8,7 @@ export type LoadSpec =
   | { scenario: "ttft"; target: TargetSpec; concurrency: number; perLane: number; prompt: string }
   | { scenario: "throughput"; target: TargetSpec; concurrency: number; prompt: string }
   | { scenario: "cancel"; target: TargetSpec; total: number; concurrency: number; prompt: string; seed: number }
-  | { scenario: "capacity"; target: TargetSpec; streams: number; prompt: string }
+  | { scenario: "capacity"; target: TargetSpec; streams: number; prompt: string; rampPerSecond: number }
   | { scenario: "slow"; target: TargetSpec; streams: number; readIntervalMs: number; durationMs: number; prompt: string };
 
 const withTag = (prompt: string, tag: string) => `${prompt} tag=${tag}`;
@@ -81,14 +81,20 @@ async function cancel(target: Target, spec: Extract<LoadSpec, { scenario: "cance
   return { aborts };
 }
 
-/** Many slow streams open at once; the orchestrator measures the gateway while they run. */
+/**
+ * Many slow streams, opened at `rampPerSecond` (real traffic ramps; opening
+ * thousands of connections in one instant only measures SYN queues), all
+ * held open together; the orchestrator measures the gateway meanwhile.
+ */
 async function capacity(target: Target, spec: Extract<LoadSpec, { scenario: "capacity" }>) {
   let completed = 0;
   let failed = 0;
   const errors = new Map<string, number>();
   const started = performance.now();
+  const batch = Math.max(1, Math.round(spec.rampPerSecond / 20));
   await Promise.all(
-    Array.from({ length: spec.streams }, async () => {
+    Array.from({ length: spec.streams }, async (_, i) => {
+      if (i >= batch) await delay(Math.floor(i / batch) * 50); // ramp schedule, not synchronisation
       try {
         const r = await target.stream(spec.prompt, new AbortController().signal, () => undefined);
         if (r.finished) completed++;

@@ -61,7 +61,7 @@ async function startServices(): Promise<Services> {
   );
   const { proc: gateway, value: gatewayUrl } = await startUntil(
     process.execPath,
-    ["dist/src/main.js", "--config", configFile, "--port", "0"],
+    ["--expose-gc", "dist/src/main.js", "--config", configFile, "--port", "0"],
     (line) => (line.includes('"server.listening"') ? ((JSON.parse(line) as { url: string }).url) : undefined),
   );
   const services: Services = { simOrigin: simInfo.origin, simOpenAi: simInfo.openAiBaseUrl, sim, gateway, gatewayUrl };
@@ -109,18 +109,26 @@ async function simReset(s: Services): Promise<void> {
   await fetch(`${s.simOrigin}/_sim/reset`, { method: "POST" });
 }
 
+/** Waits until the simulator serves no request: a peer that does not cancel upstream leaves streams running. */
+async function simIdle(s: Services): Promise<void> {
+  const res = await fetch(`${s.simOrigin}/_sim/idle?timeout_ms=120000`);
+  if (res.status !== 200) log(`simulator still busy: ${await res.text()}`);
+}
+
 async function simRecords(s: Services): Promise<RequestRecord[]> {
   return (await (await fetch(`${s.simOrigin}/_sim/requests`)).json()) as RequestRecord[];
 }
 
 interface Runtime {
   rssBytes: number;
+  heapUsedBytes: number;
   activeStreams: number;
   eventLoopDelayMs: { p50: number; p99: number; max: number };
 }
 
-async function runtime(s: Services, reset = false): Promise<Runtime> {
-  return (await (await fetch(`${s.gatewayUrl}/debug/runtime${reset ? "?reset=1" : ""}`)).json()) as Runtime;
+async function runtime(s: Services, options: { reset?: boolean; gc?: boolean } = {}): Promise<Runtime> {
+  const query = [options.reset ? "reset=1" : "", options.gc ? "gc=1" : ""].filter(Boolean).join("&");
+  return (await (await fetch(`${s.gatewayUrl}/debug/runtime${query ? `?${query}` : ""}`)).json()) as Runtime;
 }
 
 const NAMES: Record<TargetKind, string> = { direct: "direct (baseline)", "sluice-grpc": "Sluice gRPC", "sluice-sse": "Sluice SSE facade", "peer-sse": "Portkey (peer)" };
@@ -178,15 +186,23 @@ async function throughputScenario(s: Services) {
 // 3. Capacity ---------------------------------------------------------------
 async function capacityScenario(s: Services) {
   const streams = QUICK ? 2_000 : 10_000;
-  const tokens = QUICK ? 5 : 10;
-  const idle = await runtime(s);
-  await runtime(s, true);
+  const tokens = QUICK ? 10 : 20;
+  await simIdle(s);
+  const idle = await runtime(s, { gc: true });
+  await runtime(s, { reset: true });
   const run = load<{ completed: number; failed: number; wallMs: number; errors: Record<string, number> }>(
-    { scenario: "capacity", target: targetSpec(s, "sluice-grpc"), streams, prompt: `#sim tokens=${tokens} delay_ms=1000 ttft_ms=1000` },
+    {
+      scenario: "capacity",
+      target: targetSpec(s, "sluice-grpc"),
+      streams,
+      rampPerSecond: 2_000,
+      prompt: `#sim tokens=${tokens} delay_ms=1000 ttft_ms=1000`,
+    },
     600_000,
   );
   let peak = idle;
   let plateau: Runtime | undefined;
+  let plateauLive: Runtime | undefined;
   let done = false;
   void run.finally(() => (done = true));
   while (!done) {
@@ -194,10 +210,11 @@ async function capacityScenario(s: Services) {
     const now = await runtime(s).catch(() => undefined);
     if (!now) continue;
     if (now.rssBytes > peak.rssBytes) peak = now;
-    if (!plateau && now.activeStreams >= streams) {
-      await runtime(s, true);
+    if (!plateau && now.activeStreams >= streams * 0.99) {
+      await runtime(s, { reset: true });
       await new Promise((r) => setTimeout(r, 2000)); // let the delay histogram see a plateau window
       plateau = await runtime(s);
+      plateauLive = await runtime(s, { gc: true });
     }
   }
   const r = await run;
@@ -210,6 +227,7 @@ async function capacityScenario(s: Services) {
     idleRssMiB: idle.rssBytes / MiB,
     peakRssMiB: peak.rssBytes / MiB,
     kibPerStream: growth / KiB / streams,
+    liveHeapKibPerStream: plateauLive ? (plateauLive.heapUsedBytes - idle.heapUsedBytes) / KiB / streams : Number.NaN,
     eventLoopDelayP99Ms: plateau?.eventLoopDelayMs.p99 ?? Number.NaN,
     reachedPlateau: plateau !== undefined,
     wallS: r.wallMs / 1000,
@@ -222,8 +240,9 @@ async function capacityScenario(s: Services) {
 // 4. Cancellation -----------------------------------------------------------
 async function cancelScenario(s: Services) {
   const total = QUICK ? 300 : 1000;
-  const out: Record<string, { closeMs: ReturnType<typeof summary>; tokensAfterAbort: ReturnType<typeof summary>; unmatched: number }> = {};
+  const out: Record<string, { closeMs: ReturnType<typeof summary>; tokensAfterAbort: ReturnType<typeof summary>; notClosed: number; ranToCompletion: number }> = {};
   for (const kind of targets(s)) {
+    await simIdle(s);
     await simReset(s);
     const seed = 7;
     const r = await load<{ aborts: Array<{ tag: string; abortAt: number; received: number }> }>({
@@ -244,18 +263,21 @@ async function cancelScenario(s: Services) {
     const byTag = new Map(records.map((x) => [x.tag, x]));
     const close: number[] = [];
     const after: number[] = [];
-    let unmatched = 0;
+    let notClosed = 0;
+    let ranToCompletion = 0;
     for (const a of r.aborts) {
       const rec = byTag.get(a.tag);
       if (!rec?.clientClosedAt) {
-        unmatched++;
+        // The upstream request outlived the client: generated for nobody.
+        notClosed++;
+        if (rec?.outcome === "completed") ranToCompletion++;
         continue;
       }
       close.push(rec.clientClosedAt - a.abortAt);
       after.push(Math.max(0, rec.tokensWritten - a.received));
     }
-    out[kind] = { closeMs: summary(close), tokensAfterAbort: summary(after), unmatched };
-    log(`cancel ${kind}: close p50 ${round(out[kind]!.closeMs.p50)} p99 ${round(out[kind]!.closeMs.p99)} ms, unmatched ${unmatched}`);
+    out[kind] = { closeMs: summary(close), tokensAfterAbort: summary(after), notClosed, ranToCompletion };
+    log(`cancel ${kind}: close p50 ${round(out[kind]!.closeMs.p50)} p99 ${round(out[kind]!.closeMs.p99)} ms, upstream not closed ${notClosed}`);
   }
   return { total, results: out };
 }
@@ -266,11 +288,26 @@ async function slowScenario(s: Services) {
   const tokenChars = 4000;
   const tokens = 2000;
   const durationMs = QUICK ? 3000 : 5000;
-  const out: Record<string, { rssGrowthKiBPerStream?: number; lateGrowthKiBPerStream?: number; upstreamWrittenKiBPerStream: number; aheadOfClientKiBPerStream: number; potentialKiBPerStream: number }> = {};
+  const out: Record<
+    string,
+    {
+      rssGrowthKiBPerStream?: number;
+      liveHeapKiBPerStream?: number;
+      lateLiveHeapKiBPerStream?: number;
+      upstreamWrittenKiBPerStream: number;
+      aheadOfClientKiBPerStream: number;
+      potentialKiBPerStream: number;
+    }
+  > = {};
   for (const kind of ["direct", "sluice-grpc", "sluice-sse"] as const) {
+    await simIdle(s);
     await simReset(s);
     const before = s.gateway.rssBytes();
+    const idleHeap = (await runtime(s, { gc: true })).heapUsedBytes;
     const samples: number[] = [];
+    const live: number[] = [];
+    const liveAt = [durationMs / 2, durationMs - 500];
+    const t0 = performance.now();
     const run = load<{ delivered: Record<string, number> }>({
       scenario: "slow",
       target: targetSpec(s, kind),
@@ -284,18 +321,21 @@ async function slowScenario(s: Services) {
     while (!done) {
       await new Promise((r) => setTimeout(r, 200)); // monitor sampling
       samples.push(s.gateway.rssBytes());
+      if (kind !== "direct" && live.length < liveAt.length && performance.now() - t0 >= liveAt[live.length]!) {
+        live.push((await runtime(s, { gc: true })).heapUsedBytes - idleHeap);
+      }
     }
     const r = await run;
     const records = (await simRecords(s)).filter((x) => x.tag?.startsWith("slow-"));
     const written = records.reduce((a, x) => a + x.bytesWritten, 0) / records.length;
     const delivered = Object.values(r.delivered).reduce((a, b) => a + b, 0) / streams;
-    const half = samples.slice(0, Math.ceil(samples.length / 2));
     out[kind] = {
       ...(kind === "direct"
         ? {}
         : {
             rssGrowthKiBPerStream: (Math.max(...samples) - before) / KiB / streams,
-            lateGrowthKiBPerStream: (Math.max(...samples) - Math.max(...half)) / KiB / streams,
+            liveHeapKiBPerStream: (live.at(-1) ?? Number.NaN) / KiB / streams,
+            lateLiveHeapKiBPerStream: ((live[1] ?? Number.NaN) - (live[0] ?? Number.NaN)) / KiB / streams,
           }),
       upstreamWrittenKiBPerStream: written / KiB,
       aheadOfClientKiBPerStream: (written - delivered) / KiB,
@@ -353,23 +393,32 @@ async function writeReport(r: Result): Promise<void> {
   const tpRows = kinds.map((k) => [NAMES[k], Math.round(tp[k]!.deltasPerS), k === "direct" ? "1.00" : round(tp[k]!.deltasPerS / tp.direct!.deltasPerS), tp[k]!.gatewayCpuSPer100k ?? "—", tp[k]!.allCpuSPer100k, k === "direct" ? "1.00" : round(tp[k]!.allCpuSPer100k / tp.direct!.allCpuSPer100k), tp[k]!.errors]);
   const cRows = kinds.map((k) => {
     const c = r.cancel.results[k]!;
-    return [NAMES[k], c.closeMs.p50, c.closeMs.p99, k === "direct" ? "—" : round(c.closeMs.p99 - r.cancel.results.direct!.closeMs.p99), c.tokensAfterAbort.p50, c.tokensAfterAbort.p99, c.unmatched];
+    const closed = `${r.cancel.total - c.notClosed}/${r.cancel.total}`;
+    const none = "never closed";
+    return c.closeMs.n === 0
+      ? [NAMES[k], none, none, "—", "—", "—", `${closed}: upstream kept generating after the client left`]
+      : [NAMES[k], c.closeMs.p50, c.closeMs.p99, k === "direct" ? "—" : round(c.closeMs.p99 - r.cancel.results.direct!.closeMs.p99), c.tokensAfterAbort.p50, c.tokensAfterAbort.p99, closed];
   });
   const sRows = (Object.keys(r.slow.results) as TargetKind[]).map((k) => {
     const x = r.slow.results[k]!;
-    return [NAMES[k], x.rssGrowthKiBPerStream ?? "—", x.lateGrowthKiBPerStream ?? "—", x.upstreamWrittenKiBPerStream, x.aheadOfClientKiBPerStream, x.potentialKiBPerStream];
+    return [NAMES[k], x.liveHeapKiBPerStream ?? "—", x.lateLiveHeapKiBPerStream ?? "—", x.rssGrowthKiBPerStream ?? "—", x.upstreamWrittenKiBPerStream, x.aheadOfClientKiBPerStream, x.potentialKiBPerStream];
   });
   const at100 = r.ttft.levels.includes(100) ? 100 : r.ttft.levels[1]!;
   const worstGatewayP99 = Math.max(...(["sluice-grpc", "sluice-sse"] as const).map((k) => overhead(k, at100, "p99")));
   const minRatio = Math.min(...(["sluice-grpc", "sluice-sse"] as const).map((k) => tp[k]!.deltasPerS / tp.direct!.deltasPerS));
   const cancelP99 = Math.max(...(["sluice-grpc", "sluice-sse"] as const).map((k) => r.cancel.results[k]!.closeMs.p99));
-  const slowGrowth = Math.max(...(["sluice-grpc", "sluice-sse"] as const).map((k) => r.slow.results[k]!.rssGrowthKiBPerStream ?? 0));
+  const slowGrowth = Math.max(...(["sluice-grpc", "sluice-sse"] as const).map((k) => r.slow.results[k]!.liveHeapKiBPerStream ?? Number.NaN));
   const goals: Goal[] = [
     { name: `TTFT overhead p99 at ${at100} streams`, target: "≤ 1 ms", measured: `${round(worstGatewayP99)} ms`, met: worstGatewayP99 <= 1 },
     { name: "throughput vs direct", target: "≥ 0.6×", measured: `${round(minRatio)}×`, met: minRatio >= 0.6 },
-    { name: `memory per idle stream at ${r.capacity.streams} streams`, target: "≤ 20 KiB", measured: `${round(r.capacity.kibPerStream)} KiB`, met: r.capacity.kibPerStream <= 20 },
+    {
+      name: `memory per idle stream at ${r.capacity.streams} streams`,
+      target: "≤ 20 KiB",
+      measured: `${round(r.capacity.kibPerStream)} KiB RSS, ${round(r.capacity.liveHeapKibPerStream)} KiB live heap`,
+      met: r.capacity.kibPerStream <= 20,
+    },
     { name: "abort → upstream close p99", target: "≤ 10 ms", measured: `${round(cancelP99)} ms`, met: cancelP99 <= 10 },
-    { name: "slow consumer growth per stream", target: "≤ 256 KiB", measured: `${round(slowGrowth)} KiB`, met: slowGrowth <= 256 },
+    { name: "slow consumer live-heap growth per stream", target: "≤ 256 KiB, flat", measured: `${round(slowGrowth)} KiB`, met: slowGrowth <= 256 },
   ];
 
   const md = [
@@ -388,15 +437,18 @@ async function writeReport(r: Result): Promise<void> {
     "",
     `## 3. Capacity (${r.capacity.streams} concurrent streams, 1 token/s, gRPC)`,
     table(
-      ["completed", "failed", "idle RSS MiB", "peak RSS MiB", "KiB per stream", "event-loop delay p99 ms", "wall s"],
-      [[`${r.capacity.completed}/${r.capacity.streams}`, r.capacity.failed, r.capacity.idleRssMiB, r.capacity.peakRssMiB, r.capacity.kibPerStream, r.capacity.eventLoopDelayP99Ms, r.capacity.wallS]],
+      ["completed", "failed", "idle RSS MiB", "peak RSS MiB", "RSS KiB per stream", "live JS heap KiB per stream (after GC)", "event-loop delay p99 ms", "wall s"],
+      [[`${r.capacity.completed}/${r.capacity.streams}`, r.capacity.failed, r.capacity.idleRssMiB, r.capacity.peakRssMiB, r.capacity.kibPerStream, r.capacity.liveHeapKibPerStream, r.capacity.eventLoopDelayP99Ms, r.capacity.wallS]],
     ),
     "",
     `## 4. Cancellation (${r.cancel.total} streams aborted after 1–10 deltas, upstream 100 tokens/s)`,
-    table(["path", "abort→upstream close p50 ms", "p99 ms", "p99 vs direct ms", "tokens after abort p50", "p99", "unmatched"], cRows),
+    table(["path", "abort→upstream close p50 ms", "p99 ms", "p99 vs direct ms", "tokens after abort p50", "p99", "upstream closed"], cRows),
     "",
     `## 5. Slow consumer (${r.slow.streams} clients reading one 4 KB delta per 50 ms for ${r.slow.durationMs / 1000} s)`,
-    table(["path", "gateway RSS growth KiB/stream", "of which in the second half", "upstream wrote KiB/stream", "upstream ahead of client KiB/stream", "upstream could have written KiB/stream"], sRows),
+    table(
+      ["path", "gateway live heap KiB/stream (after GC)", "change from mid-run to end", "gateway RSS growth KiB/stream", "upstream wrote KiB/stream", "upstream ahead of client KiB/stream", "upstream could have written KiB/stream"],
+      sRows,
+    ),
     "",
   ].join("\n");
 

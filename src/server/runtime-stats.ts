@@ -5,7 +5,9 @@ import type { AnyRequest, AnyResponse } from "./health.js";
 /**
  * `GET /debug/runtime`: memory, event-loop delay and streams in flight, read
  * from inside the process (off by default; `server.debugEndpoints: true`).
- * The benchmark uses it; `?reset=1` starts a new delay window.
+ * The benchmark uses it; `?reset=1` starts a new delay window, and `?gc=1`
+ * collects garbage first when the process runs with --expose-gc, so that
+ * heap figures are live memory rather than garbage not yet collected.
  */
 export function createRuntimeStats(registry: StreamRegistry): (req: AnyRequest, res: AnyResponse) => boolean {
   const delay = monitorEventLoopDelay({ resolution: 10 });
@@ -14,6 +16,8 @@ export function createRuntimeStats(registry: StreamRegistry): (req: AnyRequest, 
   return (req, res) => {
     const url = req.url ?? "/";
     if (req.method !== "GET" || !url.startsWith("/debug/runtime")) return false;
+    const gc = (globalThis as { gc?: () => void }).gc;
+    if (url.includes("gc=1") && gc) gc();
     const memory = process.memoryUsage();
     const body = JSON.stringify({
       rssBytes: memory.rss,

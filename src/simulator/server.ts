@@ -342,7 +342,14 @@ async function handleGeneration(req: IncomingMessage, res: ServerResponse, forma
   await streamResponse(res, format, request, knobs, record, records, gone);
 }
 
-function handleControl(req: IncomingMessage, res: ServerResponse, url: URL, records: RecordBook, stats: () => SimulatorStats): void {
+function handleControl(
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  records: RecordBook,
+  stats: () => SimulatorStats,
+  whenNoRequests: (timeoutMs: number) => Promise<void>,
+): void {
   const tag = url.searchParams.get("tag");
   const matches = (r: RequestRecord) => tag === null || r.tag === tag;
   if (req.method === "GET" && url.pathname === "/_sim/requests") {
@@ -352,6 +359,11 @@ function handleControl(req: IncomingMessage, res: ServerResponse, url: URL, reco
   } else if (req.method === "POST" && url.pathname === "/_sim/reset") {
     records.clear();
     sendJson(res, 200, { ok: true });
+  } else if (req.method === "GET" && url.pathname === "/_sim/idle") {
+    // Long-poll until no generation request is in progress, e.g. after a
+    // gateway that does not cancel upstream left streams running.
+    const timeoutMs = Math.min(Number(url.searchParams.get("timeout_ms") ?? 10_000) || 10_000, 120_000);
+    whenNoRequests(timeoutMs).then(() => sendJson(res, 200, stats()), () => sendJson(res, 408, stats()));
   } else if (req.method === "GET" && url.pathname === "/_sim/wait") {
     // Long-poll until a matching request has ended: lets another process
     // (a benchmark) wait on the simulator's observation instead of sleeping.
@@ -370,14 +382,20 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const sockets = new Set<Socket>();
   const connectionsGone = new EventEmitter();
   let active = 0;
+  const whenNoRequests = async (timeoutMs: number) => {
+    if (active === 0) return;
+    await once(connectionsGone, "no-requests", { signal: AbortSignal.timeout(timeoutMs) });
+  };
   const stats = (): SimulatorStats => ({ openConnections: sockets.size, activeRequests: active, totalRequests: records.all().length });
 
   const server: Server = createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
     const url = new URL(req.url ?? "/", "http://simulator");
     const format = formatFor(req.method, url.pathname);
-    if (!format) return handleControl(req, res, url, records, stats);
+    if (!format) return handleControl(req, res, url, records, stats, whenNoRequests);
     active++;
-    res.once("close", () => active--);
+    res.once("close", () => {
+      if (--active === 0) connectionsGone.emit("no-requests");
+    });
     handleGeneration(req, res, format, records).catch(() => res.destroy());
   });
   server.on("connection", (socket: Socket) => {
@@ -387,7 +405,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       if (sockets.size === 0) connectionsGone.emit("idle");
     });
   });
-  server.listen(options.port ?? 0, options.host ?? "127.0.0.1");
+  // A deep accept queue: a gateway opening thousands of upstream connections
+  // at once must not see SYN drops that a real provider would not cause.
+  server.listen({ port: options.port ?? 0, host: options.host ?? "127.0.0.1", backlog: 65_535 });
   await once(server, "listening");
   const { port } = server.address() as AddressInfo;
   const origin = `http://${options.host ?? "127.0.0.1"}:${port}`;
