@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { randomUUID } from "node:crypto";
 
 const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -9,5 +9,6 @@ const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  */
 export function requestIdFrom(incoming: string | null | undefined): string {
   if (incoming && SAFE_ID.test(incoming)) return incoming;
-  return `req_${randomBytes(12).toString("base64url")}`;
+  // randomUUID draws from a cached entropy pool: cheaper per call than randomBytes.
+  return `req_${randomUUID().replaceAll("-", "")}`;
 }

@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import type { ChatRequest } from "../core/chat-request.js";
 import type { Delta } from "../core/delta.js";
 import { GatewayError, toGatewayError } from "../core/errors.js";
@@ -58,8 +58,15 @@ async function readErrorBody(body: UpstreamResponse["body"]): Promise<string> {
 }
 
 function responseId(): string {
-  return `resp_${randomBytes(12).toString("base64url")}`;
+  return `resp_${randomUUID().replaceAll("-", "")}`;
 }
+
+/**
+ * The reason given to the upstream request when the consumer stops early.
+ * One shared instance: building an Error (and its stack) per stream showed
+ * in profiles, and nobody ever reads this one.
+ */
+const CONSUMER_GONE = new GatewayError("canceled", "stream closed");
 
 const PHASE_MESSAGE: Record<Phase, (provider: string, ms: number) => string> = {
   headers: (p, ms) => `headers timeout: provider ${p} sent no response headers within ${ms} ms`,
@@ -122,6 +129,7 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
     );
 
     let phase: "connect" | "stream" = "connect";
+    let completed = false;
     try {
       upstream.signal.throwIfAborted();
       const res = await client.send(adapter.buildRequest(request, upstreamTarget), {
@@ -172,6 +180,7 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
         log.delta(delta);
         yield delta;
       }
+      completed = true;
       log.completed();
     } catch (error) {
       const failure = upstream.signal.aborted
@@ -183,7 +192,9 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
       release();
       timer.stop();
       ctx.signal.removeEventListener("abort", onAbort);
-      upstream.abort(new GatewayError("canceled", "stream closed"));
+      // A body read to its end needs no abort; an early exit (the consumer
+      // returned, or an error) must destroy the upstream request.
+      if (!completed) upstream.abort(CONSUMER_GONE);
     }
   }
 
