@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createAnthropicTranslator } from "../src/providers/anthropic/anthropic-translator.js";
-import { expectSplitInvariance, type Fixture, testTarget, translateWire } from "./helpers/translate.js";
+import { type Fixture, fixtureTests, testTarget, translateWire } from "./helpers/translate.js";
 
 const target = testTarget("anthropic");
 const create = () => createAnthropicTranslator(target);
@@ -107,15 +107,7 @@ const FIXTURES: Fixture[] = [
 ];
 
 describe("Anthropic stream translation", () => {
-  for (const f of FIXTURES) {
-    it(f.name, () => {
-      expect(translate(f.wire)).toEqual(f.deltas);
-    });
-  }
-
-  it("gives identical deltas for every fixture split at every byte offset", () => {
-    expectSplitInvariance(create, FIXTURES);
-  });
+  fixtureTests(create, FIXTURES);
 
   it("an error event mid-stream (overloaded_error) → upstream_stream_error, after the deltas before it", () => {
     const translator = create();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createGeminiTranslator } from "../src/providers/gemini/gemini-translator.js";
-import { expectSplitInvariance, type Fixture, testTarget, translateWire } from "./helpers/translate.js";
+import { type Fixture, fixtureTests, testTarget, translateWire } from "./helpers/translate.js";
 
 const target = testTarget("gemini");
 const create = () => createGeminiTranslator(target);
@@ -75,15 +75,7 @@ const FIXTURES: Fixture[] = [
 ];
 
 describe("Gemini stream translation", () => {
-  for (const f of FIXTURES) {
-    it(f.name, () => {
-      expect(translate(f.wire)).toEqual(f.deltas);
-    });
-  }
-
-  it("gives identical deltas for every fixture split at every byte offset", () => {
-    expectSplitInvariance(create, FIXTURES);
-  });
+  fixtureTests(create, FIXTURES);
 
   it("synthesizes a unique id for a function call without one", () => {
     const deltas = translate(chunk([{ functionCall: { name: "f", args: { a: 1 } } }, { functionCall: { name: "f", args: {} } }], { finishReason: "STOP" }));

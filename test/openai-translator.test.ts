@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { GatewayError } from "../src/core/errors.js";
 import { createOpenAiTranslator } from "../src/providers/openai/openai-translator.js";
-import { expectSplitInvariance, type Fixture, testTarget, translateWire } from "./helpers/translate.js";
+import { type Fixture, fixtureTests, testTarget, translateWire } from "./helpers/translate.js";
 
 const target = testTarget("openai");
 const translate = (wire: string) => translateWire(() => createOpenAiTranslator(target), wire);
@@ -90,15 +90,7 @@ const FIXTURES: Fixture[] = [
 ];
 
 describe("OpenAI stream translation", () => {
-  for (const f of FIXTURES) {
-    it(f.name, () => {
-      expect(translate(f.wire)).toEqual(f.deltas);
-    });
-  }
-
-  it("gives identical deltas for every fixture split at every byte offset", () => {
-    expectSplitInvariance(() => createOpenAiTranslator(target), FIXTURES);
-  });
+  fixtureTests(() => createOpenAiTranslator(target), FIXTURES);
 
   it("rejects a malformed event without echoing it", () => {
     const error = (() => {

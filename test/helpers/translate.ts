@@ -1,4 +1,4 @@
-import { expect } from "vitest";
+import { expect, it } from "vitest";
 import { resolveConfig } from "../../src/config/config.js";
 import type { ContentDelta } from "../../src/core/delta.js";
 import type { StreamTranslator, UpstreamTarget } from "../../src/providers/provider.js";
@@ -38,4 +38,16 @@ export function expectSplitInvariance(createTranslator: () => StreamTranslator, 
     const length = new TextEncoder().encode(f.wire).length;
     for (let cut = 0; cut <= length; cut++) expect(translateWire(createTranslator, f.wire, cut), `${f.name} @${cut}`).toEqual(f.deltas);
   }
+}
+
+/** Registers one test per fixture plus the every-byte-offset split test. */
+export function fixtureTests(createTranslator: () => StreamTranslator, fixtures: readonly Fixture[]): void {
+  for (const f of fixtures) {
+    it(f.name, () => {
+      expect(translateWire(createTranslator, f.wire)).toEqual(f.deltas);
+    });
+  }
+  it("gives identical deltas for every fixture split at every byte offset", () => {
+    expectSplitInvariance(createTranslator, fixtures);
+  });
 }
