@@ -7,8 +7,10 @@ export type ErrorCode =
   | "invalid_request"
   /** The client named a model alias the gateway does not serve. */
   | "unknown_model"
-  /** The client's request body is over the configured limit. */
+  /** The client's request body (or its structure) is over a configured limit. */
   | "payload_too_large"
+  /** The client did not send its whole request body in time. */
+  | "request_timeout"
   /** The client went away or cancelled. */
   | "canceled"
   /** The client's own deadline passed. */
@@ -42,6 +44,8 @@ export interface GatewayErrorOptions {
   readonly retryAfterMs?: number;
   /** The request field at fault, for invalid_request. */
   readonly field?: string;
+  /** The provider's HTTP status, when the failure was a status. For logs and metrics. */
+  readonly upstreamStatus?: number;
 }
 
 /**
@@ -55,6 +59,7 @@ export class GatewayError extends Error {
   readonly provider?: string;
   readonly retryAfterMs?: number;
   readonly field?: string;
+  readonly upstreamStatus?: number;
 
   constructor(code: ErrorCode, message: string, options: GatewayErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -62,6 +67,7 @@ export class GatewayError extends Error {
     if (options.provider !== undefined) this.provider = options.provider;
     if (options.retryAfterMs !== undefined) this.retryAfterMs = options.retryAfterMs;
     if (options.field !== undefined) this.field = options.field;
+    if (options.upstreamStatus !== undefined) this.upstreamStatus = options.upstreamStatus;
   }
 }
 

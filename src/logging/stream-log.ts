@@ -23,6 +23,18 @@ export interface StreamLog {
   failed(error: GatewayError): void;
 }
 
+/**
+ * A cause for operators: its class, its code when it has one (ECONNRESET,
+ * UND_ERR_HEADERS_TIMEOUT), and its message, cut short. Causes are our own
+ * errors or the transport's; neither carries a key or a payload.
+ */
+function describeCause(cause: unknown): string | undefined {
+  if (!(cause instanceof Error)) return undefined;
+  const code = (cause as { code?: unknown }).code;
+  const message = cause.message.length > 200 ? `${cause.message.slice(0, 200)}…` : cause.message;
+  return `${cause.name}${typeof code === "string" ? ` ${code}` : ""}: ${message}`;
+}
+
 export function createStreamLog(logger: Logger, fields: StreamLogFields): StreamLog {
   const log = logger.child(fields);
   const startedAt = performance.now();
@@ -50,9 +62,8 @@ export function createStreamLog(logger: Logger, fields: StreamLogFields): Stream
     };
     if (!error) log.info(summary);
     else {
-      const cause = error.cause instanceof Error ? `${error.cause.name}: ${(error.cause as { code?: string }).code ?? ""}` : undefined;
       const level = error.code === "canceled" || error.code === "deadline_exceeded" ? "info" : "warn";
-      log[level]({ ...summary, errorCode: error.code, error: error.message, cause });
+      log[level]({ ...summary, errorCode: error.code, error: error.message, upstreamStatus: error.upstreamStatus, cause: describeCause(error.cause) });
     }
   }
 

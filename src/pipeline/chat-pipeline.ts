@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { ChatRequest } from "../core/chat-request.js";
+import { quoteClientValue } from "../core/client-text.js";
 import type { Delta } from "../core/delta.js";
 import { GatewayError, toGatewayError } from "../core/errors.js";
 import type { Config, ModelRoute } from "../config/config.js";
@@ -86,7 +87,7 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
   function route(alias: string): ModelRoute {
     const found = config.models.get(alias);
     if (!found) {
-      throw new GatewayError("unknown_model", `unknown model "${alias}": not configured on this gateway (see ListModels or GET /v1/models)`, { field: "model" });
+      throw new GatewayError("unknown_model", `unknown model ${quoteClientValue(alias)}: not configured on this gateway (see ListModels or GET /v1/models)`, { field: "model" });
     }
     return found;
   }
@@ -108,12 +109,18 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
     // consumer blocked on a slow client may never resume us, but a client
     // abort or a shutdown still destroys the upstream request and writes the
     // end log line.
+    // The first cause wins: a phase timeout that fires while a slow client
+    // holds the stream paused is logged as the timeout, not as the cancel
+    // that may follow. Whatever ends the stream also frees its slot at once:
+    // a generator blocked on a write to a vanished client never reaches its
+    // `finally`.
     const upstream = new AbortController();
+    let release: () => void = () => undefined;
     const stop = (reason: GatewayError) => {
       log.failed(reason);
       upstream.abort(reason);
+      release();
     };
-    let release: () => void;
     try {
       release = registry.admit(stop);
     } catch (error) {
@@ -125,7 +132,7 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
     else ctx.signal.addEventListener("abort", onAbort, { once: true });
 
     const timer = createPhaseTimer(target.timeouts, (phase, ms) =>
-      upstream.abort(new GatewayError("upstream_timeout", PHASE_MESSAGE[phase](provider.name, ms), { provider: provider.name })),
+      stop(new GatewayError("upstream_timeout", PHASE_MESSAGE[phase](provider.name, ms), { provider: provider.name })),
     );
 
     let phase: "connect" | "stream" = "connect";
@@ -149,7 +156,7 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
         throw new GatewayError("upstream_protocol", `provider ${provider.name} did not answer with an event stream`, { provider: provider.name });
       }
 
-      const decoder = createSseDecoder({ maxEventSize: config.limits.maxEventBytes });
+      const decoder = createSseDecoder({ maxEventSize: config.limits.maxEventBytes, source: provider.name });
       const translator = adapter.createTranslator(upstreamTarget);
       let started = false;
       const start: Delta = { type: "start", responseId: responseId(), provider: provider.name, model: target.upstreamModel };

@@ -42,9 +42,9 @@ export function createStreamRegistry(): StreamRegistry {
       // A wrapper per stream, so the same function admitted twice is two entries.
       const entry = (reason: GatewayError) => abort(reason);
       streams.add(entry);
+      // Idempotent: a stream is released by whichever of its ends comes first.
       return () => {
-        streams.delete(entry);
-        settle();
+        if (streams.delete(entry)) settle();
       };
     },
     startDraining() {

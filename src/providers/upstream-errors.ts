@@ -35,7 +35,7 @@ export function sanitizeUpstreamMessage(message: string, target: UpstreamTarget)
  */
 export function errorFromStatus(status: number, target: UpstreamTarget, failure: UpstreamFailure, detail?: string): GatewayError {
   const provider = target.provider.name;
-  const base = { provider, cause: new Error(`upstream status ${status}`) };
+  const base = { provider, upstreamStatus: status, cause: new Error(`upstream status ${status}`) };
   const suffix = detail ? `: ${detail}` : "";
   if (status === 401 || status === 403) {
     return new GatewayError("upstream_auth", `provider ${provider} rejected the gateway's credentials (status ${status})`, base);
