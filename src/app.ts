@@ -3,6 +3,7 @@ import { GatewayError } from "./core/errors.js";
 import { createLogger, type Logger } from "./logging/logger.js";
 import { createChatPipeline, type ChatPipeline } from "./pipeline/chat-pipeline.js";
 import { createStreamRegistry, type StreamRegistry } from "./pipeline/stream-registry.js";
+import { effectiveMaxConnections, openFileLimit } from "./server/fd-limit.js";
 import { type GatewayServer, startGatewayServer } from "./server/gateway-server.js";
 import { createUpstreamClient } from "./upstream/http-client.js";
 
@@ -40,12 +41,20 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
   const client = createUpstreamClient();
   const registry = createStreamRegistry();
   const pipeline = createChatPipeline({ config, client, logger, registry });
+  const maxConnections = effectiveMaxConnections(config.server.maxConnections);
+  if (maxConnections < config.server.maxConnections) {
+    logger.warn({ event: "server.max_connections_lowered", configured: config.server.maxConnections, effective: maxConnections, openFileLimit: openFileLimit() });
+  }
   const server = await startGatewayServer({
     pipeline,
     logger,
     host: options.host ?? config.server.host,
     port: options.port ?? config.server.port,
     keepaliveMs: config.server.keepaliveMs,
+    connections: { headersTimeoutMs: config.server.headersTimeoutMs, idleTimeoutMs: config.server.idleTimeoutMs, maxConnections },
+    maxStreamsPerConnection: config.server.maxStreamsPerConnection,
+    requests: { ...config.limits, requestTimeoutMs: config.server.requestTimeoutMs },
+    sendTimeoutMs: config.server.sendTimeoutMs,
     facade: config.facade,
     ...(config.server.debugEndpoints ? { debug: { registry } } : {}),
   });

@@ -31,9 +31,29 @@ describe("configuration", () => {
       },
       {},
     );
-    expect(config.server).toEqual({ host: "127.0.0.1", port: 8080, drainMs: 10_000, keepaliveMs: 30_000, debugEndpoints: false });
+    expect(config.server).toEqual({
+      host: "127.0.0.1",
+      port: 8080,
+      drainMs: 10_000,
+      keepaliveMs: 30_000,
+      debugEndpoints: false,
+      headersTimeoutMs: 10_000,
+      requestTimeoutMs: 30_000,
+      idleTimeoutMs: 60_000,
+      sendTimeoutMs: 60_000,
+      maxConnections: 10_000,
+      maxStreamsPerConnection: 1_000,
+    });
+    expect(config.limits).toEqual({ maxEventBytes: 1_048_576, maxRequestBytes: 4 * 1024 * 1024, maxRequestElements: 20_000, maxJsonDepth: 32 });
     expect(config.providers.get("main")!.baseUrl).toBe("http://127.0.0.1:9/v1");
     expect(config.models.get("m")!.timeouts).toMatchObject({ idleMs: 2000, connectMs: 50, headersMs: 30_000 });
+  });
+
+  it("honours the deprecated facade.maxBodyBytes as the request limit, and limits.maxRequestBytes over it", () => {
+    const old = resolveConfig({ ...minimal, facade: { maxBodyBytes: 65_536 } }, {});
+    expect(old.limits.maxRequestBytes).toBe(65_536);
+    const both = resolveConfig({ ...minimal, facade: { maxBodyBytes: 65_536 }, limits: { maxRequestBytes: 8192 } }, {});
+    expect(both.limits.maxRequestBytes).toBe(8192);
   });
 
   const bad: Array<[string, unknown, string]> = [

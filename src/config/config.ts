@@ -29,13 +29,27 @@ export interface Config {
     readonly drainMs: number;
     readonly keepaliveMs: number;
     readonly debugEndpoints: boolean;
+    readonly headersTimeoutMs: number;
+    readonly requestTimeoutMs: number;
+    readonly idleTimeoutMs: number;
+    readonly sendTimeoutMs: number;
+    readonly maxConnections: number;
+    readonly maxStreamsPerConnection: number;
   };
   readonly log: { readonly level: string };
-  readonly limits: { readonly maxEventBytes: number };
-  readonly facade: { readonly keepaliveMs: number; readonly maxBodyBytes: number };
+  readonly limits: {
+    readonly maxEventBytes: number;
+    readonly maxRequestBytes: number;
+    readonly maxRequestElements: number;
+    readonly maxJsonDepth: number;
+  };
+  readonly facade: { readonly keepaliveMs: number };
   readonly providers: ReadonlyMap<string, ProviderConfig>;
   readonly models: ReadonlyMap<string, ModelRoute>;
 }
+
+/** limits.maxRequestBytes when neither it nor the deprecated facade.maxBodyBytes is set. */
+const DEFAULT_MAX_REQUEST_BYTES = 4 * 1024 * 1024;
 
 /**
  * Thrown for any configuration problem. The message starts with the path of
@@ -101,8 +115,13 @@ export function resolveConfig(input: unknown, env: NodeJS.ProcessEnv, source = "
   return {
     server: file.server,
     log: file.log,
-    limits: file.limits,
-    facade: file.facade,
+    limits: {
+      maxEventBytes: file.limits.maxEventBytes,
+      maxRequestBytes: file.limits.maxRequestBytes ?? file.facade.maxBodyBytes ?? DEFAULT_MAX_REQUEST_BYTES,
+      maxRequestElements: file.limits.maxRequestElements,
+      maxJsonDepth: file.limits.maxJsonDepth,
+    },
+    facade: { keepaliveMs: file.facade.keepaliveMs },
     providers,
     models,
   };

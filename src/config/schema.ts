@@ -66,6 +66,18 @@ export const configSchema = z
         keepaliveMs: z.number().int().min(10).max(3_600_000).default(30_000),
         /** Serve GET /debug/runtime (memory, event-loop delay, streams). Off in production. */
         debugEndpoints: z.boolean().default(false),
+        /** A new connection must send complete request headers (HTTP/2: open a stream) within this, or it is closed. */
+        headersTimeoutMs: z.number().int().min(100).max(600_000).default(10_000),
+        /** A request body must arrive whole within this: 408 on the facade, DEADLINE_EXCEEDED on the RPC edges. */
+        requestTimeoutMs: z.number().int().min(100).max(3_600_000).default(30_000),
+        /** A connection with no request or stream in flight is closed after this (HTTP/1.1 keep-alive, idle HTTP/2 sessions). */
+        idleTimeoutMs: z.number().int().min(100).max(3_600_000).default(60_000),
+        /** A client that takes no bytes of its response for this long has its stream reset and released. */
+        sendTimeoutMs: z.number().int().min(100).max(3_600_000).default(60_000),
+        /** Open connections; past it the longest-idle one is closed to make room, or the newcomer gets 503. */
+        maxConnections: z.number().int().min(1).max(1_000_000).default(10_000),
+        /** Concurrent streams per HTTP/2 connection (SETTINGS_MAX_CONCURRENT_STREAMS). */
+        maxStreamsPerConnection: z.number().int().min(1).max(1_000_000).default(1_000),
       })
       .prefault({}),
     log: z
@@ -77,14 +89,20 @@ export const configSchema = z
       .strictObject({
         /** `: keepalive` comment interval on silent OpenAI-compatible streams (also before the first token). */
         keepaliveMs: z.number().int().min(10).max(300_000).default(15_000),
-        /** Largest request body accepted by /v1/chat/completions; larger gets 413. */
-        maxBodyBytes: z.number().int().min(1024).max(64 * 1024 * 1024).default(4 * 1024 * 1024),
+        /** Deprecated: the old name of limits.maxRequestBytes, still honoured when that is not set. */
+        maxBodyBytes: z.number().int().min(1024).max(64 * 1024 * 1024).optional(),
       })
       .prefault({}),
     limits: z
       .strictObject({
-        /** Largest upstream SSE event accepted; larger ones end the stream with an error. */
+        /** Largest upstream SSE event accepted, in bytes; larger ones end the stream with an error. */
         maxEventBytes: z.number().int().min(1024).default(1_048_576),
+        /** Largest request body on every edge (RESOURCE_EXHAUSTED / 413), also the largest message after decompression. */
+        maxRequestBytes: z.number().int().min(1024).max(256 * 1024 * 1024).optional(),
+        /** Fields, list items and JSON values in one request, counted before decoding (RESOURCE_EXHAUSTED / 413). */
+        maxRequestElements: z.number().int().min(100).max(10_000_000).default(20_000),
+        /** Nesting of JSON objects and arrays in tool schemas (INVALID_ARGUMENT / 400 naming the tool). */
+        maxJsonDepth: z.number().int().min(4).max(512).default(32),
       })
       .prefault({}),
     providers: z.record(aliasName, providerSchema).refine((p) => Object.keys(p).length > 0, "at least one provider"),

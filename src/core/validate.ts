@@ -1,4 +1,5 @@
 import type { ChatRequest } from "./chat-request.js";
+import { quoteClientValue } from "./client-text.js";
 import { GatewayError } from "./errors.js";
 
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
@@ -10,13 +11,30 @@ function invalid(field: string, problem: string): never {
   throw new GatewayError("invalid_request", `${field}: ${problem}`, { field });
 }
 
+/** Default nesting allowed in a tool's JSON Schema; `limits.maxJsonDepth`. */
+export const DEFAULT_MAX_JSON_DEPTH = 32;
+
+/** Whether a JSON value nests objects and arrays deeper than `max`. Iterative: depth cannot overflow the stack. */
+export function nestsDeeperThan(value: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [item, depth] = stack.pop()!;
+    if (item === null || typeof item !== "object") continue;
+    if (depth > max) return true;
+    for (const child of Array.isArray(item) ? item : Object.values(item)) {
+      if (child !== null && typeof child === "object") stack.push([child, depth + 1]);
+    }
+  }
+  return false;
+}
+
 /**
  * Semantic checks shared by every edge, on the canonical request. Edges do
  * the structural part (types, required fields of their wire format); this
  * does what must hold whatever the wire: ranges, references, limits. Field
  * paths use the protobuf field names.
  */
-export function validateChatRequest(request: ChatRequest): ChatRequest {
+export function validateChatRequest(request: ChatRequest, maxJsonDepth = DEFAULT_MAX_JSON_DEPTH): ChatRequest {
   if (request.model.trim() === "") invalid("model", "must name a model alias");
   if (request.messages.length === 0) invalid("messages", "must contain at least one message");
   if (request.messages.length > MAX_MESSAGES) invalid("messages", `at most ${MAX_MESSAGES} messages`);
@@ -42,12 +60,13 @@ export function validateChatRequest(request: ChatRequest): ChatRequest {
   const names = new Set<string>();
   request.tools.forEach((tool, i) => {
     if (!TOOL_NAME.test(tool.name)) invalid(`tools[${i}].name`, "must be 1-64 letters, digits, '_' or '-'");
-    if (names.has(tool.name)) invalid(`tools[${i}].name`, `duplicate tool name "${tool.name}"`);
+    if (names.has(tool.name)) invalid(`tools[${i}].name`, `duplicate tool name ${quoteClientValue(tool.name)}`);
     names.add(tool.name);
+    if (nestsDeeperThan(tool.parameters, maxJsonDepth)) invalid(`tools[${i}].parameters`, `JSON Schema nested deeper than ${maxJsonDepth} levels`);
   });
   const choice = request.toolChoice;
   if (choice?.type === "function" && !names.has(choice.name)) {
-    invalid("tool_choice.function_name", `no tool named "${choice.name}" in tools`);
+    invalid("tool_choice.function_name", `no tool named ${quoteClientValue(choice.name)} in tools`);
   }
   if (choice?.type === "required" && request.tools.length === 0) invalid("tool_choice", "requires at least one tool");
 

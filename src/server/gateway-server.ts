@@ -1,10 +1,8 @@
 import { once } from "node:events";
-import type { RequestListener } from "node:http";
 import type { Http2Session } from "node:http2";
 import type { AddressInfo, Socket } from "node:net";
 import * as httpolyglot from "@httptoolkit/httpolyglot";
 import type { ConnectRouter } from "@connectrpc/connect";
-import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { createChatService } from "../edges/grpc/chat-service.js";
 import { registerReflection } from "../edges/grpc/reflection.js";
 import { createOpenAiFacade } from "../edges/openai/facade.js";
@@ -12,7 +10,11 @@ import type { Logger } from "../logging/logger.js";
 import type { ChatPipeline } from "../pipeline/chat-pipeline.js";
 import { ChatService } from "../../gen/sluice/v1/chat_service_pb.js";
 import type { StreamRegistry } from "../pipeline/stream-registry.js";
-import { type AnyRequest, type AnyResponse, handleHealth, type HealthState, notFound } from "./health.js";
+import { type ConnectionGuard, type ConnectionLimits, guardConnections } from "./connection-guard.js";
+import { handleHealth, type HealthState, notFound } from "./health.js";
+import { guardRequests, type Route } from "./request-guard.js";
+import { createRpcHandler } from "./rpc-handler.js";
+import type { RequestBodyLimits } from "./rpc-request.js";
 import { createRuntimeStats } from "./runtime-stats.js";
 
 export interface GatewayServerOptions {
@@ -22,7 +24,13 @@ export interface GatewayServerOptions {
   readonly port: number;
   /** HTTP/2 PING interval; a PING still unanswered at the next one closes the session. */
   readonly keepaliveMs: number;
-  readonly facade: { readonly keepaliveMs: number; readonly maxBodyBytes: number };
+  readonly connections: ConnectionLimits;
+  /** Concurrent streams one HTTP/2 connection may open (advertised in SETTINGS; more are refused with REFUSED_STREAM). */
+  readonly maxStreamsPerConnection: number;
+  readonly requests: RequestBodyLimits;
+  /** Longest a client may take no bytes before its stream is reset. */
+  readonly sendTimeoutMs: number;
+  readonly facade: { readonly keepaliveMs: number };
   /** Given when /debug/runtime should be served. */
   readonly debug?: { readonly registry: StreamRegistry };
 }
@@ -32,6 +40,7 @@ export interface GatewayServer {
   readonly url: string;
   readonly port: number;
   readonly health: HealthState;
+  readonly connections: ConnectionGuard;
   /**
    * Readiness turns 503 and HTTP/2 sessions get GOAWAY: in-flight streams go
    * on, clients take new ones elsewhere. The port stays open so that health
@@ -66,48 +75,62 @@ function keepAlive(session: Http2Session, intervalMs: number): void {
 
 /**
  * One port for everything: gRPC (HTTP/2), gRPC-Web and Connect (HTTP/1.1 or
- * HTTP/2), health endpoints. Cleartext HTTP/2 and HTTP/1.1 share the port
- * through httpolyglot, which peeks at the first bytes for the HTTP/2
- * preface; Node's own `allowHTTP1` only works over TLS.
+ * HTTP/2), the OpenAI facade, health endpoints. Cleartext HTTP/2 and
+ * HTTP/1.1 share the port through httpolyglot, which peeks at the first
+ * bytes for the HTTP/2 preface; Node's own `allowHTTP1` only works over TLS.
+ * Every connection passes the connection guard, every request the request
+ * guard.
  */
 export async function startGatewayServer(options: GatewayServerOptions): Promise<GatewayServer> {
   const { pipeline, logger } = options;
   const health: HealthState = { ready: false };
-  const routes = (router: ConnectRouter) => {
-    router.service(ChatService, createChatService(pipeline));
-    registerReflection(router, [ChatService]);
-  };
-  const facade = createOpenAiFacade({ pipeline, ...options.facade });
-  const runtime = options.debug ? createRuntimeStats(options.debug.registry) : () => false;
-  const handler = connectNodeAdapter({
-    routes,
-    // Token deltas are tens of bytes: compression costs CPU on every message
-    // and its buffering would hide backpressure. The server accepts and sends
-    // uncompressed messages only, which is what every client sends by default.
-    acceptCompression: [],
-    fallback(req: AnyRequest, res: AnyResponse) {
-      if (!handleHealth(req, res, health) && !facade(req, res) && !runtime(req, res)) notFound(res);
+  const rpc = createRpcHandler({
+    routes: (router: ConnectRouter) => {
+      router.service(ChatService, createChatService({ pipeline, maxJsonDepth: options.requests.maxJsonDepth }));
+      registerReflection(router, [ChatService]);
     },
+    limits: options.requests,
+    sendTimeoutMs: options.sendTimeoutMs,
   });
+  const facade = createOpenAiFacade({ pipeline, keepaliveMs: options.facade.keepaliveMs, limits: options.requests, sendTimeoutMs: options.sendTimeoutMs });
+  let guard: ConnectionGuard | undefined;
+  const runtime = options.debug ? createRuntimeStats(options.debug.registry, () => guard) : () => false;
 
-  const sockets = new Set<Socket>();
+  const route: Route = (req, res, exchange) => {
+    const served = rpc(req, res, exchange);
+    if (served !== false) return served;
+    if (handleHealth(req, res, exchange, health)) return;
+    const viaFacade = facade(req, res, exchange);
+    if (viaFacade !== false) return viaFacade;
+    if (runtime(req, res, exchange)) return;
+    notFound(res, exchange);
+  };
+
   const sessions = new Set<Http2Session>();
-  const server = httpolyglot.createServer({}, handler as unknown as RequestListener);
-  // httpolyglot re-emits listeners on its inner HTTP/1.1 and HTTP/2 servers,
-  // so one socket can be reported more than once: the sets make that harmless.
+  const server = httpolyglot.createServer(
+    {
+      http: { keepAliveTimeout: options.connections.idleTimeoutMs },
+      http2: { settings: { maxConcurrentStreams: options.maxStreamsPerConnection } },
+    },
+    guardRequests(route, logger) as Parameters<typeof httpolyglot.createServer>[1],
+  );
+  guard = guardConnections(server, options.connections, logger);
   server.on("connection", (socket: Socket) => {
-    if (sockets.has(socket)) return;
     // Deltas are small writes in quick succession: with Nagle on, each one
     // after the first waits for the client's delayed ACK (~40 ms).
     socket.setNoDelay(true);
-    sockets.add(socket);
-    socket.once("close", () => sockets.delete(socket));
   });
   server.on("session", (session: Http2Session) => {
     if (sessions.has(session)) return;
     sessions.add(session);
+    session.on("error", (error: Error) => logger.debug({ event: "session.error", err: error }));
     session.once("close", () => sessions.delete(session));
     keepAlive(session, options.keepaliveMs);
+  });
+  server.on("clientError", (error: Error, socket: Socket) => {
+    logger.debug({ event: "server.client_error", code: (error as NodeJS.ErrnoException).code });
+    if (socket.writable && !socket.destroyed) socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
+    socket.destroy();
   });
   server.on("error", (error: Error) => logger.error({ event: "server.error", err: error }));
   server.listen(options.port, options.host);
@@ -127,6 +150,7 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
     url: `http://${host}:${port}`,
     port,
     health,
+    connections: guard,
     stopAccepting,
     async close(graceMs = 0) {
       stopAccepting();
@@ -134,13 +158,16 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
         listening = false;
         server.close();
       }
-      if (graceMs > 0 && sockets.size > 0) {
-        const timer = setTimeout(() => sockets.forEach((s) => s.destroy()), graceMs);
+      const destroyAll = () => {
+        for (const socket of guard.sockets()) socket.destroy();
+      };
+      if (graceMs > 0 && guard.open > 0) {
+        const timer = setTimeout(destroyAll, graceMs);
         await closed;
         clearTimeout(timer);
         return;
       }
-      for (const socket of sockets) socket.destroy();
+      destroyAll();
       await closed;
     },
   };

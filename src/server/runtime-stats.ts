@@ -1,33 +1,44 @@
 import { monitorEventLoopDelay } from "node:perf_hooks";
+import type { Exchange } from "../http/exchange.js";
+import { type AnyRequest, type AnyResponse, pathOf, sendJson } from "../http/node-http.js";
 import type { StreamRegistry } from "../pipeline/stream-registry.js";
-import type { AnyRequest, AnyResponse } from "./health.js";
+import type { ConnectionGuard } from "./connection-guard.js";
 
 /**
- * `GET /debug/runtime`: memory, event-loop delay and streams in flight, read
- * from inside the process (off by default; `server.debugEndpoints: true`).
- * The benchmark uses it; `?reset=1` starts a new delay window, and `?gc=1`
- * collects garbage first when the process runs with --expose-gc, so that
- * heap figures are live memory rather than garbage not yet collected.
+ * `GET /debug/runtime`: memory, event-loop delay, streams and connections,
+ * read from inside the process (off by default; `server.debugEndpoints:
+ * true`). The benchmark and the hardening tests use it; `?reset=1` starts a
+ * new delay window, and `?gc=1` collects garbage first when the process runs
+ * with --expose-gc, so that heap figures are live memory rather than garbage
+ * not yet collected.
  */
-export function createRuntimeStats(registry: StreamRegistry): (req: AnyRequest, res: AnyResponse) => boolean {
+export function createRuntimeStats(
+  registry: StreamRegistry,
+  connections: () => ConnectionGuard | undefined,
+): (req: AnyRequest, res: AnyResponse, exchange: Exchange) => boolean {
   const delay = monitorEventLoopDelay({ resolution: 10 });
   delay.enable();
   const ms = (ns: number) => Math.round(ns / 10_000) / 100;
-  return (req, res) => {
-    const url = req.url ?? "/";
-    if (req.method !== "GET" || !url.startsWith("/debug/runtime")) return false;
+  return (req, res, exchange) => {
+    if (req.method !== "GET" || pathOf(req) !== "/debug/runtime") return false;
+    exchange.edge = "http";
+    exchange.route = "/debug/runtime";
+    const query = new URLSearchParams((req.url ?? "").split("?")[1] ?? "");
     const gc = (globalThis as { gc?: () => void }).gc;
-    if (url.includes("gc=1") && gc) gc();
+    if (query.get("gc") === "1" && gc) gc();
     const memory = process.memoryUsage();
-    const body = JSON.stringify({
+    const guard = connections();
+    const body = {
       rssBytes: memory.rss,
       heapUsedBytes: memory.heapUsed,
       activeStreams: registry.active,
+      openConnections: guard?.open,
+      connectionsClosed: guard?.closed,
       eventLoopDelayMs: { p50: ms(delay.percentile(50)), p99: ms(delay.percentile(99)), max: ms(delay.max) },
-    });
-    if (url.includes("reset=1")) delay.reset();
-    res.writeHead(200, { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) });
-    res.end(body);
+    };
+    if (query.get("reset") === "1") delay.reset();
+    exchange.code = "ok";
+    sendJson(res, 200, body);
     return true;
   };
 }

@@ -1,14 +1,22 @@
-import type { ServiceImpl, HandlerContext } from "@connectrpc/connect";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
 import { aggregateDeltas } from "../../core/aggregate.js";
 import { GatewayError } from "../../core/errors.js";
 import { withHeartbeats } from "../../core/heartbeats.js";
 import { requestIdFrom } from "../../core/request-id.js";
+import type { Exchange } from "../../http/exchange.js";
 import type { ChatPipeline } from "../../pipeline/chat-pipeline.js";
+import { EXCHANGE } from "../../server/rpc-handler.js";
 import { ChatService, ListModelsResponseSchema, ModelSchema } from "../../../gen/sluice/v1/chat_service_pb.js";
 import { abortReason, toConnectError } from "./connect-errors.js";
 import { chatRequestFromProto, type ProtoChatRequest } from "./from-proto.js";
 import { deltaToProto, resultToProto } from "./to-proto.js";
+
+export interface ChatServiceOptions {
+  readonly pipeline: ChatPipeline;
+  /** Nesting allowed in tool schemas (limits.maxJsonDepth). */
+  readonly maxJsonDepth: number;
+}
 
 /**
  * A signal for the pipeline that aborts with a GatewayError when the
@@ -24,14 +32,10 @@ function pipelineSignal(ctx: HandlerContext): { signal: AbortSignal; release(): 
   return { signal: controller.signal, release: () => ctx.signal.removeEventListener("abort", onAbort) };
 }
 
-function begin(req: ProtoChatRequest, ctx: HandlerContext) {
-  const requestId = requestIdFrom(ctx.requestHeader.get("x-request-id"));
-  ctx.responseHeader.set("x-request-id", requestId);
-  try {
-    return { requestId, request: chatRequestFromProto(req) };
-  } catch (error) {
-    throw toConnectError(error);
-  }
+/** The request's exchange; handlers reached without our adapter (in-memory transports) get a request id of their own. */
+function requestIdOf(ctx: HandlerContext): string {
+  const exchange: Exchange | undefined = ctx.values.get(EXCHANGE);
+  return exchange?.requestId ?? requestIdFrom(ctx.requestHeader.get("x-request-id"));
 }
 
 function heartbeatInterval(ms: number | undefined): number {
@@ -47,7 +51,15 @@ function heartbeatInterval(ms: number | undefined): number {
 }
 
 /** sluice.v1.ChatService over gRPC, gRPC-Web and Connect. */
-export function createChatService(pipeline: ChatPipeline): ServiceImpl<typeof ChatService> {
+export function createChatService(options: ChatServiceOptions): ServiceImpl<typeof ChatService> {
+  const { pipeline } = options;
+  const begin = (req: ProtoChatRequest, ctx: HandlerContext) => {
+    try {
+      return { requestId: requestIdOf(ctx), request: chatRequestFromProto(req, options.maxJsonDepth) };
+    } catch (error) {
+      throw toConnectError(error);
+    }
+  };
   return {
     async *streamChat(req, ctx) {
       const { requestId, request } = begin(req, ctx);

@@ -5,9 +5,12 @@ import { type ErrorCode, GatewayError, toGatewayError } from "../../core/errors.
 export function grpcCode(code: ErrorCode): Code {
   switch (code) {
     case "invalid_request":
-    case "payload_too_large":
     case "upstream_rejected":
       return Code.InvalidArgument;
+    case "payload_too_large":
+      return Code.ResourceExhausted;
+    case "request_timeout":
+      return Code.DeadlineExceeded;
     case "unknown_model":
     case "upstream_not_found":
       return Code.NotFound;
@@ -39,7 +42,18 @@ export function toConnectError(reason: unknown): ConnectError {
   const error = toGatewayError(reason);
   const metadata = new Headers();
   if (error.retryAfterMs !== undefined) metadata.set("retry-after", String(Math.ceil(error.retryAfterMs / 1000)));
-  return new ConnectError(error.message, grpcCode(error.code), metadata, undefined, error);
+  return new ConnectError(capMessage(error.message), grpcCode(error.code), metadata, undefined, error);
+}
+
+/**
+ * Longest status message sent. grpc-message travels in a header, and after
+ * percent-encoding (up to 3 bytes per byte) this keeps every status well
+ * inside the 8 KiB header lists that clients and proxies accept.
+ */
+const MAX_MESSAGE_CHARS = 1024;
+
+function capMessage(message: string): string {
+  return message.length > MAX_MESSAGE_CHARS ? `${message.slice(0, MAX_MESSAGE_CHARS)}…` : message;
 }
 
 /**
@@ -57,9 +71,10 @@ const DEADLINE_SLACK_MS = 50;
  * deadline counts as the deadline.
  */
 export function abortReason(reason: unknown, remainingMs: number | undefined): GatewayError {
-  if (reason instanceof GatewayError) return reason;
+  const atDeadline = remainingMs !== undefined && remainingMs <= DEADLINE_SLACK_MS;
+  if (reason instanceof GatewayError && !(reason.code === "canceled" && atDeadline)) return reason;
   const connect = ConnectError.from(reason);
-  if (connect.code === Code.DeadlineExceeded || (remainingMs !== undefined && remainingMs <= DEADLINE_SLACK_MS)) {
+  if (connect.code === Code.DeadlineExceeded || atDeadline) {
     return new GatewayError("deadline_exceeded", "the client's deadline was exceeded", { cause: reason });
   }
   return new GatewayError("canceled", "the client cancelled the request", { cause: reason });

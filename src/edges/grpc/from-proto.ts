@@ -89,7 +89,7 @@ const EMPTY_SCHEMA: JsonObject = { type: "object", properties: {} };
 const MAX_SEED = BigInt(Number.MAX_SAFE_INTEGER);
 
 /** The protobuf request as a validated canonical request; INVALID_ARGUMENT naming the field otherwise. */
-export function chatRequestFromProto(req: ProtoChatRequest): ChatRequest {
+export function chatRequestFromProto(req: ProtoChatRequest, maxJsonDepth?: number): ChatRequest {
   const s = req.sampling;
   if (s?.seed !== undefined && (s.seed > MAX_SEED || s.seed < -MAX_SEED)) invalid("sampling.seed", "out of range");
   const choice = toolChoice(req.toolChoice);
@@ -110,5 +110,5 @@ export function chatRequestFromProto(req: ProtoChatRequest): ChatRequest {
       ...(req.metadata?.sessionId ? { sessionId: req.metadata.sessionId } : {}),
       labels: req.metadata?.labels ?? {},
     },
-  });
+  }, maxJsonDepth);
 }

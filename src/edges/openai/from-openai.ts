@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { ChatMessage, ChatRequest, ContentPart, ToolChoice } from "../../core/chat-request.js";
 import { GatewayError } from "../../core/errors.js";
+import type { StructureLimits } from "../../core/structure-limits.js";
 import { validateChatRequest } from "../../core/validate.js";
 
 // Unknown fields are ignored (z.object strips them), as OpenAI's API does.
@@ -107,7 +108,7 @@ function toolChoice(choice: z.infer<typeof body>["tool_choice"]): ToolChoice | u
  * A Chat Completions body as a validated canonical request. Errors name the
  * OpenAI parameter (`messages[0].content`) the way OpenAI's own 400s do.
  */
-export function chatRequestFromOpenAi(json: unknown): OpenAiChatRequest {
+export function chatRequestFromOpenAi(json: unknown, limits: Pick<StructureLimits, "maxJsonDepth">): OpenAiChatRequest {
   const parsed = body.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
@@ -135,6 +136,6 @@ export function chatRequestFromOpenAi(json: unknown): OpenAiChatRequest {
       ...(b.seed === null || b.seed === undefined ? {} : { seed: b.seed }),
     },
     metadata: { ...(b.user ? { userId: b.user } : {}), labels: b.metadata ?? {} },
-  });
+  }, limits.maxJsonDepth);
   return { request, stream: b.stream === true, includeUsage: b.stream_options?.include_usage === true };
 }

@@ -11,6 +11,8 @@ export function httpStatus(code: ErrorCode): number {
       return 404;
     case "payload_too_large":
       return 413;
+    case "request_timeout":
+      return 408;
     case "upstream_rate_limited":
       return 429;
     case "canceled":
@@ -49,6 +51,13 @@ const PARAM: Record<string, string> = {
   "metadata.labels": "metadata",
 };
 
+/** `tools[3].parameters` (canonical) → `tools[3].function.parameters` (OpenAI). */
+function openAiParam(field: string): string {
+  const exact = PARAM[field];
+  if (exact) return exact;
+  return field.replace(/^tools\[(\d+)\]\.(name|parameters|description)/, "tools[$1].function.$2");
+}
+
 export interface OpenAiError {
   readonly status: number;
   readonly headers: Record<string, string>;
@@ -63,7 +72,7 @@ export interface OpenAiError {
 export function toOpenAiError(reason: unknown): OpenAiError {
   const error: GatewayError = toGatewayError(reason);
   const status = httpStatus(error.code);
-  const param = error.field === undefined ? null : (PARAM[error.field] ?? error.field);
+  const param = error.field === undefined ? null : openAiParam(error.field);
   let message = error.message;
   if (error.field !== undefined && param !== error.field && message.startsWith(`${error.field}: `)) {
     message = `${param}: ${message.slice(error.field.length + 2)}`;

@@ -1,0 +1,23 @@
+import type { Exchange } from "../http/exchange.js";
+import type { AnyRequest, AnyResponse } from "../http/node-http.js";
+import type { Logger } from "./logger.js";
+
+/**
+ * One line per HTTP request, whatever became of it: served, refused before
+ * routing (unknown model, bad JSON, 413, 404), cancelled or crashed. Written
+ * when the response closes, so the duration is the client's whole wait.
+ */
+export function writeAccessLine(logger: Logger, exchange: Exchange, req: AnyRequest, res: AnyResponse): void {
+  logger.info({
+    event: "access",
+    requestId: exchange.requestId,
+    edge: exchange.edge,
+    route: exchange.route,
+    method: req.method,
+    httpVersion: req.httpVersion,
+    status: res.headersSent ? res.statusCode : undefined,
+    code: exchange.code ?? (exchange.signal.aborted ? "canceled" : undefined),
+    durationMs: Math.round((performance.now() - exchange.startedAt) * 10) / 10,
+    ...exchange.fields,
+  });
+}

@@ -1,0 +1,123 @@
+import type { OutgoingHttpHeaders } from "node:http";
+import type { UniversalServerResponse } from "@connectrpc/connect/protocol";
+import { Code } from "@connectrpc/connect";
+import type { Exchange } from "../http/exchange.js";
+import { writable } from "../http/writable.js";
+import { type AnyResponse, writeChunk } from "../http/node-http.js";
+import type { RpcWire } from "./rpc-request.js";
+
+/**
+ * gRPC's grpc-message is percent-encoded, but only for bytes outside
+ * printable ASCII and for `%` itself. connect encodes with
+ * encodeURIComponent, which also escapes `:`, `"` and the like; grpc-js
+ * decodes with decodeURI, which leaves those escapes in place, so its users
+ * read `unknown model "nope"%3A …`. Re-encoded minimally, every client
+ * (grpc-js, connect, grpc-go behind buf curl) shows the plain message.
+ */
+export function grpcMessageEncoding(value: string): string {
+  let text: string;
+  try {
+    text = decodeURIComponent(value);
+  } catch {
+    return value;
+  }
+  let out = "";
+  for (const byte of Buffer.from(text, "utf8")) {
+    out += byte >= 0x20 && byte <= 0x7e && byte !== 0x25 ? String.fromCharCode(byte) : `%${byte.toString(16).toUpperCase().padStart(2, "0")}`;
+  }
+  return out;
+}
+
+function nodeHeaders(headers: Headers): OutgoingHttpHeaders {
+  const out: OutgoingHttpHeaders = {};
+  headers.forEach((value, name) => {
+    out[name] = name === "grpc-message" ? grpcMessageEncoding(value) : value;
+  });
+  return out;
+}
+
+const CODE_NAMES: Record<number, string> = Object.fromEntries(
+  Object.entries(Code)
+    .filter(([, v]) => typeof v === "number")
+    .map(([name, v]) => [v, name.replace(/([a-z])([A-Z])/g, "$1_$2").toLowerCase()]),
+);
+
+/** The RPC's outcome as a gRPC code name, read from what was sent, for the access line. */
+function outcomeOf(wire: RpcWire | undefined, res: UniversalServerResponse, last: Uint8Array | undefined): string {
+  const grpcStatus = res.trailer?.get("grpc-status") ?? res.header?.get("grpc-status");
+  if (grpcStatus !== null && grpcStatus !== undefined) return CODE_NAMES[Number(grpcStatus)] ?? "unknown";
+  if (last && last.length >= 5 && wire?.enveloped) {
+    const flags = last[0]!;
+    const text = Buffer.from(last.subarray(5)).toString("utf8");
+    if (wire.protocol === "grpc-web" && (flags & 0x80) !== 0) {
+      const status = /grpc-status:\s*(\d+)/i.exec(text);
+      return status ? (CODE_NAMES[Number(status[1])] ?? "unknown") : "ok";
+    }
+    if (wire.protocol === "connect" && (flags & 0x02) !== 0) {
+      const code = /"code"\s*:\s*"([a-z_]+)"/.exec(text);
+      return code ? code[1]! : "ok";
+    }
+  }
+  if (res.status === 200) return "ok";
+  const code = last ? /"code"\s*:\s*"([a-z_]+)"/.exec(Buffer.from(last).toString("utf8")) : null;
+  return code ? code[1]! : `http_${res.status}`;
+}
+
+export interface WriteOptions {
+  /** Longest wait for a client to take more bytes before the stream is reset (nginx's send_timeout). */
+  readonly sendTimeoutMs: number;
+  /**
+   * True when the request body was refused before its end. Over HTTP/1.1 the
+   * connection then closes after the response instead of reading the rest;
+   * over HTTP/2, flow control has already stopped the client.
+   */
+  readonly bodyLeftUnread: () => boolean;
+}
+
+/**
+ * Writes connect's response to Node's. Headers wait for the first message
+ * (so a handler can still set them), each message waits for the client to
+ * take the previous one only when the socket says so (no promise per write
+ * on the fast path), trailers carry the status with a spec-minimal
+ * grpc-message, and every wait ends when the client leaves.
+ */
+export async function writeRpcResponse(
+  uRes: UniversalServerResponse,
+  res: AnyResponse,
+  exchange: Exchange,
+  wire: RpcWire | undefined,
+  options: WriteOptions,
+): Promise<void> {
+  const it = uRes.body?.[Symbol.asyncIterator]();
+  let last: Uint8Array | undefined;
+  const writeHead = () => {
+    if (res.headersSent) return;
+    if (options.bodyLeftUnread() && "shouldKeepAlive" in res) res.shouldKeepAlive = false;
+    res.writeHead(uRes.status, nodeHeaders(uRes.header ?? new Headers()));
+  };
+  try {
+    if (it) {
+      for (let chunk = await it.next(); chunk.done !== true; chunk = await it.next()) {
+        if (exchange.signal.aborted) throw exchange.signal.reason;
+        writeHead();
+        last = chunk.value;
+        if (!writeChunk(res, chunk.value)) await writable(res, exchange, options.sendTimeoutMs);
+      }
+    }
+    if (exchange.signal.aborted) throw exchange.signal.reason;
+    writeHead();
+    if (uRes.trailer) res.addTrailers(nodeHeaders(uRes.trailer));
+    exchange.code = outcomeOf(wire, uRes, last);
+    res.end();
+  } catch (error) {
+    exchange.code ??= "canceled";
+    // Let the handler's generator see the failure and clean up.
+    await it?.throw?.(error).catch(() => undefined);
+    if (!res.headersSent && !res.destroyed) {
+      res.writeHead(500);
+      res.end();
+    } else if (!res.writableEnded) res.destroy();
+  } finally {
+    void it?.return?.(undefined).catch(() => undefined);
+  }
+}
