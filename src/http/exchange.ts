@@ -1,6 +1,6 @@
 import { GatewayError } from "../core/errors.js";
 import { requestIdFrom } from "../core/request-id.js";
-import { type AnyRequest, type AnyResponse, headerOf } from "./node-http.js";
+import { type AnyRequest, type AnyResponse, headerOf, resetResponse } from "./node-http.js";
 
 /** Which door a request came through; a closed list, so logs and metrics stay bounded. */
 export type Edge = "grpc" | "grpc-web" | "connect" | "openai" | "health" | "http";
@@ -52,7 +52,7 @@ export function createExchange(req: AnyRequest, res: AnyResponse): Exchange {
     fields: {},
     abandon(reason) {
       if (!controller.signal.aborted) controller.abort(reason);
-      if (!res.destroyed) res.destroy();
+      resetResponse(res, "cancel");
     },
   };
 }

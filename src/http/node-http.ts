@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
+import { constants as http2Constants, type Http2ServerRequest, type Http2ServerResponse } from "node:http2";
 
 /** A request on either HTTP version, as Node's servers hand it over. */
 export type AnyRequest = IncomingMessage | Http2ServerRequest;
@@ -42,4 +42,19 @@ export function decodePathSegment(segment: string): string | undefined {
 /** `res.write` for either HTTP version (the two overload sets do not unify). Returns false when the caller should wait. */
 export function writeChunk(res: AnyResponse, chunk: string | Uint8Array): boolean {
   return (res as ServerResponse).write(chunk);
+}
+
+/**
+ * Ends a response that cannot be completed, so the client can tell it is
+ * broken: HTTP/2 gets RST_STREAM with an error code (a bare destroy may
+ * reset with NO_ERROR, which a client can read as a clean end), HTTP/1.1
+ * loses its connection mid-body.
+ */
+export function resetResponse(res: AnyResponse, code: "internal" | "cancel" = "internal"): void {
+  if (res.destroyed) return;
+  if ("stream" in res) {
+    res.stream.close(code === "internal" ? http2Constants.NGHTTP2_INTERNAL_ERROR : http2Constants.NGHTTP2_CANCEL);
+    return;
+  }
+  res.destroy();
 }

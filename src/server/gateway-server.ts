@@ -128,9 +128,13 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
     keepAlive(session, options.keepaliveMs);
   });
   server.on("clientError", (error: Error, socket: Socket) => {
-    logger.debug({ event: "server.client_error", code: (error as NodeJS.ErrnoException).code });
-    if (socket.writable && !socket.destroyed) socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
-    socket.destroy();
+    // HTTP/1.1 bytes Node's parser refused (a malformed request line,
+    // headers over 16 KiB). Answered and closed here; nothing reaches a route.
+    const code = (error as NodeJS.ErrnoException).code;
+    logger.debug({ event: "server.client_error", code });
+    const status = code === "HPE_HEADER_OVERFLOW" ? "431 Request Header Fields Too Large" : "400 Bad Request";
+    if (socket.writable && !socket.destroyed) socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
+    socket.destroySoon();
   });
   server.on("error", (error: Error) => logger.error({ event: "server.error", err: error }));
   server.listen(options.port, options.host);

@@ -1,5 +1,5 @@
 import { createExchange, type Exchange } from "../http/exchange.js";
-import { type AnyRequest, type AnyResponse, sendJson } from "../http/node-http.js";
+import { type AnyRequest, type AnyResponse, resetResponse, sendJson } from "../http/node-http.js";
 import { writeAccessLine } from "../logging/access-log.js";
 import type { Logger } from "../logging/logger.js";
 
@@ -24,7 +24,7 @@ export function guardRequests(route: Route, logger: Logger): (req: AnyRequest, r
       if (exchange) exchange.code = "internal";
       if (res.destroyed) return;
       if (!res.headersSent) sendJson(res, 500, { error: { message: "internal error", type: "api_error", param: null, code: "internal" } });
-      else res.destroy();
+      else resetResponse(res);
     };
     try {
       const current = createExchange(req, res);

@@ -1,9 +1,10 @@
 import type { OutgoingHttpHeaders } from "node:http";
+import { constants as http2Constants } from "node:http2";
 import type { UniversalServerResponse } from "@connectrpc/connect/protocol";
 import { Code } from "@connectrpc/connect";
 import type { Exchange } from "../http/exchange.js";
 import { writable } from "../http/writable.js";
-import { type AnyResponse, writeChunk } from "../http/node-http.js";
+import { type AnyResponse, resetResponse, writeChunk } from "../http/node-http.js";
 import type { RpcWire } from "./rpc-request.js";
 
 /**
@@ -69,7 +70,7 @@ export interface WriteOptions {
   /**
    * True when the request body was refused before its end. Over HTTP/1.1 the
    * connection then closes after the response instead of reading the rest;
-   * over HTTP/2, flow control has already stopped the client.
+   * over HTTP/2 the stream is reset once the response is out.
    */
   readonly bodyLeftUnread: () => boolean;
 }
@@ -108,6 +109,14 @@ export async function writeRpcResponse(
     writeHead();
     if (uRes.trailer) res.addTrailers(nodeHeaders(uRes.trailer));
     exchange.code = outcomeOf(wire, uRes, last);
+    // HTTP/2: a request refused before its body ended is still being sent.
+    // RST_STREAM(NO_ERROR) tells the client to stop, as gRPC servers do, but
+    // only once the trailers carrying the status are out (Node's response
+    // sends them on `wantTrailers`; this listener runs after its own).
+    if (options.bodyLeftUnread() && "stream" in res) {
+      const stream = res.stream;
+      stream.once(uRes.trailer ? "wantTrailers" : "finish", () => stream.close(http2Constants.NGHTTP2_NO_ERROR));
+    }
     res.end();
   } catch (error) {
     exchange.code ??= "canceled";
@@ -116,7 +125,7 @@ export async function writeRpcResponse(
     if (!res.headersSent && !res.destroyed) {
       res.writeHead(500);
       res.end();
-    } else if (!res.writableEnded) res.destroy();
+    } else if (!res.writableEnded) resetResponse(res);
   } finally {
     void it?.return?.(undefined).catch(() => undefined);
   }

@@ -28,8 +28,11 @@ export function createRuntimeStats(
     if (query.get("gc") === "1" && gc) gc();
     const memory = process.memoryUsage();
     const guard = connections();
+    const resources: Record<string, number> = {};
+    for (const type of process.getActiveResourcesInfo()) resources[type] = (resources[type] ?? 0) + 1;
     const body = {
       rssBytes: memory.rss,
+      resources,
       heapUsedBytes: memory.heapUsed,
       activeStreams: registry.active,
       openConnections: guard?.open,

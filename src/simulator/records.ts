@@ -25,6 +25,12 @@ export interface RequestRecord {
   /** Tokens written after the client had gone: work done for nobody. */
   tokensAfterClose: number;
   bytesWritten: number;
+  /**
+   * True while the simulator waits for the client to take more bytes (its
+   * socket buffer is full): the moment a test can know, without a clock,
+   * that backpressure has reached the upstream.
+   */
+  waitingForDrain?: boolean;
   outcome: Outcome;
 }
 

@@ -77,12 +77,15 @@ function createResponseWriter(res: ServerResponse, record: RequestRecord, record
     if (gone.aborted || res.destroyed) return false;
     record.bytesWritten += bytes.length;
     if (res.write(bytes)) return true;
+    record.waitingForDrain = true;
+    records.touch(record);
     try {
       await once(res, "drain", { signal: gone });
       return true;
     } catch {
       return false;
     } finally {
+      record.waitingForDrain = false;
       records.touch(record);
     }
   };

@@ -13,12 +13,34 @@ export interface GatewayProcess extends Started {
   rss(): number;
 }
 
+export interface GatewayProcessOptions {
+  /** Extra Node flags, e.g. --expose-gc for live-heap figures from /debug/runtime?gc=1. */
+  readonly nodeArgs?: readonly string[];
+}
+
+/** What GET /debug/runtime reports (server.debugEndpoints: true). */
+export interface RuntimeStats {
+  readonly rssBytes: number;
+  readonly heapUsedBytes: number;
+  readonly activeStreams: number;
+  readonly openConnections: number;
+  readonly connectionsClosed: Record<string, number>;
+  readonly resources: Record<string, number>;
+  readonly eventLoopDelayMs: { readonly p50: number; readonly p99: number; readonly max: number };
+}
+
+/** Reads the gateway's own view of itself; `gc` collects garbage first (needs --expose-gc). */
+export async function runtimeStats(url: string, query = ""): Promise<RuntimeStats> {
+  const res = await fetch(`${url}/debug/runtime${query}`);
+  return (await res.json()) as RuntimeStats;
+}
+
 /** The compiled gateway as its own process, so its memory and exit status are its own. */
-export async function startGatewayProcess(config: ConfigInput): Promise<GatewayProcess> {
+export async function startGatewayProcess(config: ConfigInput, options: GatewayProcessOptions = {}): Promise<GatewayProcess> {
   const dir = await mkdtemp(join(tmpdir(), "sluice-gw-"));
   const file = join(dir, "sluice.yaml");
   await writeFile(file, stringify(config));
-  const started = await startProcess(["dist/src/main.js", "--config", file, "--port", "0"], (l) => l.event === "server.listening");
+  const started = await startProcess([...(options.nodeArgs ?? []), "dist/src/main.js", "--config", file, "--port", "0"], (l) => l.event === "server.listening");
   const pid = started.child.pid!;
   return {
     ...started,
