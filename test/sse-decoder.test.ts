@@ -100,6 +100,30 @@ describe("SSE decoder", () => {
       expect(() => decoder.push(enc.encode("\n\ndata: ok\n\n"))).toThrow(/maximum event size/);
     });
 
+    it("counts bytes on the wire, not characters: a non-ASCII event over the limit is refused", () => {
+      // 600 two-byte characters: 600 code units, 1,200 bytes. The old limit counted code units.
+      const decoder = createSseDecoder({ maxEventSize: 1024 });
+      expect(() => decoder.push(enc.encode(`data: ${"é".repeat(600)}\n\n`))).toThrow(/maximum event size of 1024 bytes/);
+      expect(decodeAll([enc.encode(`data: ${"e".repeat(600)}\n\n`)], 1024)).toEqual([ev("e".repeat(600))]);
+    });
+
+    it("counts an event across every line end style and chunk split the same way", () => {
+      for (const eol of ["\n", "\r\n", "\r"]) {
+        const text = `data: ${"x".repeat(500)}${eol}data: ${"y".repeat(500)}${eol}${eol}`;
+        const bytes = enc.encode(text);
+        for (const cut of [1, 7, 506, 507, 508, bytes.length - 1]) {
+          expect(decodeAll([bytes.subarray(0, cut), bytes.subarray(cut)], 1024), `${JSON.stringify(eol)} @${cut}`).toEqual([ev(`${"x".repeat(500)}\n${"y".repeat(500)}`)]);
+          const strict = createSseDecoder({ maxEventSize: 1000 });
+          expect(() => [strict.push(bytes.subarray(0, cut)), strict.push(bytes.subarray(cut))], `${JSON.stringify(eol)} @${cut}`).toThrow(/maximum event size/);
+        }
+      }
+    });
+
+    it("names the provider that sent the oversized event", () => {
+      const decoder = createSseDecoder({ maxEventSize: 1024, source: "primary" });
+      expect(() => decoder.push(enc.encode(`data: ${"y".repeat(5000)}\n\n`))).toThrow(/^provider primary sent an event larger than the maximum event size of 1024 bytes/);
+    });
+
     it("accepts events up to the limit", () => {
       const data = "q".repeat(1000);
       expect(decodeAll([enc.encode(`data: ${data}\n\n`)], 1024)).toEqual([ev(data)]);

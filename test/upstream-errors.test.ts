@@ -105,7 +105,7 @@ describe.each(PROVIDER_KINDS)("%s upstream", (kind) => {
     const cases: Array<[string, Code, RegExp]> = [
       ["drop", Code.Unavailable, /closed the connection mid-stream/],
       ["malformed", Code.Internal, /malformed event/],
-      ["oversized", Code.Internal, /maximum event size of 65536/],
+      ["oversized", Code.Internal, /^provider simulator sent an event larger than the maximum event size of 65536 bytes/],
       ["error_event", Code.Unavailable, /reported an error mid-stream/],
     ];
     for (const [fail, code, message] of cases) {

@@ -30,6 +30,8 @@ export interface ConnectionGuard {
   readonly closed: Readonly<Record<"headers_timeout" | "idle_timeout" | "evicted" | "refused", number>>;
   /** Every socket, for shutdown. */
   sockets(): Iterable<Socket>;
+  /** Resolves once at most `count` connections are open (now or later). */
+  whenAtMost(count: number): Promise<void>;
 }
 
 const REFUSAL = "HTTP/1.1 503 Service Unavailable\r\nconnection: close\r\ncontent-type: text/plain\r\ncontent-length: 32\r\n\r\ntoo many connections, retry later";
@@ -54,6 +56,14 @@ export function guardConnections(server: NetServer, limits: ConnectionLimits, lo
   const connections = new Map<Socket, Connection>();
   const closed = { headers_timeout: 0, idle_timeout: 0, evicted: 0, refused: 0 };
   let lastSession: Http2Session | undefined;
+  const waiters = new Set<{ count: number; wake: () => void }>();
+  const settle = () => {
+    for (const waiter of waiters) {
+      if (connections.size > waiter.count) continue;
+      waiters.delete(waiter);
+      waiter.wake();
+    }
+  };
 
   const close = (conn: Connection, reason: keyof typeof closed) => {
     closed[reason]++;
@@ -111,6 +121,7 @@ export function guardConnections(server: NetServer, limits: ConnectionLimits, lo
       socket.once("close", () => {
         clearTimeout(conn.timer);
         connections.delete(socket);
+        settle();
       });
       return;
     }
@@ -145,5 +156,9 @@ export function guardConnections(server: NetServer, limits: ConnectionLimits, lo
     },
     closed,
     sockets: () => connections.keys(),
+    whenAtMost(count) {
+      if (connections.size <= count) return Promise.resolve();
+      return new Promise((wake) => waiters.add({ count, wake }));
+    },
   };
 }

@@ -37,11 +37,15 @@ function nodeHeaders(headers: Headers): OutgoingHttpHeaders {
   return out;
 }
 
-const CODE_NAMES: Record<number, string> = Object.fromEntries(
-  Object.entries(Code)
-    .filter(([, v]) => typeof v === "number")
-    .map(([name, v]) => [v, name.replace(/([a-z])([A-Z])/g, "$1_$2").toLowerCase()]),
-);
+/** gRPC status numbers as the lower-case names Connect uses (`resource_exhausted`); 0 is `ok`. */
+const CODE_NAMES: Record<number, string> = {
+  0: "ok",
+  ...Object.fromEntries(
+    Object.entries(Code)
+      .filter(([, v]) => typeof v === "number")
+      .map(([name, v]) => [v, name.replace(/([a-z])([A-Z])/g, "$1_$2").toLowerCase()]),
+  ),
+};
 
 /** The RPC's outcome as a gRPC code name, read from what was sent, for the access line. */
 function outcomeOf(wire: RpcWire | undefined, res: UniversalServerResponse, last: Uint8Array | undefined): string {

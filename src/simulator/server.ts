@@ -145,6 +145,7 @@ interface StreamRun {
   readonly format: WireFormat;
   readonly knobs: Knobs;
   readonly record: RequestRecord;
+  readonly records: RecordBook;
   readonly gone: AbortSignal;
   readonly eol: string;
   /** Writes bytes straight to the socket, with backpressure. */
@@ -202,6 +203,7 @@ async function streamResponse(
     format,
     knobs,
     record,
+    records,
     gone,
     eol: EOL[knobs.eol],
     write,
@@ -255,6 +257,7 @@ async function fail(run: StreamRun): Promise<void> {
     case "stall":
       // Silent until the client leaves (or, with ping_ms, pinging but sending no content).
       run.record.outcome = "stalled";
+      run.records.touch(run.record);
       await run.flush();
       while (knobs.pingMs > 0 && (await pause(knobs.pingMs, run.gone)) && (await run.emit(run.ping))) {
         if (!(await run.flush())) break;

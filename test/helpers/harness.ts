@@ -14,6 +14,8 @@ export interface Harness {
   logs(): Array<Record<string, unknown>>;
   /** Raw log text, for "never contains" assertions. */
   logText(): string;
+  /** Resolves with the first log line matching `predicate`, now or when it is written; rejects after `timeoutMs`. */
+  waitForLog(predicate: (line: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>;
   close(): Promise<void>;
 }
 
@@ -56,16 +58,34 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const sink = new PassThrough();
   sink.on("data", (chunk: Buffer) => (text += chunk.toString("utf8")));
   const sluice = await startSluice({ config, logger: createLogger("debug", sink), port: 0 });
+  const logs = () =>
+    text
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
   return {
     sim,
     sluice,
     url: sluice.server.url,
     logText: () => text,
-    logs: () =>
-      text
-        .split("\n")
-        .filter(Boolean)
-        .map((line) => JSON.parse(line) as Record<string, unknown>),
+    logs,
+    waitForLog(predicate, timeoutMs = 10_000) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const found = logs().find(predicate);
+          if (!found) return;
+          clearTimeout(timer);
+          sink.off("data", check);
+          resolve(found);
+        };
+        const timer = setTimeout(() => {
+          sink.off("data", check);
+          reject(new Error(`no matching log line within ${timeoutMs} ms`));
+        }, timeoutMs);
+        sink.on("data", check);
+        check();
+      });
+    },
     async close() {
       await sluice.close();
       await sim.close();

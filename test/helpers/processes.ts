@@ -7,6 +7,10 @@ export interface Started {
   readonly line: Record<string, unknown>;
   /** Everything the process wrote to stderr so far. */
   stderr(): string;
+  /** Every JSON line the process wrote to stdout so far. */
+  lines(): ReadonlyArray<Record<string, unknown>>;
+  /** Resolves with the first stdout JSON line matching `predicate` (now or later); rejects after `timeoutMs`. */
+  waitForLine(predicate: (line: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>;
   /** Sends SIGTERM and resolves with the exit code. */
   stop(): Promise<number | null>;
 }
@@ -25,6 +29,25 @@ export function startProcess(
   let stderr = "";
   child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const lines: Array<Record<string, unknown>> = [];
+  const watchers = new Set<(line: Record<string, unknown>) => void>();
+  const waitForLine = (predicate: (line: Record<string, unknown>) => boolean, waitMs = 15_000) => {
+    const found = lines.find(predicate);
+    if (found) return Promise.resolve(found);
+    return new Promise<Record<string, unknown>>((resolve, reject) => {
+      const watch = (line: Record<string, unknown>) => {
+        if (!predicate(line)) return;
+        clearTimeout(timer);
+        watchers.delete(watch);
+        resolve(line);
+      };
+      const timer = setTimeout(() => {
+        watchers.delete(watch);
+        reject(new Error(`no matching log line within ${waitMs} ms`));
+      }, waitMs);
+      watchers.add(watch);
+    });
+  };
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
@@ -41,12 +64,16 @@ export function startProcess(
       } catch {
         return;
       }
+      lines.push(line);
+      for (const watch of [...watchers]) watch(line);
       if (!ready(line)) return;
       clearTimeout(timer);
       resolve({
         child,
         line,
         stderr: () => stderr,
+        lines: () => lines,
+        waitForLine,
         stop: () => {
           child.kill("SIGTERM");
           return exited;
