@@ -22,10 +22,11 @@ function contentBlocks(m: ChatMessage): Array<Record<string, unknown>> {
   for (const part of m.content) {
     if (part.type === "text") blocks.push({ type: "text", text: part.text });
     else if (part.type === "reasoning") {
-      // Anthropic verifies thinking blocks by their signature: reasoning
-      // without one (another provider's) cannot be replayed and is left out.
+      // Anthropic verifies a thinking block's signature against its text:
+      // reasoning without both (another provider's, or a bare Gemini text
+      // signature) cannot be replayed here and is left out.
       if (part.redactedData !== undefined) blocks.push({ type: "redacted_thinking", data: part.redactedData });
-      else if (part.signature !== undefined) blocks.push({ type: "thinking", thinking: part.text, signature: part.signature });
+      else if (part.signature !== undefined && part.text !== "") blocks.push({ type: "thinking", thinking: part.text, signature: part.signature });
     } else {
       const data = parseDataUrl(part.url);
       blocks.push(
