@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { type ChatMessage, type ChatRequest, type ContentPart, PROVIDER_KINDS, type ResponseFormat, type ToolChoice } from "../../core/chat-request.js";
+import { clipClientValue } from "../../core/client-text.js";
 import { GatewayError } from "../../core/errors.js";
 import type { StructureLimits } from "../../core/structure-limits.js";
 import { validateChatRequest } from "../../core/validate.js";
@@ -163,9 +164,10 @@ export function chatRequestFromOpenAi(json: unknown, limits: Pick<StructureLimit
   const parsed = body.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    const field = param(issue.path);
+    // Paths run through client-chosen keys and zod quotes unknown keys: both are cut like any echoed value.
+    const field = clipClientValue(param(issue.path));
     const what = field === "" ? "request body" : field;
-    throw new GatewayError("invalid_request", `${what}: ${issue.message}`, { field: field || "body" });
+    throw new GatewayError("invalid_request", `${what}: ${clipClientValue(issue.message)}`, { field: field || "body" });
   }
   const b = parsed.data;
   if (b.n !== null && b.n !== undefined && b.n !== 1) throw new GatewayError("invalid_request", "n: only n=1 is supported", { field: "n" });
