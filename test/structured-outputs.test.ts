@@ -1,3 +1,4 @@
+import type { JsonObject } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import OpenAI from "openai";
 import { zodResponseFormat } from "openai/helpers/zod";
@@ -58,7 +59,7 @@ describe.each(PROVIDER_KINDS)("structured outputs via %s", (kind) => {
 
   it("the gRPC edge's JSON_SCHEMA format answers JSON that matches", async () => {
     const client = chatClient(transports(harnesses.get(kind)!.url)["grpc (connect-node, h2)"]!);
-    const schema = zodResponseFormat(Forecast, "forecast").json_schema.schema!;
+    const schema = zodResponseFormat(Forecast, "forecast").json_schema.schema as JsonObject;
     const messages = await collect(
       client.streamChat(userRequest("sim", "go", { responseFormat: { type: ResponseFormatType.JSON_SCHEMA, jsonSchema: { name: "forecast", schema } } })),
     );
