@@ -67,6 +67,28 @@ describe.each(PROVIDER_KINDS)("structured outputs via %s", (kind) => {
   });
 });
 
+describe("a model without native structured outputs", () => {
+  it("Anthropic: Sluice does not emulate them; the provider's refusal reaches the caller as INVALID_ARGUMENT / 400", async () => {
+    const h = harnesses.get("anthropic")!;
+    const schema = zodResponseFormat(Forecast, "forecast").json_schema.schema as JsonObject;
+    const client = chatClient(transports(h.url)["grpc (connect-node, h2)"]!);
+    const rpc = await collect(
+      client.streamChat(userRequest("sim", "#sim structured=0", { responseFormat: { type: ResponseFormatType.JSON_SCHEMA, jsonSchema: { name: "forecast", schema } } })),
+    ).then(
+      () => undefined,
+      (e: unknown) => ConnectError.from(e),
+    );
+    expect(rpc?.code).toBe(Code.InvalidArgument);
+    expect(rpc?.rawMessage).toBe("provider simulator rejected the request (status 400): structured outputs (a response schema) are not supported by this model");
+
+    const openai = new OpenAI({ baseURL: `${h.url}/v1`, apiKey: "unused", maxRetries: 0 });
+    const error = await openai.chat.completions
+      .parse({ model: "sim", messages: [{ role: "user", content: "#sim structured=0" }], response_format: zodResponseFormat(Forecast, "forecast") })
+      .then(() => undefined, (e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+  });
+});
+
 describe("JSON mode without a schema", () => {
   it("works where the provider has it (OpenAI, Gemini)", async () => {
     for (const kind of ["openai", "gemini"] as const) {
@@ -132,5 +154,19 @@ describe("structured outputs on the contract", () => {
       expect(error?.code, message).toBe(Code.InvalidArgument);
       expect(error?.rawMessage).toBe(message);
     }
+  });
+});
+
+describe("cross-provider equivalence for structured outputs", () => {
+  it("the same schema gives the same parsed answer whichever provider format served it", async () => {
+    const answers = [];
+    for (const kind of PROVIDER_KINDS) {
+      const openai = new OpenAI({ baseURL: `${harnesses.get(kind)!.url}/v1`, apiKey: "unused", maxRetries: 0 });
+      const completion = await openai.chat.completions.parse({ model: "sim", messages: [{ role: "user", content: "#sim seed=77" }], response_format: zodResponseFormat(Forecast, "forecast") });
+      answers.push(completion.choices[0]!.message.parsed);
+    }
+    expect(answers[0]).toBeTruthy();
+    expect(answers[1]).toEqual(answers[0]);
+    expect(answers[2]).toEqual(answers[0]);
   });
 });

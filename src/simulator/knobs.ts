@@ -44,6 +44,8 @@ export interface Knobs {
   readonly redacted: number;
   /** The class of error `fail=error_event` reports. */
   readonly inband: InBandKind;
+  /** Whether the simulated model has native structured outputs; without, a schema request gets a 400. */
+  readonly structured: boolean;
 }
 
 /** In-band error classes, each rendered in every format's own words. */
@@ -84,6 +86,7 @@ const DEFAULTS: Knobs = {
   oversizedBytes: 2 * 1024 * 1024,
   redacted: 0,
   inband: "server",
+  structured: true,
 };
 
 function int(value: string, name: string, max = 10_000_000): number {
@@ -122,6 +125,7 @@ function apply(knobs: Knobs, pairs: Iterable<[string, string]>): Knobs {
       case "tag": k.tag = value; break;
       case "redacted": k.redacted = int(value, key, 8); break;
       case "inband": k.inband = oneOf(value, ["server", "rate_limit", "quota", "auth"], key); break;
+      case "structured": k.structured = oneOf(value, ["0", "1"], key) === "1"; break;
       default: throw new Error(`unknown simulator knob ${key}`);
     }
   }

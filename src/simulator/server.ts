@@ -300,6 +300,8 @@ async function handleGeneration(req: IncomingMessage, res: ServerResponse, forma
     body = JSON.parse(await readBody(req)) as unknown;
     request = format.parseRequest(body, url);
     knobs = parseKnobs(request.model, request.texts);
+    // An older model without native structured outputs refuses the schema, as providers do.
+    if (!knobs.structured && request.json?.schema) throw new Error("structured outputs (a response schema) are not supported by this model");
   } catch (error) {
     sendJson(res, 400, format.errorBody(400, error instanceof Error ? error.message : "bad request"));
     return;
