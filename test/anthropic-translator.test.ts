@@ -66,6 +66,7 @@ const FIXTURES: Fixture[] = [
       end("end_turn", 9),
     deltas: [
       { type: "reasoning", text: "Let me think" },
+      { type: "reasoning", text: "", signature: "EqQB..." },
       { type: "text", text: "42" },
       { type: "usage", inputTokens: 25, outputTokens: 9, cachedInputTokens: 0, reasoningTokens: 0 },
       { type: "finish", reason: "stop" },
@@ -90,15 +91,18 @@ const FIXTURES: Fixture[] = [
     ],
   },
   {
-    name: "refusal and unknown block and event types",
+    name: "redacted thinking travels as data to replay; refusal; unknown block and event types",
     wire:
       start() +
       ev("content_block_start", { index: 0, content_block: { type: "redacted_thinking", data: "xyz" } }) +
       ev("content_block_stop", { index: 0 }) +
+      ev("content_block_start", { index: 1, content_block: { type: "server_tool_use", id: "s1", name: "web_search", input: {} } }) +
+      ev("content_block_stop", { index: 1 }) +
       ev("some_future_event", { x: 1 }) +
-      textBlock(1, "no") +
+      textBlock(2, "no") +
       end("refusal", 1),
     deltas: [
+      { type: "reasoning", text: "", redactedData: "xyz" },
       { type: "text", text: "no" },
       { type: "usage", inputTokens: 25, outputTokens: 1, cachedInputTokens: 0, reasoningTokens: 0 },
       { type: "finish", reason: "content_filter" },
@@ -117,6 +121,13 @@ describe("Anthropic stream translation", () => {
 
   it("a stream cut before message_stop is incomplete", () => {
     expect(() => translate(start() + textBlock(0, "a"))).toThrow(expect.objectContaining({ code: "upstream_protocol" }));
+  });
+
+  it("an in-band error with a class maps to that class: rate limit, authentication", () => {
+    const rate = start() + ev("error", { error: { type: "rate_limit_error", message: "slow down" } });
+    expect(() => translate(rate)).toThrow(expect.objectContaining({ code: "upstream_rate_limited" }));
+    const auth = start() + ev("error", { error: { type: "authentication_error", message: "bad key" } });
+    expect(() => translate(auth)).toThrow(expect.objectContaining({ code: "upstream_auth" }));
   });
 
   it("a delta for a block that never started is malformed", () => {

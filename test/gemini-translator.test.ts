@@ -81,7 +81,7 @@ describe("Gemini stream translation", () => {
     const deltas = translate(chunk([{ functionCall: { name: "f", args: { a: 1 } } }, { functionCall: { name: "f", args: {} } }], { finishReason: "STOP" }));
     const ids = deltas.flatMap((d) => (d.type === "tool_call" ? [d.id] : []));
     expect(ids).toHaveLength(2);
-    expect(ids[0]).toMatch(/^call_[A-Za-z0-9_-]{12}$/);
+    expect(ids[0]).toMatch(/^call_[A-Za-z0-9_-]{22}$/);
     expect(ids[0]).not.toBe(ids[1]);
   });
 

@@ -50,7 +50,7 @@ describe("bad requests", () => {
     [
       "content part with nothing set",
       create(StreamChatRequestSchema, { model: "sim", messages: [{ role: Role.USER, content: [{}] }] }),
-      "messages[0].content[0]: content part must set text or image_url",
+      "messages[0].content[0]: content part must set text, image_url or reasoning",
     ],
     [
       "tool message without call id",

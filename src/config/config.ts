@@ -1,13 +1,14 @@
 import { readFile } from "node:fs/promises";
 import { parseDocument } from "yaml";
 import type { z } from "zod";
+import type { ProviderKind } from "../core/chat-request.js";
 import { configSchema, type ConfigInput, DEFAULT_TIMEOUTS, type TimeoutsConfig } from "./schema.js";
 import { createSecret, type Secret } from "./secret.js";
 
 /** A provider ready for use: defaults applied, key resolved from the environment. */
 export interface ProviderConfig {
   readonly name: string;
-  readonly kind: "openai" | "anthropic" | "gemini";
+  readonly kind: ProviderKind;
   readonly baseUrl: string;
   readonly apiKey?: Secret;
   readonly timeouts: TimeoutsConfig;
@@ -19,6 +20,8 @@ export interface ModelRoute {
   readonly provider: ProviderConfig;
   readonly upstreamModel: string;
   readonly timeouts: TimeoutsConfig;
+  /** Drop parameters the provider cannot honour instead of rejecting the request. */
+  readonly dropUnsupportedParams: boolean;
 }
 
 /** The gateway's whole configuration after validation. Immutable: requests never modify it. */
@@ -109,6 +112,7 @@ export function resolveConfig(input: unknown, env: NodeJS.ProcessEnv, source = "
       provider,
       upstreamModel: m.model,
       timeouts: { ...provider.timeouts, ...m.timeouts },
+      dropUnsupportedParams: m.dropUnsupportedParams,
     });
   }
 

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { PROVIDER_KINDS } from "../core/chat-request.js";
 
 const milliseconds = z.number().int().positive().max(86_400_000);
 
@@ -34,7 +35,7 @@ const partialTimeoutsSchema = z.strictObject({
 });
 
 const providerSchema = z.strictObject({
-  kind: z.enum(["openai", "anthropic", "gemini"]),
+  kind: z.enum(PROVIDER_KINDS),
   /** Base URL including the API version path, e.g. https://api.openai.com/v1 */
   baseUrl: z.url({ protocol: /^https?$/ }),
   /** Name of the environment variable holding the API key; never the key itself. */
@@ -50,6 +51,12 @@ const modelSchema = z.strictObject({
   /** The provider's model id. */
   model: z.string().min(1),
   timeouts: partialTimeoutsSchema.optional(),
+  /**
+   * Send requests without the parameters this alias's provider cannot
+   * honour (and say so in the response) instead of failing them with
+   * INVALID_ARGUMENT / 400.
+   */
+  dropUnsupportedParams: z.boolean().default(false),
 });
 
 const aliasName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:/-]*$/, "letters, digits and . _ : / - only");

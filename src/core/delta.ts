@@ -10,6 +10,7 @@ export type Delta =
   | ReasoningDelta
   | ToolCallDelta
   | UsageDelta
+  | LogprobsDelta
   | FinishDelta;
 
 /** Opens every stream; produced by the pipeline, not by adapters. */
@@ -18,6 +19,8 @@ export interface StartDelta {
   readonly responseId: string;
   readonly provider: string;
   readonly model: string;
+  /** Request parameters the provider cannot honour, dropped by the alias's dropUnsupportedParams. */
+  readonly droppedParams?: readonly string[];
 }
 
 export interface TextDelta {
@@ -25,9 +28,16 @@ export interface TextDelta {
   readonly text: string;
 }
 
+/**
+ * Reasoning text. `signature` closes a reasoning block (it signs the text
+ * since the previous signature); `redactedData` is a withheld block of its
+ * own. Both must reach the client unmodified so the turn can be replayed.
+ */
 export interface ReasoningDelta {
   readonly type: "reasoning";
   readonly text: string;
+  readonly signature?: string;
+  readonly redactedData?: string;
 }
 
 /**
@@ -40,6 +50,25 @@ export interface ToolCallDelta {
   readonly id?: string;
   readonly name?: string;
   readonly arguments: string;
+  /** The provider's signature for this call (Gemini thoughtSignature). */
+  readonly signature?: string;
+}
+
+export interface TopLogprob {
+  readonly token: string;
+  readonly logprob: number;
+  /** UTF-8 bytes of the token, where the provider gives them. */
+  readonly bytes?: readonly number[];
+}
+
+export interface TokenLogprob extends TopLogprob {
+  readonly topLogprobs: readonly TopLogprob[];
+}
+
+/** Log probabilities of the tokens of the text delta before it. */
+export interface LogprobsDelta {
+  readonly type: "logprobs";
+  readonly tokens: readonly TokenLogprob[];
 }
 
 export interface Usage {

@@ -25,6 +25,8 @@ export type ErrorCode =
   | "upstream_auth"
   /** The provider is rate limiting (its 429). */
   | "upstream_rate_limited"
+  /** The gateway's account with the provider has no quota or credit left: an operator problem, not transient. */
+  | "upstream_quota_exhausted"
   /** The provider could not be reached or failed (5xx, reset, refused). */
   | "upstream_unavailable"
   /** A provider phase took longer than its timeout. */

@@ -1,6 +1,7 @@
 import type { ChatRequest } from "./chat-request.js";
 import { quoteClientValue } from "./client-text.js";
 import { GatewayError } from "./errors.js";
+import { validateOptions } from "./validate-options.js";
 
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const MAX_MESSAGES = 10_000;
@@ -80,5 +81,6 @@ export function validateChatRequest(request: ChatRequest, maxJsonDepth = DEFAULT
   const labels = Object.entries(request.metadata.labels);
   if (labels.length > MAX_LABELS) invalid("metadata.labels", `at most ${MAX_LABELS} labels`);
   for (const [key] of labels) if (key.length === 0 || key.length > 64) invalid("metadata.labels", "keys must be 1-64 characters");
+  validateOptions(request, (value) => nestsDeeperThan(value, maxJsonDepth));
   return request;
 }

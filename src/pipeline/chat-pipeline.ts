@@ -6,6 +6,7 @@ import { GatewayError, toGatewayError } from "../core/errors.js";
 import type { Config, ModelRoute } from "../config/config.js";
 import type { Logger } from "../logging/logger.js";
 import { createStreamLog } from "../logging/stream-log.js";
+import { prepareRequest } from "../providers/param-policy.js";
 import { adapterFor } from "../providers/registry.js";
 import { createSseDecoder } from "../sse/decoder.js";
 import type { UpstreamClient, UpstreamResponse } from "../upstream/http-client.js";
@@ -139,7 +140,10 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
     let completed = false;
     try {
       upstream.signal.throwIfAborted();
-      const res = await client.send(adapter.buildRequest(request, upstreamTarget), {
+      // Contract-breadth hook (one per upstream attempt): what this target
+      // cannot honour fails the request, or is dropped and reported on `start`.
+      const prepared = prepareRequest(adapter, request, upstreamTarget, target.dropUnsupportedParams);
+      const res = await client.send(adapter.buildRequest(prepared.request, upstreamTarget), {
         signal: upstream.signal,
         timeouts: target.timeouts,
         pool: provider.name,
@@ -157,9 +161,15 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
       }
 
       const decoder = createSseDecoder({ maxEventSize: config.limits.maxEventBytes, source: provider.name });
-      const translator = adapter.createTranslator(upstreamTarget);
+      const translator = adapter.createTranslator(upstreamTarget, prepared.request);
       let started = false;
-      const start: Delta = { type: "start", responseId: responseId(), provider: provider.name, model: target.upstreamModel };
+      const start: Delta = {
+        type: "start",
+        responseId: responseId(),
+        provider: provider.name,
+        model: target.upstreamModel,
+        ...(prepared.droppedParams.length > 0 ? { droppedParams: prepared.droppedParams } : {}),
+      };
 
       // Manual iteration: the idle clock must run only while we wait on
       // upstream, not while the consumer holds us at a yield.

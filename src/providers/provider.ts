@@ -1,6 +1,7 @@
 import type { ChatRequest } from "../core/chat-request.js";
 import type { ContentDelta } from "../core/delta.js";
 import type { GatewayError } from "../core/errors.js";
+import type { OptionalParam } from "../core/request-params.js";
 import type { ProviderConfig } from "../config/config.js";
 import type { SseEvent } from "../sse/decoder.js";
 
@@ -43,7 +44,14 @@ export interface StreamTranslator {
  * timeouts, cancellation and logging for all providers alike.
  */
 export interface ProviderAdapter {
+  /**
+   * The optional parameters of `request` this target cannot honour (empty
+   * when it can honour them all). The pipeline applies the unsupported-
+   * parameter rule to this list (see param-policy.ts) before buildRequest.
+   */
+  unsupportedParams(request: ChatRequest, target: UpstreamTarget): OptionalParam[];
   buildRequest(request: ChatRequest, target: UpstreamTarget): UpstreamRequest;
-  createTranslator(target: UpstreamTarget): StreamTranslator;
+  /** A translator for one response to `request` (which decides, e.g., whether reasoning text is forwarded). */
+  createTranslator(target: UpstreamTarget, request: ChatRequest): StreamTranslator;
   errorFromResponse(failure: UpstreamFailure, target: UpstreamTarget): GatewayError;
 }

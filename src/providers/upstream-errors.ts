@@ -1,4 +1,4 @@
-import { GatewayError } from "../core/errors.js";
+import { type ErrorCode, GatewayError } from "../core/errors.js";
 import type { UpstreamFailure, UpstreamTarget } from "./provider.js";
 
 /** Reads Retry-After (seconds or HTTP date) or OpenAI's retry-after-ms, in milliseconds. */
@@ -83,4 +83,28 @@ function providerMessage(body: string): string | undefined {
 export function errorFromResponse(failure: UpstreamFailure, target: UpstreamTarget): GatewayError {
   const message = providerMessage(failure.body);
   return errorFromStatus(failure.status, target, failure, message ? sanitizeUpstreamMessage(message, target) : undefined);
+}
+
+/** Error classes providers put in in-band error events, by what they mean for our clients. */
+const IN_BAND_CLASSES: ReadonlyArray<[ReadonlySet<string>, ErrorCode, string]> = [
+  [new Set(["rate_limit_exceeded", "rate_limit_error", "RESOURCE_EXHAUSTED", "requests", "tokens"]), "upstream_rate_limited", "is rate limiting requests"],
+  [new Set(["insufficient_quota", "billing_error"]), "upstream_quota_exhausted", "reports the gateway's quota exhausted"],
+  [new Set(["authentication_error", "invalid_api_key", "permission_error", "UNAUTHENTICATED", "PERMISSION_DENIED"]), "upstream_auth", "rejected the gateway's credentials"],
+  [new Set(["invalid_request_error", "request_too_large", "INVALID_ARGUMENT", "FAILED_PRECONDITION"]), "upstream_rejected", "rejected the request"],
+  [new Set(["not_found_error", "model_not_found", "NOT_FOUND"]), "upstream_not_found", "does not serve the model"],
+];
+
+/**
+ * An error event inside a stream, mapped by the class the provider gave it
+ * (OpenAI `code`/`type`, Anthropic `error.type`, Gemini `status`): a rate
+ * limit is a rate limit whether it came as a 429 or mid-stream. Classes we
+ * do not know (overloaded, server errors) stay UNAVAILABLE.
+ */
+export function errorFromInBand(provider: string, classes: readonly unknown[]): GatewayError {
+  const names = classes.filter((c): c is string => typeof c === "string" && c !== "");
+  for (const [set, code, what] of IN_BAND_CLASSES) {
+    const name = names.find((n) => set.has(n));
+    if (name) return new GatewayError(code, `provider ${provider} ${what} (mid-stream ${name})`, { provider, cause: new Error(name) });
+  }
+  return new GatewayError("upstream_stream_error", `provider ${provider} reported an error mid-stream`, { provider, cause: new Error(names[0] ?? "error") });
 }

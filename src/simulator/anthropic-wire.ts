@@ -1,4 +1,5 @@
 import type { Script, ScriptStep } from "./script.js";
+import { redactedIsValid, signRedacted, signThinking } from "./signatures.js";
 import type { Frame, SimRequest, WireFormat } from "./wire.js";
 
 interface AnthropicBody {
@@ -7,6 +8,46 @@ interface AnthropicBody {
   system?: unknown;
   messages?: unknown;
   tools?: unknown;
+  thinking?: { type?: unknown };
+  output_config?: { format?: { type?: unknown; schema?: unknown } };
+}
+
+interface Block {
+  type?: unknown;
+  thinking?: unknown;
+  signature?: unknown;
+  data?: unknown;
+}
+
+/**
+ * Anthropic's replay rules, as the Messages API enforces them: a thinking
+ * block must carry the signature issued for exactly its text, redacted
+ * blocks must be returned as issued, and with thinking enabled the last
+ * assistant turn that used tools must start with its thinking block.
+ */
+function checkReplay(body: AnthropicBody): void {
+  const messages = body.messages as Array<{ role?: unknown; content?: unknown }>;
+  messages.forEach((m, i) => {
+    if (m.role !== "assistant" || !Array.isArray(m.content)) return;
+    (m.content as Block[]).forEach((b, j) => {
+      if (b.type === "thinking" && (typeof b.thinking !== "string" || b.signature !== signThinking(b.thinking))) {
+        throw new Error(`messages.${i}.content.${j}: Invalid \`signature\` in \`thinking\` block`);
+      }
+      if (b.type === "redacted_thinking" && (typeof b.data !== "string" || !redactedIsValid(b.data))) {
+        throw new Error(`messages.${i}.content.${j}: Invalid \`data\` in \`redacted_thinking\` block`);
+      }
+    });
+  });
+  const thinking = body.thinking?.type === "enabled" || body.thinking?.type === "adaptive";
+  const lastAssistant = messages.findLastIndex((m) => m.role === "assistant");
+  const content = lastAssistant >= 0 ? messages[lastAssistant]!.content : undefined;
+  if (!thinking || !Array.isArray(content)) return;
+  const blocks = content as Block[];
+  if (blocks.some((b) => b.type === "tool_use") && blocks[0]?.type !== "thinking" && blocks[0]?.type !== "redacted_thinking") {
+    throw new Error(
+      `messages.${lastAssistant}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${String(blocks[0]?.type)}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block.`,
+    );
+  }
 }
 
 function blockTexts(content: unknown): string[] {
@@ -19,9 +60,9 @@ function blockTexts(content: unknown): string[] {
 
 const event = (name: string, data: Record<string, unknown>, token = false): Frame => ({ event: name, data: JSON.stringify({ type: name, ...data }), token });
 
-type Block = "thinking" | "text" | `tool:${number}`;
+type BlockKind = "thinking" | "text" | `tool:${number}`;
 
-function blockOf(step: ScriptStep): Block {
+function blockOf(step: ScriptStep): BlockKind {
   return step.type === "reasoning" ? "thinking" : step.type === "text" ? "text" : `tool:${step.index}`;
 }
 
@@ -36,13 +77,16 @@ export const anthropicWire: WireFormat = {
     const body = raw as AnthropicBody;
     if (typeof body.model !== "string") throw new Error("model: Field required");
     if (!Array.isArray(body.messages)) throw new Error("messages: Field required");
+    checkReplay(body);
     const tools = Array.isArray(body.tools) ? (body.tools as Array<{ name?: unknown }>) : [];
+    const format = body.output_config?.format;
     return {
       model: body.model,
       stream: body.stream === true,
       texts: [...blockTexts(body.system), ...(body.messages as Array<{ content?: unknown }>).flatMap((m) => blockTexts(m.content))],
       toolNames: tools.map((t) => t.name).filter((n): n is string => typeof n === "string"),
       includeUsage: true,
+      ...(format?.type === "json_schema" ? { json: { schema: (format.schema ?? {}) as Record<string, unknown> } } : {}),
     } satisfies SimRequest;
   },
   streamFrames(script, request, knobs, id) {
@@ -61,15 +105,23 @@ export const anthropicWire: WireFormat = {
         },
       }),
     ];
-    let open: Block | undefined;
+    let open: BlockKind | undefined;
     let index = -1;
+    let thinking = "";
     const close = () => {
       if (open === undefined) return;
-      if (open === "thinking") frames.push(event("content_block_delta", { index, delta: { type: "signature_delta", signature: "sig-sim" } }));
+      if (open === "thinking") frames.push(event("content_block_delta", { index, delta: { type: "signature_delta", signature: signThinking(thinking) } }));
       frames.push(event("content_block_stop", { index }));
       open = undefined;
+      thinking = "";
     };
+    for (let r = 0; r < knobs.redacted; r++) {
+      index++;
+      frames.push(event("content_block_start", { index, content_block: { type: "redacted_thinking", data: signRedacted(r) } }));
+      frames.push(event("content_block_stop", { index }));
+    }
     for (const step of script.steps) {
+      if (step.type === "reasoning") thinking += step.text;
       const block = blockOf(step);
       if (block !== open) {
         close();
@@ -110,13 +162,14 @@ export const anthropicWire: WireFormat = {
       const last = content.at(-1);
       if (step.type === "reasoning") {
         if (last?.type === "thinking") last.thinking = `${String(last.thinking)}${step.text}`;
-        else content.push({ type: "thinking", thinking: step.text, signature: "sig-sim" });
+        else content.push({ type: "thinking", thinking: step.text });
       } else if (step.type === "text") {
         if (last?.type === "text") last.text = `${String(last.text)}${step.text}`;
         else content.push({ type: "text", text: step.text });
       } else if (step.type === "tool_call") content.push({ type: "tool_use", id: step.id, name: step.name, json: step.arguments });
       else if (last) last.json = `${String(last.json)}${step.fragment}`;
     }
+    for (const block of content) if (block.type === "thinking") block.signature = signThinking(String(block.thinking));
     for (const block of content) {
       if (block.type !== "tool_use") continue;
       block.input = JSON.parse(String(block.json)) as unknown;
@@ -138,7 +191,8 @@ export const anthropicWire: WireFormat = {
       status === 529 ? "overloaded_error" : status === 429 ? "rate_limit_error" : status === 401 ? "authentication_error" : status >= 500 ? "api_error" : "invalid_request_error";
     return { type: "error", error: { type, message } };
   },
-  inBandError(message) {
-    return event("error", { error: { type: "overloaded_error", message } });
+  inBandError(message, kind) {
+    const type = kind === "rate_limit" ? "rate_limit_error" : kind === "quota" ? "billing_error" : kind === "auth" ? "authentication_error" : "overloaded_error";
+    return event("error", { error: { type, message } });
   },
 };

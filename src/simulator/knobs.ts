@@ -40,7 +40,16 @@ export interface Knobs {
   readonly oversizedBytes: number;
   /** A label tests use to find this request in the simulator's records. */
   readonly tag?: string;
+  /** Redacted thinking blocks after the reasoning (Anthropic only; others have none). */
+  readonly redacted: number;
+  /** The class of error `fail=error_event` reports. */
+  readonly inband: InBandKind;
+  /** Whether the simulated model has native structured outputs; without, a schema request gets a 400. */
+  readonly structured: boolean;
 }
+
+/** In-band error classes, each rendered in every format's own words. */
+export type InBandKind = "server" | "rate_limit" | "quota" | "auth";
 
 export type Failure =
   | "none"
@@ -75,6 +84,9 @@ const DEFAULTS: Knobs = {
   failAt: 0,
   status: 500,
   oversizedBytes: 2 * 1024 * 1024,
+  redacted: 0,
+  inband: "server",
+  structured: true,
 };
 
 function int(value: string, name: string, max = 10_000_000): number {
@@ -111,6 +123,9 @@ function apply(knobs: Knobs, pairs: Iterable<[string, string]>): Knobs {
       case "retry_after": k.retryAfter = int(value, key, 86_400); break;
       case "oversized_bytes": k.oversizedBytes = int(value, key, 256 * 1024 * 1024); break;
       case "tag": k.tag = value; break;
+      case "redacted": k.redacted = int(value, key, 8); break;
+      case "inband": k.inband = oneOf(value, ["server", "rate_limit", "quota", "auth"], key); break;
+      case "structured": k.structured = oneOf(value, ["0", "1"], key) === "1"; break;
       default: throw new Error(`unknown simulator knob ${key}`);
     }
   }

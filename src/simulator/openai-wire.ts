@@ -7,6 +7,19 @@ interface OpenAiBody {
   messages?: unknown;
   tools?: unknown;
   stream_options?: { include_usage?: unknown };
+  response_format?: { type?: unknown; json_schema?: { schema?: unknown } };
+  logprobs?: unknown;
+  top_logprobs?: unknown;
+}
+
+/** A deterministic log probability for the i-th token, and `top` alternatives below it. */
+export function simulatedLogprob(token: string, i: number, top: number): Record<string, unknown> {
+  const logprob = -((i % 7) + 1) / 100;
+  const bytes = [...Buffer.from(token, "utf8")];
+  const alternatives = Array.from({ length: top }, (_, k) =>
+    k === 0 ? { token, logprob, bytes } : { token: `alt${k}`, logprob: logprob - k, bytes: [...Buffer.from(`alt${k}`, "utf8")] },
+  );
+  return { token, logprob, bytes, top_logprobs: alternatives };
 }
 
 function textsOf(messages: unknown): string[] {
@@ -23,13 +36,13 @@ function textsOf(messages: unknown): string[] {
   return texts;
 }
 
-function chunk(id: string, model: string, delta: Record<string, unknown>, finishReason: string | null = null): string {
+function chunk(id: string, model: string, delta: Record<string, unknown>, finishReason: string | null = null, logprobs: unknown = null): string {
   return JSON.stringify({
     id,
     object: "chat.completion.chunk",
     created: 1_700_000_000,
     model,
-    choices: [{ index: 0, delta, finish_reason: finishReason }],
+    choices: [{ index: 0, delta, logprobs, finish_reason: finishReason }],
   });
 }
 
@@ -66,17 +79,26 @@ export const openAiWire: WireFormat = {
     const body = raw as OpenAiBody;
     if (typeof body.model !== "string") throw new Error("model must be a string");
     const tools = Array.isArray(body.tools) ? (body.tools as Array<{ function?: { name?: unknown } }>) : [];
+    const format = body.response_format;
+    const schema = format?.json_schema?.schema;
     return {
       model: body.model,
       stream: body.stream === true,
       texts: textsOf(body.messages),
       toolNames: tools.map((t) => t.function?.name).filter((n): n is string => typeof n === "string"),
       includeUsage: body.stream_options?.include_usage === true,
+      ...(format?.type === "json_schema" ? { json: { schema: (schema ?? { type: "object" }) as Record<string, unknown> } } : {}),
+      ...(format?.type === "json_object" ? { json: {} } : {}),
+      ...(body.logprobs === true ? { logprobs: { top: typeof body.top_logprobs === "number" ? body.top_logprobs : 0 } } : {}),
     } satisfies SimRequest;
   },
   streamFrames(script, request, knobs, id) {
     const frames: Frame[] = [{ data: chunk(id, request.model, { role: "assistant", content: "" }), token: false }];
-    for (const step of script.steps) frames.push({ data: chunk(id, request.model, stepDelta(step)), token: true });
+    let textIndex = 0;
+    for (const step of script.steps) {
+      const logprobs = request.logprobs && step.type === "text" ? { content: [simulatedLogprob(step.text, textIndex++, request.logprobs.top)], refusal: null } : null;
+      frames.push({ data: chunk(id, request.model, stepDelta(step), null, logprobs), token: true });
+    }
     frames.push({ data: chunk(id, request.model, {}, script.finishReason), token: false });
     const wantUsage = knobs.usage === "always" || (knobs.usage === "auto" && request.includeUsage);
     if (wantUsage) {
@@ -122,7 +144,9 @@ export const openAiWire: WireFormat = {
     const type = status === 429 ? "rate_limit_exceeded" : status >= 500 ? "server_error" : "invalid_request_error";
     return { error: { message, type, param: null, code: null } };
   },
-  inBandError(message) {
-    return { data: JSON.stringify({ error: { message, type: "server_error", param: null, code: null } }), token: false };
+  inBandError(message, kind) {
+    const [type, code] =
+      kind === "rate_limit" ? ["requests", "rate_limit_exceeded"] : kind === "quota" ? ["insufficient_quota", "insufficient_quota"] : kind === "auth" ? ["invalid_request_error", "invalid_api_key"] : ["server_error", null];
+    return { data: JSON.stringify({ error: { message, type, param: null, code } }), token: false };
   },
 };

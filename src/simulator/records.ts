@@ -15,6 +15,8 @@ export interface RequestRecord {
   readonly tag?: string;
   /** The `x-request-id` the gateway sent, for correlation. */
   readonly requestId?: string;
+  /** The parsed request body, kept for tagged requests only (tests assert what the gateway sent). */
+  readonly body?: unknown;
   readonly arrivedAt: number;
   headersAt?: number;
   firstTokenAt?: number;

@@ -47,10 +47,11 @@ function pad(text: string, chars: number): string {
   return chars > text.length ? text + "·".repeat(chars - text.length) : text;
 }
 
-export function buildScript(knobs: Knobs, toolNames: readonly string[], inputTokens: number): Script {
+/** `answer`: the text tokens to say instead of the seeded words (a JSON answer, say). */
+export function buildScript(knobs: Knobs, toolNames: readonly string[], inputTokens: number, answer?: readonly string[]): Script {
   const steps: ScriptStep[] = [];
   for (const text of simulatedTokens(knobs.seed + 7919, knobs.reasoning)) steps.push({ type: "reasoning", text });
-  for (const text of simulatedTokens(knobs.seed, knobs.tokens)) steps.push({ type: "text", text: pad(text, knobs.tokenChars) });
+  for (const text of answer ?? simulatedTokens(knobs.seed, knobs.tokens)) steps.push({ type: "text", text: pad(text, knobs.tokenChars) });
   const calls = simulatedToolCalls(knobs.seed, knobs.tools, toolNames);
   calls.forEach((call, index) => {
     // The call opens with a first fragment, the rest follow in pieces of 5

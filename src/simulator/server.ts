@@ -8,7 +8,8 @@ import { geminiWire, isGeminiPath } from "./gemini-wire.js";
 import { openAiWire } from "./openai-wire.js";
 import { createRandom } from "./random.js";
 import { createRecordBook, now, type RecordBook, type RequestRecord } from "./records.js";
-import { buildScript } from "./script.js";
+import { answerTokens, jsonAnswer } from "./json-answer.js";
+import { buildScript, type Script } from "./script.js";
 import type { Frame, SimRequest, WireFormat } from "./wire.js";
 
 export interface SimulatorOptions {
@@ -193,7 +194,7 @@ async function streamResponse(
   records: RecordBook,
   gone: AbortSignal,
 ): Promise<void> {
-  const script = buildScript(knobs, request.toolNames, countWords(request.texts));
+  const script = scriptFor(knobs, request);
   const frames = format.streamFrames(script, request, knobs, `sim-${record.id}`);
   const write = createResponseWriter(res, record, records, gone);
   const chunker = createChunker(knobs);
@@ -275,7 +276,7 @@ async function fail(run: StreamRun): Promise<void> {
       break;
     }
     case "error_event":
-      if (!(await run.emit(encodeFrame(run.format.inBandError("simulated upstream failure"), eol)))) return;
+      if (!(await run.emit(encodeFrame(run.format.inBandError("simulated upstream failure", knobs.inband), eol)))) return;
       break;
     default:
       break;
@@ -287,13 +288,23 @@ function countWords(texts: readonly string[]): number {
   return texts.join(" ").split(/\s+/).filter(Boolean).length;
 }
 
+/** What the model says: the seeded words, or a JSON answer when the request asked for JSON. */
+function scriptFor(knobs: Knobs, request: SimRequest): Script {
+  const answer = request.json ? answerTokens(jsonAnswer(request.json.schema, knobs.seed)) : undefined;
+  return buildScript(knobs, request.toolNames, countWords(request.texts), answer);
+}
+
 async function handleGeneration(req: IncomingMessage, res: ServerResponse, format: WireFormat, records: RecordBook): Promise<void> {
   let request: SimRequest;
   let knobs: Knobs;
+  let body: unknown;
   try {
     const url = new URL(req.url ?? "/", "http://simulator");
-    request = format.parseRequest(JSON.parse(await readBody(req)) as unknown, url);
+    body = JSON.parse(await readBody(req)) as unknown;
+    request = format.parseRequest(body, url);
     knobs = parseKnobs(request.model, request.texts);
+    // An older model without native structured outputs refuses the schema, as providers do.
+    if (!knobs.structured && request.json?.schema) throw new Error("structured outputs (a response schema) are not supported by this model");
   } catch (error) {
     sendJson(res, 400, format.errorBody(400, error instanceof Error ? error.message : "bad request"));
     return;
@@ -302,7 +313,7 @@ async function handleGeneration(req: IncomingMessage, res: ServerResponse, forma
   const record = records.add({
     format: format.name,
     model: request.model,
-    ...(knobs.tag === undefined ? {} : { tag: knobs.tag }),
+    ...(knobs.tag === undefined ? {} : { tag: knobs.tag, body }),
     ...(typeof requestId === "string" ? { requestId } : {}),
     arrivedAt: now(),
     tokensWritten: 0,
@@ -336,7 +347,7 @@ async function handleGeneration(req: IncomingMessage, res: ServerResponse, forma
     return;
   }
   if (!request.stream) {
-    const script = buildScript(knobs, request.toolNames, countWords(request.texts));
+    const script = scriptFor(knobs, request);
     const wait = knobs.ttftMs + knobs.delayMs * Math.max(0, script.steps.length - 1);
     if (wait > 0) await sleep(wait, undefined, { signal: gone }).catch(() => undefined);
     if (gone.aborted) return;

@@ -1,4 +1,4 @@
-import type { Knobs } from "./knobs.js";
+import type { InBandKind, Knobs } from "./knobs.js";
 import type { Script } from "./script.js";
 
 /** One SSE event the simulator will write. `token` events are paced and counted. */
@@ -16,6 +16,10 @@ export interface SimRequest {
   readonly texts: readonly string[];
   readonly toolNames: readonly string[];
   readonly includeUsage: boolean;
+  /** The request asked for JSON: with a schema (structured outputs) or any object (JSON mode). */
+  readonly json?: { readonly schema?: Record<string, unknown> };
+  /** The request asked for token log probabilities, with this many alternatives. */
+  readonly logprobs?: { readonly top: number };
 }
 
 /**
@@ -25,15 +29,18 @@ export interface SimRequest {
  */
 export interface WireFormat {
   readonly name: string;
-  /** Parses the JSON body; throws with a message fit for a 400. */
+  /**
+   * Parses the JSON body; throws with a message fit for a 400. This is also
+   * where a format checks replayed signatures, as its provider does.
+   */
   parseRequest(body: unknown, url: URL): SimRequest;
   streamFrames(script: Script, request: SimRequest, knobs: Knobs, responseId: string): Frame[];
   /** The frame after the last event, if the format has one (OpenAI's `[DONE]`). */
   readonly terminator?: Frame;
   completeBody(script: Script, request: SimRequest, responseId: string): unknown;
   errorBody(status: number, message: string): unknown;
-  /** An error reported inside a stream, as the provider does it. */
-  inBandError(message: string): Frame;
+  /** An error reported inside a stream, as the provider does it, of the class `knobs.inband` names. */
+  inBandError(message: string, kind: InBandKind): Frame;
   /** A keepalive as the provider sends it; a comment line when absent. */
   ping?(): Frame;
 }

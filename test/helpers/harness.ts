@@ -37,6 +37,8 @@ export interface HarnessOptions {
   readonly limits?: ConfigInput["limits"];
   readonly server?: ConfigInput["server"];
   readonly facade?: ConfigInput["facade"];
+  /** Per-alias settings beyond the model (e.g. dropUnsupportedParams). */
+  readonly aliasOptions?: Record<string, { readonly dropUnsupportedParams?: boolean }>;
 }
 
 /** A real simulator and a real gateway on loopback ports, with captured logs. */
@@ -50,7 +52,9 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       ...(options.server ? { server: options.server } : {}),
       ...(options.facade ? { facade: options.facade } : {}),
       providers: { simulator: { kind: options.kind ?? "openai", baseUrl: baseUrlFor(sim, options.kind ?? "openai"), ...options.provider } },
-      models: Object.fromEntries(Object.entries(models).map(([alias, model]) => [alias, { provider: "simulator", model }])),
+      models: Object.fromEntries(
+        Object.entries(models).map(([alias, model]) => [alias, { provider: "simulator", model, ...options.aliasOptions?.[alias] }]),
+      ),
     },
     options.env ?? {},
   );

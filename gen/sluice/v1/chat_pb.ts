@@ -11,7 +11,7 @@ import type { JsonObject, Message as Message$1 } from "@bufbuild/protobuf";
  * Describes the file sluice/v1/chat.proto.
  */
 export const file_sluice_v1_chat: GenFile = /*@__PURE__*/
-  fileDesc("ChRzbHVpY2UvdjEvY2hhdC5wcm90bxIJc2x1aWNlLnYxIp4BCgdNZXNzYWdlEh0KBHJvbGUYASABKA4yDy5zbHVpY2UudjEuUm9sZRInCgdjb250ZW50GAIgAygLMhYuc2x1aWNlLnYxLkNvbnRlbnRQYXJ0EhQKDHRvb2xfY2FsbF9pZBgDIAEoCRInCgp0b29sX2NhbGxzGAQgAygLMhMuc2x1aWNlLnYxLlRvb2xDYWxsEgwKBG5hbWUYBSABKAkiTwoLQ29udGVudFBhcnQSDgoEdGV4dBgBIAEoCUgAEigKCWltYWdlX3VybBgCIAEoCzITLnNsdWljZS52MS5JbWFnZVVybEgAQgYKBHBhcnQiPwoISW1hZ2VVcmwSCwoDdXJsGAEgASgJEiYKBmRldGFpbBgCIAEoDjIWLnNsdWljZS52MS5JbWFnZURldGFpbCJWCgRUb29sEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSKwoKcGFyYW1ldGVycxgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QiNwoIVG9vbENhbGwSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIRCglhcmd1bWVudHMYAyABKAkiWgoKVG9vbENob2ljZRIpCgRtb2RlGAEgASgOMhkuc2x1aWNlLnYxLlRvb2xDaG9pY2VNb2RlSAASFwoNZnVuY3Rpb25fbmFtZRgCIAEoCUgAQggKBmNob2ljZSKkAQoIU2FtcGxpbmcSGAoLdGVtcGVyYXR1cmUYASABKAFIAIgBARISCgV0b3BfcBgCIAEoAUgBiAEBEhcKCm1heF90b2tlbnMYAyABKA1IAogBARIMCgRzdG9wGAQgAygJEhEKBHNlZWQYBSABKANIA4gBAUIOCgxfdGVtcGVyYXR1cmVCCAoGX3RvcF9wQg0KC19tYXhfdG9rZW5zQgcKBV9zZWVkIp0BCg9SZXF1ZXN0TWV0YWRhdGESDwoHdXNlcl9pZBgBIAEoCRISCgpzZXNzaW9uX2lkGAIgASgJEjYKBmxhYmVscxgDIAMoCzImLnNsdWljZS52MS5SZXF1ZXN0TWV0YWRhdGEuTGFiZWxzRW50cnkaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASpfCgRSb2xlEhQKEFJPTEVfVU5TUEVDSUZJRUQQABIPCgtST0xFX1NZU1RFTRABEg0KCVJPTEVfVVNFUhACEhIKDlJPTEVfQVNTSVNUQU5UEAMSDQoJUk9MRV9UT09MEAQqbwoLSW1hZ2VEZXRhaWwSHAoYSU1BR0VfREVUQUlMX1VOU1BFQ0lGSUVEEAASFQoRSU1BR0VfREVUQUlMX0FVVE8QARIUChBJTUFHRV9ERVRBSUxfTE9XEAISFQoRSU1BR0VfREVUQUlMX0hJR0gQAyqHAQoOVG9vbENob2ljZU1vZGUSIAocVE9PTF9DSE9JQ0VfTU9ERV9VTlNQRUNJRklFRBAAEhkKFVRPT0xfQ0hPSUNFX01PREVfQVVUTxABEhkKFVRPT0xfQ0hPSUNFX01PREVfTk9ORRACEh0KGVRPT0xfQ0hPSUNFX01PREVfUkVRVUlSRUQQA2IGcHJvdG8z", [file_google_protobuf_struct]);
+  fileDesc("ChRzbHVpY2UvdjEvY2hhdC5wcm90bxIJc2x1aWNlLnYxIp4BCgdNZXNzYWdlEh0KBHJvbGUYASABKA4yDy5zbHVpY2UudjEuUm9sZRInCgdjb250ZW50GAIgAygLMhYuc2x1aWNlLnYxLkNvbnRlbnRQYXJ0EhQKDHRvb2xfY2FsbF9pZBgDIAEoCRInCgp0b29sX2NhbGxzGAQgAygLMhMuc2x1aWNlLnYxLlRvb2xDYWxsEgwKBG5hbWUYBSABKAkifgoLQ29udGVudFBhcnQSDgoEdGV4dBgBIAEoCUgAEigKCWltYWdlX3VybBgCIAEoCzITLnNsdWljZS52MS5JbWFnZVVybEgAEi0KCXJlYXNvbmluZxgDIAEoCzIYLnNsdWljZS52MS5SZWFzb25pbmdQYXJ0SABCBgoEcGFydCJHCg1SZWFzb25pbmdQYXJ0EgwKBHRleHQYASABKAkSEQoJc2lnbmF0dXJlGAIgASgJEhUKDXJlZGFjdGVkX2RhdGEYAyABKAkiPwoISW1hZ2VVcmwSCwoDdXJsGAEgASgJEiYKBmRldGFpbBgCIAEoDjIWLnNsdWljZS52MS5JbWFnZURldGFpbCJ2CgRUb29sEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSKwoKcGFyYW1ldGVycxgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEwoGc3RyaWN0GAQgASgISACIAQFCCQoHX3N0cmljdCJKCghUb29sQ2FsbBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhEKCWFyZ3VtZW50cxgDIAEoCRIRCglzaWduYXR1cmUYBCABKAkiWgoKVG9vbENob2ljZRIpCgRtb2RlGAEgASgOMhkuc2x1aWNlLnYxLlRvb2xDaG9pY2VNb2RlSAASFwoNZnVuY3Rpb25fbmFtZRgCIAEoCUgAQggKBmNob2ljZSL4AgoIU2FtcGxpbmcSGAoLdGVtcGVyYXR1cmUYASABKAFIAIgBARISCgV0b3BfcBgCIAEoAUgBiAEBEhcKCm1heF90b2tlbnMYAyABKA1IAogBARIMCgRzdG9wGAQgAygJEhEKBHNlZWQYBSABKANIA4gBARIdChBwcmVzZW5jZV9wZW5hbHR5GAYgASgBSASIAQESHgoRZnJlcXVlbmN5X3BlbmFsdHkYByABKAFIBYgBARI2Cgpsb2dpdF9iaWFzGAggAygLMiIuc2x1aWNlLnYxLlNhbXBsaW5nLkxvZ2l0Qmlhc0VudHJ5GjAKDkxvZ2l0Qmlhc0VudHJ5EgsKA2tleRgBIAEoDRINCgV2YWx1ZRgCIAEoEToCOAFCDgoMX3RlbXBlcmF0dXJlQggKBl90b3BfcEINCgtfbWF4X3Rva2Vuc0IHCgVfc2VlZEITChFfcHJlc2VuY2VfcGVuYWx0eUIUChJfZnJlcXVlbmN5X3BlbmFsdHkibwoOUmVzcG9uc2VGb3JtYXQSKwoEdHlwZRgBIAEoDjIdLnNsdWljZS52MS5SZXNwb25zZUZvcm1hdFR5cGUSMAoLanNvbl9zY2hlbWEYAiABKAsyGy5zbHVpY2UudjEuSnNvblNjaGVtYUZvcm1hdCJ+ChBKc29uU2NoZW1hRm9ybWF0EgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSJwoGc2NoZW1hGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBITCgZzdHJpY3QYBCABKAhIAIgBAUIJCgdfc3RyaWN0IpsBCglSZWFzb25pbmcSKgoGZWZmb3J0GAEgASgOMhouc2x1aWNlLnYxLlJlYXNvbmluZ0VmZm9ydBIaCg1idWRnZXRfdG9rZW5zGAIgASgNSACIAQESHgoRaW5jbHVkZV9yZWFzb25pbmcYAyABKAhIAYgBAUIQCg5fYnVkZ2V0X3Rva2Vuc0IUChJfaW5jbHVkZV9yZWFzb25pbmciowIKD1JlcXVlc3RNZXRhZGF0YRIPCgd1c2VyX2lkGAEgASgJEhIKCnNlc3Npb25faWQYAiABKAkSNgoGbGFiZWxzGAMgAygLMiYuc2x1aWNlLnYxLlJlcXVlc3RNZXRhZGF0YS5MYWJlbHNFbnRyeRJLChFwcm92aWRlcl9tZXRhZGF0YRgEIAMoCzIwLnNsdWljZS52MS5SZXF1ZXN0TWV0YWRhdGEuUHJvdmlkZXJNZXRhZGF0YUVudHJ5Gi0KC0xhYmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaNwoVUHJvdmlkZXJNZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEqXwoEUm9sZRIUChBST0xFX1VOU1BFQ0lGSUVEEAASDwoLUk9MRV9TWVNURU0QARINCglST0xFX1VTRVIQAhISCg5ST0xFX0FTU0lTVEFOVBADEg0KCVJPTEVfVE9PTBAEKm8KC0ltYWdlRGV0YWlsEhwKGElNQUdFX0RFVEFJTF9VTlNQRUNJRklFRBAAEhUKEUlNQUdFX0RFVEFJTF9BVVRPEAESFAoQSU1BR0VfREVUQUlMX0xPVxACEhUKEUlNQUdFX0RFVEFJTF9ISUdIEAMqhwEKDlRvb2xDaG9pY2VNb2RlEiAKHFRPT0xfQ0hPSUNFX01PREVfVU5TUEVDSUZJRUQQABIZChVUT09MX0NIT0lDRV9NT0RFX0FVVE8QARIZChVUT09MX0NIT0lDRV9NT0RFX05PTkUQAhIdChlUT09MX0NIT0lDRV9NT0RFX1JFUVVJUkVEEAMqpQEKElJlc3BvbnNlRm9ybWF0VHlwZRIkCiBSRVNQT05TRV9GT1JNQVRfVFlQRV9VTlNQRUNJRklFRBAAEh0KGVJFU1BPTlNFX0ZPUk1BVF9UWVBFX1RFWFQQARIkCiBSRVNQT05TRV9GT1JNQVRfVFlQRV9KU09OX09CSkVDVBACEiQKIFJFU1BPTlNFX0ZPUk1BVF9UWVBFX0pTT05fU0NIRU1BEAMq2gEKD1JlYXNvbmluZ0VmZm9ydBIgChxSRUFTT05JTkdfRUZGT1JUX1VOU1BFQ0lGSUVEEAASGQoVUkVBU09OSU5HX0VGRk9SVF9OT05FEAESHAoYUkVBU09OSU5HX0VGRk9SVF9NSU5JTUFMEAISGAoUUkVBU09OSU5HX0VGRk9SVF9MT1cQAxIbChdSRUFTT05JTkdfRUZGT1JUX01FRElVTRAEEhkKFVJFQVNPTklOR19FRkZPUlRfSElHSBAFEhoKFlJFQVNPTklOR19FRkZPUlRfWEhJR0gQBiqmAQoLU2VydmljZVRpZXISHAoYU0VSVklDRV9USUVSX1VOU1BFQ0lGSUVEEAASFQoRU0VSVklDRV9USUVSX0FVVE8QARIYChRTRVJWSUNFX1RJRVJfREVGQVVMVBACEhUKEVNFUlZJQ0VfVElFUl9GTEVYEAMSGQoVU0VSVklDRV9USUVSX1BSSU9SSVRZEAQSFgoSU0VSVklDRV9USUVSX1NDQUxFEAViBnByb3RvMw", [file_google_protobuf_struct]);
 
 /**
  * A single turn of a conversation.
@@ -90,6 +90,17 @@ export type ContentPart = Message$1<"sluice.v1.ContentPart"> & {
      */
     value: ImageUrl;
     case: "imageUrl";
+  } | {
+    /**
+     * The model's own reasoning from an earlier assistant turn, replayed
+     * with the provider's signature so that the model can continue from it
+     * (Anthropic requires this when tools and extended thinking are
+     * combined). Only meaningful in ROLE_ASSISTANT messages.
+     *
+     * @generated from field: sluice.v1.ReasoningPart reasoning = 3;
+     */
+    value: ReasoningPart;
+    case: "reasoning";
   } | { case: undefined; value?: undefined };
 };
 
@@ -99,6 +110,47 @@ export type ContentPart = Message$1<"sluice.v1.ContentPart"> & {
  */
 export const ContentPartSchema: GenMessage<ContentPart> = /*@__PURE__*/
   messageDesc(file_sluice_v1_chat, 1);
+
+/**
+ * Reasoning as a provider produced it, for replay in a later request. Copy
+ * it from the stream's ReasoningDelta messages (or ChatResponse.reasoning_parts)
+ * unmodified: providers verify the signature against the text.
+ *
+ * @generated from message sluice.v1.ReasoningPart
+ */
+export type ReasoningPart = Message$1<"sluice.v1.ReasoningPart"> & {
+  /**
+   * The reasoning text; empty for redacted reasoning and for a bare
+   * signature (Gemini attaches signatures to parts without thought text).
+   *
+   * @generated from field: string text = 1;
+   */
+  text: string;
+
+  /**
+   * The provider's signature over this reasoning (Anthropic `signature`,
+   * Gemini `thoughtSignature`). Providers reject replayed reasoning whose
+   * signature does not match.
+   *
+   * @generated from field: string signature = 2;
+   */
+  signature: string;
+
+  /**
+   * Encrypted reasoning the provider withheld (Anthropic
+   * `redacted_thinking.data`); when set, text and signature are empty.
+   *
+   * @generated from field: string redacted_data = 3;
+   */
+  redactedData: string;
+};
+
+/**
+ * Describes the message sluice.v1.ReasoningPart.
+ * Use `create(ReasoningPartSchema)` to create a new message.
+ */
+export const ReasoningPartSchema: GenMessage<ReasoningPart> = /*@__PURE__*/
+  messageDesc(file_sluice_v1_chat, 2);
 
 /**
  * An image referenced by URL (https: or data: URL).
@@ -126,7 +178,7 @@ export type ImageUrl = Message$1<"sluice.v1.ImageUrl"> & {
  * Use `create(ImageUrlSchema)` to create a new message.
  */
 export const ImageUrlSchema: GenMessage<ImageUrl> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_chat, 2);
+  messageDesc(file_sluice_v1_chat, 3);
 
 /**
  * A function the model may call.
@@ -154,6 +206,14 @@ export type Tool = Message$1<"sluice.v1.Tool"> & {
    * @generated from field: google.protobuf.Struct parameters = 3;
    */
   parameters?: JsonObject | undefined;
+
+  /**
+   * Ask the provider to guarantee that arguments match the schema exactly
+   * (OpenAI and Anthropic `strict`). Unset: the provider's default.
+   *
+   * @generated from field: optional bool strict = 4;
+   */
+  strict?: boolean | undefined;
 };
 
 /**
@@ -161,7 +221,7 @@ export type Tool = Message$1<"sluice.v1.Tool"> & {
  * Use `create(ToolSchema)` to create a new message.
  */
 export const ToolSchema: GenMessage<Tool> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_chat, 3);
+  messageDesc(file_sluice_v1_chat, 4);
 
 /**
  * A complete tool call, as replayed in an assistant message.
@@ -189,6 +249,15 @@ export type ToolCall = Message$1<"sluice.v1.ToolCall"> & {
    * @generated from field: string arguments = 3;
    */
   arguments: string;
+
+  /**
+   * The provider's signature issued with this call (Gemini
+   * `thoughtSignature` on a functionCall part), copied from
+   * ToolCallDelta.signature. Gemini 3 rejects a replayed call without it.
+   *
+   * @generated from field: string signature = 4;
+   */
+  signature: string;
 };
 
 /**
@@ -196,7 +265,7 @@ export type ToolCall = Message$1<"sluice.v1.ToolCall"> & {
  * Use `create(ToolCallSchema)` to create a new message.
  */
 export const ToolCallSchema: GenMessage<ToolCall> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_chat, 4);
+  messageDesc(file_sluice_v1_chat, 5);
 
 /**
  * Whether and which tool the model must call.
@@ -233,7 +302,7 @@ export type ToolChoice = Message$1<"sluice.v1.ToolChoice"> & {
  * Use `create(ToolChoiceSchema)` to create a new message.
  */
 export const ToolChoiceSchema: GenMessage<ToolChoice> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_chat, 5);
+  messageDesc(file_sluice_v1_chat, 6);
 
 /**
  * Sampling parameters. Unset fields use the provider's defaults.
@@ -275,6 +344,30 @@ export type Sampling = Message$1<"sluice.v1.Sampling"> & {
    * @generated from field: optional int64 seed = 5;
    */
   seed?: bigint | undefined;
+
+  /**
+   * Penalises tokens that already appeared at all, -2 to 2 (OpenAI
+   * `presence_penalty`, Gemini `presencePenalty`).
+   *
+   * @generated from field: optional double presence_penalty = 6;
+   */
+  presencePenalty?: number | undefined;
+
+  /**
+   * Penalises tokens by how often they appeared, -2 to 2 (OpenAI
+   * `frequency_penalty`, Gemini `frequencyPenalty`).
+   *
+   * @generated from field: optional double frequency_penalty = 7;
+   */
+  frequencyPenalty?: number | undefined;
+
+  /**
+   * Bias added to the listed token ids' logits, -100 to 100, at most 300
+   * entries. Token ids are the provider tokenizer's (OpenAI `logit_bias`).
+   *
+   * @generated from field: map<uint32, sint32> logit_bias = 8;
+   */
+  logitBias: { [key: number]: number };
 };
 
 /**
@@ -282,7 +375,121 @@ export type Sampling = Message$1<"sluice.v1.Sampling"> & {
  * Use `create(SamplingSchema)` to create a new message.
  */
 export const SamplingSchema: GenMessage<Sampling> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_chat, 6);
+  messageDesc(file_sluice_v1_chat, 7);
+
+/**
+ * The shape the answer's text must take.
+ *
+ * @generated from message sluice.v1.ResponseFormat
+ */
+export type ResponseFormat = Message$1<"sluice.v1.ResponseFormat"> & {
+  /**
+   * Which shape. Unspecified is the same as TEXT.
+   *
+   * @generated from field: sluice.v1.ResponseFormatType type = 1;
+   */
+  type: ResponseFormatType;
+
+  /**
+   * The schema; required when type is JSON_SCHEMA, rejected otherwise.
+   *
+   * @generated from field: sluice.v1.JsonSchemaFormat json_schema = 2;
+   */
+  jsonSchema?: JsonSchemaFormat | undefined;
+};
+
+/**
+ * Describes the message sluice.v1.ResponseFormat.
+ * Use `create(ResponseFormatSchema)` to create a new message.
+ */
+export const ResponseFormatSchema: GenMessage<ResponseFormat> = /*@__PURE__*/
+  messageDesc(file_sluice_v1_chat, 8);
+
+/**
+ * A JSON Schema the answer must match.
+ *
+ * @generated from message sluice.v1.JsonSchemaFormat
+ */
+export type JsonSchemaFormat = Message$1<"sluice.v1.JsonSchemaFormat"> & {
+  /**
+   * Name of the schema: letters, digits, '_' and '-', at most 64
+   * characters (OpenAI requires one; others ignore it).
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * What the schema is for; providers that take a description pass it on.
+   *
+   * @generated from field: string description = 2;
+   */
+  description: string;
+
+  /**
+   * The JSON Schema of the answer.
+   *
+   * @generated from field: google.protobuf.Struct schema = 3;
+   */
+  schema?: JsonObject | undefined;
+
+  /**
+   * Ask for strict schema adherence where the provider makes it optional
+   * (OpenAI `strict`). Unset: the provider's default.
+   *
+   * @generated from field: optional bool strict = 4;
+   */
+  strict?: boolean | undefined;
+};
+
+/**
+ * Describes the message sluice.v1.JsonSchemaFormat.
+ * Use `create(JsonSchemaFormatSchema)` to create a new message.
+ */
+export const JsonSchemaFormatSchema: GenMessage<JsonSchemaFormat> = /*@__PURE__*/
+  messageDesc(file_sluice_v1_chat, 9);
+
+/**
+ * How much the model may think, and whether the thinking is returned.
+ * Nothing here is sent to a provider unless set, so models without
+ * reasoning never receive a field they reject.
+ *
+ * @generated from message sluice.v1.Reasoning
+ */
+export type Reasoning = Message$1<"sluice.v1.Reasoning"> & {
+  /**
+   * A coarse effort level (OpenAI `reasoning_effort`, Anthropic
+   * `output_config.effort`, Gemini `thinkingLevel`).
+   *
+   * @generated from field: sluice.v1.ReasoningEffort effort = 1;
+   */
+  effort: ReasoningEffort;
+
+  /**
+   * A token budget for thinking (Anthropic `thinking.budget_tokens`,
+   * Gemini `thinkingBudget`); at most 1000000.
+   *
+   * @generated from field: optional uint32 budget_tokens = 2;
+   */
+  budgetTokens?: number | undefined;
+
+  /**
+   * Whether reasoning text is returned in ReasoningDelta messages. False:
+   * the gateway asks the provider not to return it where it can and never
+   * forwards it (signatures still travel). Unset: whatever the provider
+   * returns by default.
+   *
+   * @generated from field: optional bool include_reasoning = 3;
+   */
+  includeReasoning?: boolean | undefined;
+};
+
+/**
+ * Describes the message sluice.v1.Reasoning.
+ * Use `create(ReasoningSchema)` to create a new message.
+ */
+export const ReasoningSchema: GenMessage<Reasoning> = /*@__PURE__*/
+  messageDesc(file_sluice_v1_chat, 10);
 
 /**
  * Caller-supplied context, used for attribution and logs; never sent to
@@ -311,6 +518,15 @@ export type RequestMetadata = Message$1<"sluice.v1.RequestMetadata"> & {
    * @generated from field: map<string, string> labels = 3;
    */
   labels: { [key: string]: string };
+
+  /**
+   * Key-value pairs sent to providers that store them with the request
+   * (OpenAI `metadata`): at most 16, keys up to 64 and values up to 512
+   * characters.
+   *
+   * @generated from field: map<string, string> provider_metadata = 4;
+   */
+  providerMetadata: { [key: string]: string };
 };
 
 /**
@@ -318,7 +534,7 @@ export type RequestMetadata = Message$1<"sluice.v1.RequestMetadata"> & {
  * Use `create(RequestMetadataSchema)` to create a new message.
  */
 export const RequestMetadataSchema: GenMessage<RequestMetadata> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_chat, 7);
+  messageDesc(file_sluice_v1_chat, 11);
 
 /**
  * The author of a message.
@@ -450,4 +666,163 @@ export enum ToolChoiceMode {
  */
 export const ToolChoiceModeSchema: GenEnum<ToolChoiceMode> = /*@__PURE__*/
   enumDesc(file_sluice_v1_chat, 2);
+
+/**
+ * Answer shapes.
+ *
+ * @generated from enum sluice.v1.ResponseFormatType
+ */
+export enum ResponseFormatType {
+  /**
+   * Provider default: free text.
+   *
+   * @generated from enum value: RESPONSE_FORMAT_TYPE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Free text, said explicitly.
+   *
+   * @generated from enum value: RESPONSE_FORMAT_TYPE_TEXT = 1;
+   */
+  TEXT = 1,
+
+  /**
+   * Any valid JSON object ("JSON mode").
+   *
+   * @generated from enum value: RESPONSE_FORMAT_TYPE_JSON_OBJECT = 2;
+   */
+  JSON_OBJECT = 2,
+
+  /**
+   * JSON that matches json_schema ("structured outputs").
+   *
+   * @generated from enum value: RESPONSE_FORMAT_TYPE_JSON_SCHEMA = 3;
+   */
+  JSON_SCHEMA = 3,
+}
+
+/**
+ * Describes the enum sluice.v1.ResponseFormatType.
+ */
+export const ResponseFormatTypeSchema: GenEnum<ResponseFormatType> = /*@__PURE__*/
+  enumDesc(file_sluice_v1_chat, 3);
+
+/**
+ * Reasoning effort levels, after OpenAI's; see the README for each
+ * provider's equivalent.
+ *
+ * @generated from enum sluice.v1.ReasoningEffort
+ */
+export enum ReasoningEffort {
+  /**
+   * Not set: the provider's default.
+   *
+   * @generated from enum value: REASONING_EFFORT_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * No reasoning.
+   *
+   * @generated from enum value: REASONING_EFFORT_NONE = 1;
+   */
+  NONE = 1,
+
+  /**
+   * The least reasoning the model does.
+   *
+   * @generated from enum value: REASONING_EFFORT_MINIMAL = 2;
+   */
+  MINIMAL = 2,
+
+  /**
+   * Little reasoning.
+   *
+   * @generated from enum value: REASONING_EFFORT_LOW = 3;
+   */
+  LOW = 3,
+
+  /**
+   * Moderate reasoning.
+   *
+   * @generated from enum value: REASONING_EFFORT_MEDIUM = 4;
+   */
+  MEDIUM = 4,
+
+  /**
+   * Thorough reasoning.
+   *
+   * @generated from enum value: REASONING_EFFORT_HIGH = 5;
+   */
+  HIGH = 5,
+
+  /**
+   * The most reasoning the model offers.
+   *
+   * @generated from enum value: REASONING_EFFORT_XHIGH = 6;
+   */
+  XHIGH = 6,
+}
+
+/**
+ * Describes the enum sluice.v1.ReasoningEffort.
+ */
+export const ReasoningEffortSchema: GenEnum<ReasoningEffort> = /*@__PURE__*/
+  enumDesc(file_sluice_v1_chat, 4);
+
+/**
+ * Provider-side processing tier (OpenAI `service_tier`).
+ *
+ * @generated from enum sluice.v1.ServiceTier
+ */
+export enum ServiceTier {
+  /**
+   * Not set: the provider's default.
+   *
+   * @generated from enum value: SERVICE_TIER_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Let the provider choose.
+   *
+   * @generated from enum value: SERVICE_TIER_AUTO = 1;
+   */
+  AUTO = 1,
+
+  /**
+   * The standard tier.
+   *
+   * @generated from enum value: SERVICE_TIER_DEFAULT = 2;
+   */
+  DEFAULT = 2,
+
+  /**
+   * Slower, cheaper processing.
+   *
+   * @generated from enum value: SERVICE_TIER_FLEX = 3;
+   */
+  FLEX = 3,
+
+  /**
+   * Faster, dearer processing.
+   *
+   * @generated from enum value: SERVICE_TIER_PRIORITY = 4;
+   */
+  PRIORITY = 4,
+
+  /**
+   * Scale-tier capacity.
+   *
+   * @generated from enum value: SERVICE_TIER_SCALE = 5;
+   */
+  SCALE = 5,
+}
+
+/**
+ * Describes the enum sluice.v1.ServiceTier.
+ */
+export const ServiceTierSchema: GenEnum<ServiceTier> = /*@__PURE__*/
+  enumDesc(file_sluice_v1_chat, 5);
 

@@ -4,20 +4,21 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { Message as Message$1, RequestMetadata, Sampling, Tool, ToolCall, ToolChoice } from "./chat_pb.js";
+import { file_google_protobuf_struct } from "@bufbuild/protobuf/wkt";
+import type { Message as Message$1, Reasoning, ReasoningPart, RequestMetadata, ResponseFormat, Sampling, ServiceTier, Tool, ToolCall, ToolChoice } from "./chat_pb.js";
 import { file_sluice_v1_chat } from "./chat_pb.js";
-import type { Finish, FinishReason, Heartbeat, ReasoningDelta, StreamStart, TextDelta, ToolCallDelta, Usage } from "./delta_pb.js";
+import type { Finish, FinishReason, Heartbeat, LogprobsDelta, ReasoningDelta, StreamStart, TextDelta, TokenLogprob, ToolCallDelta, Usage } from "./delta_pb.js";
 import { file_sluice_v1_delta } from "./delta_pb.js";
-import type { Message } from "@bufbuild/protobuf";
+import type { JsonObject, Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file sluice/v1/chat_service.proto.
  */
 export const file_sluice_v1_chat_service: GenFile = /*@__PURE__*/
-  fileDesc("ChxzbHVpY2UvdjEvY2hhdF9zZXJ2aWNlLnByb3RvEglzbHVpY2UudjEimwIKEVN0cmVhbUNoYXRSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJEiQKCG1lc3NhZ2VzGAIgAygLMhIuc2x1aWNlLnYxLk1lc3NhZ2USHgoFdG9vbHMYAyADKAsyDy5zbHVpY2UudjEuVG9vbBIqCgt0b29sX2Nob2ljZRgEIAEoCzIVLnNsdWljZS52MS5Ub29sQ2hvaWNlEiUKCHNhbXBsaW5nGAUgASgLMhMuc2x1aWNlLnYxLlNhbXBsaW5nEiwKCG1ldGFkYXRhGAYgASgLMhouc2x1aWNlLnYxLlJlcXVlc3RNZXRhZGF0YRIwCg5zdHJlYW1fb3B0aW9ucxhkIAEoCzIYLnNsdWljZS52MS5TdHJlYW1PcHRpb25zIi4KDVN0cmVhbU9wdGlvbnMSHQoVaGVhcnRiZWF0X2ludGVydmFsX21zGAEgASgNItACChJTdHJlYW1DaGF0UmVzcG9uc2USEAoIc2VxdWVuY2UYASABKAQSJwoFc3RhcnQYAiABKAsyFi5zbHVpY2UudjEuU3RyZWFtU3RhcnRIABIkCgR0ZXh0GAMgASgLMhQuc2x1aWNlLnYxLlRleHREZWx0YUgAEi4KCXJlYXNvbmluZxgEIAEoCzIZLnNsdWljZS52MS5SZWFzb25pbmdEZWx0YUgAEi0KCXRvb2xfY2FsbBgFIAEoCzIYLnNsdWljZS52MS5Ub29sQ2FsbERlbHRhSAASIQoFdXNhZ2UYBiABKAsyEC5zbHVpY2UudjEuVXNhZ2VIABIjCgZmaW5pc2gYByABKAsyES5zbHVpY2UudjEuRmluaXNoSAASKQoJaGVhcnRiZWF0GAggASgLMhQuc2x1aWNlLnYxLkhlYXJ0YmVhdEgAQgcKBWRlbHRhIuMBCgtDaGF0UmVxdWVzdBINCgVtb2RlbBgBIAEoCRIkCghtZXNzYWdlcxgCIAMoCzISLnNsdWljZS52MS5NZXNzYWdlEh4KBXRvb2xzGAMgAygLMg8uc2x1aWNlLnYxLlRvb2wSKgoLdG9vbF9jaG9pY2UYBCABKAsyFS5zbHVpY2UudjEuVG9vbENob2ljZRIlCghzYW1wbGluZxgFIAEoCzITLnNsdWljZS52MS5TYW1wbGluZxIsCghtZXRhZGF0YRgGIAEoCzIaLnNsdWljZS52MS5SZXF1ZXN0TWV0YWRhdGEi3wEKDENoYXRSZXNwb25zZRITCgtyZXNwb25zZV9pZBgBIAEoCRIQCghwcm92aWRlchgCIAEoCRINCgVtb2RlbBgDIAEoCRIMCgR0ZXh0GAQgASgJEhEKCXJlYXNvbmluZxgFIAEoCRInCgp0b29sX2NhbGxzGAYgAygLMhMuc2x1aWNlLnYxLlRvb2xDYWxsEh8KBXVzYWdlGAcgASgLMhAuc2x1aWNlLnYxLlVzYWdlEi4KDWZpbmlzaF9yZWFzb24YCCABKA4yFy5zbHVpY2UudjEuRmluaXNoUmVhc29uIhMKEUxpc3RNb2RlbHNSZXF1ZXN0IjYKEkxpc3RNb2RlbHNSZXNwb25zZRIgCgZtb2RlbHMYASADKAsyEC5zbHVpY2UudjEuTW9kZWwiPQoFTW9kZWwSCgoCaWQYASABKAkSEAoIcHJvdmlkZXIYAiABKAkSFgoOdXBzdHJlYW1fbW9kZWwYAyABKAky3gEKC0NoYXRTZXJ2aWNlEksKClN0cmVhbUNoYXQSHC5zbHVpY2UudjEuU3RyZWFtQ2hhdFJlcXVlc3QaHS5zbHVpY2UudjEuU3RyZWFtQ2hhdFJlc3BvbnNlMAESNwoEQ2hhdBIWLnNsdWljZS52MS5DaGF0UmVxdWVzdBoXLnNsdWljZS52MS5DaGF0UmVzcG9uc2USSQoKTGlzdE1vZGVscxIcLnNsdWljZS52MS5MaXN0TW9kZWxzUmVxdWVzdBodLnNsdWljZS52MS5MaXN0TW9kZWxzUmVzcG9uc2ViBnByb3RvMw", [file_sluice_v1_chat, file_sluice_v1_delta]);
+  fileDesc("ChxzbHVpY2UvdjEvY2hhdF9zZXJ2aWNlLnByb3RvEglzbHVpY2UudjEivAUKEVN0cmVhbUNoYXRSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJEiQKCG1lc3NhZ2VzGAIgAygLMhIuc2x1aWNlLnYxLk1lc3NhZ2USHgoFdG9vbHMYAyADKAsyDy5zbHVpY2UudjEuVG9vbBIqCgt0b29sX2Nob2ljZRgEIAEoCzIVLnNsdWljZS52MS5Ub29sQ2hvaWNlEiUKCHNhbXBsaW5nGAUgASgLMhMuc2x1aWNlLnYxLlNhbXBsaW5nEiwKCG1ldGFkYXRhGAYgASgLMhouc2x1aWNlLnYxLlJlcXVlc3RNZXRhZGF0YRIyCg9yZXNwb25zZV9mb3JtYXQYByABKAsyGS5zbHVpY2UudjEuUmVzcG9uc2VGb3JtYXQSJwoJcmVhc29uaW5nGAggASgLMhQuc2x1aWNlLnYxLlJlYXNvbmluZxIQCghsb2dwcm9icxgJIAEoCBIZCgx0b3BfbG9ncHJvYnMYCiABKA1IAIgBARIgChNwYXJhbGxlbF90b29sX2NhbGxzGAsgASgISAGIAQESLAoMc2VydmljZV90aWVyGAwgASgOMhYuc2x1aWNlLnYxLlNlcnZpY2VUaWVyEksKEHByb3ZpZGVyX29wdGlvbnMYDSADKAsyMS5zbHVpY2UudjEuU3RyZWFtQ2hhdFJlcXVlc3QuUHJvdmlkZXJPcHRpb25zRW50cnkSMAoOc3RyZWFtX29wdGlvbnMYZCABKAsyGC5zbHVpY2UudjEuU3RyZWFtT3B0aW9ucxpPChRQcm92aWRlck9wdGlvbnNFbnRyeRILCgNrZXkYASABKAkSJgoFdmFsdWUYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0OgI4AUIPCg1fdG9wX2xvZ3Byb2JzQhYKFF9wYXJhbGxlbF90b29sX2NhbGxzIi4KDVN0cmVhbU9wdGlvbnMSHQoVaGVhcnRiZWF0X2ludGVydmFsX21zGAEgASgNIv4CChJTdHJlYW1DaGF0UmVzcG9uc2USEAoIc2VxdWVuY2UYASABKAQSJwoFc3RhcnQYAiABKAsyFi5zbHVpY2UudjEuU3RyZWFtU3RhcnRIABIkCgR0ZXh0GAMgASgLMhQuc2x1aWNlLnYxLlRleHREZWx0YUgAEi4KCXJlYXNvbmluZxgEIAEoCzIZLnNsdWljZS52MS5SZWFzb25pbmdEZWx0YUgAEi0KCXRvb2xfY2FsbBgFIAEoCzIYLnNsdWljZS52MS5Ub29sQ2FsbERlbHRhSAASIQoFdXNhZ2UYBiABKAsyEC5zbHVpY2UudjEuVXNhZ2VIABIjCgZmaW5pc2gYByABKAsyES5zbHVpY2UudjEuRmluaXNoSAASKQoJaGVhcnRiZWF0GAggASgLMhQuc2x1aWNlLnYxLkhlYXJ0YmVhdEgAEiwKCGxvZ3Byb2JzGAkgASgLMhguc2x1aWNlLnYxLkxvZ3Byb2JzRGVsdGFIAEIHCgVkZWx0YSL+BAoLQ2hhdFJlcXVlc3QSDQoFbW9kZWwYASABKAkSJAoIbWVzc2FnZXMYAiADKAsyEi5zbHVpY2UudjEuTWVzc2FnZRIeCgV0b29scxgDIAMoCzIPLnNsdWljZS52MS5Ub29sEioKC3Rvb2xfY2hvaWNlGAQgASgLMhUuc2x1aWNlLnYxLlRvb2xDaG9pY2USJQoIc2FtcGxpbmcYBSABKAsyEy5zbHVpY2UudjEuU2FtcGxpbmcSLAoIbWV0YWRhdGEYBiABKAsyGi5zbHVpY2UudjEuUmVxdWVzdE1ldGFkYXRhEjIKD3Jlc3BvbnNlX2Zvcm1hdBgHIAEoCzIZLnNsdWljZS52MS5SZXNwb25zZUZvcm1hdBInCglyZWFzb25pbmcYCCABKAsyFC5zbHVpY2UudjEuUmVhc29uaW5nEhAKCGxvZ3Byb2JzGAkgASgIEhkKDHRvcF9sb2dwcm9icxgKIAEoDUgAiAEBEiAKE3BhcmFsbGVsX3Rvb2xfY2FsbHMYCyABKAhIAYgBARIsCgxzZXJ2aWNlX3RpZXIYDCABKA4yFi5zbHVpY2UudjEuU2VydmljZVRpZXISRQoQcHJvdmlkZXJfb3B0aW9ucxgNIAMoCzIrLnNsdWljZS52MS5DaGF0UmVxdWVzdC5Qcm92aWRlck9wdGlvbnNFbnRyeRpPChRQcm92aWRlck9wdGlvbnNFbnRyeRILCgNrZXkYASABKAkSJgoFdmFsdWUYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0OgI4AUIPCg1fdG9wX2xvZ3Byb2JzQhYKFF9wYXJhbGxlbF90b29sX2NhbGxzItUCCgxDaGF0UmVzcG9uc2USEwoLcmVzcG9uc2VfaWQYASABKAkSEAoIcHJvdmlkZXIYAiABKAkSDQoFbW9kZWwYAyABKAkSDAoEdGV4dBgEIAEoCRIRCglyZWFzb25pbmcYBSABKAkSJwoKdG9vbF9jYWxscxgGIAMoCzITLnNsdWljZS52MS5Ub29sQ2FsbBIfCgV1c2FnZRgHIAEoCzIQLnNsdWljZS52MS5Vc2FnZRIuCg1maW5pc2hfcmVhc29uGAggASgOMhcuc2x1aWNlLnYxLkZpbmlzaFJlYXNvbhIxCg9yZWFzb25pbmdfcGFydHMYCSADKAsyGC5zbHVpY2UudjEuUmVhc29uaW5nUGFydBIpCghsb2dwcm9icxgKIAMoCzIXLnNsdWljZS52MS5Ub2tlbkxvZ3Byb2ISFgoOZHJvcHBlZF9wYXJhbXMYCyADKAkiEwoRTGlzdE1vZGVsc1JlcXVlc3QiNgoSTGlzdE1vZGVsc1Jlc3BvbnNlEiAKBm1vZGVscxgBIAMoCzIQLnNsdWljZS52MS5Nb2RlbCI9CgVNb2RlbBIKCgJpZBgBIAEoCRIQCghwcm92aWRlchgCIAEoCRIWCg51cHN0cmVhbV9tb2RlbBgDIAEoCTLeAQoLQ2hhdFNlcnZpY2USSwoKU3RyZWFtQ2hhdBIcLnNsdWljZS52MS5TdHJlYW1DaGF0UmVxdWVzdBodLnNsdWljZS52MS5TdHJlYW1DaGF0UmVzcG9uc2UwARI3CgRDaGF0EhYuc2x1aWNlLnYxLkNoYXRSZXF1ZXN0Ghcuc2x1aWNlLnYxLkNoYXRSZXNwb25zZRJJCgpMaXN0TW9kZWxzEhwuc2x1aWNlLnYxLkxpc3RNb2RlbHNSZXF1ZXN0Gh0uc2x1aWNlLnYxLkxpc3RNb2RlbHNSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_struct, file_sluice_v1_chat, file_sluice_v1_delta]);
 
 /**
- * Input of StreamChat. Fields 1-6 are the same as ChatRequest's (same
+ * Input of StreamChat. Fields below 100 are the same as ChatRequest's (same
  * numbers, same meaning), so one can be re-encoded as the other; fields from
  * 100 on concern streaming only.
  *
@@ -65,6 +66,63 @@ export type StreamChatRequest = Message<"sluice.v1.StreamChatRequest"> & {
    * @generated from field: sluice.v1.RequestMetadata metadata = 6;
    */
   metadata?: RequestMetadata | undefined;
+
+  /**
+   * The shape the answer must take (JSON mode, structured outputs).
+   *
+   * @generated from field: sluice.v1.ResponseFormat response_format = 7;
+   */
+  responseFormat?: ResponseFormat | undefined;
+
+  /**
+   * Reasoning effort, budget and visibility.
+   *
+   * @generated from field: sluice.v1.Reasoning reasoning = 8;
+   */
+  reasoning?: Reasoning | undefined;
+
+  /**
+   * Return the log probability of each generated token in LogprobsDelta
+   * messages (ChatResponse.logprobs).
+   *
+   * @generated from field: bool logprobs = 9;
+   */
+  logprobs: boolean;
+
+  /**
+   * With logprobs: how many most likely alternatives to return per token,
+   * 0 to 20.
+   *
+   * @generated from field: optional uint32 top_logprobs = 10;
+   */
+  topLogprobs?: number | undefined;
+
+  /**
+   * Whether the model may call several tools in one turn (OpenAI
+   * `parallel_tool_calls`, Anthropic `disable_parallel_tool_use`). Unset:
+   * the provider's default.
+   *
+   * @generated from field: optional bool parallel_tool_calls = 11;
+   */
+  parallelToolCalls?: boolean | undefined;
+
+  /**
+   * Provider processing tier (OpenAI `service_tier`).
+   *
+   * @generated from field: sluice.v1.ServiceTier service_tier = 12;
+   */
+  serviceTier: ServiceTier;
+
+  /**
+   * Escape hatch for what this contract does not model: per provider kind
+   * ("openai", "anthropic", "gemini"), a JSON object merged into the
+   * provider's request body as is (top-level keys replace the gateway's).
+   * Unchecked: a wrong field is the provider's error. Entries for other
+   * kinds than the serving provider's are ignored.
+   *
+   * @generated from field: map<string, google.protobuf.Struct> provider_options = 13;
+   */
+  providerOptions: { [key: string]: JsonObject };
 
   /**
    * How the stream itself should behave.
@@ -181,6 +239,15 @@ export type StreamChatResponse = Message<"sluice.v1.StreamChatResponse"> & {
      */
     value: Heartbeat;
     case: "heartbeat";
+  } | {
+    /**
+     * Log probabilities of the tokens of the text delta before it; only
+     * sent when the request asked for logprobs.
+     *
+     * @generated from field: sluice.v1.LogprobsDelta logprobs = 9;
+     */
+    value: LogprobsDelta;
+    case: "logprobs";
   } | { case: undefined; value?: undefined };
 };
 
@@ -238,6 +305,63 @@ export type ChatRequest = Message<"sluice.v1.ChatRequest"> & {
    * @generated from field: sluice.v1.RequestMetadata metadata = 6;
    */
   metadata?: RequestMetadata | undefined;
+
+  /**
+   * The shape the answer must take (JSON mode, structured outputs).
+   *
+   * @generated from field: sluice.v1.ResponseFormat response_format = 7;
+   */
+  responseFormat?: ResponseFormat | undefined;
+
+  /**
+   * Reasoning effort, budget and visibility.
+   *
+   * @generated from field: sluice.v1.Reasoning reasoning = 8;
+   */
+  reasoning?: Reasoning | undefined;
+
+  /**
+   * Return the log probability of each generated token in LogprobsDelta
+   * messages (ChatResponse.logprobs).
+   *
+   * @generated from field: bool logprobs = 9;
+   */
+  logprobs: boolean;
+
+  /**
+   * With logprobs: how many most likely alternatives to return per token,
+   * 0 to 20.
+   *
+   * @generated from field: optional uint32 top_logprobs = 10;
+   */
+  topLogprobs?: number | undefined;
+
+  /**
+   * Whether the model may call several tools in one turn (OpenAI
+   * `parallel_tool_calls`, Anthropic `disable_parallel_tool_use`). Unset:
+   * the provider's default.
+   *
+   * @generated from field: optional bool parallel_tool_calls = 11;
+   */
+  parallelToolCalls?: boolean | undefined;
+
+  /**
+   * Provider processing tier (OpenAI `service_tier`).
+   *
+   * @generated from field: sluice.v1.ServiceTier service_tier = 12;
+   */
+  serviceTier: ServiceTier;
+
+  /**
+   * Escape hatch for what this contract does not model: per provider kind
+   * ("openai", "anthropic", "gemini"), a JSON object merged into the
+   * provider's request body as is (top-level keys replace the gateway's).
+   * Unchecked: a wrong field is the provider's error. Entries for other
+   * kinds than the serving provider's are ignored.
+   *
+   * @generated from field: map<string, google.protobuf.Struct> provider_options = 13;
+   */
+  providerOptions: { [key: string]: JsonObject };
 };
 
 /**
@@ -308,6 +432,30 @@ export type ChatResponse = Message<"sluice.v1.ChatResponse"> & {
    * @generated from field: sluice.v1.FinishReason finish_reason = 8;
    */
   finishReason: FinishReason;
+
+  /**
+   * The reasoning as the provider produced it, in order, with signatures:
+   * put these first in the ROLE_ASSISTANT message that replays this answer.
+   *
+   * @generated from field: repeated sluice.v1.ReasoningPart reasoning_parts = 9;
+   */
+  reasoningParts: ReasoningPart[];
+
+  /**
+   * Log probabilities of the answer's tokens, when the request asked.
+   *
+   * @generated from field: repeated sluice.v1.TokenLogprob logprobs = 10;
+   */
+  logprobs: TokenLogprob[];
+
+  /**
+   * Request parameters the provider could not honour and the alias's
+   * dropUnsupportedParams setting dropped (also in the response header
+   * sluice-dropped-params).
+   *
+   * @generated from field: repeated string dropped_params = 11;
+   */
+  droppedParams: string[];
 };
 
 /**

@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file sluice/v1/delta.proto.
  */
 export const file_sluice_v1_delta: GenFile = /*@__PURE__*/
-  fileDesc("ChVzbHVpY2UvdjEvZGVsdGEucHJvdG8SCXNsdWljZS52MSJDCgtTdHJlYW1TdGFydBITCgtyZXNwb25zZV9pZBgBIAEoCRIQCghwcm92aWRlchgCIAEoCRINCgVtb2RlbBgDIAEoCSIZCglUZXh0RGVsdGESDAoEdGV4dBgBIAEoCSIeCg5SZWFzb25pbmdEZWx0YRIMCgR0ZXh0GAEgASgJIksKDVRvb2xDYWxsRGVsdGESDQoFaW5kZXgYASABKA0SCgoCaWQYAiABKAkSDAoEbmFtZRgDIAEoCRIRCglhcmd1bWVudHMYBCABKAkiawoFVXNhZ2USFAoMaW5wdXRfdG9rZW5zGAEgASgEEhUKDW91dHB1dF90b2tlbnMYAiABKAQSGwoTY2FjaGVkX2lucHV0X3Rva2VucxgDIAEoBBIYChByZWFzb25pbmdfdG9rZW5zGAQgASgEIjEKBkZpbmlzaBInCgZyZWFzb24YASABKA4yFy5zbHVpY2UudjEuRmluaXNoUmVhc29uIgsKCUhlYXJ0YmVhdCq4AQoMRmluaXNoUmVhc29uEh0KGUZJTklTSF9SRUFTT05fVU5TUEVDSUZJRUQQABIWChJGSU5JU0hfUkVBU09OX1NUT1AQARIYChRGSU5JU0hfUkVBU09OX0xFTkdUSBACEhwKGEZJTklTSF9SRUFTT05fVE9PTF9DQUxMUxADEiAKHEZJTklTSF9SRUFTT05fQ09OVEVOVF9GSUxURVIQBBIXChNGSU5JU0hfUkVBU09OX09USEVSEAViBnByb3RvMw");
+  fileDesc("ChVzbHVpY2UvdjEvZGVsdGEucHJvdG8SCXNsdWljZS52MSJbCgtTdHJlYW1TdGFydBITCgtyZXNwb25zZV9pZBgBIAEoCRIQCghwcm92aWRlchgCIAEoCRINCgVtb2RlbBgDIAEoCRIWCg5kcm9wcGVkX3BhcmFtcxgEIAMoCSIZCglUZXh0RGVsdGESDAoEdGV4dBgBIAEoCSJICg5SZWFzb25pbmdEZWx0YRIMCgR0ZXh0GAEgASgJEhEKCXNpZ25hdHVyZRgCIAEoCRIVCg1yZWRhY3RlZF9kYXRhGAMgASgJIl4KDVRvb2xDYWxsRGVsdGESDQoFaW5kZXgYASABKA0SCgoCaWQYAiABKAkSDAoEbmFtZRgDIAEoCRIRCglhcmd1bWVudHMYBCABKAkSEQoJc2lnbmF0dXJlGAUgASgJIjgKDUxvZ3Byb2JzRGVsdGESJwoGdG9rZW5zGAEgAygLMhcuc2x1aWNlLnYxLlRva2VuTG9ncHJvYiJqCgxUb2tlbkxvZ3Byb2ISDQoFdG9rZW4YASABKAkSDwoHbG9ncHJvYhgCIAEoARINCgVieXRlcxgDIAEoDBIrCgx0b3BfbG9ncHJvYnMYBCADKAsyFS5zbHVpY2UudjEuVG9wTG9ncHJvYiI7CgpUb3BMb2dwcm9iEg0KBXRva2VuGAEgASgJEg8KB2xvZ3Byb2IYAiABKAESDQoFYnl0ZXMYAyABKAwiawoFVXNhZ2USFAoMaW5wdXRfdG9rZW5zGAEgASgEEhUKDW91dHB1dF90b2tlbnMYAiABKAQSGwoTY2FjaGVkX2lucHV0X3Rva2VucxgDIAEoBBIYChByZWFzb25pbmdfdG9rZW5zGAQgASgEIjEKBkZpbmlzaBInCgZyZWFzb24YASABKA4yFy5zbHVpY2UudjEuRmluaXNoUmVhc29uIgsKCUhlYXJ0YmVhdCq4AQoMRmluaXNoUmVhc29uEh0KGUZJTklTSF9SRUFTT05fVU5TUEVDSUZJRUQQABIWChJGSU5JU0hfUkVBU09OX1NUT1AQARIYChRGSU5JU0hfUkVBU09OX0xFTkdUSBACEhwKGEZJTklTSF9SRUFTT05fVE9PTF9DQUxMUxADEiAKHEZJTklTSF9SRUFTT05fQ09OVEVOVF9GSUxURVIQBBIXChNGSU5JU0hfUkVBU09OX09USEVSEAViBnByb3RvMw");
 
 /**
  * Opens a stream: sent once, before any content.
@@ -38,6 +38,15 @@ export type StreamStart = Message<"sluice.v1.StreamStart"> & {
    * @generated from field: string model = 3;
    */
   model: string;
+
+  /**
+   * Request parameters the provider could not honour and that were dropped
+   * because the alias sets dropUnsupportedParams (also in the response
+   * header sluice-dropped-params). Empty when nothing was dropped.
+   *
+   * @generated from field: repeated string dropped_params = 4;
+   */
+  droppedParams: string[];
 };
 
 /**
@@ -81,6 +90,23 @@ export type ReasoningDelta = Message<"sluice.v1.ReasoningDelta"> & {
    * @generated from field: string text = 1;
    */
   text: string;
+
+  /**
+   * The provider's signature over the reasoning block this fragment ends
+   * (Anthropic `signature_delta`, Gemini `thoughtSignature`); usually on a
+   * fragment with empty text. Keep it to replay the turn (ReasoningPart).
+   *
+   * @generated from field: string signature = 2;
+   */
+  signature: string;
+
+  /**
+   * Encrypted reasoning the provider withheld (Anthropic
+   * `redacted_thinking`); sent as its own fragment with empty text.
+   *
+   * @generated from field: string redacted_data = 3;
+   */
+  redactedData: string;
 };
 
 /**
@@ -124,6 +150,14 @@ export type ToolCallDelta = Message<"sluice.v1.ToolCallDelta"> & {
    * @generated from field: string arguments = 4;
    */
   arguments: string;
+
+  /**
+   * The provider's signature for this call (Gemini `thoughtSignature`);
+   * set on the fragment that carries it. Replay it in ToolCall.signature.
+   *
+   * @generated from field: string signature = 5;
+   */
+  signature: string;
 };
 
 /**
@@ -132,6 +166,105 @@ export type ToolCallDelta = Message<"sluice.v1.ToolCallDelta"> & {
  */
 export const ToolCallDeltaSchema: GenMessage<ToolCallDelta> = /*@__PURE__*/
   messageDesc(file_sluice_v1_delta, 3);
+
+/**
+ * Log probabilities of generated tokens.
+ *
+ * @generated from message sluice.v1.LogprobsDelta
+ */
+export type LogprobsDelta = Message<"sluice.v1.LogprobsDelta"> & {
+  /**
+   * The tokens, in order.
+   *
+   * @generated from field: repeated sluice.v1.TokenLogprob tokens = 1;
+   */
+  tokens: TokenLogprob[];
+};
+
+/**
+ * Describes the message sluice.v1.LogprobsDelta.
+ * Use `create(LogprobsDeltaSchema)` to create a new message.
+ */
+export const LogprobsDeltaSchema: GenMessage<LogprobsDelta> = /*@__PURE__*/
+  messageDesc(file_sluice_v1_delta, 4);
+
+/**
+ * One generated token and how likely it was.
+ *
+ * @generated from message sluice.v1.TokenLogprob
+ */
+export type TokenLogprob = Message<"sluice.v1.TokenLogprob"> & {
+  /**
+   * The token text.
+   *
+   * @generated from field: string token = 1;
+   */
+  token: string;
+
+  /**
+   * Natural log of its probability.
+   *
+   * @generated from field: double logprob = 2;
+   */
+  logprob: number;
+
+  /**
+   * Its UTF-8 bytes, where the provider gives them (a token may be part of
+   * a character).
+   *
+   * @generated from field: bytes bytes = 3;
+   */
+  bytes: Uint8Array;
+
+  /**
+   * The most likely alternatives at this position, when requested.
+   *
+   * @generated from field: repeated sluice.v1.TopLogprob top_logprobs = 4;
+   */
+  topLogprobs: TopLogprob[];
+};
+
+/**
+ * Describes the message sluice.v1.TokenLogprob.
+ * Use `create(TokenLogprobSchema)` to create a new message.
+ */
+export const TokenLogprobSchema: GenMessage<TokenLogprob> = /*@__PURE__*/
+  messageDesc(file_sluice_v1_delta, 5);
+
+/**
+ * An alternative token at one position.
+ *
+ * @generated from message sluice.v1.TopLogprob
+ */
+export type TopLogprob = Message<"sluice.v1.TopLogprob"> & {
+  /**
+   * The token text.
+   *
+   * @generated from field: string token = 1;
+   */
+  token: string;
+
+  /**
+   * Natural log of its probability.
+   *
+   * @generated from field: double logprob = 2;
+   */
+  logprob: number;
+
+  /**
+   * Its UTF-8 bytes, where the provider gives them.
+   *
+   * @generated from field: bytes bytes = 3;
+   */
+  bytes: Uint8Array;
+};
+
+/**
+ * Describes the message sluice.v1.TopLogprob.
+ * Use `create(TopLogprobSchema)` to create a new message.
+ */
+export const TopLogprobSchema: GenMessage<TopLogprob> = /*@__PURE__*/
+  messageDesc(file_sluice_v1_delta, 6);
 
 /**
  * Token accounting for the response, as reported by the provider.
@@ -173,7 +306,7 @@ export type Usage = Message<"sluice.v1.Usage"> & {
  * Use `create(UsageSchema)` to create a new message.
  */
 export const UsageSchema: GenMessage<Usage> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_delta, 4);
+  messageDesc(file_sluice_v1_delta, 7);
 
 /**
  * Ends a successful stream: sent last, once.
@@ -194,7 +327,7 @@ export type Finish = Message<"sluice.v1.Finish"> & {
  * Use `create(FinishSchema)` to create a new message.
  */
 export const FinishSchema: GenMessage<Finish> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_delta, 5);
+  messageDesc(file_sluice_v1_delta, 8);
 
 /**
  * Keeps a silent stream alive through intermediaries. Has no content.
@@ -209,7 +342,7 @@ export type Heartbeat = Message<"sluice.v1.Heartbeat"> & {
  * Use `create(HeartbeatSchema)` to create a new message.
  */
 export const HeartbeatSchema: GenMessage<Heartbeat> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_delta, 6);
+  messageDesc(file_sluice_v1_delta, 9);
 
 /**
  * Why the model stopped generating.

@@ -38,6 +38,9 @@ function requestIdOf(ctx: HandlerContext): string {
   return exchange?.requestId ?? requestIdFrom(ctx.requestHeader.get("x-request-id"));
 }
 
+/** Response header (gRPC metadata) naming the parameters an alias dropped; the stream's `start` carries the same list. */
+export const DROPPED_PARAMS_HEADER = "sluice-dropped-params";
+
 function heartbeatInterval(ms: number | undefined): number {
   if (!ms) return 0;
   if (ms < 10 || ms > 300_000) {
@@ -69,6 +72,8 @@ export function createChatService(options: ChatServiceOptions): ServiceImpl<type
       try {
         const deltas = pipeline.stream(request, { signal: link.signal, requestId, edge: "grpc" });
         for await (const item of interval > 0 ? withHeartbeats(deltas, interval) : deltas) {
+          // `start` is the first message, and headers go out with it: still time to add one.
+          if (item.type === "start" && item.droppedParams) ctx.responseHeader.set(DROPPED_PARAMS_HEADER, item.droppedParams.join(","));
           yield deltaToProto(item, sequence++);
         }
       } catch (error) {
@@ -82,7 +87,9 @@ export function createChatService(options: ChatServiceOptions): ServiceImpl<type
       const { requestId, request } = begin(req, ctx);
       const link = pipelineSignal(ctx);
       try {
-        return resultToProto(await aggregateDeltas(pipeline.stream(request, { signal: link.signal, requestId, edge: "grpc-unary" })));
+        const result = await aggregateDeltas(pipeline.stream(request, { signal: link.signal, requestId, edge: "grpc-unary" }));
+        if (result.droppedParams.length > 0) ctx.responseHeader.set(DROPPED_PARAMS_HEADER, result.droppedParams.join(","));
+        return resultToProto(result);
       } catch (error) {
         throw toConnectError(error);
       } finally {

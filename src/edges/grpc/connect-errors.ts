@@ -19,6 +19,7 @@ export function grpcCode(code: ErrorCode): Code {
     case "deadline_exceeded":
       return Code.DeadlineExceeded;
     case "upstream_rate_limited":
+    case "upstream_quota_exhausted":
       return Code.ResourceExhausted;
     case "shutting_down":
     case "upstream_unavailable":

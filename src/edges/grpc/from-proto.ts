@@ -3,7 +3,12 @@ import type {
   ChatMessage,
   ChatRequest,
   ContentPart,
+  ProviderKind,
+  ReasoningEffort,
+  ReasoningOptions,
+  ResponseFormat,
   Role,
+  ServiceTier,
   ToolChoice,
 } from "../../core/chat-request.js";
 import { GatewayError } from "../../core/errors.js";
@@ -11,7 +16,12 @@ import { validateChatRequest } from "../../core/validate.js";
 import {
   ImageDetail,
   type Message,
+  type Reasoning as ProtoReasoning,
+  ReasoningEffort as ProtoEffort,
+  type ResponseFormat as ProtoResponseFormat,
+  ResponseFormatType,
   Role as ProtoRole,
+  ServiceTier as ProtoServiceTier,
   type ToolChoice as ProtoToolChoice,
   ToolChoiceMode,
 } from "../../../gen/sluice/v1/chat_pb.js";
@@ -49,8 +59,17 @@ function part(p: Message["content"][number], at: string): ContentPart {
       const detail = DETAIL[p.part.value.detail as keyof typeof DETAIL];
       return { type: "image_url", url: p.part.value.url, ...(detail ? { detail } : {}) };
     }
+    case "reasoning": {
+      const r = p.part.value;
+      return {
+        type: "reasoning",
+        text: r.text,
+        ...(r.signature ? { signature: r.signature } : {}),
+        ...(r.redactedData ? { redactedData: r.redactedData } : {}),
+      };
+    }
     default:
-      return invalid(at, "content part must set text or image_url");
+      return invalid(at, "content part must set text, image_url or reasoning");
   }
 }
 
@@ -60,7 +79,9 @@ function message(m: Message, i: number): ChatMessage {
     role: role(m.role, at),
     content: m.content.map((p, j) => part(p, `${at}.content[${j}]`)),
     ...(m.toolCallId ? { toolCallId: m.toolCallId } : {}),
-    ...(m.toolCalls.length > 0 ? { toolCalls: m.toolCalls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments })) } : {}),
+    ...(m.toolCalls.length > 0
+      ? { toolCalls: m.toolCalls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments, ...(c.signature ? { signature: c.signature } : {}) })) }
+      : {}),
     ...(m.name ? { name: m.name } : {}),
   };
 }
@@ -85,6 +106,58 @@ function toolChoice(choice: ProtoToolChoice | undefined): ToolChoice | undefined
   }
 }
 
+function responseFormat(format: ProtoResponseFormat | undefined): ResponseFormat | undefined {
+  if (!format) return undefined;
+  const schema = format.jsonSchema;
+  if (format.type !== ResponseFormatType.JSON_SCHEMA && schema) invalid("response_format.json_schema", "only with type JSON_SCHEMA");
+  switch (format.type) {
+    case ResponseFormatType.TEXT:
+      return { type: "text" };
+    case ResponseFormatType.JSON_OBJECT:
+      return { type: "json_object" };
+    case ResponseFormatType.JSON_SCHEMA:
+      if (!schema?.schema) invalid("response_format.json_schema.schema", "is required for type JSON_SCHEMA");
+      return {
+        type: "json_schema",
+        // OpenAI requires a name; callers of this contract need not invent one.
+        name: schema.name || "response",
+        ...(schema.description ? { description: schema.description } : {}),
+        schema: schema.schema,
+        ...(schema.strict === undefined ? {} : { strict: schema.strict }),
+      };
+    default:
+      return undefined;
+  }
+}
+
+const EFFORT: Partial<Record<ProtoEffort, ReasoningEffort>> = {
+  [ProtoEffort.NONE]: "none",
+  [ProtoEffort.MINIMAL]: "minimal",
+  [ProtoEffort.LOW]: "low",
+  [ProtoEffort.MEDIUM]: "medium",
+  [ProtoEffort.HIGH]: "high",
+  [ProtoEffort.XHIGH]: "xhigh",
+};
+
+function reasoning(r: ProtoReasoning | undefined): ReasoningOptions | undefined {
+  if (!r) return undefined;
+  const effort = EFFORT[r.effort];
+  const out: ReasoningOptions = {
+    ...(effort ? { effort } : {}),
+    ...(r.budgetTokens === undefined ? {} : { budgetTokens: r.budgetTokens }),
+    ...(r.includeReasoning === undefined ? {} : { includeReasoning: r.includeReasoning }),
+  };
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+const SERVICE_TIER: Partial<Record<ProtoServiceTier, ServiceTier>> = {
+  [ProtoServiceTier.AUTO]: "auto",
+  [ProtoServiceTier.DEFAULT]: "default",
+  [ProtoServiceTier.FLEX]: "flex",
+  [ProtoServiceTier.PRIORITY]: "priority",
+  [ProtoServiceTier.SCALE]: "scale",
+};
+
 const EMPTY_SCHEMA: JsonObject = { type: "object", properties: {} };
 const MAX_SEED = BigInt(Number.MAX_SAFE_INTEGER);
 
@@ -93,10 +166,21 @@ export function chatRequestFromProto(req: ProtoChatRequest, maxJsonDepth?: numbe
   const s = req.sampling;
   if (s?.seed !== undefined && (s.seed > MAX_SEED || s.seed < -MAX_SEED)) invalid("sampling.seed", "out of range");
   const choice = toolChoice(req.toolChoice);
+  if (req.topLogprobs !== undefined && !req.logprobs) invalid("top_logprobs", "requires logprobs");
+  const format = responseFormat(req.responseFormat);
+  const thinking = reasoning(req.reasoning);
+  const tier = SERVICE_TIER[req.serviceTier];
+  const bias = Object.entries(s?.logitBias ?? {});
+  const providerMetadata = req.metadata?.providerMetadata ?? {};
   return validateChatRequest({
     model: req.model,
     messages: req.messages.map(message),
-    tools: req.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters ?? EMPTY_SCHEMA })),
+    tools: req.tools.map((t) => ({
+      name: t.name,
+      description: t.description,
+      parameters: t.parameters ?? EMPTY_SCHEMA,
+      ...(t.strict === undefined ? {} : { strict: t.strict }),
+    })),
     ...(choice ? { toolChoice: choice } : {}),
     sampling: {
       ...(s?.temperature === undefined ? {} : { temperature: s.temperature }),
@@ -104,11 +188,23 @@ export function chatRequestFromProto(req: ProtoChatRequest, maxJsonDepth?: numbe
       ...(s?.maxTokens === undefined ? {} : { maxTokens: s.maxTokens }),
       stop: s?.stop ?? [],
       ...(s?.seed === undefined ? {} : { seed: Number(s.seed) }),
+      ...(s?.presencePenalty === undefined ? {} : { presencePenalty: s.presencePenalty }),
+      ...(s?.frequencyPenalty === undefined ? {} : { frequencyPenalty: s.frequencyPenalty }),
+      ...(bias.length > 0 ? { logitBias: Object.fromEntries(bias) } : {}),
     },
     metadata: {
       ...(req.metadata?.userId ? { userId: req.metadata.userId } : {}),
       ...(req.metadata?.sessionId ? { sessionId: req.metadata.sessionId } : {}),
       labels: req.metadata?.labels ?? {},
+      ...(Object.keys(providerMetadata).length > 0 ? { providerMetadata } : {}),
     },
+    ...(format ? { responseFormat: format } : {}),
+    ...(thinking ? { reasoning: thinking } : {}),
+    ...(req.logprobs ? { logprobs: req.topLogprobs === undefined ? {} : { topLogprobs: req.topLogprobs } } : {}),
+    ...(req.parallelToolCalls === undefined ? {} : { parallelToolCalls: req.parallelToolCalls }),
+    ...(tier ? { serviceTier: tier } : {}),
+    ...(Object.keys(req.providerOptions).length > 0
+      ? { providerOptions: req.providerOptions as Partial<Record<ProviderKind, JsonObject>> }
+      : {}),
   }, maxJsonDepth);
 }

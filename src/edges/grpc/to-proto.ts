@@ -1,10 +1,15 @@
 import { create } from "@bufbuild/protobuf";
 import type { ChatResult } from "../../core/aggregate.js";
-import type { Delta, FinishReason, Usage } from "../../core/delta.js";
+import type { Delta, FinishReason, TokenLogprob, Usage } from "../../core/delta.js";
 import type { Heartbeat } from "../../core/heartbeats.js";
-import { ToolCallSchema } from "../../../gen/sluice/v1/chat_pb.js";
+import { ReasoningPartSchema, ToolCallSchema } from "../../../gen/sluice/v1/chat_pb.js";
 import { type ChatResponse, ChatResponseSchema, type StreamChatResponse } from "../../../gen/sluice/v1/chat_service_pb.js";
-import { FinishReason as ProtoFinishReason, type Usage as ProtoUsage, UsageSchema } from "../../../gen/sluice/v1/delta_pb.js";
+import {
+  FinishReason as ProtoFinishReason,
+  type TokenLogprob as ProtoTokenLogprob,
+  type Usage as ProtoUsage,
+  UsageSchema,
+} from "../../../gen/sluice/v1/delta_pb.js";
 
 const FINISH: Record<FinishReason, ProtoFinishReason> = {
   stop: ProtoFinishReason.STOP,
@@ -24,6 +29,18 @@ function usage(u: Usage): ProtoUsage {
   });
 }
 
+const bytesOf = (bytes: readonly number[] | undefined) => (bytes ? Uint8Array.from(bytes) : new Uint8Array(0));
+
+function tokenLogprob(t: TokenLogprob): ProtoTokenLogprob {
+  return {
+    $typeName: "sluice.v1.TokenLogprob",
+    token: t.token,
+    logprob: t.logprob,
+    bytes: bytesOf(t.bytes),
+    topLogprobs: t.topLogprobs.map((top) => ({ $typeName: "sluice.v1.TopLogprob", token: top.token, logprob: top.logprob, bytes: bytesOf(top.bytes) })),
+  };
+}
+
 /**
  * The protobuf edge's only delta conversion. This runs once per delta, the
  * hottest path in the gateway: messages are built as plain objects (what
@@ -40,17 +57,35 @@ function oneof(delta: Delta | Heartbeat): StreamChatResponse["delta"] {
     case "text":
       return { case: "text", value: { $typeName: "sluice.v1.TextDelta", text: delta.text } };
     case "reasoning":
-      return { case: "reasoning", value: { $typeName: "sluice.v1.ReasoningDelta", text: delta.text } };
+      return {
+        case: "reasoning",
+        value: { $typeName: "sluice.v1.ReasoningDelta", text: delta.text, signature: delta.signature ?? "", redactedData: delta.redactedData ?? "" },
+      };
     case "tool_call":
       return {
         case: "toolCall",
-        value: { $typeName: "sluice.v1.ToolCallDelta", index: delta.index, id: delta.id ?? "", name: delta.name ?? "", arguments: delta.arguments },
+        value: {
+          $typeName: "sluice.v1.ToolCallDelta",
+          index: delta.index,
+          id: delta.id ?? "",
+          name: delta.name ?? "",
+          arguments: delta.arguments,
+          signature: delta.signature ?? "",
+        },
       };
     case "start":
       return {
         case: "start",
-        value: { $typeName: "sluice.v1.StreamStart", responseId: delta.responseId, provider: delta.provider, model: delta.model },
+        value: {
+          $typeName: "sluice.v1.StreamStart",
+          responseId: delta.responseId,
+          provider: delta.provider,
+          model: delta.model,
+          droppedParams: [...(delta.droppedParams ?? [])],
+        },
       };
+    case "logprobs":
+      return { case: "logprobs", value: { $typeName: "sluice.v1.LogprobsDelta", tokens: delta.tokens.map(tokenLogprob) } };
     case "usage":
       return { case: "usage", value: usage(delta) };
     case "finish":
@@ -70,5 +105,8 @@ export function resultToProto(result: ChatResult): ChatResponse {
     toolCalls: result.toolCalls.map((c) => create(ToolCallSchema, c)),
     ...(result.usage ? { usage: usage(result.usage) } : {}),
     finishReason: FINISH[result.finishReason],
+    reasoningParts: result.reasoningParts.map((p) => create(ReasoningPartSchema, { text: p.text, signature: p.signature ?? "", redactedData: p.redactedData ?? "" })),
+    logprobs: result.logprobs.map(tokenLogprob),
+    droppedParams: [...result.droppedParams],
   });
 }

@@ -9,8 +9,12 @@ import { type AnyRequest, type AnyResponse, decodePathSegment, pathOf, sendJson,
 import { type BodyLimits, readBody } from "../../http/read-body.js";
 import { writable } from "../../http/writable.js";
 import type { ChatPipeline } from "../../pipeline/chat-pipeline.js";
+import { createMemoryReplayStore } from "../../store/memory-replay-store.js";
+import type { ReplayStore } from "../../store/replay-store.js";
+import type { Delta } from "../../core/delta.js";
 import { chatRequestFromOpenAi, type OpenAiChatRequest } from "./from-openai.js";
-import { toOpenAiError } from "./http-errors.js";
+import { openAiParam, toOpenAiError } from "./http-errors.js";
+import { createReplayCapture, type ReplayCapture, restoreReplay } from "./replay-turns.js";
 import { completionFromResult, createChunkEncoder } from "./to-openai.js";
 
 export interface OpenAiFacadeOptions {
@@ -19,6 +23,29 @@ export interface OpenAiFacadeOptions {
   readonly limits: BodyLimits & StructureLimits;
   /** Longest a client may take no bytes before its stream is reset. */
   readonly sendTimeoutMs: number;
+  /** Where thinking signatures wait for the next tool turn; an in-process store when absent. */
+  readonly replayStore?: ReplayStore;
+}
+
+/** Response header naming the parameters an alias dropped (OpenAI names); the gRPC edge sends the same header. */
+const DROPPED_PARAMS_HEADER = "sluice-dropped-params";
+
+function droppedParams(delta: Delta | { type: "heartbeat" }): string | undefined {
+  return delta.type === "start" && delta.droppedParams ? delta.droppedParams.map(openAiParam).join(",") : undefined;
+}
+
+/** Passes deltas through, showing each to the replay capture. */
+async function* observed(deltas: AsyncIterable<Delta>, capture: ReplayCapture): AsyncGenerator<Delta, void, undefined> {
+  for await (const delta of deltas) {
+    capture.observe(delta);
+    yield delta;
+  }
+}
+
+/** Keeps the answer's signatures for the next tool turn. The store failing costs only that continuation, never this answer. */
+async function keepReplay(capture: ReplayCapture, store: ReplayStore): Promise<void> {
+  const kept = capture.result();
+  if (kept) await store.put(kept.ids, kept.entry).catch(() => undefined);
 }
 
 /** Serves the facade's routes; false for paths outside /v1/. */
@@ -46,21 +73,28 @@ function sendError(res: AnyResponse, exchange: Exchange, reason: unknown): void 
  * SSE error event and no `[DONE]`, so SDKs raise instead of returning a
  * truncated answer.
  */
-async function stream(res: AnyResponse, exchange: Exchange, parsed: OpenAiChatRequest, options: OpenAiFacadeOptions): Promise<void> {
+async function stream(res: AnyResponse, exchange: Exchange, parsed: OpenAiChatRequest, options: OpenAiFacadeOptions, store: ReplayStore): Promise<void> {
   const encoder = createChunkEncoder({ includeUsage: parsed.includeUsage });
-  const deltas = options.pipeline.stream(parsed.request, { signal: exchange.signal, requestId: exchange.requestId, edge: "openai-sse" });
+  const capture = createReplayCapture();
+  const deltas = observed(options.pipeline.stream(parsed.request, { signal: exchange.signal, requestId: exchange.requestId, edge: "openai-sse" }), capture);
   let committed = false;
   try {
     for await (const item of withHeartbeats(deltas, options.keepaliveMs)) {
-      if (!committed) {
-        res.writeHead(200, SSE_HEADERS);
-        committed = true;
-      }
+      const dropped = droppedParams(item);
       let text = "";
-      if (item.type === "heartbeat") text = ": keepalive\n\n";
+      if (!committed) {
+        res.writeHead(200, dropped ? { ...SSE_HEADERS, [DROPPED_PARAMS_HEADER]: dropped } : SSE_HEADERS);
+        committed = true;
+      } else if (dropped) {
+        // A keepalive already sent the headers: say it in a comment line instead.
+        text = `: ${DROPPED_PARAMS_HEADER}: ${dropped}\n\n`;
+      }
+      if (item.type === "heartbeat") text += ": keepalive\n\n";
       else for (const chunk of encoder.encode(item)) text += `data: ${JSON.stringify(chunk)}\n\n`;
       if (text !== "" && !writeChunk(res, text)) await writable(res, exchange, options.sendTimeoutMs);
     }
+    // Stored before [DONE]: a client may send the next tool turn the moment it sees the end.
+    await keepReplay(capture, store);
     exchange.code = "ok";
     res.end("data: [DONE]\n\n");
   } catch (error) {
@@ -72,17 +106,21 @@ async function stream(res: AnyResponse, exchange: Exchange, parsed: OpenAiChatRe
   }
 }
 
-async function complete(res: AnyResponse, exchange: Exchange, parsed: OpenAiChatRequest, pipeline: ChatPipeline): Promise<void> {
+async function complete(res: AnyResponse, exchange: Exchange, parsed: OpenAiChatRequest, pipeline: ChatPipeline, store: ReplayStore): Promise<void> {
   try {
-    const result = await aggregateDeltas(pipeline.stream(parsed.request, { signal: exchange.signal, requestId: exchange.requestId, edge: "openai-json" }));
+    const capture = createReplayCapture();
+    const deltas = pipeline.stream(parsed.request, { signal: exchange.signal, requestId: exchange.requestId, edge: "openai-json" });
+    const result = await aggregateDeltas(observed(deltas, capture));
+    await keepReplay(capture, store);
     exchange.code = "ok";
-    sendJson(res, 200, completionFromResult(result));
+    const dropped = result.droppedParams.map(openAiParam).join(",");
+    sendJson(res, 200, completionFromResult(result), dropped ? { [DROPPED_PARAMS_HEADER]: dropped } : {});
   } catch (error) {
     if (!exchange.signal.aborted) sendError(res, exchange, error);
   }
 }
 
-async function chatCompletions(req: AnyRequest, res: AnyResponse, exchange: Exchange, options: OpenAiFacadeOptions): Promise<void> {
+async function chatCompletions(req: AnyRequest, res: AnyResponse, exchange: Exchange, options: OpenAiFacadeOptions, store: ReplayStore): Promise<void> {
   let parsed: OpenAiChatRequest;
   try {
     const raw = await readBody(req, options.limits);
@@ -96,11 +134,14 @@ async function chatCompletions(req: AnyRequest, res: AnyResponse, exchange: Exch
       throw new GatewayError("invalid_request", "request body is not valid JSON");
     }
     parsed = chatRequestFromOpenAi(json, options.limits);
+    const route = options.pipeline.models.get(parsed.request.model);
+    const served = route ? { provider: route.provider.name, model: route.upstreamModel } : undefined;
+    parsed = { ...parsed, request: await restoreReplay(parsed.request, store, served) };
   } catch (error) {
     return sendError(res, exchange, error);
   }
-  if (parsed.stream) await stream(res, exchange, parsed, options);
-  else await complete(res, exchange, parsed, options.pipeline);
+  if (parsed.stream) await stream(res, exchange, parsed, options, store);
+  else await complete(res, exchange, parsed, options.pipeline, store);
 }
 
 function listModels(res: AnyResponse, exchange: Exchange, pipeline: ChatPipeline, id?: string): void {
@@ -120,13 +161,14 @@ function listModels(res: AnyResponse, exchange: Exchange, pipeline: ChatPipeline
  * not) and `GET /v1/models[/{id}]`, on the same pipeline as the gRPC service.
  */
 export function createOpenAiFacade(options: OpenAiFacadeOptions): FacadeRoute {
+  const store = options.replayStore ?? createMemoryReplayStore();
   return (req, res, exchange) => {
     const path = pathOf(req);
     if (!path.startsWith("/v1/")) return false;
     exchange.edge = "openai";
     if (path === "/v1/chat/completions" && req.method === "POST") {
       exchange.route = path;
-      return chatCompletions(req, res, exchange, options);
+      return chatCompletions(req, res, exchange, options, store);
     }
     if (path === "/v1/models" && req.method === "GET") {
       exchange.route = path;

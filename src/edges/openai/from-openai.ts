@@ -1,5 +1,6 @@
 import { z } from "zod";
-import type { ChatMessage, ChatRequest, ContentPart, ToolChoice } from "../../core/chat-request.js";
+import { type ChatMessage, type ChatRequest, type ContentPart, PROVIDER_KINDS, type ResponseFormat, type ToolChoice } from "../../core/chat-request.js";
+import { clipClientValue } from "../../core/client-text.js";
 import { GatewayError } from "../../core/errors.js";
 import type { StructureLimits } from "../../core/structure-limits.js";
 import { validateChatRequest } from "../../core/validate.js";
@@ -42,6 +43,7 @@ const body = z.object({
           name: z.string(),
           description: z.string().optional(),
           parameters: z.record(z.string(), z.unknown()).optional(),
+          strict: z.boolean().nullish(),
         }),
       }),
     )
@@ -58,6 +60,38 @@ const body = z.object({
   user: z.string().nullish(),
   n: z.number().int().nullish(),
   metadata: z.record(z.string(), z.string()).nullish(),
+  response_format: z
+    .discriminatedUnion("type", [
+      z.object({ type: z.literal("text") }),
+      z.object({ type: z.literal("json_object") }),
+      z.object({
+        type: z.literal("json_schema"),
+        json_schema: z.object({
+          name: z.string(),
+          description: z.string().optional(),
+          schema: z.record(z.string(), z.unknown()).optional(),
+          strict: z.boolean().nullish(),
+        }),
+      }),
+    ])
+    .nullish(),
+  reasoning_effort: z.enum(["none", "minimal", "low", "medium", "high", "xhigh"]).nullish(),
+  presence_penalty: z.number().nullish(),
+  frequency_penalty: z.number().nullish(),
+  logit_bias: z.record(z.string(), z.number()).nullish(),
+  logprobs: z.boolean().nullish(),
+  top_logprobs: z.number().int().nullish(),
+  parallel_tool_calls: z.boolean().nullish(),
+  service_tier: z.enum(["auto", "default", "flex", "priority", "scale"]).nullish(),
+  // Sluice extensions (OpenAI has no field for these): a thinking budget and
+  // reasoning visibility, and the per-provider escape hatch.
+  reasoning: z
+    .object({
+      budget_tokens: z.number().int().min(0).optional(),
+      include_reasoning: z.boolean().optional(),
+    })
+    .nullish(),
+  provider_options: z.partialRecord(z.enum(PROVIDER_KINDS), z.record(z.string(), z.unknown())).nullish(),
 });
 
 /** What the facade needs beyond the canonical request. */
@@ -98,6 +132,24 @@ function toMessage(m: z.infer<typeof message>): ChatMessage {
   }
 }
 
+function responseFormat(format: NonNullable<z.infer<typeof body>["response_format"]>): ResponseFormat {
+  if (format.type !== "json_schema") return { type: format.type };
+  const s = format.json_schema;
+  return {
+    type: "json_schema",
+    name: s.name,
+    ...(s.description ? { description: s.description } : {}),
+    // OpenAI's own default for a schema-less json_schema: any object.
+    schema: s.schema ?? { type: "object" },
+    ...(s.strict === null || s.strict === undefined ? {} : { strict: s.strict }),
+  };
+}
+
+/** Drops null and undefined values, so "absent" has one spelling downstream. */
+function present<T extends Record<string, unknown>>(fields: T): { [K in keyof T]?: NonNullable<T[K]> } {
+  return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== null && v !== undefined)) as { [K in keyof T]?: NonNullable<T[K]> };
+}
+
 function toolChoice(choice: z.infer<typeof body>["tool_choice"]): ToolChoice | undefined {
   if (!choice) return undefined;
   if (typeof choice === "string") return { type: choice };
@@ -112,13 +164,23 @@ export function chatRequestFromOpenAi(json: unknown, limits: Pick<StructureLimit
   const parsed = body.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    const field = param(issue.path);
+    // Paths run through client-chosen keys and zod quotes unknown keys: both are cut like any echoed value.
+    const field = clipClientValue(param(issue.path));
     const what = field === "" ? "request body" : field;
-    throw new GatewayError("invalid_request", `${what}: ${issue.message}`, { field: field || "body" });
+    throw new GatewayError("invalid_request", `${what}: ${clipClientValue(issue.message)}`, { field: field || "body" });
   }
   const b = parsed.data;
   if (b.n !== null && b.n !== undefined && b.n !== 1) throw new GatewayError("invalid_request", "n: only n=1 is supported", { field: "n" });
   const maxTokens = b.max_completion_tokens ?? b.max_tokens;
+  if (b.top_logprobs !== null && b.top_logprobs !== undefined && b.logprobs !== true) {
+    throw new GatewayError("invalid_request", "top_logprobs: requires logprobs: true", { field: "top_logprobs" });
+  }
+  const reasoning = present({
+    effort: b.reasoning_effort,
+    budgetTokens: b.reasoning?.budget_tokens,
+    includeReasoning: b.reasoning?.include_reasoning,
+  });
+  const metadata = b.metadata ?? {};
   const request = validateChatRequest({
     model: b.model,
     messages: b.messages.map(toMessage),
@@ -126,6 +188,7 @@ export function chatRequestFromOpenAi(json: unknown, limits: Pick<StructureLimit
       name: t.function.name,
       description: t.function.description ?? "",
       parameters: t.function.parameters ?? { type: "object", properties: {} },
+      ...(t.function.strict === null || t.function.strict === undefined ? {} : { strict: t.function.strict }),
     })),
     ...(b.tool_choice ? { toolChoice: toolChoice(b.tool_choice)! } : {}),
     sampling: {
@@ -134,8 +197,20 @@ export function chatRequestFromOpenAi(json: unknown, limits: Pick<StructureLimit
       ...(maxTokens === null || maxTokens === undefined ? {} : { maxTokens }),
       stop: b.stop === null || b.stop === undefined ? [] : typeof b.stop === "string" ? [b.stop] : b.stop,
       ...(b.seed === null || b.seed === undefined ? {} : { seed: b.seed }),
+      ...present({ presencePenalty: b.presence_penalty, frequencyPenalty: b.frequency_penalty }),
+      ...(b.logit_bias && Object.keys(b.logit_bias).length > 0 ? { logitBias: b.logit_bias } : {}),
     },
-    metadata: { ...(b.user ? { userId: b.user } : {}), labels: b.metadata ?? {} },
+    // OpenAI's metadata is both our labels (logs) and what OpenAI-kind providers receive.
+    metadata: {
+      ...(b.user ? { userId: b.user } : {}),
+      labels: metadata,
+      ...(Object.keys(metadata).length > 0 ? { providerMetadata: metadata } : {}),
+    },
+    ...(b.response_format ? { responseFormat: responseFormat(b.response_format) } : {}),
+    ...(Object.keys(reasoning).length > 0 ? { reasoning } : {}),
+    ...(b.logprobs === true ? { logprobs: present({ topLogprobs: b.top_logprobs }) } : {}),
+    ...present({ parallelToolCalls: b.parallel_tool_calls, serviceTier: b.service_tier }),
+    ...(b.provider_options ? { providerOptions: b.provider_options } : {}),
   }, limits.maxJsonDepth);
   return { request, stream: b.stream === true, includeUsage: b.stream_options?.include_usage === true };
 }

@@ -14,6 +14,7 @@ export function httpStatus(code: ErrorCode): number {
     case "request_timeout":
       return 408;
     case "upstream_rate_limited":
+    case "upstream_quota_exhausted":
       return 429;
     case "canceled":
       return 499;
@@ -32,7 +33,8 @@ export function httpStatus(code: ErrorCode): number {
   }
 }
 
-function errorType(status: number): string {
+function errorType(status: number, code: ErrorCode): string {
+  if (code === "upstream_quota_exhausted") return "insufficient_quota";
   if (status === 429) return "rate_limit_error";
   if (status === 401) return "authentication_error";
   if (status === 403) return "permission_error";
@@ -49,13 +51,33 @@ const PARAM: Record<string, string> = {
   "sampling.seed": "seed",
   "tool_choice.function_name": "tool_choice",
   "metadata.labels": "metadata",
+  "metadata.provider_metadata": "metadata",
+  "sampling.presence_penalty": "presence_penalty",
+  "sampling.frequency_penalty": "frequency_penalty",
+  "sampling.logit_bias": "logit_bias",
+  "reasoning.effort": "reasoning_effort",
+  "tools.strict": "tools[].function.strict",
 };
 
 /** `tools[3].parameters` (canonical) → `tools[3].function.parameters` (OpenAI). */
-function openAiParam(field: string): string {
+export function openAiParam(field: string): string {
   const exact = PARAM[field];
   if (exact) return exact;
   return field.replace(/^tools\[(\d+)\]\.(name|parameters|description)/, "tools[$1].function.$2");
+}
+
+/** Our codes where OpenAI has its own word for the same thing (SDKs and retry logic branch on these). */
+function openAiCode(code: ErrorCode): string {
+  switch (code) {
+    case "unknown_model":
+      return "model_not_found";
+    case "upstream_rate_limited":
+      return "rate_limit_exceeded";
+    case "upstream_quota_exhausted":
+      return "insufficient_quota";
+    default:
+      return code;
+  }
 }
 
 export interface OpenAiError {
@@ -74,14 +96,14 @@ export function toOpenAiError(reason: unknown): OpenAiError {
   const status = httpStatus(error.code);
   const param = error.field === undefined ? null : openAiParam(error.field);
   let message = error.message;
-  if (error.field !== undefined && param !== error.field && message.startsWith(`${error.field}: `)) {
-    message = `${param}: ${message.slice(error.field.length + 2)}`;
-  }
+  // Messages start with the field(s) at fault ("a: …" or "a, b: …"): say them the OpenAI way.
+  const colon = message.indexOf(": ");
+  const fields = colon > 0 ? message.slice(0, colon).split(", ") : [];
+  if (error.field !== undefined && fields.includes(error.field)) message = `${fields.map(openAiParam).join(", ")}${message.slice(colon)}`;
   const headers: Record<string, string> = {};
   if (error.retryAfterMs !== undefined) {
     headers["retry-after"] = String(Math.ceil(error.retryAfterMs / 1000));
     headers["retry-after-ms"] = String(error.retryAfterMs);
   }
-  const code = error.code === "unknown_model" ? "model_not_found" : error.code;
-  return { status, headers, body: { error: { message, type: errorType(status), param, code } } };
+  return { status, headers, body: { error: { message, type: errorType(status, error.code), param, code: openAiCode(error.code) } } };
 }

@@ -1,5 +1,5 @@
 import type { ChatResult } from "../../core/aggregate.js";
-import type { ContentDelta, Delta, FinishReason, Usage } from "../../core/delta.js";
+import type { ContentDelta, Delta, FinishReason, TokenLogprob, TopLogprob, Usage } from "../../core/delta.js";
 
 /** Our finish reasons in OpenAI's vocabulary; reasons it has no word for read as "stop". */
 const FINISH: Record<FinishReason, string> = {
@@ -21,6 +21,15 @@ function usage(u: Usage): Record<string, unknown> {
   };
 }
 
+function topLogprob(t: TopLogprob): Record<string, unknown> {
+  return { token: t.token, logprob: t.logprob, bytes: t.bytes ? [...t.bytes] : null };
+}
+
+/** OpenAI's `choices[].logprobs` object for these tokens. */
+function logprobs(tokens: readonly TokenLogprob[]): Record<string, unknown> {
+  return { content: tokens.map((t) => ({ ...topLogprob(t), top_logprobs: t.topLogprobs.map(topLogprob) })), refusal: null };
+}
+
 function completionId(responseId: string): string {
   return `chatcmpl-${responseId}`;
 }
@@ -40,20 +49,18 @@ export function createChunkEncoder(options: { readonly includeUsage: boolean }):
   const created = Math.floor(Date.now() / 1000);
   let pendingUsage: Usage | undefined;
 
-  const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) => ({
+  const chunk = (delta: Record<string, unknown>, finishReason: string | null = null, tokenLogprobs: Record<string, unknown> | null = null) => ({
     id,
     object: "chat.completion.chunk",
     created,
     model,
-    choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+    choices: [{ index: 0, delta, logprobs: tokenLogprobs, finish_reason: finishReason }],
   });
 
-  function content(delta: Exclude<ContentDelta, { type: "usage" | "finish" }>): Record<string, unknown> {
+  function content(delta: Exclude<ContentDelta, { type: "usage" | "finish" | "logprobs" | "reasoning" }>): Record<string, unknown> {
     switch (delta.type) {
       case "text":
         return { content: delta.text };
-      case "reasoning":
-        return { reasoning_content: delta.text };
       case "tool_call":
         return {
           tool_calls: [
@@ -77,6 +84,11 @@ export function createChunkEncoder(options: { readonly includeUsage: boolean }):
         case "usage":
           pendingUsage = delta;
           return [];
+        case "reasoning":
+          // Signatures and redacted reasoning have no field in OpenAI's shape: the facade keeps them (replay-turns.ts).
+          return delta.text === "" ? [] : [chunk({ reasoning_content: delta.text })];
+        case "logprobs":
+          return [chunk({}, null, logprobs(delta.tokens))];
         case "finish": {
           const out: object[] = [chunk({}, FINISH[delta.reason])];
           if (options.includeUsage && pendingUsage) {
@@ -109,7 +121,7 @@ export function completionFromResult(result: ChatResult): object {
             ? { tool_calls: result.toolCalls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } })) }
             : {}),
         },
-        logprobs: null,
+        logprobs: result.logprobs.length > 0 ? logprobs(result.logprobs) : null,
         finish_reason: FINISH[result.finishReason],
       },
     ],

@@ -1,11 +1,13 @@
 import type { ProviderAdapter } from "../provider.js";
+import { withReasoningVisibility } from "../reasoning-visibility.js";
 import { errorFromResponse } from "../upstream-errors.js";
-import { buildAnthropicRequest } from "./anthropic-request.js";
+import { anthropicUnsupportedParams, buildAnthropicRequest } from "./anthropic-request.js";
 import { createAnthropicTranslator } from "./anthropic-translator.js";
 
 /** Anthropic Messages API. Status 529 (overloaded) maps like any 5xx: UNAVAILABLE. */
 export const anthropicAdapter: ProviderAdapter = {
+  unsupportedParams: anthropicUnsupportedParams,
   buildRequest: buildAnthropicRequest,
-  createTranslator: createAnthropicTranslator,
+  createTranslator: (target, request) => withReasoningVisibility(createAnthropicTranslator(target), request),
   errorFromResponse,
 };

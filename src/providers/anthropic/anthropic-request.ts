@@ -1,19 +1,42 @@
-import { type ChatMessage, type ChatRequest, messageText, type ToolChoice } from "../../core/chat-request.js";
+import { type ChatMessage, type ChatRequest, messageText, type ReasoningEffort, type ToolChoice } from "../../core/chat-request.js";
+import { hasLogitBias, hasProviderMetadata, type OptionalParam } from "../../core/request-params.js";
 import type { UpstreamRequest, UpstreamTarget } from "../provider.js";
+import { withProviderOptions } from "../provider-options.js";
 import { parseDataUrl, parseToolArguments } from "../tool-arguments.js";
 
-/** Anthropic requires max_tokens; this is used when the client sets none. */
+/** Anthropic requires max_tokens; this is used when the client sets none (on top of a thinking budget). */
 export const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;
 export const ANTHROPIC_VERSION = "2023-06-01";
 
+/** Our effort levels in Anthropic's `output_config.effort` words; `none` turns thinking off instead. */
+const EFFORT: Record<Exclude<ReasoningEffort, "none">, string> = {
+  minimal: "low",
+  low: "low",
+  medium: "medium",
+  high: "high",
+  xhigh: "max",
+};
+
 function contentBlocks(m: ChatMessage): Array<Record<string, unknown>> {
-  return m.content.map((part) => {
-    if (part.type === "text") return { type: "text", text: part.text };
-    const data = parseDataUrl(part.url);
-    return data
-      ? { type: "image", source: { type: "base64", media_type: data.mediaType, data: data.data } }
-      : { type: "image", source: { type: "url", url: part.url } };
-  });
+  const blocks: Array<Record<string, unknown>> = [];
+  for (const part of m.content) {
+    if (part.type === "text") blocks.push({ type: "text", text: part.text });
+    else if (part.type === "reasoning") {
+      // Anthropic verifies a thinking block's signature against its text:
+      // reasoning without both (another provider's, or a bare Gemini text
+      // signature) cannot be replayed here and is left out.
+      if (part.redactedData !== undefined) blocks.push({ type: "redacted_thinking", data: part.redactedData });
+      else if (part.signature !== undefined && part.text !== "") blocks.push({ type: "thinking", thinking: part.text, signature: part.signature });
+    } else {
+      const data = parseDataUrl(part.url);
+      blocks.push(
+        data
+          ? { type: "image", source: { type: "base64", media_type: data.mediaType, data: data.data } }
+          : { type: "image", source: { type: "url", url: part.url } },
+      );
+    }
+  }
+  return blocks;
 }
 
 function message(m: ChatMessage, i: number): Record<string, unknown> {
@@ -27,17 +50,62 @@ function message(m: ChatMessage, i: number): Record<string, unknown> {
   return { role: m.role === "assistant" ? "assistant" : "user", content: blocks };
 }
 
-function toolChoice(choice: ToolChoice): Record<string, unknown> {
-  switch (choice.type) {
+function toolChoice(choice: ToolChoice | undefined, parallel: boolean | undefined): Record<string, unknown> | undefined {
+  const noParallel = parallel === false ? { disable_parallel_tool_use: true } : {};
+  switch (choice?.type) {
+    case undefined:
+      return parallel === false ? { type: "auto", ...noParallel } : undefined;
     case "auto":
-      return { type: "auto" };
+      return { type: "auto", ...noParallel };
     case "none":
       return { type: "none" };
     case "required":
-      return { type: "any" };
+      return { type: "any", ...noParallel };
     case "function":
-      return { type: "tool", name: choice.name };
+      return { type: "tool", name: choice.name, ...noParallel };
   }
+}
+
+/**
+ * Messages API has no seed, penalties, logit bias, logprobs or request
+ * metadata beyond user_id, no JSON mode without a schema, and two service
+ * tiers (auto, standard_only).
+ */
+export function anthropicUnsupportedParams(request: ChatRequest): OptionalParam[] {
+  const s = request.sampling;
+  const out: OptionalParam[] = [];
+  if (request.responseFormat?.type === "json_object") out.push("response_format");
+  if (s.seed !== undefined) out.push("sampling.seed");
+  if (s.presencePenalty !== undefined) out.push("sampling.presence_penalty");
+  if (s.frequencyPenalty !== undefined) out.push("sampling.frequency_penalty");
+  if (hasLogitBias(request)) out.push("sampling.logit_bias");
+  if (request.logprobs) out.push("logprobs");
+  if (request.serviceTier !== undefined && request.serviceTier !== "auto" && request.serviceTier !== "default") out.push("service_tier");
+  if (hasProviderMetadata(request)) out.push("metadata.provider_metadata");
+  return out;
+}
+
+/** `thinking` and `output_config` for the request's reasoning and response format; only what was asked for. */
+function reasoningFields(request: ChatRequest): Record<string, unknown> {
+  const r = request.reasoning;
+  const effort = r?.effort;
+  const thinking =
+    r?.budgetTokens !== undefined
+      ? { type: "enabled", budget_tokens: r.budgetTokens }
+      : effort === "none"
+        ? { type: "disabled" }
+        : effort !== undefined
+          ? { type: "adaptive" }
+          : undefined;
+  const format = request.responseFormat?.type === "json_schema" ? { type: "json_schema", schema: request.responseFormat.schema } : undefined;
+  const outputConfig = {
+    ...(format ? { format } : {}),
+    ...(effort !== undefined && effort !== "none" ? { effort: EFFORT[effort] } : {}),
+  };
+  return {
+    ...(thinking ? { thinking } : {}),
+    ...(Object.keys(outputConfig).length > 0 ? { output_config: outputConfig } : {}),
+  };
 }
 
 /** Messages API body: system prompts lifted out of the conversation, tools and choices translated. */
@@ -48,21 +116,34 @@ export function anthropicRequestBody(request: ChatRequest, model: string): Recor
     .map((m, i) => [m, i] as const)
     .filter(([m]) => m.role !== "system")
     .map(([m, i]) => message(m, i));
-  return {
+  const budget = request.reasoning?.budgetTokens ?? 0;
+  const choice = request.tools.length > 0 || request.toolChoice ? toolChoice(request.toolChoice, request.parallelToolCalls) : undefined;
+  const body = {
     model,
-    max_tokens: s.maxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS,
+    // budget_tokens must stay below max_tokens: an unset limit leaves the usual room for the answer.
+    max_tokens: s.maxTokens ?? budget + ANTHROPIC_DEFAULT_MAX_TOKENS,
     stream: true,
     ...(system ? { system } : {}),
     messages,
     ...(request.tools.length > 0
-      ? { tools: request.tools.map((t) => ({ name: t.name, ...(t.description ? { description: t.description } : {}), input_schema: t.parameters })) }
+      ? {
+          tools: request.tools.map((t) => ({
+            name: t.name,
+            ...(t.description ? { description: t.description } : {}),
+            input_schema: t.parameters,
+            ...(t.strict === undefined ? {} : { strict: t.strict }),
+          })),
+        }
       : {}),
-    ...(request.toolChoice ? { tool_choice: toolChoice(request.toolChoice) } : {}),
+    ...(choice ? { tool_choice: choice } : {}),
+    ...reasoningFields(request),
     ...(s.temperature === undefined ? {} : { temperature: s.temperature }),
     ...(s.topP === undefined ? {} : { top_p: s.topP }),
     ...(s.stop.length > 0 ? { stop_sequences: s.stop } : {}),
+    ...(request.serviceTier === "auto" ? { service_tier: "auto" } : request.serviceTier === "default" ? { service_tier: "standard_only" } : {}),
     ...(request.metadata.userId ? { metadata: { user_id: request.metadata.userId } } : {}),
   };
+  return withProviderOptions(body, request, "anthropic");
 }
 
 export function buildAnthropicRequest(request: ChatRequest, target: UpstreamTarget): UpstreamRequest {

@@ -1,6 +1,7 @@
 import type { ContentDelta, FinishReason, UsageDelta } from "../../core/delta.js";
 import { GatewayError } from "../../core/errors.js";
 import type { StreamTranslator, UpstreamTarget } from "../provider.js";
+import { errorFromInBand } from "../upstream-errors.js";
 
 interface Usage {
   input_tokens?: unknown;
@@ -13,8 +14,8 @@ interface AnthropicEvent {
   type?: unknown;
   index?: unknown;
   message?: { usage?: Usage };
-  content_block?: { type?: unknown; id?: unknown; name?: unknown; text?: unknown; thinking?: unknown };
-  delta?: { type?: unknown; text?: unknown; partial_json?: unknown; thinking?: unknown; stop_reason?: unknown };
+  content_block?: { type?: unknown; id?: unknown; name?: unknown; text?: unknown; thinking?: unknown; data?: unknown; signature?: unknown };
+  delta?: { type?: unknown; text?: unknown; partial_json?: unknown; thinking?: unknown; signature?: unknown; stop_reason?: unknown };
   usage?: Usage;
   error?: { type?: unknown };
 }
@@ -110,9 +111,17 @@ export function createAnthropicTranslator(target: UpstreamTarget): StreamTransla
       case "text":
         state.blocks.set(index, { kind: "text" });
         return typeof block.text === "string" && block.text !== "" ? [{ type: "text", text: block.text }] : [];
-      case "thinking":
+      case "thinking": {
         state.blocks.set(index, { kind: "thinking" });
-        return typeof block.thinking === "string" && block.thinking !== "" ? [{ type: "reasoning", text: block.thinking }] : [];
+        const text = typeof block.thinking === "string" ? block.thinking : "";
+        const signature = typeof block.signature === "string" && block.signature !== "" ? { signature: block.signature } : {};
+        return text !== "" || "signature" in signature ? [{ type: "reasoning", text, ...signature }] : [];
+      }
+      case "redacted_thinking":
+        // Withheld reasoning: nothing to show, but the turn cannot be replayed without it.
+        state.blocks.set(index, { kind: "other" });
+        if (typeof block.data !== "string") throw malformed(provider);
+        return [{ type: "reasoning", text: "", redactedData: block.data }];
       case "tool_use": {
         if (typeof block.id !== "string" || typeof block.name !== "string") throw malformed(provider);
         const toolIndex = state.toolCount++;
@@ -120,7 +129,7 @@ export function createAnthropicTranslator(target: UpstreamTarget): StreamTransla
         return [{ type: "tool_call", index: toolIndex, id: block.id, name: block.name, arguments: "" }];
       }
       default:
-        // Block kinds we do not translate (redacted thinking, server tools): skipped whole.
+        // Block kinds we do not translate (server tools, citations): skipped whole.
         state.blocks.set(index, { kind: "other" });
         return [];
     }
@@ -139,7 +148,11 @@ export function createAnthropicTranslator(target: UpstreamTarget): StreamTransla
     if (delta.type === "input_json_delta" && block.kind === "tool" && typeof delta.partial_json === "string") {
       return delta.partial_json === "" ? [] : [{ type: "tool_call", index: block.toolIndex, arguments: delta.partial_json }];
     }
-    // signature_delta, citations and future delta kinds carry nothing we stream.
+    if (delta.type === "signature_delta" && block.kind === "thinking" && typeof delta.signature === "string") {
+      // Signs the thinking block it ends; the client needs it to replay the turn.
+      return delta.signature === "" ? [] : [{ type: "reasoning", text: "", signature: delta.signature }];
+    }
+    // citations and future delta kinds carry nothing we stream.
     return [];
   }
 
@@ -168,10 +181,7 @@ export function createAnthropicTranslator(target: UpstreamTarget): StreamTransla
         case "message_stop":
           return close();
         case "error":
-          throw new GatewayError("upstream_stream_error", `provider ${provider} reported an error mid-stream`, {
-            provider,
-            cause: new Error(typeof e.error?.type === "string" ? e.error.type : "error"),
-          });
+          throw errorFromInBand(provider, [e.error?.type]);
         default:
           // ping, content_block_stop, and event types added later.
           return [];

@@ -1,11 +1,13 @@
 import type { ProviderAdapter } from "../provider.js";
+import { withReasoningVisibility } from "../reasoning-visibility.js";
 import { errorFromResponse } from "../upstream-errors.js";
-import { buildGeminiRequest } from "./gemini-request.js";
+import { buildGeminiRequest, geminiUnsupportedParams } from "./gemini-request.js";
 import { createGeminiTranslator } from "./gemini-translator.js";
 
 /** Google Gemini API (generativelanguage), streaming with `alt=sse`. */
 export const geminiAdapter: ProviderAdapter = {
+  unsupportedParams: geminiUnsupportedParams,
   buildRequest: buildGeminiRequest,
-  createTranslator: createGeminiTranslator,
+  createTranslator: (target, request) => withReasoningVisibility(createGeminiTranslator(target), request),
   errorFromResponse,
 };

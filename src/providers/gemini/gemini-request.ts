@@ -1,6 +1,8 @@
-import { type ChatMessage, type ChatRequest, messageText, type ToolChoice } from "../../core/chat-request.js";
+import { type ChatMessage, type ChatRequest, messageText, type ReasoningEffort, type ToolChoice } from "../../core/chat-request.js";
 import { GatewayError } from "../../core/errors.js";
+import { hasLogitBias, hasProviderMetadata, hasStrictTools, type OptionalParam } from "../../core/request-params.js";
 import type { UpstreamRequest, UpstreamTarget } from "../provider.js";
+import { withProviderOptions } from "../provider-options.js";
 import { parseDataUrl, parseToolArguments } from "../tool-arguments.js";
 
 const IMAGE_TYPES: Record<string, string> = { png: "image/png", jpg: "image/jpeg", jpeg: "image/jpeg", gif: "image/gif", webp: "image/webp" };
@@ -10,12 +12,29 @@ function imageType(url: string): string {
   return (ext && IMAGE_TYPES[ext]) ?? "image/jpeg";
 }
 
+/**
+ * A message's parts. Replayed reasoning becomes thought parts with their
+ * signature; a bare signature (Gemini signs text parts too) goes back on the
+ * part before it, where it came from. Redacted reasoning is Anthropic's and
+ * has no Gemini form.
+ */
 function parts(m: ChatMessage): Array<Record<string, unknown>> {
-  return m.content.map((part) => {
-    if (part.type === "text") return { text: part.text };
-    const data = parseDataUrl(part.url);
-    return data ? { inlineData: { mimeType: data.mediaType, data: data.data } } : { fileData: { mimeType: imageType(part.url), fileUri: part.url } };
-  });
+  const out: Array<Record<string, unknown>> = [];
+  for (const part of m.content) {
+    if (part.type === "text") out.push({ text: part.text });
+    else if (part.type === "reasoning") {
+      if (part.redactedData !== undefined) continue;
+      const signature = part.signature === undefined ? {} : { thoughtSignature: part.signature };
+      const last = out.at(-1);
+      if (part.text !== "") out.push({ text: part.text, thought: true, ...signature });
+      else if (last && last.thoughtSignature === undefined) Object.assign(last, signature);
+      else if (part.signature !== undefined) out.push({ text: "", ...signature });
+    } else {
+      const data = parseDataUrl(part.url);
+      out.push(data ? { inlineData: { mimeType: data.mediaType, data: data.data } } : { fileData: { mimeType: imageType(part.url), fileUri: part.url } });
+    }
+  }
+  return out;
 }
 
 /** A tool result as Gemini wants it: an object. JSON object results pass as they are, anything else is wrapped. */
@@ -49,7 +68,11 @@ function contents(messages: readonly ChatMessage[]): Array<Record<string, unknow
     const p = parts(m);
     (m.toolCalls ?? []).forEach((call, j) => {
       callNames.set(call.id, call.name);
-      p.push({ functionCall: { name: call.name, args: parseToolArguments(call.arguments, `messages[${i}].tool_calls[${j}].arguments`) } });
+      p.push({
+        functionCall: { name: call.name, args: parseToolArguments(call.arguments, `messages[${i}].tool_calls[${j}].arguments`) },
+        // Gemini 3 rejects a replayed call without the signature it was issued with.
+        ...(call.signature === undefined ? {} : { thoughtSignature: call.signature }),
+      });
     });
     out.push({ role: m.role === "assistant" ? "model" : "user", parts: p });
   });
@@ -69,18 +92,77 @@ function toolConfig(choice: ToolChoice): Record<string, unknown> {
   }
 }
 
+/** Our effort levels as Gemini thinking levels; `none` is a zero budget instead. */
+const THINKING_LEVEL: Record<Exclude<ReasoningEffort, "none">, string> = {
+  minimal: "minimal",
+  low: "low",
+  medium: "medium",
+  high: "high",
+  xhigh: "high",
+};
+
+/**
+ * generateContent has no logit bias, request metadata, service tier, strict
+ * function declarations or switch for parallel calls; and a thinking level
+ * cannot be combined with a thinking budget.
+ */
+export function geminiUnsupportedParams(request: ChatRequest): OptionalParam[] {
+  const out: OptionalParam[] = [];
+  const r = request.reasoning;
+  if (r?.effort !== undefined && r.budgetTokens !== undefined) out.push("reasoning.effort");
+  if (hasLogitBias(request)) out.push("sampling.logit_bias");
+  if (request.parallelToolCalls === false) out.push("parallel_tool_calls");
+  if (hasStrictTools(request)) out.push("tools.strict");
+  if (request.serviceTier !== undefined) out.push("service_tier");
+  if (hasProviderMetadata(request)) out.push("metadata.provider_metadata");
+  return out;
+}
+
+function thinkingConfig(request: ChatRequest): Record<string, unknown> | undefined {
+  const r = request.reasoning;
+  if (!r) return undefined;
+  const config = {
+    ...(r.budgetTokens !== undefined ? { thinkingBudget: r.budgetTokens } : r.effort === "none" ? { thinkingBudget: 0 } : {}),
+    ...(r.budgetTokens === undefined && r.effort !== undefined && r.effort !== "none" ? { thinkingLevel: THINKING_LEVEL[r.effort] } : {}),
+    ...(r.includeReasoning === undefined ? {} : { includeThoughts: r.includeReasoning }),
+  };
+  return Object.keys(config).length > 0 ? config : undefined;
+}
+
+function responseFields(request: ChatRequest): Record<string, unknown> {
+  const format = request.responseFormat;
+  switch (format?.type) {
+    case undefined:
+      return {};
+    case "text":
+      return { responseMimeType: "text/plain" };
+    case "json_object":
+      return { responseMimeType: "application/json" };
+    case "json_schema":
+      return { responseMimeType: "application/json", responseJsonSchema: format.schema };
+  }
+}
+
 /** generateContent body: system instruction apart, function declarations, generation config. */
 export function geminiRequestBody(request: ChatRequest): Record<string, unknown> {
   const s = request.sampling;
   const system = request.messages.filter((m) => m.role === "system").map(messageText).join("\n\n");
+  const thinking = thinkingConfig(request);
   const generationConfig = {
     ...(s.temperature === undefined ? {} : { temperature: s.temperature }),
     ...(s.topP === undefined ? {} : { topP: s.topP }),
     ...(s.maxTokens === undefined ? {} : { maxOutputTokens: s.maxTokens }),
     ...(s.stop.length > 0 ? { stopSequences: s.stop } : {}),
     ...(s.seed === undefined ? {} : { seed: s.seed }),
+    ...(s.presencePenalty === undefined ? {} : { presencePenalty: s.presencePenalty }),
+    ...(s.frequencyPenalty === undefined ? {} : { frequencyPenalty: s.frequencyPenalty }),
+    ...responseFields(request),
+    ...(request.logprobs
+      ? { responseLogprobs: true, ...(request.logprobs.topLogprobs === undefined ? {} : { logprobs: request.logprobs.topLogprobs }) }
+      : {}),
+    ...(thinking ? { thinkingConfig: thinking } : {}),
   };
-  return {
+  return withProviderOptions({
     contents: contents(request.messages),
     ...(system ? { systemInstruction: { parts: [{ text: system }] } } : {}),
     ...(request.tools.length > 0
@@ -98,7 +180,7 @@ export function geminiRequestBody(request: ChatRequest): Record<string, unknown>
       : {}),
     ...(request.toolChoice ? { toolConfig: toolConfig(request.toolChoice) } : {}),
     ...(Object.keys(generationConfig).length > 0 ? { generationConfig } : {}),
-  };
+  }, request, "gemini");
 }
 
 export function buildGeminiRequest(request: ChatRequest, target: UpstreamTarget): UpstreamRequest {

@@ -1,16 +1,28 @@
 import { randomBytes } from "node:crypto";
-import type { ContentDelta, FinishReason, UsageDelta } from "../../core/delta.js";
+import type { ContentDelta, FinishReason, TokenLogprob, UsageDelta } from "../../core/delta.js";
 import { GatewayError } from "../../core/errors.js";
 import type { StreamTranslator, UpstreamTarget } from "../provider.js";
+import { errorFromInBand } from "../upstream-errors.js";
 
 interface Part {
   text?: unknown;
   thought?: unknown;
+  thoughtSignature?: unknown;
   functionCall?: { id?: unknown; name?: unknown; args?: unknown };
 }
 
+interface LogprobCandidate {
+  token?: unknown;
+  logProbability?: unknown;
+}
+
+interface LogprobsResult {
+  chosenCandidates?: unknown;
+  topCandidates?: unknown;
+}
+
 interface GeminiChunk {
-  candidates?: Array<{ content?: { parts?: Part[] }; finishReason?: unknown; index?: unknown }>;
+  candidates?: Array<{ content?: { parts?: Part[] }; finishReason?: unknown; index?: unknown; logprobsResult?: LogprobsResult }>;
   usageMetadata?: {
     promptTokenCount?: unknown;
     candidatesTokenCount?: unknown;
@@ -19,6 +31,20 @@ interface GeminiChunk {
   };
   promptFeedback?: { blockReason?: unknown };
   error?: { status?: unknown };
+}
+
+function candidateLogprob(c: LogprobCandidate): { token: string; logprob: number } {
+  return { token: typeof c.token === "string" ? c.token : "", logprob: typeof c.logProbability === "number" ? c.logProbability : 0 };
+}
+
+/** `logprobsResult`: chosen tokens, with the alternatives at the same position. */
+export function geminiLogprobs(result: LogprobsResult): TokenLogprob[] {
+  if (!Array.isArray(result.chosenCandidates)) return [];
+  const top = Array.isArray(result.topCandidates) ? (result.topCandidates as Array<{ candidates?: unknown }>) : [];
+  return (result.chosenCandidates as LogprobCandidate[]).map((chosen, i) => {
+    const alternatives = top[i]?.candidates;
+    return { ...candidateLogprob(chosen), topLogprobs: Array.isArray(alternatives) ? (alternatives as LogprobCandidate[]).map(candidateLogprob) : [] };
+  });
 }
 
 const count = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? Math.floor(v) : 0);
@@ -82,30 +108,36 @@ export function createGeminiTranslator(target: UpstreamTarget): StreamTranslator
         throw malformed(cause);
       }
       if (chunk === null || typeof chunk !== "object" || Array.isArray(chunk)) throw malformed();
-      if (chunk.error) {
-        throw new GatewayError("upstream_stream_error", `provider ${provider} reported an error mid-stream`, {
-          provider,
-          cause: new Error(typeof chunk.error.status === "string" ? chunk.error.status : "error"),
-        });
-      }
+      if (chunk.error) throw errorFromInBand(provider, [chunk.error.status]);
       if (chunk.usageMetadata) state.usage = usageDelta(chunk.usageMetadata);
       if (chunk.promptFeedback?.blockReason) state.finish = "content_filter";
       const candidate = chunk.candidates?.find((c) => count(c.index) === 0);
       const out: ContentDelta[] = [];
       for (const part of candidate?.content?.parts ?? []) {
-        if (typeof part.text === "string" && part.text !== "") out.push({ type: part.thought === true ? "reasoning" : "text", text: part.text });
+        const signature = typeof part.thoughtSignature === "string" && part.thoughtSignature !== "" ? part.thoughtSignature : undefined;
+        const text = typeof part.text === "string" ? part.text : "";
         const call = part.functionCall;
         if (call) {
           if (typeof call.name !== "string") throw malformed();
           out.push({
             type: "tool_call",
             index: state.toolCount++,
-            id: typeof call.id === "string" && call.id !== "" ? call.id : `call_${randomBytes(9).toString("base64url")}`,
+            // A synthesized id is also the facade's key to the call's signature: unguessable.
+            id: typeof call.id === "string" && call.id !== "" ? call.id : `call_${randomBytes(16).toString("base64url")}`,
             name: call.name,
             arguments: JSON.stringify(call.args ?? {}),
+            ...(signature === undefined ? {} : { signature }),
           });
+        } else if (part.thought === true) {
+          if (text !== "" || signature !== undefined) out.push({ type: "reasoning", text, ...(signature === undefined ? {} : { signature }) });
+        } else {
+          if (text !== "") out.push({ type: "text", text });
+          // Gemini signs text parts too; the signature travels as reasoning so it can be replayed.
+          if (signature !== undefined) out.push({ type: "reasoning", text: "", signature });
         }
       }
+      const logprobs = candidate?.logprobsResult ? geminiLogprobs(candidate.logprobsResult) : [];
+      if (logprobs.length > 0) out.push({ type: "logprobs", tokens: logprobs });
       if (typeof candidate?.finishReason === "string") state.finish = geminiFinishReason(candidate.finishReason, state.toolCount > 0);
       return out;
     },

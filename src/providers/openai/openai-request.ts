@@ -1,9 +1,13 @@
-import { type ChatMessage, type ChatRequest, messageText, type ToolChoice } from "../../core/chat-request.js";
+import { type ChatMessage, type ChatRequest, messageText, type ResponseFormat, type ToolChoice } from "../../core/chat-request.js";
+import type { OptionalParam } from "../../core/request-params.js";
 import type { UpstreamRequest, UpstreamTarget } from "../provider.js";
+import { withProviderOptions } from "../provider-options.js";
 
 function content(message: ChatMessage): unknown {
-  if (message.content.every((part) => part.type === "text")) return messageText(message);
-  return message.content.map((part) =>
+  // Chat Completions has no input field for earlier reasoning: replayed reasoning parts are not sent.
+  const parts = message.content.filter((part) => part.type !== "reasoning");
+  if (parts.every((part) => part.type === "text")) return messageText(message);
+  return parts.map((part) =>
     part.type === "text"
       ? { type: "text", text: part.text }
       : { type: "image_url", image_url: { url: part.url, ...(part.detail ? { detail: part.detail } : {}) } },
@@ -17,10 +21,11 @@ function message(m: ChatMessage): Record<string, unknown> {
       return { role: "tool", tool_call_id: m.toolCallId, content: messageText(m) };
     case "assistant": {
       const calls = m.toolCalls ?? [];
+      const visible = m.content.some((part) => part.type !== "reasoning");
       return {
         role: "assistant",
         ...base,
-        content: m.content.length === 0 && calls.length > 0 ? null : content(m),
+        content: !visible && calls.length > 0 ? null : content(m),
         ...(calls.length > 0
           ? { tool_calls: calls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } })) }
           : {}),
@@ -35,10 +40,36 @@ function toolChoice(choice: ToolChoice): unknown {
   return choice.type === "function" ? { type: "function", function: { name: choice.name } } : choice.type;
 }
 
-/** The Chat Completions request body; always streaming, always asking for usage. */
+function responseFormat(format: ResponseFormat): Record<string, unknown> {
+  if (format.type !== "json_schema") return { type: format.type };
+  return {
+    type: "json_schema",
+    json_schema: {
+      name: format.name,
+      ...(format.description ? { description: format.description } : {}),
+      schema: format.schema,
+      ...(format.strict === undefined ? {} : { strict: format.strict }),
+    },
+  };
+}
+
+/** Chat Completions has every optional parameter except a thinking budget. */
+export function openAiUnsupportedParams(request: ChatRequest): OptionalParam[] {
+  return request.reasoning?.budgetTokens === undefined ? [] : ["reasoning.budget_tokens"];
+}
+
+/**
+ * The Chat Completions request body; always streaming, always asking for
+ * usage. Each optional field is sent only when the caller set it, so a model
+ * that rejects one (reasoning_effort on a non-reasoning model) never sees it.
+ * The token limit goes out as max_completion_tokens: OpenAI's reasoning
+ * models reject max_tokens.
+ */
 export function openAiRequestBody(request: ChatRequest, model: string): Record<string, unknown> {
   const s = request.sampling;
-  return {
+  const bias = s.logitBias ?? {};
+  const metadata = request.metadata.providerMetadata ?? {};
+  const body = {
     model,
     messages: request.messages.map(message),
     stream: true,
@@ -47,18 +78,35 @@ export function openAiRequestBody(request: ChatRequest, model: string): Record<s
       ? {
           tools: request.tools.map((t) => ({
             type: "function",
-            function: { name: t.name, ...(t.description ? { description: t.description } : {}), parameters: t.parameters },
+            function: {
+              name: t.name,
+              ...(t.description ? { description: t.description } : {}),
+              parameters: t.parameters,
+              ...(t.strict === undefined ? {} : { strict: t.strict }),
+            },
           })),
         }
       : {}),
     ...(request.toolChoice ? { tool_choice: toolChoice(request.toolChoice) } : {}),
+    ...(request.parallelToolCalls === undefined ? {} : { parallel_tool_calls: request.parallelToolCalls }),
+    ...(request.responseFormat ? { response_format: responseFormat(request.responseFormat) } : {}),
+    ...(request.reasoning?.effort ? { reasoning_effort: request.reasoning.effort } : {}),
     ...(s.temperature === undefined ? {} : { temperature: s.temperature }),
     ...(s.topP === undefined ? {} : { top_p: s.topP }),
-    ...(s.maxTokens === undefined ? {} : { max_tokens: s.maxTokens }),
+    ...(s.maxTokens === undefined ? {} : { max_completion_tokens: s.maxTokens }),
     ...(s.stop.length > 0 ? { stop: s.stop } : {}),
     ...(s.seed === undefined ? {} : { seed: s.seed }),
+    ...(s.presencePenalty === undefined ? {} : { presence_penalty: s.presencePenalty }),
+    ...(s.frequencyPenalty === undefined ? {} : { frequency_penalty: s.frequencyPenalty }),
+    ...(Object.keys(bias).length > 0 ? { logit_bias: bias } : {}),
+    ...(request.logprobs
+      ? { logprobs: true, ...(request.logprobs.topLogprobs === undefined ? {} : { top_logprobs: request.logprobs.topLogprobs }) }
+      : {}),
+    ...(request.serviceTier ? { service_tier: request.serviceTier } : {}),
     ...(request.metadata.userId ? { user: request.metadata.userId } : {}),
+    ...(Object.keys(metadata).length > 0 ? { metadata } : {}),
   };
+  return withProviderOptions(body, request, "openai");
 }
 
 export function buildOpenAiRequest(request: ChatRequest, target: UpstreamTarget): UpstreamRequest {

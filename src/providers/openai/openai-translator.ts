@@ -1,6 +1,7 @@
-import type { ContentDelta, FinishReason, UsageDelta } from "../../core/delta.js";
+import type { ContentDelta, FinishReason, TokenLogprob, TopLogprob, UsageDelta } from "../../core/delta.js";
 import { GatewayError } from "../../core/errors.js";
 import type { StreamTranslator, UpstreamTarget } from "../provider.js";
+import { errorFromInBand } from "../upstream-errors.js";
 
 interface ChunkToolCall {
   index?: unknown;
@@ -20,9 +21,34 @@ interface Chunk {
     index?: unknown;
     delta?: { content?: unknown; reasoning_content?: unknown; reasoning?: unknown; tool_calls?: unknown } | null;
     finish_reason?: unknown;
+    logprobs?: { content?: unknown } | null;
   }>;
   usage?: ChunkUsage | null;
-  error?: { message?: unknown; type?: unknown } | null;
+  error?: { message?: unknown; type?: unknown; code?: unknown } | null;
+}
+
+interface WireLogprob {
+  token?: unknown;
+  logprob?: unknown;
+  bytes?: unknown;
+  top_logprobs?: unknown;
+}
+
+function topLogprob(w: WireLogprob): TopLogprob {
+  return {
+    token: typeof w.token === "string" ? w.token : "",
+    logprob: typeof w.logprob === "number" ? w.logprob : 0,
+    ...(Array.isArray(w.bytes) && w.bytes.every((b) => typeof b === "number") ? { bytes: w.bytes as number[] } : {}),
+  };
+}
+
+/** `choices[].logprobs.content` entries as our token log probabilities. */
+export function openAiLogprobs(content: unknown): TokenLogprob[] {
+  if (!Array.isArray(content)) return [];
+  return (content as WireLogprob[]).map((w) => ({
+    ...topLogprob(w),
+    topLogprobs: Array.isArray(w.top_logprobs) ? (w.top_logprobs as WireLogprob[]).map(topLogprob) : [],
+  }));
 }
 
 const count = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? Math.floor(v) : 0);
@@ -90,12 +116,7 @@ export function createOpenAiTranslator(target: UpstreamTarget): StreamTranslator
       if (chunk === null || typeof chunk !== "object" || Array.isArray(chunk)) {
         throw new GatewayError("upstream_protocol", `provider ${provider} sent a malformed event`, { provider });
       }
-      if (chunk.error) {
-        throw new GatewayError("upstream_stream_error", `provider ${provider} reported an error mid-stream`, {
-          provider,
-          cause: new Error(typeof chunk.error.type === "string" ? chunk.error.type : "error"),
-        });
-      }
+      if (chunk.error) throw errorFromInBand(provider, [chunk.error.code, chunk.error.type]);
       const out: ContentDelta[] = [];
       const choice = Array.isArray(chunk.choices) ? chunk.choices.find((c) => count(c.index) === 0) : undefined;
       const delta = choice?.delta;
@@ -118,6 +139,8 @@ export function createOpenAiTranslator(target: UpstreamTarget): StreamTranslator
           }
         }
       }
+      const logprobs = choice?.logprobs ? openAiLogprobs(choice.logprobs.content) : [];
+      if (logprobs.length > 0) out.push({ type: "logprobs", tokens: logprobs });
       const finish = typeof choice?.finish_reason === "string" ? openAiFinishReason(choice.finish_reason) : state.finish;
       const usage = chunk.usage ? usageDelta(chunk.usage) : state.usage;
       state = { phase: "streaming", ...(finish ? { finish } : {}), ...(usage ? { usage } : {}) };

@@ -1,0 +1,104 @@
+import type { ChatMessage, ChatRequest } from "../../core/chat-request.js";
+import type { Delta } from "../../core/delta.js";
+import { createReasoningCollector, hasReplayState } from "../../core/reasoning-parts.js";
+import { MAX_REPLAY_KEY_CHARS, type ReplayEntry, type ReplayStore } from "../../store/replay-store.js";
+
+/**
+ * Thinking signatures through an API that has no field for them. OpenAI's
+ * shape carries tool calls but neither Anthropic's signed thinking blocks
+ * nor Gemini's signatures on function calls, and both providers refuse a
+ * tool-use continuation without them. So the facade remembers them under the
+ * tool-call ids it hands out, and restores them when a request replays
+ * those calls: callers send only standard `tool_calls` / `tool` messages.
+ */
+export interface ReplayCapture {
+  observe(delta: Delta): void;
+  /** What to store once the answer is complete; undefined when there is nothing to replay. */
+  result(): { readonly ids: readonly string[]; readonly entry: ReplayEntry } | undefined;
+}
+
+export function createReplayCapture(): ReplayCapture {
+  const reasoning = createReasoningCollector();
+  const ids = new Map<number, string>();
+  const toolSignatures: Record<string, string> = {};
+  const signedCalls = new Map<number, string>();
+  let provider = "";
+  let model = "";
+  return {
+    observe(delta) {
+      switch (delta.type) {
+        case "start":
+          provider = delta.provider;
+          model = delta.model;
+          break;
+        case "reasoning":
+          reasoning.add(delta);
+          break;
+        case "text":
+          reasoning.interrupt();
+          break;
+        case "tool_call":
+          reasoning.interrupt();
+          if (delta.id) ids.set(delta.index, delta.id);
+          if (delta.signature) signedCalls.set(delta.index, delta.signature);
+          break;
+        default:
+          break;
+      }
+    },
+    result() {
+      if (ids.size === 0) return undefined;
+      for (const [index, signature] of signedCalls) {
+        const id = ids.get(index);
+        if (id) toolSignatures[id] = signature;
+      }
+      const parts = reasoning.parts();
+      if (!hasReplayState(parts, Object.keys(toolSignatures).length)) return undefined;
+      return { ids: [...ids.values()], entry: { provider, model, reasoning: parts, toolSignatures } };
+    },
+  };
+}
+
+/** Turns of one tool-use loop looked up at most: a provider checks only the current turn's steps. */
+const MAX_RESTORED_TURNS = 128;
+
+async function entryFor(message: ChatMessage, store: ReplayStore): Promise<ReplayEntry | undefined> {
+  for (const call of message.toolCalls ?? []) {
+    if (call.id.length > MAX_REPLAY_KEY_CHARS) continue;
+    const entry = await store.get(call.id);
+    if (entry) return entry;
+  }
+  return undefined;
+}
+
+/**
+ * The request with stored reasoning and signatures put back into the
+ * assistant turns of the current tool-use loop (after the last user
+ * message), where providers check them. Only entries issued by the same
+ * provider and model as the alias serves now are used: signatures verify
+ * nowhere else.
+ */
+export async function restoreReplay(request: ChatRequest, store: ReplayStore, served: { provider: string; model: string } | undefined): Promise<ChatRequest> {
+  if (!served) return request;
+  const lastUser = request.messages.findLastIndex((m) => m.role === "user");
+  let restored = 0;
+  let changed = false;
+  const messages = await Promise.all(
+    request.messages.map(async (m, i) => {
+      if (i < lastUser || m.role !== "assistant" || !m.toolCalls?.length || m.content.some((p) => p.type === "reasoning")) return m;
+      if (++restored > MAX_RESTORED_TURNS) return m;
+      const entry = await entryFor(m, store);
+      if (!entry || entry.provider !== served.provider || entry.model !== served.model) return m;
+      changed = true;
+      return {
+        ...m,
+        content: [...entry.reasoning, ...m.content],
+        toolCalls: m.toolCalls.map((c) => {
+          const signature = entry.toolSignatures[c.id];
+          return signature === undefined ? c : { ...c, signature };
+        }),
+      };
+    }),
+  );
+  return changed ? { ...request, messages } : request;
+}
