@@ -1,7 +1,11 @@
 import type { Config } from "./config/config.js";
 import { GatewayError } from "./core/errors.js";
 import { createLogger, type Logger } from "./logging/logger.js";
+import { createProviderGates } from "./admission/provider-gate.js";
 import { createChatPipeline, type ChatPipeline } from "./pipeline/chat-pipeline.js";
+import { createBreakers } from "./resilience/circuit-breaker.js";
+import { createTargetOrder } from "./routing/strategies.js";
+import { createTargetStats } from "./routing/target-stats.js";
 import { createStreamRegistry, type StreamRegistry } from "./pipeline/stream-registry.js";
 import { effectiveMaxConnections, openFileLimit } from "./server/fd-limit.js";
 import { type GatewayServer, startGatewayServer } from "./server/gateway-server.js";
@@ -11,6 +15,8 @@ export interface SluiceOptions {
   readonly config: Config;
   /** Defaults to a JSON logger at the configured level on stdout. */
   readonly logger?: Logger;
+  /** The clock breakers read (performance.now() by default); tests move it instead of sleeping. */
+  readonly clock?: () => number;
   /** Overrides config.server (tests bind port 0). */
   readonly host?: string;
   readonly port?: number;
@@ -40,7 +46,10 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
   const logger = options.logger ?? createLogger(config.log.level);
   const client = createUpstreamClient();
   const registry = createStreamRegistry();
-  const pipeline = createChatPipeline({ config, client, logger, registry });
+  const gates = createProviderGates();
+  const stats = createTargetStats();
+  const breakers = createBreakers(options.clock, (key, state) => logger.warn({ event: "breaker.changed", target: key, state }));
+  const pipeline = createChatPipeline({ config, client, logger, registry, gates, breakers, stats, order: createTargetOrder({ stats }) });
   const maxConnections = effectiveMaxConnections(config.server.maxConnections);
   if (maxConnections < config.server.maxConnections) {
     logger.warn({ event: "server.max_connections_lowered", configured: config.server.maxConnections, effective: maxConnections, openFileLimit: openFileLimit() });
@@ -66,6 +75,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     logger,
     async shutdown(drainMs = config.server.drainMs) {
       registry.startDraining();
+      gates.close(new GatewayError("shutting_down", "the gateway is shutting down; retry on another instance"));
       server.stopAccepting();
       const inFlight = registry.active;
       logger.info({ event: "server.draining", streams: inFlight, drainMs });

@@ -46,7 +46,7 @@ describe("configuration", () => {
     });
     expect(config.limits).toEqual({ maxEventBytes: 1_048_576, maxRequestBytes: 4 * 1024 * 1024, maxRequestElements: 20_000, maxJsonDepth: 32 });
     expect(config.providers.get("main")!.baseUrl).toBe("http://127.0.0.1:9/v1");
-    expect(config.models.get("m")!.timeouts).toMatchObject({ idleMs: 2000, connectMs: 50, headersMs: 30_000 });
+    expect(config.models.get("m")!.targets[0]!.timeouts).toMatchObject({ idleMs: 2000, connectMs: 50, headersMs: 30_000 });
   });
 
   it("honours the deprecated facade.maxBodyBytes as the request limit, and limits.maxRequestBytes over it", () => {

@@ -2,8 +2,22 @@ import { readFile } from "node:fs/promises";
 import { parseDocument } from "yaml";
 import type { z } from "zod";
 import type { ProviderKind } from "../core/chat-request.js";
-import { configSchema, type ConfigInput, DEFAULT_TIMEOUTS, type TimeoutsConfig } from "./schema.js";
+import { configSchema, type ConfigInput, DEFAULT_TIMEOUTS, type STRATEGIES, type TimeoutsConfig } from "./schema.js";
 import { createSecret, type Secret } from "./secret.js";
+
+/** Admission in front of one provider: concurrency, and a bounded FIFO queue behind it. */
+export interface AdmissionConfig {
+  /** Streams in flight at once; Infinity when unlimited. */
+  readonly maxConcurrent: number;
+  readonly maxWaiting: number;
+  readonly timeoutMs: number;
+}
+
+export interface BreakerConfig {
+  readonly failures: number;
+  readonly windowMs: number;
+  readonly openMs: number;
+}
 
 /** A provider ready for use: defaults applied, key resolved from the environment. */
 export interface ProviderConfig {
@@ -12,15 +26,46 @@ export interface ProviderConfig {
   readonly baseUrl: string;
   readonly apiKey?: Secret;
   readonly timeouts: TimeoutsConfig;
+  readonly admission: AdmissionConfig;
+  readonly breaker: BreakerConfig;
 }
 
-/** An alias ready for use: provider attached, timeouts merged (model over provider over defaults). */
+/** USD per million tokens. */
+export interface Price {
+  readonly inputPerMTok: number;
+  readonly outputPerMTok: number;
+  readonly cachedInputPerMTok?: number;
+}
+
+/** One place an alias can send a request: a provider and its model id. */
+export interface RouteTarget {
+  /** `provider/model`: the identity breakers and statistics are kept under, shared by every alias that uses it. */
+  readonly key: string;
+  readonly provider: ProviderConfig;
+  readonly model: string;
+  readonly weight: number;
+  readonly price?: Price;
+  /** Target over alias over provider over defaults. */
+  readonly timeouts: TimeoutsConfig;
+}
+
+export type Strategy = (typeof STRATEGIES)[number];
+
+export interface RetryConfig {
+  /** Attempts across all targets, hedges included. */
+  readonly maxAttempts: number;
+  readonly baseBackoffMs: number;
+  readonly maxBackoffMs: number;
+}
+
+/** An alias ready for use: targets attached, timeouts merged. */
 export interface ModelRoute {
   readonly alias: string;
-  readonly provider: ProviderConfig;
-  readonly upstreamModel: string;
-  readonly timeouts: TimeoutsConfig;
-  /** Drop parameters the provider cannot honour instead of rejecting the request. */
+  readonly targets: readonly RouteTarget[];
+  readonly strategy: Strategy;
+  readonly retry: RetryConfig;
+  readonly hedge?: { readonly afterMs: number };
+  /** Drop parameters a target's provider cannot honour instead of rejecting the request. */
   readonly dropUnsupportedParams: boolean;
 }
 
@@ -100,18 +145,36 @@ export function resolveConfig(input: unknown, env: NodeJS.ProcessEnv, source = "
       baseUrl: p.baseUrl.replace(/\/+$/, ""),
       ...(apiKey ? { apiKey } : {}),
       timeouts: { ...DEFAULT_TIMEOUTS, ...p.timeouts },
+      admission: { maxConcurrent: p.maxConcurrent ?? Number.POSITIVE_INFINITY, maxWaiting: p.queue.maxWaiting, timeoutMs: p.queue.timeoutMs },
+      breaker: p.breaker,
     });
   }
 
   const models = new Map<string, ModelRoute>();
   for (const alias of Object.keys(file.models).sort()) {
     const m = file.models[alias]!;
-    const provider = providers.get(m.provider)!;
+    const written = m.targets ?? [{ provider: m.provider!, model: m.model!, weight: 1, ...(m.price ? { price: m.price } : {}) }];
+    const targets = written.map((t): RouteTarget => {
+      const provider = providers.get(t.provider)!;
+      return {
+        key: `${provider.name}/${t.model}`,
+        provider,
+        model: t.model,
+        weight: t.weight,
+        ...(t.price ? { price: t.price } : {}),
+        timeouts: { ...provider.timeouts, ...m.timeouts, ...("timeouts" in t ? t.timeouts : {}) },
+      };
+    });
     models.set(alias, {
       alias,
-      provider,
-      upstreamModel: m.model,
-      timeouts: { ...provider.timeouts, ...m.timeouts },
+      targets,
+      strategy: m.strategy,
+      retry: {
+        maxAttempts: m.retry?.maxAttempts ?? targets.length,
+        baseBackoffMs: m.retry?.baseBackoffMs ?? 100,
+        maxBackoffMs: m.retry?.maxBackoffMs ?? 2000,
+      },
+      ...(m.hedge ? { hedge: m.hedge } : {}),
       dropUnsupportedParams: m.dropUnsupportedParams,
     });
   }

@@ -44,20 +44,83 @@ const providerSchema = z.strictObject({
     .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name")
     .optional(),
   timeouts: partialTimeoutsSchema.optional(),
+  /** Streams in flight to this provider at once; more wait in the queue. Unlimited when unset. */
+  maxConcurrent: z.number().int().min(1).max(1_000_000).optional(),
+  /** The admission queue in front of `maxConcurrent`: FIFO, bounded in length and in wait. */
+  queue: z
+    .strictObject({
+      maxWaiting: z.number().int().min(0).max(1_000_000).default(1024),
+      timeoutMs: z.number().int().min(1).max(600_000).default(5000),
+    })
+    .prefault({}),
+  /** Per target (provider and model): `failures` within `windowMs` with no success between them open it for `openMs`. */
+  breaker: z
+    .strictObject({
+      failures: z.number().int().min(1).max(10_000).default(5),
+      windowMs: z.number().int().min(1).max(3_600_000).default(30_000),
+      openMs: z.number().int().min(1).max(3_600_000).default(15_000),
+    })
+    .prefault({}),
 });
 
-const modelSchema = z.strictObject({
+/** USD per million tokens; feeds the `cost` strategy and budgets. */
+const priceSchema = z.strictObject({
+  inputPerMTok: z.number().min(0).max(1_000_000),
+  outputPerMTok: z.number().min(0).max(1_000_000),
+  cachedInputPerMTok: z.number().min(0).max(1_000_000).optional(),
+});
+
+const targetSchema = z.strictObject({
   provider: z.string().min(1),
   /** The provider's model id. */
   model: z.string().min(1),
+  /** Share of traffic under the `weighted` strategy. */
+  weight: z.number().int().min(0).max(1_000_000).default(1),
+  price: priceSchema.optional(),
+  /** Timeouts for this target, over the alias's and the provider's. */
   timeouts: partialTimeoutsSchema.optional(),
-  /**
-   * Send requests without the parameters this alias's provider cannot
-   * honour (and say so in the response) instead of failing them with
-   * INVALID_ARGUMENT / 400.
-   */
-  dropUnsupportedParams: z.boolean().default(false),
 });
+
+export const STRATEGIES = ["priority", "weighted", "least-latency", "least-busy", "cost"] as const;
+
+/**
+ * An alias: either one target written inline (`provider`, `model`, the
+ * original form) or a `targets` list, with how to choose among them and
+ * what to do when one fails.
+ */
+const modelSchema = z
+  .strictObject({
+    provider: z.string().min(1).optional(),
+    model: z.string().min(1).optional(),
+    price: priceSchema.optional(),
+    targets: z.array(targetSchema).min(1).max(32).optional(),
+    strategy: z.enum(STRATEGIES).default("priority"),
+    /** Attempts across all targets (hedges included), only ever before the first delta. Default: one per target. */
+    retry: z
+      .strictObject({
+        maxAttempts: z.number().int().min(1).max(10).optional(),
+        baseBackoffMs: z.number().int().min(0).max(60_000).default(100),
+        maxBackoffMs: z.number().int().min(0).max(600_000).default(2000),
+      })
+      .optional(),
+    /** Start the next target in parallel when no first delta has come after `afterMs`. */
+    hedge: z.strictObject({ afterMs: z.number().int().min(1).max(600_000) }).optional(),
+    timeouts: partialTimeoutsSchema.optional(),
+    /**
+     * Send requests without the parameters a target's provider cannot
+     * honour (and say so in the response) instead of failing them with
+     * INVALID_ARGUMENT / 400.
+     */
+    dropUnsupportedParams: z.boolean().default(false),
+  })
+  .superRefine((model, ctx) => {
+    const inline = model.provider !== undefined || model.model !== undefined;
+    if (inline && model.targets) ctx.addIssue({ code: "custom", path: ["targets"], message: "give either provider/model or targets, not both" });
+    else if (!inline && !model.targets) ctx.addIssue({ code: "custom", path: [], message: "needs provider and model, or targets" });
+    else if (inline && (model.provider === undefined || model.model === undefined)) {
+      ctx.addIssue({ code: "custom", path: [model.provider === undefined ? "provider" : "model"], message: "is required with the single-target form" });
+    }
+  });
 
 const aliasName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:/-]*$/, "letters, digits and . _ : / - only");
 
@@ -117,12 +180,13 @@ export const configSchema = z
   })
   .superRefine((config, ctx) => {
     for (const [alias, model] of Object.entries(config.models)) {
-      if (!(model.provider in config.providers)) {
-        ctx.addIssue({
-          code: "custom",
-          path: ["models", alias, "provider"],
-          message: `unknown provider "${model.provider}"`,
-        });
+      const refs = model.targets
+        ? model.targets.map((t, i) => ({ provider: t.provider, path: ["models", alias, "targets", i, "provider"] }))
+        : model.provider !== undefined
+          ? [{ provider: model.provider, path: ["models", alias, "provider"] }]
+          : [];
+      for (const ref of refs) {
+        if (!(ref.provider in config.providers)) ctx.addIssue({ code: "custom", path: ref.path, message: `unknown provider "${ref.provider}"` });
       }
     }
   });

@@ -35,6 +35,10 @@ export type ErrorCode =
   | "upstream_protocol"
   /** The provider reported an error inside an otherwise healthy stream. */
   | "upstream_stream_error"
+  /** A provider's admission queue is full or the wait ran out: shed, retry later. */
+  | "overloaded"
+  /** Every target of the alias has its circuit breaker open. */
+  | "circuit_open"
   /** A bug in the gateway. */
   | "internal";
 

@@ -1,23 +1,24 @@
 import type { GatewayError } from "../core/errors.js";
 import type { Delta, FinishReason, Usage } from "../core/delta.js";
+import type { AttemptRecord } from "../flow/observer.js";
 import type { Logger } from "./logger.js";
 
 export interface StreamLogFields {
   readonly requestId: string;
   readonly edge: string;
   readonly alias: string;
-  readonly provider: string;
-  readonly model: string;
 }
 
 /**
- * One stream's lifecycle in the logs: accepted, upstream headers, first
- * delta, and exactly one end line with outcome, tokens and durations. The end
- * is written once whichever path gets there first (normal end, error, or the
- * abort signal of a client that left while we were blocked on a write).
+ * One stream's lifecycle in the logs: accepted, the attempt that committed,
+ * first delta, and exactly one end line with outcome, serving target,
+ * attempts, tokens and durations. The end is written once whichever path
+ * gets there first (normal end, error, or the abort signal of a client that
+ * left while we were blocked on a write).
  */
 export interface StreamLog {
-  upstreamHeaders(status: number): void;
+  /** The upstream attempts so far; the last committed one is the serving target. */
+  attempts(records: readonly AttemptRecord[]): void;
   delta(delta: Delta): void;
   completed(): void;
   failed(error: GatewayError): void;
@@ -25,7 +26,7 @@ export interface StreamLog {
 
 /**
  * A cause for operators: its class, its code when it has one (ECONNRESET,
- * UND_ERR_HEADERS_TIMEOUT), and its message, cut short. Causes are our own
+ * UND_ERR_CONNECT_TIMEOUT), and its message, cut short. Causes are our own
  * errors or the transport's; neither carries a key or a payload.
  */
 function describeCause(cause: unknown): string | undefined {
@@ -43,6 +44,7 @@ export function createStreamLog(logger: Logger, fields: StreamLogFields): Stream
   let finish: FinishReason | undefined;
   let deltas = 0;
   let ended = false;
+  let tried: readonly AttemptRecord[] = [];
   const ms = (t: number) => Math.round((t - startedAt) * 10) / 10;
 
   log.info({ event: "stream.accepted" });
@@ -50,9 +52,14 @@ export function createStreamLog(logger: Logger, fields: StreamLogFields): Stream
   function end(outcome: string, error?: GatewayError): void {
     if (ended) return;
     ended = true;
+    const serving = tried.findLast((r) => r.outcome === "committed");
     const summary = {
       event: "stream.end",
       outcome,
+      provider: serving?.target.provider.name,
+      model: serving?.target.model,
+      attempts: tried.length,
+      ...(tried.length > 1 ? { tried: tried.map((r) => `${r.target.key} ${r.outcome}${r.error ? ` ${r.error.code}` : ""} ${Math.round(r.ms)}ms`) } : {}),
       finishReason: finish,
       deltas,
       inputTokens: usage?.inputTokens,
@@ -68,8 +75,8 @@ export function createStreamLog(logger: Logger, fields: StreamLogFields): Stream
   }
 
   return {
-    upstreamHeaders(status) {
-      log.debug({ event: "stream.upstream_headers", status, elapsedMs: ms(performance.now()) });
+    attempts(records) {
+      tried = records;
     },
     delta(delta) {
       deltas++;

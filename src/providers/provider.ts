@@ -11,12 +11,9 @@ export interface UpstreamTarget {
   readonly model: string;
 }
 
-/** A provider HTTP request, fully built; the pipeline sends it as is. */
-export interface UpstreamRequest {
-  readonly url: string;
-  readonly headers: Readonly<Record<string, string>>;
-  readonly body: string;
-}
+import type { UpstreamRequest } from "../upstream/http-client.js";
+
+export type { UpstreamRequest };
 
 /** What the pipeline knows about a failed upstream response. */
 export interface UpstreamFailure {

@@ -1,6 +1,12 @@
 import { Agent, type Dispatcher, request } from "undici";
 import type { TimeoutsConfig } from "../config/schema.js";
-import type { UpstreamRequest } from "../providers/provider.js";
+
+/** A provider HTTP request, fully built by an adapter; the client sends it as is. */
+export interface UpstreamRequest {
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string;
+}
 
 export interface UpstreamResponse {
   readonly status: number;
@@ -25,10 +31,9 @@ export interface UpstreamClient {
 }
 
 /**
- * undici with every timeout set explicitly from configuration: its defaults
- * (300 s for headers and body) are far too patient for a gateway. The body
- * timeout is the idle timeout: it measures silence between reads and does
- * not fire while we hold the stream paused for a slow client.
+ * undici with the connect timeout from configuration (only undici sees that
+ * phase) and its headers and body timeouts off: the attempt's phase timer
+ * enforces those, with the one wording in attempt/deadlines.ts.
  */
 export function createUpstreamClient(): UpstreamClient {
   const agents = new Map<string, Agent>();
@@ -52,8 +57,10 @@ export function createUpstreamClient(): UpstreamClient {
         body: req.body,
         signal: options.signal,
         dispatcher: agentFor(options.pool, timeouts.connectMs),
-        headersTimeout: timeouts.headersMs,
-        bodyTimeout: timeouts.idleMs,
+        // The phase timer owns headers, first-token, idle and total limits;
+        // undici's own would enforce the same limits a second time.
+        headersTimeout: 0,
+        bodyTimeout: 0,
       });
       return { status: res.statusCode, headers: res.headers, body: res.body };
     },

@@ -1,3 +1,4 @@
+import { phaseTimeout } from "../attempt/deadlines.js";
 import { GatewayError } from "../core/errors.js";
 import type { TimeoutsConfig } from "../config/schema.js";
 
@@ -32,12 +33,9 @@ export function fromTransportError(error: unknown, ctx: TransportErrorContext): 
   const code = codeOf(error);
   const options = { provider, cause: error };
   switch (code) {
+    // The only phase limit undici enforces: the phase timer owns the others.
     case "UND_ERR_CONNECT_TIMEOUT":
-      return new GatewayError("upstream_timeout", `connect timeout: provider ${provider} did not accept a connection within ${timeouts.connectMs} ms`, options);
-    case "UND_ERR_HEADERS_TIMEOUT":
-      return new GatewayError("upstream_timeout", `headers timeout: provider ${provider} sent no response headers within ${timeouts.headersMs} ms`, options);
-    case "UND_ERR_BODY_TIMEOUT":
-      return new GatewayError("upstream_timeout", `idle timeout: provider ${provider} sent nothing for ${timeouts.idleMs} ms`, options);
+      return phaseTimeout("connect", provider, timeouts, error);
     default:
       if (code !== undefined) {
         return ctx.phase === "connect"

@@ -51,7 +51,11 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       ...(options.limits ? { limits: options.limits } : {}),
       ...(options.server ? { server: options.server } : {}),
       ...(options.facade ? { facade: options.facade } : {}),
-      providers: { simulator: { kind: options.kind ?? "openai", baseUrl: baseUrlFor(sim, options.kind ?? "openai"), ...options.provider } },
+      // Suites that provoke failures on purpose would trip the circuit
+      // breaker; breaker tests configure one of their own.
+      providers: {
+        simulator: { kind: options.kind ?? "openai", baseUrl: baseUrlFor(sim, options.kind ?? "openai"), breaker: { failures: 10_000 }, ...options.provider },
+      },
       models: Object.fromEntries(
         Object.entries(models).map(([alias, model]) => [alias, { provider: "simulator", model, ...options.aliasOptions?.[alias] }]),
       ),

@@ -41,6 +41,12 @@ function requestIdOf(ctx: HandlerContext): string {
 /** Response header (gRPC metadata) naming the parameters an alias dropped; the stream's `start` carries the same list. */
 export const DROPPED_PARAMS_HEADER = "sluice-dropped-params";
 
+/** The client's deadline on the pipeline's clock: the budget for every attempt. */
+function deadlineOf(ctx: HandlerContext): { deadlineAt?: number } {
+  const remaining = ctx.timeoutMs();
+  return remaining === undefined ? {} : { deadlineAt: performance.now() + remaining };
+}
+
 function heartbeatInterval(ms: number | undefined): number {
   if (!ms) return 0;
   if (ms < 10 || ms > 300_000) {
@@ -70,7 +76,7 @@ export function createChatService(options: ChatServiceOptions): ServiceImpl<type
       const link = pipelineSignal(ctx);
       let sequence = 0n;
       try {
-        const deltas = pipeline.stream(request, { signal: link.signal, requestId, edge: "grpc" });
+        const deltas = pipeline.stream(request, { signal: link.signal, requestId, edge: "grpc", ...deadlineOf(ctx) });
         for await (const item of interval > 0 ? withHeartbeats(deltas, interval) : deltas) {
           // `start` is the first message, and headers go out with it: still time to add one.
           if (item.type === "start" && item.droppedParams) ctx.responseHeader.set(DROPPED_PARAMS_HEADER, item.droppedParams.join(","));
@@ -87,7 +93,7 @@ export function createChatService(options: ChatServiceOptions): ServiceImpl<type
       const { requestId, request } = begin(req, ctx);
       const link = pipelineSignal(ctx);
       try {
-        const result = await aggregateDeltas(pipeline.stream(request, { signal: link.signal, requestId, edge: "grpc-unary" }));
+        const result = await aggregateDeltas(pipeline.stream(request, { signal: link.signal, requestId, edge: "grpc-unary", ...deadlineOf(ctx) }));
         if (result.droppedParams.length > 0) ctx.responseHeader.set(DROPPED_PARAMS_HEADER, result.droppedParams.join(","));
         return resultToProto(result);
       } catch (error) {
@@ -99,9 +105,7 @@ export function createChatService(options: ChatServiceOptions): ServiceImpl<type
 
     listModels() {
       return create(ListModelsResponseSchema, {
-        models: [...pipeline.models.values()].map((route) =>
-          create(ModelSchema, { id: route.alias, provider: route.provider.name, upstreamModel: route.upstreamModel }),
-        ),
+        models: pipeline.catalog().map((model) => create(ModelSchema, model)),
       });
     },
   };

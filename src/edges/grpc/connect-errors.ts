@@ -1,5 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { type ErrorCode, GatewayError, toGatewayError } from "../../core/errors.js";
+import { ErrorInfoSchema, RetryInfoSchema } from "../../../gen/google/rpc/error_details_pb.js";
 
 /** The gRPC status for each gateway error (README, "Error mapping"). */
 export function grpcCode(code: ErrorCode): Code {
@@ -8,6 +9,7 @@ export function grpcCode(code: ErrorCode): Code {
     case "upstream_rejected":
       return Code.InvalidArgument;
     case "payload_too_large":
+    case "overloaded":
       return Code.ResourceExhausted;
     case "request_timeout":
       return Code.DeadlineExceeded;
@@ -22,6 +24,7 @@ export function grpcCode(code: ErrorCode): Code {
     case "upstream_quota_exhausted":
       return Code.ResourceExhausted;
     case "shutting_down":
+    case "circuit_open":
     case "upstream_unavailable":
     case "upstream_timeout":
     case "upstream_stream_error":
@@ -34,16 +37,35 @@ export function grpcCode(code: ErrorCode): Code {
 }
 
 /**
+ * Standard error details, so generated clients can act without parsing the
+ * message: `google.rpc.ErrorInfo` always (reason = the gateway's error code
+ * in upper case, domain `sluice`), and `google.rpc.RetryInfo` when the client
+ * should wait before retrying. Over gRPC they travel in
+ * `grpc-status-details-bin`, over Connect in the error's `details`.
+ */
+function errorDetails(error: GatewayError) {
+  const metadata: Record<string, string> = {};
+  if (error.provider !== undefined) metadata.provider = error.provider;
+  if (error.field !== undefined) metadata.field = error.field.slice(0, 256);
+  const details = [{ desc: ErrorInfoSchema, value: { reason: error.code.toUpperCase(), domain: "sluice", metadata } }];
+  if (error.retryAfterMs === undefined) return details;
+  const ms = Math.max(0, Math.ceil(error.retryAfterMs));
+  const retryDelay = { seconds: BigInt(Math.floor(ms / 1000)), nanos: (ms % 1000) * 1_000_000 };
+  return [...details, { desc: RetryInfoSchema, value: { retryDelay } }];
+}
+
+/**
  * What a gRPC/Connect client sees for any failure: the safe message, the
- * mapped code, and `retry-after` (seconds) in trailers when the provider
- * gave one. The original error stays in `cause` for logs only.
+ * mapped code, standard error details, and `retry-after` (seconds) in
+ * trailers when the client should wait. The original error stays in `cause`
+ * for logs only.
  */
 export function toConnectError(reason: unknown): ConnectError {
   if (reason instanceof ConnectError) return reason;
   const error = toGatewayError(reason);
   const metadata = new Headers();
   if (error.retryAfterMs !== undefined) metadata.set("retry-after", String(Math.ceil(error.retryAfterMs / 1000)));
-  return new ConnectError(capMessage(error.message), grpcCode(error.code), metadata, undefined, error);
+  return new ConnectError(capMessage(error.message), grpcCode(error.code), metadata, errorDetails(error), error);
 }
 
 /**

@@ -8,7 +8,7 @@ import type { Exchange } from "../../http/exchange.js";
 import { type AnyRequest, type AnyResponse, decodePathSegment, pathOf, sendJson, writeChunk } from "../../http/node-http.js";
 import { type BodyLimits, readBody } from "../../http/read-body.js";
 import { writable } from "../../http/writable.js";
-import type { ChatPipeline } from "../../pipeline/chat-pipeline.js";
+import type { ChatPipeline, StreamContext } from "../../pipeline/chat-pipeline.js";
 import { createMemoryReplayStore } from "../../store/memory-replay-store.js";
 import type { ReplayStore } from "../../store/replay-store.js";
 import type { Delta } from "../../core/delta.js";
@@ -40,6 +40,20 @@ async function* observed(deltas: AsyncIterable<Delta>, capture: ReplayCapture): 
     capture.observe(delta);
     yield delta;
   }
+}
+
+/**
+ * The pipeline's view of a facade request. Stored thinking signatures are
+ * put back per target, as each attempt is built: they verify only with the
+ * provider and model that issued them, and failover may pick another.
+ */
+function streamContext(exchange: Exchange, edge: string, store: ReplayStore): StreamContext {
+  return {
+    signal: exchange.signal,
+    requestId: exchange.requestId,
+    edge,
+    prepare: (request, target) => restoreReplay(request, store, { provider: target.provider.name, model: target.model }),
+  };
 }
 
 /** Keeps the answer's signatures for the next tool turn. The store failing costs only that continuation, never this answer. */
@@ -76,7 +90,7 @@ function sendError(res: AnyResponse, exchange: Exchange, reason: unknown): void 
 async function stream(res: AnyResponse, exchange: Exchange, parsed: OpenAiChatRequest, options: OpenAiFacadeOptions, store: ReplayStore): Promise<void> {
   const encoder = createChunkEncoder({ includeUsage: parsed.includeUsage });
   const capture = createReplayCapture();
-  const deltas = observed(options.pipeline.stream(parsed.request, { signal: exchange.signal, requestId: exchange.requestId, edge: "openai-sse" }), capture);
+  const deltas = observed(options.pipeline.stream(parsed.request, streamContext(exchange, "openai-sse", store)), capture);
   let committed = false;
   try {
     for await (const item of withHeartbeats(deltas, options.keepaliveMs)) {
@@ -109,7 +123,7 @@ async function stream(res: AnyResponse, exchange: Exchange, parsed: OpenAiChatRe
 async function complete(res: AnyResponse, exchange: Exchange, parsed: OpenAiChatRequest, pipeline: ChatPipeline, store: ReplayStore): Promise<void> {
   try {
     const capture = createReplayCapture();
-    const deltas = pipeline.stream(parsed.request, { signal: exchange.signal, requestId: exchange.requestId, edge: "openai-json" });
+    const deltas = pipeline.stream(parsed.request, streamContext(exchange, "openai-json", store));
     const result = await aggregateDeltas(observed(deltas, capture));
     await keepReplay(capture, store);
     exchange.code = "ok";
@@ -134,9 +148,6 @@ async function chatCompletions(req: AnyRequest, res: AnyResponse, exchange: Exch
       throw new GatewayError("invalid_request", "request body is not valid JSON");
     }
     parsed = chatRequestFromOpenAi(json, options.limits);
-    const route = options.pipeline.models.get(parsed.request.model);
-    const served = route ? { provider: route.provider.name, model: route.upstreamModel } : undefined;
-    parsed = { ...parsed, request: await restoreReplay(parsed.request, store, served) };
   } catch (error) {
     return sendError(res, exchange, error);
   }
@@ -145,7 +156,7 @@ async function chatCompletions(req: AnyRequest, res: AnyResponse, exchange: Exch
 }
 
 function listModels(res: AnyResponse, exchange: Exchange, pipeline: ChatPipeline, id?: string): void {
-  const models = [...pipeline.models.values()].map((route) => ({ id: route.alias, object: "model", created: 0, owned_by: route.provider.name }));
+  const models = pipeline.catalog().map((model) => ({ id: model.id, object: "model", created: 0, owned_by: model.provider }));
   if (id === undefined) {
     exchange.code = "ok";
     return sendJson(res, 200, { object: "list", data: models });

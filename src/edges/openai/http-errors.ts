@@ -15,6 +15,7 @@ export function httpStatus(code: ErrorCode): number {
       return 408;
     case "upstream_rate_limited":
     case "upstream_quota_exhausted":
+    case "overloaded":
       return 429;
     case "canceled":
       return 499;
@@ -26,6 +27,7 @@ export function httpStatus(code: ErrorCode): number {
     case "upstream_stream_error":
       return 502;
     case "shutting_down":
+    case "circuit_open":
       return 503;
     case "deadline_exceeded":
     case "upstream_timeout":

@@ -1,0 +1,111 @@
+import type { BreakerConfig } from "../config/config.js";
+
+export type BreakerState = "closed" | "open" | "half_open";
+
+/**
+ * Permission for one attempt to use a target, with how it ended. An
+ * attempt that was abandoned (a lost hedge, a client that left) says so and
+ * counts as neither success nor failure.
+ */
+export interface BreakerPermit {
+  success(): void;
+  failure(): void;
+  abandon(): void;
+}
+
+/**
+ * A circuit breaker for one target. `failures` failures within `windowMs`
+ * with no success between them open it for `openMs`: requests skip the
+ * target. Then one probe is let through (half-open): its success closes the
+ * breaker, its failure opens it for another `openMs`. The clock is injected,
+ * so tests move time instead of sleeping.
+ */
+export interface Breaker {
+  state(): BreakerState;
+  /** A permit to send, or undefined when the breaker is open or its one probe is already out. */
+  permit(): BreakerPermit | undefined;
+  /** Milliseconds until the breaker lets a probe through (0 when it would now). */
+  retryInMs(): number;
+}
+
+export function createBreaker(config: BreakerConfig, now: () => number, onChange?: (state: BreakerState) => void): Breaker {
+  let failures: number[] = [];
+  let openedAt: number | undefined;
+  let probeOut = false;
+
+  const state = (): BreakerState => {
+    if (openedAt === undefined) return "closed";
+    return now() - openedAt >= config.openMs ? "half_open" : "open";
+  };
+  const set = (next: () => void) => {
+    const before = state();
+    next();
+    const after = state();
+    if (after !== before) onChange?.(after);
+  };
+  const open = () => {
+    openedAt = now();
+    failures = [];
+  };
+
+  return {
+    state,
+    retryInMs() {
+      if (openedAt === undefined) return 0;
+      return Math.max(0, openedAt + config.openMs - now());
+    },
+    permit() {
+      const current = state();
+      if (current === "open") return undefined;
+      const probe = current === "half_open";
+      if (probe) {
+        if (probeOut) return undefined;
+        probeOut = true;
+      }
+      let settled = false;
+      const settle = (f: () => void) => {
+        if (settled) return;
+        settled = true;
+        if (probe) probeOut = false;
+        set(f);
+      };
+      return {
+        success: () =>
+          settle(() => {
+            failures = [];
+            openedAt = undefined;
+          }),
+        failure: () =>
+          settle(() => {
+            if (probe) return open();
+            const t = now();
+            failures = failures.filter((at) => t - at < config.windowMs);
+            failures.push(t);
+            if (failures.length >= config.failures) open();
+          }),
+        abandon: () => settle(() => undefined),
+      };
+    },
+  };
+}
+
+/** The breakers of every target, by target key (`provider/model`), made on first use. */
+export interface Breakers {
+  of(target: { readonly key: string; readonly provider: { readonly breaker: BreakerConfig } }): Breaker;
+  states(): ReadonlyMap<string, BreakerState>;
+}
+
+export function createBreakers(now: () => number = () => performance.now(), onChange?: (key: string, state: BreakerState) => void): Breakers {
+  const breakers = new Map<string, Breaker>();
+  return {
+    of(target) {
+      let breaker = breakers.get(target.key);
+      if (!breaker) {
+        breaker = createBreaker(target.provider.breaker, now, onChange && ((state) => onChange(target.key, state)));
+        breakers.set(target.key, breaker);
+      }
+      return breaker;
+    },
+    states: () => new Map([...breakers].map(([key, b]) => [key, b.state()])),
+  };
+}
