@@ -1,7 +1,7 @@
 import type { Config } from "./config/config.js";
 import { GatewayError } from "./core/errors.js";
 import { createLogger, type Logger } from "./logging/logger.js";
-import { createProviderGates } from "./admission/provider-gate.js";
+import { createProviderGates, type ProviderGates } from "./admission/provider-gate.js";
 import { createChatPipeline, type ChatPipeline } from "./pipeline/chat-pipeline.js";
 import { createBreakers } from "./resilience/circuit-breaker.js";
 import { createTargetOrder } from "./routing/strategies.js";
@@ -17,6 +17,8 @@ export interface SluiceOptions {
   readonly logger?: Logger;
   /** The clock breakers read (performance.now() by default); tests move it instead of sleeping. */
   readonly clock?: () => number;
+  /** The random source of routing (weighted exploration, backoff jitter); tests pin it. */
+  readonly random?: () => number;
   /** Overrides config.server (tests bind port 0). */
   readonly host?: string;
   readonly port?: number;
@@ -24,6 +26,8 @@ export interface SluiceOptions {
 
 export interface Sluice {
   readonly server: GatewayServer;
+  /** The providers' admission queues (their depth is observable). */
+  readonly gates: ProviderGates;
   readonly pipeline: ChatPipeline;
   readonly registry: StreamRegistry;
   readonly logger: Logger;
@@ -49,7 +53,9 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
   const gates = createProviderGates();
   const stats = createTargetStats();
   const breakers = createBreakers(options.clock, (key, state) => logger.warn({ event: "breaker.changed", target: key, state }));
-  const pipeline = createChatPipeline({ config, client, logger, registry, gates, breakers, stats, order: createTargetOrder({ stats }) });
+  const random = options.random ?? Math.random;
+  const order = createTargetOrder({ stats, random });
+  const pipeline = createChatPipeline({ config, client, logger, registry, gates, breakers, stats, order, random });
   const maxConnections = effectiveMaxConnections(config.server.maxConnections);
   if (maxConnections < config.server.maxConnections) {
     logger.warn({ event: "server.max_connections_lowered", configured: config.server.maxConnections, effective: maxConnections, openFileLimit: openFileLimit() });
@@ -70,6 +76,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
 
   return {
     server,
+    gates,
     pipeline,
     registry,
     logger,

@@ -16,6 +16,8 @@ export interface ProviderGate {
   acquire(signal: AbortSignal): Promise<Release>;
   readonly inFlight: number;
   readonly waiting: number;
+  /** Called whenever `inFlight` or `waiting` changes (queue depth for metrics; tests wait on it). */
+  onChange?: (gate: ProviderGate) => void;
   /** Ends every wait with `reason` (shutdown) and admits nobody after. */
   close(reason: GatewayError): void;
 }
@@ -32,6 +34,7 @@ export function createProviderGate(provider: string, config: AdmissionConfig): P
   const queue = new Set<Waiter>();
   let inFlight = 0;
   let closedWith: GatewayError | undefined;
+  const changed = () => gate.onChange?.(gate);
 
   const release = (): Release => {
     let released = false;
@@ -42,10 +45,11 @@ export function createProviderGate(provider: string, config: AdmissionConfig): P
       // Hand the slot straight to the longest waiter.
       const next = queue.values().next();
       if (!next.done) next.value.admit();
+      else changed();
     };
   };
 
-  return {
+  const gate: ProviderGate = {
     get inFlight() {
       return inFlight;
     },
@@ -57,6 +61,7 @@ export function createProviderGate(provider: string, config: AdmissionConfig): P
       if (signal.aborted) return Promise.reject(signal.reason);
       if (inFlight < config.maxConcurrent && queue.size === 0) {
         inFlight++;
+        changed();
         return Promise.resolve(release());
       }
       if (queue.size >= config.maxWaiting) {
@@ -77,10 +82,12 @@ export function createProviderGate(provider: string, config: AdmissionConfig): P
           admit() {
             leave();
             inFlight++;
+            changed();
             resolve(release());
           },
           fail(reason) {
             leave();
+            changed();
             reject(reason);
           },
         };
@@ -97,6 +104,7 @@ export function createProviderGate(provider: string, config: AdmissionConfig): P
         );
         queue.add(waiter);
         signal.addEventListener("abort", onAbort, { once: true });
+        changed();
       });
     },
     close(reason) {
@@ -104,6 +112,7 @@ export function createProviderGate(provider: string, config: AdmissionConfig): P
       for (const waiter of [...queue]) waiter.fail(reason);
     },
   };
+  return gate;
 }
 
 /** One gate per provider, made on first use. */
@@ -111,9 +120,12 @@ export interface ProviderGates {
   gateFor(provider: { readonly name: string; readonly admission: AdmissionConfig }): ProviderGate;
   all(): ReadonlyMap<string, ProviderGate>;
   close(reason: GatewayError): void;
+  /** Resolves once `provider`'s gate satisfies `predicate` (now or after a change). */
+  until(provider: string, predicate: (gate: ProviderGate) => boolean): Promise<ProviderGate>;
 }
 
 export function createProviderGates(): ProviderGates {
+  const watchers = new Set<{ provider: string; check: (gate: ProviderGate) => void }>();
   const gates = new Map<string, ProviderGate>();
   let closedWith: GatewayError | undefined;
   return {
@@ -121,12 +133,30 @@ export function createProviderGates(): ProviderGates {
       let gate = gates.get(provider.name);
       if (!gate) {
         gate = createProviderGate(provider.name, provider.admission);
+        gate.onChange = (g) => {
+          for (const w of [...watchers]) if (w.provider === provider.name) w.check(g);
+        };
         if (closedWith) gate.close(closedWith);
         gates.set(provider.name, gate);
       }
       return gate;
     },
     all: () => gates,
+    until(provider, predicate) {
+      const existing = gates.get(provider);
+      if (existing && predicate(existing)) return Promise.resolve(existing);
+      return new Promise((resolve) => {
+        const watcher = {
+          provider,
+          check: (gate: ProviderGate) => {
+            if (!predicate(gate)) return;
+            watchers.delete(watcher);
+            resolve(gate);
+          },
+        };
+        watchers.add(watcher);
+      });
+    },
     close(reason) {
       closedWith = reason;
       for (const gate of gates.values()) gate.close(reason);

@@ -46,6 +46,19 @@ export interface Knobs {
   readonly inband: InBandKind;
   /** Whether the simulated model has native structured outputs; without, a schema request gets a 400. */
   readonly structured: boolean;
+  /**
+   * Names a sequence of requests that share a counter, for behaviour that
+   * depends on earlier requests: `fail_first`, `fail_rate`, `slow_every`.
+   * Defaults to the model name.
+   */
+  readonly script?: string;
+  /** Only the first N requests of the script fail (with `fail`); later ones succeed. */
+  readonly failFirst?: number;
+  /** The share of the script's requests that fail (with `fail`), decided by a seeded draw per request. */
+  readonly failRate?: number;
+  /** Every Nth request of the script waits `slow_ttft_ms` before its first event instead of `ttft_ms`. */
+  readonly slowEvery?: number;
+  readonly slowTtftMs?: number;
 }
 
 /** In-band error classes, each rendered in every format's own words. */
@@ -95,6 +108,12 @@ function int(value: string, name: string, max = 10_000_000): number {
   return n;
 }
 
+function ratio(value: string, name: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 0 || n > 1) throw new Error(`simulator knob ${name} must be a number in 0..1`);
+  return n;
+}
+
 function oneOf<T extends string>(value: string, allowed: readonly T[], name: string): T {
   if (!(allowed as readonly string[]).includes(value)) throw new Error(`simulator knob ${name} must be one of ${allowed.join(", ")}`);
   return value as T;
@@ -123,6 +142,11 @@ function apply(knobs: Knobs, pairs: Iterable<[string, string]>): Knobs {
       case "retry_after": k.retryAfter = int(value, key, 86_400); break;
       case "oversized_bytes": k.oversizedBytes = int(value, key, 256 * 1024 * 1024); break;
       case "tag": k.tag = value; break;
+      case "script": k.script = value; break;
+      case "fail_first": k.failFirst = int(value, key); break;
+      case "fail_rate": k.failRate = ratio(value, key); break;
+      case "slow_every": k.slowEvery = int(value, key); break;
+      case "slow_ttft_ms": k.slowTtftMs = int(value, key, 600_000); break;
       case "redacted": k.redacted = int(value, key, 8); break;
       case "inband": k.inband = oneOf(value, ["server", "rate_limit", "quota", "auth"], key); break;
       case "structured": k.structured = oneOf(value, ["0", "1"], key) === "1"; break;
@@ -133,6 +157,18 @@ function apply(knobs: Knobs, pairs: Iterable<[string, string]>): Knobs {
 }
 
 const DIRECTIVE = /^#sim\s+(.+)$/m;
+
+/**
+ * Applies a request's place in its script: the `n`th request (from 1) with
+ * the same script key. Pure, so the same sequence replays the same way.
+ */
+export function applyScript(knobs: Knobs, n: number, draw: (n: number) => number): Knobs {
+  let k: Knobs = knobs;
+  if (k.failFirst !== undefined && n > k.failFirst) k = { ...k, fail: "none" };
+  if (k.failRate !== undefined && draw(n) >= k.failRate) k = { ...k, fail: "none" };
+  if (k.slowEvery !== undefined && k.slowEvery > 0 && n % k.slowEvery === 0) k = { ...k, ttftMs: k.slowTtftMs ?? k.ttftMs };
+  return k;
+}
 
 /** Knobs for one request, from its model name and message texts. Throws on an unknown or bad knob. */
 export function parseKnobs(model: string, texts: readonly string[]): Knobs {

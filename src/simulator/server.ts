@@ -2,7 +2,7 @@ import { EventEmitter, once } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
-import { type Knobs, parseKnobs } from "./knobs.js";
+import { applyScript, type Knobs, parseKnobs } from "./knobs.js";
 import { anthropicWire } from "./anthropic-wire.js";
 import { geminiWire, isGeminiPath } from "./gemini-wire.js";
 import { openAiWire } from "./openai-wire.js";
@@ -294,7 +294,10 @@ function scriptFor(knobs: Knobs, request: SimRequest): Script {
   return buildScript(knobs, request.toolNames, countWords(request.texts), answer);
 }
 
-async function handleGeneration(req: IncomingMessage, res: ServerResponse, format: WireFormat, records: RecordBook): Promise<void> {
+/** Per-script request counters: what `fail_first`, `fail_rate` and `slow_every` count. */
+type Scripts = Map<string, number>;
+
+async function handleGeneration(req: IncomingMessage, res: ServerResponse, format: WireFormat, records: RecordBook, scripts: Scripts): Promise<void> {
   let request: SimRequest;
   let knobs: Knobs;
   let body: unknown;
@@ -303,6 +306,11 @@ async function handleGeneration(req: IncomingMessage, res: ServerResponse, forma
     body = JSON.parse(await readBody(req)) as unknown;
     request = format.parseRequest(body, url);
     knobs = parseKnobs(request.model, request.texts);
+    const script = knobs.script ?? request.model;
+    const n = (scripts.get(script) ?? 0) + 1;
+    scripts.set(script, n);
+    const seed = knobs.seed;
+    knobs = applyScript(knobs, n, (i) => createRandom(seed * 7919 + i)());
     // An older model without native structured outputs refuses the schema, as providers do.
     if (!knobs.structured && request.json?.schema) throw new Error("structured outputs (a response schema) are not supported by this model");
   } catch (error) {
@@ -364,6 +372,7 @@ function handleControl(
   res: ServerResponse,
   url: URL,
   records: RecordBook,
+  scripts: Scripts,
   stats: () => SimulatorStats,
   whenNoRequests: (timeoutMs: number) => Promise<void>,
 ): void {
@@ -375,6 +384,7 @@ function handleControl(
     sendJson(res, 200, stats());
   } else if (req.method === "POST" && url.pathname === "/_sim/reset") {
     records.clear();
+    scripts.clear();
     sendJson(res, 200, { ok: true });
   } else if (req.method === "GET" && url.pathname === "/_sim/idle") {
     // Long-poll until no generation request is in progress, e.g. after a
@@ -396,6 +406,7 @@ function handleControl(
 /** Starts the simulator on a loopback port. */
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   const records = createRecordBook();
+  const scripts: Scripts = new Map();
   const sockets = new Set<Socket>();
   const connectionsGone = new EventEmitter();
   let active = 0;
@@ -408,12 +419,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const server: Server = createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
     const url = new URL(req.url ?? "/", "http://simulator");
     const format = formatFor(req.method, url.pathname);
-    if (!format) return handleControl(req, res, url, records, stats, whenNoRequests);
+    if (!format) return handleControl(req, res, url, records, scripts, stats, whenNoRequests);
     active++;
     res.once("close", () => {
       if (--active === 0) connectionsGone.emit("no-requests");
     });
-    handleGeneration(req, res, format, records).catch(() => res.destroy());
+    handleGeneration(req, res, format, records, scripts).catch(() => res.destroy());
   });
   server.on("connection", (socket: Socket) => {
     sockets.add(socket);

@@ -39,6 +39,16 @@ export interface HarnessOptions {
   readonly facade?: ConfigInput["facade"];
   /** Per-alias settings beyond the model (e.g. dropUnsupportedParams). */
   readonly aliasOptions?: Record<string, { readonly dropUnsupportedParams?: boolean }>;
+  /**
+   * The whole routing configuration, for suites that need several
+   * providers or targets; replaces `models`, `kind` and `provider`. Given
+   * the simulator, so base URLs can point at it.
+   */
+  readonly routing?: (sim: Simulator) => Pick<ConfigInput, "providers" | "models">;
+  /** The breakers' clock (tests move it instead of sleeping). */
+  readonly clock?: () => number;
+  /** The routing strategies' random source. */
+  readonly random?: () => number;
 }
 
 /** A real simulator and a real gateway on loopback ports, with captured logs. */
@@ -53,19 +63,27 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       ...(options.facade ? { facade: options.facade } : {}),
       // Suites that provoke failures on purpose would trip the circuit
       // breaker; breaker tests configure one of their own.
-      providers: {
-        simulator: { kind: options.kind ?? "openai", baseUrl: baseUrlFor(sim, options.kind ?? "openai"), breaker: { failures: 10_000 }, ...options.provider },
-      },
-      models: Object.fromEntries(
-        Object.entries(models).map(([alias, model]) => [alias, { provider: "simulator", model, ...options.aliasOptions?.[alias] }]),
-      ),
+      ...(options.routing?.(sim) ?? {
+        providers: {
+          simulator: { kind: options.kind ?? "openai", baseUrl: baseUrlFor(sim, options.kind ?? "openai"), breaker: { failures: 10_000 }, ...options.provider },
+        },
+        models: Object.fromEntries(
+          Object.entries(models).map(([alias, model]) => [alias, { provider: "simulator", model, ...options.aliasOptions?.[alias] }]),
+        ),
+      }),
     },
     options.env ?? {},
   );
   let text = "";
   const sink = new PassThrough();
   sink.on("data", (chunk: Buffer) => (text += chunk.toString("utf8")));
-  const sluice = await startSluice({ config, logger: createLogger("debug", sink), port: 0 });
+  const sluice = await startSluice({
+    config,
+    logger: createLogger("debug", sink),
+    port: 0,
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.random ? { random: options.random } : {}),
+  });
   const logs = () =>
     text
       .split("\n")
