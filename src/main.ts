@@ -1,7 +1,9 @@
+#!/usr/bin/env node
 import { parseArgs } from "node:util";
 import { startSluice } from "./app.js";
 import { ConfigError, type Config, loadConfigFile, resolveConfig } from "./config/config.js";
 import { defaultConfig } from "./config/default-config.js";
+import type { Logger } from "./logging/logger.js";
 import { startSimulator, type Simulator } from "./simulator/server.js";
 
 const USAGE = `usage: sluice [--config FILE] [--host HOST] [--port PORT]
@@ -14,6 +16,25 @@ function parsePort(value: string, source: string): number {
   const port = Number(value);
   if (!/^\d+$/.test(value) || port > 65_535) throw new ConfigError(`${source}: not a port number: ${value}`);
   return port;
+}
+
+/** How long a stopped gateway may take to release its last handles before it exits anyway. */
+const EXIT_GRACE_MS = 5_000;
+
+/**
+ * Ends the process by letting the event loop run empty rather than calling
+ * process.exit at once: pino's exit hook writes buffered lines
+ * synchronously and retries a broken stdout (EPIPE) forever, so a
+ * signalled gateway whose log reader had gone away never exited. Should a
+ * handle be left open by mistake, the process still exits after
+ * EXIT_GRACE_MS, naming what was left.
+ */
+function exitWhenIdle(logger: Logger): void {
+  process.exitCode = 0;
+  setTimeout(() => {
+    logger.warn({ event: "server.exit_forced", resources: process.getActiveResourcesInfo() });
+    process.exit(0);
+  }, EXIT_GRACE_MS).unref();
 }
 
 async function main(): Promise<void> {
@@ -68,7 +89,7 @@ async function main(): Promise<void> {
     void sluice
       .shutdown()
       .then(() => simulator?.close())
-      .then(() => process.exit(0));
+      .then(() => exitWhenIdle(sluice.logger));
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
