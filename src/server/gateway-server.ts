@@ -4,14 +4,17 @@ import type { AddressInfo, Socket } from "node:net";
 import * as httpolyglot from "@httptoolkit/httpolyglot";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { createChatService } from "../edges/grpc/chat-service.js";
+import { createHealthService } from "../edges/grpc/health-service.js";
 import { registerReflection } from "../edges/grpc/reflection.js";
 import { createOpenAiFacade } from "../edges/openai/facade.js";
 import type { Logger } from "../logging/logger.js";
 import type { ChatPipeline } from "../pipeline/chat-pipeline.js";
+import { createHealthState, type HealthState } from "../health/health-state.js";
 import { ChatService } from "../../gen/sluice/v1/chat_service_pb.js";
+import { Health } from "../../gen/grpc/health/v1/health_pb.js";
 import type { StreamRegistry } from "../pipeline/stream-registry.js";
 import { type ConnectionGuard, type ConnectionLimits, guardConnections } from "./connection-guard.js";
-import { handleHealth, type HealthState, notFound } from "./health.js";
+import { handleHealth, notFound } from "./health.js";
 import { guardRequests, type Route } from "./request-guard.js";
 import { createRpcHandler } from "./rpc-handler.js";
 import type { RequestBodyLimits } from "./rpc-request.js";
@@ -42,13 +45,13 @@ export interface GatewayServer {
   readonly health: HealthState;
   readonly connections: ConnectionGuard;
   /**
-   * Readiness turns 503 and HTTP/2 sessions get GOAWAY: in-flight streams go
-   * on, clients take new ones elsewhere. The port stays open so that health
+   * Readiness turns 503 (gRPC health: NOT_SERVING) and HTTP/2 sessions get
+   * GOAWAY: in-flight streams go on, clients take new ones elsewhere. The port stays open so that health
    * checks read 503 and late requests get a clean UNAVAILABLE, not a refused
    * connection.
    */
   stopAccepting(): void;
-  /** Waits up to `graceMs` for connections to finish, then destroys the rest. */
+  /** Ends health watches, waits up to `graceMs` for connections to finish, then destroys the rest. */
   close(graceMs?: number): Promise<void>;
 }
 
@@ -83,11 +86,12 @@ function keepAlive(session: Http2Session, intervalMs: number): void {
  */
 export async function startGatewayServer(options: GatewayServerOptions): Promise<GatewayServer> {
   const { pipeline, logger } = options;
-  const health: HealthState = { ready: false };
+  const health = createHealthState();
   const rpc = createRpcHandler({
     routes: (router: ConnectRouter) => {
       router.service(ChatService, createChatService({ pipeline, maxJsonDepth: options.requests.maxJsonDepth }));
-      registerReflection(router, [ChatService]);
+      router.service(Health, createHealthService(health, [ChatService.typeName]));
+      registerReflection(router, [ChatService, Health]);
     },
     limits: options.requests,
     sendTimeoutMs: options.sendTimeoutMs,
@@ -137,12 +141,12 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
   await once(server, "listening");
   const { port } = server.address() as AddressInfo;
   const host = options.host.includes(":") ? `[${options.host}]` : options.host;
-  health.ready = true;
+  health.setReady(true);
   const closed = once(server, "close");
   let listening = true;
 
   const stopAccepting = () => {
-    health.ready = false;
+    health.setReady(false);
     for (const session of sessions) if (!session.closed) session.close();
   };
 
@@ -154,6 +158,8 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
     stopAccepting,
     async close(graceMs = 0) {
       stopAccepting();
+      // Health watchers end their streams now, so their connections can close.
+      health.close();
       if (listening) {
         listening = false;
         server.close();

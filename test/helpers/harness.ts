@@ -14,6 +14,8 @@ export interface Harness {
   logs(): Array<Record<string, unknown>>;
   /** Raw log text, for "never contains" assertions. */
   logText(): string;
+  /** Resolves with the first log line (already written or still to come) that matches. */
+  waitForLog(match: (line: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>;
   close(): Promise<void>;
 }
 
@@ -56,16 +58,34 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const sink = new PassThrough();
   sink.on("data", (chunk: Buffer) => (text += chunk.toString("utf8")));
   const sluice = await startSluice({ config, logger: createLogger("debug", sink), port: 0 });
+  const logs = () =>
+    text
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
   return {
     sim,
     sluice,
     url: sluice.server.url,
     logText: () => text,
-    logs: () =>
-      text
-        .split("\n")
-        .filter(Boolean)
-        .map((line) => JSON.parse(line) as Record<string, unknown>),
+    logs,
+    waitForLog(match, timeoutMs = 10_000) {
+      return new Promise((resolve, reject) => {
+        const look = () => {
+          const found = logs().find(match);
+          if (!found) return;
+          clearTimeout(timer);
+          sink.off("data", look);
+          resolve(found);
+        };
+        const timer = setTimeout(() => {
+          sink.off("data", look);
+          reject(new Error("no matching log line"));
+        }, timeoutMs);
+        sink.on("data", look);
+        look();
+      });
+    },
     async close() {
       await sluice.close();
       await sim.close();
