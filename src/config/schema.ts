@@ -107,17 +107,6 @@ export const configSchema = z
       .prefault({}),
     providers: z.record(aliasName, providerSchema).refine((p) => Object.keys(p).length > 0, "at least one provider"),
     models: z.record(aliasName, modelSchema).refine((m) => Object.keys(m).length > 0, "at least one model alias"),
-  })
-  .superRefine((config, ctx) => {
-    for (const [alias, model] of Object.entries(config.models)) {
-      if (!(model.provider in config.providers)) {
-        ctx.addIssue({
-          code: "custom",
-          path: ["models", alias, "provider"],
-          message: `unknown provider "${model.provider}"`,
-        });
-      }
-    }
   });
 
 /** The configuration file as written (before defaults are applied). */

@@ -1,0 +1,63 @@
+import type { z } from "zod";
+import { configSchema, type ConfigFile } from "./schema.js";
+
+/** One thing wrong with a configuration, at the path of the field to fix. */
+export interface ConfigProblem {
+  /** e.g. ["providers", "main", "baseUrl"]; empty for the document itself. */
+  readonly path: readonly PropertyKey[];
+  readonly message: string;
+}
+
+export function formatPath(path: readonly PropertyKey[]): string {
+  return path.length === 0 ? "(root)" : path.map(String).join(".");
+}
+
+/** zod's issues, one problem each; an unknown key is named by its own path. */
+function schemaProblems(issues: readonly z.core.$ZodIssue[]): ConfigProblem[] {
+  return issues.flatMap((issue) =>
+    issue.code === "unrecognized_keys"
+      ? issue.keys.map((key) => ({ path: [...issue.path, key], message: "unknown key" }))
+      : [{ path: issue.path, message: issue.message }],
+  );
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+
+/**
+ * Aliases that name a provider the file does not define. Read from the
+ * input as written, so it is reported in the same run as any schema
+ * problem (a zod refinement runs only once everything else is valid).
+ */
+function referenceProblems(input: unknown): ConfigProblem[] {
+  if (!isRecord(input) || !isRecord(input.models)) return [];
+  const providers = isRecord(input.providers) ? input.providers : {};
+  return Object.entries(input.models).flatMap(([alias, model]) =>
+    isRecord(model) && typeof model.provider === "string" && model.provider !== "" && !Object.hasOwn(providers, model.provider)
+      ? [{ path: ["models", alias, "provider"], message: `unknown provider "${model.provider}"` }]
+      : [],
+  );
+}
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Every provider whose key variable is unset, not only the first. */
+function environmentProblems(input: unknown, env: NodeJS.ProcessEnv): ConfigProblem[] {
+  if (!isRecord(input) || !isRecord(input.providers)) return [];
+  return Object.entries(input.providers).flatMap(([name, provider]) => {
+    const variable = isRecord(provider) ? provider.apiKeyEnv : undefined;
+    if (typeof variable !== "string" || !ENV_NAME.test(variable)) return [];
+    const value = env[variable];
+    return value === undefined || value === "" ? [{ path: ["providers", name, "apiKeyEnv"], message: `environment variable ${variable} is not set` }] : [];
+  });
+}
+
+/**
+ * Everything wrong with a configuration, in one pass: schema violations,
+ * references to undefined providers, unset key variables. Start-up and
+ * `sluice check-config` share it, so a file that checks clean starts.
+ */
+export function checkConfig(input: unknown, env: NodeJS.ProcessEnv): { readonly file?: ConfigFile; readonly problems: readonly ConfigProblem[] } {
+  const parsed = configSchema.safeParse(input);
+  const problems = [...(parsed.success ? [] : schemaProblems(parsed.error.issues)), ...referenceProblems(input), ...environmentProblems(input, env)];
+  return problems.length === 0 && parsed.success ? { file: parsed.data, problems } : { problems };
+}
