@@ -2,6 +2,7 @@ import { readConfigDocument } from "./config-file.js";
 import { checkConfig, type ConfigProblem, formatPath } from "./problems.js";
 import { DEFAULT_TIMEOUTS, type TimeoutsConfig } from "./schema.js";
 import { createSecret, type Secret } from "./secret.js";
+import type { TlsCredentials } from "./tls-files.js";
 
 /** A provider ready for use: defaults applied, key resolved from the environment. */
 export interface ProviderConfig {
@@ -34,6 +35,8 @@ export interface Config {
     readonly sendTimeoutMs: number;
     readonly maxConnections: number;
     readonly maxStreamsPerConnection: number;
+    /** Absent: cleartext (h2c and HTTP/1.1). */
+    readonly tls?: TlsCredentials;
   };
   readonly log: { readonly level: string };
   readonly limits: {
@@ -80,7 +83,7 @@ export function resolveConfig(
   source = "configuration",
   lineOf?: (path: readonly PropertyKey[]) => number | undefined,
 ): Config {
-  const { file, problems } = checkConfig(input, env);
+  const { file, tls, problems } = checkConfig(input, env);
   if (!file) throw new ConfigError(formatProblems(source, problems, lineOf));
 
   const providers = new Map<string, ProviderConfig>();
@@ -109,7 +112,7 @@ export function resolveConfig(
   }
 
   return {
-    server: file.server,
+    server: { ...file.server, tls },
     log: file.log,
     limits: {
       maxEventBytes: file.limits.maxEventBytes,

@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import { configSchema, type ConfigFile } from "./schema.js";
+import { readTlsFiles, type TlsCredentials } from "./tls-files.js";
 
 /** One thing wrong with a configuration, at the path of the field to fix. */
 export interface ConfigProblem {
@@ -51,13 +52,37 @@ function environmentProblems(input: unknown, env: NodeJS.ProcessEnv): ConfigProb
   });
 }
 
+/** The TLS files, read when their names are there (whatever else is wrong), so their problems come in the same report. */
+function tlsFiles(input: unknown): { readonly credentials?: TlsCredentials; readonly problems: readonly ConfigProblem[] } {
+  const tls = isRecord(input) && isRecord(input.server) ? input.server.tls : undefined;
+  if (!isRecord(tls) || typeof tls.certFile !== "string" || typeof tls.keyFile !== "string") return { problems: [] };
+  const clientCaFile = typeof tls.clientCaFile === "string" ? tls.clientCaFile : undefined;
+  return readTlsFiles({ certFile: tls.certFile, keyFile: tls.keyFile, ...(clientCaFile !== undefined ? { clientCaFile } : {}) });
+}
+
+export interface CheckedConfig {
+  /** The validated file; only when there is no problem at all. */
+  readonly file?: ConfigFile;
+  /** The listener's TLS material, when the file asks for TLS. */
+  readonly tls?: TlsCredentials;
+  readonly problems: readonly ConfigProblem[];
+}
+
 /**
  * Everything wrong with a configuration, in one pass: schema violations,
- * references to undefined providers, unset key variables. Start-up and
- * `sluice check-config` share it, so a file that checks clean starts.
+ * references to undefined providers, unset key variables, unreadable or
+ * mismatched TLS files. Start-up and `sluice check-config` share it, so a
+ * file that checks clean starts.
  */
-export function checkConfig(input: unknown, env: NodeJS.ProcessEnv): { readonly file?: ConfigFile; readonly problems: readonly ConfigProblem[] } {
+export function checkConfig(input: unknown, env: NodeJS.ProcessEnv): CheckedConfig {
   const parsed = configSchema.safeParse(input);
-  const problems = [...(parsed.success ? [] : schemaProblems(parsed.error.issues)), ...referenceProblems(input), ...environmentProblems(input, env)];
-  return problems.length === 0 && parsed.success ? { file: parsed.data, problems } : { problems };
+  const tls = tlsFiles(input);
+  const problems = [
+    ...(parsed.success ? [] : schemaProblems(parsed.error.issues)),
+    ...referenceProblems(input),
+    ...environmentProblems(input, env),
+    ...tls.problems,
+  ];
+  if (problems.length > 0 || !parsed.success) return { problems };
+  return { file: parsed.data, ...(tls.credentials ? { tls: tls.credentials } : {}), problems };
 }

@@ -52,6 +52,17 @@ const modelSchema = z.strictObject({
   timeouts: partialTimeoutsSchema.optional(),
 });
 
+const filePath = z.string().min(1);
+
+const tlsSchema = z.strictObject({
+  /** PEM certificate chain, leaf first. */
+  certFile: filePath,
+  /** PEM private key of the leaf certificate. */
+  keyFile: filePath,
+  /** PEM CA certificates: when set, every client must present a certificate they signed (mTLS). */
+  clientCaFile: filePath.optional(),
+});
+
 const aliasName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:/-]*$/, "letters, digits and . _ : / - only");
 
 export const configSchema = z
@@ -78,6 +89,8 @@ export const configSchema = z
         maxConnections: z.number().int().min(1).max(1_000_000).default(10_000),
         /** Concurrent streams per HTTP/2 connection (SETTINGS_MAX_CONCURRENT_STREAMS). */
         maxStreamsPerConnection: z.number().int().min(1).max(1_000_000).default(1_000),
+        /** TLS on the listener (ALPN h2 and http/1.1); absent = cleartext, for local use. */
+        tls: tlsSchema.optional(),
       })
       .prefault({}),
     log: z

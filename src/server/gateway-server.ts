@@ -3,6 +3,7 @@ import type { Http2Session } from "node:http2";
 import type { AddressInfo, Socket } from "node:net";
 import * as httpolyglot from "@httptoolkit/httpolyglot";
 import type { ConnectRouter } from "@connectrpc/connect";
+import type { TlsCredentials } from "../config/tls-files.js";
 import { createChatService } from "../edges/grpc/chat-service.js";
 import { createHealthService } from "../edges/grpc/health-service.js";
 import { registerReflection } from "../edges/grpc/reflection.js";
@@ -19,6 +20,7 @@ import { guardRequests, type Route } from "./request-guard.js";
 import { createRpcHandler } from "./rpc-handler.js";
 import type { RequestBodyLimits } from "./rpc-request.js";
 import { createRuntimeStats } from "./runtime-stats.js";
+import { cameOverTls, refuseCleartext, tlsListenerOptions } from "./tls-listener.js";
 
 export interface GatewayServerOptions {
   readonly pipeline: ChatPipeline;
@@ -36,10 +38,12 @@ export interface GatewayServerOptions {
   readonly facade: { readonly keepaliveMs: number };
   /** Given when /debug/runtime should be served. */
   readonly debug?: { readonly registry: StreamRegistry };
+  /** TLS on the listener; absent = cleartext h2c and HTTP/1.1. */
+  readonly tls?: TlsCredentials;
 }
 
 export interface GatewayServer {
-  /** e.g. http://127.0.0.1:8080 */
+  /** e.g. http://127.0.0.1:8080, or https://… over TLS */
   readonly url: string;
   readonly port: number;
   readonly health: HealthState;
@@ -81,6 +85,9 @@ function keepAlive(session: Http2Session, intervalMs: number): void {
  * HTTP/2), the OpenAI facade, health endpoints. Cleartext HTTP/2 and
  * HTTP/1.1 share the port through httpolyglot, which peeks at the first
  * bytes for the HTTP/2 preface; Node's own `allowHTTP1` only works over TLS.
+ * With TLS, httpolyglot terminates it and picks the HTTP server by ALPN, the
+ * same servers and guards serve the decrypted sockets, and cleartext is
+ * refused.
  * Every connection passes the connection guard, every request the request
  * guard.
  */
@@ -101,6 +108,11 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
   const runtime = options.debug ? createRuntimeStats(options.debug.registry, () => guard) : () => false;
 
   const route: Route = (req, res, exchange) => {
+    if (options.tls && !cameOverTls(req)) {
+      exchange.code = "tls_required";
+      res.destroy();
+      return;
+    }
     const served = rpc(req, res, exchange);
     if (served !== false) return served;
     if (handleHealth(req, res, exchange, health)) return;
@@ -115,10 +127,12 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
     {
       http: { keepAliveTimeout: options.connections.idleTimeoutMs },
       http2: { settings: { maxConcurrentStreams: options.maxStreamsPerConnection } },
+      ...(options.tls ? { tls: tlsListenerOptions(options.tls) } : {}),
     },
     guardRequests(route, logger) as Parameters<typeof httpolyglot.createServer>[1],
   );
   guard = guardConnections(server, options.connections, logger);
+  if (options.tls) refuseCleartext(server, logger);
   server.on("connection", (socket: Socket) => {
     // Deltas are small writes in quick succession: with Nagle on, each one
     // after the first waits for the client's delayed ACK (~40 ms).
@@ -151,7 +165,7 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
   };
 
   return {
-    url: `http://${host}:${port}`,
+    url: `${options.tls ? "https" : "http"}://${host}:${port}`,
     port,
     health,
     connections: guard,
