@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import { once } from "node:events";
-import { writeFile } from "node:fs/promises";
+import { rm, writeFile } from "node:fs/promises";
 import { connect as http2Connect } from "node:http2";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -23,6 +23,7 @@ let pki: TestPki;
 beforeAll(async () => {
   pki = await createTestPki();
 });
+afterAll(() => rm(pki.dir, { recursive: true, force: true }));
 
 const TEXT = simulatedText(1, 5);
 
@@ -181,7 +182,8 @@ describe("the connection guard over TLS", () => {
   beforeAll(async () => {
     h = await startHarness({
       models: { sim: "sim-1" },
-      server: { tls: { certFile: pki.server.certFile, keyFile: pki.server.keyFile }, headersTimeoutMs: 1_000, idleTimeoutMs: 200 },
+      // headersTimeoutMs leaves a loaded machine ample time for a handshake and a first request.
+      server: { tls: { certFile: pki.server.certFile, keyFile: pki.server.keyFile }, headersTimeoutMs: 2_000, idleTimeoutMs: 200 },
     });
   });
   afterAll(() => h.close());
