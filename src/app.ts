@@ -72,6 +72,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     sendTimeoutMs: config.server.sendTimeoutMs,
     facade: config.facade,
     ...(config.server.debugEndpoints ? { debug: { registry } } : {}),
+    ...(config.server.tls ? { tls: config.server.tls } : {}),
   });
 
   return {

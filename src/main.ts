@@ -1,14 +1,27 @@
+#!/usr/bin/env node
 import { parseArgs } from "node:util";
 import { startSluice } from "./app.js";
+import { checkConfigCommand } from "./cli/check-config.js";
 import { ConfigError, type Config, loadConfigFile, resolveConfig } from "./config/config.js";
 import { defaultConfig } from "./config/default-config.js";
+import type { Logger } from "./logging/logger.js";
 import { startSimulator, type Simulator } from "./simulator/server.js";
 
 const USAGE = `usage: sluice [--config FILE] [--host HOST] [--port PORT]
+       sluice check-config FILE      (or: sluice --config FILE --check)
 
   --config FILE  YAML configuration (default: built-in simulator, no keys needed)
   --host HOST    listen address (default 127.0.0.1, or server.host)
-  --port PORT    listen port (default 8080, or PORT, or server.port)`;
+  --port PORT    listen port (default 8080, or PORT, or server.port)
+  --check        validate the configuration, report every problem, exit 1 if any
+
+check-config FILE validates the whole file (schema, references between
+aliases and providers, API key variables) and exits 0 when it would start.`;
+
+/** A command line the gateway does not understand: the message, then the usage. */
+class UsageError extends Error {
+  override readonly name = "UsageError";
+}
 
 function parsePort(value: string, source: string): number {
   const port = Number(value);
@@ -16,17 +29,46 @@ function parsePort(value: string, source: string): number {
   return port;
 }
 
+/** How long a stopped gateway may take to release its last handles before it exits anyway. */
+const EXIT_GRACE_MS = 5_000;
+
+/**
+ * Ends the process by letting the event loop run empty rather than calling
+ * process.exit at once: pino's exit hook writes buffered lines
+ * synchronously and retries a broken stdout (EPIPE) forever, so a
+ * signalled gateway whose log reader had gone away never exited. Should a
+ * handle be left open by mistake, the process still exits after
+ * EXIT_GRACE_MS, naming what was left.
+ */
+function exitWhenIdle(logger: Logger): void {
+  process.exitCode = 0;
+  setTimeout(() => {
+    logger.warn({ event: "server.exit_forced", resources: process.getActiveResourcesInfo() });
+    process.exit(0);
+  }, EXIT_GRACE_MS).unref();
+}
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({
+  const { values, positionals } = parseArgs({
     options: {
       config: { type: "string" },
       host: { type: "string" },
       port: { type: "string" },
+      check: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
+    allowPositionals: true,
   });
   if (values.help) {
     process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  const [command, ...rest] = positionals;
+  if (command !== undefined && command !== "check-config") throw new UsageError(`unknown command: ${command}`);
+  if (command === "check-config" || values.check) {
+    const file = command ? rest[0] : values.config;
+    if (file === undefined || rest.length > 1) throw new UsageError(command ? "check-config needs one FILE" : "--check needs --config FILE");
+    process.exitCode = await checkConfigCommand(file, process.env, process.stdout);
     return;
   }
   const port = values.port !== undefined ? parsePort(values.port, "--port") : process.env.PORT ? parsePort(process.env.PORT, "PORT") : undefined;
@@ -68,13 +110,17 @@ async function main(): Promise<void> {
     void sluice
       .shutdown()
       .then(() => simulator?.close())
-      .then(() => process.exit(0));
+      .then(() => exitWhenIdle(sluice.logger));
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
 }
 
 main().catch((error: unknown) => {
+  if (error instanceof UsageError) {
+    process.stderr.write(`sluice: ${error.message}\n${USAGE}\n`);
+    process.exit(2);
+  }
   const message = error instanceof ConfigError ? error.message : error instanceof Error ? `${error.name}: ${error.message}` : String(error);
   process.stderr.write(`sluice: ${message}\n`);
   process.exit(1);

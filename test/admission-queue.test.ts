@@ -57,7 +57,7 @@ function statusDetails(bytes: Buffer): Array<{ typeUrl: string; value: Uint8Arra
     }
     const any = new BinaryReader(reader.bytes());
     let typeUrl = "";
-    let value = new Uint8Array();
+    let value: Uint8Array = new Uint8Array();
     while (any.pos < any.len) {
       const [f, t] = any.tag();
       if (f === 1) typeUrl = any.string();

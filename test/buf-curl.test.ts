@@ -42,6 +42,7 @@ describe("buf curl with server reflection (no proto files)", () => {
   it("lists services", async () => {
     const out = await bufCurl("--list-services", "--http2-prior-knowledge", h.url);
     expect(out.trim().split("\n")).toEqual([
+      "grpc.health.v1.Health",
       "grpc.reflection.v1.ServerReflection",
       "grpc.reflection.v1alpha.ServerReflection",
       "sluice.v1.ChatService",
@@ -71,6 +72,11 @@ describe("buf curl with server reflection (no proto files)", () => {
       expect(messages.at(-1)).toEqual({ sequence: String(messages.length - 1), finish: { reason: "FINISH_REASON_STOP" } });
     });
   }
+
+  it("checks health through reflection, as a probe would", async () => {
+    const out = await bufCurl("--protocol", "grpc", "--http2-prior-knowledge", "--data", '{"service":"sluice.v1.ChatService"}', `${h.url}/grpc.health.v1.Health/Check`);
+    expect(JSON.parse(out)).toEqual({ status: "SERVING" });
+  });
 
   it("reports a bad request with the gRPC code", async () => {
     const error = await run(BUF, ["curl", "--protocol", "grpc", "--http2-prior-knowledge", "--data", '{"model":"missing","messages":[]}', `${h.url}/sluice.v1.ChatService/Chat`]).then(

@@ -61,7 +61,7 @@ describe("configuration", () => {
     ["unknown kind", { ...minimal, providers: { main: { kind: "cohere", baseUrl: "http://x" } } }, "providers.main.kind"],
     ["alias to a missing provider", { ...minimal, models: { m: { provider: "ghost", model: "x" } } }, 'models.m.provider: unknown provider "ghost"'],
     ["negative timeout", { ...minimal, models: { m: { provider: "main", model: "x", timeouts: { idleMs: -1 } } } }, "models.m.timeouts.idleMs"],
-    ["typo in a key", { ...minimal, sever: {} }, "(root)"],
+    ["typo in a key", { ...minimal, sever: {} }, "sever: unknown key"],
     ["port out of range", { ...minimal, server: { port: 70000 } }, "server.port"],
     ["no models", { ...minimal, models: {} }, "models: at least one model alias"],
     ["a key instead of an env var name", { ...minimal, providers: { main: { kind: "openai", baseUrl: "http://x", apiKeyEnv: "sk-abc 123" } } }, "providers.main.apiKeyEnv"],
@@ -75,6 +75,29 @@ describe("configuration", () => {
   it("fails at start-up when an API key variable is unset", () => {
     const input = { ...minimal, providers: { main: { ...minimal.providers.main, apiKeyEnv: "MISSING_KEY" } } };
     expect(configError(input)).toContain("providers.main.apiKeyEnv: environment variable MISSING_KEY is not set");
+  });
+
+  it("reports every problem in one run: schema, references and every unset key variable", () => {
+    const message = configError({
+      server: { port: "x", drainMs: -1 },
+      providers: {
+        a: { kind: "cohere", baseUrl: "nope", apiKeyEnv: "A_KEY" },
+        b: { kind: "openai", baseUrl: "http://x", apiKeyEnv: "B_KEY" },
+      },
+      models: { m: { provider: "ghost", model: "x" }, n: { provider: "a" } },
+    });
+    const expected = [
+      "server.port:",
+      "server.drainMs:",
+      "providers.a.kind:",
+      "providers.a.baseUrl:",
+      "providers.a.apiKeyEnv: environment variable A_KEY is not set",
+      "providers.b.apiKeyEnv: environment variable B_KEY is not set",
+      'models.m.provider: unknown provider "ghost"',
+      "models.n.model:",
+    ];
+    for (const line of expected) expect(message).toContain(line);
+    expect(message).toContain("(8 problems)");
   });
 
   it("never puts the key value in the resolved config's printable form", () => {
@@ -103,5 +126,86 @@ describe("configuration", () => {
     );
     expect(result.code).toBe(1);
     expect(result.stderr).toContain("providers.main.baseUrl");
+  });
+});
+
+describe("sluice check-config", () => {
+  const BAD = [
+    "sever: {}", // 1
+    "server:", // 2
+    '  port: "x"', // 3
+    "providers:", // 4
+    "  a:", // 5
+    "    kind: cohere", // 6
+    "    baseUrl: http://127.0.0.1:9/v1", // 7
+    "    apiKeyEnv: A_KEY", // 8
+    "  b: { kind: openai, baseUrl: 'http://127.0.0.1:9/v1', apiKeyEnv: B_KEY }", // 9
+    "models:", // 10
+    "  m: { provider: ghost, model: x }", // 11
+    "",
+  ].join("\n");
+
+  async function file(text: string): Promise<string> {
+    const path = join(await mkdtemp(join(tmpdir(), "sluice-check-")), "sluice.yaml");
+    await writeFile(path, text);
+    return path;
+  }
+
+  async function sluice(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+    return run(process.execPath, ["dist/src/main.js", ...args], { env: { PATH: process.env.PATH, ...env } }).then(
+      ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+      (e: { code: number; stdout: string; stderr: string }) => e,
+    );
+  }
+
+  it("reports every problem of a bad file in one run, in file order with lines, and exits 1", async () => {
+    const path = await file(BAD);
+    const { code, stdout } = await sluice(["check-config", path]);
+    expect(code).toBe(1);
+    expect(stdout.split("\n")).toEqual([
+      `invalid configuration in ${path} (6 problems):`,
+      "  sever: unknown key (line 1)",
+      "  server.port: Invalid input: expected number, received string (line 3)",
+      '  providers.a.kind: Invalid option: expected one of "openai"|"anthropic"|"gemini" (line 6)',
+      "  providers.a.apiKeyEnv: environment variable A_KEY is not set (line 8)",
+      "  providers.b.apiKeyEnv: environment variable B_KEY is not set (line 9)",
+      '  models.m.provider: unknown provider "ghost" (line 11)',
+      "",
+    ]);
+  });
+
+  it("--config FILE --check is the same check", async () => {
+    const path = await file(BAD);
+    const { code, stdout } = await sluice(["--config", path, "--check"]);
+    expect(code).toBe(1);
+    expect(stdout).toContain("(6 problems)");
+  });
+
+  it("a good file prints OK and exits 0, once its key variables are set", async () => {
+    const path = await file(
+      "providers:\n  main: { kind: openai, baseUrl: 'http://127.0.0.1:9/v1', apiKeyEnv: MAIN_KEY }\nmodels:\n  m: { provider: main, model: x }\n",
+    );
+    const unset = await sluice(["check-config", path]);
+    expect(unset.code).toBe(1);
+    expect(unset.stdout).toContain("providers.main.apiKeyEnv: environment variable MAIN_KEY is not set (line 2)");
+    const set = await sluice(["check-config", path], { MAIN_KEY: "sk-check-secret" });
+    expect(set).toMatchObject({ code: 0, stdout: `${path}: OK (1 provider, 1 model alias)\n` });
+    expect(set.stdout + set.stderr).not.toContain("sk-check-secret");
+  });
+
+  it("names every YAML syntax error, and an unreadable file, and exits 1", async () => {
+    const broken = await sluice(["check-config", await file("a: [\nb: {\n")]);
+    expect(broken.code).toBe(1);
+    expect(broken.stdout.match(/invalid YAML in/g)).toHaveLength(2);
+    const missing = await sluice(["check-config", "/nonexistent/sluice.yaml"]);
+    expect(missing).toMatchObject({ code: 1, stdout: "cannot read configuration file /nonexistent/sluice.yaml: ENOENT\n" });
+  });
+
+  it("a command line it does not understand gets the usage and exit status 2", async () => {
+    for (const args of [["check-config"], ["--check"], ["frobnicate"]]) {
+      const { code, stderr } = await sluice(args);
+      expect(code).toBe(2);
+      expect(stderr).toContain("usage: sluice");
+    }
   });
 });

@@ -1,9 +1,9 @@
-import { readFile } from "node:fs/promises";
-import { parseDocument } from "yaml";
-import type { z } from "zod";
 import type { ProviderKind } from "../core/chat-request.js";
-import { configSchema, type ConfigInput, DEFAULT_TIMEOUTS, type STRATEGIES, type TimeoutsConfig } from "./schema.js";
+import { readConfigDocument } from "./config-file.js";
+import { checkConfig, type ConfigProblem, formatPath } from "./problems.js";
+import { DEFAULT_TIMEOUTS, type STRATEGIES, type TimeoutsConfig } from "./schema.js";
 import { createSecret, type Secret } from "./secret.js";
+import type { TlsCredentials } from "./tls-files.js";
 
 /** Admission in front of one provider: concurrency, and a bounded FIFO queue behind it. */
 export interface AdmissionConfig {
@@ -83,6 +83,8 @@ export interface Config {
     readonly sendTimeoutMs: number;
     readonly maxConnections: number;
     readonly maxStreamsPerConnection: number;
+    /** Absent: cleartext (h2c and HTTP/1.1). */
+    readonly tls?: TlsCredentials;
   };
   readonly log: { readonly level: string };
   readonly limits: {
@@ -100,45 +102,42 @@ export interface Config {
 const DEFAULT_MAX_REQUEST_BYTES = 4 * 1024 * 1024;
 
 /**
- * Thrown for any configuration problem. The message starts with the path of
- * the bad field (e.g. `providers.main.baseUrl`) so start-up failures point
- * at the line to fix.
+ * Thrown for any configuration problem. Each line of the message starts
+ * with the path of a bad field (e.g. `providers.main.baseUrl`) so start-up
+ * failures point at what to fix; every problem is listed, not the first.
  */
 export class ConfigError extends Error {
   override readonly name = "ConfigError";
 }
 
-function formatPath(path: readonly PropertyKey[]): string {
-  return path.length === 0 ? "(root)" : path.map(String).join(".");
-}
-
-function formatIssues(source: string, issues: readonly z.core.$ZodIssue[]): string {
-  const lines = issues.map((issue) => `  ${formatPath(issue.path)}: ${issue.message}`);
-  return `invalid configuration in ${source}:\n${lines.join("\n")}`;
+/** The report for a list of problems: one line each, with its line in the file where known. */
+export function formatProblems(source: string, problems: readonly ConfigProblem[], lineOf: (path: readonly PropertyKey[]) => number | undefined = () => undefined): string {
+  const located = problems.map((problem) => ({ problem, line: lineOf(problem.path) }));
+  // File order where lines are known, so the report reads top to bottom.
+  located.sort((a, b) => (a.line ?? Number.MAX_SAFE_INTEGER) - (b.line ?? Number.MAX_SAFE_INTEGER));
+  const lines = located.map(({ problem, line }) => `  ${formatPath(problem.path)}: ${problem.message}${line === undefined ? "" : ` (line ${line})`}`);
+  const count = problems.length === 1 ? "1 problem" : `${problems.length} problems`;
+  return `invalid configuration in ${source} (${count}):\n${lines.join("\n")}`;
 }
 
 /**
  * Validates a configuration object and resolves it for use. `env` supplies
  * API keys; a provider whose key variable is unset fails here, at start-up,
- * not on its first request.
+ * not on its first request. Every problem is reported at once.
  */
-export function resolveConfig(input: unknown, env: NodeJS.ProcessEnv, source = "configuration"): Config {
-  const parsed = configSchema.safeParse(input);
-  if (!parsed.success) throw new ConfigError(formatIssues(source, parsed.error.issues));
-  const file = parsed.data;
+export function resolveConfig(
+  input: unknown,
+  env: NodeJS.ProcessEnv,
+  source = "configuration",
+  lineOf?: (path: readonly PropertyKey[]) => number | undefined,
+): Config {
+  const { file, tls, problems } = checkConfig(input, env);
+  if (!file) throw new ConfigError(formatProblems(source, problems, lineOf));
 
   const providers = new Map<string, ProviderConfig>();
   for (const [name, p] of Object.entries(file.providers)) {
-    let apiKey: Secret | undefined;
-    if (p.apiKeyEnv !== undefined) {
-      const value = env[p.apiKeyEnv];
-      if (value === undefined || value === "") {
-        throw new ConfigError(
-          `invalid configuration in ${source}:\n  providers.${name}.apiKeyEnv: environment variable ${p.apiKeyEnv} is not set`,
-        );
-      }
-      apiKey = createSecret(value);
-    }
+    // checkConfig has made sure every named key variable is set.
+    const apiKey = p.apiKeyEnv === undefined ? undefined : createSecret(env[p.apiKeyEnv]!);
     providers.set(name, {
       name,
       kind: p.kind,
@@ -180,7 +179,7 @@ export function resolveConfig(input: unknown, env: NodeJS.ProcessEnv, source = "
   }
 
   return {
-    server: file.server,
+    server: { ...file.server, tls },
     log: file.log,
     limits: {
       maxEventBytes: file.limits.maxEventBytes,
@@ -196,15 +195,7 @@ export function resolveConfig(input: unknown, env: NodeJS.ProcessEnv, source = "
 
 /** Reads, parses and resolves a YAML configuration file. */
 export async function loadConfigFile(path: string, env: NodeJS.ProcessEnv): Promise<Config> {
-  let text: string;
-  try {
-    text = await readFile(path, "utf8");
-  } catch (error) {
-    throw new ConfigError(`cannot read configuration file ${path}: ${(error as NodeJS.ErrnoException).code ?? "error"}`);
-  }
-  const doc = parseDocument(text, { prettyErrors: true });
-  if (doc.errors.length > 0) {
-    throw new ConfigError(`invalid YAML in ${path}: ${doc.errors[0]!.message}`);
-  }
-  return resolveConfig(doc.toJS() as ConfigInput, env, path);
+  const doc = await readConfigDocument(path);
+  if (doc.errors.length > 0) throw new ConfigError(doc.errors.join("\n"));
+  return resolveConfig(doc.input, env, path, doc.lineOf);
 }

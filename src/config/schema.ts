@@ -122,6 +122,17 @@ const modelSchema = z
     }
   });
 
+const filePath = z.string().min(1);
+
+const tlsSchema = z.strictObject({
+  /** PEM certificate chain, leaf first. */
+  certFile: filePath,
+  /** PEM private key of the leaf certificate. */
+  keyFile: filePath,
+  /** PEM CA certificates: when set, every client must present a certificate they signed (mTLS). */
+  clientCaFile: filePath.optional(),
+});
+
 const aliasName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:/-]*$/, "letters, digits and . _ : / - only");
 
 export const configSchema = z
@@ -148,6 +159,8 @@ export const configSchema = z
         maxConnections: z.number().int().min(1).max(1_000_000).default(10_000),
         /** Concurrent streams per HTTP/2 connection (SETTINGS_MAX_CONCURRENT_STREAMS). */
         maxStreamsPerConnection: z.number().int().min(1).max(1_000_000).default(1_000),
+        /** TLS on the listener (ALPN h2 and http/1.1); absent = cleartext, for local use. */
+        tls: tlsSchema.optional(),
       })
       .prefault({}),
     log: z
@@ -177,18 +190,6 @@ export const configSchema = z
       .prefault({}),
     providers: z.record(aliasName, providerSchema).refine((p) => Object.keys(p).length > 0, "at least one provider"),
     models: z.record(aliasName, modelSchema).refine((m) => Object.keys(m).length > 0, "at least one model alias"),
-  })
-  .superRefine((config, ctx) => {
-    for (const [alias, model] of Object.entries(config.models)) {
-      const refs = model.targets
-        ? model.targets.map((t, i) => ({ provider: t.provider, path: ["models", alias, "targets", i, "provider"] }))
-        : model.provider !== undefined
-          ? [{ provider: model.provider, path: ["models", alias, "provider"] }]
-          : [];
-      for (const ref of refs) {
-        if (!(ref.provider in config.providers)) ctx.addIssue({ code: "custom", path: ref.path, message: `unknown provider "${ref.provider}"` });
-      }
-    }
   });
 
 /** The configuration file as written (before defaults are applied). */

@@ -1,6 +1,7 @@
 import { Server as Http1Server } from "node:http";
 import type { Http2Session } from "node:http2";
 import type { Server as NetServer, Socket } from "node:net";
+import { Server as TlsServer, TLSSocket } from "node:tls";
 import { clampDelay } from "../core/timers.js";
 import type { AnyRequest, AnyResponse } from "../http/node-http.js";
 import type { Logger } from "../logging/logger.js";
@@ -15,7 +16,12 @@ export interface ConnectionLimits {
 }
 
 interface Connection {
+  /** The accepted TCP socket. */
   readonly socket: Socket;
+  /** Over TLS, the decrypted socket the HTTP server reads from, wrapping `socket`. */
+  tls?: TLSSocket;
+  /** The TCP four-tuple, by which a TLS socket finds its connection. */
+  readonly address: string;
   /** Requests (HTTP/1.1) or streams (HTTP/2) in flight. */
   inFlight: number;
   session?: Http2Session;
@@ -28,7 +34,7 @@ export interface ConnectionGuard {
   readonly open: number;
   /** Connections closed by the guard, by reason; for tests and the runtime endpoint. */
   readonly closed: Readonly<Record<"headers_timeout" | "idle_timeout" | "evicted" | "refused", number>>;
-  /** Every socket, for shutdown. */
+  /** Every socket (over TLS, the TLS socket and the TCP socket under it), for shutdown. */
   sockets(): Iterable<Socket>;
   /** Resolves once at most `count` connections are open (now or later). */
   whenAtMost(count: number): Promise<void>;
@@ -51,9 +57,18 @@ const REFUSAL = "HTTP/1.1 503 Service Unavailable\r\nconnection: close\r\nconten
  * - at `maxConnections`, a new connection closes the connection that has
  *   been idle longest (never one with a request in flight); if none is idle,
  *   the new connection gets a plain 503 and is closed.
+ *
+ * Over TLS, httpolyglot hands the HTTP servers a TLSSocket, a different
+ * object from the accepted socket; it is tied to its connection by the TCP
+ * four-tuple, so that its requests and streams count as activity. The
+ * headers deadline also bounds the TLS handshake.
  */
 export function guardConnections(server: NetServer, limits: ConnectionLimits, logger: Logger): ConnectionGuard {
   const connections = new Map<Socket, Connection>();
+  /** Open connections by TCP four-tuple: unique among open connections to this listener. */
+  const byAddress = new Map<string, Connection>();
+  /** Every socket an HTTP server may hand us (the TCP socket, or the TLS socket over it). */
+  const bySocket = new WeakMap<Socket, Connection>();
   const closed = { headers_timeout: 0, idle_timeout: 0, evicted: 0, refused: 0 };
   let lastSession: Http2Session | undefined;
   const waiters = new Set<{ count: number; wake: () => void }>();
@@ -72,6 +87,7 @@ export function guardConnections(server: NetServer, limits: ConnectionLimits, lo
       conn.session.close();
       conn.session.destroy();
     }
+    conn.tls?.destroy();
     conn.socket.destroy();
   };
 
@@ -101,9 +117,18 @@ export function guardConnections(server: NetServer, limits: ConnectionLimits, lo
     }
     if (!oldest) return false;
     close(oldest, "evicted");
-    connections.delete(oldest.socket);
+    forget(oldest);
     return true;
   };
+
+  function forget(conn: Connection): void {
+    clearTimeout(conn.timer);
+    connections.delete(conn.socket);
+    if (byAddress.get(conn.address) === conn) byAddress.delete(conn.address);
+    settle();
+  }
+
+  const addressOf = (socket: Socket) => `${socket.remoteAddress}|${socket.remotePort}|${socket.localAddress}|${socket.localPort}`;
 
   server.on("connection", function (this: unknown, socket: Socket) {
     // httpolyglot re-emits `connection` on the server that takes the socket
@@ -115,19 +140,27 @@ export function guardConnections(server: NetServer, limits: ConnectionLimits, lo
         socket.destroySoon();
         return;
       }
-      const conn: Connection = { socket, inFlight: 0, idleSince: performance.now() };
+      const conn: Connection = { socket, address: addressOf(socket), inFlight: 0, idleSince: performance.now() };
       connections.set(socket, conn);
+      byAddress.set(conn.address, conn);
+      bySocket.set(socket, conn);
       arm(conn, limits.headersTimeoutMs, "headers_timeout");
-      socket.once("close", () => {
-        clearTimeout(conn.timer);
-        connections.delete(socket);
-        settle();
-      });
+      socket.once("close", () => forget(conn));
       return;
+    }
+    // The TLS server gets the accepted socket first, to run the handshake.
+    if (this instanceof TlsServer) return;
+    // From here on, `this` is the HTTP server the connection was handed to.
+    let conn = bySocket.get(socket);
+    if (!conn && socket instanceof TLSSocket) {
+      conn = byAddress.get(addressOf(socket));
+      if (conn) {
+        conn.tls = socket;
+        bySocket.set(socket, conn);
+      }
     }
     if (this instanceof Http1Server) return;
     // Handed to the HTTP/2 server, which has just created its session.
-    const conn = connections.get(socket);
     if (!conn || !lastSession) return;
     const session = lastSession;
     lastSession = undefined;
@@ -144,7 +177,7 @@ export function guardConnections(server: NetServer, limits: ConnectionLimits, lo
 
   server.on("request", (req: AnyRequest, res: AnyResponse) => {
     if ("stream" in req) return; // HTTP/2 streams are counted on their session
-    const conn = connections.get(req.socket);
+    const conn = bySocket.get(req.socket);
     if (!conn) return;
     busy(conn);
     res.once("close", () => idle(conn));
@@ -155,7 +188,12 @@ export function guardConnections(server: NetServer, limits: ConnectionLimits, lo
       return connections.size;
     },
     closed,
-    sockets: () => connections.keys(),
+    *sockets() {
+      for (const conn of connections.values()) {
+        if (conn.tls) yield conn.tls;
+        yield conn.socket;
+      }
+    },
     whenAtMost(count) {
       if (connections.size <= count) return Promise.resolve();
       return new Promise((wake) => waiters.add({ count, wake }));

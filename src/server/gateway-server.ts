@@ -3,19 +3,24 @@ import type { Http2Session } from "node:http2";
 import type { AddressInfo, Socket } from "node:net";
 import * as httpolyglot from "@httptoolkit/httpolyglot";
 import type { ConnectRouter } from "@connectrpc/connect";
+import type { TlsCredentials } from "../config/tls-files.js";
 import { createChatService } from "../edges/grpc/chat-service.js";
+import { createHealthService } from "../edges/grpc/health-service.js";
 import { registerReflection } from "../edges/grpc/reflection.js";
 import { createOpenAiFacade } from "../edges/openai/facade.js";
 import type { Logger } from "../logging/logger.js";
 import type { ChatPipeline } from "../pipeline/chat-pipeline.js";
+import { createHealthState, type HealthState } from "../health/health-state.js";
 import { ChatService } from "../../gen/sluice/v1/chat_service_pb.js";
+import { Health } from "../../gen/grpc/health/v1/health_pb.js";
 import type { StreamRegistry } from "../pipeline/stream-registry.js";
 import { type ConnectionGuard, type ConnectionLimits, guardConnections } from "./connection-guard.js";
-import { handleHealth, type HealthState, notFound } from "./health.js";
+import { handleHealth, notFound } from "./health.js";
 import { guardRequests, type Route } from "./request-guard.js";
 import { createRpcHandler } from "./rpc-handler.js";
 import type { RequestBodyLimits } from "./rpc-request.js";
 import { createRuntimeStats } from "./runtime-stats.js";
+import { cameOverTls, refuseCleartext, tlsListenerOptions } from "./tls-listener.js";
 
 export interface GatewayServerOptions {
   readonly pipeline: ChatPipeline;
@@ -33,22 +38,24 @@ export interface GatewayServerOptions {
   readonly facade: { readonly keepaliveMs: number };
   /** Given when /debug/runtime should be served. */
   readonly debug?: { readonly registry: StreamRegistry };
+  /** TLS on the listener; absent = cleartext h2c and HTTP/1.1. */
+  readonly tls?: TlsCredentials;
 }
 
 export interface GatewayServer {
-  /** e.g. http://127.0.0.1:8080 */
+  /** e.g. http://127.0.0.1:8080, or https://… over TLS */
   readonly url: string;
   readonly port: number;
   readonly health: HealthState;
   readonly connections: ConnectionGuard;
   /**
-   * Readiness turns 503 and HTTP/2 sessions get GOAWAY: in-flight streams go
-   * on, clients take new ones elsewhere. The port stays open so that health
+   * Readiness turns 503 (gRPC health: NOT_SERVING) and HTTP/2 sessions get
+   * GOAWAY: in-flight streams go on, clients take new ones elsewhere. The port stays open so that health
    * checks read 503 and late requests get a clean UNAVAILABLE, not a refused
    * connection.
    */
   stopAccepting(): void;
-  /** Waits up to `graceMs` for connections to finish, then destroys the rest. */
+  /** Ends health watches, waits up to `graceMs` for connections to finish, then destroys the rest. */
   close(graceMs?: number): Promise<void>;
 }
 
@@ -78,16 +85,20 @@ function keepAlive(session: Http2Session, intervalMs: number): void {
  * HTTP/2), the OpenAI facade, health endpoints. Cleartext HTTP/2 and
  * HTTP/1.1 share the port through httpolyglot, which peeks at the first
  * bytes for the HTTP/2 preface; Node's own `allowHTTP1` only works over TLS.
+ * With TLS, httpolyglot terminates it and picks the HTTP server by ALPN, the
+ * same servers and guards serve the decrypted sockets, and cleartext is
+ * refused.
  * Every connection passes the connection guard, every request the request
  * guard.
  */
 export async function startGatewayServer(options: GatewayServerOptions): Promise<GatewayServer> {
   const { pipeline, logger } = options;
-  const health: HealthState = { ready: false };
+  const health = createHealthState();
   const rpc = createRpcHandler({
     routes: (router: ConnectRouter) => {
       router.service(ChatService, createChatService({ pipeline, maxJsonDepth: options.requests.maxJsonDepth }));
-      registerReflection(router, [ChatService]);
+      router.service(Health, createHealthService(health, [ChatService.typeName]));
+      registerReflection(router, [ChatService, Health]);
     },
     limits: options.requests,
     sendTimeoutMs: options.sendTimeoutMs,
@@ -97,6 +108,11 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
   const runtime = options.debug ? createRuntimeStats(options.debug.registry, () => guard) : () => false;
 
   const route: Route = (req, res, exchange) => {
+    if (options.tls && !cameOverTls(req)) {
+      exchange.code = "tls_required";
+      res.destroy();
+      return;
+    }
     const served = rpc(req, res, exchange);
     if (served !== false) return served;
     if (handleHealth(req, res, exchange, health)) return;
@@ -111,10 +127,12 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
     {
       http: { keepAliveTimeout: options.connections.idleTimeoutMs },
       http2: { settings: { maxConcurrentStreams: options.maxStreamsPerConnection } },
+      ...(options.tls ? { tls: tlsListenerOptions(options.tls) } : {}),
     },
     guardRequests(route, logger) as Parameters<typeof httpolyglot.createServer>[1],
   );
   guard = guardConnections(server, options.connections, logger);
+  if (options.tls) refuseCleartext(server, logger);
   server.on("connection", (socket: Socket) => {
     // Deltas are small writes in quick succession: with Nagle on, each one
     // after the first waits for the client's delayed ACK (~40 ms).
@@ -141,23 +159,25 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
   await once(server, "listening");
   const { port } = server.address() as AddressInfo;
   const host = options.host.includes(":") ? `[${options.host}]` : options.host;
-  health.ready = true;
+  health.setReady(true);
   const closed = once(server, "close");
   let listening = true;
 
   const stopAccepting = () => {
-    health.ready = false;
+    health.setReady(false);
     for (const session of sessions) if (!session.closed) session.close();
   };
 
   return {
-    url: `http://${host}:${port}`,
+    url: `${options.tls ? "https" : "http"}://${host}:${port}`,
     port,
     health,
     connections: guard,
     stopAccepting,
     async close(graceMs = 0) {
       stopAccepting();
+      // Health watchers end their streams now, so their connections can close.
+      health.close();
       if (listening) {
         listening = false;
         server.close();

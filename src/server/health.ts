@@ -1,13 +1,12 @@
+import type { HealthState } from "../health/health-state.js";
 import type { Exchange } from "../http/exchange.js";
 import { type AnyRequest, type AnyResponse, pathOf, sendJson } from "../http/node-http.js";
 
-/** Liveness and readiness: what a load balancer or orchestrator polls. */
-export interface HealthState {
-  /** False once draining begins: stop sending new work here. */
-  ready: boolean;
-}
-
-/** Serves /healthz and /readyz; returns false for any other path. */
+/**
+ * Serves /healthz (liveness: always 200 while the process answers) and
+ * /readyz (readiness: 503 from the start of a drain on); returns false for
+ * any other path.
+ */
 export function handleHealth(req: AnyRequest, res: AnyResponse, exchange: Exchange, state: HealthState): boolean {
   if (req.method !== "GET" && req.method !== "HEAD") return false;
   const path = pathOf(req);

@@ -67,10 +67,10 @@ export function textOf(messages: readonly StreamChatResponse[]): string {
 export function grpcJsStream(
   baseUrl: string,
   request: StreamChatRequest,
-  options: { deadline?: Date; metadata?: grpc.Metadata; channelOptions?: grpc.ChannelOptions } = {},
+  options: { deadline?: Date; metadata?: grpc.Metadata; channelOptions?: grpc.ChannelOptions; credentials?: grpc.ChannelCredentials } = {},
 ): { messages: Promise<StreamChatResponse[]>; call: grpc.ClientReadableStream<StreamChatResponse>; close(): void } {
   const address = new URL(baseUrl).host;
-  const client = new grpc.Client(address, grpc.credentials.createInsecure(), options.channelOptions);
+  const client = new grpc.Client(address, options.credentials ?? grpc.credentials.createInsecure(), options.channelOptions);
   const call = client.makeServerStreamRequest<StreamChatRequest, StreamChatResponse>(
     "/sluice.v1.ChatService/StreamChat",
     (m) => Buffer.from(toBinary(StreamChatRequestSchema, m)),

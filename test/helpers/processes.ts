@@ -25,7 +25,18 @@ export function startProcess(
   env: NodeJS.ProcessEnv = process.env,
   timeoutMs = 15_000,
 ): Promise<Started> {
-  const child = spawn(process.execPath, args, { env, stdio: ["ignore", "pipe", "pipe"] });
+  return startCommand(process.execPath, args, ready, { env, timeoutMs });
+}
+
+/** Like startProcess, for any command (npm, an installed bin). */
+export function startCommand(
+  command: string,
+  args: readonly string[],
+  ready: (line: Record<string, unknown>) => boolean,
+  options: { env?: NodeJS.ProcessEnv; timeoutMs?: number; cwd?: string } = {},
+): Promise<Started> {
+  const { env = process.env, timeoutMs = 15_000, cwd } = options;
+  const child = spawn(command, args, { env, cwd, stdio: ["ignore", "pipe", "pipe"] });
   let stderr = "";
   child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));

@@ -1,0 +1,98 @@
+import type { z } from "zod";
+import { configSchema, type ConfigFile } from "./schema.js";
+import { readTlsFiles, type TlsCredentials } from "./tls-files.js";
+
+/** One thing wrong with a configuration, at the path of the field to fix. */
+export interface ConfigProblem {
+  /** e.g. ["providers", "main", "baseUrl"]; empty for the document itself. */
+  readonly path: readonly PropertyKey[];
+  readonly message: string;
+}
+
+export function formatPath(path: readonly PropertyKey[]): string {
+  return path.length === 0 ? "(root)" : path.map(String).join(".");
+}
+
+/** zod's issues, one problem each; an unknown key is named by its own path. */
+function schemaProblems(issues: readonly z.core.$ZodIssue[]): ConfigProblem[] {
+  return issues.flatMap((issue) =>
+    issue.code === "unrecognized_keys"
+      ? issue.keys.map((key) => ({ path: [...issue.path, key], message: "unknown key" }))
+      : [{ path: issue.path, message: issue.message }],
+  );
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+
+/** The provider names an alias refers to, with where: its inline `provider` or each of its `targets`. */
+function providerRefs(alias: string, model: Record<string, unknown>): Array<{ provider: unknown; path: PropertyKey[] }> {
+  if (Array.isArray(model.targets)) {
+    return model.targets.map((target: unknown, i) => ({ provider: isRecord(target) ? target.provider : undefined, path: ["models", alias, "targets", i, "provider"] }));
+  }
+  return [{ provider: model.provider, path: ["models", alias, "provider"] }];
+}
+
+/**
+ * Aliases that name a provider the file does not define. Read from the
+ * input as written, so it is reported in the same run as any schema
+ * problem (a zod refinement runs only once everything else is valid).
+ */
+function referenceProblems(input: unknown): ConfigProblem[] {
+  if (!isRecord(input) || !isRecord(input.models)) return [];
+  const providers = isRecord(input.providers) ? input.providers : {};
+  return Object.entries(input.models).flatMap(([alias, model]) =>
+    isRecord(model)
+      ? providerRefs(alias, model).flatMap(({ provider, path }) =>
+          typeof provider === "string" && provider !== "" && !Object.hasOwn(providers, provider) ? [{ path, message: `unknown provider "${provider}"` }] : [],
+        )
+      : [],
+  );
+}
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Every provider whose key variable is unset, not only the first. */
+function environmentProblems(input: unknown, env: NodeJS.ProcessEnv): ConfigProblem[] {
+  if (!isRecord(input) || !isRecord(input.providers)) return [];
+  return Object.entries(input.providers).flatMap(([name, provider]) => {
+    const variable = isRecord(provider) ? provider.apiKeyEnv : undefined;
+    if (typeof variable !== "string" || !ENV_NAME.test(variable)) return [];
+    const value = env[variable];
+    return value === undefined || value === "" ? [{ path: ["providers", name, "apiKeyEnv"], message: `environment variable ${variable} is not set` }] : [];
+  });
+}
+
+/** The TLS files, read when their names are there (whatever else is wrong), so their problems come in the same report. */
+function tlsFiles(input: unknown): { readonly credentials?: TlsCredentials; readonly problems: readonly ConfigProblem[] } {
+  const tls = isRecord(input) && isRecord(input.server) ? input.server.tls : undefined;
+  if (!isRecord(tls) || typeof tls.certFile !== "string" || typeof tls.keyFile !== "string") return { problems: [] };
+  const clientCaFile = typeof tls.clientCaFile === "string" ? tls.clientCaFile : undefined;
+  return readTlsFiles({ certFile: tls.certFile, keyFile: tls.keyFile, ...(clientCaFile !== undefined ? { clientCaFile } : {}) });
+}
+
+export interface CheckedConfig {
+  /** The validated file; only when there is no problem at all. */
+  readonly file?: ConfigFile;
+  /** The listener's TLS material, when the file asks for TLS. */
+  readonly tls?: TlsCredentials;
+  readonly problems: readonly ConfigProblem[];
+}
+
+/**
+ * Everything wrong with a configuration, in one pass: schema violations,
+ * references to undefined providers, unset key variables, unreadable or
+ * mismatched TLS files. Start-up and `sluice check-config` share it, so a
+ * file that checks clean starts.
+ */
+export function checkConfig(input: unknown, env: NodeJS.ProcessEnv): CheckedConfig {
+  const parsed = configSchema.safeParse(input);
+  const tls = tlsFiles(input);
+  const problems = [
+    ...(parsed.success ? [] : schemaProblems(parsed.error.issues)),
+    ...referenceProblems(input),
+    ...environmentProblems(input, env),
+    ...tls.problems,
+  ];
+  if (problems.length > 0 || !parsed.success) return { problems };
+  return { file: parsed.data, ...(tls.credentials ? { tls: tls.credentials } : {}), problems };
+}
