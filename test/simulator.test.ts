@@ -32,7 +32,7 @@ describe("simulator", () => {
   });
 
   it("/_sim/idle answers at once when nothing runs, and /_sim/wait returns the ended record", async () => {
-    const idle = await request(`${sim.origin}/_sim/idle?timeout_ms=1000`);
+    const idle = await request(`${sim.origin}/_sim/idle?timeout_ms=10000`);
     expect(idle.statusCode).toBe(200);
     expect(((await idle.body.json()) as { activeRequests: number }).activeRequests).toBe(0);
     const stream = request(`${sim.origin}/v1/chat/completions`, {
@@ -54,13 +54,13 @@ describe("simulator", () => {
       body: JSON.stringify({ model: "sim-1?fail=stall&tag=stalled", stream: true, messages: [{ role: "user", content: "x" }] }),
       signal: abort.signal,
     });
-    await sim.records.waitFor((r) => r.tag === "stalled", 2000);
+    await sim.records.waitFor((r) => r.tag === "stalled", 10_000);
     const idle = await request(`${sim.origin}/_sim/idle?timeout_ms=100`);
     expect(idle.statusCode).toBe(408);
     await idle.body.dump();
     abort.abort();
     await stalled.then((r) => r.body.dump()).catch(() => undefined);
-    await sim.records.waitFor((r) => r.tag === "stalled" && r.endedAt !== undefined, 2000);
+    await sim.records.waitFor((r) => r.tag === "stalled" && r.endedAt !== undefined, 10_000);
   });
 
   it("hold_at holds a stream silent after N tokens until its tag is released", async () => {
