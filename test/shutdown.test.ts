@@ -1,3 +1,4 @@
+import { createInterface } from "node:readline";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSimulator, type Simulator } from "../src/simulator/server.js";
@@ -17,6 +18,13 @@ function gateway(drainMs: number): Promise<GatewayProcess> {
     server: { drainMs },
     providers: { sim: { kind: "openai", baseUrl: sim.openAiBaseUrl } },
     models: { sim: { provider: "sim", model: "sim-1" } },
+  });
+}
+
+/** Resolves when the gateway logs `event`: matched per stdout line, however the pipe splits or joins its writes. */
+function logged(gw: GatewayProcess, event: string): Promise<void> {
+  return new Promise((resolve) => {
+    createInterface({ input: gw.child.stdout! }).on("line", (line) => line.includes(`"event":"${event}"`) && resolve());
   });
 }
 
@@ -47,9 +55,7 @@ describe("graceful shutdown on SIGTERM", () => {
     // the drain period only has to cover what is left after the release.
     const gw = await gateway(15_000);
     const exited = exitCode(gw);
-    const draining = new Promise<void>((resolve) => {
-      gw.child.stdout!.on("data", (d: Buffer) => d.toString().includes('"server.draining"') && resolve());
-    });
+    const draining = logged(gw, "server.draining");
     let signalled = false;
     const inFlight = consume(gw.url, "#sim tokens=40 hold_at=5 tag=drain-ok", (received) => {
       if (textOf(received) !== simulatedText(1, 5) || signalled) return;
@@ -102,7 +108,7 @@ describe("graceful shutdown on SIGTERM", () => {
       if (r.length === 3 && !signalled) {
         signalled = true;
         gw.child.kill("SIGTERM");
-        gw.child.stdout!.on("data", (d: Buffer) => d.toString().includes('"server.draining"') && gw.child.kill("SIGTERM"));
+        void logged(gw, "server.draining").then(() => gw.child.kill("SIGTERM"));
       }
     });
     // With a 60 s drain and a stalled stream, only the second signal can end the process within the test's time.
