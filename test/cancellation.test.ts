@@ -15,6 +15,14 @@ import { FAR_TIMEOUTS, type Harness, PROVIDER_KINDS, startHarness } from "./help
  */
 const DEADLINE_MS = 1500;
 
+/**
+ * A deadline the server alone enforces: the header without the client's own
+ * timer. With `timeoutMs` the client's timer races the server's, and which one
+ * wins (which side ends the stream, and what the gateway logs) depends on
+ * scheduling.
+ */
+const serverDeadline = { headers: { "grpc-timeout": `${DEADLINE_MS}m` } };
+
 describe.each(PROVIDER_KINDS)("%s upstream", (kind) => {
   let h: Harness;
   beforeAll(async () => {
@@ -47,7 +55,7 @@ describe.each(PROVIDER_KINDS)("%s upstream", (kind) => {
       let error: ConnectError | undefined;
       try {
         const request = userRequest("sim", "#sim tokens=2000 fail=stall fail_at=3 tag=deadline-connect");
-        for await (const m of client.streamChat(request, { timeoutMs: DEADLINE_MS })) received.push(m);
+        for await (const m of client.streamChat(request, serverDeadline)) received.push(m);
       } catch (e) {
         error = ConnectError.from(e);
       }
@@ -87,7 +95,7 @@ describe.each(PROVIDER_KINDS)("%s upstream", (kind) => {
     it("the server sees the deadline: the end log says deadline_exceeded", async ({ expect }) => {
       const client = chatClient(transports(h.url)["grpc (connect-node, h2)"]!);
       const request = userRequest("sim", "#sim ttft_ms=600000 tag=deadline-log");
-      await expect(collect(client.streamChat(request, { timeoutMs: DEADLINE_MS }))).rejects.toThrow();
+      await expect(collect(client.streamChat(request, serverDeadline))).rejects.toMatchObject({ code: Code.DeadlineExceeded });
       const record = await h.sim.records.waitFor((r) => r.tag === "deadline-log" && r.endedAt !== undefined, 10_000);
       expect(record.outcome).toBe("client_closed");
       expect(endLog(record.requestId)).toMatchObject({ outcome: "deadline_exceeded" });
