@@ -68,9 +68,13 @@ describe("a slow client slows the upstream read; gateway memory stays flat", () 
       // What upstream wrote beyond what the client took is what two TCP hops
       // of kernel buffers hold, plus a message or two: nothing piles up in the gateway.
       expect(ahead).toBeLessThan(2 * SOCKET_BUFFERS + MiB);
-      // The distance does not keep growing: the last samples are no further ahead than the early ones plus slack.
-      expect(heldBack.at(-1)!).toBeLessThan(heldBack[4]! + 4 * MiB);
+      // The distance does not keep growing: the last sample is no further ahead
+      // than the furthest of the first half plus slack. The buffers fill in the
+      // first reads (within two here, unloaded or not); comparing with the
+      // fifth sample alone would have called a loaded machine that filled them
+      // later a leak, so it gets the whole first half (15 reads, 1.5 s or more).
+      expect(heldBack.at(-1)!).toBeLessThan(Math.max(...heldBack.slice(0, heldBack.length / 2)) + 4 * MiB);
       expect(growth).toBeLessThan(32 * MiB);
-    });
+    }, 60_000); // CPU-bound (a 10 MB warm-up through the gateway process): ~5 s, 10 s with six CPU hogs
   }
 });

@@ -3,16 +3,17 @@ import { once } from "node:events";
 import OpenAI from "openai";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { now } from "../src/simulator/records.js";
 import { simulatedToolCalls } from "../src/simulator/script.js";
 import { simulatedText } from "../src/simulator/text.js";
-import { type Harness, startHarness } from "./helpers/harness.js";
+import { FAR_TIMEOUTS, type Harness, startHarness } from "./helpers/harness.js";
 
 let h: Harness;
 let openai: OpenAI;
 beforeAll(async () => {
   h = await startHarness({
     models: { sim: "sim-1?seed=11", tools: "sim-1?seed=4&tokens=3&tools=2" },
+    // Far timeouts: a stalled or held upstream ends only by the cause under test.
+    provider: { timeouts: FAR_TIMEOUTS },
     facade: { keepaliveMs: 50, maxBodyBytes: 64 * 1024 },
   });
   openai = new OpenAI({ baseURL: `${h.url}/v1`, apiKey: "not-used", maxRetries: 0 });
@@ -20,6 +21,16 @@ beforeAll(async () => {
 afterAll(() => h.close());
 
 const user = (content: string) => [{ role: "user" as const, content }];
+
+/** The text content of every complete `data: {…}` event in raw SSE text. */
+function contentOf(sse: string): string {
+  return sse
+    .split("\n\n")
+    .slice(0, -1)
+    .filter((e) => e.startsWith("data: {"))
+    .map((e) => (JSON.parse(e.slice(6)) as { choices: Array<{ delta: { content?: string } }> }).choices[0]?.delta.content ?? "")
+    .join("");
+}
 
 describe("the official openai SDK against the facade", () => {
   it("streams the simulator's text with for await", async () => {
@@ -68,19 +79,18 @@ describe("the official openai SDK against the facade", () => {
   });
 
   it("abort() mid-stream closes the simulator's connection", async () => {
-    const stream = await openai.chat.completions.create({ model: "sim", messages: user("#sim tokens=2000 delay_ms=5 tag=sdk-abort"), stream: true });
+    // The upstream stalls after 5 tokens and never ends on its own: the
+    // simulator seeing its connection close can only be the client's abort.
+    const stream = await openai.chat.completions.create({ model: "sim", messages: user("#sim tokens=2000 fail=stall fail_at=5 tag=sdk-abort"), stream: true });
     let received = 0;
-    let abortedAt = 0;
     for await (const chunk of stream) {
-      if (chunk.choices[0]?.delta.content && ++received === 5) {
-        abortedAt = now();
-        stream.controller.abort();
-      }
+      if (chunk.choices[0]?.delta.content && ++received === 5) stream.controller.abort();
     }
-    const record = await h.sim.records.waitFor((r) => r.tag === "sdk-abort" && r.endedAt !== undefined, 5000);
+    const record = await h.sim.records.waitFor((r) => r.tag === "sdk-abort" && r.endedAt !== undefined, 10_000);
+    expect(received).toBe(5);
     expect(record.outcome).toBe("client_closed");
-    expect(record.clientClosedAt! - abortedAt).toBeLessThan(100);
-    expect(record.tokensWritten - received).toBeLessThanOrEqual(5);
+    expect(record.tokensWritten).toBe(5);
+    expect(h.logs().find((l) => l.event === "stream.end" && l.requestId === record.requestId)).toMatchObject({ outcome: "canceled" });
   });
 
   it("surfaces an upstream 429 as RateLimitError with the retry-after header", async () => {
@@ -112,34 +122,49 @@ describe("the official openai SDK against the facade", () => {
 });
 
 describe("SSE on the wire", () => {
-  it("sends events one by one: the first arrives before the upstream has finished", async () => {
+  it("sends events one by one: the first arrive before the upstream has finished", async () => {
+    // The upstream holds after 3 tokens until the client has seen all three:
+    // a facade that buffered events (or the whole answer) would never show them.
     const res = await request(`${h.url}/v1/chat/completions`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ model: "sim", stream: true, messages: user("#sim tokens=10 delay_ms=40 tag=raw-timing") }),
+      body: JSON.stringify({ model: "sim", stream: true, messages: user("#sim tokens=10 hold_at=3 tag=raw-timing") }),
     });
     expect(res.statusCode).toBe(200);
     expect(res.headers["content-type"]).toMatch(/^text\/event-stream/);
     expect(res.headers["cache-control"]).toBe("no-cache");
     expect(res.headers["x-accel-buffering"]).toBe("no");
-    const arrivals: Array<{ at: number; text: string }> = [];
-    for await (const chunk of res.body) arrivals.push({ at: now(), text: (chunk as Buffer).toString() });
-    const record = h.sim.records.all().find((r) => r.tag === "raw-timing")!;
-    const firstContent = arrivals.find((a) => a.text.includes('"content":"') && !a.text.includes('"content":""'))!;
-    expect(firstContent.at).toBeLessThan(record.endedAt!);
-    expect(arrivals.length).toBeGreaterThan(5);
-    expect(arrivals.map((a) => a.text).join("").trimEnd().endsWith("data: [DONE]")).toBe(true);
+    let text = "";
+    let unfinishedWhenSeen: boolean | undefined;
+    for await (const chunk of res.body) {
+      text += (chunk as Buffer).toString();
+      if (unfinishedWhenSeen === undefined && contentOf(text) === simulatedText(11, 3)) {
+        const record = h.sim.records.all().find((r) => r.tag === "raw-timing")!;
+        unfinishedWhenSeen = record.endedAt === undefined && record.tokensWritten === 3;
+        h.sim.records.release("raw-timing");
+      }
+    }
+    expect(unfinishedWhenSeen).toBe(true);
+    expect(contentOf(text)).toBe(simulatedText(11, 10));
+    expect(text.trimEnd().endsWith("data: [DONE]")).toBe(true);
   });
 
   it("sends : keepalive comments during silence, also before the first token", async () => {
+    // The upstream holds before its first token until three keepalives have arrived, however long that takes.
     const res = await request(`${h.url}/v1/chat/completions`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ model: "sim", stream: true, messages: user("#sim tokens=2 ttft_ms=300") }),
+      body: JSON.stringify({ model: "sim", stream: true, messages: user("#sim tokens=2 hold_at=0 tag=keepalive") }),
     });
-    const text = await res.body.text();
+    let text = "";
+    for await (const chunk of res.body) {
+      text += (chunk as Buffer).toString();
+      if ((text.match(/: keepalive\n\n/g) ?? []).length >= 3) h.sim.records.release("keepalive");
+    }
     const beforeFirst = text.slice(0, text.indexOf("data: "));
     expect(beforeFirst.match(/: keepalive\n\n/g)!.length).toBeGreaterThanOrEqual(3);
+    expect(beforeFirst.replaceAll(": keepalive\n\n", "")).toBe("");
+    expect(contentOf(text)).toBe(simulatedText(11, 2));
   });
 
   it("works over HTTP/2", async () => {
@@ -164,25 +189,22 @@ describe("SSE on the wire", () => {
   });
 
   it("a raw HTTP/1.1 client that disconnects aborts upstream", async () => {
+    // The upstream stalls after 3 tokens and never ends on its own: only the disconnect can close it.
     const abort = new AbortController();
     const res = await request(`${h.url}/v1/chat/completions`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ model: "sim", stream: true, messages: user("#sim tokens=2000 delay_ms=5 tag=raw-abort") }),
+      body: JSON.stringify({ model: "sim", stream: true, messages: user("#sim tokens=2000 fail=stall fail_at=3 tag=raw-abort") }),
       signal: abort.signal,
     });
-    let abortedAt = 0;
     try {
-      for await (const _ of res.body) {
-        abortedAt = now();
-        abort.abort();
-      }
+      for await (const _ of res.body) abort.abort();
     } catch {
       // our abort
     }
-    const record = await h.sim.records.waitFor((r) => r.tag === "raw-abort" && r.endedAt !== undefined, 5000);
+    const record = await h.sim.records.waitFor((r) => r.tag === "raw-abort" && r.endedAt !== undefined, 10_000);
     expect(record.outcome).toBe("client_closed");
-    expect(record.clientClosedAt! - abortedAt).toBeLessThan(100);
+    expect(h.logs().find((l) => l.event === "stream.end" && l.requestId === record.requestId)).toMatchObject({ outcome: "canceled" });
   });
 });
 

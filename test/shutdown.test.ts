@@ -1,3 +1,4 @@
+import { createInterface } from "node:readline";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSimulator, type Simulator } from "../src/simulator/server.js";
@@ -17,6 +18,13 @@ function gateway(drainMs: number): Promise<GatewayProcess> {
     server: { drainMs },
     providers: { sim: { kind: "openai", baseUrl: sim.openAiBaseUrl } },
     models: { sim: { provider: "sim", model: "sim-1" } },
+  });
+}
+
+/** Resolves when the gateway logs `event`: matched per stdout line, however the pipe splits or joins its writes. */
+function logged(gw: GatewayProcess, event: string): Promise<void> {
+  return new Promise((resolve) => {
+    createInterface({ input: gw.child.stdout! }).on("line", (line) => line.includes(`"event":"${event}"`) && resolve());
   });
 }
 
@@ -42,22 +50,23 @@ async function consume(url: string, text: string, onDelta: (received: StreamChat
 
 describe("graceful shutdown on SIGTERM", () => {
   it("lets an in-flight stream finish within the drain period, turns /readyz unhealthy, refuses new streams, exits 0", async () => {
-    const gw = await gateway(5_000);
+    // The upstream holds after 5 tokens until the probes below are done, so
+    // the stream is still in flight while they run, however slow the machine;
+    // the drain period only has to cover what is left after the release.
+    const gw = await gateway(15_000);
     const exited = exitCode(gw);
+    const draining = logged(gw, "server.draining");
     let signalled = false;
-    let readyDuringDrain: number | undefined;
-    let lateError: ConnectError | undefined;
-    const inFlight = consume(gw.url, "#sim tokens=40 delay_ms=15 tag=drain-ok", (received) => {
-      if (received.length !== 5 || signalled) return;
+    const inFlight = consume(gw.url, "#sim tokens=40 hold_at=5 tag=drain-ok", (received) => {
+      if (textOf(received) !== simulatedText(1, 5) || signalled) return;
       signalled = true;
       gw.child.kill("SIGTERM");
     });
     // Wait for the drain to begin (the gateway's own log line), then probe.
-    await new Promise<void>((resolve) => {
-      gw.child.stdout!.on("data", (d: Buffer) => d.toString().includes('"server.draining"') && resolve());
-    });
-    readyDuringDrain = (await fetch(`${gw.url}/readyz`)).status;
-    lateError = (await consume(gw.url, "#sim tokens=2")).error;
+    await draining;
+    const readyDuringDrain = (await fetch(`${gw.url}/readyz`)).status;
+    const lateError = (await consume(gw.url, "#sim tokens=2")).error;
+    sim.records.release("drain-ok");
     const { received, error } = await inFlight;
     expect(error).toBeUndefined();
     expect(textOf(received)).toBe(simulatedText(1, 40));
@@ -69,21 +78,25 @@ describe("graceful shutdown on SIGTERM", () => {
   });
 
   it("ends streams still running after the drain period with UNAVAILABLE and aborts upstream, exits 0", async () => {
+    // The upstream stalls after 5 tokens and never ends on its own (the
+    // gateway's own timeouts are 30 s and more away): only the end of the
+    // drain period can end this stream and close the simulator's connection.
     const gw = await gateway(300);
     const exited = exitCode(gw);
     let signalled = false;
-    const { received, error } = await consume(gw.url, "#sim tokens=5000 delay_ms=5 tag=drain-cut", (r) => {
-      if (r.length === 5 && !signalled) {
+    const { received, error } = await consume(gw.url, "#sim tokens=5000 fail=stall fail_at=5 tag=drain-cut", (r) => {
+      if (textOf(r) === simulatedText(1, 5) && !signalled) {
         signalled = true;
         gw.child.kill("SIGTERM");
       }
     });
-    expect(received.length).toBeGreaterThan(5);
+    expect(signalled).toBe(true);
     expect(received.some((m) => m.delta.case === "finish")).toBe(false);
     expect(error?.code).toBe(Code.Unavailable);
     expect(error?.rawMessage).toMatch(/shutting down/);
-    const record = await sim.records.waitFor((r) => r.tag === "drain-cut" && r.endedAt !== undefined, 5000);
+    const record = await sim.records.waitFor((r) => r.tag === "drain-cut" && r.endedAt !== undefined, 10_000);
     expect(record.outcome).toBe("client_closed");
+    expect(record.tokensWritten).toBe(5);
     expect(await exited).toBe(0);
   });
 
@@ -91,13 +104,14 @@ describe("graceful shutdown on SIGTERM", () => {
     const gw = await gateway(60_000);
     const exited = exitCode(gw);
     let signalled = false;
-    const stream = consume(gw.url, "#sim tokens=5000 delay_ms=5 tag=drain-twice", (r) => {
+    const stream = consume(gw.url, "#sim tokens=5000 fail=stall fail_at=3 tag=drain-twice", (r) => {
       if (r.length === 3 && !signalled) {
         signalled = true;
         gw.child.kill("SIGTERM");
-        gw.child.stdout!.on("data", (d: Buffer) => d.toString().includes('"server.draining"') && gw.child.kill("SIGTERM"));
+        void logged(gw, "server.draining").then(() => gw.child.kill("SIGTERM"));
       }
     });
+    // With a 60 s drain and a stalled stream, only the second signal can end the process within the test's time.
     expect(await exited).toBe(1);
     const { error } = await stream;
     expect(error).toBeDefined();

@@ -32,7 +32,7 @@ describe("simulator", () => {
   });
 
   it("/_sim/idle answers at once when nothing runs, and /_sim/wait returns the ended record", async () => {
-    const idle = await request(`${sim.origin}/_sim/idle?timeout_ms=1000`);
+    const idle = await request(`${sim.origin}/_sim/idle?timeout_ms=10000`);
     expect(idle.statusCode).toBe(200);
     expect(((await idle.body.json()) as { activeRequests: number }).activeRequests).toBe(0);
     const stream = request(`${sim.origin}/v1/chat/completions`, {
@@ -54,12 +54,47 @@ describe("simulator", () => {
       body: JSON.stringify({ model: "sim-1?fail=stall&tag=stalled", stream: true, messages: [{ role: "user", content: "x" }] }),
       signal: abort.signal,
     });
-    await sim.records.waitFor((r) => r.tag === "stalled", 2000);
+    await sim.records.waitFor((r) => r.tag === "stalled", 10_000);
     const idle = await request(`${sim.origin}/_sim/idle?timeout_ms=100`);
     expect(idle.statusCode).toBe(408);
     await idle.body.dump();
     abort.abort();
     await stalled.then((r) => r.body.dump()).catch(() => undefined);
-    await sim.records.waitFor((r) => r.tag === "stalled" && r.endedAt !== undefined, 2000);
+    await sim.records.waitFor((r) => r.tag === "stalled" && r.endedAt !== undefined, 10_000);
+  });
+
+  it("hold_at holds a stream silent after N tokens until its tag is released", async () => {
+    const res = await request(`${sim.origin}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "sim-1?tokens=5&seed=9&hold_at=2&tag=held", stream: true, messages: [{ role: "user", content: "x" }] }),
+    });
+    const held = await sim.records.waitFor((r) => r.tag === "held" && r.heldAt !== undefined, 10_000);
+    expect(held).toMatchObject({ tokensWritten: 2, outcome: "streaming" });
+    expect(held.endedAt).toBeUndefined();
+    const release = await request(`${sim.origin}/_sim/release?tag=held`, { method: "POST" });
+    expect(release.statusCode).toBe(200);
+    await release.body.dump();
+    const text = await res.body.text();
+    const content = text
+      .split("\n\n")
+      .filter((e) => e.startsWith("data: {"))
+      .map((e) => (JSON.parse(e.slice(6)) as { choices: Array<{ delta: { content?: string } }> }).choices[0]?.delta.content ?? "")
+      .join("");
+    expect(content).toBe(simulatedText(9, 5));
+    expect(sim.records.all().find((r) => r.tag === "held")).toMatchObject({ outcome: "completed", tokensWritten: 5 });
+  });
+
+  it("a release that comes before the hold is kept: the stream does not hold at all", async () => {
+    sim.records.release("released-early");
+    const res = await request(`${sim.origin}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "sim-1?tokens=3&hold_at=0&tag=released-early", stream: true, messages: [{ role: "user", content: "x" }] }),
+    });
+    await res.body.text();
+    const record = sim.records.all().find((r) => r.tag === "released-early")!;
+    expect(record.heldAt).toBeDefined();
+    expect(record).toMatchObject({ outcome: "completed", tokensWritten: 3 });
   });
 });

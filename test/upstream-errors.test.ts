@@ -3,7 +3,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { simulatedText } from "../src/simulator/text.js";
 import { type ChatClient, chatClient, textOf, transports, userRequest } from "./helpers/clients.js";
-import { type Harness, PROVIDER_KINDS, startHarness } from "./helpers/harness.js";
+import { FAR_TIMEOUTS, type Harness, PROVIDER_KINDS, startHarness } from "./helpers/harness.js";
 import type { StreamChatResponse } from "../gen/sluice/v1/chat_service_pb.js";
 
 const SECRET = "sk-live-0123456789abcdefSECRET";
@@ -139,18 +139,29 @@ describe.each(PROVIDER_KINDS)("%s upstream", (kind) => {
   describe("phase timeouts", () => {
     let t: Harness;
     beforeAll(async () => {
-      t = await startHarness({ kind, provider: { timeouts: { headersMs: 150, idleMs: 150 } } });
+      // One short timeout per alias: with both on one provider, headers that
+      // took over 150 ms on a loaded machine turned the idle case into a
+      // headers timeout.
+      t = await startHarness({
+        kind,
+        models: {
+          headers: { model: "sim-1", timeouts: { ...FAR_TIMEOUTS, headersMs: 150 } },
+          idle: { model: "sim-1", timeouts: { ...FAR_TIMEOUTS, idleMs: 150 } },
+        },
+      });
     });
     afterAll(() => t.close());
 
     it("no response headers in time → UNAVAILABLE naming the phase", async () => {
-      const { error } = await streamUntilError(chatClient(transports(t.url)["grpc (connect-node, h2)"]!), "#sim headers_ms=5000");
+      const c = chatClient(transports(t.url)["grpc (connect-node, h2)"]!);
+      const { error } = await streamUntilError(c, "#sim headers_ms=600000", "headers");
       expect(error?.code).toBe(Code.Unavailable);
       expect(error?.rawMessage).toBe("headers timeout: provider simulator sent no response headers within 150 ms");
     });
 
     it("silence mid-stream → UNAVAILABLE naming the idle phase, after the deltas already sent", async () => {
-      const { received, error } = await streamUntilError(chatClient(transports(t.url)["grpc (connect-node, h2)"]!), "#sim fail=stall fail_at=2");
+      const c = chatClient(transports(t.url)["grpc (connect-node, h2)"]!);
+      const { received, error } = await streamUntilError(c, "#sim fail=stall fail_at=2", "idle");
       expect(textOf(received)).toBe(simulatedText(1, 2));
       expect(error?.code).toBe(Code.Unavailable);
       expect(error?.rawMessage).toBe("idle timeout: provider simulator sent nothing for 150 ms");

@@ -38,6 +38,11 @@ export interface Knobs {
   readonly retryAfter?: number;
   /** Size of the event sent by `fail=oversized`. */
   readonly oversizedBytes: number;
+  /**
+   * Tokens written before the stream holds, silent, until a test releases
+   * its tag (`records.release`, `POST /_sim/release?tag=`); unset: never holds.
+   */
+  readonly holdAt?: number;
   /** A label tests use to find this request in the simulator's records. */
   readonly tag?: string;
   /** Redacted thinking blocks after the reasoning (Anthropic only; others have none). */
@@ -141,6 +146,7 @@ function apply(knobs: Knobs, pairs: Iterable<[string, string]>): Knobs {
       case "status": k.status = int(value, key, 599); break;
       case "retry_after": k.retryAfter = int(value, key, 86_400); break;
       case "oversized_bytes": k.oversizedBytes = int(value, key, 256 * 1024 * 1024); break;
+      case "hold_at": k.holdAt = int(value, key); break;
       case "tag": k.tag = value; break;
       case "script": k.script = value; break;
       case "fail_first": k.failFirst = int(value, key); break;

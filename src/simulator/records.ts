@@ -1,4 +1,4 @@
-import { EventEmitter } from "node:events";
+import { EventEmitter, once } from "node:events";
 
 /** Epoch milliseconds with sub-millisecond precision, comparable across processes on one machine. */
 export function now(): number {
@@ -20,6 +20,8 @@ export interface RequestRecord {
   readonly arrivedAt: number;
   headersAt?: number;
   firstTokenAt?: number;
+  /** When the stream began waiting at its `hold_at` point for a test's `release`. */
+  heldAt?: number;
   /** When the client closed the connection before the response was complete. */
   clientClosedAt?: number;
   endedAt?: number;
@@ -43,6 +45,16 @@ export interface RecordBook {
   touch(record: RequestRecord): void;
   /** Resolves with the first record matching `predicate` (now or later); rejects after `timeoutMs`. */
   waitFor(predicate: (r: RequestRecord) => boolean, timeoutMs: number): Promise<RequestRecord>;
+  /**
+   * Holds a stream at its `hold_at` point (setting `heldAt`) until `release`
+   * names its tag; resolves false instead if `signal` aborts first (the client left).
+   */
+  hold(record: RequestRecord, signal: AbortSignal): Promise<boolean>;
+  /**
+   * Lets every stream tagged `tag` pass its hold: those held now and any that
+   * reach it later, so a test never races the stream to its hold point.
+   */
+  release(tag: string): void;
   clear(): void;
 }
 
@@ -52,6 +64,9 @@ export function createRecordBook(limit = 50_000): RecordBook {
   let nextId = 1;
   const changes = new EventEmitter();
   changes.setMaxListeners(0);
+  let released = new Set<string>();
+  const releases = new EventEmitter();
+  releases.setMaxListeners(0);
   return {
     add(fields) {
       const record: RequestRecord = { id: nextId++, ...fields };
@@ -84,8 +99,26 @@ export function createRecordBook(limit = 50_000): RecordBook {
         changes.on("change", onChange);
       });
     },
+    async hold(record, signal) {
+      record.heldAt = now();
+      changes.emit("change", record);
+      const tag = record.tag;
+      if (tag !== undefined && released.has(tag)) return !signal.aborted;
+      try {
+        // Untagged: nothing can release it, so it waits for the client to leave.
+        await once(releases, tag ?? "", { signal });
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    release(tag) {
+      released.add(tag);
+      releases.emit(tag);
+    },
     clear() {
       records = [];
+      released = new Set();
     },
   };
 }

@@ -226,6 +226,10 @@ async function streamResponse(
   for (let i = 0; i < frames.length; i++) {
     const frame = frames[i]!;
     if (i === failAt) return fail(run);
+    if (frame.token && record.tokensWritten === knobs.holdAt && record.heldAt === undefined) {
+      // Everything before the hold reaches the socket; then silence until released.
+      if (!(await run.flush()) || !(await records.hold(record, gone))) return;
+    }
     if (frame.token && record.tokensWritten > 0 && !(await silence(run, knobs.delayMs, ping))) return;
     if (!(await run.emit(encodeFrame(frame, run.eol)))) return;
     if (frame.token) {
@@ -382,6 +386,9 @@ function handleControl(
     sendJson(res, 200, records.all().filter(matches));
   } else if (req.method === "GET" && url.pathname === "/_sim/stats") {
     sendJson(res, 200, stats());
+  } else if (req.method === "POST" && url.pathname === "/_sim/release" && tag !== null) {
+    records.release(tag);
+    sendJson(res, 200, { ok: true });
   } else if (req.method === "POST" && url.pathname === "/_sim/reset") {
     records.clear();
     scripts.clear();

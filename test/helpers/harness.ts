@@ -1,7 +1,7 @@
 import { PassThrough } from "node:stream";
 import { startSluice, type Sluice } from "../../src/app.js";
 import { resolveConfig } from "../../src/config/config.js";
-import type { ConfigInput } from "../../src/config/schema.js";
+import type { ConfigInput, TimeoutsConfig } from "../../src/config/schema.js";
 import { createLogger } from "../../src/logging/logger.js";
 import { startSimulator, type Simulator } from "../../src/simulator/server.js";
 
@@ -19,6 +19,23 @@ export interface Harness {
   close(): Promise<void>;
 }
 
+/**
+ * Upstream timeouts no test run comes near, however loaded the machine: a
+ * test that is about one timeout shortens only that one, so nothing else can
+ * end its stream, and a stalled upstream can only be closed by the cause
+ * under test (a cancel, a deadline, a shutdown).
+ */
+export const FAR_TIMEOUTS: TimeoutsConfig = {
+  connectMs: 60_000,
+  headersMs: 60_000,
+  firstTokenMs: 60_000,
+  idleMs: 60_000,
+  totalMs: 120_000,
+};
+
+/** A gateway alias: the simulator model string (knobs after `?`), optionally with its own timeouts. */
+export type HarnessModel = string | { readonly model: string; readonly timeouts: Partial<TimeoutsConfig> };
+
 export type ProviderKind = "openai" | "anthropic" | "gemini";
 export const PROVIDER_KINDS: readonly ProviderKind[] = ["openai", "anthropic", "gemini"];
 
@@ -30,8 +47,8 @@ export function baseUrlFor(sim: Simulator, kind: ProviderKind): string {
 export interface HarnessOptions {
   /** Which wire format the gateway uses to talk to the simulator (default openai). */
   readonly kind?: ProviderKind;
-  /** alias → simulator model string (knobs after `?`). */
-  readonly models?: Record<string, string>;
+  /** alias → simulator model string (knobs after `?`), or that with per-alias timeouts. */
+  readonly models?: Record<string, HarnessModel>;
   readonly provider?: Partial<ConfigInput["providers"][string]>;
   readonly env?: NodeJS.ProcessEnv;
   readonly limits?: ConfigInput["limits"];
@@ -68,7 +85,10 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
           simulator: { kind: options.kind ?? "openai", baseUrl: baseUrlFor(sim, options.kind ?? "openai"), breaker: { failures: 10_000 }, ...options.provider },
         },
         models: Object.fromEntries(
-          Object.entries(models).map(([alias, model]) => [alias, { provider: "simulator", model, ...options.aliasOptions?.[alias] }]),
+          Object.entries(models).map(([alias, m]) => [
+            alias,
+            typeof m === "string" ? { provider: "simulator", model: m, ...options.aliasOptions?.[alias] } : { provider: "simulator", ...m, ...options.aliasOptions?.[alias] },
+          ]),
         ),
       }),
     },
