@@ -143,7 +143,7 @@ export const configSchema = z
         port: z.number().int().min(0).max(65_535).default(8080),
         /** How long in-flight streams may finish after SIGTERM before they are ended with UNAVAILABLE. */
         drainMs: z.number().int().min(0).max(600_000).default(10_000),
-        /** HTTP/2 PING interval on idle-looking connections; a PING unanswered by the next one closes the connection. */
+        /** HTTP/2 PING interval on idle-looking connections; a PING unanswered for two intervals closes the connection. */
         keepaliveMs: z.number().int().min(10).max(3_600_000).default(30_000),
         /** Serve GET /debug/runtime (memory, event-loop delay, streams). Off in production. */
         debugEndpoints: z.boolean().default(false),

@@ -62,16 +62,21 @@ export interface GatewayServer {
 /**
  * Sends HTTP/2 PINGs so that intermediaries see traffic on connections whose
  * streams are silent (a model thinking), and so that dead peers are found:
- * a PING still unanswered when the next is due closes the session.
+ * a PING still unanswered two intervals after it was sent closes the
+ * session. Two, not one: timers run before sockets are read, so after one
+ * long event-loop stall an answer that is already waiting has not been
+ * seen yet, and a healthy session would be killed.
  */
 function keepAlive(session: Http2Session, intervalMs: number): void {
   let outstanding = false;
+  let missed = 0;
   const timer = setInterval(() => {
     if (session.closed || session.destroyed) return;
     if (outstanding) {
-      session.destroy();
+      if (++missed >= 2) session.destroy();
       return;
     }
+    missed = 0;
     outstanding = session.ping((error) => {
       if (!error) outstanding = false;
     });
