@@ -9,7 +9,8 @@ export type LoadSpec =
   | { scenario: "throughput"; target: TargetSpec; concurrency: number; prompt: string }
   | { scenario: "cancel"; target: TargetSpec; total: number; concurrency: number; prompt: string; seed: number }
   | { scenario: "capacity"; target: TargetSpec; streams: number; prompt: string; rampPerSecond: number }
-  | { scenario: "slow"; target: TargetSpec; streams: number; readIntervalMs: number; durationMs: number; prompt: string };
+  | { scenario: "slow"; target: TargetSpec; streams: number; readIntervalMs: number; durationMs: number; prompt: string }
+  | { scenario: "resilience"; target: TargetSpec; requests: number; concurrency: number; prompt: string };
 
 const withTag = (prompt: string, tag: string) => `${prompt} tag=${tag}`;
 
@@ -131,6 +132,28 @@ async function slow(target: Target, spec: Extract<LoadSpec, { scenario: "slow" }
   return { delivered };
 }
 
+/** Each request's time to first token, who served it, and whether it failed, for the retry and hedging scenarios. */
+async function resilience(target: Target, spec: Extract<LoadSpec, { scenario: "resilience" }>) {
+  const results: Array<{ ttftMs?: number; provider?: string; error?: string }> = [];
+  let started = 0;
+  await lanes(spec.concurrency, async () => {
+    while (started < spec.requests) {
+      started++;
+      const t0 = performance.now();
+      let first: number | undefined;
+      try {
+        const r = await target.stream(spec.prompt, new AbortController().signal, () => {
+          first ??= performance.now() - t0;
+        });
+        results.push({ ...(first === undefined ? {} : { ttftMs: first }), ...(r.provider ? { provider: r.provider } : {}) });
+      } catch (e) {
+        results.push({ error: String((e as Error).message).slice(0, 120) });
+      }
+    }
+  });
+  return { results };
+}
+
 async function main(): Promise<void> {
   const spec = JSON.parse(process.argv[2]!) as LoadSpec;
   const target = createTarget(spec.target);
@@ -150,6 +173,9 @@ async function main(): Promise<void> {
       break;
     case "slow":
       result = await slow(target, spec);
+      break;
+    case "resilience":
+      result = await resilience(target, spec);
       break;
   }
   await target.close();

@@ -19,6 +19,9 @@ const ROOT = process.cwd();
 const LOAD = join(ROOT, "dist/bench/load.js");
 const RESULTS = join(ROOT, "bench/results");
 const KiB = 1024;
+const BENCH_TIMEOUTS = { idleMs: 120_000, totalMs: 600_000, firstTokenMs: 120_000, headersMs: 60_000 };
+/** Hedge after this long without a first token: above the healthy p99, far below the 2 s tail. */
+const HEDGE_AFTER_MS = 250;
 const MiB = 1024 * 1024;
 
 interface Services {
@@ -55,8 +58,37 @@ async function startServices(): Promise<Services> {
     stringify({
       server: { debugEndpoints: true },
       log: { level: "info" },
-      providers: { sim: { kind: "openai", baseUrl: simInfo.openAiBaseUrl, timeouts: { idleMs: 120_000, totalMs: 600_000, firstTokenMs: 120_000, headersMs: 60_000 } } },
-      models: { bench: { provider: "sim", model: "sim-1" } },
+      providers: {
+        sim: { kind: "openai", baseUrl: simInfo.openAiBaseUrl, timeouts: BENCH_TIMEOUTS },
+        // The resilience scenarios: a flaky primary and a healthy backup, both the simulator.
+        // Breakers off: an open breaker would hide the failovers being measured
+        // (and, without failover, turn a 30% failure rate into most requests).
+        primary: { kind: "openai", baseUrl: simInfo.openAiBaseUrl, timeouts: BENCH_TIMEOUTS, breaker: { failures: 1_000_000 } },
+        backup: { kind: "openai", baseUrl: simInfo.openAiBaseUrl, timeouts: BENCH_TIMEOUTS, breaker: { failures: 1_000_000 } },
+      },
+      models: {
+        bench: { provider: "sim", model: "sim-1" },
+        "primary-only": { provider: "primary", model: "sim-1?tokens=2&fail=reset_before_headers&fail_rate=0.3&script=fo-alone" },
+        failover: {
+          targets: [
+            { provider: "primary", model: "sim-1?tokens=2&fail=reset_before_headers&fail_rate=0.3&script=fo" },
+            { provider: "backup", model: "sim-1?tokens=2&script=fo-backup" },
+          ],
+        },
+        "heavy-tail": {
+          targets: [
+            { provider: "primary", model: "sim-1?tokens=2&slow_every=20&slow_ttft_ms=2000&script=tail" },
+            { provider: "backup", model: "sim-1?tokens=2&script=tail-backup" },
+          ],
+        },
+        hedged: {
+          hedge: { afterMs: HEDGE_AFTER_MS },
+          targets: [
+            { provider: "primary", model: "sim-1?tokens=2&slow_every=20&slow_ttft_ms=2000&script=hedge" },
+            { provider: "backup", model: "sim-1?tokens=2&script=hedge-backup" },
+          ],
+        },
+      },
     }),
   );
   const { proc: gateway, value: gatewayUrl } = await startUntil(
@@ -346,6 +378,57 @@ async function slowScenario(s: Services) {
   return { streams, durationMs, results: out };
 }
 
+// 6. Failover ------------------------------------------------------------------
+type ResilienceRun = { results: Array<{ ttftMs?: number; provider?: string; error?: string }> };
+
+async function resilienceRun(s: Services, model: string, requests: number): Promise<ResilienceRun> {
+  return load<ResilienceRun>({ scenario: "resilience", target: { kind: "sluice-grpc", url: s.gatewayUrl, model }, requests, concurrency: 10, prompt: "hi" });
+}
+
+const scriptCount = (records: RequestRecord[], script: string) => records.filter((r) => r.model.endsWith(`script=${script}`)).length;
+
+async function failoverScenario(s: Services) {
+  const requests = QUICK ? 200 : 600;
+  await simReset(s);
+  const alone = await resilienceRun(s, "primary-only", requests);
+  const both = await resilienceRun(s, "failover", requests);
+  const records = await simRecords(s);
+  const ttft = (run: ResilienceRun, provider: string) => summary(run.results.filter((r) => r.provider === provider && r.ttftMs !== undefined).map((r) => r.ttftMs!));
+  const result = {
+    requests,
+    errorRateWithoutFailover: alone.results.filter((r) => r.error).length / requests,
+    errorRate: both.results.filter((r) => r.error).length / requests,
+    failedOver: both.results.filter((r) => r.provider === "backup").length,
+    primaryFailures: records.filter((r) => r.model.endsWith("script=fo") && r.outcome === "failed").length,
+    servedByPrimary: ttft(both, "primary"),
+    failedOverTtft: ttft(both, "backup"),
+  };
+  log(`failover: error rate ${result.errorRate} (without failover ${result.errorRateWithoutFailover}), ${result.failedOver} failed over, TTFT p50 ${round(result.servedByPrimary.p50)} → ${round(result.failedOverTtft.p50)} ms`);
+  return result;
+}
+
+// 7. Hedged first token -------------------------------------------------------
+async function hedgeScenario(s: Services) {
+  const requests = QUICK ? 200 : 600;
+  await simReset(s);
+  const plain = await resilienceRun(s, "heavy-tail", requests);
+  const hedged = await resilienceRun(s, "hedged", requests);
+  const records = await simRecords(s);
+  const ttft = (run: ResilienceRun) => summary(run.results.filter((r) => r.ttftMs !== undefined).map((r) => r.ttftMs!));
+  const upstream = (primary: string, backup: string) => scriptCount(records, primary) + scriptCount(records, backup);
+  const result = {
+    requests,
+    afterMs: HEDGE_AFTER_MS,
+    withoutHedge: ttft(plain),
+    withHedge: ttft(hedged),
+    upstreamWithout: upstream("tail", "tail-backup"),
+    upstreamWith: upstream("hedge", "hedge-backup"),
+    errors: plain.results.filter((r) => r.error).length + hedged.results.filter((r) => r.error).length,
+  };
+  log(`hedge: TTFT p99 ${round(result.withoutHedge.p99)} → ${round(result.withHedge.p99)} ms, upstream requests ${result.upstreamWithout} → ${result.upstreamWith}`);
+  return result;
+}
+
 function machine() {
   const cpu = cpus();
   return { cpus: cpu.length, model: cpu[0]?.model ?? "unknown", node: process.version, date: new Date().toISOString() };
@@ -361,8 +444,10 @@ async function main(): Promise<void> {
     const throughput = await throughputScenario(s);
     const cancel = await cancelScenario(s);
     const slow = await slowScenario(s);
+    const failover = await failoverScenario(s);
+    const hedge = await hedgeScenario(s);
     const capacity = await capacityScenario(s);
-    const result = { mode: QUICK ? "quick" : "full", machine: machine(), ttft, throughput, capacity, cancel, slow, durationS: (performance.now() - started) / 1000 };
+    const result = { mode: QUICK ? "quick" : "full", machine: machine(), ttft, throughput, capacity, cancel, slow, failover, hedge, durationS: (performance.now() - started) / 1000 };
     await writeReport(result);
   } finally {
     await Promise.all([s.gateway.stop(), s.sim.stop(), s.peer?.stop()]);
@@ -377,6 +462,8 @@ type Result = {
   capacity: Awaited<ReturnType<typeof capacityScenario>>;
   cancel: Awaited<ReturnType<typeof cancelScenario>>;
   slow: Awaited<ReturnType<typeof slowScenario>>;
+  failover: Awaited<ReturnType<typeof failoverScenario>>;
+  hedge: Awaited<ReturnType<typeof hedgeScenario>>;
   durationS: number;
 };
 
@@ -408,6 +495,8 @@ async function writeReport(r: Result): Promise<void> {
   const minRatio = Math.min(...(["sluice-grpc", "sluice-sse"] as const).map((k) => tp[k]!.deltasPerS / tp.direct!.deltasPerS));
   const cancelP99 = Math.max(...(["sluice-grpc", "sluice-sse"] as const).map((k) => r.cancel.results[k]!.closeMs.p99));
   const slowGrowth = Math.max(...(["sluice-grpc", "sluice-sse"] as const).map((k) => r.slow.results[k]!.liveHeapKiBPerStream ?? Number.NaN));
+  const hedgeCut = r.hedge.withoutHedge.p99 / r.hedge.withHedge.p99;
+  const hedgeExtra = r.hedge.upstreamWith / r.hedge.requests - 1;
   const goals: Goal[] = [
     { name: `TTFT overhead p99 at ${at100} streams`, target: "≤ 1 ms", measured: `${round(worstGatewayP99)} ms`, met: worstGatewayP99 <= 1 },
     { name: "throughput vs direct", target: "≥ 0.6×", measured: `${round(minRatio)}×`, met: minRatio >= 0.6 },
@@ -419,6 +508,13 @@ async function writeReport(r: Result): Promise<void> {
     },
     { name: "abort → upstream close p99", target: "≤ 10 ms", measured: `${round(cancelP99)} ms`, met: cancelP99 <= 10 },
     { name: "slow consumer live-heap growth per stream", target: "≤ 256 KiB, flat", measured: `${round(slowGrowth)} KiB`, met: slowGrowth <= 256 },
+    { name: "client-visible errors with a 30%-failing primary and a backup", target: "0", measured: `${round(r.failover.errorRate * 100)}% (${round(r.failover.errorRateWithoutFailover * 100)}% without failover)`, met: r.failover.errorRate === 0 },
+    {
+      name: "hedging: p99 TTFT cut, extra upstream requests",
+      target: "≥ 2×, ≤ 10%",
+      measured: `${round(hedgeCut)}×, ${round(hedgeExtra * 100)}%`,
+      met: hedgeCut >= 2 && hedgeExtra <= 0.1,
+    },
   ];
 
   const md = [
@@ -448,6 +544,30 @@ async function writeReport(r: Result): Promise<void> {
     table(
       ["path", "gateway live heap KiB/stream (after GC)", "change from mid-run to end", "gateway RSS growth KiB/stream", "upstream wrote KiB/stream", "upstream ahead of client KiB/stream", "upstream could have written KiB/stream"],
       sRows,
+    ),
+    "",
+    `## 6. Failover (${r.failover.requests} requests, 10 at a time; the primary resets 30% of connections before headers, a healthy backup)`,
+    table(
+      ["client-visible errors", "without failover", "failed over", "TTFT p50 / p99 served by the primary ms", "TTFT p50 / p99 after a failover ms", "failover cost p50 / p99 ms"],
+      [
+        [
+          `${round(r.failover.errorRate * 100)}%`,
+          `${round(r.failover.errorRateWithoutFailover * 100)}%`,
+          r.failover.failedOver,
+          `${round(r.failover.servedByPrimary.p50)} / ${round(r.failover.servedByPrimary.p99)}`,
+          `${round(r.failover.failedOverTtft.p50)} / ${round(r.failover.failedOverTtft.p99)}`,
+          `${round(r.failover.failedOverTtft.p50 - r.failover.servedByPrimary.p50)} / ${round(r.failover.failedOverTtft.p99 - r.failover.servedByPrimary.p99)}`,
+        ],
+      ],
+    ),
+    "",
+    `## 7. Hedged first token (${r.hedge.requests} requests, 10 at a time; 1 in 20 primary first tokens takes 2 s; hedge after ${r.hedge.afterMs} ms)`,
+    table(
+      ["", "TTFT p50 ms", "TTFT p99 ms", "upstream requests", "extra upstream requests"],
+      [
+        ["without hedging", r.hedge.withoutHedge.p50, r.hedge.withoutHedge.p99, r.hedge.upstreamWithout, "—"],
+        ["with hedging", r.hedge.withHedge.p50, r.hedge.withHedge.p99, r.hedge.upstreamWith, `${round(hedgeExtra * 100)}%`],
+      ],
     ),
     "",
   ].join("\n");

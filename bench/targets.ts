@@ -20,6 +20,8 @@ export interface TargetSpec {
 export interface StreamResult {
   readonly textDeltas: number;
   readonly finished: boolean;
+  /** The provider that served, from `start` (gRPC only). */
+  readonly provider?: string;
 }
 
 /** Called for each text delta; may wait (a slow reader) before the next is read. */
@@ -84,14 +86,16 @@ function grpcTarget(spec: TargetSpec): Target {
     async stream(prompt, signal, onText) {
       let textDeltas = 0;
       let finished = false;
+      let provider: string | undefined;
       const request = { model: spec.model, messages: [{ role: Role.USER, content: [{ part: { case: "text" as const, value: prompt } }] }] };
       for await (const m of client.streamChat(request, { signal })) {
         if (m.delta.case === "text") {
           textDeltas++;
           await onText(m.delta.value.text.length);
-        } else if (m.delta.case === "finish") finished = true;
+        } else if (m.delta.case === "start") provider = m.delta.value.provider;
+        else if (m.delta.case === "finish") finished = true;
       }
-      return { textDeltas, finished };
+      return { textDeltas, finished, ...(provider ? { provider } : {}) };
     },
     close: async () => undefined,
   };
