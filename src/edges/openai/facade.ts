@@ -52,6 +52,8 @@ function streamContext(exchange: Exchange, edge: string, store: ReplayStore): St
     signal: exchange.signal,
     requestId: exchange.requestId,
     edge,
+    trace: exchange.trace(),
+    fields: exchange.fields,
     prepare: (request, target) => restoreReplay(request, store, { provider: target.provider.name, model: target.model }),
   };
 }
