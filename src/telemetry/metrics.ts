@@ -22,6 +22,8 @@ export interface Instruments {
   readonly tokens: Counter;
   /** Streams ended, by `sluice.outcome`. */
   readonly streams: Counter;
+  /** Deltas relayed, added when their stream ends (not once per delta). */
+  readonly deltas: Counter;
   /** Streams whose client left (cancel, disconnect, deadline). */
   readonly clientAborts: Counter;
   /** Deltas the upstream produced after the client had left: work for nobody. */
@@ -89,6 +91,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
     timePerOutputToken: meter.createHistogram("gen_ai.server.time_per_output_token", { unit: "s", description: "Time per output token after the first, for successful responses." }),
     tokens: meter.createCounter("sluice.tokens", { unit: "{token}", description: "Tokens by gen_ai.token.type (input, output, cached_input, reasoning)." }),
     streams: meter.createCounter("sluice.streams", { unit: "{stream}", description: "Streams ended, by outcome." }),
+    deltas: meter.createCounter("sluice.deltas", { unit: "{delta}", description: "Deltas relayed to clients, counted when each stream ends." }),
     clientAborts: meter.createCounter("sluice.client.aborts", { unit: "{stream}", description: "Streams whose client cancelled, disconnected or passed its deadline." }),
     deltasAfterAbort: meter.createCounter("sluice.upstream.deltas_after_abort", { unit: "{delta}", description: "Deltas decoded from upstream after the client had left." }),
     attempts: meter.createCounter("sluice.upstream.attempts", { unit: "{attempt}", description: "Upstream attempts, by outcome." }),
@@ -110,8 +113,8 @@ export function createMetrics(options: MetricsOptions): Metrics {
   meter.addBatchObservableCallback(
     (r) => {
       for (const q of sources.queues()) {
-        r.observe(queueDepth, q.waiting, { "gen_ai.provider.name": q.provider });
-        r.observe(queueInFlight, q.inFlight, { "gen_ai.provider.name": q.provider });
+        r.observe(queueDepth, q.waiting, { "sluice.provider": q.provider });
+        r.observe(queueInFlight, q.inFlight, { "sluice.provider": q.provider });
       }
     },
     [queueDepth, queueInFlight],
@@ -126,8 +129,8 @@ export function createMetrics(options: MetricsOptions): Metrics {
   meter.addBatchObservableCallback(
     (r) => {
       for (const c of sources.connections()) {
-        r.observe(connected, c.connected, { "gen_ai.provider.name": c.provider });
-        r.observe(busy, c.busy, { "gen_ai.provider.name": c.provider });
+        r.observe(connected, c.connected, { "sluice.provider": c.provider });
+        r.observe(busy, c.busy, { "sluice.provider": c.provider });
       }
     },
     [connected, busy],

@@ -182,6 +182,8 @@ export function createStreamTelemetry(options: StreamTelemetryOptions): StreamOb
         spans.delete(committed!.index);
         endSpan(span, error, {
           "sluice.attempt.outcome": "committed",
+          // The model the target is configured with: adapters do not read the provider's own echo of it.
+          "gen_ai.response.model": committed!.target.model,
           ...(responseId ? { "gen_ai.response.id": responseId } : {}),
           ...(finish ? { "gen_ai.response.finish_reasons": [finish] } : {}),
           ...(usage ? { "gen_ai.usage.input_tokens": usage.inputTokens, "gen_ai.usage.output_tokens": usage.outputTokens } : {}),
@@ -194,6 +196,7 @@ export function createStreamTelemetry(options: StreamTelemetryOptions): StreamOb
 
       if (instruments) {
         instruments.streams.add(1, attrs);
+        if (deltas > 0) instruments.deltas.add(deltas, attrs);
         instruments.requestDuration.record((now - startedAt) / 1000, attrs);
         if (error && (error.code === "canceled" || error.code === "deadline_exceeded")) instruments.clientAborts.add(1, attrs);
         if (!error && ttftMs !== undefined) {

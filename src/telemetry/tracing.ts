@@ -1,4 +1,4 @@
-import { type Context, context as contexts, defaultTextMapSetter, ProxyTracerProvider, type TextMapGetter, trace, type Tracer } from "@opentelemetry/api";
+import { type Context, context as contexts, defaultTextMapSetter, type SpanOptions, type TextMapGetter, trace, TraceFlags, type Tracer } from "@opentelemetry/api";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
@@ -7,6 +7,7 @@ import {
   AlwaysOnSampler,
   BatchSpanProcessor,
   ParentBasedSampler,
+  RandomIdGenerator,
   type Sampler,
   type SpanExporter,
   TraceIdRatioBasedSampler,
@@ -16,9 +17,9 @@ import type { TelemetryConfig } from "../config/config.js";
 
 /**
  * Where traces go and how context crosses process boundaries. With no
- * exporter nothing is recorded: spans are the API's non-recording spans,
- * which still carry an incoming trace context on to the provider, at a cost
- * measured in the benchmark.
+ * exporter nothing is recorded: spans are non-recording spans that still
+ * carry trace ids (the caller's, or new ones) on to the provider and into
+ * the logs, at a cost measured in the benchmark.
  */
 export interface Tracing {
   readonly tracer: Tracer;
@@ -80,6 +81,32 @@ function exporterFor(options: TracingOptions): SpanExporter | undefined {
   return new OTLPTraceExporter(tracing.endpoint ? { url: tracing.endpoint } : {});
 }
 
+/**
+ * A tracer for when nothing is exported: its spans record nothing, but each
+ * has real ids (the parent's trace id, or a new one), so the access line,
+ * `traceresponse` and the `traceparent` sent upstream still correlate a
+ * request across services. Two ids per span, from the SDK's fast generator.
+ */
+function createIdOnlyTracer(): Tracer {
+  const ids = new RandomIdGenerator();
+  const start = (_name: string, _options?: SpanOptions, ctx?: Context) => {
+    const parent = ctx ? trace.getSpanContext(ctx) : undefined;
+    const valid = parent !== undefined && trace.isSpanContextValid(parent);
+    return trace.wrapSpanContext({
+      traceId: valid ? parent.traceId : ids.generateTraceId(),
+      spanId: ids.generateSpanId(),
+      traceFlags: valid ? parent.traceFlags : TraceFlags.NONE,
+    });
+  };
+  return {
+    startSpan: start,
+    startActiveSpan: ((name: string, ...rest: unknown[]) => {
+      const fn = rest.at(-1) as (span: ReturnType<typeof start>) => unknown;
+      return fn(start(name));
+    }) as Tracer["startActiveSpan"],
+  };
+}
+
 export function createTracing(options: TracingOptions): Tracing {
   const exporter = exporterFor(options);
   const extract = (headers: Readonly<Record<string, string | string[] | undefined>>) => propagator.extract(contexts.active(), headers, getter);
@@ -90,7 +117,7 @@ export function createTracing(options: TracingOptions): Tracing {
   };
   if (!exporter) {
     const none = async () => undefined;
-    return { tracer: new ProxyTracerProvider().getTracer("sluice"), recording: false, extract, inject, flush: none, shutdown: none };
+    return { tracer: createIdOnlyTracer(), recording: false, extract, inject, flush: none, shutdown: none };
   }
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ "service.name": options.env.OTEL_SERVICE_NAME ?? options.config.serviceName }),
