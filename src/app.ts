@@ -1,4 +1,5 @@
 import type { Config } from "./config/config.js";
+import { type ConfigSource, createLiveConfig, type LiveConfig } from "./config/live-config.js";
 import { GatewayError } from "./core/errors.js";
 import { createLogger, type Logger } from "./logging/logger.js";
 import { createProviderGates, type ProviderGates } from "./admission/provider-gate.js";
@@ -12,7 +13,10 @@ import { type GatewayServer, startGatewayServer } from "./server/gateway-server.
 import { createUpstreamClient } from "./upstream/http-client.js";
 
 export interface SluiceOptions {
+  /** The configuration to start with. */
   readonly config: Config;
+  /** Where a reload reads the configuration again; absent for one with no file (the built-in default). */
+  readonly source?: ConfigSource;
   /** Defaults to a JSON logger at the configured level on stdout. */
   readonly logger?: Logger;
   /** The clock breakers read (performance.now() by default); tests move it instead of sleeping. */
@@ -25,6 +29,8 @@ export interface SluiceOptions {
 }
 
 export interface Sluice {
+  /** The running configuration: `reload()` on SIGHUP (and file changes, with server.watchConfig). */
+  readonly config: LiveConfig;
   readonly server: GatewayServer;
   /** The providers' admission queues (their depth is observable). */
   readonly gates: ProviderGates;
@@ -48,14 +54,25 @@ const FINAL_WRITE_GRACE_MS = 1_000;
 export async function startSluice(options: SluiceOptions): Promise<Sluice> {
   const { config } = options;
   const logger = options.logger ?? createLogger(config.log.level);
+  const live = createLiveConfig({ initial: config, logger, ...(options.source ? { source: options.source } : {}) });
   const client = createUpstreamClient();
   const registry = createStreamRegistry();
   const gates = createProviderGates();
   const stats = createTargetStats();
   const breakers = createBreakers(options.clock, (key, state) => logger.warn({ event: "breaker.changed", target: key, state }));
+  // Gates and breakers live as long as the process and take each new
+  // configuration's provider settings; requests read the rest from
+  // live.current() when they start.
+  gates.configure(config.providers);
+  breakers.configure(config.providers);
+  live.onChange((next, previous) => {
+    gates.configure(next.providers);
+    breakers.configure(next.providers);
+    if (next.log.level !== previous.log.level) logger.level = next.log.level;
+  });
   const random = options.random ?? Math.random;
   const order = createTargetOrder({ stats, random });
-  const pipeline = createChatPipeline({ config, client, logger, registry, gates, breakers, stats, order, random });
+  const pipeline = createChatPipeline({ config: live.current, client, logger, registry, gates, breakers, stats, order, random });
   const maxConnections = effectiveMaxConnections(config.server.maxConnections);
   if (maxConnections < config.server.maxConnections) {
     logger.warn({ event: "server.max_connections_lowered", configured: config.server.maxConnections, effective: maxConnections, openFileLimit: openFileLimit() });
@@ -71,17 +88,18 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     requests: { ...config.limits, requestTimeoutMs: config.server.requestTimeoutMs },
     sendTimeoutMs: config.server.sendTimeoutMs,
     facade: config.facade,
-    ...(config.server.debugEndpoints ? { debug: { registry } } : {}),
+    ...(config.server.debugEndpoints ? { debug: { registry, reloads: live.counts } } : {}),
     ...(config.server.tls ? { tls: config.server.tls } : {}),
   });
 
   return {
+    config: live,
     server,
     gates,
     pipeline,
     registry,
     logger,
-    async shutdown(drainMs = config.server.drainMs) {
+    async shutdown(drainMs = live.current().server.drainMs) {
       registry.startDraining();
       gates.close(new GatewayError("shutting_down", "the gateway is shutting down; retry on another instance"));
       server.stopAccepting();
