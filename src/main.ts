@@ -3,6 +3,7 @@ import { parseArgs } from "node:util";
 import { startSluice } from "./app.js";
 import { checkConfigCommand } from "./cli/check-config.js";
 import { ConfigError, type Config, loadConfigFile, readConfigFile, resolveConfig } from "./config/config.js";
+import { followConfigFile } from "./config/config-watch.js";
 import type { ConfigSource } from "./config/live-config.js";
 import { defaultConfig } from "./config/default-config.js";
 import type { Logger } from "./logging/logger.js";
@@ -96,6 +97,7 @@ async function main(): Promise<void> {
   });
   // SIGHUP re-reads the file; the process goes on serving whatever the file holds.
   process.on("SIGHUP", () => void sluice.config.reload("SIGHUP"));
+  const watch = file !== undefined ? followConfigFile(sluice.config, file, sluice.logger) : undefined;
   const url = sluice.server.url;
   sluice.logger.info({ event: "server.listening", url, models: [...config.models.keys()], simulator: simulator?.openAiBaseUrl });
   if (simulator) {
@@ -120,6 +122,7 @@ async function main(): Promise<void> {
     }
     stopping = true;
     sluice.logger.info({ event: "server.signal", signal });
+    watch?.close();
     void sluice
       .shutdown()
       .then(() => simulator?.close())

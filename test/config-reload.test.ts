@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { writeFile } from "node:fs/promises";
+import { rename, writeFile } from "node:fs/promises";
 import { promisify } from "node:util";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { stringify } from "yaml";
@@ -246,6 +246,28 @@ describe("configuration reload on SIGHUP", () => {
     const line = await gw.waitForLine((l) => l.event === "config.reload_skipped");
     expect(line.reason).toMatch(/built-in default/);
     expect((await fetch(`${gw.line.url as string}/readyz`)).status).toBe(200);
+    expect(await gw.stop()).toBe(0);
+  });
+});
+
+describe("configuration reload on a file change (server.watchConfig)", () => {
+  it("reloads when the file is replaced, as an editor or a ConfigMap update does", async () => {
+    const before: ConfigInput = {
+      server: { watchConfig: true },
+      providers: { main: { kind: "openai", baseUrl: simA.openAiBaseUrl } },
+      models: { a: { provider: "main", model: "sim-1" } },
+    };
+    const gw = await gateway(before);
+    expect(gw.lines().some((l) => l.event === "config.watching" && l.source === gw.configFile)).toBe(true);
+    // Written beside it, then renamed over it: the file is replaced, not modified in place.
+    const next = `${gw.configFile}.new`;
+    await writeFile(next, stringify({ ...before, models: { ...before.models, watched: { provider: "main", model: "sim-watched" } } }));
+    await rename(next, gw.configFile);
+    const line = await gw.waitForLine((l) => l.event === "config.reloaded");
+    expect(line).toMatchObject({ trigger: "watch", models: { added: ["watched"] } });
+    const { received, error } = await consume(gw, "watched", "#sim tokens=2");
+    expect(error).toBeUndefined();
+    expect(startOf(received)?.model).toBe("sim-watched");
     expect(await gw.stop()).toBe(0);
   });
 });

@@ -85,6 +85,8 @@ export interface Config {
     readonly maxStreamsPerConnection: number;
     /** Absent: cleartext (h2c and HTTP/1.1). */
     readonly tls?: TlsCredentials;
+    /** Reload when the file changes (see config-watch.ts). */
+    readonly watchConfig: boolean;
   };
   readonly log: { readonly level: string };
   readonly limits: {
