@@ -35,8 +35,8 @@ export interface LiveConfig {
   /**
    * Reads the source again through the start-up loader. A good file becomes
    * current, listeners are told, and `config.reloaded` is logged (after a
-   * `config.restart_required` warning naming any setting that only a restart
-   * applies); a bad one is logged as `config.reload_failed` with every
+   * `config.restart_required` warning naming every setting that differs from
+   * the start-up configuration and only a restart applies); a bad one is logged as `config.reload_failed` with every
    * problem and changes nothing. Never rejects. Reloads run one at a time, in
    * the order asked. `trigger` names who asked (SIGHUP, watch) in the logs.
    */
@@ -84,7 +84,8 @@ export function createLiveConfig(options: LiveConfigOptions): LiveConfig {
     }
     const previous = config;
     const next = loaded.config;
-    const restart = restartOnlyChanges(previous, next);
+    // Against what the listener runs, not the last reload: a pending change is named on every reload until a restart.
+    const restart = restartOnlyChanges(options.initial, next);
     config = next;
     ok++;
     for (const listener of listeners) {
