@@ -1,4 +1,5 @@
 import type { Config } from "./config/config.js";
+import { type ConfigSource, createLiveConfig, type LiveConfig } from "./config/live-config.js";
 import { GatewayError } from "./core/errors.js";
 import { createLogger, type Logger } from "./logging/logger.js";
 import { createProviderGates, type ProviderGates } from "./admission/provider-gate.js";
@@ -14,7 +15,10 @@ import { createTelemetry, type Telemetry, type TelemetryOptions } from "./teleme
 import { createUpstreamClient } from "./upstream/http-client.js";
 
 export interface SluiceOptions {
+  /** The configuration to start with. */
   readonly config: Config;
+  /** Where a reload reads the configuration again; absent for one with no file (the built-in default). */
+  readonly source?: ConfigSource;
   /** Defaults to a JSON logger at the configured level on stdout. */
   readonly logger?: Logger;
   /** The clock breakers read (performance.now() by default); tests move it instead of sleeping. */
@@ -31,6 +35,8 @@ export interface SluiceOptions {
 }
 
 export interface Sluice {
+  /** The running configuration: `reload()` on SIGHUP (and file changes, with server.watchConfig). */
+  readonly config: LiveConfig;
   readonly server: GatewayServer;
   /** The providers' admission queues (their depth is observable). */
   readonly gates: ProviderGates;
@@ -62,6 +68,11 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
   const gates = createProviderGates();
   const stats = createTargetStats();
   const breakers = createBreakers(options.clock, (key, state) => logger.warn({ event: "breaker.changed", target: key, state }));
+  // Gates and breakers live as long as the process and take each new
+  // configuration's provider settings (live.onChange below); requests read
+  // the rest from live.current() when they start.
+  gates.configure(config.providers);
+  breakers.configure(config.providers);
   const random = options.random ?? Math.random;
   const order = createTargetOrder({ stats, random });
   const BREAKER_STATE = { closed: 0, half_open: 1, open: 2 } as const;
@@ -77,7 +88,18 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
       connections: () => [...client.stats()].map(([provider, pool]) => ({ provider, ...pool })),
     },
   });
-  const pipeline = createChatPipeline({ config, client, telemetry, registry, gates, breakers, stats, order, random });
+  const live = createLiveConfig({
+    initial: config,
+    logger,
+    ...(options.source ? { source: options.source } : {}),
+    onOutcome: (result) => telemetry.metrics?.instruments.configReloads.add(1, { result }),
+  });
+  live.onChange((next, previous) => {
+    gates.configure(next.providers);
+    breakers.configure(next.providers);
+    if (next.log.level !== previous.log.level) logger.level = next.log.level;
+  });
+  const pipeline = createChatPipeline({ config: live.current, client, telemetry, registry, gates, breakers, stats, order, random });
   const maxConnections = effectiveMaxConnections(config.server.maxConnections);
   if (maxConnections < config.server.maxConnections) {
     logger.warn({ event: "server.max_connections_lowered", configured: config.server.maxConnections, effective: maxConnections, openFileLimit: openFileLimit() });
@@ -95,7 +117,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     facade: config.facade,
     telemetry,
     serveMetrics: config.telemetry.metrics.port === undefined,
-    ...(config.server.debugEndpoints ? { debug: { registry } } : {}),
+    ...(config.server.debugEndpoints ? { debug: { registry, reloads: live.counts } } : {}),
     ...(config.server.tls ? { tls: config.server.tls } : {}),
   });
 
@@ -106,6 +128,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
   if (metricsListener) logger.info({ event: "metrics.listening", url: `${metricsListener.url}/metrics` });
 
   return {
+    config: live,
     server,
     telemetry,
     ...(metricsListener ? { metricsUrl: `${metricsListener.url}/metrics` } : {}),
@@ -113,7 +136,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     pipeline,
     registry,
     logger,
-    async shutdown(drainMs = config.server.drainMs) {
+    async shutdown(drainMs = live.current().server.drainMs) {
       registry.startDraining();
       gates.close(new GatewayError("shutting_down", "the gateway is shutting down; retry on another instance"));
       server.stopAccepting();

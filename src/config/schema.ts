@@ -161,6 +161,8 @@ export const configSchema = z
         maxStreamsPerConnection: z.number().int().min(1).max(1_000_000).default(1_000),
         /** TLS on the listener (ALPN h2 and http/1.1); absent = cleartext, for local use. */
         tls: tlsSchema.optional(),
+        /** Reload when the configuration file changes, as on SIGHUP. */
+        watchConfig: z.boolean().default(false),
       })
       .prefault({}),
     log: z

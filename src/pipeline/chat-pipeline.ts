@@ -8,7 +8,7 @@ import type { Telemetry } from "../telemetry/telemetry.js";
 import type { ProviderGates } from "../admission/provider-gate.js";
 import type { Breakers } from "../resilience/circuit-breaker.js";
 import { commitAttempt } from "../resilience/attempts.js";
-import { createRouteTable, type ModelInfo } from "../routing/route-table.js";
+import { createRouteTable, type ModelInfo, type RouteTable } from "../routing/route-table.js";
 import type { TargetOrder } from "../routing/strategies.js";
 import type { TargetStats } from "../routing/target-stats.js";
 import type { UpstreamClient } from "../upstream/http-client.js";
@@ -43,7 +43,12 @@ export interface ChatPipeline {
 }
 
 export interface ChatPipelineOptions {
-  readonly config: Config;
+  /**
+   * The configuration current now (LiveConfig.current). Read once when a
+   * request starts: its route, targets, providers and limits stay those for
+   * the whole stream, retries and failover included, whatever a reload does.
+   */
+  readonly config: () => Config;
   readonly client: UpstreamClient;
   readonly telemetry: Telemetry;
   readonly registry: StreamRegistry;
@@ -64,7 +69,8 @@ const CONSUMER_GONE = new GatewayError("canceled", "stream closed");
 /**
  * The stages between an edge and a provider, in order:
  * - admission: a slot in the stream registry (refused while draining);
- * - route plan: the alias's targets, ordered by its strategy;
+ * - route plan: the alias's targets in the configuration current when the
+ *   request starts, ordered by its strategy;
  * - attempts: retry, failover and hedging until one attempt produces its
  *   first delta (resilience/attempts.ts), each attempt waiting in its
  *   provider's queue (admission/provider-gate.ts);
@@ -75,8 +81,17 @@ const CONSUMER_GONE = new GatewayError("canceled", "stream closed");
  * the upstream at once, without waiting for a generator to resume.
  */
 export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
-  const { config, registry } = options;
-  const routes = createRouteTable(config.models);
+  const { registry } = options;
+  // One route table per configuration, made when it is first used.
+  const tables = new WeakMap<Config, RouteTable>();
+  const routesOf = (config: Config): RouteTable => {
+    let table = tables.get(config);
+    if (!table) {
+      table = createRouteTable(config.models);
+      tables.set(config, table);
+    }
+    return table;
+  };
   const attemptDeps = {
     client: options.client,
     admit: (target: RouteTarget, signal: AbortSignal) => options.gates.gateFor(target.provider).acquire(signal),
@@ -86,6 +101,8 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
   };
 
   async function* stream(request: ChatRequest, ctx: StreamContext): AsyncGenerator<Delta, void, undefined> {
+    const config = options.config();
+    const routes = routesOf(config);
     const observer = options.telemetry.stream({
       requestId: ctx.requestId,
       edge: ctx.edge,
@@ -175,5 +192,5 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
     }
   }
 
-  return { catalog: routes.catalog, stream };
+  return { catalog: () => routesOf(options.config()).catalog(), stream };
 }

@@ -3,6 +3,7 @@ import type { Http2Session } from "node:http2";
 import type { AddressInfo, Socket } from "node:net";
 import * as httpolyglot from "@httptoolkit/httpolyglot";
 import type { ConnectRouter } from "@connectrpc/connect";
+import type { ReloadCounts } from "../config/live-config.js";
 import type { TlsCredentials } from "../config/tls-files.js";
 import { createChatService } from "../edges/grpc/chat-service.js";
 import { createHealthService } from "../edges/grpc/health-service.js";
@@ -40,7 +41,7 @@ export interface GatewayServerOptions {
   readonly sendTimeoutMs: number;
   readonly facade: { readonly keepaliveMs: number };
   /** Given when /debug/runtime should be served. */
-  readonly debug?: { readonly registry: StreamRegistry };
+  readonly debug?: { readonly registry: StreamRegistry; readonly reloads: () => ReloadCounts };
   /** TLS on the listener; absent = cleartext h2c and HTTP/1.1. */
   readonly tls?: TlsCredentials;
   /** Traces for every request; GET /metrics when metrics are on and served on this port. */
@@ -117,7 +118,7 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
   });
   const facade = createOpenAiFacade({ pipeline, keepaliveMs: options.facade.keepaliveMs, limits: options.requests, sendTimeoutMs: options.sendTimeoutMs });
   let guard: ConnectionGuard | undefined;
-  const runtime = options.debug ? createRuntimeStats(options.debug.registry, () => guard) : () => false;
+  const runtime = options.debug ? createRuntimeStats(options.debug.registry, () => guard, options.debug.reloads) : () => false;
 
   const metrics = options.serveMetrics ? options.telemetry.metrics : undefined;
   const route: Route = (req, res, exchange) => {

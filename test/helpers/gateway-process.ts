@@ -9,6 +9,8 @@ import { type Started, startProcess } from "./processes.js";
 export interface GatewayProcess extends Started {
   readonly url: string;
   readonly pid: number;
+  /** The file given with --config: rewrite it and send SIGHUP to reload. */
+  readonly configFile: string;
   /** Resident set size in bytes, from /proc. */
   rss(): number;
 }
@@ -29,6 +31,7 @@ export interface RuntimeStats {
   readonly connectionsClosed: Record<string, number>;
   readonly resources: Record<string, number>;
   readonly eventLoopDelayMs: { readonly p50: number; readonly p99: number; readonly max: number };
+  readonly configReloads: { readonly ok: number; readonly failed: number };
 }
 
 /** Reads the gateway's own view of itself; `gc` collects garbage first (needs --expose-gc). */
@@ -48,6 +51,7 @@ export async function startGatewayProcess(config: ConfigInput, options: GatewayP
     ...started,
     url: started.line.url as string,
     pid,
+    configFile: file,
     rss() {
       const status = readFileSync(`/proc/${pid}/status`, "utf8");
       const kb = Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]);
