@@ -8,7 +8,12 @@ import { grpcFrame } from "./helpers/raw.js";
 
 let h: Harness;
 beforeAll(async () => {
-  h = await startHarness({ models: { sim: "sim-1?tokens=3" }, limits: { maxRequestBytes: 4096 }, provider: { timeouts: { totalMs: 500 } } });
+  // Only the paused-stream test needs a short total timeout; served streams
+  // get the default, so a loaded machine cannot turn them into timeouts.
+  h = await startHarness({
+    models: { sim: "sim-1?tokens=3", "sim-short-total": { model: "sim-1?tokens=3", timeouts: { totalMs: 500 } } },
+    limits: { maxRequestBytes: 4096 },
+  });
 });
 afterAll(() => h.close());
 
@@ -83,7 +88,7 @@ describe("stream.end logs the true cause", () => {
       "x-request-id": requestId,
     });
     stream.on("error", () => undefined);
-    stream.end(grpcFrame(toBinary(StreamChatRequestSchema, userRequest("sim", "#sim tokens=3000 token_chars=2000 tag=paused-total"))));
+    stream.end(grpcFrame(toBinary(StreamChatRequestSchema, userRequest("sim-short-total", "#sim tokens=3000 token_chars=2000 tag=paused-total"))));
     await new Promise<void>((resolve) => stream.once("data", () => resolve()));
     stream.pause();
     // The total timeout (500 ms) ends the upstream exchange while the client reads nothing.
