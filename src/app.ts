@@ -10,6 +10,8 @@ import { createStreamRegistry, type StreamRegistry } from "./pipeline/stream-reg
 import { effectiveMaxConnections, openFileLimit } from "./server/fd-limit.js";
 import { type GatewayServer, startGatewayServer } from "./server/gateway-server.js";
 import { createUpstreamClient } from "./upstream/http-client.js";
+import type { PipelineObserver } from "./flow/observer.js";
+import { createTenancy, type Tenancy } from "./tenancy/tenancy.js";
 
 export interface SluiceOptions {
   readonly config: Config;
@@ -22,6 +24,10 @@ export interface SluiceOptions {
   /** Overrides config.server (tests bind port 0). */
   readonly host?: string;
   readonly port?: number;
+  /** What the stages report (tests listen; metrics will). */
+  readonly observer?: PipelineObserver;
+  /** Tests only: the tenant store's clock (epoch ms), for minute windows and budget periods. */
+  readonly storeClock?: () => number;
 }
 
 export interface Sluice {
@@ -31,6 +37,8 @@ export interface Sluice {
   readonly pipeline: ChatPipeline;
   readonly registry: StreamRegistry;
   readonly logger: Logger;
+  /** Keys, limits, budgets and usage records. */
+  readonly tenancy: Tenancy;
   /**
    * Graceful shutdown: readiness turns unhealthy, no new streams are
    * accepted, in-flight streams get `drainMs` to finish, then the rest are
@@ -55,7 +63,11 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
   const breakers = createBreakers(options.clock, (key, state) => logger.warn({ event: "breaker.changed", target: key, state }));
   const random = options.random ?? Math.random;
   const order = createTargetOrder({ stats, random });
-  const pipeline = createChatPipeline({ config, client, logger, registry, gates, breakers, stats, order, random });
+  const { observer } = options;
+  // Read per request: a reload that swaps the configuration applies to keys and limits from the next request on.
+  const currentConfig = () => config;
+  const tenancy = createTenancy({ config: currentConfig, logger, ...(observer ? { observer } : {}), ...(options.storeClock ? { storeClock: options.storeClock } : {}) });
+  const pipeline = createChatPipeline({ config, client, logger, registry, gates, breakers, stats, order, random, tenancy, ...(observer ? { observer } : {}) });
   const maxConnections = effectiveMaxConnections(config.server.maxConnections);
   if (maxConnections < config.server.maxConnections) {
     logger.warn({ event: "server.max_connections_lowered", configured: config.server.maxConnections, effective: maxConnections, openFileLimit: openFileLimit() });
@@ -73,6 +85,8 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     facade: config.facade,
     ...(config.server.debugEndpoints ? { debug: { registry } } : {}),
     ...(config.server.tls ? { tls: config.server.tls } : {}),
+    tenancy,
+    admin: config.auth.adminKeySha256 !== undefined,
   });
 
   return {
@@ -81,6 +95,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     pipeline,
     registry,
     logger,
+    tenancy,
     async shutdown(drainMs = config.server.drainMs) {
       registry.startDraining();
       gates.close(new GatewayError("shutting_down", "the gateway is shutting down; retry on another instance"));
@@ -95,12 +110,15 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
       }
       await server.close(FINAL_WRITE_GRACE_MS);
       await client.close();
+      // Every stream has ended: their usage goes to the store before the connection closes.
+      await tenancy.close();
       logger.info({ event: "server.stopped", drained, aborted });
       return { drained, aborted };
     },
     async close() {
       await server.close();
       await client.close();
+      await tenancy.close();
     },
   };
 }

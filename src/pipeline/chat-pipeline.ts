@@ -13,6 +13,10 @@ import { createRouteTable, type ModelInfo } from "../routing/route-table.js";
 import type { TargetOrder } from "../routing/strategies.js";
 import type { TargetStats } from "../routing/target-stats.js";
 import type { UpstreamClient } from "../upstream/http-client.js";
+import type { Quota } from "../store/tenant-store.js";
+import type { Principal } from "../tenancy/principal.js";
+import type { Tenancy } from "../tenancy/tenancy.js";
+import { createUsageMeter } from "../usage/usage-meter.js";
 import type { StreamRegistry } from "./stream-registry.js";
 
 export interface StreamContext {
@@ -29,6 +33,10 @@ export interface StreamContext {
   readonly deadlineAt?: number;
   /** A per-target rewrite of the request (the facade's thinking-signature replay). */
   readonly prepare?: (request: ChatRequest, target: RouteTarget) => Promise<ChatRequest>;
+  /** The key the edge authenticated; absent while authentication is off. */
+  readonly principal?: Principal;
+  /** Told what is left of the key's limits, before the first delta (or the refusal): the edge's response headers. */
+  readonly onQuota?: (quota: Quota) => void;
 }
 
 /** The path every request takes, whichever edge it came through. */
@@ -50,6 +58,8 @@ export interface ChatPipelineOptions {
   readonly order: TargetOrder;
   readonly random?: () => number;
   readonly observer?: PipelineObserver;
+  /** Keys, limits and budgets; without it every request is anonymous. */
+  readonly tenancy?: Pick<Tenancy, "charge">;
 }
 
 function responseId(): string {
@@ -61,7 +71,10 @@ const CONSUMER_GONE = new GatewayError("canceled", "stream closed");
 
 /**
  * The stages between an edge and a provider, in order:
- * - admission: a slot in the stream registry (refused while draining);
+ * - tenancy, the key's allowlist (tenancy/tenant-charge.ts), before the
+ *   alias is even looked up;
+ * - admission: a slot in the stream registry (refused while draining),
+ *   then the key's limits and budget in one store round trip;
  * - route plan: the alias's targets, ordered by its strategy;
  * - attempts: retry, failover and hedging until one attempt produces its
  *   first delta (resilience/attempts.ts), each attempt waiting in its
@@ -69,8 +82,10 @@ const CONSUMER_GONE = new GatewayError("canceled", "stream closed");
  * - relay: the committed attempt's deltas, pulled one at a time as the edge
  *   writes them, after a `start` naming the target that serves.
  * Whatever ends the stream (the client, a phase timeout while the client
- * holds it paused, shutdown) logs the first cause, frees the slot and aborts
- * the upstream at once, without waiting for a generator to resume.
+ * holds it paused, shutdown) logs the first cause, frees the slot, aborts
+ * the upstream and settles the key's usage at once, without waiting for a
+ * generator to resume. A provider that reports no usage gets an estimated
+ * usage delta before `finish` (usage/usage-meter.ts).
  */
 export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
   const { config, registry } = options;
@@ -85,8 +100,10 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
   };
 
   async function* stream(request: ChatRequest, ctx: StreamContext): AsyncGenerator<Delta, void, undefined> {
+    const charge = options.tenancy?.charge(ctx.principal, { request, requestId: ctx.requestId, ...(ctx.onQuota ? { onQuota: ctx.onQuota } : {}) });
     const route = routes.lookup(request.model);
     const log = createStreamLog(options.logger, { requestId: ctx.requestId, edge: ctx.edge, alias: route.alias });
+    const meter = createUsageMeter(request);
 
     // Admission.
     const controller = new AbortController();
@@ -95,6 +112,7 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
       log.failed(reason);
       controller.abort(reason);
       release();
+      charge?.end(meter, reason);
     };
     try {
       release = registry.admit(stop);
@@ -108,6 +126,8 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
 
     let completed = false;
     try {
+      await charge?.admit(route);
+
       // Route plan and attempts.
       const committed = await commitAttempt(
         {
@@ -129,6 +149,7 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
       });
       const { attempt, first } = committed;
       log.attempts(committed.records);
+      charge?.serving(attempt.target);
       attempt.signal.addEventListener("abort", () => stop(toGatewayError(attempt.signal.reason)), { once: true });
 
       // Relay.
@@ -140,25 +161,34 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
         model: attempt.target.model,
         ...(dropped.length > 0 ? { droppedParams: dropped } : {}),
       };
-      if (!first.done) {
-        log.delta(first.value);
-        yield first.value;
-        for (let next = await attempt.deltas.next(); !next.done; next = await attempt.deltas.next()) {
-          log.delta(next.value);
-          yield next.value;
+      for (let next = first; !next.done; next = await attempt.deltas.next()) {
+        if (next.value.type === "finish") {
+          const estimate = await meter.estimateIfMissing();
+          if (estimate) {
+            log.delta(estimate);
+            yield estimate;
+          }
         }
+        meter.observe(next.value);
+        log.delta(next.value);
+        yield next.value;
       }
       completed = true;
       log.completed();
+      charge?.end(meter);
     } catch (error) {
       const failure = controller.signal.aborted ? toGatewayError(controller.signal.reason) : toGatewayError(error);
       log.failed(failure);
+      charge?.end(meter, failure);
       throw failure;
     } finally {
       release();
       ctx.signal.removeEventListener("abort", onAbort);
       // An early exit (the consumer returned, or an error) ends every attempt.
-      if (!completed) controller.abort(CONSUMER_GONE);
+      if (!completed) {
+        controller.abort(CONSUMER_GONE);
+        charge?.end(meter, CONSUMER_GONE);
+      }
     }
   }
 

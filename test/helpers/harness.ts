@@ -2,6 +2,7 @@ import { PassThrough } from "node:stream";
 import { startSluice, type Sluice } from "../../src/app.js";
 import { resolveConfig } from "../../src/config/config.js";
 import type { ConfigInput, TimeoutsConfig } from "../../src/config/schema.js";
+import type { PipelineObserver } from "../../src/flow/observer.js";
 import { createLogger } from "../../src/logging/logger.js";
 import { startSimulator, type Simulator } from "../../src/simulator/server.js";
 
@@ -66,6 +67,14 @@ export interface HarnessOptions {
   readonly clock?: () => number;
   /** The routing strategies' random source. */
   readonly random?: () => number;
+  /** Virtual keys and the admin key (`env` holds their variables). */
+  readonly auth?: ConfigInput["auth"];
+  /** Redis for limits, spend and usage. */
+  readonly store?: ConfigInput["store"];
+  /** What the stages report. */
+  readonly observer?: PipelineObserver;
+  /** The tenant store's clock (tests move it instead of sleeping). */
+  readonly storeClock?: () => number;
 }
 
 /** A real simulator and a real gateway on loopback ports, with captured logs. */
@@ -78,6 +87,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       ...(options.limits ? { limits: options.limits } : {}),
       ...(options.server ? { server: options.server } : {}),
       ...(options.facade ? { facade: options.facade } : {}),
+      ...(options.auth ? { auth: options.auth } : {}),
+      ...(options.store ? { store: options.store } : {}),
       // Suites that provoke failures on purpose would trip the circuit
       // breaker; breaker tests configure one of their own.
       ...(options.routing?.(sim) ?? {
@@ -103,6 +114,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     port: 0,
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.random ? { random: options.random } : {}),
+    ...(options.observer ? { observer: options.observer } : {}),
+    ...(options.storeClock ? { storeClock: options.storeClock } : {}),
   });
   const logs = () =>
     text
