@@ -7,7 +7,7 @@ import { startSimulator, type Simulator } from "../src/simulator/server.js";
 import { adminClient } from "./helpers/admin.js";
 import { chatClient, collect, userRequest } from "./helpers/clients.js";
 import { type GatewayProcess, startGatewayProcess } from "./helpers/gateway-process.js";
-import { dropPrefix, dumpPrefix, inspector, SHARED_REDIS_URL, testPrefix } from "./helpers/redis.js";
+import { dropPrefix, dumpPrefix, inspector, SHARED_REDIS_URL, testPrefix, usageRecords } from "./helpers/redis.js";
 
 const SHARED_KEY = "sk-test-shared-3b5d7f9a1c2e4068";
 const ADMIN_KEY = "sk-test-admin-6c8e0a2b4d1f3957";
@@ -64,7 +64,7 @@ describe("three gateway processes sharing one Redis", () => {
     await Promise.all(sent.filter((_, i) => results[i] === "ok").map(({ gateway, id }) => gateway.waitForLine((l) => l.event === "usage.recorded" && l.requestId === id)));
     const redis = await inspector();
     try {
-      const records = (await redis.xRange(`${prefix}usage`, "-", "+")).filter((e) => e.message.key === "shared");
+      const records = (await usageRecords(prefix)).filter((r) => r.key === "shared");
       expect(records).toHaveLength(30);
       const day = (await redis.keys(`${prefix}use:{shared}:d*`))[0]!;
       expect(await redis.hGet(day, "requests")).toBe("30");
