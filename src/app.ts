@@ -10,7 +10,7 @@ import { createStreamRegistry, type StreamRegistry } from "./pipeline/stream-reg
 import { effectiveMaxConnections, openFileLimit } from "./server/fd-limit.js";
 import { type GatewayServer, startGatewayServer } from "./server/gateway-server.js";
 import { createUpstreamClient } from "./upstream/http-client.js";
-import type { PipelineObserver } from "./flow/observer.js";
+import type { TenancyObserver } from "./flow/observer.js";
 import { createTenancy, type Tenancy } from "./tenancy/tenancy.js";
 
 export interface SluiceOptions {
@@ -24,8 +24,8 @@ export interface SluiceOptions {
   /** Overrides config.server (tests bind port 0). */
   readonly host?: string;
   readonly port?: number;
-  /** What the stages report (tests listen; metrics will). */
-  readonly observer?: PipelineObserver;
+  /** What tenancy reports (tests listen; metrics will). */
+  readonly tenancyObserver?: TenancyObserver;
   /** Tests only: the tenant store's clock (epoch ms), for minute windows and budget periods. */
   readonly storeClock?: () => number;
 }
@@ -63,11 +63,11 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
   const breakers = createBreakers(options.clock, (key, state) => logger.warn({ event: "breaker.changed", target: key, state }));
   const random = options.random ?? Math.random;
   const order = createTargetOrder({ stats, random });
-  const { observer } = options;
+  const observer = options.tenancyObserver;
   // Read per request: a reload that swaps the configuration applies to keys and limits from the next request on.
   const currentConfig = () => config;
   const tenancy = createTenancy({ config: currentConfig, logger, ...(observer ? { observer } : {}), ...(options.storeClock ? { storeClock: options.storeClock } : {}) });
-  const pipeline = createChatPipeline({ config, client, logger, registry, gates, breakers, stats, order, random, tenancy, ...(observer ? { observer } : {}) });
+  const pipeline = createChatPipeline({ config, client, logger, registry, gates, breakers, stats, order, random, tenancy });
   const maxConnections = effectiveMaxConnections(config.server.maxConnections);
   if (maxConnections < config.server.maxConnections) {
     logger.warn({ event: "server.max_connections_lowered", configured: config.server.maxConnections, effective: maxConnections, openFileLimit: openFileLimit() });

@@ -40,9 +40,14 @@ export interface AttemptRecord extends AttemptInfo {
 export interface PipelineObserver {
   attemptStarted?(info: AttemptInfo): void;
   attemptEnded?(record: AttemptRecord): void;
+}
 
-  // Tenancy (README, "Tenancy"). Keys appear by name, never the key itself.
-
+/**
+ * What tenancy reports (README, "Tenancy"), for logs and metrics: keys by
+ * name, never the key itself. Process-wide rather than per stream (the
+ * store's state is not a stream's). Every hook is optional and cheap.
+ */
+export interface TenancyObserver {
   /** An edge checked a request's key: `key` on success, `failure` otherwise. */
   authenticated?(event: { readonly edge: string; readonly key?: string; readonly failure?: "missing" | "malformed" | "unknown" }): void;
   /** A key's request passed its limits and budget; `shared` false: admitted by this replica's fallback (Redis away). */

@@ -1,5 +1,5 @@
 import type { Config } from "../config/config.js";
-import type { PipelineObserver } from "../flow/observer.js";
+import type { TenancyObserver } from "../flow/observer.js";
 import type { Logger } from "../logging/logger.js";
 import { createFailOpenStore, type StoreEvent } from "../store/fail-open-store.js";
 import { createMemoryTenantStore } from "../store/memory-tenant-store.js";
@@ -15,7 +15,7 @@ export interface TenancyOptions {
   /** The configuration in force (read per request, so a reload applies to the next one). */
   readonly config: () => Config;
   readonly logger: Logger;
-  readonly observer?: PipelineObserver;
+  readonly observer?: TenancyObserver;
   /** Tests only: the store's clock (epoch ms) instead of Redis's or the process's. */
   readonly storeClock?: () => number;
 }

@@ -3,7 +3,7 @@ import type { ModelRoute, RouteTarget } from "../config/config.js";
 import type { ChatRequest } from "../core/chat-request.js";
 import { quoteClientValue } from "../core/client-text.js";
 import { GatewayError, toGatewayError } from "../core/errors.js";
-import type { PipelineObserver } from "../flow/observer.js";
+import type { TenancyObserver } from "../flow/observer.js";
 import type { AdmitResult, Quota, SettleResult, StreamOutcome, TenantStore, UsageRecord } from "../store/tenant-store.js";
 import { costMicros, maxCostMicros } from "../usage/cost.js";
 import { estimatedInputTokens } from "../usage/prompt-size.js";
@@ -38,7 +38,7 @@ export interface TenantCharge {
 
 export interface ChargeDeps {
   readonly store: TenantStore;
-  readonly observer?: PipelineObserver;
+  readonly observer?: TenancyObserver;
   /** Hands over a settle in flight (shutdown waits for them) and reports how it went. */
   readonly settled: (work: Promise<{ readonly record: UsageRecord; readonly result: SettleResult }>, requestId: string) => void;
 }

@@ -2,7 +2,7 @@ import { PassThrough } from "node:stream";
 import { startSluice, type Sluice } from "../../src/app.js";
 import { resolveConfig } from "../../src/config/config.js";
 import type { ConfigInput, TimeoutsConfig } from "../../src/config/schema.js";
-import type { PipelineObserver } from "../../src/flow/observer.js";
+import type { TenancyObserver } from "../../src/flow/observer.js";
 import { createLogger } from "../../src/logging/logger.js";
 import { startSimulator, type Simulator } from "../../src/simulator/server.js";
 
@@ -71,8 +71,8 @@ export interface HarnessOptions {
   readonly auth?: ConfigInput["auth"];
   /** Redis for limits, spend and usage. */
   readonly store?: ConfigInput["store"];
-  /** What the stages report. */
-  readonly observer?: PipelineObserver;
+  /** What tenancy reports. */
+  readonly observer?: TenancyObserver;
   /** The tenant store's clock (tests move it instead of sleeping). */
   readonly storeClock?: () => number;
 }
@@ -114,7 +114,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     port: 0,
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.random ? { random: options.random } : {}),
-    ...(options.observer ? { observer: options.observer } : {}),
+    ...(options.observer ? { tenancyObserver: options.observer } : {}),
     ...(options.storeClock ? { storeClock: options.storeClock } : {}),
   });
   const logs = () =>

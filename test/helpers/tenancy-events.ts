@@ -1,9 +1,9 @@
 import { EventEmitter } from "node:events";
-import type { PipelineObserver } from "../../src/flow/observer.js";
+import type { TenancyObserver } from "../../src/flow/observer.js";
 import type { SettleResult, UsageRecord } from "../../src/store/tenant-store.js";
 
 export interface TenancyEvents {
-  readonly observer: PipelineObserver;
+  readonly observer: TenancyObserver;
   /** Every usage event so far. */
   readonly usage: Array<{ record: UsageRecord; result: SettleResult | "flushed" }>;
   readonly fallbacks: { admit: number; settle: number };
