@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
+import { createServer as createHttpServer } from "node:http";
 import { createServer } from "node:net";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -288,14 +289,15 @@ async function throughputScenario(s: Services) {
 // 3. Capacity ---------------------------------------------------------------
 async function capacityScenario(s: Services) {
   const streams = QUICK ? 2_000 : 10_000;
-  const tokens = QUICK ? 10 : 20;
+  // Streams must outlive the ramp (2 000/s at best, slower on a loaded machine) so that a plateau is reached.
+  const tokens = QUICK ? 30 : 40;
   await simIdle(s);
   const idle = await runtime(s, { gc: true });
   await runtime(s, { reset: true });
   const run = load<{ completed: number; failed: number; wallMs: number; errors: Record<string, number> }>(
     {
       scenario: "capacity",
-      target: targetSpec(s, "sluice-grpc"),
+      target: { ...targetSpec(s, "sluice-grpc"), connections: Math.ceil(streams / 500) },
       streams,
       rampPerSecond: 2_000,
       prompt: `#sim tokens=${tokens} delay_ms=1000 ttft_ms=1000`,
@@ -306,12 +308,14 @@ async function capacityScenario(s: Services) {
   let plateau: Runtime | undefined;
   let plateauLive: Runtime | undefined;
   let done = false;
+  let maxActive = 0;
   void run.finally(() => (done = true));
   while (!done) {
     await new Promise((r) => setTimeout(r, 250)); // sampling interval of a monitor, not synchronisation
     const now = await runtime(s).catch(() => undefined);
     if (!now) continue;
     if (now.rssBytes > peak.rssBytes) peak = now;
+    maxActive = Math.max(maxActive, now.activeStreams);
     if (!plateau && now.activeStreams >= streams * 0.99) {
       await runtime(s, { reset: true });
       await new Promise((r) => setTimeout(r, 2000)); // let the delay histogram see a plateau window
@@ -332,9 +336,10 @@ async function capacityScenario(s: Services) {
     liveHeapKibPerStream: plateauLive ? (plateauLive.heapUsedBytes - idle.heapUsedBytes) / KiB / streams : Number.NaN,
     eventLoopDelayP99Ms: plateau?.eventLoopDelayMs.p99 ?? Number.NaN,
     reachedPlateau: plateau !== undefined,
+    maxActive,
     wallS: r.wallMs / 1000,
   };
-  log(`capacity: ${r.completed}/${streams} completed, ${round(result.kibPerStream)} KiB/stream, loop p99 ${result.eventLoopDelayP99Ms} ms`);
+  log(`capacity: ${r.completed}/${streams} completed (at most ${maxActive} at once), ${round(result.kibPerStream)} KiB/stream, loop p99 ${result.eventLoopDelayP99Ms} ms`);
   await simReset(s);
   return result;
 }
@@ -448,6 +453,83 @@ async function slowScenario(s: Services) {
   return { streams, durationMs, results: out };
 }
 
+// 8. Telemetry cost ---------------------------------------------------------------
+/** A gateway of its own for one side of a comparison, on the same simulator. */
+async function startGateway(s: Services, telemetry: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): Promise<{ proc: Proc; url: string }> {
+  const dir = await mkdtemp(join(tmpdir(), "sluice-bench-"));
+  const configFile = join(dir, "sluice.yaml");
+  await writeFile(
+    configFile,
+    stringify({ log: { level: "info" }, telemetry, providers: { sim: { kind: "openai", baseUrl: s.simOpenAi, timeouts: BENCH_TIMEOUTS } }, models: { bench: { provider: "sim", model: "sim-1" } } }),
+  );
+  const { proc, value } = await startUntil(
+    process.execPath,
+    ["dist/src/main.js", "--config", configFile, "--port", "0"],
+    (line) => (line.includes('"server.listening"') ? (JSON.parse(line) as { url: string }).url : undefined),
+    { env },
+  );
+  return { proc, url: value };
+}
+
+/** An OTLP/HTTP receiver that accepts and drops every export: the cost measured is the gateway's, not a collector's. */
+async function startSink(): Promise<{ url: string; exports: () => number; close(): void }> {
+  let exports = 0;
+  const server = createHttpServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      exports++;
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end("{}");
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, exports: () => exports, close: () => server.close() };
+}
+
+async function telemetryScenario(s: Services) {
+  const sink = await startSink();
+  const off = await startGateway(s, { metrics: { enabled: false } });
+  const on = await startGateway(s, { metrics: { enabled: true }, tracing: { exporter: "otlp", endpoint: `${sink.url}/v1/traces` } });
+  const tokens = QUICK ? 3_000 : 10_000;
+  const streams = QUICK ? 100 : 300;
+  const rounds = QUICK ? 2 : 3;
+  const runs: Record<"off" | "on", Array<{ ttftP50: number; gatewayCpuSPer100k: number; deltasPerS: number }>> = { off: [], on: [] };
+  try {
+    // Alternate off and on, several rounds, and keep each one's median: machine noise then hits both alike.
+    for (let round = 0; round < rounds; round++) {
+      for (const [name, gw] of [["off", off], ["on", on]] as const) {
+        const target = { kind: "sluice-grpc" as const, url: gw.url, model: "bench" };
+        await load({ scenario: "ttft", target, concurrency: 1, perLane: 20, prompt: "#sim tokens=2" }); // warm-up
+        const ttft = await load<{ samples: number[] }>({ scenario: "ttft", target, concurrency: 1, perLane: streams, prompt: "#sim tokens=2" });
+        const before = gw.proc.cpuSeconds();
+        const tp = await load<{ deltas: number; wallMs: number }>({ scenario: "throughput", target, concurrency: 10, prompt: `#sim tokens=${tokens}` });
+        runs[name].push({
+          ttftP50: summary(ttft.samples).p50,
+          gatewayCpuSPer100k: ((gw.proc.cpuSeconds() - before) / Math.max(1, tp.deltas)) * 100_000,
+          deltasPerS: tp.deltas / (tp.wallMs / 1000),
+        });
+        await simReset(s);
+      }
+    }
+    const median = (xs: number[]) => summary(xs).p50;
+    const pick = (name: "off" | "on") => ({
+      ttftP50: median(runs[name].map((r) => r.ttftP50)),
+      gatewayCpuSPer100k: median(runs[name].map((r) => r.gatewayCpuSPer100k)),
+      deltasPerS: median(runs[name].map((r) => r.deltasPerS)),
+    });
+    const out = { off: pick("off"), on: pick("on") };
+    // Scrape once: the exposition itself must work on the instrumented gateway.
+    const scraped = (await (await fetch(`${on.url}/metrics`)).text()).includes("gen_ai_server_time_to_first_token_bucket");
+    await on.proc.stop(); // flushes its spans to the sink
+    const result = { off: out.off, on: out.on, rounds, spanExports: sink.exports(), scraped };
+    log(`telemetry: gateway CPU per 100k deltas ${round(out.off.gatewayCpuSPer100k)} → ${round(out.on.gatewayCpuSPer100k)} s, TTFT p50 ${round(out.off.ttftP50)} → ${round(out.on.ttftP50)} ms`);
+    return result;
+  } finally {
+    await Promise.all([off.proc.stop(), on.proc.stop()]);
+    sink.close();
+  }
+}
+
 // 6. Failover ------------------------------------------------------------------
 type ResilienceRun = { results: Array<{ ttftMs?: number; provider?: string; error?: string }> };
 
@@ -499,7 +581,7 @@ async function hedgeScenario(s: Services) {
   return result;
 }
 
-// 8. Admission with Redis limits -------------------------------------------------
+// 9. Admission with Redis limits -------------------------------------------------
 /** Calls per command name since the Redis started (INFO commandstats). */
 function redisCommandCalls(port: number): Record<string, number> {
   const text = execFileSync("redis-cli", ["-h", "127.0.0.1", "-p", String(port), "info", "commandstats"], { encoding: "utf8" });
@@ -576,7 +658,7 @@ function admissionSection(r: Awaited<ReturnType<typeof admissionScenario>>): str
     }),
   );
   return [
-    `## 8. Admission with Redis limits (a virtual key with every limit and a budget, one Redis script per admission; same run, same simulator)`,
+    `## 9. Admission with Redis limits (a virtual key with every limit and a budget, one Redis script per admission; same run, same simulator)`,
     table(["concurrent streams", "edge", "TTFT p50 no limits ms", "TTFT p50 Redis limits ms", "added ms", "ratio", "streams (no limits / limits)", "errors"], rows),
     "",
     `Redis round trips per limited stream: ${round(r.scriptCallsPerStream)} script calls (one admission before the first attempt, one settle after the last delta), running ${round(r.commandsInsideScriptsPerStream)} commands inside Redis between them; besides, ${r.keyListPolls} reads of the key list's version (a poll every 250 ms, not per request)${r.ownRedis ? "" : "; shared Redis: counts include other clients"}.`,
@@ -611,9 +693,10 @@ async function main(): Promise<void> {
     const slow = await slowScenario(s);
     const failover = await failoverScenario(s);
     const hedge = await hedgeScenario(s);
+    const telemetry = await telemetryScenario(s);
     const admission = await admissionScenario(s);
     const capacity = await capacityScenario(s);
-    const result = { mode: QUICK ? "quick" : "full", machine: machine(), ttft, throughput, capacity, cancel, slow, failover, hedge, admission, durationS: (performance.now() - started) / 1000 };
+    const result = { mode: QUICK ? "quick" : "full", machine: machine(), ttft, throughput, capacity, cancel, slow, failover, hedge, telemetry, admission, durationS: (performance.now() - started) / 1000 };
     await writeReport(result);
   } finally {
     await Promise.all([s.gateway.stop(), s.limited.stop(), s.sim.stop(), s.peer?.stop()]);
@@ -631,6 +714,7 @@ type Result = {
   slow: Awaited<ReturnType<typeof slowScenario>>;
   failover: Awaited<ReturnType<typeof failoverScenario>>;
   hedge: Awaited<ReturnType<typeof hedgeScenario>>;
+  telemetry: Awaited<ReturnType<typeof telemetryScenario>>;
   admission: Awaited<ReturnType<typeof admissionScenario>>;
   durationS: number;
 };
@@ -665,6 +749,8 @@ async function writeReport(r: Result): Promise<void> {
   const slowGrowth = Math.max(...(["sluice-grpc", "sluice-sse"] as const).map((k) => r.slow.results[k]!.liveHeapKiBPerStream ?? Number.NaN));
   const hedgeCut = r.hedge.withoutHedge.p99 / r.hedge.withHedge.p99;
   const hedgeExtra = r.hedge.upstreamWith / r.hedge.requests - 1;
+  const telemetryCpu = r.telemetry.on.gatewayCpuSPer100k / r.telemetry.off.gatewayCpuSPer100k - 1;
+  const telemetryTtft = r.telemetry.on.ttftP50 - r.telemetry.off.ttftP50;
   const admissionAdded = Math.max(...r.admission.levels.flatMap((c) => ["gRPC", "SSE"].map((e) => r.admission.results[`${e}, Redis limits`]![c]!.p50 - r.admission.results[`${e}, no limits`]![c]!.p50)));
   const goals: Goal[] = [
     { name: `TTFT overhead p99 at ${at100} streams`, target: "≤ 1 ms", measured: `${round(worstGatewayP99)} ms`, met: worstGatewayP99 <= 1 },
@@ -684,6 +770,8 @@ async function writeReport(r: Result): Promise<void> {
       measured: `${round(hedgeCut)}×, ${round(hedgeExtra * 100)}%`,
       met: hedgeCut >= 2 && hedgeExtra <= 0.1,
     },
+    { name: "telemetry on vs off: gateway CPU per delta", target: "≤ +5%", measured: `${round(telemetryCpu * 100)}%`, met: telemetryCpu <= 0.05 },
+    { name: "telemetry on vs off: TTFT p50 at one stream", target: "≤ +0.2 ms", measured: `${round(telemetryTtft)} ms`, met: telemetryTtft <= 0.2 },
     {
       name: "Redis limits: added TTFT p50 at 1 and 100 streams, Redis round trips per admission",
       target: "≤ 1 ms, 1",
@@ -742,6 +830,15 @@ async function writeReport(r: Result): Promise<void> {
       [
         ["without hedging", r.hedge.withoutHedge.p50, r.hedge.withoutHedge.p99, r.hedge.upstreamWithout, "—"],
         ["with hedging", r.hedge.withHedge.p50, r.hedge.withHedge.p99, r.hedge.upstreamWith, `${round(hedgeExtra * 100)}%`],
+      ],
+    ),
+    "",
+    "## 8. Telemetry cost (two gateways of their own on the same simulator, gRPC edge)",
+    table(
+      ["", "TTFT p50, 1 stream ms", "deltas/s (10 streams)", "gateway CPU s / 100k deltas", "ratio vs off"],
+      [
+        ["off (no metrics, no exporter)", r.telemetry.off.ttftP50, Math.round(r.telemetry.off.deltasPerS), r.telemetry.off.gatewayCpuSPer100k, "1.00"],
+        [`on (metrics + OTLP export, ${r.telemetry.spanExports} exports received)`, r.telemetry.on.ttftP50, Math.round(r.telemetry.on.deltasPerS), r.telemetry.on.gatewayCpuSPer100k, round(r.telemetry.on.gatewayCpuSPer100k / r.telemetry.off.gatewayCpuSPer100k)],
       ],
     ),
     "",

@@ -1,4 +1,5 @@
 import type { Config } from "./config/config.js";
+import { type ConfigSource, createLiveConfig, type LiveConfig } from "./config/live-config.js";
 import { GatewayError } from "./core/errors.js";
 import { createLogger, type Logger } from "./logging/logger.js";
 import { createProviderGates, type ProviderGates } from "./admission/provider-gate.js";
@@ -9,12 +10,17 @@ import { createTargetStats } from "./routing/target-stats.js";
 import { createStreamRegistry, type StreamRegistry } from "./pipeline/stream-registry.js";
 import { effectiveMaxConnections, openFileLimit } from "./server/fd-limit.js";
 import { type GatewayServer, startGatewayServer } from "./server/gateway-server.js";
+import { startMetricsListener } from "./telemetry/metrics-route.js";
+import { createTelemetry, type Telemetry, type TelemetryOptions } from "./telemetry/telemetry.js";
 import { createUpstreamClient } from "./upstream/http-client.js";
 import type { TenancyObserver } from "./flow/observer.js";
 import { createTenancy, type Tenancy } from "./tenancy/tenancy.js";
 
 export interface SluiceOptions {
+  /** The configuration to start with. */
   readonly config: Config;
+  /** Where a reload reads the configuration again; absent for one with no file (the built-in default). */
+  readonly source?: ConfigSource;
   /** Defaults to a JSON logger at the configured level on stdout. */
   readonly logger?: Logger;
   /** The clock breakers read (performance.now() by default); tests move it instead of sleeping. */
@@ -24,6 +30,10 @@ export interface SluiceOptions {
   /** Overrides config.server (tests bind port 0). */
   readonly host?: string;
   readonly port?: number;
+  /** The environment the OTEL_* variables are read from (default process.env). */
+  readonly env?: NodeJS.ProcessEnv;
+  /** Tests: spans and metrics to in-memory exporters. */
+  readonly telemetry?: Pick<TelemetryOptions, "spanExporter" | "metricReaders">;
   /** What tenancy reports (tests listen; metrics will). */
   readonly tenancyObserver?: TenancyObserver;
   /** Tests only: the tenant store's clock (epoch ms), for minute windows and budget periods. */
@@ -31,12 +41,17 @@ export interface SluiceOptions {
 }
 
 export interface Sluice {
+  /** The running configuration: `reload()` on SIGHUP (and file changes, with server.watchConfig). */
+  readonly config: LiveConfig;
   readonly server: GatewayServer;
   /** The providers' admission queues (their depth is observable). */
   readonly gates: ProviderGates;
   readonly pipeline: ChatPipeline;
   readonly registry: StreamRegistry;
   readonly logger: Logger;
+  readonly telemetry: Telemetry;
+  /** Where /metrics is served when it has a listener of its own. */
+  readonly metricsUrl?: string;
   /** Keys, limits, budgets and usage records. */
   readonly tenancy: Tenancy;
   /**
@@ -61,13 +76,45 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
   const gates = createProviderGates();
   const stats = createTargetStats();
   const breakers = createBreakers(options.clock, (key, state) => logger.warn({ event: "breaker.changed", target: key, state }));
+  // Gates and breakers live as long as the process and take each new
+  // configuration's provider settings (live.onChange below); requests read
+  // the rest from live.current() when they start.
+  gates.configure(config.providers);
+  breakers.configure(config.providers);
   const random = options.random ?? Math.random;
   const order = createTargetOrder({ stats, random });
-  const observer = options.tenancyObserver;
-  // Read per request: a reload that swaps the configuration applies to keys and limits from the next request on.
-  const currentConfig = () => config;
-  const tenancy = createTenancy({ config: currentConfig, logger, ...(observer ? { observer } : {}), ...(options.storeClock ? { storeClock: options.storeClock } : {}) });
-  const pipeline = createChatPipeline({ config, client, logger, registry, gates, breakers, stats, order, random, tenancy });
+  const BREAKER_STATE = { closed: 0, half_open: 1, open: 2 } as const;
+  const telemetry = createTelemetry({
+    config: config.telemetry,
+    env: options.env ?? process.env,
+    logger,
+    ...options.telemetry,
+    sources: {
+      activeStreams: () => registry.active,
+      queues: () => [...gates.all()].map(([provider, gate]) => ({ provider, waiting: gate.waiting, inFlight: gate.inFlight })),
+      breakers: () => [...breakers.states()].map(([target, state]) => ({ target, state: BREAKER_STATE[state] })),
+      connections: () => [...client.stats()].map(([provider, pool]) => ({ provider, ...pool })),
+    },
+  });
+  const live = createLiveConfig({
+    initial: config,
+    logger,
+    ...(options.source ? { source: options.source } : {}),
+    onOutcome: (result) => telemetry.metrics?.instruments.configReloads.add(1, { result }),
+  });
+  live.onChange((next, previous) => {
+    gates.configure(next.providers);
+    breakers.configure(next.providers);
+    if (next.log.level !== previous.log.level) logger.level = next.log.level;
+  });
+  // Keys and limits are read from live.current() per request: a reload applies from the next request on.
+  const tenancy = createTenancy({
+    config: live.current,
+    logger,
+    ...(options.tenancyObserver ? { observer: options.tenancyObserver } : {}),
+    ...(options.storeClock ? { storeClock: options.storeClock } : {}),
+  });
+  const pipeline = createChatPipeline({ config: live.current, client, telemetry, registry, gates, breakers, stats, order, random, tenancy });
   const maxConnections = effectiveMaxConnections(config.server.maxConnections);
   if (maxConnections < config.server.maxConnections) {
     logger.warn({ event: "server.max_connections_lowered", configured: config.server.maxConnections, effective: maxConnections, openFileLimit: openFileLimit() });
@@ -83,20 +130,31 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     requests: { ...config.limits, requestTimeoutMs: config.server.requestTimeoutMs },
     sendTimeoutMs: config.server.sendTimeoutMs,
     facade: config.facade,
-    ...(config.server.debugEndpoints ? { debug: { registry } } : {}),
+    telemetry,
+    serveMetrics: config.telemetry.metrics.port === undefined,
+    ...(config.server.debugEndpoints ? { debug: { registry, reloads: live.counts } } : {}),
     ...(config.server.tls ? { tls: config.server.tls } : {}),
     tenancy,
     admin: config.auth.adminKeySha256 !== undefined,
   });
 
+  const metricsListener =
+    telemetry.metrics && config.telemetry.metrics.port !== undefined
+      ? await startMetricsListener(telemetry.metrics, config.telemetry.metrics.host, config.telemetry.metrics.port)
+      : undefined;
+  if (metricsListener) logger.info({ event: "metrics.listening", url: `${metricsListener.url}/metrics` });
+
   return {
+    config: live,
     server,
+    telemetry,
+    ...(metricsListener ? { metricsUrl: `${metricsListener.url}/metrics` } : {}),
     gates,
     pipeline,
     registry,
     logger,
     tenancy,
-    async shutdown(drainMs = config.server.drainMs) {
+    async shutdown(drainMs = live.current().server.drainMs) {
       registry.startDraining();
       gates.close(new GatewayError("shutting_down", "the gateway is shutting down; retry on another instance"));
       server.stopAccepting();
@@ -112,6 +170,8 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
       await client.close();
       // Every stream has ended: their usage goes to the store before the connection closes.
       await tenancy.close();
+      await metricsListener?.close();
+      await telemetry.shutdown();
       logger.info({ event: "server.stopped", drained, aborted });
       return { drained, aborted };
     },
@@ -119,6 +179,8 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
       await server.close();
       await client.close();
       await tenancy.close();
+      await metricsListener?.close();
+      await telemetry.shutdown();
     },
   };
 }

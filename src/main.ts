@@ -2,7 +2,9 @@
 import { parseArgs } from "node:util";
 import { startSluice } from "./app.js";
 import { checkConfigCommand } from "./cli/check-config.js";
-import { ConfigError, type Config, loadConfigFile, resolveConfig } from "./config/config.js";
+import { ConfigError, type Config, loadConfigFile, readConfigFile, resolveConfig } from "./config/config.js";
+import { followConfigFile } from "./config/config-watch.js";
+import type { ConfigSource } from "./config/live-config.js";
 import { defaultConfig } from "./config/default-config.js";
 import type { Logger } from "./logging/logger.js";
 import { startSimulator, type Simulator } from "./simulator/server.js";
@@ -10,7 +12,8 @@ import { startSimulator, type Simulator } from "./simulator/server.js";
 const USAGE = `usage: sluice [--config FILE] [--host HOST] [--port PORT]
        sluice check-config FILE      (or: sluice --config FILE --check)
 
-  --config FILE  YAML configuration (default: built-in simulator, no keys needed)
+  --config FILE  YAML configuration (default: built-in simulator, no keys needed);
+                 SIGHUP reads it again and applies it without a restart
   --host HOST    listen address (default 127.0.0.1, or server.host)
   --port PORT    listen port (default 8080, or PORT, or server.port)
   --check        validate the configuration, report every problem, exit 1 if any
@@ -75,14 +78,26 @@ async function main(): Promise<void> {
 
   let simulator: Simulator | undefined;
   let config: Config;
-  if (values.config !== undefined) {
-    config = await loadConfigFile(values.config, process.env);
+  let source: ConfigSource | undefined;
+  const file = values.config;
+  if (file !== undefined) {
+    config = await loadConfigFile(file, process.env);
+    // Reloads read the file with the same loader, and the environment as it is then.
+    source = { name: file, load: () => readConfigFile(file, process.env) };
   } else {
     simulator = await startSimulator({ port: 0 });
     config = resolveConfig(defaultConfig(simulator.openAiBaseUrl), process.env, "built-in default configuration");
   }
 
-  const sluice = await startSluice({ config, ...(values.host ? { host: values.host } : {}), ...(port !== undefined ? { port } : {}) });
+  const sluice = await startSluice({
+    config,
+    ...(source ? { source } : {}),
+    ...(values.host ? { host: values.host } : {}),
+    ...(port !== undefined ? { port } : {}),
+  });
+  // SIGHUP re-reads the file; the process goes on serving whatever the file holds.
+  process.on("SIGHUP", () => void sluice.config.reload("SIGHUP"));
+  const watch = file !== undefined ? followConfigFile(sluice.config, file, sluice.logger) : undefined;
   const url = sluice.server.url;
   sluice.logger.info({ event: "server.listening", url, models: [...config.models.keys()], simulator: simulator?.openAiBaseUrl });
   if (simulator) {
@@ -107,6 +122,7 @@ async function main(): Promise<void> {
     }
     stopping = true;
     sluice.logger.info({ event: "server.signal", signal });
+    watch?.close();
     void sluice
       .shutdown()
       .then(() => simulator?.close())

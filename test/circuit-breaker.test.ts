@@ -1,6 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createBreaker } from "../src/resilience/circuit-breaker.js";
+import { createBreaker, createBreakers } from "../src/resilience/circuit-breaker.js";
 import { RetryInfoSchema } from "../gen/google/rpc/error_details_pb.js";
 import { chatClient, collect, transports, userRequest } from "./helpers/clients.js";
 import { baseUrlFor, type Harness, startHarness } from "./helpers/harness.js";
@@ -58,6 +58,52 @@ describe("the breaker on its own (an injected clock)", () => {
     breaker.permit()!.abandon();
     expect(breaker.state()).toBe("half_open");
     expect(breaker.permit()).toBeDefined();
+  });
+});
+
+describe("a breaker given new settings by a reload", () => {
+  const config = { failures: 3, windowMs: 10_000, openMs: 5_000 };
+
+  it("keeps the failures it counted and judges the next one by the new threshold", () => {
+    const breaker = createBreaker(config, () => 0);
+    breaker.permit()!.failure();
+    breaker.permit()!.failure();
+    breaker.configure({ ...config, failures: 5 });
+    breaker.permit()!.failure();
+    expect(breaker.state()).toBe("closed"); // 3 of 5 now
+    breaker.configure({ ...config, failures: 4 });
+    breaker.permit()!.failure();
+    expect(breaker.state()).toBe("open"); // the fourth, with the three before it
+  });
+
+  it("an open breaker keeps its state and waits the new openMs from when it opened, reporting the change", () => {
+    let now = 0;
+    const changes: string[] = [];
+    const breaker = createBreaker(config, () => now, (state) => changes.push(state));
+    for (let i = 0; i < 3; i++) breaker.permit()!.failure();
+    now = 1_000;
+    breaker.configure({ ...config, openMs: 60_000 });
+    expect(breaker.state()).toBe("open");
+    expect(breaker.retryInMs()).toBe(59_000);
+    breaker.configure({ ...config, openMs: 1_000 });
+    expect(breaker.state()).toBe("half_open");
+    expect(changes).toEqual(["open", "half_open"]);
+  });
+
+  it("the set follows a new configuration by provider name, for breakers made before and after it", () => {
+    const breakers = createBreakers(() => 0);
+    const old = { name: "p", breaker: { failures: 1, windowMs: 10_000, openMs: 5_000 } };
+    const existing = breakers.of({ key: "p/a", provider: old });
+    breakers.configure(new Map([["p", { breaker: { failures: 2, windowMs: 10_000, openMs: 5_000 } }]]));
+    // A request still on the old configuration makes the breaker of another target: it gets the new settings.
+    const later = breakers.of({ key: "p/b", provider: old });
+    for (const breaker of [existing, later]) {
+      breaker.permit()!.failure();
+      expect(breaker.state()).toBe("closed");
+      breaker.permit()!.failure();
+      expect(breaker.state()).toBe("open");
+    }
+    expect(breakers.of({ key: "p/a", provider: old })).toBe(existing);
   });
 });
 

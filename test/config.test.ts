@@ -43,6 +43,7 @@ describe("configuration", () => {
       sendTimeoutMs: 60_000,
       maxConnections: 10_000,
       maxStreamsPerConnection: 1_000,
+      watchConfig: false,
     });
     expect(config.limits).toEqual({ maxEventBytes: 1_048_576, maxRequestBytes: 4 * 1024 * 1024, maxRequestElements: 20_000, maxJsonDepth: 32 });
     expect(config.providers.get("main")!.baseUrl).toBe("http://127.0.0.1:9/v1");

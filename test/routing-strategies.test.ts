@@ -28,6 +28,15 @@ describe("strategies in isolation", () => {
     expect(order.order(r).map((t) => t.key)).toHaveLength(3);
   });
 
+  it("weighted: an alias reloaded with more targets rotates over all of them, its rotation started afresh", () => {
+    const order = createTargetOrder({ stats: createTargetStats() });
+    const before = route("weighted", [target("a"), target("b")]);
+    order.order(before);
+    const after = route("weighted", [target("a"), target("b"), target("c", { weight: 2 })]);
+    const picks = Array.from({ length: 8 }, () => order.order(after)[0]!.key);
+    expect(picks.sort().join("")).toBe("aabbcccc");
+  });
+
   it("least-latency: unmeasured targets first, then the lowest smoothed TTFT; a small share explores", () => {
     const stats = createTargetStats();
     const draws = [0.5, 0.5, 0.5, 0.01, 0.9];

@@ -16,6 +16,14 @@ export interface ProviderGate {
   acquire(signal: AbortSignal): Promise<Release>;
   readonly inFlight: number;
   readonly waiting: number;
+  /**
+   * New settings from a configuration reload, applied to this same gate so
+   * that the streams it already admitted keep counting against the limit and
+   * release into it: a raised `maxConcurrent` admits waiters at once, a
+   * lowered one admits nobody until enough streams have ended. Waiters keep
+   * the queue timeout they started with.
+   */
+  configure(config: AdmissionConfig): void;
   /** Called whenever `inFlight` or `waiting` changes (queue depth for metrics; tests wait on it). */
   onChange?: (gate: ProviderGate) => void;
   /** Ends every wait with `reason` (shutdown) and admits nobody after. */
@@ -30,11 +38,23 @@ interface Waiter {
 /** What a shed request is told to wait before trying again. */
 const SHED_RETRY_MS = 1000;
 
-export function createProviderGate(provider: string, config: AdmissionConfig): ProviderGate {
+export function createProviderGate(provider: string, initial: AdmissionConfig): ProviderGate {
   const queue = new Set<Waiter>();
+  let config = initial;
   let inFlight = 0;
   let closedWith: GatewayError | undefined;
   const changed = () => gate.onChange?.(gate);
+
+  /** Admits the longest waiters while there is room; true when anyone was admitted (and told so). */
+  const admitWaiting = (): boolean => {
+    let admitted = false;
+    for (const waiter of queue) {
+      if (inFlight >= config.maxConcurrent) break;
+      waiter.admit();
+      admitted = true;
+    }
+    return admitted;
+  };
 
   const release = (): Release => {
     let released = false;
@@ -42,10 +62,7 @@ export function createProviderGate(provider: string, config: AdmissionConfig): P
       if (released) return;
       released = true;
       inFlight--;
-      // Hand the slot straight to the longest waiter.
-      const next = queue.values().next();
-      if (!next.done) next.value.admit();
-      else changed();
+      if (!admitWaiting()) changed();
     };
   };
 
@@ -72,6 +89,8 @@ export function createProviderGate(provider: string, config: AdmissionConfig): P
           }),
         );
       }
+      // The wait this request was promised, whatever a reload sets meanwhile.
+      const { timeoutMs } = config;
       return new Promise<Release>((resolve, reject) => {
         const leave = () => {
           queue.delete(waiter);
@@ -95,17 +114,21 @@ export function createProviderGate(provider: string, config: AdmissionConfig): P
         const timer = setTimeout(
           () =>
             waiter.fail(
-              new GatewayError("overloaded", `provider ${provider} had no free stream within ${config.timeoutMs} ms (queue timeout)`, {
+              new GatewayError("overloaded", `provider ${provider} had no free stream within ${timeoutMs} ms (queue timeout)`, {
                 provider,
                 retryAfterMs: SHED_RETRY_MS,
               }),
             ),
-          clampDelay(config.timeoutMs),
+          clampDelay(timeoutMs),
         );
         queue.add(waiter);
         signal.addEventListener("abort", onAbort, { once: true });
         changed();
       });
+    },
+    configure(next) {
+      config = next;
+      if (!closedWith) admitWaiting();
     },
     close(reason) {
       closedWith = reason;
@@ -115,9 +138,18 @@ export function createProviderGate(provider: string, config: AdmissionConfig): P
   return gate;
 }
 
-/** One gate per provider, made on first use. */
+/**
+ * One gate per provider name, made on first use, for the life of the
+ * process: an unchanged provider keeps its gate and queue across reloads.
+ */
 export interface ProviderGates {
   gateFor(provider: { readonly name: string; readonly admission: AdmissionConfig }): ProviderGate;
+  /**
+   * The providers of a new configuration: each existing gate takes its
+   * provider's settings, and gates made from now on start with them, even
+   * when a request still running on the previous configuration makes one.
+   */
+  configure(providers: ReadonlyMap<string, { readonly admission: AdmissionConfig }>): void;
   all(): ReadonlyMap<string, ProviderGate>;
   close(reason: GatewayError): void;
   /** Resolves once `provider`'s gate satisfies `predicate` (now or after a change). */
@@ -127,12 +159,13 @@ export interface ProviderGates {
 export function createProviderGates(): ProviderGates {
   const watchers = new Set<{ provider: string; check: (gate: ProviderGate) => void }>();
   const gates = new Map<string, ProviderGate>();
+  let latest: ReadonlyMap<string, { readonly admission: AdmissionConfig }> = new Map();
   let closedWith: GatewayError | undefined;
   return {
     gateFor(provider) {
       let gate = gates.get(provider.name);
       if (!gate) {
-        gate = createProviderGate(provider.name, provider.admission);
+        gate = createProviderGate(provider.name, latest.get(provider.name)?.admission ?? provider.admission);
         gate.onChange = (g) => {
           for (const w of [...watchers]) if (w.provider === provider.name) w.check(g);
         };
@@ -140,6 +173,14 @@ export function createProviderGates(): ProviderGates {
         gates.set(provider.name, gate);
       }
       return gate;
+    },
+    configure(providers) {
+      latest = providers;
+      for (const [name, gate] of gates) {
+        const admission = providers.get(name)?.admission;
+        // A provider the new configuration dropped keeps its gate for the requests still using it.
+        if (admission) gate.configure(admission);
+      }
     },
     all: () => gates,
     until(provider, predicate) {

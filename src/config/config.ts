@@ -1,7 +1,7 @@
 import type { ProviderKind } from "../core/chat-request.js";
 import { readConfigDocument } from "./config-file.js";
 import { checkConfig, type ConfigProblem, formatPath } from "./problems.js";
-import { type BUDGET_PERIODS, DEFAULT_TIMEOUTS, type STRATEGIES, type TimeoutsConfig } from "./schema.js";
+import { type BUDGET_PERIODS, type ConfigFile, DEFAULT_TIMEOUTS, type STRATEGIES, type TimeoutsConfig } from "./schema.js";
 import { sha256Hex } from "./key-hash.js";
 import { createSecret, type Secret } from "./secret.js";
 import type { TlsCredentials } from "./tls-files.js";
@@ -29,6 +29,13 @@ export interface ProviderConfig {
   readonly timeouts: TimeoutsConfig;
   readonly admission: AdmissionConfig;
   readonly breaker: BreakerConfig;
+}
+
+/** What Sluice reports, and where: Prometheus metrics and OpenTelemetry traces. */
+export interface TelemetryConfig {
+  readonly serviceName: string;
+  readonly metrics: { readonly enabled: boolean; readonly port?: number; readonly host: string };
+  readonly tracing: { readonly exporter?: "none" | "otlp"; readonly endpoint?: string; readonly captureContent: boolean };
 }
 
 /** USD per million tokens. */
@@ -127,8 +134,11 @@ export interface Config {
     readonly maxStreamsPerConnection: number;
     /** Absent: cleartext (h2c and HTTP/1.1). */
     readonly tls?: TlsCredentials;
+    /** Reload when the file changes (see config-watch.ts). */
+    readonly watchConfig: boolean;
   };
   readonly log: { readonly level: string };
+  readonly telemetry: TelemetryConfig;
   readonly limits: {
     readonly maxEventBytes: number;
     readonly maxRequestBytes: number;
@@ -162,30 +172,70 @@ export class ConfigError extends Error {
   override readonly name = "ConfigError";
 }
 
-/** The report for a list of problems: one line each, with its line in the file where known. */
-export function formatProblems(source: string, problems: readonly ConfigProblem[], lineOf: (path: readonly PropertyKey[]) => number | undefined = () => undefined): string {
+/**
+ * One line per problem, `path: message (line N)` where the line is known, in
+ * file order so the report reads top to bottom. The same lines make the
+ * start-up and check-config report and the `config.reload_failed` log line.
+ */
+export function problemLines(problems: readonly ConfigProblem[], lineOf: (path: readonly PropertyKey[]) => number | undefined = () => undefined): string[] {
   const located = problems.map((problem) => ({ problem, line: lineOf(problem.path) }));
-  // File order where lines are known, so the report reads top to bottom.
   located.sort((a, b) => (a.line ?? Number.MAX_SAFE_INTEGER) - (b.line ?? Number.MAX_SAFE_INTEGER));
-  const lines = located.map(({ problem, line }) => `  ${formatPath(problem.path)}: ${problem.message}${line === undefined ? "" : ` (line ${line})`}`);
+  return located.map(({ problem, line }) => `${formatPath(problem.path)}: ${problem.message}${line === undefined ? "" : ` (line ${line})`}`);
+}
+
+/** The report for a list of problems: a heading, then one indented line each. */
+export function formatProblems(source: string, problems: readonly ConfigProblem[], lineOf?: (path: readonly PropertyKey[]) => number | undefined): string {
   const count = problems.length === 1 ? "1 problem" : `${problems.length} problems`;
-  return `invalid configuration in ${source} (${count}):\n${lines.join("\n")}`;
+  return `invalid configuration in ${source} (${count}):\n${problemLines(problems, lineOf)
+    .map((line) => `  ${line}`)
+    .join("\n")}`;
 }
 
 /**
- * Validates a configuration object and resolves it for use. `env` supplies
- * API keys; a provider whose key variable is unset fails here, at start-up,
- * not on its first request. Every problem is reported at once.
+ * A configuration read and checked: ready for use, or everything wrong with
+ * it. Start-up, check-config and reload all get one of these from the same
+ * loader, so a file that checks clean starts, and reloads.
  */
+export type ConfigLoad =
+  | { readonly ok: true; readonly config: Config }
+  | {
+      readonly ok: false;
+      /** One line per problem (see problemLines); YAML and read errors as they are. */
+      readonly problems: readonly string[];
+      /** What start-up and check-config print. */
+      readonly report: string;
+    };
+
+/**
+ * Validates a configuration object and resolves it for use. `env` supplies
+ * API keys; a provider whose key variable is unset fails here, at start-up
+ * (or reload), not on its first request. Every problem is reported at once.
+ */
+export function validateConfig(
+  input: unknown,
+  env: NodeJS.ProcessEnv,
+  source = "configuration",
+  lineOf?: (path: readonly PropertyKey[]) => number | undefined,
+): ConfigLoad {
+  const { file, tls, problems } = checkConfig(input, env);
+  if (!file) return { ok: false, problems: problemLines(problems, lineOf), report: formatProblems(source, problems, lineOf) };
+  return { ok: true, config: buildConfig(file, tls, env) };
+}
+
+/** validateConfig for callers that cannot go on without a configuration: throws ConfigError with the report. */
 export function resolveConfig(
   input: unknown,
   env: NodeJS.ProcessEnv,
   source = "configuration",
   lineOf?: (path: readonly PropertyKey[]) => number | undefined,
 ): Config {
-  const { file, tls, problems } = checkConfig(input, env);
-  if (!file) throw new ConfigError(formatProblems(source, problems, lineOf));
+  const loaded = validateConfig(input, env, source, lineOf);
+  if (!loaded.ok) throw new ConfigError(loaded.report);
+  return loaded.config;
+}
 
+/** A checked file made ready for use: defaults applied, keys read from `env`, timeouts merged, targets attached. */
+function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: NodeJS.ProcessEnv): Config {
   const providers = new Map<string, ProviderConfig>();
   for (const [name, p] of Object.entries(file.providers)) {
     // checkConfig has made sure every named key variable is set.
@@ -233,6 +283,11 @@ export function resolveConfig(
   return {
     server: { ...file.server, tls },
     log: file.log,
+    telemetry: {
+      serviceName: file.telemetry.serviceName,
+      metrics: file.telemetry.metrics,
+      tracing: { captureContent: file.telemetry.tracing.captureContent, ...(file.telemetry.tracing.exporter ? { exporter: file.telemetry.tracing.exporter } : {}), ...(file.telemetry.tracing.endpoint ? { endpoint: file.telemetry.tracing.endpoint } : {}) },
+    },
     limits: {
       maxEventBytes: file.limits.maxEventBytes,
       maxRequestBytes: file.limits.maxRequestBytes ?? file.facade.maxBodyBytes ?? DEFAULT_MAX_REQUEST_BYTES,
@@ -260,9 +315,16 @@ export function resolveConfig(
   };
 }
 
-/** Reads, parses and resolves a YAML configuration file. */
-export async function loadConfigFile(path: string, env: NodeJS.ProcessEnv): Promise<Config> {
+/** Reads, parses, checks and resolves a YAML configuration file; never throws. */
+export async function readConfigFile(path: string, env: NodeJS.ProcessEnv): Promise<ConfigLoad> {
   const doc = await readConfigDocument(path);
-  if (doc.errors.length > 0) throw new ConfigError(doc.errors.join("\n"));
-  return resolveConfig(doc.input, env, path, doc.lineOf);
+  if (doc.errors.length > 0) return { ok: false, problems: doc.errors, report: doc.errors.join("\n") };
+  return validateConfig(doc.input, env, path, doc.lineOf);
+}
+
+/** readConfigFile for start-up and check-config: throws ConfigError with the report. */
+export async function loadConfigFile(path: string, env: NodeJS.ProcessEnv): Promise<Config> {
+  const loaded = await readConfigFile(path, env);
+  if (!loaded.ok) throw new ConfigError(loaded.report);
+  return loaded.config;
 }

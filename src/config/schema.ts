@@ -234,11 +234,38 @@ export const configSchema = z
         maxStreamsPerConnection: z.number().int().min(1).max(1_000_000).default(1_000),
         /** TLS on the listener (ALPN h2 and http/1.1); absent = cleartext, for local use. */
         tls: tlsSchema.optional(),
+        /** Reload when the configuration file changes, as on SIGHUP. */
+        watchConfig: z.boolean().default(false),
       })
       .prefault({}),
     log: z
       .strictObject({
         level: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+      })
+      .prefault({}),
+    telemetry: z
+      .strictObject({
+        /** service.name on spans and metrics (OTEL_SERVICE_NAME overrides). */
+        serviceName: z.string().min(1).max(128).default("sluice"),
+        metrics: z
+          .strictObject({
+            /** Serve Prometheus text at GET /metrics. */
+            enabled: z.boolean().default(true),
+            /** A separate listener for /metrics (e.g. on a private interface); unset = the gateway's own port. */
+            port: z.number().int().min(0).max(65_535).optional(),
+            host: z.string().min(1).default("127.0.0.1"),
+          })
+          .prefault({}),
+        tracing: z
+          .strictObject({
+            /** `otlp` exports spans over OTLP/HTTP; unset = `otlp` when OTEL_EXPORTER_OTLP(_TRACES)_ENDPOINT is set, else `none`. */
+            exporter: z.enum(["none", "otlp"]).optional(),
+            /** OTLP/HTTP traces URL (…/v1/traces); unset = the OTEL_* variables' choice. */
+            endpoint: z.url({ protocol: /^https?$/ }).optional(),
+            /** Record prompts and completions on spans. Off: no message text ever leaves in telemetry. */
+            captureContent: z.boolean().default(false),
+          })
+          .prefault({}),
       })
       .prefault({}),
     facade: z

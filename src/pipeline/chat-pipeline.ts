@@ -1,21 +1,21 @@
 import { randomUUID } from "node:crypto";
-import type { Config, RouteTarget } from "../config/config.js";
+import type { Config, ModelRoute, RouteTarget } from "../config/config.js";
 import type { ChatRequest } from "../core/chat-request.js";
 import type { Delta } from "../core/delta.js";
 import { GatewayError, toGatewayError } from "../core/errors.js";
-import type { PipelineObserver } from "../flow/observer.js";
-import type { Logger } from "../logging/logger.js";
-import { createStreamLog } from "../logging/stream-log.js";
+import type { Context } from "@opentelemetry/api";
+import type { Telemetry } from "../telemetry/telemetry.js";
 import type { ProviderGates } from "../admission/provider-gate.js";
 import type { Breakers } from "../resilience/circuit-breaker.js";
 import { commitAttempt } from "../resilience/attempts.js";
-import { createRouteTable, type ModelInfo } from "../routing/route-table.js";
+import { createRouteTable, type ModelInfo, type RouteTable } from "../routing/route-table.js";
 import type { TargetOrder } from "../routing/strategies.js";
 import type { TargetStats } from "../routing/target-stats.js";
 import type { UpstreamClient } from "../upstream/http-client.js";
 import type { Quota } from "../store/tenant-store.js";
 import type { Principal } from "../tenancy/principal.js";
 import type { Tenancy } from "../tenancy/tenancy.js";
+import { NO_CHARGE, type TenantCharge } from "../tenancy/tenant-charge.js";
 import { createUsageMeter } from "../usage/usage-meter.js";
 import type { StreamRegistry } from "./stream-registry.js";
 
@@ -33,6 +33,10 @@ export interface StreamContext {
   readonly deadlineAt?: number;
   /** A per-target rewrite of the request (the facade's thinking-signature replay). */
   readonly prepare?: (request: ChatRequest, target: RouteTarget) => Promise<ChatRequest>;
+  /** The request's trace context (its server span): upstream attempts are its children. */
+  readonly trace?: Context;
+  /** The access line's fields: the stream's summary goes here when it ends. */
+  readonly fields?: Record<string, unknown>;
   /** The key the edge authenticated; absent while authentication is off. */
   readonly principal?: Principal;
   /** Told what is left of the key's limits, before the first delta (or the refusal): the edge's response headers. */
@@ -48,16 +52,20 @@ export interface ChatPipeline {
 }
 
 export interface ChatPipelineOptions {
-  readonly config: Config;
+  /**
+   * The configuration current now (LiveConfig.current). Read once when a
+   * request starts: its route, targets, providers and limits stay those for
+   * the whole stream, retries and failover included, whatever a reload does.
+   */
+  readonly config: () => Config;
   readonly client: UpstreamClient;
-  readonly logger: Logger;
+  readonly telemetry: Telemetry;
   readonly registry: StreamRegistry;
   readonly gates: ProviderGates;
   readonly breakers: Breakers;
   readonly stats: TargetStats;
   readonly order: TargetOrder;
   readonly random?: () => number;
-  readonly observer?: PipelineObserver;
   /** Keys, limits and budgets; without it every request is anonymous. */
   readonly tenancy?: Pick<Tenancy, "charge">;
 }
@@ -75,7 +83,8 @@ const CONSUMER_GONE = new GatewayError("canceled", "stream closed");
  *   alias is even looked up;
  * - admission: a slot in the stream registry (refused while draining),
  *   then the key's limits and budget in one store round trip;
- * - route plan: the alias's targets, ordered by its strategy;
+ * - route plan: the alias's targets in the configuration current when the
+ *   request starts, ordered by its strategy;
  * - attempts: retry, failover and hedging until one attempt produces its
  *   first delta (resilience/attempts.ts), each attempt waiting in its
  *   provider's queue (admission/provider-gate.ts);
@@ -88,36 +97,57 @@ const CONSUMER_GONE = new GatewayError("canceled", "stream closed");
  * usage delta before `finish` (usage/usage-meter.ts).
  */
 export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
-  const { config, registry } = options;
-  const routes = createRouteTable(config.models);
+  const { registry } = options;
+  // One route table per configuration, made when it is first used.
+  const tables = new WeakMap<Config, RouteTable>();
+  const routesOf = (config: Config): RouteTable => {
+    let table = tables.get(config);
+    if (!table) {
+      table = createRouteTable(config.models);
+      tables.set(config, table);
+    }
+    return table;
+  };
   const attemptDeps = {
     client: options.client,
     admit: (target: RouteTarget, signal: AbortSignal) => options.gates.gateFor(target.provider).acquire(signal),
     breakers: options.breakers,
     stats: options.stats,
     random: options.random ?? Math.random,
-    ...(options.observer ? { observer: options.observer } : {}),
   };
 
   async function* stream(request: ChatRequest, ctx: StreamContext): AsyncGenerator<Delta, void, undefined> {
-    const charge = options.tenancy?.charge(ctx.principal, { request, requestId: ctx.requestId, ...(ctx.onQuota ? { onQuota: ctx.onQuota } : {}) });
-    const route = routes.lookup(request.model);
-    const log = createStreamLog(options.logger, { requestId: ctx.requestId, edge: ctx.edge, alias: route.alias });
+    const config = options.config();
+    const routes = routesOf(config);
+    const observer = options.telemetry.stream({
+      requestId: ctx.requestId,
+      edge: ctx.edge,
+      // Metrics and logs name configured aliases only: a client's free text would grow their label sets.
+      alias: routes.has(request.model) ? request.model : "unknown",
+      request,
+      ...(ctx.trace ? { parent: ctx.trace } : {}),
+      ...(ctx.fields ? { fields: ctx.fields } : {}),
+    });
     const meter = createUsageMeter(request);
+    let charge: TenantCharge = NO_CHARGE;
 
     // Admission.
     const controller = new AbortController();
     let release: () => void = () => undefined;
     const stop = (reason: GatewayError) => {
-      log.failed(reason);
+      observer.ended(reason);
       controller.abort(reason);
       release();
-      charge?.end(meter, reason);
+      charge.end(meter, reason);
     };
+    let route: ModelRoute;
     try {
+      // The key's allowlist before the alias is looked up: a key learns nothing of aliases it may not use.
+      if (options.tenancy) charge = options.tenancy.charge(ctx.principal, { request, requestId: ctx.requestId, ...(ctx.onQuota ? { onQuota: ctx.onQuota } : {}) });
+      route = routes.lookup(request.model);
       release = registry.admit(stop);
     } catch (error) {
-      log.failed(toGatewayError(error));
+      observer.ended(toGatewayError(error));
       throw error;
     }
     const onAbort = () => stop(toGatewayError(ctx.signal.reason));
@@ -126,7 +156,7 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
 
     let completed = false;
     try {
-      await charge?.admit(route);
+      await charge.admit(route);
 
       // Route plan and attempts.
       const committed = await commitAttempt(
@@ -141,6 +171,7 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
             ...(ctx.prepare ? { prepare: ctx.prepare } : {}),
           },
           signal: controller.signal,
+          observer,
           ...(ctx.deadlineAt === undefined ? {} : { deadlineAt: ctx.deadlineAt }),
         },
         attemptDeps,
@@ -148,38 +179,40 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
         throw toGatewayError(error);
       });
       const { attempt, first } = committed;
-      log.attempts(committed.records);
-      charge?.serving(attempt.target);
+      observer.committed(committed.records);
+      charge.serving(attempt.target);
       attempt.signal.addEventListener("abort", () => stop(toGatewayError(attempt.signal.reason)), { once: true });
 
       // Relay.
       const dropped = attempt.droppedParams();
-      yield {
+      const start: Delta = {
         type: "start",
         responseId: responseId(),
         provider: attempt.target.provider.name,
         model: attempt.target.model,
         ...(dropped.length > 0 ? { droppedParams: dropped } : {}),
       };
+      observer.delta(start);
+      yield start;
       for (let next = first; !next.done; next = await attempt.deltas.next()) {
         if (next.value.type === "finish") {
           const estimate = await meter.estimateIfMissing();
           if (estimate) {
-            log.delta(estimate);
+            observer.delta(estimate);
             yield estimate;
           }
         }
         meter.observe(next.value);
-        log.delta(next.value);
+        observer.delta(next.value);
         yield next.value;
       }
       completed = true;
-      log.completed();
-      charge?.end(meter);
+      observer.ended();
+      charge.end(meter);
     } catch (error) {
       const failure = controller.signal.aborted ? toGatewayError(controller.signal.reason) : toGatewayError(error);
-      log.failed(failure);
-      charge?.end(meter, failure);
+      observer.ended(failure);
+      charge.end(meter, failure);
       throw failure;
     } finally {
       release();
@@ -187,10 +220,10 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
       // An early exit (the consumer returned, or an error) ends every attempt.
       if (!completed) {
         controller.abort(CONSUMER_GONE);
-        charge?.end(meter, CONSUMER_GONE);
+        charge.end(meter, CONSUMER_GONE);
       }
     }
   }
 
-  return { catalog: routes.catalog, stream };
+  return { catalog: () => routesOf(options.config()).catalog(), stream };
 }

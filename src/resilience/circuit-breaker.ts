@@ -26,9 +26,17 @@ export interface Breaker {
   permit(): BreakerPermit | undefined;
   /** Milliseconds until the breaker lets a probe through (0 when it would now). */
   retryInMs(): number;
+  /**
+   * New settings from a configuration reload, on this same breaker: its
+   * state and the failures it has counted are kept, the new `failures` and
+   * `windowMs` judge the next outcome, and an open breaker's `openMs` is the
+   * new one, counted from when it opened.
+   */
+  configure(config: BreakerConfig): void;
 }
 
-export function createBreaker(config: BreakerConfig, now: () => number, onChange?: (state: BreakerState) => void): Breaker {
+export function createBreaker(initial: BreakerConfig, now: () => number, onChange?: (state: BreakerState) => void): Breaker {
+  let config = initial;
   let failures: number[] = [];
   let openedAt: number | undefined;
   let probeOut = false;
@@ -50,6 +58,11 @@ export function createBreaker(config: BreakerConfig, now: () => number, onChange
 
   return {
     state,
+    configure(next) {
+      set(() => {
+        config = next;
+      });
+    },
     retryInMs() {
       if (openedAt === undefined) return 0;
       return Math.max(0, openedAt + config.openMs - now());
@@ -89,23 +102,42 @@ export function createBreaker(config: BreakerConfig, now: () => number, onChange
   };
 }
 
-/** The breakers of every target, by target key (`provider/model`), made on first use. */
+/**
+ * The breakers of every target, by target key (`provider/model`), made on
+ * first use, for the life of the process: a target keeps its breaker state
+ * across reloads.
+ */
 export interface Breakers {
-  of(target: { readonly key: string; readonly provider: { readonly breaker: BreakerConfig } }): Breaker;
+  of(target: { readonly key: string; readonly provider: { readonly name: string; readonly breaker: BreakerConfig } }): Breaker;
+  /**
+   * The providers of a new configuration: each existing breaker takes its
+   * provider's settings, and breakers made from now on start with them, even
+   * when a request still running on the previous configuration makes one.
+   */
+  configure(providers: ReadonlyMap<string, { readonly breaker: BreakerConfig }>): void;
   states(): ReadonlyMap<string, BreakerState>;
 }
 
 export function createBreakers(now: () => number = () => performance.now(), onChange?: (key: string, state: BreakerState) => void): Breakers {
-  const breakers = new Map<string, Breaker>();
+  const breakers = new Map<string, { readonly breaker: Breaker; readonly provider: string }>();
+  let latest: ReadonlyMap<string, { readonly breaker: BreakerConfig }> = new Map();
   return {
     of(target) {
-      let breaker = breakers.get(target.key);
-      if (!breaker) {
-        breaker = createBreaker(target.provider.breaker, now, onChange && ((state) => onChange(target.key, state)));
-        breakers.set(target.key, breaker);
+      let entry = breakers.get(target.key);
+      if (!entry) {
+        const config = latest.get(target.provider.name)?.breaker ?? target.provider.breaker;
+        entry = { breaker: createBreaker(config, now, onChange && ((state) => onChange(target.key, state))), provider: target.provider.name };
+        breakers.set(target.key, entry);
       }
-      return breaker;
+      return entry.breaker;
     },
-    states: () => new Map([...breakers].map(([key, b]) => [key, b.state()])),
+    configure(providers) {
+      latest = providers;
+      for (const { breaker, provider } of breakers.values()) {
+        const config = providers.get(provider)?.breaker;
+        if (config) breaker.configure(config);
+      }
+    },
+    states: () => new Map([...breakers].map(([key, { breaker }]) => [key, breaker.state()])),
   };
 }

@@ -43,20 +43,22 @@ function moveToFront(targets: readonly RouteTarget[], first: RouteTarget): Route
 export function createTargetOrder(options: StrategyOptions): TargetOrder {
   const random = options.random ?? Math.random;
   const exploration = options.exploration ?? 0.05;
-  const current = new Map<string, number[]>();
+  // Per route object, not per alias name: a reload makes new routes (their
+  // targets may differ in number), and their rotation starts afresh.
+  const current = new WeakMap<ModelRoute, number[]>();
 
   const weighted = (route: ModelRoute): RouteTarget[] => {
     const weights = route.targets.map((t) => t.weight);
     const total = weights.reduce((a, b) => a + b, 0);
     if (total === 0) return [...route.targets];
-    const state = current.get(route.alias) ?? weights.map(() => 0);
+    const state = current.get(route) ?? weights.map(() => 0);
     let best = 0;
     for (let i = 0; i < state.length; i++) {
       state[i]! += weights[i]!;
       if (state[i]! > state[best]!) best = i;
     }
     state[best]! -= total;
-    current.set(route.alias, state);
+    current.set(route, state);
     return moveToFront(sortBy(route.targets, (t) => -t.weight), route.targets[best]!);
   };
 

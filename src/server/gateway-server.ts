@@ -3,6 +3,7 @@ import type { Http2Session } from "node:http2";
 import type { AddressInfo, Socket } from "node:net";
 import * as httpolyglot from "@httptoolkit/httpolyglot";
 import type { ConnectRouter } from "@connectrpc/connect";
+import type { ReloadCounts } from "../config/live-config.js";
 import type { TlsCredentials } from "../config/tls-files.js";
 import { createAdminService } from "../edges/grpc/admin-service.js";
 import { createChatService } from "../edges/grpc/chat-service.js";
@@ -23,6 +24,9 @@ import { guardRequests, type Route } from "./request-guard.js";
 import { createRpcHandler } from "./rpc-handler.js";
 import type { RequestBodyLimits } from "./rpc-request.js";
 import { createRuntimeStats } from "./runtime-stats.js";
+import { pathOf } from "../http/node-http.js";
+import type { Telemetry } from "../telemetry/telemetry.js";
+import { serveMetrics } from "../telemetry/metrics-route.js";
 import { cameOverTls, refuseCleartext, tlsListenerOptions } from "./tls-listener.js";
 
 export interface GatewayServerOptions {
@@ -40,9 +44,13 @@ export interface GatewayServerOptions {
   readonly sendTimeoutMs: number;
   readonly facade: { readonly keepaliveMs: number };
   /** Given when /debug/runtime should be served. */
-  readonly debug?: { readonly registry: StreamRegistry };
+  readonly debug?: { readonly registry: StreamRegistry; readonly reloads: () => ReloadCounts };
   /** TLS on the listener; absent = cleartext h2c and HTTP/1.1. */
   readonly tls?: TlsCredentials;
+  /** Traces for every request; GET /metrics when metrics are on and served on this port. */
+  readonly telemetry: Telemetry;
+  /** Serve /metrics here (false when a separate metrics listener serves it). */
+  readonly serveMetrics: boolean;
   /** Keys, limits and usage: who each request is, and the admin service. */
   readonly tenancy?: Tenancy;
   /** Serve sluice.admin.v1.AdminService (the configuration has an admin key). */
@@ -125,8 +133,9 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
     ...(tenancy ? { tenancy } : {}),
   });
   let guard: ConnectionGuard | undefined;
-  const runtime = options.debug ? createRuntimeStats(options.debug.registry, () => guard) : () => false;
+  const runtime = options.debug ? createRuntimeStats(options.debug.registry, () => guard, options.debug.reloads) : () => false;
 
+  const metrics = options.serveMetrics ? options.telemetry.metrics : undefined;
   const route: Route = (req, res, exchange) => {
     if (options.tls && !cameOverTls(req)) {
       exchange.code = "tls_required";
@@ -139,6 +148,7 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
     const viaFacade = facade(req, res, exchange);
     if (viaFacade !== false) return viaFacade;
     if (runtime(req, res, exchange)) return;
+    if (metrics && req.method === "GET" && pathOf(req) === "/metrics") return serveMetrics(metrics, req, res, exchange);
     notFound(res, exchange);
   };
 
@@ -149,7 +159,7 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
       http2: { settings: { maxConcurrentStreams: options.maxStreamsPerConnection } },
       ...(options.tls ? { tls: tlsListenerOptions(options.tls) } : {}),
     },
-    guardRequests(route, logger) as Parameters<typeof httpolyglot.createServer>[1],
+    guardRequests(route, logger, options.telemetry.tracing) as Parameters<typeof httpolyglot.createServer>[1],
   );
   guard = guardConnections(server, options.connections, logger);
   if (options.tls) refuseCleartext(server, logger);

@@ -1,20 +1,22 @@
 import { monitorEventLoopDelay } from "node:perf_hooks";
+import type { ReloadCounts } from "../config/live-config.js";
 import type { Exchange } from "../http/exchange.js";
 import { type AnyRequest, type AnyResponse, pathOf, sendJson } from "../http/node-http.js";
 import type { StreamRegistry } from "../pipeline/stream-registry.js";
 import type { ConnectionGuard } from "./connection-guard.js";
 
 /**
- * `GET /debug/runtime`: memory, event-loop delay, streams and connections,
- * read from inside the process (off by default; `server.debugEndpoints:
- * true`). The benchmark and the hardening tests use it; `?reset=1` starts a
- * new delay window, and `?gc=1` collects garbage first when the process runs
- * with --expose-gc, so that heap figures are live memory rather than garbage
- * not yet collected.
+ * `GET /debug/runtime`: memory, event-loop delay, streams, connections and
+ * configuration reloads (ok, failed), read from inside the process (off by
+ * default; `server.debugEndpoints: true`). The benchmark and the hardening
+ * tests use it; `?reset=1` starts a new delay window, and `?gc=1` collects
+ * garbage first when the process runs with --expose-gc, so that heap figures
+ * are live memory rather than garbage not yet collected.
  */
 export function createRuntimeStats(
   registry: StreamRegistry,
   connections: () => ConnectionGuard | undefined,
+  reloads: () => ReloadCounts,
 ): (req: AnyRequest, res: AnyResponse, exchange: Exchange) => boolean {
   const delay = monitorEventLoopDelay({ resolution: 10 });
   delay.enable();
@@ -38,6 +40,7 @@ export function createRuntimeStats(
       openConnections: guard?.open,
       connectionsClosed: guard?.closed,
       eventLoopDelayMs: { p50: ms(delay.percentile(50)), p99: ms(delay.percentile(99)), max: ms(delay.max) },
+      configReloads: reloads(),
     };
     if (query.get("reset") === "1") delay.reset();
     exchange.code = "ok";

@@ -9,6 +9,8 @@ import { type Started, startProcess } from "./processes.js";
 export interface GatewayProcess extends Started {
   readonly url: string;
   readonly pid: number;
+  /** The file given with --config: rewrite it and send SIGHUP to reload. */
+  readonly configFile: string;
   /** Resident set size in bytes, from /proc. */
   rss(): number;
 }
@@ -16,7 +18,7 @@ export interface GatewayProcess extends Started {
 export interface GatewayProcessOptions {
   /** Extra Node flags, e.g. --expose-gc for live-heap figures from /debug/runtime?gc=1. */
   readonly nodeArgs?: readonly string[];
-  /** The process's environment (key variables); this process's own by default. */
+  /** The process environment (default: this process's). */
   readonly env?: NodeJS.ProcessEnv;
 }
 
@@ -29,6 +31,7 @@ export interface RuntimeStats {
   readonly connectionsClosed: Record<string, number>;
   readonly resources: Record<string, number>;
   readonly eventLoopDelayMs: { readonly p50: number; readonly p99: number; readonly max: number };
+  readonly configReloads: { readonly ok: number; readonly failed: number };
 }
 
 /** Reads the gateway's own view of itself; `gc` collects garbage first (needs --expose-gc). */
@@ -42,12 +45,13 @@ export async function startGatewayProcess(config: ConfigInput, options: GatewayP
   const dir = await mkdtemp(join(tmpdir(), "sluice-gw-"));
   const file = join(dir, "sluice.yaml");
   await writeFile(file, stringify(config));
-  const started = await startProcess([...(options.nodeArgs ?? []), "dist/src/main.js", "--config", file, "--port", "0"], (l) => l.event === "server.listening", options.env ?? process.env);
+  const started = await startProcess([...(options.nodeArgs ?? []), "dist/src/main.js", "--config", file, "--port", "0"], (l) => l.event === "server.listening", options.env);
   const pid = started.child.pid!;
   return {
     ...started,
     url: started.line.url as string,
     pid,
+    configFile: file,
     rss() {
       const status = readFileSync(`/proc/${pid}/status`, "utf8");
       const kb = Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]);

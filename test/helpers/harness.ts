@@ -1,4 +1,6 @@
 import { PassThrough } from "node:stream";
+import type { MetricReader } from "@opentelemetry/sdk-metrics";
+import type { SpanExporter } from "@opentelemetry/sdk-trace";
 import { startSluice, type Sluice } from "../../src/app.js";
 import { resolveConfig } from "../../src/config/config.js";
 import type { ConfigInput, TimeoutsConfig } from "../../src/config/schema.js";
@@ -67,6 +69,11 @@ export interface HarnessOptions {
   readonly clock?: () => number;
   /** The routing strategies' random source. */
   readonly random?: () => number;
+  readonly telemetry?: ConfigInput["telemetry"];
+  /** Spans go here (an in-memory exporter) instead of nowhere. */
+  readonly spanExporter?: SpanExporter;
+  /** An extra metric reader (tests read the SDK's aggregation directly). */
+  readonly metricReader?: MetricReader;
   /** Virtual keys and the admin key (`env` holds their variables). */
   readonly auth?: ConfigInput["auth"];
   /** Redis for limits, spend and usage. */
@@ -87,6 +94,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       ...(options.limits ? { limits: options.limits } : {}),
       ...(options.server ? { server: options.server } : {}),
       ...(options.facade ? { facade: options.facade } : {}),
+      ...(options.telemetry ? { telemetry: options.telemetry } : {}),
       ...(options.auth ? { auth: options.auth } : {}),
       ...(options.store ? { store: options.store } : {}),
       // Suites that provoke failures on purpose would trip the circuit
@@ -114,6 +122,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     port: 0,
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.random ? { random: options.random } : {}),
+    env: options.env ?? {},
+    telemetry: { ...(options.spanExporter ? { spanExporter: options.spanExporter } : {}), ...(options.metricReader ? { metricReaders: [options.metricReader] } : {}) },
     ...(options.observer ? { tenancyObserver: options.observer } : {}),
     ...(options.storeClock ? { storeClock: options.storeClock } : {}),
   });

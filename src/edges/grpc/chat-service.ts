@@ -4,6 +4,7 @@ import { aggregateDeltas } from "../../core/aggregate.js";
 import { GatewayError } from "../../core/errors.js";
 import { withHeartbeats } from "../../core/heartbeats.js";
 import { requestIdFrom } from "../../core/request-id.js";
+import type { Context } from "@opentelemetry/api";
 import type { Exchange } from "../../http/exchange.js";
 import type { ChatPipeline } from "../../pipeline/chat-pipeline.js";
 import { EXCHANGE } from "../../server/rpc-handler.js";
@@ -38,10 +39,15 @@ function pipelineSignal(ctx: HandlerContext): { signal: AbortSignal; release(): 
   return { signal: controller.signal, release: () => ctx.signal.removeEventListener("abort", onAbort) };
 }
 
-/** The request's exchange; handlers reached without our adapter (in-memory transports) get a request id of their own. */
-function requestIdOf(ctx: HandlerContext): string {
+/**
+ * What the pipeline needs from the request's exchange: its id, its trace
+ * and its access-line fields. Handlers reached without our adapter
+ * (in-memory transports) get a request id of their own and no trace.
+ */
+function exchangeOf(ctx: HandlerContext): { requestId: string; trace?: Context; fields?: Record<string, unknown> } {
   const exchange: Exchange | undefined = ctx.values.get(EXCHANGE);
-  return exchange?.requestId ?? requestIdFrom(ctx.requestHeader.get("x-request-id"));
+  if (!exchange) return { requestId: requestIdFrom(ctx.requestHeader.get("x-request-id")) };
+  return { requestId: exchange.requestId, trace: exchange.trace(), fields: exchange.fields };
 }
 
 /**
@@ -88,7 +94,7 @@ export function createChatService(options: ChatServiceOptions): ServiceImpl<type
   const { pipeline } = options;
   const begin = (req: ProtoChatRequest, ctx: HandlerContext) => {
     try {
-      return { requestId: requestIdOf(ctx), request: chatRequestFromProto(req, options.maxJsonDepth) };
+      return { ...exchangeOf(ctx), request: chatRequestFromProto(req, options.maxJsonDepth) };
     } catch (error) {
       throw toConnectError(error);
     }
@@ -103,14 +109,14 @@ export function createChatService(options: ChatServiceOptions): ServiceImpl<type
   return {
     async *streamChat(req, ctx) {
       const principal = await identify(ctx);
-      const { requestId, request } = begin(req, ctx);
+      const { request, ...context } = begin(req, ctx);
       const interval = heartbeatInterval(req.streamOptions?.heartbeatIntervalMs);
       const link = pipelineSignal(ctx);
       let sequence = 0n;
       try {
         const deltas = pipeline.stream(request, {
+          ...context,
           signal: link.signal,
-          requestId,
           edge: "grpc",
           ...deadlineOf(ctx),
           ...(principal ? { principal, onQuota: quotaMetadata(ctx) } : {}),
@@ -129,13 +135,13 @@ export function createChatService(options: ChatServiceOptions): ServiceImpl<type
 
     async chat(req, ctx) {
       const principal = await identify(ctx);
-      const { requestId, request } = begin(req, ctx);
+      const { request, ...context } = begin(req, ctx);
       const link = pipelineSignal(ctx);
       try {
         const result = await aggregateDeltas(
           pipeline.stream(request, {
+            ...context,
             signal: link.signal,
-            requestId,
             edge: "grpc-unary",
             ...deadlineOf(ctx),
             ...(principal ? { principal, onQuota: quotaMetadata(ctx) } : {}),

@@ -67,6 +67,8 @@ function streamContext(exchange: Exchange, edge: string, store: ReplayStore, cal
     signal: exchange.signal,
     requestId: exchange.requestId,
     edge,
+    trace: exchange.trace(),
+    fields: exchange.fields,
     prepare: (request, target) => restoreReplay(request, store, { provider: target.provider.name, model: target.model }),
     ...(caller.principal
       ? {
@@ -94,13 +96,12 @@ const SSE_HEADERS = {
   "x-accel-buffering": "no",
 };
 
-function sendError(res: AnyResponse, exchange: Exchange, reason: unknown, extra: { readonly headers?: Record<string, string>; readonly bodyUnread?: boolean } = {}): void {
+/** An error response; `headers` are the key's quota headers when it has any. */
+function sendError(res: AnyResponse, exchange: Exchange, reason: unknown, quota: Record<string, string> = {}): void {
   const error = toGatewayError(reason);
   exchange.code = error.code;
-  // A body refused half-way (or before it was read) is left unread: close the connection rather than drain it.
-  if ((extra.bodyUnread || error.code === "payload_too_large" || error.code === "request_timeout") && "shouldKeepAlive" in res) res.shouldKeepAlive = false;
   const { status, headers, body } = toOpenAiError(error);
-  sendJson(res, status, body, { ...extra.headers, ...headers });
+  sendJson(res, status, body, { ...quota, ...headers });
 }
 
 /**
@@ -136,7 +137,7 @@ async function stream(res: AnyResponse, exchange: Exchange, parsed: OpenAiChatRe
     res.end("data: [DONE]\n\n");
   } catch (error) {
     if (exchange.signal.aborted) return;
-    if (!committed) return sendError(res, exchange, error, { headers: caller.headers });
+    if (!committed) return sendError(res, exchange, error, caller.headers);
     const { body } = toOpenAiError(error);
     exchange.code = toGatewayError(error).code;
     res.end(`data: ${JSON.stringify(body)}\n\n`);
@@ -153,7 +154,7 @@ async function complete(res: AnyResponse, exchange: Exchange, parsed: OpenAiChat
     const dropped = result.droppedParams.map(openAiParam).join(",");
     sendJson(res, 200, completionFromResult(result), { ...caller.headers, ...(dropped ? { [DROPPED_PARAMS_HEADER]: dropped } : {}) });
   } catch (error) {
-    if (!exchange.signal.aborted) sendError(res, exchange, error, { headers: caller.headers });
+    if (!exchange.signal.aborted) sendError(res, exchange, error, caller.headers);
   }
 }
 
@@ -162,19 +163,20 @@ async function complete(res: AnyResponse, exchange: Exchange, parsed: OpenAiChat
  * else (an unauthenticated body is never read); its name goes on the access
  * line. Undefined when the response was already sent (401).
  */
-async function callerOf(req: AnyRequest, res: AnyResponse, exchange: Exchange, options: OpenAiFacadeOptions, bodyUnread: boolean): Promise<Caller | undefined> {
+async function callerOf(req: AnyRequest, res: AnyResponse, exchange: Exchange, options: OpenAiFacadeOptions): Promise<Caller | undefined> {
   try {
     const principal = await options.tenancy?.identify(headerOf(req, "authorization"), "openai");
     if (principal) exchange.fields.key = principal.name;
     return { ...(principal ? { principal } : {}), headers: {} };
   } catch (error) {
-    sendError(res, exchange, error, { bodyUnread });
+    // A body left unread is discarded by Node after the response (as for a 413).
+    sendError(res, exchange, error);
     return undefined;
   }
 }
 
 async function chatCompletions(req: AnyRequest, res: AnyResponse, exchange: Exchange, options: OpenAiFacadeOptions, store: ReplayStore): Promise<void> {
-  const caller = await callerOf(req, res, exchange, options, true);
+  const caller = await callerOf(req, res, exchange, options);
   if (!caller) return;
   let parsed: OpenAiChatRequest;
   try {
@@ -198,7 +200,7 @@ async function chatCompletions(req: AnyRequest, res: AnyResponse, exchange: Exch
 
 /** The aliases the caller's key may use (every alias when authentication is off). */
 async function listModels(req: AnyRequest, res: AnyResponse, exchange: Exchange, options: OpenAiFacadeOptions, id?: string): Promise<void> {
-  const caller = await callerOf(req, res, exchange, options, false);
+  const caller = await callerOf(req, res, exchange, options);
   if (!caller) return;
   const models = options.pipeline
     .catalog()

@@ -1,0 +1,69 @@
+import { describe, expect, it } from "vitest";
+import { createProviderGate, createProviderGates } from "../src/admission/provider-gate.js";
+
+const admission = (maxConcurrent: number, maxWaiting = 10) => ({ maxConcurrent, maxWaiting, timeoutMs: 600_000 });
+const signal = new AbortController().signal;
+
+describe("a provider gate given new settings by a reload", () => {
+  it("a raised maxConcurrent admits waiters at once; slots taken before it release into the same count", async () => {
+    const gate = createProviderGate("p", admission(1));
+    const held = await gate.acquire(signal);
+    const waiting = gate.acquire(signal);
+    expect(gate.waiting).toBe(1);
+    gate.configure(admission(2));
+    const admitted = await waiting;
+    expect({ inFlight: gate.inFlight, waiting: gate.waiting }).toEqual({ inFlight: 2, waiting: 0 });
+    const third = gate.acquire(signal);
+    expect(gate.waiting).toBe(1); // 2 of 2 in flight
+    held();
+    held(); // a second release of the same slot does nothing
+    const last = await third;
+    admitted();
+    last();
+    expect({ inFlight: gate.inFlight, waiting: gate.waiting }).toEqual({ inFlight: 0, waiting: 0 });
+  });
+
+  it("a lowered maxConcurrent admits nobody until enough streams have ended", async () => {
+    const gate = createProviderGate("p", admission(2));
+    const a = await gate.acquire(signal);
+    const b = await gate.acquire(signal);
+    gate.configure(admission(1));
+    const waiting = gate.acquire(signal);
+    a();
+    expect({ inFlight: gate.inFlight, waiting: gate.waiting }).toEqual({ inFlight: 1, waiting: 1 });
+    b();
+    const c = await waiting;
+    expect(gate.inFlight).toBe(1);
+    c();
+    expect(gate.inFlight).toBe(0);
+  });
+
+  it("a lowered maxWaiting sheds newcomers, naming the new limit, and keeps who already waits", async () => {
+    const gate = createProviderGate("p", admission(1, 5));
+    const held = await gate.acquire(signal);
+    const first = gate.acquire(signal);
+    gate.configure(admission(2, 0));
+    const admitted = await first;
+    await expect(gate.acquire(signal)).rejects.toThrow(/at its limit of 2 streams and its queue is full/);
+    held();
+    admitted();
+    expect(gate.inFlight).toBe(0);
+  });
+
+  it("the set reconfigures gates by provider name, and a gate made later by a request on the old configuration gets the new settings", async () => {
+    const gates = createProviderGates();
+    const old = { name: "p", admission: admission(1, 0) };
+    gates.configure(new Map([["p", old]]));
+    const gate = gates.gateFor(old);
+    const held = await gate.acquire(signal);
+    gates.configure(new Map([["p", { admission: admission(2, 0) }], ["q", { admission: admission(1, 0) }]]));
+    expect(gates.gateFor(old)).toBe(gate); // kept, with its count
+    const second = await gate.acquire(signal);
+    await expect(gate.acquire(signal)).rejects.toThrow(/limit of 2 streams/);
+    const q = gates.gateFor({ name: "q", admission: admission(50, 0) });
+    const onlyOne = await q.acquire(signal);
+    await expect(q.acquire(signal)).rejects.toThrow(/limit of 1 streams/);
+    for (const release of [held, second, onlyOne]) release();
+    expect(gate.inFlight + q.inFlight).toBe(0);
+  });
+});
