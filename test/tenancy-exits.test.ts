@@ -64,10 +64,20 @@ describe("usage is settled on every way a stream can end", () => {
     const { h, prefix } = await gateway();
     const tag = "exits-shutdown";
     const grpc = chatClient(transports(h.url)["grpc (connect-node, h2)"]!);
-    const held = collect(grpc.streamChat(userRequest("sim", `#sim tokens=10 hold_at=2 tag=${tag}`), { headers: { authorization: `Bearer ${KEY}`, "x-request-id": tag } })).catch(
-      (e: unknown) => e,
-    );
-    await h.sim.records.waitFor((r) => r.tag === tag && r.heldAt !== undefined, 10_000);
+    let received = 0;
+    let twoArrived: () => void = () => undefined;
+    const two = new Promise<void>((resolve) => (twoArrived = resolve));
+    // The upstream holds after two tokens; once both reached the client, the gateway has seen them too.
+    const held = (async () => {
+      try {
+        for await (const m of grpc.streamChat(userRequest("sim", `#sim tokens=10 hold_at=2 tag=${tag}`), { headers: { authorization: `Bearer ${KEY}`, "x-request-id": tag } })) {
+          if (m.delta.case === "text" && ++received === 2) twoArrived();
+        }
+      } catch {
+        // the shutdown's UNAVAILABLE
+      }
+    })();
+    await two;
     await h.sluice.shutdown(0);
     await held;
     await h.sim.close();
