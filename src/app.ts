@@ -13,6 +13,8 @@ import { type GatewayServer, startGatewayServer } from "./server/gateway-server.
 import { startMetricsListener } from "./telemetry/metrics-route.js";
 import { createTelemetry, type Telemetry, type TelemetryOptions } from "./telemetry/telemetry.js";
 import { createUpstreamClient } from "./upstream/http-client.js";
+import type { TenancyObserver } from "./flow/observer.js";
+import { createTenancy, type Tenancy } from "./tenancy/tenancy.js";
 
 export interface SluiceOptions {
   /** The configuration to start with. */
@@ -32,6 +34,10 @@ export interface SluiceOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** Tests: spans and metrics to in-memory exporters. */
   readonly telemetry?: Pick<TelemetryOptions, "spanExporter" | "metricReaders">;
+  /** What tenancy reports (tests listen; metrics will). */
+  readonly tenancyObserver?: TenancyObserver;
+  /** Tests only: the tenant store's clock (epoch ms), for minute windows and budget periods. */
+  readonly storeClock?: () => number;
 }
 
 export interface Sluice {
@@ -46,6 +52,8 @@ export interface Sluice {
   readonly telemetry: Telemetry;
   /** Where /metrics is served when it has a listener of its own. */
   readonly metricsUrl?: string;
+  /** Keys, limits, budgets and usage records. */
+  readonly tenancy: Tenancy;
   /**
    * Graceful shutdown: readiness turns unhealthy, no new streams are
    * accepted, in-flight streams get `drainMs` to finish, then the rest are
@@ -99,7 +107,14 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     breakers.configure(next.providers);
     if (next.log.level !== previous.log.level) logger.level = next.log.level;
   });
-  const pipeline = createChatPipeline({ config: live.current, client, telemetry, registry, gates, breakers, stats, order, random });
+  // Keys and limits are read from live.current() per request: a reload applies from the next request on.
+  const tenancy = createTenancy({
+    config: live.current,
+    logger,
+    ...(options.tenancyObserver ? { observer: options.tenancyObserver } : {}),
+    ...(options.storeClock ? { storeClock: options.storeClock } : {}),
+  });
+  const pipeline = createChatPipeline({ config: live.current, client, telemetry, registry, gates, breakers, stats, order, random, tenancy });
   const maxConnections = effectiveMaxConnections(config.server.maxConnections);
   if (maxConnections < config.server.maxConnections) {
     logger.warn({ event: "server.max_connections_lowered", configured: config.server.maxConnections, effective: maxConnections, openFileLimit: openFileLimit() });
@@ -119,6 +134,8 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     serveMetrics: config.telemetry.metrics.port === undefined,
     ...(config.server.debugEndpoints ? { debug: { registry, reloads: live.counts } } : {}),
     ...(config.server.tls ? { tls: config.server.tls } : {}),
+    tenancy,
+    admin: config.auth.adminKeySha256 !== undefined,
   });
 
   const metricsListener =
@@ -136,6 +153,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     pipeline,
     registry,
     logger,
+    tenancy,
     async shutdown(drainMs = live.current().server.drainMs) {
       registry.startDraining();
       gates.close(new GatewayError("shutting_down", "the gateway is shutting down; retry on another instance"));
@@ -150,6 +168,8 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
       }
       await server.close(FINAL_WRITE_GRACE_MS);
       await client.close();
+      // Every stream has ended: their usage goes to the store before the connection closes.
+      await tenancy.close();
       await metricsListener?.close();
       await telemetry.shutdown();
       logger.info({ event: "server.stopped", drained, aborted });
@@ -158,6 +178,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     async close() {
       await server.close();
       await client.close();
+      await tenancy.close();
       await metricsListener?.close();
       await telemetry.shutdown();
     },

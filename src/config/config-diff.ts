@@ -1,4 +1,4 @@
-import type { Config, ModelRoute, ProviderConfig } from "./config.js";
+import type { Config, ConfiguredKey, ModelRoute, ProviderConfig } from "./config.js";
 
 export interface NamedChanges {
   readonly added: readonly string[];
@@ -10,6 +10,8 @@ export interface NamedChanges {
 export interface ConfigChanges {
   readonly models: NamedChanges;
   readonly providers: NamedChanges;
+  /** Virtual keys by name (a new key value under the same name is a change; the value is only compared). */
+  readonly keys: NamedChanges;
 }
 
 /**
@@ -26,6 +28,8 @@ function routeIdentity(route: ModelRoute): string {
   return JSON.stringify({ ...route, targets: route.targets.map((t) => ({ ...t, provider: t.provider.name })) });
 }
 
+const keysByName = (keys: readonly ConfiguredKey[]) => new Map(keys.map((k) => [k.name, k]));
+
 function compare<T>(previous: ReadonlyMap<string, T>, next: ReadonlyMap<string, T>, identity: (value: T) => string): NamedChanges {
   const added = [...next.keys()].filter((name) => !previous.has(name));
   const removed = [...previous.keys()].filter((name) => !next.has(name));
@@ -38,5 +42,6 @@ export function diffConfig(previous: Config, next: Config): ConfigChanges {
   return {
     models: compare(previous.models, next.models, routeIdentity),
     providers: compare(previous.providers, next.providers, providerIdentity),
+    keys: compare(keysByName(previous.auth.keys), keysByName(next.auth.keys), (k) => JSON.stringify(k)),
   };
 }

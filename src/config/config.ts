@@ -1,7 +1,8 @@
 import type { ProviderKind } from "../core/chat-request.js";
 import { readConfigDocument } from "./config-file.js";
 import { checkConfig, type ConfigProblem, formatPath } from "./problems.js";
-import { type ConfigFile, DEFAULT_TIMEOUTS, type STRATEGIES, type TimeoutsConfig } from "./schema.js";
+import { type BUDGET_PERIODS, type ConfigFile, DEFAULT_TIMEOUTS, type STRATEGIES, type TimeoutsConfig } from "./schema.js";
+import { sha256Hex } from "./key-hash.js";
 import { createSecret, type Secret } from "./secret.js";
 import type { TlsCredentials } from "./tls-files.js";
 
@@ -76,6 +77,47 @@ export interface ModelRoute {
   readonly dropUnsupportedParams: boolean;
 }
 
+export type BudgetPeriod = (typeof BUDGET_PERIODS)[number];
+
+/** A virtual key's rate limits; an absent limit is not enforced. */
+export interface KeyLimits {
+  readonly requestsPerMinute?: number;
+  readonly tokensPerMinute?: number;
+  readonly concurrentStreams?: number;
+}
+
+/** Spend allowed per UTC calendar period, in integer micro-dollars. */
+export interface KeyBudget {
+  readonly usdMicros: number;
+  readonly period: BudgetPeriod;
+}
+
+/** What a virtual key may do, wherever it was defined (configuration or the admin service). */
+export interface KeySettings {
+  readonly name: string;
+  /** Aliases the key may use; every alias when absent. */
+  readonly models?: readonly string[];
+  readonly limits: KeyLimits;
+  readonly budget?: KeyBudget;
+}
+
+/** A configured key: its settings and the SHA-256 (hex) of the key. The plaintext is never kept. */
+export interface ConfiguredKey extends KeySettings {
+  readonly sha256: string;
+}
+
+/** Shared state in Redis (README, "Tenancy"). */
+export interface RedisStoreConfig {
+  readonly url: string;
+  readonly prefix: string;
+  readonly failMode: "open" | "closed";
+  readonly replicas: number;
+  readonly timeoutMs: number;
+  readonly usageStreamMaxLen: number;
+  readonly bufferMax: number;
+  readonly streamLeaseMs: number;
+}
+
 /** The gateway's whole configuration after validation. Immutable: requests never modify it. */
 export interface Config {
   readonly server: {
@@ -106,7 +148,17 @@ export interface Config {
   readonly facade: { readonly keepaliveMs: number };
   readonly providers: ReadonlyMap<string, ProviderConfig>;
   readonly models: ReadonlyMap<string, ModelRoute>;
+  readonly auth: {
+    /** Every edge requires a key: a key is configured, or the admin service is on (it exists to create keys). */
+    readonly required: boolean;
+    /** SHA-256 (hex) of the admin key; the admin service is off without one. */
+    readonly adminKeySha256?: string;
+    readonly keys: readonly ConfiguredKey[];
+  };
+  /** Absent: limits, spend and usage are kept in process. */
+  readonly store?: { readonly redis: RedisStoreConfig };
 }
+
 
 /** limits.maxRequestBytes when neither it nor the deprecated facade.maxBodyBytes is set. */
 const DEFAULT_MAX_REQUEST_BYTES = 4 * 1024 * 1024;
@@ -245,6 +297,21 @@ function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: Nod
     facade: { keepaliveMs: file.facade.keepaliveMs },
     providers,
     models,
+    auth: {
+      required: file.auth.keys.length > 0 || file.auth.adminKeyEnv !== undefined,
+      ...(file.auth.adminKeyEnv === undefined ? {} : { adminKeySha256: sha256Hex(env[file.auth.adminKeyEnv]!) }),
+      keys: file.auth.keys.map(
+        (k): ConfiguredKey => ({
+          name: k.name,
+          // checkConfig has made sure the variable is set; only the hash is kept.
+          sha256: k.sha256 !== undefined ? k.sha256.toLowerCase() : sha256Hex(env[k.keyEnv!]!),
+          ...(k.models ? { models: k.models } : {}),
+          limits: k.limits,
+          ...(k.budget ? { budget: { usdMicros: Math.round(k.budget.usd * 1_000_000), period: k.budget.period } } : {}),
+        }),
+      ),
+    },
+    ...(file.store ? { store: { redis: file.store.redis } } : {}),
   };
 }
 

@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import { configSchema, type ConfigFile } from "./schema.js";
+import { sha256Hex } from "./key-hash.js";
 import { readTlsFiles, type TlsCredentials } from "./tls-files.js";
 
 /** One thing wrong with a configuration, at the path of the field to fix. */
@@ -51,15 +52,66 @@ function referenceProblems(input: unknown): ConfigProblem[] {
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-/** Every provider whose key variable is unset, not only the first. */
+/** Shortest virtual or admin key accepted from the environment: anything shorter can be guessed. */
+export const MIN_KEY_CHARS = 16;
+
+/** A key variable that is unset (or, for virtual and admin keys, too short to be a secret). */
+function variableProblem(variable: unknown, env: NodeJS.ProcessEnv, path: PropertyKey[], minChars = 1): ConfigProblem[] {
+  if (typeof variable !== "string" || !ENV_NAME.test(variable)) return [];
+  const value = env[variable];
+  if (value === undefined || value === "") return [{ path, message: `environment variable ${variable} is not set` }];
+  // The message names the variable and the rule, never the value.
+  if (value.length < minChars) return [{ path, message: `environment variable ${variable} holds a key shorter than ${minChars} characters` }];
+  return [];
+}
+
+/** Every key variable that is unset, not only the first: providers', virtual keys' and the admin key's. */
 function environmentProblems(input: unknown, env: NodeJS.ProcessEnv): ConfigProblem[] {
-  if (!isRecord(input) || !isRecord(input.providers)) return [];
-  return Object.entries(input.providers).flatMap(([name, provider]) => {
-    const variable = isRecord(provider) ? provider.apiKeyEnv : undefined;
-    if (typeof variable !== "string" || !ENV_NAME.test(variable)) return [];
-    const value = env[variable];
-    return value === undefined || value === "" ? [{ path: ["providers", name, "apiKeyEnv"], message: `environment variable ${variable} is not set` }] : [];
+  if (!isRecord(input)) return [];
+  const providers = isRecord(input.providers)
+    ? Object.entries(input.providers).flatMap(([name, provider]) =>
+        variableProblem(isRecord(provider) ? provider.apiKeyEnv : undefined, env, ["providers", name, "apiKeyEnv"]),
+      )
+    : [];
+  const auth = isRecord(input.auth) ? input.auth : {};
+  const keys = Array.isArray(auth.keys)
+    ? auth.keys.flatMap((key: unknown, i) => variableProblem(isRecord(key) ? key.keyEnv : undefined, env, ["auth", "keys", i, "keyEnv"], MIN_KEY_CHARS))
+    : [];
+  return [...providers, ...keys, ...variableProblem(auth.adminKeyEnv, env, ["auth", "adminKeyEnv"], MIN_KEY_CHARS)];
+}
+
+/**
+ * Virtual keys that name an alias the file does not define, share a name
+ * with another key, or are the same key as another (same variable value or
+ * hash): a key must identify exactly one tenant.
+ */
+function keyProblems(input: unknown, env: NodeJS.ProcessEnv): ConfigProblem[] {
+  if (!isRecord(input) || !isRecord(input.auth) || !Array.isArray(input.auth.keys)) return [];
+  const models = isRecord(input.models) ? input.models : {};
+  const names = new Map<string, number>();
+  const hashes = new Map<string, number>();
+  const problems: ConfigProblem[] = [];
+  input.auth.keys.forEach((key: unknown, i) => {
+    if (!isRecord(key)) return;
+    if (Array.isArray(key.models)) {
+      key.models.forEach((alias: unknown, j) => {
+        if (typeof alias === "string" && !Object.hasOwn(models, alias)) problems.push({ path: ["auth", "keys", i, "models", j], message: `unknown model alias "${alias}"` });
+      });
+    }
+    if (typeof key.name === "string") {
+      const first = names.get(key.name);
+      if (first !== undefined) problems.push({ path: ["auth", "keys", i, "name"], message: `duplicate key name "${key.name}" (also auth.keys.${first})` });
+      else names.set(key.name, i);
+    }
+    const value = typeof key.keyEnv === "string" ? env[key.keyEnv] : undefined;
+    const hash = typeof key.sha256 === "string" ? key.sha256.toLowerCase() : value ? sha256Hex(value) : undefined;
+    if (hash !== undefined) {
+      const first = hashes.get(hash);
+      if (first !== undefined) problems.push({ path: ["auth", "keys", i], message: `the same key as auth.keys.${first}` });
+      else hashes.set(hash, i);
+    }
   });
+  return problems;
 }
 
 /** The TLS files, read when their names are there (whatever else is wrong), so their problems come in the same report. */
@@ -91,6 +143,7 @@ export function checkConfig(input: unknown, env: NodeJS.ProcessEnv): CheckedConf
     ...(parsed.success ? [] : schemaProblems(parsed.error.issues)),
     ...referenceProblems(input),
     ...environmentProblems(input, env),
+    ...keyProblems(input, env),
     ...tls.problems,
   ];
   if (problems.length > 0 || !parsed.success) return { problems };

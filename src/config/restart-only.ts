@@ -9,9 +9,11 @@ import type { Config } from "./config.js";
  * instead of being silently ignored. Each entry reads the value to compare.
  *
  * Everything else applies to the next request: providers, models (and
- * whatever else is per request), `limits.maxEventBytes` (read per
- * attempt), `server.drainMs` (read at shutdown), `server.watchConfig`, and
- * `log.level`.
+ * whatever else is per request), `auth` (virtual keys: their hashes,
+ * allowlists, limits and budgets, and the admin key's value; only turning
+ * the admin service on or off waits for a restart),
+ * `limits.maxEventBytes` (read per attempt), `server.drainMs` (read at
+ * shutdown), `server.watchConfig`, and `log.level`.
  */
 const RESTART_ONLY: Readonly<Record<string, (config: Config) => unknown>> = {
   "server.host": (c) => c.server.host,
@@ -32,10 +34,14 @@ const RESTART_ONLY: Readonly<Record<string, (config: Config) => unknown>> = {
   "facade.keepaliveMs": (c) => c.facade.keepaliveMs,
   // The meter, tracer and exporters are built once at start; the metrics listener binds its own socket.
   telemetry: (c) => JSON.stringify(c.telemetry),
+  // The Redis connection and its fail mode are set up once; so is whether the admin service is served
+  // (its key itself is read per request, so a new admin key applies at once).
+  store: (c) => JSON.stringify(c.store ?? null),
+  "auth.adminKeyEnv": (c) => c.auth.adminKeySha256 !== undefined,
 };
 
 /** The settings a reload applies without a restart, for the README and the completeness test. */
-export const LIVE_SETTINGS = ["server.drainMs", "server.watchConfig", "log.level", "limits.maxEventBytes", "providers", "models"] as const;
+export const LIVE_SETTINGS = ["server.drainMs", "server.watchConfig", "log.level", "limits.maxEventBytes", "providers", "models", "auth"] as const;
 
 export const RESTART_ONLY_SETTINGS: readonly string[] = Object.keys(RESTART_ONLY);
 

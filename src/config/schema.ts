@@ -135,6 +135,79 @@ const tlsSchema = z.strictObject({
 
 const aliasName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:/-]*$/, "letters, digits and . _ : / - only");
 
+const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name");
+
+/** A virtual key's name: what logs, usage records and the admin service call it. Never the key itself. */
+export const keyNameSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "1 to 64 letters, digits and . _ - (starting with a letter or digit)");
+
+/** Bounds shared by configured keys and keys created through the admin service. */
+export const KEY_BOUNDS = {
+  maxModels: 1_000,
+  maxRequestsPerMinute: 1_000_000,
+  maxTokensPerMinute: 1_000_000_000,
+  maxConcurrentStreams: 1_000_000,
+  /** USD; 1e9 USD is 1e15 micro-dollars, exact in a double and in Redis's 64-bit integers. */
+  maxBudgetUsd: 1_000_000_000,
+} as const;
+
+export const BUDGET_PERIODS = ["day", "week", "month"] as const;
+
+/** Per-key rate limits; an unset limit is not enforced. */
+export const keyLimitsSchema = z.strictObject({
+  requestsPerMinute: z.number().int().min(1).max(KEY_BOUNDS.maxRequestsPerMinute).optional(),
+  tokensPerMinute: z.number().int().min(1).max(KEY_BOUNDS.maxTokensPerMinute).optional(),
+  concurrentStreams: z.number().int().min(1).max(KEY_BOUNDS.maxConcurrentStreams).optional(),
+});
+
+/** Spend allowed per UTC calendar period. */
+export const keyBudgetSchema = z.strictObject({
+  usd: z.number().positive().max(KEY_BOUNDS.maxBudgetUsd),
+  period: z.enum(BUDGET_PERIODS).default("month"),
+});
+
+const tenantKeySchema = z
+  .strictObject({
+    name: keyNameSchema,
+    /** Environment variable holding the key; the gateway keeps only its SHA-256. */
+    keyEnv: envName.optional(),
+    /** Or the key's SHA-256 in hex, so the plaintext never reaches the gateway's host. */
+    sha256: z
+      .string()
+      .regex(/^[0-9a-fA-F]{64}$/, "must be 64 hex digits (the SHA-256 of the key)")
+      .optional(),
+    /** Aliases this key may use; all when unset. */
+    models: z.array(aliasName).max(KEY_BOUNDS.maxModels).optional(),
+    limits: keyLimitsSchema.prefault({}),
+    budget: keyBudgetSchema.optional(),
+  })
+  .superRefine((key, ctx) => {
+    if ((key.keyEnv === undefined) === (key.sha256 === undefined)) ctx.addIssue({ code: "custom", path: [], message: "give exactly one of keyEnv or sha256" });
+  });
+
+const redisStoreSchema = z.strictObject({
+  /** redis:// or rediss:// (TLS). */
+  url: z.url({ protocol: /^rediss?$/ }),
+  /** Prefix of every key the gateway writes, so several gateways (or tests) can share one Redis. */
+  prefix: z
+    .string()
+    .min(1)
+    .max(64)
+    .regex(/^[\x21-\x7e]+$/, "printable ASCII without spaces")
+    .default("sluice:"),
+  /** open: Redis trouble falls back to per-replica limits; closed: refuse new streams with UNAVAILABLE. */
+  failMode: z.enum(["open", "closed"]).default("open"),
+  /** Replicas sharing this Redis: fail-open limits are the configured limits divided by this. */
+  replicas: z.number().int().min(1).max(10_000).default(1),
+  /** Longest wait for one Redis command before the fail mode applies. */
+  timeoutMs: z.number().int().min(1).max(10_000).default(250),
+  /** Usage records kept in the Redis Stream (approximately: trimmed with MAXLEN ~). */
+  usageStreamMaxLen: z.number().int().min(1_000).max(100_000_000).default(1_000_000),
+  /** Usage records held in memory while Redis is unreachable; past it they are dropped and counted. */
+  bufferMax: z.number().int().min(0).max(1_000_000).default(10_000),
+  /** A stream's concurrency slot and budget reservation are released after this even if its replica died. */
+  streamLeaseMs: z.number().int().min(60_000).max(86_400_000).default(900_000),
+});
+
 export const configSchema = z
   .strictObject({
     server: z
@@ -215,6 +288,16 @@ export const configSchema = z
         maxJsonDepth: z.number().int().min(4).max(512).default(32),
       })
       .prefault({}),
+    /** Virtual keys and the admin service. Any key configured (or the admin service on) makes every edge require a key. */
+    auth: z
+      .strictObject({
+        /** Environment variable holding the admin key; enables sluice.admin.v1.AdminService. */
+        adminKeyEnv: envName.optional(),
+        keys: z.array(tenantKeySchema).max(10_000).default([]),
+      })
+      .prefault({}),
+    /** Where limits, spend, usage and runtime keys are kept; absent = in process (one replica). */
+    store: z.strictObject({ redis: redisStoreSchema }).optional(),
     providers: z.record(aliasName, providerSchema).refine((p) => Object.keys(p).length > 0, "at least one provider"),
     models: z.record(aliasName, modelSchema).refine((m) => Object.keys(m).length > 0, "at least one model alias"),
   });

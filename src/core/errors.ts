@@ -39,6 +39,20 @@ export type ErrorCode =
   | "overloaded"
   /** Every target of the alias has its circuit breaker open. */
   | "circuit_open"
+  /** The request carries no key, or one the gateway does not know (or no longer knows). */
+  | "unauthenticated"
+  /** The key is valid but may not use what it asked for (an alias outside its allowlist). */
+  | "permission_denied"
+  /** The key is over one of its rate limits (requests or tokens per minute, concurrent streams). */
+  | "rate_limited"
+  /** The key has spent its budget for the current period. */
+  | "budget_exceeded"
+  /** The shared store (Redis) cannot be reached and the gateway is configured to fail closed. */
+  | "store_unavailable"
+  /** A named thing the caller asked to create exists already (an admin key name). */
+  | "already_exists"
+  /** A named thing the caller referred to does not exist (an admin key name). */
+  | "not_found"
   /** A bug in the gateway. */
   | "internal";
 

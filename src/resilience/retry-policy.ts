@@ -30,6 +30,14 @@ const RULES: Record<ErrorCode, Classification> = {
   deadline_exceeded: { kind: "fatal", breaker: false },
   shutting_down: { kind: "fatal", breaker: false },
   internal: { kind: "fatal", breaker: false },
+  // The caller's key: decided before any attempt, never a target's fault.
+  unauthenticated: { kind: "fatal", breaker: false },
+  permission_denied: { kind: "fatal", breaker: false },
+  rate_limited: { kind: "fatal", breaker: false },
+  budget_exceeded: { kind: "fatal", breaker: false },
+  store_unavailable: { kind: "fatal", breaker: false },
+  already_exists: { kind: "fatal", breaker: false },
+  not_found: { kind: "fatal", breaker: false },
   // This target cannot serve: credentials, model, quota.
   upstream_auth: { kind: "next", breaker: true },
   upstream_not_found: { kind: "next", breaker: true },

@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file sluice/v1/delta.proto.
  */
 export const file_sluice_v1_delta: GenFile = /*@__PURE__*/
-  fileDesc("ChVzbHVpY2UvdjEvZGVsdGEucHJvdG8SCXNsdWljZS52MSJbCgtTdHJlYW1TdGFydBITCgtyZXNwb25zZV9pZBgBIAEoCRIQCghwcm92aWRlchgCIAEoCRINCgVtb2RlbBgDIAEoCRIWCg5kcm9wcGVkX3BhcmFtcxgEIAMoCSIZCglUZXh0RGVsdGESDAoEdGV4dBgBIAEoCSJICg5SZWFzb25pbmdEZWx0YRIMCgR0ZXh0GAEgASgJEhEKCXNpZ25hdHVyZRgCIAEoCRIVCg1yZWRhY3RlZF9kYXRhGAMgASgJIl4KDVRvb2xDYWxsRGVsdGESDQoFaW5kZXgYASABKA0SCgoCaWQYAiABKAkSDAoEbmFtZRgDIAEoCRIRCglhcmd1bWVudHMYBCABKAkSEQoJc2lnbmF0dXJlGAUgASgJIjgKDUxvZ3Byb2JzRGVsdGESJwoGdG9rZW5zGAEgAygLMhcuc2x1aWNlLnYxLlRva2VuTG9ncHJvYiJqCgxUb2tlbkxvZ3Byb2ISDQoFdG9rZW4YASABKAkSDwoHbG9ncHJvYhgCIAEoARINCgVieXRlcxgDIAEoDBIrCgx0b3BfbG9ncHJvYnMYBCADKAsyFS5zbHVpY2UudjEuVG9wTG9ncHJvYiI7CgpUb3BMb2dwcm9iEg0KBXRva2VuGAEgASgJEg8KB2xvZ3Byb2IYAiABKAESDQoFYnl0ZXMYAyABKAwiawoFVXNhZ2USFAoMaW5wdXRfdG9rZW5zGAEgASgEEhUKDW91dHB1dF90b2tlbnMYAiABKAQSGwoTY2FjaGVkX2lucHV0X3Rva2VucxgDIAEoBBIYChByZWFzb25pbmdfdG9rZW5zGAQgASgEIjEKBkZpbmlzaBInCgZyZWFzb24YASABKA4yFy5zbHVpY2UudjEuRmluaXNoUmVhc29uIgsKCUhlYXJ0YmVhdCq4AQoMRmluaXNoUmVhc29uEh0KGUZJTklTSF9SRUFTT05fVU5TUEVDSUZJRUQQABIWChJGSU5JU0hfUkVBU09OX1NUT1AQARIYChRGSU5JU0hfUkVBU09OX0xFTkdUSBACEhwKGEZJTklTSF9SRUFTT05fVE9PTF9DQUxMUxADEiAKHEZJTklTSF9SRUFTT05fQ09OVEVOVF9GSUxURVIQBBIXChNGSU5JU0hfUkVBU09OX09USEVSEAViBnByb3RvMw");
+  fileDesc("ChVzbHVpY2UvdjEvZGVsdGEucHJvdG8SCXNsdWljZS52MSJbCgtTdHJlYW1TdGFydBITCgtyZXNwb25zZV9pZBgBIAEoCRIQCghwcm92aWRlchgCIAEoCRINCgVtb2RlbBgDIAEoCRIWCg5kcm9wcGVkX3BhcmFtcxgEIAMoCSIZCglUZXh0RGVsdGESDAoEdGV4dBgBIAEoCSJICg5SZWFzb25pbmdEZWx0YRIMCgR0ZXh0GAEgASgJEhEKCXNpZ25hdHVyZRgCIAEoCRIVCg1yZWRhY3RlZF9kYXRhGAMgASgJIl4KDVRvb2xDYWxsRGVsdGESDQoFaW5kZXgYASABKA0SCgoCaWQYAiABKAkSDAoEbmFtZRgDIAEoCRIRCglhcmd1bWVudHMYBCABKAkSEQoJc2lnbmF0dXJlGAUgASgJIjgKDUxvZ3Byb2JzRGVsdGESJwoGdG9rZW5zGAEgAygLMhcuc2x1aWNlLnYxLlRva2VuTG9ncHJvYiJqCgxUb2tlbkxvZ3Byb2ISDQoFdG9rZW4YASABKAkSDwoHbG9ncHJvYhgCIAEoARINCgVieXRlcxgDIAEoDBIrCgx0b3BfbG9ncHJvYnMYBCADKAsyFS5zbHVpY2UudjEuVG9wTG9ncHJvYiI7CgpUb3BMb2dwcm9iEg0KBXRva2VuGAEgASgJEg8KB2xvZ3Byb2IYAiABKAESDQoFYnl0ZXMYAyABKAwifgoFVXNhZ2USFAoMaW5wdXRfdG9rZW5zGAEgASgEEhUKDW91dHB1dF90b2tlbnMYAiABKAQSGwoTY2FjaGVkX2lucHV0X3Rva2VucxgDIAEoBBIYChByZWFzb25pbmdfdG9rZW5zGAQgASgEEhEKCWVzdGltYXRlZBgFIAEoCCIxCgZGaW5pc2gSJwoGcmVhc29uGAEgASgOMhcuc2x1aWNlLnYxLkZpbmlzaFJlYXNvbiILCglIZWFydGJlYXQquAEKDEZpbmlzaFJlYXNvbhIdChlGSU5JU0hfUkVBU09OX1VOU1BFQ0lGSUVEEAASFgoSRklOSVNIX1JFQVNPTl9TVE9QEAESGAoURklOSVNIX1JFQVNPTl9MRU5HVEgQAhIcChhGSU5JU0hfUkVBU09OX1RPT0xfQ0FMTFMQAxIgChxGSU5JU0hfUkVBU09OX0NPTlRFTlRfRklMVEVSEAQSFwoTRklOSVNIX1JFQVNPTl9PVEhFUhAFYgZwcm90bzM");
 
 /**
  * Opens a stream: sent once, before any content.
@@ -267,7 +267,8 @@ export const TopLogprobSchema: GenMessage<TopLogprob> = /*@__PURE__*/
   messageDesc(file_sluice_v1_delta, 6);
 
 /**
- * Token accounting for the response, as reported by the provider.
+ * Token accounting for the response, as reported by the provider (or
+ * counted by the gateway when the provider reported none; see estimated).
  *
  * @generated from message sluice.v1.Usage
  */
@@ -299,6 +300,14 @@ export type Usage = Message<"sluice.v1.Usage"> & {
    * @generated from field: uint64 reasoning_tokens = 4;
    */
   reasoningTokens: bigint;
+
+  /**
+   * True when the provider reported no usage and the gateway counted the
+   * tokens itself with a tokenizer: an estimate, and what is charged.
+   *
+   * @generated from field: bool estimated = 5;
+   */
+  estimated: boolean;
 };
 
 /**

@@ -10,7 +10,17 @@ export function grpcCode(code: ErrorCode): Code {
       return Code.InvalidArgument;
     case "payload_too_large":
     case "overloaded":
+    case "rate_limited":
+    case "budget_exceeded":
       return Code.ResourceExhausted;
+    case "unauthenticated":
+      return Code.Unauthenticated;
+    case "permission_denied":
+      return Code.PermissionDenied;
+    case "already_exists":
+      return Code.AlreadyExists;
+    case "not_found":
+      return Code.NotFound;
     case "request_timeout":
       return Code.DeadlineExceeded;
     case "unknown_model":
@@ -25,6 +35,7 @@ export function grpcCode(code: ErrorCode): Code {
       return Code.ResourceExhausted;
     case "shutting_down":
     case "circuit_open":
+    case "store_unavailable":
     case "upstream_unavailable":
     case "upstream_timeout":
     case "upstream_stream_error":

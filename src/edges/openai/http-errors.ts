@@ -8,7 +8,14 @@ export function httpStatus(code: ErrorCode): number {
       return 400;
     case "unknown_model":
     case "upstream_not_found":
+    case "not_found":
       return 404;
+    case "unauthenticated":
+      return 401;
+    case "permission_denied":
+      return 403;
+    case "already_exists":
+      return 409;
     case "payload_too_large":
       return 413;
     case "request_timeout":
@@ -16,6 +23,8 @@ export function httpStatus(code: ErrorCode): number {
     case "upstream_rate_limited":
     case "upstream_quota_exhausted":
     case "overloaded":
+    case "rate_limited":
+    case "budget_exceeded":
       return 429;
     case "canceled":
       return 499;
@@ -28,6 +37,7 @@ export function httpStatus(code: ErrorCode): number {
       return 502;
     case "shutting_down":
     case "circuit_open":
+    case "store_unavailable":
       return 503;
     case "deadline_exceeded":
     case "upstream_timeout":
@@ -36,7 +46,7 @@ export function httpStatus(code: ErrorCode): number {
 }
 
 function errorType(status: number, code: ErrorCode): string {
-  if (code === "upstream_quota_exhausted") return "insufficient_quota";
+  if (code === "upstream_quota_exhausted" || code === "budget_exceeded") return "insufficient_quota";
   if (status === 429) return "rate_limit_error";
   if (status === 401) return "authentication_error";
   if (status === 403) return "permission_error";
@@ -74,9 +84,13 @@ function openAiCode(code: ErrorCode): string {
     case "unknown_model":
       return "model_not_found";
     case "upstream_rate_limited":
+    case "rate_limited":
       return "rate_limit_exceeded";
     case "upstream_quota_exhausted":
+    case "budget_exceeded":
       return "insufficient_quota";
+    case "unauthenticated":
+      return "invalid_api_key";
     default:
       return code;
   }

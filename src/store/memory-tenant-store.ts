@@ -1,0 +1,290 @@
+import type { BudgetPeriod } from "../config/config.js";
+import { PERIOD_KINDS, periodOf, ROLLUP_TTL_MS } from "../usage/periods.js";
+import {
+  type AdmitRequest,
+  type AdmitResult,
+  MAX_RUNTIME_KEYS,
+  type Quota,
+  type SettleResult,
+  type Settlement,
+  type StoredKey,
+  STREAMS_RETRY_MS,
+  type TenantStore,
+  type UsageRecord,
+  type UsageTotals,
+  WINDOW_MS,
+} from "./tenant-store.js";
+
+export interface MemoryTenantStoreOptions {
+  /** Epoch milliseconds; tests move it instead of sleeping. */
+  readonly now?: () => number;
+  /** A stream's slot and budget reservation are released after this even if it never settles. */
+  readonly streamLeaseMs?: number;
+  /** Usage records kept (the oldest go first). */
+  readonly maxRecords?: number;
+}
+
+/** How long a settled admission is remembered, so a repeated settle (a retried flush) counts once. */
+export const SETTLED_MEMORY_MS = 3_600_000;
+const DEFAULT_LEASE_MS = 900_000;
+
+interface Entry {
+  readonly at: number;
+  amount: number;
+}
+
+interface InFlight {
+  readonly expiresAt: number;
+  readonly micros: number;
+  /** The budget period the reservation was counted in; undefined without a budget. */
+  readonly periodId?: string;
+}
+
+interface KeyState {
+  /** admission id → time; insertion order is time order. */
+  readonly requests: Map<string, number>;
+  readonly tokens: Map<string, Entry>;
+  tokenSum: number;
+  /** admission id → lease; insertion order is lease order (one lease length per store). */
+  readonly inFlight: Map<string, InFlight>;
+}
+
+interface Rollup {
+  requests: number;
+  inputTokens: number;
+  outputTokens: number;
+  cachedInputTokens: number;
+  reasoningTokens: number;
+  spendMicros: number;
+  estimatedRequests: number;
+  reservedMicros: number;
+  readonly expiresAt: number;
+}
+
+const emptyRollup = (expiresAt: number): Rollup => ({
+  requests: 0,
+  inputTokens: 0,
+  outputTokens: 0,
+  cachedInputTokens: 0,
+  reasoningTokens: 0,
+  spendMicros: 0,
+  estimatedRequests: 0,
+  reservedMicros: 0,
+  expiresAt,
+});
+
+/** Oldest token entries walked to tell a refused request when enough will have expired. */
+const RETRY_WALK = 1_000;
+
+/**
+ * The in-process tenant store: the same semantics as the Redis store (same
+ * sliding windows, leases, periods and idempotent settles), for a single
+ * replica, and as each replica's local fallback while Redis is away. All
+ * state is bounded: windows hold at most a minute of admissions, leases
+ * expire, rollups and settle markers expire, records are capped.
+ */
+export function createMemoryTenantStore(options: MemoryTenantStoreOptions = {}): TenantStore {
+  const now = options.now ?? Date.now;
+  const leaseMs = options.streamLeaseMs ?? DEFAULT_LEASE_MS;
+  const maxRecords = options.maxRecords ?? 10_000;
+  const states = new Map<string, KeyState>();
+  /** One map per period kind: creation order is expiry order within a kind. */
+  const rollups: Record<BudgetPeriod, Map<string, Rollup>> = { day: new Map(), week: new Map(), month: new Map() };
+  const settled = new Map<string, number>();
+  let records: UsageRecord[] = [];
+  const keys = new Map<string, StoredKey>();
+  const names = new Map<string, string>();
+  let version = 0;
+
+  const stateOf = (key: string): KeyState => {
+    let s = states.get(key);
+    if (!s) {
+      s = { requests: new Map(), tokens: new Map(), tokenSum: 0, inFlight: new Map() };
+      states.set(key, s);
+    }
+    return s;
+  };
+
+  const rollupOf = (key: string, kind: BudgetPeriod, periodId: string, at: number): Rollup => {
+    const map = rollups[kind];
+    const id = `${key}\u0000${periodId}`;
+    let r = map.get(id);
+    if (!r) {
+      r = emptyRollup(at + ROLLUP_TTL_MS[kind]);
+      map.set(id, r);
+    }
+    return r;
+  };
+
+  const budgetRollup = (key: string, periodId: string, at: number): Rollup => {
+    const kind = periodId.startsWith("d") ? "day" : periodId.startsWith("w") ? "week" : "month";
+    return rollupOf(key, kind, periodId, at);
+  };
+
+  /** Expired window entries and leases, and (everywhere) expired rollups and settle markers. */
+  const sweep = (key: string, s: KeyState, at: number) => {
+    const since = at - WINDOW_MS;
+    for (const [id, t] of s.requests) {
+      if (t > since) break;
+      s.requests.delete(id);
+    }
+    for (const [id, e] of s.tokens) {
+      if (e.at > since) break;
+      s.tokens.delete(id);
+      s.tokenSum -= e.amount;
+    }
+    for (const [id, f] of s.inFlight) {
+      if (f.expiresAt > at) break;
+      s.inFlight.delete(id);
+      if (f.periodId !== undefined) budgetRollup(key, f.periodId, at).reservedMicros -= f.micros;
+    }
+    for (const map of Object.values(rollups)) {
+      for (const [id, r] of map) {
+        if (r.expiresAt > at) break;
+        map.delete(id);
+      }
+    }
+    for (const [id, expiresAt] of settled) {
+      if (expiresAt > at) break;
+      settled.delete(id);
+    }
+  };
+
+  const tokensRetryMs = (s: KeyState, need: number, at: number): number => {
+    let freed = 0;
+    let walked = 0;
+    let retry = WINDOW_MS;
+    for (const e of s.tokens.values()) {
+      freed += e.amount;
+      retry = e.at + WINDOW_MS - at;
+      if (freed >= need || ++walked >= RETRY_WALK) break;
+    }
+    return retry;
+  };
+
+  return {
+    async admit(req: AdmitRequest): Promise<AdmitResult> {
+      const at = now();
+      if (req.runtimeSha256 !== undefined && !keys.has(req.runtimeSha256)) return { ok: false, reason: "revoked", quota: {} };
+      const s = stateOf(req.key);
+      sweep(req.key, s, at);
+      const { requestsPerMinute: rpm, tokensPerMinute: tpm, concurrentStreams: maxStreams } = req.limits;
+      const firstRequest = s.requests.values().next();
+      const firstToken = s.tokens.values().next();
+      const period = req.budget ? periodOf(req.budget.period, at) : undefined;
+      const budgetRoll = period ? rollupOf(req.key, period.kind, period.id, at) : undefined;
+      const used = budgetRoll ? budgetRoll.spendMicros + budgetRoll.reservedMicros : 0;
+      const quota = (admitted: number): Quota => ({
+        ...(rpm
+          ? { requests: { limit: rpm, remaining: Math.max(0, rpm - s.requests.size), resetMs: firstRequest.done ? (admitted ? WINDOW_MS : 0) : firstRequest.value + WINDOW_MS - at } }
+          : {}),
+        ...(tpm
+          ? { tokens: { limit: tpm, remaining: Math.max(0, tpm - s.tokenSum), resetMs: firstToken.done ? (admitted ? WINDOW_MS : 0) : firstToken.value.at + WINDOW_MS - at } }
+          : {}),
+        ...(maxStreams ? { streams: { limit: maxStreams, inUse: s.inFlight.size } } : {}),
+        ...(req.budget && period ? { budget: { limitMicros: req.budget.usdMicros, usedMicros: used + (admitted ? req.reserveMicros : 0), resetMs: period.endMs - at } } : {}),
+      });
+
+      if (rpm && s.requests.size >= rpm) return { ok: false, reason: "requests", retryAfterMs: firstRequest.done ? WINDOW_MS : firstRequest.value + WINDOW_MS - at, quota: quota(0) };
+      if (maxStreams && s.inFlight.size >= maxStreams) return { ok: false, reason: "streams", retryAfterMs: STREAMS_RETRY_MS, quota: quota(0) };
+      if (tpm) {
+        if (req.reserveTokens > tpm) return { ok: false, reason: "tokens", quota: quota(0) };
+        if (s.tokenSum + req.reserveTokens > tpm) {
+          return { ok: false, reason: "tokens", retryAfterMs: tokensRetryMs(s, s.tokenSum + req.reserveTokens - tpm, at), quota: quota(0) };
+        }
+      }
+      if (req.budget && period) {
+        if (req.reserveMicros > req.budget.usdMicros) return { ok: false, reason: "budget", quota: quota(0) };
+        if (used + req.reserveMicros > req.budget.usdMicros) return { ok: false, reason: "budget", retryAfterMs: period.endMs - at, quota: quota(0) };
+      }
+
+      if (rpm) s.requests.set(req.admissionId, at);
+      if (tpm) {
+        s.tokens.set(req.admissionId, { at, amount: req.reserveTokens });
+        s.tokenSum += req.reserveTokens;
+      }
+      s.inFlight.set(req.admissionId, { expiresAt: at + leaseMs, micros: req.reserveMicros, ...(period ? { periodId: period.id } : {}) });
+      if (budgetRoll) budgetRoll.reservedMicros += req.reserveMicros;
+      return { ok: true, quota: quota(1), admittedAt: at, shared: true };
+    },
+
+    async settle(settlement: Settlement): Promise<SettleResult> {
+      const at = now();
+      const { record } = settlement;
+      const s = stateOf(settlement.key);
+      sweep(settlement.key, s, at);
+      if (settled.has(settlement.admissionId)) return "duplicate";
+      settled.set(settlement.admissionId, at + SETTLED_MEMORY_MS);
+      const held = s.inFlight.get(settlement.admissionId);
+      if (held) {
+        s.inFlight.delete(settlement.admissionId);
+        if (held.periodId !== undefined) budgetRollup(settlement.key, held.periodId, at).reservedMicros -= held.micros;
+      }
+      if (settlement.shared && settlement.reservedTokens > 0) {
+        const actual = record.inputTokens + record.outputTokens;
+        const entry = s.tokens.get(settlement.admissionId);
+        if (entry) {
+          s.tokenSum += actual - entry.amount;
+          entry.amount = actual;
+        } else if (actual > settlement.reservedTokens) {
+          // The reservation already left the window (a stream longer than a minute): the excess counts now.
+          s.tokens.set(`${settlement.admissionId}:late`, { at, amount: actual - settlement.reservedTokens });
+          s.tokenSum += actual - settlement.reservedTokens;
+        }
+      }
+      for (const kind of PERIOD_KINDS) {
+        const r = rollupOf(settlement.key, kind, periodOf(kind, settlement.admittedAt).id, at);
+        r.requests++;
+        r.inputTokens += record.inputTokens;
+        r.outputTokens += record.outputTokens;
+        r.cachedInputTokens += record.cachedInputTokens;
+        r.reasoningTokens += record.reasoningTokens;
+        r.spendMicros += record.costMicros;
+        if (record.estimated) r.estimatedRequests++;
+      }
+      records.push(record);
+      if (records.length > maxRecords) records = records.slice(records.length - Math.floor(maxRecords * 0.9));
+      return "stored";
+    },
+
+    async usage(key, kind, atMs): Promise<UsageTotals> {
+      const period = periodOf(kind, atMs ?? now());
+      const r = rollups[kind].get(`${key}\u0000${period.id}`);
+      const { expiresAt: _, ...totals } = r ?? emptyRollup(0);
+      return { periodId: period.id, ...totals };
+    },
+
+    async records(count) {
+      return records.slice(Math.max(0, records.length - count));
+    },
+
+    async createKey(key) {
+      if (names.has(key.name)) return "exists";
+      if (keys.size >= MAX_RUNTIME_KEYS) return "full";
+      keys.set(key.sha256, key);
+      names.set(key.name, key.sha256);
+      version++;
+      return "created";
+    },
+
+    async revokeKey(name) {
+      const sha = names.get(name);
+      const key = sha === undefined ? undefined : keys.get(sha);
+      if (!key) return undefined;
+      keys.delete(key.sha256);
+      names.delete(name);
+      version++;
+      return key;
+    },
+
+    async listKeys() {
+      return [...keys.values()];
+    },
+
+    async keysVersion() {
+      return String(version);
+    },
+
+    async close() {},
+  };
+}

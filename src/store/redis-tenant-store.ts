@@ -1,0 +1,282 @@
+import { createClient, defineScript, type RedisClientType } from "redis";
+import type { KeySettings } from "../config/config.js";
+import { periodOf, ROLLUP_TTL_MS } from "../usage/periods.js";
+import { ADMIT_SCRIPT, CREATE_KEY_SCRIPT, REVOKE_KEY_SCRIPT, SETTLE_SCRIPT, USAGE_SCRIPT } from "./redis-scripts.js";
+import { SETTLED_MEMORY_MS } from "./memory-tenant-store.js";
+import {
+  type AdmitResult,
+  type LimitReason,
+  MAX_RUNTIME_KEYS,
+  type Quota,
+  type StoredKey,
+  STREAMS_RETRY_MS,
+  type TenantStore,
+  type UsageRecord,
+  type UsageTotals,
+  WINDOW_MS,
+} from "./tenant-store.js";
+
+/** A script with a fixed number of keys, called with string keys and arguments. */
+function script(source: string, keys: number) {
+  return defineScript({
+    SCRIPT: source,
+    NUMBER_OF_KEYS: keys,
+    parseCommand(parser, keyList: readonly string[], args: readonly string[]) {
+      for (const key of keyList) parser.pushKey(key);
+      for (const arg of args) parser.push(arg);
+    },
+    transformReply: (reply: unknown) => reply,
+  });
+}
+
+/** node-redis sends EVALSHA and falls back to EVAL (loading the script) on NOSCRIPT. */
+const SCRIPTS = {
+  sluiceAdmit: script(ADMIT_SCRIPT, 6),
+  sluiceSettle: script(SETTLE_SCRIPT, 6),
+  sluiceUsage: script(USAGE_SCRIPT, 0),
+  sluiceCreateKey: script(CREATE_KEY_SCRIPT, 3),
+  sluiceRevokeKey: script(REVOKE_KEY_SCRIPT, 3),
+};
+
+export type SluiceRedisClient = RedisClientType<Record<string, never>, Record<string, never>, typeof SCRIPTS>;
+
+export interface RedisConnectionOptions {
+  readonly url: string;
+  /** Bounds connection set-up (a multiple of it); commands are bounded by the fail-open store. */
+  readonly timeoutMs: number;
+}
+
+/** Longest pause between reconnection attempts: a Redis that comes back is used within about this. */
+const MAX_RECONNECT_DELAY_MS = 500;
+
+/**
+ * A node-redis client for the store. Commands fail at once while it is
+ * disconnected (no offline queue: a stream must not wait for a reconnect);
+ * it reconnects on its own, with backoff up to half a second. node-redis's
+ * own command timeout only covers commands not yet written (a written one
+ * cannot be withdrawn without breaking the reply order), so the fail-open
+ * store bounds every command itself. The caller must listen for `error`.
+ */
+export function createStoreClient(options: RedisConnectionOptions): SluiceRedisClient {
+  return createClient({
+    url: options.url,
+    scripts: SCRIPTS,
+    disableOfflineQueue: true,
+    socket: {
+      connectTimeout: Math.max(1_000, options.timeoutMs * 4),
+      reconnectStrategy: (retries: number) => Math.min(25 * 2 ** Math.min(retries, 10), MAX_RECONNECT_DELAY_MS),
+    },
+  }) as unknown as SluiceRedisClient;
+}
+
+export interface RedisTenantStoreOptions {
+  readonly client: SluiceRedisClient;
+  readonly prefix: string;
+  readonly streamLeaseMs: number;
+  readonly usageStreamMaxLen: number;
+  /** Tests only: the scripts use this clock instead of Redis's TIME. */
+  readonly now?: () => number;
+}
+
+const num = (value: unknown): number => Number(value ?? 0);
+
+function limitReason(reason: string): LimitReason {
+  return reason === "requests" || reason === "tokens" || reason === "streams" ? reason : "budget";
+}
+
+/** The record as stream fields (all strings); empty optional fields are left out. */
+function recordFields(r: UsageRecord): string[] {
+  const fields: Array<[string, string | number | undefined]> = [
+    ["requestId", r.requestId],
+    ["key", r.key],
+    ["alias", r.alias],
+    ["target", r.target],
+    ["inputTokens", r.inputTokens],
+    ["outputTokens", r.outputTokens],
+    ["cachedInputTokens", r.cachedInputTokens],
+    ["reasoningTokens", r.reasoningTokens],
+    ["costMicros", r.costMicros],
+    ["estimated", r.estimated ? 1 : 0],
+    ["ttftMs", r.ttftMs === undefined ? undefined : Math.round(r.ttftMs * 10) / 10],
+    ["durationMs", Math.round(r.durationMs * 10) / 10],
+    ["outcome", r.outcome],
+    ["code", r.code],
+    ["at", r.at],
+  ];
+  return fields.flatMap(([k, v]) => (v === undefined ? [] : [k, String(v)]));
+}
+
+/** A stream entry back into a record (GetUsage's neighbours and tests read them). */
+export function parseRecord(fields: Record<string, string>): UsageRecord {
+  return {
+    requestId: fields.requestId ?? "",
+    key: fields.key ?? "",
+    alias: fields.alias ?? "",
+    target: fields.target ?? "",
+    inputTokens: num(fields.inputTokens),
+    outputTokens: num(fields.outputTokens),
+    cachedInputTokens: num(fields.cachedInputTokens),
+    reasoningTokens: num(fields.reasoningTokens),
+    costMicros: num(fields.costMicros),
+    estimated: fields.estimated === "1",
+    ...(fields.ttftMs === undefined ? {} : { ttftMs: num(fields.ttftMs) }),
+    durationMs: num(fields.durationMs),
+    outcome: fields.outcome === "completed" || fields.outcome === "canceled" ? fields.outcome : "failed",
+    ...(fields.code === undefined ? {} : { code: fields.code }),
+    at: num(fields.at),
+  };
+}
+
+function parseKey(json: string): StoredKey {
+  const k = JSON.parse(json) as StoredKey;
+  return {
+    name: k.name,
+    sha256: k.sha256,
+    createdAt: k.createdAt,
+    ...(k.models ? { models: k.models } : {}),
+    limits: k.limits ?? {},
+    ...(k.budget ? { budget: k.budget } : {}),
+  };
+}
+
+/** What a runtime key stores: its settings and hash. Never the key. */
+function keyJson(key: StoredKey): string {
+  const settings: KeySettings & { sha256: string; createdAt: number } = {
+    name: key.name,
+    sha256: key.sha256,
+    createdAt: key.createdAt,
+    ...(key.models ? { models: key.models } : {}),
+    limits: key.limits,
+    ...(key.budget ? { budget: key.budget } : {}),
+  };
+  return JSON.stringify(settings);
+}
+
+/**
+ * The tenant store in Redis, shared by every replica (README, "Tenancy").
+ * One script per admission and one per settle (redis-scripts.ts); the
+ * key layout is documented there. Failures are thrown as they come: the
+ * fail-open wrapper decides what Redis trouble means.
+ */
+export function createRedisTenantStore(options: RedisTenantStoreOptions): TenantStore {
+  const { client, prefix } = options;
+  const clockArg = () => (options.now ? String(options.now()) : "");
+  const k = (name: string) => `{${name}}`;
+  const usePrefix = (name: string) => `${prefix}use:${k(name)}:`;
+  const keyTable = [`${prefix}keys`, `${prefix}keynames`, `${prefix}keys:version`];
+
+  return {
+    async admit(req): Promise<AdmitResult> {
+      const n = k(req.key);
+      const budgetKind = req.budget?.period ?? "month";
+      const reply = (await client.sluiceAdmit(
+        [`${prefix}req:${n}`, `${prefix}tok:${n}`, `${prefix}toka:${n}`, `${prefix}fly:${n}`, `${prefix}flya:${n}`, keyTable[0]!],
+        [
+          clockArg(),
+          req.admissionId,
+          String(WINDOW_MS),
+          String(req.limits.requestsPerMinute ?? 0),
+          String(req.limits.tokensPerMinute ?? 0),
+          String(req.reserveTokens),
+          String(req.limits.concurrentStreams ?? 0),
+          String(options.streamLeaseMs),
+          String(req.budget?.usdMicros ?? 0),
+          String(req.reserveMicros),
+          budgetKind,
+          req.runtimeSha256 ?? "",
+          usePrefix(req.key),
+          String(ROLLUP_TTL_MS[budgetKind]),
+        ],
+      )) as unknown[];
+      const [status, nowMs, reason, retry, requests, requestsReset, tokens, tokensReset, streams, used] = reply.map((v, i) => (i === 0 || i === 2 ? String(v) : num(v)));
+      const at = nowMs as number;
+      if (status === "revoked") return { ok: false, reason: "revoked", quota: {} };
+      const { requestsPerMinute: rpm, tokensPerMinute: tpm, concurrentStreams: maxStreams } = req.limits;
+      const period = req.budget ? periodOf(req.budget.period, at) : undefined;
+      const quota: Quota = {
+        ...(rpm ? { requests: { limit: rpm, remaining: Math.max(0, rpm - (requests as number)), resetMs: requestsReset as number } } : {}),
+        ...(tpm ? { tokens: { limit: tpm, remaining: Math.max(0, tpm - (tokens as number)), resetMs: tokensReset as number } } : {}),
+        ...(maxStreams ? { streams: { limit: maxStreams, inUse: streams as number } } : {}),
+        ...(req.budget && period ? { budget: { limitMicros: req.budget.usdMicros, usedMicros: used as number, resetMs: period.endMs - at } } : {}),
+      };
+      if (status === "ok") return { ok: true, quota, admittedAt: at, shared: true };
+      const retryMs = retry as number;
+      const retryAfterMs = retryMs > 0 ? retryMs : retryMs === 0 ? STREAMS_RETRY_MS : retryMs === -2 && period ? period.endMs - at : undefined;
+      return { ok: false, reason: limitReason(reason as string), quota, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
+    },
+
+    async settle(s) {
+      const n = k(s.key);
+      const r = s.record;
+      const result = await client.sluiceSettle(
+        [`${prefix}done:${s.admissionId}`, `${prefix}tok:${n}`, `${prefix}toka:${n}`, `${prefix}fly:${n}`, `${prefix}flya:${n}`, `${prefix}usage`],
+        [
+          clockArg(),
+          s.admissionId,
+          String(WINDOW_MS),
+          String(s.admittedAt),
+          s.shared ? "1" : "0",
+          String(s.reservedTokens),
+          usePrefix(s.key),
+          String(options.usageStreamMaxLen),
+          String(SETTLED_MEMORY_MS),
+          String(r.inputTokens),
+          String(r.outputTokens),
+          String(r.cachedInputTokens),
+          String(r.reasoningTokens),
+          String(r.costMicros),
+          r.estimated ? "1" : "0",
+          String(ROLLUP_TTL_MS.day),
+          String(ROLLUP_TTL_MS.week),
+          String(ROLLUP_TTL_MS.month),
+          ...recordFields(r),
+        ],
+      );
+      return String(result) === "duplicate" ? "duplicate" : "stored";
+    },
+
+    async usage(key, kind, atMs): Promise<UsageTotals> {
+      const reply = (await client.sluiceUsage([], [clockArg(), usePrefix(key), kind, atMs === undefined ? "" : String(atMs)])) as unknown[];
+      const fields: Record<string, number> = {};
+      for (let i = 1; i + 1 < reply.length; i += 2) fields[String(reply[i])] = num(reply[i + 1]);
+      return {
+        periodId: String(reply[0]),
+        requests: fields.requests ?? 0,
+        inputTokens: fields.input ?? 0,
+        outputTokens: fields.output ?? 0,
+        cachedInputTokens: fields.cached ?? 0,
+        reasoningTokens: fields.reasoning ?? 0,
+        spendMicros: fields.spend ?? 0,
+        estimatedRequests: fields.estimated ?? 0,
+        reservedMicros: fields.reserved ?? 0,
+      };
+    },
+
+    async records(count) {
+      const entries = await client.xRevRange(`${prefix}usage`, "+", "-", { COUNT: count });
+      return (entries ?? []).reverse().map((e) => parseRecord(e.message as Record<string, string>));
+    },
+
+    async createKey(key) {
+      const result = await client.sluiceCreateKey(keyTable, [key.sha256, key.name, keyJson(key), String(MAX_RUNTIME_KEYS)]);
+      return String(result) as "created" | "exists" | "full";
+    },
+
+    async revokeKey(name) {
+      const json = String(await client.sluiceRevokeKey(keyTable, [name]));
+      return json === "" ? undefined : parseKey(json);
+    },
+
+    async listKeys() {
+      return (await client.hVals(keyTable[0]!)).map((json) => parseKey(String(json)));
+    },
+
+    async keysVersion() {
+      return String((await client.get(keyTable[2]!)) ?? "0");
+    },
+
+    async close() {
+      // The connection belongs to whoever created it (tenancy.ts closes it after the last settle).
+    },
+  };
+}

@@ -1,0 +1,146 @@
+import type { BudgetPeriod, KeyBudget, KeyLimits, KeySettings } from "../config/config.js";
+
+/**
+ * Where tenancy keeps its state: rate-limit windows, in-flight streams,
+ * spend, usage records and rollups, and keys created at run time. One
+ * interface, two implementations that behave the same (a shared contract
+ * test runs against both): in process (memory-tenant-store.ts, one replica)
+ * and Redis (redis-tenant-store.ts, every replica sharing one Redis), with
+ * fail-open-store.ts wrapping Redis for the times it is down or slow.
+ */
+export interface TenantStore {
+  /** One admission, atomically: every limit checked, and if all pass, everything reserved. */
+  admit(request: AdmitRequest): Promise<AdmitResult>;
+  /** The end of an admitted stream: reservations replaced by what was used, the usage recorded. Idempotent per admission id. */
+  settle(settlement: Settlement): Promise<SettleResult>;
+  /** A key's totals for the period of `kind` containing `atMs` (the store's clock when absent). */
+  usage(key: string, kind: BudgetPeriod, atMs?: number): Promise<UsageTotals>;
+  /** The most recent usage records, newest last. */
+  records(count: number): Promise<UsageRecord[]>;
+  /** Stores a key created at run time; refuses a name in use or a full key table. */
+  createKey(key: StoredKey): Promise<"created" | "exists" | "full">;
+  /** Removes a runtime key by name; its name is free again. Returns the removed key. */
+  revokeKey(name: string): Promise<StoredKey | undefined>;
+  /** Every active runtime key. */
+  listKeys(): Promise<StoredKey[]>;
+  /** Changes whenever a runtime key is created or revoked (replicas poll it to refresh their key cache). */
+  keysVersion(): Promise<string>;
+  close(): Promise<void>;
+}
+
+/** Runtime keys at most (a bound on what every replica caches). */
+export const MAX_RUNTIME_KEYS = 10_000;
+
+/** A key created through the admin service: its settings and the SHA-256 of the key, never the key. */
+export interface StoredKey extends KeySettings {
+  readonly sha256: string;
+  /** Epoch milliseconds. */
+  readonly createdAt: number;
+}
+
+export type LimitReason = "requests" | "tokens" | "streams" | "budget";
+
+export interface AdmitRequest {
+  /** The key's name: limits, spend and usage are kept per name. */
+  readonly key: string;
+  /** For runtime keys: the key's hash, which must still be active (revocation is checked here, at every admission). */
+  readonly runtimeSha256?: string;
+  /** Unique per admission (not the client's request id, which a client may repeat). */
+  readonly admissionId: string;
+  readonly limits: KeyLimits;
+  readonly budget?: KeyBudget;
+  /** Tokens reserved against tokensPerMinute: estimated input + max output. */
+  readonly reserveTokens: number;
+  /** Micro-dollars reserved against the budget: the most the request can cost. */
+  readonly reserveMicros: number;
+}
+
+/** What is left, for response headers (x-ratelimit-*). Present for the limits the key has. */
+export interface Quota {
+  readonly requests?: { readonly limit: number; readonly remaining: number; readonly resetMs: number };
+  readonly tokens?: { readonly limit: number; readonly remaining: number; readonly resetMs: number };
+  readonly streams?: { readonly limit: number; readonly inUse: number };
+  /** Spent and reserved in the current period. */
+  readonly budget?: { readonly limitMicros: number; readonly usedMicros: number; readonly resetMs: number };
+}
+
+export type AdmitResult =
+  | {
+      readonly ok: true;
+      readonly quota: Quota;
+      /** The store's clock at admission (Redis's, not the replica's): settles count in its periods. */
+      readonly admittedAt: number;
+      /** Whether the shared store holds this admission's reservations (false: a local fallback admitted it). */
+      readonly shared: boolean;
+    }
+  | {
+      readonly ok: false;
+      readonly reason: LimitReason | "revoked";
+      /** When a retry can succeed; absent when it cannot (a reservation larger than the limit). */
+      readonly retryAfterMs?: number;
+      readonly quota: Quota;
+    };
+
+/**
+ * What became of a settlement: `stored`; `duplicate` (settled before: a
+ * retried flush); `buffered` in memory until Redis returns; `dropped`
+ * because that buffer was full (counted and reported).
+ */
+export type SettleResult = "stored" | "duplicate" | "buffered" | "dropped";
+
+export type StreamOutcome = "completed" | "canceled" | "failed";
+
+/** One stream's end, as kept in the usage stream and counted into rollups. */
+export interface UsageRecord {
+  readonly requestId: string;
+  readonly key: string;
+  readonly alias: string;
+  /** `provider/model` that served; empty when no attempt produced anything. */
+  readonly target: string;
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+  readonly cachedInputTokens: number;
+  readonly reasoningTokens: number;
+  readonly costMicros: number;
+  /** The provider reported no usage: the gateway counted it. */
+  readonly estimated: boolean;
+  readonly ttftMs?: number;
+  readonly durationMs: number;
+  readonly outcome: StreamOutcome;
+  /** The gateway error code when the stream did not complete. */
+  readonly code?: string;
+  /** Epoch milliseconds when the stream ended (the replica's clock). */
+  readonly at: number;
+}
+
+export interface Settlement {
+  readonly admissionId: string;
+  readonly key: string;
+  readonly admittedAt: number;
+  /** Whether the shared store holds the reservations (AdmitResult.shared). */
+  readonly shared: boolean;
+  readonly budgetPeriod?: BudgetPeriod;
+  readonly reservedTokens: number;
+  readonly reservedMicros: number;
+  readonly record: UsageRecord;
+}
+
+/** A key's usage in one period. */
+export interface UsageTotals {
+  readonly periodId: string;
+  readonly requests: number;
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+  readonly cachedInputTokens: number;
+  readonly reasoningTokens: number;
+  readonly spendMicros: number;
+  /** Records among `requests` whose tokens the gateway counted (no provider usage). */
+  readonly estimatedRequests: number;
+  /** Held by streams still running (budget reservations not yet settled). */
+  readonly reservedMicros: number;
+}
+
+/** The sliding window of every per-minute limit. */
+export const WINDOW_MS = 60_000;
+/** A streams-limit refusal's retry hint: a slot frees when some stream ends, which nobody can predict. */
+export const STREAMS_RETRY_MS = 1_000;

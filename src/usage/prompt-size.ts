@@ -1,0 +1,48 @@
+import type { ChatRequest } from "../core/chat-request.js";
+
+/**
+ * What a request's prompt is made of, for estimating its input tokens
+ * without the provider: the text a model reads (message text, replayed
+ * reasoning, tool calls and results, tool definitions), how many messages
+ * (each costs a few tokens of framing) and how many images (billed by
+ * size, which the gateway does not see: a flat IMAGE_TOKENS each).
+ */
+export interface PromptParts {
+  readonly texts: readonly string[];
+  readonly messages: number;
+  readonly images: number;
+}
+
+/** Framing tokens per message and per request (OpenAI's published rule of thumb). */
+export const TOKENS_PER_MESSAGE = 4;
+export const TOKENS_PER_REQUEST = 3;
+/** One image, whatever its size: between OpenAI's low-detail 85 and a large high-detail image. */
+export const IMAGE_TOKENS = 1_000;
+/** Characters per token for the admission estimate (English prose averages about 4). */
+export const CHARS_PER_TOKEN = 4;
+
+export function promptParts(request: ChatRequest): PromptParts {
+  const texts: string[] = [];
+  let images = 0;
+  for (const message of request.messages) {
+    for (const part of message.content) {
+      if (part.type === "text" || part.type === "reasoning") texts.push(part.text);
+      else images++;
+    }
+    for (const call of message.toolCalls ?? []) texts.push(call.name, call.arguments);
+  }
+  for (const tool of request.tools) texts.push(tool.name, tool.description, JSON.stringify(tool.parameters));
+  return { texts, messages: request.messages.length, images };
+}
+
+/**
+ * Input tokens reserved at admission: characters ÷ CHARS_PER_TOKEN plus
+ * framing and images. Cheap (no tokenizer on the request path); the real
+ * count replaces it when the stream ends.
+ */
+export function estimatedInputTokens(request: ChatRequest): number {
+  const { texts, messages, images } = promptParts(request);
+  let chars = 0;
+  for (const text of texts) chars += text.length;
+  return Math.ceil(chars / CHARS_PER_TOKEN) + messages * TOKENS_PER_MESSAGE + TOKENS_PER_REQUEST + images * IMAGE_TOKENS;
+}

@@ -1,0 +1,272 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { KeyBudget, KeyLimits } from "../src/config/config.js";
+import { createMemoryTenantStore } from "../src/store/memory-tenant-store.js";
+import { createRedisTenantStore, type SluiceRedisClient } from "../src/store/redis-tenant-store.js";
+import type { AdmitRequest, Settlement, TenantStore, UsageRecord } from "../src/store/tenant-store.js";
+import { PERIOD_KINDS, periodOf } from "../src/usage/periods.js";
+import { dropPrefix, storeClient, testPrefix } from "./helpers/redis.js";
+
+/** A clock the test moves: time is the subject here (minute windows, periods, leases). */
+function testClock(start = Date.UTC(2026, 4, 14, 12, 0, 0)) {
+  let t = start;
+  return { now: () => t, advance: (ms: number) => (t += ms), set: (ms: number) => (t = ms) };
+}
+
+interface Fixture {
+  store: TenantStore;
+  clock: ReturnType<typeof testClock>;
+}
+
+let redis: SluiceRedisClient;
+const prefixes: string[] = [];
+beforeAll(async () => {
+  redis = await storeClient();
+});
+afterAll(async () => {
+  for (const p of prefixes) await dropPrefix(p);
+  redis.destroy();
+});
+
+const LEASE_MS = 60_000;
+const STORES: Record<string, () => Fixture> = {
+  memory: () => {
+    const clock = testClock();
+    return { clock, store: createMemoryTenantStore({ now: clock.now, streamLeaseMs: LEASE_MS }) };
+  },
+  redis: () => {
+    const clock = testClock();
+    const prefix = testPrefix("store");
+    prefixes.push(prefix);
+    return { clock, store: createRedisTenantStore({ client: redis, prefix, streamLeaseMs: LEASE_MS, usageStreamMaxLen: 10_000, now: clock.now }) };
+  },
+};
+
+let ids = 0;
+function admission(key: string, limits: KeyLimits, extra: Partial<AdmitRequest> = {}): AdmitRequest {
+  return { key, admissionId: `adm-${++ids}`, limits, reserveTokens: 0, reserveMicros: 0, ...extra };
+}
+
+function record(key: string, fields: Partial<UsageRecord> = {}): UsageRecord {
+  return {
+    requestId: `req-${ids}`,
+    key,
+    alias: "demo",
+    target: "sim/sim-1",
+    inputTokens: 0,
+    outputTokens: 0,
+    cachedInputTokens: 0,
+    reasoningTokens: 0,
+    costMicros: 0,
+    estimated: false,
+    durationMs: 5,
+    outcome: "completed",
+    at: 0,
+    ...fields,
+  };
+}
+
+function settlement(req: AdmitRequest, admittedAt: number, fields: Partial<UsageRecord> = {}, extra: Partial<Settlement> = {}): Settlement {
+  return {
+    admissionId: req.admissionId,
+    key: req.key,
+    admittedAt,
+    shared: true,
+    reservedTokens: req.reserveTokens,
+    reservedMicros: req.reserveMicros,
+    ...(req.budget ? { budgetPeriod: req.budget.period } : {}),
+    record: record(req.key, fields),
+    ...extra,
+  };
+}
+
+async function admitOk(store: TenantStore, req: AdmitRequest) {
+  const result = await store.admit(req);
+  if (!result.ok) throw new Error(`expected admission, got ${result.reason}`);
+  return result;
+}
+
+for (const [name, make] of Object.entries(STORES)) {
+  describe(`the ${name} tenant store`, () => {
+    it("admits requestsPerMinute requests in any 60 s window, then says when the oldest leaves", async () => {
+      const { store, clock } = make();
+      const limits = { requestsPerMinute: 3 };
+      const first = await admitOk(store, admission("k", limits));
+      expect(first.quota.requests).toEqual({ limit: 3, remaining: 2, resetMs: 60_000 });
+      clock.advance(10_000);
+      await admitOk(store, admission("k", limits));
+      const third = await admitOk(store, admission("k", limits));
+      expect(third.quota.requests).toEqual({ limit: 3, remaining: 0, resetMs: 50_000 });
+      const refused = await store.admit(admission("k", limits));
+      expect(refused).toMatchObject({ ok: false, reason: "requests", retryAfterMs: 50_000 });
+      clock.advance(50_000);
+      const again = await admitOk(store, admission("k", limits));
+      expect(again.quota.requests?.remaining).toBe(0);
+      // Another key has its own window.
+      await admitOk(store, admission("other", limits));
+    });
+
+    it("reserves tokens, refuses what would exceed the limit, and refunds the unused part at settle", async () => {
+      const { store, clock } = make();
+      const limits = { tokensPerMinute: 1_000 };
+      const tooBig = await store.admit(admission("k", limits, { reserveTokens: 1_200 }));
+      expect(tooBig).toMatchObject({ ok: false, reason: "tokens" });
+      expect(tooBig.ok === false && tooBig.retryAfterMs).toBeUndefined();
+
+      const big = admission("k", limits, { reserveTokens: 600 });
+      const admitted = await admitOk(store, big);
+      expect(admitted.quota.tokens).toMatchObject({ limit: 1_000, remaining: 400 });
+      clock.advance(1_000);
+      const refused = await store.admit(admission("k", limits, { reserveTokens: 500 }));
+      expect(refused).toMatchObject({ ok: false, reason: "tokens", retryAfterMs: 59_000 });
+
+      await store.settle(settlement(big, admitted.admittedAt, { inputTokens: 40, outputTokens: 60 }));
+      const after = await admitOk(store, admission("k", limits, { reserveTokens: 500 }));
+      expect(after.quota.tokens?.remaining).toBe(1_000 - 100 - 500);
+    });
+
+    it("counts the excess of a stream that outlived the window when it ends", async () => {
+      const { store, clock } = make();
+      const limits = { tokensPerMinute: 1_000 };
+      const req = admission("k", limits, { reserveTokens: 100 });
+      const admitted = await admitOk(store, req);
+      clock.advance(90_000);
+      await store.settle(settlement(req, admitted.admittedAt, { inputTokens: 100, outputTokens: 300 }));
+      const next = await admitOk(store, admission("k", limits, { reserveTokens: 10 }));
+      expect(next.quota.tokens?.remaining).toBe(1_000 - 300 - 10);
+    });
+
+    it("holds concurrentStreams slots until each stream settles", async () => {
+      const { store } = make();
+      const limits = { concurrentStreams: 2 };
+      const a = admission("k", limits);
+      const first = await admitOk(store, a);
+      await admitOk(store, admission("k", limits));
+      const refused = await store.admit(admission("k", limits));
+      expect(refused).toMatchObject({ ok: false, reason: "streams", retryAfterMs: 1_000 });
+      await store.settle(settlement(a, first.admittedAt));
+      const again = await admitOk(store, admission("k", limits));
+      expect(again.quota.streams).toEqual({ limit: 2, inUse: 2 });
+    });
+
+    it("releases the slot and reservation of a stream whose replica never settled it, after its lease", async () => {
+      const { store, clock } = make();
+      const budget: KeyBudget = { usdMicros: 1_000, period: "month" };
+      await admitOk(store, admission("k", { concurrentStreams: 1 }, { budget, reserveMicros: 800 }));
+      const refused = await store.admit(admission("k", { concurrentStreams: 1 }, { budget, reserveMicros: 800 }));
+      expect(refused).toMatchObject({ ok: false, reason: "streams" });
+      clock.advance(LEASE_MS + 1);
+      const later = await admitOk(store, admission("k", { concurrentStreams: 1 }, { budget, reserveMicros: 800 }));
+      expect(later.quota.budget?.usedMicros).toBe(800);
+    });
+
+    it("reserves the most a request can cost, settles what it did cost, and refuses once the budget is spent", async () => {
+      const { store, clock } = make();
+      const budget: KeyBudget = { usdMicros: 1_000, period: "month" };
+      const a = admission("k", {}, { budget, reserveMicros: 600 });
+      const first = await admitOk(store, a);
+      expect(first.quota.budget).toMatchObject({ limitMicros: 1_000, usedMicros: 600 });
+      const refused = await store.admit(admission("k", {}, { budget, reserveMicros: 600 }));
+      expect(refused).toMatchObject({ ok: false, reason: "budget" });
+      const endOfMonth = Date.UTC(2026, 5, 1) - clock.now();
+      expect(refused.ok === false && refused.retryAfterMs).toBe(endOfMonth);
+
+      await store.settle(settlement(a, first.admittedAt, { costMicros: 450 }));
+      const b = admission("k", {}, { budget, reserveMicros: 550 });
+      const second = await admitOk(store, b);
+      expect(second.quota.budget?.usedMicros).toBe(450 + 550);
+      await store.settle(settlement(b, second.admittedAt, { costMicros: 550 }));
+      // 1,000 of 1,000 spent: nothing that can cost anything is admitted this month.
+      expect(await store.admit(admission("k", {}, { budget, reserveMicros: 1 }))).toMatchObject({ ok: false, reason: "budget" });
+      const usage = await store.usage("k", "month");
+      expect(usage).toMatchObject({ periodId: "m2026-05", requests: 2, spendMicros: 1_000, reservedMicros: 0 });
+      // A new month, a new budget.
+      clock.set(Date.UTC(2026, 5, 1));
+      const june = await admitOk(store, admission("k", {}, { budget, reserveMicros: 600 }));
+      expect(june.quota.budget?.usedMicros).toBe(600);
+    });
+
+    it("refuses a reservation larger than the whole budget without a retry time", async () => {
+      const { store } = make();
+      const refused = await store.admit(admission("k", {}, { budget: { usdMicros: 100, period: "day" }, reserveMicros: 101 }));
+      expect(refused).toMatchObject({ ok: false, reason: "budget" });
+      expect(refused.ok === false && refused.retryAfterMs).toBeUndefined();
+    });
+
+    it("counts a settlement once, however often it is sent", async () => {
+      const { store } = make();
+      const req = admission("k", {});
+      const admitted = await admitOk(store, req);
+      const s = settlement(req, admitted.admittedAt, { inputTokens: 5, outputTokens: 7, costMicros: 3 });
+      expect(await store.settle(s)).toBe("stored");
+      expect(await store.settle(s)).toBe("duplicate");
+      expect(await store.usage("k", "day")).toMatchObject({ requests: 1, inputTokens: 5, outputTokens: 7, spendMicros: 3 });
+      expect(await store.records(10)).toHaveLength(1);
+    });
+
+    it("rolls usage up per day, week and month of the admission, and keeps the records", async () => {
+      const { store, clock } = make();
+      const req = admission("k", {});
+      const admitted = await admitOk(store, req);
+      clock.advance(3_600_000);
+      await store.settle(
+        settlement(req, admitted.admittedAt, { inputTokens: 10, outputTokens: 20, cachedInputTokens: 4, reasoningTokens: 6, costMicros: 9, estimated: true, outcome: "canceled", code: "canceled", ttftMs: 12.5 }),
+      );
+      for (const kind of PERIOD_KINDS) {
+        expect(await store.usage("k", kind, admitted.admittedAt)).toEqual({
+          periodId: periodOf(kind, admitted.admittedAt).id,
+          requests: 1,
+          inputTokens: 10,
+          outputTokens: 20,
+          cachedInputTokens: 4,
+          reasoningTokens: 6,
+          spendMicros: 9,
+          estimatedRequests: 1,
+          reservedMicros: 0,
+        });
+      }
+      const [kept] = await store.records(1);
+      expect(kept).toMatchObject({ key: "k", inputTokens: 10, outputTokens: 20, costMicros: 9, estimated: true, outcome: "canceled", code: "canceled", ttftMs: 12.5 });
+    });
+
+    it("keeps runtime keys by name, refuses a second key with the same name, and refuses a revoked key at admission", async () => {
+      const { store } = make();
+      const sha = "a".repeat(64);
+      const before = await store.keysVersion();
+      expect(await store.createKey({ name: "rt", sha256: sha, createdAt: 1, limits: { requestsPerMinute: 5 } })).toBe("created");
+      expect(await store.createKey({ name: "rt", sha256: "b".repeat(64), createdAt: 2, limits: {} })).toBe("exists");
+      expect(await store.keysVersion()).not.toBe(before);
+      expect(await store.listKeys()).toEqual([{ name: "rt", sha256: sha, createdAt: 1, limits: { requestsPerMinute: 5 } }]);
+      await admitOk(store, admission("rt", {}, { runtimeSha256: sha }));
+      expect((await store.revokeKey("rt"))?.name).toBe("rt");
+      expect(await store.revokeKey("rt")).toBeUndefined();
+      expect(await store.admit(admission("rt", {}, { runtimeSha256: sha }))).toMatchObject({ ok: false, reason: "revoked" });
+      expect(await store.listKeys()).toEqual([]);
+    });
+  });
+}
+
+describe("calendar periods", () => {
+  it("are the same in Redis's scripts as in TypeScript, across month ends, leap days, weeks and years", async () => {
+    const prefix = testPrefix("periods");
+    prefixes.push(prefix);
+    const store = createRedisTenantStore({ client: redis, prefix, streamLeaseMs: LEASE_MS, usageStreamMaxLen: 1_000 });
+    const moments = [
+      Date.UTC(1999, 11, 31, 23, 59, 59, 999),
+      Date.UTC(2000, 0, 1),
+      Date.UTC(2000, 1, 29, 12),
+      Date.UTC(2024, 1, 29, 23, 59),
+      Date.UTC(2025, 11, 29),
+      Date.UTC(2026, 0, 4, 23, 59, 59, 999),
+      Date.UTC(2026, 0, 5),
+      Date.UTC(2026, 4, 31, 23, 59, 59, 999),
+      Date.UTC(2100, 1, 28, 18),
+      Date.UTC(2100, 2, 1),
+    ];
+    for (let day = 0; day < 800; day += 37) moments.push(Date.UTC(2026, 0, 1) + day * 86_400_000 + 3_600_000);
+    for (const at of moments) {
+      for (const kind of PERIOD_KINDS) {
+        expect((await store.usage("p", kind, at)).periodId, `${kind} ${new Date(at).toISOString()}`).toBe(periodOf(kind, at).id);
+      }
+    }
+  });
+});
