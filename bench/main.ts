@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
+import { createServer as createHttpServer } from "node:http";
 import { createServer } from "node:net";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -378,6 +379,72 @@ async function slowScenario(s: Services) {
   return { streams, durationMs, results: out };
 }
 
+// 8. Telemetry cost ---------------------------------------------------------------
+/** A gateway of its own for one side of a comparison, on the same simulator. */
+async function startGateway(s: Services, telemetry: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): Promise<{ proc: Proc; url: string }> {
+  const dir = await mkdtemp(join(tmpdir(), "sluice-bench-"));
+  const configFile = join(dir, "sluice.yaml");
+  await writeFile(
+    configFile,
+    stringify({ log: { level: "info" }, telemetry, providers: { sim: { kind: "openai", baseUrl: s.simOpenAi, timeouts: BENCH_TIMEOUTS } }, models: { bench: { provider: "sim", model: "sim-1" } } }),
+  );
+  const { proc, value } = await startUntil(
+    process.execPath,
+    ["dist/src/main.js", "--config", configFile, "--port", "0"],
+    (line) => (line.includes('"server.listening"') ? (JSON.parse(line) as { url: string }).url : undefined),
+    { env },
+  );
+  return { proc, url: value };
+}
+
+/** An OTLP/HTTP receiver that accepts and drops every export: the cost measured is the gateway's, not a collector's. */
+async function startSink(): Promise<{ url: string; exports: () => number; close(): void }> {
+  let exports = 0;
+  const server = createHttpServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      exports++;
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end("{}");
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, exports: () => exports, close: () => server.close() };
+}
+
+async function telemetryScenario(s: Services) {
+  const sink = await startSink();
+  const off = await startGateway(s, { metrics: { enabled: false } });
+  const on = await startGateway(s, { metrics: { enabled: true }, tracing: { exporter: "otlp", endpoint: `${sink.url}/v1/traces` } });
+  const tokens = QUICK ? 3_000 : 10_000;
+  const streams = QUICK ? 100 : 300;
+  const out: Record<"off" | "on", { ttftP50: number; gatewayCpuSPer100k: number; deltasPerS: number }> = {} as never;
+  try {
+    for (const [name, gw] of [["off", off], ["on", on]] as const) {
+      const target = { kind: "sluice-grpc" as const, url: gw.url, model: "bench" };
+      await load({ scenario: "ttft", target, concurrency: 1, perLane: 20, prompt: "#sim tokens=2" }); // warm-up
+      const ttft = await load<{ samples: number[] }>({ scenario: "ttft", target, concurrency: 1, perLane: streams, prompt: "#sim tokens=2" });
+      const before = gw.proc.cpuSeconds();
+      const tp = await load<{ deltas: number; wallMs: number }>({ scenario: "throughput", target, concurrency: 10, prompt: `#sim tokens=${tokens}` });
+      out[name] = {
+        ttftP50: summary(ttft.samples).p50,
+        gatewayCpuSPer100k: ((gw.proc.cpuSeconds() - before) / Math.max(1, tp.deltas)) * 100_000,
+        deltasPerS: tp.deltas / (tp.wallMs / 1000),
+      };
+      await simReset(s);
+    }
+    // Scrape once: the exposition itself must work on the instrumented gateway.
+    const scraped = (await (await fetch(`${on.url}/metrics`)).text()).includes("gen_ai_server_time_to_first_token_bucket");
+    await on.proc.stop(); // flushes its spans to the sink
+    const result = { off: out.off, on: out.on, spanExports: sink.exports(), scraped };
+    log(`telemetry: gateway CPU per 100k deltas ${round(out.off.gatewayCpuSPer100k)} → ${round(out.on.gatewayCpuSPer100k)} s, TTFT p50 ${round(out.off.ttftP50)} → ${round(out.on.ttftP50)} ms`);
+    return result;
+  } finally {
+    await Promise.all([off.proc.stop(), on.proc.stop()]);
+    sink.close();
+  }
+}
+
 // 6. Failover ------------------------------------------------------------------
 type ResilienceRun = { results: Array<{ ttftMs?: number; provider?: string; error?: string }> };
 
@@ -446,8 +513,9 @@ async function main(): Promise<void> {
     const slow = await slowScenario(s);
     const failover = await failoverScenario(s);
     const hedge = await hedgeScenario(s);
+    const telemetry = await telemetryScenario(s);
     const capacity = await capacityScenario(s);
-    const result = { mode: QUICK ? "quick" : "full", machine: machine(), ttft, throughput, capacity, cancel, slow, failover, hedge, durationS: (performance.now() - started) / 1000 };
+    const result = { mode: QUICK ? "quick" : "full", machine: machine(), ttft, throughput, capacity, cancel, slow, failover, hedge, telemetry, durationS: (performance.now() - started) / 1000 };
     await writeReport(result);
   } finally {
     await Promise.all([s.gateway.stop(), s.sim.stop(), s.peer?.stop()]);
@@ -464,6 +532,7 @@ type Result = {
   slow: Awaited<ReturnType<typeof slowScenario>>;
   failover: Awaited<ReturnType<typeof failoverScenario>>;
   hedge: Awaited<ReturnType<typeof hedgeScenario>>;
+  telemetry: Awaited<ReturnType<typeof telemetryScenario>>;
   durationS: number;
 };
 
@@ -497,6 +566,8 @@ async function writeReport(r: Result): Promise<void> {
   const slowGrowth = Math.max(...(["sluice-grpc", "sluice-sse"] as const).map((k) => r.slow.results[k]!.liveHeapKiBPerStream ?? Number.NaN));
   const hedgeCut = r.hedge.withoutHedge.p99 / r.hedge.withHedge.p99;
   const hedgeExtra = r.hedge.upstreamWith / r.hedge.requests - 1;
+  const telemetryCpu = r.telemetry.on.gatewayCpuSPer100k / r.telemetry.off.gatewayCpuSPer100k - 1;
+  const telemetryTtft = r.telemetry.on.ttftP50 - r.telemetry.off.ttftP50;
   const goals: Goal[] = [
     { name: `TTFT overhead p99 at ${at100} streams`, target: "≤ 1 ms", measured: `${round(worstGatewayP99)} ms`, met: worstGatewayP99 <= 1 },
     { name: "throughput vs direct", target: "≥ 0.6×", measured: `${round(minRatio)}×`, met: minRatio >= 0.6 },
@@ -515,6 +586,8 @@ async function writeReport(r: Result): Promise<void> {
       measured: `${round(hedgeCut)}×, ${round(hedgeExtra * 100)}%`,
       met: hedgeCut >= 2 && hedgeExtra <= 0.1,
     },
+    { name: "telemetry on vs off: gateway CPU per delta", target: "≤ +5%", measured: `${round(telemetryCpu * 100)}%`, met: telemetryCpu <= 0.05 },
+    { name: "telemetry on vs off: TTFT p50 at one stream", target: "≤ +0.2 ms", measured: `${round(telemetryTtft)} ms`, met: telemetryTtft <= 0.2 },
   ];
 
   const md = [
@@ -567,6 +640,15 @@ async function writeReport(r: Result): Promise<void> {
       [
         ["without hedging", r.hedge.withoutHedge.p50, r.hedge.withoutHedge.p99, r.hedge.upstreamWithout, "—"],
         ["with hedging", r.hedge.withHedge.p50, r.hedge.withHedge.p99, r.hedge.upstreamWith, `${round(hedgeExtra * 100)}%`],
+      ],
+    ),
+    "",
+    "## 8. Telemetry cost (two gateways of their own on the same simulator, gRPC edge)",
+    table(
+      ["", "TTFT p50, 1 stream ms", "deltas/s (10 streams)", "gateway CPU s / 100k deltas", "ratio vs off"],
+      [
+        ["off (no metrics, no exporter)", r.telemetry.off.ttftP50, Math.round(r.telemetry.off.deltasPerS), r.telemetry.off.gatewayCpuSPer100k, "1.00"],
+        [`on (metrics + OTLP export, ${r.telemetry.spanExports} exports received)`, r.telemetry.on.ttftP50, Math.round(r.telemetry.on.deltasPerS), r.telemetry.on.gatewayCpuSPer100k, round(r.telemetry.on.gatewayCpuSPer100k / r.telemetry.off.gatewayCpuSPer100k)],
       ],
     ),
     "",

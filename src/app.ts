@@ -9,6 +9,8 @@ import { createTargetStats } from "./routing/target-stats.js";
 import { createStreamRegistry, type StreamRegistry } from "./pipeline/stream-registry.js";
 import { effectiveMaxConnections, openFileLimit } from "./server/fd-limit.js";
 import { type GatewayServer, startGatewayServer } from "./server/gateway-server.js";
+import { startMetricsListener } from "./telemetry/metrics-route.js";
+import { createTelemetry, type Telemetry, type TelemetryOptions } from "./telemetry/telemetry.js";
 import { createUpstreamClient } from "./upstream/http-client.js";
 
 export interface SluiceOptions {
@@ -22,6 +24,10 @@ export interface SluiceOptions {
   /** Overrides config.server (tests bind port 0). */
   readonly host?: string;
   readonly port?: number;
+  /** The environment the OTEL_* variables are read from (default process.env). */
+  readonly env?: NodeJS.ProcessEnv;
+  /** Tests: spans and metrics to in-memory exporters. */
+  readonly telemetry?: Pick<TelemetryOptions, "spanExporter" | "metricReaders">;
 }
 
 export interface Sluice {
@@ -31,6 +37,9 @@ export interface Sluice {
   readonly pipeline: ChatPipeline;
   readonly registry: StreamRegistry;
   readonly logger: Logger;
+  readonly telemetry: Telemetry;
+  /** Where /metrics is served when it has a listener of its own. */
+  readonly metricsUrl?: string;
   /**
    * Graceful shutdown: readiness turns unhealthy, no new streams are
    * accepted, in-flight streams get `drainMs` to finish, then the rest are
@@ -55,7 +64,20 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
   const breakers = createBreakers(options.clock, (key, state) => logger.warn({ event: "breaker.changed", target: key, state }));
   const random = options.random ?? Math.random;
   const order = createTargetOrder({ stats, random });
-  const pipeline = createChatPipeline({ config, client, logger, registry, gates, breakers, stats, order, random });
+  const BREAKER_STATE = { closed: 0, half_open: 1, open: 2 } as const;
+  const telemetry = createTelemetry({
+    config: config.telemetry,
+    env: options.env ?? process.env,
+    logger,
+    ...options.telemetry,
+    sources: {
+      activeStreams: () => registry.active,
+      queues: () => [...gates.all()].map(([provider, gate]) => ({ provider, waiting: gate.waiting, inFlight: gate.inFlight })),
+      breakers: () => [...breakers.states()].map(([target, state]) => ({ target, state: BREAKER_STATE[state] })),
+      connections: () => [...client.stats()].map(([provider, pool]) => ({ provider, ...pool })),
+    },
+  });
+  const pipeline = createChatPipeline({ config, client, telemetry, registry, gates, breakers, stats, order, random });
   const maxConnections = effectiveMaxConnections(config.server.maxConnections);
   if (maxConnections < config.server.maxConnections) {
     logger.warn({ event: "server.max_connections_lowered", configured: config.server.maxConnections, effective: maxConnections, openFileLimit: openFileLimit() });
@@ -71,12 +93,22 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     requests: { ...config.limits, requestTimeoutMs: config.server.requestTimeoutMs },
     sendTimeoutMs: config.server.sendTimeoutMs,
     facade: config.facade,
+    telemetry,
+    serveMetrics: config.telemetry.metrics.port === undefined,
     ...(config.server.debugEndpoints ? { debug: { registry } } : {}),
     ...(config.server.tls ? { tls: config.server.tls } : {}),
   });
 
+  const metricsListener =
+    telemetry.metrics && config.telemetry.metrics.port !== undefined
+      ? await startMetricsListener(telemetry.metrics, config.telemetry.metrics.host, config.telemetry.metrics.port)
+      : undefined;
+  if (metricsListener) logger.info({ event: "metrics.listening", url: `${metricsListener.url}/metrics` });
+
   return {
     server,
+    telemetry,
+    ...(metricsListener ? { metricsUrl: `${metricsListener.url}/metrics` } : {}),
     gates,
     pipeline,
     registry,
@@ -95,12 +127,16 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
       }
       await server.close(FINAL_WRITE_GRACE_MS);
       await client.close();
+      await metricsListener?.close();
+      await telemetry.shutdown();
       logger.info({ event: "server.stopped", drained, aborted });
       return { drained, aborted };
     },
     async close() {
       await server.close();
       await client.close();
+      await metricsListener?.close();
+      await telemetry.shutdown();
     },
   };
 }

@@ -48,10 +48,23 @@ describe("one access line per request, including those refused before routing", 
     });
   }
 
-  it("a served stream: one access line and one stream.end line, both with the request id", async () => {
+  it("a served stream: one access line with alias, target, attempts, TTFT, tokens and trace ids", async () => {
     const requestId = nextId();
-    await collect(chatClient(transports(h.url)["grpc (connect-node, h2)"]!).streamChat(userRequest("sim", "hi"), { headers: { "x-request-id": requestId } }));
-    expect(await accessLine(requestId)).toMatchObject({ edge: "grpc", code: "ok" });
+    await collect(chatClient(transports(h.url)["grpc (connect-node, h2)"]!).streamChat(userRequest("sim", "one two"), { headers: { "x-request-id": requestId } }));
+    expect(await accessLine(requestId)).toMatchObject({
+      edge: "grpc",
+      code: "ok",
+      alias: "sim",
+      provider: "simulator",
+      model: "sim-1?tokens=3",
+      attempts: 1,
+      inputTokens: 2,
+      outputTokens: 3,
+      ttftMs: expect.any(Number),
+      durationMs: expect.any(Number),
+      trace_id: expect.stringMatching(/^[0-9a-f]{32}$/),
+      span_id: expect.stringMatching(/^[0-9a-f]{16}$/),
+    });
     expect(h.logs().filter((l) => l.event === "access" && l.requestId === requestId)).toHaveLength(1);
     expect(h.logs().filter((l) => l.event === "stream.end" && l.requestId === requestId)).toMatchObject([{ outcome: "completed" }]);
   });

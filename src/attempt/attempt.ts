@@ -9,6 +9,7 @@ import { createSseDecoder } from "../sse/decoder.js";
 import type { UpstreamClient } from "../upstream/http-client.js";
 import { isEventStream, readErrorBody } from "../upstream/response-body.js";
 import { fromTransportError } from "../upstream/transport-errors.js";
+import type { AttemptObserver } from "../flow/observer.js";
 import { createPhaseTimer, phaseTimeout, type PhaseTimer } from "./deadlines.js";
 
 /** What one attempt sends, and where. */
@@ -23,6 +24,8 @@ export interface AttemptPlan {
    * back the thinking signatures this target issued: they verify nowhere else.
    */
   readonly prepare?: (request: ChatRequest, target: RouteTarget) => Promise<ChatRequest>;
+  /** Reports admission and the first delta, and gives the trace headers to send. */
+  readonly observer?: AttemptObserver;
 }
 
 export interface AttemptDeps {
@@ -93,14 +96,17 @@ export function startAttempt(plan: AttemptPlan, deps: AttemptDeps, parent: Abort
     let phase: "connect" | "stream" = "connect";
     let completed = false;
     try {
+      const queuedAt = performance.now();
       release = await deps.admit(target, signal);
       if (signal.aborted) release();
       signal.throwIfAborted();
+      plan.observer?.admitted(performance.now() - queuedAt);
       const request = plan.prepare ? await plan.prepare(plan.request, target) : plan.request;
       const prepared = prepareRequest(adapter, request, upstreamTarget, plan.dropUnsupportedParams);
       dropped = prepared.droppedParams;
       timer = createPhaseTimer(target.timeouts, (expired) => abort(phaseTimeout(expired, provider.name, target.timeouts)));
-      const res = await deps.client.send(adapter.buildRequest(prepared.request, upstreamTarget), {
+      const built = adapter.buildRequest(prepared.request, upstreamTarget);
+      const res = await deps.client.send(plan.observer ? { ...built, headers: { ...built.headers, ...plan.observer.headers } } : built, {
         signal,
         timeouts: target.timeouts,
         pool: provider.name,
@@ -126,11 +132,17 @@ export function startAttempt(plan: AttemptPlan, deps: AttemptDeps, parent: Abort
         const next = await chunks.next();
         timer.received();
         if (next.done) break;
+        if (parent.aborted) {
+          // Bytes that were already on their way when the client left.
+          plan.observer?.afterAbort(decoder.push(next.value).reduce((n, event) => n + translator.event(event).length, 0));
+          throw toGatewayError(parent.reason);
+        }
         for (const event of decoder.push(next.value)) {
           for (const delta of translator.event(event)) {
             if (first) {
               first = false;
               timer.firstDelta();
+              plan.observer?.firstDelta();
             }
             yield delta;
           }

@@ -31,6 +31,13 @@ export interface ProviderConfig {
   readonly breaker: BreakerConfig;
 }
 
+/** What Sluice reports, and where: Prometheus metrics and OpenTelemetry traces. */
+export interface TelemetryConfig {
+  readonly serviceName: string;
+  readonly metrics: { readonly enabled: boolean; readonly port?: number; readonly host: string };
+  readonly tracing: { readonly exporter?: "none" | "otlp"; readonly endpoint?: string; readonly captureContent: boolean };
+}
+
 /** USD per million tokens. */
 export interface Price {
   readonly inputPerMTok: number;
@@ -129,6 +136,7 @@ export interface Config {
     readonly tls?: TlsCredentials;
   };
   readonly log: { readonly level: string };
+  readonly telemetry: TelemetryConfig;
   readonly limits: {
     readonly maxEventBytes: number;
     readonly maxRequestBytes: number;
@@ -233,6 +241,11 @@ export function resolveConfig(
   return {
     server: { ...file.server, tls },
     log: file.log,
+    telemetry: {
+      serviceName: file.telemetry.serviceName,
+      metrics: file.telemetry.metrics,
+      tracing: { captureContent: file.telemetry.tracing.captureContent, ...(file.telemetry.tracing.exporter ? { exporter: file.telemetry.tracing.exporter } : {}), ...(file.telemetry.tracing.endpoint ? { endpoint: file.telemetry.tracing.endpoint } : {}) },
+    },
     limits: {
       maxEventBytes: file.limits.maxEventBytes,
       maxRequestBytes: file.limits.maxRequestBytes ?? file.facade.maxBodyBytes ?? DEFAULT_MAX_REQUEST_BYTES,

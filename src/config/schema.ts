@@ -241,6 +241,31 @@ export const configSchema = z
         level: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
       })
       .prefault({}),
+    telemetry: z
+      .strictObject({
+        /** service.name on spans and metrics (OTEL_SERVICE_NAME overrides). */
+        serviceName: z.string().min(1).max(128).default("sluice"),
+        metrics: z
+          .strictObject({
+            /** Serve Prometheus text at GET /metrics. */
+            enabled: z.boolean().default(true),
+            /** A separate listener for /metrics (e.g. on a private interface); unset = the gateway's own port. */
+            port: z.number().int().min(0).max(65_535).optional(),
+            host: z.string().min(1).default("127.0.0.1"),
+          })
+          .prefault({}),
+        tracing: z
+          .strictObject({
+            /** `otlp` exports spans over OTLP/HTTP; unset = `otlp` when OTEL_EXPORTER_OTLP(_TRACES)_ENDPOINT is set, else `none`. */
+            exporter: z.enum(["none", "otlp"]).optional(),
+            /** OTLP/HTTP traces URL (…/v1/traces); unset = the OTEL_* variables' choice. */
+            endpoint: z.url({ protocol: /^https?$/ }).optional(),
+            /** Record prompts and completions on spans. Off: no message text ever leaves in telemetry. */
+            captureContent: z.boolean().default(false),
+          })
+          .prefault({}),
+      })
+      .prefault({}),
     facade: z
       .strictObject({
         /** `: keepalive` comment interval on silent OpenAI-compatible streams (also before the first token). */

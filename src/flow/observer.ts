@@ -1,4 +1,5 @@
 import type { RouteTarget } from "../config/config.js";
+import type { Delta } from "../core/delta.js";
 import type { GatewayError } from "../core/errors.js";
 
 /** How one upstream attempt ended, from the request's point of view. */
@@ -32,11 +33,28 @@ export interface AttemptRecord extends AttemptInfo {
   readonly error?: GatewayError;
 }
 
+/** What one attempt reports while it runs. */
+export interface AttemptObserver {
+  /** Headers for the upstream request: the W3C trace context of the attempt's span. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** The provider admitted it after `waitMs` in its queue. */
+  admitted(waitMs: number): void;
+  firstDelta(): void;
+  /** Deltas that arrived from upstream after the request had been abandoned: work for nobody. */
+  afterAbort(deltas: number): void;
+}
+
 /**
- * What the stages report as they work, for logs, metrics and traces. Every
- * hook is optional and must be cheap: they run on the request path.
+ * One stream as the stages report it, for logs, metrics and traces alike
+ * (telemetry/stream-telemetry.ts is the one implementation). Every hook is
+ * cheap; `delta` runs once per delta and only counts.
  */
-export interface PipelineObserver {
-  attemptStarted?(info: AttemptInfo): void;
-  attemptEnded?(record: AttemptRecord): void;
+export interface StreamObserver {
+  attemptStarted(info: AttemptInfo): AttemptObserver;
+  attemptEnded(record: AttemptRecord): void;
+  /** The request is settled on an attempt; the records are every attempt so far. */
+  committed(records: readonly AttemptRecord[]): void;
+  delta(delta: Delta): void;
+  /** The stream is over; the first call wins (a timeout before the cancel that follows it). */
+  ended(error?: GatewayError): void;
 }

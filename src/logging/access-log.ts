@@ -18,6 +18,7 @@ export function writeAccessLine(logger: Logger, exchange: Exchange, req: AnyRequ
     status: res.headersSent ? res.statusCode : undefined,
     code: exchange.code ?? (exchange.signal.aborted ? "canceled" : undefined),
     durationMs: Math.round((performance.now() - exchange.startedAt) * 10) / 10,
+    ...exchange.traceIds(),
     ...exchange.fields,
   });
 }

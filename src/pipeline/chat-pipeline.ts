@@ -1,11 +1,10 @@
 import { randomUUID } from "node:crypto";
-import type { Config, RouteTarget } from "../config/config.js";
+import type { Config, ModelRoute, RouteTarget } from "../config/config.js";
 import type { ChatRequest } from "../core/chat-request.js";
 import type { Delta } from "../core/delta.js";
 import { GatewayError, toGatewayError } from "../core/errors.js";
-import type { PipelineObserver } from "../flow/observer.js";
-import type { Logger } from "../logging/logger.js";
-import { createStreamLog } from "../logging/stream-log.js";
+import type { Context } from "@opentelemetry/api";
+import type { Telemetry } from "../telemetry/telemetry.js";
 import type { ProviderGates } from "../admission/provider-gate.js";
 import type { Breakers } from "../resilience/circuit-breaker.js";
 import { commitAttempt } from "../resilience/attempts.js";
@@ -29,6 +28,10 @@ export interface StreamContext {
   readonly deadlineAt?: number;
   /** A per-target rewrite of the request (the facade's thinking-signature replay). */
   readonly prepare?: (request: ChatRequest, target: RouteTarget) => Promise<ChatRequest>;
+  /** The request's trace context (its server span): upstream attempts are its children. */
+  readonly trace?: Context;
+  /** The access line's fields: the stream's summary goes here when it ends. */
+  readonly fields?: Record<string, unknown>;
 }
 
 /** The path every request takes, whichever edge it came through. */
@@ -42,14 +45,13 @@ export interface ChatPipeline {
 export interface ChatPipelineOptions {
   readonly config: Config;
   readonly client: UpstreamClient;
-  readonly logger: Logger;
+  readonly telemetry: Telemetry;
   readonly registry: StreamRegistry;
   readonly gates: ProviderGates;
   readonly breakers: Breakers;
   readonly stats: TargetStats;
   readonly order: TargetOrder;
   readonly random?: () => number;
-  readonly observer?: PipelineObserver;
 }
 
 function responseId(): string {
@@ -81,25 +83,33 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
     breakers: options.breakers,
     stats: options.stats,
     random: options.random ?? Math.random,
-    ...(options.observer ? { observer: options.observer } : {}),
   };
 
   async function* stream(request: ChatRequest, ctx: StreamContext): AsyncGenerator<Delta, void, undefined> {
-    const route = routes.lookup(request.model);
-    const log = createStreamLog(options.logger, { requestId: ctx.requestId, edge: ctx.edge, alias: route.alias });
+    const observer = options.telemetry.stream({
+      requestId: ctx.requestId,
+      edge: ctx.edge,
+      // Metrics and logs name configured aliases only: a client's free text would grow their label sets.
+      alias: routes.has(request.model) ? request.model : "unknown",
+      request,
+      ...(ctx.trace ? { parent: ctx.trace } : {}),
+      ...(ctx.fields ? { fields: ctx.fields } : {}),
+    });
 
     // Admission.
     const controller = new AbortController();
     let release: () => void = () => undefined;
     const stop = (reason: GatewayError) => {
-      log.failed(reason);
+      observer.ended(reason);
       controller.abort(reason);
       release();
     };
+    let route: ModelRoute;
     try {
+      route = routes.lookup(request.model);
       release = registry.admit(stop);
     } catch (error) {
-      log.failed(toGatewayError(error));
+      observer.ended(toGatewayError(error));
       throw error;
     }
     const onAbort = () => stop(toGatewayError(ctx.signal.reason));
@@ -121,6 +131,7 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
             ...(ctx.prepare ? { prepare: ctx.prepare } : {}),
           },
           signal: controller.signal,
+          observer,
           ...(ctx.deadlineAt === undefined ? {} : { deadlineAt: ctx.deadlineAt }),
         },
         attemptDeps,
@@ -128,31 +139,33 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
         throw toGatewayError(error);
       });
       const { attempt, first } = committed;
-      log.attempts(committed.records);
+      observer.committed(committed.records);
       attempt.signal.addEventListener("abort", () => stop(toGatewayError(attempt.signal.reason)), { once: true });
 
       // Relay.
       const dropped = attempt.droppedParams();
-      yield {
+      const start: Delta = {
         type: "start",
         responseId: responseId(),
         provider: attempt.target.provider.name,
         model: attempt.target.model,
         ...(dropped.length > 0 ? { droppedParams: dropped } : {}),
       };
+      observer.delta(start);
+      yield start;
       if (!first.done) {
-        log.delta(first.value);
+        observer.delta(first.value);
         yield first.value;
         for (let next = await attempt.deltas.next(); !next.done; next = await attempt.deltas.next()) {
-          log.delta(next.value);
+          observer.delta(next.value);
           yield next.value;
         }
       }
       completed = true;
-      log.completed();
+      observer.ended();
     } catch (error) {
       const failure = controller.signal.aborted ? toGatewayError(controller.signal.reason) : toGatewayError(error);
-      log.failed(failure);
+      observer.ended(failure);
       throw failure;
     } finally {
       release();

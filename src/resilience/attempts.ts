@@ -4,7 +4,7 @@ import type { ContentDelta } from "../core/delta.js";
 import { GatewayError, toGatewayError } from "../core/errors.js";
 import { clampDelay } from "../core/timers.js";
 import { type Attempt, type AttemptDeps, type AttemptPlan, startAttempt } from "../attempt/attempt.js";
-import type { AttemptInfo, AttemptOutcome, AttemptRecord, PipelineObserver } from "../flow/observer.js";
+import type { AttemptInfo, AttemptOutcome, AttemptRecord, StreamObserver } from "../flow/observer.js";
 import type { TargetStats } from "../routing/target-stats.js";
 import type { BreakerPermit, Breakers } from "./circuit-breaker.js";
 import { backoffMs, classify } from "./retry-policy.js";
@@ -18,13 +18,14 @@ export interface AttemptsOptions {
   readonly signal: AbortSignal;
   /** The client's deadline on the performance.now() clock, when it gave one. */
   readonly deadlineAt?: number;
+  /** Where the stream reports its attempts. */
+  readonly observer: StreamObserver;
 }
 
 export interface AttemptsDeps extends AttemptDeps {
   readonly breakers: Breakers;
   readonly stats: TargetStats;
   readonly random: () => number;
-  readonly observer?: PipelineObserver;
 }
 
 /** The attempt that produced the first delta, and that delta: from here on the request belongs to it. */
@@ -84,7 +85,7 @@ export async function commitAttempt(options: AttemptsOptions, deps: AttemptsDeps
   const finish = (r: Running, outcome: AttemptOutcome, error?: GatewayError) => {
     const record: AttemptRecord = { ...r.info, outcome, ms: performance.now() - r.attempt.startedAt, ...(error ? { error } : {}) };
     records.push(record);
-    deps.observer?.attemptEnded?.(record);
+    options.observer.attemptEnded(record);
   };
 
   const abandonAll = (reason: GatewayError, outcome: AttemptOutcome) => {
@@ -144,8 +145,8 @@ export async function commitAttempt(options: AttemptsOptions, deps: AttemptsDeps
     started++;
     tries.set(target.key, (tries.get(target.key) ?? 0) + 1);
     deps.stats.begin(target.key);
-    deps.observer?.attemptStarted?.(info);
-    const attempt = startAttempt({ ...options.plan, target }, { ...deps, ended: (t) => deps.stats.end(t.key) }, signal);
+    const observer = options.observer.attemptStarted(info);
+    const attempt = startAttempt({ ...options.plan, target, observer }, { ...deps, ended: (t) => deps.stats.end(t.key) }, signal);
     const entry: Running = {
       attempt,
       info,

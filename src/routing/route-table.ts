@@ -12,6 +12,7 @@ export interface ModelInfo {
 
 /** Alias → route, and the catalog the edges list. */
 export interface RouteTable {
+  has(alias: string): boolean;
   lookup(alias: string): ModelRoute;
   catalog(): readonly ModelInfo[];
 }
@@ -19,6 +20,7 @@ export interface RouteTable {
 export function createRouteTable(models: ReadonlyMap<string, ModelRoute>): RouteTable {
   const catalog = [...models.values()].map((route) => ({ id: route.alias, provider: route.targets[0]!.provider.name, upstreamModel: route.targets[0]!.model }));
   return {
+    has: (alias) => models.has(alias),
     lookup(alias) {
       const found = models.get(alias);
       if (!found) {

@@ -20,6 +20,9 @@ import { guardRequests, type Route } from "./request-guard.js";
 import { createRpcHandler } from "./rpc-handler.js";
 import type { RequestBodyLimits } from "./rpc-request.js";
 import { createRuntimeStats } from "./runtime-stats.js";
+import { pathOf } from "../http/node-http.js";
+import type { Telemetry } from "../telemetry/telemetry.js";
+import { serveMetrics } from "../telemetry/metrics-route.js";
 import { cameOverTls, refuseCleartext, tlsListenerOptions } from "./tls-listener.js";
 
 export interface GatewayServerOptions {
@@ -40,6 +43,10 @@ export interface GatewayServerOptions {
   readonly debug?: { readonly registry: StreamRegistry };
   /** TLS on the listener; absent = cleartext h2c and HTTP/1.1. */
   readonly tls?: TlsCredentials;
+  /** Traces for every request; GET /metrics when metrics are on and served on this port. */
+  readonly telemetry: Telemetry;
+  /** Serve /metrics here (false when a separate metrics listener serves it). */
+  readonly serveMetrics: boolean;
 }
 
 export interface GatewayServer {
@@ -112,6 +119,7 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
   let guard: ConnectionGuard | undefined;
   const runtime = options.debug ? createRuntimeStats(options.debug.registry, () => guard) : () => false;
 
+  const metrics = options.serveMetrics ? options.telemetry.metrics : undefined;
   const route: Route = (req, res, exchange) => {
     if (options.tls && !cameOverTls(req)) {
       exchange.code = "tls_required";
@@ -124,6 +132,7 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
     const viaFacade = facade(req, res, exchange);
     if (viaFacade !== false) return viaFacade;
     if (runtime(req, res, exchange)) return;
+    if (metrics && req.method === "GET" && pathOf(req) === "/metrics") return serveMetrics(metrics, req, res, exchange);
     notFound(res, exchange);
   };
 
@@ -134,7 +143,7 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
       http2: { settings: { maxConcurrentStreams: options.maxStreamsPerConnection } },
       ...(options.tls ? { tls: tlsListenerOptions(options.tls) } : {}),
     },
-    guardRequests(route, logger) as Parameters<typeof httpolyglot.createServer>[1],
+    guardRequests(route, logger, options.telemetry.tracing) as Parameters<typeof httpolyglot.createServer>[1],
   );
   guard = guardConnections(server, options.connections, logger);
   if (options.tls) refuseCleartext(server, logger);

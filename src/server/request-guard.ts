@@ -2,6 +2,7 @@ import { createExchange, type Exchange } from "../http/exchange.js";
 import { type AnyRequest, type AnyResponse, resetResponse, sendJson } from "../http/node-http.js";
 import { writeAccessLine } from "../logging/access-log.js";
 import type { Logger } from "../logging/logger.js";
+import type { Tracing } from "../telemetry/tracing.js";
 
 const ignore = () => undefined;
 
@@ -16,7 +17,7 @@ export type Route = (req: AnyRequest, res: AnyResponse, exchange: Exchange) => P
  * serving. A malformed percent-escape in a path once ended the process with
  * an uncaught URIError, killing every stream in flight.
  */
-export function guardRequests(route: Route, logger: Logger): (req: AnyRequest, res: AnyResponse) => void {
+export function guardRequests(route: Route, logger: Logger, tracing: Tracing): (req: AnyRequest, res: AnyResponse) => void {
   return (req, res) => {
     let exchange: Exchange | undefined;
     const fail = (error: unknown) => {
@@ -27,10 +28,13 @@ export function guardRequests(route: Route, logger: Logger): (req: AnyRequest, r
       else resetResponse(res);
     };
     try {
-      const current = createExchange(req, res);
+      const current = createExchange(req, res, tracing);
       exchange = current;
       res.setHeader("x-request-id", current.requestId);
-      res.once("close", () => writeAccessLine(logger, current, req, res));
+      res.once("close", () => {
+        current.finish(res.headersSent ? res.statusCode : undefined);
+        writeAccessLine(logger, current, req, res);
+      });
       // Stream errors (a reset, a socket torn down) surface through `close`
       // and the exchange's signal; unheard, an `error` event would throw.
       req.on("error", ignore);

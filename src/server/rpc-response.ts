@@ -72,9 +72,12 @@ export interface WriteOptions {
   /** Longest wait for a client to take more bytes before the stream is reset (nginx's send_timeout). */
   readonly sendTimeoutMs: number;
   /**
-   * True when the request body was refused before its end. Over HTTP/1.1 the
-   * connection then closes after the response instead of reading the rest;
-   * over HTTP/2 the stream is reset once the response is out.
+   * True when the request body was refused before its end. Over HTTP/2 the
+   * stream is then reset once the response is out. Over HTTP/1.1 the
+   * connection stays open and Node discards the rest of the body after the
+   * response: closing at once would reset a client still sending, and it
+   * would lose the status it had not read yet (the idle timeout bounds a
+   * client that never stops).
    */
   readonly bodyLeftUnread: () => boolean;
 }
@@ -97,7 +100,6 @@ export async function writeRpcResponse(
   let last: Uint8Array | undefined;
   const writeHead = () => {
     if (res.headersSent) return;
-    if (options.bodyLeftUnread() && "shouldKeepAlive" in res) res.shouldKeepAlive = false;
     res.writeHead(uRes.status, nodeHeaders(uRes.header ?? new Headers()));
   };
   try {

@@ -15,6 +15,8 @@ export interface RequestRecord {
   readonly tag?: string;
   /** The `x-request-id` the gateway sent, for correlation. */
   readonly requestId?: string;
+  /** The W3C `traceparent` the gateway sent. */
+  readonly traceparent?: string;
   /** The parsed request body, kept for tagged requests only (tests assert what the gateway sent). */
   readonly body?: unknown;
   readonly arrivedAt: number;

@@ -327,6 +327,7 @@ async function handleGeneration(req: IncomingMessage, res: ServerResponse, forma
     model: request.model,
     ...(knobs.tag === undefined ? {} : { tag: knobs.tag, body }),
     ...(typeof requestId === "string" ? { requestId } : {}),
+    ...(typeof req.headers.traceparent === "string" ? { traceparent: req.headers.traceparent } : {}),
     arrivedAt: now(),
     tokensWritten: 0,
     tokensAfterClose: 0,

@@ -24,9 +24,19 @@ export interface SendOptions {
   readonly requestId: string;
 }
 
+/** Connections of one provider's pool. */
+export interface PoolStats {
+  /** Open connections. */
+  readonly connected: number;
+  /** Connections carrying a request now. */
+  readonly busy: number;
+}
+
 /** Sends provider requests over pooled keep-alive connections. */
 export interface UpstreamClient {
   send(req: UpstreamRequest, options: SendOptions): Promise<UpstreamResponse>;
+  /** Connections per provider pool, for metrics. */
+  stats(): ReadonlyMap<string, PoolStats>;
   close(): Promise<void>;
 }
 
@@ -63,6 +73,23 @@ export function createUpstreamClient(): UpstreamClient {
         bodyTimeout: 0,
       });
       return { status: res.statusCode, headers: res.headers, body: res.body };
+    },
+    stats() {
+      const out = new Map<string, PoolStats>();
+      for (const [key, agent] of agents) {
+        const pool = key.slice(0, key.indexOf("\u0000"));
+        let connected = 0;
+        let free = 0;
+        // An agent keeps a Pool per origin (pipelining 1, many connections).
+        for (const origin of Object.values(agent.stats)) {
+          if (!("free" in origin)) continue;
+          connected += origin.connected;
+          free += origin.free;
+        }
+        const previous = out.get(pool) ?? { connected: 0, busy: 0 };
+        out.set(pool, { connected: previous.connected + connected, busy: previous.busy + connected - free });
+      }
+      return out;
     },
     async close() {
       await Promise.all([...agents.values()].map((a) => a.destroy()));

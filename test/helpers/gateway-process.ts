@@ -16,6 +16,8 @@ export interface GatewayProcess extends Started {
 export interface GatewayProcessOptions {
   /** Extra Node flags, e.g. --expose-gc for live-heap figures from /debug/runtime?gc=1. */
   readonly nodeArgs?: readonly string[];
+  /** The process environment (default: this process's). */
+  readonly env?: NodeJS.ProcessEnv;
 }
 
 /** What GET /debug/runtime reports (server.debugEndpoints: true). */
@@ -40,7 +42,7 @@ export async function startGatewayProcess(config: ConfigInput, options: GatewayP
   const dir = await mkdtemp(join(tmpdir(), "sluice-gw-"));
   const file = join(dir, "sluice.yaml");
   await writeFile(file, stringify(config));
-  const started = await startProcess([...(options.nodeArgs ?? []), "dist/src/main.js", "--config", file, "--port", "0"], (l) => l.event === "server.listening");
+  const started = await startProcess([...(options.nodeArgs ?? []), "dist/src/main.js", "--config", file, "--port", "0"], (l) => l.event === "server.listening", options.env);
   const pid = started.child.pid!;
   return {
     ...started,

@@ -1,4 +1,6 @@
 import { PassThrough } from "node:stream";
+import type { MetricReader } from "@opentelemetry/sdk-metrics";
+import type { SpanExporter } from "@opentelemetry/sdk-trace";
 import { startSluice, type Sluice } from "../../src/app.js";
 import { resolveConfig } from "../../src/config/config.js";
 import type { ConfigInput, TimeoutsConfig } from "../../src/config/schema.js";
@@ -66,6 +68,11 @@ export interface HarnessOptions {
   readonly clock?: () => number;
   /** The routing strategies' random source. */
   readonly random?: () => number;
+  readonly telemetry?: ConfigInput["telemetry"];
+  /** Spans go here (an in-memory exporter) instead of nowhere. */
+  readonly spanExporter?: SpanExporter;
+  /** An extra metric reader (tests read the SDK's aggregation directly). */
+  readonly metricReader?: MetricReader;
 }
 
 /** A real simulator and a real gateway on loopback ports, with captured logs. */
@@ -78,6 +85,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       ...(options.limits ? { limits: options.limits } : {}),
       ...(options.server ? { server: options.server } : {}),
       ...(options.facade ? { facade: options.facade } : {}),
+      ...(options.telemetry ? { telemetry: options.telemetry } : {}),
       // Suites that provoke failures on purpose would trip the circuit
       // breaker; breaker tests configure one of their own.
       ...(options.routing?.(sim) ?? {
@@ -103,6 +111,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     port: 0,
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.random ? { random: options.random } : {}),
+    env: options.env ?? {},
+    telemetry: { ...(options.spanExporter ? { spanExporter: options.spanExporter } : {}), ...(options.metricReader ? { metricReaders: [options.metricReader] } : {}) },
   });
   const logs = () =>
     text

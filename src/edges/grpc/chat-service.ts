@@ -4,6 +4,7 @@ import { aggregateDeltas } from "../../core/aggregate.js";
 import { GatewayError } from "../../core/errors.js";
 import { withHeartbeats } from "../../core/heartbeats.js";
 import { requestIdFrom } from "../../core/request-id.js";
+import type { Context } from "@opentelemetry/api";
 import type { Exchange } from "../../http/exchange.js";
 import type { ChatPipeline } from "../../pipeline/chat-pipeline.js";
 import { EXCHANGE } from "../../server/rpc-handler.js";
@@ -32,10 +33,15 @@ function pipelineSignal(ctx: HandlerContext): { signal: AbortSignal; release(): 
   return { signal: controller.signal, release: () => ctx.signal.removeEventListener("abort", onAbort) };
 }
 
-/** The request's exchange; handlers reached without our adapter (in-memory transports) get a request id of their own. */
-function requestIdOf(ctx: HandlerContext): string {
+/**
+ * What the pipeline needs from the request's exchange: its id, its trace
+ * and its access-line fields. Handlers reached without our adapter
+ * (in-memory transports) get a request id of their own and no trace.
+ */
+function exchangeOf(ctx: HandlerContext): { requestId: string; trace?: Context; fields?: Record<string, unknown> } {
   const exchange: Exchange | undefined = ctx.values.get(EXCHANGE);
-  return exchange?.requestId ?? requestIdFrom(ctx.requestHeader.get("x-request-id"));
+  if (!exchange) return { requestId: requestIdFrom(ctx.requestHeader.get("x-request-id")) };
+  return { requestId: exchange.requestId, trace: exchange.trace(), fields: exchange.fields };
 }
 
 /** Response header (gRPC metadata) naming the parameters an alias dropped; the stream's `start` carries the same list. */
@@ -64,19 +70,19 @@ export function createChatService(options: ChatServiceOptions): ServiceImpl<type
   const { pipeline } = options;
   const begin = (req: ProtoChatRequest, ctx: HandlerContext) => {
     try {
-      return { requestId: requestIdOf(ctx), request: chatRequestFromProto(req, options.maxJsonDepth) };
+      return { ...exchangeOf(ctx), request: chatRequestFromProto(req, options.maxJsonDepth) };
     } catch (error) {
       throw toConnectError(error);
     }
   };
   return {
     async *streamChat(req, ctx) {
-      const { requestId, request } = begin(req, ctx);
+      const { request, ...context } = begin(req, ctx);
       const interval = heartbeatInterval(req.streamOptions?.heartbeatIntervalMs);
       const link = pipelineSignal(ctx);
       let sequence = 0n;
       try {
-        const deltas = pipeline.stream(request, { signal: link.signal, requestId, edge: "grpc", ...deadlineOf(ctx) });
+        const deltas = pipeline.stream(request, { ...context, signal: link.signal, edge: "grpc", ...deadlineOf(ctx) });
         for await (const item of interval > 0 ? withHeartbeats(deltas, interval) : deltas) {
           // `start` is the first message, and headers go out with it: still time to add one.
           if (item.type === "start" && item.droppedParams) ctx.responseHeader.set(DROPPED_PARAMS_HEADER, item.droppedParams.join(","));
@@ -90,10 +96,10 @@ export function createChatService(options: ChatServiceOptions): ServiceImpl<type
     },
 
     async chat(req, ctx) {
-      const { requestId, request } = begin(req, ctx);
+      const { request, ...context } = begin(req, ctx);
       const link = pipelineSignal(ctx);
       try {
-        const result = await aggregateDeltas(pipeline.stream(request, { signal: link.signal, requestId, edge: "grpc-unary", ...deadlineOf(ctx) }));
+        const result = await aggregateDeltas(pipeline.stream(request, { ...context, signal: link.signal, edge: "grpc-unary", ...deadlineOf(ctx) }));
         if (result.droppedParams.length > 0) ctx.responseHeader.set(DROPPED_PARAMS_HEADER, result.droppedParams.join(","));
         return resultToProto(result);
       } catch (error) {

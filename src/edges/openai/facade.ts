@@ -52,6 +52,8 @@ function streamContext(exchange: Exchange, edge: string, store: ReplayStore): St
     signal: exchange.signal,
     requestId: exchange.requestId,
     edge,
+    trace: exchange.trace(),
+    fields: exchange.fields,
     prepare: (request, target) => restoreReplay(request, store, { provider: target.provider.name, model: target.model }),
   };
 }
@@ -74,8 +76,6 @@ const SSE_HEADERS = {
 function sendError(res: AnyResponse, exchange: Exchange, reason: unknown): void {
   const error = toGatewayError(reason);
   exchange.code = error.code;
-  // A body refused half-way is left unread: close the connection rather than drain it.
-  if ((error.code === "payload_too_large" || error.code === "request_timeout") && "shouldKeepAlive" in res) res.shouldKeepAlive = false;
   const { status, headers, body } = toOpenAiError(error);
   sendJson(res, status, body, headers);
 }

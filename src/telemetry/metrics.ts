@@ -1,0 +1,171 @@
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Attributes, Counter, Histogram, Meter } from "@opentelemetry/api";
+import { PrometheusExporter } from "@opentelemetry/exporter-prometheus";
+import { resourceFromAttributes } from "@opentelemetry/resources";
+import { AggregationType, MeterProvider, type MetricReader } from "@opentelemetry/sdk-metrics";
+
+/** Bucket boundaries the GenAI semantic conventions give for each histogram (seconds). */
+const BUCKETS = {
+  "gen_ai.server.request.duration": [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92],
+  "gen_ai.server.time_to_first_token": [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0],
+  "gen_ai.server.time_per_output_token": [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5],
+  "sluice.queue.wait": [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+} as const;
+
+/** The instruments stages record into. Names and units follow the GenAI conventions where they exist. */
+export interface Instruments {
+  readonly requestDuration: Histogram;
+  readonly timeToFirstToken: Histogram;
+  readonly timePerOutputToken: Histogram;
+  /** Tokens by `gen_ai.token.type`: input, output, cached_input, reasoning. */
+  readonly tokens: Counter;
+  /** Streams ended, by `sluice.outcome`. */
+  readonly streams: Counter;
+  /** Deltas relayed, added when their stream ends (not once per delta). */
+  readonly deltas: Counter;
+  /** Streams whose client left (cancel, disconnect, deadline). */
+  readonly clientAborts: Counter;
+  /** Deltas the upstream produced after the client had left: work for nobody. */
+  readonly deltasAfterAbort: Counter;
+  /** Upstream attempts, by `sluice.attempt.outcome`. */
+  readonly attempts: Counter;
+  readonly retries: Counter;
+  readonly failovers: Counter;
+  readonly hedgesStarted: Counter;
+  readonly hedgesWon: Counter;
+  readonly queueWait: Histogram;
+  /** Requests shed by admission, by `sluice.shed.reason`. */
+  readonly shed: Counter;
+  readonly configReloads: Counter;
+}
+
+/** What the observable gauges read when Prometheus scrapes. */
+export interface GaugeSources {
+  activeStreams(): number;
+  /** Waiting and in-flight per provider. */
+  queues(): Iterable<{ readonly provider: string; readonly waiting: number; readonly inFlight: number }>;
+  /** Breaker state per target key: 0 closed, 1 half-open, 2 open. */
+  breakers(): Iterable<{ readonly target: string; readonly state: number }>;
+  /** Upstream connections per provider pool. */
+  connections(): Iterable<{ readonly provider: string; readonly connected: number; readonly busy: number }>;
+}
+
+export interface Metrics {
+  readonly instruments: Instruments;
+  /** Serves the Prometheus text exposition (GET /metrics). */
+  handle(req: IncomingMessage, res: ServerResponse): void;
+  /** An extra reader, for tests (in-memory export). */
+  readonly meter: Meter;
+  shutdown(): Promise<void>;
+}
+
+export interface MetricsOptions {
+  readonly serviceName: string;
+  readonly sources: GaugeSources;
+  /** More readers (tests attach an in-memory one). */
+  readonly readers?: readonly MetricReader[];
+}
+
+/**
+ * The OpenTelemetry meter behind `/metrics`: histograms with the GenAI
+ * conventions' bucket boundaries, Sluice's own counters, and gauges read at
+ * scrape time. Every attribute value comes from configuration or a closed
+ * list (aliases, providers, targets, codes, outcomes), never from a client,
+ * so the number of series is bounded by the configuration.
+ */
+export function createMetrics(options: MetricsOptions): Metrics {
+  const prometheus = new PrometheusExporter({ preventServerStart: true, withoutScopeInfo: true });
+  const provider = new MeterProvider({
+    resource: resourceFromAttributes({ "service.name": options.serviceName }),
+    readers: [prometheus, ...(options.readers ?? [])],
+    views: Object.entries(BUCKETS).map(([instrumentName, boundaries]) => ({
+      instrumentName,
+      aggregation: { type: AggregationType.EXPLICIT_BUCKET_HISTOGRAM, options: { boundaries: [...boundaries] } },
+    })),
+  });
+  const meter = provider.getMeter("sluice");
+  const instruments: Instruments = {
+    requestDuration: meter.createHistogram("gen_ai.server.request.duration", { unit: "s", description: "Generative AI server request duration, to the last delta or the error." }),
+    timeToFirstToken: meter.createHistogram("gen_ai.server.time_to_first_token", { unit: "s", description: "Time to the first delta of successful responses." }),
+    timePerOutputToken: meter.createHistogram("gen_ai.server.time_per_output_token", { unit: "s", description: "Time per output token after the first, for successful responses." }),
+    tokens: meter.createCounter("sluice.tokens", { unit: "{token}", description: "Tokens by gen_ai.token.type (input, output, cached_input, reasoning)." }),
+    streams: meter.createCounter("sluice.streams", { unit: "{stream}", description: "Streams ended, by outcome." }),
+    deltas: meter.createCounter("sluice.deltas", { unit: "{delta}", description: "Deltas relayed to clients, counted when each stream ends." }),
+    clientAborts: meter.createCounter("sluice.client.aborts", { unit: "{stream}", description: "Streams whose client cancelled, disconnected or passed its deadline." }),
+    deltasAfterAbort: meter.createCounter("sluice.upstream.deltas_after_abort", { unit: "{delta}", description: "Deltas decoded from upstream after the client had left." }),
+    attempts: meter.createCounter("sluice.upstream.attempts", { unit: "{attempt}", description: "Upstream attempts, by outcome." }),
+    retries: meter.createCounter("sluice.retries", { unit: "{attempt}", description: "Attempts on a target the request had already tried." }),
+    failovers: meter.createCounter("sluice.failovers", { unit: "{attempt}", description: "Attempts on another target after a failure." }),
+    hedgesStarted: meter.createCounter("sluice.hedges.started", { unit: "{attempt}", description: "Hedge attempts started." }),
+    hedgesWon: meter.createCounter("sluice.hedges.won", { unit: "{attempt}", description: "Hedge attempts that produced the first delta." }),
+    queueWait: meter.createHistogram("sluice.queue.wait", { unit: "s", description: "Time spent in a provider's admission queue." }),
+    shed: meter.createCounter("sluice.requests.shed", { unit: "{request}", description: "Requests refused by admission, by reason." }),
+    configReloads: meter.createCounter("sluice.config.reloads", { unit: "{reload}", description: "Configuration reloads, by result." }),
+  };
+
+  const { sources } = options;
+  const eventLoop = monitorEventLoopDelay({ resolution: 10 });
+  eventLoop.enable();
+  meter.createObservableGauge("sluice.streams.active", { unit: "{stream}", description: "Streams in flight." }).addCallback((r) => r.observe(sources.activeStreams()));
+  const queueDepth = meter.createObservableGauge("sluice.queue.depth", { unit: "{request}", description: "Requests waiting in a provider's admission queue." });
+  const queueInFlight = meter.createObservableGauge("sluice.provider.in_flight", { unit: "{stream}", description: "Streams in flight to a provider." });
+  meter.addBatchObservableCallback(
+    (r) => {
+      for (const q of sources.queues()) {
+        r.observe(queueDepth, q.waiting, { "sluice.provider": q.provider });
+        r.observe(queueInFlight, q.inFlight, { "sluice.provider": q.provider });
+      }
+    },
+    [queueDepth, queueInFlight],
+  );
+  meter
+    .createObservableGauge("sluice.breaker.state", { unit: "1", description: "Circuit breaker per target: 0 closed, 1 half-open, 2 open." })
+    .addCallback((r) => {
+      for (const b of sources.breakers()) r.observe(b.state, { "sluice.target": b.target });
+    });
+  const connected = meter.createObservableGauge("sluice.upstream.connections", { unit: "{connection}", description: "Open upstream connections per provider." });
+  const busy = meter.createObservableGauge("sluice.upstream.connections.busy", { unit: "{connection}", description: "Upstream connections carrying a request." });
+  meter.addBatchObservableCallback(
+    (r) => {
+      for (const c of sources.connections()) {
+        r.observe(connected, c.connected, { "sluice.provider": c.provider });
+        r.observe(busy, c.busy, { "sluice.provider": c.provider });
+      }
+    },
+    [connected, busy],
+  );
+  const delay = meter.createObservableGauge("nodejs.eventloop.delay", { unit: "s", description: "Event-loop delay since the previous scrape, by percentile (p50, p99, max)." });
+  meter.addBatchObservableCallback(
+    (r) => {
+      r.observe(delay, eventLoop.percentile(50) / 1e9, { "nodejs.eventloop.delay.type": "p50" });
+      r.observe(delay, eventLoop.percentile(99) / 1e9, { "nodejs.eventloop.delay.type": "p99" });
+      r.observe(delay, eventLoop.max / 1e9, { "nodejs.eventloop.delay.type": "max" });
+      eventLoop.reset();
+    },
+    [delay],
+  );
+  const heap = meter.createObservableGauge("v8js.memory.heap.used", { unit: "By", description: "V8 heap in use." });
+  const rss = meter.createObservableGauge("process.memory.usage", { unit: "By", description: "Resident set size." });
+  meter.addBatchObservableCallback(
+    (r) => {
+      const memory = process.memoryUsage();
+      r.observe(heap, memory.heapUsed);
+      r.observe(rss, memory.rss);
+    },
+    [heap, rss],
+  );
+
+  return {
+    instruments,
+    meter,
+    handle: (req, res) => prometheus.getMetricsRequestHandler(req, res),
+    async shutdown() {
+      eventLoop.disable();
+      await provider.shutdown();
+    },
+  };
+}
+
+/** Attribute sets are built per stream, never per delta. */
+export type MetricAttributes = Attributes;

@@ -1,0 +1,232 @@
+import { type Attributes, type Context, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import type { ChatRequest } from "../core/chat-request.js";
+import type { Delta, FinishReason, Usage } from "../core/delta.js";
+import type { GatewayError } from "../core/errors.js";
+import type { AttemptInfo, AttemptObserver, AttemptRecord, StreamObserver } from "../flow/observer.js";
+import type { Logger } from "../logging/logger.js";
+import type { Instruments } from "./metrics.js";
+import type { Tracing } from "./tracing.js";
+
+/** The GenAI conventions' provider names for our provider kinds. */
+const PROVIDER_NAME = { openai: "openai", anthropic: "anthropic", gemini: "gcp.gemini" } as const;
+
+/** Most characters of prompt or completion put on a span when content capture is on. */
+const CONTENT_CAP = 16_384;
+
+export interface StreamTelemetryOptions {
+  readonly logger: Logger;
+  readonly tracing: Tracing;
+  readonly instruments?: Instruments;
+  readonly captureContent: boolean;
+  readonly requestId: string;
+  readonly edge: string;
+  /** The configured alias, or `unknown`: never a client's free text. */
+  readonly alias: string;
+  readonly request: ChatRequest;
+  /** The server span's context (or an incoming trace context): attempts are its children. */
+  readonly parent?: Context;
+  /** The exchange's access-line fields, filled at the end. */
+  readonly fields?: Record<string, unknown>;
+}
+
+function cut(text: string): string {
+  return text.length > CONTENT_CAP ? `${text.slice(0, CONTENT_CAP)}…` : text;
+}
+
+/**
+ * A cause for operators: its class, its code when it has one, and its
+ * message cut short. Causes are our own errors or the transport's; neither
+ * carries a key or a payload.
+ */
+function describeCause(cause: unknown): string | undefined {
+  if (!(cause instanceof Error)) return undefined;
+  const code = (cause as { code?: unknown }).code;
+  const message = cause.message.length > 200 ? `${cause.message.slice(0, 200)}…` : cause.message;
+  return `${cause.name}${typeof code === "string" ? ` ${code}` : ""}: ${message}`;
+}
+
+/**
+ * Everything one stream reports, in one place: the CLIENT span per upstream
+ * attempt (GenAI conventions), the GenAI server histograms and Sluice's
+ * counters, the access line's fields and a `stream.end` debug line. Values
+ * are gathered while the stream runs (a counter and a few fields per delta)
+ * and recorded once, when it ends, whichever way it ends.
+ */
+export function createStreamTelemetry(options: StreamTelemetryOptions): StreamObserver {
+  const { tracing, instruments } = options;
+  const log = options.logger.child({ requestId: options.requestId, edge: options.edge, alias: options.alias });
+  const startedAt = performance.now();
+  const spans = new Map<number, Span>();
+  let committed: AttemptRecord | undefined;
+  let records: readonly AttemptRecord[] = [];
+  let firstDeltaAt: number | undefined;
+  let usage: Usage | undefined;
+  let finish: FinishReason | undefined;
+  let responseId: string | undefined;
+  let deltas = 0;
+  let output = "";
+  let ended = false;
+
+  log.info({ event: "stream.accepted" });
+
+  const targetAttributes = (target: AttemptInfo["target"]): Attributes => ({
+    "gen_ai.provider.name": PROVIDER_NAME[target.provider.kind],
+    "sluice.provider": target.provider.name,
+    "gen_ai.response.model": target.model,
+  });
+  const base: Attributes = { "gen_ai.operation.name": "chat", "gen_ai.request.model": options.alias, "sluice.edge": options.edge };
+
+  function attemptSpan(info: AttemptInfo): Span {
+    const url = new URL(info.target.provider.baseUrl);
+    const s = options.request.sampling;
+    const attributes: Attributes = {
+      "gen_ai.operation.name": "chat",
+      "gen_ai.provider.name": PROVIDER_NAME[info.target.provider.kind],
+      "gen_ai.request.model": info.target.model,
+      "server.address": url.hostname,
+      "server.port": Number(url.port || (url.protocol === "https:" ? 443 : 80)),
+      "sluice.alias": options.alias,
+      "sluice.attempt.index": info.index,
+      "sluice.attempt.hedge": info.hedge,
+      "sluice.attempt.retry": info.retry,
+      ...(s.maxTokens === undefined ? {} : { "gen_ai.request.max_tokens": s.maxTokens }),
+      ...(s.temperature === undefined ? {} : { "gen_ai.request.temperature": s.temperature }),
+      ...(s.topP === undefined ? {} : { "gen_ai.request.top_p": s.topP }),
+    };
+    if (options.captureContent) {
+      attributes["gen_ai.input.messages"] = cut(JSON.stringify(options.request.messages.map((m) => ({ role: m.role, parts: m.content }))));
+    }
+    return tracing.tracer.startSpan(`chat ${info.target.model}`, { kind: SpanKind.CLIENT, attributes }, options.parent);
+  }
+
+  function endSpan(span: Span, error: GatewayError | undefined, extra: Attributes): void {
+    span.setAttributes(extra);
+    if (error) {
+      span.setAttribute("error.type", error.code);
+      span.setStatus({ code: SpanStatusCode.ERROR, message: error.message });
+    }
+    span.end();
+  }
+
+  return {
+    attemptStarted(info) {
+      const span = attemptSpan(info);
+      spans.set(info.index, span);
+      if (instruments) {
+        const attrs = { ...base, ...targetAttributes(info.target) };
+        if (info.hedge) instruments.hedgesStarted.add(1, attrs);
+        else if (info.retry) instruments.retries.add(1, attrs);
+        else if (info.index > 0) instruments.failovers.add(1, attrs);
+      }
+      const observer: AttemptObserver = {
+        headers: tracing.inject(trace.setSpan(options.parent ?? ROOT_CONTEXT, span)),
+        admitted(waitMs) {
+          instruments?.queueWait.record(waitMs / 1000, { "gen_ai.provider.name": PROVIDER_NAME[info.target.provider.kind], "sluice.provider": info.target.provider.name });
+        },
+        firstDelta() {
+          span.addEvent("gen_ai.first_token");
+        },
+        afterAbort(deltas) {
+          if (deltas > 0) instruments?.deltasAfterAbort.add(deltas, { ...base, ...targetAttributes(info.target) });
+        },
+      };
+      return observer;
+    },
+    attemptEnded(record) {
+      instruments?.attempts.add(1, { ...base, ...targetAttributes(record.target), "sluice.attempt.outcome": record.outcome, ...(record.error ? { "error.type": record.error.code } : {}) });
+      if (record.outcome === "shed") instruments?.shed.add(1, { "sluice.provider": record.target.provider.name, "sluice.shed.reason": "queue" });
+      if (record.outcome === "committed") {
+        if (record.hedge) instruments?.hedgesWon.add(1, { ...base, ...targetAttributes(record.target) });
+        return; // its span ends with the stream
+      }
+      const span = spans.get(record.index);
+      spans.delete(record.index);
+      if (span) endSpan(span, record.error, { "sluice.attempt.outcome": record.outcome });
+    },
+    committed(all) {
+      records = all;
+      committed = all.findLast((r) => r.outcome === "committed");
+    },
+    delta(delta: Delta) {
+      deltas++;
+      switch (delta.type) {
+        case "start":
+          responseId = delta.responseId;
+          return;
+        case "usage":
+          usage = delta;
+          return;
+        case "finish":
+          finish = delta.reason;
+          return;
+        case "text":
+          if (options.captureContent && output.length < CONTENT_CAP) output += delta.text;
+          break;
+        default:
+          break;
+      }
+      firstDeltaAt ??= performance.now();
+    },
+    ended(error) {
+      if (ended) return;
+      ended = true;
+      const now = performance.now();
+      const outcome = error ? error.code : "ok";
+      const target = committed?.target;
+      const attrs: Attributes = { ...base, ...(target ? targetAttributes(target) : {}), "sluice.outcome": outcome, ...(error ? { "error.type": error.code } : {}) };
+      const ttftMs = firstDeltaAt === undefined ? undefined : firstDeltaAt - startedAt;
+
+      // The committed attempt's span carries the response.
+      const span = committed ? spans.get(committed.index) : undefined;
+      if (span) {
+        spans.delete(committed!.index);
+        endSpan(span, error, {
+          "sluice.attempt.outcome": "committed",
+          // The model the target is configured with: adapters do not read the provider's own echo of it.
+          "gen_ai.response.model": committed!.target.model,
+          ...(responseId ? { "gen_ai.response.id": responseId } : {}),
+          ...(finish ? { "gen_ai.response.finish_reasons": [finish] } : {}),
+          ...(usage ? { "gen_ai.usage.input_tokens": usage.inputTokens, "gen_ai.usage.output_tokens": usage.outputTokens } : {}),
+          ...(options.captureContent && output ? { "gen_ai.output.messages": cut(JSON.stringify([{ role: "assistant", parts: [{ type: "text", content: output }] }])) } : {}),
+        });
+      }
+      // Attempts still open (the request ended while they ran) end as cancelled.
+      for (const [, open] of spans) endSpan(open, error, { "sluice.attempt.outcome": "canceled" });
+      spans.clear();
+
+      if (instruments) {
+        instruments.streams.add(1, attrs);
+        if (deltas > 0) instruments.deltas.add(deltas, attrs);
+        instruments.requestDuration.record((now - startedAt) / 1000, attrs);
+        if (error && (error.code === "canceled" || error.code === "deadline_exceeded")) instruments.clientAborts.add(1, attrs);
+        if (!error && ttftMs !== undefined) {
+          instruments.timeToFirstToken.record(ttftMs / 1000, attrs);
+          if (usage && usage.outputTokens > 1) instruments.timePerOutputToken.record((now - firstDeltaAt!) / 1000 / (usage.outputTokens - 1), attrs);
+        }
+        if (usage) {
+          instruments.tokens.add(usage.inputTokens, { ...attrs, "gen_ai.token.type": "input" });
+          instruments.tokens.add(usage.outputTokens, { ...attrs, "gen_ai.token.type": "output" });
+          if (usage.cachedInputTokens) instruments.tokens.add(usage.cachedInputTokens, { ...attrs, "gen_ai.token.type": "cached_input" });
+          if (usage.reasoningTokens) instruments.tokens.add(usage.reasoningTokens, { ...attrs, "gen_ai.token.type": "reasoning" });
+        }
+      }
+
+      const summary = {
+        alias: options.alias,
+        provider: target?.provider.name,
+        model: target?.model,
+        attempts: records.length,
+        ...(records.length > 1 ? { tried: records.map((r) => `${r.target.key} ${r.outcome}${r.error ? ` ${r.error.code}` : ""} ${Math.round(r.ms)}ms`) } : {}),
+        finishReason: finish,
+        deltas,
+        inputTokens: usage?.inputTokens,
+        outputTokens: usage?.outputTokens,
+        ttftMs: ttftMs === undefined ? undefined : Math.round(ttftMs * 10) / 10,
+        outcome: error ? error.code : "completed",
+        ...(error ? { errorCode: error.code, error: error.message, upstreamStatus: error.upstreamStatus, cause: describeCause(error.cause) } : {}),
+      };
+      if (options.fields) Object.assign(options.fields, summary);
+      log.debug({ event: "stream.end", ...summary, durationMs: Math.round((now - startedAt) * 10) / 10 });
+    },
+  };
+}

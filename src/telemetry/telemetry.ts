@@ -1,0 +1,66 @@
+import type { Context } from "@opentelemetry/api";
+import type { MetricReader } from "@opentelemetry/sdk-metrics";
+import type { SpanExporter } from "@opentelemetry/sdk-trace";
+import type { TelemetryConfig } from "../config/config.js";
+import type { ChatRequest } from "../core/chat-request.js";
+import type { StreamObserver } from "../flow/observer.js";
+import type { Logger } from "../logging/logger.js";
+import { createMetrics, type GaugeSources, type Metrics } from "./metrics.js";
+import { createStreamTelemetry } from "./stream-telemetry.js";
+import { createTracing, type Tracing } from "./tracing.js";
+
+export interface StreamTelemetryRequest {
+  readonly requestId: string;
+  readonly edge: string;
+  /** A configured alias, or `unknown`. */
+  readonly alias: string;
+  readonly request: ChatRequest;
+  readonly parent?: Context;
+  readonly fields?: Record<string, unknown>;
+}
+
+/**
+ * Sluice's telemetry: OpenTelemetry traces (exported over OTLP/HTTP when
+ * configured) and metrics (Prometheus text at /metrics), and the one
+ * per-stream observer the pipeline reports to.
+ */
+export interface Telemetry {
+  readonly tracing: Tracing;
+  /** Undefined when metrics are disabled. */
+  readonly metrics?: Metrics;
+  stream(request: StreamTelemetryRequest): StreamObserver;
+  shutdown(): Promise<void>;
+}
+
+export interface TelemetryOptions {
+  readonly config: TelemetryConfig;
+  readonly env: NodeJS.ProcessEnv;
+  readonly logger: Logger;
+  readonly sources: GaugeSources;
+  /** Tests: spans go here instead of OTLP. */
+  readonly spanExporter?: SpanExporter;
+  /** Tests: an extra metric reader. */
+  readonly metricReaders?: readonly MetricReader[];
+}
+
+export function createTelemetry(options: TelemetryOptions): Telemetry {
+  const tracing = createTracing({ config: options.config, env: options.env, ...(options.spanExporter ? { exporter: options.spanExporter } : {}) });
+  const metrics = options.config.metrics.enabled
+    ? createMetrics({ serviceName: options.env.OTEL_SERVICE_NAME ?? options.config.serviceName, sources: options.sources, ...(options.metricReaders ? { readers: options.metricReaders } : {}) })
+    : undefined;
+  return {
+    tracing,
+    ...(metrics ? { metrics } : {}),
+    stream: (request) =>
+      createStreamTelemetry({
+        logger: options.logger,
+        tracing,
+        ...(metrics ? { instruments: metrics.instruments } : {}),
+        captureContent: options.config.tracing.captureContent,
+        ...request,
+      }),
+    async shutdown() {
+      await Promise.all([tracing.shutdown(), metrics?.shutdown()]);
+    },
+  };
+}
