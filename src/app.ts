@@ -12,6 +12,8 @@ import { type GatewayServer, startGatewayServer } from "./server/gateway-server.
 import { startMetricsListener } from "./telemetry/metrics-route.js";
 import { createTelemetry, type Telemetry, type TelemetryOptions } from "./telemetry/telemetry.js";
 import { createUpstreamClient } from "./upstream/http-client.js";
+import type { PipelineObserver } from "./flow/observer.js";
+import { createTenancy, type Tenancy } from "./tenancy/tenancy.js";
 
 export interface SluiceOptions {
   readonly config: Config;
@@ -28,6 +30,10 @@ export interface SluiceOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** Tests: spans and metrics to in-memory exporters. */
   readonly telemetry?: Pick<TelemetryOptions, "spanExporter" | "metricReaders">;
+  /** What tenancy reports (tests listen). */
+  readonly observer?: PipelineObserver;
+  /** Tests only: the tenant store's clock (epoch ms), for minute windows and budget periods. */
+  readonly storeClock?: () => number;
 }
 
 export interface Sluice {
@@ -40,6 +46,8 @@ export interface Sluice {
   readonly telemetry: Telemetry;
   /** Where /metrics is served when it has a listener of its own. */
   readonly metricsUrl?: string;
+  /** Keys, limits, budgets and usage records. */
+  readonly tenancy: Tenancy;
   /**
    * Graceful shutdown: readiness turns unhealthy, no new streams are
    * accepted, in-flight streams get `drainMs` to finish, then the rest are
@@ -77,7 +85,11 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
       connections: () => [...client.stats()].map(([provider, pool]) => ({ provider, ...pool })),
     },
   });
-  const pipeline = createChatPipeline({ config, client, telemetry, registry, gates, breakers, stats, order, random });
+  const { observer } = options;
+  // Read per request: a reload that swaps the configuration applies to keys and limits from the next request on.
+  const currentConfig = () => config;
+  const tenancy = createTenancy({ config: currentConfig, logger, ...(observer ? { observer } : {}), ...(options.storeClock ? { storeClock: options.storeClock } : {}) });
+  const pipeline = createChatPipeline({ config, client, telemetry, registry, gates, breakers, stats, order, random, tenancy });
   const maxConnections = effectiveMaxConnections(config.server.maxConnections);
   if (maxConnections < config.server.maxConnections) {
     logger.warn({ event: "server.max_connections_lowered", configured: config.server.maxConnections, effective: maxConnections, openFileLimit: openFileLimit() });
@@ -97,6 +109,8 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     serveMetrics: config.telemetry.metrics.port === undefined,
     ...(config.server.debugEndpoints ? { debug: { registry } } : {}),
     ...(config.server.tls ? { tls: config.server.tls } : {}),
+    tenancy,
+    admin: config.auth.adminKeySha256 !== undefined,
   });
 
   const metricsListener =
@@ -113,6 +127,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     pipeline,
     registry,
     logger,
+    tenancy,
     async shutdown(drainMs = config.server.drainMs) {
       registry.startDraining();
       gates.close(new GatewayError("shutting_down", "the gateway is shutting down; retry on another instance"));
@@ -127,6 +142,8 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
       }
       await server.close(FINAL_WRITE_GRACE_MS);
       await client.close();
+      // Every stream has ended: their usage goes to the store before the connection closes.
+      await tenancy.close();
       await metricsListener?.close();
       await telemetry.shutdown();
       logger.info({ event: "server.stopped", drained, aborted });
@@ -135,6 +152,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     async close() {
       await server.close();
       await client.close();
+      await tenancy.close();
       await metricsListener?.close();
       await telemetry.shutdown();
     },

@@ -76,6 +76,8 @@ export interface Usage {
   readonly outputTokens: number;
   readonly cachedInputTokens: number;
   readonly reasoningTokens: number;
+  /** The provider reported no usage: the gateway counted the tokens itself (usage/usage-meter.ts). */
+  readonly estimated?: boolean;
 }
 
 export interface UsageDelta extends Usage {

@@ -1,6 +1,7 @@
 import type { RouteTarget } from "../config/config.js";
 import type { Delta } from "../core/delta.js";
 import type { GatewayError } from "../core/errors.js";
+import type { LimitReason, SettleResult, UsageRecord } from "../store/tenant-store.js";
 
 /** How one upstream attempt ended, from the request's point of view. */
 export type AttemptOutcome =
@@ -57,4 +58,31 @@ export interface StreamObserver {
   delta(delta: Delta): void;
   /** The stream is over; the first call wins (a timeout before the cancel that follows it). */
   ended(error?: GatewayError): void;
+}
+
+/**
+ * What tenancy reports beyond a stream's own life (that goes to
+ * StreamObserver): authentication, admission by the key's limits, usage
+ * records and the store's health. Every hook is optional and must be
+ * cheap: they run on the request path. Keys appear by name, never the key
+ * itself.
+ */
+export interface PipelineObserver {
+  /** An edge checked a request's key: `key` on success, `failure` otherwise. */
+  authenticated?(event: { readonly edge: string; readonly key?: string; readonly failure?: "missing" | "malformed" | "unknown" }): void;
+  /** A key's request passed its limits and budget; `shared` false: admitted by this replica's fallback (Redis away). */
+  tenantAdmitted?(event: { readonly key: string; readonly alias: string; readonly shared: boolean }): void;
+  /** A key's request was refused before any upstream attempt. */
+  tenantRefused?(event: { readonly key: string; readonly alias: string; readonly reason: LimitReason | "revoked" | "not_allowed" | "store_unavailable" }): void;
+  /**
+   * A stream's usage reached the store (`stored`), or waits for Redis
+   * (`buffered`), or was already there (`duplicate`), or is lost because
+   * the buffer was full (`dropped`); `flushed`: a buffered record reached
+   * Redis later.
+   */
+  usageRecorded?(event: { readonly record: UsageRecord; readonly result: SettleResult | "flushed" }): void;
+  /** One admission or settle served by this replica alone because Redis was down or slow. */
+  storeFallback?(event: { readonly operation: "admit" | "settle" }): void;
+  /** Redis stopped answering (`up` false, with the cause) or answers again. */
+  storeState?(event: { readonly up: boolean; readonly cause?: string }): void;
 }

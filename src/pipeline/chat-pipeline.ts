@@ -12,6 +12,11 @@ import { createRouteTable, type ModelInfo } from "../routing/route-table.js";
 import type { TargetOrder } from "../routing/strategies.js";
 import type { TargetStats } from "../routing/target-stats.js";
 import type { UpstreamClient } from "../upstream/http-client.js";
+import type { Quota } from "../store/tenant-store.js";
+import type { Principal } from "../tenancy/principal.js";
+import type { Tenancy } from "../tenancy/tenancy.js";
+import type { TenantCharge } from "../tenancy/tenant-charge.js";
+import { createUsageMeter } from "../usage/usage-meter.js";
 import type { StreamRegistry } from "./stream-registry.js";
 
 export interface StreamContext {
@@ -32,6 +37,10 @@ export interface StreamContext {
   readonly trace?: Context;
   /** The access line's fields: the stream's summary goes here when it ends. */
   readonly fields?: Record<string, unknown>;
+  /** The key the edge authenticated; absent while authentication is off. */
+  readonly principal?: Principal;
+  /** Told what is left of the key's limits, before the first delta (or the refusal): the edge's response headers. */
+  readonly onQuota?: (quota: Quota) => void;
 }
 
 /** The path every request takes, whichever edge it came through. */
@@ -52,6 +61,8 @@ export interface ChatPipelineOptions {
   readonly stats: TargetStats;
   readonly order: TargetOrder;
   readonly random?: () => number;
+  /** Keys, limits and budgets; without it every request is anonymous. */
+  readonly tenancy?: Pick<Tenancy, "charge">;
 }
 
 function responseId(): string {
@@ -63,7 +74,10 @@ const CONSUMER_GONE = new GatewayError("canceled", "stream closed");
 
 /**
  * The stages between an edge and a provider, in order:
- * - admission: a slot in the stream registry (refused while draining);
+ * - tenancy, the key's allowlist (tenancy/tenant-charge.ts), before the
+ *   alias is even looked up;
+ * - admission: a slot in the stream registry (refused while draining),
+ *   then the key's limits and budget in one store round trip;
  * - route plan: the alias's targets, ordered by its strategy;
  * - attempts: retry, failover and hedging until one attempt produces its
  *   first delta (resilience/attempts.ts), each attempt waiting in its
@@ -71,8 +85,10 @@ const CONSUMER_GONE = new GatewayError("canceled", "stream closed");
  * - relay: the committed attempt's deltas, pulled one at a time as the edge
  *   writes them, after a `start` naming the target that serves.
  * Whatever ends the stream (the client, a phase timeout while the client
- * holds it paused, shutdown) logs the first cause, frees the slot and aborts
- * the upstream at once, without waiting for a generator to resume.
+ * holds it paused, shutdown) logs the first cause, frees the slot, aborts
+ * the upstream and settles the key's usage at once, without waiting for a
+ * generator to resume. A provider that reports no usage gets an estimated
+ * usage delta before `finish` (usage/usage-meter.ts).
  */
 export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
   const { config, registry } = options;
@@ -95,17 +111,21 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
       ...(ctx.trace ? { parent: ctx.trace } : {}),
       ...(ctx.fields ? { fields: ctx.fields } : {}),
     });
+    const meter = createUsageMeter(request);
 
     // Admission.
     const controller = new AbortController();
     let release: () => void = () => undefined;
+    let charge: TenantCharge | undefined;
     const stop = (reason: GatewayError) => {
       observer.ended(reason);
       controller.abort(reason);
       release();
+      charge?.end(meter, reason);
     };
     let route: ModelRoute;
     try {
+      charge = options.tenancy?.charge(ctx.principal, { request, requestId: ctx.requestId, ...(ctx.onQuota ? { onQuota: ctx.onQuota } : {}) });
       route = routes.lookup(request.model);
       release = registry.admit(stop);
     } catch (error) {
@@ -118,6 +138,8 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
 
     let completed = false;
     try {
+      await charge?.admit(route);
+
       // Route plan and attempts.
       const committed = await commitAttempt(
         {
@@ -140,6 +162,7 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
       });
       const { attempt, first } = committed;
       observer.committed(committed.records);
+      charge?.serving(attempt.target);
       attempt.signal.addEventListener("abort", () => stop(toGatewayError(attempt.signal.reason)), { once: true });
 
       // Relay.
@@ -153,25 +176,34 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
       };
       observer.delta(start);
       yield start;
-      if (!first.done) {
-        observer.delta(first.value);
-        yield first.value;
-        for (let next = await attempt.deltas.next(); !next.done; next = await attempt.deltas.next()) {
-          observer.delta(next.value);
-          yield next.value;
+      for (let next = first; !next.done; next = await attempt.deltas.next()) {
+        if (next.value.type === "finish") {
+          const estimate = await meter.estimateIfMissing();
+          if (estimate) {
+            observer.delta(estimate);
+            yield estimate;
+          }
         }
+        meter.observe(next.value);
+        observer.delta(next.value);
+        yield next.value;
       }
       completed = true;
       observer.ended();
+      charge?.end(meter);
     } catch (error) {
       const failure = controller.signal.aborted ? toGatewayError(controller.signal.reason) : toGatewayError(error);
       observer.ended(failure);
+      charge?.end(meter, failure);
       throw failure;
     } finally {
       release();
       ctx.signal.removeEventListener("abort", onAbort);
       // An early exit (the consumer returned, or an error) ends every attempt.
-      if (!completed) controller.abort(CONSUMER_GONE);
+      if (!completed) {
+        controller.abort(CONSUMER_GONE);
+        charge?.end(meter, CONSUMER_GONE);
+      }
     }
   }
 

@@ -4,6 +4,7 @@ import type { AddressInfo, Socket } from "node:net";
 import * as httpolyglot from "@httptoolkit/httpolyglot";
 import type { ConnectRouter } from "@connectrpc/connect";
 import type { TlsCredentials } from "../config/tls-files.js";
+import { createAdminService } from "../edges/grpc/admin-service.js";
 import { createChatService } from "../edges/grpc/chat-service.js";
 import { createHealthService } from "../edges/grpc/health-service.js";
 import { registerReflection } from "../edges/grpc/reflection.js";
@@ -12,6 +13,8 @@ import type { Logger } from "../logging/logger.js";
 import type { ChatPipeline } from "../pipeline/chat-pipeline.js";
 import { createHealthState, type HealthState } from "../health/health-state.js";
 import { ChatService } from "../../gen/sluice/v1/chat_service_pb.js";
+import { AdminService } from "../../gen/sluice/admin/v1/admin_service_pb.js";
+import type { Tenancy } from "../tenancy/tenancy.js";
 import { Health } from "../../gen/grpc/health/v1/health_pb.js";
 import type { StreamRegistry } from "../pipeline/stream-registry.js";
 import { type ConnectionGuard, type ConnectionLimits, guardConnections } from "./connection-guard.js";
@@ -47,6 +50,10 @@ export interface GatewayServerOptions {
   readonly telemetry: Telemetry;
   /** Serve /metrics here (false when a separate metrics listener serves it). */
   readonly serveMetrics: boolean;
+  /** Keys, limits and usage: who each request is, and the admin service. */
+  readonly tenancy?: Tenancy;
+  /** Serve sluice.admin.v1.AdminService (the configuration has an admin key). */
+  readonly admin?: boolean;
 }
 
 export interface GatewayServer {
@@ -106,16 +113,24 @@ function keepAlive(session: Http2Session, intervalMs: number): void {
 export async function startGatewayServer(options: GatewayServerOptions): Promise<GatewayServer> {
   const { pipeline, logger } = options;
   const health = createHealthState();
+  const { tenancy } = options;
   const rpc = createRpcHandler({
     routes: (router: ConnectRouter) => {
-      router.service(ChatService, createChatService({ pipeline, maxJsonDepth: options.requests.maxJsonDepth }));
+      router.service(ChatService, createChatService({ pipeline, maxJsonDepth: options.requests.maxJsonDepth, ...(tenancy ? { tenancy } : {}) }));
       router.service(Health, createHealthService(health, [ChatService.typeName]));
-      registerReflection(router, [ChatService, Health]);
+      if (tenancy && options.admin) router.service(AdminService, createAdminService(tenancy.admin));
+      registerReflection(router, tenancy && options.admin ? [ChatService, AdminService, Health] : [ChatService, Health]);
     },
     limits: options.requests,
     sendTimeoutMs: options.sendTimeoutMs,
   });
-  const facade = createOpenAiFacade({ pipeline, keepaliveMs: options.facade.keepaliveMs, limits: options.requests, sendTimeoutMs: options.sendTimeoutMs });
+  const facade = createOpenAiFacade({
+    pipeline,
+    keepaliveMs: options.facade.keepaliveMs,
+    limits: options.requests,
+    sendTimeoutMs: options.sendTimeoutMs,
+    ...(tenancy ? { tenancy } : {}),
+  });
   let guard: ConnectionGuard | undefined;
   const runtime = options.debug ? createRuntimeStats(options.debug.registry, () => guard) : () => false;
 

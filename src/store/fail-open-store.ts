@@ -12,6 +12,8 @@ export type StoreEvent =
   | { readonly type: "fallback"; readonly operation: "admit" | "settle" }
   /** A buffered record reached Redis. */
   | { readonly type: "flushed"; readonly record: UsageRecord }
+  /** The buffer emptied: `count` records reached Redis since it last was empty. */
+  | { readonly type: "drained"; readonly count: number }
   /** A record that did not fit in the buffer; `total` counts every drop since start. */
   | { readonly type: "dropped"; readonly record: UsageRecord; readonly total: number };
 
@@ -70,6 +72,7 @@ export function createFailOpenStore(options: FailOpenStoreOptions): FailOpenStor
   let downUntil = 0;
   let down = false;
   let flushing: Promise<void> | undefined;
+  let flushedSinceEmpty = 0;
   let timer: NodeJS.Timeout | undefined;
   /** Budget used (spent + reserved) as Redis last said, per key, until its period ends. */
   const lastUsed = new Map<string, { readonly usedMicros: number; readonly until: number }>();
@@ -121,7 +124,9 @@ export function createFailOpenStore(options: FailOpenStoreOptions): FailOpenStor
           const results = await Promise.allSettled(batch.map((s) => shared.settle(s)));
           const failed = batch.filter((_, i) => results[i]!.status === "rejected");
           batch.forEach((s, i) => {
-            if (results[i]!.status === "fulfilled") options.onEvent({ type: "flushed", record: s.record });
+            if (results[i]!.status !== "fulfilled") return;
+            flushedSinceEmpty++;
+            options.onEvent({ type: "flushed", record: s.record });
           });
           if (failed.length > 0) {
             buffer.unshift(...failed);
@@ -130,6 +135,10 @@ export function createFailOpenStore(options: FailOpenStoreOptions): FailOpenStor
             break;
           }
           markUp();
+        }
+        if (buffer.length === 0 && flushedSinceEmpty > 0) {
+          options.onEvent({ type: "drained", count: flushedSinceEmpty });
+          flushedSinceEmpty = 0;
         }
       } finally {
         flushing = undefined;

@@ -55,3 +55,10 @@ export const ROLLUP_TTL_MS: Readonly<Record<BudgetPeriod, number>> = {
   week: 16 * 7 * DAY_MS,
   month: 431 * DAY_MS,
 };
+
+/** The period an id names (`d2026-05-14`, `w2026-05-11`, `m2026-05`); undefined for anything else. */
+export function periodFromId(kind: BudgetPeriod, id: string): Period | undefined {
+  const match = /^[dwm](\d{4})-(\d{2})(?:-(\d{2}))?$/.exec(id);
+  if (!match) return undefined;
+  return periodOf(kind, Date.UTC(Number(match[1]), Number(match[2]) - 1, match[3] === undefined ? 1 : Number(match[3])));
+}

@@ -4,6 +4,7 @@ import type { SpanExporter } from "@opentelemetry/sdk-trace";
 import { startSluice, type Sluice } from "../../src/app.js";
 import { resolveConfig } from "../../src/config/config.js";
 import type { ConfigInput, TimeoutsConfig } from "../../src/config/schema.js";
+import type { PipelineObserver } from "../../src/flow/observer.js";
 import { createLogger } from "../../src/logging/logger.js";
 import { startSimulator, type Simulator } from "../../src/simulator/server.js";
 
@@ -73,6 +74,14 @@ export interface HarnessOptions {
   readonly spanExporter?: SpanExporter;
   /** An extra metric reader (tests read the SDK's aggregation directly). */
   readonly metricReader?: MetricReader;
+  /** Virtual keys and the admin key (`env` holds their variables). */
+  readonly auth?: ConfigInput["auth"];
+  /** Redis for limits, spend and usage. */
+  readonly store?: ConfigInput["store"];
+  /** What tenancy reports. */
+  readonly observer?: PipelineObserver;
+  /** The tenant store's clock (tests move it instead of sleeping). */
+  readonly storeClock?: () => number;
 }
 
 /** A real simulator and a real gateway on loopback ports, with captured logs. */
@@ -86,6 +95,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       ...(options.server ? { server: options.server } : {}),
       ...(options.facade ? { facade: options.facade } : {}),
       ...(options.telemetry ? { telemetry: options.telemetry } : {}),
+      ...(options.auth ? { auth: options.auth } : {}),
+      ...(options.store ? { store: options.store } : {}),
       // Suites that provoke failures on purpose would trip the circuit
       // breaker; breaker tests configure one of their own.
       ...(options.routing?.(sim) ?? {
@@ -113,6 +124,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     ...(options.random ? { random: options.random } : {}),
     env: options.env ?? {},
     telemetry: { ...(options.spanExporter ? { spanExporter: options.spanExporter } : {}), ...(options.metricReader ? { metricReaders: [options.metricReader] } : {}) },
+    ...(options.observer ? { observer: options.observer } : {}),
+    ...(options.storeClock ? { storeClock: options.storeClock } : {}),
   });
   const logs = () =>
     text

@@ -8,6 +8,10 @@ import type { Context } from "@opentelemetry/api";
 import type { Exchange } from "../../http/exchange.js";
 import type { ChatPipeline } from "../../pipeline/chat-pipeline.js";
 import { EXCHANGE } from "../../server/rpc-handler.js";
+import type { Quota } from "../../store/tenant-store.js";
+import { mayUse, type Principal } from "../../tenancy/principal.js";
+import { quotaHeaders } from "../../tenancy/quota-headers.js";
+import type { Tenancy } from "../../tenancy/tenancy.js";
 import { ChatService, ListModelsResponseSchema, ModelSchema } from "../../../gen/sluice/v1/chat_service_pb.js";
 import { abortReason, toConnectError } from "./connect-errors.js";
 import { chatRequestFromProto, type ProtoChatRequest } from "./from-proto.js";
@@ -17,6 +21,8 @@ export interface ChatServiceOptions {
   readonly pipeline: ChatPipeline;
   /** Nesting allowed in tool schemas (limits.maxJsonDepth). */
   readonly maxJsonDepth: number;
+  /** Who a request is (its `authorization` metadata); every request is anonymous without it. */
+  readonly tenancy?: Pick<Tenancy, "identify">;
 }
 
 /**
@@ -42,6 +48,24 @@ function exchangeOf(ctx: HandlerContext): { requestId: string; trace?: Context; 
   const exchange: Exchange | undefined = ctx.values.get(EXCHANGE);
   if (!exchange) return { requestId: requestIdFrom(ctx.requestHeader.get("x-request-id")) };
   return { requestId: exchange.requestId, trace: exchange.trace(), fields: exchange.fields };
+}
+
+/**
+ * The request's key, resolved once from its `authorization` metadata; its
+ * name goes on the access line. Throws UNAUTHENTICATED.
+ */
+async function principalOf(ctx: HandlerContext, tenancy: Pick<Tenancy, "identify"> | undefined): Promise<Principal | undefined> {
+  const exchange: Exchange | undefined = ctx.values.get(EXCHANGE);
+  const principal = await tenancy?.identify(ctx.requestHeader.get("authorization") ?? undefined, exchange?.edge ?? "grpc");
+  if (principal && exchange) exchange.fields.key = principal.name;
+  return principal;
+}
+
+/** What is left of the key's limits, as response metadata: set before the first message, or before the error status. */
+function quotaMetadata(ctx: HandlerContext): (quota: Quota) => void {
+  return (quota) => {
+    for (const [name, value] of Object.entries(quotaHeaders(quota))) ctx.responseHeader.set(name, value);
+  };
 }
 
 /** Response header (gRPC metadata) naming the parameters an alias dropped; the stream's `start` carries the same list. */
@@ -75,14 +99,28 @@ export function createChatService(options: ChatServiceOptions): ServiceImpl<type
       throw toConnectError(error);
     }
   };
+  const identify = async (ctx: HandlerContext) => {
+    try {
+      return await principalOf(ctx, options.tenancy);
+    } catch (error) {
+      throw toConnectError(error);
+    }
+  };
   return {
     async *streamChat(req, ctx) {
+      const principal = await identify(ctx);
       const { request, ...context } = begin(req, ctx);
       const interval = heartbeatInterval(req.streamOptions?.heartbeatIntervalMs);
       const link = pipelineSignal(ctx);
       let sequence = 0n;
       try {
-        const deltas = pipeline.stream(request, { ...context, signal: link.signal, edge: "grpc", ...deadlineOf(ctx) });
+        const deltas = pipeline.stream(request, {
+          ...context,
+          signal: link.signal,
+          edge: "grpc",
+          ...deadlineOf(ctx),
+          ...(principal ? { principal, onQuota: quotaMetadata(ctx) } : {}),
+        });
         for await (const item of interval > 0 ? withHeartbeats(deltas, interval) : deltas) {
           // `start` is the first message, and headers go out with it: still time to add one.
           if (item.type === "start" && item.droppedParams) ctx.responseHeader.set(DROPPED_PARAMS_HEADER, item.droppedParams.join(","));
@@ -96,10 +134,19 @@ export function createChatService(options: ChatServiceOptions): ServiceImpl<type
     },
 
     async chat(req, ctx) {
+      const principal = await identify(ctx);
       const { request, ...context } = begin(req, ctx);
       const link = pipelineSignal(ctx);
       try {
-        const result = await aggregateDeltas(pipeline.stream(request, { ...context, signal: link.signal, edge: "grpc-unary", ...deadlineOf(ctx) }));
+        const result = await aggregateDeltas(
+          pipeline.stream(request, {
+            ...context,
+            signal: link.signal,
+            edge: "grpc-unary",
+            ...deadlineOf(ctx),
+            ...(principal ? { principal, onQuota: quotaMetadata(ctx) } : {}),
+          }),
+        );
         if (result.droppedParams.length > 0) ctx.responseHeader.set(DROPPED_PARAMS_HEADER, result.droppedParams.join(","));
         return resultToProto(result);
       } catch (error) {
@@ -109,9 +156,13 @@ export function createChatService(options: ChatServiceOptions): ServiceImpl<type
       }
     },
 
-    listModels() {
+    async listModels(_req, ctx) {
+      const principal = await identify(ctx);
       return create(ListModelsResponseSchema, {
-        models: pipeline.catalog().map((model) => create(ModelSchema, model)),
+        models: pipeline
+          .catalog()
+          .filter((model) => mayUse(principal, model.id))
+          .map((model) => create(ModelSchema, model)),
       });
     },
   };

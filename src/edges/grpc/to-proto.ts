@@ -26,6 +26,7 @@ function usage(u: Usage): ProtoUsage {
     outputTokens: BigInt(u.outputTokens),
     cachedInputTokens: BigInt(u.cachedInputTokens),
     reasoningTokens: BigInt(u.reasoningTokens),
+    estimated: u.estimated === true,
   });
 }
 

@@ -5,13 +5,16 @@ import { withHeartbeats } from "../../core/heartbeats.js";
 import { scanJson } from "../../core/json-scan.js";
 import type { StructureLimits } from "../../core/structure-limits.js";
 import type { Exchange } from "../../http/exchange.js";
-import { type AnyRequest, type AnyResponse, decodePathSegment, pathOf, sendJson, writeChunk } from "../../http/node-http.js";
+import { type AnyRequest, type AnyResponse, decodePathSegment, headerOf, pathOf, sendJson, writeChunk } from "../../http/node-http.js";
 import { type BodyLimits, readBody } from "../../http/read-body.js";
 import { writable } from "../../http/writable.js";
 import type { ChatPipeline, StreamContext } from "../../pipeline/chat-pipeline.js";
 import { createMemoryReplayStore } from "../../store/memory-replay-store.js";
 import type { ReplayStore } from "../../store/replay-store.js";
 import type { Delta } from "../../core/delta.js";
+import { mayUse, type Principal } from "../../tenancy/principal.js";
+import { quotaHeaders } from "../../tenancy/quota-headers.js";
+import type { Tenancy } from "../../tenancy/tenancy.js";
 import { chatRequestFromOpenAi, type OpenAiChatRequest } from "./from-openai.js";
 import { openAiParam, toOpenAiError } from "./http-errors.js";
 import { createReplayCapture, type ReplayCapture, restoreReplay } from "./replay-turns.js";
@@ -25,6 +28,18 @@ export interface OpenAiFacadeOptions {
   readonly sendTimeoutMs: number;
   /** Where thinking signatures wait for the next tool turn; an in-process store when absent. */
   readonly replayStore?: ReplayStore;
+  /** Who a request is (its `authorization: Bearer` header, the OpenAI SDKs' apiKey); every request is anonymous without it. */
+  readonly tenancy?: Pick<Tenancy, "identify">;
+}
+
+/**
+ * One facade request's identity and the headers its limits add: the
+ * principal the edge resolved, and x-ratelimit-* collected when the
+ * pipeline admits (or refuses) it, sent with whatever response comes.
+ */
+interface Caller {
+  readonly principal?: Principal;
+  headers: Record<string, string>;
 }
 
 /** Response header naming the parameters an alias dropped (OpenAI names); the gRPC edge sends the same header. */
@@ -47,7 +62,7 @@ async function* observed(deltas: AsyncIterable<Delta>, capture: ReplayCapture): 
  * put back per target, as each attempt is built: they verify only with the
  * provider and model that issued them, and failover may pick another.
  */
-function streamContext(exchange: Exchange, edge: string, store: ReplayStore): StreamContext {
+function streamContext(exchange: Exchange, edge: string, store: ReplayStore, caller: Caller): StreamContext {
   return {
     signal: exchange.signal,
     requestId: exchange.requestId,
@@ -55,6 +70,14 @@ function streamContext(exchange: Exchange, edge: string, store: ReplayStore): St
     trace: exchange.trace(),
     fields: exchange.fields,
     prepare: (request, target) => restoreReplay(request, store, { provider: target.provider.name, model: target.model }),
+    ...(caller.principal
+      ? {
+          principal: caller.principal,
+          onQuota: (quota) => {
+            caller.headers = quotaHeaders(quota);
+          },
+        }
+      : {}),
   };
 }
 
@@ -73,11 +96,14 @@ const SSE_HEADERS = {
   "x-accel-buffering": "no",
 };
 
-function sendError(res: AnyResponse, exchange: Exchange, reason: unknown): void {
+function sendError(res: AnyResponse, exchange: Exchange, reason: unknown, extra: { readonly headers?: Record<string, string>; readonly bodyUnread?: boolean } = {}): void {
   const error = toGatewayError(reason);
   exchange.code = error.code;
+  // An unauthenticated body is never read: close the connection rather than let Node drain it. (An
+  // oversized body's 413 keeps it: Node discards the rest, and closing reset clients still sending.)
+  if (extra.bodyUnread && "shouldKeepAlive" in res) res.shouldKeepAlive = false;
   const { status, headers, body } = toOpenAiError(error);
-  sendJson(res, status, body, headers);
+  sendJson(res, status, body, { ...extra.headers, ...headers });
 }
 
 /**
@@ -87,17 +113,17 @@ function sendError(res: AnyResponse, exchange: Exchange, reason: unknown): void 
  * SSE error event and no `[DONE]`, so SDKs raise instead of returning a
  * truncated answer.
  */
-async function stream(res: AnyResponse, exchange: Exchange, parsed: OpenAiChatRequest, options: OpenAiFacadeOptions, store: ReplayStore): Promise<void> {
+async function stream(res: AnyResponse, exchange: Exchange, parsed: OpenAiChatRequest, options: OpenAiFacadeOptions, store: ReplayStore, caller: Caller): Promise<void> {
   const encoder = createChunkEncoder({ includeUsage: parsed.includeUsage });
   const capture = createReplayCapture();
-  const deltas = observed(options.pipeline.stream(parsed.request, streamContext(exchange, "openai-sse", store)), capture);
+  const deltas = observed(options.pipeline.stream(parsed.request, streamContext(exchange, "openai-sse", store, caller)), capture);
   let committed = false;
   try {
     for await (const item of withHeartbeats(deltas, options.keepaliveMs)) {
       const dropped = droppedParams(item);
       let text = "";
       if (!committed) {
-        res.writeHead(200, dropped ? { ...SSE_HEADERS, [DROPPED_PARAMS_HEADER]: dropped } : SSE_HEADERS);
+        res.writeHead(200, { ...SSE_HEADERS, ...caller.headers, ...(dropped ? { [DROPPED_PARAMS_HEADER]: dropped } : {}) });
         committed = true;
       } else if (dropped) {
         // A keepalive already sent the headers: say it in a comment line instead.
@@ -113,28 +139,46 @@ async function stream(res: AnyResponse, exchange: Exchange, parsed: OpenAiChatRe
     res.end("data: [DONE]\n\n");
   } catch (error) {
     if (exchange.signal.aborted) return;
-    if (!committed) return sendError(res, exchange, error);
+    if (!committed) return sendError(res, exchange, error, { headers: caller.headers });
     const { body } = toOpenAiError(error);
     exchange.code = toGatewayError(error).code;
     res.end(`data: ${JSON.stringify(body)}\n\n`);
   }
 }
 
-async function complete(res: AnyResponse, exchange: Exchange, parsed: OpenAiChatRequest, pipeline: ChatPipeline, store: ReplayStore): Promise<void> {
+async function complete(res: AnyResponse, exchange: Exchange, parsed: OpenAiChatRequest, pipeline: ChatPipeline, store: ReplayStore, caller: Caller): Promise<void> {
   try {
     const capture = createReplayCapture();
-    const deltas = pipeline.stream(parsed.request, streamContext(exchange, "openai-json", store));
+    const deltas = pipeline.stream(parsed.request, streamContext(exchange, "openai-json", store, caller));
     const result = await aggregateDeltas(observed(deltas, capture));
     await keepReplay(capture, store);
     exchange.code = "ok";
     const dropped = result.droppedParams.map(openAiParam).join(",");
-    sendJson(res, 200, completionFromResult(result), dropped ? { [DROPPED_PARAMS_HEADER]: dropped } : {});
+    sendJson(res, 200, completionFromResult(result), { ...caller.headers, ...(dropped ? { [DROPPED_PARAMS_HEADER]: dropped } : {}) });
   } catch (error) {
-    if (!exchange.signal.aborted) sendError(res, exchange, error);
+    if (!exchange.signal.aborted) sendError(res, exchange, error, { headers: caller.headers });
+  }
+}
+
+/**
+ * The request's key, from `authorization: Bearer`, checked before anything
+ * else (an unauthenticated body is never read); its name goes on the access
+ * line. Undefined when the response was already sent (401).
+ */
+async function callerOf(req: AnyRequest, res: AnyResponse, exchange: Exchange, options: OpenAiFacadeOptions, bodyUnread: boolean): Promise<Caller | undefined> {
+  try {
+    const principal = await options.tenancy?.identify(headerOf(req, "authorization"), "openai");
+    if (principal) exchange.fields.key = principal.name;
+    return { ...(principal ? { principal } : {}), headers: {} };
+  } catch (error) {
+    sendError(res, exchange, error, { bodyUnread });
+    return undefined;
   }
 }
 
 async function chatCompletions(req: AnyRequest, res: AnyResponse, exchange: Exchange, options: OpenAiFacadeOptions, store: ReplayStore): Promise<void> {
+  const caller = await callerOf(req, res, exchange, options, true);
+  if (!caller) return;
   let parsed: OpenAiChatRequest;
   try {
     const raw = await readBody(req, options.limits);
@@ -151,12 +195,18 @@ async function chatCompletions(req: AnyRequest, res: AnyResponse, exchange: Exch
   } catch (error) {
     return sendError(res, exchange, error);
   }
-  if (parsed.stream) await stream(res, exchange, parsed, options, store);
-  else await complete(res, exchange, parsed, options.pipeline, store);
+  if (parsed.stream) await stream(res, exchange, parsed, options, store, caller);
+  else await complete(res, exchange, parsed, options.pipeline, store, caller);
 }
 
-function listModels(res: AnyResponse, exchange: Exchange, pipeline: ChatPipeline, id?: string): void {
-  const models = pipeline.catalog().map((model) => ({ id: model.id, object: "model", created: 0, owned_by: model.provider }));
+/** The aliases the caller's key may use (every alias when authentication is off). */
+async function listModels(req: AnyRequest, res: AnyResponse, exchange: Exchange, options: OpenAiFacadeOptions, id?: string): Promise<void> {
+  const caller = await callerOf(req, res, exchange, options, false);
+  if (!caller) return;
+  const models = options.pipeline
+    .catalog()
+    .filter((model) => mayUse(caller.principal, model.id))
+    .map((model) => ({ id: model.id, object: "model", created: 0, owned_by: model.provider }));
   if (id === undefined) {
     exchange.code = "ok";
     return sendJson(res, 200, { object: "list", data: models });
@@ -183,13 +233,13 @@ export function createOpenAiFacade(options: OpenAiFacadeOptions): FacadeRoute {
     }
     if (path === "/v1/models" && req.method === "GET") {
       exchange.route = path;
-      return listModels(res, exchange, options.pipeline);
+      return listModels(req, res, exchange, options);
     }
     if (path.startsWith("/v1/models/") && req.method === "GET") {
       exchange.route = "/v1/models/{id}";
       const id = decodePathSegment(path.slice("/v1/models/".length));
       if (id === undefined) return sendError(res, exchange, new GatewayError("invalid_request", "path: malformed percent-escape in the model id", { field: "model" }));
-      return listModels(res, exchange, options.pipeline, id);
+      return listModels(req, res, exchange, options, id);
     }
     exchange.route = "other";
     exchange.code = "not_found";

@@ -18,6 +18,8 @@ function usage(u: Usage): Record<string, unknown> {
     total_tokens: u.inputTokens + u.outputTokens,
     prompt_tokens_details: { cached_tokens: u.cachedInputTokens },
     completion_tokens_details: { reasoning_tokens: u.reasoningTokens },
+    // Sluice extension: the provider reported no usage and the gateway counted it.
+    ...(u.estimated ? { estimated: true } : {}),
   };
 }
 

@@ -1,0 +1,67 @@
+import { timingSafeEqual } from "node:crypto";
+import type { Config, ConfiguredKey } from "../config/config.js";
+import { sha256Hex } from "../config/key-hash.js";
+import { GatewayError } from "../core/errors.js";
+import type { KeyRegistry } from "./key-registry.js";
+import type { Principal } from "./principal.js";
+
+/** `Bearer <token>`: the OpenAI SDKs' apiKey, gRPC metadata, curl -H. A token is printable ASCII, at most 512 characters. */
+const BEARER = /^\s*Bearer\s+([\x21-\x7e]{1,512})\s*$/i;
+
+/** Why a request has no principal; for the observer, never shown beyond "missing" / "invalid". */
+export type AuthFailure = "missing" | "malformed" | "unknown";
+
+export class AuthError extends GatewayError {
+  constructor(readonly failure: AuthFailure) {
+    super(
+      "unauthenticated",
+      failure === "missing" ? "missing API key: send it as `authorization: Bearer <key>`" : "invalid API key",
+    );
+  }
+}
+
+const indexes = new WeakMap<readonly ConfiguredKey[], ReadonlyMap<string, Principal>>();
+
+/** Configured keys by hash, built once per configuration (a reload brings a new array, hence a new index). */
+function configuredKeys(keys: readonly ConfiguredKey[]): ReadonlyMap<string, Principal> {
+  let index = indexes.get(keys);
+  if (!index) {
+    index = new Map(keys.map((k) => [k.sha256, { ...k, source: "config" as const }]));
+    indexes.set(keys, index);
+  }
+  return index;
+}
+
+/** The bearer token of an `authorization` header; throws `unauthenticated` without one. */
+export function bearerToken(header: string | undefined): string {
+  if (header === undefined || header.trim() === "") throw new AuthError("missing");
+  const match = BEARER.exec(header);
+  if (!match) throw new AuthError("malformed");
+  return match[1]!;
+}
+
+/** Equal hex digests, compared in constant time. */
+export function sameDigest(a: string, b: string): boolean {
+  const x = Buffer.from(a, "hex");
+  const y = Buffer.from(b, "hex");
+  return x.length === y.length && x.length > 0 && timingSafeEqual(x, y);
+}
+
+/**
+ * The principal behind an `authorization` header: the key is hashed and
+ * looked up among the configured keys (of the configuration in force now)
+ * and the runtime keys this replica knows, re-reading those once if the
+ * key is new to it. The lookup is by hash, so its timing depends on the
+ * hash of what the caller sent, which tells the caller nothing about any
+ * stored key; the final comparison is in constant time all the same.
+ */
+export async function authenticate(header: string | undefined, config: Config, registry: KeyRegistry): Promise<Principal> {
+  const hash = sha256Hex(bearerToken(header));
+  let found = configuredKeys(config.auth.keys).get(hash) ?? registry.get(hash);
+  if (!found) {
+    await registry.refreshOnMiss();
+    found = registry.get(hash);
+  }
+  if (!found || !sameDigest(found.sha256, hash)) throw new AuthError("unknown");
+  return found;
+}

@@ -1,0 +1,83 @@
+import type { StoredKey, TenantStore } from "../store/tenant-store.js";
+import type { Principal } from "./principal.js";
+
+/**
+ * This replica's copy of the keys created at run time, so that
+ * authentication is a local lookup. It follows the store's key version:
+ * polled every POLL_MS, re-read at once when a request presents a key it
+ * does not know (at most once per MISS_REFRESH_MS, so unknown keys cannot
+ * turn into a flood of Redis reads), and after this replica's own admin
+ * writes. Revocation does not wait for it: every admission checks that a
+ * runtime key is still active, in the same Redis round trip.
+ */
+export interface KeyRegistry {
+  get(sha256: string): Principal | undefined;
+  all(): readonly Principal[];
+  /** Re-reads if the version moved (single flight), unless a miss did so very recently. */
+  refreshOnMiss(): Promise<void>;
+  /** Re-reads now (after a create or revoke on this replica). */
+  refresh(): Promise<void>;
+  close(): void;
+}
+
+export const KEY_POLL_MS = 250;
+const MISS_REFRESH_MS = 100;
+
+function principalOf(key: StoredKey): Principal {
+  return {
+    source: "runtime",
+    name: key.name,
+    sha256: key.sha256,
+    createdAt: key.createdAt,
+    limits: key.limits,
+    ...(key.models ? { models: key.models } : {}),
+    ...(key.budget ? { budget: key.budget } : {}),
+  };
+}
+
+export function createKeyRegistry(options: { readonly store: TenantStore; readonly poll: boolean; readonly onError: (error: unknown) => void }): KeyRegistry {
+  const { store } = options;
+  let byHash = new Map<string, Principal>();
+  let version: string | undefined;
+  let inFlight: Promise<void> | undefined;
+  let lastMiss = Number.NEGATIVE_INFINITY;
+
+  const load = (force: boolean): Promise<void> => {
+    inFlight ??= (async () => {
+      try {
+        const current = await store.keysVersion();
+        if (!force && current === version) return;
+        const keys = await store.listKeys();
+        byHash = new Map(keys.map((k) => [k.sha256, principalOf(k)]));
+        version = current;
+      } catch (error) {
+        options.onError(error);
+      } finally {
+        inFlight = undefined;
+      }
+    })();
+    return inFlight;
+  };
+
+  const timer = options.poll ? setInterval(() => void load(false), KEY_POLL_MS) : undefined;
+  timer?.unref();
+  void load(true);
+
+  return {
+    get: (sha256) => byHash.get(sha256),
+    all: () => [...byHash.values()],
+    refreshOnMiss() {
+      const now = performance.now();
+      if (now - lastMiss < MISS_REFRESH_MS) return inFlight ?? Promise.resolve();
+      lastMiss = now;
+      return load(false);
+    },
+    async refresh() {
+      await inFlight;
+      await load(true);
+    },
+    close() {
+      if (timer) clearInterval(timer);
+    },
+  };
+}

@@ -1,0 +1,25 @@
+import type { KeySettings } from "../config/config.js";
+
+/**
+ * Who a request is: the virtual key it presented, resolved once at its
+ * edge. Carries the key's settings as they are at that moment (a
+ * configuration reload or a runtime change applies from the next request)
+ * and its SHA-256, never the key.
+ */
+export interface Principal extends KeySettings {
+  readonly source: "config" | "runtime";
+  /** SHA-256 of the key, hex. */
+  readonly sha256: string;
+  /** Runtime keys: when it was created (epoch ms). */
+  readonly createdAt?: number;
+}
+
+/** Whether the key may use `alias` (no allowlist: every alias). */
+export function mayUse(principal: Principal | undefined, alias: string): boolean {
+  return principal?.models === undefined || principal.models.includes(alias);
+}
+
+/** Identifies a key in listings without revealing it: the first 12 hex digits of its hash. */
+export function keyId(sha256: string): string {
+  return sha256.slice(0, 12);
+}

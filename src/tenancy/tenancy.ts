@@ -1,0 +1,181 @@
+import type { Config } from "../config/config.js";
+import type { PipelineObserver } from "../flow/observer.js";
+import type { Logger } from "../logging/logger.js";
+import { createFailOpenStore, type StoreEvent } from "../store/fail-open-store.js";
+import { createMemoryTenantStore } from "../store/memory-tenant-store.js";
+import { createRedisTenantStore, createStoreClient } from "../store/redis-tenant-store.js";
+import type { SettleResult, TenantStore, UsageRecord } from "../store/tenant-store.js";
+import { AuthError, authenticate } from "./authenticate.js";
+import { createKeyAdmin, type KeyAdmin } from "./key-admin.js";
+import { createKeyRegistry } from "./key-registry.js";
+import type { Principal } from "./principal.js";
+import { type ChargeInput, NO_CHARGE, openCharge, type TenantCharge } from "./tenant-charge.js";
+
+export interface TenancyOptions {
+  /** The configuration in force (read per request, so a reload applies to the next one). */
+  readonly config: () => Config;
+  readonly logger: Logger;
+  readonly observer?: PipelineObserver;
+  /** Tests only: the store's clock (epoch ms) instead of Redis's or the process's. */
+  readonly storeClock?: () => number;
+}
+
+/**
+ * Virtual keys, limits, budgets and usage (README, "Tenancy"): what the
+ * edges ask (who is this request?), what the pipeline's admission stage
+ * opens per request, what the admin service manages, over one store.
+ */
+export interface Tenancy {
+  /** The principal of a request's `authorization` header; undefined while authentication is off. Throws `unauthenticated`. */
+  identify(authorization: string | undefined, edge: string): Promise<Principal | undefined>;
+  /** The admission stage of one request (a no-op without a principal); throws `permission_denied` for an alias the key may not use. */
+  charge(principal: Principal | undefined, input: Omit<ChargeInput, "principal">): TenantCharge;
+  readonly admin: KeyAdmin;
+  readonly store: TenantStore;
+  /** Waits up to `graceMs` for settles in flight and buffered usage to reach the store, then disconnects. */
+  close(graceMs?: number): Promise<void>;
+}
+
+const describe = (error: unknown) => (error instanceof Error ? `${error.name}: ${error.message.slice(0, 200)}` : "unknown");
+
+/** Where Redis is, for logs: host and port only (a URL may carry a password). */
+function redisHost(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return "(invalid url)";
+  }
+}
+
+/** Drops are logged at the first of an outage and then every LOG_DROPS_EVERY-th, with the running total. */
+const LOG_DROPS_EVERY = 1_000;
+
+export function createTenancy(options: TenancyOptions): Tenancy {
+  const { logger, observer } = options;
+  const startConfig = options.config();
+  const inFlight = new Set<Promise<unknown>>();
+  let fallbacks = { admit: 0, settle: 0 };
+  let store: TenantStore;
+  let disconnect: () => void = () => undefined;
+  let flushAndClose: () => Promise<number> = async () => 0;
+
+  const onStoreEvent = (event: StoreEvent) => {
+    switch (event.type) {
+      case "down":
+        logger.warn({ event: "store.down", operation: event.operation, cause: event.cause });
+        observer?.storeState?.({ up: false, cause: event.cause });
+        break;
+      case "up":
+        logger.info({ event: "store.up", fallbackAdmissions: fallbacks.admit, fallbackSettles: fallbacks.settle });
+        fallbacks = { admit: 0, settle: 0 };
+        observer?.storeState?.({ up: true });
+        break;
+      case "fallback":
+        fallbacks[event.operation]++;
+        observer?.storeFallback?.({ operation: event.operation });
+        break;
+      case "flushed":
+        observer?.usageRecorded?.({ record: event.record, result: "flushed" });
+        break;
+      case "drained":
+        logger.info({ event: "usage.flushed", records: event.count });
+        break;
+      case "dropped":
+        if (event.total === 1 || event.total % LOG_DROPS_EVERY === 0) {
+          logger.error({ event: "usage.dropped", requestId: event.record.requestId, key: event.record.key, droppedTotal: event.total });
+        }
+        observer?.usageRecorded?.({ record: event.record, result: "dropped" });
+        break;
+    }
+  };
+
+  const redisConfig = startConfig.store?.redis;
+  if (!redisConfig) {
+    store = createMemoryTenantStore({ ...(options.storeClock ? { now: options.storeClock } : {}) });
+  } else {
+    const client = createStoreClient({ url: redisConfig.url, timeoutMs: redisConfig.timeoutMs });
+    const host = redisHost(redisConfig.url);
+    let errorLogged = false;
+    client.on("error", (error: unknown) => {
+      // node-redis reports every failed reconnection; one line per outage is enough.
+      if (errorLogged) return;
+      errorLogged = true;
+      logger.warn({ event: "store.error", redis: host, cause: describe(error) });
+    });
+    const clock = options.storeClock ? { now: options.storeClock } : {};
+    const wrapper = createFailOpenStore({
+      shared: createRedisTenantStore({ client, prefix: redisConfig.prefix, streamLeaseMs: redisConfig.streamLeaseMs, usageStreamMaxLen: redisConfig.usageStreamMaxLen, ...clock }),
+      local: createMemoryTenantStore({ streamLeaseMs: redisConfig.streamLeaseMs, maxRecords: 0, ...clock }),
+      failMode: redisConfig.failMode,
+      replicas: redisConfig.replicas,
+      bufferMax: redisConfig.bufferMax,
+      connected: () => client.isReady,
+      onEvent: onStoreEvent,
+    });
+    client.on("ready", () => {
+      errorLogged = false;
+      logger.info({ event: "store.connected", redis: host, prefix: redisConfig.prefix });
+      void wrapper.flush();
+    });
+    // Not awaited: a gateway starts (and, failing open, serves) while Redis is away.
+    client.connect().catch(() => undefined);
+    store = wrapper;
+    flushAndClose = async () => {
+      await wrapper.close();
+      return wrapper.buffered;
+    };
+    disconnect = () => client.destroy();
+  }
+
+  const registry = createKeyRegistry({
+    store,
+    poll: redisConfig !== undefined,
+    onError: () => undefined, // the store reports its own trouble
+  });
+
+  const settled = (work: Promise<{ readonly record: UsageRecord; readonly result: SettleResult }>, requestId: string) => {
+    const tracked = work.then(
+      ({ record, result }) => {
+        logger.debug({ event: "usage.recorded", requestId, key: record.key, result, inputTokens: record.inputTokens, outputTokens: record.outputTokens, costMicros: record.costMicros, estimated: record.estimated });
+        observer?.usageRecorded?.({ record, result });
+      },
+      (error: unknown) => logger.error({ event: "usage.settle_failed", requestId, cause: describe(error) }),
+    );
+    inFlight.add(tracked);
+    void tracked.finally(() => inFlight.delete(tracked));
+  };
+
+  return {
+    async identify(authorization, edge) {
+      const config = options.config();
+      if (!config.auth.required) return undefined;
+      try {
+        const principal = await authenticate(authorization, config, registry);
+        observer?.authenticated?.({ edge, key: principal.name });
+        return principal;
+      } catch (error) {
+        if (error instanceof AuthError) observer?.authenticated?.({ edge, failure: error.failure });
+        throw error;
+      }
+    },
+    charge(principal, input) {
+      return principal ? openCharge({ store, settled, ...(observer ? { observer } : {}) }, { ...input, principal }) : NO_CHARGE;
+    },
+    admin: createKeyAdmin({ config: options.config, store, registry }),
+    store,
+    async close(graceMs = 2_000) {
+      registry.close();
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<"late">((resolve) => (timer = setTimeout(resolve, graceMs, "late")));
+      const done = (async () => {
+        await Promise.allSettled([...inFlight]);
+        return flushAndClose();
+      })();
+      const outcome = await Promise.race([done, deadline]);
+      clearTimeout(timer);
+      const unflushed = outcome === "late" ? -1 : outcome;
+      if (unflushed !== 0) logger.error({ event: "usage.unflushed", records: unflushed === -1 ? "unknown (flush timed out)" : unflushed });
+      disconnect();
+    },
+  };
+}

@@ -1,0 +1,195 @@
+import { randomUUID } from "node:crypto";
+import type { ModelRoute, RouteTarget } from "../config/config.js";
+import type { ChatRequest } from "../core/chat-request.js";
+import { quoteClientValue } from "../core/client-text.js";
+import { GatewayError, toGatewayError } from "../core/errors.js";
+import type { PipelineObserver } from "../flow/observer.js";
+import type { AdmitResult, Quota, SettleResult, StreamOutcome, TenantStore, UsageRecord } from "../store/tenant-store.js";
+import { costMicros, maxCostMicros } from "../usage/cost.js";
+import { estimatedInputTokens } from "../usage/prompt-size.js";
+import type { UsageMeter } from "../usage/usage-meter.js";
+import { mayUse, type Principal } from "./principal.js";
+import { resetDuration, usdFromMicros } from "./quota-headers.js";
+
+/**
+ * Output tokens reserved when a request sets no max_tokens: what a typical
+ * answer needs, not the model's maximum (a key's tokensPerMinute would
+ * otherwise refuse every such request). The real count replaces it at the
+ * end; clients that want a tight reservation set max_tokens.
+ */
+export const DEFAULT_RESERVED_OUTPUT_TOKENS = 1_024;
+
+/**
+ * The tenancy stage of one request (README, "Tenancy"): the allowlist when
+ * opened, one store round trip at admission that checks every limit and
+ * reserves tokens and the most the request can cost, and at the end,
+ * whichever way it comes, one settle that replaces the reservations with
+ * what was used and records the stream. The settle runs after the last
+ * delta went out, off the client's path.
+ */
+export interface TenantCharge {
+  /** Checks and reserves; throws `rate_limited`, `budget_exceeded`, `unauthenticated` (revoked) or `store_unavailable`. */
+  admit(route: ModelRoute): Promise<void>;
+  /** The target whose first delta committed the request: its price settles the cost. */
+  serving(target: RouteTarget): void;
+  /** The stream ended (no reason: completed). Idempotent: the first end counts. */
+  end(meter: UsageMeter, reason?: GatewayError): void;
+}
+
+export interface ChargeDeps {
+  readonly store: TenantStore;
+  readonly observer?: PipelineObserver;
+  /** Hands over a settle in flight (shutdown waits for them) and reports how it went. */
+  readonly settled: (work: Promise<{ readonly record: UsageRecord; readonly result: SettleResult }>, requestId: string) => void;
+}
+
+export interface ChargeInput {
+  readonly principal: Principal;
+  readonly request: ChatRequest;
+  readonly requestId: string;
+  /** Called with what is left of the key's limits, before the first delta or the refusal. */
+  readonly onQuota?: (quota: Quota) => void;
+}
+
+/** Anonymous requests (authentication off): nothing to check, nothing to charge. */
+export const NO_CHARGE: TenantCharge = Object.freeze({
+  admit: () => Promise.resolve(),
+  serving: () => undefined,
+  end: () => undefined,
+});
+
+function refusal(principal: Principal, result: Extract<AdmitResult, { ok: false }>, reserved: number): GatewayError {
+  const name = principal.name;
+  const retry = result.retryAfterMs === undefined ? {} : { retryAfterMs: result.retryAfterMs };
+  const limits = principal.limits;
+  switch (result.reason) {
+    case "revoked":
+      return new GatewayError("unauthenticated", "invalid API key");
+    case "requests":
+      return new GatewayError("rate_limited", `key ${name} is over its limit of ${limits.requestsPerMinute} requests per minute`, retry);
+    case "streams":
+      return new GatewayError("rate_limited", `key ${name} has all of its ${limits.concurrentStreams} concurrent streams in use`, retry);
+    case "tokens":
+      return result.retryAfterMs === undefined
+        ? new GatewayError(
+            "rate_limited",
+            `the request reserves ${reserved} tokens (prompt estimate + max_tokens), more than key ${name}'s limit of ${limits.tokensPerMinute} tokens per minute; lower max_tokens`,
+            { field: "sampling.max_tokens" },
+          )
+        : new GatewayError("rate_limited", `key ${name} is over its limit of ${limits.tokensPerMinute} tokens per minute`, retry);
+    case "budget": {
+      const budget = principal.budget!;
+      return result.retryAfterMs === undefined
+        ? new GatewayError("budget_exceeded", `the request could cost more than key ${name}'s whole budget of ${usdFromMicros(budget.usdMicros)} USD per ${budget.period}; lower max_tokens`)
+        : new GatewayError(
+            "budget_exceeded",
+            `key ${name} has used its budget of ${usdFromMicros(budget.usdMicros)} USD for this ${budget.period} (it renews in ${resetDuration(result.retryAfterMs)})`,
+            retry,
+          );
+    }
+  }
+}
+
+const outcomeOf = (reason: GatewayError | undefined): StreamOutcome => (reason === undefined ? "completed" : reason.code === "canceled" ? "canceled" : "failed");
+
+/** Opens the charge of one request; the allowlist is checked here, before the alias is looked up (a key learns nothing of aliases it may not use). */
+export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
+  const { principal, request } = input;
+  const alias = request.model;
+  const key = principal.name;
+  if (!mayUse(principal, alias)) {
+    deps.observer?.tenantRefused?.({ key, alias, reason: "not_allowed" });
+    throw new GatewayError("permission_denied", `key ${key} may not use model ${quoteClientValue(alias)}`, { field: "model" });
+  }
+  const startedAt = performance.now();
+  let state: "new" | "admitting" | "admitted" | "closed" = "new";
+  let admission: { readonly id: string; readonly admittedAt: number; readonly shared: boolean; readonly tokens: number; readonly micros: number } | undefined;
+  let target: RouteTarget | undefined;
+  let pending: { readonly meter: UsageMeter; readonly reason: GatewayError | undefined } | undefined;
+
+  const settle = (meter: UsageMeter, reason: GatewayError | undefined) => {
+    state = "closed";
+    const held = admission!;
+    const durationMs = performance.now() - startedAt;
+    const at = Date.now();
+    const work = (async () => {
+      const usage = await meter.final();
+      const record: UsageRecord = {
+        requestId: input.requestId,
+        key,
+        alias,
+        target: target?.key ?? "",
+        inputTokens: usage.inputTokens,
+        outputTokens: usage.outputTokens,
+        cachedInputTokens: usage.cachedInputTokens,
+        reasoningTokens: usage.reasoningTokens,
+        costMicros: costMicros(usage, target?.price),
+        estimated: usage.estimated,
+        ...(meter.ttftMs === undefined ? {} : { ttftMs: meter.ttftMs }),
+        durationMs,
+        outcome: outcomeOf(reason),
+        ...(reason ? { code: reason.code } : {}),
+        at,
+      };
+      const result = await deps.store.settle({
+        admissionId: held.id,
+        key,
+        admittedAt: held.admittedAt,
+        shared: held.shared,
+        ...(principal.budget ? { budgetPeriod: principal.budget.period } : {}),
+        reservedTokens: held.tokens,
+        reservedMicros: held.micros,
+        record,
+      });
+      return { record, result };
+    })();
+    deps.settled(work, input.requestId);
+  };
+
+  return {
+    async admit(route) {
+      state = "admitting";
+      const { limits, budget } = principal;
+      const inputTokens = limits.tokensPerMinute !== undefined || budget !== undefined ? estimatedInputTokens(request) : 0;
+      const outputTokens = request.sampling.maxTokens ?? DEFAULT_RESERVED_OUTPUT_TOKENS;
+      const reserveTokens = limits.tokensPerMinute !== undefined ? inputTokens + outputTokens : 0;
+      const reserveMicros = budget ? maxCostMicros(inputTokens, outputTokens, route.targets) : 0;
+      const id = randomUUID();
+      let result: AdmitResult;
+      try {
+        result = await deps.store.admit({
+          key,
+          admissionId: id,
+          limits,
+          ...(budget ? { budget } : {}),
+          ...(principal.source === "runtime" ? { runtimeSha256: principal.sha256 } : {}),
+          reserveTokens,
+          reserveMicros,
+        });
+      } catch (error) {
+        state = "closed";
+        deps.observer?.tenantRefused?.({ key, alias, reason: "store_unavailable" });
+        throw toGatewayError(error);
+      }
+      input.onQuota?.(result.quota);
+      if (!result.ok) {
+        state = "closed";
+        deps.observer?.tenantRefused?.({ key, alias, reason: result.reason });
+        throw refusal(principal, result, reserveTokens);
+      }
+      admission = { id, admittedAt: result.admittedAt, shared: result.shared, tokens: reserveTokens, micros: reserveMicros };
+      state = "admitted";
+      deps.observer?.tenantAdmitted?.({ key, alias, shared: result.shared });
+      // The request ended while its admission was on its way: settle it now.
+      if (pending) settle(pending.meter, pending.reason);
+    },
+    serving(t) {
+      target = t;
+    },
+    end(meter, reason) {
+      if (state === "admitting") pending ??= { meter, reason };
+      else if (state === "admitted") settle(meter, reason);
+      else state = "closed";
+    },
+  };
+}
