@@ -1,12 +1,11 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RetryInfoSchema } from "../gen/google/rpc/error_details_pb.js";
-import { parseRecord } from "../src/store/redis-tenant-store.js";
 import type { UsageRecord } from "../src/store/tenant-store.js";
 import { tokenCounter } from "../src/usage/token-count.js";
 import { chatClient, collect, textOf, transports, userRequest } from "./helpers/clients.js";
 import { baseUrlFor, type Harness, startHarness } from "./helpers/harness.js";
-import { dropPrefix, dumpPrefix, inspector, SHARED_REDIS_URL, testPrefix } from "./helpers/redis.js";
+import { dropPrefix, dumpPrefix, SHARED_REDIS_URL, testPrefix, usageRecords } from "./helpers/redis.js";
 import { tenancyEvents } from "./helpers/tenancy-events.js";
 
 const KEYS = {
@@ -181,17 +180,9 @@ describe("budgets", () => {
 });
 
 describe("usage records", () => {
-  const inspectStream = async () => {
-    const client = await inspector();
-    try {
-      return (await client.xRange(`${prefix}usage`, "-", "+")).map((e) => parseRecord(e.message as Record<string, string>));
-    } finally {
-      client.destroy();
-    }
-  };
   const stored = async (id: string): Promise<UsageRecord> => {
     await events.recorded(id);
-    const found = (await inspectStream()).find((r) => r.requestId === id);
+    const found = (await usageRecords(prefix)).find((r) => r.requestId === id);
     if (!found) throw new Error(`no record for ${id} in Redis`);
     return found;
   };

@@ -27,6 +27,8 @@ export interface FailOpenStoreOptions {
   readonly replicas: number;
   /** Settlements held while Redis is away; past it they are dropped and counted. */
   readonly bufferMax: number;
+  /** Longest wait for any one Redis call; past it the call counts as failed (its late answer is ignored). */
+  readonly timeoutMs: number;
   /** Whether the connection is up now (node-redis isReady): when not, nobody waits for a timeout. */
   readonly connected: () => boolean;
   readonly onEvent: (event: StoreEvent) => void;
@@ -35,6 +37,8 @@ export interface FailOpenStoreOptions {
 export interface FailOpenStore extends TenantStore {
   /** Settlements waiting for Redis. */
   readonly buffered: number;
+  /** The connection is back (node-redis `ready`): use Redis again at once, and flush. */
+  reconnected(): void;
   /** Sends the buffer to Redis now (single flight); resolves when it is empty or Redis failed again. */
   flush(): Promise<void>;
 }
@@ -50,13 +54,31 @@ const causeOf = (error: unknown): string => {
   return "unknown";
 };
 
+/** Thrown when Redis took longer than the store's timeout. */
+class StoreTimeoutError extends Error {
+  override readonly name = "StoreTimeoutError";
+}
+
+/**
+ * `work`, or a rejection after `ms`. The command itself cannot be withdrawn
+ * (it was written to Redis): its answer, when it comes, is ignored.
+ */
+function within<T>(work: Promise<T>, ms: number, operation: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new StoreTimeoutError(`${operation}: no answer from Redis within ${ms} ms`)), ms);
+  });
+  work.catch(() => undefined);
+  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
+}
+
 /** A limit shared by `replicas` replicas, as one replica's share (at least 1). */
 const share = (limit: number | undefined, replicas: number) => (limit === undefined ? undefined : Math.max(1, Math.floor(limit / replicas)));
 
 /**
  * The shared store behind a fail mode (README, "Tenancy: when Redis is in
- * trouble"). With `open`, a Redis that is down or slow (each command
- * bounded by the client's timeout) never blocks a stream: admissions fall
+ * trouble"). With `open`, a Redis that is down or slow (every call
+ * bounded by `timeoutMs`) never blocks a stream: admissions fall
  * back to this replica's own store with every limit divided by
  * `replicas`, and a budget's remaining share (budget − last spend seen in
  * Redis) divided the same way; settlements wait in a bounded buffer and
@@ -66,7 +88,20 @@ const share = (limit: number | undefined, replicas: number) => (limit === undefi
  * still buffered. Every fallback, outage, flush and drop is reported.
  */
 export function createFailOpenStore(options: FailOpenStoreOptions): FailOpenStore {
-  const { shared, local } = options;
+  const { local } = options;
+  const ms = options.timeoutMs;
+  /** The shared store, every call bounded by the timeout. */
+  const shared: TenantStore = {
+    admit: (req) => within(options.shared.admit(req), ms, "admit"),
+    settle: (s) => within(options.shared.settle(s), ms, "settle"),
+    usage: (key, kind, atMs) => within(options.shared.usage(key, kind, atMs), ms, "usage"),
+    records: (count) => within(options.shared.records(count), ms, "records"),
+    createKey: (key) => within(options.shared.createKey(key), ms, "createKey"),
+    revokeKey: (name) => within(options.shared.revokeKey(name), ms, "revokeKey"),
+    listKeys: () => within(options.shared.listKeys(), ms, "listKeys"),
+    keysVersion: () => within(options.shared.keysVersion(), ms, "keysVersion"),
+    close: () => options.shared.close(),
+  };
   const buffer: Settlement[] = [];
   let dropped = 0;
   let downUntil = 0;
@@ -78,9 +113,11 @@ export function createFailOpenStore(options: FailOpenStoreOptions): FailOpenStor
   const lastUsed = new Map<string, { readonly usedMicros: number; readonly until: number }>();
 
   const healthy = () => options.connected() && performance.now() >= downUntil;
+  const NOT_CONNECTED = new Error("not connected (reconnecting)");
 
-  const markDown = (operation: string, error: unknown) => {
-    downUntil = performance.now() + DOWN_MS;
+  /** `backoff`: Redis answered badly while connected (a timeout); while disconnected, reconnection decides. */
+  const markDown = (operation: string, error: unknown, backoff = true) => {
+    if (backoff) downUntil = performance.now() + DOWN_MS;
     if (down) return;
     down = true;
     options.onEvent({ type: "down", operation, cause: causeOf(error) });
@@ -115,35 +152,36 @@ export function createFailOpenStore(options: FailOpenStoreOptions): FailOpenStor
     return "buffered";
   };
 
-  const flush = (): Promise<void> => {
-    flushing ??= (async () => {
-      try {
-        while (buffer.length > 0 && options.connected()) {
-          const batch = buffer.splice(0, FLUSH_BATCH);
-          // Sent together: node-redis pipelines them on its one connection.
-          const results = await Promise.allSettled(batch.map((s) => shared.settle(s)));
-          const failed = batch.filter((_, i) => results[i]!.status === "rejected");
-          batch.forEach((s, i) => {
-            if (results[i]!.status !== "fulfilled") return;
-            flushedSinceEmpty++;
-            options.onEvent({ type: "flushed", record: s.record });
-          });
-          if (failed.length > 0) {
-            buffer.unshift(...failed);
-            const reason = results.find((r): r is PromiseRejectedResult => r.status === "rejected")!.reason as unknown;
-            markDown("flush", reason);
-            break;
-          }
-          markUp();
-        }
-        if (buffer.length === 0 && flushedSinceEmpty > 0) {
-          options.onEvent({ type: "drained", count: flushedSinceEmpty });
-          flushedSinceEmpty = 0;
-        }
-      } finally {
-        flushing = undefined;
+  const drain = async (): Promise<void> => {
+    while (buffer.length > 0 && options.connected()) {
+      const batch = buffer.splice(0, FLUSH_BATCH);
+      // Sent together: node-redis pipelines them on its one connection.
+      const results = await Promise.allSettled(batch.map((s) => shared.settle(s)));
+      const failed = batch.filter((_, i) => results[i]!.status === "rejected");
+      batch.forEach((s, i) => {
+        if (results[i]!.status !== "fulfilled") return;
+        flushedSinceEmpty++;
+        options.onEvent({ type: "flushed", record: s.record });
+      });
+      if (failed.length > 0) {
+        buffer.unshift(...failed);
+        const reason = results.find((r): r is PromiseRejectedResult => r.status === "rejected")!.reason as unknown;
+        markDown("flush", reason);
+        return;
       }
-    })();
+      markUp();
+    }
+    if (buffer.length === 0 && flushedSinceEmpty > 0) {
+      options.onEvent({ type: "drained", count: flushedSinceEmpty });
+      flushedSinceEmpty = 0;
+    }
+  };
+
+  /** One flush at a time; the flag is cleared asynchronously, after the assignment (a drain may finish synchronously). */
+  const flush = (): Promise<void> => {
+    flushing ??= drain().finally(() => {
+      flushing = undefined;
+    });
     return flushing;
   };
 
@@ -168,9 +206,14 @@ export function createFailOpenStore(options: FailOpenStoreOptions): FailOpenStor
     get buffered() {
       return buffer.length;
     },
+    reconnected() {
+      downUntil = 0;
+      void flush();
+    },
     flush,
 
     async admit(req) {
+      if (!options.connected()) markDown("admit", NOT_CONNECTED, false);
       if (!healthy()) return localAdmit(req);
       let result: AdmitResult;
       try {
@@ -188,6 +231,7 @@ export function createFailOpenStore(options: FailOpenStoreOptions): FailOpenStor
     async settle(s) {
       // A locally admitted stream holds local reservations: free them here; its usage still goes to Redis.
       if (!s.shared) await local.settle(s);
+      if (!options.connected()) markDown("settle", NOT_CONNECTED, false);
       if (!healthy()) {
         options.onEvent({ type: "fallback", operation: "settle" });
         return enqueue(s);

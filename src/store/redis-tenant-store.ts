@@ -42,7 +42,7 @@ export type SluiceRedisClient = RedisClientType<Record<string, never>, Record<st
 
 export interface RedisConnectionOptions {
   readonly url: string;
-  /** Longest wait for one command; past it the command fails (and the fail mode applies). */
+  /** Bounds connection set-up (a multiple of it); commands are bounded by the fail-open store. */
   readonly timeoutMs: number;
 }
 
@@ -51,16 +51,17 @@ const MAX_RECONNECT_DELAY_MS = 500;
 
 /**
  * A node-redis client for the store. Commands fail at once while it is
- * disconnected (no offline queue: a stream must not wait for a reconnect)
- * and after `timeoutMs` when Redis is slow; it reconnects on its own, with
- * backoff up to half a second. The caller must listen for `error`.
+ * disconnected (no offline queue: a stream must not wait for a reconnect);
+ * it reconnects on its own, with backoff up to half a second. node-redis's
+ * own command timeout only covers commands not yet written (a written one
+ * cannot be withdrawn without breaking the reply order), so the fail-open
+ * store bounds every command itself. The caller must listen for `error`.
  */
 export function createStoreClient(options: RedisConnectionOptions): SluiceRedisClient {
   return createClient({
     url: options.url,
     scripts: SCRIPTS,
     disableOfflineQueue: true,
-    commandOptions: { timeout: options.timeoutMs },
     socket: {
       connectTimeout: Math.max(1_000, options.timeoutMs * 4),
       reconnectStrategy: (retries: number) => Math.min(25 * 2 ** Math.min(retries, 10), MAX_RECONNECT_DELAY_MS),

@@ -109,13 +109,14 @@ export function createTenancy(options: TenancyOptions): Tenancy {
       failMode: redisConfig.failMode,
       replicas: redisConfig.replicas,
       bufferMax: redisConfig.bufferMax,
+      timeoutMs: redisConfig.timeoutMs,
       connected: () => client.isReady,
       onEvent: onStoreEvent,
     });
     client.on("ready", () => {
       errorLogged = false;
       logger.info({ event: "store.connected", redis: host, prefix: redisConfig.prefix });
-      void wrapper.flush();
+      wrapper.reconnected();
     });
     // Not awaited: a gateway starts (and, failing open, serves) while Redis is away.
     client.connect().catch(() => undefined);

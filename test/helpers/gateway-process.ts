@@ -16,7 +16,7 @@ export interface GatewayProcess extends Started {
 export interface GatewayProcessOptions {
   /** Extra Node flags, e.g. --expose-gc for live-heap figures from /debug/runtime?gc=1. */
   readonly nodeArgs?: readonly string[];
-  /** The process environment (default: this process's). */
+  /** The process's environment (key variables); this process's own by default. */
   readonly env?: NodeJS.ProcessEnv;
 }
 
@@ -42,7 +42,7 @@ export async function startGatewayProcess(config: ConfigInput, options: GatewayP
   const dir = await mkdtemp(join(tmpdir(), "sluice-gw-"));
   const file = join(dir, "sluice.yaml");
   await writeFile(file, stringify(config));
-  const started = await startProcess([...(options.nodeArgs ?? []), "dist/src/main.js", "--config", file, "--port", "0"], (l) => l.event === "server.listening", options.env);
+  const started = await startProcess([...(options.nodeArgs ?? []), "dist/src/main.js", "--config", file, "--port", "0"], (l) => l.event === "server.listening", options.env ?? process.env);
   const pid = started.child.pid!;
   return {
     ...started,

@@ -1,9 +1,10 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { once } from "node:events";
-import { createServer } from "node:net";
+import { createConnection, createServer, type Socket } from "node:net";
 import { createClient } from "redis";
-import { createStoreClient, type SluiceRedisClient } from "../../src/store/redis-tenant-store.js";
+import { createStoreClient, parseRecord, type SluiceRedisClient } from "../../src/store/redis-tenant-store.js";
+import type { UsageRecord } from "../../src/store/tenant-store.js";
 
 /** The machine's shared Redis (README: `.ci/run` starts one when `redis-cli ping` fails). */
 export const SHARED_REDIS_URL = process.env.SLUICE_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
@@ -125,6 +126,69 @@ export async function startOwnRedis(extra: readonly string[] = []): Promise<OwnR
     },
     async restart() {
       child = await launch(port, extra);
+    },
+  };
+}
+
+/** The usage records a gateway appended under `prefix`, oldest first. */
+export async function usageRecords(prefix: string, url = SHARED_REDIS_URL): Promise<UsageRecord[]> {
+  const client = await inspector(url);
+  try {
+    return ((await client.xRange(`${prefix}usage`, "-", "+")) ?? []).map((e) => parseRecord(e.message as Record<string, string>));
+  } finally {
+    client.destroy();
+  }
+}
+
+/**
+ * A TCP proxy in front of Redis that a test can stall: while stalled,
+ * bytes in either direction are held (the connection stays up, Redis just
+ * seems silent: a slow Redis, without any timing); `release` delivers them
+ * in order.
+ */
+export interface StallingProxy {
+  readonly url: string;
+  stall(): void;
+  release(): void;
+  close(): Promise<void>;
+}
+
+export async function startStallingProxy(targetPort: number): Promise<StallingProxy> {
+  let stalled = false;
+  const held: Array<() => void> = [];
+  const sockets = new Set<Socket>();
+  const server = createServer((client) => {
+    const target = createConnection(targetPort, "127.0.0.1");
+    for (const s of [client, target]) {
+      sockets.add(s);
+      s.on("error", () => undefined);
+      s.on("close", () => sockets.delete(s));
+    }
+    const pipe = (from: Socket, to: Socket) =>
+      from.on("data", (chunk: Buffer) => {
+        if (stalled) held.push(() => to.write(chunk));
+        else to.write(chunk);
+      });
+    pipe(client, target);
+    pipe(target, client);
+    client.on("close", () => target.destroy());
+    target.on("close", () => client.destroy());
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as { port: number };
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    stall() {
+      stalled = true;
+    },
+    release() {
+      stalled = false;
+      for (const deliver of held.splice(0)) deliver();
+    },
+    async close() {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
 }
