@@ -27,8 +27,14 @@ export interface UsageMeter {
   final(): Promise<MeteredUsage>;
 }
 
-/** Output text kept for counting; past it, characters are counted and extrapolated. */
-const MAX_KEPT_CHARS = 1_048_576;
+/**
+ * Output text kept per stream for counting, should the provider report no
+ * usage; past it only characters are counted, and converted at the rate
+ * measured on the kept part. Bounded so that many long streams cannot pin
+ * their whole answers in memory (the provider's usage, the common case,
+ * makes the kept text unnecessary).
+ */
+export const MAX_KEPT_CHARS = 65_536;
 
 const NONE: MeteredUsage = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, reasoningTokens: 0, estimated: false };
 

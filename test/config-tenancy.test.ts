@@ -1,0 +1,109 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, resolveConfig } from "../src/config/config.js";
+import { sha256Hex } from "../src/config/key-hash.js";
+
+const base = {
+  providers: { main: { kind: "openai", baseUrl: "http://127.0.0.1:9/v1" } },
+  models: { m: { provider: "main", model: "gpt" }, n: { provider: "main", model: "gpt" } },
+};
+const KEY = "sk-test-config-abcdef0123456789";
+
+function problems(input: unknown, env: NodeJS.ProcessEnv = {}): string {
+  try {
+    resolveConfig(input, env, "test.yaml");
+  } catch (e) {
+    expect(e).toBeInstanceOf(ConfigError);
+    return (e as Error).message;
+  }
+  throw new Error("expected a ConfigError");
+}
+
+describe("auth and store configuration", () => {
+  it("is off by default: no keys, no admin service, no Redis (the quick start)", () => {
+    const config = resolveConfig(base, {});
+    expect(config.auth).toEqual({ required: false, keys: [] });
+    expect(config.store).toBeUndefined();
+  });
+
+  it("keeps only hashes of keys, applies defaults, and turns budgets into micro-dollars", () => {
+    const config = resolveConfig(
+      {
+        ...base,
+        auth: {
+          adminKeyEnv: "ADMIN",
+          keys: [
+            { name: "a", keyEnv: "A_KEY", models: ["m"], limits: { requestsPerMinute: 60, tokensPerMinute: 100_000, concurrentStreams: 10 }, budget: { usd: 25.5 } },
+            { name: "b", sha256: sha256Hex("another-key-0123456789").toUpperCase() },
+          ],
+        },
+        store: { redis: { url: "redis://127.0.0.1:6379" } },
+      },
+      { A_KEY: KEY, ADMIN: "admin-key-0123456789abcdef" },
+    );
+    expect(config.auth.required).toBe(true);
+    expect(config.auth.adminKeySha256).toBe(sha256Hex("admin-key-0123456789abcdef"));
+    expect(config.auth.keys).toEqual([
+      { name: "a", sha256: sha256Hex(KEY), models: ["m"], limits: { requestsPerMinute: 60, tokensPerMinute: 100_000, concurrentStreams: 10 }, budget: { usdMicros: 25_500_000, period: "month" } },
+      { name: "b", sha256: sha256Hex("another-key-0123456789"), limits: {} },
+    ]);
+    expect(JSON.stringify(config)).not.toContain(KEY);
+    expect(config.store?.redis).toEqual({
+      url: "redis://127.0.0.1:6379",
+      prefix: "sluice:",
+      failMode: "open",
+      replicas: 1,
+      timeoutMs: 250,
+      usageStreamMaxLen: 1_000_000,
+      bufferMax: 10_000,
+      streamLeaseMs: 900_000,
+    });
+  });
+
+  it("an admin key alone turns authentication on (its keys are created at run time)", () => {
+    expect(resolveConfig({ ...base, auth: { adminKeyEnv: "ADMIN" } }, { ADMIN: "admin-key-0123456789abcdef" }).auth.required).toBe(true);
+  });
+
+  it("reports every key problem in one run, naming variables but never their values", () => {
+    const report = problems(
+      {
+        ...base,
+        auth: {
+          adminKeyEnv: "ADMIN",
+          keys: [
+            { name: "a", keyEnv: "UNSET_KEY" },
+            { name: "b", keyEnv: "SHORT_KEY" },
+            { name: "c", keyEnv: "GOOD_KEY", models: ["m", "ghost"] },
+            { name: "c", sha256: sha256Hex(KEY) },
+            { name: "d", keyEnv: "GOOD_KEY", sha256: sha256Hex(KEY) },
+            { name: "e" },
+            { name: "bad name!", sha256: "abc" },
+            { name: "f", keyEnv: "G", limits: { requestsPerMinute: 0 }, budget: { usd: -1, period: "year" } },
+          ],
+        },
+        store: { redis: { url: "http://127.0.0.1:6379", failMode: "maybe" } },
+      },
+      { SHORT_KEY: "short", GOOD_KEY: KEY, ADMIN: "tiny", G: "g-key-0123456789abcdef" },
+    );
+    for (const expected of [
+      "auth.keys.0.keyEnv: environment variable UNSET_KEY is not set",
+      "auth.keys.1.keyEnv: environment variable SHORT_KEY holds a key shorter than 16 characters",
+      'auth.keys.2.models.1: unknown model alias "ghost"',
+      'auth.keys.3.name: duplicate key name "c" (also auth.keys.2)',
+      "auth.keys.3: the same key as auth.keys.2",
+      "auth.keys.4: give exactly one of keyEnv or sha256",
+      "auth.keys.5: give exactly one of keyEnv or sha256",
+      "auth.keys.6.name",
+      "auth.keys.6.sha256: must be 64 hex digits",
+      "auth.keys.7.limits.requestsPerMinute",
+      "auth.keys.7.budget.usd",
+      "auth.keys.7.budget.period",
+      "auth.adminKeyEnv: environment variable ADMIN holds a key shorter than 16 characters",
+      "store.redis.url",
+      "store.redis.failMode",
+    ]) {
+      expect(report).toContain(expected);
+    }
+    expect(report).not.toContain("short\n");
+    expect(report).not.toContain(KEY);
+  });
+});
