@@ -142,7 +142,8 @@ describe("WatchStats behind the admin key", () => {
   };
 
   it("refuses a caller without a key, with a wrong key, or with a tenant's key: UNAUTHENTICATED, the key never echoed", async () => {
-    for (const headers of [{}, { authorization: "Bearer not-the-admin-key" }, { authorization: `Bearer ${TENANT_KEY}` }, { authorization: "Basic abc" }]) {
+    const attempts: Array<Record<string, string>> = [{}, { authorization: "Bearer not-the-admin-key" }, { authorization: `Bearer ${TENANT_KEY}` }, { authorization: "Basic abc" }];
+    for (const headers of attempts) {
       const error = await refusal(headers);
       expect(error.code).toBe(Code.Unauthenticated);
       expect(error.message).not.toContain("not-the-admin-key");
