@@ -15,6 +15,8 @@ export interface TargetSpec {
   readonly model: string;
   /** For the peer: the simulator's OpenAI base URL it must forward to. */
   readonly upstream?: string;
+  /** gRPC only: spread streams over this many HTTP/2 connections (the gateway allows 1 000 streams per connection). */
+  readonly connections?: number;
 }
 
 export interface StreamResult {
@@ -79,11 +81,13 @@ function sseTarget(spec: TargetSpec): Target {
   };
 }
 
-/** Sluice's gRPC edge through connect-node over one HTTP/2 connection. */
+/** Sluice's gRPC edge through connect-node, over one HTTP/2 connection unless `connections` asks for more. */
 function grpcTarget(spec: TargetSpec): Target {
-  const client = createClient(ChatService, createGrpcTransport({ baseUrl: spec.url }));
+  const clients = Array.from({ length: Math.max(1, spec.connections ?? 1) }, () => createClient(ChatService, createGrpcTransport({ baseUrl: spec.url })));
+  let next = 0;
   return {
     async stream(prompt, signal, onText) {
+      const client = clients[next++ % clients.length]!;
       let textDeltas = 0;
       let finished = false;
       let provider: string | undefined;
