@@ -53,8 +53,8 @@ export interface Sluice {
   readonly registry: StreamRegistry;
   readonly logger: Logger;
   readonly telemetry: Telemetry;
-  /** The console's live numbers (what WatchStats sends). */
-  readonly live: LiveStats;
+  /** The console's live numbers (what WatchStats sends); absent when WatchStats is not served. */
+  readonly live?: LiveStats;
   /** Where /metrics is served when it has a listener of its own. */
   readonly metricsUrl?: string;
   /** Keys, limits, budgets and usage records. */
@@ -86,12 +86,17 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
   const BREAKER_STATE = { closed: 0, half_open: 1, open: 2 } as const;
   const queues = () => [...gates.all()].map(([provider, gate]) => ({ provider, waiting: gate.waiting, inFlight: gate.inFlight }));
   const timers = options.timers ?? systemTimers;
-  const live = createLiveStats({
-    timers,
-    sources: { activeStreams: () => registry.active, queues, breakers: () => [...breakers.states()].map(([target, state]) => ({ target, state })) },
-  });
+  // Open: anyone who can reach the port may watch, as they may read /metrics. Otherwise the admin key, when there is one.
+  // Nobody can watch otherwise, and then streams do not feed the statistics at all.
+  const watchable = config.console.access === "open" || config.auth.adminKeySha256 !== undefined;
+  const live = watchable
+    ? createLiveStats({
+        timers,
+        sources: { activeStreams: () => registry.active, queues, breakers: () => [...breakers.states()].map(([target, state]) => ({ target, state })) },
+      })
+    : undefined;
   const telemetry = createTelemetry({
-    live,
+    ...(live ? { live } : {}),
     config: config.telemetry,
     env: options.env ?? process.env,
     logger,
@@ -132,8 +137,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     console: {
       access: config.console.access,
       assets: config.console.access === "off" ? new Map() : loadConsoleAssets(options.consoleDir ?? defaultConsoleDir()),
-      // Open: anyone who can reach the port may watch, as they may read /metrics. Otherwise the admin key, when there is one.
-      ...(config.console.access === "open" || config.auth.adminKeySha256 !== undefined
+      ...(live
         ? {
             watch: createStatsWatch({
               live,
@@ -157,7 +161,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
   return {
     server,
     telemetry,
-    live,
+    ...(live ? { live } : {}),
     ...(metricsListener ? { metricsUrl: `${metricsListener.url}/metrics` } : {}),
     gates,
     pipeline,
