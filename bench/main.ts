@@ -14,7 +14,14 @@ import { type Goal, lineChart, table } from "./report.js";
 import { round, summary } from "./stats.js";
 import type { TargetKind, TargetSpec } from "./targets.js";
 
-const { values: args } = parseArgs({ options: { quick: { type: "boolean", default: false }, "no-peer": { type: "boolean", default: false } } });
+const { values: args } = parseArgs({
+  options: {
+    quick: { type: "boolean", default: false },
+    "no-peer": { type: "boolean", default: false },
+    /** Run one scenario alone (today: `admission`), written to bench/results/<mode>-<name>.{md,json}. */
+    only: { type: "string" },
+  },
+});
 const QUICK = args.quick;
 const ROOT = process.cwd();
 const LOAD = join(ROOT, "dist/bench/load.js");
@@ -33,7 +40,16 @@ interface Services {
   gatewayUrl: string;
   peer?: Proc;
   peerUrl?: string;
+  /** The same gateway with a virtual key, Redis limits and a budget on every request. */
+  limited: Proc;
+  limitedUrl: string;
+  /** A redis-server of the benchmark's own (its command counts are the gateway's alone). */
+  redis?: Proc;
+  redisPort: number;
 }
+
+/** The limited gateway's key: every limit and the budget on, far above what the load reaches. */
+const BENCH_KEY = "sk-bench-limited-0123456789abcdef";
 
 function log(message: string): void {
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
@@ -97,7 +113,8 @@ async function startServices(): Promise<Services> {
     ["--expose-gc", "dist/src/main.js", "--config", configFile, "--port", "0"],
     (line) => (line.includes('"server.listening"') ? ((JSON.parse(line) as { url: string }).url) : undefined),
   );
-  const services: Services = { simOrigin: simInfo.origin, simOpenAi: simInfo.openAiBaseUrl, sim, gateway, gatewayUrl };
+  const limits = await startLimitedGateway(dir, simInfo.openAiBaseUrl);
+  const services: Services = { simOrigin: simInfo.origin, simOpenAi: simInfo.openAiBaseUrl, sim, gateway, gatewayUrl, ...limits };
   if (!args["no-peer"]) {
     const entry = join(ROOT, "bench/node_modules/@portkey-ai/gateway/build/start-server.js");
     if (!existsSync(entry)) {
@@ -115,6 +132,59 @@ async function startServices(): Promise<Services> {
     services.peerUrl = `http://127.0.0.1:${port}/v1`;
   }
   return services;
+}
+
+/**
+ * Redis for the admission scenario: a redis-server of our own on a free
+ * port when the binary is there (so INFO commandstats counts only this
+ * gateway's commands), else the machine's on 6379 under a prefix of our own.
+ */
+async function startRedis(): Promise<{ redis?: Proc; redisPort: number }> {
+  try {
+    execFileSync("redis-server", ["--version"], { stdio: "ignore" });
+  } catch {
+    log("no redis-server binary: using 127.0.0.1:6379 (command counts include other clients)");
+    return { redisPort: 6379 };
+  }
+  const port = await freePort();
+  const { proc } = await startUntil(
+    "redis-server",
+    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+    (line) => (line.includes("Ready to accept connections") ? true : undefined),
+  );
+  return { redis: proc, redisPort: port };
+}
+
+async function startLimitedGateway(dir: string, simOpenAi: string): Promise<Pick<Services, "limited" | "limitedUrl" | "redis" | "redisPort">> {
+  const { redis, redisPort } = await startRedis();
+  const configFile = join(dir, "sluice-limited.yaml");
+  const { createHash } = await import("node:crypto");
+  await writeFile(
+    configFile,
+    stringify({
+      log: { level: "info" },
+      providers: { sim: { kind: "openai", baseUrl: simOpenAi, timeouts: BENCH_TIMEOUTS } },
+      models: { bench: { provider: "sim", model: "sim-1", price: { inputPerMTok: 1, outputPerMTok: 2 } } },
+      auth: {
+        keys: [
+          {
+            name: "bench",
+            sha256: createHash("sha256").update(BENCH_KEY).digest("hex"),
+            limits: { requestsPerMinute: 1_000_000, tokensPerMinute: 1_000_000_000, concurrentStreams: 1_000_000 },
+            budget: { usd: 1_000_000_000, period: "month" },
+          },
+        ],
+      },
+      // Closed: Redis trouble shows as errors in the results, never as a quiet local fallback.
+      store: { redis: { url: `redis://127.0.0.1:${redisPort}`, prefix: `sluice-bench:${process.pid}:`, failMode: "closed", timeoutMs: 2_000 } },
+    }),
+  );
+  const { proc: limited, value: limitedUrl } = await startUntil(
+    process.execPath,
+    ["dist/src/main.js", "--config", configFile, "--port", "0"],
+    (line) => (line.includes('"server.listening"') ? ((JSON.parse(line) as { url: string }).url) : undefined),
+  );
+  return { limited, limitedUrl, ...(redis ? { redis } : {}), redisPort };
 }
 
 function targetSpec(s: Services, kind: TargetKind): TargetSpec {
@@ -511,6 +581,91 @@ async function hedgeScenario(s: Services) {
   return result;
 }
 
+// 8. Admission with Redis limits -------------------------------------------------
+/** Calls per command name since the Redis started (INFO commandstats). */
+function redisCommandCalls(port: number): Record<string, number> {
+  const text = execFileSync("redis-cli", ["-h", "127.0.0.1", "-p", String(port), "info", "commandstats"], { encoding: "utf8" });
+  const calls: Record<string, number> = {};
+  for (const match of text.matchAll(/^cmdstat_([\w|]+):calls=(\d+)/gm)) calls[match[1]!] = Number(match[2]);
+  return calls;
+}
+
+async function admissionScenario(s: Services) {
+  const levels = [1, 100];
+  const streamsPerLevel = QUICK ? 800 : 2_400;
+  const rounds = 4;
+  const prompt = "#sim tokens=2";
+  const lanes = [
+    { label: "gRPC, no limits", spec: targetSpec(s, "sluice-grpc") },
+    { label: "gRPC, Redis limits", spec: { kind: "sluice-grpc" as const, url: s.limitedUrl, model: "bench", apiKey: BENCH_KEY } },
+    { label: "SSE, no limits", spec: targetSpec(s, "sluice-sse") },
+    { label: "SSE, Redis limits", spec: { kind: "sluice-sse" as const, url: `${s.limitedUrl}/v1`, model: "bench", apiKey: BENCH_KEY } },
+  ];
+  const samples: Record<string, Record<number, number[]>> = {};
+  const errors: Record<string, number> = {};
+  let limitedStreams = 0;
+  for (const lane of lanes) await load({ scenario: "ttft", target: lane.spec, concurrency: 20, perLane: 2, prompt }); // warm-up
+  limitedStreams += 2 * 20 * 2;
+  const before = redisCommandCalls(s.redisPort);
+  for (const concurrency of levels) {
+    const perLane = Math.max(1, Math.ceil(streamsPerLevel / rounds / concurrency));
+    for (let round = 0; round < rounds; round++) {
+      // Alternate the order per round, so drift on a shared machine hits both sides alike.
+      for (const lane of round % 2 === 0 ? lanes : [...lanes].reverse()) {
+        const r = await load<{ samples: number[]; errors: number }>({ scenario: "ttft", target: lane.spec, concurrency, perLane, prompt });
+        ((samples[lane.label] ??= {})[concurrency] ??= []).push(...r.samples);
+        errors[lane.label] = (errors[lane.label] ?? 0) + r.errors;
+        if (lane.label.includes("Redis")) limitedStreams += r.samples.length + r.errors;
+      }
+    }
+    await simReset(s);
+  }
+  const after = redisCommandCalls(s.redisPort);
+  const measuredLimited = limitedStreams - 2 * 20 * 2;
+  const delta = (name: string) => (after[name] ?? 0) - (before[name] ?? 0);
+  const scripts = delta("evalsha") + delta("eval");
+  // INFO commandstats also counts the commands a script runs inside Redis: those are not round trips.
+  const polls = delta("get") + delta("hvals");
+  const inside = Object.keys(after).reduce((sum, name) => sum + delta(name), 0) - scripts - polls;
+  const results = Object.fromEntries(Object.entries(samples).map(([label, byLevel]) => [label, Object.fromEntries(Object.entries(byLevel).map(([c, v]) => [c, summary(v)]))]));
+  const result = {
+    levels,
+    results: results as Record<string, Record<number, ReturnType<typeof summary>>>,
+    errors,
+    limitedStreams: measuredLimited,
+    scriptCallsPerStream: scripts / measuredLimited,
+    commandsInsideScriptsPerStream: inside / measuredLimited,
+    keyListPolls: polls,
+    ownRedis: s.redis !== undefined,
+  };
+  for (const c of levels) {
+    for (const edge of ["gRPC", "SSE"]) {
+      const plain = result.results[`${edge}, no limits`]![c]!.p50;
+      const limited = result.results[`${edge}, Redis limits`]![c]!.p50;
+      log(`admission c=${c} ${edge}: TTFT p50 ${round(plain)} → ${round(limited)} ms (+${round(limited - plain)} ms, ×${round(limited / plain)})`);
+    }
+  }
+  log(`admission: ${round(result.scriptCallsPerStream)} script calls per limited stream (admission + settle), ${round(result.commandsInsideScriptsPerStream)} commands inside them`);
+  return result;
+}
+
+function admissionSection(r: Awaited<ReturnType<typeof admissionScenario>>): string {
+  const rows = r.levels.flatMap((c) =>
+    ["gRPC", "SSE"].map((edge) => {
+      const plain = r.results[`${edge}, no limits`]![c]!;
+      const limited = r.results[`${edge}, Redis limits`]![c]!;
+      return [String(c), edge, plain.p50, limited.p50, round(limited.p50 - plain.p50), round(limited.p50 / plain.p50), `${plain.n} / ${limited.n}`, `${r.errors[`${edge}, no limits`] ?? 0} / ${r.errors[`${edge}, Redis limits`] ?? 0}`];
+    }),
+  );
+  return [
+    `## 9. Admission with Redis limits (a virtual key with every limit and a budget, one Redis script per admission; same run, same simulator)`,
+    table(["concurrent streams", "edge", "TTFT p50 no limits ms", "TTFT p50 Redis limits ms", "added ms", "ratio", "streams (no limits / limits)", "errors"], rows),
+    "",
+    `Redis round trips per limited stream: ${round(r.scriptCallsPerStream)} script calls (one admission before the first attempt, one settle after the last delta), running ${round(r.commandsInsideScriptsPerStream)} commands inside Redis between them; besides, ${r.keyListPolls} reads of the key list's version (a poll every 250 ms, not per request)${r.ownRedis ? "" : "; shared Redis: counts include other clients"}.`,
+    "",
+  ].join("\n");
+}
+
 function machine() {
   const cpu = cpus();
   return { cpus: cpu.length, model: cpu[0]?.model ?? "unknown", node: process.version, date: new Date().toISOString() };
@@ -520,8 +675,18 @@ async function main(): Promise<void> {
   const started = performance.now();
   await mkdir(RESULTS, { recursive: true });
   const s = await startServices();
-  log(`simulator ${s.simOrigin}, gateway ${s.gatewayUrl}${s.peerUrl ? `, peer ${s.peerUrl}` : ""}`);
+  log(`simulator ${s.simOrigin}, gateway ${s.gatewayUrl}${s.peerUrl ? `, peer ${s.peerUrl}` : ""}, limited gateway ${s.limitedUrl}`);
   try {
+    if (args.only === "admission") {
+      const admission = await admissionScenario(s);
+      const name = `${QUICK ? "quick" : "latest"}-admission`;
+      const md = [`# Sluice benchmark: admission with Redis limits (${QUICK ? "quick" : "full"})`, "", `Machine: ${JSON.stringify(machine())}`, "", admissionSection(admission)].join("\n");
+      await writeFile(join(RESULTS, `${name}.json`), `${JSON.stringify({ machine: machine(), admission }, null, 2)}\n`);
+      await writeFile(join(RESULTS, `${name}.md`), md);
+      process.stdout.write(`${md}\n`);
+      return;
+    }
+    if (args.only !== undefined) throw new Error(`unknown scenario for --only: ${args.only} (known: admission)`);
     const ttft = await ttftScenario(s);
     const throughput = await throughputScenario(s);
     const cancel = await cancelScenario(s);
@@ -529,11 +694,13 @@ async function main(): Promise<void> {
     const failover = await failoverScenario(s);
     const hedge = await hedgeScenario(s);
     const telemetry = await telemetryScenario(s);
+    const admission = await admissionScenario(s);
     const capacity = await capacityScenario(s);
-    const result = { mode: QUICK ? "quick" : "full", machine: machine(), ttft, throughput, capacity, cancel, slow, failover, hedge, telemetry, durationS: (performance.now() - started) / 1000 };
+    const result = { mode: QUICK ? "quick" : "full", machine: machine(), ttft, throughput, capacity, cancel, slow, failover, hedge, telemetry, admission, durationS: (performance.now() - started) / 1000 };
     await writeReport(result);
   } finally {
-    await Promise.all([s.gateway.stop(), s.sim.stop(), s.peer?.stop()]);
+    await Promise.all([s.gateway.stop(), s.limited.stop(), s.sim.stop(), s.peer?.stop()]);
+    await s.redis?.stop();
   }
 }
 
@@ -548,6 +715,7 @@ type Result = {
   failover: Awaited<ReturnType<typeof failoverScenario>>;
   hedge: Awaited<ReturnType<typeof hedgeScenario>>;
   telemetry: Awaited<ReturnType<typeof telemetryScenario>>;
+  admission: Awaited<ReturnType<typeof admissionScenario>>;
   durationS: number;
 };
 
@@ -583,6 +751,7 @@ async function writeReport(r: Result): Promise<void> {
   const hedgeExtra = r.hedge.upstreamWith / r.hedge.requests - 1;
   const telemetryCpu = r.telemetry.on.gatewayCpuSPer100k / r.telemetry.off.gatewayCpuSPer100k - 1;
   const telemetryTtft = r.telemetry.on.ttftP50 - r.telemetry.off.ttftP50;
+  const admissionAdded = Math.max(...r.admission.levels.flatMap((c) => ["gRPC", "SSE"].map((e) => r.admission.results[`${e}, Redis limits`]![c]!.p50 - r.admission.results[`${e}, no limits`]![c]!.p50)));
   const goals: Goal[] = [
     { name: `TTFT overhead p99 at ${at100} streams`, target: "≤ 1 ms", measured: `${round(worstGatewayP99)} ms`, met: worstGatewayP99 <= 1 },
     { name: "throughput vs direct", target: "≥ 0.6×", measured: `${round(minRatio)}×`, met: minRatio >= 0.6 },
@@ -603,6 +772,12 @@ async function writeReport(r: Result): Promise<void> {
     },
     { name: "telemetry on vs off: gateway CPU per delta", target: "≤ +5%", measured: `${round(telemetryCpu * 100)}%`, met: telemetryCpu <= 0.05 },
     { name: "telemetry on vs off: TTFT p50 at one stream", target: "≤ +0.2 ms", measured: `${round(telemetryTtft)} ms`, met: telemetryTtft <= 0.2 },
+    {
+      name: "Redis limits: added TTFT p50 at 1 and 100 streams, Redis round trips per admission",
+      target: "≤ 1 ms, 1",
+      measured: `${round(admissionAdded)} ms (worst of 4), ${round(r.admission.scriptCallsPerStream / 2)}`,
+      met: admissionAdded <= 1 && r.admission.scriptCallsPerStream <= 2,
+    },
   ];
 
   const md = [
@@ -667,6 +842,7 @@ async function writeReport(r: Result): Promise<void> {
       ],
     ),
     "",
+    admissionSection(r.admission),
   ].join("\n");
 
   const svg = lineChart(

@@ -17,6 +17,8 @@ export interface TargetSpec {
   readonly upstream?: string;
   /** gRPC only: spread streams over this many HTTP/2 connections (the gateway allows 1 000 streams per connection). */
   readonly connections?: number;
+  /** A virtual key for a gateway that requires one (sent as `authorization: Bearer`). */
+  readonly apiKey?: string;
 }
 
 export interface StreamResult {
@@ -41,7 +43,7 @@ interface Chunk {
 /** OpenAI-compatible SSE over undici, parsed with Sluice's own decoder, identical for every SSE target. */
 function sseTarget(spec: TargetSpec): Target {
   const dispatcher = new Agent({ keepAliveTimeout: 30_000, pipelining: 1, headersTimeout: 600_000, bodyTimeout: 600_000 });
-  const headers: Record<string, string> = { "content-type": "application/json", authorization: "Bearer bench" };
+  const headers: Record<string, string> = { "content-type": "application/json", authorization: `Bearer ${spec.apiKey ?? "bench"}` };
   if (spec.kind === "peer-sse") {
     headers["x-portkey-provider"] = "openai";
     headers["x-portkey-custom-host"] = spec.upstream!;
@@ -92,7 +94,7 @@ function grpcTarget(spec: TargetSpec): Target {
       let finished = false;
       let provider: string | undefined;
       const request = { model: spec.model, messages: [{ role: Role.USER, content: [{ part: { case: "text" as const, value: prompt } }] }] };
-      for await (const m of client.streamChat(request, { signal })) {
+      for await (const m of client.streamChat(request, { signal, ...(spec.apiKey ? { headers: { authorization: `Bearer ${spec.apiKey}` } } : {}) })) {
         if (m.delta.case === "text") {
           textDeltas++;
           await onText(m.delta.value.text.length);

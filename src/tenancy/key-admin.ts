@@ -109,6 +109,7 @@ export function createKeyAdmin(options: { readonly config: () => Config; readonl
     },
 
     async revoke(name) {
+      if (!keyNameSchema.safeParse(name).success) throw new GatewayError("invalid_request", "name: not a key name", { field: "name" });
       if (options.config().auth.keys.some((k) => k.name === name)) {
         throw new GatewayError("invalid_request", `key ${name} is defined in the configuration: remove it there (and reload)`, { field: "name" });
       }
