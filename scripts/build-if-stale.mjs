@@ -1,4 +1,5 @@
-// Builds dist/ only when a source is newer than its output, so that
+// Builds dist/ only when a source is newer than its output (the console
+// too: console/ and gen/ against dist/console/index.html), so that
 // `npm start` with an up-to-date build starts at once instead of spending
 // seconds in tsc (it used to rebuild on every start, even for --help).
 // It runs as `prestart`: the start script itself is then only
@@ -44,16 +45,37 @@ function staleness(root) {
   return undefined;
 }
 
+/** Why the console bundle is stale: one of its sources (its own folder, the generated code it imports) is newer than its page. */
+function consoleStaleness(root) {
+  if (!existsSync(join(root, "console"))) return undefined;
+  const page = join(root, OUT_DIR, "console", "index.html");
+  if (!existsSync(page)) return "the console has not been built";
+  const built = statSync(page).mtimeMs;
+  const walk = (dir) =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+      const path = join(dir, entry.name);
+      return entry.isDirectory() ? walk(path) : [path];
+    });
+  const changed = ["console", "gen"].filter((dir) => existsSync(join(root, dir))).flatMap((dir) => walk(join(root, dir))).find((file) => statSync(file).mtimeMs > built);
+  return changed ? `${relative(root, changed)} changed` : undefined;
+}
+
 const root = process.cwd();
 const reason = staleness(root);
+const consoleReason = consoleStaleness(root);
 if (process.argv.includes("--check")) {
-  if (reason) process.stdout.write(`stale: ${reason}\n`);
-  process.exit(reason ? 1 : 0);
+  if (reason ?? consoleReason) process.stdout.write(`stale: ${reason ?? consoleReason}\n`);
+  process.exit(reason ?? consoleReason ? 1 : 0);
 }
 if (reason) {
   process.stderr.write(`sluice: building (${reason})\n`);
   const tsc = join(root, "node_modules", ".bin", "tsc");
   const result = spawnSync(tsc, ["-p", PROJECT], { cwd: root, stdio: "inherit" });
   if (result.error) process.stderr.write(`sluice: cannot run the TypeScript compiler (${result.error.code ?? result.error.message}); run npm ci first\n`);
+  if (result.status !== 0) process.exit(result.status ?? 1);
+}
+if (consoleReason) {
+  process.stderr.write(`sluice: building the console (${consoleReason})\n`);
+  const result = spawnSync(process.execPath, [join(root, "scripts", "build-console.mjs")], { cwd: root, stdio: "inherit" });
   process.exit(result.status ?? 1);
 }

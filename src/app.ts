@@ -12,6 +12,11 @@ import { effectiveMaxConnections, openFileLimit } from "./server/fd-limit.js";
 import { type GatewayServer, startGatewayServer } from "./server/gateway-server.js";
 import { startMetricsListener } from "./telemetry/metrics-route.js";
 import { createTelemetry, type Telemetry, type TelemetryOptions } from "./telemetry/telemetry.js";
+import { defaultConsoleDir, loadConsoleAssets } from "./console/console-assets.js";
+import { systemTimers, type Timers } from "./core/timers.js";
+import { createStatsWatch } from "./edges/grpc/watch-stats.js";
+import { createTenantKeyStats } from "./stats/key-stats.js";
+import { createLiveStats, type LiveStats } from "./stats/live-stats.js";
 import { createUpstreamClient } from "./upstream/http-client.js";
 import type { TenancyObserver } from "./flow/observer.js";
 import { createTenancy, type Tenancy } from "./tenancy/tenancy.js";
@@ -38,6 +43,10 @@ export interface SluiceOptions {
   readonly tenancyObserver?: TenancyObserver;
   /** Tests only: the tenant store's clock (epoch ms), for minute windows and budget periods. */
   readonly storeClock?: () => number;
+  /** The live statistics' clock and WatchStats' timers; tests move time instead of sleeping. */
+  readonly timers?: Timers;
+  /** Where the built console is (default: dist/console of this package). */
+  readonly consoleDir?: string;
 }
 
 export interface Sluice {
@@ -50,6 +59,8 @@ export interface Sluice {
   readonly registry: StreamRegistry;
   readonly logger: Logger;
   readonly telemetry: Telemetry;
+  /** The console's live numbers (what WatchStats sends); absent when WatchStats is not served. */
+  readonly liveStats?: LiveStats;
   /** Where /metrics is served when it has a listener of its own. */
   readonly metricsUrl?: string;
   /** Keys, limits, budgets and usage records. */
@@ -84,14 +95,26 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
   const random = options.random ?? Math.random;
   const order = createTargetOrder({ stats, random });
   const BREAKER_STATE = { closed: 0, half_open: 1, open: 2 } as const;
+  const queues = () => [...gates.all()].map(([provider, gate]) => ({ provider, waiting: gate.waiting, inFlight: gate.inFlight }));
+  const timers = options.timers ?? systemTimers;
+  // Open: anyone who can reach the port may watch, as they may read /metrics. Otherwise the admin key, when there is one.
+  // Nobody can watch otherwise, and then streams do not feed the statistics at all.
+  const watchable = config.console.access === "open" || config.auth.adminKeySha256 !== undefined;
+  const liveStats = watchable
+    ? createLiveStats({
+        timers,
+        sources: { activeStreams: () => registry.active, queues, breakers: () => [...breakers.states()].map(([target, state]) => ({ target, state })) },
+      })
+    : undefined;
   const telemetry = createTelemetry({
+    ...(liveStats ? { live: liveStats } : {}),
     config: config.telemetry,
     env: options.env ?? process.env,
     logger,
     ...options.telemetry,
     sources: {
       activeStreams: () => registry.active,
-      queues: () => [...gates.all()].map(([provider, gate]) => ({ provider, waiting: gate.waiting, inFlight: gate.inFlight })),
+      queues,
       breakers: () => [...breakers.states()].map(([target, state]) => ({ target, state: BREAKER_STATE[state] })),
       connections: () => [...client.stats()].map(([provider, pool]) => ({ provider, ...pool })),
     },
@@ -136,6 +159,22 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     ...(config.server.tls ? { tls: config.server.tls } : {}),
     tenancy,
     admin: config.auth.adminKeySha256 !== undefined,
+    console: {
+      access: config.console.access,
+      assets: config.console.access === "off" ? new Map() : loadConsoleAssets(options.consoleDir ?? defaultConsoleDir()),
+      ...(liveStats
+        ? {
+            watch: createStatsWatch({
+              live: liveStats,
+              keys: createTenantKeyStats({ store: tenancy.store, configured: () => live.current().auth.keys, timers }),
+              timers,
+              logger,
+              maxWatchers: config.console.maxWatchers,
+              authorize: config.console.access === "open" ? () => undefined : (header) => tenancy.admin.authorize(header),
+            }),
+          }
+        : {}),
+    },
   });
 
   const metricsListener =
@@ -148,6 +187,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     config: live,
     server,
     telemetry,
+    ...(liveStats ? { liveStats } : {}),
     ...(metricsListener ? { metricsUrl: `${metricsListener.url}/metrics` } : {}),
     gates,
     pipeline,

@@ -101,13 +101,15 @@ describe("the start command runs the gateway in the process that gets the signal
 
 describe("build-if-stale", () => {
   /** A project with one source and its output, with chosen modification times (seconds). */
-  async function project(times: { source: number; output?: number; config?: number }): Promise<string> {
+  async function project(times: { source: number; output?: number; config?: number; consoleSource?: number; consolePage?: number }): Promise<string> {
     const dir = await mkdtemp(join(tmpdir(), "sluice-stale-"));
     const files: Array<[string, string, number | undefined]> = [
       ["tsconfig.json", "{}", times.config ?? 1],
       ["tsconfig.build.json", JSON.stringify({ include: ["src"] }), times.config ?? 1],
       ["src/a.ts", "export const a = 1;", times.source],
       ["dist/src/a.js", "export const a = 1;", times.output],
+      ["console/src/main.tsx", "export {};", times.consoleSource],
+      ["dist/console/index.html", "<!doctype html>", times.consolePage],
     ];
     for (const [path, text, time] of files) {
       if (time === undefined) continue;
@@ -125,11 +127,14 @@ describe("build-if-stale", () => {
     );
   }
 
-  const cases: Array<[string, { source: number; output?: number; config?: number }, number, string]> = [
+  const cases: Array<[string, { source: number; output?: number; config?: number; consoleSource?: number; consolePage?: number }, number, string]> = [
     ["every output newer than its source: fresh", { source: 100, output: 200 }, 0, ""],
     ["a source newer than its output: stale", { source: 300, output: 200 }, 1, "src/a.ts changed"],
     ["a source never built: stale", { source: 100 }, 1, "src/a.ts has not been built"],
     ["compiler settings newer than the outputs: stale", { source: 100, output: 200, config: 300 }, 1, "tsconfig.json changed"],
+    ["the console built after its sources: fresh", { source: 100, output: 200, consoleSource: 100, consolePage: 200 }, 0, ""],
+    ["a console source newer than the console's page: stale", { source: 100, output: 200, consoleSource: 300, consolePage: 200 }, 1, "console/src/main.tsx changed"],
+    ["a console never built: stale", { source: 100, output: 200, consoleSource: 100 }, 1, "the console has not been built"],
   ];
   for (const [name, times, code, reason] of cases) {
     it(name, async () => {

@@ -1,7 +1,7 @@
 import type { ProviderKind } from "../core/chat-request.js";
 import { readConfigDocument } from "./config-file.js";
 import { checkConfig, type ConfigProblem, formatPath } from "./problems.js";
-import { type BUDGET_PERIODS, type ConfigFile, DEFAULT_TIMEOUTS, type STRATEGIES, type TimeoutsConfig } from "./schema.js";
+import { type BUDGET_PERIODS, type CONSOLE_ACCESS, type ConfigFile, DEFAULT_TIMEOUTS, type STRATEGIES, type TimeoutsConfig } from "./schema.js";
 import { sha256Hex } from "./key-hash.js";
 import { createSecret, type Secret } from "./secret.js";
 import type { TlsCredentials } from "./tls-files.js";
@@ -118,6 +118,14 @@ export interface RedisStoreConfig {
   readonly streamLeaseMs: number;
 }
 
+export type ConsoleAccess = (typeof CONSOLE_ACCESS)[number];
+
+/** The operators' console (/console) and its data feed (WatchStats). */
+export interface ConsoleConfig {
+  readonly access: ConsoleAccess;
+  readonly maxWatchers: number;
+}
+
 /** The gateway's whole configuration after validation. Immutable: requests never modify it. */
 export interface Config {
   readonly server: {
@@ -157,6 +165,7 @@ export interface Config {
   };
   /** Absent: limits, spend and usage are kept in process. */
   readonly store?: { readonly redis: RedisStoreConfig };
+  readonly console: ConsoleConfig;
 }
 
 
@@ -312,6 +321,10 @@ function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: Nod
       ),
     },
     ...(file.store ? { store: { redis: file.store.redis } } : {}),
+    console: {
+      access: file.console.access ?? (file.auth.adminKeyEnv === undefined ? "off" : "admin"),
+      maxWatchers: file.console.maxWatchers,
+    },
   };
 }
 

@@ -3,10 +3,12 @@ import type { ConfigInput } from "./schema.js";
 /**
  * The configuration used when no `--config` is given: one provider, the
  * built-in upstream simulator, and a few aliases that show its behaviours.
- * It needs no API key, so a fresh checkout streams at once.
+ * It needs no API key, so a fresh checkout streams at once, and it serves
+ * the console open, so the demo can be watched and tried in a browser.
  */
 export function defaultConfig(simulatorBaseUrl: string): ConfigInput {
   return {
+    console: { access: "open" },
     providers: {
       simulator: { kind: "openai", baseUrl: simulatorBaseUrl },
     },

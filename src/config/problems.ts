@@ -114,6 +114,13 @@ function keyProblems(input: unknown, env: NodeJS.ProcessEnv): ConfigProblem[] {
   return problems;
 }
 
+/** A console protected by the admin key needs an admin key. */
+function consoleProblems(input: unknown): ConfigProblem[] {
+  if (!isRecord(input) || !isRecord(input.console) || input.console.access !== "admin") return [];
+  const auth = isRecord(input.auth) ? input.auth : {};
+  return auth.adminKeyEnv === undefined ? [{ path: ["console", "access"], message: "admin needs auth.adminKeyEnv (the key the console asks for)" }] : [];
+}
+
 /** The TLS files, read when their names are there (whatever else is wrong), so their problems come in the same report. */
 function tlsFiles(input: unknown): { readonly credentials?: TlsCredentials; readonly problems: readonly ConfigProblem[] } {
   const tls = isRecord(input) && isRecord(input.server) ? input.server.tls : undefined;
@@ -144,6 +151,7 @@ export function checkConfig(input: unknown, env: NodeJS.ProcessEnv): CheckedConf
     ...referenceProblems(input),
     ...environmentProblems(input, env),
     ...keyProblems(input, env),
+    ...consoleProblems(input),
     ...tls.problems,
   ];
   if (problems.length > 0 || !parsed.success) return { problems };

@@ -34,6 +34,8 @@ const RESTART_ONLY: Readonly<Record<string, (config: Config) => unknown>> = {
   "facade.keepaliveMs": (c) => c.facade.keepaliveMs,
   // The meter, tracer and exporters are built once at start; the metrics listener binds its own socket.
   telemetry: (c) => JSON.stringify(c.telemetry),
+  // The /console route, its assets and the WatchStats feed are wired at start.
+  console: (c) => JSON.stringify(c.console),
   // The Redis connection and its fail mode are set up once; so is whether the admin service is served
   // (its key itself is read per request, so a new admin key applies at once).
   store: (c) => JSON.stringify(c.store ?? null),

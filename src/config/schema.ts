@@ -81,6 +81,9 @@ const targetSchema = z.strictObject({
   timeouts: partialTimeoutsSchema.optional(),
 });
 
+/** Who may open /console: nobody, anyone who reaches the port, or whoever has the admin key. */
+export const CONSOLE_ACCESS = ["off", "open", "admin"] as const;
+
 export const STRATEGIES = ["priority", "weighted", "least-latency", "least-busy", "cost"] as const;
 
 /**
@@ -294,6 +297,15 @@ export const configSchema = z
         /** Environment variable holding the admin key; enables sluice.admin.v1.AdminService. */
         adminKeyEnv: envName.optional(),
         keys: z.array(tenantKeySchema).max(10_000).default([]),
+      })
+      .prefault({}),
+    /** The operators' console at /console (README, "Console"). */
+    console: z
+      .strictObject({
+        /** off; open (no key: the page, and WatchStats, for anyone who reaches the port); admin (the admin key). Default: admin with an admin key, else off. */
+        access: z.enum(CONSOLE_ACCESS).optional(),
+        /** WatchStats streams at once (each sends a snapshot per second); more are refused with RESOURCE_EXHAUSTED. */
+        maxWatchers: z.number().int().min(1).max(1_000).default(16),
       })
       .prefault({}),
     /** Where limits, spend, usage and runtime keys are kept; absent = in process (one replica). */

@@ -16,6 +16,10 @@ import { createHealthState, type HealthState } from "../health/health-state.js";
 import { ChatService } from "../../gen/sluice/v1/chat_service_pb.js";
 import { AdminService } from "../../gen/sluice/admin/v1/admin_service_pb.js";
 import type { Tenancy } from "../tenancy/tenancy.js";
+import type { ConsoleAccess } from "../config/config.js";
+import type { ConsoleAssets } from "../console/console-assets.js";
+import { createConsoleRoute } from "../console/console-route.js";
+import type { StatsWatch } from "../edges/grpc/watch-stats.js";
 import { Health } from "../../gen/grpc/health/v1/health_pb.js";
 import type { StreamRegistry } from "../pipeline/stream-registry.js";
 import { type ConnectionGuard, type ConnectionLimits, guardConnections } from "./connection-guard.js";
@@ -55,6 +59,8 @@ export interface GatewayServerOptions {
   readonly tenancy?: Tenancy;
   /** Serve sluice.admin.v1.AdminService (the configuration has an admin key). */
   readonly admin?: boolean;
+  /** /console and its data feed; `watch` absent: AdminService/WatchStats is not served. */
+  readonly console?: { readonly access: ConsoleAccess; readonly assets: ConsoleAssets; readonly watch?: StatsWatch };
 }
 
 export interface GatewayServer {
@@ -63,6 +69,8 @@ export interface GatewayServer {
   readonly port: number;
   readonly health: HealthState;
   readonly connections: ConnectionGuard;
+  /** WatchStats streams, when served. */
+  readonly statsWatch?: StatsWatch;
   /**
    * Readiness turns 503 (gRPC health: NOT_SERVING) and HTTP/2 sessions get
    * GOAWAY: in-flight streams go on, clients take new ones elsewhere. The port stays open so that health
@@ -115,12 +123,15 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
   const { pipeline, logger } = options;
   const health = createHealthState();
   const { tenancy } = options;
+  const watch = options.console?.watch;
+  const admin = tenancy && options.admin ? createAdminService(tenancy.admin) : undefined;
   const rpc = createRpcHandler({
     routes: (router: ConnectRouter) => {
       router.service(ChatService, createChatService({ pipeline, maxJsonDepth: options.requests.maxJsonDepth, ...(tenancy ? { tenancy } : {}) }));
       router.service(Health, createHealthService(health, [ChatService.typeName]));
-      if (tenancy && options.admin) router.service(AdminService, createAdminService(tenancy.admin));
-      registerReflection(router, tenancy && options.admin ? [ChatService, AdminService, Health] : [ChatService, Health]);
+      // WatchStats may be served without the rest (an open console with no admin key): the rest then answers UNIMPLEMENTED.
+      if (admin || watch) router.service(AdminService, { ...admin, ...(watch ? { watchStats: watch.watchStats } : {}) });
+      registerReflection(router, admin || watch ? [ChatService, AdminService, Health] : [ChatService, Health]);
     },
     limits: options.requests,
     sendTimeoutMs: options.sendTimeoutMs,
@@ -136,6 +147,7 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
   const runtime = options.debug ? createRuntimeStats(options.debug.registry, () => guard, options.debug.reloads) : () => false;
 
   const metrics = options.serveMetrics ? options.telemetry.metrics : undefined;
+  const consoleRoute = options.console ? createConsoleRoute(options.console.access, options.console.assets) : () => false;
   const route: Route = (req, res, exchange) => {
     if (options.tls && !cameOverTls(req)) {
       exchange.code = "tls_required";
@@ -148,6 +160,7 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
     const viaFacade = facade(req, res, exchange);
     if (viaFacade !== false) return viaFacade;
     if (runtime(req, res, exchange)) return;
+    if (consoleRoute(req, res, exchange)) return;
     if (metrics && req.method === "GET" && pathOf(req) === "/metrics") return serveMetrics(metrics, req, res, exchange);
     notFound(res, exchange);
   };
@@ -203,11 +216,13 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
     port,
     health,
     connections: guard,
+    ...(watch ? { statsWatch: watch } : {}),
     stopAccepting,
     async close(graceMs = 0) {
       stopAccepting();
-      // Health watchers end their streams now, so their connections can close.
+      // Health and stats watchers end their streams now, so their connections can close.
       health.close();
+      watch?.close();
       if (listening) {
         listening = false;
         server.close();

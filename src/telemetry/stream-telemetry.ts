@@ -4,6 +4,7 @@ import type { Delta, FinishReason, Usage } from "../core/delta.js";
 import type { GatewayError } from "../core/errors.js";
 import type { AttemptInfo, AttemptObserver, AttemptRecord, StreamObserver } from "../flow/observer.js";
 import type { Logger } from "../logging/logger.js";
+import type { LiveStatsSink } from "../stats/live-stats.js";
 import type { Instruments } from "./metrics.js";
 import type { Tracing } from "./tracing.js";
 
@@ -27,6 +28,8 @@ export interface StreamTelemetryOptions {
   readonly parent?: Context;
   /** The exchange's access-line fields, filled at the end. */
   readonly fields?: Record<string, unknown>;
+  /** The console's live statistics (stats/live-stats.ts), fed from the same hooks. */
+  readonly live?: LiveStatsSink;
 }
 
 function cut(text: string): string {
@@ -53,7 +56,7 @@ function describeCause(cause: unknown): string | undefined {
  * and recorded once, when it ends, whichever way it ends.
  */
 export function createStreamTelemetry(options: StreamTelemetryOptions): StreamObserver {
-  const { tracing, instruments } = options;
+  const { tracing, instruments, live } = options;
   const log = options.logger.child({ requestId: options.requestId, edge: options.edge, alias: options.alias });
   const startedAt = performance.now();
   const spans = new Map<number, Span>();
@@ -112,11 +115,13 @@ export function createStreamTelemetry(options: StreamTelemetryOptions): StreamOb
     attemptStarted(info) {
       const span = attemptSpan(info);
       spans.set(info.index, span);
-      if (instruments) {
+      const kind = info.hedge ? "hedge" : info.retry ? "retry" : info.index > 0 ? "failover" : undefined;
+      if (kind) live?.attempt(kind);
+      if (instruments && kind) {
         const attrs = { ...base, ...targetAttributes(info.target) };
-        if (info.hedge) instruments.hedgesStarted.add(1, attrs);
-        else if (info.retry) instruments.retries.add(1, attrs);
-        else if (info.index > 0) instruments.failovers.add(1, attrs);
+        if (kind === "hedge") instruments.hedgesStarted.add(1, attrs);
+        else if (kind === "retry") instruments.retries.add(1, attrs);
+        else instruments.failovers.add(1, attrs);
       }
       const observer: AttemptObserver = {
         headers: tracing.inject(trace.setSpan(options.parent ?? ROOT_CONTEXT, span)),
@@ -136,7 +141,10 @@ export function createStreamTelemetry(options: StreamTelemetryOptions): StreamOb
       instruments?.attempts.add(1, { ...base, ...targetAttributes(record.target), "sluice.attempt.outcome": record.outcome, ...(record.error ? { "error.type": record.error.code } : {}) });
       if (record.outcome === "shed") instruments?.shed.add(1, { "sluice.provider": record.target.provider.name, "sluice.shed.reason": "queue" });
       if (record.outcome === "committed") {
-        if (record.hedge) instruments?.hedgesWon.add(1, { ...base, ...targetAttributes(record.target) });
+        if (record.hedge) {
+          live?.hedgeWon();
+          instruments?.hedgesWon.add(1, { ...base, ...targetAttributes(record.target) });
+        }
         return; // its span ends with the stream
       }
       const span = spans.get(record.index);
@@ -149,6 +157,7 @@ export function createStreamTelemetry(options: StreamTelemetryOptions): StreamOb
     },
     delta(delta: Delta) {
       deltas++;
+      live?.delta();
       switch (delta.type) {
         case "start":
           responseId = delta.responseId;
@@ -165,7 +174,10 @@ export function createStreamTelemetry(options: StreamTelemetryOptions): StreamOb
         default:
           break;
       }
-      firstDeltaAt ??= performance.now();
+      if (firstDeltaAt === undefined) {
+        firstDeltaAt = performance.now();
+        live?.firstDelta(firstDeltaAt - startedAt);
+      }
     },
     ended(error) {
       if (ended) return;
@@ -175,6 +187,8 @@ export function createStreamTelemetry(options: StreamTelemetryOptions): StreamOb
       const target = committed?.target;
       const attrs: Attributes = { ...base, ...(target ? targetAttributes(target) : {}), "sluice.outcome": outcome, ...(error ? { "error.type": error.code } : {}) };
       const ttftMs = firstDeltaAt === undefined ? undefined : firstDeltaAt - startedAt;
+      const clientAbort = error !== undefined && (error.code === "canceled" || error.code === "deadline_exceeded");
+      live?.ended(outcome, clientAbort);
 
       // The committed attempt's span carries the response.
       const span = committed ? spans.get(committed.index) : undefined;
@@ -198,7 +212,7 @@ export function createStreamTelemetry(options: StreamTelemetryOptions): StreamOb
         instruments.streams.add(1, attrs);
         if (deltas > 0) instruments.deltas.add(deltas, attrs);
         instruments.requestDuration.record((now - startedAt) / 1000, attrs);
-        if (error && (error.code === "canceled" || error.code === "deadline_exceeded")) instruments.clientAborts.add(1, attrs);
+        if (clientAbort) instruments.clientAborts.add(1, attrs);
         if (!error && ttftMs !== undefined) {
           instruments.timeToFirstToken.record(ttftMs / 1000, attrs);
           if (usage && usage.outputTokens > 1) instruments.timePerOutputToken.record((now - firstDeltaAt!) / 1000 / (usage.outputTokens - 1), attrs);

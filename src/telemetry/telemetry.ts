@@ -5,6 +5,7 @@ import type { TelemetryConfig } from "../config/config.js";
 import type { ChatRequest } from "../core/chat-request.js";
 import type { StreamObserver } from "../flow/observer.js";
 import type { Logger } from "../logging/logger.js";
+import type { LiveStatsSink } from "../stats/live-stats.js";
 import { createMetrics, type GaugeSources, type Metrics } from "./metrics.js";
 import { createStreamTelemetry } from "./stream-telemetry.js";
 import { createTracing, type Tracing } from "./tracing.js";
@@ -41,6 +42,8 @@ export interface TelemetryOptions {
   readonly spanExporter?: SpanExporter;
   /** Tests: an extra metric reader. */
   readonly metricReaders?: readonly MetricReader[];
+  /** The console's live statistics, fed by every stream's observer. */
+  readonly live?: LiveStatsSink;
 }
 
 export function createTelemetry(options: TelemetryOptions): Telemetry {
@@ -57,6 +60,7 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
         tracing,
         ...(metrics ? { instruments: metrics.instruments } : {}),
         captureContent: options.config.tracing.captureContent,
+        ...(options.live ? { live: options.live } : {}),
         ...request,
       }),
     async shutdown() {

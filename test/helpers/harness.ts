@@ -2,6 +2,7 @@ import { PassThrough } from "node:stream";
 import type { MetricReader } from "@opentelemetry/sdk-metrics";
 import type { SpanExporter } from "@opentelemetry/sdk-trace";
 import { startSluice, type Sluice } from "../../src/app.js";
+import type { Timers } from "../../src/core/timers.js";
 import { resolveConfig } from "../../src/config/config.js";
 import type { ConfigInput, TimeoutsConfig } from "../../src/config/schema.js";
 import type { TenancyObserver } from "../../src/flow/observer.js";
@@ -82,6 +83,12 @@ export interface HarnessOptions {
   readonly observer?: TenancyObserver;
   /** The tenant store's clock (tests move it instead of sleeping). */
   readonly storeClock?: () => number;
+  /** The console section (access, maxWatchers). */
+  readonly console?: ConfigInput["console"];
+  /** The live statistics' clock and WatchStats' timers (tests/helpers/manual-timers.ts). */
+  readonly timers?: Timers;
+  /** Where the built console is read from (default dist/console). */
+  readonly consoleDir?: string;
 }
 
 /** A real simulator and a real gateway on loopback ports, with captured logs. */
@@ -97,6 +104,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       ...(options.telemetry ? { telemetry: options.telemetry } : {}),
       ...(options.auth ? { auth: options.auth } : {}),
       ...(options.store ? { store: options.store } : {}),
+      ...(options.console ? { console: options.console } : {}),
       // Suites that provoke failures on purpose would trip the circuit
       // breaker; breaker tests configure one of their own.
       ...(options.routing?.(sim) ?? {
@@ -126,6 +134,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     telemetry: { ...(options.spanExporter ? { spanExporter: options.spanExporter } : {}), ...(options.metricReader ? { metricReaders: [options.metricReader] } : {}) },
     ...(options.observer ? { tenancyObserver: options.observer } : {}),
     ...(options.storeClock ? { storeClock: options.storeClock } : {}),
+    ...(options.timers ? { timers: options.timers } : {}),
+    ...(options.consoleDir ? { consoleDir: options.consoleDir } : {}),
   });
   const logs = () =>
     text

@@ -65,9 +65,11 @@ function keyInfo(info: KeyInfo): ProtoKeyInfo {
 
 /**
  * sluice.admin.v1.AdminService: the key admin behind the admin key. Every
- * call is authorized first, before its request is looked at.
+ * call is authorized first, before its request is looked at. WatchStats
+ * lives with the console's statistics (watch-stats.ts); the server joins
+ * the two.
  */
-export function createAdminService(admin: KeyAdmin): ServiceImpl<typeof AdminService> {
+export function createAdminService(admin: KeyAdmin): Omit<ServiceImpl<typeof AdminService>, "watchStats"> {
   const guarded =
     <R>(work: () => Promise<R>) =>
     async (ctx: HandlerContext): Promise<R> => {

@@ -1,0 +1,67 @@
+import "uplot/dist/uPlot.min.css";
+import "./styles.css";
+import { render } from "preact";
+import { useEffect, useState } from "preact/hooks";
+import { KeyForm } from "./key-form.js";
+import { LiveView } from "./live/live-view.js";
+import { Playground } from "./playground/playground.js";
+import { setKey } from "./session.js";
+import { useStats } from "./use-stats.js";
+
+type Tab = "live" | "playground";
+
+const tabOf = (hash: string): Tab => (hash === "#playground" ? "playground" : "live");
+
+/**
+ * The console: a live view of this gateway and a playground to try its
+ * aliases. Both talk to the gateway with the generated Connect client; the
+ * live view is one WatchStats stream. When the gateway wants the admin key,
+ * the whole page waits for it.
+ */
+function App() {
+  const [tab, setTab] = useState<Tab>(tabOf(window.location.hash));
+  const [attempt, setAttempt] = useState(0);
+  const feed = useStats(attempt);
+  useEffect(() => {
+    const onHash = () => setTab(tabOf(window.location.hash));
+    window.addEventListener("hashchange", onHash);
+    return () => window.removeEventListener("hashchange", onHash);
+  }, []);
+
+  const locked = feed.status === "locked" || feed.status === "refused";
+  return (
+    <>
+      <header>
+        <h1>Sluice</h1>
+        <nav>
+          <a href="#live" class={tab === "live" ? "active" : ""}>
+            Live
+          </a>
+          <a href="#playground" class={tab === "playground" ? "active" : ""}>
+            Playground
+          </a>
+        </nav>
+        <span class={`feed ${feed.status}`} data-testid="feed-status">
+          {feed.status === "retrying" ? `reconnecting (${feed.problem ?? "error"})` : feed.status}
+        </span>
+      </header>
+      <main>
+        {locked ? (
+          <KeyForm
+            refused={feed.status === "refused"}
+            onKey={(key) => {
+              setKey("admin", key);
+              setAttempt((n) => n + 1);
+            }}
+          />
+        ) : tab === "live" ? (
+          <LiveView feed={feed} />
+        ) : (
+          <Playground />
+        )}
+      </main>
+    </>
+  );
+}
+
+render(<App />, document.getElementById("app")!);

@@ -1,0 +1,159 @@
+import { createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { ChatService } from "../gen/sluice/v1/chat_service_pb.js";
+import { simulatedText } from "../src/simulator/text.js";
+import { collectErrors, launchChromium, screenshot } from "./helpers/browser.js";
+import { collect, userRequest } from "./helpers/clients.js";
+import { FAR_TIMEOUTS, type Harness, startHarness } from "./helpers/harness.js";
+
+/**
+ * The console in Debian's Chromium against a real gateway and simulator.
+ * Every wait is Playwright's auto-waiting on what the page shows, or the
+ * simulator's records; nothing sleeps. The live view runs on the real
+ * clock (a snapshot a second), so its waits are for a value to appear.
+ */
+const TOKENS = 12;
+
+let browser: Browser;
+beforeAll(async () => {
+  browser = await launchChromium();
+}, 60_000);
+afterAll(() => browser?.close());
+
+/** A fresh tab per test, its errors collected. */
+function useTab() {
+  const tab = { context: undefined as unknown as BrowserContext, page: undefined as unknown as Page, errors: [] as string[] };
+  beforeEach(async () => {
+    tab.context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
+    tab.page = await tab.context.newPage();
+    tab.page.setDefaultTimeout(30_000);
+    tab.errors = collectErrors(tab.page);
+  });
+  afterEach(() => tab.context?.close());
+  return tab;
+}
+
+describe("console, open", () => {
+  let h: Harness;
+  const tab = useTab();
+  beforeAll(async () => {
+    h = await startHarness({ models: { demo: `sim-1?tokens=${TOKENS}&delay_ms=5` }, provider: { timeouts: FAR_TIMEOUTS }, console: { access: "open" } });
+  });
+  afterAll(() => h.close());
+
+  it("loads with no console errors, and the live feed is live", async () => {
+    const { page } = tab;
+    await page.goto(`${h.url}/console/`);
+    await page.getByTestId("feed-status").filter({ hasText: "live" }).waitFor();
+    await page.getByTestId("active-streams").waitFor();
+    await page.goto(`${h.url}/console/#playground`);
+    await page.getByTestId("alias").locator("option", { hasText: "demo" }).waitFor({ state: "attached" });
+    expect(tab.errors).toEqual([]);
+  }, 60_000);
+
+  it("streams the demo alias in the playground: start's target, the text, then usage and finish", async () => {
+    const { page } = tab;
+    await page.goto(`${h.url}/console/#playground`);
+    await page.getByTestId("alias").locator("option", { hasText: "demo" }).waitFor({ state: "attached" });
+    await page.getByTestId("send").click();
+    await page.getByTestId("finish").filter({ hasText: "stop" }).waitFor();
+    expect(await page.getByTestId("answer").textContent()).toBe(simulatedText(1, TOKENS));
+    expect(await page.getByTestId("usage").textContent()).toContain(`out ${TOKENS}`);
+    expect(await page.getByTestId("target").textContent()).toBe(`simulator / sim-1?tokens=${TOKENS}&delay_ms=5`);
+    expect(await page.getByTestId("run-status").textContent()).toBe("finished");
+    expect(await page.getByTestId("ttft").textContent()).toMatch(/\d ms|\d s/);
+    // Every delta kind in the order it came: start first, usage then finish last.
+    const kinds = await page.locator("[data-testid=events] .kind").allTextContents();
+    expect(kinds[0]).toBe("start");
+    expect(kinds.slice(-2)).toEqual(["usage", "finish"]);
+    expect(kinds.filter((k) => k === "text")).toHaveLength(TOKENS);
+    // The same request, to run elsewhere.
+    expect(await page.getByTestId("snippet-buf-curl").textContent()).toContain(`${h.url}/sluice.v1.ChatService/StreamChat`);
+    expect(await page.getByTestId("snippet-curl").textContent()).toContain(`"model":"demo"`);
+    await screenshot(page, "playground");
+    expect(tab.errors).toEqual([]);
+  }, 60_000);
+
+  it("Stop cancels the RPC, and the simulator sees its request closed", async () => {
+    const { page } = tab;
+    await page.goto(`${h.url}/console/#playground`);
+    await page.getByTestId("alias").locator("option", { hasText: "demo" }).waitFor({ state: "attached" });
+    await page.getByTestId("message-0").fill("#sim tokens=500 hold_at=3 tag=console-stop");
+    await page.getByTestId("send").click();
+    // The upstream has written three tokens and holds: only a cancel can end it now.
+    await h.sim.records.waitFor((r) => r.tag === "console-stop" && r.heldAt !== undefined, 30_000);
+    await page.getByTestId("answer").filter({ hasText: simulatedText(1, 3) }).waitFor();
+    await page.getByTestId("stop").click();
+    const record = await h.sim.records.waitFor((r) => r.tag === "console-stop" && r.clientClosedAt !== undefined, 30_000);
+    expect(record.outcome).toBe("client_closed");
+    expect(record.tokensWritten).toBe(3);
+    await page.getByTestId("run-status").filter({ hasText: "stopped" }).waitFor();
+    expect(await page.getByTestId("finish").textContent()).toBe("–");
+  }, 60_000);
+});
+
+describe("console live view", () => {
+  let h: Harness;
+  const tab = useTab();
+  beforeAll(async () => {
+    h = await startHarness({ models: { demo: `sim-1?tokens=${TOKENS}` }, provider: { timeouts: FAR_TIMEOUTS }, console: { access: "open" } });
+  });
+  afterAll(() => h.close());
+
+  it("shows a stream from another client in the active count while it runs, then in the outcome counts", async () => {
+    const { page } = tab;
+    await page.goto(`${h.url}/console/`);
+    const active = page.getByTestId("active-streams");
+    await active.filter({ hasText: /^0$/ }).waitFor();
+    const chat = createClient(ChatService, createConnectTransport({ baseUrl: h.url, httpVersion: "1.1" }));
+    const done = collect(chat.streamChat(userRequest("demo", "#sim hold_at=4 tag=console-live")));
+    await h.sim.records.waitFor((r) => r.tag === "console-live" && r.heldAt !== undefined, 30_000);
+    await active.filter({ hasText: /^1$/ }).waitFor();
+    await screenshot(page, "live-streaming");
+    h.sim.records.release("console-live");
+    expect((await done).at(-1)?.delta.case).toBe("finish");
+    await page.getByTestId("outcome-ok-total").filter({ hasText: /^1$/ }).waitFor();
+    await active.filter({ hasText: /^0$/ }).waitFor();
+    await screenshot(page, "live");
+    expect(tab.errors).toEqual([]);
+  }, 60_000);
+});
+
+describe("console behind the admin key", () => {
+  const ADMIN_KEY = "console-admin-key-for-browser-tests";
+  let h: Harness;
+  const tab = useTab();
+  beforeAll(async () => {
+    h = await startHarness({
+      models: { demo: `sim-1?tokens=${TOKENS}` },
+      env: { SLUICE_ADMIN_KEY: ADMIN_KEY },
+      auth: { adminKeyEnv: "SLUICE_ADMIN_KEY" },
+    });
+  });
+  afterAll(() => h.close());
+
+  it("asks for the admin key, refuses a wrong one, and opens with the right one", async () => {
+    const { page } = tab;
+    await page.goto(`${h.url}/console/`);
+    const input = page.getByTestId("admin-key");
+    await input.waitFor();
+    await screenshot(page, "admin-key");
+    await input.fill("a-wrong-admin-key");
+    await input.press("Enter");
+    await page.getByTestId("key-refused").waitFor();
+    // Refused: still locked, nothing of the live view shown.
+    expect(await page.getByTestId("active-streams").count()).toBe(0);
+    await page.getByTestId("admin-key").fill(ADMIN_KEY);
+    await page.getByTestId("admin-key").press("Enter");
+    await page.getByTestId("active-streams").waitFor();
+    await page.getByTestId("feed-status").filter({ hasText: "live" }).waitFor();
+    // The key stays in this tab's session storage, nowhere more lasting, and never in the gateway's logs.
+    // (Expressions as text: they run in the page, whose globals this file's Node types do not know.)
+    expect(await page.evaluate("Object.keys(window.localStorage)")).toEqual([]);
+    expect(await page.evaluate('window.sessionStorage.getItem("sluice.adminKey")')).toBe(ADMIN_KEY);
+    expect(h.logText()).not.toContain(ADMIN_KEY);
+    expect(h.logText()).not.toContain("a-wrong-admin-key");
+  }, 60_000);
+});
