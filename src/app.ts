@@ -12,6 +12,7 @@ import { effectiveMaxConnections, openFileLimit } from "./server/fd-limit.js";
 import { type GatewayServer, startGatewayServer } from "./server/gateway-server.js";
 import { startMetricsListener } from "./telemetry/metrics-route.js";
 import { createTelemetry, type Telemetry, type TelemetryOptions } from "./telemetry/telemetry.js";
+import { bothTenancyObservers } from "./telemetry/tenancy-metrics.js";
 import { defaultConsoleDir, loadConsoleAssets } from "./console/console-assets.js";
 import { systemTimers, type Timers } from "./core/timers.js";
 import { createStatsWatch } from "./edges/grpc/watch-stats.js";
@@ -39,7 +40,7 @@ export interface SluiceOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** Tests: spans and metrics to in-memory exporters. */
   readonly telemetry?: Pick<TelemetryOptions, "spanExporter" | "metricReaders">;
-  /** What tenancy reports (tests listen; metrics will). */
+  /** What tenancy reports, beside the metrics (tests listen). */
   readonly tenancyObserver?: TenancyObserver;
   /** Tests only: the tenant store's clock (epoch ms), for minute windows and budget periods. */
   readonly storeClock?: () => number;
@@ -134,7 +135,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
   const tenancy = createTenancy({
     config: live.current,
     logger,
-    ...(options.tenancyObserver ? { observer: options.tenancyObserver } : {}),
+    observer: bothTenancyObservers(telemetry.tenancy, options.tenancyObserver),
     ...(options.storeClock ? { storeClock: options.storeClock } : {}),
   });
   const pipeline = createChatPipeline({ config: live.current, client, telemetry, registry, gates, breakers, stats, order, random, tenancy });

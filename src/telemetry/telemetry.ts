@@ -3,11 +3,12 @@ import type { MetricReader } from "@opentelemetry/sdk-metrics";
 import type { SpanExporter } from "@opentelemetry/sdk-trace";
 import type { TelemetryConfig } from "../config/config.js";
 import type { ChatRequest } from "../core/chat-request.js";
-import type { StreamObserver } from "../flow/observer.js";
+import type { StreamObserver, TenancyObserver } from "../flow/observer.js";
 import type { Logger } from "../logging/logger.js";
 import type { LiveStatsSink } from "../stats/live-stats.js";
 import { createMetrics, type GaugeSources, type Metrics } from "./metrics.js";
 import { createStreamTelemetry } from "./stream-telemetry.js";
+import { createTenancyMetrics } from "./tenancy-metrics.js";
 import { createTracing, type Tracing } from "./tracing.js";
 
 export interface StreamTelemetryRequest {
@@ -30,6 +31,8 @@ export interface Telemetry {
   /** Undefined when metrics are disabled. */
   readonly metrics?: Metrics;
   stream(request: StreamTelemetryRequest): StreamObserver;
+  /** Tenancy's events as metrics (no hooks when metrics are disabled). */
+  readonly tenancy: TenancyObserver;
   shutdown(): Promise<void>;
 }
 
@@ -54,6 +57,7 @@ export function createTelemetry(options: TelemetryOptions): Telemetry {
   return {
     tracing,
     ...(metrics ? { metrics } : {}),
+    tenancy: metrics ? createTenancyMetrics(metrics.meter) : {},
     stream: (request) =>
       createStreamTelemetry({
         logger: options.logger,

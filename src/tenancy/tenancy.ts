@@ -84,7 +84,7 @@ export function createTenancy(options: TenancyOptions): Tenancy {
         if (event.total === 1 || event.total % LOG_DROPS_EVERY === 0) {
           logger.error({ event: "usage.dropped", requestId: event.record.requestId, key: event.record.key, droppedTotal: event.total });
         }
-        observer?.usageRecorded?.({ record: event.record, result: "dropped" });
+        // Observers hear of it once, from the settle that returns "dropped".
         break;
     }
   };
