@@ -6,7 +6,7 @@ import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KeySource, Period } from "../gen/sluice/admin/v1/admin_service_pb.js";
 import { adminClient } from "./helpers/admin.js";
-import { chatClient, collect, transports, userRequest } from "./helpers/clients.js";
+import { chatClient, collect, rpcFailure, transports, userRequest } from "./helpers/clients.js";
 import { type Harness, startHarness } from "./helpers/harness.js";
 import { tenancyEvents } from "./helpers/tenancy-events.js";
 
@@ -26,22 +26,14 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-async function failure(call: Promise<unknown>): Promise<ConnectError> {
-  try {
-    await call;
-  } catch (e) {
-    return ConnectError.from(e);
-  }
-  throw new Error("expected the call to fail");
-}
 
 describe("the admin service", () => {
   it("needs the admin key on every method; a virtual key is not one", async () => {
     for (const client of [adminClient(h.url), adminClient(h.url, "sk-test-wrong-00000000000000"), adminClient(h.url, CONFIG_KEY)]) {
-      expect((await failure(client.listKeys({}))).code).toBe(Code.Unauthenticated);
-      expect((await failure(client.createKey({ name: "x" }))).code).toBe(Code.Unauthenticated);
-      expect((await failure(client.revokeKey({ name: "x" }))).code).toBe(Code.Unauthenticated);
-      expect((await failure(client.getUsage({ name: "x" }))).code).toBe(Code.Unauthenticated);
+      expect((await rpcFailure(client.listKeys({}))).code).toBe(Code.Unauthenticated);
+      expect((await rpcFailure(client.createKey({ name: "x" }))).code).toBe(Code.Unauthenticated);
+      expect((await rpcFailure(client.revokeKey({ name: "x" }))).code).toBe(Code.Unauthenticated);
+      expect((await rpcFailure(client.getUsage({ name: "x" }))).code).toBe(Code.Unauthenticated);
     }
   });
 
@@ -62,7 +54,7 @@ describe("the admin service", () => {
     const grpc = chatClient(transports(h.url)["grpc (connect-node, h2)"]!);
     const headers = { authorization: `Bearer ${created.key}` };
     await collect(grpc.streamChat(userRequest("sim", "hi"), { headers: { ...headers, "x-request-id": "admin-rt-1" } }));
-    expect((await failure(collect(grpc.streamChat(userRequest("other", "hi"), { headers })))).code).toBe(Code.PermissionDenied);
+    expect((await rpcFailure(collect(grpc.streamChat(userRequest("other", "hi"), { headers })))).code).toBe(Code.PermissionDenied);
     const sdk = new OpenAI({ baseURL: `${h.url}/v1`, apiKey: created.key, maxRetries: 0 });
     await sdk.chat.completions.create({ model: "sim", messages: [{ role: "user", content: "hi" }] }, { headers: { "x-request-id": "admin-rt-2" } });
     await expect(sdk.chat.completions.create({ model: "sim", messages: [{ role: "user", content: "hi" }] })).rejects.toMatchObject({ status: 429 });
@@ -79,7 +71,7 @@ describe("the admin service", () => {
     expect((await admin.getUsage({ name: "team-c", period: Period.MONTH })).requests).toBe(2n);
 
     expect((await admin.revokeKey({ name: "team-c" })).key?.name).toBe("team-c");
-    expect((await failure(collect(grpc.streamChat(userRequest("sim", "hi"), { headers })))).code).toBe(Code.Unauthenticated);
+    expect((await rpcFailure(collect(grpc.streamChat(userRequest("sim", "hi"), { headers })))).code).toBe(Code.Unauthenticated);
     expect((await admin.listKeys({})).keys.map((k) => k.name)).toEqual(["configured"]);
     // Usage outlives the key.
     expect((await admin.getUsage({ name: "team-c", period: Period.DAY })).requests).toBe(2n);
@@ -87,7 +79,7 @@ describe("the admin service", () => {
 
   it("checks what it is given as the configuration is checked", async () => {
     const admin = adminClient(h.url, ADMIN_KEY);
-    const bad = async (request: Parameters<typeof admin.createKey>[0]) => failure(admin.createKey(request));
+    const bad = async (request: Parameters<typeof admin.createKey>[0]) => rpcFailure(admin.createKey(request));
     expect((await bad({ name: "no spaces" })).code).toBe(Code.InvalidArgument);
     expect((await bad({ name: "x".repeat(65) })).code).toBe(Code.InvalidArgument);
     expect((await bad({ name: "ok", models: ["nope"] })).rawMessage).toMatch(/unknown model alias "nope"/);
@@ -96,8 +88,8 @@ describe("the admin service", () => {
     expect((await bad({ name: "configured" })).code).toBe(Code.AlreadyExists);
     await admin.createKey({ name: "twice" });
     expect((await bad({ name: "twice" })).code).toBe(Code.AlreadyExists);
-    expect((await failure(admin.revokeKey({ name: "configured" }))).code).toBe(Code.InvalidArgument);
-    expect((await failure(admin.revokeKey({ name: "never-was" }))).code).toBe(Code.NotFound);
+    expect((await rpcFailure(admin.revokeKey({ name: "configured" }))).code).toBe(Code.InvalidArgument);
+    expect((await rpcFailure(admin.revokeKey({ name: "never-was" }))).code).toBe(Code.NotFound);
     await admin.revokeKey({ name: "twice" });
   });
 
@@ -111,7 +103,7 @@ describe("without an admin key", () => {
   it("the admin service is not served", async () => {
     const plain = await startHarness({ models: { sim: "sim-1" } });
     try {
-      expect((await failure(adminClient(plain.url, ADMIN_KEY).listKeys({}))).code).toBe(Code.Unimplemented);
+      expect((await rpcFailure(adminClient(plain.url, ADMIN_KEY).listKeys({}))).code).toBe(Code.Unimplemented);
     } finally {
       await plain.close();
     }

@@ -4,7 +4,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import type * as grpc from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ErrorInfoSchema, RetryInfoSchema } from "../gen/google/rpc/error_details_pb.js";
-import { chatClient, collect, grpcJsStream, transports, userRequest } from "./helpers/clients.js";
+import { chatClient, collect, grpcJsStream, rpcFailure, transports, userRequest } from "./helpers/clients.js";
 import { baseUrlFor, type Harness, startHarness } from "./helpers/harness.js";
 
 let h: Harness;
@@ -36,14 +36,6 @@ async function hold(model: string, tag: string): Promise<{ release(): Promise<vo
   };
 }
 
-async function failure(call: Promise<unknown>): Promise<ConnectError> {
-  try {
-    await call;
-  } catch (e) {
-    return ConnectError.from(e);
-  }
-  throw new Error("expected the call to fail");
-}
 
 /** google.rpc.Status from grpc-status-details-bin, decoded by hand: what any gRPC client's error-details support reads. */
 function statusDetails(bytes: Buffer): Array<{ typeUrl: string; value: Uint8Array }> {
@@ -74,7 +66,7 @@ describe("a provider's admission queue", () => {
     const first = await hold("narrow", "q-first");
     const queued = collect(client().streamChat(userRequest("narrow", "#sim tag=q-queued")));
     await h.sluice.gates.until("narrow", (g) => g.waiting === 1);
-    const shed = await failure(collect(client().streamChat(userRequest("narrow", "#sim tag=q-shed"))));
+    const shed = await rpcFailure(collect(client().streamChat(userRequest("narrow", "#sim tag=q-shed"))));
     expect(shed.code).toBe(Code.ResourceExhausted);
     expect(shed.rawMessage).toMatch(/queue is full/);
     expect(shed.findDetails(RetryInfoSchema)[0]?.retryDelay?.seconds).toBe(1n);
@@ -133,7 +125,7 @@ describe("a provider's admission queue", () => {
   it("a wait longer than queue.timeoutMs is shed", async () => {
     const first = await hold("brief", "q-brief");
     const started = performance.now();
-    const shed = await failure(collect(client().streamChat(userRequest("brief", "hi"))));
+    const shed = await rpcFailure(collect(client().streamChat(userRequest("brief", "hi"))));
     expect(shed.code).toBe(Code.ResourceExhausted);
     expect(shed.rawMessage).toMatch(/no free stream within 300 ms \(queue timeout\)/);
     expect(performance.now() - started).toBeGreaterThanOrEqual(295);
@@ -142,7 +134,7 @@ describe("a provider's admission queue", () => {
 
   it("shutdown ends every wait with UNAVAILABLE", async () => {
     const first = await hold("narrow", "q-first-5");
-    const waiting = failure(collect(client().streamChat(userRequest("narrow", "#sim tag=q-drained"))));
+    const waiting = rpcFailure(collect(client().streamChat(userRequest("narrow", "#sim tag=q-drained"))));
     await h.sluice.gates.until("narrow", (g) => g.waiting === 1);
     const shutdown = h.sluice.shutdown(60_000);
     const drained = await waiting;

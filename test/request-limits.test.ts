@@ -11,7 +11,7 @@ import { startSimulator, type Simulator } from "../src/simulator/server.js";
 import { simulatedText } from "../src/simulator/text.js";
 import { Role } from "../gen/sluice/v1/chat_pb.js";
 import { ChatService, StreamChatRequestSchema } from "../gen/sluice/v1/chat_service_pb.js";
-import { collect, grpcJsStream, textOf, userRequest } from "./helpers/clients.js";
+import { collect, grpcJsStream, rpcFailure, textOf, userRequest } from "./helpers/clients.js";
 import { type GatewayProcess, runtimeStats, startGatewayProcess } from "./helpers/gateway-process.js";
 import { grpcFrame, h2request } from "./helpers/raw.js";
 
@@ -32,14 +32,6 @@ afterAll(async () => {
   await sim.close();
 });
 
-async function rpcError(call: Promise<unknown>): Promise<ConnectError> {
-  try {
-    await call;
-  } catch (e) {
-    return ConnectError.from(e);
-  }
-  throw new Error("expected the call to fail");
-}
 
 /** 1 MiB of zero-length gRPC/Connect envelopes: the cheapest bytes to send, the most messages per byte. */
 const TINY_ENVELOPES = Buffer.alloc(MiB, 0);
@@ -168,14 +160,14 @@ function manyParts(parts: number) {
 describe("the structure budget is checked before decoding", () => {
   it("30,000 content parts (150 KB) on gRPC: RESOURCE_EXHAUSTED naming the limit", async () => {
     const client = createClient(ChatService, createGrpcTransport({ baseUrl: gw.url }));
-    const error = await rpcError(collect(client.streamChat(manyParts(30_000))));
+    const error = await rpcFailure(collect(client.streamChat(manyParts(30_000))));
     expect(error.code).toBe(Code.ResourceExhausted);
     expect(error.rawMessage).toMatch(/more than 20000 elements \(limits.maxRequestElements\)/);
   });
 
   it("the same over Connect JSON", async () => {
     const client = createClient(ChatService, createConnectTransport({ baseUrl: gw.url, httpVersion: "1.1", useBinaryFormat: false }));
-    const error = await rpcError(collect(client.streamChat(manyParts(30_000))));
+    const error = await rpcFailure(collect(client.streamChat(manyParts(30_000))));
     expect(error.code).toBe(Code.ResourceExhausted);
   });
 
@@ -312,7 +304,7 @@ describe("client values echoed in errors are capped so every status fits its hea
 
   it("a 70 KB model name on gRPC: NOT_FOUND with a short message, not FRAME_SIZE_ERROR", async () => {
     const client = createClient(ChatService, createGrpcTransport({ baseUrl: gw.url }));
-    const error = await rpcError(collect(client.streamChat(userRequest(huge, "hi"))));
+    const error = await rpcFailure(collect(client.streamChat(userRequest(huge, "hi"))));
     expect(error.code).toBe(Code.NotFound);
     expect(error.rawMessage.length).toBeLessThan(400);
     expect(error.rawMessage).toContain("(70000 characters)");
@@ -349,13 +341,13 @@ describe("gRPC status messages read the same in every client", () => {
 
   it("connect shows the same", async () => {
     const client = createClient(ChatService, createGrpcTransport({ baseUrl: gw.url }));
-    expect((await rpcError(collect(client.streamChat(userRequest("nope", "hi"))))).rawMessage).toBe(expected);
+    expect((await rpcFailure(collect(client.streamChat(userRequest("nope", "hi"))))).rawMessage).toBe(expected);
   });
 
   it("non-ASCII and % survive the round trip", async () => {
     const client = createClient(ChatService, createGrpcTransport({ baseUrl: gw.url }));
     const model = "modèle 100%";
-    expect((await rpcError(collect(client.streamChat(userRequest(model, "hi"))))).rawMessage).toContain('"modèle 100%"');
+    expect((await rpcFailure(collect(client.streamChat(userRequest(model, "hi"))))).rawMessage).toContain('"modèle 100%"');
     const s = grpcJsStream(gw.url, userRequest(model, "hi"));
     const error = await s.messages.then(() => undefined, (e: grpc.ServiceError) => e);
     s.close();

@@ -3,7 +3,7 @@ import * as grpc from "@grpc/grpc-js";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sha256Hex } from "../src/config/key-hash.js";
-import { chatClient, collect, grpcJsStream, textOf, transports, unary, userRequest } from "./helpers/clients.js";
+import { chatClient, collect, grpcJsStream, rpcFailure, textOf, transports, unary, userRequest } from "./helpers/clients.js";
 import { type Harness, startHarness } from "./helpers/harness.js";
 
 const TEAM_A_KEY = "sk-test-team-a-5d1c0e9f2b7a4c31";
@@ -28,14 +28,6 @@ afterAll(() => h.close());
 
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
 
-async function failure(call: Promise<unknown>): Promise<ConnectError> {
-  try {
-    await call;
-  } catch (e) {
-    return ConnectError.from(e);
-  }
-  throw new Error("expected the call to fail");
-}
 
 const CONNECT_CLIENTS = ["grpc (connect-node, h2)", "connect (connect-node, HTTP/1.1)", "grpc-web (connect-node, HTTP/1.1)"] as const;
 
@@ -43,15 +35,15 @@ describe("authentication on the RPC edges", () => {
   for (const kind of CONNECT_CLIENTS) {
     it(`${kind}: no key or an unknown key is UNAUTHENTICATED, a key outside its allowlist PERMISSION_DENIED, a good key streams`, async () => {
       const client = chatClient(transports(h.url)[kind]!);
-      const missing = await failure(collect(client.streamChat(userRequest("sim", "hi"))));
+      const missing = await rpcFailure(collect(client.streamChat(userRequest("sim", "hi"))));
       expect(missing.code).toBe(Code.Unauthenticated);
       expect(missing.rawMessage).toMatch(/missing API key/);
-      const unknown = await failure(collect(client.streamChat(userRequest("sim", "hi"), { headers: bearer(WRONG_KEY) })));
+      const unknown = await rpcFailure(collect(client.streamChat(userRequest("sim", "hi"), { headers: bearer(WRONG_KEY) })));
       expect(unknown.code).toBe(Code.Unauthenticated);
       expect(unknown.rawMessage).toBe("invalid API key");
-      const malformed = await failure(collect(client.streamChat(userRequest("sim", "hi"), { headers: { authorization: `Basic ${TEAM_A_KEY}` } })));
+      const malformed = await rpcFailure(collect(client.streamChat(userRequest("sim", "hi"), { headers: { authorization: `Basic ${TEAM_A_KEY}` } })));
       expect(malformed.code).toBe(Code.Unauthenticated);
-      const denied = await failure(collect(client.streamChat(userRequest("other", "hi"), { headers: bearer(TEAM_A_KEY) })));
+      const denied = await rpcFailure(collect(client.streamChat(userRequest("other", "hi"), { headers: bearer(TEAM_A_KEY) })));
       expect(denied.code).toBe(Code.PermissionDenied);
       expect(denied.rawMessage).toMatch(/key team-a may not use model "other"/);
       const answer = await collect(client.streamChat(userRequest("sim", "hi"), { headers: bearer(TEAM_A_KEY) }));
@@ -63,7 +55,7 @@ describe("authentication on the RPC edges", () => {
 
   it("unary Chat needs a key too", async () => {
     const client = chatClient(transports(h.url)["grpc (connect-node, h2)"]!);
-    expect((await failure(client.chat(unary(userRequest("sim", "hi"))))).code).toBe(Code.Unauthenticated);
+    expect((await rpcFailure(client.chat(unary(userRequest("sim", "hi"))))).code).toBe(Code.Unauthenticated);
     const result = await client.chat(unary(userRequest("sim", "hi")), { headers: bearer(TEAM_A_KEY) });
     expect(result.text).not.toBe("");
   });
@@ -84,7 +76,7 @@ describe("authentication on the RPC edges", () => {
 
   it("ListModels lists only the aliases the key may use", async () => {
     const client = chatClient(transports(h.url)["grpc (connect-node, h2)"]!);
-    expect((await failure(client.listModels({}))).code).toBe(Code.Unauthenticated);
+    expect((await rpcFailure(client.listModels({}))).code).toBe(Code.Unauthenticated);
     expect((await client.listModels({}, { headers: bearer(TEAM_A_KEY) })).models.map((m) => m.id)).toEqual(["sim"]);
     expect((await client.listModels({}, { headers: bearer(TEAM_B_KEY) })).models.map((m) => m.id)).toEqual(["other", "sim"]);
   });
@@ -137,7 +129,7 @@ describe("what stays open, and what is never shown", () => {
     await collect(client.streamChat(userRequest("sim", `#sim tag=${tag}`), { headers: { ...bearer(TEAM_A_KEY), "x-request-id": tag } }));
     const access = await h.waitForLog((l) => l.event === "access" && l.requestId === tag);
     expect(access.key).toBe("team-a");
-    const refused = await failure(collect(client.streamChat(userRequest("sim", "hi"), { headers: bearer(WRONG_KEY) })));
+    const refused = await rpcFailure(collect(client.streamChat(userRequest("sim", "hi"), { headers: bearer(WRONG_KEY) })));
     for (const key of [TEAM_A_KEY, TEAM_B_KEY, WRONG_KEY]) {
       expect(h.logText()).not.toContain(key);
       expect(refused.message).not.toContain(key);

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RetryInfoSchema } from "../gen/google/rpc/error_details_pb.js";
 import type { UsageRecord } from "../src/store/tenant-store.js";
 import { tokenCounter } from "../src/usage/token-count.js";
-import { chatClient, collect, textOf, transports, userRequest } from "./helpers/clients.js";
+import { chatClient, collect, rpcFailure, textOf, transports, userRequest } from "./helpers/clients.js";
 import { baseUrlFor, type Harness, startHarness } from "./helpers/harness.js";
 import { dropPrefix, dumpPrefix, SHARED_REDIS_URL, testPrefix, usageRecords } from "./helpers/redis.js";
 import { tenancyEvents } from "./helpers/tenancy-events.js";
@@ -60,14 +60,6 @@ const grpcClient = () => chatClient(transports(h.url)["grpc (connect-node, h2)"]
 let ids = 0;
 const requestId = (name: string) => `${name}-${++ids}-${Date.now()}`;
 
-async function failure(call: Promise<unknown>): Promise<ConnectError> {
-  try {
-    await call;
-  } catch (e) {
-    return ConnectError.from(e);
-  }
-  throw new Error("expected the call to fail");
-}
 
 async function chatCompletion(key: string, body: Record<string, unknown>, id = requestId("facade")) {
   const res = await fetch(`${h.url}/v1/chat/completions`, {
@@ -99,7 +91,7 @@ describe("requests per minute", () => {
     expect(refused.res.headers.get("retry-after")).toBe("60");
     expect(refused.res.headers.get("x-ratelimit-remaining-requests")).toBe("0");
 
-    const grpcRefused = await failure(collect(grpcClient().streamChat(userRequest("sim", "hi"), { headers: bearer(KEYS.rpm) })));
+    const grpcRefused = await rpcFailure(collect(grpcClient().streamChat(userRequest("sim", "hi"), { headers: bearer(KEYS.rpm) })));
     expect(grpcRefused.code).toBe(Code.ResourceExhausted);
     expect(grpcRefused.findDetails(RetryInfoSchema)[0]?.retryDelay?.seconds).toBe(60n);
     expect(grpcRefused.metadata.get("x-ratelimit-remaining-requests")).toBe("0");
@@ -254,7 +246,7 @@ describe("usage records", () => {
   it("a stream that fails mid-way is charged for what arrived; one that fails before any delta for nothing", async () => {
     const id = requestId("midway");
     let text = "";
-    const error = await failure(
+    const error = await rpcFailure(
       (async () => {
         for await (const m of grpcClient().streamChat(userRequest("long", "#sim fail=drop fail_at=4"), { headers: { ...bearer(KEYS.usage), "x-request-id": id } })) {
           if (m.delta.case === "text") text += m.delta.value.text;
@@ -266,7 +258,7 @@ describe("usage records", () => {
     expect(await stored(id)).toMatchObject({ outcome: "failed", code: "upstream_unavailable", estimated: true, outputTokens: (await tokenCounter())(text) });
 
     const early = requestId("early");
-    await failure(collect(grpcClient().streamChat(userRequest("sim", "#sim fail=status status=500"), { headers: { ...bearer(KEYS.usage), "x-request-id": early } })));
+    await rpcFailure(collect(grpcClient().streamChat(userRequest("sim", "#sim fail=status status=500"), { headers: { ...bearer(KEYS.usage), "x-request-id": early } })));
     expect(await stored(early)).toMatchObject({ outcome: "failed", code: "upstream_unavailable", target: "", inputTokens: 0, outputTokens: 0, costMicros: 0, estimated: false });
   });
 

@@ -1,5 +1,5 @@
 import { create, fromBinary, type MessageInitShape, toBinary } from "@bufbuild/protobuf";
-import { type Client, createClient, type Transport } from "@connectrpc/connect";
+import { type Client, ConnectError, createClient, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { createGrpcWebTransport as createFetchGrpcWebTransport } from "@connectrpc/connect-web";
 import * as grpc from "@grpc/grpc-js";
@@ -86,4 +86,14 @@ export function grpcJsStream(
     call.on("end", () => resolve(out));
   });
   return { messages, call, close: () => client.close() };
+}
+
+/** The ConnectError a call ends with; fails the test when the call succeeds. */
+export async function rpcFailure(call: Promise<unknown>): Promise<ConnectError> {
+  try {
+    await call;
+  } catch (e) {
+    return ConnectError.from(e);
+  }
+  throw new Error("expected the call to fail");
 }
