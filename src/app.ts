@@ -21,6 +21,8 @@ import { createLiveStats, type LiveStats } from "./stats/live-stats.js";
 import { createUpstreamClient } from "./upstream/http-client.js";
 import type { TenancyObserver } from "./flow/observer.js";
 import { createTenancy, type Tenancy } from "./tenancy/tenancy.js";
+import { openResumableStreams } from "./resume/open-stream-log.js";
+import type { ResumableStreams } from "./resume/resumable-streams.js";
 
 export interface SluiceOptions {
   /** The configuration to start with. */
@@ -66,6 +68,8 @@ export interface Sluice {
   readonly metricsUrl?: string;
   /** Keys, limits, budgets and usage records. */
   readonly tenancy: Tenancy;
+  /** Resumable streams and their store. */
+  readonly resumable: ResumableStreams;
   /**
    * Graceful shutdown: readiness turns unhealthy, no new streams are
    * accepted, in-flight streams get `drainMs` to finish, then the rest are
@@ -139,6 +143,8 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     ...(options.storeClock ? { storeClock: options.storeClock } : {}),
   });
   const pipeline = createChatPipeline({ config: live.current, client, telemetry, registry, gates, breakers, stats, order, random, tenancy });
+  // Settings are read at start: the store's connections and the running streams' bounds stay as they started.
+  const resumable = openResumableStreams(config, logger);
   const maxConnections = effectiveMaxConnections(config.server.maxConnections);
   if (maxConnections < config.server.maxConnections) {
     logger.warn({ event: "server.max_connections_lowered", configured: config.server.maxConnections, effective: maxConnections, openFileLimit: openFileLimit() });
@@ -159,6 +165,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     ...(config.server.debugEndpoints ? { debug: { registry, reloads: live.counts } } : {}),
     ...(config.server.tls ? { tls: config.server.tls } : {}),
     tenancy,
+    resumable,
     admin: config.auth.adminKeySha256 !== undefined,
     console: {
       access: config.console.access,
@@ -195,6 +202,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     registry,
     logger,
     tenancy,
+    resumable,
     async shutdown(drainMs = live.current().server.drainMs) {
       registry.startDraining();
       gates.close(new GatewayError("shutting_down", "the gateway is shutting down; retry on another instance"));
@@ -211,6 +219,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
       await client.close();
       // Every stream has ended: their usage goes to the store before the connection closes.
       await tenancy.close();
+      await resumable.close();
       await metricsListener?.close();
       await telemetry.shutdown();
       logger.info({ event: "server.stopped", drained, aborted });
@@ -220,6 +229,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
       await server.close();
       await client.close();
       await tenancy.close();
+      await resumable.close();
       await metricsListener?.close();
       await telemetry.shutdown();
     },

@@ -1,0 +1,285 @@
+import type { ResumeSettings } from "../config/config.js";
+import { quoteClientValue } from "../core/client-text.js";
+import type { Delta } from "../core/delta.js";
+import { GatewayError, toGatewayError } from "../core/errors.js";
+import type { Principal } from "../tenancy/principal.js";
+import { notFound } from "./memory-stream-log.js";
+import { type ControlOp, encodeRecord, isTerminal, type LogEntry, type LogRecord, type StreamLog } from "./stream-log.js";
+
+/** What starting a resumable stream needs from its edge. */
+export interface RunInput {
+  /** Starts the pipeline on `signal`, which the stream (not the client) now owns. */
+  readonly start: (signal: AbortSignal) => AsyncGenerator<Delta, void, undefined>;
+  /** Aborts when the original client leaves: the stream detaches instead of ending. */
+  readonly clientSignal: AbortSignal;
+  readonly principal?: Principal;
+  /** The facade's include_usage, kept for a facade resume. */
+  readonly includeUsage?: boolean;
+  /** Told once when the stream stops being resumable (backlog bound, store failure). */
+  readonly onNotResumable?: (reason: string) => void;
+}
+
+/** A delta with its place in the stream: what both the original and a resumed stream hand their edge. */
+export interface Numbered {
+  readonly sequence: number;
+  readonly delta: Delta;
+}
+
+/** A stream being resumed: its deltas with their original sequence numbers. */
+export interface Resumed {
+  readonly includeUsage: boolean;
+  readonly entries: AsyncGenerator<Numbered, void, undefined>;
+}
+
+export interface ResumableStreams {
+  /** The pipeline's deltas, numbered from 0 and stored as they are handed out. */
+  run(input: RunInput): AsyncGenerator<Numbered, void, undefined>;
+  /**
+   * Every stored entry of `id` from sequence 0 (the edge skips those its
+   * client has), then the live ones; throws the original's error status,
+   * `not_found`, `permission_denied`, `not_resumable`.
+   */
+  resume(id: string, principal: Principal | undefined, signal: AbortSignal): Promise<Resumed>;
+  /** Stops the upstream of `id` on whichever replica runs it. */
+  cancel(id: string, principal: Principal | undefined): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface ResumableStreamsOptions {
+  readonly log: StreamLog;
+  readonly settings: ResumeSettings;
+  /** Longest wait for the store when a stream starts; past it the stream runs, not resumable. */
+  readonly storeTimeoutMs: number;
+  readonly onStoreError?: (error: unknown) => void;
+}
+
+/** Appends in flight per stream before the stream waits for the oldest: bounds memory while the store is slow. */
+const MAX_APPENDS_IN_FLIGHT = 32;
+
+const RESPONSE_ID = /^resp_[0-9a-f]{32}$/;
+
+const GRACE_EXPIRED = () => new GatewayError("canceled", "no client resumed the stream within its detach grace");
+const CANCELED = () => new GatewayError("canceled", "the stream was cancelled by CancelStream");
+const NOT_RESUMABLE = "the stream outgrew its stored backlog; it can no longer be resumed";
+
+function checkedId(id: string): string {
+  if (!RESPONSE_ID.test(id)) throw new GatewayError("not_found", `stream ${quoteClientValue(id, 64)} not found: not a response id`, { field: "response_id" });
+  return id;
+}
+
+function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new GatewayError("store_unavailable", "the stream store did not answer in time")), ms);
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}
+
+/** A stream this replica runs: its upstream, its readers anywhere, its grace timer. */
+interface Session {
+  readers: number;
+  timer?: NodeJS.Timeout;
+  readonly abort: (reason: GatewayError) => void;
+}
+
+/**
+ * Resumable streams (README, "Resumable streams"). The replica that starts
+ * one owns its upstream: it numbers and stores every delta as the client
+ * pulls it (so backpressure is the client's, as for any stream), and when
+ * the client leaves it keeps pulling at the upstream's pace into the store
+ * until the stream ends, the backlog bound is hit, or `detachGraceMs`
+ * passes with no reader anywhere. Readers on any replica read the store;
+ * they announce themselves, and CancelStream, over the log's control
+ * channel.
+ */
+export function createResumableStreams(options: ResumableStreamsOptions): ResumableStreams {
+  const { log, settings } = options;
+  const sessions = new Map<string, Session>();
+  let readers = 0;
+
+  const startGrace = (session: Session) => {
+    clearTimeout(session.timer);
+    session.timer = setTimeout(() => session.abort(GRACE_EXPIRED()), settings.detachGraceMs);
+  };
+  const unsubscribe = log.subscribe((id: string, op: ControlOp) => {
+    const session = sessions.get(id);
+    if (!session) return;
+    switch (op) {
+      case "attach":
+        session.readers++;
+        clearTimeout(session.timer);
+        break;
+      case "detach":
+        session.readers--;
+        if (session.readers <= 0) startGrace(session);
+        break;
+      case "cancel":
+        session.abort(CANCELED());
+        break;
+    }
+  });
+
+  async function* run(input: RunInput): AsyncGenerator<Numbered, void, undefined> {
+    const controller = new AbortController();
+    const deltas = input.start(controller.signal);
+    let id: string | undefined;
+    let sequence = 0;
+    let bytes = 0;
+    let storing = true;
+    let ended = false;
+    let clientGone = false;
+    let chain: Promise<unknown> = Promise.resolve();
+    const inFlight: Promise<unknown>[] = [];
+    const session: Session = { readers: 1, abort: (reason) => controller.abort(reason) };
+
+    const stopStoring = (reason: string) => {
+      if (!storing) return;
+      storing = false;
+      input.onNotResumable?.(reason);
+      // Nobody can resume it now: without a client it has no reason to run.
+      if (clientGone) session.abort(new GatewayError("canceled", "stream closed"));
+    };
+    const store = async (entry: LogEntry) => {
+      if (!storing || id === undefined) return;
+      let record: LogRecord = entry.record;
+      let encoded = encodeRecord(record);
+      bytes += encoded.length;
+      const last = entry.sequence >= settings.maxBacklogMessages - 1 || bytes > settings.maxBacklogBytes;
+      if (last && !isTerminal(record)) {
+        record = { kind: "truncated" };
+        encoded = encodeRecord(record);
+      }
+      const written = log.append(id, { sequence: entry.sequence, record }, encoded).catch((error: unknown) => {
+        options.onStoreError?.(error);
+        stopStoring("the stream store failed; the stream can no longer be resumed");
+      });
+      inFlight.push(written);
+      if (last && !isTerminal(entry.record)) stopStoring(NOT_RESUMABLE);
+      if (inFlight.length >= MAX_APPENDS_IN_FLIGHT) await inFlight.shift();
+    };
+    const end = async () => {
+      ended = true;
+      await Promise.all(inFlight);
+      if (id !== undefined) {
+        const s = sessions.get(id);
+        if (s === session) sessions.delete(id);
+      }
+      clearTimeout(session.timer);
+    };
+    const step = async (): Promise<IteratorResult<Numbered, void>> => {
+      if (ended) return { done: true, value: undefined };
+      let next: IteratorResult<Delta, void>;
+      try {
+        next = await deltas.next();
+      } catch (error) {
+        const failure = toGatewayError(error);
+        await store({ sequence, record: { kind: "failed", code: failure.code, message: failure.message } });
+        await end();
+        throw failure;
+      }
+      if (next.done) {
+        await end();
+        return next;
+      }
+      const delta = next.value;
+      if (delta.type === "start") {
+        id = delta.responseId;
+        sessions.set(id, session);
+        try {
+          await withTimeout(log.open(id, { owner: input.principal?.sha256 ?? "", ...(input.includeUsage ? { includeUsage: true } : {}) }), options.storeTimeoutMs);
+        } catch (error) {
+          options.onStoreError?.(error);
+          stopStoring("the stream store failed; the stream is not resumable");
+        }
+      }
+      const numbered: Numbered = { sequence: sequence++, delta };
+      await store({ sequence: numbered.sequence, record: { kind: "delta", delta } });
+      // The client learns the id from `start`: by then a reader anywhere must find it.
+      if (delta.type === "start") await Promise.all(inFlight);
+      if (delta.type === "finish") await end();
+      return { done: false, value: numbered };
+    };
+    /** One puller at a time, whether the client or the detached drain. */
+    const pull = () => {
+      const result = chain.then(step);
+      chain = result.catch(() => undefined);
+      return result;
+    };
+    const detach = () => {
+      if (clientGone) return;
+      clientGone = true;
+      if (ended) return;
+      session.readers--;
+      if (id === undefined || !storing) return session.abort(new GatewayError("canceled", "stream closed"));
+      if (session.readers <= 0) startGrace(session);
+      void (async () => {
+        while (!ended) {
+          const next = await pull().catch(() => ({ done: true }));
+          if (next.done) break;
+        }
+      })();
+    };
+    input.clientSignal.addEventListener("abort", detach, { once: true });
+    if (input.clientSignal.aborted) detach();
+
+    try {
+      while (!clientGone) {
+        const next = await pull();
+        if (next.done) return;
+        yield next.value;
+      }
+    } finally {
+      input.clientSignal.removeEventListener("abort", detach);
+      detach();
+    }
+  }
+
+  async function owned(id: string, principal: Principal | undefined) {
+    const meta = await log.meta(checkedId(id)).catch((error: unknown) => {
+      throw new GatewayError("store_unavailable", "the stream store cannot be reached", { cause: error });
+    });
+    if (!meta) throw notFound(id);
+    if (principal && meta.owner !== principal.sha256) throw new GatewayError("permission_denied", `stream ${id} was started by another key`, { field: "response_id" });
+    return meta;
+  }
+
+  async function* readEntries(id: string, signal: AbortSignal): AsyncGenerator<Numbered, void, undefined> {
+    if (readers >= settings.maxReaders) throw new GatewayError("overloaded", "too many streams are being resumed on this replica; retry shortly");
+    readers++;
+    try {
+      await log.publish(id, "attach").catch(() => undefined);
+      for await (const entry of log.read(id, signal)) {
+        const { record } = entry;
+        switch (record.kind) {
+          case "delta":
+            yield { sequence: entry.sequence, delta: record.delta };
+            break;
+          case "failed":
+            throw new GatewayError(record.code, record.message);
+          case "truncated":
+            throw new GatewayError("not_resumable", `stream ${id}: ${NOT_RESUMABLE}`);
+        }
+      }
+    } finally {
+      readers--;
+      void log.publish(id, "detach").catch(() => undefined);
+    }
+  }
+
+  return {
+    run,
+    async resume(id, principal, signal) {
+      const meta = await owned(id, principal);
+      return { includeUsage: meta.includeUsage === true, entries: readEntries(id, signal) };
+    },
+    async cancel(id, principal) {
+      await owned(id, principal);
+      await log.publish(id, "cancel");
+    },
+    async close() {
+      unsubscribe();
+      for (const session of sessions.values()) clearTimeout(session.timer);
+      await log.close();
+    },
+  };
+}
