@@ -315,7 +315,8 @@ export function createOpenAiFacade(options: OpenAiFacadeOptions): FacadeRoute {
     }
     if (path.startsWith("/v1/chat/completions/") && path.endsWith("/stream") && req.method === "GET") {
       exchange.route = "/v1/chat/completions/{id}/stream";
-      const id = decodePathSegment(path.slice("/v1/chat/completions/".length, -"/stream".length));
+      // The id of its chunks (chatcmpl-resp_…) or of the stream (resp_…).
+      const id = decodePathSegment(path.slice("/v1/chat/completions/".length, -"/stream".length))?.replace(/^chatcmpl-/, "");
       if (id === undefined) return sendError(res, exchange, new GatewayError("invalid_request", "path: malformed percent-escape in the response id", { field: "response_id" }));
       return resumeStream(req, res, exchange, options, id);
     }
