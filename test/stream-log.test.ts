@@ -4,7 +4,7 @@ import { GatewayError } from "../src/core/errors.js";
 import { createMemoryStreamLog } from "../src/resume/memory-stream-log.js";
 import { createRedisStreamLog } from "../src/resume/redis-stream-log.js";
 import { createResumableStreams, type Numbered } from "../src/resume/resumable-streams.js";
-import { type ControlOp, encodeRecord, type LogEntry, type StreamLog } from "../src/resume/stream-log.js";
+import { type ControlOp, encodeBatch, encodeEntry, type LogEntry, type StreamLog } from "../src/resume/stream-log.js";
 import type { Principal } from "../src/tenancy/principal.js";
 import { dropPrefix, storeClient, testPrefix } from "./helpers/redis.js";
 
@@ -27,7 +27,7 @@ const LOGS: Record<string, (retentionMs: number) => Promise<StreamLog>> = {
 const id = (n: number) => `resp_${String(n).padStart(32, "0")}`;
 const text = (t: string): Delta => ({ type: "text", text: t });
 const entry = (sequence: number, delta: Delta): LogEntry => ({ sequence, record: { kind: "delta", delta } });
-const append = (log: StreamLog, stream: string, e: LogEntry) => log.append(stream, e, encodeRecord(e.record));
+const append = (log: StreamLog, stream: string, ...entries: LogEntry[]) => log.append(stream, entries, encodeBatch(entries.map(encodeEntry)));
 
 async function readAll(log: StreamLog, stream: string, signal = new AbortController().signal): Promise<LogEntry[]> {
   const out: LogEntry[] = [];
@@ -45,11 +45,11 @@ describe.each(Object.keys(LOGS))("the %s stream log", (name) => {
     await append(log, id(1), entry(0, { type: "start", responseId: id(1), provider: "p", model: "m" }));
     await append(log, id(1), entry(1, text("a")));
     const reading = readAll(log, id(1));
-    // Not awaited one by one: the log keeps them in call order.
-    void append(log, id(1), entry(2, text("b")));
-    void append(log, id(1), entry(3, { type: "finish", reason: "stop" }));
+    // Not awaited one by one: the log keeps them in call order; a batch of several is one append.
+    void append(log, id(1), entry(2, text("b")), entry(3, text("c")));
+    void append(log, id(1), entry(4, { type: "finish", reason: "stop" }));
     const entries = await reading;
-    expect(entries.map((e) => e.sequence)).toEqual([0, 1, 2, 3]);
+    expect(entries.map((e) => e.sequence)).toEqual([0, 1, 2, 3, 4]);
     expect(entries[2]!.record).toEqual({ kind: "delta", delta: text("b") });
     await log.close();
   });

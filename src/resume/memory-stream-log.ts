@@ -51,10 +51,10 @@ export function createMemoryStreamLog(options: MemoryStreamLogOptions): StreamLo
       streams.set(id, kept);
       schedule(id, kept, options.retentionMs);
     },
-    async append(id, entry, _encoded) {
+    async append(id, entries, _encoded) {
       const kept = streams.get(id);
       if (!kept) return;
-      kept.entries.push(entry);
+      kept.entries.push(...entries);
       kept.lastWrite = now();
       wake(kept);
     },

@@ -1,6 +1,6 @@
 import type { SluiceRedisClient } from "../store/redis-tenant-store.js";
 import { notFound } from "./memory-stream-log.js";
-import { type ControlOp, decodeRecord, isTerminal, type LogEntry, type StreamLog, type StreamMeta } from "./stream-log.js";
+import { type ControlOp, decodeBatch, isTerminal, type LogEntry, type StreamLog, type StreamMeta } from "./stream-log.js";
 
 export interface RedisStreamLogOptions {
   /** Commands; fails at once while disconnected (no offline queue). */
@@ -8,7 +8,7 @@ export interface RedisStreamLogOptions {
   /** store.redis.prefix: every key and the control channel live under it. */
   readonly prefix: string;
   readonly retentionMs: number;
-  /** The stream's XADD MAXLEN: a guard past the backlog bound the writer enforces itself. */
+  /** The stream's XADD MAXLEN (in batches, each at least one message): a guard past the backlog bound the writer enforces itself. */
   readonly maxEntries: number;
   /** Told when the control channel's connection fails (it reconnects on its own). */
   readonly onError?: (error: unknown) => void;
@@ -22,13 +22,16 @@ interface StreamReply {
   readonly message: Record<string, string>;
 }
 
-/** Entry ids are `0-(sequence+1)`: the sequence is the id, so "after sequence n" is an id range. */
+/**
+ * One Redis Stream entry holds a batch of consecutive messages (field `r`,
+ * a JSON array); its id is `0-(last sequence + 1)`, so ids rise with the
+ * sequence and never collide.
+ */
 const entryId = (sequence: number) => `0-${sequence + 1}`;
-const toEntry = (reply: StreamReply): LogEntry => ({ sequence: Number(reply.id.slice(2)) - 1, record: decodeRecord(reply.message.r ?? "") });
 
 /**
  * Resumable streams in Redis Streams, shared by every replica on the same
- * store.redis: `{prefix}resume:{id}:log` (XADD with explicit ids, MAXLEN,
+ * store.redis: `{prefix}resume:{id}:log` (XADD of message batches with explicit ids, MAXLEN,
  * PEXPIRE refreshed as it grows) and `{prefix}resume:{id}:meta`. Replays
  * page with XRANGE on the shared connection; waiting for live entries
  * takes an XREAD BLOCK connection of its own per reader (a blocking command
@@ -76,9 +79,10 @@ export function createRedisStreamLog(options: RedisStreamLogOptions): StreamLog 
         }
         for (const message of reply[0]!.messages) {
           last = message.id;
-          const entry = toEntry(message);
-          yield entry;
-          if (isTerminal(entry.record)) return;
+          for (const entry of decodeBatch(message.message.r ?? "[]")) {
+            yield entry;
+            if (isTerminal(entry.record)) return;
+          }
         }
       }
     } catch (error) {
@@ -95,9 +99,11 @@ export function createRedisStreamLog(options: RedisStreamLogOptions): StreamLog 
       refreshed.set(id, Date.now());
       await client.set(metaKey(id), JSON.stringify(meta), { PX: retentionMs });
     },
-    append(id, entry, encoded) {
-      const added = client.xAdd(logKey(id), entryId(entry.sequence), { r: encoded }, { TRIM: { strategy: "MAXLEN", threshold: options.maxEntries } });
-      const terminal = isTerminal(entry.record);
+    append(id, entries, encoded) {
+      const lastEntry = entries.at(-1);
+      if (!lastEntry) return Promise.resolve();
+      const added = client.xAdd(logKey(id), entryId(lastEntry.sequence), { r: encoded }, { TRIM: { strategy: "MAXLEN", threshold: options.maxEntries } });
+      const terminal = isTerminal(lastEntry.record);
       const at = refreshed.get(id);
       if (terminal || at === undefined || Date.now() - at > retentionMs / 4) {
         if (terminal) refreshed.delete(id);
@@ -116,9 +122,10 @@ export function createRedisStreamLog(options: RedisStreamLogOptions): StreamLog 
         const page = (await client.xRange(logKey(id), last === "0-0" ? "-" : `(${last}`, "+", { COUNT: PAGE })) as StreamReply[];
         for (const message of page) {
           last = message.id;
-          const entry = toEntry(message);
-          yield entry;
-          if (isTerminal(entry.record)) return;
+          for (const entry of decodeBatch(message.message.r ?? "[]")) {
+            yield entry;
+            if (isTerminal(entry.record)) return;
+          }
         }
         if (page.length < PAGE) break;
       }

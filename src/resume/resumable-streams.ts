@@ -4,7 +4,8 @@ import type { Delta } from "../core/delta.js";
 import { GatewayError, toGatewayError } from "../core/errors.js";
 import type { Principal } from "../tenancy/principal.js";
 import { notFound } from "./memory-stream-log.js";
-import { type ControlOp, encodeRecord, isTerminal, type LogEntry, type LogRecord, type StreamLog } from "./stream-log.js";
+import { BACKLOG_EXCEEDED, createLogWriter, type LogWriter } from "./log-writer.js";
+import type { ControlOp, StreamLog } from "./stream-log.js";
 
 /** What starting a resumable stream needs from its edge. */
 export interface RunInput {
@@ -53,14 +54,10 @@ export interface ResumableStreamsOptions {
   readonly onStoreError?: (error: unknown) => void;
 }
 
-/** Appends in flight per stream before the stream waits for the oldest: bounds memory while the store is slow. */
-const MAX_APPENDS_IN_FLIGHT = 32;
-
 const RESPONSE_ID = /^resp_[0-9a-f]{32}$/;
 
 const GRACE_EXPIRED = () => new GatewayError("canceled", "no client resumed the stream within its detach grace");
 const CANCELED = () => new GatewayError("canceled", "the stream was cancelled by CancelStream");
-const NOT_RESUMABLE = "the stream outgrew its stored backlog; it can no longer be resumed";
 
 function checkedId(id: string): string {
   if (!RESPONSE_ID.test(id)) throw new GatewayError("not_found", `stream ${quoteClientValue(id, 64)} not found: not a response id`, { field: "response_id" });
@@ -123,48 +120,35 @@ export function createResumableStreams(options: ResumableStreamsOptions): Resuma
     const controller = new AbortController();
     const deltas = input.start(controller.signal);
     let id: string | undefined;
+    let writer: LogWriter | undefined;
     let sequence = 0;
-    let bytes = 0;
-    let storing = true;
     let ended = false;
     let clientGone = false;
     let chain: Promise<unknown> = Promise.resolve();
-    const inFlight: Promise<unknown>[] = [];
     const session: Session = { readers: 1, abort: (reason) => controller.abort(reason) };
 
-    const stopStoring = (reason: string) => {
-      if (!storing) return;
-      storing = false;
+    const notResumable = (reason: string, error?: unknown) => {
+      if (error !== undefined) options.onStoreError?.(error);
       input.onNotResumable?.(reason);
       // Nobody can resume it now: without a client it has no reason to run.
       if (clientGone) session.abort(new GatewayError("canceled", "stream closed"));
     };
-    const store = async (entry: LogEntry) => {
-      if (!storing || id === undefined) return;
-      let record: LogRecord = entry.record;
-      let encoded = encodeRecord(record);
-      bytes += encoded.length;
-      const last = entry.sequence >= settings.maxBacklogMessages - 1 || bytes > settings.maxBacklogBytes;
-      if (last && !isTerminal(record)) {
-        record = { kind: "truncated" };
-        encoded = encodeRecord(record);
-      }
-      const written = log.append(id, { sequence: entry.sequence, record }, encoded).catch((error: unknown) => {
-        options.onStoreError?.(error);
-        stopStoring("the stream store failed; the stream can no longer be resumed");
-      });
-      inFlight.push(written);
-      if (last && !isTerminal(entry.record)) stopStoring(NOT_RESUMABLE);
-      if (inFlight.length >= MAX_APPENDS_IN_FLIGHT) await inFlight.shift();
-    };
     const end = async () => {
       ended = true;
-      await Promise.all(inFlight);
-      if (id !== undefined) {
-        const s = sessions.get(id);
-        if (s === session) sessions.delete(id);
-      }
+      await writer?.flushed();
+      if (id !== undefined && sessions.get(id) === session) sessions.delete(id);
       clearTimeout(session.timer);
+    };
+    const opened = async (responseId: string) => {
+      id = responseId;
+      sessions.set(id, session);
+      const meta = { owner: input.principal?.sha256 ?? "", ...(input.includeUsage ? { includeUsage: true } : {}) };
+      try {
+        await withTimeout(log.open(id, meta), options.storeTimeoutMs);
+        writer = createLogWriter(log, id, settings, notResumable);
+      } catch (error) {
+        notResumable("the stream store failed; the stream is not resumable", error);
+      }
     };
     const step = async (): Promise<IteratorResult<Numbered, void>> => {
       if (ended) return { done: true, value: undefined };
@@ -173,7 +157,7 @@ export function createResumableStreams(options: ResumableStreamsOptions): Resuma
         next = await deltas.next();
       } catch (error) {
         const failure = toGatewayError(error);
-        await store({ sequence, record: { kind: "failed", code: failure.code, message: failure.message } });
+        writer?.write({ sequence, record: { kind: "failed", code: failure.code, message: failure.message } });
         await end();
         throw failure;
       }
@@ -182,20 +166,12 @@ export function createResumableStreams(options: ResumableStreamsOptions): Resuma
         return next;
       }
       const delta = next.value;
-      if (delta.type === "start") {
-        id = delta.responseId;
-        sessions.set(id, session);
-        try {
-          await withTimeout(log.open(id, { owner: input.principal?.sha256 ?? "", ...(input.includeUsage ? { includeUsage: true } : {}) }), options.storeTimeoutMs);
-        } catch (error) {
-          options.onStoreError?.(error);
-          stopStoring("the stream store failed; the stream is not resumable");
-        }
-      }
+      if (delta.type === "start") await opened(delta.responseId);
       const numbered: Numbered = { sequence: sequence++, delta };
-      await store({ sequence: numbered.sequence, record: { kind: "delta", delta } });
+      const wait = writer?.write({ sequence: numbered.sequence, record: { kind: "delta", delta } });
+      if (wait) await wait;
       // The client learns the id from `start`: by then a reader anywhere must find it.
-      if (delta.type === "start") await Promise.all(inFlight);
+      if (delta.type === "start") await writer?.flushed();
       if (delta.type === "finish") await end();
       return { done: false, value: numbered };
     };
@@ -210,7 +186,7 @@ export function createResumableStreams(options: ResumableStreamsOptions): Resuma
       clientGone = true;
       if (ended) return;
       session.readers--;
-      if (id === undefined || !storing) return session.abort(new GatewayError("canceled", "stream closed"));
+      if (!writer?.storing) return session.abort(new GatewayError("canceled", "stream closed"));
       if (session.readers <= 0) startGrace(session);
       void (async () => {
         while (!ended) {
@@ -247,7 +223,8 @@ export function createResumableStreams(options: ResumableStreamsOptions): Resuma
     if (readers >= settings.maxReaders) throw new GatewayError("overloaded", "too many streams are being resumed on this replica; retry shortly");
     readers++;
     try {
-      await log.publish(id, "attach").catch(() => undefined);
+      // Not awaited: the replay need not wait for the owner to hear of it (attach and detach keep their order on one connection).
+      void log.publish(id, "attach").catch(() => undefined);
       for await (const entry of log.read(id, signal)) {
         const { record } = entry;
         switch (record.kind) {
@@ -257,7 +234,7 @@ export function createResumableStreams(options: ResumableStreamsOptions): Resuma
           case "failed":
             throw new GatewayError(record.code, record.message);
           case "truncated":
-            throw new GatewayError("not_resumable", `stream ${id}: ${NOT_RESUMABLE}`);
+            throw new GatewayError("not_resumable", `stream ${id}: ${BACKLOG_EXCEEDED}`);
         }
       }
     } finally {

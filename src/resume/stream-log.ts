@@ -39,11 +39,11 @@ export interface StreamLog {
   /** Records the stream's owner; before its first append. */
   open(id: string, meta: StreamMeta): Promise<void>;
   /**
-   * Appends `entry` (`encoded` is encodeRecord(entry.record)). Appends are
-   * applied in call order even when not awaited one by one; the caller
-   * never leaves a gap.
+   * Appends a batch of consecutive entries; `encoded` is encodeBatch of
+   * them (the writer has it already, having measured each). Batches are
+   * applied in call order; the writer never leaves a gap.
    */
-  append(id: string, entry: LogEntry, encoded: string): Promise<void>;
+  append(id: string, entries: readonly LogEntry[], encoded: string): Promise<void>;
   /** Undefined: unknown id, or its retention passed. */
   meta(id: string): Promise<StreamMeta | undefined>;
   /**
@@ -64,11 +64,16 @@ export function isTerminal(record: LogRecord): boolean {
   return record.kind !== "delta" || record.delta.type === "finish";
 }
 
-/** A record as stored: compact JSON. */
-export function encodeRecord(record: LogRecord): string {
-  return JSON.stringify(record);
+/** One entry as stored: compact JSON. */
+export function encodeEntry(entry: LogEntry): string {
+  return JSON.stringify(entry);
 }
 
-export function decodeRecord(text: string): LogRecord {
-  return JSON.parse(text) as LogRecord;
+/** Entries encoded one by one, as one stored batch. */
+export function encodeBatch(encoded: readonly string[]): string {
+  return `[${encoded.join(",")}]`;
+}
+
+export function decodeBatch(text: string): LogEntry[] {
+  return JSON.parse(text) as LogEntry[];
 }

@@ -111,8 +111,9 @@ async function* numbered(
   entries: AsyncIterable<{ readonly sequence: number; readonly delta: Delta }>,
   interval: number,
   ctx: HandlerContext,
+  after = 0,
 ): AsyncGenerator<StreamChatResponse, void, undefined> {
-  let last = 0n;
+  let last = BigInt(Math.max(0, after));
   for await (const item of interval > 0 ? withHeartbeats(entries, interval) : entries) {
     if ("type" in item) {
       yield deltaToProto(HEARTBEAT, last);
@@ -221,7 +222,7 @@ export function createChatService(options: ChatServiceOptions): ServiceImpl<type
         async function* unseen() {
           for await (const entry of entries) if (entry.sequence > after) yield entry;
         }
-        yield* numbered(unseen(), interval, ctx);
+        yield* numbered(unseen(), interval, ctx, after);
         ctx.signal.throwIfAborted();
       } catch (error) {
         throw toConnectError(error);
