@@ -1,5 +1,4 @@
-import { GatewayError } from "../core/errors.js";
-import { type ControlOp, isTerminal, type LogEntry, type StreamLog, type StreamMeta } from "./stream-log.js";
+import { type ControlOp, isTerminal, type LogEntry, notFound, type StreamLog, type StreamMeta } from "./stream-log.js";
 
 interface Kept {
   readonly meta: StreamMeta;
@@ -14,11 +13,6 @@ export interface MemoryStreamLogOptions {
   readonly retentionMs: number;
   /** Tests: the clock retention is measured on. */
   readonly now?: () => number;
-}
-
-/** The stream's expiry, by the retention after its last write. */
-export function notFound(id: string): GatewayError {
-  return new GatewayError("not_found", `stream ${id} not found: unknown, or its retention has passed`, { field: "response_id" });
 }
 
 /**

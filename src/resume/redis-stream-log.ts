@@ -1,6 +1,5 @@
 import type { SluiceRedisClient } from "../store/redis-tenant-store.js";
-import { notFound } from "./memory-stream-log.js";
-import { type ControlOp, decodeBatch, isTerminal, type LogEntry, type StreamLog, type StreamMeta } from "./stream-log.js";
+import { type ControlOp, decodeBatch, isTerminal, type LogEntry, notFound, type StreamLog, type StreamMeta } from "./stream-log.js";
 
 export interface RedisStreamLogOptions {
   /** Commands; fails at once while disconnected (no offline queue). */

@@ -3,9 +3,8 @@ import { quoteClientValue } from "../core/client-text.js";
 import type { Delta } from "../core/delta.js";
 import { GatewayError, toGatewayError } from "../core/errors.js";
 import type { Principal } from "../tenancy/principal.js";
-import { notFound } from "./memory-stream-log.js";
 import { BACKLOG_EXCEEDED, createLogWriter, type LogWriter } from "./log-writer.js";
-import type { ControlOp, StreamLog } from "./stream-log.js";
+import { type ControlOp, notFound, type StreamLog } from "./stream-log.js";
 
 /** What starting a resumable stream needs from its edge. */
 export interface RunInput {

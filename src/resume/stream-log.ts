@@ -1,5 +1,5 @@
 import type { Delta } from "../core/delta.js";
-import type { ErrorCode } from "../core/errors.js";
+import { type ErrorCode, GatewayError } from "../core/errors.js";
 
 /**
  * One stored message of a resumable stream. A stream's log holds its deltas
@@ -76,4 +76,9 @@ export function encodeBatch(encoded: readonly string[]): string {
 
 export function decodeBatch(text: string): LogEntry[] {
   return JSON.parse(text) as LogEntry[];
+}
+
+/** A stream nobody has, or whose retention has passed: what every reader and ResumeStream say. */
+export function notFound(id: string): GatewayError {
+  return new GatewayError("not_found", `stream ${id} not found: unknown, or its retention has passed`, { field: "response_id" });
 }
