@@ -79,14 +79,16 @@ async function startAndDrop(g: GatewayProcess, prompt: string, after: number): P
 }
 
 describe("resumable streams across gateway processes sharing one Redis", () => {
-  it("continue on replica B exactly where the client left replica A: the concatenation is the uninterrupted answer", async () => {
+  it("continue on replica B exactly where the client left replica A: the concatenation is the uninterrupted answer, for every concurrent reader", async () => {
     const direct = textOf(await collect(client(a).streamChat(userRequest("sim", "#sim tokens=40"), bearer(OWNER_KEY))));
     const first = await startAndDrop(a, "#sim tokens=40 hold_at=15 tag=replicas-resume", 10);
     expect(first.filter((m) => m.delta.case === "text")).toHaveLength(10);
     await sim.records.waitFor((r) => r.tag === "replicas-resume" && r.heldAt !== undefined, 10_000);
-    const resumed = collect(client(b).resumeStream({ responseId: responseIdOf(first), afterSequence: first.at(-1)!.sequence }, bearer(OWNER_KEY)));
+    const resume = (g: GatewayProcess) => collect(client(g).resumeStream({ responseId: responseIdOf(first), afterSequence: first.at(-1)!.sequence }, bearer(OWNER_KEY)));
+    const resumed = Promise.all([resume(b), resume(c)]);
     sim.records.release("replicas-resume");
-    const rest = await resumed;
+    const [rest, other] = await resumed;
+    expect(other).toEqual(rest);
     const all = [...first, ...rest];
     expect(all.map((m) => Number(m.sequence))).toEqual(all.map((_, i) => i));
     expect(textOf(all)).toBe(direct);
