@@ -123,6 +123,13 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
   const { pipeline, logger } = options;
   const health = createHealthState();
   const { tenancy } = options;
+  // A fail-closed store that is not connected would refuse every keyed request: not ready until it is.
+  const holdForStore = (storeReady: boolean) => {
+    health.hold("store", !storeReady);
+    logger.info({ event: "server.readiness", ready: health.ready, waitingFor: health.waitingFor });
+  };
+  if (tenancy && !tenancy.ready) health.hold("store", true);
+  const stopFollowingStore = tenancy?.onReadyChange(holdForStore);
   const watch = options.console?.watch;
   const admin = tenancy && options.admin ? createAdminService(tenancy.admin) : undefined;
   const rpc = createRpcHandler({
@@ -219,6 +226,7 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
     ...(watch ? { statsWatch: watch } : {}),
     stopAccepting,
     async close(graceMs = 0) {
+      stopFollowingStore?.();
       stopAccepting();
       // Health and stats watchers end their streams now, so their connections can close.
       health.close();

@@ -32,6 +32,14 @@ export interface Tenancy {
   charge(principal: Principal | undefined, input: Omit<ChargeInput, "principal">): TenantCharge;
   readonly admin: KeyAdmin;
   readonly store: TenantStore;
+  /**
+   * False while every keyed request would be refused for want of the store:
+   * a fail-closed Redis that is not connected (at start, or after losing the
+   * connection). Always true otherwise. Readiness follows it.
+   */
+  readonly ready: boolean;
+  /** Calls `listener` whenever `ready` changes; returns the unsubscribe. */
+  onReadyChange(listener: (ready: boolean) => void): () => void;
   /** Waits up to `graceMs` for settles in flight and buffered usage to reach the store, then disconnects. */
   close(graceMs?: number): Promise<void>;
 }
@@ -58,6 +66,13 @@ export function createTenancy(options: TenancyOptions): Tenancy {
   let store: TenantStore;
   let disconnect: () => void = () => undefined;
   let flushAndClose: () => Promise<number> = async () => 0;
+  let ready = true;
+  const readyListeners = new Set<(ready: boolean) => void>();
+  const setReady = (value: boolean) => {
+    if (value === ready) return;
+    ready = value;
+    for (const listener of [...readyListeners]) listener(value);
+  };
 
   const onStoreEvent = (event: StoreEvent) => {
     switch (event.type) {
@@ -118,6 +133,11 @@ export function createTenancy(options: TenancyOptions): Tenancy {
       logger.info({ event: "store.connected", redis: host, prefix: redisConfig.prefix });
       wrapper.reconnected();
     });
+    if (redisConfig.failMode === "closed") {
+      ready = false;
+      const follow = () => setReady(client.isReady);
+      for (const event of ["ready", "end", "error", "reconnecting"]) client.on(event, follow);
+    }
     // Not awaited: a gateway starts (and, failing open, serves) while Redis is away.
     client.connect().catch(() => undefined);
     store = wrapper;
@@ -164,6 +184,13 @@ export function createTenancy(options: TenancyOptions): Tenancy {
     },
     admin: createKeyAdmin({ config: options.config, store, registry }),
     store,
+    get ready() {
+      return ready;
+    },
+    onReadyChange(listener) {
+      readyListeners.add(listener);
+      return () => readyListeners.delete(listener);
+    },
     async close(graceMs = 2_000) {
       registry.close();
       let timer: NodeJS.Timeout | undefined;
