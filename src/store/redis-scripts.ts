@@ -274,6 +274,29 @@ return 'ok'
 `;
 
 /**
+ * A key's headroom, read as admission would see it after its sweeps, but
+ * sweeping nothing: the no-writes flag makes Redis refuse any write, so
+ * watching a key can never change its windows.
+ * KEYS: req, tok, toka, fly
+ * ARGV: now override, window ms
+ * Reply: {requests in the window, tokens in the window, streams in flight}
+ */
+export const HEADROOM_SCRIPT = `#!lua flags=no-writes
+${PRELUDE}
+local now = clock(ARGV[1])
+local since = now - tonumber(ARGV[2])
+local requests = redis.call('ZCOUNT', KEYS[1], string.format('(%d', since), '+inf')
+local tokens = tonumber(redis.call('HGET', KEYS[3], '_sum') or '0')
+batches(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', since), function(batch)
+  for _, a in ipairs(redis.call('HMGET', KEYS[3], unpack(batch))) do
+    if a then tokens = tokens - tonumber(a) end
+  end
+end)
+local streams = redis.call('ZCOUNT', KEYS[4], string.format('(%d', now), '+inf')
+return {requests, tokens, streams}
+`;
+
+/**
  * ARGV: now override, rollup key prefix, period kind, at (ms, '' = now)
  * Reply: {period id, field, value, ...}
  */
