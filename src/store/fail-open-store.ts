@@ -267,6 +267,7 @@ export function createFailOpenStore(options: FailOpenStoreOptions): FailOpenStor
       if (!healthy()) return {};
       return shared.headroom(key, limits).catch(() => ({}));
     },
+
     records: (count) => shared.records(count).catch(unavailable),
     createKey: (key) => shared.createKey(key).catch(unavailable),
     revokeKey: (name) => shared.revokeKey(name).catch(unavailable),

@@ -6,7 +6,8 @@
  * of sorted sets), concurrent streams (leases), and the budget (spent plus
  * reserved in the period's rollup), checked and reserved together. A
  * stream's end is a second script, run after its last delta: reservations
- * replaced by what was used, rollups counted, one record appended.
+ * replaced by what was used, rollups counted, one record appended. The
+ * live view's headroom is a third, read-only one.
  *
  * Key layout under the prefix P, for key name N (README, "Tenancy"):
  *   P req:{N}      sorted set  admission id → time               (requests window)
