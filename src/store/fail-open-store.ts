@@ -95,6 +95,7 @@ export function createFailOpenStore(options: FailOpenStoreOptions): FailOpenStor
     admit: (req) => within(options.shared.admit(req), ms, "admit"),
     settle: (s) => within(options.shared.settle(s), ms, "settle"),
     usage: (key, kind, atMs) => within(options.shared.usage(key, kind, atMs), ms, "usage"),
+    headroom: (key, limits) => within(options.shared.headroom(key, limits), ms, "headroom"),
     records: (count) => within(options.shared.records(count), ms, "records"),
     createKey: (key) => within(options.shared.createKey(key), ms, "createKey"),
     revokeKey: (name) => within(options.shared.revokeKey(name), ms, "revokeKey"),
@@ -254,6 +255,19 @@ export function createFailOpenStore(options: FailOpenStoreOptions): FailOpenStor
     },
 
     usage: (key, kind, atMs) => shared.usage(key, kind, atMs).catch(unavailable),
+
+    /**
+     * Redis's figures, or none while it is away. Not the local store's:
+     * those count only this replica's fallback admissions against its
+     * share of each limit, and miss every stream Redis admitted, so they
+     * would show headroom nobody has. A read that fails does not mark
+     * Redis down (admissions decide that, as for the other reads).
+     */
+    async headroom(key, limits) {
+      if (!healthy()) return {};
+      return shared.headroom(key, limits).catch(() => ({}));
+    },
+
     records: (count) => shared.records(count).catch(unavailable),
     createKey: (key) => shared.createKey(key).catch(unavailable),
     revokeKey: (name) => shared.revokeKey(name).catch(unavailable),
