@@ -21,6 +21,9 @@ import { createLiveStats, type LiveStats } from "./stats/live-stats.js";
 import { createUpstreamClient } from "./upstream/http-client.js";
 import type { TenancyObserver } from "./flow/observer.js";
 import { createTenancy, type Tenancy } from "./tenancy/tenancy.js";
+import { createMemoryReplayStore, DEFAULT_REPLAY_STORE } from "./store/memory-replay-store.js";
+import { createRedisReplayStore, DEFAULT_MAX_REPLAY_ENTRY_BYTES } from "./store/redis-replay-store.js";
+import type { ReplayStore } from "./store/replay-store.js";
 
 export interface SluiceOptions {
   /** The configuration to start with. */
@@ -159,6 +162,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     ...(config.server.debugEndpoints ? { debug: { registry, reloads: live.counts } } : {}),
     ...(config.server.tls ? { tls: config.server.tls } : {}),
     tenancy,
+    ...(tenancy.redis ? { replayStore: sharedReplayStore(tenancy.redis) } : {}),
     admin: config.auth.adminKeySha256 !== undefined,
     console: {
       access: config.console.access,
@@ -224,4 +228,14 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
       await telemetry.shutdown();
     },
   };
+}
+
+/** With a shared store, a facade caller's next tool turn may reach any replica and still find its signatures. */
+function sharedReplayStore(redis: NonNullable<Tenancy["redis"]>): ReplayStore {
+  return createRedisReplayStore({
+    ...redis,
+    ttlMs: DEFAULT_REPLAY_STORE.ttlMs,
+    maxEntryBytes: DEFAULT_MAX_REPLAY_ENTRY_BYTES,
+    local: createMemoryReplayStore(),
+  });
 }

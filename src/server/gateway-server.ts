@@ -15,6 +15,7 @@ import type { ChatPipeline } from "../pipeline/chat-pipeline.js";
 import { createHealthState, type HealthState } from "../health/health-state.js";
 import { ChatService } from "../../gen/sluice/v1/chat_service_pb.js";
 import { AdminService } from "../../gen/sluice/admin/v1/admin_service_pb.js";
+import type { ReplayStore } from "../store/replay-store.js";
 import type { Tenancy } from "../tenancy/tenancy.js";
 import type { ConsoleAccess } from "../config/config.js";
 import type { ConsoleAssets } from "../console/console-assets.js";
@@ -57,6 +58,8 @@ export interface GatewayServerOptions {
   readonly serveMetrics: boolean;
   /** Keys, limits and usage: who each request is, and the admin service. */
   readonly tenancy?: Tenancy;
+  /** Where the facade keeps thinking signatures between turns; its own in-process store when absent. */
+  readonly replayStore?: ReplayStore;
   /** Serve sluice.admin.v1.AdminService (the configuration has an admin key). */
   readonly admin?: boolean;
   /** /console and its data feed; `watch` absent: AdminService/WatchStats is not served. */
@@ -149,6 +152,7 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
     limits: options.requests,
     sendTimeoutMs: options.sendTimeoutMs,
     ...(tenancy ? { tenancy } : {}),
+    ...(options.replayStore ? { replayStore: options.replayStore } : {}),
   });
   let guard: ConnectionGuard | undefined;
   const runtime = options.debug ? createRuntimeStats(options.debug.registry, () => guard, options.debug.reloads) : () => false;

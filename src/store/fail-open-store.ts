@@ -1,6 +1,7 @@
 import type { KeyLimits } from "../config/config.js";
 import { GatewayError, toGatewayError } from "../core/errors.js";
 import type { AdmitRequest, AdmitResult, Settlement, SettleResult, TenantStore, UsageRecord } from "./tenant-store.js";
+import { within } from "./within.js";
 
 /** What the wrapper reports, for logs and the pipeline observer. */
 export type StoreEvent =
@@ -53,24 +54,6 @@ const causeOf = (error: unknown): string => {
   if (error instanceof Error) return `${error.name}: ${error.message.slice(0, 200)}`;
   return "unknown";
 };
-
-/** Thrown when Redis took longer than the store's timeout. */
-class StoreTimeoutError extends Error {
-  override readonly name = "StoreTimeoutError";
-}
-
-/**
- * `work`, or a rejection after `ms`. The command itself cannot be withdrawn
- * (it was written to Redis): its answer, when it comes, is ignored.
- */
-function within<T>(work: Promise<T>, ms: number, operation: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new StoreTimeoutError(`${operation}: no answer from Redis within ${ms} ms`)), ms);
-  });
-  work.catch(() => undefined);
-  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
-}
 
 /** A limit shared by `replicas` replicas, as one replica's share (at least 1). */
 const share = (limit: number | undefined, replicas: number) => (limit === undefined ? undefined : Math.max(1, Math.floor(limit / replicas)));

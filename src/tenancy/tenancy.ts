@@ -3,7 +3,7 @@ import type { TenancyObserver } from "../flow/observer.js";
 import type { Logger } from "../logging/logger.js";
 import { createFailOpenStore, type StoreEvent } from "../store/fail-open-store.js";
 import { createMemoryTenantStore } from "../store/memory-tenant-store.js";
-import { createRedisTenantStore, createStoreClient } from "../store/redis-tenant-store.js";
+import { createRedisTenantStore, createStoreClient, type SluiceRedisClient } from "../store/redis-tenant-store.js";
 import type { SettleResult, TenantStore, UsageRecord } from "../store/tenant-store.js";
 import { AuthError, authenticate } from "./authenticate.js";
 import { createKeyAdmin, type KeyAdmin } from "./key-admin.js";
@@ -38,6 +38,12 @@ export interface Tenancy {
    * connection). Always true otherwise. Readiness follows it.
    */
   readonly ready: boolean;
+  /**
+   * The shared store's Redis connection and key prefix, when one is
+   * configured: other state every replica must see (the facade's replay
+   * entries) rides on it instead of opening connections of its own.
+   */
+  readonly redis?: { readonly client: SluiceRedisClient; readonly prefix: string; readonly timeoutMs: number };
   /** Calls `listener` whenever `ready` changes; returns the unsubscribe. */
   onReadyChange(listener: (ready: boolean) => void): () => void;
   /** Waits up to `graceMs` for settles in flight and buffered usage to reach the store, then disconnects. */
@@ -67,6 +73,7 @@ export function createTenancy(options: TenancyOptions): Tenancy {
   let disconnect: () => void = () => undefined;
   let flushAndClose: () => Promise<number> = async () => 0;
   let ready = true;
+  let redis: Tenancy["redis"];
   const readyListeners = new Set<(ready: boolean) => void>();
   const setReady = (value: boolean) => {
     if (value === ready) return;
@@ -141,6 +148,7 @@ export function createTenancy(options: TenancyOptions): Tenancy {
     // Not awaited: a gateway starts (and, failing open, serves) while Redis is away.
     client.connect().catch(() => undefined);
     store = wrapper;
+    redis = { client, prefix: redisConfig.prefix, timeoutMs: redisConfig.timeoutMs };
     flushAndClose = async () => {
       await wrapper.close();
       return wrapper.buffered;
@@ -184,6 +192,7 @@ export function createTenancy(options: TenancyOptions): Tenancy {
     },
     admin: createKeyAdmin({ config: options.config, store, registry }),
     store,
+    ...(redis ? { redis } : {}),
     get ready() {
       return ready;
     },
