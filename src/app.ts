@@ -23,6 +23,9 @@ import type { TenancyObserver } from "./flow/observer.js";
 import { createTenancy, type Tenancy } from "./tenancy/tenancy.js";
 import { openResumableStreams } from "./resume/open-stream-log.js";
 import type { ResumableStreams } from "./resume/resumable-streams.js";
+import { createMemoryReplayStore, DEFAULT_REPLAY_STORE } from "./store/memory-replay-store.js";
+import { createRedisReplayStore, DEFAULT_MAX_REPLAY_ENTRY_BYTES } from "./store/redis-replay-store.js";
+import type { ReplayStore } from "./store/replay-store.js";
 
 export interface SluiceOptions {
   /** The configuration to start with. */
@@ -144,7 +147,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
   });
   const pipeline = createChatPipeline({ config: live.current, client, telemetry, registry, gates, breakers, stats, order, random, tenancy });
   // Settings are read at start: the store's connections and the running streams' bounds stay as they started.
-  const resumable = openResumableStreams(config, logger);
+  const resumable = openResumableStreams(config, logger, tenancy.redis);
   const maxConnections = effectiveMaxConnections(config.server.maxConnections);
   if (maxConnections < config.server.maxConnections) {
     logger.warn({ event: "server.max_connections_lowered", configured: config.server.maxConnections, effective: maxConnections, openFileLimit: openFileLimit() });
@@ -166,6 +169,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     ...(config.server.tls ? { tls: config.server.tls } : {}),
     tenancy,
     resumable,
+    ...(tenancy.redis ? { replayStore: sharedReplayStore(tenancy.redis) } : {}),
     admin: config.auth.adminKeySha256 !== undefined,
     console: {
       access: config.console.access,
@@ -218,8 +222,9 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
       await server.close(FINAL_WRITE_GRACE_MS);
       await client.close();
       // Every stream has ended: their usage goes to the store before the connection closes.
-      await tenancy.close();
+      // Before tenancy's: the stream log borrows its Redis connection.
       await resumable.close();
+      await tenancy.close();
       await metricsListener?.close();
       await telemetry.shutdown();
       logger.info({ event: "server.stopped", drained, aborted });
@@ -228,10 +233,20 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     async close() {
       await server.close();
       await client.close();
-      await tenancy.close();
       await resumable.close();
+      await tenancy.close();
       await metricsListener?.close();
       await telemetry.shutdown();
     },
   };
+}
+
+/** With a shared store, a facade caller's next tool turn may reach any replica and still find its signatures. */
+function sharedReplayStore(redis: NonNullable<Tenancy["redis"]>): ReplayStore {
+  return createRedisReplayStore({
+    ...redis,
+    ttlMs: DEFAULT_REPLAY_STORE.ttlMs,
+    maxEntryBytes: DEFAULT_MAX_REPLAY_ENTRY_BYTES,
+    local: createMemoryReplayStore(),
+  });
 }

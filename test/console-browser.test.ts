@@ -157,3 +157,39 @@ describe("console behind the admin key", () => {
     expect(h.logText()).not.toContain("a-wrong-admin-key");
   }, 60_000);
 });
+
+describe("console keys table", () => {
+  const TENANT_KEY = "tenant-key-for-console-browser-tests";
+  let h: Harness;
+  const tab = useTab();
+  beforeAll(async () => {
+    h = await startHarness({
+      models: { demo: `sim-1?tokens=${TOKENS}` },
+      provider: { timeouts: FAR_TIMEOUTS },
+      env: { CONSOLE_TENANT_KEY: TENANT_KEY },
+      auth: { keys: [{ name: "team", keyEnv: "CONSOLE_TENANT_KEY", limits: { requestsPerMinute: 10, concurrentStreams: 3 } }] },
+      console: { access: "open" },
+      // The store's minute window stands still: however slow the machine, the admission stays in it.
+      storeClock: () => Date.UTC(2026, 0, 1),
+    });
+  });
+  afterAll(() => h.close());
+
+  it("shows what is left this minute and the streams in use against the limit while a key's stream runs", async () => {
+    const { page } = tab;
+    await page.goto(`${h.url}/console/`);
+    const streams = page.getByTestId("key-team-streams");
+    await streams.filter({ hasText: "0 / 3" }).waitFor();
+    expect(await page.getByTestId("key-team-left").textContent()).toBe("10 of 10, no limit");
+    const chat = createClient(ChatService, createConnectTransport({ baseUrl: h.url, httpVersion: "1.1" }));
+    const done = collect(chat.streamChat(userRequest("demo", "#sim hold_at=2 tag=console-keys"), { headers: { authorization: `Bearer ${TENANT_KEY}` } }));
+    await h.sim.records.waitFor((r) => r.tag === "console-keys" && r.heldAt !== undefined, 30_000);
+    await streams.filter({ hasText: "1 / 3" }).waitFor();
+    expect(await page.getByTestId("key-team-left").textContent()).toBe("9 of 10, no limit");
+    await screenshot(page, "live-keys");
+    h.sim.records.release("console-keys");
+    expect((await done).at(-1)?.delta.case).toBe("finish");
+    await streams.filter({ hasText: "0 / 3" }).waitFor();
+    expect(tab.errors).toEqual([]);
+  }, 60_000);
+});

@@ -166,7 +166,12 @@ describe("per-key figures from the tenant store", () => {
     let now = T0;
     const store = createMemoryTenantStore({ now: () => now });
     let reads = 0;
-    const counting = { ...store, usage: (...args: Parameters<typeof store.usage>) => (reads++, store.usage(...args)) };
+    let headroomReads = 0;
+    const counting = {
+      ...store,
+      usage: (...args: Parameters<typeof store.usage>) => (reads++, store.usage(...args)),
+      headroom: (...args: Parameters<typeof store.headroom>) => (headroomReads++, store.headroom(...args)),
+    };
     const stats = createTenantKeyStats({
       store: counting,
       timers: { now: () => now },
@@ -179,16 +184,33 @@ describe("per-key figures from the tenant store", () => {
     await settle(store, "busy", "a2", 20, 2_000);
     const first = await stats();
     expect(first).toEqual([
-      { name: "busy", requests: 2, inputTokens: 6, outputTokens: 30, spendMicros: 3_000, budgetMicros: 5_000_000, budgetRemainingMicros: 4_997_000, tokensPerMinute: 1000, concurrentStreams: 2 },
-      { name: "quiet", requests: 0, inputTokens: 0, outputTokens: 0, spendMicros: 0, requestsPerMinute: 60 },
+      { name: "busy", requests: 2, inputTokens: 6, outputTokens: 30, spendMicros: 3_000, budgetMicros: 5_000_000, budgetRemainingMicros: 4_997_000, tokensPerMinute: 1000, concurrentStreams: 2, tokensRemaining: 1000, streamsActive: 0 },
+      { name: "quiet", requests: 0, inputTokens: 0, outputTokens: 0, spendMicros: 0, requestsPerMinute: 60, requestsRemaining: 60, streamsActive: 0 },
     ]);
-    expect(reads).toBe(2);
+    expect([reads, headroomReads]).toEqual([2, 2]);
     // Many watchers in the same second share one read.
     await Promise.all([stats(), stats(), stats()]);
-    expect(reads).toBe(2);
+    expect([reads, headroomReads]).toEqual([2, 2]);
     now += 1_000;
-    await stats();
-    expect(reads).toBe(4);
+    // A stream admitted and still running shows in the next second's figures.
+    await store.admit({ key: "quiet", admissionId: "q1", limits: { requestsPerMinute: 60 }, reserveTokens: 0, reserveMicros: 0 });
+    expect((await stats()).find((k) => k.name === "quiet")).toMatchObject({ requestsRemaining: 59, streamsActive: 1 });
+    expect([reads, headroomReads]).toEqual([4, 4]);
     expect(MAX_KEYS_SHOWN).toBeGreaterThan(0);
+  });
+
+  it("reads headroom only for the keys a snapshot shows", async () => {
+    const store = createMemoryTenantStore({ now: () => T0 });
+    const asked: string[] = [];
+    const stats = createTenantKeyStats({
+      store: { ...store, headroom: (key, limits) => (asked.push(key), store.headroom(key, limits)) },
+      timers: { now: () => T0 },
+      configured: () => Array.from({ length: MAX_KEYS_SHOWN + 5 }, (_, i) => ({ name: `k${String(i).padStart(3, "0")}`, limits: { requestsPerMinute: 5 } })),
+    });
+    await settle(store, "k104", "b1", 1, 1);
+    const shown = await stats();
+    expect(shown).toHaveLength(MAX_KEYS_SHOWN);
+    expect(shown[0]).toMatchObject({ name: "k104", requests: 1, requestsRemaining: 5, streamsActive: 0 });
+    expect(asked.sort()).toEqual(shown.map((k) => k.name).sort());
   });
 });

@@ -49,6 +49,11 @@ async function stream(h: Harness, id = `outage-${++ids}-${Date.now()}`): Promise
   }
 }
 
+async function readyz(h: Harness): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(`${h.url}/readyz`);
+  return { status: res.status, body: await res.json() };
+}
+
 const storedRecords = (redis: OwnRedis, prefix: string) => usageRecords(prefix, redis.url);
 
 const outcome = (events: TenancyEvents, id: string) => events.usage.filter((e) => e.record.requestId === id).map((e) => e.result);
@@ -126,13 +131,18 @@ describe("Redis slow (blocked), failing open", () => {
 });
 
 describe("Redis killed, failing closed", () => {
-  it("refuses new streams with UNAVAILABLE until Redis returns", async () => {
+  it("refuses new streams with UNAVAILABLE and reports not ready until Redis returns", async () => {
     const { h, redis } = await setup({ failMode: "closed" });
+    expect(await readyz(h)).toEqual({ status: 200, body: { status: "ready" } });
     expect((await stream(h)).code).toBe("ok");
     await redis.kill();
     expect((await stream(h)).code).toBe(Code.Unavailable);
+    await h.waitForLog((l) => l.event === "server.readiness" && l.ready === false);
+    expect(await readyz(h)).toEqual({ status: 503, body: { status: "waiting", waitingFor: ["store"] } });
     await redis.restart();
     await h.waitForLog((l) => l.event === "store.connected" && h.logs().filter((x) => x.event === "store.connected").length >= 2);
+    await h.waitForLog((l) => l.event === "server.readiness" && l.ready === true);
+    expect(await readyz(h)).toEqual({ status: 200, body: { status: "ready" } });
     expect((await stream(h)).code).toBe("ok");
   });
 });

@@ -30,6 +30,8 @@ beforeAll(async () => {
     store: { redis: { url: SHARED_REDIS_URL, prefix, failMode: "closed", timeoutMs: 5_000, replicas: 3 } },
   };
   gateways = await Promise.all([0, 1, 2].map(() => startGatewayProcess(config, { env: { ...process.env, SLUICE_ADMIN_KEY: ADMIN_KEY } })));
+  // Failing closed, a replica refuses keyed requests until its store connects; a load balancer would wait for readiness.
+  await Promise.all(gateways.map((g) => g.waitForLine((l) => l.event === "server.readiness" && l.ready === true)));
 }, 60_000);
 
 afterAll(async () => {

@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { KeyBudget, KeyLimits } from "../src/config/config.js";
+import { createFailOpenStore } from "../src/store/fail-open-store.js";
 import { createMemoryTenantStore } from "../src/store/memory-tenant-store.js";
 import { createRedisTenantStore, type SluiceRedisClient } from "../src/store/redis-tenant-store.js";
 import type { AdmitRequest, Settlement, TenantStore, UsageRecord } from "../src/store/tenant-store.js";
 import { PERIOD_KINDS, periodOf } from "../src/usage/periods.js";
-import { dropPrefix, storeClient, testPrefix } from "./helpers/redis.js";
+import { dropPrefix, dumpPrefix, startOwnRedis, storeClient, testPrefix } from "./helpers/redis.js";
 
 /** A clock the test moves: time is the subject here (minute windows, periods, leases). */
 function testClock(start = Date.UTC(2026, 4, 14, 12, 0, 0)) {
@@ -228,6 +229,39 @@ for (const [name, make] of Object.entries(STORES)) {
       expect(kept).toMatchObject({ key: "k", inputTokens: 10, outputTokens: 20, costMicros: 9, estimated: true, outcome: "canceled", code: "canceled", ttftMs: 12.5 });
     });
 
+    it("reports headroom: limit − N after N admissions, the settled use of tokens, and streams until each settles or its lease ends", async () => {
+      const { store, clock } = make();
+      const limits = { requestsPerMinute: 10, tokensPerMinute: 1_000, concurrentStreams: 5 };
+      expect(await store.headroom("k", limits)).toEqual({ requestsRemaining: 10, tokensRemaining: 1_000, streamsActive: 0 });
+      const held = [];
+      for (let n = 1; n <= 3; n++) {
+        const req = admission("k", limits, { reserveTokens: 100 });
+        held.push({ req, admittedAt: (await admitOk(store, req)).admittedAt });
+        expect(await store.headroom("k", limits)).toEqual({ requestsRemaining: 10 - n, tokensRemaining: 1_000 - 100 * n, streamsActive: n });
+      }
+      clock.advance(1_000);
+      await store.settle(settlement(held[0]!.req, held[0]!.admittedAt, { inputTokens: 15, outputTokens: 25 }));
+      // The request still counts in its window; its reservation became what it used; its slot is free.
+      expect(await store.headroom("k", limits)).toEqual({ requestsRemaining: 7, tokensRemaining: 1_000 - 40 - 200, streamsActive: 2 });
+      // Reading twice changes nothing, and another key has its own headroom.
+      expect(await store.headroom("k", limits)).toEqual({ requestsRemaining: 7, tokensRemaining: 760, streamsActive: 2 });
+      expect(await store.headroom("other", limits)).toEqual({ requestsRemaining: 10, tokensRemaining: 1_000, streamsActive: 0 });
+      // Without per-minute limits only the streams are reported.
+      expect(await store.headroom("k", {})).toEqual({ streamsActive: 2 });
+      await store.settle(settlement(held[1]!.req, held[1]!.admittedAt, { inputTokens: 1, outputTokens: 1 }));
+      expect(await store.headroom("k", limits)).toEqual({ requestsRemaining: 7, tokensRemaining: 1_000 - 40 - 2 - 100, streamsActive: 1 });
+
+      clock.advance(29_000);
+      const late = admission("k", limits, { reserveTokens: 100 });
+      const lateAt = (await admitOk(store, late)).admittedAt;
+      expect(await store.headroom("k", limits)).toEqual({ requestsRemaining: 6, tokensRemaining: 758, streamsActive: 2 });
+      // The window moves on with no admission to sweep it, and the stream nobody settled stops counting when its lease ends.
+      clock.advance(30_000);
+      expect(await store.headroom("k", limits)).toEqual({ requestsRemaining: 9, tokensRemaining: 900, streamsActive: 1 });
+      await store.settle(settlement(late, lateAt, { inputTokens: 5, outputTokens: 5 }));
+      expect(await store.headroom("k", limits)).toEqual({ requestsRemaining: 9, tokensRemaining: 990, streamsActive: 0 });
+    });
+
     it("keeps runtime keys by name, refuses a second key with the same name, and refuses a revoked key at admission", async () => {
       const { store } = make();
       const sha = "a".repeat(64);
@@ -244,6 +278,64 @@ for (const [name, make] of Object.entries(STORES)) {
     });
   });
 }
+
+describe("the Redis store's headroom", () => {
+  it("reads without writing: entries out of the window stay until an admission sweeps them", async () => {
+    const prefix = testPrefix("headroom-ro");
+    prefixes.push(prefix);
+    const clock = testClock();
+    const store = createRedisTenantStore({ client: redis, prefix, streamLeaseMs: LEASE_MS, usageStreamMaxLen: 1_000, now: clock.now });
+    const limits = { requestsPerMinute: 5, tokensPerMinute: 500 };
+    const req = admission("k", limits, { reserveTokens: 50 });
+    await admitOk(store, req);
+    await admitOk(store, admission("k", limits, { reserveTokens: 70 }));
+    clock.advance(LEASE_MS + 1);
+    const before = await dumpPrefix(prefix);
+    expect(await store.headroom("k", limits)).toEqual({ requestsRemaining: 5, tokensRemaining: 500, streamsActive: 0 });
+    expect(await dumpPrefix(prefix)).toBe(before);
+    // An admission sweeps them, and agrees with what headroom said.
+    const next = await admitOk(store, admission("k", limits, { reserveTokens: 10 }));
+    expect(next.quota.requests?.remaining).toBe(4);
+    expect(next.quota.tokens?.remaining).toBe(490);
+    expect(await dumpPrefix(prefix)).not.toBe(before);
+  });
+});
+
+describe("the fail-open store's headroom", () => {
+  it("is Redis's while it answers, and absent while it is away: never the local fallback's share", async () => {
+    const own = await startOwnRedis();
+    const client = await storeClient(own.url, 1_000);
+    const prefix = testPrefix("headroom-outage");
+    const limits = { requestsPerMinute: 10, concurrentStreams: 4 };
+    let claimConnected = false;
+    try {
+      const store = createFailOpenStore({
+        shared: createRedisTenantStore({ client, prefix, streamLeaseMs: LEASE_MS, usageStreamMaxLen: 1_000 }),
+        local: createMemoryTenantStore({ streamLeaseMs: LEASE_MS }),
+        failMode: "open",
+        replicas: 2,
+        bufferMax: 10,
+        timeoutMs: 1_000,
+        connected: () => claimConnected || client.isReady,
+        onEvent: () => undefined,
+      });
+      await admitOk(store, admission("k", limits));
+      expect(await store.headroom("k", limits)).toEqual({ requestsRemaining: 9, streamsActive: 1 });
+
+      await own.kill();
+      // Known to be down: Redis is not asked.
+      const local = await admitOk(store, admission("k", limits));
+      expect(local.shared).toBe(false);
+      expect(await store.headroom("k", limits)).toEqual({});
+      // Believed up, but the call fails: still no figures, and no error.
+      claimConnected = true;
+      expect(await store.headroom("k", limits)).toEqual({});
+    } finally {
+      client.destroy();
+      await own.kill();
+    }
+  });
+});
 
 describe("calendar periods", () => {
   it("are the same in Redis's scripts as in TypeScript, across month ends, leap days, weeks and years", async () => {

@@ -6,6 +6,7 @@ import type { WatchStatsResponse } from "../gen/sluice/admin/v1/stats_pb.js";
 import { chatClient, collect, transports, userRequest } from "./helpers/clients.js";
 import { FAR_TIMEOUTS, type Harness, startHarness } from "./helpers/harness.js";
 import { createManualTimers, type ManualTimers } from "./helpers/manual-timers.js";
+import { type TenancyEvents, tenancyEvents } from "./helpers/tenancy-events.js";
 
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
 
@@ -113,6 +114,65 @@ describe("WatchStats with the console open", () => {
     aborts[1]!.abort();
     await timers.whenIdle();
     expect(h.sluice.server.statsWatch?.watchers).toBe(0);
+  });
+});
+
+describe("WatchStats per-key headroom", () => {
+  const TENANT_KEY = "tenant-key-for-headroom-watch-tests";
+  const limits = { requestsPerMinute: 10, tokensPerMinute: 10_000, concurrentStreams: 3 };
+  let h: Harness;
+  let timers: ManualTimers;
+  let events: TenancyEvents;
+  let admin: ReturnType<typeof createClient<typeof AdminService>>;
+  beforeAll(async () => {
+    timers = createManualTimers(T0);
+    events = tenancyEvents();
+    h = await startHarness({
+      models: { sim: "sim-1?tokens=5" },
+      provider: { timeouts: FAR_TIMEOUTS },
+      env: { HEADROOM_KEY: TENANT_KEY },
+      auth: { keys: [{ name: "team", keyEnv: "HEADROOM_KEY", limits }] },
+      console: { access: "open" },
+      timers,
+      storeClock: timers.now,
+      observer: events.observer,
+    });
+    admin = createClient(AdminService, createGrpcTransport({ baseUrl: h.url }));
+  });
+  afterAll(() => h.close());
+
+  it("carries requests and tokens left this minute and the streams in use: up while a stream is held, down once it settles", async () => {
+    const abort = new AbortController();
+    const watch = reader(admin.watchStats({}, { signal: abort.signal }));
+    const team = async () => {
+      await timers.whenPending(1);
+      timers.advance(1_000);
+      return (await watch.next()).keys.find((k) => k.name === "team");
+    };
+    try {
+      const before = (await watch.next()).keys.find((k) => k.name === "team");
+      expect(before).toMatchObject({ requestsPerMinute: 10, requestsRemaining: 10, tokensPerMinute: 10_000n, tokensRemaining: 10_000n, concurrentStreams: 3, streamsActive: 0 });
+
+      const chat = chatClient(transports(h.url)["grpc (connect-node, h2)"]!);
+      const request = userRequest("sim", "#sim hold_at=2 tag=watch-headroom", { sampling: { maxTokens: 50 } });
+      const done = collect(chat.streamChat(request, { headers: { authorization: `Bearer ${TENANT_KEY}`, "x-request-id": "watch-headroom" } }));
+      await h.sim.records.waitFor((r) => r.tag === "watch-headroom" && r.heldAt !== undefined, 10_000);
+      const during = await team();
+      // Admitted: one request of the minute used, the prompt's estimate plus max_tokens reserved, one slot held.
+      expect(during).toMatchObject({ requestsRemaining: 9, streamsActive: 1 });
+      expect(during!.tokensRemaining).toBeLessThanOrEqual(10_000n - 50n);
+
+      h.sim.records.release("watch-headroom");
+      const usage = (await done).find((m) => m.delta.case === "usage")?.delta.value;
+      if (!usage || !("inputTokens" in usage)) throw new Error("the stream sent no usage");
+      await events.recorded("watch-headroom");
+      const after = await team();
+      // Settled: the slot is free and the reservation became what the stream used.
+      expect(after).toMatchObject({ requestsRemaining: 9, streamsActive: 0, tokensRemaining: 10_000n - usage.inputTokens - usage.outputTokens });
+    } finally {
+      abort.abort();
+      await timers.whenIdle();
+    }
   });
 });
 

@@ -5,13 +5,25 @@
  * moment.
  */
 export interface HealthState {
-  /** True once listening, false from the start of draining on. */
+  /** True while listening, not draining and held back by nothing (see `hold`). */
   readonly ready: boolean;
+  /** True from the start of a drain on (and before listening). */
+  readonly draining: boolean;
+  /** Why the gateway is not ready although listening and not draining (e.g. `store`); empty otherwise. */
+  readonly waitingFor: readonly string[];
   /** True once the server has closed: watchers end their streams. */
   readonly closed: boolean;
   /** Callers waiting in `changed`; for tests that prove a cancelled watch leaves nothing behind. */
   readonly watchers: number;
+  /** Listening (true) or draining (false). */
   setReady(ready: boolean): void;
+  /**
+   * Holds readiness back for `reason` while `held`: a dependency without
+   * which every request would be refused (a fail-closed store that is not
+   * connected) takes the replica out of the load balancer's rotation
+   * instead of letting it answer UNAVAILABLE to whatever is sent its way.
+   */
+  hold(reason: string, held: boolean): void;
   close(): void;
   /**
    * Resolves at the next change of `ready`, at close, or when `signal`
@@ -21,9 +33,17 @@ export interface HealthState {
 }
 
 export function createHealthState(): HealthState {
-  let ready = false;
+  let listening = false;
   let closed = false;
+  const holds = new Set<string>();
+  let ready = false;
   const waiters = new Set<() => void>();
+  const update = () => {
+    const next = listening && !closed && holds.size === 0;
+    if (next === ready) return;
+    ready = next;
+    wakeAll();
+  };
   const wakeAll = () => {
     const woken = [...waiters];
     waiters.clear();
@@ -34,6 +54,12 @@ export function createHealthState(): HealthState {
     get ready() {
       return ready;
     },
+    get draining() {
+      return !listening || closed;
+    },
+    get waitingFor() {
+      return [...holds];
+    },
     get closed() {
       return closed;
     },
@@ -41,9 +67,14 @@ export function createHealthState(): HealthState {
       return waiters.size;
     },
     setReady(value) {
-      if (value === ready || closed) return;
-      ready = value;
-      wakeAll();
+      if (closed) return;
+      listening = value;
+      update();
+    },
+    hold(reason, held) {
+      if (held) holds.add(reason);
+      else holds.delete(reason);
+      update();
     },
     close() {
       if (closed) return;

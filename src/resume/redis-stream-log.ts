@@ -11,6 +11,8 @@ export interface RedisStreamLogOptions {
   readonly maxEntries: number;
   /** Told when the control channel's connection fails (it reconnects on its own). */
   readonly onError?: (error: unknown) => void;
+  /** Told each time the control channel is (re)subscribed: replicas hear each other from then on. */
+  readonly onSubscribed?: () => void;
 }
 
 /** Entries fetched per round trip while replaying. */
@@ -57,6 +59,11 @@ export function createRedisStreamLog(options: RedisStreamLogOptions): StreamLog 
         for (const listener of listeners) listener(id, op);
       }),
     )
+    .then(() => {
+      options.onSubscribed?.();
+      // node-redis subscribes again by itself after a reconnection.
+      subscriber.on("ready", () => options.onSubscribed?.());
+    })
     .catch((error: unknown) => options.onError?.(error));
 
   const expire = (id: string) => Promise.all([client.pExpire(logKey(id), retentionMs), client.pExpire(metaKey(id), retentionMs)]);

@@ -15,6 +15,7 @@ import type { ChatPipeline } from "../pipeline/chat-pipeline.js";
 import { createHealthState, type HealthState } from "../health/health-state.js";
 import { ChatService } from "../../gen/sluice/v1/chat_service_pb.js";
 import { AdminService } from "../../gen/sluice/admin/v1/admin_service_pb.js";
+import type { ReplayStore } from "../store/replay-store.js";
 import type { Tenancy } from "../tenancy/tenancy.js";
 import type { ResumableStreams } from "../resume/resumable-streams.js";
 import type { ConsoleAccess } from "../config/config.js";
@@ -60,6 +61,8 @@ export interface GatewayServerOptions {
   readonly tenancy?: Tenancy;
   /** Resumable streams, for both edges. */
   readonly resumable?: ResumableStreams;
+  /** Where the facade keeps thinking signatures between turns; its own in-process store when absent. */
+  readonly replayStore?: ReplayStore;
   /** Serve sluice.admin.v1.AdminService (the configuration has an admin key). */
   readonly admin?: boolean;
   /** /console and its data feed; `watch` absent: AdminService/WatchStats is not served. */
@@ -126,6 +129,13 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
   const { pipeline, logger } = options;
   const health = createHealthState();
   const { tenancy } = options;
+  // A fail-closed store that is not connected would refuse every keyed request: not ready until it is.
+  const holdForStore = (storeReady: boolean) => {
+    health.hold("store", !storeReady);
+    logger.info({ event: "server.readiness", ready: health.ready, waitingFor: health.waitingFor });
+  };
+  if (tenancy && !tenancy.ready) health.hold("store", true);
+  const stopFollowingStore = tenancy?.onReadyChange(holdForStore);
   const watch = options.console?.watch;
   const admin = tenancy && options.admin ? createAdminService(tenancy.admin) : undefined;
   const rpc = createRpcHandler({
@@ -149,6 +159,7 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
     sendTimeoutMs: options.sendTimeoutMs,
     ...(tenancy ? { tenancy } : {}),
     ...(options.resumable ? { resumable: options.resumable } : {}),
+    ...(options.replayStore ? { replayStore: options.replayStore } : {}),
   });
   let guard: ConnectionGuard | undefined;
   const runtime = options.debug ? createRuntimeStats(options.debug.registry, () => guard, options.debug.reloads) : () => false;
@@ -226,6 +237,7 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
     ...(watch ? { statsWatch: watch } : {}),
     stopAccepting,
     async close(graceMs = 0) {
+      stopFollowingStore?.();
       stopAccepting();
       // Health and stats watchers end their streams now, so their connections can close.
       health.close();

@@ -4,8 +4,9 @@ import { type AnyRequest, type AnyResponse, pathOf, sendJson } from "../http/nod
 
 /**
  * Serves /healthz (liveness: always 200 while the process answers) and
- * /readyz (readiness: 503 from the start of a drain on); returns false for
- * any other path.
+ * /readyz (readiness: 503 from the start of a drain on, and while a
+ * dependency every request needs is missing, named in `waitingFor`);
+ * returns false for any other path.
  */
 export function handleHealth(req: AnyRequest, res: AnyResponse, exchange: Exchange, state: HealthState): boolean {
   if (req.method !== "GET" && req.method !== "HEAD") return false;
@@ -15,8 +16,14 @@ export function handleHealth(req: AnyRequest, res: AnyResponse, exchange: Exchan
   exchange.route = path;
   const ok = path === "/healthz" || state.ready;
   exchange.code = ok ? "ok" : "unavailable";
-  sendJson(res, ok ? 200 : 503, { status: path === "/healthz" ? "ok" : state.ready ? "ready" : "draining" });
+  sendJson(res, ok ? 200 : 503, path === "/healthz" ? { status: "ok" } : readiness(state));
   return true;
+}
+
+function readiness(state: HealthState): Record<string, unknown> {
+  if (state.ready) return { status: "ready" };
+  if (state.draining) return { status: "draining" };
+  return { status: "waiting", waitingFor: state.waitingFor };
 }
 
 export function notFound(res: AnyResponse, exchange: Exchange): void {

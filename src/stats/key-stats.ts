@@ -18,6 +18,11 @@ export interface KeyStat {
   readonly requestsPerMinute?: number;
   readonly tokensPerMinute?: number;
   readonly concurrentStreams?: number;
+  /** Left in the current minute window, when the key has the limit and the store could say. */
+  readonly requestsRemaining?: number;
+  readonly tokensRemaining?: number;
+  /** Streams holding one of the key's slots now (every replica's, with Redis), when the store could say. */
+  readonly streamsActive?: number;
 }
 
 /** Per-key figures for WatchStats; undefined where the gateway has no tenancy. */
@@ -32,9 +37,12 @@ export interface TenantKeyStatsOptions {
 
 /**
  * Per-key figures from the tenant store: the period totals GetUsage reads
- * (requests, tokens, spend, reservations) for configured and runtime keys.
+ * (requests, tokens, spend, reservations) for configured and runtime keys,
+ * and the headroom of the keys shown (read after ranking, so a large key
+ * table costs no headroom reads for keys the snapshot leaves out).
  * Computed at most once per second whatever the number of watchers, so
- * the store sees one read per key per second, not one per watcher.
+ * the store sees one usage and one headroom read per key per second, not
+ * one per watcher.
  */
 export function createTenantKeyStats(options: TenantKeyStatsOptions): KeyStatsSource {
   let cached: { second: number; stats: Promise<readonly KeyStat[]> } | undefined;
@@ -42,7 +50,7 @@ export function createTenantKeyStats(options: TenantKeyStatsOptions): KeyStatsSo
   async function read(): Promise<readonly KeyStat[]> {
     const runtime = await options.store.listKeys();
     const keys: KeySettings[] = [...options.configured(), ...runtime];
-    const stats = await Promise.all(
+    const usage = await Promise.all(
       keys.map(async (key): Promise<KeyStat> => {
         const totals = await options.store.usage(key.name, key.budget?.period ?? "month");
         const { limits, budget } = key;
@@ -59,7 +67,19 @@ export function createTenantKeyStats(options: TenantKeyStatsOptions): KeyStatsSo
         };
       }),
     );
-    return stats.sort((a, b) => b.requests - a.requests || a.name.localeCompare(b.name)).slice(0, MAX_KEYS_SHOWN);
+    const shown = usage.sort((a, b) => b.requests - a.requests || a.name.localeCompare(b.name)).slice(0, MAX_KEYS_SHOWN);
+    const limitsOf = new Map(keys.map((key) => [key.name, key.limits]));
+    return Promise.all(
+      shown.map(async (stat): Promise<KeyStat> => {
+        const room = await options.store.headroom(stat.name, limitsOf.get(stat.name) ?? {});
+        return {
+          ...stat,
+          ...(room.requestsRemaining === undefined ? {} : { requestsRemaining: room.requestsRemaining }),
+          ...(room.tokensRemaining === undefined ? {} : { tokensRemaining: room.tokensRemaining }),
+          ...(room.streamsActive === undefined ? {} : { streamsActive: room.streamsActive }),
+        };
+      }),
+    );
   }
 
   return () => {

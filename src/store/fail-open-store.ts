@@ -1,6 +1,7 @@
 import type { KeyLimits } from "../config/config.js";
 import { GatewayError, toGatewayError } from "../core/errors.js";
 import type { AdmitRequest, AdmitResult, Settlement, SettleResult, TenantStore, UsageRecord } from "./tenant-store.js";
+import { within } from "./within.js";
 
 /** What the wrapper reports, for logs and the pipeline observer. */
 export type StoreEvent =
@@ -54,24 +55,6 @@ const causeOf = (error: unknown): string => {
   return "unknown";
 };
 
-/** Thrown when Redis took longer than the store's timeout. */
-class StoreTimeoutError extends Error {
-  override readonly name = "StoreTimeoutError";
-}
-
-/**
- * `work`, or a rejection after `ms`. The command itself cannot be withdrawn
- * (it was written to Redis): its answer, when it comes, is ignored.
- */
-function within<T>(work: Promise<T>, ms: number, operation: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new StoreTimeoutError(`${operation}: no answer from Redis within ${ms} ms`)), ms);
-  });
-  work.catch(() => undefined);
-  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
-}
-
 /** A limit shared by `replicas` replicas, as one replica's share (at least 1). */
 const share = (limit: number | undefined, replicas: number) => (limit === undefined ? undefined : Math.max(1, Math.floor(limit / replicas)));
 
@@ -95,6 +78,7 @@ export function createFailOpenStore(options: FailOpenStoreOptions): FailOpenStor
     admit: (req) => within(options.shared.admit(req), ms, "admit"),
     settle: (s) => within(options.shared.settle(s), ms, "settle"),
     usage: (key, kind, atMs) => within(options.shared.usage(key, kind, atMs), ms, "usage"),
+    headroom: (key, limits) => within(options.shared.headroom(key, limits), ms, "headroom"),
     records: (count) => within(options.shared.records(count), ms, "records"),
     createKey: (key) => within(options.shared.createKey(key), ms, "createKey"),
     revokeKey: (name) => within(options.shared.revokeKey(name), ms, "revokeKey"),
@@ -254,6 +238,19 @@ export function createFailOpenStore(options: FailOpenStoreOptions): FailOpenStor
     },
 
     usage: (key, kind, atMs) => shared.usage(key, kind, atMs).catch(unavailable),
+
+    /**
+     * Redis's figures, or none while it is away. Not the local store's:
+     * those count only this replica's fallback admissions against its
+     * share of each limit, and miss every stream Redis admitted, so they
+     * would show headroom nobody has. A read that fails does not mark
+     * Redis down (admissions decide that, as for the other reads).
+     */
+    async headroom(key, limits) {
+      if (!healthy()) return {};
+      return shared.headroom(key, limits).catch(() => ({}));
+    },
+
     records: (count) => shared.records(count).catch(unavailable),
     createKey: (key) => shared.createKey(key).catch(unavailable),
     revokeKey: (name) => shared.revokeKey(name).catch(unavailable),

@@ -3,6 +3,7 @@ import { PERIOD_KINDS, periodOf, ROLLUP_TTL_MS } from "../usage/periods.js";
 import {
   type AdmitRequest,
   type AdmitResult,
+  type Headroom,
   MAX_RUNTIME_KEYS,
   type Quota,
   type SettleResult,
@@ -252,6 +253,34 @@ export function createMemoryTenantStore(options: MemoryTenantStoreOptions = {}):
       const r = rollups[kind].get(`${key}\u0000${period.id}`);
       const { expiresAt: _, ...totals } = r ?? emptyRollup(0);
       return { periodId: period.id, ...totals };
+    },
+
+    async headroom(key, limits): Promise<Headroom> {
+      const at = now();
+      const s = states.get(key);
+      const { requestsPerMinute: rpm, tokensPerMinute: tpm } = limits;
+      // Counted as a sweep would leave them, without sweeping: insertion order is time order.
+      const since = at - WINDOW_MS;
+      let requests = s?.requests.size ?? 0;
+      for (const t of s?.requests.values() ?? []) {
+        if (t > since) break;
+        requests--;
+      }
+      let tokens = s?.tokenSum ?? 0;
+      for (const e of s?.tokens.values() ?? []) {
+        if (e.at > since) break;
+        tokens -= e.amount;
+      }
+      let streams = s?.inFlight.size ?? 0;
+      for (const f of s?.inFlight.values() ?? []) {
+        if (f.expiresAt > at) break;
+        streams--;
+      }
+      return {
+        ...(rpm ? { requestsRemaining: Math.max(0, rpm - requests) } : {}),
+        ...(tpm ? { tokensRemaining: Math.max(0, tpm - tokens) } : {}),
+        streamsActive: streams,
+      };
     },
 
     async records(count) {

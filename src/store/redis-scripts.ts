@@ -6,7 +6,8 @@
  * of sorted sets), concurrent streams (leases), and the budget (spent plus
  * reserved in the period's rollup), checked and reserved together. A
  * stream's end is a second script, run after its last delta: reservations
- * replaced by what was used, rollups counted, one record appended.
+ * replaced by what was used, rollups counted, one record appended. The
+ * live view's headroom is a third, read-only one.
  *
  * Key layout under the prefix P, for key name N (README, "Tenancy"):
  *   P req:{N}      sorted set  admission id → time               (requests window)
@@ -271,6 +272,29 @@ local fields = {}
 for i = 19, #ARGV do fields[#fields + 1] = ARGV[i] end
 redis.call('XADD', KEYS[6], 'MAXLEN', '~', maxlen, '*', unpack(fields))
 return 'ok'
+`;
+
+/**
+ * A key's headroom, read as admission would see it after its sweeps, but
+ * sweeping nothing: the no-writes flag makes Redis refuse any write, so
+ * watching a key can never change its windows.
+ * KEYS: req, tok, toka, fly
+ * ARGV: now override, window ms
+ * Reply: {requests in the window, tokens in the window, streams in flight}
+ */
+export const HEADROOM_SCRIPT = `#!lua flags=no-writes
+${PRELUDE}
+local now = clock(ARGV[1])
+local since = now - tonumber(ARGV[2])
+local requests = redis.call('ZCOUNT', KEYS[1], string.format('(%d', since), '+inf')
+local tokens = tonumber(redis.call('HGET', KEYS[3], '_sum') or '0')
+batches(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', since), function(batch)
+  for _, a in ipairs(redis.call('HMGET', KEYS[3], unpack(batch))) do
+    if a then tokens = tokens - tonumber(a) end
+  end
+end)
+local streams = redis.call('ZCOUNT', KEYS[4], string.format('(%d', now), '+inf')
+return {requests, tokens, streams}
 `;
 
 /**

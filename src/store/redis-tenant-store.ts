@@ -1,10 +1,11 @@
 import { createClient, defineScript, type RedisClientType } from "redis";
 import type { KeySettings } from "../config/config.js";
 import { periodOf, ROLLUP_TTL_MS } from "../usage/periods.js";
-import { ADMIT_SCRIPT, CREATE_KEY_SCRIPT, REVOKE_KEY_SCRIPT, SETTLE_SCRIPT, USAGE_SCRIPT } from "./redis-scripts.js";
+import { ADMIT_SCRIPT, CREATE_KEY_SCRIPT, HEADROOM_SCRIPT, REVOKE_KEY_SCRIPT, SETTLE_SCRIPT, USAGE_SCRIPT } from "./redis-scripts.js";
 import { SETTLED_MEMORY_MS } from "./memory-tenant-store.js";
 import {
   type AdmitResult,
+  type Headroom,
   type LimitReason,
   MAX_RUNTIME_KEYS,
   type Quota,
@@ -34,6 +35,7 @@ const SCRIPTS = {
   sluiceAdmit: script(ADMIT_SCRIPT, 6),
   sluiceSettle: script(SETTLE_SCRIPT, 6),
   sluiceUsage: script(USAGE_SCRIPT, 0),
+  sluiceHeadroom: script(HEADROOM_SCRIPT, 4),
   sluiceCreateKey: script(CREATE_KEY_SCRIPT, 3),
   sluiceRevokeKey: script(REVOKE_KEY_SCRIPT, 3),
 };
@@ -249,6 +251,18 @@ export function createRedisTenantStore(options: RedisTenantStoreOptions): Tenant
         spendMicros: fields.spend ?? 0,
         estimatedRequests: fields.estimated ?? 0,
         reservedMicros: fields.reserved ?? 0,
+      };
+    },
+
+    async headroom(key, limits): Promise<Headroom> {
+      const n = k(key);
+      const reply = (await client.sluiceHeadroom([`${prefix}req:${n}`, `${prefix}tok:${n}`, `${prefix}toka:${n}`, `${prefix}fly:${n}`], [clockArg(), String(WINDOW_MS)])) as unknown[];
+      const [requests, tokens, streams] = reply.map(num) as [number, number, number];
+      const { requestsPerMinute: rpm, tokensPerMinute: tpm } = limits;
+      return {
+        ...(rpm ? { requestsRemaining: Math.max(0, rpm - requests) } : {}),
+        ...(tpm ? { tokensRemaining: Math.max(0, tpm - tokens) } : {}),
+        streamsActive: streams,
       };
     },
 

@@ -15,6 +15,12 @@ export interface TenantStore {
   settle(settlement: Settlement): Promise<SettleResult>;
   /** A key's totals for the period of `kind` containing `atMs` (the store's clock when absent). */
   usage(key: string, kind: BudgetPeriod, atMs?: number): Promise<UsageTotals>;
+  /**
+   * What is left of a key's per-minute limits and how many streams hold a
+   * slot now, for the live view. Reads only: it sweeps nothing and
+   * reserves nothing, so watching a key never changes what it may do.
+   */
+  headroom(key: string, limits: KeyLimits): Promise<Headroom>;
   /** The most recent usage records, newest last. */
   records(count: number): Promise<UsageRecord[]>;
   /** Stores a key created at run time; refuses a name in use or a full key table. */
@@ -123,6 +129,20 @@ export interface Settlement {
   readonly reservedTokens: number;
   readonly reservedMicros: number;
   readonly record: UsageRecord;
+}
+
+/**
+ * A key's headroom now. Each figure is absent when it is unknown: the
+ * remaining ones when the key has no such limit, all of them when the
+ * shared store cannot be read (fail-open-store.ts).
+ */
+export interface Headroom {
+  /** requestsPerMinute minus admissions in the last 60 s (never below 0). */
+  readonly requestsRemaining?: number;
+  /** tokensPerMinute minus tokens counted in the last 60 s: reservations of running streams, use of ended ones. */
+  readonly tokensRemaining?: number;
+  /** Admitted streams not yet settled whose lease has not run out, limit or not. */
+  readonly streamsActive?: number;
 }
 
 /** A key's usage in one period. */

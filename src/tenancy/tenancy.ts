@@ -3,7 +3,7 @@ import type { TenancyObserver } from "../flow/observer.js";
 import type { Logger } from "../logging/logger.js";
 import { createFailOpenStore, type StoreEvent } from "../store/fail-open-store.js";
 import { createMemoryTenantStore } from "../store/memory-tenant-store.js";
-import { createRedisTenantStore, createStoreClient } from "../store/redis-tenant-store.js";
+import { createRedisTenantStore, createStoreClient, type SluiceRedisClient } from "../store/redis-tenant-store.js";
 import type { SettleResult, TenantStore, UsageRecord } from "../store/tenant-store.js";
 import { AuthError, authenticate } from "./authenticate.js";
 import { createKeyAdmin, type KeyAdmin } from "./key-admin.js";
@@ -32,6 +32,20 @@ export interface Tenancy {
   charge(principal: Principal | undefined, input: Omit<ChargeInput, "principal">): TenantCharge;
   readonly admin: KeyAdmin;
   readonly store: TenantStore;
+  /**
+   * False while every keyed request would be refused for want of the store:
+   * a fail-closed Redis that is not connected (at start, or after losing the
+   * connection). Always true otherwise. Readiness follows it.
+   */
+  readonly ready: boolean;
+  /**
+   * The shared store's Redis connection and key prefix, when one is
+   * configured: other state every replica must see (the facade's replay
+   * entries) rides on it instead of opening connections of its own.
+   */
+  readonly redis?: { readonly client: SluiceRedisClient; readonly prefix: string; readonly timeoutMs: number };
+  /** Calls `listener` whenever `ready` changes; returns the unsubscribe. */
+  onReadyChange(listener: (ready: boolean) => void): () => void;
   /** Waits up to `graceMs` for settles in flight and buffered usage to reach the store, then disconnects. */
   close(graceMs?: number): Promise<void>;
 }
@@ -58,6 +72,14 @@ export function createTenancy(options: TenancyOptions): Tenancy {
   let store: TenantStore;
   let disconnect: () => void = () => undefined;
   let flushAndClose: () => Promise<number> = async () => 0;
+  let ready = true;
+  let redis: Tenancy["redis"];
+  const readyListeners = new Set<(ready: boolean) => void>();
+  const setReady = (value: boolean) => {
+    if (value === ready) return;
+    ready = value;
+    for (const listener of [...readyListeners]) listener(value);
+  };
 
   const onStoreEvent = (event: StoreEvent) => {
     switch (event.type) {
@@ -118,9 +140,15 @@ export function createTenancy(options: TenancyOptions): Tenancy {
       logger.info({ event: "store.connected", redis: host, prefix: redisConfig.prefix });
       wrapper.reconnected();
     });
+    if (redisConfig.failMode === "closed") {
+      ready = false;
+      const follow = () => setReady(client.isReady);
+      for (const event of ["ready", "end", "error", "reconnecting"]) client.on(event, follow);
+    }
     // Not awaited: a gateway starts (and, failing open, serves) while Redis is away.
     client.connect().catch(() => undefined);
     store = wrapper;
+    redis = { client, prefix: redisConfig.prefix, timeoutMs: redisConfig.timeoutMs };
     flushAndClose = async () => {
       await wrapper.close();
       return wrapper.buffered;
@@ -164,6 +192,14 @@ export function createTenancy(options: TenancyOptions): Tenancy {
     },
     admin: createKeyAdmin({ config: options.config, store, registry }),
     store,
+    ...(redis ? { redis } : {}),
+    get ready() {
+      return ready;
+    },
+    onReadyChange(listener) {
+      readyListeners.add(listener);
+      return () => readyListeners.delete(listener);
+    },
     async close(graceMs = 2_000) {
       registry.close();
       let timer: NodeJS.Timeout | undefined;

@@ -6,6 +6,7 @@ import type { Timers } from "../../src/core/timers.js";
 import { resolveConfig } from "../../src/config/config.js";
 import type { ConfigInput, TimeoutsConfig } from "../../src/config/schema.js";
 import type { TenancyObserver } from "../../src/flow/observer.js";
+import type { HealthState } from "../../src/health/health-state.js";
 import { createLogger } from "../../src/logging/logger.js";
 import { startSimulator, type Simulator } from "../../src/simulator/server.js";
 
@@ -140,6 +141,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     ...(options.timers ? { timers: options.timers } : {}),
     ...(options.consoleDir ? { consoleDir: options.consoleDir } : {}),
   });
+  await untilReady(sluice.server.health);
   const logs = () =>
     text
       .split("\n")
@@ -173,4 +175,16 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       await sim.close();
     },
   };
+}
+
+/**
+ * Waits until the gateway reports ready (a fail-closed store connects
+ * asynchronously), as a load balancer would before sending it traffic.
+ */
+async function untilReady(health: HealthState, timeoutMs = 10_000): Promise<void> {
+  const signal = AbortSignal.timeout(timeoutMs);
+  while (!health.ready) {
+    if (signal.aborted || health.closed) throw new Error(`gateway not ready within ${timeoutMs} ms (waiting for ${health.waitingFor.join(", ")})`);
+    await health.changed(signal);
+  }
 }

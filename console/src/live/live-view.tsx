@@ -22,6 +22,12 @@ const BREAKER_NAMES: Record<BreakerState, string> = {
   [BreakerState.OPEN]: "open",
 };
 
+/** What is left of a per-minute limit, "3 of 10"; "no limit" without one, "–" when the store could not say. */
+function left(remaining: number | bigint | undefined, limit: number | bigint | undefined): string {
+  if (limit === undefined) return "no limit";
+  return `${remaining === undefined ? "–" : count(remaining)} of ${count(limit)}`;
+}
+
 function Section(props: { readonly title: string; readonly empty: boolean; readonly emptyText: string; readonly children: ComponentChildren }) {
   return (
     <section>
@@ -134,7 +140,8 @@ export function LiveView({ feed }: { readonly feed: Feed }) {
               <th>tokens in / out</th>
               <th>spend</th>
               <th>budget left</th>
-              <th>limits (req/min, tok/min, streams)</th>
+              <th>left this minute (requests, tokens)</th>
+              <th>streams in use / limit</th>
             </tr>
           </thead>
           <tbody>
@@ -147,8 +154,11 @@ export function LiveView({ feed }: { readonly feed: Feed }) {
                 </td>
                 <td>{usd(k.spendUsdMicros)}</td>
                 <td>{k.budgetUsdMicros === undefined ? "no budget" : `${usd(k.budgetRemainingUsdMicros)} of ${usd(k.budgetUsdMicros)}`}</td>
-                <td>
-                  {k.requestsPerMinute ?? "–"}, {k.tokensPerMinute === undefined ? "–" : count(k.tokensPerMinute)}, {k.concurrentStreams ?? "–"}
+                <td data-testid={`key-${k.name}-left`}>
+                  {left(k.requestsRemaining, k.requestsPerMinute)}, {left(k.tokensRemaining, k.tokensPerMinute)}
+                </td>
+                <td data-testid={`key-${k.name}-streams`}>
+                  {k.streamsActive === undefined ? "–" : count(k.streamsActive)} / {k.concurrentStreams === undefined ? "no limit" : count(k.concurrentStreams)}
                 </td>
               </tr>
             ))}

@@ -63,6 +63,9 @@ export function statsToProto(snapshot: StatsSnapshot, keys: readonly KeyStat[]):
       ...some("requestsPerMinute", k.requestsPerMinute, same),
       ...some("tokensPerMinute", k.tokensPerMinute, BigInt),
       ...some("concurrentStreams", k.concurrentStreams, same),
+      ...some("requestsRemaining", k.requestsRemaining, same),
+      ...some("tokensRemaining", k.tokensRemaining, BigInt),
+      ...some("streamsActive", k.streamsActive, same),
     })),
   });
 }
