@@ -688,7 +688,7 @@ async function main(): Promise<void> {
       return;
     }
     if (args.only === "resume") {
-      const resume = await resumeScenario(s.limitedUrl, BENCH_KEY, QUICK, log);
+      const resume = await resumeScenario(s.limitedUrl, BENCH_KEY, QUICK, log, { gateway: () => s.limited.cpuSeconds(), ...(s.redis ? { redis: () => s.redis!.cpuSeconds() } : {}) });
       const name = `${QUICK ? "quick" : "latest"}-resume`;
       const md = [`# Sluice benchmark: resumable streams (${QUICK ? "quick" : "full"})`, "", `Machine: ${JSON.stringify(machine())}`, "", resumeSection(resume)].join("\n");
       await writeFile(join(RESULTS, `${name}.json`), `${JSON.stringify({ machine: machine(), resume }, null, 2)}\n`);

@@ -17,13 +17,23 @@ import { round, summary } from "./stats.js";
 export interface ResumeResult {
   readonly ttft: Record<"off" | "on", ReturnType<typeof summary>>;
   readonly throughput: Record<"off" | "on", { readonly deltasPerS: number; readonly streams: number }>;
+  /** Median of the on/off ratios of adjacent rounds. */
+  readonly throughputRatio: number;
+  /** CPU seconds per 100k text deltas in the throughput rounds: robust where wall-clock rates are not, on a shared machine. */
+  readonly cpuPer100k: Record<"off" | "on", { readonly gateway: number; readonly redis?: number }>;
   readonly resumeLatency: ReturnType<typeof summary>;
   readonly errors: number;
 }
 
 type Lane = "off" | "on";
 
-export async function resumeScenario(url: string, apiKey: string, quick: boolean, log: (m: string) => void): Promise<ResumeResult> {
+/** CPU seconds used so far by the gateway and by its Redis (when the benchmark runs its own). */
+export interface CpuMeters {
+  readonly gateway: () => number;
+  readonly redis?: () => number;
+}
+
+export async function resumeScenario(url: string, apiKey: string, quick: boolean, log: (m: string) => void, cpu: CpuMeters): Promise<ResumeResult> {
   const client = createClient(ChatService, createGrpcTransport({ baseUrl: url }));
   const headers = { authorization: `Bearer ${apiKey}` };
   const request = (prompt: string, resumable: boolean) =>
@@ -65,16 +75,31 @@ export async function resumeScenario(url: string, apiKey: string, quick: boolean
     }
   }
 
-  const tokens = quick ? 1_000 : 3_000;
-  const throughput: Record<Lane, { deltas: number; ms: number; streams: number }> = { off: { deltas: 0, ms: 0, streams: 0 }, on: { deltas: 0, ms: 0, streams: 0 } };
-  for (let r = 0; r < rounds; r++) {
+  // Throughput in pairs of rounds (off then on, or on then off): the machine's drift between two
+  // adjacent rounds is small, between the first and the last it is not. The median pair ratio is the figure.
+  const tokens = quick ? 3_000 : 5_000;
+  const pairs = quick ? 8 : 12;
+  const throughput: Record<Lane, { deltas: number; ms: number; streams: number; gatewayCpu: number; redisCpu: number }> = {
+    off: { deltas: 0, ms: 0, streams: 0, gatewayCpu: 0, redisCpu: 0 },
+    on: { deltas: 0, ms: 0, streams: 0, gatewayCpu: 0, redisCpu: 0 },
+  };
+  const pairRatios: number[] = [];
+  for (let r = 0; r < pairs; r++) {
+    const rate: Partial<Record<Lane, number>> = {};
     for (const lane of r % 2 === 0 ? (["off", "on"] as const) : (["on", "off"] as const)) {
       const t0 = performance.now();
+      const cpu0 = [cpu.gateway(), cpu.redis?.() ?? 0];
       const got = await pool(10, 10, () => one(`#sim tokens=${tokens}`, lane));
-      throughput[lane].ms += performance.now() - t0;
-      throughput[lane].deltas += got.reduce((sum, g) => sum + g.texts, 0);
+      const ms = performance.now() - t0;
+      throughput[lane].gatewayCpu += cpu.gateway() - cpu0[0]!;
+      throughput[lane].redisCpu += (cpu.redis?.() ?? 0) - cpu0[1]!;
+      const deltas = got.reduce((sum, g) => sum + g.texts, 0);
+      throughput[lane].ms += ms;
+      throughput[lane].deltas += deltas;
       throughput[lane].streams += got.length;
+      rate[lane] = deltas / ms;
     }
+    pairRatios.push(rate.on! / rate.off!);
   }
 
   // Reconnect → first replayed message: drop after 20 text deltas while the upstream goes on, resume at once, then cancel it.
@@ -115,10 +140,15 @@ export async function resumeScenario(url: string, apiKey: string, quick: boolean
       off: { deltasPerS: (throughput.off.deltas / throughput.off.ms) * 1000, streams: throughput.off.streams },
       on: { deltasPerS: (throughput.on.deltas / throughput.on.ms) * 1000, streams: throughput.on.streams },
     },
+    throughputRatio: summary(pairRatios).p50,
+    cpuPer100k: {
+      off: { gateway: (throughput.off.gatewayCpu / throughput.off.deltas) * 100_000, ...(cpu.redis ? { redis: (throughput.off.redisCpu / throughput.off.deltas) * 100_000 } : {}) },
+      on: { gateway: (throughput.on.gatewayCpu / throughput.on.deltas) * 100_000, ...(cpu.redis ? { redis: (throughput.on.redisCpu / throughput.on.deltas) * 100_000 } : {}) },
+    },
     resumeLatency: summary(latency),
     errors,
   };
-  log(`resume: TTFT p50 ${round(result.ttft.off.p50)} → ${round(result.ttft.on.p50)} ms (×${round(result.ttft.on.p50 / result.ttft.off.p50)}), throughput ×${round(result.throughput.on.deltasPerS / result.throughput.off.deltasPerS)}, resume latency p50 ${round(result.resumeLatency.p50)} ms p99 ${round(result.resumeLatency.p99)} ms`);
+  log(`resume: TTFT p50 ${round(result.ttft.off.p50)} → ${round(result.ttft.on.p50)} ms (×${round(result.ttft.on.p50 / result.ttft.off.p50)}), throughput ×${round(result.throughputRatio)} (median of ${pairRatios.length} adjacent pairs), gateway CPU per 100k deltas ${round(result.cpuPer100k.off.gateway)} → ${round(result.cpuPer100k.on.gateway)} s, resume latency p50 ${round(result.resumeLatency.p50)} ms p99 ${round(result.resumeLatency.p99)} ms`);
   return result;
 }
 
@@ -130,7 +160,11 @@ export function resumeSection(r: ResumeResult): string {
       [
         ["TTFT p50 ms (one stream at a time, tokens=2)", round(r.ttft.off.p50), round(r.ttft.on.p50), round(r.ttft.on.p50 / r.ttft.off.p50)],
         ["TTFT p99 ms", round(r.ttft.off.p99), round(r.ttft.on.p99), round(r.ttft.on.p99 / r.ttft.off.p99)],
-        ["throughput, text deltas/s (c=10)", round(r.throughput.off.deltasPerS, 0), round(r.throughput.on.deltasPerS, 0), round(r.throughput.on.deltasPerS / r.throughput.off.deltasPerS)],
+        ["throughput, text deltas/s (c=10; ratio: median of adjacent round pairs)", round(r.throughput.off.deltasPerS, 0), round(r.throughput.on.deltasPerS, 0), round(r.throughputRatio)],
+        ["gateway CPU s per 100k text deltas", round(r.cpuPer100k.off.gateway), round(r.cpuPer100k.on.gateway), round(r.cpuPer100k.on.gateway / r.cpuPer100k.off.gateway)],
+        ...(r.cpuPer100k.on.redis === undefined
+          ? []
+          : [["Redis CPU s per 100k text deltas", round(r.cpuPer100k.off.redis!, 3), round(r.cpuPer100k.on.redis, 3), "—"]]),
       ],
     ),
     "",
