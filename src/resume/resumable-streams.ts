@@ -123,7 +123,8 @@ export function createResumableStreams(options: ResumableStreamsOptions): Resuma
     let sequence = 0;
     let ended = false;
     let clientGone = false;
-    let chain: Promise<unknown> = Promise.resolve();
+    /** The client's pull in progress, if any: the detached drain starts after it, so pulls never overlap. */
+    let current: Promise<unknown> | undefined;
     const session: Session = { readers: 1, abort: (reason) => controller.abort(reason) };
 
     const notResumable = (reason: string, error?: unknown) => {
@@ -174,12 +175,6 @@ export function createResumableStreams(options: ResumableStreamsOptions): Resuma
       if (delta.type === "finish") await end();
       return { done: false, value: numbered };
     };
-    /** One puller at a time, whether the client or the detached drain. */
-    const pull = () => {
-      const result = chain.then(step);
-      chain = result.catch(() => undefined);
-      return result;
-    };
     const detach = () => {
       if (clientGone) return;
       clientGone = true;
@@ -188,8 +183,9 @@ export function createResumableStreams(options: ResumableStreamsOptions): Resuma
       if (!writer?.storing) return session.abort(new GatewayError("canceled", "stream closed"));
       if (session.readers <= 0) startGrace(session);
       void (async () => {
+        await current?.catch(() => undefined);
         while (!ended) {
-          const next = await pull().catch(() => ({ done: true }));
+          const next = await step().catch(() => ({ done: true }));
           if (next.done) break;
         }
       })();
@@ -198,8 +194,11 @@ export function createResumableStreams(options: ResumableStreamsOptions): Resuma
     if (input.clientSignal.aborted) detach();
 
     try {
+      // Once the client is gone only the drain pulls: this loop stops before its next pull.
       while (!clientGone) {
-        const next = await pull();
+        const pulling = step();
+        current = pulling;
+        const next = await pulling;
         if (next.done) return;
         yield next.value;
       }

@@ -2,14 +2,13 @@ import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
 import { aggregateDeltas } from "../../core/aggregate.js";
 import { GatewayError } from "../../core/errors.js";
-import type { Delta } from "../../core/delta.js";
-import { HEARTBEAT, withHeartbeats } from "../../core/heartbeats.js";
+import { type Heartbeat, withHeartbeats } from "../../core/heartbeats.js";
 import { requestIdFrom } from "../../core/request-id.js";
 import type { Context } from "@opentelemetry/api";
 import type { Exchange } from "../../http/exchange.js";
 import type { ChatPipeline } from "../../pipeline/chat-pipeline.js";
 import { EXCHANGE } from "../../server/rpc-handler.js";
-import type { ResumableStreams } from "../../resume/resumable-streams.js";
+import type { Numbered, ResumableStreams } from "../../resume/resumable-streams.js";
 import type { Quota } from "../../store/tenant-store.js";
 import { mayUse, type Principal } from "../../tenancy/principal.js";
 import { quotaHeaders } from "../../tenancy/quota-headers.js";
@@ -103,26 +102,16 @@ function heartbeatInterval(ms: number | undefined): number {
 }
 
 /**
- * Messages of a resumable stream, original or resumed: each keeps its
- * stored sequence; a heartbeat repeats the sequence of the message before
- * it (resuming after it misses nothing).
+ * The message for one item of a resumable stream, original or resumed:
+ * each delta keeps its stored sequence; a heartbeat repeats the sequence
+ * of the message before it (resuming after it misses nothing). A plain
+ * function, not a generator stage: this runs per delta.
  */
-async function* numbered(
-  entries: AsyncIterable<{ readonly sequence: number; readonly delta: Delta }>,
-  interval: number,
-  ctx: HandlerContext,
-  after = 0,
-): AsyncGenerator<StreamChatResponse, void, undefined> {
-  let last = BigInt(Math.max(0, after));
-  for await (const item of interval > 0 ? withHeartbeats(entries, interval) : entries) {
-    if ("type" in item) {
-      yield deltaToProto(HEARTBEAT, last);
-      continue;
-    }
-    last = BigInt(item.sequence);
-    if (item.delta.type === "start" && item.delta.droppedParams) ctx.responseHeader.set(DROPPED_PARAMS_HEADER, item.delta.droppedParams.join(","));
-    yield deltaToProto(item.delta, last);
-  }
+function resumableMessage(item: Numbered | Heartbeat, state: { last: bigint }, ctx: HandlerContext): StreamChatResponse {
+  if ("type" in item) return deltaToProto(item, state.last);
+  state.last = BigInt(item.sequence);
+  if (item.delta.type === "start" && item.delta.droppedParams) ctx.responseHeader.set(DROPPED_PARAMS_HEADER, item.delta.droppedParams.join(","));
+  return deltaToProto(item.delta, state.last);
 }
 
 /** ResumeStream's after_sequence as a number; unset: -1, everything. Past 2^53 nothing is left to send anyway. */
@@ -173,7 +162,8 @@ export function createChatService(options: ChatServiceOptions): ServiceImpl<type
             ...(principal ? { principal } : {}),
             onNotResumable: () => ctx.responseTrailer.set(RESUMABLE_TRAILER, "false"),
           });
-          yield* numbered(entries, interval, ctx);
+          const state = { last: 0n };
+          for await (const item of interval > 0 ? withHeartbeats(entries, interval) : entries) yield resumableMessage(item, state, ctx);
           return;
         }
         const deltas = start(link.signal);
@@ -222,7 +212,8 @@ export function createChatService(options: ChatServiceOptions): ServiceImpl<type
         async function* unseen() {
           for await (const entry of entries) if (entry.sequence > after) yield entry;
         }
-        yield* numbered(unseen(), interval, ctx, after);
+        const state = { last: BigInt(Math.max(0, after)) };
+        for await (const item of interval > 0 ? withHeartbeats(unseen(), interval) : unseen()) yield resumableMessage(item, state, ctx);
         ctx.signal.throwIfAborted();
       } catch (error) {
         throw toConnectError(error);
