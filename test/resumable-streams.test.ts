@@ -96,6 +96,23 @@ describe("resumable streams, one gateway (in-process store)", () => {
     expect((await rpcFailure(client.cancelStream({ responseId: unknown }))).code).toBe(Code.NotFound);
   });
 
+  it("number a heartbeat with the sequence of the message before it; the content stays gap-free", async () => {
+    const messages: StreamChatResponse[] = [];
+    const request = userRequest("sim", "#sim tokens=5 hold_at=2 tag=resume-heartbeat", { streamOptions: { resumable: true, heartbeatIntervalMs: 20 } });
+    for await (const m of client.streamChat(request)) {
+      messages.push(m);
+      if (m.delta.case === "heartbeat" && textOf(messages) === simulatedText(1, 2)) h.sim.records.release("resume-heartbeat");
+    }
+    let previous = 0n;
+    for (const m of messages) {
+      if (m.delta.case === "heartbeat") expect(m.sequence).toBe(previous);
+      else previous = m.sequence;
+    }
+    expect(messages.some((m) => m.delta.case === "heartbeat")).toBe(true);
+    expectGapFree(messages.filter((m) => m.delta.case !== "heartbeat"));
+    expect(textOf(messages)).toBe(simulatedText(1, 5));
+  });
+
   it("leave a stream without stream_options.resumable as it was: no resume", async () => {
     const messages = await collect(client.streamChat(userRequest("sim", "#sim tokens=3")));
     expect((await rpcFailure(collect(client.resumeStream({ responseId: responseIdOf(messages) })))).code).toBe(Code.NotFound);
