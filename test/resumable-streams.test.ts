@@ -135,6 +135,10 @@ describe("resumable streams: detach grace and backlog bound", () => {
     const error = await rpcFailure(collect(client.resumeStream({ responseId: responseIdOf(first), afterSequence: 3n })));
     expect(error.code).toBe(Code.Canceled);
     expect(error.rawMessage).toContain("detach grace");
+    // Operators see each turn, by response id.
+    const id = responseIdOf(first);
+    await h.waitForLog((l) => l.event === "resume.detached" && l.responseId === id);
+    await h.waitForLog((l) => l.event === "resume.grace_expired" && l.responseId === id);
   });
 
   it("stop being resumable past the backlog bound: the client is told in a trailer, a reader with FAILED_PRECONDITION", async () => {

@@ -3,9 +3,14 @@ import type { Logger } from "../logging/logger.js";
 import type { Tenancy } from "../tenancy/tenancy.js";
 import { createMemoryStreamLog } from "./memory-stream-log.js";
 import { createRedisStreamLog } from "./redis-stream-log.js";
-import { createResumableStreams, type ResumableStreams } from "./resumable-streams.js";
+import { createResumableStreams, type ResumableStreams, type ResumeEvent } from "./resumable-streams.js";
 
 const describe = (error: unknown) => (error instanceof Error ? `${error.name}: ${error.message.slice(0, 200)}` : "unknown");
+
+/** One line per turn of a resumable stream: `resume.detached`, `resume.grace_expired`, `resume.canceled`, `resume.not_resumable`. */
+function logEvent(logger: Logger): (event: ResumeEvent) => void {
+  return (event) => logger.info({ event: `resume.${event.type}`, responseId: event.id });
+}
 
 /**
  * Resumable streams over the store the configuration names: Redis Streams
@@ -16,7 +21,7 @@ const describe = (error: unknown) => (error instanceof Error ? `${error.name}: $
 export function openResumableStreams(config: Config, logger: Logger, redis: Tenancy["redis"]): ResumableStreams {
   const settings = config.resume;
   if (!redis) {
-    return createResumableStreams({ log: createMemoryStreamLog({ retentionMs: settings.retentionMs }), settings, storeTimeoutMs: 1_000 });
+    return createResumableStreams({ log: createMemoryStreamLog({ retentionMs: settings.retentionMs }), settings, storeTimeoutMs: 1_000, onEvent: logEvent(logger) });
   }
   let errorLogged = false;
   const onError = (error: unknown) => {
@@ -35,5 +40,5 @@ export function openResumableStreams(config: Config, logger: Logger, redis: Tena
       logger.info({ event: "resume.connected", prefix: redis.prefix });
     },
   });
-  return createResumableStreams({ log, settings, storeTimeoutMs: redis.timeoutMs, onStoreError: onError });
+  return createResumableStreams({ log, settings, storeTimeoutMs: redis.timeoutMs, onStoreError: onError, onEvent: logEvent(logger) });
 }

@@ -51,6 +51,14 @@ export interface ResumableStreamsOptions {
   /** Longest wait for the store when a stream starts; past it the stream runs, not resumable. */
   readonly storeTimeoutMs: number;
   readonly onStoreError?: (error: unknown) => void;
+  /** What happened to a stream this replica runs, for the logs. */
+  readonly onEvent?: (event: ResumeEvent) => void;
+}
+
+/** A resumable stream's turns worth a log line: its client left, the grace ran out, CancelStream reached it, it stopped being resumable. */
+export interface ResumeEvent {
+  readonly type: "detached" | "grace_expired" | "canceled" | "not_resumable";
+  readonly id: string;
 }
 
 const RESPONSE_ID = /^resp_[0-9a-f]{32}$/;
@@ -73,6 +81,7 @@ function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
 
 /** A stream this replica runs: its upstream, its readers anywhere, its grace timer. */
 interface Session {
+  id?: string;
   readers: number;
   timer?: NodeJS.Timeout;
   readonly abort: (reason: GatewayError) => void;
@@ -93,9 +102,15 @@ export function createResumableStreams(options: ResumableStreamsOptions): Resuma
   const sessions = new Map<string, Session>();
   let readers = 0;
 
+  const tell = (type: ResumeEvent["type"], id: string | undefined) => {
+    if (id !== undefined) options.onEvent?.({ type, id });
+  };
   const startGrace = (session: Session) => {
     clearTimeout(session.timer);
-    session.timer = setTimeout(() => session.abort(GRACE_EXPIRED()), settings.detachGraceMs);
+    session.timer = setTimeout(() => {
+      tell("grace_expired", session.id);
+      session.abort(GRACE_EXPIRED());
+    }, settings.detachGraceMs);
   };
   const unsubscribe = log.subscribe((id: string, op: ControlOp) => {
     const session = sessions.get(id);
@@ -110,6 +125,7 @@ export function createResumableStreams(options: ResumableStreamsOptions): Resuma
         if (session.readers <= 0) startGrace(session);
         break;
       case "cancel":
+        tell("canceled", id);
         session.abort(CANCELED());
         break;
     }
@@ -129,6 +145,7 @@ export function createResumableStreams(options: ResumableStreamsOptions): Resuma
 
     const notResumable = (reason: string, error?: unknown) => {
       if (error !== undefined) options.onStoreError?.(error);
+      tell("not_resumable", id);
       input.onNotResumable?.(reason);
       // Nobody can resume it now: without a client it has no reason to run.
       if (clientGone) session.abort(new GatewayError("canceled", "stream closed"));
@@ -141,6 +158,7 @@ export function createResumableStreams(options: ResumableStreamsOptions): Resuma
     };
     const opened = async (responseId: string) => {
       id = responseId;
+      session.id = id;
       sessions.set(id, session);
       const meta = { owner: input.principal?.sha256 ?? "", ...(input.includeUsage ? { includeUsage: true } : {}) };
       try {
@@ -181,6 +199,7 @@ export function createResumableStreams(options: ResumableStreamsOptions): Resuma
       if (ended) return;
       session.readers--;
       if (!writer?.storing) return session.abort(new GatewayError("canceled", "stream closed"));
+      tell("detached", id);
       if (session.readers <= 0) startGrace(session);
       void (async () => {
         await current?.catch(() => undefined);
