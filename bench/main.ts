@@ -12,13 +12,14 @@ import type { LoadSpec } from "./load.js";
 import { type Proc, runJson, startUntil } from "./procs.js";
 import { type Goal, lineChart, table } from "./report.js";
 import { round, summary } from "./stats.js";
+import { resumeScenario, resumeSection } from "./resume.js";
 import type { TargetKind, TargetSpec } from "./targets.js";
 
 const { values: args } = parseArgs({
   options: {
     quick: { type: "boolean", default: false },
     "no-peer": { type: "boolean", default: false },
-    /** Run one scenario alone (today: `admission`), written to bench/results/<mode>-<name>.{md,json}. */
+    /** Run one scenario alone (`admission`, `resume`), written to bench/results/<mode>-<name>.{md,json}. */
     only: { type: "string" },
   },
 });
@@ -686,7 +687,16 @@ async function main(): Promise<void> {
       process.stdout.write(`${md}\n`);
       return;
     }
-    if (args.only !== undefined) throw new Error(`unknown scenario for --only: ${args.only} (known: admission)`);
+    if (args.only === "resume") {
+      const resume = await resumeScenario(s.limitedUrl, BENCH_KEY, QUICK, log, { gateway: () => s.limited.cpuSeconds(), ...(s.redis ? { redis: () => s.redis!.cpuSeconds() } : {}) });
+      const name = `${QUICK ? "quick" : "latest"}-resume`;
+      const md = [`# Sluice benchmark: resumable streams (${QUICK ? "quick" : "full"})`, "", `Machine: ${JSON.stringify(machine())}`, "", resumeSection(resume)].join("\n");
+      await writeFile(join(RESULTS, `${name}.json`), `${JSON.stringify({ machine: machine(), resume }, null, 2)}\n`);
+      await writeFile(join(RESULTS, `${name}.md`), md);
+      process.stdout.write(`${md}\n`);
+      return;
+    }
+    if (args.only !== undefined) throw new Error(`unknown scenario for --only: ${args.only} (known: admission, resume)`);
     const ttft = await ttftScenario(s);
     const throughput = await throughputScenario(s);
     const cancel = await cancelScenario(s);

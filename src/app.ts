@@ -21,6 +21,8 @@ import { createLiveStats, type LiveStats } from "./stats/live-stats.js";
 import { createUpstreamClient } from "./upstream/http-client.js";
 import type { TenancyObserver } from "./flow/observer.js";
 import { createTenancy, type Tenancy } from "./tenancy/tenancy.js";
+import { openResumableStreams } from "./resume/open-stream-log.js";
+import type { ResumableStreams } from "./resume/resumable-streams.js";
 import { createMemoryReplayStore, DEFAULT_REPLAY_STORE } from "./store/memory-replay-store.js";
 import { createRedisReplayStore, DEFAULT_MAX_REPLAY_ENTRY_BYTES } from "./store/redis-replay-store.js";
 import type { ReplayStore } from "./store/replay-store.js";
@@ -69,6 +71,8 @@ export interface Sluice {
   readonly metricsUrl?: string;
   /** Keys, limits, budgets and usage records. */
   readonly tenancy: Tenancy;
+  /** Resumable streams and their store. */
+  readonly resumable: ResumableStreams;
   /**
    * Graceful shutdown: readiness turns unhealthy, no new streams are
    * accepted, in-flight streams get `drainMs` to finish, then the rest are
@@ -142,6 +146,8 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     ...(options.storeClock ? { storeClock: options.storeClock } : {}),
   });
   const pipeline = createChatPipeline({ config: live.current, client, telemetry, registry, gates, breakers, stats, order, random, tenancy });
+  // Settings are read at start: the store's connections and the running streams' bounds stay as they started.
+  const resumable = openResumableStreams(config, logger, tenancy.redis);
   const maxConnections = effectiveMaxConnections(config.server.maxConnections);
   if (maxConnections < config.server.maxConnections) {
     logger.warn({ event: "server.max_connections_lowered", configured: config.server.maxConnections, effective: maxConnections, openFileLimit: openFileLimit() });
@@ -162,6 +168,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     ...(config.server.debugEndpoints ? { debug: { registry, reloads: live.counts } } : {}),
     ...(config.server.tls ? { tls: config.server.tls } : {}),
     tenancy,
+    resumable,
     ...(tenancy.redis ? { replayStore: sharedReplayStore(tenancy.redis) } : {}),
     admin: config.auth.adminKeySha256 !== undefined,
     console: {
@@ -199,6 +206,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     registry,
     logger,
     tenancy,
+    resumable,
     async shutdown(drainMs = live.current().server.drainMs) {
       registry.startDraining();
       gates.close(new GatewayError("shutting_down", "the gateway is shutting down; retry on another instance"));
@@ -214,6 +222,8 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
       await server.close(FINAL_WRITE_GRACE_MS);
       await client.close();
       // Every stream has ended: their usage goes to the store before the connection closes.
+      // Before tenancy's: the stream log borrows its Redis connection.
+      await resumable.close();
       await tenancy.close();
       await metricsListener?.close();
       await telemetry.shutdown();
@@ -223,6 +233,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     async close() {
       await server.close();
       await client.close();
+      await resumable.close();
       await tenancy.close();
       await metricsListener?.close();
       await telemetry.shutdown();

@@ -6,6 +6,9 @@ import { sha256Hex } from "./key-hash.js";
 import { createSecret, type Secret } from "./secret.js";
 import type { TlsCredentials } from "./tls-files.js";
 
+/** config.resume: detach grace, retention and backlog bounds of resumable streams (README, "Resumable streams"). */
+export type ResumeSettings = ConfigFile["resume"];
+
 /** Admission in front of one provider: concurrency, and a bounded FIFO queue behind it. */
 export interface AdmissionConfig {
   /** Streams in flight at once; Infinity when unlimited. */
@@ -165,6 +168,7 @@ export interface Config {
   };
   /** Absent: limits, spend and usage are kept in process. */
   readonly store?: { readonly redis: RedisStoreConfig };
+  readonly resume: ResumeSettings;
   readonly console: ConsoleConfig;
 }
 
@@ -321,6 +325,7 @@ function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: Nod
       ),
     },
     ...(file.store ? { store: { redis: file.store.redis } } : {}),
+    resume: file.resume,
     console: {
       access: file.console.access ?? (file.auth.adminKeyEnv === undefined ? "off" : "admin"),
       maxWatchers: file.console.maxWatchers,

@@ -39,6 +39,8 @@ const RESTART_ONLY: Readonly<Record<string, (config: Config) => unknown>> = {
   // The Redis connection and its fail mode are set up once; so is whether the admin service is served
   // (its key itself is read per request, so a new admin key applies at once).
   store: (c) => JSON.stringify(c.store ?? null),
+  // The stream log and its bounds are set up once, like the store it lives in.
+  resume: (c) => JSON.stringify(c.resume),
   "auth.adminKeyEnv": (c) => c.auth.adminKeySha256 !== undefined,
 };
 

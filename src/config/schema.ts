@@ -308,6 +308,21 @@ export const configSchema = z
         maxWatchers: z.number().int().min(1).max(1_000).default(16),
       })
       .prefault({}),
+    /** Resumable streams (README, "Resumable streams"): kept in store.redis when configured, else in process. */
+    resume: z
+      .strictObject({
+        /** How long a resumable stream's upstream outlives its last reader; nobody resuming by then cancels it. */
+        detachGraceMs: z.number().int().min(0).max(3_600_000).default(60_000),
+        /** How long a resumable stream's messages are kept after its last one. */
+        retentionMs: z.number().int().min(1_000).max(86_400_000).default(300_000),
+        /** Stored messages per stream; past it the stream is no longer resumable. */
+        maxBacklogMessages: z.number().int().min(16).max(1_000_000).default(10_000),
+        /** Stored bytes per stream (JSON); past it the stream is no longer resumable. */
+        maxBacklogBytes: z.number().int().min(1_024).max(1_073_741_824).default(4_194_304),
+        /** ResumeStream calls (and facade resumes) served at once per replica; more get RESOURCE_EXHAUSTED / 429. */
+        maxReaders: z.number().int().min(1).max(100_000).default(256),
+      })
+      .prefault({}),
     /** Where limits, spend, usage and runtime keys are kept; absent = in process (one replica). */
     store: z.strictObject({ redis: redisStoreSchema }).optional(),
     providers: z.record(aliasName, providerSchema).refine((p) => Object.keys(p).length > 0, "at least one provider"),

@@ -51,8 +51,10 @@ export type ErrorCode =
   | "store_unavailable"
   /** A named thing the caller asked to create exists already (an admin key name). */
   | "already_exists"
-  /** A named thing the caller referred to does not exist (an admin key name). */
+  /** A named thing the caller referred to does not exist (an admin key name, a resumable stream). */
   | "not_found"
+  /** A resumable stream outgrew its stored backlog: it can no longer be resumed. */
+  | "not_resumable"
   /** A bug in the gateway. */
   | "internal";
 

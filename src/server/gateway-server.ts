@@ -17,6 +17,7 @@ import { ChatService } from "../../gen/sluice/v1/chat_service_pb.js";
 import { AdminService } from "../../gen/sluice/admin/v1/admin_service_pb.js";
 import type { ReplayStore } from "../store/replay-store.js";
 import type { Tenancy } from "../tenancy/tenancy.js";
+import type { ResumableStreams } from "../resume/resumable-streams.js";
 import type { ConsoleAccess } from "../config/config.js";
 import type { ConsoleAssets } from "../console/console-assets.js";
 import { createConsoleRoute } from "../console/console-route.js";
@@ -58,6 +59,8 @@ export interface GatewayServerOptions {
   readonly serveMetrics: boolean;
   /** Keys, limits and usage: who each request is, and the admin service. */
   readonly tenancy?: Tenancy;
+  /** Resumable streams, for both edges. */
+  readonly resumable?: ResumableStreams;
   /** Where the facade keeps thinking signatures between turns; its own in-process store when absent. */
   readonly replayStore?: ReplayStore;
   /** Serve sluice.admin.v1.AdminService (the configuration has an admin key). */
@@ -137,7 +140,10 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
   const admin = tenancy && options.admin ? createAdminService(tenancy.admin) : undefined;
   const rpc = createRpcHandler({
     routes: (router: ConnectRouter) => {
-      router.service(ChatService, createChatService({ pipeline, maxJsonDepth: options.requests.maxJsonDepth, ...(tenancy ? { tenancy } : {}) }));
+      router.service(
+        ChatService,
+        createChatService({ pipeline, maxJsonDepth: options.requests.maxJsonDepth, ...(tenancy ? { tenancy } : {}), ...(options.resumable ? { resumable: options.resumable } : {}) }),
+      );
       router.service(Health, createHealthService(health, [ChatService.typeName]));
       // WatchStats may be served without the rest (an open console with no admin key): the rest then answers UNIMPLEMENTED.
       if (admin || watch) router.service(AdminService, { ...admin, ...(watch ? { watchStats: watch.watchStats } : {}) });
@@ -152,6 +158,7 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
     limits: options.requests,
     sendTimeoutMs: options.sendTimeoutMs,
     ...(tenancy ? { tenancy } : {}),
+    ...(options.resumable ? { resumable: options.resumable } : {}),
     ...(options.replayStore ? { replayStore: options.replayStore } : {}),
   });
   let guard: ConnectionGuard | undefined;

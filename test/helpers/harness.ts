@@ -80,6 +80,8 @@ export interface HarnessOptions {
   readonly auth?: ConfigInput["auth"];
   /** Redis for limits, spend and usage. */
   readonly store?: ConfigInput["store"];
+  /** Resumable streams' grace, retention and bounds. */
+  readonly resume?: ConfigInput["resume"];
   /** What tenancy reports. */
   readonly observer?: TenancyObserver;
   /** The tenant store's clock (tests move it instead of sleeping). */
@@ -105,6 +107,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       ...(options.telemetry ? { telemetry: options.telemetry } : {}),
       ...(options.auth ? { auth: options.auth } : {}),
       ...(options.store ? { store: options.store } : {}),
+      ...(options.resume ? { resume: options.resume } : {}),
       ...(options.console ? { console: options.console } : {}),
       // Suites that provoke failures on purpose would trip the circuit
       // breaker; breaker tests configure one of their own.

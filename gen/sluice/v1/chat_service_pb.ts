@@ -15,7 +15,80 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file sluice/v1/chat_service.proto.
  */
 export const file_sluice_v1_chat_service: GenFile = /*@__PURE__*/
-  fileDesc("ChxzbHVpY2UvdjEvY2hhdF9zZXJ2aWNlLnByb3RvEglzbHVpY2UudjEivAUKEVN0cmVhbUNoYXRSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJEiQKCG1lc3NhZ2VzGAIgAygLMhIuc2x1aWNlLnYxLk1lc3NhZ2USHgoFdG9vbHMYAyADKAsyDy5zbHVpY2UudjEuVG9vbBIqCgt0b29sX2Nob2ljZRgEIAEoCzIVLnNsdWljZS52MS5Ub29sQ2hvaWNlEiUKCHNhbXBsaW5nGAUgASgLMhMuc2x1aWNlLnYxLlNhbXBsaW5nEiwKCG1ldGFkYXRhGAYgASgLMhouc2x1aWNlLnYxLlJlcXVlc3RNZXRhZGF0YRIyCg9yZXNwb25zZV9mb3JtYXQYByABKAsyGS5zbHVpY2UudjEuUmVzcG9uc2VGb3JtYXQSJwoJcmVhc29uaW5nGAggASgLMhQuc2x1aWNlLnYxLlJlYXNvbmluZxIQCghsb2dwcm9icxgJIAEoCBIZCgx0b3BfbG9ncHJvYnMYCiABKA1IAIgBARIgChNwYXJhbGxlbF90b29sX2NhbGxzGAsgASgISAGIAQESLAoMc2VydmljZV90aWVyGAwgASgOMhYuc2x1aWNlLnYxLlNlcnZpY2VUaWVyEksKEHByb3ZpZGVyX29wdGlvbnMYDSADKAsyMS5zbHVpY2UudjEuU3RyZWFtQ2hhdFJlcXVlc3QuUHJvdmlkZXJPcHRpb25zRW50cnkSMAoOc3RyZWFtX29wdGlvbnMYZCABKAsyGC5zbHVpY2UudjEuU3RyZWFtT3B0aW9ucxpPChRQcm92aWRlck9wdGlvbnNFbnRyeRILCgNrZXkYASABKAkSJgoFdmFsdWUYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0OgI4AUIPCg1fdG9wX2xvZ3Byb2JzQhYKFF9wYXJhbGxlbF90b29sX2NhbGxzIi4KDVN0cmVhbU9wdGlvbnMSHQoVaGVhcnRiZWF0X2ludGVydmFsX21zGAEgASgNIv4CChJTdHJlYW1DaGF0UmVzcG9uc2USEAoIc2VxdWVuY2UYASABKAQSJwoFc3RhcnQYAiABKAsyFi5zbHVpY2UudjEuU3RyZWFtU3RhcnRIABIkCgR0ZXh0GAMgASgLMhQuc2x1aWNlLnYxLlRleHREZWx0YUgAEi4KCXJlYXNvbmluZxgEIAEoCzIZLnNsdWljZS52MS5SZWFzb25pbmdEZWx0YUgAEi0KCXRvb2xfY2FsbBgFIAEoCzIYLnNsdWljZS52MS5Ub29sQ2FsbERlbHRhSAASIQoFdXNhZ2UYBiABKAsyEC5zbHVpY2UudjEuVXNhZ2VIABIjCgZmaW5pc2gYByABKAsyES5zbHVpY2UudjEuRmluaXNoSAASKQoJaGVhcnRiZWF0GAggASgLMhQuc2x1aWNlLnYxLkhlYXJ0YmVhdEgAEiwKCGxvZ3Byb2JzGAkgASgLMhguc2x1aWNlLnYxLkxvZ3Byb2JzRGVsdGFIAEIHCgVkZWx0YSL+BAoLQ2hhdFJlcXVlc3QSDQoFbW9kZWwYASABKAkSJAoIbWVzc2FnZXMYAiADKAsyEi5zbHVpY2UudjEuTWVzc2FnZRIeCgV0b29scxgDIAMoCzIPLnNsdWljZS52MS5Ub29sEioKC3Rvb2xfY2hvaWNlGAQgASgLMhUuc2x1aWNlLnYxLlRvb2xDaG9pY2USJQoIc2FtcGxpbmcYBSABKAsyEy5zbHVpY2UudjEuU2FtcGxpbmcSLAoIbWV0YWRhdGEYBiABKAsyGi5zbHVpY2UudjEuUmVxdWVzdE1ldGFkYXRhEjIKD3Jlc3BvbnNlX2Zvcm1hdBgHIAEoCzIZLnNsdWljZS52MS5SZXNwb25zZUZvcm1hdBInCglyZWFzb25pbmcYCCABKAsyFC5zbHVpY2UudjEuUmVhc29uaW5nEhAKCGxvZ3Byb2JzGAkgASgIEhkKDHRvcF9sb2dwcm9icxgKIAEoDUgAiAEBEiAKE3BhcmFsbGVsX3Rvb2xfY2FsbHMYCyABKAhIAYgBARIsCgxzZXJ2aWNlX3RpZXIYDCABKA4yFi5zbHVpY2UudjEuU2VydmljZVRpZXISRQoQcHJvdmlkZXJfb3B0aW9ucxgNIAMoCzIrLnNsdWljZS52MS5DaGF0UmVxdWVzdC5Qcm92aWRlck9wdGlvbnNFbnRyeRpPChRQcm92aWRlck9wdGlvbnNFbnRyeRILCgNrZXkYASABKAkSJgoFdmFsdWUYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0OgI4AUIPCg1fdG9wX2xvZ3Byb2JzQhYKFF9wYXJhbGxlbF90b29sX2NhbGxzItUCCgxDaGF0UmVzcG9uc2USEwoLcmVzcG9uc2VfaWQYASABKAkSEAoIcHJvdmlkZXIYAiABKAkSDQoFbW9kZWwYAyABKAkSDAoEdGV4dBgEIAEoCRIRCglyZWFzb25pbmcYBSABKAkSJwoKdG9vbF9jYWxscxgGIAMoCzITLnNsdWljZS52MS5Ub29sQ2FsbBIfCgV1c2FnZRgHIAEoCzIQLnNsdWljZS52MS5Vc2FnZRIuCg1maW5pc2hfcmVhc29uGAggASgOMhcuc2x1aWNlLnYxLkZpbmlzaFJlYXNvbhIxCg9yZWFzb25pbmdfcGFydHMYCSADKAsyGC5zbHVpY2UudjEuUmVhc29uaW5nUGFydBIpCghsb2dwcm9icxgKIAMoCzIXLnNsdWljZS52MS5Ub2tlbkxvZ3Byb2ISFgoOZHJvcHBlZF9wYXJhbXMYCyADKAkiEwoRTGlzdE1vZGVsc1JlcXVlc3QiNgoSTGlzdE1vZGVsc1Jlc3BvbnNlEiAKBm1vZGVscxgBIAMoCzIQLnNsdWljZS52MS5Nb2RlbCI9CgVNb2RlbBIKCgJpZBgBIAEoCRIQCghwcm92aWRlchgCIAEoCRIWCg51cHN0cmVhbV9tb2RlbBgDIAEoCTLeAQoLQ2hhdFNlcnZpY2USSwoKU3RyZWFtQ2hhdBIcLnNsdWljZS52MS5TdHJlYW1DaGF0UmVxdWVzdBodLnNsdWljZS52MS5TdHJlYW1DaGF0UmVzcG9uc2UwARI3CgRDaGF0EhYuc2x1aWNlLnYxLkNoYXRSZXF1ZXN0Ghcuc2x1aWNlLnYxLkNoYXRSZXNwb25zZRJJCgpMaXN0TW9kZWxzEhwuc2x1aWNlLnYxLkxpc3RNb2RlbHNSZXF1ZXN0Gh0uc2x1aWNlLnYxLkxpc3RNb2RlbHNSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_struct, file_sluice_v1_chat, file_sluice_v1_delta]);
+  fileDesc("ChxzbHVpY2UvdjEvY2hhdF9zZXJ2aWNlLnByb3RvEglzbHVpY2UudjEieQoTUmVzdW1lU3RyZWFtUmVxdWVzdBITCgtyZXNwb25zZV9pZBgBIAEoCRIbCg5hZnRlcl9zZXF1ZW5jZRgCIAEoBEgAiAEBEh0KFWhlYXJ0YmVhdF9pbnRlcnZhbF9tcxgDIAEoDUIRCg9fYWZ0ZXJfc2VxdWVuY2UiKgoTQ2FuY2VsU3RyZWFtUmVxdWVzdBITCgtyZXNwb25zZV9pZBgBIAEoCSIWChRDYW5jZWxTdHJlYW1SZXNwb25zZSK8BQoRU3RyZWFtQ2hhdFJlcXVlc3QSDQoFbW9kZWwYASABKAkSJAoIbWVzc2FnZXMYAiADKAsyEi5zbHVpY2UudjEuTWVzc2FnZRIeCgV0b29scxgDIAMoCzIPLnNsdWljZS52MS5Ub29sEioKC3Rvb2xfY2hvaWNlGAQgASgLMhUuc2x1aWNlLnYxLlRvb2xDaG9pY2USJQoIc2FtcGxpbmcYBSABKAsyEy5zbHVpY2UudjEuU2FtcGxpbmcSLAoIbWV0YWRhdGEYBiABKAsyGi5zbHVpY2UudjEuUmVxdWVzdE1ldGFkYXRhEjIKD3Jlc3BvbnNlX2Zvcm1hdBgHIAEoCzIZLnNsdWljZS52MS5SZXNwb25zZUZvcm1hdBInCglyZWFzb25pbmcYCCABKAsyFC5zbHVpY2UudjEuUmVhc29uaW5nEhAKCGxvZ3Byb2JzGAkgASgIEhkKDHRvcF9sb2dwcm9icxgKIAEoDUgAiAEBEiAKE3BhcmFsbGVsX3Rvb2xfY2FsbHMYCyABKAhIAYgBARIsCgxzZXJ2aWNlX3RpZXIYDCABKA4yFi5zbHVpY2UudjEuU2VydmljZVRpZXISSwoQcHJvdmlkZXJfb3B0aW9ucxgNIAMoCzIxLnNsdWljZS52MS5TdHJlYW1DaGF0UmVxdWVzdC5Qcm92aWRlck9wdGlvbnNFbnRyeRIwCg5zdHJlYW1fb3B0aW9ucxhkIAEoCzIYLnNsdWljZS52MS5TdHJlYW1PcHRpb25zGk8KFFByb3ZpZGVyT3B0aW9uc0VudHJ5EgsKA2tleRgBIAEoCRImCgV2YWx1ZRgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3Q6AjgBQg8KDV90b3BfbG9ncHJvYnNCFgoUX3BhcmFsbGVsX3Rvb2xfY2FsbHMiQQoNU3RyZWFtT3B0aW9ucxIdChVoZWFydGJlYXRfaW50ZXJ2YWxfbXMYASABKA0SEQoJcmVzdW1hYmxlGAIgASgIIv4CChJTdHJlYW1DaGF0UmVzcG9uc2USEAoIc2VxdWVuY2UYASABKAQSJwoFc3RhcnQYAiABKAsyFi5zbHVpY2UudjEuU3RyZWFtU3RhcnRIABIkCgR0ZXh0GAMgASgLMhQuc2x1aWNlLnYxLlRleHREZWx0YUgAEi4KCXJlYXNvbmluZxgEIAEoCzIZLnNsdWljZS52MS5SZWFzb25pbmdEZWx0YUgAEi0KCXRvb2xfY2FsbBgFIAEoCzIYLnNsdWljZS52MS5Ub29sQ2FsbERlbHRhSAASIQoFdXNhZ2UYBiABKAsyEC5zbHVpY2UudjEuVXNhZ2VIABIjCgZmaW5pc2gYByABKAsyES5zbHVpY2UudjEuRmluaXNoSAASKQoJaGVhcnRiZWF0GAggASgLMhQuc2x1aWNlLnYxLkhlYXJ0YmVhdEgAEiwKCGxvZ3Byb2JzGAkgASgLMhguc2x1aWNlLnYxLkxvZ3Byb2JzRGVsdGFIAEIHCgVkZWx0YSL+BAoLQ2hhdFJlcXVlc3QSDQoFbW9kZWwYASABKAkSJAoIbWVzc2FnZXMYAiADKAsyEi5zbHVpY2UudjEuTWVzc2FnZRIeCgV0b29scxgDIAMoCzIPLnNsdWljZS52MS5Ub29sEioKC3Rvb2xfY2hvaWNlGAQgASgLMhUuc2x1aWNlLnYxLlRvb2xDaG9pY2USJQoIc2FtcGxpbmcYBSABKAsyEy5zbHVpY2UudjEuU2FtcGxpbmcSLAoIbWV0YWRhdGEYBiABKAsyGi5zbHVpY2UudjEuUmVxdWVzdE1ldGFkYXRhEjIKD3Jlc3BvbnNlX2Zvcm1hdBgHIAEoCzIZLnNsdWljZS52MS5SZXNwb25zZUZvcm1hdBInCglyZWFzb25pbmcYCCABKAsyFC5zbHVpY2UudjEuUmVhc29uaW5nEhAKCGxvZ3Byb2JzGAkgASgIEhkKDHRvcF9sb2dwcm9icxgKIAEoDUgAiAEBEiAKE3BhcmFsbGVsX3Rvb2xfY2FsbHMYCyABKAhIAYgBARIsCgxzZXJ2aWNlX3RpZXIYDCABKA4yFi5zbHVpY2UudjEuU2VydmljZVRpZXISRQoQcHJvdmlkZXJfb3B0aW9ucxgNIAMoCzIrLnNsdWljZS52MS5DaGF0UmVxdWVzdC5Qcm92aWRlck9wdGlvbnNFbnRyeRpPChRQcm92aWRlck9wdGlvbnNFbnRyeRILCgNrZXkYASABKAkSJgoFdmFsdWUYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0OgI4AUIPCg1fdG9wX2xvZ3Byb2JzQhYKFF9wYXJhbGxlbF90b29sX2NhbGxzItUCCgxDaGF0UmVzcG9uc2USEwoLcmVzcG9uc2VfaWQYASABKAkSEAoIcHJvdmlkZXIYAiABKAkSDQoFbW9kZWwYAyABKAkSDAoEdGV4dBgEIAEoCRIRCglyZWFzb25pbmcYBSABKAkSJwoKdG9vbF9jYWxscxgGIAMoCzITLnNsdWljZS52MS5Ub29sQ2FsbBIfCgV1c2FnZRgHIAEoCzIQLnNsdWljZS52MS5Vc2FnZRIuCg1maW5pc2hfcmVhc29uGAggASgOMhcuc2x1aWNlLnYxLkZpbmlzaFJlYXNvbhIxCg9yZWFzb25pbmdfcGFydHMYCSADKAsyGC5zbHVpY2UudjEuUmVhc29uaW5nUGFydBIpCghsb2dwcm9icxgKIAMoCzIXLnNsdWljZS52MS5Ub2tlbkxvZ3Byb2ISFgoOZHJvcHBlZF9wYXJhbXMYCyADKAkiEwoRTGlzdE1vZGVsc1JlcXVlc3QiNgoSTGlzdE1vZGVsc1Jlc3BvbnNlEiAKBm1vZGVscxgBIAMoCzIQLnNsdWljZS52MS5Nb2RlbCI9CgVNb2RlbBIKCgJpZBgBIAEoCRIQCghwcm92aWRlchgCIAEoCRIWCg51cHN0cmVhbV9tb2RlbBgDIAEoCTKAAwoLQ2hhdFNlcnZpY2USSwoKU3RyZWFtQ2hhdBIcLnNsdWljZS52MS5TdHJlYW1DaGF0UmVxdWVzdBodLnNsdWljZS52MS5TdHJlYW1DaGF0UmVzcG9uc2UwARI3CgRDaGF0EhYuc2x1aWNlLnYxLkNoYXRSZXF1ZXN0Ghcuc2x1aWNlLnYxLkNoYXRSZXNwb25zZRJJCgpMaXN0TW9kZWxzEhwuc2x1aWNlLnYxLkxpc3RNb2RlbHNSZXF1ZXN0Gh0uc2x1aWNlLnYxLkxpc3RNb2RlbHNSZXNwb25zZRJPCgxSZXN1bWVTdHJlYW0SHi5zbHVpY2UudjEuUmVzdW1lU3RyZWFtUmVxdWVzdBodLnNsdWljZS52MS5TdHJlYW1DaGF0UmVzcG9uc2UwARJPCgxDYW5jZWxTdHJlYW0SHi5zbHVpY2UudjEuQ2FuY2VsU3RyZWFtUmVxdWVzdBofLnNsdWljZS52MS5DYW5jZWxTdHJlYW1SZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_struct, file_sluice_v1_chat, file_sluice_v1_delta]);
+
+/**
+ * Input of ResumeStream.
+ *
+ * @generated from message sluice.v1.ResumeStreamRequest
+ */
+export type ResumeStreamRequest = Message<"sluice.v1.ResumeStreamRequest"> & {
+  /**
+   * The response_id of the stream's StreamStart.
+   *
+   * @generated from field: string response_id = 1;
+   */
+  responseId: string;
+
+  /**
+   * The last sequence the client received; unset: from the start (the
+   * StreamStart included). A heartbeat's sequence is that of the message
+   * before it.
+   *
+   * @generated from field: optional uint64 after_sequence = 2;
+   */
+  afterSequence?: bigint | undefined;
+
+  /**
+   * As StreamOptions.heartbeat_interval_ms, for this connection.
+   *
+   * @generated from field: uint32 heartbeat_interval_ms = 3;
+   */
+  heartbeatIntervalMs: number;
+};
+
+/**
+ * Describes the message sluice.v1.ResumeStreamRequest.
+ * Use `create(ResumeStreamRequestSchema)` to create a new message.
+ */
+export const ResumeStreamRequestSchema: GenMessage<ResumeStreamRequest> = /*@__PURE__*/
+  messageDesc(file_sluice_v1_chat_service, 0);
+
+/**
+ * Input of CancelStream.
+ *
+ * @generated from message sluice.v1.CancelStreamRequest
+ */
+export type CancelStreamRequest = Message<"sluice.v1.CancelStreamRequest"> & {
+  /**
+   * The response_id of the stream's StreamStart.
+   *
+   * @generated from field: string response_id = 1;
+   */
+  responseId: string;
+};
+
+/**
+ * Describes the message sluice.v1.CancelStreamRequest.
+ * Use `create(CancelStreamRequestSchema)` to create a new message.
+ */
+export const CancelStreamRequestSchema: GenMessage<CancelStreamRequest> = /*@__PURE__*/
+  messageDesc(file_sluice_v1_chat_service, 1);
+
+/**
+ * Output of CancelStream.
+ *
+ * @generated from message sluice.v1.CancelStreamResponse
+ */
+export type CancelStreamResponse = Message<"sluice.v1.CancelStreamResponse"> & {
+};
+
+/**
+ * Describes the message sluice.v1.CancelStreamResponse.
+ * Use `create(CancelStreamResponseSchema)` to create a new message.
+ */
+export const CancelStreamResponseSchema: GenMessage<CancelStreamResponse> = /*@__PURE__*/
+  messageDesc(file_sluice_v1_chat_service, 2);
 
 /**
  * Input of StreamChat. Fields below 100 are the same as ChatRequest's (same
@@ -137,7 +210,7 @@ export type StreamChatRequest = Message<"sluice.v1.StreamChatRequest"> & {
  * Use `create(StreamChatRequestSchema)` to create a new message.
  */
 export const StreamChatRequestSchema: GenMessage<StreamChatRequest> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_chat_service, 0);
+  messageDesc(file_sluice_v1_chat_service, 3);
 
 /**
  * Options that only make sense for a stream.
@@ -154,6 +227,16 @@ export type StreamOptions = Message<"sluice.v1.StreamOptions"> & {
    * @generated from field: uint32 heartbeat_interval_ms = 1;
    */
   heartbeatIntervalMs: number;
+
+  /**
+   * Keep the stream's messages in the gateway's store as they are sent, so
+   * that a client that loses its connection can continue with ResumeStream
+   * (README, "Resumable streams"). The upstream then outlives a disconnect
+   * by the configured detach grace instead of being cancelled at once.
+   *
+   * @generated from field: bool resumable = 2;
+   */
+  resumable: boolean;
 };
 
 /**
@@ -161,7 +244,7 @@ export type StreamOptions = Message<"sluice.v1.StreamOptions"> & {
  * Use `create(StreamOptionsSchema)` to create a new message.
  */
 export const StreamOptionsSchema: GenMessage<StreamOptions> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_chat_service, 1);
+  messageDesc(file_sluice_v1_chat_service, 4);
 
 /**
  * One message of the StreamChat stream: exactly one delta.
@@ -256,7 +339,7 @@ export type StreamChatResponse = Message<"sluice.v1.StreamChatResponse"> & {
  * Use `create(StreamChatResponseSchema)` to create a new message.
  */
 export const StreamChatResponseSchema: GenMessage<StreamChatResponse> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_chat_service, 2);
+  messageDesc(file_sluice_v1_chat_service, 5);
 
 /**
  * Input of Chat. Same fields as StreamChatRequest.
@@ -369,7 +452,7 @@ export type ChatRequest = Message<"sluice.v1.ChatRequest"> & {
  * Use `create(ChatRequestSchema)` to create a new message.
  */
 export const ChatRequestSchema: GenMessage<ChatRequest> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_chat_service, 3);
+  messageDesc(file_sluice_v1_chat_service, 6);
 
 /**
  * The whole answer of Chat.
@@ -463,7 +546,7 @@ export type ChatResponse = Message<"sluice.v1.ChatResponse"> & {
  * Use `create(ChatResponseSchema)` to create a new message.
  */
 export const ChatResponseSchema: GenMessage<ChatResponse> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_chat_service, 4);
+  messageDesc(file_sluice_v1_chat_service, 7);
 
 /**
  * Input of ListModels.
@@ -478,7 +561,7 @@ export type ListModelsRequest = Message<"sluice.v1.ListModelsRequest"> & {
  * Use `create(ListModelsRequestSchema)` to create a new message.
  */
 export const ListModelsRequestSchema: GenMessage<ListModelsRequest> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_chat_service, 5);
+  messageDesc(file_sluice_v1_chat_service, 8);
 
 /**
  * Output of ListModels.
@@ -499,7 +582,7 @@ export type ListModelsResponse = Message<"sluice.v1.ListModelsResponse"> & {
  * Use `create(ListModelsResponseSchema)` to create a new message.
  */
 export const ListModelsResponseSchema: GenMessage<ListModelsResponse> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_chat_service, 6);
+  messageDesc(file_sluice_v1_chat_service, 9);
 
 /**
  * A model alias served by the gateway.
@@ -534,7 +617,7 @@ export type Model = Message<"sluice.v1.Model"> & {
  * Use `create(ModelSchema)` to create a new message.
  */
 export const ModelSchema: GenMessage<Model> = /*@__PURE__*/
-  messageDesc(file_sluice_v1_chat_service, 7);
+  messageDesc(file_sluice_v1_chat_service, 10);
 
 /**
  * Chat completions through the gateway, whichever provider serves them.
@@ -547,6 +630,7 @@ export const ChatService: GenService<{
    * reasoning and tool-call fragments as the provider produces them, then
    * usage and one Finish. A stream that ends without Finish ended with an
    * error status; deltas already received are a truncated answer.
+   * buf:lint:ignore RPC_REQUEST_RESPONSE_UNIQUE
    *
    * @generated from rpc sluice.v1.ChatService.StreamChat
    */
@@ -575,6 +659,36 @@ export const ChatService: GenService<{
     methodKind: "unary";
     input: typeof ListModelsRequestSchema;
     output: typeof ListModelsResponseSchema;
+  },
+  /**
+   * Continues a stream started with stream_options.resumable, on any replica
+   * sharing the gateway's store: every message after after_sequence, then
+   * the live rest, ending with Finish or the error status the original
+   * stream ends with. The messages are the original's (same sequence
+   * numbers), so one decoder serves both. NOT_FOUND once the stream's
+   * retention has passed; PERMISSION_DENIED for another key than the one
+   * that started it; FAILED_PRECONDITION when it outgrew its stored backlog.
+   * buf:lint:ignore RPC_RESPONSE_STANDARD_NAME
+   * buf:lint:ignore RPC_REQUEST_RESPONSE_UNIQUE
+   *
+   * @generated from rpc sluice.v1.ChatService.ResumeStream
+   */
+  resumeStream: {
+    methodKind: "server_streaming";
+    input: typeof ResumeStreamRequestSchema;
+    output: typeof StreamChatResponseSchema;
+  },
+  /**
+   * Stops a resumable stream's upstream for good, on whichever replica runs
+   * it; its readers end with CANCELLED. A stream that already ended is left
+   * as it is.
+   *
+   * @generated from rpc sluice.v1.ChatService.CancelStream
+   */
+  cancelStream: {
+    methodKind: "unary";
+    input: typeof CancelStreamRequestSchema;
+    output: typeof CancelStreamResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_sluice_v1_chat_service, 0);

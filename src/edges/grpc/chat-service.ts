@@ -2,17 +2,24 @@ import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
 import { aggregateDeltas } from "../../core/aggregate.js";
 import { GatewayError } from "../../core/errors.js";
-import { withHeartbeats } from "../../core/heartbeats.js";
+import { type Heartbeat, withHeartbeats } from "../../core/heartbeats.js";
 import { requestIdFrom } from "../../core/request-id.js";
 import type { Context } from "@opentelemetry/api";
 import type { Exchange } from "../../http/exchange.js";
 import type { ChatPipeline } from "../../pipeline/chat-pipeline.js";
 import { EXCHANGE } from "../../server/rpc-handler.js";
+import type { Numbered, ResumableStreams } from "../../resume/resumable-streams.js";
 import type { Quota } from "../../store/tenant-store.js";
 import { mayUse, type Principal } from "../../tenancy/principal.js";
 import { quotaHeaders } from "../../tenancy/quota-headers.js";
 import type { Tenancy } from "../../tenancy/tenancy.js";
-import { ChatService, ListModelsResponseSchema, ModelSchema } from "../../../gen/sluice/v1/chat_service_pb.js";
+import {
+  CancelStreamResponseSchema,
+  ChatService,
+  ListModelsResponseSchema,
+  ModelSchema,
+  type StreamChatResponse,
+} from "../../../gen/sluice/v1/chat_service_pb.js";
 import { abortReason, toConnectError } from "./connect-errors.js";
 import { chatRequestFromProto, type ProtoChatRequest } from "./from-proto.js";
 import { deltaToProto, resultToProto } from "./to-proto.js";
@@ -23,7 +30,12 @@ export interface ChatServiceOptions {
   readonly maxJsonDepth: number;
   /** Who a request is (its `authorization` metadata); every request is anonymous without it. */
   readonly tenancy?: Pick<Tenancy, "identify">;
+  /** Resumable streams (stream_options.resumable, ResumeStream, CancelStream); both RPCs answer NOT_FOUND without it. */
+  readonly resumable?: ResumableStreams;
 }
+
+/** Trailer sent when a resumable stream stops being resumable (its backlog bound, or the store failing). */
+export const RESUMABLE_TRAILER = "sluice-resumable";
 
 /**
  * A signal for the pipeline that aborts with a GatewayError when the
@@ -89,6 +101,27 @@ function heartbeatInterval(ms: number | undefined): number {
   return ms;
 }
 
+/**
+ * The message for one item of a resumable stream, original or resumed:
+ * each delta keeps its stored sequence; a heartbeat repeats the sequence
+ * of the message before it (resuming after it misses nothing). A plain
+ * function, not a generator stage: this runs per delta.
+ */
+function resumableMessage(item: Numbered | Heartbeat, state: { last: bigint }, ctx: HandlerContext): StreamChatResponse {
+  if ("type" in item) return deltaToProto(item, state.last);
+  state.last = BigInt(item.sequence);
+  if (item.delta.type === "start" && item.delta.droppedParams) ctx.responseHeader.set(DROPPED_PARAMS_HEADER, item.delta.droppedParams.join(","));
+  return deltaToProto(item.delta, state.last);
+}
+
+/** ResumeStream's after_sequence as a number; unset: -1, everything. Past 2^53 nothing is left to send anyway. */
+function afterSequence(value: bigint | undefined): number {
+  if (value === undefined) return -1;
+  return value > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(value);
+}
+
+const NO_RESUME = () => new GatewayError("not_found", "resumable streams are not served here");
+
 /** sluice.v1.ChatService over gRPC, gRPC-Web and Connect. */
 export function createChatService(options: ChatServiceOptions): ServiceImpl<typeof ChatService> {
   const { pipeline } = options;
@@ -113,14 +146,27 @@ export function createChatService(options: ChatServiceOptions): ServiceImpl<type
       const interval = heartbeatInterval(req.streamOptions?.heartbeatIntervalMs);
       const link = pipelineSignal(ctx);
       let sequence = 0n;
-      try {
-        const deltas = pipeline.stream(request, {
+      const start = (signal: AbortSignal) =>
+        pipeline.stream(request, {
           ...context,
-          signal: link.signal,
+          signal,
           edge: "grpc",
           ...deadlineOf(ctx),
           ...(principal ? { principal, onQuota: quotaMetadata(ctx) } : {}),
         });
+      try {
+        if (req.streamOptions?.resumable && options.resumable) {
+          const entries = options.resumable.run({
+            start,
+            clientSignal: link.signal,
+            ...(principal ? { principal } : {}),
+            onNotResumable: () => ctx.responseTrailer.set(RESUMABLE_TRAILER, "false"),
+          });
+          const state = { last: 0n };
+          for await (const item of interval > 0 ? withHeartbeats(entries, interval) : entries) yield resumableMessage(item, state, ctx);
+          return;
+        }
+        const deltas = start(link.signal);
         for await (const item of interval > 0 ? withHeartbeats(deltas, interval) : deltas) {
           // `start` is the first message, and headers go out with it: still time to add one.
           if (item.type === "start" && item.droppedParams) ctx.responseHeader.set(DROPPED_PARAMS_HEADER, item.droppedParams.join(","));
@@ -153,6 +199,35 @@ export function createChatService(options: ChatServiceOptions): ServiceImpl<type
         throw toConnectError(error);
       } finally {
         link.release();
+      }
+    },
+
+    async *resumeStream(req, ctx) {
+      const principal = await identify(ctx);
+      const interval = heartbeatInterval(req.heartbeatIntervalMs);
+      const after = afterSequence(req.afterSequence);
+      try {
+        if (!options.resumable) throw NO_RESUME();
+        const { entries } = await options.resumable.resume(req.responseId, principal, ctx.signal);
+        async function* unseen() {
+          for await (const entry of entries) if (entry.sequence > after) yield entry;
+        }
+        const state = { last: BigInt(Math.max(0, after)) };
+        for await (const item of interval > 0 ? withHeartbeats(unseen(), interval) : unseen()) yield resumableMessage(item, state, ctx);
+        ctx.signal.throwIfAborted();
+      } catch (error) {
+        throw toConnectError(error);
+      }
+    },
+
+    async cancelStream(req, ctx) {
+      const principal = await identify(ctx);
+      try {
+        if (!options.resumable) throw NO_RESUME();
+        await options.resumable.cancel(req.responseId, principal);
+        return create(CancelStreamResponseSchema);
+      } catch (error) {
+        throw toConnectError(error);
       }
     },
 

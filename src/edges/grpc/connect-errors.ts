@@ -19,6 +19,8 @@ export function grpcCode(code: ErrorCode): Code {
       return Code.PermissionDenied;
     case "already_exists":
       return Code.AlreadyExists;
+    case "not_resumable":
+      return Code.FailedPrecondition;
     case "not_found":
       return Code.NotFound;
     case "request_timeout":

@@ -12,13 +12,14 @@ import type { ChatPipeline, StreamContext } from "../../pipeline/chat-pipeline.j
 import { createMemoryReplayStore } from "../../store/memory-replay-store.js";
 import type { ReplayStore } from "../../store/replay-store.js";
 import type { Delta } from "../../core/delta.js";
+import type { Numbered, ResumableStreams } from "../../resume/resumable-streams.js";
 import { mayUse, type Principal } from "../../tenancy/principal.js";
 import { quotaHeaders } from "../../tenancy/quota-headers.js";
 import type { Tenancy } from "../../tenancy/tenancy.js";
 import { chatRequestFromOpenAi, type OpenAiChatRequest } from "./from-openai.js";
 import { openAiParam, toOpenAiError } from "./http-errors.js";
 import { createReplayCapture, type ReplayCapture, restoreReplay } from "./replay-turns.js";
-import { completionFromResult, createChunkEncoder } from "./to-openai.js";
+import { type ChunkEncoder, completionFromResult, createChunkEncoder } from "./to-openai.js";
 
 export interface OpenAiFacadeOptions {
   readonly pipeline: ChatPipeline;
@@ -30,6 +31,8 @@ export interface OpenAiFacadeOptions {
   readonly replayStore?: ReplayStore;
   /** Who a request is (its `authorization: Bearer` header, the OpenAI SDKs' apiKey); every request is anonymous without it. */
   readonly tenancy?: Pick<Tenancy, "identify">;
+  /** Resumable streams (`stream_options.resumable`, GET /v1/chat/completions/{id}/stream); 404 without it. */
+  readonly resumable?: ResumableStreams;
 }
 
 /**
@@ -104,44 +107,122 @@ function sendError(res: AnyResponse, exchange: Exchange, reason: unknown, quota:
   sendJson(res, status, body, { ...quota, ...headers });
 }
 
+/** SSE comment sent when a resumable stream stops being resumable; the gRPC edge sends the same as a trailer. */
+const NOT_RESUMABLE_COMMENT = ": sluice-resumable: false\n\n";
+
+/** What writing one SSE stream needs besides its deltas. */
+interface SseStream {
+  readonly encoder: ChunkEncoder;
+  readonly caller: Caller;
+  /** Stored before [DONE] (the thinking signatures of a fresh answer). */
+  readonly beforeDone?: () => Promise<void>;
+  /** Set when a resumable stream stops being resumable: said in a comment line at the next write. */
+  notResumable?: boolean;
+}
+
 /**
- * Streams deltas as `chat.completion.chunk` events. Headers are committed
- * with the first delta or the first keepalive, whichever comes first: until
- * then a failure is a plain HTTP error with the right status; after it, an
- * SSE error event and no `[DONE]`, so SDKs raise instead of returning a
- * truncated answer.
+ * Streams deltas as `chat.completion.chunk` events; numbered deltas (a
+ * resumable stream) carry their sequence in the `id:` line of their last
+ * event, which EventSource sends back as Last-Event-ID. Headers are
+ * committed with the first delta or the first keepalive, whichever comes
+ * first: until then a failure is a plain HTTP error with the right status;
+ * after it, an SSE error event and no `[DONE]`, so SDKs raise instead of
+ * returning a truncated answer.
  */
-async function stream(res: AnyResponse, exchange: Exchange, parsed: OpenAiChatRequest, options: OpenAiFacadeOptions, store: ReplayStore, caller: Caller): Promise<void> {
-  const encoder = createChunkEncoder({ includeUsage: parsed.includeUsage });
-  const capture = createReplayCapture();
-  const deltas = observed(options.pipeline.stream(parsed.request, streamContext(exchange, "openai-sse", store, caller)), capture);
+async function writeSse(res: AnyResponse, exchange: Exchange, items: AsyncIterable<Delta | Numbered>, options: OpenAiFacadeOptions, sse: SseStream): Promise<void> {
   let committed = false;
   try {
-    for await (const item of withHeartbeats(deltas, options.keepaliveMs)) {
-      const dropped = droppedParams(item);
+    for await (const item of withHeartbeats(items, options.keepaliveMs)) {
+      const delta = "sequence" in item ? item.delta : item;
+      const dropped = droppedParams(delta);
       let text = "";
       if (!committed) {
-        res.writeHead(200, { ...SSE_HEADERS, ...caller.headers, ...(dropped ? { [DROPPED_PARAMS_HEADER]: dropped } : {}) });
+        res.writeHead(200, { ...SSE_HEADERS, ...sse.caller.headers, ...(dropped ? { [DROPPED_PARAMS_HEADER]: dropped } : {}) });
         committed = true;
       } else if (dropped) {
         // A keepalive already sent the headers: say it in a comment line instead.
         text = `: ${DROPPED_PARAMS_HEADER}: ${dropped}\n\n`;
       }
-      if (item.type === "heartbeat") text += ": keepalive\n\n";
-      else for (const chunk of encoder.encode(item)) text += `data: ${JSON.stringify(chunk)}\n\n`;
+      if (sse.notResumable) {
+        text += NOT_RESUMABLE_COMMENT;
+        sse.notResumable = false;
+      }
+      if (delta.type === "heartbeat") text += ": keepalive\n\n";
+      else {
+        const chunks = sse.encoder.encode(delta);
+        const id = "sequence" in item ? `id: ${item.sequence}\n` : "";
+        for (let i = 0; i < chunks.length; i++) text += `${i === chunks.length - 1 ? id : ""}data: ${JSON.stringify(chunks[i])}\n\n`;
+      }
       if (text !== "" && !writeChunk(res, text)) await writable(res, exchange, options.sendTimeoutMs);
     }
     // Stored before [DONE]: a client may send the next tool turn the moment it sees the end.
-    await keepReplay(capture, store);
+    await sse.beforeDone?.();
     exchange.code = "ok";
     res.end("data: [DONE]\n\n");
   } catch (error) {
     if (exchange.signal.aborted) return;
-    if (!committed) return sendError(res, exchange, error, caller.headers);
+    if (!committed) return sendError(res, exchange, error, sse.caller.headers);
     const { body } = toOpenAiError(error);
     exchange.code = toGatewayError(error).code;
     res.end(`data: ${JSON.stringify(body)}\n\n`);
   }
+}
+
+async function stream(res: AnyResponse, exchange: Exchange, parsed: OpenAiChatRequest, options: OpenAiFacadeOptions, store: ReplayStore, caller: Caller): Promise<void> {
+  const capture = createReplayCapture();
+  const sse: SseStream = { encoder: createChunkEncoder({ includeUsage: parsed.includeUsage }), caller, beforeDone: () => keepReplay(capture, store) };
+  const context = streamContext(exchange, "openai-sse", store, caller);
+  if (parsed.resumable && options.resumable) {
+    const entries = options.resumable.run({
+      start: (signal) => observed(options.pipeline.stream(parsed.request, { ...context, signal }), capture),
+      clientSignal: exchange.signal,
+      ...(caller.principal ? { principal: caller.principal } : {}),
+      includeUsage: parsed.includeUsage,
+      onNotResumable: () => {
+        sse.notResumable = true;
+      },
+    });
+    return writeSse(res, exchange, entries, options, sse);
+  }
+  return writeSse(res, exchange, observed(options.pipeline.stream(parsed.request, context), capture), options, sse);
+}
+
+/** Last-Event-ID as the last sequence the client has; absent: -1, everything. */
+function lastEventId(req: AnyRequest): number {
+  const header = headerOf(req, "last-event-id");
+  if (header === undefined || header === "") return -1;
+  if (!/^\d{1,15}$/.test(header)) throw new GatewayError("invalid_request", "Last-Event-ID: must be a sequence number from an id: line", { field: "last_event_id" });
+  return Number(header);
+}
+
+/**
+ * GET /v1/chat/completions/{id}/stream: the rest of a resumable stream,
+ * from after Last-Event-ID. Earlier deltas are read too and shown to the
+ * encoder only, so its state (the completion id, pending usage) is the
+ * original's.
+ */
+async function resumeStream(req: AnyRequest, res: AnyResponse, exchange: Exchange, options: OpenAiFacadeOptions, id: string): Promise<void> {
+  const caller = await callerOf(req, res, exchange, options);
+  if (!caller) return;
+  let after: number;
+  let entries: AsyncGenerator<Numbered, void, undefined>;
+  let encoder: ChunkEncoder;
+  try {
+    after = lastEventId(req);
+    if (!options.resumable) throw new GatewayError("not_found", "resumable streams are not served here");
+    const resumed = await options.resumable.resume(id, caller.principal, exchange.signal);
+    entries = resumed.entries;
+    encoder = createChunkEncoder({ includeUsage: resumed.includeUsage });
+  } catch (error) {
+    return sendError(res, exchange, error, caller.headers);
+  }
+  async function* unseen(): AsyncGenerator<Numbered, void, undefined> {
+    for await (const entry of entries) {
+      if (entry.sequence > after) yield entry;
+      else encoder.encode(entry.delta);
+    }
+  }
+  await writeSse(res, exchange, unseen(), options, { encoder, caller });
 }
 
 async function complete(res: AnyResponse, exchange: Exchange, parsed: OpenAiChatRequest, pipeline: ChatPipeline, store: ReplayStore, caller: Caller): Promise<void> {
@@ -218,7 +299,9 @@ async function listModels(req: AnyRequest, res: AnyResponse, exchange: Exchange,
 
 /**
  * The OpenAI-compatible facade: `POST /v1/chat/completions` (streaming or
- * not) and `GET /v1/models[/{id}]`, on the same pipeline as the gRPC service.
+ * not), `GET /v1/chat/completions/{id}/stream` (resuming a resumable
+ * stream) and `GET /v1/models[/{id}]`, on the same pipeline as the gRPC
+ * service.
  */
 export function createOpenAiFacade(options: OpenAiFacadeOptions): FacadeRoute {
   const store = options.replayStore ?? createMemoryReplayStore();
@@ -229,6 +312,13 @@ export function createOpenAiFacade(options: OpenAiFacadeOptions): FacadeRoute {
     if (path === "/v1/chat/completions" && req.method === "POST") {
       exchange.route = path;
       return chatCompletions(req, res, exchange, options, store);
+    }
+    if (path.startsWith("/v1/chat/completions/") && path.endsWith("/stream") && req.method === "GET") {
+      exchange.route = "/v1/chat/completions/{id}/stream";
+      // The id of its chunks (chatcmpl-resp_…) or of the stream (resp_…).
+      const id = decodePathSegment(path.slice("/v1/chat/completions/".length, -"/stream".length))?.replace(/^chatcmpl-/, "");
+      if (id === undefined) return sendError(res, exchange, new GatewayError("invalid_request", "path: malformed percent-escape in the response id", { field: "response_id" }));
+      return resumeStream(req, res, exchange, options, id);
     }
     if (path === "/v1/models" && req.method === "GET") {
       exchange.route = path;

@@ -34,7 +34,7 @@ const body = z.object({
   model: z.string(),
   messages: z.array(message),
   stream: z.boolean().nullish(),
-  stream_options: z.object({ include_usage: z.boolean().optional() }).nullish(),
+  stream_options: z.object({ include_usage: z.boolean().optional(), resumable: z.boolean().optional() }).nullish(),
   tools: z
     .array(
       z.object({
@@ -99,6 +99,8 @@ export interface OpenAiChatRequest {
   readonly request: ChatRequest;
   readonly stream: boolean;
   readonly includeUsage: boolean;
+  /** `stream_options.resumable` (a Sluice extension): keep the stream for GET /v1/chat/completions/{id}/stream. */
+  readonly resumable: boolean;
 }
 
 function param(path: readonly PropertyKey[]): string {
@@ -212,5 +214,5 @@ export function chatRequestFromOpenAi(json: unknown, limits: Pick<StructureLimit
     ...present({ parallelToolCalls: b.parallel_tool_calls, serviceTier: b.service_tier }),
     ...(b.provider_options ? { providerOptions: b.provider_options } : {}),
   }, limits.maxJsonDepth);
-  return { request, stream: b.stream === true, includeUsage: b.stream_options?.include_usage === true };
+  return { request, stream: b.stream === true, includeUsage: b.stream_options?.include_usage === true, resumable: b.stream_options?.resumable === true };
 }

@@ -15,6 +15,7 @@ export function httpStatus(code: ErrorCode): number {
     case "permission_denied":
       return 403;
     case "already_exists":
+    case "not_resumable":
       return 409;
     case "payload_too_large":
       return 413;
