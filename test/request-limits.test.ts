@@ -1,5 +1,6 @@
 import { request as http1Request } from "node:http";
 import { connect as h2connect } from "node:http2";
+import { connect as netConnect } from "node:net";
 import { gzipSync } from "node:zlib";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { BinaryWriter } from "@bufbuild/protobuf/wire";
@@ -104,6 +105,55 @@ function offer100MiBHttp2(): Promise<Refusal> {
   }).finally(() => session.close());
 }
 
+/**
+ * A client that goes on sending after the answer (as a blocked writer
+ * does): the gateway must still end the stream (RST_STREAM NO_ERROR once
+ * its status is out), or the stream, its access line and its connection
+ * would wait for the client to give up.
+ */
+async function refusedWhileStillSending(contentType: string, id: string): Promise<{ rstCode: number | undefined; answer: string }> {
+  const session = h2connect(gw.url);
+  session.on("error", () => undefined);
+  try {
+    const stream = session.request({ ":method": "POST", ":path": "/sluice.v1.ChatService/StreamChat", "content-type": contentType, te: "trailers", "x-request-id": id });
+    let answer = "";
+    stream.on("response", (h) => (answer += String(h["grpc-status"] ?? "")));
+    stream.on("trailers", (t) => (answer += String(t["grpc-status"] ?? "")));
+    stream.on("data", (d: Buffer) => (answer += d.toString("latin1")));
+    stream.on("error", () => undefined);
+    let sent = 0;
+    const pump = () => {
+      while (sent < 100 * MiB && !stream.closed) {
+        sent += TINY_ENVELOPES.length;
+        if (!stream.write(TINY_ENVELOPES)) return void stream.once("drain", pump);
+      }
+    };
+    pump();
+    await gw.waitForLine((l) => l.event === "access" && l.requestId === id);
+    return { rstCode: stream.rstCode, answer };
+  } finally {
+    session.destroy();
+  }
+}
+
+describe("an oversized request over HTTP/2 whose client keeps sending is ended by the gateway", () => {
+  it("gRPC", async () => {
+    const { rstCode, answer } = await refusedWhileStillSending("application/grpc", "limits-h2-grpc");
+    expect(answer).toContain(String(Code.ResourceExhausted));
+    expect(rstCode).toBe(0);
+  });
+  it("Connect streaming", async () => {
+    const { rstCode, answer } = await refusedWhileStillSending("application/connect+proto", "limits-h2-connect");
+    expect(answer).toContain('"code":"resource_exhausted"');
+    expect(rstCode).toBe(0);
+  });
+  it("gRPC-Web", async () => {
+    const { rstCode, answer } = await refusedWhileStillSending("application/grpc-web+proto", "limits-h2-grpc-web");
+    expect(answer).toMatch(/grpc-status:\s*8/);
+    expect(rstCode).toBe(0);
+  });
+});
+
 describe("a 100 MiB request of tiny messages is refused before it is decoded, on every protocol", () => {
   const figures: string[] = [];
   afterAll(() => console.log(figures.join("\n")));
@@ -146,6 +196,33 @@ describe("a 100 MiB request of tiny messages is refused before it is decoded, on
       req.flushHeaders();
     });
     expect(status).toBe(429); // Connect's HTTP status for RESOURCE_EXHAUSTED
+  });
+});
+
+describe("HTTP/1.1: a refused body is not read to its end", () => {
+  it("a client that keeps sending a declared 100 MiB body reads 413, then the gateway closes the connection", async () => {
+    const { hostname, port } = new URL(gw.url);
+    const socket = netConnect(Number(port), hostname);
+    socket.on("error", () => undefined);
+    let answer = "";
+    socket.on("data", (d: Buffer) => (answer += d.toString("latin1")));
+    const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
+    await new Promise<void>((resolve) => socket.once("connect", () => resolve()));
+    socket.write(`POST /v1/chat/completions HTTP/1.1\r\nhost: ${hostname}\r\ncontent-type: application/json\r\ncontent-length: ${100 * MiB}\r\n\r\n`);
+    let sent = 0;
+    let open = true;
+    void closed.then(() => (open = false));
+    const pump = () => {
+      while (open && sent < 100 * MiB) {
+        sent += TINY_ENVELOPES.length;
+        if (!socket.write(TINY_ENVELOPES)) return void socket.once("drain", pump);
+      }
+    };
+    pump();
+    await closed;
+    expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+    // Closed after a bounded linger: nowhere near the 100 MiB it announced.
+    expect(sent).toBeLessThan(100 * MiB);
   });
 });
 

@@ -13,37 +13,77 @@ export function bodyTooLarge(limit: number): GatewayError {
   return new GatewayError("payload_too_large", `request body is larger than the limit of ${limit} bytes (limits.maxRequestBytes)`);
 }
 
+const LEFT = new GatewayError("canceled", "the client closed the connection before its request body ended");
+
+/**
+ * Lets the rest of a refused body flow away unread. A paused request with
+ * data buffered never ends, and an HTTP/2 stream is only destroyed once its
+ * request side has ended, even after RST_STREAM: left paused, the stream,
+ * its access line and its connection would wait for the client to give up.
+ * Over HTTP/1.1 the request guard bounds how long the rest is read
+ * (see `lingerAfterRefusal`).
+ */
+export function discardRest(req: AnyRequest): void {
+  if (!req.complete) req.resume();
+}
+
 /**
  * A whole request body, at most `maxRequestBytes`, within
  * `requestTimeoutMs`. A declared Content-Length over the limit is refused
  * before a byte is read; an undeclared one is counted as it arrives and
- * refused the moment it passes the limit (the rest is never read). Shared by
- * the RPC edges and the facade, so both refuse the same way.
+ * refused the moment it passes the limit. `inspect` sees the first chunk
+ * and may refuse early by throwing (the RPC edges read the envelope's
+ * declared length there). Whatever is refused, the rest of the body is
+ * discarded, never buffered. Shared by the RPC edges and the facade, so
+ * both refuse the same way.
  */
-export async function readBody(req: AnyRequest, limits: BodyLimits): Promise<Buffer> {
+export function readBody(req: AnyRequest, limits: BodyLimits, inspect?: (first: Buffer) => void): Promise<Buffer> {
   const declared = Number(req.headers["content-length"]);
-  if (Number.isFinite(declared) && declared > limits.maxRequestBytes) throw bodyTooLarge(limits.maxRequestBytes);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  const iterator = (req as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new GatewayError("request_timeout", `request body not received within ${limits.requestTimeoutMs} ms (server.requestTimeoutMs)`)),
+  if (Number.isFinite(declared) && declared > limits.maxRequestBytes) {
+    discardRest(req);
+    return Promise.reject(bodyTooLarge(limits.maxRequestBytes));
+  }
+  // Gone while the request waited for its turn (authentication): no event would ever come. An HTTP/2
+  // stream the client reset before anyone read it has its body dumped by Node, so it reads as ended.
+  if (req.destroyed || req.readableEnded) return Promise.reject(LEFT);
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const stop = () => {
+      clearTimeout(timer);
+      req.off("data", onData);
+      req.off("end", onEnd);
+      req.off("close", onClose);
+    };
+    const fail = (error: unknown) => {
+      stop();
+      discardRest(req);
+      reject(error);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limits.maxRequestBytes) return fail(bodyTooLarge(limits.maxRequestBytes));
+      if (chunks.length === 0 && inspect) {
+        try {
+          inspect(chunk);
+        } catch (error) {
+          return fail(error);
+        }
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      stop();
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    };
+    // Closed before `end` reached us: a body the parser completed may never be delivered now.
+    const onClose = () => fail(LEFT);
+    const timer = setTimeout(
+      () => fail(new GatewayError("request_timeout", `request body not received within ${limits.requestTimeoutMs} ms (server.requestTimeoutMs)`)),
       clampDelay(limits.requestTimeoutMs),
     );
+    req.on("data", onData);
+    req.on("end", onEnd);
+    req.on("close", onClose);
   });
-  expired.catch(() => undefined);
-  try {
-    for (;;) {
-      const next = await Promise.race([iterator.next(), expired]);
-      if (next.done) break;
-      size += next.value.length;
-      if (size > limits.maxRequestBytes) throw bodyTooLarge(limits.maxRequestBytes);
-      chunks.push(next.value);
-    }
-  } finally {
-    clearTimeout(timer);
-  }
-  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
 }

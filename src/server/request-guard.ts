@@ -1,5 +1,6 @@
 import { createExchange, type Exchange } from "../http/exchange.js";
 import { type AnyRequest, type AnyResponse, resetResponse, sendJson } from "../http/node-http.js";
+import { lingerAfterRefusal } from "../http/linger.js";
 import { writeAccessLine } from "../logging/access-log.js";
 import type { Logger } from "../logging/logger.js";
 import type { Tracing } from "../telemetry/tracing.js";
@@ -35,6 +36,8 @@ export function guardRequests(route: Route, logger: Logger, tracing: Tracing): (
         current.finish(res.headersSent ? res.statusCode : undefined);
         writeAccessLine(logger, current, req, res);
       });
+      // HTTP/2 streams end themselves (the edges reset a refused one once its status is out).
+      if (!("stream" in req)) res.once("finish", () => req.complete || lingerAfterRefusal(req));
       // Stream errors (a reset, a socket torn down) surface through `close`
       // and the exchange's signal; unheard, an `error` event would throw.
       req.on("error", ignore);

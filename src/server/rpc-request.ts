@@ -84,6 +84,10 @@ async function decompress(data: Uint8Array, encoding: string | null, limit: numb
   }
 }
 
+function refuseDeclaredOversize(first: Buffer, limit: number): void {
+  if (first.length >= 5 && first.readUInt32BE(1) > limit) throw bodyTooLarge(limit);
+}
+
 /**
  * Reads and checks a request that carries exactly one message (unary and
  * server-streaming methods) before connect decodes it: size, one envelope,
@@ -91,7 +95,8 @@ async function decompress(data: Uint8Array, encoding: string | null, limit: numb
  * the body unchanged for connect to decode.
  */
 async function checkedBody(req: AnyRequest, headers: Headers, wire: RpcWire, input: DescMessage, limits: RequestBodyLimits): Promise<Buffer> {
-  const body = await readBody(req, limits);
+  // An envelope declaring more than the limit is refused from its first bytes, not after 4 MiB of them.
+  const body = await readBody(req, limits, wire.enveloped ? (first) => refuseDeclaredOversize(first, limits.maxRequestBytes) : undefined);
   let message: Uint8Array | undefined;
   let encoding: string | null;
   if (wire.enveloped) {

@@ -73,11 +73,10 @@ export interface WriteOptions {
   readonly sendTimeoutMs: number;
   /**
    * True when the request body was refused before its end. Over HTTP/2 the
-   * stream is then reset once the response is out. Over HTTP/1.1 the
-   * connection stays open and Node discards the rest of the body after the
-   * response: closing at once would reset a client still sending, and it
-   * would lose the status it had not read yet (the idle timeout bounds a
-   * client that never stops).
+   * stream is then reset once the response is out (the rest of the body is
+   * discarded as it comes, so the stream can close). Over HTTP/1.1 the
+   * request guard closes the connection after the response, lingering
+   * briefly so that a client still sending can read its status.
    */
   readonly bodyLeftUnread: () => boolean;
 }
