@@ -6,7 +6,7 @@ import { createRedisStreamLog } from "../src/resume/redis-stream-log.js";
 import { createResumableStreams, type Numbered } from "../src/resume/resumable-streams.js";
 import { type ControlOp, encodeBatch, encodeEntry, type LogEntry, type StreamLog } from "../src/resume/stream-log.js";
 import type { Principal } from "../src/tenancy/principal.js";
-import { dropPrefix, storeClient, testPrefix } from "./helpers/redis.js";
+import { dropPrefix, startOwnRedis, storeClient, testPrefix } from "./helpers/redis.js";
 
 const prefix = testPrefix("stream-log");
 const clients: Array<Awaited<ReturnType<typeof storeClient>>> = [];
@@ -227,5 +227,44 @@ describe("resumable streams over the in-process log", () => {
     await streams.cancel(id(104), owner("aa"));
     signal.abort();
     await streams.close();
+  });
+});
+
+describe("the Redis stream log's control channel", () => {
+  it("ignores a malformed control message from anyone with access to Redis", async () => {
+    const client = await storeClient();
+    clients.push(client);
+    const channelPrefix = `${prefix}control:`;
+    let subscribed!: () => void;
+    const ready = new Promise<void>((resolve) => (subscribed = resolve));
+    const log = createRedisStreamLog({ client, prefix: channelPrefix, retentionMs: 60_000, maxEntries: 100, onSubscribed: () => subscribed(), onError: () => undefined });
+    const heard: string[] = [];
+    const cancelled = new Promise<void>((resolve) =>
+      log.subscribe((stream, op) => {
+        heard.push(`${stream}:${op}`);
+        if (op === "cancel") resolve();
+      }),
+    );
+    await ready;
+    await client.publish(`${channelPrefix}resume:control`, "{not json");
+    await client.publish(`${channelPrefix}resume:control`, JSON.stringify({ id: 7, op: "cancel" }));
+    await log.publish(id(1), "cancel");
+    await cancelled; // published after the malformed ones, so heard after them
+    expect(heard).toEqual([`${id(1)}:cancel`]);
+    await log.close();
+  });
+
+  it("closes without waiting for a Redis that went away before it could subscribe", async () => {
+    const own = await startOwnRedis();
+    try {
+      const client = await storeClient(own.url);
+      clients.push(client);
+      await own.kill();
+      const log = createRedisStreamLog({ client, prefix: "sluice-test:stream-log-away:", retentionMs: 60_000, maxEntries: 100, onError: () => undefined });
+      // Its subscriber now tries to connect for ever; close must not wait for it.
+      await log.close();
+    } finally {
+      await own.kill();
+    }
   });
 });

@@ -1,6 +1,15 @@
 import type { SluiceRedisClient } from "../store/redis-tenant-store.js";
 import { type ControlOp, decodeBatch, isTerminal, type LogEntry, notFound, type StreamLog, type StreamMeta } from "./stream-log.js";
 
+function parseControl(message: string): { id: string; op: ControlOp } | undefined {
+  try {
+    const { id, op } = JSON.parse(message) as { id?: unknown; op?: unknown };
+    return typeof id === "string" && (op === "attach" || op === "detach" || op === "cancel") ? { id, op } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export interface RedisStreamLogOptions {
   /** Commands; fails at once while disconnected (no offline queue). */
   readonly client: SluiceRedisClient;
@@ -55,8 +64,9 @@ export function createRedisStreamLog(options: RedisStreamLogOptions): StreamLog 
     .connect()
     .then(() =>
       subscriber.subscribe(channel, (message: string) => {
-        const { id, op } = JSON.parse(message) as { id: string; op: ControlOp };
-        for (const listener of listeners) listener(id, op);
+        // Anyone with access to Redis can publish here: a malformed message is ignored, never thrown inside node-redis.
+        const control = parseControl(message);
+        if (control) for (const listener of listeners) listener(control.id, control.op);
       }),
     )
     .then(() => {
@@ -146,9 +156,10 @@ export function createRedisStreamLog(options: RedisStreamLogOptions): StreamLog 
       return () => listeners.delete(listener);
     },
     async close() {
-      await subscribed;
       listeners.clear();
+      // Not awaiting the subscription: while Redis is away its connect never settles, and close must not wait for Redis.
       if (subscriber.isOpen) subscriber.destroy();
+      void subscribed;
     },
   };
 }
