@@ -18,7 +18,7 @@ const { values: args } = parseArgs({
   options: {
     quick: { type: "boolean", default: false },
     "no-peer": { type: "boolean", default: false },
-    /** Run one scenario alone (today: `admission`), written to bench/results/<mode>-<name>.{md,json}. */
+    /** Run one scenario alone (`admission`, `ttft`, `throughput`, `capacity`, `cancel`, `slow`), written to bench/results/<mode>-<name>.json (admission also .md). */
     only: { type: "string" },
   },
 });
@@ -260,27 +260,33 @@ async function ttftScenario(s: Services) {
 async function throughputScenario(s: Services) {
   const concurrency = 10;
   const tokens = QUICK ? 3_000 : 10_000;
-  const out: Record<string, { deltasPerS: number; deltas: number; gatewayCpuSPer100k?: number; allCpuSPer100k: number; errors: number }> = {};
+  const out: Record<string, { deltasPerS: number; deltas: number; messages: number; gatewayCpuSPer100k?: number; allCpuSPer100k: number; errors: number }> = {};
+  // The gRPC edge may merge deltas into fewer messages: every path is counted
+  // in upstream deltas, its text characters over the direct path's characters per delta.
+  let charsPerDelta: number | undefined;
   for (const kind of targets(s)) {
     const gatewayProc = kind === "peer-sse" ? s.peer : kind === "direct" ? undefined : s.gateway;
     const procs = [s.sim, ...(gatewayProc ? [gatewayProc] : [])];
     const before = procs.map((p) => p.cpuSeconds());
-    const r = await load<{ deltas: number; wallMs: number; clientCpuS: number; errors: number }>({
+    const r = await load<{ deltas: number; chars: number; wallMs: number; clientCpuS: number; errors: number }>({
       scenario: "throughput",
       target: targetSpec(s, kind),
       concurrency,
       prompt: `#sim tokens=${tokens}`,
     });
     const used = procs.map((p, i) => p.cpuSeconds() - before[i]!);
-    const per100k = (cpu: number) => (cpu / Math.max(1, r.deltas)) * 100_000;
+    charsPerDelta ??= r.chars / Math.max(1, r.deltas);
+    const deltas = r.chars / charsPerDelta;
+    const per100k = (cpu: number) => (cpu / Math.max(1, deltas)) * 100_000;
     out[kind] = {
-      deltas: r.deltas,
-      deltasPerS: r.deltas / (r.wallMs / 1000),
+      deltas,
+      messages: r.deltas,
+      deltasPerS: deltas / (r.wallMs / 1000),
       ...(gatewayProc ? { gatewayCpuSPer100k: per100k(used[1]!) } : {}),
       allCpuSPer100k: per100k(used.reduce((a, b) => a + b, 0) + r.clientCpuS),
       errors: r.errors,
     };
-    log(`throughput ${kind}: ${Math.round(out[kind]!.deltasPerS)} deltas/s`);
+    log(`throughput ${kind}: ${Math.round(out[kind]!.deltasPerS)} deltas/s in ${r.deltas} messages, gateway CPU ${round(out[kind]!.gatewayCpuSPer100k ?? 0)} s/100k`);
     await simReset(s);
   }
   return { concurrency, tokens, results: out };
@@ -686,7 +692,16 @@ async function main(): Promise<void> {
       process.stdout.write(`${md}\n`);
       return;
     }
-    if (args.only !== undefined) throw new Error(`unknown scenario for --only: ${args.only} (known: admission)`);
+    const single: Record<string, (s: Services) => Promise<unknown>> = { ttft: ttftScenario, throughput: throughputScenario, capacity: capacityScenario, cancel: cancelScenario, slow: slowScenario };
+    const run = args.only === undefined ? undefined : single[args.only];
+    if (run) {
+      // For iteration: one scenario's raw figures (the log lines carry the per-path summary).
+      const result = await run(s);
+      await writeFile(join(RESULTS, `${QUICK ? "quick" : "latest"}-${args.only}.json`), `${JSON.stringify({ machine: machine(), [args.only!]: result }, null, 2)}\n`);
+      process.stdout.write(`${JSON.stringify(result)}\n`);
+      return;
+    }
+    if (args.only !== undefined) throw new Error(`unknown scenario for --only: ${args.only} (known: admission, ${Object.keys(single).join(", ")})`);
     const ttft = await ttftScenario(s);
     const throughput = await throughputScenario(s);
     const cancel = await cancelScenario(s);
@@ -729,7 +744,7 @@ async function writeReport(r: Result): Promise<void> {
     kinds.map((k) => [String(c), NAMES[k], r.ttft.results[k]![c]!.p50, r.ttft.results[k]![c]!.p99, k === "direct" ? "—" : round(overhead(k, c, "p50")), k === "direct" ? "—" : round(overhead(k, c, "p99")), r.ttft.results[k]![c]!.errors]),
   );
   const tp = r.throughput.results;
-  const tpRows = kinds.map((k) => [NAMES[k], Math.round(tp[k]!.deltasPerS), k === "direct" ? "1.00" : round(tp[k]!.deltasPerS / tp.direct!.deltasPerS), tp[k]!.gatewayCpuSPer100k ?? "—", tp[k]!.allCpuSPer100k, k === "direct" ? "1.00" : round(tp[k]!.allCpuSPer100k / tp.direct!.allCpuSPer100k), tp[k]!.errors]);
+  const tpRows = kinds.map((k) => [NAMES[k], Math.round(tp[k]!.deltasPerS), k === "direct" ? "1.00" : round(tp[k]!.deltasPerS / tp.direct!.deltasPerS), tp[k]!.gatewayCpuSPer100k ?? "—", tp[k]!.allCpuSPer100k, k === "direct" ? "1.00" : round(tp[k]!.allCpuSPer100k / tp.direct!.allCpuSPer100k), round(tp[k]!.messages / tp[k]!.deltas), tp[k]!.errors]);
   const cRows = kinds.map((k) => {
     const c = r.cancel.results[k]!;
     const closed = `${r.cancel.total - c.notClosed}/${r.cancel.total}`;
@@ -792,7 +807,7 @@ async function writeReport(r: Result): Promise<void> {
     table(["concurrency", "path", "p50", "p99", "overhead p50", "overhead p99", "errors"], ttftRows),
     "",
     `## 2. Throughput (${r.throughput.concurrency} streams × ${r.throughput.tokens} tokens, zero-delay upstream)`,
-    table(["path", "deltas/s", "ratio vs direct", "gateway CPU s / 100k deltas", "all processes CPU s / 100k deltas", "CPU ratio vs direct", "errors"], tpRows),
+    table(["path", "deltas/s", "ratio vs direct", "gateway CPU s / 100k deltas", "all processes CPU s / 100k deltas", "CPU ratio vs direct", "text messages per delta", "errors"], tpRows),
     "",
     `## 3. Capacity (${r.capacity.streams} concurrent streams, 1 token/s, gRPC)`,
     table(
