@@ -267,6 +267,9 @@ async function throughputScenario(s: Services) {
   for (const kind of targets(s)) {
     const gatewayProc = kind === "peer-sse" ? s.peer : kind === "direct" ? undefined : s.gateway;
     const procs = [s.sim, ...(gatewayProc ? [gatewayProc] : [])];
+    // Warm-up, the same run once unmeasured: a cold gateway's JIT (up to twice
+    // the steady-state CPU on the first run) would be measured, not the gateway.
+    await load({ scenario: "throughput", target: targetSpec(s, kind), concurrency, prompt: `#sim tokens=${tokens}` });
     const before = procs.map((p) => p.cpuSeconds());
     const r = await load<{ deltas: number; chars: number; wallMs: number; clientCpuS: number; errors: number }>({
       scenario: "throughput",
