@@ -114,33 +114,42 @@ function sendError(res: AnyResponse, exchange: Exchange, reason: unknown, quota:
 async function stream(res: AnyResponse, exchange: Exchange, parsed: OpenAiChatRequest, options: OpenAiFacadeOptions, store: ReplayStore, caller: Caller): Promise<void> {
   const encoder = createChunkEncoder({ includeUsage: parsed.includeUsage });
   const capture = createReplayCapture();
-  const deltas = observed(options.pipeline.stream(parsed.request, streamContext(exchange, "openai-sse", store, caller)), capture);
+  const deltas = options.pipeline.stream(parsed.request, streamContext(exchange, "openai-sse", store, caller));
   let committed = false;
+  // Events not written yet: those of deltas decoded from one upstream read go out in one write.
+  // Joined once when written: a string grown by `+=` per event cost more to flatten than to build.
+  const events: string[] = [];
   try {
     for await (const item of withHeartbeats(deltas, options.keepaliveMs)) {
       const dropped = droppedParams(item);
-      let text = "";
       if (!committed) {
         res.writeHead(200, { ...SSE_HEADERS, ...caller.headers, ...(dropped ? { [DROPPED_PARAMS_HEADER]: dropped } : {}) });
         committed = true;
       } else if (dropped) {
         // A keepalive already sent the headers: say it in a comment line instead.
-        text = `: ${DROPPED_PARAMS_HEADER}: ${dropped}\n\n`;
+        events.push(`: ${DROPPED_PARAMS_HEADER}: ${dropped}\n\n`);
       }
-      if (item.type === "heartbeat") text += ": keepalive\n\n";
-      else for (const chunk of encoder.encode(item)) text += `data: ${JSON.stringify(chunk)}\n\n`;
-      if (text !== "" && !writeChunk(res, text)) await writable(res, exchange, options.sendTimeoutMs);
+      if (item.type === "heartbeat") events.push(": keepalive\n\n");
+      else {
+        capture.observe(item);
+        events.push(encoder.events(item));
+      }
+      // The next delta is already decoded: it joins this write, so nothing waits for it.
+      if (events.length === 0 || (item.type !== "heartbeat" && deltas.buffered() > 0)) continue;
+      const flushed = writeChunk(res, events.join(""));
+      events.length = 0;
+      if (!flushed) await writable(res, exchange, options.sendTimeoutMs);
     }
     // Stored before [DONE]: a client may send the next tool turn the moment it sees the end.
     await keepReplay(capture, store);
     exchange.code = "ok";
-    res.end("data: [DONE]\n\n");
+    res.end(`${events.join("")}data: [DONE]\n\n`);
   } catch (error) {
     if (exchange.signal.aborted) return;
     if (!committed) return sendError(res, exchange, error, caller.headers);
     const { body } = toOpenAiError(error);
     exchange.code = toGatewayError(error).code;
-    res.end(`data: ${JSON.stringify(body)}\n\n`);
+    res.end(`${events.join("")}data: ${JSON.stringify(body)}\n\n`);
   }
 }
 

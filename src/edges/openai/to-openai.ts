@@ -43,6 +43,13 @@ function completionId(responseId: string): string {
  */
 export interface ChunkEncoder {
   encode(delta: Delta): readonly object[];
+  /**
+   * The delta's SSE events (`data: <chunk>\n\n` each), the same bytes as
+   * JSON.stringify of encode()'s chunks. A text delta, the one that comes by
+   * the thousand, is rendered from a per-stream prefix and suffix around its
+   * JSON string instead of building and serialising a chunk object.
+   */
+  events(delta: Delta): string;
 }
 
 export function createChunkEncoder(options: { readonly includeUsage: boolean }): ChunkEncoder {
@@ -76,31 +83,45 @@ export function createChunkEncoder(options: { readonly includeUsage: boolean }):
     }
   }
 
-  return {
-    encode(delta) {
-      switch (delta.type) {
-        case "start":
-          id = completionId(delta.responseId);
-          model = delta.model;
-          return [chunk({ role: "assistant", content: "" })];
-        case "usage":
-          pendingUsage = delta;
-          return [];
-        case "reasoning":
-          // Signatures and redacted reasoning have no field in OpenAI's shape: the facade keeps them (replay-turns.ts).
-          return delta.text === "" ? [] : [chunk({ reasoning_content: delta.text })];
-        case "logprobs":
-          return [chunk({}, null, logprobs(delta.tokens))];
-        case "finish": {
-          const out: object[] = [chunk({}, FINISH[delta.reason])];
-          if (options.includeUsage && pendingUsage) {
-            out.push({ id, object: "chat.completion.chunk", created, model, choices: [], usage: usage(pendingUsage) });
-          }
-          return out;
+  // The text chunk around its content, fixed once `start` gave the id and the model.
+  let textPrefix = "";
+  let textSuffix = "";
+  const encode = (delta: Delta): readonly object[] => {
+    switch (delta.type) {
+      case "start":
+        id = completionId(delta.responseId);
+        model = delta.model;
+        // chunk({ content }) as JSON.stringify writes it (test/openai-chunks.test.ts compares the bytes).
+        textPrefix = `data: {"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":${created},"model":${JSON.stringify(model)},"choices":[{"index":0,"delta":{"content":`;
+        textSuffix = `},"logprobs":null,"finish_reason":null}]}\n\n`;
+        return [chunk({ role: "assistant", content: "" })];
+      case "usage":
+        pendingUsage = delta;
+        return [];
+      case "reasoning":
+        // Signatures and redacted reasoning have no field in OpenAI's shape: the facade keeps them (replay-turns.ts).
+        return delta.text === "" ? [] : [chunk({ reasoning_content: delta.text })];
+      case "logprobs":
+        return [chunk({}, null, logprobs(delta.tokens))];
+      case "finish": {
+        const out: object[] = [chunk({}, FINISH[delta.reason])];
+        if (options.includeUsage && pendingUsage) {
+          out.push({ id, object: "chat.completion.chunk", created, model, choices: [], usage: usage(pendingUsage) });
         }
-        default:
-          return [chunk(content(delta))];
+        return out;
       }
+      default:
+        return [chunk(content(delta))];
+    }
+  };
+
+  return {
+    encode,
+    events(delta) {
+      if (delta.type === "text" && textPrefix !== "") return `${textPrefix}${JSON.stringify(delta.text)}${textSuffix}`;
+      let out = "";
+      for (const c of encode(delta)) out += `data: ${JSON.stringify(c)}\n\n`;
+      return out;
     },
   };
 }
