@@ -7,6 +7,7 @@ import type { StructureLimits } from "../../core/structure-limits.js";
 import type { Exchange } from "../../http/exchange.js";
 import { type AnyRequest, type AnyResponse, decodePathSegment, headerOf, pathOf, sendJson, writeChunk } from "../../http/node-http.js";
 import { type BodyLimits, readBody } from "../../http/read-body.js";
+import { createByteBatch } from "../../http/byte-batch.js";
 import { writable } from "../../http/writable.js";
 import type { ChatPipeline, StreamContext } from "../../pipeline/chat-pipeline.js";
 import { createMemoryReplayStore } from "../../store/memory-replay-store.js";
@@ -117,8 +118,8 @@ async function stream(res: AnyResponse, exchange: Exchange, parsed: OpenAiChatRe
   const deltas = options.pipeline.stream(parsed.request, streamContext(exchange, "openai-sse", store, caller));
   let committed = false;
   // Events not written yet: those of deltas decoded from one upstream read go out in one write.
-  // Joined once when written: a string grown by `+=` per event cost more to flatten than to build.
-  const events: string[] = [];
+  const batch = createByteBatch();
+  const push = (part: string | Uint8Array) => batch.push(part);
   try {
     for await (const item of withHeartbeats(deltas, options.keepaliveMs)) {
       const dropped = droppedParams(item);
@@ -127,29 +128,30 @@ async function stream(res: AnyResponse, exchange: Exchange, parsed: OpenAiChatRe
         committed = true;
       } else if (dropped) {
         // A keepalive already sent the headers: say it in a comment line instead.
-        events.push(`: ${DROPPED_PARAMS_HEADER}: ${dropped}\n\n`);
+        batch.push(`: ${DROPPED_PARAMS_HEADER}: ${dropped}\n\n`);
       }
-      if (item.type === "heartbeat") events.push(": keepalive\n\n");
+      if (item.type === "heartbeat") batch.push(": keepalive\n\n");
       else {
         capture.observe(item);
-        events.push(encoder.events(item));
+        encoder.events(item, push);
       }
       // The next delta is already decoded: it joins this write, so nothing waits for it.
-      if (events.length === 0 || (item.type !== "heartbeat" && deltas.buffered() > 0)) continue;
-      const flushed = writeChunk(res, events.join(""));
-      events.length = 0;
+      if (batch.empty || (item.type !== "heartbeat" && deltas.buffered() > 0)) continue;
+      const flushed = writeChunk(res, batch.take());
       if (!flushed) await writable(res, exchange, options.sendTimeoutMs);
     }
     // Stored before [DONE]: a client may send the next tool turn the moment it sees the end.
     await keepReplay(capture, store);
     exchange.code = "ok";
-    res.end(`${events.join("")}data: [DONE]\n\n`);
+    batch.push("data: [DONE]\n\n");
+    res.end(batch.take());
   } catch (error) {
     if (exchange.signal.aborted) return;
     if (!committed) return sendError(res, exchange, error, caller.headers);
     const { body } = toOpenAiError(error);
     exchange.code = toGatewayError(error).code;
-    res.end(`${events.join("")}data: ${JSON.stringify(body)}\n\n`);
+    batch.push(`data: ${JSON.stringify(body)}\n\n`);
+    res.end(batch.take());
   }
 }
 

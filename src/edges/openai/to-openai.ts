@@ -32,6 +32,8 @@ function logprobs(tokens: readonly TokenLogprob[]): Record<string, unknown> {
   return { content: tokens.map((t) => ({ ...topLogprob(t), top_logprobs: t.topLogprobs.map(topLogprob) })), refusal: null };
 }
 
+const TEXT_SUFFIX = Buffer.from(`},"logprobs":null,"finish_reason":null}]}\n\n`);
+
 function completionId(responseId: string): string {
   return `chatcmpl-${responseId}`;
 }
@@ -44,12 +46,13 @@ function completionId(responseId: string): string {
 export interface ChunkEncoder {
   encode(delta: Delta): readonly object[];
   /**
-   * The delta's SSE events (`data: <chunk>\n\n` each), the same bytes as
-   * JSON.stringify of encode()'s chunks. A text delta, the one that comes by
-   * the thousand, is rendered from a per-stream prefix and suffix around its
-   * JSON string instead of building and serialising a chunk object.
+   * The delta's SSE events (`data: <chunk>\n\n` each), handed to `into` in
+   * parts: the same bytes as JSON.stringify of encode()'s chunks. A text
+   * delta, the one that comes by the thousand, is its JSON string between a
+   * per-stream prefix and suffix encoded once, instead of a chunk object
+   * built, serialised and joined per delta.
    */
-  events(delta: Delta): string;
+  events(delta: Delta, into: (part: string | Uint8Array) => void): void;
 }
 
 export function createChunkEncoder(options: { readonly includeUsage: boolean }): ChunkEncoder {
@@ -84,16 +87,16 @@ export function createChunkEncoder(options: { readonly includeUsage: boolean }):
   }
 
   // The text chunk around its content, fixed once `start` gave the id and the model.
-  let textPrefix = "";
-  let textSuffix = "";
+  let textPrefix: Uint8Array | undefined;
   const encode = (delta: Delta): readonly object[] => {
     switch (delta.type) {
       case "start":
         id = completionId(delta.responseId);
         model = delta.model;
         // chunk({ content }) as JSON.stringify writes it (test/openai-chunks.test.ts compares the bytes).
-        textPrefix = `data: {"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":${created},"model":${JSON.stringify(model)},"choices":[{"index":0,"delta":{"content":`;
-        textSuffix = `},"logprobs":null,"finish_reason":null}]}\n\n`;
+        textPrefix = Buffer.from(
+          `data: {"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":${created},"model":${JSON.stringify(model)},"choices":[{"index":0,"delta":{"content":`,
+        );
         return [chunk({ role: "assistant", content: "" })];
       case "usage":
         pendingUsage = delta;
@@ -117,11 +120,14 @@ export function createChunkEncoder(options: { readonly includeUsage: boolean }):
 
   return {
     encode,
-    events(delta) {
-      if (delta.type === "text" && textPrefix !== "") return `${textPrefix}${JSON.stringify(delta.text)}${textSuffix}`;
-      let out = "";
-      for (const c of encode(delta)) out += `data: ${JSON.stringify(c)}\n\n`;
-      return out;
+    events(delta, into) {
+      if (delta.type === "text" && textPrefix) {
+        into(textPrefix);
+        into(JSON.stringify(delta.text));
+        into(TEXT_SUFFIX);
+        return;
+      }
+      for (const c of encode(delta)) into(`data: ${JSON.stringify(c)}\n\n`);
     },
   };
 }
