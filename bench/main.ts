@@ -31,6 +31,8 @@ const BENCH_TIMEOUTS = { idleMs: 120_000, totalMs: 600_000, firstTokenMs: 120_00
 /** Hedge after this long without a first token: above the healthy p99, far below the 2 s tail. */
 const HEDGE_AFTER_MS = 250;
 const MiB = 1024 * 1024;
+/** The gateway runs as `npm start` runs it (README, "Deployment"). */
+const GATEWAY_NODE_FLAGS = ["--max-semi-space-size=64"];
 
 interface Services {
   simOrigin: string;
@@ -110,7 +112,7 @@ async function startServices(): Promise<Services> {
   );
   const { proc: gateway, value: gatewayUrl } = await startUntil(
     process.execPath,
-    ["--expose-gc", "dist/src/main.js", "--config", configFile, "--port", "0"],
+    [...GATEWAY_NODE_FLAGS, "--expose-gc", "dist/src/main.js", "--config", configFile, "--port", "0"],
     (line) => (line.includes('"server.listening"') ? ((JSON.parse(line) as { url: string }).url) : undefined),
   );
   const limits = await startLimitedGateway(dir, simInfo.openAiBaseUrl);
@@ -181,7 +183,7 @@ async function startLimitedGateway(dir: string, simOpenAi: string): Promise<Pick
   );
   const { proc: limited, value: limitedUrl } = await startUntil(
     process.execPath,
-    ["dist/src/main.js", "--config", configFile, "--port", "0"],
+    [...GATEWAY_NODE_FLAGS, "dist/src/main.js", "--config", configFile, "--port", "0"],
     (line) => (line.includes('"server.listening"') ? ((JSON.parse(line) as { url: string }).url) : undefined),
   );
   return { limited, limitedUrl, ...(redis ? { redis } : {}), redisPort };
@@ -473,7 +475,7 @@ async function startGateway(s: Services, telemetry: Record<string, unknown>, env
   );
   const { proc, value } = await startUntil(
     process.execPath,
-    ["dist/src/main.js", "--config", configFile, "--port", "0"],
+    [...GATEWAY_NODE_FLAGS, "dist/src/main.js", "--config", configFile, "--port", "0"],
     (line) => (line.includes('"server.listening"') ? (JSON.parse(line) as { url: string }).url : undefined),
     { env },
   );
