@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Delta } from "../src/core/delta.js";
-import { joinBuffered } from "../src/core/join-deltas.js";
+import { joinBuffered, MAX_JOINED_CHARS } from "../src/core/join-deltas.js";
 import { simulatedText } from "../src/simulator/text.js";
 import { chatClient, collect, textOf, transports, userRequest } from "./helpers/clients.js";
 import { type Harness, startHarness } from "./helpers/harness.js";
@@ -35,6 +35,15 @@ describe("joinBuffered", () => {
     const joined = await joinBuffered(s.first, s.next, s.buffered);
     expect(joined).toEqual({ item: text("ab") });
     expect(s.pulls).toEqual([1]);
+  });
+
+  it("stops joining at MAX_JOINED_CHARS and leaves the rest for the next message", async () => {
+    const piece = "x".repeat(MAX_JOINED_CHARS / 4);
+    const s = source(Array.from({ length: 8 }, () => text(piece)), 8);
+    const joined = await joinBuffered(s.first, s.next, s.buffered);
+    expect(joined.item).toEqual(text(piece.repeat(4)));
+    expect(joined.after).toBeUndefined();
+    expect(s.pulls).toHaveLength(3);
   });
 
   it("passes a lone delta through untouched and pulls nothing", async () => {

@@ -14,6 +14,14 @@ function joinable(item: unknown): item is Joinable {
   return delta.type === "text" || (delta.type === "reasoning" && delta.signature === undefined && delta.redactedData === undefined);
 }
 
+/**
+ * A joined message stops growing at this many UTF-16 units of text (16-48
+ * KiB as UTF-8): a slow client's stream then holds at most one such message
+ * beyond what it held with one message per delta, and no upstream read,
+ * however large, becomes one unbounded message.
+ */
+export const MAX_JOINED_CHARS = 16_384;
+
 /** The first item that could not be joined, or the source's end: what the caller handles next. */
 export interface Joined<T> {
   readonly item: Delta | T;
@@ -35,13 +43,13 @@ export async function joinBuffered<T>(
   next: () => Promise<IteratorResult<Delta | T, void>>,
   buffered: () => number,
 ): Promise<Joined<T>> {
-  if (!joinable(item) || buffered() === 0) return { item };
+  if (!joinable(item) || buffered() === 0 || item.text.length >= MAX_JOINED_CHARS) return { item };
   let text = item.text;
   for (;;) {
     const following = await next();
     if (following.done !== true && joinable(following.value) && following.value.type === item.type) {
       text += following.value.text;
-      if (buffered() > 0) continue;
+      if (buffered() > 0 && text.length < MAX_JOINED_CHARS) continue;
       return { item: { ...item, text } };
     }
     return { item: { ...item, text }, after: following };
