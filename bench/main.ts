@@ -8,6 +8,7 @@ import { execFileSync } from "node:child_process";
 import { parseArgs } from "node:util";
 import { stringify } from "yaml";
 import type { RequestRecord } from "../src/simulator/records.js";
+import { simulatedText } from "../src/simulator/text.js";
 import type { LoadSpec } from "./load.js";
 import { type Proc, runJson, startUntil } from "./procs.js";
 import { type Goal, lineChart, table } from "./report.js";
@@ -18,7 +19,7 @@ const { values: args } = parseArgs({
   options: {
     quick: { type: "boolean", default: false },
     "no-peer": { type: "boolean", default: false },
-    /** Run one scenario alone (`admission`, `ttft`, `throughput`, `capacity`, `cancel`, `slow`), written to bench/results/<mode>-<name>.json (admission also .md). */
+    /** Run one scenario alone (`admission`, `ttft`, `throughput`, `capacity`, `cancel`, `slow`, `telemetry`), written to bench/results/<mode>-<name>.json (admission also .md). */
     only: { type: "string" },
   },
 });
@@ -504,6 +505,8 @@ async function telemetryScenario(s: Services) {
   const tokens = QUICK ? 3_000 : 10_000;
   const streams = QUICK ? 100 : 300;
   const rounds = QUICK ? 2 : 3;
+  // Every stream is the simulator's seed-1 text of `tokens` deltas.
+  const charsPerDelta = simulatedText(1, tokens).length / tokens;
   const runs: Record<"off" | "on", Array<{ ttftP50: number; gatewayCpuSPer100k: number; deltasPerS: number }>> = { off: [], on: [] };
   try {
     // Alternate off and on, several rounds, and keep each one's median: machine noise then hits both alike.
@@ -513,11 +516,13 @@ async function telemetryScenario(s: Services) {
         await load({ scenario: "ttft", target, concurrency: 1, perLane: 20, prompt: "#sim tokens=2" }); // warm-up
         const ttft = await load<{ samples: number[] }>({ scenario: "ttft", target, concurrency: 1, perLane: streams, prompt: "#sim tokens=2" });
         const before = gw.proc.cpuSeconds();
-        const tp = await load<{ deltas: number; wallMs: number }>({ scenario: "throughput", target, concurrency: 10, prompt: `#sim tokens=${tokens}` });
+        const tp = await load<{ chars: number; wallMs: number }>({ scenario: "throughput", target, concurrency: 10, prompt: `#sim tokens=${tokens}` });
+        // Upstream deltas, counted by text: the gRPC edge joins deltas that arrive together into one message.
+        const deltas = tp.chars / charsPerDelta;
         runs[name].push({
           ttftP50: summary(ttft.samples).p50,
-          gatewayCpuSPer100k: ((gw.proc.cpuSeconds() - before) / Math.max(1, tp.deltas)) * 100_000,
-          deltasPerS: tp.deltas / (tp.wallMs / 1000),
+          gatewayCpuSPer100k: ((gw.proc.cpuSeconds() - before) / Math.max(1, deltas)) * 100_000,
+          deltasPerS: deltas / (tp.wallMs / 1000),
         });
         await simReset(s);
       }
@@ -697,7 +702,14 @@ async function main(): Promise<void> {
       process.stdout.write(`${md}\n`);
       return;
     }
-    const single: Record<string, (s: Services) => Promise<unknown>> = { ttft: ttftScenario, throughput: throughputScenario, capacity: capacityScenario, cancel: cancelScenario, slow: slowScenario };
+    const single: Record<string, (s: Services) => Promise<unknown>> = {
+      ttft: ttftScenario,
+      throughput: throughputScenario,
+      capacity: capacityScenario,
+      cancel: cancelScenario,
+      slow: slowScenario,
+      telemetry: telemetryScenario,
+    };
     const run = args.only === undefined ? undefined : single[args.only];
     if (run) {
       // For iteration: one scenario's raw figures (the log lines carry the per-path summary).
