@@ -41,6 +41,7 @@ async function ttft(target: Target, spec: Extract<LoadSpec, { scenario: "ttft" }
 
 async function throughput(target: Target, spec: Extract<LoadSpec, { scenario: "throughput" }>) {
   let deltas = 0;
+  let chars = 0;
   let errors = 0;
   const cpu = process.cpuUsage();
   const started = performance.now();
@@ -48,12 +49,13 @@ async function throughput(target: Target, spec: Extract<LoadSpec, { scenario: "t
     try {
       const r = await target.stream(spec.prompt, new AbortController().signal, () => undefined);
       deltas += r.textDeltas;
+      chars += r.textChars;
     } catch {
       errors++;
     }
   });
   const used = process.cpuUsage(cpu);
-  return { deltas, errors, wallMs: performance.now() - started, clientCpuS: (used.user + used.system) / 1e6 };
+  return { deltas, chars, errors, wallMs: performance.now() - started, clientCpuS: (used.user + used.system) / 1e6 };
 }
 
 /** Streams aborted after a random 1-10 text deltas; the abort time goes with the tag the simulator records. */

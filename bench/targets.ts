@@ -22,7 +22,10 @@ export interface TargetSpec {
 }
 
 export interface StreamResult {
+  /** Text messages received (the gRPC edge may merge several upstream deltas into one). */
   readonly textDeltas: number;
+  /** Characters of text received: the same for every path that delivered the whole answer. */
+  readonly textChars: number;
   readonly finished: boolean;
   /** The provider that served, from `start` (gRPC only). */
   readonly provider?: string;
@@ -63,6 +66,7 @@ function sseTarget(spec: TargetSpec): Target {
       }
       const decoder = createSseDecoder({ maxEventSize: 1 << 24 });
       let textDeltas = 0;
+      let textChars = 0;
       let finished = false;
       for await (const bytes of res.body) {
         for (const event of decoder.push(bytes as Uint8Array)) {
@@ -73,11 +77,12 @@ function sseTarget(spec: TargetSpec): Target {
           const content = (JSON.parse(event.data) as Chunk).choices?.[0]?.delta?.content;
           if (content) {
             textDeltas++;
+            textChars += content.length;
             await onText(content.length);
           }
         }
       }
-      return { textDeltas, finished };
+      return { textDeltas, textChars, finished };
     },
     close: () => dispatcher.close(),
   };
@@ -91,17 +96,19 @@ function grpcTarget(spec: TargetSpec): Target {
     async stream(prompt, signal, onText) {
       const client = clients[next++ % clients.length]!;
       let textDeltas = 0;
+      let textChars = 0;
       let finished = false;
       let provider: string | undefined;
       const request = { model: spec.model, messages: [{ role: Role.USER, content: [{ part: { case: "text" as const, value: prompt } }] }] };
       for await (const m of client.streamChat(request, { signal, ...(spec.apiKey ? { headers: { authorization: `Bearer ${spec.apiKey}` } } : {}) })) {
         if (m.delta.case === "text") {
           textDeltas++;
+          textChars += m.delta.value.text.length;
           await onText(m.delta.value.text.length);
         } else if (m.delta.case === "start") provider = m.delta.value.provider;
         else if (m.delta.case === "finish") finished = true;
       }
-      return { textDeltas, finished, ...(provider ? { provider } : {}) };
+      return { textDeltas, textChars, finished, ...(provider ? { provider } : {}) };
     },
     close: async () => undefined,
   };

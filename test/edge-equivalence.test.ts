@@ -15,6 +15,7 @@ const SCRIPTS: Array<[string, string]> = [
   ["text then parallel tool calls", "#sim tokens=4 tools=3 seed=5"],
   ["tool calls only", "#sim tokens=0 tools=1 seed=6"],
   ["chunked at random byte offsets, CRLF", "#sim tokens=12 seed=9 chunking=random eol=crlf"],
+  ["the whole answer in one upstream write (gRPC joins deltas)", "#sim reasoning=6 tokens=40 tools=2 seed=4 chunking=bulk"],
 ];
 
 describe("the same request through gRPC and through the OpenAI facade", () => {

@@ -343,7 +343,8 @@ describe("gzip-compressed requests are accepted on every RPC protocol; responses
     expect(res.trailers["grpc-status"]).toBe("0");
     const flags: number[] = [];
     for (let at = 0; at < res.body.length; at += 5 + res.body.readUInt32BE(at + 1)) flags.push(res.body[at]!);
-    expect(flags.length).toBeGreaterThan(5);
+    // start, text (deltas that arrived together are one message), usage, finish at least.
+    expect(flags.length).toBeGreaterThanOrEqual(4);
     expect(flags.every((f) => f === 0)).toBe(true);
   });
 

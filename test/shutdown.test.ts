@@ -105,7 +105,7 @@ describe("graceful shutdown on SIGTERM", () => {
     const exited = exitCode(gw);
     let signalled = false;
     const stream = consume(gw.url, "#sim tokens=5000 fail=stall fail_at=3 tag=drain-twice", (r) => {
-      if (r.length === 3 && !signalled) {
+      if (textOf(r) === simulatedText(1, 3) && !signalled) {
         signalled = true;
         gw.child.kill("SIGTERM");
         void logged(gw, "server.draining").then(() => gw.child.kill("SIGTERM"));

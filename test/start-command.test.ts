@@ -52,7 +52,7 @@ describe("the start command runs the gateway in the process that gets the signal
   it("npm start: the gateway is npm's direct child; SIGTERM to npm drains the stream in flight, exits 0 and leaves nothing running", async () => {
     const { npm, gatewayPid, url } = await npmStart();
     const argv = commandLine(gatewayPid);
-    expect(argv.slice(1)).toEqual(["dist/src/main.js", "--port", "0"]);
+    expect(argv.slice(1)).toEqual(["--max-semi-space-size=64", "dist/src/main.js", "--port", "0"]);
     expect(argv[0]).toMatch(/node$/);
 
     const received: StreamChatResponse[] = [];

@@ -1,5 +1,6 @@
 import { connect as h2connect } from "node:http2";
 import { afterAll, describe, expect, it } from "vitest";
+import { simulatedText } from "../src/simulator/text.js";
 import { chatClient, collect, transports, userRequest } from "./helpers/clients.js";
 import { type Harness, startHarness } from "./helpers/harness.js";
 import { dropPrefix, SHARED_REDIS_URL, testPrefix, usageRecords } from "./helpers/redis.js";
@@ -64,14 +65,15 @@ describe("usage is settled on every way a stream can end", () => {
     const { h, prefix } = await gateway();
     const tag = "exits-shutdown";
     const grpc = chatClient(transports(h.url)["grpc (connect-node, h2)"]!);
-    let received = 0;
+    let received = "";
     let twoArrived: () => void = () => undefined;
     const two = new Promise<void>((resolve) => (twoArrived = resolve));
-    // The upstream holds after two tokens; once both reached the client, the gateway has seen them too.
+    // The upstream holds after two tokens; once both reached the client (maybe
+    // in one message: the edge joins text that arrived together), the gateway has seen them too.
     const held = (async () => {
       try {
         for await (const m of grpc.streamChat(userRequest("sim", `#sim tokens=10 hold_at=2 tag=${tag}`), { headers: { authorization: `Bearer ${KEY}`, "x-request-id": tag } })) {
-          if (m.delta.case === "text" && ++received === 2) twoArrived();
+          if (m.delta.case === "text" && (received += m.delta.value.text) === simulatedText(1, 2)) twoArrived();
         }
       } catch {
         // the shutdown's UNAVAILABLE

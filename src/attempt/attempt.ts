@@ -53,6 +53,12 @@ export interface Attempt {
   readonly deltas: AsyncGenerator<ContentDelta, void, undefined>;
   /** Parameters dropped for this target; known once the request was built. */
   droppedParams(): readonly OptionalParam[];
+  /**
+   * How many deltas decoded from the current upstream read are still to be
+   * pulled: the next pull gets one without waiting for the network. Edges
+   * use it to send deltas that arrived together as one message.
+   */
+  buffered(): number;
   /** Ends the attempt now: the upstream request is destroyed. */
   abort(reason: GatewayError): void;
 }
@@ -63,6 +69,8 @@ export interface Attempt {
  * in profiles, and nobody ever reads this one.
  */
 const CONSUMER_GONE = new GatewayError("canceled", "stream closed");
+
+const NO_FAILURE: unique symbol = Symbol("no failure");
 
 export function startAttempt(plan: AttemptPlan, deps: AttemptDeps, parent: AbortSignal): Attempt {
   const { target } = plan;
@@ -80,6 +88,7 @@ export function startAttempt(plan: AttemptPlan, deps: AttemptDeps, parent: Abort
   let timer: PhaseTimer | undefined;
   let release: (() => void) | undefined;
   let dropped: readonly OptionalParam[] = [];
+  let buffered = 0;
   let ended = false;
   const cleanup = () => {
     timer?.stop();
@@ -137,16 +146,29 @@ export function startAttempt(plan: AttemptPlan, deps: AttemptDeps, parent: Abort
           plan.observer?.afterAbort(decoder.push(next.value).reduce((n, event) => n + translator.event(event).length, 0));
           throw toGatewayError(parent.reason);
         }
-        for (const event of decoder.push(next.value)) {
-          for (const delta of translator.event(event)) {
-            if (first) {
-              first = false;
-              timer.firstDelta();
-              plan.observer?.firstDelta();
-            }
-            yield delta;
+        // The whole read is translated before its first delta is handed on,
+        // so that buffered() knows what is left of it. A translation failure
+        // surfaces after the deltas before it, as when translating lazily.
+        const ready: ContentDelta[] = [];
+        let failure: unknown = NO_FAILURE;
+        try {
+          for (const event of decoder.push(next.value)) {
+            for (const delta of translator.event(event)) ready.push(delta);
           }
+        } catch (error) {
+          failure = error;
         }
+        for (let i = 0; i < ready.length; i++) {
+          if (first) {
+            first = false;
+            timer.firstDelta();
+            plan.observer?.firstDelta();
+          }
+          buffered = ready.length - 1 - i;
+          yield ready[i]!;
+        }
+        buffered = 0;
+        if (failure !== NO_FAILURE) throw failure;
       }
       for (const event of decoder.end()) yield* translator.event(event);
       yield* translator.end();
@@ -170,6 +192,7 @@ export function startAttempt(plan: AttemptPlan, deps: AttemptDeps, parent: Abort
     signal: controller.signal,
     deltas: exchange(),
     droppedParams: () => dropped,
+    buffered: () => buffered,
     abort,
   };
 }

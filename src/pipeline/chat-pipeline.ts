@@ -7,6 +7,7 @@ import type { Context } from "@opentelemetry/api";
 import type { Telemetry } from "../telemetry/telemetry.js";
 import type { ProviderGates } from "../admission/provider-gate.js";
 import type { Breakers } from "../resilience/circuit-breaker.js";
+import type { Attempt } from "../attempt/attempt.js";
 import { commitAttempt } from "../resilience/attempts.js";
 import { createRouteTable, type ModelInfo, type RouteTable } from "../routing/route-table.js";
 import type { TargetOrder } from "../routing/strategies.js";
@@ -43,12 +44,21 @@ export interface StreamContext {
   readonly onQuota?: (quota: Quota) => void;
 }
 
+/**
+ * One request's deltas, pulled one at a time, and how many of the next ones
+ * are already decoded (the rest of the upstream read the last one came
+ * from): pulling those waits for no I/O.
+ */
+export interface DeltaStream extends AsyncGenerator<Delta, void, undefined> {
+  buffered(): number;
+}
+
 /** The path every request takes, whichever edge it came through. */
 export interface ChatPipeline {
   /** The aliases clients may name. */
   catalog(): readonly ModelInfo[];
   /** Deltas for one request: start, content, usage, finish; or a GatewayError. */
-  stream(request: ChatRequest, ctx: StreamContext): AsyncGenerator<Delta, void, undefined>;
+  stream(request: ChatRequest, ctx: StreamContext): DeltaStream;
 }
 
 export interface ChatPipelineOptions {
@@ -116,7 +126,12 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
     random: options.random ?? Math.random,
   };
 
-  async function* stream(request: ChatRequest, ctx: StreamContext): AsyncGenerator<Delta, void, undefined> {
+  function stream(request: ChatRequest, ctx: StreamContext): DeltaStream {
+    let serving: Attempt | undefined;
+    return Object.assign(relay(request, ctx, (attempt) => (serving = attempt)), { buffered: () => serving?.buffered() ?? 0 });
+  }
+
+  async function* relay(request: ChatRequest, ctx: StreamContext, serve: (attempt: Attempt) => void): AsyncGenerator<Delta, void, undefined> {
     const config = options.config();
     const routes = routesOf(config);
     const observer = options.telemetry.stream({
@@ -179,6 +194,7 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
         throw toGatewayError(error);
       });
       const { attempt, first } = committed;
+      serve(attempt);
       observer.committed(committed.records);
       charge.serving(attempt.target);
       attempt.signal.addEventListener("abort", () => stop(toGatewayError(attempt.signal.reason)), { once: true });

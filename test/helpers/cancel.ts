@@ -1,5 +1,7 @@
 import type { RequestRecord } from "../../src/simulator/records.js";
 import type { Harness } from "./harness.js";
+import type { StreamChatResponse } from "../../gen/sluice/v1/chat_service_pb.js";
+import { simulatedTokens } from "../../src/simulator/text.js";
 import { chatClient, grpcJsStream, transports, userRequest } from "./clients.js";
 
 export const CANCEL_CLIENTS = [
@@ -11,7 +13,7 @@ export const CANCEL_CLIENTS = [
 export type CancelClient = (typeof CANCEL_CLIENTS)[number];
 
 export interface CancelOutcome {
-  /** Text deltas the client had received when it cancelled. */
+  /** Upstream text deltas the client had received when it cancelled (counted by their text: messages may join several). */
   readonly received: number;
   /** The simulator's record once it saw the connection close. */
   readonly record: RequestRecord;
@@ -19,7 +21,9 @@ export interface CancelOutcome {
 
 /**
  * Starts a stream whose upstream writes `after` tokens and then stalls
- * forever, cancels it from the client on the `after`-th text delta, and
+ * forever, cancels it from the client once the text of `after` tokens has
+ * arrived (the gRPC edge may send tokens that arrived together as one
+ * message), and
  * waits (on the simulator's own event) until the upstream connection is
  * seen closed. With the gateway's timeouts far away (FAR_TIMEOUTS), the
  * propagated cancel is the only thing that can close it: no assertion on
@@ -27,13 +31,22 @@ export interface CancelOutcome {
  */
 export async function cancelAfter(h: Harness, kind: CancelClient, tag: string, after: number): Promise<CancelOutcome> {
   const request = userRequest("sim", `#sim tokens=2000 fail=stall fail_at=${after} tag=${tag}`);
-  let received = 0;
+  const tokens = simulatedTokens(1, after);
+  let text = "";
+  // Whole upstream tokens in the text so far.
+  const received = () => {
+    let n = 0;
+    for (let at = 0; n < tokens.length && text.startsWith(tokens[n]!, at); at += tokens[n++]!.length);
+    return n;
+  };
   const closed = () => h.sim.records.waitFor((r) => r.tag === tag && r.endedAt !== undefined, 10_000);
   if (kind === "grpc (@grpc/grpc-js)") {
     const s = grpcJsStream(h.url, request);
     await new Promise<void>((resolve) => {
-      s.call.on("data", (m: { delta: { case: string } }) => {
-        if (m.delta.case === "text" && ++received === after) {
+      s.call.on("data", (m: StreamChatResponse) => {
+        if (m.delta.case !== "text") return;
+        text += m.delta.value.text;
+        if (received() === after) {
           s.call.cancel();
           resolve();
         }
@@ -43,16 +56,18 @@ export async function cancelAfter(h: Harness, kind: CancelClient, tag: string, a
     s.messages.catch(() => undefined);
     const record = await closed();
     s.close();
-    return { received, record };
+    return { received: received(), record };
   }
   const abort = new AbortController();
   const client = chatClient(transports(h.url)[kind]!);
   try {
     for await (const m of client.streamChat(request, { signal: abort.signal })) {
-      if (m.delta.case === "text" && ++received === after) abort.abort();
+      if (m.delta.case !== "text") continue;
+      text += m.delta.value.text;
+      if (received() === after) abort.abort();
     }
   } catch {
     // The client's own abort error.
   }
-  return { received, record: await closed() };
+  return { received: received(), record: await closed() };
 }

@@ -253,7 +253,8 @@ export const StreamOptionsSchema: GenMessage<StreamOptions> = /*@__PURE__*/
  */
 export type StreamChatResponse = Message<"sluice.v1.StreamChatResponse"> & {
   /**
-   * Position of this message in the stream, from 0, without gaps.
+   * Position of this message in the stream, from 0, without gaps. It counts
+   * messages sent, not provider fragments (several may be joined into one).
    *
    * @generated from field: uint64 sequence = 1;
    */
@@ -630,6 +631,10 @@ export const ChatService: GenService<{
    * reasoning and tool-call fragments as the provider produces them, then
    * usage and one Finish. A stream that ends without Finish ended with an
    * error status; deltas already received are a truncated answer.
+   * Consecutive text fragments that reached the gateway together may be
+   * joined into one TextDelta (likewise reasoning fragments without a
+   * signature or redacted data): fragment boundaries carry no meaning, the
+   * concatenated text is the same. Nothing is held back to be joined.
    * buf:lint:ignore RPC_REQUEST_RESPONSE_UNIQUE
    *
    * @generated from rpc sluice.v1.ChatService.StreamChat

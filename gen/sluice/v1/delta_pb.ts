@@ -63,7 +63,8 @@ export const StreamStartSchema: GenMessage<StreamStart> = /*@__PURE__*/
  */
 export type TextDelta = Message<"sluice.v1.TextDelta"> & {
   /**
-   * The fragment; may be any length, including part of a word.
+   * The fragment; may be any length, including part of a word, and may join
+   * several provider fragments that arrived together.
    *
    * @generated from field: string text = 1;
    */

@@ -3,6 +3,7 @@ import { create } from "@bufbuild/protobuf";
 import { aggregateDeltas } from "../../core/aggregate.js";
 import { GatewayError } from "../../core/errors.js";
 import { type Heartbeat, withHeartbeats } from "../../core/heartbeats.js";
+import { joinBuffered } from "../../core/join-deltas.js";
 import { requestIdFrom } from "../../core/request-id.js";
 import type { Context } from "@opentelemetry/api";
 import type { Exchange } from "../../http/exchange.js";
@@ -167,10 +168,20 @@ export function createChatService(options: ChatServiceOptions): ServiceImpl<type
           return;
         }
         const deltas = start(link.signal);
-        for await (const item of interval > 0 ? withHeartbeats(deltas, interval) : deltas) {
-          // `start` is the first message, and headers go out with it: still time to add one.
-          if (item.type === "start" && item.droppedParams) ctx.responseHeader.set(DROPPED_PARAMS_HEADER, item.droppedParams.join(","));
-          yield deltaToProto(item, sequence++);
+        const source = interval > 0 ? withHeartbeats(deltas, interval) : deltas;
+        const next = () => source.next();
+        try {
+          for (let pulled = await next(); pulled.done !== true; ) {
+            // Deltas that arrived in one upstream read leave as one message (README, "Natural batching").
+            const { item, after } = await joinBuffered(pulled.value, next, deltas.buffered);
+            // `start` is the first message, and headers go out with it: still time to add one.
+            if (item.type === "start" && item.droppedParams) ctx.responseHeader.set(DROPPED_PARAMS_HEADER, item.droppedParams.join(","));
+            yield deltaToProto(item, sequence++);
+            pulled = after ?? (await next());
+          }
+        } finally {
+          // What for-await would do: on an early exit (connect stopped pulling) the pipeline cleans up; a finished source does nothing.
+          await source.return(undefined).catch(() => undefined);
         }
       } catch (error) {
         throw toConnectError(error);

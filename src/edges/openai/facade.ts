@@ -7,6 +7,7 @@ import type { StructureLimits } from "../../core/structure-limits.js";
 import type { Exchange } from "../../http/exchange.js";
 import { type AnyRequest, type AnyResponse, decodePathSegment, headerOf, pathOf, sendJson, writeChunk } from "../../http/node-http.js";
 import { type BodyLimits, readBody } from "../../http/read-body.js";
+import { createByteBatch } from "../../http/byte-batch.js";
 import { writable } from "../../http/writable.js";
 import type { ChatPipeline, StreamContext } from "../../pipeline/chat-pipeline.js";
 import { createMemoryReplayStore } from "../../store/memory-replay-store.js";
@@ -118,6 +119,10 @@ interface SseStream {
   readonly beforeDone?: () => Promise<void>;
   /** Set when a resumable stream stops being resumable: said in a comment line at the next write. */
   notResumable?: boolean;
+  /** Shown each plain delta as it is written (the replay capture), without a generator between. */
+  readonly observe?: (delta: Delta) => void;
+  /** Deltas already decoded and waiting (the pipeline's count): while any wait, events join one write. */
+  readonly buffered?: () => number;
 }
 
 /**
@@ -131,40 +136,50 @@ interface SseStream {
  */
 async function writeSse(res: AnyResponse, exchange: Exchange, items: AsyncIterable<Delta | Numbered>, options: OpenAiFacadeOptions, sse: SseStream): Promise<void> {
   let committed = false;
+  // Events not written yet: those of deltas decoded from one upstream read go out in one write.
+  const batch = createByteBatch();
+  const push = (part: string | Uint8Array) => batch.push(part);
   try {
     for await (const item of withHeartbeats(items, options.keepaliveMs)) {
       const delta = "sequence" in item ? item.delta : item;
       const dropped = droppedParams(delta);
-      let text = "";
       if (!committed) {
         res.writeHead(200, { ...SSE_HEADERS, ...sse.caller.headers, ...(dropped ? { [DROPPED_PARAMS_HEADER]: dropped } : {}) });
         committed = true;
       } else if (dropped) {
         // A keepalive already sent the headers: say it in a comment line instead.
-        text = `: ${DROPPED_PARAMS_HEADER}: ${dropped}\n\n`;
+        batch.push(`: ${DROPPED_PARAMS_HEADER}: ${dropped}\n\n`);
       }
       if (sse.notResumable) {
-        text += NOT_RESUMABLE_COMMENT;
+        batch.push(NOT_RESUMABLE_COMMENT);
         sse.notResumable = false;
       }
-      if (delta.type === "heartbeat") text += ": keepalive\n\n";
-      else {
+      if (delta.type === "heartbeat") batch.push(": keepalive\n\n");
+      else if ("sequence" in item) {
+        // A resumable stream's delta: its sequence goes on the id: line of its last event.
         const chunks = sse.encoder.encode(delta);
-        const id = "sequence" in item ? `id: ${item.sequence}\n` : "";
-        for (let i = 0; i < chunks.length; i++) text += `${i === chunks.length - 1 ? id : ""}data: ${JSON.stringify(chunks[i])}\n\n`;
+        for (let i = 0; i < chunks.length; i++) push(`${i === chunks.length - 1 ? `id: ${item.sequence}\n` : ""}data: ${JSON.stringify(chunks[i])}\n\n`);
+      } else {
+        sse.observe?.(delta);
+        sse.encoder.events(delta, push);
       }
-      if (text !== "" && !writeChunk(res, text)) await writable(res, exchange, options.sendTimeoutMs);
+      // The next delta is already decoded: it joins this write, so nothing waits for it.
+      if (batch.empty || (delta.type !== "heartbeat" && (sse.buffered?.() ?? 0) > 0)) continue;
+      const flushed = writeChunk(res, batch.take());
+      if (!flushed) await writable(res, exchange, options.sendTimeoutMs);
     }
     // Stored before [DONE]: a client may send the next tool turn the moment it sees the end.
     await sse.beforeDone?.();
     exchange.code = "ok";
-    res.end("data: [DONE]\n\n");
+    batch.push("data: [DONE]\n\n");
+    res.end(batch.take());
   } catch (error) {
     if (exchange.signal.aborted) return;
     if (!committed) return sendError(res, exchange, error, sse.caller.headers);
     const { body } = toOpenAiError(error);
     exchange.code = toGatewayError(error).code;
-    res.end(`data: ${JSON.stringify(body)}\n\n`);
+    batch.push(`data: ${JSON.stringify(body)}\n\n`);
+    res.end(batch.take());
   }
 }
 
@@ -184,7 +199,8 @@ async function stream(res: AnyResponse, exchange: Exchange, parsed: OpenAiChatRe
     });
     return writeSse(res, exchange, entries, options, sse);
   }
-  return writeSse(res, exchange, observed(options.pipeline.stream(parsed.request, context), capture), options, sse);
+  const deltas = options.pipeline.stream(parsed.request, context);
+  return writeSse(res, exchange, deltas, options, { ...sse, observe: (delta) => capture.observe(delta), buffered: deltas.buffered });
 }
 
 /** Last-Event-ID as the last sequence the client has; absent: -1, everything. */

@@ -32,6 +32,8 @@ function logprobs(tokens: readonly TokenLogprob[]): Record<string, unknown> {
   return { content: tokens.map((t) => ({ ...topLogprob(t), top_logprobs: t.topLogprobs.map(topLogprob) })), refusal: null };
 }
 
+const TEXT_SUFFIX = Buffer.from(`},"logprobs":null,"finish_reason":null}]}\n\n`);
+
 function completionId(responseId: string): string {
   return `chatcmpl-${responseId}`;
 }
@@ -43,6 +45,14 @@ function completionId(responseId: string): string {
  */
 export interface ChunkEncoder {
   encode(delta: Delta): readonly object[];
+  /**
+   * The delta's SSE events (`data: <chunk>\n\n` each), handed to `into` in
+   * parts: the same bytes as JSON.stringify of encode()'s chunks. A text
+   * delta, the one that comes by the thousand, is its JSON string between a
+   * per-stream prefix and suffix encoded once, instead of a chunk object
+   * built, serialised and joined per delta.
+   */
+  events(delta: Delta, into: (part: string | Uint8Array) => void): void;
 }
 
 export function createChunkEncoder(options: { readonly includeUsage: boolean }): ChunkEncoder {
@@ -76,31 +86,48 @@ export function createChunkEncoder(options: { readonly includeUsage: boolean }):
     }
   }
 
-  return {
-    encode(delta) {
-      switch (delta.type) {
-        case "start":
-          id = completionId(delta.responseId);
-          model = delta.model;
-          return [chunk({ role: "assistant", content: "" })];
-        case "usage":
-          pendingUsage = delta;
-          return [];
-        case "reasoning":
-          // Signatures and redacted reasoning have no field in OpenAI's shape: the facade keeps them (replay-turns.ts).
-          return delta.text === "" ? [] : [chunk({ reasoning_content: delta.text })];
-        case "logprobs":
-          return [chunk({}, null, logprobs(delta.tokens))];
-        case "finish": {
-          const out: object[] = [chunk({}, FINISH[delta.reason])];
-          if (options.includeUsage && pendingUsage) {
-            out.push({ id, object: "chat.completion.chunk", created, model, choices: [], usage: usage(pendingUsage) });
-          }
-          return out;
+  // The text chunk around its content, fixed once `start` gave the id and the model.
+  let textPrefix: Uint8Array | undefined;
+  const encode = (delta: Delta): readonly object[] => {
+    switch (delta.type) {
+      case "start":
+        id = completionId(delta.responseId);
+        model = delta.model;
+        // chunk({ content }) as JSON.stringify writes it (test/openai-chunks.test.ts compares the bytes).
+        textPrefix = Buffer.from(
+          `data: {"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":${created},"model":${JSON.stringify(model)},"choices":[{"index":0,"delta":{"content":`,
+        );
+        return [chunk({ role: "assistant", content: "" })];
+      case "usage":
+        pendingUsage = delta;
+        return [];
+      case "reasoning":
+        // Signatures and redacted reasoning have no field in OpenAI's shape: the facade keeps them (replay-turns.ts).
+        return delta.text === "" ? [] : [chunk({ reasoning_content: delta.text })];
+      case "logprobs":
+        return [chunk({}, null, logprobs(delta.tokens))];
+      case "finish": {
+        const out: object[] = [chunk({}, FINISH[delta.reason])];
+        if (options.includeUsage && pendingUsage) {
+          out.push({ id, object: "chat.completion.chunk", created, model, choices: [], usage: usage(pendingUsage) });
         }
-        default:
-          return [chunk(content(delta))];
+        return out;
       }
+      default:
+        return [chunk(content(delta))];
+    }
+  };
+
+  return {
+    encode,
+    events(delta, into) {
+      if (delta.type === "text" && textPrefix) {
+        into(textPrefix);
+        into(JSON.stringify(delta.text));
+        into(TEXT_SUFFIX);
+        return;
+      }
+      for (const c of encode(delta)) into(`data: ${JSON.stringify(c)}\n\n`);
     },
   };
 }
