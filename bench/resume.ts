@@ -3,6 +3,7 @@ import { createGrpcTransport } from "@connectrpc/connect-node";
 import { create } from "@bufbuild/protobuf";
 import { Role } from "../gen/sluice/v1/chat_pb.js";
 import { ChatService, StreamChatRequestSchema } from "../gen/sluice/v1/chat_service_pb.js";
+import { simulatedText } from "../src/simulator/text.js";
 import { table } from "./report.js";
 import { round, summary } from "./stats.js";
 
@@ -40,19 +41,21 @@ export async function resumeScenario(url: string, apiKey: string, quick: boolean
     create(StreamChatRequestSchema, { model: "bench", messages: [{ role: Role.USER, content: [{ part: { case: "text", value: prompt } }] }], streamOptions: { resumable } });
   let errors = 0;
 
-  /** Time to the first text delta, or the whole stream's text deltas. */
-  const one = async (prompt: string, lane: Lane): Promise<{ ttftMs: number; texts: number }> => {
+  /** Time to the first text delta, and the whole stream's text (counted in characters: the gRPC edge joins deltas that arrive together, except on resumable streams). */
+  const one = async (prompt: string, lane: Lane): Promise<{ ttftMs: number; chars: number }> => {
     const t0 = performance.now();
     let ttftMs = Number.NaN;
-    let texts = 0;
+    let chars = 0;
     try {
       for await (const m of client.streamChat(request(prompt, lane === "on"), { headers })) {
-        if (m.delta.case === "text" && texts++ === 0) ttftMs = performance.now() - t0;
+        if (m.delta.case !== "text") continue;
+        if (chars === 0) ttftMs = performance.now() - t0;
+        chars += m.delta.value.text.length;
       }
     } catch {
       errors++;
     }
-    return { ttftMs, texts };
+    return { ttftMs, chars };
   };
   const pool = async <T>(count: number, concurrency: number, work: () => Promise<T>): Promise<T[]> => {
     const out: T[] = [];
@@ -78,6 +81,7 @@ export async function resumeScenario(url: string, apiKey: string, quick: boolean
   // Throughput in pairs of rounds (off then on, or on then off): the machine's drift between two
   // adjacent rounds is small, between the first and the last it is not. The median pair ratio is the figure.
   const tokens = quick ? 3_000 : 5_000;
+  const charsPerDelta = simulatedText(1, tokens).length / tokens;
   const pairs = quick ? 8 : 12;
   const throughput: Record<Lane, { deltas: number; ms: number; streams: number; gatewayCpu: number; redisCpu: number }> = {
     off: { deltas: 0, ms: 0, streams: 0, gatewayCpu: 0, redisCpu: 0 },
@@ -93,7 +97,8 @@ export async function resumeScenario(url: string, apiKey: string, quick: boolean
       const ms = performance.now() - t0;
       throughput[lane].gatewayCpu += cpu.gateway() - cpu0[0]!;
       throughput[lane].redisCpu += (cpu.redis?.() ?? 0) - cpu0[1]!;
-      const deltas = got.reduce((sum, g) => sum + g.texts, 0);
+      // Upstream deltas, from the text: every stream is the simulator's seed-1 text of `tokens` deltas.
+      const deltas = got.reduce((sum, g) => sum + g.chars, 0) / charsPerDelta;
       throughput[lane].ms += ms;
       throughput[lane].deltas += deltas;
       throughput[lane].streams += got.length;
