@@ -2,29 +2,13 @@ import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { StreamChatResponse } from "../gen/sluice/v1/chat_service_pb.js";
 import { simulatedText } from "../src/simulator/text.js";
-import { type ChatClient, chatClient, collect, rpcFailure, textOf, transports, userRequest } from "./helpers/clients.js";
+import { type ChatClient, chatClient, collect, rpcFailure, streamAndDrop, textOf, transports, userRequest } from "./helpers/clients.js";
 import { FAR_TIMEOUTS, type Harness, startHarness } from "./helpers/harness.js";
 
 const resumable = { streamOptions: { resumable: true } };
 
 /** Streams `prompt` resumably and drops the connection on the `after`-th text delta; the messages received. */
-async function startAndDrop(client: ChatClient, prompt: string, after: number): Promise<StreamChatResponse[]> {
-  const abort = new AbortController();
-  const received: StreamChatResponse[] = [];
-  let texts = 0;
-  try {
-    for await (const m of client.streamChat(userRequest("sim", prompt, resumable), { signal: abort.signal })) {
-      received.push(m);
-      if (m.delta.case === "text" && ++texts === after) {
-        abort.abort();
-        break;
-      }
-    }
-  } catch {
-    // The client's own abort.
-  }
-  return received;
-}
+const startAndDrop = (client: ChatClient, prompt: string, after: number) => streamAndDrop(client, userRequest("sim", prompt, resumable), after);
 
 const responseIdOf = (messages: readonly StreamChatResponse[]) => (messages[0]?.delta.case === "start" ? messages[0].delta.value.responseId : "");
 

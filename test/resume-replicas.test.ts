@@ -6,7 +6,7 @@ import { sha256Hex } from "../src/config/key-hash.js";
 import type { ConfigInput } from "../src/config/schema.js";
 import { startSimulator, type Simulator } from "../src/simulator/server.js";
 import { simulatedText } from "../src/simulator/text.js";
-import { type ChatClient, chatClient, collect, rpcFailure, textOf, userRequest } from "./helpers/clients.js";
+import { type ChatClient, chatClient, collect, rpcFailure, streamAndDrop, textOf, userRequest } from "./helpers/clients.js";
 import { type GatewayProcess, startGatewayProcess } from "./helpers/gateway-process.js";
 import { FAR_TIMEOUTS } from "./helpers/harness.js";
 import { dropPrefix, inspector, SHARED_REDIS_URL, testPrefix } from "./helpers/redis.js";
@@ -60,23 +60,8 @@ const client = (g: GatewayProcess): ChatClient => chatClient(createGrpcTransport
 const responseIdOf = (messages: readonly StreamChatResponse[]) => (messages[0]?.delta.case === "start" ? messages[0].delta.value.responseId : "");
 
 /** Streams `prompt` resumably on `g` as the owner and drops the connection on the `after`-th text delta. */
-async function startAndDrop(g: GatewayProcess, prompt: string, after: number): Promise<StreamChatResponse[]> {
-  const abort = new AbortController();
-  const received: StreamChatResponse[] = [];
-  let texts = 0;
-  try {
-    for await (const m of client(g).streamChat(userRequest("sim", prompt, { streamOptions: { resumable: true } }), { ...bearer(OWNER_KEY), signal: abort.signal })) {
-      received.push(m);
-      if (m.delta.case === "text" && ++texts === after) {
-        abort.abort();
-        break;
-      }
-    }
-  } catch {
-    // The client's own abort.
-  }
-  return received;
-}
+const startAndDrop = (g: GatewayProcess, prompt: string, after: number) =>
+  streamAndDrop(client(g), userRequest("sim", prompt, { streamOptions: { resumable: true } }), after, bearer(OWNER_KEY).headers);
 
 describe("resumable streams across gateway processes sharing one Redis", () => {
   it("continue on replica B exactly where the client left replica A: the concatenation is the uninterrupted answer, for every concurrent reader", async () => {

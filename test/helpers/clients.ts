@@ -97,3 +97,27 @@ export async function rpcFailure(call: Promise<unknown>): Promise<ConnectError> 
   }
   throw new Error("expected the call to fail");
 }
+
+/** Streams `request` and drops the connection on the `after`-th text delta (a client that lost its network); the messages received. */
+export async function streamAndDrop(
+  client: ChatClient,
+  request: StreamChatRequest,
+  after: number,
+  headers: Record<string, string> = {},
+): Promise<StreamChatResponse[]> {
+  const abort = new AbortController();
+  const received: StreamChatResponse[] = [];
+  let texts = 0;
+  try {
+    for await (const m of client.streamChat(request, { headers, signal: abort.signal })) {
+      received.push(m);
+      if (m.delta.case === "text" && ++texts === after) {
+        abort.abort();
+        break;
+      }
+    }
+  } catch {
+    // The client's own abort.
+  }
+  return received;
+}
