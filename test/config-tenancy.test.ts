@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, resolveConfig } from "../src/config/config.js";
+import { resolveConfig } from "../src/config/config.js";
 import { sha256Hex } from "../src/config/key-hash.js";
+import { configErrors } from "./helpers/config-errors.js";
 
 const base = {
   providers: { main: { kind: "openai", baseUrl: "http://127.0.0.1:9/v1" } },
@@ -8,15 +9,6 @@ const base = {
 };
 const KEY = "sk-test-config-abcdef0123456789";
 
-function problems(input: unknown, env: NodeJS.ProcessEnv = {}): string {
-  try {
-    resolveConfig(input, env, "test.yaml");
-  } catch (e) {
-    expect(e).toBeInstanceOf(ConfigError);
-    return (e as Error).message;
-  }
-  throw new Error("expected a ConfigError");
-}
 
 describe("auth and store configuration", () => {
   it("is off by default: no keys, no admin service, no Redis (the quick start)", () => {
@@ -64,7 +56,7 @@ describe("auth and store configuration", () => {
   });
 
   it("reports every key problem in one run, naming variables but never their values", () => {
-    const report = problems(
+    const report = configErrors(
       {
         ...base,
         auth: {

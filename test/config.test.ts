@@ -4,7 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfigFile, resolveConfig } from "../src/config/config.js";
+import { loadConfigFile, resolveConfig } from "../src/config/config.js";
+import { configErrors } from "./helpers/config-errors.js";
 
 const run = promisify(execFile);
 const minimal = {
@@ -12,15 +13,6 @@ const minimal = {
   models: { m: { provider: "main", model: "gpt" } },
 };
 
-function configError(input: unknown, env: NodeJS.ProcessEnv = {}): string {
-  try {
-    resolveConfig(input, env, "test.yaml");
-  } catch (e) {
-    expect(e).toBeInstanceOf(ConfigError);
-    return (e as Error).message;
-  }
-  throw new Error("expected a ConfigError");
-}
 
 describe("configuration", () => {
   it("applies defaults and merges timeouts model over provider over defaults", () => {
@@ -69,17 +61,17 @@ describe("configuration", () => {
   ];
   for (const [name, input, path] of bad) {
     it(`${name}: fails naming ${path}`, () => {
-      expect(configError(input)).toContain(path);
+      expect(configErrors(input)).toContain(path);
     });
   }
 
   it("fails at start-up when an API key variable is unset", () => {
     const input = { ...minimal, providers: { main: { ...minimal.providers.main, apiKeyEnv: "MISSING_KEY" } } };
-    expect(configError(input)).toContain("providers.main.apiKeyEnv: environment variable MISSING_KEY is not set");
+    expect(configErrors(input)).toContain("providers.main.apiKeyEnv: environment variable MISSING_KEY is not set");
   });
 
   it("reports every problem in one run: schema, references and every unset key variable", () => {
-    const message = configError({
+    const message = configErrors({
       server: { port: "x", drainMs: -1 },
       providers: {
         a: { kind: "cohere", baseUrl: "nope", apiKeyEnv: "A_KEY" },

@@ -10,8 +10,9 @@ import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } f
 import { credentials as grpcCredentials, status as GrpcStatus } from "@grpc/grpc-js";
 import { Agent, fetch as undiciFetch } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ConfigError, resolveConfig } from "../src/config/config.js";
+import { resolveConfig } from "../src/config/config.js";
 import { simulatedText } from "../src/simulator/text.js";
+import { configErrors } from "./helpers/config-errors.js";
 import { type TestPki, createTestPki } from "./helpers/certificates.js";
 import { chatClient, collect, grpcJsStream, textOf, userRequest } from "./helpers/clients.js";
 import { type Harness, startHarness } from "./helpers/harness.js";
@@ -249,15 +250,7 @@ describe("TLS configuration", () => {
     providers: { main: { kind: "openai", baseUrl: "http://127.0.0.1:9/v1" } },
     models: { m: { provider: "main", model: "x" } },
   });
-  const problems = (tls: Record<string, string>) => {
-    try {
-      resolveConfig(base(tls), {}, "test.yaml");
-    } catch (e) {
-      expect(e).toBeInstanceOf(ConfigError);
-      return (e as Error).message;
-    }
-    throw new Error("expected a ConfigError");
-  };
+  const problems = (tls: Record<string, string>) => configErrors(base(tls));
 
   it("reads the files at start-up; the key never prints", () => {
     const config = resolveConfig(base({ certFile: pki.server.certFile, keyFile: pki.server.keyFile }), {});

@@ -23,7 +23,7 @@ const LEFT = new GatewayError("canceled", "the client closed the connection befo
  * Over HTTP/1.1 the request guard bounds how long the rest is read
  * (see `lingerAfterRefusal`).
  */
-export function discardRest(req: AnyRequest): void {
+function discardRest(req: AnyRequest): void {
   if (!req.complete) req.resume();
 }
 
