@@ -1,9 +1,10 @@
 import { type ConnectRouter, createConnectRouter, createContextKey, createContextValues } from "@connectrpc/connect";
-import type { UniversalServerRequest } from "@connectrpc/connect/protocol";
+import type { UniversalServerRequest, UniversalServerResponse } from "@connectrpc/connect/protocol";
 import { compressionGzip } from "@connectrpc/connect-node";
 import type { Exchange } from "../http/exchange.js";
 import { type AnyRequest, type AnyResponse, headerOf, pathOf } from "../http/node-http.js";
-import { limitedBody, type RequestBodyLimits, rpcWireOf, webHeaders } from "./rpc-request.js";
+import { type LeanMethod, leanEligible, serveLean } from "./lean-grpc-stream.js";
+import { checkedBody, limitedBody, type RequestBodyLimits, rpcWireOf, webHeaders } from "./rpc-request.js";
 import { writeRpcResponse } from "./rpc-response.js";
 
 /** Handlers reach their request's exchange (request id, access-line fields) through this key. */
@@ -42,7 +43,8 @@ export function createRpcHandler(options: RpcHandlerOptions): RpcHandler {
     compressMinBytes: NEVER_COMPRESS,
     readMaxBytes: options.limits.maxRequestBytes,
   });
-  options.routes(router);
+  const lean = new Map<string, LeanMethod>();
+  options.routes(recordingLeanMethods(router, lean));
   const handlers = new Map(router.handlers.map((h) => [h.requestPath, h]));
 
   return (req, res, exchange) => {
@@ -53,11 +55,25 @@ export function createRpcHandler(options: RpcHandlerOptions): RpcHandler {
     exchange.route = handler.requestPath;
     const header = webHeaders(req);
     const authority = "authority" in req ? req.authority : headerOf(req, "host");
+    const url = `http://${authority && /^[\w.:[\]-]+$/.test(authority) ? authority : "sluice"}${pathOf(req)}`;
     let bodyRefused = false;
+    const write = (uRes: UniversalServerResponse) =>
+      writeRpcResponse(uRes, res, exchange, wire, { sendTimeoutMs: options.sendTimeoutMs, bodyLeftUnread: () => bodyRefused && !req.complete });
+    const leanMethod = lean.get(handler.requestPath);
+    if (leanMethod && wire?.protocol === "grpc" && !wire.json && req.method === "POST" && leanEligible(header)) {
+      const body = () =>
+        checkedBody(req, header, wire, leanMethod.method.input, options.limits).catch((error: unknown) => {
+          bodyRefused = true;
+          throw error;
+        });
+      return write(
+        serveLean(leanMethod, { url, header, signal: exchange.signal, contextValues: createContextValues().set(EXCHANGE, exchange), body, maxMessageBytes: options.limits.maxRequestBytes }),
+      );
+    }
     const uReq: UniversalServerRequest = {
       httpVersion: req.httpVersion,
       method: req.method ?? "",
-      url: `http://${authority && /^[\w.:[\]-]+$/.test(authority) ? authority : "sluice"}${pathOf(req)}`,
+      url,
       header,
       body: (async function* () {
         try {
@@ -70,8 +86,30 @@ export function createRpcHandler(options: RpcHandlerOptions): RpcHandler {
       signal: exchange.signal,
       contextValues: createContextValues().set(EXCHANGE, exchange),
     };
-    return handler(uReq).then((uRes) =>
-      writeRpcResponse(uRes, res, exchange, wire, { sendTimeoutMs: options.sendTimeoutMs, bodyLeftUnread: () => bodyRefused && !req.complete }),
-    );
+    return handler(uReq).then(write);
+  };
+}
+
+/**
+ * The router, noting each server-streaming method registered with an
+ * implementation: over binary gRPC those take the lean path
+ * (lean-grpc-stream.ts); everything else stays connect's.
+ */
+function recordingLeanMethods(router: ConnectRouter, lean: Map<string, LeanMethod>): ConnectRouter {
+  return {
+    get handlers() {
+      return router.handlers;
+    },
+    rpc: router.rpc.bind(router) as ConnectRouter["rpc"],
+    service(service, implementation, options) {
+      router.service(service, implementation, options);
+      for (const method of service.methods) {
+        const impl = (implementation as Record<string, unknown>)[method.localName];
+        if (method.methodKind === "server_streaming" && typeof impl === "function") {
+          lean.set(`/${service.typeName}/${method.name}`, { method: method as LeanMethod["method"], impl: impl.bind(implementation) as LeanMethod["impl"] });
+        }
+      }
+      return this;
+    },
   };
 }

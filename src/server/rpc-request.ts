@@ -72,7 +72,8 @@ function clampDeadlineHeaders(headers: Headers): void {
   if (connect !== null && /^\d{1,10}$/.test(connect)) headers.set("connect-timeout-ms", String(clampDelay(Number(connect))));
 }
 
-async function decompress(data: Uint8Array, encoding: string | null, limit: number): Promise<Uint8Array | undefined> {
+/** A message decompressed by its declared encoding; undefined for an encoding other than gzip (connect refuses it). */
+export async function decompress(data: Uint8Array, encoding: string | null, limit: number): Promise<Uint8Array | undefined> {
   if (encoding === null || encoding === "identity") return data;
   // Other encodings are connect's to refuse (UNIMPLEMENTED, naming what it accepts).
   if (encoding !== "gzip") return undefined;
@@ -94,7 +95,7 @@ function refuseDeclaredOversize(first: Buffer, limit: number): void {
  * decompressed size, and element count and nesting by a cheap scan. Returns
  * the body unchanged for connect to decode.
  */
-async function checkedBody(req: AnyRequest, headers: Headers, wire: RpcWire, input: DescMessage, limits: RequestBodyLimits): Promise<Buffer> {
+export async function checkedBody(req: AnyRequest, headers: Headers, wire: RpcWire, input: DescMessage, limits: RequestBodyLimits): Promise<Buffer> {
   // An envelope declaring more than the limit is refused from its first bytes, not after 4 MiB of them.
   const body = await readBody(req, limits, wire.enveloped ? (first) => refuseDeclaredOversize(first, limits.maxRequestBytes) : undefined);
   let message: Uint8Array | undefined;
