@@ -246,6 +246,10 @@ async function ttftScenario(s: Services) {
   const streams = QUICK ? 200 : 1000;
   const prompt = "#sim tokens=2";
   const results: Record<string, Record<number, { p50: number; p99: number; n: number; errors: number }>> = {};
+  // This is the first scenario: without a warm-up it measured a gateway whose
+  // JIT had seen a handful of requests (a fresh gateway's first thousand
+  // streams cost about twice the CPU of later ones), not a gateway in service.
+  for (const kind of targets(s)) await load({ scenario: "ttft", target: targetSpec(s, kind), concurrency: 10, perLane: QUICK ? 40 : 100, prompt });
   for (const concurrency of levels) {
     for (const kind of targets(s)) {
       // Interleave targets per level so that machine noise hits all alike.
