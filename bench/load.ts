@@ -58,10 +58,14 @@ async function throughput(target: Target, spec: Extract<LoadSpec, { scenario: "t
   return { deltas, chars, errors, wallMs: performance.now() - started, clientCpuS: (used.user + used.system) / 1e6 };
 }
 
-/** Streams aborted after a random 1-10 text deltas; the abort time goes with the tag the simulator records. */
+/**
+ * Streams aborted after a random 1-10 text deltas; the abort time, and when
+ * the cancel left this process, go with the tag the simulator records.
+ */
 async function cancel(target: Target, spec: Extract<LoadSpec, { scenario: "cancel" }>) {
   const next = createRandom(spec.seed);
-  const aborts: Array<{ tag: string; abortAt: number; received: number }> = [];
+  const aborts: Array<{ tag: string; abortAt: number; sentAt: number; received: number }> = [];
+  const sent: Array<Promise<void>> = [];
   let started = 0;
   await lanes(spec.concurrency, async (lane) => {
     while (started < spec.total) {
@@ -72,8 +76,10 @@ async function cancel(target: Target, spec: Extract<LoadSpec, { scenario: "cance
       try {
         await target.stream(withTag(spec.prompt, tag), controller.signal, () => {
           if (++received === after) {
-            aborts.push({ tag, abortAt: epochMs(), received });
+            const abort = { tag, abortAt: epochMs(), sentAt: Number.NaN, received };
+            aborts.push(abort);
             controller.abort();
+            sent.push(target.cancelSent().then((at) => void (abort.sentAt = at)));
           }
         });
       } catch {
@@ -81,6 +87,7 @@ async function cancel(target: Target, spec: Extract<LoadSpec, { scenario: "cance
       }
     }
   });
+  await Promise.all(sent);
   return { aborts };
 }
 
