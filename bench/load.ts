@@ -1,5 +1,6 @@
 import { setTimeout as delay } from "node:timers/promises";
 import { createRandom } from "../src/simulator/random.js";
+import { simulatedTokens } from "../src/simulator/text.js";
 import { epochMs } from "./stats.js";
 import { createTarget, type Target, type TargetSpec } from "./targets.js";
 
@@ -59,11 +60,15 @@ async function throughput(target: Target, spec: Extract<LoadSpec, { scenario: "t
 }
 
 /**
- * Streams aborted after a random 1-10 text deltas; the abort time, and when
- * the cancel left this process, go with the tag the simulator records.
+ * Streams aborted after a random 1-10 upstream deltas; the abort time, and
+ * when the cancel left this process, go with the tag the simulator records.
+ * Deltas are counted by text (the simulator's seed-1 tokens), not by
+ * messages: the gRPC edge may carry several in one message.
  */
 async function cancel(target: Target, spec: Extract<LoadSpec, { scenario: "cancel" }>) {
   const next = createRandom(spec.seed);
+  const tokenEnds: number[] = [];
+  for (const token of simulatedTokens(1, 1000)) tokenEnds.push((tokenEnds.at(-1) ?? 0) + token.length);
   const aborts: Array<{ tag: string; abortAt: number; sentAt: number; received: number }> = [];
   const sent: Array<Promise<void>> = [];
   let started = 0;
@@ -73,9 +78,13 @@ async function cancel(target: Target, spec: Extract<LoadSpec, { scenario: "cance
       const after = 1 + Math.floor(next() * 10);
       const controller = new AbortController();
       let received = 0;
+      let chars = 0;
       try {
-        await target.stream(withTag(spec.prompt, tag), controller.signal, () => {
-          if (++received === after) {
+        await target.stream(withTag(spec.prompt, tag), controller.signal, (bytes) => {
+          if (received >= after) return;
+          chars += bytes;
+          while (received < tokenEnds.length && tokenEnds[received]! <= chars) received++;
+          if (received >= after) {
             const abort = { tag, abortAt: epochMs(), sentAt: Number.NaN, received };
             aborts.push(abort);
             controller.abort();
