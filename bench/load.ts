@@ -1,5 +1,6 @@
 import { setTimeout as delay } from "node:timers/promises";
 import { createRandom } from "../src/simulator/random.js";
+import { simulatedTokens } from "../src/simulator/text.js";
 import { epochMs } from "./stats.js";
 import { createTarget, type Target, type TargetSpec } from "./targets.js";
 
@@ -58,10 +59,18 @@ async function throughput(target: Target, spec: Extract<LoadSpec, { scenario: "t
   return { deltas, chars, errors, wallMs: performance.now() - started, clientCpuS: (used.user + used.system) / 1e6 };
 }
 
-/** Streams aborted after a random 1-10 text deltas; the abort time goes with the tag the simulator records. */
+/**
+ * Streams aborted after a random 1-10 upstream deltas; the abort time, and
+ * when the cancel left this process, go with the tag the simulator records.
+ * Deltas are counted by text (the simulator's seed-1 tokens), not by
+ * messages: the gRPC edge may carry several in one message.
+ */
 async function cancel(target: Target, spec: Extract<LoadSpec, { scenario: "cancel" }>) {
   const next = createRandom(spec.seed);
-  const aborts: Array<{ tag: string; abortAt: number; received: number }> = [];
+  const tokenEnds: number[] = [];
+  for (const token of simulatedTokens(1, 1000)) tokenEnds.push((tokenEnds.at(-1) ?? 0) + token.length);
+  const aborts: Array<{ tag: string; abortAt: number; sentAt: number; received: number }> = [];
+  const sent: Array<Promise<void>> = [];
   let started = 0;
   await lanes(spec.concurrency, async (lane) => {
     while (started < spec.total) {
@@ -69,11 +78,17 @@ async function cancel(target: Target, spec: Extract<LoadSpec, { scenario: "cance
       const after = 1 + Math.floor(next() * 10);
       const controller = new AbortController();
       let received = 0;
+      let chars = 0;
       try {
-        await target.stream(withTag(spec.prompt, tag), controller.signal, () => {
-          if (++received === after) {
-            aborts.push({ tag, abortAt: epochMs(), received });
+        await target.stream(withTag(spec.prompt, tag), controller.signal, (bytes) => {
+          if (received >= after) return;
+          chars += bytes;
+          while (received < tokenEnds.length && tokenEnds[received]! <= chars) received++;
+          if (received >= after) {
+            const abort = { tag, abortAt: epochMs(), sentAt: Number.NaN, received };
+            aborts.push(abort);
             controller.abort();
+            sent.push(target.cancelSent().then((at) => void (abort.sentAt = at)));
           }
         });
       } catch {
@@ -81,6 +96,7 @@ async function cancel(target: Target, spec: Extract<LoadSpec, { scenario: "cance
       }
     }
   });
+  await Promise.all(sent);
   return { aborts };
 }
 

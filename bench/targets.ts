@@ -4,6 +4,7 @@ import { Agent, request } from "undici";
 import { createSseDecoder } from "../src/sse/decoder.js";
 import { ChatService } from "../gen/sluice/v1/chat_service_pb.js";
 import { Role } from "../gen/sluice/v1/chat_pb.js";
+import { epochMs } from "./stats.js";
 
 /** Where a benchmark stream goes. */
 export type TargetKind = "direct" | "sluice-grpc" | "sluice-sse" | "peer-sse";
@@ -36,8 +37,25 @@ export type OnText = (bytes: number) => void | Promise<void>;
 
 export interface Target {
   stream(prompt: string, signal: AbortSignal, onText: OnText): Promise<StreamResult>;
+  /**
+   * Epoch ms when a cancel made just now (the stream's signal aborted) has
+   * left this process. The cancel benchmark measures the upstream close
+   * from there: the time a busy load generator takes to flush it is its
+   * own, not the path's.
+   */
+  cancelSent(): Promise<number>;
   close(): Promise<void>;
 }
+
+/** undici destroys the socket inside abort(): the FIN is on the wire when abort() returns. */
+const sentAtAbort = () => Promise.resolve(epochMs());
+
+/**
+ * Node's HTTP/2 session writes a RST_STREAM frame from a native immediate,
+ * in the check phase of the loop iteration that aborted the stream; native
+ * immediates run before JavaScript ones, so this is at or after the write.
+ */
+const sentAtCheckPhase = () => new Promise<number>((resolve) => setImmediate(() => resolve(epochMs())));
 
 interface Chunk {
   choices?: Array<{ delta?: { content?: string } }>;
@@ -84,6 +102,7 @@ function sseTarget(spec: TargetSpec): Target {
       }
       return { textDeltas, textChars, finished };
     },
+    cancelSent: sentAtAbort,
     close: () => dispatcher.close(),
   };
 }
@@ -110,6 +129,7 @@ function grpcTarget(spec: TargetSpec): Target {
       }
       return { textDeltas, textChars, finished, ...(provider ? { provider } : {}) };
     },
+    cancelSent: sentAtCheckPhase,
     close: async () => undefined,
   };
 }

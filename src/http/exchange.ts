@@ -3,6 +3,7 @@ import { GatewayError } from "../core/errors.js";
 import { requestIdFrom } from "../core/request-id.js";
 import type { Tracing } from "../telemetry/tracing.js";
 import { traceResponse } from "../telemetry/tracing.js";
+import { watchDeparture } from "./departure.js";
 import { type AnyRequest, type AnyResponse, headerOf, resetResponse } from "./node-http.js";
 
 /** Which door a request came through; a closed list, so logs and metrics stay bounded. */
@@ -51,12 +52,8 @@ const CLIENT_LEFT = new GatewayError("canceled", "the client closed the connecti
 
 export function createExchange(req: AnyRequest, res: AnyResponse, tracing: Tracing): Exchange {
   const controller = new AbortController();
-  // writableEnded is true once the gateway called end(); a close before that
-  // is the client leaving. HTTP/2's compatibility response emits `finish`
-  // before `close` even on a reset, so `finish` cannot be the test.
-  res.once("close", () => {
-    if (!res.writableEnded) controller.abort(CLIENT_LEFT);
-  });
+  // The first sign of the client leaving an unfinished response (http/departure.ts).
+  watchDeparture(req, res, () => controller.abort(CLIENT_LEFT));
   const startedAt = performance.now();
   let span: Span | undefined;
   let spanContext: Context | undefined;

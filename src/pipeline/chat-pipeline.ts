@@ -149,9 +149,10 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
     // Admission.
     const controller = new AbortController();
     let release: () => void = () => undefined;
+    // The upstream is aborted first: the bookkeeping (spans, metrics, usage) must not delay the close.
     const stop = (reason: GatewayError) => {
-      observer.ended(reason);
       controller.abort(reason);
+      observer.ended(reason);
       release();
       charge.end(meter, reason);
     };
