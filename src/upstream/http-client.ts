@@ -1,5 +1,6 @@
-import { Agent, type Dispatcher, request } from "undici";
-import type { TimeoutsConfig } from "../config/schema.js";
+import { type Agent, type Dispatcher, request } from "undici";
+import type { TimeoutsConfig, UpstreamHttpConfig } from "../config/schema.js";
+import { createUpstreamAgent } from "./upstream-agent.js";
 
 /** A provider HTTP request, fully built by an adapter; the client sends it as is. */
 export interface UpstreamRequest {
@@ -21,6 +22,8 @@ export interface SendOptions {
   readonly timeouts: TimeoutsConfig;
   /** Connection pool key: one pool per provider. */
   readonly pool: string;
+  /** The provider's HTTP version and streams per connection. */
+  readonly http: UpstreamHttpConfig;
   readonly requestId: string;
 }
 
@@ -48,11 +51,11 @@ export interface UpstreamClient {
 export function createUpstreamClient(): UpstreamClient {
   const agents = new Map<string, Agent>();
 
-  function agentFor(pool: string, connectMs: number): Agent {
-    const key = `${pool}\u0000${connectMs}`;
+  function agentFor(pool: string, connectMs: number, http: UpstreamHttpConfig): Agent {
+    const key = `${pool}\u0000${connectMs}\u0000${http.version}\u0000${http.maxStreamsPerConnection}`;
     let agent = agents.get(key);
     if (!agent) {
-      agent = new Agent({ connect: { timeout: connectMs }, keepAliveTimeout: 30_000, pipelining: 1 });
+      agent = createUpstreamAgent(http, connectMs);
       agents.set(key, agent);
     }
     return agent;
@@ -66,7 +69,9 @@ export function createUpstreamClient(): UpstreamClient {
         headers: { ...req.headers, "x-request-id": options.requestId },
         body: req.body,
         signal: options.signal,
-        dispatcher: agentFor(options.pool, timeouts.connectMs),
+        dispatcher: agentFor(options.pool, timeouts.connectMs, options.http),
+        // Lets HTTP/2 streams share a connection; see createUpstreamAgent.
+        idempotent: options.http.version === "2",
         // The phase timer owns headers, first-token, idle and total limits;
         // undici's own would enforce the same limits a second time.
         headersTimeout: 0,
