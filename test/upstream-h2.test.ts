@@ -13,8 +13,11 @@ beforeAll(async () => {
   h = await startHarness({
     simulator: { h2c: true },
     routing: (sim) => ({
-      providers: { h2: { kind: "openai", baseUrl: sim.h2cOpenAiBaseUrl!, http: { version: "2" }, timeouts: FAR_TIMEOUTS, breaker: { failures: 10_000 } } },
-      models: { sim: { provider: "h2", model: "sim-1" } },
+      providers: {
+        h2: { kind: "openai", baseUrl: sim.h2cOpenAiBaseUrl!, http: { version: "2" }, timeouts: FAR_TIMEOUTS, breaker: { failures: 10_000 } },
+        four: { kind: "openai", baseUrl: sim.h2cOpenAiBaseUrl!, http: { version: "2", maxStreamsPerConnection: 4 }, timeouts: FAR_TIMEOUTS, breaker: { failures: 10_000 } },
+      },
+      models: { sim: { provider: "h2", model: "sim-1" }, four: { provider: "four", model: "sim-1" } },
     }),
   });
 });
@@ -23,9 +26,9 @@ afterAll(() => h.close());
 const client = () => chatClient(transports(h.url)["grpc (connect-node, h2)"]!);
 
 /** Starts a stream whose upstream writes `after` tokens and then stalls until closed; resolves once the simulator stalls. */
-async function stalledStream(tag: string, after: number) {
+async function stalledStream(tag: string, after: number, alias = "sim") {
   const abort = new AbortController();
-  const done = collect(client().streamChat(userRequest("sim", `#sim tokens=2000 fail=stall fail_at=${after} tag=${tag}`), { signal: abort.signal })).catch(
+  const done = collect(client().streamChat(userRequest(alias, `#sim tokens=2000 fail=stall fail_at=${after} tag=${tag}`), { signal: abort.signal })).catch(
     () => undefined,
   );
   await h.sim.records.waitFor((r) => r.tag === tag && r.outcome === "stalled", 10_000);
@@ -54,6 +57,15 @@ describe("upstream HTTP/2", () => {
     expect(h.sim.stats().openConnections).toBe(1);
   });
 
+  it("a burst at a provider with no connection yet opens only as many as its streams need", async () => {
+    const before = h.sim.stats().openConnections;
+    // All ten arrive while the first connection is still being set up.
+    const streams = await Promise.all(Array.from({ length: 10 }, (_, i) => stalledStream(`h2-burst-${i}`, 1, "four")));
+    expect(h.sim.stats().openConnections - before).toBe(3); // 4 + 4 + 2
+    for (const s of streams) s.abort.abort();
+    await Promise.all(streams.map((s) => s.done));
+  });
+
   it("a client that stops reading holds back its own upstream stream, not the connection's others", async () => {
     const tokens = 2_000;
     const tokenChars = 10_000;
@@ -63,12 +75,13 @@ describe("upstream HTTP/2", () => {
     await reader.next(); // then reads nothing more
     const held = await h.sim.records.waitFor((r) => r.tag === "h2-slow" && r.waitingForDrain === true, 20_000);
     expect(held.bytesWritten).toBeLessThan((tokens * tokenChars) / 2);
+    const connections = h.sim.stats().openConnections;
 
     // Another stream on the same connection runs to its end meanwhile.
     const fast = await collect(client().streamChat(userRequest("sim", "#sim tokens=200 tag=h2-fast")));
     expect(textOf(fast)).toBe(simulatedText(1, 200));
     expect(h.sim.records.all().find((r) => r.tag === "h2-slow")).toMatchObject({ outcome: "streaming", waitingForDrain: true });
-    expect(h.sim.stats().openConnections).toBe(1);
+    expect(h.sim.stats().openConnections).toBe(connections);
 
     abort.abort();
     await reader.return?.();

@@ -1,6 +1,6 @@
-import { type Agent, type Dispatcher, request } from "undici";
+import { type Dispatcher, request } from "undici";
 import type { TimeoutsConfig, UpstreamHttpConfig } from "../config/schema.js";
-import { createUpstreamAgent } from "./upstream-agent.js";
+import { createUpstreamAgent, type UpstreamAgent } from "./upstream-agent.js";
 
 /** A provider HTTP request, fully built by an adapter; the client sends it as is. */
 export interface UpstreamRequest {
@@ -49,9 +49,9 @@ export interface UpstreamClient {
  * enforces those, with the one wording in attempt/deadlines.ts.
  */
 export function createUpstreamClient(): UpstreamClient {
-  const agents = new Map<string, Agent>();
+  const agents = new Map<string, UpstreamAgent>();
 
-  function agentFor(pool: string, connectMs: number, http: UpstreamHttpConfig): Agent {
+  function agentFor(pool: string, connectMs: number, http: UpstreamHttpConfig): UpstreamAgent {
     const key = `${pool}\u0000${connectMs}\u0000${http.version}\u0000${http.maxStreamsPerConnection}`;
     let agent = agents.get(key);
     if (!agent) {
@@ -69,7 +69,7 @@ export function createUpstreamClient(): UpstreamClient {
         headers: { ...req.headers, "x-request-id": options.requestId },
         body: req.body,
         signal: options.signal,
-        dispatcher: agentFor(options.pool, timeouts.connectMs, options.http),
+        dispatcher: agentFor(options.pool, timeouts.connectMs, options.http).dispatcher,
         // Lets HTTP/2 streams share a connection; see createUpstreamAgent.
         idempotent: options.http.version === "2",
         // The phase timer owns headers, first-token, idle and total limits;
@@ -83,16 +83,9 @@ export function createUpstreamClient(): UpstreamClient {
       const out = new Map<string, PoolStats>();
       for (const [key, agent] of agents) {
         const pool = key.slice(0, key.indexOf("\u0000"));
-        let connected = 0;
-        let free = 0;
-        // An agent keeps a Pool per origin (pipelining 1, many connections).
-        for (const origin of Object.values(agent.stats)) {
-          if (!("free" in origin)) continue;
-          connected += origin.connected;
-          free += origin.free;
-        }
+        const { connected, busy } = agent.stats();
         const previous = out.get(pool) ?? { connected: 0, busy: 0 };
-        out.set(pool, { connected: previous.connected + connected, busy: previous.busy + connected - free });
+        out.set(pool, { connected: previous.connected + connected, busy: previous.busy + busy });
       }
       return out;
     },
