@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEFAULT_TIMEOUTS } from "../src/config/schema.js";
 import { simulatedText } from "../src/simulator/text.js";
+import { fromTransportError } from "../src/upstream/transport-errors.js";
+import { NO_H2_CODE } from "../src/upstream/upstream-agent.js";
 import { chatClient, collect, textOf, transports, userRequest } from "./helpers/clients.js";
 import { FAR_TIMEOUTS, type Harness, startHarness } from "./helpers/harness.js";
 
@@ -87,5 +90,13 @@ describe("upstream HTTP/2", () => {
     await reader.return?.();
     const record = await h.sim.records.waitFor((r) => r.tag === "h2-slow" && r.endedAt !== undefined, 10_000);
     expect(record.outcome).toBe("client_closed");
+  });
+});
+
+describe("an https provider that does not negotiate h2", () => {
+  it("is unreachable (retried and failed over like a refused connect), not an internal error", () => {
+    const refused = Object.assign(new Error("api.example did not negotiate HTTP/2"), { code: NO_H2_CODE });
+    const error = fromTransportError(refused, { provider: "p", timeouts: DEFAULT_TIMEOUTS, phase: "connect" });
+    expect(error).toMatchObject({ code: "upstream_unavailable", message: "cannot reach provider p" });
   });
 });

@@ -3,6 +3,9 @@ import type { UpstreamHttpConfig } from "../config/schema.js";
 import { H2Connections } from "./h2-connections.js";
 import type { PoolStats } from "./http-client.js";
 
+/** The error code of a connection refused for not speaking h2: a connection failure like a refused connect. */
+export const NO_H2_CODE = "ERR_UPSTREAM_NO_H2";
+
 /** Connections stay open this long without a request, then close. */
 const KEEP_ALIVE_MS = 30_000;
 
@@ -51,7 +54,7 @@ function h2Connector(connectMs: number): buildConnector.connector {
       if (error || !socket) return callback(error ?? new Error("no socket"), null);
       if (options.protocol === "https:" && (socket as { alpnProtocol?: unknown }).alpnProtocol !== "h2") {
         socket.destroy();
-        return callback(Object.assign(new Error(`${options.hostname} did not negotiate HTTP/2 (http.version is "2")`), { code: "ERR_UPSTREAM_NO_H2" }), null);
+        return callback(Object.assign(new Error(`${options.hostname} did not negotiate HTTP/2 (http.version is "2")`), { code: NO_H2_CODE }), null);
       }
       callback(null, socket);
     });
