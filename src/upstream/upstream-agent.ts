@@ -6,6 +6,16 @@ import type { PoolStats } from "./http-client.js";
 /** The error code of a connection refused for not speaking h2: a connection failure like a refused connect. */
 export const NO_H2_CODE = "ERR_UPSTREAM_NO_H2";
 
+/**
+ * Bytes a provider may send on one HTTP/2 stream ahead of what Sluice has
+ * read: HTTP/2's default. What arrives is held in the process (with HTTP/1.1
+ * it waited in the kernel's socket buffer), so for a client that stops reading
+ * this is what its stream can hold; undici's own 256 KiB made a slow
+ * consumer's live heap 100 times larger. It is ample for model streams: even
+ * at 100 ms round trip it allows 640 KiB/s per stream.
+ */
+const STREAM_WINDOW_BYTES = 65_535;
+
 /** Connections stay open this long without a request, then close. */
 const KEEP_ALIVE_MS = 30_000;
 
@@ -39,6 +49,7 @@ export function createUpstreamAgent(http: UpstreamHttpConfig, connectMs: number)
     allowH2: true,
     pipelining: http.maxStreamsPerConnection,
     maxConcurrentStreams: http.maxStreamsPerConnection,
+    initialWindowSize: STREAM_WINDOW_BYTES,
     keepAliveTimeout: KEEP_ALIVE_MS,
     connect: h2Connector(connectMs),
   });
