@@ -4,6 +4,7 @@ import { simulatedText } from "../src/simulator/text.js";
 import { fromTransportError } from "../src/upstream/transport-errors.js";
 import { NO_H2_CODE } from "../src/upstream/upstream-agent.js";
 import { chatClient, collect, textOf, transports, userRequest } from "./helpers/clients.js";
+import type { StreamChatResponse } from "../gen/sluice/v1/chat_service_pb.js";
 import { FAR_TIMEOUTS, type Harness, startHarness } from "./helpers/harness.js";
 
 /**
@@ -67,6 +68,27 @@ describe("upstream HTTP/2", () => {
     expect(h.sim.stats().openConnections - before).toBe(3); // 4 + 4 + 2
     for (const s of streams) s.abort.abort();
     await Promise.all(streams.map((s) => s.done));
+  });
+
+  it("an upstream that resets its stream mid-answer fails that stream, not the connection's others", async () => {
+    const other = await stalledStream("h2-reset-bystander", 1);
+    const connections = h.sim.stats().openConnections;
+    const received: StreamChatResponse[] = [];
+    let failed = false;
+    try {
+      for await (const m of client().streamChat(userRequest("sim", "#sim tokens=20 fail=reset fail_at=3 tag=h2-reset"))) received.push(m);
+    } catch {
+      failed = true;
+    }
+    // Never a clean end: the client knows its answer is cut short.
+    expect(failed).toBe(true);
+    // As with a TCP reset, what arrived just before the reset may be lost with it.
+    expect(simulatedText(1, 3).startsWith(textOf(received))).toBe(true);
+    expect(received.some((m) => m.delta.case === "finish")).toBe(false);
+    expect(h.sim.records.all().find((r) => r.tag === "h2-reset-bystander")).toMatchObject({ outcome: "stalled" });
+    expect(h.sim.stats().openConnections).toBe(connections);
+    other.abort.abort();
+    await other.done;
   });
 
   it("a client that stops reading holds back its own upstream stream, not the connection's others", async () => {
