@@ -1,5 +1,6 @@
-import { Agent, type Dispatcher, request } from "undici";
-import type { TimeoutsConfig } from "../config/schema.js";
+import { type Dispatcher, request } from "undici";
+import type { TimeoutsConfig, UpstreamHttpConfig } from "../config/schema.js";
+import { createUpstreamAgent, type UpstreamAgent } from "./upstream-agent.js";
 
 /** A provider HTTP request, fully built by an adapter; the client sends it as is. */
 export interface UpstreamRequest {
@@ -21,6 +22,8 @@ export interface SendOptions {
   readonly timeouts: TimeoutsConfig;
   /** Connection pool key: one pool per provider. */
   readonly pool: string;
+  /** The provider's HTTP version and streams per connection. */
+  readonly http: UpstreamHttpConfig;
   readonly requestId: string;
 }
 
@@ -46,13 +49,13 @@ export interface UpstreamClient {
  * enforces those, with the one wording in attempt/deadlines.ts.
  */
 export function createUpstreamClient(): UpstreamClient {
-  const agents = new Map<string, Agent>();
+  const agents = new Map<string, UpstreamAgent>();
 
-  function agentFor(pool: string, connectMs: number): Agent {
-    const key = `${pool}\u0000${connectMs}`;
+  function agentFor(pool: string, connectMs: number, http: UpstreamHttpConfig): UpstreamAgent {
+    const key = `${pool}\u0000${connectMs}\u0000${http.version}\u0000${http.maxStreamsPerConnection}`;
     let agent = agents.get(key);
     if (!agent) {
-      agent = new Agent({ connect: { timeout: connectMs }, keepAliveTimeout: 30_000, pipelining: 1 });
+      agent = createUpstreamAgent(http, connectMs);
       agents.set(key, agent);
     }
     return agent;
@@ -66,7 +69,9 @@ export function createUpstreamClient(): UpstreamClient {
         headers: { ...req.headers, "x-request-id": options.requestId },
         body: req.body,
         signal: options.signal,
-        dispatcher: agentFor(options.pool, timeouts.connectMs),
+        dispatcher: agentFor(options.pool, timeouts.connectMs, options.http).dispatcher,
+        // Lets HTTP/2 streams share a connection; see createUpstreamAgent.
+        idempotent: options.http.version === "2",
         // The phase timer owns headers, first-token, idle and total limits;
         // undici's own would enforce the same limits a second time.
         headersTimeout: 0,
@@ -78,16 +83,9 @@ export function createUpstreamClient(): UpstreamClient {
       const out = new Map<string, PoolStats>();
       for (const [key, agent] of agents) {
         const pool = key.slice(0, key.indexOf("\u0000"));
-        let connected = 0;
-        let free = 0;
-        // An agent keeps a Pool per origin (pipelining 1, many connections).
-        for (const origin of Object.values(agent.stats)) {
-          if (!("free" in origin)) continue;
-          connected += origin.connected;
-          free += origin.free;
-        }
+        const { connected, busy } = agent.stats();
         const previous = out.get(pool) ?? { connected: 0, busy: 0 };
-        out.set(pool, { connected: previous.connected + connected, busy: previous.busy + connected - free });
+        out.set(pool, { connected: previous.connected + connected, busy: previous.busy + busy });
       }
       return out;
     },
