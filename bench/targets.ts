@@ -4,7 +4,7 @@ import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { Agent, request } from "undici";
 import { createSseDecoder } from "../src/sse/decoder.js";
-import { ChatService, StreamChatRequestSchema, StreamChatResponseSchema } from "../gen/sluice/v1/chat_service_pb.js";
+import { ChatService, StreamChatRequestSchema, type StreamChatResponse, StreamChatResponseSchema } from "../gen/sluice/v1/chat_service_pb.js";
 import { Role } from "../gen/sluice/v1/chat_pb.js";
 import { epochMs } from "./stats.js";
 
@@ -109,6 +109,25 @@ function sseTarget(spec: TargetSpec): Target {
   };
 }
 
+/** What a gRPC stream delivered, counted the same way whichever client read it. */
+function createTally(onText: OnText) {
+  let textDeltas = 0;
+  let textChars = 0;
+  let finished = false;
+  let provider: string | undefined;
+  return {
+    async message(m: StreamChatResponse) {
+      if (m.delta.case === "text") {
+        textDeltas++;
+        textChars += m.delta.value.text.length;
+        await onText(m.delta.value.text.length);
+      } else if (m.delta.case === "start") provider = m.delta.value.provider;
+      else if (m.delta.case === "finish") finished = true;
+    },
+    result: (): StreamResult => ({ textDeltas, textChars, finished, ...(provider ? { provider } : {}) }),
+  };
+}
+
 /**
  * Sluice's gRPC edge through node:http2 and protobuf-es: envelopes split and
  * decoded as they arrive, the stream paused while `onText` waits. The load
@@ -143,10 +162,7 @@ function grpcHttp2Target(spec: TargetSpec): Target {
       req.on("response", (headers) => (status = headers["grpc-status"] as string | undefined));
       req.on("trailers", (trailers) => (status = trailers["grpc-status"] as string | undefined));
       req.end(frame);
-      let textDeltas = 0;
-      let textChars = 0;
-      let finished = false;
-      let provider: string | undefined;
+      const tally = createTally(onText);
       let pending: Buffer = Buffer.alloc(0);
       try {
         for await (const chunk of req as AsyncIterable<Buffer>) {
@@ -155,12 +171,7 @@ function grpcHttp2Target(spec: TargetSpec): Target {
             const end = 5 + pending.readUInt32BE(1);
             const m = fromBinary(StreamChatResponseSchema, pending.subarray(5, end));
             pending = pending.subarray(end);
-            if (m.delta.case === "text") {
-              textDeltas++;
-              textChars += m.delta.value.text.length;
-              await onText(m.delta.value.text.length);
-            } else if (m.delta.case === "start") provider = m.delta.value.provider;
-            else if (m.delta.case === "finish") finished = true;
+            await tally.message(m);
           }
         }
       } finally {
@@ -168,7 +179,7 @@ function grpcHttp2Target(spec: TargetSpec): Target {
       }
       signal.throwIfAborted();
       if (status !== "0") throw new Error(`grpc-status ${status ?? "missing"}`);
-      return { textDeltas, textChars, finished, ...(provider ? { provider } : {}) };
+      return tally.result();
     },
     cancelSent: sentAtCheckPhase,
     close: async () => {
@@ -184,20 +195,10 @@ function grpcConnectTarget(spec: TargetSpec): Target {
   return {
     async stream(prompt, signal, onText) {
       const client = clients[next++ % clients.length]!;
-      let textDeltas = 0;
-      let textChars = 0;
-      let finished = false;
-      let provider: string | undefined;
+      const tally = createTally(onText);
       const request = { model: spec.model, messages: [{ role: Role.USER, content: [{ part: { case: "text" as const, value: prompt } }] }] };
-      for await (const m of client.streamChat(request, { signal, ...(spec.apiKey ? { headers: { authorization: `Bearer ${spec.apiKey}` } } : {}) })) {
-        if (m.delta.case === "text") {
-          textDeltas++;
-          textChars += m.delta.value.text.length;
-          await onText(m.delta.value.text.length);
-        } else if (m.delta.case === "start") provider = m.delta.value.provider;
-        else if (m.delta.case === "finish") finished = true;
-      }
-      return { textDeltas, textChars, finished, ...(provider ? { provider } : {}) };
+      for await (const m of client.streamChat(request, { signal, ...(spec.apiKey ? { headers: { authorization: `Bearer ${spec.apiKey}` } } : {}) })) await tally.message(m);
+      return tally.result();
     },
     cancelSent: sentAtCheckPhase,
     close: async () => undefined,
