@@ -22,8 +22,12 @@ const { values: args } = parseArgs({
     "no-peer": { type: "boolean", default: false },
     /** Run one scenario alone (`admission`, `resume`, `ttft`, `throughput`, `capacity`, `cancel`, `slow`, `telemetry`), written to bench/results/<mode>-<name>.json (admission and resume also .md). */
     only: { type: "string" },
-    /** How the gateways reach the simulator: `h2` (HTTP/2 cleartext, streams share connections) or `h1` (a connection per stream). */
-    upstream: { type: "string", default: "h2" },
+    /**
+     * How the gateways reach the simulator: `h1` (a connection per stream,
+     * the providers' default `http.version`) or `h2` (HTTP/2 cleartext,
+     * streams share connections). The default measures the default.
+     */
+    upstream: { type: "string", default: "h1" },
   },
 });
 if (args.upstream !== "h1" && args.upstream !== "h2") throw new Error(`--upstream: h1 or h2, not ${args.upstream}`);
@@ -768,7 +772,7 @@ async function main(): Promise<void> {
     if (run) {
       // For iteration: one scenario's raw figures (the log lines carry the per-path summary).
       const result = await run(s);
-      await writeFile(join(RESULTS, `${QUICK ? "quick" : "latest"}-${args.only}.json`), `${JSON.stringify({ machine: machine(), [args.only!]: result }, null, 2)}\n`);
+      await writeFile(join(RESULTS, `${QUICK ? "quick" : "latest"}-${args.only}.json`), `${JSON.stringify({ machine: machine(), upstream: args.upstream, [args.only!]: result }, null, 2)}\n`);
       process.stdout.write(`${JSON.stringify(result)}\n`);
       return;
     }
@@ -793,6 +797,7 @@ async function main(): Promise<void> {
 
 type Result = {
   mode: string;
+  upstream: string;
   machine: ReturnType<typeof machine>;
   ttft: Awaited<ReturnType<typeof ttftScenario>>;
   throughput: Awaited<ReturnType<typeof throughputScenario>>;
@@ -902,7 +907,7 @@ async function writeReport(r: Result): Promise<void> {
   const md = [
     `# Sluice benchmark (${r.mode})`,
     "",
-    `${r.machine.date} — ${r.machine.cpus} × ${r.machine.model}, Node ${r.machine.node}; gateway, simulator, peer and load generator as separate processes on 127.0.0.1. Ran ${round(r.durationS, 0)} s. Reproduce: \`npm run bench${r.mode === "quick" ? " -- --quick" : ""}\`.`,
+    `${r.machine.date} — ${r.machine.cpus} × ${r.machine.model}, Node ${r.machine.node}; gateway, simulator, peer and load generator as separate processes on 127.0.0.1; the gateways reach the simulator over ${r.upstream === "h2" ? "HTTP/2 (`--upstream h2`)" : "HTTP/1.1"}. Ran ${round(r.durationS, 0)} s. Reproduce: \`npm run bench${r.mode === "quick" ? " -- --quick" : ""}\`.`,
     "",
     "## Goals",
     table(["goal", "target", "measured", "met"], goals.map((g) => [g.name, g.target, g.measured, g.met ? "yes" : "**no**"])),
