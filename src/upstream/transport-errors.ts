@@ -3,15 +3,9 @@ import { GatewayError } from "../core/errors.js";
 import type { TimeoutsConfig } from "../config/schema.js";
 import { NO_H2_CODE } from "./upstream-agent.js";
 
-/**
- * Codes of a lost connection or stream. Over HTTP/2, undici passes on Node's
- * own errors: a provider's RST_STREAM arrives as ERR_HTTP2_STREAM_ERROR,
- * a GOAWAY or a session torn down as the session codes.
- */
 const CONNECTION_CODES = new Set([
   "ECONNREFUSED", "ECONNRESET", "EPIPE", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "ETIMEDOUT",
   "UND_ERR_SOCKET", "UND_ERR_CLOSED", "UND_ERR_DESTROYED", "UND_ERR_ABORTED", NO_H2_CODE,
-  "ERR_HTTP2_STREAM_ERROR", "ERR_HTTP2_STREAM_CANCEL", "ERR_HTTP2_SESSION_ERROR", "ERR_HTTP2_GOAWAY_SESSION", "ERR_HTTP2_INVALID_SESSION",
 ]);
 
 function codeOf(error: unknown): string | undefined {
