@@ -22,15 +22,8 @@ const { values: args } = parseArgs({
     "no-peer": { type: "boolean", default: false },
     /** Run one scenario alone (`admission`, `resume`, `ttft`, `throughput`, `capacity`, `cancel`, `slow`, `telemetry`), written to bench/results/<mode>-<name>.json (admission and resume also .md). */
     only: { type: "string" },
-    /**
-     * How the gateways reach the simulator: `h1` (a connection per stream,
-     * the providers' default `http.version`) or `h2` (HTTP/2 cleartext,
-     * streams share connections). The default measures the default.
-     */
-    upstream: { type: "string", default: "h1" },
   },
 });
-if (args.upstream !== "h1" && args.upstream !== "h2") throw new Error(`--upstream: h1 or h2, not ${args.upstream}`);
 const QUICK = args.quick;
 const ROOT = process.cwd();
 const LOAD = join(ROOT, "dist/bench/load.js");
@@ -46,8 +39,6 @@ const GATEWAY_NODE_FLAGS = ["--max-semi-space-size=64"];
 interface Services {
   simOrigin: string;
   simOpenAi: string;
-  /** The gateways' provider settings for the simulator (over --upstream). */
-  simProvider: { kind: "openai"; baseUrl: string; http: { version: "1.1" | "2" }; timeouts: typeof BENCH_TIMEOUTS };
   sim: Proc;
   gateway: Proc;
   gatewayUrl: string;
@@ -78,16 +69,9 @@ async function freePort(): Promise<number> {
 }
 
 async function startServices(): Promise<Services> {
-  const { proc: sim, value: simInfo } = await startUntil(process.execPath, ["dist/src/simulator/main.js", "--port", "0", "--h2c"], (line) =>
-    line.startsWith("{") && line.includes("simulator listening")
-      ? (JSON.parse(line) as { origin: string; openAiBaseUrl: string; h2cOpenAiBaseUrl: string })
-      : undefined,
+  const { proc: sim, value: simInfo } = await startUntil(process.execPath, ["dist/src/simulator/main.js", "--port", "0"], (line) =>
+    line.startsWith("{") && line.includes("simulator listening") ? (JSON.parse(line) as { origin: string; openAiBaseUrl: string }) : undefined,
   );
-  const simProvider = {
-    kind: "openai" as const,
-    ...(args.upstream === "h2" ? { baseUrl: simInfo.h2cOpenAiBaseUrl, http: { version: "2" as const } } : { baseUrl: simInfo.openAiBaseUrl, http: { version: "1.1" as const } }),
-    timeouts: BENCH_TIMEOUTS,
-  };
   const dir = await mkdtemp(join(tmpdir(), "sluice-bench-"));
   const configFile = join(dir, "sluice.yaml");
   await writeFile(
@@ -96,12 +80,12 @@ async function startServices(): Promise<Services> {
       server: { debugEndpoints: true },
       log: { level: "info" },
       providers: {
-        sim: simProvider,
+        sim: { kind: "openai", baseUrl: simInfo.openAiBaseUrl, timeouts: BENCH_TIMEOUTS },
         // The resilience scenarios: a flaky primary and a healthy backup, both the simulator.
         // Breakers off: an open breaker would hide the failovers being measured
         // (and, without failover, turn a 30% failure rate into most requests).
-        primary: { ...simProvider, breaker: { failures: 10_000 } },
-        backup: { ...simProvider, breaker: { failures: 10_000 } },
+        primary: { kind: "openai", baseUrl: simInfo.openAiBaseUrl, timeouts: BENCH_TIMEOUTS, breaker: { failures: 10_000 } },
+        backup: { kind: "openai", baseUrl: simInfo.openAiBaseUrl, timeouts: BENCH_TIMEOUTS, breaker: { failures: 10_000 } },
       },
       models: {
         bench: { provider: "sim", model: "sim-1" },
@@ -133,8 +117,8 @@ async function startServices(): Promise<Services> {
     [...GATEWAY_NODE_FLAGS, "--expose-gc", "dist/src/main.js", "--config", configFile, "--port", "0"],
     (line) => (line.includes('"server.listening"') ? ((JSON.parse(line) as { url: string }).url) : undefined),
   );
-  const limits = await startLimitedGateway(dir, simProvider);
-  const services: Services = { simOrigin: simInfo.origin, simOpenAi: simInfo.openAiBaseUrl, simProvider, sim, gateway, gatewayUrl, ...limits };
+  const limits = await startLimitedGateway(dir, simInfo.openAiBaseUrl);
+  const services: Services = { simOrigin: simInfo.origin, simOpenAi: simInfo.openAiBaseUrl, sim, gateway, gatewayUrl, ...limits };
   if (!args["no-peer"]) {
     const entry = join(ROOT, "bench/node_modules/@portkey-ai/gateway/build/start-server.js");
     if (!existsSync(entry)) {
@@ -175,7 +159,7 @@ async function startRedis(): Promise<{ redis?: Proc; redisPort: number }> {
   return { redis: proc, redisPort: port };
 }
 
-async function startLimitedGateway(dir: string, simProvider: Services["simProvider"]): Promise<Pick<Services, "limited" | "limitedUrl" | "redis" | "redisPort">> {
+async function startLimitedGateway(dir: string, simOpenAi: string): Promise<Pick<Services, "limited" | "limitedUrl" | "redis" | "redisPort">> {
   const { redis, redisPort } = await startRedis();
   const configFile = join(dir, "sluice-limited.yaml");
   const { createHash } = await import("node:crypto");
@@ -183,7 +167,7 @@ async function startLimitedGateway(dir: string, simProvider: Services["simProvid
     configFile,
     stringify({
       log: { level: "info" },
-      providers: { sim: simProvider },
+      providers: { sim: { kind: "openai", baseUrl: simOpenAi, timeouts: BENCH_TIMEOUTS } },
       models: { bench: { provider: "sim", model: "sim-1", price: { inputPerMTok: 1, outputPerMTok: 2 } } },
       auth: {
         keys: [
@@ -516,7 +500,7 @@ async function startGateway(s: Services, telemetry: Record<string, unknown>, env
   const configFile = join(dir, "sluice.yaml");
   await writeFile(
     configFile,
-    stringify({ log: { level: "info" }, telemetry, providers: { sim: s.simProvider }, models: { bench: { provider: "sim", model: "sim-1" } } }),
+    stringify({ log: { level: "info" }, telemetry, providers: { sim: { kind: "openai", baseUrl: s.simOpenAi, timeouts: BENCH_TIMEOUTS } }, models: { bench: { provider: "sim", model: "sim-1" } } }),
   );
   const { proc, value } = await startUntil(
     process.execPath,
@@ -740,7 +724,7 @@ async function main(): Promise<void> {
   const started = performance.now();
   await mkdir(RESULTS, { recursive: true });
   const s = await startServices();
-  log(`simulator ${s.simOrigin} (gateways reach it over ${args.upstream}), gateway ${s.gatewayUrl}${s.peerUrl ? `, peer ${s.peerUrl}` : ""}, limited gateway ${s.limitedUrl}`);
+  log(`simulator ${s.simOrigin}, gateway ${s.gatewayUrl}${s.peerUrl ? `, peer ${s.peerUrl}` : ""}, limited gateway ${s.limitedUrl}`);
   try {
     if (args.only === "admission") {
       const admission = await admissionScenario(s);
@@ -772,7 +756,7 @@ async function main(): Promise<void> {
     if (run) {
       // For iteration: one scenario's raw figures (the log lines carry the per-path summary).
       const result = await run(s);
-      await writeFile(join(RESULTS, `${QUICK ? "quick" : "latest"}-${args.only}.json`), `${JSON.stringify({ machine: machine(), upstream: args.upstream, [args.only!]: result }, null, 2)}\n`);
+      await writeFile(join(RESULTS, `${QUICK ? "quick" : "latest"}-${args.only}.json`), `${JSON.stringify({ machine: machine(), [args.only!]: result }, null, 2)}\n`);
       process.stdout.write(`${JSON.stringify(result)}\n`);
       return;
     }
@@ -787,7 +771,7 @@ async function main(): Promise<void> {
     const admission = await admissionScenario(s);
     const resume = await runResume(s);
     const capacity = await capacityScenario(s);
-    const result = { mode: QUICK ? "quick" : "full", upstream: args.upstream, machine: machine(), ttft, throughput, capacity, cancel, slow, failover, hedge, telemetry, admission, resume, durationS: (performance.now() - started) / 1000 };
+    const result = { mode: QUICK ? "quick" : "full", machine: machine(), ttft, throughput, capacity, cancel, slow, failover, hedge, telemetry, admission, resume, durationS: (performance.now() - started) / 1000 };
     await writeReport(result);
   } finally {
     await Promise.all([s.gateway.stop(), s.limited.stop(), s.sim.stop(), s.peer?.stop()]);
@@ -797,7 +781,6 @@ async function main(): Promise<void> {
 
 type Result = {
   mode: string;
-  upstream: string;
   machine: ReturnType<typeof machine>;
   ttft: Awaited<ReturnType<typeof ttftScenario>>;
   throughput: Awaited<ReturnType<typeof throughputScenario>>;
@@ -907,7 +890,7 @@ async function writeReport(r: Result): Promise<void> {
   const md = [
     `# Sluice benchmark (${r.mode})`,
     "",
-    `${r.machine.date} — ${r.machine.cpus} × ${r.machine.model}, Node ${r.machine.node}; gateway, simulator, peer and load generator as separate processes on 127.0.0.1; the gateways reach the simulator over ${r.upstream === "h2" ? "HTTP/2 (`--upstream h2`)" : "HTTP/1.1"}. Ran ${round(r.durationS, 0)} s. Reproduce: \`npm run bench${r.mode === "quick" ? " -- --quick" : ""}\`.`,
+    `${r.machine.date} — ${r.machine.cpus} × ${r.machine.model}, Node ${r.machine.node}; gateway, simulator, peer and load generator as separate processes on 127.0.0.1; the gateways reach the simulator over HTTP/1.1. Ran ${round(r.durationS, 0)} s. Reproduce: \`npm run bench${r.mode === "quick" ? " -- --quick" : ""}\`.`,
     "",
     "## Goals",
     table(["goal", "target", "measured", "met"], goals.map((g) => [g.name, g.target, g.measured, g.met ? "yes" : "**no**"])),

@@ -40,7 +40,6 @@ describe("configuration", () => {
     expect(config.limits).toEqual({ maxEventBytes: 1_048_576, maxRequestBytes: 4 * 1024 * 1024, maxRequestElements: 20_000, maxJsonDepth: 32 });
     expect(config.providers.get("main")!.baseUrl).toBe("http://127.0.0.1:9/v1");
     expect(config.models.get("m")!.targets[0]!.timeouts).toMatchObject({ idleMs: 2000, connectMs: 50, headersMs: 30_000 });
-    expect(config.providers.get("main")!.http).toEqual({ version: "1.1", maxStreamsPerConnection: 100 });
   });
 
   it("honours the deprecated facade.maxBodyBytes as the request limit, and limits.maxRequestBytes over it", () => {
@@ -58,8 +57,6 @@ describe("configuration", () => {
     ["typo in a key", { ...minimal, sever: {} }, "sever: unknown key"],
     ["port out of range", { ...minimal, server: { port: 70000 } }, "server.port"],
     ["no models", { ...minimal, models: {} }, "models: at least one model alias"],
-    ["an HTTP version Sluice does not speak", { ...minimal, providers: { main: { ...minimal.providers.main, http: { version: "3" } } } }, "providers.main.http.version"],
-    ["no streams per HTTP/2 connection", { ...minimal, providers: { main: { ...minimal.providers.main, http: { version: "2", maxStreamsPerConnection: 0 } } } }, "providers.main.http.maxStreamsPerConnection"],
     ["a key instead of an env var name", { ...minimal, providers: { main: { kind: "openai", baseUrl: "http://x", apiKeyEnv: "sk-abc 123" } } }, "providers.main.apiKeyEnv"],
   ];
   for (const [name, input, path] of bad) {

@@ -119,7 +119,6 @@ export function startAttempt(plan: AttemptPlan, deps: AttemptDeps, parent: Abort
         signal,
         timeouts: target.timeouts,
         pool: provider.name,
-        http: provider.http,
         requestId: plan.requestId,
       });
       phase = "stream";

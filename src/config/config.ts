@@ -1,7 +1,7 @@
 import type { ProviderKind } from "../core/chat-request.js";
 import { readConfigDocument } from "./config-file.js";
 import { checkConfig, type ConfigProblem, formatPath } from "./problems.js";
-import { type BUDGET_PERIODS, type CONSOLE_ACCESS, type ConfigFile, DEFAULT_TIMEOUTS, type STRATEGIES, type TimeoutsConfig, type UpstreamHttpConfig } from "./schema.js";
+import { type BUDGET_PERIODS, type CONSOLE_ACCESS, type ConfigFile, DEFAULT_TIMEOUTS, type STRATEGIES, type TimeoutsConfig } from "./schema.js";
 import { sha256Hex } from "./key-hash.js";
 import { createSecret, type Secret } from "./secret.js";
 import type { TlsCredentials } from "./tls-files.js";
@@ -30,7 +30,6 @@ export interface ProviderConfig {
   readonly baseUrl: string;
   readonly apiKey?: Secret;
   readonly timeouts: TimeoutsConfig;
-  readonly http: UpstreamHttpConfig;
   readonly admission: AdmissionConfig;
   readonly breaker: BreakerConfig;
 }
@@ -260,7 +259,6 @@ function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: Nod
       baseUrl: p.baseUrl.replace(/\/+$/, ""),
       ...(apiKey ? { apiKey } : {}),
       timeouts: { ...DEFAULT_TIMEOUTS, ...p.timeouts },
-      http: p.http,
       admission: { maxConcurrent: p.maxConcurrent ?? Number.POSITIVE_INFINITY, maxWaiting: p.queue.maxWaiting, timeoutMs: p.queue.timeoutMs },
       breaker: p.breaker,
     });

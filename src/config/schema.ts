@@ -34,24 +34,6 @@ const partialTimeoutsSchema = z.strictObject({
   totalMs: milliseconds.optional(),
 });
 
-/** How Sluice speaks HTTP to a provider. See README "Upstream HTTP/2". */
-export interface UpstreamHttpConfig {
-  /**
-   * "1.1": one connection per stream in flight. "2": HTTP/2 only (by ALPN over
-   * https, with prior knowledge over http), many streams per connection.
-   */
-  readonly version: "1.1" | "2";
-  /** With HTTP/2, streams in flight on one connection before another is opened. */
-  readonly maxStreamsPerConnection: number;
-}
-
-const upstreamHttpSchema = z
-  .strictObject({
-    version: z.enum(["1.1", "2"]).default("1.1"),
-    maxStreamsPerConnection: z.number().int().min(1).max(10_000).default(100),
-  })
-  .prefault({});
-
 const providerSchema = z.strictObject({
   kind: z.enum(PROVIDER_KINDS),
   /** Base URL including the API version path, e.g. https://api.openai.com/v1 */
@@ -62,7 +44,6 @@ const providerSchema = z.strictObject({
     .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name")
     .optional(),
   timeouts: partialTimeoutsSchema.optional(),
-  http: upstreamHttpSchema,
   /** Streams in flight to this provider at once; more wait in the queue. Unlimited when unset. */
   maxConcurrent: z.number().int().min(1).max(1_000_000).optional(),
   /** The admission queue in front of `maxConcurrent`: FIFO, bounded in length and in wait. */

@@ -1,6 +1,5 @@
 import { EventEmitter, once } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { createServer as createH2cServer, type Http2Server } from "node:http2";
 import type { AddressInfo, Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { applyScript, type Knobs, parseKnobs } from "./knobs.js";
@@ -11,22 +10,15 @@ import { createRandom } from "./random.js";
 import { createRecordBook, now, type RecordBook, type RequestRecord } from "./records.js";
 import { answerTokens, jsonAnswer } from "./json-answer.js";
 import { buildScript, type Script } from "./script.js";
-import { dropExchange, resetExchange } from "./exchange-cut.js";
 import type { Frame, SimRequest, WireFormat } from "./wire.js";
 
 export interface SimulatorOptions {
   readonly host?: string;
   /** 0 picks a free port. */
   readonly port?: number;
-  /**
-   * Also serve the same APIs over cleartext HTTP/2 (prior knowledge, h2c) on
-   * a second port, so a gateway can multiplex its streams on few connections.
-   */
-  readonly h2c?: boolean;
 }
 
 export interface SimulatorStats {
-  /** TCP connections open, HTTP/1.1 and HTTP/2 alike. */
   readonly openConnections: number;
   readonly activeRequests: number;
   readonly totalRequests: number;
@@ -41,9 +33,6 @@ export interface Simulator {
   /** Base URL of the Gemini API (…/v1beta). */
   readonly geminiBaseUrl: string;
   readonly origin: string;
-  /** With `h2c`: the HTTP/2 listener's origin and OpenAI base URL (…/v1). */
-  readonly h2cOrigin?: string;
-  readonly h2cOpenAiBaseUrl?: string;
   readonly records: RecordBook;
   stats(): SimulatorStats;
   /** Resolves once no client connection is open (now or later); rejects after `timeoutMs`. */
@@ -263,12 +252,12 @@ async function fail(run: StreamRun): Promise<void> {
     case "reset":
       // TCP RST: the peer may lose bytes still in its receive buffer, as with a real crash.
       await run.flush();
-      resetExchange(res);
+      res.socket?.resetAndDestroy();
       return;
     case "drop":
       // FIN in the middle of the chunked body: everything sent arrives, then the body is cut.
       await run.flush();
-      dropExchange(res);
+      res.socket?.end();
       return;
     case "stall":
       // Silent until the client leaves (or, with ping_ms, pinging but sending no content).
@@ -347,8 +336,7 @@ async function handleGeneration(req: IncomingMessage, res: ServerResponse, forma
   });
   const goneController = new AbortController();
   res.on("close", () => {
-    // writableEnded, not writableFinished: an HTTP/2 stream reset by the client counts as finished.
-    if (!res.writableEnded && (record.outcome === "streaming" || record.outcome === "stalled")) {
+    if (!res.writableFinished && (record.outcome === "streaming" || record.outcome === "stalled")) {
       record.clientClosedAt = now();
       record.outcome = "client_closed";
     }
@@ -360,7 +348,7 @@ async function handleGeneration(req: IncomingMessage, res: ServerResponse, forma
 
   if (knobs.fail === "reset_before_headers") {
     record.outcome = "failed";
-    resetExchange(res);
+    req.socket.resetAndDestroy();
     return;
   }
   if (knobs.headersMs > 0) await sleep(knobs.headersMs, undefined, { signal: gone }).catch(() => undefined);
@@ -436,7 +424,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   };
   const stats = (): SimulatorStats => ({ openConnections: sockets.size, activeRequests: active, totalRequests: records.all().length });
 
-  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
+  const server: Server = createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
     const url = new URL(req.url ?? "/", "http://simulator");
     const format = formatFor(req.method, url.pathname);
     if (!format) return handleControl(req, res, url, records, scripts, stats, whenNoRequests);
@@ -445,38 +433,25 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       if (--active === 0) connectionsGone.emit("no-requests");
     });
     handleGeneration(req, res, format, records, scripts).catch(() => res.destroy());
-  };
-  const track = (socket: Socket) => {
+  });
+  server.on("connection", (socket: Socket) => {
     sockets.add(socket);
     socket.once("close", () => {
       sockets.delete(socket);
       if (sockets.size === 0) connectionsGone.emit("idle");
     });
-  };
-  const host = options.host ?? "127.0.0.1";
-  const server: Server = createServer({ keepAliveTimeout: 30_000 }, onRequest);
-  server.on("connection", track);
+  });
   // A deep accept queue: a gateway opening thousands of upstream connections
   // at once must not see SYN drops that a real provider would not cause.
-  server.listen({ port: options.port ?? 0, host, backlog: 65_535 });
+  server.listen({ port: options.port ?? 0, host: options.host ?? "127.0.0.1", backlog: 65_535 });
   await once(server, "listening");
-  const origin = `http://${host}:${(server.address() as AddressInfo).port}`;
-  let h2c: { server: Http2Server; origin: string } | undefined;
-  if (options.h2c) {
-    // The compatibility API's request and response carry every member the
-    // handlers use; exchange-cut.ts handles the two that differ (resets).
-    const h2Server = createH2cServer({ maxSessionMemory: 256 }, (req, res) => onRequest(req as unknown as IncomingMessage, res as unknown as ServerResponse));
-    h2Server.on("connection", track);
-    h2Server.listen({ port: 0, host, backlog: 65_535 });
-    await once(h2Server, "listening");
-    h2c = { server: h2Server, origin: `http://${host}:${(h2Server.address() as AddressInfo).port}` };
-  }
+  const { port } = server.address() as AddressInfo;
+  const origin = `http://${options.host ?? "127.0.0.1"}:${port}`;
   return {
     origin,
     openAiBaseUrl: `${origin}/v1`,
     anthropicBaseUrl: `${origin}/v1`,
     geminiBaseUrl: `${origin}/v1beta`,
-    ...(h2c ? { h2cOrigin: h2c.origin, h2cOpenAiBaseUrl: `${h2c.origin}/v1` } : {}),
     records,
     stats,
     async whenNoConnections(timeoutMs) {
@@ -484,11 +459,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       await once(connectionsGone, "idle", { signal: AbortSignal.timeout(timeoutMs) });
     },
     async close() {
-      const closed = [once(server, "close"), ...(h2c ? [once(h2c.server, "close")] : [])];
+      const closed = once(server, "close");
       server.close();
-      h2c?.server.close();
       for (const socket of sockets) socket.destroy();
-      await Promise.all(closed);
+      await closed;
     },
   };
 }

@@ -1,6 +1,5 @@
-import { type Dispatcher, request } from "undici";
-import type { TimeoutsConfig, UpstreamHttpConfig } from "../config/schema.js";
-import { createUpstreamAgent, type UpstreamAgent } from "./upstream-agent.js";
+import { Agent, type Dispatcher, request } from "undici";
+import type { TimeoutsConfig } from "../config/schema.js";
 
 /** A provider HTTP request, fully built by an adapter; the client sends it as is. */
 export interface UpstreamRequest {
@@ -22,8 +21,6 @@ export interface SendOptions {
   readonly timeouts: TimeoutsConfig;
   /** Connection pool key: one pool per provider. */
   readonly pool: string;
-  /** The provider's HTTP version and streams per connection. */
-  readonly http: UpstreamHttpConfig;
   readonly requestId: string;
 }
 
@@ -49,13 +46,13 @@ export interface UpstreamClient {
  * enforces those, with the one wording in attempt/deadlines.ts.
  */
 export function createUpstreamClient(): UpstreamClient {
-  const agents = new Map<string, UpstreamAgent>();
+  const agents = new Map<string, Agent>();
 
-  function agentFor(pool: string, connectMs: number, http: UpstreamHttpConfig): UpstreamAgent {
-    const key = `${pool}\u0000${connectMs}\u0000${http.version}\u0000${http.maxStreamsPerConnection}`;
+  function agentFor(pool: string, connectMs: number): Agent {
+    const key = `${pool}\u0000${connectMs}`;
     let agent = agents.get(key);
     if (!agent) {
-      agent = createUpstreamAgent(http, connectMs);
+      agent = new Agent({ connect: { timeout: connectMs }, keepAliveTimeout: 30_000, pipelining: 1 });
       agents.set(key, agent);
     }
     return agent;
@@ -69,9 +66,7 @@ export function createUpstreamClient(): UpstreamClient {
         headers: { ...req.headers, "x-request-id": options.requestId },
         body: req.body,
         signal: options.signal,
-        dispatcher: agentFor(options.pool, timeouts.connectMs, options.http).dispatcher,
-        // Lets HTTP/2 streams share a connection; see createUpstreamAgent.
-        idempotent: options.http.version === "2",
+        dispatcher: agentFor(options.pool, timeouts.connectMs),
         // The phase timer owns headers, first-token, idle and total limits;
         // undici's own would enforce the same limits a second time.
         headersTimeout: 0,
@@ -83,9 +78,16 @@ export function createUpstreamClient(): UpstreamClient {
       const out = new Map<string, PoolStats>();
       for (const [key, agent] of agents) {
         const pool = key.slice(0, key.indexOf("\u0000"));
-        const { connected, busy } = agent.stats();
+        let connected = 0;
+        let free = 0;
+        // An agent keeps a Pool per origin (pipelining 1, many connections).
+        for (const origin of Object.values(agent.stats)) {
+          if (!("free" in origin)) continue;
+          connected += origin.connected;
+          free += origin.free;
+        }
         const previous = out.get(pool) ?? { connected: 0, busy: 0 };
-        out.set(pool, { connected: previous.connected + connected, busy: previous.busy + busy });
+        out.set(pool, { connected: previous.connected + connected, busy: previous.busy + connected - free });
       }
       return out;
     },

@@ -1,11 +1,10 @@
 import { phaseTimeout } from "../attempt/deadlines.js";
 import { GatewayError } from "../core/errors.js";
 import type { TimeoutsConfig } from "../config/schema.js";
-import { NO_H2_CODE } from "./upstream-agent.js";
 
 const CONNECTION_CODES = new Set([
   "ECONNREFUSED", "ECONNRESET", "EPIPE", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "ETIMEDOUT",
-  "UND_ERR_SOCKET", "UND_ERR_CLOSED", "UND_ERR_DESTROYED", "UND_ERR_ABORTED", NO_H2_CODE,
+  "UND_ERR_SOCKET", "UND_ERR_CLOSED", "UND_ERR_DESTROYED", "UND_ERR_ABORTED",
 ]);
 
 function codeOf(error: unknown): string | undefined {

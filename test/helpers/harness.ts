@@ -8,7 +8,7 @@ import type { ConfigInput, TimeoutsConfig } from "../../src/config/schema.js";
 import type { TenancyObserver } from "../../src/flow/observer.js";
 import type { HealthState } from "../../src/health/health-state.js";
 import { createLogger } from "../../src/logging/logger.js";
-import { startSimulator, type Simulator, type SimulatorOptions } from "../../src/simulator/server.js";
+import { startSimulator, type Simulator } from "../../src/simulator/server.js";
 
 export interface Harness {
   readonly sim: Simulator;
@@ -50,8 +50,6 @@ export function baseUrlFor(sim: Simulator, kind: ProviderKind): string {
 }
 
 export interface HarnessOptions {
-  /** How the simulator listens (e.g. with an HTTP/2 listener beside its HTTP/1.1 one). */
-  readonly simulator?: SimulatorOptions;
   /** Which wire format the gateway uses to talk to the simulator (default openai). */
   readonly kind?: ProviderKind;
   /** alias → simulator model string (knobs after `?`), or that with per-alias timeouts. */
@@ -98,7 +96,7 @@ export interface HarnessOptions {
 
 /** A real simulator and a real gateway on loopback ports, with captured logs. */
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
-  const sim = await startSimulator(options.simulator);
+  const sim = await startSimulator();
   const models = options.models ?? { sim: "sim-1" };
   const config = resolveConfig(
     {
