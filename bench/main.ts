@@ -33,8 +33,12 @@ const BENCH_TIMEOUTS = { idleMs: 120_000, totalMs: 600_000, firstTokenMs: 120_00
 /** Hedge after this long without a first token: above the healthy p99, far below the 2 s tail. */
 const HEDGE_AFTER_MS = 250;
 const MiB = 1024 * 1024;
-/** The gateway runs as `npm start` runs it (README, "Deployment"). */
-const GATEWAY_NODE_FLAGS = ["--max-semi-space-size=64"];
+/**
+ * The gateway runs as `npm start` runs it (README, "Deployment").
+ * BENCH_GATEWAY_NODE_FLAGS replaces these for an A/B of runtime settings
+ * (e.g. `--max-semi-space-size=64 --heap-growing-percent=0` for V8's own heap growth).
+ */
+const GATEWAY_NODE_FLAGS = (process.env.BENCH_GATEWAY_NODE_FLAGS ?? "--max-semi-space-size=64").split(" ").filter(Boolean);
 
 interface Services {
   simOrigin: string;
@@ -230,6 +234,8 @@ async function simRecords(s: Services): Promise<RequestRecord[]> {
 interface Runtime {
   rssBytes: number;
   heapUsedBytes: number;
+  heapTotalBytes: number;
+  externalBytes: number;
   activeStreams: number;
   eventLoopDelayMs: { p50: number; p99: number; max: number };
 }
@@ -343,11 +349,14 @@ async function capacityScenario(s: Services) {
     await new Promise((r) => setTimeout(r, 250)); // sampling interval of a monitor, not synchronisation
     const now = await runtime(s).catch(() => undefined);
     if (!now) continue;
+    // BENCH_TRACE=1: the whole memory curve, to tell live growth from garbage piling up between full GCs.
+    if (process.env.BENCH_TRACE) log(`capacity sample: active ${now.activeStreams} rss ${round(now.rssBytes / MiB)} heapUsed ${round(now.heapUsedBytes / MiB)} heapTotal ${round(now.heapTotalBytes / MiB)} external ${round(now.externalBytes / MiB)} MiB`);
     if (now.rssBytes > peak.rssBytes) peak = now;
     maxActive = Math.max(maxActive, now.activeStreams);
     if (!plateau && now.activeStreams >= streams * 0.99) {
       await runtime(s, { reset: true });
-      await new Promise((r) => setTimeout(r, 2000)); // let the delay histogram see a plateau window
+      // The delay histogram's plateau window: long enough to hold several scavenges and a full GC, so that p99 is not one pause or none.
+      await new Promise((r) => setTimeout(r, QUICK ? 2_000 : 10_000));
       plateau = await runtime(s);
       plateauLive = await runtime(s, { gc: true });
     }

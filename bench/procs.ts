@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { readFileSync } from "node:fs";
+import { appendFileSync, readFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 
 const CLOCK_TICKS = 100; // USER_HZ on Linux
@@ -40,7 +40,9 @@ export function procOf(child: ChildProcess): Proc {
 /**
  * Starts a process and resolves when a stdout or stderr line satisfies
  * `ready`, with what `ready` extracted from it. Output after that is
- * consumed and dropped, so the child never blocks on a full pipe.
+ * consumed and dropped, so the child never blocks on a full pipe; with
+ * BENCH_PROC_LOG=PATH it is appended to PATH.<pid> instead (a gateway's
+ * `--trace-gc` lines, say, with BENCH_GATEWAY_NODE_FLAGS).
  */
 export function startUntil<T>(
   command: string,
@@ -62,6 +64,7 @@ export function startUntil<T>(
     let done = false;
     for (const stream of [child.stdout!, child.stderr!]) {
       createInterface({ input: stream }).on("line", (line) => {
+        if (done && process.env.BENCH_PROC_LOG) appendFileSync(`${process.env.BENCH_PROC_LOG}.${child.pid}`, `${line}\n`);
         if (done) return;
         output += `${line}\n`;
         const value = ready(line);

@@ -36,6 +36,8 @@ export function createRuntimeStats(
       rssBytes: memory.rss,
       resources,
       heapUsedBytes: memory.heapUsed,
+      heapTotalBytes: memory.heapTotal,
+      externalBytes: memory.external,
       activeStreams: registry.active,
       openConnections: guard?.open,
       connectionsClosed: guard?.closed,
