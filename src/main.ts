@@ -7,6 +7,7 @@ import { followConfigFile } from "./config/config-watch.js";
 import type { ConfigSource } from "./config/live-config.js";
 import { defaultConfig } from "./config/default-config.js";
 import type { Logger } from "./logging/logger.js";
+import { governHeapGrowth } from "./server/heap-growth.js";
 import { startSimulator, type Simulator } from "./simulator/server.js";
 
 const USAGE = `usage: sluice [--config FILE] [--host HOST] [--port PORT]
@@ -74,6 +75,7 @@ async function main(): Promise<void> {
     process.exitCode = await checkConfigCommand(file, process.env, process.stdout);
     return;
   }
+  governHeapGrowth();
   const port = values.port !== undefined ? parsePort(values.port, "--port") : process.env.PORT ? parsePort(process.env.PORT, "PORT") : undefined;
 
   let simulator: Simulator | undefined;
