@@ -48,6 +48,9 @@ interface Services {
   gatewayUrl: string;
   peer?: Proc;
   peerUrl?: string;
+  /** The floor (bench/floor-proxy.ts): a byte-for-byte Node proxy, the cost of the hop alone. */
+  floor: Proc;
+  floorUrl: string;
   /** The same gateway with a virtual key, Redis limits and a budget on every request. */
   limited: Proc;
   limitedUrl: string;
@@ -122,7 +125,10 @@ async function startServices(): Promise<Services> {
     (line) => (line.includes('"server.listening"') ? ((JSON.parse(line) as { url: string }).url) : undefined),
   );
   const limits = await startLimitedGateway(dir, simInfo.openAiBaseUrl);
-  const services: Services = { simOrigin: simInfo.origin, simOpenAi: simInfo.openAiBaseUrl, sim, gateway, gatewayUrl, ...limits };
+  const { proc: floor, value: floorUrl } = await startUntil(process.execPath, [join(ROOT, "dist/bench/floor-proxy.js"), simInfo.openAiBaseUrl], (line) =>
+    line.startsWith('{"url"') ? (JSON.parse(line) as { url: string }).url : undefined,
+  );
+  const services: Services = { simOrigin: simInfo.origin, simOpenAi: simInfo.openAiBaseUrl, sim, gateway, gatewayUrl, floor, floorUrl, ...limits };
   if (!args["no-peer"]) {
     const entry = join(ROOT, "bench/node_modules/@portkey-ai/gateway/build/start-server.js");
     if (!existsSync(entry)) {
@@ -199,6 +205,8 @@ function targetSpec(s: Services, kind: TargetKind): TargetSpec {
   switch (kind) {
     case "direct":
       return { kind, url: s.simOpenAi, model: "sim-1" };
+    case "floor-sse":
+      return { kind, url: s.floorUrl, model: "sim-1" };
     case "sluice-grpc":
     case "sluice-grpc-connect":
       return { kind, url: s.gatewayUrl, model: "bench" };
@@ -211,6 +219,11 @@ function targetSpec(s: Services, kind: TargetKind): TargetSpec {
 
 function targets(s: Services): TargetKind[] {
   return s.peer ? ["direct", "sluice-grpc", "sluice-sse", "peer-sse"] : ["direct", "sluice-grpc", "sluice-sse"];
+}
+
+/** The targets with the floor after the direct baseline: where the hop's own cost is the question (TTFT, cancellation). */
+function withFloor(kinds: TargetKind[]): TargetKind[] {
+  return kinds.flatMap((k) => (k === "direct" ? [k, "floor-sse" as const] : [k]));
 }
 
 async function load<T>(spec: LoadSpec, timeoutMs = 300_000): Promise<T> {
@@ -251,6 +264,7 @@ const NAMES: Record<TargetKind, string> = {
   "sluice-grpc-connect": "Sluice gRPC, connect-node client",
   "sluice-sse": "Sluice SSE facade",
   "peer-sse": "Portkey (peer)",
+  "floor-sse": "floor: byte-for-byte Node proxy",
 };
 
 // 1. TTFT overhead ---------------------------------------------------------
@@ -264,7 +278,7 @@ async function ttftScenario(s: Services) {
   // streams cost about twice the CPU of later ones), not a gateway in service.
   // The gRPC edge is also measured through connect-node's client, whose own
   // CPU (it shares the two cores) is part of what its callers see.
-  const kinds: TargetKind[] = [...targets(s), "sluice-grpc-connect"];
+  const kinds: TargetKind[] = [...withFloor(targets(s)), "sluice-grpc-connect"];
   for (const kind of kinds) await load({ scenario: "ttft", target: targetSpec(s, kind), concurrency: 10, perLane: QUICK ? 40 : 100, prompt });
   for (const concurrency of levels) {
     for (const kind of kinds) {
@@ -389,7 +403,7 @@ async function cancelScenario(s: Services) {
     string,
     { closeMs: ReturnType<typeof summary>; clientSendMs: ReturnType<typeof summary>; tokensAfterAbort: ReturnType<typeof summary>; notClosed: number; ranToCompletion: number }
   > = {};
-  for (const kind of targets(s)) {
+  for (const kind of withFloor(targets(s))) {
     await simIdle(s);
     await simReset(s);
     const seed = 7;
@@ -783,7 +797,7 @@ async function main(): Promise<void> {
     const result = { mode: QUICK ? "quick" : "full", machine: machine(), ttft, throughput, capacity, cancel, slow, failover, hedge, telemetry, admission, resume, durationS: (performance.now() - started) / 1000 };
     await writeReport(result);
   } finally {
-    await Promise.all([s.gateway.stop(), s.limited.stop(), s.sim.stop(), s.peer?.stop()]);
+    await Promise.all([s.gateway.stop(), s.limited.stop(), s.sim.stop(), s.peer?.stop(), s.floor.stop()]);
     await s.redis?.stop();
   }
 }
@@ -850,6 +864,8 @@ async function writeReport(r: Result): Promise<void> {
   const telemetryCpu = r.telemetry.on.gatewayCpuSPer100k / r.telemetry.off.gatewayCpuSPer100k - 1;
   const telemetryTtft = r.telemetry.on.ttftP50 - r.telemetry.off.ttftP50;
   const admissionAdded = Math.max(...r.admission.levels.flatMap((c) => ["gRPC", "SSE"].map((e) => r.admission.results[`${e}, Redis limits`]![c]!.p50 - r.admission.results[`${e}, no limits`]![c]!.p50)));
+  // The floor's own figure beside a goal: what the extra hop costs with no gateway logic at all.
+  const floorNote = (figure: (k: TargetKind) => string, results: Partial<Record<string, unknown>>) => (results["floor-sse"] ? ` (floor ${figure("floor-sse")})` : "");
   const goals: Goal[] = [
     {
       name: "gRPC gateway CPU per delta: ≤ the SSE facade's, ≤ 0.5× the peer's",
@@ -863,11 +879,16 @@ async function writeReport(r: Result): Promise<void> {
       measured: peerCpu ? `${round(cpu("sluice-sse") / peerCpu)}×` : "no peer",
       met: !peerCpu || cpu("sluice-sse") <= 0.5 * peerCpu,
     },
-    { name: "TTFT overhead p50 at 1 stream (gRPC, SSE)", target: "≤ 1 ms", measured: `${round(overhead("sluice-grpc", at1, "p50"))}, ${round(overhead("sluice-sse", at1, "p50"))} ms`, met: worstOverheadAt1 <= 1 },
+    {
+      name: "TTFT overhead p50 at 1 stream (gRPC, SSE)",
+      target: "≤ 1 ms",
+      measured: `${round(overhead("sluice-grpc", at1, "p50"))}, ${round(overhead("sluice-sse", at1, "p50"))} ms${floorNote((k) => `${round(overhead(k, at1, "p50"))} ms`, r.ttft.results)}`,
+      met: worstOverheadAt1 <= 1,
+    },
     {
       name: `TTFT p50 at ${at100} concurrent ÷ direct (gRPC, SSE)`,
       target: "≤ 1.5×",
-      measured: `${round(ttftRatio("sluice-grpc"))}×, ${round(ttftRatio("sluice-sse"))}×`,
+      measured: `${round(ttftRatio("sluice-grpc"))}×, ${round(ttftRatio("sluice-sse"))}×${floorNote((k) => `${round(ttftRatio(k))}×`, r.ttft.results)}`,
       met: Math.max(ttftRatio("sluice-grpc"), ttftRatio("sluice-sse")) <= 1.5,
     },
     {
@@ -876,7 +897,7 @@ async function writeReport(r: Result): Promise<void> {
       measured: `${round(r.capacity.kibPerStream)} KiB (${round(r.capacity.liveHeapKibPerStream)} KiB live heap), ${round(r.capacity.eventLoopDelayP99Ms)} ms`,
       met: r.capacity.kibPerStream <= 48 && r.capacity.eventLoopDelayP99Ms <= 100,
     },
-    { name: "abort → upstream close p99 minus direct's (gRPC, SSE)", target: "≤ 10 ms", measured: `${round(cancelOver("sluice-grpc"))}, ${round(cancelOver("sluice-sse"))} ms`, met: Math.max(cancelOver("sluice-grpc"), cancelOver("sluice-sse")) <= 10 },
+    { name: "abort → upstream close p99 minus direct's (gRPC, SSE)", target: "≤ 10 ms", measured: `${round(cancelOver("sluice-grpc"))}, ${round(cancelOver("sluice-sse"))} ms${floorNote((k) => `${round(cancelOver(k))} ms`, r.cancel.results)}`, met: Math.max(cancelOver("sluice-grpc"), cancelOver("sluice-sse")) <= 10 },
     { name: "throughput vs direct (gRPC, SSE)", target: "≥ 0.6×", measured: `${round(tp["sluice-grpc"]!.deltasPerS / tp.direct!.deltasPerS)}×, ${round(tp["sluice-sse"]!.deltasPerS / tp.direct!.deltasPerS)}×`, met: minRatio >= 0.6 },
     { name: "slow consumer live-heap growth per stream", target: "≤ 256 KiB, flat", measured: `${round(slowGrowth)} KiB`, met: slowGrowth <= 256 },
     { name: "client-visible errors with a 30%-failing primary and a backup", target: "0", measured: `${round(r.failover.errorRate * 100)}% (${round(r.failover.errorRateWithoutFailover * 100)}% without failover)`, met: r.failover.errorRate === 0 },
@@ -899,7 +920,7 @@ async function writeReport(r: Result): Promise<void> {
   const md = [
     `# Sluice benchmark (${r.mode})`,
     "",
-    `${r.machine.date} — ${r.machine.cpus} × ${r.machine.model}, Node ${r.machine.node}; gateway, simulator, peer and load generator as separate processes on 127.0.0.1; the gateways reach the simulator over HTTP/1.1. Ran ${round(r.durationS, 0)} s. Reproduce: \`npm run bench${r.mode === "quick" ? " -- --quick" : ""}\`.`,
+    `${r.machine.date} — ${r.machine.cpus} × ${r.machine.model}, Node ${r.machine.node}; gateway, simulator, peer, floor proxy and load generator as separate processes on 127.0.0.1; the gateways reach the simulator over HTTP/1.1. Ran ${round(r.durationS, 0)} s. Reproduce: \`npm run bench${r.mode === "quick" ? " -- --quick" : ""}\`.`,
     "",
     "## Goals",
     table(["goal", "target", "measured", "met"], goals.map((g) => [g.name, g.target, g.measured, g.met ? "yes" : "**no**"])),
@@ -970,8 +991,8 @@ async function writeReport(r: Result): Promise<void> {
     "concurrent streams",
     "overhead (ms)",
     gateways.flatMap((k, i) => [
-      { name: `${NAMES[k]} p50`, color: ["#1f77b4", "#2ca02c", "#d62728", "#9467bd"][i]!, points: r.ttft.levels.map((c) => ({ x: c, y: overhead(k, c, "p50") })) },
-      { name: `${NAMES[k]} p99`, color: ["#6baed6", "#98df8a", "#ff9896", "#c5b0d5"][i]!, points: r.ttft.levels.map((c) => ({ x: c, y: overhead(k, c, "p99") })) },
+      { name: `${NAMES[k]} p50`, color: ["#1f77b4", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#7f7f7f"][i]!, points: r.ttft.levels.map((c) => ({ x: c, y: overhead(k, c, "p50") })) },
+      { name: `${NAMES[k]} p99`, color: ["#6baed6", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94", "#c7c7c7"][i]!, points: r.ttft.levels.map((c) => ({ x: c, y: overhead(k, c, "p99") })) },
     ]),
   );
   const name = r.mode === "quick" ? "quick" : "latest";

@@ -9,7 +9,7 @@ import { Role } from "../gen/sluice/v1/chat_pb.js";
 import { epochMs } from "./stats.js";
 
 /** Where a benchmark stream goes. */
-export type TargetKind = "direct" | "sluice-grpc" | "sluice-grpc-connect" | "sluice-sse" | "peer-sse";
+export type TargetKind = "direct" | "sluice-grpc" | "sluice-grpc-connect" | "sluice-sse" | "peer-sse" | "floor-sse";
 
 export interface TargetSpec {
   readonly kind: TargetKind;
