@@ -343,6 +343,7 @@ async function capacityScenario(s: Services) {
   await simIdle(s);
   const idle = await runtime(s, { gc: true });
   await runtime(s, { reset: true });
+  const cpuBefore = s.gateway.cpuSeconds();
   const run = load<{ completed: number; failed: number; wallMs: number; errors: Record<string, number> }>(
     {
       scenario: "capacity",
@@ -376,6 +377,7 @@ async function capacityScenario(s: Services) {
     }
   }
   const r = await run;
+  const cpuS = s.gateway.cpuSeconds() - cpuBefore;
   const growth = peak.rssBytes - idle.rssBytes;
   const result = {
     streams,
@@ -388,10 +390,12 @@ async function capacityScenario(s: Services) {
     liveHeapKibPerStream: plateauLive ? (plateauLive.heapUsedBytes - idle.heapUsedBytes) / KiB / streams : Number.NaN,
     eventLoopDelayP99Ms: plateau?.eventLoopDelayMs.p99 ?? Number.NaN,
     reachedPlateau: plateau !== undefined,
+    // Each token is its own upstream read and client write here: the per-event cost, not the batched one of the throughput run.
+    gatewayCpuUsPerToken: (cpuS * 1e6) / (streams * tokens),
     maxActive,
     wallS: r.wallMs / 1000,
   };
-  log(`capacity: ${r.completed}/${streams} completed (at most ${maxActive} at once), ${round(result.kibPerStream)} KiB/stream, loop p99 ${result.eventLoopDelayP99Ms} ms`);
+  log(`capacity: ${r.completed}/${streams} completed (at most ${maxActive} at once), ${round(result.kibPerStream)} KiB/stream, loop p99 ${result.eventLoopDelayP99Ms} ms, gateway CPU ${round(result.gatewayCpuUsPerToken)} µs/token`);
   await simReset(s);
   return result;
 }
@@ -933,8 +937,8 @@ async function writeReport(r: Result): Promise<void> {
     "",
     `## 3. Capacity (${r.capacity.streams} concurrent streams, 1 token/s, gRPC)`,
     table(
-      ["completed", "failed", "idle RSS MiB", "peak RSS MiB", "RSS KiB per stream", "live JS heap KiB per stream (after GC)", "event-loop delay p99 ms", "wall s"],
-      [[`${r.capacity.completed}/${r.capacity.streams}`, r.capacity.failed, r.capacity.idleRssMiB, r.capacity.peakRssMiB, r.capacity.kibPerStream, r.capacity.liveHeapKibPerStream, r.capacity.eventLoopDelayP99Ms, r.capacity.wallS]],
+      ["completed", "failed", "idle RSS MiB", "peak RSS MiB", "RSS KiB per stream", "live JS heap KiB per stream (after GC)", "event-loop delay p99 ms (10 s at the plateau)", "gateway CPU µs per token", "wall s"],
+      [[`${r.capacity.completed}/${r.capacity.streams}`, r.capacity.failed, r.capacity.idleRssMiB, r.capacity.peakRssMiB, r.capacity.kibPerStream, r.capacity.liveHeapKibPerStream, r.capacity.eventLoopDelayP99Ms, round(r.capacity.gatewayCpuUsPerToken), r.capacity.wallS]],
     ),
     "",
     `## 4. Cancellation (${r.cancel.total} streams aborted after 1–10 deltas, upstream 100 tokens/s)`,
