@@ -6,6 +6,7 @@ import type { OptionalParam } from "../core/request-params.js";
 import { prepareRequest } from "../providers/param-policy.js";
 import { adapterFor } from "../providers/registry.js";
 import { createSseDecoder } from "../sse/decoder.js";
+import { createChunkReader } from "../upstream/chunk-reader.js";
 import type { UpstreamClient } from "../upstream/http-client.js";
 import { isEventStream, readErrorBody } from "../upstream/response-body.js";
 import { fromTransportError } from "../upstream/transport-errors.js";
@@ -135,15 +136,15 @@ export function startAttempt(plan: AttemptPlan, deps: AttemptDeps, parent: Abort
       let first = true;
       // Manual iteration: the idle clock must run only while we wait on
       // upstream, not while the consumer holds us at a yield.
-      const chunks = (res.body as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]();
+      const chunks = createChunkReader(res.body);
       for (;;) {
         timer.waiting();
-        const next = await chunks.next();
+        const chunk = await chunks.read();
         timer.received();
-        if (next.done) break;
+        if (chunk === null) break;
         if (parent.aborted) {
           // Bytes that were already on their way when the client left.
-          plan.observer?.afterAbort(decoder.push(next.value).reduce((n, event) => n + translator.event(event).length, 0));
+          plan.observer?.afterAbort(decoder.push(chunk).reduce((n, event) => n + translator.event(event).length, 0));
           throw toGatewayError(parent.reason);
         }
         // The whole read is translated before its first delta is handed on,
@@ -152,7 +153,7 @@ export function startAttempt(plan: AttemptPlan, deps: AttemptDeps, parent: Abort
         const ready: ContentDelta[] = [];
         let failure: unknown = NO_FAILURE;
         try {
-          for (const event of decoder.push(next.value)) {
+          for (const event of decoder.push(chunk)) {
             for (const delta of translator.event(event)) ready.push(delta);
           }
         } catch (error) {
