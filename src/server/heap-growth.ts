@@ -11,7 +11,7 @@ const MiB = 1024 * 1024;
  * factor they piled up to about 3.5× the live heap before a full GC. In one
  * session on the capacity benchmark (10,000 streams at one token a second,
  * 400–450 MiB live) RSS grew 180–190 KiB per stream with V8's factor and
- * 81–85 KiB with 20 %. A fixed 20 % for every heap size cost the throughput
+ * 81–83 KiB with this cap. A fixed 20 % for every heap size cost the throughput
  * benchmark (10 fast streams, a small heap collected over and over) 40 %
  * more gateway CPU per delta, so small heaps keep V8's factor.
  */
@@ -20,8 +20,8 @@ export const HEAP_GROWTH_ALLOWANCE_BYTES = 128 * MiB;
 /**
  * The growth percentage for an old generation of `bytes`: 0 (V8's own
  * factor) up to the allowance, then the allowance as a share of the heap in
- * steps of 5 %, never under 10 % (below that, full collections would follow
- * each other faster than incremental marking finishes them).
+ * steps of 5 % (so that the flag changes seldom), and never under 10 %, so
+ * that full collections of a very large heap are not run back to back.
  */
 export function heapGrowingPercent(bytes: number): number {
   if (bytes <= HEAP_GROWTH_ALLOWANCE_BYTES) return 0;
