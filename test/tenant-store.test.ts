@@ -186,6 +186,51 @@ for (const [name, make] of Object.entries(STORES)) {
       expect(june.quota.budget?.usedMicros).toBe(600);
     });
 
+    it("tells spent and reserved apart in the budget quota", async () => {
+      const { store } = make();
+      const budget: KeyBudget = { usdMicros: 1_000, period: "month" };
+      const a = admission("k", {}, { budget, reserveMicros: 300 });
+      const first = await admitOk(store, a);
+      await store.settle(settlement(a, first.admittedAt, { costMicros: 200 }));
+      const held = await admitOk(store, admission("k", {}, { budget, reserveMicros: 500 }));
+      expect(held.quota.budget).toMatchObject({ usedMicros: 700, reservedMicros: 500 });
+      const refused = await store.admit(admission("k", {}, { budget, reserveMicros: 400 }));
+      expect(refused.quota.budget).toMatchObject({ usedMicros: 700, reservedMicros: 500 });
+    });
+
+    it("releases an admission decided elsewhere: its request, tokens, slot and reservation, once however often", async () => {
+      const { store } = make();
+      const limits = { requestsPerMinute: 2, tokensPerMinute: 100, concurrentStreams: 1 };
+      const budget: KeyBudget = { usdMicros: 1_000, period: "month" };
+      const a = admission("k", limits, { budget, reserveTokens: 60, reserveMicros: 700 });
+      await admitOk(store, a);
+      expect(await store.admit(admission("k", limits, { budget, reserveTokens: 60, reserveMicros: 700 }))).toMatchObject({ ok: false });
+      await store.release({ key: "k", admissionId: a.admissionId });
+      await store.release({ key: "k", admissionId: a.admissionId });
+      expect(await store.headroom("k", limits)).toEqual({ requestsRemaining: 2, tokensRemaining: 100, streamsActive: 0 });
+      const after = await admitOk(store, admission("k", limits, { budget, reserveTokens: 60, reserveMicros: 700 }));
+      expect(after.quota).toMatchObject({ requests: { remaining: 1 }, tokens: { remaining: 40 }, streams: { inUse: 1 }, budget: { usedMicros: 700, reservedMicros: 700 } });
+      expect((await store.usage("k", "month")).requests).toBe(0);
+    });
+
+    it("reconciles a stream a replica admitted locally: what it held here is freed, its request and tokens join the windows", async () => {
+      const { store, clock } = make();
+      const limits = { requestsPerMinute: 3, tokensPerMinute: 100, concurrentStreams: 2 };
+      const budget: KeyBudget = { usdMicros: 1_000, period: "month" };
+      // The same admission ran here too, late (its caller had already admitted it locally).
+      const a = admission("k", limits, { budget, reserveTokens: 50, reserveMicros: 400 });
+      const late = await admitOk(store, a);
+      clock.advance(1_000);
+      const settled = await store.settle(settlement(a, late.admittedAt - 500, { inputTokens: 10, outputTokens: 20, costMicros: 90 }, { shared: false }));
+      expect(settled).toBe("stored");
+      // One request (the local one), 30 tokens used, no slot, no reservation: counted once.
+      expect(await store.headroom("k", limits)).toEqual({ requestsRemaining: 2, tokensRemaining: 70, streamsActive: 0 });
+      expect(await store.usage("k", "month")).toMatchObject({ requests: 1, spendMicros: 90, reservedMicros: 0 });
+      // They leave the window a minute after the local admission.
+      clock.advance(60_000);
+      expect(await store.headroom("k", limits)).toEqual({ requestsRemaining: 3, tokensRemaining: 100, streamsActive: 0 });
+    });
+
     it("refuses a reservation larger than the whole budget without a retry time", async () => {
       const { store } = make();
       const refused = await store.admit(admission("k", {}, { budget: { usdMicros: 100, period: "day" }, reserveMicros: 101 }));

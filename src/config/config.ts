@@ -116,6 +116,7 @@ export interface RedisStoreConfig {
   readonly failMode: "open" | "closed";
   readonly replicas: number;
   readonly timeoutMs: number;
+  readonly downAfterTimeouts: number;
   readonly usageStreamMaxLen: number;
   readonly bufferMax: number;
   readonly streamLeaseMs: number;

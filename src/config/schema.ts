@@ -201,8 +201,10 @@ const redisStoreSchema = z.strictObject({
   failMode: z.enum(["open", "closed"]).default("open"),
   /** Replicas sharing this Redis: fail-open limits are the configured limits divided by this. */
   replicas: z.number().int().min(1).max(10_000).default(1),
-  /** Longest wait for one Redis command before the fail mode applies. */
+  /** Longest wait for one Redis command, from when it was written, before that request is decided by the fail mode. */
   timeoutMs: z.number().int().min(1).max(10_000).default(250),
+  /** Timeouts in a row (no answer in between) after which Redis counts as down; a connection error counts at once. */
+  downAfterTimeouts: z.number().int().min(1).max(1_000).default(3),
   /** Usage records kept in the Redis Stream (approximately: trimmed with MAXLEN ~). */
   usageStreamMaxLen: z.number().int().min(1_000).max(100_000_000).default(1_000_000),
   /** Usage records held in memory while Redis is unreachable; past it they are dropped and counted. */

@@ -1,14 +1,23 @@
 import type { KeyLimits } from "../config/config.js";
 import { GatewayError, toGatewayError } from "../core/errors.js";
-import type { AdmitRequest, AdmitResult, Settlement, SettleResult, TenantStore, UsageRecord } from "./tenant-store.js";
-import { within } from "./within.js";
+import type { AdmissionRef, AdmitRequest, AdmitResult, Settlement, SettleResult, TenantStore, UsageRecord } from "./tenant-store.js";
+import { StoreTimeoutError, within } from "./within.js";
 
 /** What the wrapper reports, for logs and the pipeline observer. */
 export type StoreEvent =
-  /** Redis failed or timed out: everything goes local until it answers again. */
+  /** Redis is unreachable (a connection error, or `downAfterTimeouts` timeouts in a row): everything goes local until it answers again. */
   | { readonly type: "down"; readonly operation: string; readonly cause: string }
   /** Redis answered again after being down. */
   | { readonly type: "up" }
+  /** One call got no answer in time while Redis was not (yet) counted down; `consecutive` counts them since the last answer. */
+  | { readonly type: "timeout"; readonly operation: string; readonly consecutive: number }
+  /**
+   * The answer to an admission that had timed out came after all:
+   * `released` when Redis had granted it (its reservations are given back,
+   * the request was decided locally), `refused` when it had not. (A late
+   * settlement is reported as `flushed`.)
+   */
+  | { readonly type: "late"; readonly operation: "admit"; readonly outcome: "released" | "refused" }
   /** One admission or settle served locally instead of by Redis. */
   | { readonly type: "fallback"; readonly operation: "admit" | "settle" }
   /** A buffered record reached Redis. */
@@ -16,7 +25,9 @@ export type StoreEvent =
   /** The buffer emptied: `count` records reached Redis since it last was empty. */
   | { readonly type: "drained"; readonly count: number }
   /** A record that did not fit in the buffer; `total` counts every drop since start. */
-  | { readonly type: "dropped"; readonly record: UsageRecord; readonly total: number };
+  | { readonly type: "dropped"; readonly record: UsageRecord; readonly total: number }
+  /** A release that did not fit in the buffer: Redis frees it when the stream lease runs out. */
+  | { readonly type: "release_dropped"; readonly key: string; readonly total: number };
 
 export interface FailOpenStoreOptions {
   /** The shared store (Redis). */
@@ -26,17 +37,19 @@ export interface FailOpenStoreOptions {
   readonly failMode: "open" | "closed";
   /** Replicas sharing the limits: local limits are the configured ones divided by this. */
   readonly replicas: number;
-  /** Settlements held while Redis is away; past it they are dropped and counted. */
+  /** Settlements (and releases) held while Redis is away; past it they are dropped and counted. */
   readonly bufferMax: number;
-  /** Longest wait for any one Redis call; past it the call counts as failed (its late answer is ignored). */
+  /** Longest wait for any one Redis call, from when it was written; past it this call is decided without Redis. */
   readonly timeoutMs: number;
+  /** Timeouts in a row (no answer in between) after which Redis counts as down. Default 3. */
+  readonly downAfterTimeouts?: number;
   /** Whether the connection is up now (node-redis isReady): when not, nobody waits for a timeout. */
   readonly connected: () => boolean;
   readonly onEvent: (event: StoreEvent) => void;
 }
 
 export interface FailOpenStore extends TenantStore {
-  /** Settlements waiting for Redis. */
+  /** Settlements and releases waiting for Redis. */
   readonly buffered: number;
   /** The connection is back (node-redis `ready`): use Redis again at once, and flush. */
   reconnected(): void;
@@ -44,11 +57,12 @@ export interface FailOpenStore extends TenantStore {
   flush(): Promise<void>;
 }
 
-/** After a failure, Redis is left alone this long (one request per period pays a timeout, not every one). */
+/** After Redis is counted down, it is left alone this long (one request per period pays a timeout, not every one). */
 const DOWN_MS = 1_000;
-/** While records are buffered, a flush is tried this often (and at once on reconnection and after any admission Redis answered). */
+/** While work is buffered, a flush is tried this often (and at once on reconnection and after any admission Redis answered). */
 const FLUSH_EVERY_MS = 500;
 const FLUSH_BATCH = 100;
+const DOWN_AFTER_TIMEOUTS = 3;
 
 const causeOf = (error: unknown): string => {
   if (error instanceof Error) return `${error.name}: ${error.message.slice(0, 200)}`;
@@ -58,38 +72,39 @@ const causeOf = (error: unknown): string => {
 /** A limit shared by `replicas` replicas, as one replica's share (at least 1). */
 const share = (limit: number | undefined, replicas: number) => (limit === undefined ? undefined : Math.max(1, Math.floor(limit / replicas)));
 
+/** Work owed to Redis: a settlement, or the release of an admission decided locally. `done` once Redis has it, by whichever send got there. */
+type Pending = ({ readonly kind: "settle"; readonly settlement: Settlement } | { readonly kind: "release"; readonly admission: AdmissionRef }) & { done: boolean; buffered: boolean };
+
 /**
  * The shared store behind a fail mode (README, "Tenancy: when Redis is in
- * trouble"). With `open`, a Redis that is down or slow (every call
- * bounded by `timeoutMs`) never blocks a stream: admissions fall
- * back to this replica's own store with every limit divided by
- * `replicas`, and a budget's remaining share (budget − last spend seen in
- * Redis) divided the same way; settlements wait in a bounded buffer and
- * are flushed, in order, when Redis answers again (settles are idempotent,
- * so a retried one counts once). With `closed`, admissions are refused
- * with UNAVAILABLE instead, and settlements of streams already running are
- * still buffered. Every fallback, outage, flush and drop is reported.
+ * trouble"). Every call waits at most `timeoutMs` from when it was written
+ * (within.ts). A call that times out is decided without Redis, but its
+ * answer is not thrown away: an admission Redis granted late is released
+ * there (the request was decided locally, and must count once), a
+ * settlement that arrives late is taken off the buffer. Redis counts as
+ * down only on a connection error or `downAfterTimeouts` timeouts in a row;
+ * one slow answer on a busy replica is not an outage.
+ *
+ * With `open`, a call decided without Redis admits on this replica's own
+ * store with every limit divided by `replicas`, and a budget's remaining
+ * share (budget − last use seen in Redis) divided the same way;
+ * settlements wait in a bounded buffer and are flushed, in order, when
+ * Redis answers again (settles are idempotent, so a retried one counts
+ * once; a locally admitted stream's settle also reconciles Redis's
+ * windows). With `closed`, admissions are refused with UNAVAILABLE
+ * instead, and settlements of streams already running are still buffered.
+ * Every fallback, timeout, outage, flush and drop is reported.
  */
 export function createFailOpenStore(options: FailOpenStoreOptions): FailOpenStore {
-  const { local } = options;
+  const { local, shared } = options;
   const ms = options.timeoutMs;
-  /** The shared store, every call bounded by the timeout. */
-  const shared: TenantStore = {
-    admit: (req) => within(options.shared.admit(req), ms, "admit"),
-    settle: (s) => within(options.shared.settle(s), ms, "settle"),
-    usage: (key, kind, atMs) => within(options.shared.usage(key, kind, atMs), ms, "usage"),
-    headroom: (key, limits) => within(options.shared.headroom(key, limits), ms, "headroom"),
-    records: (count) => within(options.shared.records(count), ms, "records"),
-    createKey: (key) => within(options.shared.createKey(key), ms, "createKey"),
-    revokeKey: (name) => within(options.shared.revokeKey(name), ms, "revokeKey"),
-    listKeys: () => within(options.shared.listKeys(), ms, "listKeys"),
-    keysVersion: () => within(options.shared.keysVersion(), ms, "keysVersion"),
-    close: () => options.shared.close(),
-  };
-  const buffer: Settlement[] = [];
+  const downAfter = options.downAfterTimeouts ?? DOWN_AFTER_TIMEOUTS;
+  const buffer: Pending[] = [];
   let dropped = 0;
+  let releasesDropped = 0;
   let downUntil = 0;
   let down = false;
+  let timeouts = 0;
   let flushing: Promise<void> | undefined;
   let flushedSinceEmpty = 0;
   let timer: NodeJS.Timeout | undefined;
@@ -99,17 +114,32 @@ export function createFailOpenStore(options: FailOpenStoreOptions): FailOpenStor
   const healthy = () => options.connected() && performance.now() >= downUntil;
   const NOT_CONNECTED = new Error("not connected (reconnecting)");
 
-  /** `backoff`: Redis answered badly while connected (a timeout); while disconnected, reconnection decides. */
+  /** `backoff`: Redis is reachable but not answering; while disconnected, reconnection decides. */
   const markDown = (operation: string, error: unknown, backoff = true) => {
     if (backoff) downUntil = performance.now() + DOWN_MS;
     if (down) return;
     down = true;
     options.onEvent({ type: "down", operation, cause: causeOf(error) });
   };
-  const markUp = () => {
+  const answered = () => {
+    timeouts = 0;
     if (!down) return;
     down = false;
     options.onEvent({ type: "up" });
+  };
+  /**
+   * A call failed. Without a connection that is an outage at once; with
+   * one (a timeout, or Redis answering with an error such as BUSY or
+   * LOADING), only `downAfter` in a row are.
+   */
+  const failed = (operation: string, error: unknown) => {
+    if (!options.connected()) {
+      markDown(operation, error, false);
+      return;
+    }
+    timeouts++;
+    if (timeouts >= downAfter) markDown(operation, error);
+    else options.onEvent({ type: "timeout", operation, consecutive: timeouts });
   };
 
   const schedule = () => {
@@ -125,40 +155,66 @@ export function createFailOpenStore(options: FailOpenStoreOptions): FailOpenStor
     timer.unref();
   };
 
-  const enqueue = (s: Settlement): SettleResult => {
-    if (buffer.length >= options.bufferMax) {
-      dropped++;
-      options.onEvent({ type: "dropped", record: s.record, total: dropped });
-      return "dropped";
-    }
-    buffer.push(s);
+  /** Buffers `p` behind what is waiting; false when the buffer is full (the caller reports the drop). */
+  const enqueue = (p: Pending): boolean => {
+    if (buffer.length >= options.bufferMax) return false;
+    p.buffered = true;
+    buffer.push(p);
     schedule();
-    return "buffered";
+    return true;
   };
 
-  const drain = async (): Promise<void> => {
-    while (buffer.length > 0 && options.connected()) {
-      const batch = buffer.splice(0, FLUSH_BATCH);
-      // Sent together: node-redis pipelines them on its one connection.
-      const results = await Promise.allSettled(batch.map((s) => shared.settle(s)));
-      const failed = batch.filter((_, i) => results[i]!.status === "rejected");
-      batch.forEach((s, i) => {
-        if (results[i]!.status !== "fulfilled") return;
-        flushedSinceEmpty++;
-        options.onEvent({ type: "flushed", record: s.record });
-      });
-      if (failed.length > 0) {
-        buffer.unshift(...failed);
-        const reason = results.find((r): r is PromiseRejectedResult => r.status === "rejected")!.reason as unknown;
-        markDown("flush", reason);
-        return;
-      }
-      markUp();
+  const enqueueSettle = (p: Pending & { kind: "settle" }): SettleResult => {
+    if (enqueue(p)) return "buffered";
+    dropped++;
+    options.onEvent({ type: "dropped", record: p.settlement.record, total: dropped });
+    return "dropped";
+  };
+
+  /** Redis has `p` now: off the buffer, and reported once. */
+  const delivered = (p: Pending) => {
+    if (p.done) return;
+    p.done = true;
+    if (!p.buffered) return;
+    const at = buffer.indexOf(p);
+    if (at >= 0) buffer.splice(at, 1);
+    if (p.kind === "settle") {
+      flushedSinceEmpty++;
+      options.onEvent({ type: "flushed", record: p.settlement.record });
     }
+    reportDrained();
+  };
+
+  const reportDrained = () => {
     if (buffer.length === 0 && flushedSinceEmpty > 0) {
       options.onEvent({ type: "drained", count: flushedSinceEmpty });
       flushedSinceEmpty = 0;
     }
+  };
+
+  /** Sends `p` to Redis, bounded; its answer, whenever it comes, marks it delivered. */
+  const send = (p: Pending): Promise<unknown> => {
+    const work: Promise<unknown> = p.kind === "settle" ? shared.settle(p.settlement) : shared.release(p.admission);
+    void work.then(
+      () => delivered(p),
+      () => undefined,
+    );
+    return within(work, ms, p.kind);
+  };
+
+  const drain = async (): Promise<void> => {
+    while (buffer.length > 0 && options.connected()) {
+      const batch = buffer.slice(0, FLUSH_BATCH);
+      // Sent together: node-redis pipelines them on its one connection.
+      const results = await Promise.allSettled(batch.map((p) => send(p)));
+      const rejected = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+      if (rejected) {
+        failed("flush", rejected.reason);
+        return;
+      }
+      answered();
+    }
+    reportDrained();
   };
 
   /** One flush at a time; the flag is cleared asynchronously, after the assignment (a drain may finish synchronously). */
@@ -167,6 +223,32 @@ export function createFailOpenStore(options: FailOpenStoreOptions): FailOpenStor
       flushing = undefined;
     });
     return flushing;
+  };
+
+  const releaseLater = (admission: AdmissionRef) => {
+    const p: Pending = { kind: "release", admission, done: false, buffered: false };
+    if (!enqueue(p)) {
+      releasesDropped++;
+      options.onEvent({ type: "release_dropped", key: admission.key, total: releasesDropped });
+      return;
+    }
+    if (options.connected()) void flush();
+  };
+
+  /**
+   * An admission that timed out still runs in Redis. When its answer comes,
+   * what it reserved there is given back: this request was decided
+   * locally and counts there, once.
+   */
+  const settleLate = (req: AdmitRequest, work: Promise<AdmitResult>) => {
+    work.then(
+      (result) => {
+        timeouts = 0;
+        if (result.ok) releaseLater({ key: req.key, admissionId: req.admissionId });
+        options.onEvent({ type: "late", operation: "admit", outcome: result.ok ? "released" : "refused" });
+      },
+      () => undefined,
+    );
   };
 
   const localAdmit = async (req: AdmitRequest): Promise<AdmitResult> => {
@@ -186,6 +268,9 @@ export function createFailOpenStore(options: FailOpenStoreOptions): FailOpenStor
     return result.ok ? { ...result, shared: false } : result;
   };
 
+  /** Administrative calls: bounded, no fallback, and they do not decide whether Redis is down (admissions and settles do). */
+  const bounded = <T>(work: Promise<T>, operation: string) => within(work, ms, operation).catch(unavailable);
+
   return {
     get buffered() {
       return buffer.length;
@@ -199,45 +284,53 @@ export function createFailOpenStore(options: FailOpenStoreOptions): FailOpenStor
     async admit(req) {
       if (!options.connected()) markDown("admit", NOT_CONNECTED, false);
       if (!healthy()) return localAdmit(req);
+      const work = shared.admit(req);
       let result: AdmitResult;
       try {
-        result = await shared.admit(req);
+        result = await within(work, ms, "admit");
       } catch (error) {
-        markDown("admit", error);
+        failed("admit", error);
+        if (error instanceof StoreTimeoutError) settleLate(req, work);
         return localAdmit(req);
       }
-      markUp();
+      answered();
       if (result.quota.budget) lastUsed.set(req.key, { usedMicros: result.quota.budget.usedMicros, until: Date.now() + result.quota.budget.resetMs });
       if (buffer.length > 0) void flush();
       return result;
     },
 
     async settle(s) {
-      // A locally admitted stream holds local reservations: free them here; its usage still goes to Redis.
-      if (!s.shared) await local.settle(s);
+      // A locally admitted stream holds local reservations: free them there (the local store holds them); its usage still goes to Redis.
+      if (!s.shared) await local.settle({ ...s, shared: true });
+      const p = { kind: "settle" as const, settlement: s, done: false, buffered: false };
       if (!options.connected()) markDown("settle", NOT_CONNECTED, false);
       if (!healthy()) {
         options.onEvent({ type: "fallback", operation: "settle" });
-        return enqueue(s);
+        return enqueueSettle(p);
       }
       if (buffer.length > 0) {
-        // Behind the records already waiting, in order.
-        const result = enqueue(s);
+        // Behind the work already waiting, in order.
+        const result = enqueueSettle(p);
         void flush();
         return result;
       }
       try {
-        const result = await shared.settle(s);
-        markUp();
+        const result = (await send(p)) as SettleResult;
+        answered();
         return result;
       } catch (error) {
-        markDown("settle", error);
+        failed("settle", error);
         options.onEvent({ type: "fallback", operation: "settle" });
-        return enqueue(s);
+        if (p.done) return "stored";
+        return enqueueSettle(p);
       }
     },
 
-    usage: (key, kind, atMs) => shared.usage(key, kind, atMs).catch(unavailable),
+    async release(a) {
+      releaseLater(a);
+    },
+
+    usage: (key, kind, atMs) => bounded(shared.usage(key, kind, atMs), "usage"),
 
     /**
      * Redis's figures, or none while it is away. Not the local store's:
@@ -248,14 +341,14 @@ export function createFailOpenStore(options: FailOpenStoreOptions): FailOpenStor
      */
     async headroom(key, limits) {
       if (!healthy()) return {};
-      return shared.headroom(key, limits).catch(() => ({}));
+      return within(shared.headroom(key, limits), ms, "headroom").catch(() => ({}));
     },
 
-    records: (count) => shared.records(count).catch(unavailable),
-    createKey: (key) => shared.createKey(key).catch(unavailable),
-    revokeKey: (name) => shared.revokeKey(name).catch(unavailable),
-    listKeys: () => shared.listKeys().catch(unavailable),
-    keysVersion: () => shared.keysVersion().catch(unavailable),
+    records: (count) => bounded(shared.records(count), "records"),
+    createKey: (key) => bounded(shared.createKey(key), "createKey"),
+    revokeKey: (name) => bounded(shared.revokeKey(name), "revokeKey"),
+    listKeys: () => bounded(shared.listKeys(), "listKeys"),
+    keysVersion: () => bounded(shared.keysVersion(), "keysVersion"),
 
     async close() {
       if (timer) clearInterval(timer);

@@ -163,6 +163,28 @@ export function createMemoryTenantStore(options: MemoryTenantStoreOptions = {}):
     return retry;
   };
 
+  /** Uncounts one admission and frees what it holds (the Redis script's release_admission). */
+  const releaseAdmission = (key: string, s: KeyState, id: string, at: number) => {
+    s.requests.delete(id);
+    const entry = s.tokens.get(id);
+    if (entry) {
+      s.tokens.delete(id);
+      s.tokenSum -= entry.amount;
+    }
+    const held = s.inFlight.get(id);
+    if (held) {
+      s.inFlight.delete(id);
+      if (held.periodId !== undefined) budgetRollup(key, held.periodId, at).reservedMicros -= held.micros;
+    }
+  };
+
+  /** Window entries stay in time order (sweeps stop at the first young one): an entry older than the newest is counted from the newest's time. */
+  const lastAt = <T>(map: Map<string, T>, time: (v: T) => number, fallback: number) => {
+    let last = fallback;
+    for (const v of map.values()) last = Math.max(last, time(v));
+    return last;
+  };
+
   return {
     async admit(req: AdmitRequest): Promise<AdmitResult> {
       const at = now();
@@ -174,7 +196,8 @@ export function createMemoryTenantStore(options: MemoryTenantStoreOptions = {}):
       const firstToken = s.tokens.values().next();
       const period = req.budget ? periodOf(req.budget.period, at) : undefined;
       const budgetRoll = period ? rollupOf(req.key, period.kind, period.id, at) : undefined;
-      const used = budgetRoll ? budgetRoll.spendMicros + budgetRoll.reservedMicros : 0;
+      const reserved = budgetRoll?.reservedMicros ?? 0;
+      const used = budgetRoll ? budgetRoll.spendMicros + reserved : 0;
       const quota = (admitted: number): Quota => ({
         ...(rpm
           ? { requests: { limit: rpm, remaining: Math.max(0, rpm - s.requests.size), resetMs: firstRequest.done ? (admitted ? WINDOW_MS : 0) : firstRequest.value + WINDOW_MS - at } }
@@ -183,7 +206,16 @@ export function createMemoryTenantStore(options: MemoryTenantStoreOptions = {}):
           ? { tokens: { limit: tpm, remaining: Math.max(0, tpm - s.tokenSum), resetMs: firstToken.done ? (admitted ? WINDOW_MS : 0) : firstToken.value.at + WINDOW_MS - at } }
           : {}),
         ...(maxStreams ? { streams: { limit: maxStreams, inUse: s.inFlight.size } } : {}),
-        ...(req.budget && period ? { budget: { limitMicros: req.budget.usdMicros, usedMicros: used + (admitted ? req.reserveMicros : 0), resetMs: period.endMs - at } } : {}),
+        ...(req.budget && period
+          ? {
+              budget: {
+                limitMicros: req.budget.usdMicros,
+                usedMicros: used + (admitted ? req.reserveMicros : 0),
+                reservedMicros: reserved + (admitted ? req.reserveMicros : 0),
+                resetMs: period.endMs - at,
+              },
+            }
+          : {}),
       });
 
       if (rpm && s.requests.size >= rpm) return { ok: false, reason: "requests", retryAfterMs: firstRequest.done ? WINDOW_MS : firstRequest.value + WINDOW_MS - at, quota: quota(0) };
@@ -216,6 +248,18 @@ export function createMemoryTenantStore(options: MemoryTenantStoreOptions = {}):
       sweep(settlement.key, s, at);
       if (settled.has(settlement.admissionId)) return "duplicate";
       settled.set(settlement.admissionId, at + SETTLED_MEMORY_MS);
+      if (!settlement.shared) {
+        releaseAdmission(settlement.key, s, settlement.admissionId, at);
+        if (settlement.admittedAt > at - WINDOW_MS) {
+          const id = `${settlement.admissionId}:local`;
+          s.requests.set(id, lastAt(s.requests, (t) => t, settlement.admittedAt));
+          const actual = record.inputTokens + record.outputTokens;
+          if (settlement.reservedTokens > 0 && actual > 0) {
+            s.tokens.set(id, { at: lastAt(s.tokens, (e) => e.at, settlement.admittedAt), amount: actual });
+            s.tokenSum += actual;
+          }
+        }
+      }
       const held = s.inFlight.get(settlement.admissionId);
       if (held) {
         s.inFlight.delete(settlement.admissionId);
@@ -246,6 +290,13 @@ export function createMemoryTenantStore(options: MemoryTenantStoreOptions = {}):
       records.push(record);
       if (records.length > maxRecords) records = records.slice(records.length - Math.floor(maxRecords * 0.9));
       return "stored";
+    },
+
+    async release(a) {
+      const at = now();
+      const s = stateOf(a.key);
+      sweep(a.key, s, at);
+      releaseAdmission(a.key, s, a.admissionId, at);
     },
 
     async usage(key, kind, atMs): Promise<UsageTotals> {

@@ -89,6 +89,26 @@ local function release_held(held, use_prefix)
   end
 end
 
+-- an admission this store made that will never settle as its own (the replica
+-- gave up waiting for its reply and admitted or refused it locally): uncount
+-- its request and tokens, free its slot and budget reservation. Idempotent.
+local function release_admission(req, tok, toka, fly, flya, id, use_prefix)
+  redis.call('ZREM', req, id)
+  if redis.call('ZREM', tok, id) == 1 then
+    local amount = redis.call('HGET', toka, id)
+    if amount then
+      redis.call('HINCRBY', toka, '_sum', -tonumber(amount))
+      redis.call('HDEL', toka, id)
+    end
+  end
+  local held = redis.call('HGET', flya, id)
+  if held then
+    release_held(held, use_prefix)
+    redis.call('HDEL', flya, id)
+  end
+  redis.call('ZREM', fly, id)
+end
+
 -- leases that ran out (a replica died mid-stream): free the slot and the reservation
 local function sweep_leases(fly, flya, use_prefix, now)
   local gone = redis.call('ZRANGEBYSCORE', fly, '-inf', now)
@@ -111,7 +131,8 @@ end
  *       rollup key prefix (P use:{N}:), budget rollup TTL ms
  *       (0 = that limit is not set)
  * Reply: {status, now, reason, retry ms, requests, requests reset ms,
- *         tokens, tokens reset ms, streams, budget used micros}
+ *         tokens, tokens reset ms, streams, budget used micros (spent +
+ *         reserved), of which reserved by streams in flight}
  *   status ok | limited | revoked; retry > 0 in ms, 0 = the caller's own
  *   hint (streams: nobody knows when one ends), -1 = no retry can succeed,
  *   -2 = at the end of the budget period (the caller knows the calendar)
@@ -125,7 +146,7 @@ local budget, reserve_micros, budget_kind = tonumber(ARGV[9]), tonumber(ARGV[10]
 local runtime_sha, use_prefix, budget_ttl = ARGV[12], ARGV[13], tonumber(ARGV[14])
 
 if runtime_sha ~= '' and redis.call('HEXISTS', KEYS[6], runtime_sha) == 0 then
-  return {'revoked', now, '', 0, 0, 0, 0, 0, 0, 0}
+  return {'revoked', now, '', 0, 0, 0, 0, 0, 0, 0, 0}
 end
 
 local since = now - window
@@ -148,15 +169,16 @@ end
 sweep_leases(KEYS[4], KEYS[5], use_prefix, now)
 local streams = redis.call('ZCARD', KEYS[4])
 
-local used, pid = 0, ''
+local used, reserved, pid = 0, 0, ''
 if budget > 0 then
   pid = period_id(budget_kind, now)
   local r = redis.call('HMGET', use_prefix .. pid, 'spend', 'reserved')
-  used = tonumber(r[1] or '0') + tonumber(r[2] or '0')
+  reserved = tonumber(r[2] or '0')
+  used = tonumber(r[1] or '0') + reserved
 end
 
 local function reply(status, reason, retry)
-  return {status, now, reason, retry, requests, requests_reset, tokens, tokens_reset, streams, used}
+  return {status, now, reason, retry, requests, requests_reset, tokens, tokens_reset, streams, used, reserved}
 end
 
 if rpm > 0 and requests >= rpm then return reply('limited', 'requests', requests_reset) end
@@ -207,17 +229,23 @@ if budget > 0 and reserve_micros > 0 then
   redis.call('HINCRBY', use_prefix .. pid, 'reserved', reserve_micros)
   redis.call('PEXPIRE', use_prefix .. pid, budget_ttl)
   used = used + reserve_micros
+  reserved = reserved + reserve_micros
 end
 return reply('ok', '', 0)
 `;
 
 /**
- * KEYS: done marker, tok, toka, fly, flya, usage stream
+ * KEYS: done marker, tok, toka, fly, flya, usage stream, req
  * ARGV: now override, admission id, window ms, admitted at, shared (0/1),
  *       reserved tokens, rollup key prefix, stream max length, marker TTL ms,
  *       input, output, cached, reasoning, cost micros, estimated (0/1),
  *       rollup TTL ms for day, week, month, then the record's field/value pairs
  * Reply: 'ok', or 'duplicate' when this admission was settled before.
+ * A stream admitted by a replica's local fallback (shared 0) is reconciled
+ * here: whatever this store reserved under its id (an admission whose reply
+ * came too late) is released, and the request and its tokens join the
+ * windows at the time it was admitted, so the minute after an outage does
+ * not admit a whole limit again.
  */
 export const SETTLE_SCRIPT = `${PRELUDE}
 local now = clock(ARGV[1])
@@ -254,6 +282,20 @@ if shared and reserved > 0 then
     redis.call('PEXPIRE', KEYS[2], window + 1000)
     redis.call('PEXPIRE', KEYS[3], window + 1000)
   end
+elseif not shared then
+  release_admission(KEYS[7], KEYS[2], KEYS[3], KEYS[4], KEYS[5], id, use_prefix)
+  if admitted_at > now - window then
+    redis.call('ZADD', KEYS[7], admitted_at, id .. ':local')
+    redis.call('PEXPIRE', KEYS[7], window + 1000)
+    local actual = input + output
+    if reserved > 0 and actual > 0 then
+      redis.call('ZADD', KEYS[2], admitted_at, id .. ':local')
+      redis.call('HSET', KEYS[3], id .. ':local', actual)
+      redis.call('HINCRBY', KEYS[3], '_sum', actual)
+      redis.call('PEXPIRE', KEYS[2], window + 1000)
+      redis.call('PEXPIRE', KEYS[3], window + 1000)
+    end
+  end
 end
 
 for _, kind in ipairs({'day', 'week', 'month'}) do
@@ -271,6 +313,17 @@ end
 local fields = {}
 for i = 19, #ARGV do fields[#fields + 1] = ARGV[i] end
 redis.call('XADD', KEYS[6], 'MAXLEN', '~', maxlen, '*', unpack(fields))
+return 'ok'
+`;
+
+/**
+ * An admission whose reply came after its caller gave up (release_admission).
+ * KEYS: req, tok, toka, fly, flya
+ * ARGV: admission id, rollup key prefix
+ * Reply: 'ok'
+ */
+export const RELEASE_SCRIPT = `${PRELUDE}
+release_admission(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], ARGV[1], ARGV[2])
 return 'ok'
 `;
 

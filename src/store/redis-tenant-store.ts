@@ -1,7 +1,7 @@
 import { createClient, defineScript, type RedisClientType } from "redis";
 import type { KeySettings } from "../config/config.js";
 import { periodOf, ROLLUP_TTL_MS } from "../usage/periods.js";
-import { ADMIT_SCRIPT, CREATE_KEY_SCRIPT, HEADROOM_SCRIPT, REVOKE_KEY_SCRIPT, SETTLE_SCRIPT, USAGE_SCRIPT } from "./redis-scripts.js";
+import { ADMIT_SCRIPT, CREATE_KEY_SCRIPT, HEADROOM_SCRIPT, RELEASE_SCRIPT, REVOKE_KEY_SCRIPT, SETTLE_SCRIPT, USAGE_SCRIPT } from "./redis-scripts.js";
 import { SETTLED_MEMORY_MS } from "./memory-tenant-store.js";
 import {
   type AdmitResult,
@@ -33,7 +33,8 @@ function script(source: string, keys: number) {
 /** node-redis sends EVALSHA and falls back to EVAL (loading the script) on NOSCRIPT. */
 const SCRIPTS = {
   sluiceAdmit: script(ADMIT_SCRIPT, 6),
-  sluiceSettle: script(SETTLE_SCRIPT, 6),
+  sluiceSettle: script(SETTLE_SCRIPT, 7),
+  sluiceRelease: script(RELEASE_SCRIPT, 5),
   sluiceUsage: script(USAGE_SCRIPT, 0),
   sluiceHeadroom: script(HEADROOM_SCRIPT, 4),
   sluiceCreateKey: script(CREATE_KEY_SCRIPT, 3),
@@ -190,7 +191,7 @@ export function createRedisTenantStore(options: RedisTenantStoreOptions): Tenant
           String(ROLLUP_TTL_MS[budgetKind]),
         ],
       )) as unknown[];
-      const [status, nowMs, reason, retry, requests, requestsReset, tokens, tokensReset, streams, used] = reply.map((v, i) => (i === 0 || i === 2 ? String(v) : num(v)));
+      const [status, nowMs, reason, retry, requests, requestsReset, tokens, tokensReset, streams, used, reserved] = reply.map((v, i) => (i === 0 || i === 2 ? String(v) : num(v)));
       const at = nowMs as number;
       if (status === "revoked") return { ok: false, reason: "revoked", quota: {} };
       const { requestsPerMinute: rpm, tokensPerMinute: tpm, concurrentStreams: maxStreams } = req.limits;
@@ -199,7 +200,7 @@ export function createRedisTenantStore(options: RedisTenantStoreOptions): Tenant
         ...(rpm ? { requests: { limit: rpm, remaining: Math.max(0, rpm - (requests as number)), resetMs: requestsReset as number } } : {}),
         ...(tpm ? { tokens: { limit: tpm, remaining: Math.max(0, tpm - (tokens as number)), resetMs: tokensReset as number } } : {}),
         ...(maxStreams ? { streams: { limit: maxStreams, inUse: streams as number } } : {}),
-        ...(req.budget && period ? { budget: { limitMicros: req.budget.usdMicros, usedMicros: used as number, resetMs: period.endMs - at } } : {}),
+        ...(req.budget && period ? { budget: { limitMicros: req.budget.usdMicros, usedMicros: used as number, reservedMicros: reserved as number, resetMs: period.endMs - at } } : {}),
       };
       if (status === "ok") return { ok: true, quota, admittedAt: at, shared: true };
       const retryMs = retry as number;
@@ -211,7 +212,7 @@ export function createRedisTenantStore(options: RedisTenantStoreOptions): Tenant
       const n = k(s.key);
       const r = s.record;
       const result = await client.sluiceSettle(
-        [`${prefix}done:${s.admissionId}`, `${prefix}tok:${n}`, `${prefix}toka:${n}`, `${prefix}fly:${n}`, `${prefix}flya:${n}`, `${prefix}usage`],
+        [`${prefix}done:${s.admissionId}`, `${prefix}tok:${n}`, `${prefix}toka:${n}`, `${prefix}fly:${n}`, `${prefix}flya:${n}`, `${prefix}usage`, `${prefix}req:${n}`],
         [
           clockArg(),
           s.admissionId,
@@ -235,6 +236,11 @@ export function createRedisTenantStore(options: RedisTenantStoreOptions): Tenant
         ],
       );
       return String(result) === "duplicate" ? "duplicate" : "stored";
+    },
+
+    async release(a) {
+      const n = k(a.key);
+      await client.sluiceRelease([`${prefix}req:${n}`, `${prefix}tok:${n}`, `${prefix}toka:${n}`, `${prefix}fly:${n}`, `${prefix}flya:${n}`], [a.admissionId, usePrefix(a.key)]);
     },
 
     async usage(key, kind, atMs): Promise<UsageTotals> {

@@ -13,6 +13,13 @@ export interface TenantStore {
   admit(request: AdmitRequest): Promise<AdmitResult>;
   /** The end of an admitted stream: reservations replaced by what was used, the usage recorded. Idempotent per admission id. */
   settle(settlement: Settlement): Promise<SettleResult>;
+  /**
+   * An admission this store granted that will never be settled as its own:
+   * its caller stopped waiting for the answer and decided locally. Uncounts
+   * the request and its tokens and frees its slot and budget reservation,
+   * so nothing is counted twice or held until the lease runs out. Idempotent.
+   */
+  release(admission: AdmissionRef): Promise<void>;
   /** A key's totals for the period of `kind` containing `atMs` (the store's clock when absent). */
   usage(key: string, kind: BudgetPeriod, atMs?: number): Promise<UsageTotals>;
   /**
@@ -61,13 +68,19 @@ export interface AdmitRequest {
   readonly reserveMicros: number;
 }
 
+/** One admission, by the key it was counted under. */
+export interface AdmissionRef {
+  readonly key: string;
+  readonly admissionId: string;
+}
+
 /** What is left, for response headers (x-ratelimit-*). Present for the limits the key has. */
 export interface Quota {
   readonly requests?: { readonly limit: number; readonly remaining: number; readonly resetMs: number };
   readonly tokens?: { readonly limit: number; readonly remaining: number; readonly resetMs: number };
   readonly streams?: { readonly limit: number; readonly inUse: number };
-  /** Spent and reserved in the current period. */
-  readonly budget?: { readonly limitMicros: number; readonly usedMicros: number; readonly resetMs: number };
+  /** Spent plus reserved in the current period (`usedMicros`), and of that what streams in flight hold. */
+  readonly budget?: { readonly limitMicros: number; readonly usedMicros: number; readonly reservedMicros: number; readonly resetMs: number };
 }
 
 export type AdmitResult =
@@ -123,7 +136,12 @@ export interface Settlement {
   readonly admissionId: string;
   readonly key: string;
   readonly admittedAt: number;
-  /** Whether the shared store holds the reservations (AdmitResult.shared). */
+  /**
+   * Whether the store being settled holds this admission's reservations
+   * (AdmitResult.shared). False: a replica's local fallback admitted it, and
+   * the shared store reconciles it (releases what it may hold under the same
+   * id, counts the request in its windows).
+   */
   readonly shared: boolean;
   readonly budgetPeriod?: BudgetPeriod;
   readonly reservedTokens: number;

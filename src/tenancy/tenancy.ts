@@ -92,6 +92,16 @@ export function createTenancy(options: TenancyOptions): Tenancy {
         fallbacks = { admit: 0, settle: 0 };
         observer?.storeState?.({ up: true });
         break;
+      case "timeout":
+        // One slow answer is not an outage (a busy replica or a loaded Redis); a line per run of them.
+        if (event.consecutive === 1) logger.warn({ event: "store.slow", operation: event.operation, timeoutMs: startConfig.store?.redis?.timeoutMs });
+        break;
+      case "late":
+        logger.debug({ event: "store.late_answer", operation: event.operation, outcome: event.outcome });
+        break;
+      case "release_dropped":
+        if (event.total === 1 || event.total % LOG_DROPS_EVERY === 0) logger.error({ event: "store.release_dropped", key: event.key, droppedTotal: event.total });
+        break;
       case "fallback":
         fallbacks[event.operation]++;
         observer?.storeFallback?.({ operation: event.operation });
@@ -132,6 +142,7 @@ export function createTenancy(options: TenancyOptions): Tenancy {
       replicas: redisConfig.replicas,
       bufferMax: redisConfig.bufferMax,
       timeoutMs: redisConfig.timeoutMs,
+      downAfterTimeouts: redisConfig.downAfterTimeouts,
       connected: () => client.isReady,
       onEvent: onStoreEvent,
     });
