@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RetryInfoSchema } from "../gen/google/rpc/error_details_pb.js";
 import type { UsageRecord } from "../src/store/tenant-store.js";
 import { simulatedText } from "../src/simulator/text.js";
+import { usdFromMicros } from "../src/tenancy/quota-headers.js";
 import { tokenCounter } from "../src/usage/token-count.js";
 import { chatClient, collect, rpcFailure, textOf, transports, userRequest } from "./helpers/clients.js";
 import { baseUrlFor, type Harness, startHarness } from "./helpers/harness.js";
@@ -14,6 +15,7 @@ const KEYS = {
   tpm: "sk-test-tpm-2c8e4a6f0b9d1e37",
   budget: "sk-test-budget-9a1c3e5f7b2d4068",
   usage: "sk-test-usage-4e6a8c0b2d1f3957",
+  held: "sk-test-held-5d7f9b1a3c2e4068",
 };
 /** USD per million tokens: 1,000 and 2,000 micro-dollars per token. */
 const PRICE = { inputPerMTok: 1_000, outputPerMTok: 2_000 };
@@ -36,13 +38,14 @@ beforeAll(async () => {
         long: { provider: "simulator", model: "sim-1?tokens=40", price: PRICE },
       },
     }),
-    env: { RPM_KEY: KEYS.rpm, TPM_KEY: KEYS.tpm, BUDGET_KEY: KEYS.budget, USAGE_KEY: KEYS.usage },
+    env: { RPM_KEY: KEYS.rpm, TPM_KEY: KEYS.tpm, BUDGET_KEY: KEYS.budget, USAGE_KEY: KEYS.usage, HELD_KEY: KEYS.held },
     auth: {
       keys: [
         { name: "rpm", keyEnv: "RPM_KEY", limits: { requestsPerMinute: 3 } },
         { name: "tpm", keyEnv: "TPM_KEY", limits: { tokensPerMinute: 1_000 } },
         { name: "budget", keyEnv: "BUDGET_KEY", budget: { usd: 0.05, period: "month" } },
         { name: "usage", keyEnv: "USAGE_KEY" },
+        { name: "held", keyEnv: "HELD_KEY", budget: { usd: 0.05, period: "month" } },
       ],
     },
     // Fail closed with a long timeout: a slow moment on a loaded machine must fail the test loudly, never fall back quietly.
@@ -152,7 +155,7 @@ describe("budgets", () => {
     expect(admitted).toBeGreaterThan(1);
     expect(refusal?.res.status).toBe(429);
     expect(refusal?.json.error).toMatchObject({ code: "insufficient_quota", type: "insufficient_quota" });
-    expect(refusal?.json.error.message).toMatch(/key budget has used its budget of 0.05 USD for this month/);
+    expect(refusal?.json.error.message).toMatch(new RegExp(`key budget cannot reserve [0-9.]+ USD for this request: it has spent ${usdFromMicros(spent).replace(".", "\\.")} USD of its budget of 0\\.05 USD for this month \\(it renews in`));
     expect(Number(refusal?.res.headers.get("retry-after"))).toBe(Math.ceil((Date.UTC(2026, 5, 1) - clockMs) / 1000));
     const remaining = Math.round(Number(refusal?.res.headers.get("sluice-budget-remaining-usd")) * 1e6);
     expect(spent).toBeLessThanOrEqual(50_000);
@@ -169,6 +172,36 @@ describe("budgets", () => {
     } finally {
       clockMs = june;
     }
+  });
+});
+
+describe("a budget refusal while streams are in flight", () => {
+  it("says what was spent and what running streams hold, apart", async () => {
+    // A stream that reserves most of the budget (its prompt estimate, and max_tokens 10 at 2,000 micro-dollars each) and holds after one token.
+    const tag = `held-${Date.now()}`;
+    const heldId = requestId("held");
+    const held = fetch(`${h.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...bearer(KEYS.held), "x-request-id": heldId },
+      body: JSON.stringify({ model: "sim", max_tokens: 10, stream: true, messages: [{ role: "user", content: `#sim tokens=3 hold_at=1 tag=${tag}` }] }),
+    });
+    await h.sim.records.waitFor((r) => r.tag === tag && r.heldAt !== undefined, 10_000);
+    try {
+      const refused = await chatCompletion(KEYS.held, { model: "sim", max_tokens: 10 });
+      expect(refused.res.status).toBe(429);
+      const message = String(refused.json.error.message);
+      const reserved = /streams in flight hold ([0-9.]+) USD more/.exec(message);
+      expect(message).toMatch(/key held cannot reserve [0-9.]+ USD for this request: it has spent 0 USD of its budget of 0\.05 USD for this month, and streams in flight hold/);
+      // What the held stream reserved: its prompt estimate and 10 output tokens, priced.
+      expect(Number(reserved?.[1])).toBeGreaterThanOrEqual((10 * OUT_MICROS) / 1e6);
+      expect(Number(reserved?.[1])).toBeLessThan(0.05);
+    } finally {
+      h.sim.records.release(tag);
+    }
+    const first = await held;
+    expect(first.status).toBe(200);
+    expect(await first.text()).toContain("data: [DONE]");
+    await events.recorded(heldId);
   });
 });
 

@@ -58,7 +58,7 @@ export const NO_CHARGE: TenantCharge = Object.freeze({
   end: () => undefined,
 });
 
-function refusal(principal: Principal, result: Extract<AdmitResult, { ok: false }>, reserved: number): GatewayError {
+function refusal(principal: Principal, result: Extract<AdmitResult, { ok: false }>, reserved: number, reservedMicros: number): GatewayError {
   const name = principal.name;
   const retry = result.retryAfterMs === undefined ? {} : { retryAfterMs: result.retryAfterMs };
   const limits = principal.limits;
@@ -79,15 +79,23 @@ function refusal(principal: Principal, result: Extract<AdmitResult, { ok: false 
         : new GatewayError("rate_limited", `key ${name} is over its limit of ${limits.tokensPerMinute} tokens per minute`, retry);
     case "budget": {
       const budget = principal.budget!;
-      return result.retryAfterMs === undefined
-        ? new GatewayError("budget_exceeded", `the request could cost more than key ${name}'s whole budget of ${usdFromMicros(budget.usdMicros)} USD per ${budget.period}; lower max_tokens`)
-        : new GatewayError(
-            "budget_exceeded",
-            `key ${name} has used its budget of ${usdFromMicros(budget.usdMicros)} USD for this ${budget.period} (it renews in ${resetDuration(result.retryAfterMs)})`,
-            retry,
-          );
+      const whole = `${usdFromMicros(budget.usdMicros)} USD per ${budget.period}`;
+      if (result.retryAfterMs === undefined) return new GatewayError("budget_exceeded", `the request could cost more than key ${name}'s whole budget of ${whole}; lower max_tokens`);
+      return new GatewayError("budget_exceeded", `key ${name} cannot reserve ${usdFromMicros(reservedMicros)} USD for this request: ${budgetUse(result.quota, budget.usdMicros, budget.period)} (it renews in ${resetDuration(result.retryAfterMs)})`, retry);
     }
   }
+}
+
+/**
+ * Where a key's budget went, spent and held apart: a refusal that said
+ * "used" when most of it was only reserved by streams still running sent
+ * people looking for spend that had not happened.
+ */
+function budgetUse(quota: Quota, limitMicros: number, period: string): string {
+  const reserved = quota.budget?.reservedMicros ?? 0;
+  const spent = Math.max(0, (quota.budget?.usedMicros ?? 0) - reserved);
+  const held = reserved > 0 ? `, and streams in flight hold ${usdFromMicros(reserved)} USD more` : "";
+  return `it has spent ${usdFromMicros(spent)} USD of its budget of ${usdFromMicros(limitMicros)} USD for this ${period}${held}`;
 }
 
 const outcomeOf = (reason: GatewayError | undefined): StreamOutcome => (reason === undefined ? "completed" : reason.code === "canceled" ? "canceled" : "failed");
@@ -175,7 +183,7 @@ export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
       if (!result.ok) {
         state = "closed";
         deps.observer?.tenantRefused?.({ key, alias, reason: result.reason });
-        throw refusal(principal, result, reserveTokens);
+        throw refusal(principal, result, reserveTokens, reserveMicros);
       }
       admission = { id, admittedAt: result.admittedAt, shared: result.shared, tokens: reserveTokens, micros: reserveMicros };
       state = "admitted";
