@@ -45,6 +45,7 @@ describe("auth and store configuration", () => {
       failMode: "open",
       replicas: 1,
       timeoutMs: 250,
+      downAfterTimeouts: 3,
       usageStreamMaxLen: 1_000_000,
       bufferMax: 10_000,
       streamLeaseMs: 900_000,

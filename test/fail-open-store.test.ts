@@ -74,6 +74,7 @@ const settlementOf = (req: AdmitRequest, result: Extract<AdmitResult, { ok: true
 
 function wrap(shared: TenantStore, extra: Partial<FailOpenStoreOptions> = {}) {
   const events: StoreEvent[] = [];
+  const watchers = new Set<() => void>();
   let connected = true;
   const store = createFailOpenStore({
     shared,
@@ -82,8 +83,12 @@ function wrap(shared: TenantStore, extra: Partial<FailOpenStoreOptions> = {}) {
     replicas: 2,
     bufferMax: 100,
     timeoutMs: 5,
+    downAfterTimeouts: 3,
     connected: () => connected,
-    onEvent: (e) => events.push(e),
+    onEvent: (e) => {
+      events.push(e);
+      for (const w of [...watchers]) w();
+    },
     ...extra,
   });
   return {
@@ -91,61 +96,61 @@ function wrap(shared: TenantStore, extra: Partial<FailOpenStoreOptions> = {}) {
     events,
     types: () => events.map((e) => e.type),
     disconnect: () => (connected = false),
+    /** Resolves when an event of `type` has been reported (now or later): no timing. */
+    reported: (type: StoreEvent["type"]) =>
+      new Promise<void>((resolve) => {
+        const check = () => {
+          if (!events.some((e) => e.type === type)) return;
+          watchers.delete(check);
+          resolve();
+        };
+        watchers.add(check);
+        check();
+      }),
   };
 }
 
-async function admitted(store: TenantStore, req: AdmitRequest) {
-  const result = await store.admit(req);
+async function admitted(store: TenantStore, req: AdmitRequest | Promise<AdmitResult>) {
+  const result = await ("then" in req ? req : store.admit(req));
   if (!result.ok) throw new Error(`refused: ${result.reason}`);
   return result;
 }
 
 describe("the fail-open store, with a shared store that answers late", () => {
-  it("decides one timed-out admission locally without calling Redis down, and releases it in Redis when the answer comes", async () => {
+  it("waits past the deadline for a slow answer and uses it: Redis decides, nothing falls back, nothing is called down", async () => {
+    const redis = scriptedShared();
+    const { store, types, reported } = wrap(redis.store, { downAfterTimeouts: 1_000 });
+    redis.hold();
+    const pending = store.admit(request());
+    await reported("slow");
+    redis.answerAll();
+    expect((await admitted(store, pending)).shared).toBe(true);
+    expect(types()).toEqual(["slow"]);
+  });
+
+  it("calls Redis down after downAfterTimeouts deadlines of silence: every waiting admission is decided locally, and what Redis granted late is released", async () => {
     const redis = scriptedShared();
     const { store, events, types } = wrap(redis.store);
     redis.hold();
-    const req = request();
-    const local = await admitted(store, req);
-    expect(local.shared).toBe(false);
-    expect(types()).toEqual(["timeout", "fallback"]);
-
-    // The answer comes: Redis had admitted it too. It is given back there, so it counts once (locally).
-    redis.answerAll();
-    await store.flush();
-    await waitFor(() => redis.released.length === 1);
-    expect(redis.released).toEqual([{ key: "k", admissionId: req.admissionId }]);
-    expect(events).toContainEqual({ type: "late", operation: "admit", outcome: "released" });
-    expect(await redis.real.headroom("k", { requestsPerMinute: 100 })).toEqual({ requestsRemaining: 100, streamsActive: 0 });
-
-    // Not down: the next admission is Redis's again.
-    const next = await admitted(store, request());
-    expect(next.shared).toBe(true);
-    expect(types()).not.toContain("down");
-  });
-
-  it("counts Redis down only after downAfterTimeouts timeouts in a row; an answer in between starts the count again", async () => {
-    const redis = scriptedShared();
-    const { store, events, types } = wrap(redis.store, { downAfterTimeouts: 3 });
-    redis.hold();
-    await admitted(store, request());
-    await admitted(store, request());
-    expect(events.filter((e) => e.type === "timeout").map((e) => e.type === "timeout" && e.consecutive)).toEqual([1, 2]);
-    redis.answerAll();
-    await admitted(store, request());
-    // (The two late admissions are released in Redis: let that finish, or its waits would count too.)
-    await waitFor(() => redis.released.length === 2 && store.buffered === 0);
-    redis.hold();
-    await admitted(store, request());
-    await admitted(store, request());
-    expect(types()).not.toContain("down");
-    await admitted(store, request());
+    const reqs = [request(), request()];
+    const results = await Promise.all(reqs.map((r) => admitted(store, r)));
+    expect(results.map((r) => r.shared)).toEqual([false, false]);
     expect(events.filter((e) => e.type === "down")).toHaveLength(1);
+    expect(types().filter((t) => t === "fallback")).toHaveLength(2);
     // Down: Redis is left alone (no call waits for it), admissions are local at once.
     const heldBefore = redis.held().length;
     expect((await admitted(store, request())).shared).toBe(false);
     expect(redis.held()).toHaveLength(heldBefore);
+
+    // The answers come: Redis had admitted both too. They are given back there, so each counts once (locally).
     redis.answerAll();
+    await waitFor(() => redis.released.length === 2);
+    expect(redis.released.map((r) => r.admissionId).sort()).toEqual(reqs.map((r) => r.admissionId).sort());
+    expect(events.filter((e) => e.type === "late")).toEqual([
+      { type: "late", operation: "admit", outcome: "released" },
+      { type: "late", operation: "admit", outcome: "released" },
+    ]);
+    expect(await redis.real.headroom("k", { requestsPerMinute: 100 })).toEqual({ requestsRemaining: 100, streamsActive: 0 });
   });
 
   it("calls Redis down at once on a connection error", async () => {
@@ -156,7 +161,15 @@ describe("the fail-open store, with a shared store that answers late", () => {
     expect(events[0]).toMatchObject({ type: "down", operation: "admit" });
   });
 
-  it("refuses a timed-out admission when failing closed, and still releases what Redis granted late", async () => {
+  it("decides an admission Redis answered with an error by the fail mode, without calling Redis down", async () => {
+    const failing: TenantStore = { ...createMemoryTenantStore(), admit: () => Promise.reject(new Error("BUSY Redis is busy running a script")) };
+    const { store, types } = wrap(failing);
+    expect((await admitted(store, request())).shared).toBe(false);
+    expect((await admitted(store, request())).shared).toBe(false);
+    expect(types()).toEqual(["error_reply", "fallback", "fallback"]);
+  });
+
+  it("refuses the waiting admissions when failing closed, and still releases what Redis granted late", async () => {
     const redis = scriptedShared();
     const { store } = wrap(redis.store, { failMode: "closed" });
     redis.hold();

@@ -104,7 +104,7 @@ describe("Redis killed mid-test, failing open", () => {
 });
 
 describe("Redis slow (blocked), failing open", () => {
-  it("never holds a stream longer than the command timeout, and flushes once Redis answers", async () => {
+  it("never holds a stream longer than the silence that means down (downAfterTimeouts × timeoutMs), and flushes once Redis answers", async () => {
     let proxy: StallingProxy | undefined;
     const { h, redis, events, prefix } = await setup({ failMode: "open" }, async (r) => {
       proxy = await startStallingProxy(r.port);

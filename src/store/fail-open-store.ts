@@ -1,16 +1,19 @@
 import type { KeyLimits } from "../config/config.js";
 import { GatewayError, toGatewayError } from "../core/errors.js";
 import type { AdmissionRef, AdmitRequest, AdmitResult, Settlement, SettleResult, TenantStore, UsageRecord } from "./tenant-store.js";
-import { StoreTimeoutError, within } from "./within.js";
+import { createRedisWatch } from "./redis-watch.js";
+import { StoreTimeoutError } from "./within.js";
 
 /** What the wrapper reports, for logs and the pipeline observer. */
 export type StoreEvent =
-  /** Redis is unreachable (a connection error, or `downAfterTimeouts` timeouts in a row): everything goes local until it answers again. */
+  /** Redis is unreachable (a connection error, or silence for `downAfterTimeouts` × `timeoutMs`): everything goes local until it answers again. */
   | { readonly type: "down"; readonly operation: string; readonly cause: string }
   /** Redis answered again after being down. */
   | { readonly type: "up" }
-  /** One call got no answer in time while Redis was not (yet) counted down; `consecutive` counts them since the last answer. */
-  | { readonly type: "timeout"; readonly operation: string; readonly consecutive: number }
+  /** A call passed `timeoutMs` without an answer (reported once until the next answer); it is still waited for. */
+  | { readonly type: "slow"; readonly operation: string }
+  /** Redis answered a call with an error (it is up, but that call is decided by the fail mode); reported once until the next good answer. */
+  | { readonly type: "error_reply"; readonly operation: string; readonly cause: string }
   /**
    * The answer to an admission that had timed out came after all:
    * `released` when Redis had granted it (its reservations are given back,
@@ -39,9 +42,9 @@ export interface FailOpenStoreOptions {
   readonly replicas: number;
   /** Settlements (and releases) held while Redis is away; past it they are dropped and counted. */
   readonly bufferMax: number;
-  /** Longest wait for any one Redis call, from when it was written; past it this call is decided without Redis. */
+  /** A call with no answer this long after it was written is slow: reported, and still waited for (redis-watch.ts). */
   readonly timeoutMs: number;
-  /** Timeouts in a row (no answer in between) after which Redis counts as down. Default 3. */
+  /** Redis counts as down after this many `timeoutMs` of silence while calls wait. Default 3. */
   readonly downAfterTimeouts?: number;
   /** Whether the connection is up now (node-redis isReady): when not, nobody waits for a timeout. */
   readonly connected: () => boolean;
@@ -77,13 +80,14 @@ type Pending = ({ readonly kind: "settle"; readonly settlement: Settlement } | {
 
 /**
  * The shared store behind a fail mode (README, "Tenancy: when Redis is in
- * trouble"). Every call waits at most `timeoutMs` from when it was written
- * (within.ts). A call that times out is decided without Redis, but its
- * answer is not thrown away: an admission Redis granted late is released
+ * trouble"). Redis counts as down on a connection error, or once it has
+ * been silent for `downAfterTimeouts` × `timeoutMs` while calls waited
+ * (redis-watch.ts): a slow answer on a busy replica is waited for and
+ * used, never replaced by a local decision on top of Redis's. Calls
+ * waiting when Redis is found down are decided without it, but their
+ * answers are not thrown away: an admission Redis granted late is released
  * there (the request was decided locally, and must count once), a
- * settlement that arrives late is taken off the buffer. Redis counts as
- * down only on a connection error or `downAfterTimeouts` timeouts in a row;
- * one slow answer on a busy replica is not an outage.
+ * settlement that arrives late is taken off the buffer.
  *
  * With `open`, a call decided without Redis admits on this replica's own
  * store with every limit divided by `replicas`, and a budget's remaining
@@ -104,7 +108,7 @@ export function createFailOpenStore(options: FailOpenStoreOptions): FailOpenStor
   let releasesDropped = 0;
   let downUntil = 0;
   let down = false;
-  let timeouts = 0;
+  let failing = false;
   let flushing: Promise<void> | undefined;
   let flushedSinceEmpty = 0;
   let timer: NodeJS.Timeout | undefined;
@@ -122,24 +126,32 @@ export function createFailOpenStore(options: FailOpenStoreOptions): FailOpenStor
     options.onEvent({ type: "down", operation, cause: causeOf(error) });
   };
   const answered = () => {
-    timeouts = 0;
+    failing = false;
     if (!down) return;
     down = false;
     options.onEvent({ type: "up" });
   };
+  const watch = createRedisWatch({
+    timeoutMs: ms,
+    downAfterTimeouts: downAfter,
+    onSlow: (operation) => options.onEvent({ type: "slow", operation }),
+    onSilent: (operation, error) => markDown(operation, error),
+  });
   /**
-   * A call failed. Without a connection that is an outage at once; with
-   * one (a timeout, or Redis answering with an error such as BUSY or
-   * LOADING), only `downAfter` in a row are.
+   * A call failed. A timeout here means the connection fell silent (the
+   * watch already counted Redis down); a lost connection is an outage at
+   * once; an error reply (BUSY, LOADING, OOM…) is Redis answering: that
+   * call is decided by the fail mode, and Redis is not called down.
    */
   const failed = (operation: string, error: unknown) => {
+    if (error instanceof StoreTimeoutError) return;
     if (!options.connected()) {
       markDown(operation, error, false);
       return;
     }
-    timeouts++;
-    if (timeouts >= downAfter) markDown(operation, error);
-    else options.onEvent({ type: "timeout", operation, consecutive: timeouts });
+    if (failing) return;
+    failing = true;
+    options.onEvent({ type: "error_reply", operation, cause: causeOf(error) });
   };
 
   const schedule = () => {
@@ -199,7 +211,7 @@ export function createFailOpenStore(options: FailOpenStoreOptions): FailOpenStor
       () => delivered(p),
       () => undefined,
     );
-    return within(work, ms, p.kind);
+    return watch.wait(work, p.kind);
   };
 
   const drain = async (): Promise<void> => {
@@ -243,7 +255,6 @@ export function createFailOpenStore(options: FailOpenStoreOptions): FailOpenStor
   const settleLate = (req: AdmitRequest, work: Promise<AdmitResult>) => {
     work.then(
       (result) => {
-        timeouts = 0;
         if (result.ok) releaseLater({ key: req.key, admissionId: req.admissionId });
         options.onEvent({ type: "late", operation: "admit", outcome: result.ok ? "released" : "refused" });
       },
@@ -269,7 +280,7 @@ export function createFailOpenStore(options: FailOpenStoreOptions): FailOpenStor
   };
 
   /** Administrative calls: bounded, no fallback, and they do not decide whether Redis is down (admissions and settles do). */
-  const bounded = <T>(work: Promise<T>, operation: string) => within(work, ms, operation).catch(unavailable);
+  const bounded = <T>(work: Promise<T>, operation: string) => watch.wait(work, operation).catch(unavailable);
 
   return {
     get buffered() {
@@ -287,10 +298,10 @@ export function createFailOpenStore(options: FailOpenStoreOptions): FailOpenStor
       const work = shared.admit(req);
       let result: AdmitResult;
       try {
-        result = await within(work, ms, "admit");
+        result = await watch.wait(work, "admit");
       } catch (error) {
         failed("admit", error);
-        if (error instanceof StoreTimeoutError) settleLate(req, work);
+        settleLate(req, work);
         return localAdmit(req);
       }
       answered();
@@ -341,7 +352,7 @@ export function createFailOpenStore(options: FailOpenStoreOptions): FailOpenStor
      */
     async headroom(key, limits) {
       if (!healthy()) return {};
-      return within(shared.headroom(key, limits), ms, "headroom").catch(() => ({}));
+      return watch.wait(shared.headroom(key, limits), "headroom").catch(() => ({}));
     },
 
     records: (count) => bounded(shared.records(count), "records"),

@@ -4,54 +4,61 @@ export class StoreTimeoutError extends Error {
 }
 
 /**
+ * Calls `fn` once `ms` have passed and the event loop has since polled its
+ * sockets once more; returns a cancel. Timers run before the loop polls,
+ * so on a busy loop a plain timer beats a reply that has been waiting in
+ * the socket all along; the extra turn lets the reply be read first.
+ */
+export function graced(ms: number, fn: () => void): () => void {
+  let immediate: NodeJS.Immediate | undefined;
+  const timer = setTimeout(() => {
+    immediate = setImmediate(fn);
+  }, ms);
+  return () => {
+    clearTimeout(timer);
+    if (immediate) clearImmediate(immediate);
+  };
+}
+
+/**
+ * Calls `expired(writtenAt)` once `ms` have passed since a Redis command
+ * issued just now was written (graced, as above); returns a cancel.
+ * node-redis writes queued commands in a `setImmediate` scheduled when the
+ * command is issued; this one is queued after it, and immediates run in
+ * order, so the clock starts at the write, not at the issue: a loop busy
+ * between the two is not counted as Redis's time.
+ */
+export function afterWrite(ms: number, expired: (writtenAt: number) => void): () => void {
+  let cancelTimer: (() => void) | undefined;
+  const start = setImmediate(() => {
+    const writtenAt = performance.now();
+    cancelTimer = graced(ms, () => expired(writtenAt));
+  });
+  return () => {
+    clearImmediate(start);
+    cancelTimer?.();
+  };
+}
+
+/**
  * `work` (a Redis command issued just now), or a rejection once `ms` have
- * passed since the command was written and the event loop has since had
- * the chance to read its reply.
- *
- * Why not a plain timer race: on a replica whose event loop is busy
- * (starting many streams at once), a timer started at issue time counts
- * the loop's own delay as Redis's, and because timers run before the loop
- * polls its sockets, a reply that arrived long ago loses to the timer.
- * That made a busy replica declare Redis slow, fall back to its local
- * share and over-admit. So the clock starts where node-redis writes
- * (it writes queued commands in a `setImmediate`; ours is queued after it
- * and immediates run in order), and an expired timer gives its verdict
- * only after one more poll phase.
- *
- * node-redis cannot withdraw a written command (that would break the reply
- * order): `work` still settles after a timeout, and callers that must not
- * lose its outcome keep `work` and act on it (fail-open-store.ts).
+ * passed since it was written (afterWrite). For calls with nothing better
+ * to do than give up; the tenant store's waits follow the connection as a
+ * whole instead (redis-watch.ts). node-redis cannot withdraw a written
+ * command, so `work` still settles after a timeout.
  */
 export function within<T>(work: Promise<T>, ms: number, operation: string): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    let done = false;
-    let timer: NodeJS.Timeout | undefined;
-    const finish = () => {
-      done = true;
-      clearImmediate(start);
-      clearTimeout(timer);
-    };
+    const cancel = afterWrite(ms, () => reject(new StoreTimeoutError(`${operation}: no answer from Redis within ${ms} ms`)));
     work.then(
       (value) => {
-        if (done) return;
-        finish();
+        cancel();
         resolve(value);
       },
       (error: unknown) => {
-        if (done) return;
-        finish();
+        cancel();
         reject(error);
       },
     );
-    const start = setImmediate(() => {
-      if (done) return;
-      timer = setTimeout(() => {
-        setImmediate(() => {
-          if (done) return;
-          done = true;
-          reject(new StoreTimeoutError(`${operation}: no answer from Redis within ${ms} ms`));
-        });
-      }, ms);
-    });
   });
 }

@@ -92,9 +92,12 @@ export function createTenancy(options: TenancyOptions): Tenancy {
         fallbacks = { admit: 0, settle: 0 };
         observer?.storeState?.({ up: true });
         break;
-      case "timeout":
-        // One slow answer is not an outage (a busy replica or a loaded Redis); a line per run of them.
-        if (event.consecutive === 1) logger.warn({ event: "store.slow", operation: event.operation, timeoutMs: startConfig.store?.redis?.timeoutMs });
+      case "slow":
+        // A slow answer is waited for, not an outage (a busy replica or a loaded Redis): one line per run of them.
+        logger.warn({ event: "store.slow", operation: event.operation, timeoutMs: startConfig.store?.redis?.timeoutMs });
+        break;
+      case "error_reply":
+        logger.warn({ event: "store.error_reply", operation: event.operation, cause: event.cause });
         break;
       case "late":
         logger.debug({ event: "store.late_answer", operation: event.operation, outcome: event.outcome });
