@@ -125,8 +125,10 @@ export function createFailOpenStore(options: FailOpenStoreOptions): FailOpenStor
     down = true;
     options.onEvent({ type: "down", operation, cause: causeOf(error) });
   };
+  /** Redis answered: it is up, and the backoff after a silence ends with it. */
   const answered = () => {
     failing = false;
+    downUntil = 0;
     if (!down) return;
     down = false;
     options.onEvent({ type: "up" });
@@ -208,7 +210,10 @@ export function createFailOpenStore(options: FailOpenStoreOptions): FailOpenStor
   const send = (p: Pending): Promise<unknown> => {
     const work: Promise<unknown> = p.kind === "settle" ? shared.settle(p.settlement) : shared.release(p.admission);
     void work.then(
-      () => delivered(p),
+      () => {
+        answered();
+        delivered(p);
+      },
       () => undefined,
     );
     return watch.wait(work, p.kind);
@@ -255,6 +260,7 @@ export function createFailOpenStore(options: FailOpenStoreOptions): FailOpenStor
   const settleLate = (req: AdmitRequest, work: Promise<AdmitResult>) => {
     work.then(
       (result) => {
+        answered();
         if (result.ok) releaseLater({ key: req.key, admissionId: req.admissionId });
         options.onEvent({ type: "late", operation: "admit", outcome: result.ok ? "released" : "refused" });
       },

@@ -87,6 +87,10 @@ export interface OwnRedis {
   kill(): Promise<void>;
   /** Starts it again on the same port (empty: no persistence). */
   restart(): Promise<void>;
+  /** Freezes it (SIGSTOP): connections stay open, commands are read by nobody. A really stopped Redis, not a simulated one. */
+  freeze(): void;
+  /** Lets it run again (SIGCONT): it reads and answers everything written meanwhile, in order. */
+  thaw(): void;
 }
 
 async function launch(port: number, extra: readonly string[]): Promise<ChildProcess> {
@@ -126,6 +130,12 @@ export async function startOwnRedis(extra: readonly string[] = []): Promise<OwnR
     },
     async restart() {
       child = await launch(port, extra);
+    },
+    freeze() {
+      child.kill("SIGSTOP");
+    },
+    thaw() {
+      child.kill("SIGCONT");
     },
   };
 }
