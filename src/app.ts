@@ -10,12 +10,15 @@ import { createTargetStats } from "./routing/target-stats.js";
 import { createStreamRegistry, type StreamRegistry } from "./pipeline/stream-registry.js";
 import { effectiveMaxConnections, openFileLimit } from "./server/fd-limit.js";
 import { type GatewayServer, startGatewayServer } from "./server/gateway-server.js";
+import { createCallLayer } from "./call/call-layer.js";
+import { createHealthState } from "./health/health-state.js";
+import { createRoutes } from "./routes.js";
 import { startMetricsListener } from "./telemetry/metrics-route.js";
 import { createTelemetry, type Telemetry, type TelemetryOptions } from "./telemetry/telemetry.js";
 import { bothTenancyObservers } from "./telemetry/tenancy-metrics.js";
 import { defaultConsoleDir, loadConsoleAssets } from "./console/console-assets.js";
 import { systemTimers, type Timers } from "./core/timers.js";
-import { createStatsWatch } from "./edges/grpc/watch-stats.js";
+import { createStatsWatch, type StatsWatch } from "./edges/grpc/watch-stats.js";
 import { createTenantKeyStats } from "./stats/key-stats.js";
 import { createLiveStats, type LiveStats } from "./stats/live-stats.js";
 import { createUpstreamClient } from "./upstream/http-client.js";
@@ -59,6 +62,8 @@ export interface Sluice {
   /** The running configuration: `reload()` on SIGHUP (and file changes, with server.watchConfig). */
   readonly config: LiveConfig;
   readonly server: GatewayServer;
+  /** WatchStats streams, when served. */
+  readonly statsWatch?: StatsWatch;
   /** The providers' admission queues (their depth is observable). */
   readonly gates: ProviderGates;
   readonly pipeline: ChatPipeline;
@@ -152,42 +157,56 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
   if (maxConnections < config.server.maxConnections) {
     logger.warn({ event: "server.max_connections_lowered", configured: config.server.maxConnections, effective: maxConnections, openFileLimit: openFileLimit() });
   }
-  const server = await startGatewayServer({
-    pipeline,
+  const health = createHealthState();
+  // A fail-closed store that is not connected would refuse every keyed request: not ready until it is.
+  if (!tenancy.ready) health.hold("store", true);
+  const stopFollowingStore = tenancy.onReadyChange((storeReady) => {
+    health.hold("store", !storeReady);
+    logger.info({ event: "server.readiness", ready: health.ready, waitingFor: health.waitingFor });
+  });
+  const statsWatch = liveStats
+    ? createStatsWatch({
+        live: liveStats,
+        keys: createTenantKeyStats({ store: tenancy.store, configured: () => live.current().auth.keys, timers }),
+        timers,
+        logger,
+        maxWatchers: config.console.maxWatchers,
+        authorize: config.console.access === "open" ? () => undefined : (header) => tenancy.admin.authorize(header),
+      })
+    : undefined;
+  const calls = createCallLayer({ pipeline, tenancy, resumable });
+  const limits = { ...config.limits, requestTimeoutMs: config.server.requestTimeoutMs };
+  let server: GatewayServer | undefined;
+  const route = createRoutes({
+    calls,
+    health,
+    limits,
+    sendTimeoutMs: config.server.sendTimeoutMs,
+    sseKeepaliveMs: config.facade.keepaliveMs,
+    replayStore: tenancy.redis ? sharedReplayStore(tenancy.redis) : createMemoryReplayStore(),
+    ...(config.auth.adminKeySha256 !== undefined ? { admin: tenancy.admin } : {}),
+    ...(statsWatch ? { watch: statsWatch } : {}),
+    console: { access: config.console.access, assets: config.console.access === "off" ? new Map() : loadConsoleAssets(options.consoleDir ?? defaultConsoleDir()) },
+    ...(telemetry.metrics && config.telemetry.metrics.port === undefined ? { metrics: telemetry.metrics } : {}),
+    ...(config.server.debugEndpoints ? { debug: { registry, reloads: live.counts, connections: () => server?.connections } } : {}),
+  });
+  server = await startGatewayServer({
+    route,
+    health,
     logger,
     host: options.host ?? config.server.host,
     port: options.port ?? config.server.port,
     keepaliveMs: config.server.keepaliveMs,
     connections: { headersTimeoutMs: config.server.headersTimeoutMs, idleTimeoutMs: config.server.idleTimeoutMs, maxConnections },
     maxStreamsPerConnection: config.server.maxStreamsPerConnection,
-    requests: { ...config.limits, requestTimeoutMs: config.server.requestTimeoutMs },
-    sendTimeoutMs: config.server.sendTimeoutMs,
-    facade: config.facade,
-    telemetry,
-    serveMetrics: config.telemetry.metrics.port === undefined,
-    ...(config.server.debugEndpoints ? { debug: { registry, reloads: live.counts } } : {}),
+    tracing: telemetry.tracing,
     ...(config.server.tls ? { tls: config.server.tls } : {}),
-    tenancy,
-    resumable,
-    ...(tenancy.redis ? { replayStore: sharedReplayStore(tenancy.redis) } : {}),
-    admin: config.auth.adminKeySha256 !== undefined,
-    console: {
-      access: config.console.access,
-      assets: config.console.access === "off" ? new Map() : loadConsoleAssets(options.consoleDir ?? defaultConsoleDir()),
-      ...(liveStats
-        ? {
-            watch: createStatsWatch({
-              live: liveStats,
-              keys: createTenantKeyStats({ store: tenancy.store, configured: () => live.current().auth.keys, timers }),
-              timers,
-              logger,
-              maxWatchers: config.console.maxWatchers,
-              authorize: config.console.access === "open" ? () => undefined : (header) => tenancy.admin.authorize(header),
-            }),
-          }
-        : {}),
-    },
   });
+  const closeServer = async (graceMs?: number) => {
+    stopFollowingStore();
+    statsWatch?.close();
+    await server.close(graceMs);
+  };
 
   const metricsListener =
     telemetry.metrics && config.telemetry.metrics.port !== undefined
@@ -198,6 +217,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
   return {
     config: live,
     server,
+    ...(statsWatch ? { statsWatch } : {}),
     telemetry,
     ...(liveStats ? { liveStats } : {}),
     ...(metricsListener ? { metricsUrl: `${metricsListener.url}/metrics` } : {}),
@@ -219,7 +239,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
         registry.abortAll(new GatewayError("shutting_down", "the gateway is shutting down; retry on another instance"));
         await registry.idle(FINAL_WRITE_GRACE_MS);
       }
-      await server.close(FINAL_WRITE_GRACE_MS);
+      await closeServer(FINAL_WRITE_GRACE_MS);
       await client.close();
       // Every stream has ended: their usage goes to the store before the connection closes.
       // Before tenancy's: the stream log borrows its Redis connection.
@@ -231,7 +251,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
       return { drained, aborted };
     },
     async close() {
-      await server.close();
+      await closeServer();
       await client.close();
       await resumable.close();
       await tenancy.close();

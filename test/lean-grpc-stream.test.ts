@@ -8,7 +8,7 @@ import { grpcFrame, type H2Response, h2request } from "./helpers/raw.js";
 import { userRequest } from "./helpers/clients.js";
 
 // Server-streaming methods over binary gRPC skip connect's generic handler
-// (src/server/lean-grpc-stream.ts). Whatever a client sends, the answer must
+// (src/edges/grpc/lean-grpc-stream.ts). Whatever a client sends, the answer must
 // be the one connect's handler gives: the same bytes go to the same method
 // over gRPC-Web, which connect still serves, and the statuses must agree.
 

@@ -90,10 +90,10 @@ describe("WatchStats with the console open", () => {
     const watch = reader(admin.watchStats({}, { signal: abort.signal }));
     await watch.next();
     await timers.whenPending(1);
-    expect(h.sluice.server.statsWatch?.watchers).toBe(1);
+    expect(h.sluice.statsWatch?.watchers).toBe(1);
     abort.abort();
     await timers.whenIdle();
-    expect(h.sluice.server.statsWatch?.watchers).toBe(0);
+    expect(h.sluice.statsWatch?.watchers).toBe(0);
   });
 
   it("refuses watchers past console.maxWatchers with RESOURCE_EXHAUSTED, and takes one again when a slot frees", async () => {
@@ -105,7 +105,7 @@ describe("WatchStats with the console open", () => {
     aborts[0]!.abort();
     // Its timer is cleared after its slot is released (both on its departure signal, in that order).
     await timers.whenAtMost(1);
-    expect(h.sluice.server.statsWatch?.watchers).toBe(1);
+    expect(h.sluice.statsWatch?.watchers).toBe(1);
     // A new watcher, over HTTP/1.1 this time, takes the freed slot.
     const h1 = createClient(AdminService, createConnectTransport({ baseUrl: h.url, httpVersion: "1.1" }));
     const again = new AbortController();
@@ -113,7 +113,7 @@ describe("WatchStats with the console open", () => {
     again.abort();
     aborts[1]!.abort();
     await timers.whenIdle();
-    expect(h.sluice.server.statsWatch?.watchers).toBe(0);
+    expect(h.sluice.statsWatch?.watchers).toBe(0);
   });
 });
 

@@ -1,6 +1,7 @@
 import type { ConsoleAccess } from "../config/config.js";
 import type { Exchange } from "../http/exchange.js";
-import { type AnyRequest, type AnyResponse, headerOf, pathOf, sendJson } from "../http/node-http.js";
+import { type AnyRequest, type AnyResponse, headerOf, pathOf } from "../http/node-http.js";
+import { sendJsonError } from "../http/json-error.js";
 import type { ConsoleAssets } from "./console-assets.js";
 
 export const CONSOLE_PATH = "/console";
@@ -62,7 +63,7 @@ export function createConsoleRoute(access: ConsoleAccess, assets: ConsoleAssets)
     exchange.route = CONSOLE_PATH;
     if (req.method !== "GET" && req.method !== "HEAD") {
       exchange.code = "method_not_allowed";
-      sendJson(res, 405, { error: { message: "the console is read with GET", type: "invalid_request_error", param: null, code: "method_not_allowed" } }, { allow: "GET, HEAD" });
+      sendJsonError(res, 405, { message: "the console is read with GET", type: "invalid_request_error", param: null, code: "method_not_allowed" }, { allow: "GET, HEAD" });
       return true;
     }
     if (path === CONSOLE_PATH) {
@@ -76,7 +77,7 @@ export function createConsoleRoute(access: ConsoleAccess, assets: ConsoleAssets)
     if (!asset) {
       exchange.code = "not_found";
       const message = assets.size === 0 ? "the console is not built: run npm run build" : "not found";
-      sendJson(res, assets.size === 0 ? 503 : 404, { error: { message, type: "invalid_request_error", param: null, code: "not_found" } });
+      sendJsonError(res, assets.size === 0 ? 503 : 404, { message, type: "invalid_request_error", param: null, code: "not_found" });
       return true;
     }
     exchange.code = "ok";

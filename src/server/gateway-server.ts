@@ -2,41 +2,19 @@ import { once } from "node:events";
 import type { Http2Session } from "node:http2";
 import type { AddressInfo, Socket } from "node:net";
 import * as httpolyglot from "@httptoolkit/httpolyglot";
-import type { ConnectRouter } from "@connectrpc/connect";
-import type { ReloadCounts } from "../config/live-config.js";
 import type { TlsCredentials } from "../config/tls-files.js";
-import { createAdminService } from "../edges/grpc/admin-service.js";
-import { createChatService } from "../edges/grpc/chat-service.js";
-import { createHealthService } from "../edges/grpc/health-service.js";
-import { registerReflection } from "../edges/grpc/reflection.js";
-import { createOpenAiFacade } from "../edges/openai/facade.js";
 import type { Logger } from "../logging/logger.js";
-import type { ChatPipeline } from "../pipeline/chat-pipeline.js";
-import { createHealthState, type HealthState } from "../health/health-state.js";
-import { ChatService } from "../../gen/sluice/v1/chat_service_pb.js";
-import { AdminService } from "../../gen/sluice/admin/v1/admin_service_pb.js";
-import type { ReplayStore } from "../store/replay-store.js";
-import type { Tenancy } from "../tenancy/tenancy.js";
-import type { ResumableStreams } from "../resume/resumable-streams.js";
-import type { ConsoleAccess } from "../config/config.js";
-import type { ConsoleAssets } from "../console/console-assets.js";
-import { createConsoleRoute } from "../console/console-route.js";
-import type { StatsWatch } from "../edges/grpc/watch-stats.js";
-import { Health } from "../../gen/grpc/health/v1/health_pb.js";
-import type { StreamRegistry } from "../pipeline/stream-registry.js";
+import type { HealthState } from "../health/health-state.js";
+import type { Tracing } from "../telemetry/tracing.js";
 import { type ConnectionGuard, type ConnectionLimits, guardConnections } from "./connection-guard.js";
-import { handleHealth, notFound } from "./health.js";
 import { guardRequests, type Route } from "./request-guard.js";
-import { createRpcHandler } from "./rpc-handler.js";
-import type { RequestBodyLimits } from "./rpc-request.js";
-import { createRuntimeStats } from "./runtime-stats.js";
-import { pathOf } from "../http/node-http.js";
-import type { Telemetry } from "../telemetry/telemetry.js";
-import { serveMetrics } from "../telemetry/metrics-route.js";
 import { cameOverTls, refuseCleartext, tlsListenerOptions } from "./tls-listener.js";
 
 export interface GatewayServerOptions {
-  readonly pipeline: ChatPipeline;
+  /** Every route of the port (routes.ts): the server only listens and guards. */
+  readonly route: Route;
+  /** Readiness: served by the routes, turned off here when the port stops accepting. */
+  readonly health: HealthState;
   readonly logger: Logger;
   readonly host: string;
   readonly port: number;
@@ -45,28 +23,10 @@ export interface GatewayServerOptions {
   readonly connections: ConnectionLimits;
   /** Concurrent streams one HTTP/2 connection may open (advertised in SETTINGS; more are refused with REFUSED_STREAM). */
   readonly maxStreamsPerConnection: number;
-  readonly requests: RequestBodyLimits;
-  /** Longest a client may take no bytes before its stream is reset. */
-  readonly sendTimeoutMs: number;
-  readonly facade: { readonly keepaliveMs: number };
-  /** Given when /debug/runtime should be served. */
-  readonly debug?: { readonly registry: StreamRegistry; readonly reloads: () => ReloadCounts };
   /** TLS on the listener; absent = cleartext h2c and HTTP/1.1. */
   readonly tls?: TlsCredentials;
-  /** Traces for every request; GET /metrics when metrics are on and served on this port. */
-  readonly telemetry: Telemetry;
-  /** Serve /metrics here (false when a separate metrics listener serves it). */
-  readonly serveMetrics: boolean;
-  /** Keys, limits and usage: who each request is, and the admin service. */
-  readonly tenancy?: Tenancy;
-  /** Resumable streams, for both edges. */
-  readonly resumable?: ResumableStreams;
-  /** Where the facade keeps thinking signatures between turns; its own in-process store when absent. */
-  readonly replayStore?: ReplayStore;
-  /** Serve sluice.admin.v1.AdminService (the configuration has an admin key). */
-  readonly admin?: boolean;
-  /** /console and its data feed; `watch` absent: AdminService/WatchStats is not served. */
-  readonly console?: { readonly access: ConsoleAccess; readonly assets: ConsoleAssets; readonly watch?: StatsWatch };
+  /** The server span of every request. */
+  readonly tracing: Tracing;
 }
 
 export interface GatewayServer {
@@ -75,8 +35,6 @@ export interface GatewayServer {
   readonly port: number;
   readonly health: HealthState;
   readonly connections: ConnectionGuard;
-  /** WatchStats streams, when served. */
-  readonly statsWatch?: StatsWatch;
   /**
    * Readiness turns 503 (gRPC health: NOT_SERVING) and HTTP/2 sessions get
    * GOAWAY: in-flight streams go on, clients take new ones elsewhere. The port stays open so that health
@@ -126,61 +84,14 @@ function keepAlive(session: Http2Session, intervalMs: number): void {
  * guard.
  */
 export async function startGatewayServer(options: GatewayServerOptions): Promise<GatewayServer> {
-  const { pipeline, logger } = options;
-  const health = createHealthState();
-  const { tenancy } = options;
-  // A fail-closed store that is not connected would refuse every keyed request: not ready until it is.
-  const holdForStore = (storeReady: boolean) => {
-    health.hold("store", !storeReady);
-    logger.info({ event: "server.readiness", ready: health.ready, waitingFor: health.waitingFor });
-  };
-  if (tenancy && !tenancy.ready) health.hold("store", true);
-  const stopFollowingStore = tenancy?.onReadyChange(holdForStore);
-  const watch = options.console?.watch;
-  const admin = tenancy && options.admin ? createAdminService(tenancy.admin) : undefined;
-  const rpc = createRpcHandler({
-    routes: (router: ConnectRouter) => {
-      router.service(
-        ChatService,
-        createChatService({ pipeline, maxJsonDepth: options.requests.maxJsonDepth, ...(tenancy ? { tenancy } : {}), ...(options.resumable ? { resumable: options.resumable } : {}) }),
-      );
-      router.service(Health, createHealthService(health, [ChatService.typeName]));
-      // WatchStats may be served without the rest (an open console with no admin key): the rest then answers UNIMPLEMENTED.
-      if (admin || watch) router.service(AdminService, { ...admin, ...(watch ? { watchStats: watch.watchStats } : {}) });
-      registerReflection(router, admin || watch ? [ChatService, AdminService, Health] : [ChatService, Health]);
-    },
-    limits: options.requests,
-    sendTimeoutMs: options.sendTimeoutMs,
-  });
-  const facade = createOpenAiFacade({
-    pipeline,
-    keepaliveMs: options.facade.keepaliveMs,
-    limits: options.requests,
-    sendTimeoutMs: options.sendTimeoutMs,
-    ...(tenancy ? { tenancy } : {}),
-    ...(options.resumable ? { resumable: options.resumable } : {}),
-    ...(options.replayStore ? { replayStore: options.replayStore } : {}),
-  });
-  let guard: ConnectionGuard | undefined;
-  const runtime = options.debug ? createRuntimeStats(options.debug.registry, () => guard, options.debug.reloads) : () => false;
-
-  const metrics = options.serveMetrics ? options.telemetry.metrics : undefined;
-  const consoleRoute = options.console ? createConsoleRoute(options.console.access, options.console.assets) : () => false;
+  const { logger, health } = options;
   const route: Route = (req, res, exchange) => {
     if (options.tls && !cameOverTls(req)) {
       exchange.code = "tls_required";
       res.destroy();
       return;
     }
-    const served = rpc(req, res, exchange);
-    if (served !== false) return served;
-    if (handleHealth(req, res, exchange, health)) return;
-    const viaFacade = facade(req, res, exchange);
-    if (viaFacade !== false) return viaFacade;
-    if (runtime(req, res, exchange)) return;
-    if (consoleRoute(req, res, exchange)) return;
-    if (metrics && req.method === "GET" && pathOf(req) === "/metrics") return serveMetrics(metrics, req, res, exchange);
-    notFound(res, exchange);
+    return options.route(req, res, exchange);
   };
 
   const sessions = new Set<Http2Session>();
@@ -190,9 +101,9 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
       http2: { settings: { maxConcurrentStreams: options.maxStreamsPerConnection } },
       ...(options.tls ? { tls: tlsListenerOptions(options.tls) } : {}),
     },
-    guardRequests(route, logger, options.telemetry.tracing) as Parameters<typeof httpolyglot.createServer>[1],
+    guardRequests(route, logger, options.tracing) as Parameters<typeof httpolyglot.createServer>[1],
   );
-  guard = guardConnections(server, options.connections, logger);
+  const guard = guardConnections(server, options.connections, logger);
   if (options.tls) refuseCleartext(server, logger);
   server.on("connection", (socket: Socket) => {
     // Deltas are small writes in quick succession: with Nagle on, each one
@@ -234,14 +145,11 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
     port,
     health,
     connections: guard,
-    ...(watch ? { statsWatch: watch } : {}),
     stopAccepting,
     async close(graceMs = 0) {
-      stopFollowingStore?.();
       stopAccepting();
-      // Health and stats watchers end their streams now, so their connections can close.
+      // Health watchers end their streams now, so their connections can close.
       health.close();
-      watch?.close();
       if (listening) {
         listening = false;
         server.close();

@@ -1,6 +1,7 @@
 import type { HealthState } from "../health/health-state.js";
 import type { Exchange } from "../http/exchange.js";
 import { type AnyRequest, type AnyResponse, pathOf, sendJson } from "../http/node-http.js";
+import { sendJsonError } from "../http/json-error.js";
 
 /**
  * Serves /healthz (liveness: always 200 while the process answers) and
@@ -28,5 +29,5 @@ function readiness(state: HealthState): Record<string, unknown> {
 
 export function notFound(res: AnyResponse, exchange: Exchange): void {
   exchange.code = "not_found";
-  sendJson(res, 404, { error: { message: "not found", type: "invalid_request_error", param: null, code: "not_found" } });
+  sendJsonError(res, 404, { message: "not found", type: "invalid_request_error", param: null, code: "not_found" });
 }

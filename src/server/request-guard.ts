@@ -1,5 +1,6 @@
 import { createExchange, type Exchange } from "../http/exchange.js";
-import { type AnyRequest, type AnyResponse, resetResponse, sendJson } from "../http/node-http.js";
+import { type AnyRequest, type AnyResponse, resetResponse } from "../http/node-http.js";
+import { sendJsonError } from "../http/json-error.js";
 import { lingerAfterRefusal } from "../http/linger.js";
 import { writeAccessLine } from "../logging/access-log.js";
 import type { Logger } from "../logging/logger.js";
@@ -25,7 +26,7 @@ export function guardRequests(route: Route, logger: Logger, tracing: Tracing): (
       logger.error({ event: "request.crashed", requestId: exchange?.requestId, err: error });
       if (exchange) exchange.code = "internal";
       if (res.destroyed) return;
-      if (!res.headersSent) sendJson(res, 500, { error: { message: "internal error", type: "api_error", param: null, code: "internal" } });
+      if (!res.headersSent) sendJsonError(res, 500, { message: "internal error", type: "api_error", param: null, code: "internal" });
       else resetResponse(res);
     };
     try {

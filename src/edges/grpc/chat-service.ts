@@ -1,19 +1,16 @@
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
 import { aggregateDeltas } from "../../core/aggregate.js";
+import type { CallContext, CallItem, CallLayer } from "../../call/call-layer.js";
+import type { Delta } from "../../core/delta.js";
 import { GatewayError } from "../../core/errors.js";
-import { type Heartbeat, withHeartbeats } from "../../core/heartbeats.js";
+import type { Heartbeat } from "../../core/heartbeats.js";
 import { joinBuffered } from "../../core/join-deltas.js";
 import { requestIdFrom } from "../../core/request-id.js";
 import type { Context } from "@opentelemetry/api";
 import type { Exchange } from "../../http/exchange.js";
-import type { ChatPipeline } from "../../pipeline/chat-pipeline.js";
-import { EXCHANGE } from "../../server/rpc-handler.js";
-import type { Numbered, ResumableStreams } from "../../resume/resumable-streams.js";
-import type { Quota } from "../../store/tenant-store.js";
-import { mayUse, type Principal } from "../../tenancy/principal.js";
-import { quotaHeaders } from "../../tenancy/quota-headers.js";
-import type { Tenancy } from "../../tenancy/tenancy.js";
+import { EXCHANGE } from "./rpc-handler.js";
+import type { Numbered } from "../../resume/resumable-streams.js";
 import {
   CancelStreamResponseSchema,
   ChatService,
@@ -26,13 +23,10 @@ import { chatRequestFromProto, type ProtoChatRequest } from "./from-proto.js";
 import { deltaToProto, resultToProto } from "./to-proto.js";
 
 export interface ChatServiceOptions {
-  readonly pipeline: ChatPipeline;
+  /** The life of each call: who, plain or resumable, heartbeats, quota, resume, cancel, models. */
+  readonly calls: CallLayer;
   /** Nesting allowed in tool schemas (limits.maxJsonDepth). */
   readonly maxJsonDepth: number;
-  /** Who a request is (its `authorization` metadata); every request is anonymous without it. */
-  readonly tenancy?: Pick<Tenancy, "identify">;
-  /** Resumable streams (stream_options.resumable, ResumeStream, CancelStream); both RPCs answer NOT_FOUND without it. */
-  readonly resumable?: ResumableStreams;
 }
 
 /** Trailer sent when a resumable stream stops being resumable (its backlog bound, or the store failing). */
@@ -63,22 +57,9 @@ function exchangeOf(ctx: HandlerContext): { requestId: string; trace?: Context; 
   return { requestId: exchange.requestId, trace: exchange.trace(), fields: exchange.fields };
 }
 
-/**
- * The request's key, resolved once from its `authorization` metadata; its
- * name goes on the access line. Throws UNAUTHENTICATED.
- */
-async function principalOf(ctx: HandlerContext, tenancy: Pick<Tenancy, "identify"> | undefined): Promise<Principal | undefined> {
-  const exchange: Exchange | undefined = ctx.values.get(EXCHANGE);
-  const principal = await tenancy?.identify(ctx.requestHeader.get("authorization") ?? undefined, exchange?.edge ?? "grpc");
-  if (principal && exchange) exchange.fields.key = principal.name;
-  return principal;
-}
-
-/** What is left of the key's limits, as response metadata: set before the first message, or before the error status. */
-function quotaMetadata(ctx: HandlerContext): (quota: Quota) => void {
-  return (quota) => {
-    for (const [name, value] of Object.entries(quotaHeaders(quota))) ctx.responseHeader.set(name, value);
-  };
+/** The key's quota as response metadata: set before the first message, or before the error status. */
+function setQuota(ctx: HandlerContext, quota: Readonly<Record<string, string>>): void {
+  for (const [name, value] of Object.entries(quota)) ctx.responseHeader.set(name, value);
 }
 
 /** Response header (gRPC metadata) naming the parameters an alias dropped; the stream's `start` carries the same list. */
@@ -121,59 +102,54 @@ function afterSequence(value: bigint | undefined): number {
   return value > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(value);
 }
 
-const NO_RESUME = () => new GatewayError("not_found", "resumable streams are not served here");
-
 /** sluice.v1.ChatService over gRPC, gRPC-Web and Connect. */
 export function createChatService(options: ChatServiceOptions): ServiceImpl<typeof ChatService> {
-  const { pipeline } = options;
+  const { calls } = options;
   const begin = (req: ProtoChatRequest, ctx: HandlerContext) => {
     try {
-      return { ...exchangeOf(ctx), request: chatRequestFromProto(req, options.maxJsonDepth) };
+      return chatRequestFromProto(req, options.maxJsonDepth);
     } catch (error) {
       throw toConnectError(error);
     }
   };
   const identify = async (ctx: HandlerContext) => {
     try {
-      return await principalOf(ctx, options.tenancy);
+      const exchange: Exchange | undefined = ctx.values.get(EXCHANGE);
+      return await calls.identify(ctx.requestHeader.get("authorization") ?? undefined, exchange?.edge ?? "grpc", exchange?.fields);
     } catch (error) {
       throw toConnectError(error);
     }
   };
+  const callOf = (ctx: HandlerContext, edge: string, signal: AbortSignal): CallContext => ({ ...exchangeOf(ctx), edge, signal, ...deadlineOf(ctx) });
   return {
     async *streamChat(req, ctx) {
       const principal = await identify(ctx);
-      const { request, ...context } = begin(req, ctx);
-      const interval = heartbeatInterval(req.streamOptions?.heartbeatIntervalMs);
+      const request = begin(req, ctx);
+      const heartbeatMs = heartbeatInterval(req.streamOptions?.heartbeatIntervalMs);
       const link = pipelineSignal(ctx);
-      let sequence = 0n;
-      const start = (signal: AbortSignal) =>
-        pipeline.stream(request, {
-          ...context,
-          signal,
-          edge: "grpc",
-          ...deadlineOf(ctx),
-          ...(principal ? { principal, onQuota: quotaMetadata(ctx) } : {}),
-        });
+      const call = calls.stream(request, principal, callOf(ctx, "grpc", link.signal), { heartbeatMs, resumable: req.streamOptions?.resumable === true });
+      const { items } = call;
+      let quotaSent = false;
+      const headers = () => {
+        if (quotaSent) return;
+        quotaSent = true;
+        setQuota(ctx, call.quota());
+      };
       try {
-        if (req.streamOptions?.resumable && options.resumable) {
-          const entries = options.resumable.run({
-            start,
-            clientSignal: link.signal,
-            ...(principal ? { principal } : {}),
-            onNotResumable: () => ctx.responseTrailer.set(RESUMABLE_TRAILER, "false"),
-          });
-          const state = { last: 0n };
-          for await (const item of interval > 0 ? withHeartbeats(entries, interval) : entries) yield resumableMessage(item, state, ctx);
-          return;
-        }
-        const deltas = start(link.signal);
-        const source = interval > 0 ? withHeartbeats(deltas, interval) : deltas;
-        const next = () => source.next();
+        const state = { last: 0n };
+        let sequence = 0n;
+        const next = () => items.next();
         try {
           for (let pulled = await next(); pulled.done !== true; ) {
+            headers();
+            const value = pulled.value;
+            if (call.resumable) {
+              yield resumableMessage(value as Numbered | Heartbeat, state, ctx);
+              pulled = await next();
+              continue;
+            }
             // Deltas that arrived in one upstream read leave as one message (README, "Natural batching").
-            const { item, after } = await joinBuffered(pulled.value, next, deltas.buffered);
+            const { item, after } = await joinBuffered(value as Delta | Heartbeat, next as () => Promise<IteratorResult<Delta | Heartbeat, void>>, call.buffered);
             // `start` is the first message, and headers go out with it: still time to add one.
             if (item.type === "start" && item.droppedParams) ctx.responseHeader.set(DROPPED_PARAMS_HEADER, item.droppedParams.join(","));
             yield deltaToProto(item, sequence++);
@@ -181,32 +157,30 @@ export function createChatService(options: ChatServiceOptions): ServiceImpl<type
           }
         } finally {
           // What for-await would do: on an early exit (connect stopped pulling) the pipeline cleans up; a finished source does nothing.
-          await source.return(undefined).catch(() => undefined);
+          await items.return(undefined).catch(() => undefined);
         }
       } catch (error) {
+        headers();
         throw toConnectError(error);
       } finally {
+        // Trailers go out after the generator ends, whichever way it ended.
+        if (call.takeNotResumable()) ctx.responseTrailer.set(RESUMABLE_TRAILER, "false");
         link.release();
       }
     },
 
     async chat(req, ctx) {
       const principal = await identify(ctx);
-      const { request, ...context } = begin(req, ctx);
+      const request = begin(req, ctx);
       const link = pipelineSignal(ctx);
+      const call = calls.stream(request, principal, callOf(ctx, "grpc-unary", link.signal), { heartbeatMs: 0 });
       try {
-        const result = await aggregateDeltas(
-          pipeline.stream(request, {
-            ...context,
-            signal: link.signal,
-            edge: "grpc-unary",
-            ...deadlineOf(ctx),
-            ...(principal ? { principal, onQuota: quotaMetadata(ctx) } : {}),
-          }),
-        );
+        const result = await aggregateDeltas(plainDeltas(call.items));
+        setQuota(ctx, call.quota());
         if (result.droppedParams.length > 0) ctx.responseHeader.set(DROPPED_PARAMS_HEADER, result.droppedParams.join(","));
         return resultToProto(result);
       } catch (error) {
+        setQuota(ctx, call.quota());
         throw toConnectError(error);
       } finally {
         link.release();
@@ -215,16 +189,12 @@ export function createChatService(options: ChatServiceOptions): ServiceImpl<type
 
     async *resumeStream(req, ctx) {
       const principal = await identify(ctx);
-      const interval = heartbeatInterval(req.heartbeatIntervalMs);
+      const heartbeatMs = heartbeatInterval(req.heartbeatIntervalMs);
       const after = afterSequence(req.afterSequence);
       try {
-        if (!options.resumable) throw NO_RESUME();
-        const { entries } = await options.resumable.resume(req.responseId, principal, ctx.signal);
-        async function* unseen() {
-          for await (const entry of entries) if (entry.sequence > after) yield entry;
-        }
+        const { items } = await calls.resume(req.responseId, principal, ctx.signal, { after, heartbeatMs });
         const state = { last: BigInt(Math.max(0, after)) };
-        for await (const item of interval > 0 ? withHeartbeats(unseen(), interval) : unseen()) yield resumableMessage(item, state, ctx);
+        for await (const item of items) yield resumableMessage(item, state, ctx);
         ctx.signal.throwIfAborted();
       } catch (error) {
         throw toConnectError(error);
@@ -234,8 +204,7 @@ export function createChatService(options: ChatServiceOptions): ServiceImpl<type
     async cancelStream(req, ctx) {
       const principal = await identify(ctx);
       try {
-        if (!options.resumable) throw NO_RESUME();
-        await options.resumable.cancel(req.responseId, principal);
+        await calls.cancel(req.responseId, principal);
         return create(CancelStreamResponseSchema);
       } catch (error) {
         throw toConnectError(error);
@@ -244,12 +213,12 @@ export function createChatService(options: ChatServiceOptions): ServiceImpl<type
 
     async listModels(_req, ctx) {
       const principal = await identify(ctx);
-      return create(ListModelsResponseSchema, {
-        models: pipeline
-          .catalog()
-          .filter((model) => mayUse(principal, model.id))
-          .map((model) => create(ModelSchema, model)),
-      });
+      return create(ListModelsResponseSchema, { models: calls.models(principal).map((model) => create(ModelSchema, model)) });
     },
   };
+}
+
+/** A plain call's deltas (a unary call asks for no heartbeats and is never resumable). */
+async function* plainDeltas(items: AsyncIterable<CallItem>): AsyncGenerator<Delta, void, undefined> {
+  for await (const item of items) if (!("sequence" in item) && item.type !== "heartbeat") yield item;
 }

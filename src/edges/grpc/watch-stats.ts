@@ -2,7 +2,7 @@ import type { HandlerContext } from "@connectrpc/connect";
 import { GatewayError } from "../../core/errors.js";
 import { delay, type Timers } from "../../core/timers.js";
 import type { Logger } from "../../logging/logger.js";
-import { EXCHANGE } from "../../server/rpc-handler.js";
+import { EXCHANGE } from "./rpc-handler.js";
 import type { KeyStat, KeyStatsSource } from "../../stats/key-stats.js";
 import type { LiveStats } from "../../stats/live-stats.js";
 import type { WatchStatsRequest, WatchStatsResponse } from "../../../gen/sluice/admin/v1/stats_pb.js";

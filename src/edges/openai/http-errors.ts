@@ -1,4 +1,7 @@
 import { type ErrorCode, type GatewayError, toGatewayError } from "../../core/errors.js";
+import type { Exchange } from "../../http/exchange.js";
+import { sendJsonError } from "../../http/json-error.js";
+import type { AnyResponse } from "../../http/node-http.js";
 
 /** The HTTP status for each gateway error (README, "Error mapping"). */
 export function httpStatus(code: ErrorCode): number {
@@ -123,4 +126,11 @@ export function toOpenAiError(reason: unknown): OpenAiError {
     headers["retry-after-ms"] = String(error.retryAfterMs);
   }
   return { status, headers, body: { error: { message, type: errorType(status, error.code), param, code: openAiCode(error.code) } } };
+}
+
+/** Sends `reason` as an OpenAI error response, with `headers` (the key's quota) beside its own; the access line gets its code. */
+export function sendOpenAiError(res: AnyResponse, exchange: Exchange, reason: unknown, headers: Readonly<Record<string, string>> = {}): void {
+  exchange.code = toGatewayError(reason).code;
+  const { status, headers: own, body } = toOpenAiError(reason);
+  sendJsonError(res, status, body.error, { ...headers, ...own });
 }

@@ -2,7 +2,7 @@ import { create, type DescMessage, type DescMethodServerStreaming, fromBinary, i
 import { Code, ConnectError, type ContextValues, createHandlerContext, type HandlerContext } from "@connectrpc/connect";
 import type { UniversalServerResponse } from "@connectrpc/connect/protocol";
 import { parseTimeout, setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
-import { toConnectError } from "../edges/grpc/connect-errors.js";
+import { toConnectError } from "./connect-errors.js";
 import { decompress } from "./rpc-request.js";
 
 /** A server-streaming method and the implementation registered for it. */

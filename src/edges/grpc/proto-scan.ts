@@ -1,6 +1,6 @@
 import type { DescField, DescMessage } from "@bufbuild/protobuf";
-import { GatewayError } from "../core/errors.js";
-import { pathSegment, type StructureLimits, STRUCTURAL_DEPTH, tooDeep, tooManyElements } from "../core/structure-limits.js";
+import { GatewayError } from "../../core/errors.js";
+import { pathSegment, type StructureLimits, STRUCTURAL_DEPTH, tooDeep, tooManyElements } from "../../core/structure-limits.js";
 
 /** Messages whose nesting is JSON nesting: the only recursive types a request can carry. */
 const JSON_CONTAINERS = new Set(["google.protobuf.Struct", "google.protobuf.ListValue"]);

@@ -1,8 +1,8 @@
 import { type ConnectRouter, createConnectRouter, createContextKey, createContextValues } from "@connectrpc/connect";
 import type { UniversalServerRequest, UniversalServerResponse } from "@connectrpc/connect/protocol";
 import { compressionGzip } from "@connectrpc/connect-node";
-import type { Exchange } from "../http/exchange.js";
-import { type AnyRequest, type AnyResponse, headerOf, pathOf } from "../http/node-http.js";
+import type { Exchange } from "../../http/exchange.js";
+import { type AnyRequest, type AnyResponse, headerOf, pathOf } from "../../http/node-http.js";
 import { type LeanMethod, leanEligible, serveLean } from "./lean-grpc-stream.js";
 import { checkedBody, limitedBody, type RequestBodyLimits, rpcWireOf, webHeaders } from "./rpc-request.js";
 import { writeRpcResponse } from "./rpc-response.js";

@@ -2,9 +2,9 @@ import type { OutgoingHttpHeaders } from "node:http";
 import { constants as http2Constants } from "node:http2";
 import type { UniversalServerResponse } from "@connectrpc/connect/protocol";
 import { Code } from "@connectrpc/connect";
-import type { Exchange } from "../http/exchange.js";
-import { writable } from "../http/writable.js";
-import { type AnyResponse, resetResponse, writeChunk } from "../http/node-http.js";
+import type { Exchange } from "../../http/exchange.js";
+import { writable } from "../../http/writable.js";
+import { type AnyResponse, resetResponse, writeChunk } from "../../http/node-http.js";
 import type { RpcWire } from "./rpc-request.js";
 
 /**

@@ -2,12 +2,12 @@ import { promisify } from "node:util";
 import { gunzip } from "node:zlib";
 import type { DescMessage } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { scanJson } from "../core/json-scan.js";
-import type { StructureLimits } from "../core/structure-limits.js";
-import { clampDelay, MAX_TIMER_MS } from "../core/timers.js";
-import { type BodyLimits, bodyTooLarge, readBody } from "../http/read-body.js";
-import type { AnyRequest } from "../http/node-http.js";
-import { toConnectError } from "../edges/grpc/connect-errors.js";
+import { scanJson } from "../../core/json-scan.js";
+import type { StructureLimits } from "../../core/structure-limits.js";
+import { clampDelay, MAX_TIMER_MS } from "../../core/timers.js";
+import { type BodyLimits, bodyTooLarge, readBody } from "../../http/read-body.js";
+import type { AnyRequest } from "../../http/node-http.js";
+import { toConnectError } from "./connect-errors.js";
 import { scanProto } from "./proto-scan.js";
 
 const gunzipAsync = promisify(gunzip);

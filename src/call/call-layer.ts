@@ -1,0 +1,203 @@
+import type { Context } from "@opentelemetry/api";
+import type { ChatRequest } from "../core/chat-request.js";
+import type { Delta } from "../core/delta.js";
+import { GatewayError } from "../core/errors.js";
+import { type Heartbeat, withHeartbeats } from "../core/heartbeats.js";
+import type { ChatPipeline, DeltaStream, StreamContext } from "../pipeline/chat-pipeline.js";
+import type { Numbered, ResumableStreams } from "../resume/resumable-streams.js";
+import type { ModelInfo } from "../routing/route-table.js";
+import type { Quota } from "../store/tenant-store.js";
+import { mayUse, type Principal } from "../tenancy/principal.js";
+import { quotaHeaders } from "../tenancy/quota-headers.js";
+import type { Tenancy } from "../tenancy/tenancy.js";
+
+/**
+ * What one client call is, whatever wire it came on: the request's id,
+ * trace and access-line fields, the signal that says the client left, its
+ * deadline. Edges fill it from their transport (connect's handler
+ * context, an HTTP exchange) and hand it down unchanged.
+ */
+export interface CallContext {
+  readonly requestId: string;
+  /** Which edge and shape (grpc, grpc-unary, openai-sse, anthropic-json…), for logs and metrics. */
+  readonly edge: string;
+  /** Aborts with a GatewayError (`canceled`, `deadline_exceeded`, `shutting_down`) when the client leaves. */
+  readonly signal: AbortSignal;
+  readonly trace?: Context;
+  readonly fields?: Record<string, unknown>;
+  /** The client's deadline on the performance.now() clock. */
+  readonly deadlineAt?: number;
+}
+
+/** How a call streams, beside its request. */
+export interface StreamOptions {
+  /** Silence after which a heartbeat item is handed out; 0: none. */
+  readonly heartbeatMs: number;
+  /** Asked for a resumable stream (served only where resumable streams are configured). */
+  readonly resumable?: boolean;
+  /** The Chat Completions edge's include_usage, kept for a resume on that edge. */
+  readonly includeUsage?: boolean;
+  /** A per-target rewrite of the request (an edge's replayed thinking signatures). */
+  readonly prepare?: StreamContext["prepare"];
+  /**
+   * Sees each delta of a fresh stream before the edge writes it. Inside a
+   * resumable stream the call layer applies it; on a plain stream it comes
+   * back as `CallStream.observe` for the edge's write loop to call, so that
+   * no generator stands between the pipeline and the writer per delta.
+   */
+  readonly observe?: (delta: Delta) => void;
+}
+
+/** What a call hands its edge: a delta, a numbered delta (resumable), or a heartbeat. */
+export type CallItem = Delta | Numbered | Heartbeat;
+
+/** The delta inside an item, or the heartbeat. */
+export function deltaOf(item: CallItem): Delta | Heartbeat {
+  return "sequence" in item ? item.delta : item;
+}
+
+/**
+ * One call's stream and what an edge writes beside it, as data the edge
+ * reads when it writes (not callbacks that climb back up): the quota
+ * headers are set once the key was admitted or refused, before the first
+ * item or the error; `notResumable` turns true (once) when a resumable
+ * stream stops being resumable.
+ */
+export interface CallStream {
+  readonly items: AsyncGenerator<CallItem, void, undefined>;
+  /** Items are numbered (a resumable stream, served where resumable streams are configured) or plain deltas. */
+  readonly resumable: boolean;
+  /** Items already decoded and waiting (a plain stream's upstream read): joining them waits for no I/O. */
+  readonly buffered: () => number;
+  /** The key's remaining limits as headers (OpenAI's and Sluice's names); empty without a key. */
+  readonly quota: () => Readonly<Record<string, string>>;
+  /** True once, at the first read after the stream stopped being resumable. */
+  readonly takeNotResumable: () => boolean;
+  /** A plain stream's `StreamOptions.observe`: the edge calls it for each delta it writes (numbered ones were observed already). */
+  readonly observe?: (delta: Delta) => void;
+}
+
+/** Items of a resumed stream the client already has are skipped; `skipped` sees them (an encoder rebuilding its state). */
+export interface ResumeOptions {
+  /** The last sequence the client has; -1: everything. */
+  readonly after: number;
+  readonly heartbeatMs: number;
+  readonly skipped?: (entry: Numbered) => void;
+}
+
+/**
+ * The life of one client call, the same under every edge: who the caller
+ * is (before its body is read), its stream plain or resumable, heartbeats,
+ * quota and resume, cancel, and the models its key may see. Edges are
+ * codecs around it: they decode their wire into a ChatRequest and a
+ * CallContext and encode what comes back; nothing here knows a wire.
+ */
+export interface CallLayer {
+  /** The caller's key from its `authorization` (or `x-api-key`) value; its name goes on the access line. Throws `unauthenticated`. */
+  identify(credential: string | undefined, edge: string, fields?: Record<string, unknown>): Promise<Principal | undefined>;
+  stream(request: ChatRequest, principal: Principal | undefined, call: CallContext, options: StreamOptions): CallStream;
+  /** The rest of a resumable stream, after `options.after`; throws `not_found`, `permission_denied`, the original's error. */
+  resume(id: string, principal: Principal | undefined, signal: AbortSignal, options: ResumeOptions): Promise<{ readonly items: AsyncGenerator<Numbered | Heartbeat, void, undefined>; readonly includeUsage: boolean }>;
+  /** Stops the upstream of a resumable stream on whichever replica runs it. */
+  cancel(id: string, principal: Principal | undefined): Promise<void>;
+  /** The aliases the key may use (every alias when authentication is off). */
+  models(principal: Principal | undefined): readonly ModelInfo[];
+}
+
+export interface CallLayerOptions {
+  readonly pipeline: ChatPipeline;
+  /** Without it every call is anonymous. */
+  readonly tenancy?: Pick<Tenancy, "identify">;
+  /** Without it a resumable request streams plainly, and resume and cancel answer `not_found`. */
+  readonly resumable?: ResumableStreams;
+}
+
+const NO_RESUME = () => new GatewayError("not_found", "resumable streams are not served here");
+const NONE = (): number => 0;
+
+/** Passes deltas through, showing each to `observe`, for resumable streams (a plain one is observed by its edge's loop). */
+async function* observed(deltas: AsyncIterable<Delta>, observe: (delta: Delta) => void): AsyncGenerator<Delta, void, undefined> {
+  for await (const delta of deltas) {
+    observe(delta);
+    yield delta;
+  }
+}
+
+/** Numbered entries after `after`; those before go to `skipped`. */
+async function* unseen(entries: AsyncIterable<Numbered>, after: number, skipped?: (entry: Numbered) => void): AsyncGenerator<Numbered, void, undefined> {
+  for await (const entry of entries) {
+    if (entry.sequence > after) yield entry;
+    else skipped?.(entry);
+  }
+}
+
+export function createCallLayer(options: CallLayerOptions): CallLayer {
+  const { pipeline, resumable } = options;
+  return {
+    async identify(credential, edge, fields) {
+      const principal = await options.tenancy?.identify(credential, edge);
+      if (principal && fields) fields.key = principal.name;
+      return principal;
+    },
+
+    stream(request, principal, call, streamOptions) {
+      let quota: Readonly<Record<string, string>> = {};
+      let notResumable = false;
+      const context: StreamContext = {
+        ...call,
+        ...(streamOptions.prepare ? { prepare: streamOptions.prepare } : {}),
+        ...(principal
+          ? {
+              principal,
+              onQuota: (q: Quota) => {
+                quota = quotaHeaders(q);
+              },
+            }
+          : {}),
+      };
+      const withBeats = <T>(source: AsyncGenerator<T, void, undefined>) => (streamOptions.heartbeatMs > 0 ? withHeartbeats(source, streamOptions.heartbeatMs) : source);
+      const base = {
+        quota: () => quota,
+        takeNotResumable: () => {
+          if (!notResumable) return false;
+          notResumable = false;
+          return true;
+        },
+      };
+      if (streamOptions.resumable && resumable) {
+        const { observe } = streamOptions;
+        const entries = resumable.run({
+          start: (signal) => {
+            const deltas = pipeline.stream(request, { ...context, signal });
+            return observe ? observed(deltas, observe) : deltas;
+          },
+          clientSignal: call.signal,
+          ...(principal ? { principal } : {}),
+          ...(streamOptions.includeUsage !== undefined ? { includeUsage: streamOptions.includeUsage } : {}),
+          onNotResumable: () => {
+            notResumable = true;
+          },
+        });
+        return { ...base, resumable: true, items: withBeats(entries), buffered: NONE };
+      }
+      const deltas: DeltaStream = pipeline.stream(request, context);
+      return { ...base, resumable: false, items: withBeats(deltas), buffered: deltas.buffered, ...(streamOptions.observe ? { observe: streamOptions.observe } : {}) };
+    },
+
+    async resume(id, principal, signal, resumeOptions) {
+      if (!resumable) throw NO_RESUME();
+      const resumed = await resumable.resume(id, principal, signal);
+      const rest = unseen(resumed.entries, resumeOptions.after, resumeOptions.skipped);
+      return { includeUsage: resumed.includeUsage, items: resumeOptions.heartbeatMs > 0 ? withHeartbeats(rest, resumeOptions.heartbeatMs) : rest };
+    },
+
+    async cancel(id, principal) {
+      if (!resumable) throw NO_RESUME();
+      await resumable.cancel(id, principal);
+    },
+
+    models(principal) {
+      return pipeline.catalog().filter((model) => mayUse(principal, model.id));
+    },
+  };
+}

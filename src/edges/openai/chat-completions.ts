@@ -1,0 +1,136 @@
+import type { CallItem, CallLayer } from "../../call/call-layer.js";
+import { aggregateDeltas } from "../../core/aggregate.js";
+import type { Delta } from "../../core/delta.js";
+import { GatewayError } from "../../core/errors.js";
+import type { StructureLimits } from "../../core/structure-limits.js";
+import type { Exchange } from "../../http/exchange.js";
+import { type AnyRequest, type AnyResponse, headerOf, sendJson } from "../../http/node-http.js";
+import type { BodyLimits } from "../../http/read-body.js";
+import { readJsonBody } from "../../http/read-json.js";
+import type { Principal } from "../../tenancy/principal.js";
+import type { ReplayStore } from "../../store/replay-store.js";
+import { DROPPED_PARAMS_HEADER, writeSse } from "../sse/write-sse.js";
+import { chatRequestFromOpenAi, type OpenAiChatRequest } from "./from-openai.js";
+import { openAiParam, sendOpenAiError } from "./http-errors.js";
+import { openAiSse } from "./openai-sse.js";
+import { createReplayCapture, type ReplayCapture, restoreReplay } from "./replay-turns.js";
+import { completionFromResult, createChunkEncoder } from "./to-openai.js";
+
+export interface ChatCompletionsOptions {
+  readonly calls: CallLayer;
+  readonly limits: BodyLimits & StructureLimits;
+  /** Silence on a stream after which a `: keepalive` comment is sent. */
+  readonly keepaliveMs: number;
+  /** Longest a client may take no bytes before its stream is reset. */
+  readonly sendTimeoutMs: number;
+  /** Where thinking signatures wait for the next tool turn. */
+  readonly replayStore: ReplayStore;
+}
+
+/**
+ * The caller's key from `authorization: Bearer` (the OpenAI SDKs' apiKey),
+ * checked before anything else: an unauthenticated body is never read.
+ * Undefined when the 401 was already sent (Node discards the unread body).
+ */
+export async function callerOf(req: AnyRequest, res: AnyResponse, exchange: Exchange, calls: CallLayer): Promise<{ principal?: Principal } | undefined> {
+  try {
+    const principal = await calls.identify(headerOf(req, "authorization"), exchange.edge, exchange.fields);
+    return principal ? { principal } : {};
+  } catch (error) {
+    sendOpenAiError(res, exchange, error);
+    return undefined;
+  }
+}
+
+/** Keeps the answer's signatures for the next tool turn. The store failing costs only that continuation, never this answer. */
+async function keepReplay(capture: ReplayCapture, store: ReplayStore): Promise<void> {
+  const kept = capture.result();
+  if (kept) await store.put(kept.ids, kept.entry).catch(() => undefined);
+}
+
+/** The call's context from the HTTP exchange. */
+function callContext(exchange: Exchange, edge: string) {
+  return { requestId: exchange.requestId, edge, signal: exchange.signal, trace: exchange.trace(), fields: exchange.fields };
+}
+
+/**
+ * `POST /v1/chat/completions`, streaming or not. Stored thinking signatures
+ * are put back per target, as each attempt is built: they verify only with
+ * the provider and model that issued them, and failover may pick another.
+ */
+export async function chatCompletions(req: AnyRequest, res: AnyResponse, exchange: Exchange, options: ChatCompletionsOptions): Promise<void> {
+  const caller = await callerOf(req, res, exchange, options.calls);
+  if (!caller) return;
+  let parsed: OpenAiChatRequest;
+  try {
+    parsed = chatRequestFromOpenAi(await readJsonBody(req, options.limits), options.limits);
+  } catch (error) {
+    return sendOpenAiError(res, exchange, error);
+  }
+  const store = options.replayStore;
+  const capture = createReplayCapture();
+  const prepare = (request: OpenAiChatRequest["request"], target: { provider: { name: string }; model: string }) =>
+    restoreReplay(request, store, { provider: target.provider.name, model: target.model });
+  const call = options.calls.stream(parsed.request, caller.principal, callContext(exchange, parsed.stream ? "openai-sse" : "openai-json"), {
+    heartbeatMs: parsed.stream ? options.keepaliveMs : 0,
+    resumable: parsed.stream && parsed.resumable,
+    includeUsage: parsed.includeUsage,
+    prepare,
+    observe: (delta) => capture.observe(delta),
+  });
+  if (parsed.stream) {
+    return writeSse(res, exchange, call, openAiSse(createChunkEncoder({ includeUsage: parsed.includeUsage })), {
+      sendTimeoutMs: options.sendTimeoutMs,
+      beforeEnd: () => keepReplay(capture, store),
+    });
+  }
+  try {
+    const result = await aggregateDeltas(observedItems(call.items, call.observe));
+    await keepReplay(capture, store);
+    exchange.code = "ok";
+    const dropped = result.droppedParams.map(openAiParam).join(",");
+    sendJson(res, 200, completionFromResult(result), { ...call.quota(), ...(dropped ? { [DROPPED_PARAMS_HEADER]: dropped } : {}) });
+  } catch (error) {
+    if (!exchange.signal.aborted) sendOpenAiError(res, exchange, error, call.quota());
+  }
+}
+
+/** A plain call's deltas for a whole-answer edge, each shown to `observe`. */
+async function* observedItems(items: AsyncIterable<CallItem>, observe?: (delta: Delta) => void): AsyncGenerator<Delta, void, undefined> {
+  for await (const item of items) {
+    if ("sequence" in item || item.type === "heartbeat") continue;
+    observe?.(item);
+    yield item;
+  }
+}
+
+/** Last-Event-ID as the last sequence the client has; absent: -1, everything. */
+function lastEventId(req: AnyRequest): number {
+  const header = headerOf(req, "last-event-id");
+  if (header === undefined || header === "") return -1;
+  if (!/^\d{1,15}$/.test(header)) throw new GatewayError("invalid_request", "Last-Event-ID: must be a sequence number from an id: line", { field: "last_event_id" });
+  return Number(header);
+}
+
+/**
+ * `GET /v1/chat/completions/{id}/stream`: the rest of a resumable stream,
+ * from after Last-Event-ID. Earlier deltas are shown to the encoder only,
+ * so its state (the completion id, pending usage) is the original's.
+ */
+export async function resumeChatCompletion(req: AnyRequest, res: AnyResponse, exchange: Exchange, options: ChatCompletionsOptions, id: string): Promise<void> {
+  const caller = await callerOf(req, res, exchange, options.calls);
+  if (!caller) return;
+  let encoder: ReturnType<typeof createChunkEncoder> | undefined;
+  let resumed: Awaited<ReturnType<CallLayer["resume"]>>;
+  try {
+    resumed = await options.calls.resume(id, caller.principal, exchange.signal, {
+      after: lastEventId(req),
+      heartbeatMs: options.keepaliveMs,
+      skipped: (entry) => encoder?.encode(entry.delta),
+    });
+    encoder = createChunkEncoder({ includeUsage: resumed.includeUsage });
+  } catch (error) {
+    return sendOpenAiError(res, exchange, error);
+  }
+  await writeSse(res, exchange, { items: resumed.items, quota: () => ({}) }, openAiSse(encoder), { sendTimeoutMs: options.sendTimeoutMs });
+}

@@ -1,0 +1,108 @@
+import { type CallItem, deltaOf } from "../../call/call-layer.js";
+import type { Delta } from "../../core/delta.js";
+import { type GatewayError, toGatewayError } from "../../core/errors.js";
+import type { Heartbeat } from "../../core/heartbeats.js";
+import { createByteBatch } from "../../http/byte-batch.js";
+import type { Exchange } from "../../http/exchange.js";
+import { type AnyResponse, writeChunk } from "../../http/node-http.js";
+import { writable } from "../../http/writable.js";
+import type { Numbered } from "../../resume/resumable-streams.js";
+
+/** Response header naming the parameters an alias dropped; the gRPC edge sends the same header as metadata. */
+export const DROPPED_PARAMS_HEADER = "sluice-dropped-params";
+
+/** SSE comment sent when a resumable stream stops being resumable; the gRPC edge sends the same as a trailer. */
+const NOT_RESUMABLE_COMMENT = ": sluice-resumable: false\n\n";
+
+export const SSE_HEADERS: Readonly<Record<string, string>> = {
+  "content-type": "text/event-stream; charset=utf-8",
+  "cache-control": "no-cache",
+  "x-accel-buffering": "no",
+};
+
+/** What an SSE edge (Chat Completions, Messages, Responses) says in its own words; the writer owns the order and the bytes. */
+export interface SseCodec {
+  /** A delta's events, in parts (the edge's per-request encoder). */
+  events(delta: Delta, push: (part: string | Uint8Array) => void): void;
+  /** A resumable stream's delta: its events with the sequence on the `id:` line of the last one (EventSource's Last-Event-ID). */
+  numbered?(item: Numbered, push: (part: string) => void): void;
+  /** What a heartbeat is on this wire (a comment, Anthropic's `ping` event). */
+  readonly heartbeat: string;
+  /** The dropped parameters in this wire's names, for the header. */
+  dropped(params: readonly string[]): string;
+  /** Written after the last delta (OpenAI's `data: [DONE]`), if anything. */
+  end(push: (part: string) => void): void;
+  /** The failure as events, once the headers are out: the client's SDK must raise, not take a truncated answer as whole. */
+  failure(error: GatewayError, push: (part: string) => void): void;
+  /** The failure as a plain HTTP error, while no byte of the stream is out. */
+  refuse(res: AnyResponse, exchange: Exchange, error: unknown, headers: Readonly<Record<string, string>>): void;
+}
+
+export interface SseSource {
+  readonly items: AsyncIterable<CallItem>;
+  /** Headers from the call layer (the key's quota); read when the headers are committed or the call is refused. */
+  readonly quota: () => Readonly<Record<string, string>>;
+  readonly buffered?: () => number;
+  readonly takeNotResumable?: () => boolean;
+  readonly observe?: (delta: Delta) => void;
+}
+
+/**
+ * Writes a call's items as SSE. Headers are committed with the first
+ * delta or the first heartbeat, whichever comes first: until then a
+ * failure is a plain HTTP error with the right status; after it, the
+ * codec's failure events. Events of deltas decoded from one upstream read
+ * go out in one write, and the next write waits for the socket (bounded by
+ * `sendTimeoutMs`): the client's pace is the upstream's.
+ */
+export async function writeSse(
+  res: AnyResponse,
+  exchange: Exchange,
+  source: SseSource,
+  codec: SseCodec,
+  options: { readonly sendTimeoutMs: number; readonly beforeEnd?: () => Promise<void> },
+): Promise<void> {
+  let committed = false;
+  const batch = createByteBatch();
+  const push = (part: string | Uint8Array) => batch.push(part);
+  try {
+    for await (const item of source.items) {
+      const delta: Delta | Heartbeat = deltaOf(item);
+      const dropped = delta.type === "start" && delta.droppedParams?.length ? codec.dropped(delta.droppedParams) : undefined;
+      if (!committed) {
+        res.writeHead(200, { ...SSE_HEADERS, ...source.quota(), ...(dropped ? { [DROPPED_PARAMS_HEADER]: dropped } : {}) });
+        committed = true;
+      } else if (dropped) {
+        // A heartbeat already sent the headers: say it in a comment line instead.
+        push(`: ${DROPPED_PARAMS_HEADER}: ${dropped}\n\n`);
+      }
+      if (source.takeNotResumable?.()) push(NOT_RESUMABLE_COMMENT);
+      if (delta.type === "heartbeat") push(codec.heartbeat);
+      else if ("sequence" in item && codec.numbered) codec.numbered(item, push);
+      else {
+        if (!("sequence" in item)) source.observe?.(delta);
+        codec.events(delta, push);
+      }
+      // The next delta is already decoded: it joins this write, so nothing waits for it.
+      if (batch.empty || (delta.type !== "heartbeat" && (source.buffered?.() ?? 0) > 0)) continue;
+      if (!writeChunk(res, batch.take())) await writable(res, exchange, options.sendTimeoutMs);
+    }
+    // Before the end: a client may send its next turn the moment it sees it.
+    await options.beforeEnd?.();
+    exchange.code = "ok";
+    if (!committed) {
+      res.writeHead(200, { ...SSE_HEADERS, ...source.quota() });
+      committed = true;
+    }
+    codec.end(push);
+    if (batch.empty) res.end();
+    else res.end(batch.take());
+  } catch (error) {
+    if (exchange.signal.aborted) return;
+    if (!committed) return codec.refuse(res, exchange, error, source.quota());
+    const failure = toGatewayError(error);
+    exchange.code = failure.code;
+    codec.failure(failure, push);
+    res.end(batch.take());
+  }
+}

@@ -1,0 +1,149 @@
+import type { ConnectRouter } from "@connectrpc/connect";
+import { AdminService } from "../gen/sluice/admin/v1/admin_service_pb.js";
+import { Health } from "../gen/grpc/health/v1/health_pb.js";
+import { ChatService } from "../gen/sluice/v1/chat_service_pb.js";
+import type { CallLayer } from "./call/call-layer.js";
+import type { ReloadCounts } from "./config/live-config.js";
+import type { ConsoleAccess } from "./config/config.js";
+import type { ConsoleAssets } from "./console/console-assets.js";
+import { createConsoleRoute } from "./console/console-route.js";
+import { GatewayError } from "./core/errors.js";
+import { clipClientValue } from "./core/client-text.js";
+import { createAdminService } from "./edges/grpc/admin-service.js";
+import { createChatService } from "./edges/grpc/chat-service.js";
+import { createHealthService } from "./edges/grpc/health-service.js";
+import { registerReflection } from "./edges/grpc/reflection.js";
+import { createRpcHandler } from "./edges/grpc/rpc-handler.js";
+import type { RequestBodyLimits } from "./edges/grpc/rpc-request.js";
+import type { StatsWatch } from "./edges/grpc/watch-stats.js";
+import { chatCompletions, resumeChatCompletion } from "./edges/openai/chat-completions.js";
+import { sendOpenAiError } from "./edges/openai/http-errors.js";
+import { listModels } from "./edges/openai/models.js";
+import type { HealthState } from "./health/health-state.js";
+import type { Exchange } from "./http/exchange.js";
+import { type AnyRequest, type AnyResponse, decodePathSegment, pathOf } from "./http/node-http.js";
+import type { StreamRegistry } from "./pipeline/stream-registry.js";
+import type { ConnectionGuard } from "./server/connection-guard.js";
+import { handleHealth, notFound } from "./server/health.js";
+import type { Route } from "./server/request-guard.js";
+import { createRuntimeStats } from "./server/runtime-stats.js";
+import type { ReplayStore } from "./store/replay-store.js";
+import type { KeyAdmin } from "./tenancy/key-admin.js";
+import { serveMetrics } from "./telemetry/metrics-route.js";
+import type { Metrics } from "./telemetry/metrics.js";
+
+export interface RoutesOptions {
+  readonly calls: CallLayer;
+  readonly health: HealthState;
+  readonly limits: RequestBodyLimits;
+  /** Longest a client may take no bytes before its stream is reset. */
+  readonly sendTimeoutMs: number;
+  /** Silence on an SSE stream after which a heartbeat is sent. */
+  readonly sseKeepaliveMs: number;
+  /** Where thinking signatures wait for the next tool turn (any replica's, with a shared store). */
+  readonly replayStore: ReplayStore;
+  /** sluice.admin.v1.AdminService, when the configuration has an admin key. */
+  readonly admin?: KeyAdmin;
+  /** AdminService/WatchStats, when the console may be watched. */
+  readonly watch?: StatsWatch;
+  readonly console: { readonly access: ConsoleAccess; readonly assets: ConsoleAssets };
+  /** GET /metrics here (absent when metrics are off or have a listener of their own). */
+  readonly metrics?: Metrics;
+  /** GET /debug/runtime, when debug endpoints are on. */
+  readonly debug?: { readonly registry: StreamRegistry; readonly reloads: () => ReloadCounts; readonly connections: () => ConnectionGuard | undefined };
+}
+
+/** One HTTP route of the port: method, path (`{id}` marks a segment), what serves it. */
+interface HttpRoute {
+  readonly method: string;
+  readonly path: string;
+  readonly edge?: Exchange["edge"];
+  readonly serve: (req: AnyRequest, res: AnyResponse, exchange: Exchange, id: string) => Promise<void> | void;
+}
+
+/** `/a/{id}/b` against a path: the decoded `{id}` (or "" without one), undefined when it does not match. */
+function matchPath(pattern: string, path: string): string | undefined | null {
+  const at = pattern.indexOf("{id}");
+  if (at < 0) return pattern === path ? "" : null;
+  const prefix = pattern.slice(0, at);
+  const suffix = pattern.slice(at + "{id}".length);
+  if (!path.startsWith(prefix) || !path.endsWith(suffix) || path.length <= prefix.length + suffix.length) return null;
+  const segment = path.slice(prefix.length, path.length - suffix.length);
+  if (segment.includes("/")) return null;
+  return decodePathSegment(segment);
+}
+
+/**
+ * Every route of the port, in one table, in the order they are tried:
+ * the RPC services (gRPC, gRPC-Web and Connect, by their own paths and
+ * content types), health, the HTTP edges, then the operator's routes
+ * (runtime statistics, the console, metrics). The port (server/) only
+ * listens and guards; it knows none of these.
+ */
+export function createRoutes(options: RoutesOptions): Route {
+  const { calls, health, watch } = options;
+  const rpc = createRpcHandler({
+    routes: (router: ConnectRouter) => {
+      router.service(ChatService, createChatService({ calls, maxJsonDepth: options.limits.maxJsonDepth }));
+      router.service(Health, createHealthService(health, [ChatService.typeName]));
+      const admin = options.admin ? createAdminService(options.admin) : undefined;
+      // WatchStats may be served without the rest (an open console with no admin key): the rest then answers UNIMPLEMENTED.
+      if (admin || watch) router.service(AdminService, { ...admin, ...(watch ? { watchStats: watch.watchStats } : {}) });
+      registerReflection(router, admin || watch ? [ChatService, AdminService, Health] : [ChatService, Health]);
+    },
+    limits: options.limits,
+    sendTimeoutMs: options.sendTimeoutMs,
+  });
+  const openAi = { calls, limits: options.limits, keepaliveMs: options.sseKeepaliveMs, sendTimeoutMs: options.sendTimeoutMs, replayStore: options.replayStore };
+  const badId = (field: string, what: string) => new GatewayError("invalid_request", `path: malformed percent-escape in the ${what}`, { field });
+
+  const http: readonly HttpRoute[] = [
+    { method: "POST", path: "/v1/chat/completions", edge: "openai", serve: (req, res, exchange) => chatCompletions(req, res, exchange, openAi) },
+    {
+      method: "GET",
+      path: "/v1/chat/completions/{id}/stream",
+      edge: "openai",
+      // The id of its chunks (chatcmpl-resp_…) or of the stream (resp_…).
+      serve: (req, res, exchange, id) => resumeChatCompletion(req, res, exchange, openAi, id.replace(/^chatcmpl-/, "")),
+    },
+    { method: "GET", path: "/v1/models", edge: "openai", serve: (req, res, exchange) => listModels(req, res, exchange, calls) },
+    { method: "GET", path: "/v1/models/{id}", edge: "openai", serve: (req, res, exchange, id) => listModels(req, res, exchange, calls, id) },
+  ];
+  const idField: Record<string, [string, string]> = {
+    "/v1/chat/completions/{id}/stream": ["response_id", "response id"],
+    "/v1/models/{id}": ["model", "model id"],
+  };
+
+  const runtime = options.debug ? createRuntimeStats(options.debug.registry, options.debug.connections, options.debug.reloads) : () => false;
+  const consoleRoute = createConsoleRoute(options.console.access, options.console.assets);
+  const { metrics } = options;
+
+  return (req, res, exchange) => {
+    const served = rpc(req, res, exchange);
+    if (served !== false) return served;
+    if (handleHealth(req, res, exchange, health)) return;
+    const path = pathOf(req);
+    for (const route of http) {
+      if (route.method !== req.method) continue;
+      const id = matchPath(route.path, path);
+      if (id === null) continue;
+      if (route.edge) exchange.edge = route.edge;
+      exchange.route = route.path;
+      if (id === undefined) {
+        const [field, what] = idField[route.path]!;
+        return sendOpenAiError(res, exchange, badId(field, what));
+      }
+      return route.serve(req, res, exchange, id);
+    }
+    if (path.startsWith("/v1/")) {
+      // An SDK on the wrong path reads an error in its own format.
+      exchange.edge = "openai";
+      exchange.route = "other";
+      return sendOpenAiError(res, exchange, new GatewayError("not_found", `no route ${clipClientValue(req.method ?? "")} ${clipClientValue(path)}`));
+    }
+    if (runtime(req, res, exchange)) return;
+    if (consoleRoute(req, res, exchange)) return;
+    if (metrics && req.method === "GET" && path === "/metrics") return serveMetrics(metrics, req, res, exchange);
+    notFound(res, exchange);
+  };
+}
