@@ -138,7 +138,9 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     ...(options.source ? { source: options.source } : {}),
     onOutcome: (result) => telemetry.metrics?.instruments.configReloads.add(1, { result }),
   });
+  telemetry.metrics?.knowProviders(config.providers.keys());
   live.onChange((next, previous) => {
+    telemetry.metrics?.knowProviders(next.providers.keys());
     gates.configure(next.providers);
     breakers.configure(next.providers);
     if (next.log.level !== previous.log.level) logger.level = next.log.level;

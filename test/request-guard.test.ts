@@ -29,7 +29,8 @@ async function serve(version: "1.1" | "2", route: Route): Promise<Served> {
   let text = "";
   const sink = new PassThrough();
   sink.on("data", (d: Buffer) => (text += d.toString()));
-  const listener = guardRequests(route, createLogger("debug", sink), createTracing({ config: resolveConfig({ providers: { p: { kind: "openai", baseUrl: "http://127.0.0.1:9/v1" } }, models: { m: { provider: "p", model: "m" } } }, {}).telemetry, env: {} }));
+  const logger = createLogger("debug", sink);
+  const listener = guardRequests(route, logger, createTracing({ config: resolveConfig({ providers: { p: { kind: "openai", baseUrl: "http://127.0.0.1:9/v1" } }, models: { m: { provider: "p", model: "m" } } }, {}).telemetry, env: {}, logger }));
   const server: Server | Http2Server = version === "1.1" ? createHttp1Server(listener) : createHttp2Server(listener);
   server.listen(0, "127.0.0.1");
   await once(server, "listening");

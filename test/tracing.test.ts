@@ -180,3 +180,52 @@ describe("OTLP/HTTP export to a collector", () => {
     expect(all).not.toContain(SECRET);
   });
 });
+
+describe("OTEL_BSP_* reach the gateway's batch processor", () => {
+  let sim: Simulator;
+  /** Spans per OTLP export, and each export's span names, in arrival order. */
+  const exports: string[][] = [];
+  let serverSpanArrived: () => void;
+  const serverSpan = new Promise<void>((resolve) => (serverSpanArrived = resolve));
+  const collector = createServer((req: IncomingMessage, res) => {
+    let body = "";
+    req.on("data", (d: Buffer) => (body += d.toString()));
+    req.on("end", () => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end("{}");
+      const { resourceSpans } = JSON.parse(body) as { resourceSpans: Array<{ scopeSpans: Array<{ spans: Array<{ name: string }> }> }> };
+      const names = resourceSpans.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans.map((span) => span.name)));
+      exports.push(names);
+      if (names.includes("POST /v1/chat/completions")) serverSpanArrived();
+    });
+  });
+  beforeAll(async () => {
+    sim = await startSimulator();
+    collector.listen(0, "127.0.0.1");
+    await once(collector, "listening");
+  });
+  afterAll(async () => {
+    collector.close();
+    await sim.close();
+  });
+
+  it("batches of one span go out as each span ends, though the schedule delay is ten minutes", async () => {
+    const endpoint = `http://127.0.0.1:${(collector.address() as AddressInfo).port}`;
+    const gw = await startGatewayProcess(
+      { providers: { sim: { kind: "openai", baseUrl: sim.openAiBaseUrl } }, models: { sim: { provider: "sim", model: "sim-1?tokens=2" } } },
+      { env: { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_BSP_MAX_EXPORT_BATCH_SIZE: "1", OTEL_BSP_SCHEDULE_DELAY: "600000" } },
+    );
+    try {
+      const openai = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: "unused", maxRetries: 0 });
+      await openai.chat.completions.create({ model: "sim", messages: [{ role: "user", content: "hi" }] });
+      // Still running: only a batch filled at one span can have sent it. Ignored, the
+      // variables leave 512 spans a batch and 5 s, and the request's spans come in one export.
+      await serverSpan;
+      expect(exports.length).toBeGreaterThanOrEqual(2);
+      expect(exports.map((names) => names.length)).toEqual(exports.map(() => 1));
+      expect(exports.flat()).toContain("chat sim-1?tokens=2");
+    } finally {
+      expect(await gw.stop()).toBe(0);
+    }
+  });
+});

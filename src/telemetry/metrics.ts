@@ -4,6 +4,7 @@ import type { Attributes, Counter, Histogram, Meter } from "@opentelemetry/api";
 import { PrometheusExporter } from "@opentelemetry/exporter-prometheus";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { AggregationType, MeterProvider, type MetricReader } from "@opentelemetry/sdk-metrics";
+import type { ReloadOutcome } from "../config/live-config.js";
 
 /** Bucket boundaries the GenAI semantic conventions give for each histogram (seconds). */
 const BUCKETS = {
@@ -12,6 +13,9 @@ const BUCKETS = {
   "gen_ai.server.time_per_output_token": [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5],
   "sluice.queue.wait": [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
 } as const;
+
+/** Every result a configuration reload is counted under (a record, so a new outcome must be listed). */
+const RELOAD_RESULTS: Record<ReloadOutcome, true> = { reloaded: true, failed: true, skipped: true };
 
 /** The instruments stages record into. Names and units follow the GenAI conventions where they exist. */
 export interface Instruments {
@@ -53,6 +57,12 @@ export interface GaugeSources {
 
 export interface Metrics {
   readonly instruments: Instruments;
+  /**
+   * Exports the shed counter at 0 for these providers (the configured ones,
+   * at start and after each reload), so that its per-provider series exist
+   * before the first request is shed.
+   */
+  knowProviders(names: Iterable<string>): void;
   /** Serves the Prometheus text exposition (GET /metrics). */
   handle(req: IncomingMessage, res: ServerResponse): void;
   /** An extra reader, for tests (in-memory export). */
@@ -103,6 +113,16 @@ export function createMetrics(options: MetricsOptions): Metrics {
     shed: meter.createCounter("sluice.requests.shed", { unit: "{request}", description: "Requests refused by admission, by reason." }),
     configReloads: meter.createCounter("sluice.config.reloads", { unit: "{reload}", description: "Configuration reloads, by result." }),
   };
+
+  // A counter appears in the exposition with its first add(). These count rare
+  // events, so a fresh gateway would show "No data" where it means 0. Where the
+  // attributes form a closed list (reload results, shed reason per provider), each
+  // series starts at 0; the others are keyed by alias × target × edge (× outcome),
+  // so one series with no attributes stands at 0 for sum() and rate() to read.
+  for (const counter of [instruments.retries, instruments.failovers, instruments.hedgesStarted, instruments.hedgesWon, instruments.clientAborts, instruments.deltasAfterAbort]) {
+    counter.add(0);
+  }
+  for (const result of Object.keys(RELOAD_RESULTS)) instruments.configReloads.add(0, { result });
 
   const { sources } = options;
   const eventLoop = monitorEventLoopDelay({ resolution: 10 });
@@ -158,6 +178,9 @@ export function createMetrics(options: MetricsOptions): Metrics {
 
   return {
     instruments,
+    knowProviders(names) {
+      for (const provider of names) instruments.shed.add(0, { "sluice.provider": provider, "sluice.shed.reason": "queue" });
+    },
     meter,
     handle: (req, res) => prometheus.getMetricsRequestHandler(req, res),
     async shutdown() {

@@ -50,7 +50,7 @@ export interface TelemetryOptions {
 }
 
 export function createTelemetry(options: TelemetryOptions): Telemetry {
-  const tracing = createTracing({ config: options.config, env: options.env, ...(options.spanExporter ? { exporter: options.spanExporter } : {}) });
+  const tracing = createTracing({ config: options.config, env: options.env, logger: options.logger, ...(options.spanExporter ? { exporter: options.spanExporter } : {}) });
   const metrics = options.config.metrics.enabled
     ? createMetrics({ serviceName: options.env.OTEL_SERVICE_NAME ?? options.config.serviceName, sources: options.sources, ...(options.metricReaders ? { readers: options.metricReaders } : {}) })
     : undefined;

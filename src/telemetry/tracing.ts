@@ -14,6 +14,8 @@ import {
   TracerProvider,
 } from "@opentelemetry/sdk-trace";
 import type { TelemetryConfig } from "../config/config.js";
+import type { Logger } from "../logging/logger.js";
+import { batchSpanSettingsFromEnv } from "./batch-span-env.js";
 
 /**
  * Where traces go and how context crosses process boundaries. With no
@@ -68,6 +70,8 @@ export function samplerFromEnv(env: NodeJS.ProcessEnv): Sampler {
 export interface TracingOptions {
   readonly config: TelemetryConfig;
   readonly env: NodeJS.ProcessEnv;
+  /** Where OTEL_* values that were set but not taken are reported. */
+  readonly logger: Logger;
   /** For tests: spans go here instead of an OTLP endpoint. */
   readonly exporter?: SpanExporter;
 }
@@ -119,10 +123,12 @@ export function createTracing(options: TracingOptions): Tracing {
     const none = async () => undefined;
     return { tracer: createIdOnlyTracer(), recording: false, extract, inject, flush: none, shutdown: none };
   }
+  const batch = batchSpanSettingsFromEnv(options.env);
+  for (const problem of batch.problems) options.logger.warn({ event: "tracing.env_ignored", ...problem });
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ "service.name": options.env.OTEL_SERVICE_NAME ?? options.config.serviceName }),
     sampler: samplerFromEnv(options.env),
-    spanProcessors: [new BatchSpanProcessor({ exporter })],
+    spanProcessors: [new BatchSpanProcessor({ exporter, ...batch.settings })],
   });
   return {
     tracer: provider.getTracer("sluice"),
