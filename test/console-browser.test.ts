@@ -127,13 +127,15 @@ describe("console live view", () => {
 
 describe("console behind the admin key", () => {
   const ADMIN_KEY = "console-admin-key-for-browser-tests";
+  const TENANT_KEY = "tenant-key-for-the-admin-console-tests";
   let h: Harness;
   const tab = useTab();
   beforeAll(async () => {
     h = await startHarness({
-      models: { demo: `sim-1?tokens=${TOKENS}` },
-      env: { SLUICE_ADMIN_KEY: ADMIN_KEY },
-      auth: { adminKeyEnv: "SLUICE_ADMIN_KEY" },
+      models: { demo: `sim-1?tokens=${TOKENS}`, other: "sim-1?tokens=2" },
+      provider: { timeouts: FAR_TIMEOUTS },
+      env: { SLUICE_ADMIN_KEY: ADMIN_KEY, CONSOLE_TENANT_KEY: TENANT_KEY },
+      auth: { adminKeyEnv: "SLUICE_ADMIN_KEY", keys: [{ name: "team", keyEnv: "CONSOLE_TENANT_KEY", models: ["demo"] }] },
     });
   });
   afterAll(() => h.close());
@@ -159,6 +161,26 @@ describe("console behind the admin key", () => {
     expect(await page.evaluate('window.sessionStorage.getItem("sluice.adminKey")')).toBe(ADMIN_KEY);
     expect(h.logText()).not.toContain(ADMIN_KEY);
     expect(h.logText()).not.toContain("a-wrong-admin-key");
+  }, 60_000);
+
+  it("signed in as admin on a gateway with virtual keys, the playground lists every alias, and streams with a virtual key", async () => {
+    const { page } = tab;
+    await page.goto(`${h.url}/console/#playground`);
+    await page.getByTestId("admin-key").fill(ADMIN_KEY);
+    await page.getByTestId("admin-key").press("Enter");
+    const options = page.getByTestId("alias").locator("option");
+    await options.filter({ hasText: "other" }).waitFor({ state: "attached" });
+    expect(await options.evaluateAll((all) => all.map((o) => (o as unknown as { value: string }).value))).toEqual(["demo", "other"]);
+    expect(await page.getByTestId("models-error").count()).toBe(0);
+    // Chat needs a virtual key: given one, the picker narrows to what that key may use, and the alias streams.
+    await page.getByTestId("api-key").fill(TENANT_KEY);
+    await page.getByTestId("api-key").press("Tab");
+    await options.filter({ hasText: "other" }).waitFor({ state: "detached" });
+    await page.getByTestId("send").click();
+    await page.getByTestId("finish").filter({ hasText: "stop" }).waitFor();
+    expect(await page.getByTestId("answer").textContent()).toBe(simulatedText(1, TOKENS));
+    expect(h.logText()).not.toContain(TENANT_KEY);
+    expect(tab.errors).toEqual([]);
   }, 60_000);
 });
 

@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { Role } from "../../../gen/sluice/v1/chat_pb.js";
 import { type Model, type StreamChatRequest, StreamChatRequestSchema } from "../../../gen/sluice/v1/chat_service_pb.js";
-import { chat } from "../api.js";
+import { listModels } from "../api.js";
 import { ms, rate } from "../format.js";
 import { getKey, setKey } from "../session.js";
 import { type RunState, runStream } from "./run-stream.js";
@@ -44,12 +44,13 @@ export function Playground() {
   const controller = useRef<AbortController | undefined>(undefined);
 
   const loadModels = () => {
-    chat
-      .listModels({})
+    listModels()
       .then((response) => {
         setModels(response.models);
         setModelsError(undefined);
-        setModel((current) => current || (response.models.find((m) => m.id === "demo") ?? response.models[0])?.id || "");
+        setModel((current) =>
+          response.models.some((m) => m.id === current) ? current : ((response.models.find((m) => m.id === "demo") ?? response.models[0])?.id ?? ""),
+        );
       })
       .catch((error: unknown) => setModelsError(error instanceof Error ? error.message : String(error)));
   };
@@ -103,11 +104,14 @@ export function Playground() {
                 setApiKey(e.currentTarget.value);
                 setKey("api", e.currentTarget.value);
               }}
+              // A key given or changed lists the aliases that key may use.
+              onChange={loadModels}
+              data-testid="api-key"
             />
           </label>
         </div>
         {modelsError && (
-          <p class="error">
+          <p class="error" data-testid="models-error">
             Could not list the aliases: {modelsError} <button type="button" onClick={loadModels}>Retry</button>
           </p>
         )}

@@ -11,7 +11,7 @@ import type { ChatPipeline } from "../../pipeline/chat-pipeline.js";
 import { EXCHANGE } from "../../server/rpc-handler.js";
 import type { Numbered, ResumableStreams } from "../../resume/resumable-streams.js";
 import type { Quota } from "../../store/tenant-store.js";
-import { mayUse, type Principal } from "../../tenancy/principal.js";
+import type { ModelViewer, Principal } from "../../tenancy/principal.js";
 import { quotaHeaders } from "../../tenancy/quota-headers.js";
 import type { Tenancy } from "../../tenancy/tenancy.js";
 import {
@@ -30,7 +30,7 @@ export interface ChatServiceOptions {
   /** Nesting allowed in tool schemas (limits.maxJsonDepth). */
   readonly maxJsonDepth: number;
   /** Who a request is (its `authorization` metadata); every request is anonymous without it. */
-  readonly tenancy?: Pick<Tenancy, "identify">;
+  readonly tenancy?: Pick<Tenancy, "identify" | "viewer">;
   /** Resumable streams (stream_options.resumable, ResumeStream, CancelStream); both RPCs answer NOT_FOUND without it. */
   readonly resumable?: ResumableStreams;
 }
@@ -72,6 +72,19 @@ async function principalOf(ctx: HandlerContext, tenancy: Pick<Tenancy, "identify
   const principal = await tenancy?.identify(ctx.requestHeader.get("authorization") ?? undefined, exchange?.edge ?? "grpc");
   if (principal && exchange) exchange.fields.key = principal.name;
   return principal;
+}
+
+/** Who a ListModels call is for (the admin key sees every alias); everyone sees everything without tenancy. Throws UNAUTHENTICATED. */
+async function viewerOf(ctx: HandlerContext, tenancy: Pick<Tenancy, "viewer"> | undefined): Promise<ModelViewer> {
+  if (!tenancy) return { sees: () => true };
+  const exchange: Exchange | undefined = ctx.values.get(EXCHANGE);
+  try {
+    const viewer = await tenancy.viewer(ctx.requestHeader.get("authorization") ?? undefined, exchange?.edge ?? "grpc");
+    if (viewer.principal && exchange) exchange.fields.key = viewer.principal.name;
+    return viewer;
+  } catch (error) {
+    throw toConnectError(error);
+  }
 }
 
 /** What is left of the key's limits, as response metadata: set before the first message, or before the error status. */
@@ -243,11 +256,11 @@ export function createChatService(options: ChatServiceOptions): ServiceImpl<type
     },
 
     async listModels(_req, ctx) {
-      const principal = await identify(ctx);
+      const viewer = await viewerOf(ctx, options.tenancy);
       return create(ListModelsResponseSchema, {
         models: pipeline
           .catalog()
-          .filter((model) => mayUse(principal, model.id))
+          .filter((model) => viewer.sees(model.id))
           .map((model) => create(ModelSchema, model)),
       });
     },

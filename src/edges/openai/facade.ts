@@ -14,7 +14,7 @@ import { createMemoryReplayStore } from "../../store/memory-replay-store.js";
 import type { ReplayStore } from "../../store/replay-store.js";
 import type { Delta } from "../../core/delta.js";
 import type { Numbered, ResumableStreams } from "../../resume/resumable-streams.js";
-import { mayUse, type Principal } from "../../tenancy/principal.js";
+import type { ModelViewer, Principal } from "../../tenancy/principal.js";
 import { quotaHeaders } from "../../tenancy/quota-headers.js";
 import type { Tenancy } from "../../tenancy/tenancy.js";
 import { chatRequestFromOpenAi, type OpenAiChatRequest } from "./from-openai.js";
@@ -31,7 +31,7 @@ export interface OpenAiFacadeOptions {
   /** Where thinking signatures wait for the next tool turn; an in-process store when absent. */
   readonly replayStore?: ReplayStore;
   /** Who a request is (its `authorization: Bearer` header, the OpenAI SDKs' apiKey); every request is anonymous without it. */
-  readonly tenancy?: Pick<Tenancy, "identify">;
+  readonly tenancy?: Pick<Tenancy, "identify" | "viewer">;
   /** Resumable streams (`stream_options.resumable`, GET /v1/chat/completions/{id}/stream); 404 without it. */
   readonly resumable?: ResumableStreams;
 }
@@ -295,13 +295,18 @@ async function chatCompletions(req: AnyRequest, res: AnyResponse, exchange: Exch
   else await complete(res, exchange, parsed, options.pipeline, store, caller);
 }
 
-/** The aliases the caller's key may use (every alias when authentication is off). */
+/** The aliases the caller's key may use; every alias for the admin key, or when authentication is off. */
 async function listModels(req: AnyRequest, res: AnyResponse, exchange: Exchange, options: OpenAiFacadeOptions, id?: string): Promise<void> {
-  const caller = await callerOf(req, res, exchange, options);
-  if (!caller) return;
+  let viewer: ModelViewer;
+  try {
+    viewer = (await options.tenancy?.viewer(headerOf(req, "authorization"), "openai")) ?? { sees: () => true };
+  } catch (error) {
+    return sendError(res, exchange, error);
+  }
+  if (viewer.principal) exchange.fields.key = viewer.principal.name;
   const models = options.pipeline
     .catalog()
-    .filter((model) => mayUse(caller.principal, model.id))
+    .filter((model) => viewer.sees(model.id))
     .map((model) => ({ id: model.id, object: "model", created: 0, owned_by: model.provider }));
   if (id === undefined) {
     exchange.code = "ok";
