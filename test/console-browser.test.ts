@@ -57,8 +57,11 @@ describe("console, open", () => {
     const { page } = tab;
     await page.goto(`${h.url}/console/#playground`);
     await page.getByTestId("alias").locator("option", { hasText: "demo" }).waitFor({ state: "attached" });
+    // The picker names aliases; the target an alias resolves to is not an alias's name.
+    expect(await page.getByTestId("alias").locator("option").allTextContents()).toEqual(["demo"]);
     await page.getByTestId("send").click();
     await page.getByTestId("finish").filter({ hasText: "stop" }).waitFor();
+    expect(await page.getByTestId("run-alias").textContent()).toBe("demo");
     expect(await page.getByTestId("answer").textContent()).toBe(simulatedText(1, TOKENS));
     expect(await page.getByTestId("usage").textContent()).toContain(`out ${TOKENS}`);
     expect(await page.getByTestId("target").textContent()).toBe(`simulator / sim-1?tokens=${TOKENS}&delay_ms=5`);

@@ -83,9 +83,10 @@ export function Playground() {
           <label>
             Alias
             <select value={model} onChange={(e) => setModel(e.currentTarget.value)} data-testid="alias">
+              {/* The alias alone: its first target need not be the one that serves (failover, routing); the run shows that one. */}
               {models.map((m) => (
-                <option key={m.id} value={m.id}>
-                  {m.id} ({m.provider} / {m.upstreamModel})
+                <option key={m.id} value={m.id} title={`first target: ${m.provider} / ${m.upstreamModel}`}>
+                  {m.id}
                 </option>
               ))}
             </select>
@@ -157,6 +158,9 @@ export function Playground() {
           <div class="facts">
             <span>
               status: <b data-testid="run-status">{run.status}</b>
+            </span>
+            <span>
+              alias: <b data-testid="run-alias">{sent?.model ?? "–"}</b>
             </span>
             <span>
               target: <b data-testid="target">{run.target ?? "–"}</b>
