@@ -9,13 +9,15 @@ import { type Harness, startHarness } from "./helpers/harness.js";
 const TEAM_A_KEY = "sk-test-team-a-5d1c0e9f2b7a4c31";
 const TEAM_B_KEY = "sk-test-team-b-8e2f4a6c1d3b5f70";
 const WRONG_KEY = "sk-test-nobody-0000000000000000";
+const ADMIN_KEY = "sk-test-admin-3f9a1c7e5b2d4086";
 
 let h: Harness;
 beforeAll(async () => {
   h = await startHarness({
     models: { sim: "sim-1?tokens=3", other: "sim-1?tokens=2" },
-    env: { TEAM_A_KEY },
+    env: { TEAM_A_KEY, SLUICE_ADMIN_KEY: ADMIN_KEY },
     auth: {
+      adminKeyEnv: "SLUICE_ADMIN_KEY",
       keys: [
         { name: "team-a", keyEnv: "TEAM_A_KEY", models: ["sim"] },
         // The second form: only the hash is in the configuration.
@@ -80,6 +82,17 @@ describe("authentication on the RPC edges", () => {
     expect((await client.listModels({}, { headers: bearer(TEAM_A_KEY) })).models.map((m) => m.id)).toEqual(["sim"]);
     expect((await client.listModels({}, { headers: bearer(TEAM_B_KEY) })).models.map((m) => m.id)).toEqual(["other", "sim"]);
   });
+
+  it("ListModels with the admin key lists every alias (the console signed in as admin); the admin key streams nothing", async () => {
+    const client = chatClient(transports(h.url)["connect (connect-node, HTTP/1.1)"]!);
+    expect((await client.listModels({}, { headers: bearer(ADMIN_KEY) })).models.map((m) => m.id)).toEqual(["other", "sim"]);
+    const nearly = await rpcFailure(client.listModels({}, { headers: bearer(`${ADMIN_KEY}x`) }));
+    expect(nearly.code).toBe(Code.Unauthenticated);
+    const streamed = await rpcFailure(collect(client.streamChat(userRequest("sim", "hi"), { headers: bearer(ADMIN_KEY) })));
+    expect(streamed.code).toBe(Code.Unauthenticated);
+    expect(streamed.rawMessage).toBe("invalid API key");
+    expect((await rpcFailure(client.chat(unary(userRequest("sim", "hi")), { headers: bearer(ADMIN_KEY) }))).code).toBe(Code.Unauthenticated);
+  });
 });
 
 describe("authentication on the OpenAI facade", () => {
@@ -115,6 +128,13 @@ describe("authentication on the OpenAI facade", () => {
     await expect(sdk(TEAM_A_KEY).models.retrieve("other")).rejects.toMatchObject({ status: 404 });
     expect((await fetch(`${h.url}/v1/models`)).status).toBe(401);
   });
+
+  it("/v1/models with the admin key lists every alias; the admin key is no API key for completions", async () => {
+    expect((await sdk(ADMIN_KEY).models.list()).data.map((m) => m.id)).toEqual(["other", "sim"]);
+    expect((await sdk(ADMIN_KEY).models.retrieve("other")).id).toBe("other");
+    await expect(sdk(`${ADMIN_KEY}x`).models.list()).rejects.toMatchObject({ status: 401 });
+    await expect(sdk(ADMIN_KEY).chat.completions.create({ model: "sim", messages: [{ role: "user", content: "hi" }] })).rejects.toMatchObject({ status: 401, code: "invalid_api_key" });
+  });
 });
 
 describe("what stays open, and what is never shown", () => {
@@ -130,7 +150,8 @@ describe("what stays open, and what is never shown", () => {
     const access = await h.waitForLog((l) => l.event === "access" && l.requestId === tag);
     expect(access.key).toBe("team-a");
     const refused = await rpcFailure(collect(client.streamChat(userRequest("sim", "hi"), { headers: bearer(WRONG_KEY) })));
-    for (const key of [TEAM_A_KEY, TEAM_B_KEY, WRONG_KEY]) {
+    await client.listModels({}, { headers: bearer(ADMIN_KEY) });
+    for (const key of [TEAM_A_KEY, TEAM_B_KEY, WRONG_KEY, ADMIN_KEY]) {
       expect(h.logText()).not.toContain(key);
       expect(refused.message).not.toContain(key);
     }

@@ -56,6 +56,9 @@ function App() {
           />
         ) : tab === "live" ? (
           <LiveView feed={feed} />
+        ) : feed.status === "connecting" ? (
+          // Until the feed answers, whether the page needs the admin key is unknown: no call goes out without it.
+          <p class="muted">Connecting to the gateway…</p>
         ) : (
           <Playground />
         )}

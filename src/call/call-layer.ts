@@ -7,7 +7,7 @@ import type { ChatPipeline, DeltaStream, StreamContext } from "../pipeline/chat-
 import type { Numbered, ResumableStreams } from "../resume/resumable-streams.js";
 import type { ModelInfo } from "../routing/route-table.js";
 import type { Quota } from "../store/tenant-store.js";
-import { mayUse, type Principal } from "../tenancy/principal.js";
+import type { Principal } from "../tenancy/principal.js";
 import { quotaHeaders } from "../tenancy/quota-headers.js";
 import type { Tenancy } from "../tenancy/tenancy.js";
 
@@ -100,14 +100,18 @@ export interface CallLayer {
   resume(id: string, principal: Principal | undefined, signal: AbortSignal, options: ResumeOptions): Promise<{ readonly items: AsyncGenerator<Numbered | Heartbeat, void, undefined>; readonly includeUsage: boolean }>;
   /** Stops the upstream of a resumable stream on whichever replica runs it. */
   cancel(id: string, principal: Principal | undefined): Promise<void>;
-  /** The aliases the key may use (every alias when authentication is off). */
-  models(principal: Principal | undefined): readonly ModelInfo[];
+  /**
+   * The aliases a credential may see: its key's allowlist, or every alias
+   * for the admin key (the console lists aliases with it; it streams
+   * nothing) and while authentication is off. Throws `unauthenticated`.
+   */
+  models(credential: string | undefined, edge: string, fields?: Record<string, unknown>): Promise<readonly ModelInfo[]>;
 }
 
 export interface CallLayerOptions {
   readonly pipeline: ChatPipeline;
   /** Without it every call is anonymous. */
-  readonly tenancy?: Pick<Tenancy, "identify">;
+  readonly tenancy?: Pick<Tenancy, "identify" | "viewer">;
   /** Without it a resumable request streams plainly, and resume and cancel answer `not_found`. */
   readonly resumable?: ResumableStreams;
 }
@@ -196,8 +200,10 @@ export function createCallLayer(options: CallLayerOptions): CallLayer {
       await resumable.cancel(id, principal);
     },
 
-    models(principal) {
-      return pipeline.catalog().filter((model) => mayUse(principal, model.id));
+    async models(credential, edge, fields) {
+      const viewer = options.tenancy ? await options.tenancy.viewer(credential, edge) : undefined;
+      if (viewer?.principal && fields) fields.key = viewer.principal.name;
+      return viewer ? pipeline.catalog().filter((model) => viewer.sees(model.id)) : pipeline.catalog();
     },
   };
 }

@@ -19,6 +19,17 @@ export function mayUse(principal: Principal | undefined, alias: string): boolean
   return principal?.models === undefined || principal.models.includes(alias);
 }
 
+/**
+ * Who asks for a model listing, and which aliases it shows them: a key's
+ * allowlist, or every alias for the admin key and while authentication is
+ * off.
+ */
+export interface ModelViewer {
+  /** The key that asked; absent for the admin key and while authentication is off. */
+  readonly principal?: Principal;
+  sees(alias: string): boolean;
+}
+
 /** Identifies a key in listings without revealing it: the first 12 hex digits of its hash. */
 export function keyId(sha256: string): string {
   return sha256.slice(0, 12);

@@ -8,7 +8,7 @@ import type { SettleResult, TenantStore, UsageRecord } from "../store/tenant-sto
 import { AuthError, authenticate } from "./authenticate.js";
 import { createKeyAdmin, type KeyAdmin } from "./key-admin.js";
 import { createKeyRegistry } from "./key-registry.js";
-import type { Principal } from "./principal.js";
+import { mayUse, type ModelViewer, type Principal } from "./principal.js";
 import { type ChargeInput, NO_CHARGE, openCharge, type TenantCharge } from "./tenant-charge.js";
 
 export interface TenancyOptions {
@@ -28,6 +28,13 @@ export interface TenancyOptions {
 export interface Tenancy {
   /** The principal of a request's `authorization` header; undefined while authentication is off. Throws `unauthenticated`. */
   identify(authorization: string | undefined, edge: string): Promise<Principal | undefined>;
+  /**
+   * Who a model listing is for: the request's key as `identify` finds it,
+   * or the admin key, which sees every alias (the console signed in as admin
+   * lists aliases with it). The admin key is no virtual key for anything
+   * else: it streams nothing. Throws `unauthenticated` as `identify` does.
+   */
+  viewer(authorization: string | undefined, edge: string): Promise<ModelViewer>;
   /** The admission stage of one request (a no-op without a principal); throws `permission_denied` for an alias the key may not use. */
   charge(principal: Principal | undefined, input: Omit<ChargeInput, "principal">): TenantCharge;
   readonly admin: KeyAdmin;
@@ -188,7 +195,17 @@ export function createTenancy(options: TenancyOptions): Tenancy {
     void tracked.finally(() => inFlight.delete(tracked));
   };
 
-  return {
+  const admin = createKeyAdmin({ config: options.config, store, registry });
+  const isAdminKey = (authorization: string | undefined) => {
+    try {
+      admin.authorize(authorization);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  const tenancy: Tenancy = {
     async identify(authorization, edge) {
       const config = options.config();
       if (!config.auth.required) return undefined;
@@ -201,10 +218,15 @@ export function createTenancy(options: TenancyOptions): Tenancy {
         throw error;
       }
     },
+    async viewer(authorization, edge) {
+      if (isAdminKey(authorization)) return { sees: () => true };
+      const principal = await tenancy.identify(authorization, edge);
+      return { ...(principal ? { principal } : {}), sees: (alias) => mayUse(principal, alias) };
+    },
     charge(principal, input) {
       return principal ? openCharge({ store, settled, ...(observer ? { observer } : {}) }, { ...input, principal }) : NO_CHARGE;
     },
-    admin: createKeyAdmin({ config: options.config, store, registry }),
+    admin,
     store,
     ...(redis ? { redis } : {}),
     get ready() {
@@ -229,4 +251,5 @@ export function createTenancy(options: TenancyOptions): Tenancy {
       disconnect();
     },
   };
+  return tenancy;
 }

@@ -1,6 +1,7 @@
 import { useEffect, useRef } from "preact/hooks";
 import uPlot from "uplot";
 import type { SeriesPoint } from "../../../gen/sluice/admin/v1/stats_pb.js";
+import { clockLabel, placeLabels } from "./time-labels.js";
 
 /** uPlot's columns: seconds since the epoch, TTFT p50 and p99 (ms, gaps as null), deltas per second. */
 type Columns = [number[], (number | null)[], (number | null)[], number[]];
@@ -18,6 +19,28 @@ function columns(series: readonly SeriesPoint[]): Columns {
 
 const HEIGHT = 220;
 
+/** The time axis's font: labels are measured in it. */
+const TIME_FONT = "12px system-ui, sans-serif";
+
+/** Least distance between time ticks, CSS px: room for an HH:MM:SS label and a gap. */
+const TIME_TICK_SPACE = 70;
+
+const measure = document.createElement("canvas").getContext("2d");
+
+function textWidth(text: string): number {
+  if (!measure) return text.length * 8;
+  measure.font = TIME_FONT;
+  return measure.measureText(text).width;
+}
+
+/** Clock times at the ticks uPlot chose, those that would touch a label before them left out. */
+function timeLabels(u: uPlot, splits: number[], _axis: number, _space: number, incr: number): (string | null)[] {
+  return placeLabels(
+    splits.map((s) => ({ pos: u.valToPos(s, "x"), text: clockLabel(s, incr) })),
+    textWidth,
+  );
+}
+
 /** TTFT p50/p99 (left axis) and deltas per second (right axis) over the series WatchStats sends: the last five minutes. */
 export function TtftChart(props: { readonly series: readonly SeriesPoint[] }) {
   const box = useRef<HTMLDivElement>(null);
@@ -33,7 +56,7 @@ export function TtftChart(props: { readonly series: readonly SeriesPoint[] }) {
         cursor: { drag: { x: false, y: false } },
         scales: { ms: { auto: true }, rate: { auto: true } },
         axes: [
-          {},
+          { font: TIME_FONT, space: TIME_TICK_SPACE, values: timeLabels },
           { scale: "ms", label: "TTFT (ms)", size: 60 },
           { scale: "rate", label: "deltas/s", side: 1, grid: { show: false }, size: 60 },
         ],

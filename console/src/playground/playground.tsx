@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { Role } from "../../../gen/sluice/v1/chat_pb.js";
 import { type Model, type StreamChatRequest, StreamChatRequestSchema } from "../../../gen/sluice/v1/chat_service_pb.js";
-import { chat } from "../api.js";
+import { listModels } from "../api.js";
 import { ms, rate } from "../format.js";
 import { getKey, setKey } from "../session.js";
 import { type RunState, runStream } from "./run-stream.js";
@@ -44,12 +44,13 @@ export function Playground() {
   const controller = useRef<AbortController | undefined>(undefined);
 
   const loadModels = () => {
-    chat
-      .listModels({})
+    listModels()
       .then((response) => {
         setModels(response.models);
         setModelsError(undefined);
-        setModel((current) => current || (response.models.find((m) => m.id === "demo") ?? response.models[0])?.id || "");
+        setModel((current) =>
+          response.models.some((m) => m.id === current) ? current : ((response.models.find((m) => m.id === "demo") ?? response.models[0])?.id ?? ""),
+        );
       })
       .catch((error: unknown) => setModelsError(error instanceof Error ? error.message : String(error)));
   };
@@ -82,9 +83,10 @@ export function Playground() {
           <label>
             Alias
             <select value={model} onChange={(e) => setModel(e.currentTarget.value)} data-testid="alias">
+              {/* The alias alone: its first target need not be the one that serves (failover, routing); the run shows that one. */}
               {models.map((m) => (
-                <option key={m.id} value={m.id}>
-                  {m.id} ({m.provider} / {m.upstreamModel})
+                <option key={m.id} value={m.id} title={`first target: ${m.provider} / ${m.upstreamModel}`}>
+                  {m.id}
                 </option>
               ))}
             </select>
@@ -103,11 +105,14 @@ export function Playground() {
                 setApiKey(e.currentTarget.value);
                 setKey("api", e.currentTarget.value);
               }}
+              // A key given or changed lists the aliases that key may use.
+              onChange={loadModels}
+              data-testid="api-key"
             />
           </label>
         </div>
         {modelsError && (
-          <p class="error">
+          <p class="error" data-testid="models-error">
             Could not list the aliases: {modelsError} <button type="button" onClick={loadModels}>Retry</button>
           </p>
         )}
@@ -153,6 +158,9 @@ export function Playground() {
           <div class="facts">
             <span>
               status: <b data-testid="run-status">{run.status}</b>
+            </span>
+            <span>
+              alias: <b data-testid="run-alias">{sent?.model ?? "–"}</b>
             </span>
             <span>
               target: <b data-testid="target">{run.target ?? "–"}</b>

@@ -212,8 +212,13 @@ export function createChatService(options: ChatServiceOptions): ServiceImpl<type
     },
 
     async listModels(_req, ctx) {
-      const principal = await identify(ctx);
-      return create(ListModelsResponseSchema, { models: calls.models(principal).map((model) => create(ModelSchema, model)) });
+      const exchange: Exchange | undefined = ctx.values.get(EXCHANGE);
+      try {
+        const models = await calls.models(ctx.requestHeader.get("authorization") ?? undefined, exchange?.edge ?? "grpc", exchange?.fields);
+        return create(ListModelsResponseSchema, { models: models.map((model) => create(ModelSchema, model)) });
+      } catch (error) {
+        throw toConnectError(error);
+      }
     },
   };
 }

@@ -2,15 +2,18 @@ import type { CallLayer } from "../../call/call-layer.js";
 import { clipClientValue } from "../../core/client-text.js";
 import { GatewayError } from "../../core/errors.js";
 import type { Exchange } from "../../http/exchange.js";
-import { type AnyRequest, type AnyResponse, sendJson } from "../../http/node-http.js";
-import { callerOf } from "./chat-completions.js";
+import { type AnyRequest, type AnyResponse, headerOf, sendJson } from "../../http/node-http.js";
 import { sendOpenAiError } from "./http-errors.js";
 
 /** `GET /v1/models[/{id}]`: the aliases the caller's key may use, in OpenAI's model objects. */
 export async function listModels(req: AnyRequest, res: AnyResponse, exchange: Exchange, calls: CallLayer, id?: string): Promise<void> {
-  const caller = await callerOf(req, res, exchange, calls);
-  if (!caller) return;
-  const models = calls.models(caller.principal).map((model) => ({ id: model.id, object: "model", created: 0, owned_by: model.provider }));
+  let models: Array<{ id: string; object: string; created: number; owned_by: string }>;
+  try {
+    const visible = await calls.models(headerOf(req, "authorization"), exchange.edge, exchange.fields);
+    models = visible.map((model) => ({ id: model.id, object: "model", created: 0, owned_by: model.provider }));
+  } catch (error) {
+    return sendOpenAiError(res, exchange, error);
+  }
   if (id === undefined) {
     exchange.code = "ok";
     return sendJson(res, 200, { object: "list", data: models });
