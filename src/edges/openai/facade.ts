@@ -46,11 +46,17 @@ interface Caller {
   headers: Record<string, string>;
 }
 
-/** Response header naming the parameters an alias dropped (OpenAI names); the gRPC edge sends the same header. */
+/**
+ * Response header naming the parameters not acted on (OpenAI names): those
+ * the facade does not model, and those the alias dropped for its target's
+ * provider. The gRPC edge sends the same header for the latter.
+ */
 const DROPPED_PARAMS_HEADER = "sluice-dropped-params";
 
-function droppedParams(delta: Delta | { type: "heartbeat" }): string | undefined {
-  return delta.type === "start" && delta.droppedParams ? delta.droppedParams.map(openAiParam).join(",") : undefined;
+/** The header's value for the facade's own drops and the target's (a stream's start carries them); undefined when none. */
+function droppedValue(own: readonly string[], target: readonly string[] = []): string | undefined {
+  const all = new Set([...own, ...target.map(openAiParam)]);
+  return all.size > 0 ? [...all].join(",") : undefined;
 }
 
 /** Passes deltas through, showing each to the replay capture. */
@@ -123,6 +129,8 @@ interface SseStream {
   readonly observe?: (delta: Delta) => void;
   /** Deltas already decoded and waiting (the pipeline's count): while any wait, events join one write. */
   readonly buffered?: () => number;
+  /** Request fields the facade did not act on (OpenAI names), said with the headers. */
+  readonly droppedParams?: readonly string[];
 }
 
 /**
@@ -142,13 +150,14 @@ async function writeSse(res: AnyResponse, exchange: Exchange, items: AsyncIterab
   try {
     for await (const item of withHeartbeats(items, options.keepaliveMs)) {
       const delta = "sequence" in item ? item.delta : item;
-      const dropped = droppedParams(delta);
+      const targetDropped = delta.type === "start" ? delta.droppedParams : undefined;
       if (!committed) {
+        const dropped = droppedValue(sse.droppedParams ?? [], targetDropped);
         res.writeHead(200, { ...SSE_HEADERS, ...sse.caller.headers, ...(dropped ? { [DROPPED_PARAMS_HEADER]: dropped } : {}) });
         committed = true;
-      } else if (dropped) {
-        // A keepalive already sent the headers: say it in a comment line instead.
-        batch.push(`: ${DROPPED_PARAMS_HEADER}: ${dropped}\n\n`);
+      } else if (targetDropped && targetDropped.length > 0) {
+        // A keepalive already sent the headers: say the whole list in a comment line instead.
+        batch.push(`: ${DROPPED_PARAMS_HEADER}: ${droppedValue(sse.droppedParams ?? [], targetDropped)}\n\n`);
       }
       if (sse.notResumable) {
         batch.push(NOT_RESUMABLE_COMMENT);
@@ -185,7 +194,12 @@ async function writeSse(res: AnyResponse, exchange: Exchange, items: AsyncIterab
 
 async function stream(res: AnyResponse, exchange: Exchange, parsed: OpenAiChatRequest, options: OpenAiFacadeOptions, store: ReplayStore, caller: Caller): Promise<void> {
   const capture = createReplayCapture();
-  const sse: SseStream = { encoder: createChunkEncoder({ includeUsage: parsed.includeUsage }), caller, beforeDone: () => keepReplay(capture, store) };
+  const sse: SseStream = {
+    encoder: createChunkEncoder({ includeUsage: parsed.includeUsage }),
+    caller,
+    beforeDone: () => keepReplay(capture, store),
+    droppedParams: parsed.droppedParams,
+  };
   const context = streamContext(exchange, "openai-sse", store, caller);
   if (parsed.resumable && options.resumable) {
     const entries = options.resumable.run({
@@ -248,7 +262,7 @@ async function complete(res: AnyResponse, exchange: Exchange, parsed: OpenAiChat
     const result = await aggregateDeltas(observed(deltas, capture));
     await keepReplay(capture, store);
     exchange.code = "ok";
-    const dropped = result.droppedParams.map(openAiParam).join(",");
+    const dropped = droppedValue(parsed.droppedParams, result.droppedParams);
     sendJson(res, 200, completionFromResult(result), { ...caller.headers, ...(dropped ? { [DROPPED_PARAMS_HEADER]: dropped } : {}) });
   } catch (error) {
     if (!exchange.signal.aborted) sendError(res, exchange, error, caller.headers);
