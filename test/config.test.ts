@@ -58,6 +58,13 @@ describe("configuration", () => {
     ["port out of range", { ...minimal, server: { port: 70000 } }, "server.port"],
     ["no models", { ...minimal, models: {} }, "models: at least one model alias"],
     ["a key instead of an env var name", { ...minimal, providers: { main: { kind: "openai", baseUrl: "http://x", apiKeyEnv: "sk-abc 123" } } }, "providers.main.apiKeyEnv"],
+    ["an unknown thinking form", { ...minimal, providers: { main: { kind: "anthropic", baseUrl: "http://x", thinking: "always" } } }, "providers.main.thinking"],
+    ["thinking on an OpenAI provider", { ...minimal, providers: { main: { kind: "openai", baseUrl: "http://x", thinking: "budget" } } }, "providers.main.thinking: only for providers of kind anthropic"],
+    [
+      "thinking on a target of an OpenAI provider",
+      { ...minimal, models: { m: { targets: [{ provider: "main", model: "gpt", thinking: "adaptive" }] } } },
+      'models.m.targets.0.thinking: only for targets on an anthropic provider ("main" is openai)',
+    ],
   ];
   for (const [name, input, path] of bad) {
     it(`${name}: fails naming ${path}`, () => {

@@ -20,7 +20,7 @@ const TOOL = { name: "lookup", description: "", parameters: { type: "object" } }
 
 const body = {
   openai: (r: ChatRequest) => openAiRequestBody(r, "m"),
-  anthropic: (r: ChatRequest) => anthropicRequestBody(r, "m"),
+  anthropic: (r: ChatRequest) => anthropicRequestBody(r, "claude-sonnet-4-6"),
   gemini: (r: ChatRequest) => geminiRequestBody(r),
 };
 const unsupported = { openai: openAiUnsupportedParams, anthropic: anthropicUnsupportedParams, gemini: geminiUnsupportedParams };

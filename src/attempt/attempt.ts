@@ -4,6 +4,7 @@ import type { ContentDelta } from "../core/delta.js";
 import { GatewayError, toGatewayError } from "../core/errors.js";
 import type { OptionalParam } from "../core/request-params.js";
 import { prepareRequest } from "../providers/param-policy.js";
+import type { UpstreamTarget } from "../providers/provider.js";
 import { adapterFor } from "../providers/registry.js";
 import { createSseDecoder } from "../sse/decoder.js";
 import { createChunkReader } from "../upstream/chunk-reader.js";
@@ -77,7 +78,7 @@ export function startAttempt(plan: AttemptPlan, deps: AttemptDeps, parent: Abort
   const { target } = plan;
   const provider = target.provider;
   const adapter = adapterFor(provider.kind);
-  const upstreamTarget = { provider, model: target.model };
+  const upstreamTarget: UpstreamTarget = { provider, model: target.model, ...(target.thinking ? { thinking: target.thinking } : {}) };
   const controller = new AbortController();
   const abort = (reason: GatewayError) => {
     if (!controller.signal.aborted) controller.abort(reason);

@@ -1,7 +1,7 @@
 import type { ProviderKind } from "../core/chat-request.js";
 import { readConfigDocument } from "./config-file.js";
 import { checkConfig, type ConfigProblem, formatPath } from "./problems.js";
-import { type BUDGET_PERIODS, type CONSOLE_ACCESS, type ConfigFile, DEFAULT_TIMEOUTS, type STRATEGIES, type TimeoutsConfig } from "./schema.js";
+import { type AnthropicThinking, type BUDGET_PERIODS, type CONSOLE_ACCESS, type ConfigFile, DEFAULT_TIMEOUTS, type STRATEGIES, type TimeoutsConfig } from "./schema.js";
 import { sha256Hex } from "./key-hash.js";
 import { createSecret, type Secret } from "./secret.js";
 import type { TlsCredentials } from "./tls-files.js";
@@ -32,6 +32,8 @@ export interface ProviderConfig {
   readonly timeouts: TimeoutsConfig;
   readonly admission: AdmissionConfig;
   readonly breaker: BreakerConfig;
+  /** Anthropic: the thinking form for all its models; unset = by model name. */
+  readonly thinking?: AnthropicThinking;
 }
 
 /** What Sluice reports, and where: Prometheus metrics and OpenTelemetry traces. */
@@ -58,6 +60,8 @@ export interface RouteTarget {
   readonly price?: Price;
   /** Target over alias over provider over defaults. */
   readonly timeouts: TimeoutsConfig;
+  /** Anthropic: the thinking form, target over provider; unset = by model name. */
+  readonly thinking?: AnthropicThinking;
 }
 
 export type Strategy = (typeof STRATEGIES)[number];
@@ -262,6 +266,7 @@ function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: Nod
       timeouts: { ...DEFAULT_TIMEOUTS, ...p.timeouts },
       admission: { maxConcurrent: p.maxConcurrent ?? Number.POSITIVE_INFINITY, maxWaiting: p.queue.maxWaiting, timeoutMs: p.queue.timeoutMs },
       breaker: p.breaker,
+      ...(p.thinking ? { thinking: p.thinking } : {}),
     });
   }
 
@@ -271,6 +276,7 @@ function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: Nod
     const written = m.targets ?? [{ provider: m.provider!, model: m.model!, weight: 1, ...(m.price ? { price: m.price } : {}) }];
     const targets = written.map((t): RouteTarget => {
       const provider = providers.get(t.provider)!;
+      const thinking = ("thinking" in t ? t.thinking : undefined) ?? provider.thinking;
       return {
         key: `${provider.name}/${t.model}`,
         provider,
@@ -278,6 +284,7 @@ function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: Nod
         weight: t.weight,
         ...(t.price ? { price: t.price } : {}),
         timeouts: { ...provider.timeouts, ...m.timeouts, ...("timeouts" in t ? t.timeouts : {}) },
+        ...(thinking ? { thinking } : {}),
       };
     });
     models.set(alias, {

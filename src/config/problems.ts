@@ -50,6 +50,39 @@ function referenceProblems(input: unknown): ConfigProblem[] {
   );
 }
 
+/**
+ * `thinking` set where no Anthropic request will read it: on a provider of
+ * another kind, or on a target whose provider is one. Read from the input
+ * as written, like the references above, so it comes in the same report.
+ */
+function thinkingProblems(input: unknown): ConfigProblem[] {
+  if (!isRecord(input)) return [];
+  const providers = isRecord(input.providers) ? input.providers : {};
+  const kindOf = (name: unknown): unknown => {
+    const provider = typeof name === "string" && Object.hasOwn(providers, name) ? providers[name] : undefined;
+    return isRecord(provider) ? provider.kind : undefined;
+  };
+  const notAnthropic = (kind: unknown) => typeof kind === "string" && kind !== "anthropic";
+  const problems: ConfigProblem[] = [];
+  for (const [name, provider] of Object.entries(providers)) {
+    if (isRecord(provider) && provider.thinking !== undefined && notAnthropic(provider.kind)) {
+      problems.push({ path: ["providers", name, "thinking"], message: `only for providers of kind anthropic (this one is ${String(provider.kind)})` });
+    }
+  }
+  const models = isRecord(input.models) ? input.models : {};
+  for (const [alias, model] of Object.entries(models)) {
+    if (!isRecord(model) || !Array.isArray(model.targets)) continue;
+    model.targets.forEach((target: unknown, i) => {
+      if (!isRecord(target) || target.thinking === undefined) return;
+      const kind = kindOf(target.provider);
+      if (notAnthropic(kind)) {
+        problems.push({ path: ["models", alias, "targets", i, "thinking"], message: `only for targets on an anthropic provider ("${String(target.provider)}" is ${String(kind)})` });
+      }
+    });
+  }
+  return problems;
+}
+
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** Shortest virtual or admin key accepted from the environment: anything shorter can be guessed. */
@@ -139,9 +172,9 @@ export interface CheckedConfig {
 
 /**
  * Everything wrong with a configuration, in one pass: schema violations,
- * references to undefined providers, unset key variables, unreadable or
- * mismatched TLS files. Start-up and `sluice check-config` share it, so a
- * file that checks clean starts.
+ * references to undefined providers, Anthropic settings on another kind,
+ * unset key variables, unreadable or mismatched TLS files. Start-up and
+ * `sluice check-config` share it, so a file that checks clean starts.
  */
 export function checkConfig(input: unknown, env: NodeJS.ProcessEnv): CheckedConfig {
   const parsed = configSchema.safeParse(input);
@@ -149,6 +182,7 @@ export function checkConfig(input: unknown, env: NodeJS.ProcessEnv): CheckedConf
   const problems = [
     ...(parsed.success ? [] : schemaProblems(parsed.error.issues)),
     ...referenceProblems(input),
+    ...thinkingProblems(input),
     ...environmentProblems(input, env),
     ...keyProblems(input, env),
     ...consoleProblems(input),

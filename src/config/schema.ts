@@ -34,6 +34,18 @@ const partialTimeoutsSchema = z.strictObject({
   totalMs: milliseconds.optional(),
 });
 
+/**
+ * How an Anthropic model is asked to think for a reasoning effort:
+ * `adaptive` (`thinking: {type: "adaptive"}` + `output_config.effort`,
+ * Claude 4.6 and later) or `budget` (`thinking: {type: "enabled",
+ * budget_tokens}`, Claude 4.5 and earlier). Unset: by model name
+ * (providers/anthropic/thinking-modes.ts).
+ */
+export const ANTHROPIC_THINKING = ["adaptive", "budget"] as const;
+export type AnthropicThinking = (typeof ANTHROPIC_THINKING)[number];
+
+const thinkingSchema = z.enum(ANTHROPIC_THINKING);
+
 const providerSchema = z.strictObject({
   kind: z.enum(PROVIDER_KINDS),
   /** Base URL including the API version path, e.g. https://api.openai.com/v1 */
@@ -61,6 +73,8 @@ const providerSchema = z.strictObject({
       openMs: z.number().int().min(1).max(3_600_000).default(15_000),
     })
     .prefault({}),
+  /** Anthropic only: the thinking form for every model of this provider (a target's own setting wins). */
+  thinking: thinkingSchema.optional(),
 });
 
 /** USD per million tokens; feeds the `cost` strategy and budgets. */
@@ -79,6 +93,8 @@ const targetSchema = z.strictObject({
   price: priceSchema.optional(),
   /** Timeouts for this target, over the alias's and the provider's. */
   timeouts: partialTimeoutsSchema.optional(),
+  /** Anthropic only: the thinking form for this model, over the provider's and the model-name table. */
+  thinking: thinkingSchema.optional(),
 });
 
 /** Who may open /console: nobody, anyone who reaches the port, or whoever has the admin key. */

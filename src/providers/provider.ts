@@ -3,12 +3,15 @@ import type { ContentDelta } from "../core/delta.js";
 import type { GatewayError } from "../core/errors.js";
 import type { OptionalParam } from "../core/request-params.js";
 import type { ProviderConfig } from "../config/config.js";
+import type { AnthropicThinking } from "../config/schema.js";
 import type { SseEvent } from "../sse/decoder.js";
 
 /** Where one request goes: the configured provider and its model id. */
 export interface UpstreamTarget {
   readonly provider: ProviderConfig;
   readonly model: string;
+  /** Anthropic: the configured thinking form (target over provider); unset = by model name. */
+  readonly thinking?: AnthropicThinking;
 }
 
 import type { UpstreamRequest } from "../upstream/http-client.js";

@@ -8,8 +8,9 @@ interface AnthropicBody {
   system?: unknown;
   messages?: unknown;
   tools?: unknown;
-  thinking?: { type?: unknown };
-  output_config?: { format?: { type?: unknown; schema?: unknown } };
+  max_tokens?: unknown;
+  thinking?: { type?: unknown; budget_tokens?: unknown };
+  output_config?: { format?: { type?: unknown; schema?: unknown }; effort?: unknown };
 }
 
 interface Block {
@@ -50,6 +51,42 @@ function checkReplay(body: AnthropicBody): void {
   }
 }
 
+/** Claude 4.6: both thinking forms. */
+const BOTH_FORMS = /^claude-(opus|sonnet)-4-6/;
+/** Claude 4.7 and later: adaptive only. */
+const ADAPTIVE_ONLY = /^claude-(opus-4-[78]|opus-5|mythos|fable)/;
+/** The one model before 4.6 that takes an effort word. */
+const EFFORT_BEFORE_ADAPTIVE = /^claude-opus-4-5/;
+
+/**
+ * Anthropic's thinking rules, as its docs give them, for Claude model ids
+ * (the simulator's own model names take either form): adaptive thinking
+ * from Claude 4.6 on, only adaptive from 4.7, only `enabled` with
+ * budget_tokens before 4.6, where only Opus 4.5 takes `output_config.effort`.
+ * A budget is at least 1,024 tokens and below max_tokens, on every model.
+ * Written apart from the gateway's own table on purpose: tests check one
+ * against the other.
+ */
+function checkThinking(body: AnthropicBody, model: string): void {
+  const type = body.thinking?.type;
+  if (type === "enabled") {
+    const budget = body.thinking?.budget_tokens;
+    if (typeof budget !== "number" || budget < 1024) throw new Error("thinking.enabled.budget_tokens: Input should be greater than or equal to 1024");
+    if (typeof body.max_tokens !== "number" || body.max_tokens <= budget) throw new Error("`max_tokens` must be greater than `thinking.budget_tokens`");
+  }
+  if (!model.startsWith("claude-")) return;
+  const adaptive = BOTH_FORMS.test(model) || ADAPTIVE_ONLY.test(model);
+  if (type === "adaptive" && !adaptive) {
+    throw new Error('"thinking.type.adaptive" is not supported for this model. Use "thinking.type.enabled" with "budget_tokens" to control thinking behavior.');
+  }
+  if (type === "enabled" && ADAPTIVE_ONLY.test(model)) {
+    throw new Error('"thinking.type.enabled" is not supported for this model. Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.');
+  }
+  if (body.output_config?.effort !== undefined && !adaptive && !EFFORT_BEFORE_ADAPTIVE.test(model)) {
+    throw new Error('"output_config.effort" is not supported for this model');
+  }
+}
+
 function blockTexts(content: unknown): string[] {
   if (typeof content === "string") return [content];
   if (!Array.isArray(content)) return [];
@@ -77,6 +114,7 @@ export const anthropicWire: WireFormat = {
     const body = raw as AnthropicBody;
     if (typeof body.model !== "string") throw new Error("model: Field required");
     if (!Array.isArray(body.messages)) throw new Error("messages: Field required");
+    checkThinking(body, body.model.split("?")[0]!);
     checkReplay(body);
     const tools = Array.isArray(body.tools) ? (body.tools as Array<{ name?: unknown }>) : [];
     const format = body.output_config?.format;

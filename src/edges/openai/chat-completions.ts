@@ -82,13 +82,15 @@ export async function chatCompletions(req: AnyRequest, res: AnyResponse, exchang
     return writeSse(res, exchange, call, openAiSse(createChunkEncoder({ includeUsage: parsed.includeUsage })), {
       sendTimeoutMs: options.sendTimeoutMs,
       beforeEnd: () => keepReplay(capture, store),
+      droppedParams: parsed.droppedParams,
     });
   }
   try {
     const result = await aggregateDeltas(observedItems(call.items, call.observe));
     await keepReplay(capture, store);
     exchange.code = "ok";
-    const dropped = result.droppedParams.map(openAiParam).join(",");
+    const all = new Set([...parsed.droppedParams, ...result.droppedParams.map(openAiParam)]);
+    const dropped = [...all].join(",");
     sendJson(res, 200, completionFromResult(result), { ...call.quota(), ...(dropped ? { [DROPPED_PARAMS_HEADER]: dropped } : {}) });
   } catch (error) {
     if (!exchange.signal.aborted) sendOpenAiError(res, exchange, error, call.quota());

@@ -4,8 +4,10 @@ import { clipClientValue } from "../../core/client-text.js";
 import { GatewayError } from "../../core/errors.js";
 import type { StructureLimits } from "../../core/structure-limits.js";
 import { validateChatRequest } from "../../core/validate.js";
+import { droppedFields } from "./request-fields.js";
 
-// Unknown fields are ignored (z.object strips them), as OpenAI's API does.
+// Inside messages and tools unknown fields are ignored (z.object strips
+// them), as OpenAI's API does; at the top level request-fields.ts decides.
 const textPart = z.object({ type: z.literal("text"), text: z.string() });
 const imagePart = z.object({
   type: z.literal("image_url"),
@@ -94,6 +96,9 @@ const body = z.object({
   provider_options: z.partialRecord(z.enum(PROVIDER_KINDS), z.record(z.string(), z.unknown())).nullish(),
 });
 
+/** The top-level fields the facade acts on. */
+const HONOURED_FIELDS: ReadonlySet<string> = new Set(Object.keys(body.shape));
+
 /** What the facade needs beyond the canonical request. */
 export interface OpenAiChatRequest {
   readonly request: ChatRequest;
@@ -101,6 +106,8 @@ export interface OpenAiChatRequest {
   readonly includeUsage: boolean;
   /** `stream_options.resumable` (a Sluice extension): keep the stream for GET /v1/chat/completions/{id}/stream. */
   readonly resumable: boolean;
+  /** Fields the SDK declares that the facade does not act on, set in this body (OpenAI names), for `sluice-dropped-params`. */
+  readonly droppedParams: readonly string[];
 }
 
 function param(path: readonly PropertyKey[]): string {
@@ -160,9 +167,11 @@ function toolChoice(choice: z.infer<typeof body>["tool_choice"]): ToolChoice | u
 
 /**
  * A Chat Completions body as a validated canonical request. Errors name the
- * OpenAI parameter (`messages[0].content`) the way OpenAI's own 400s do.
+ * OpenAI parameter (`messages[0].content`) the way OpenAI's own 400s do; a
+ * top-level field that is no Chat Completions parameter is one of them.
  */
 export function chatRequestFromOpenAi(json: unknown, limits: Pick<StructureLimits, "maxJsonDepth">): OpenAiChatRequest {
+  const droppedParams = json !== null && typeof json === "object" && !Array.isArray(json) ? droppedFields(json as Record<string, unknown>, HONOURED_FIELDS) : [];
   const parsed = body.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
@@ -214,5 +223,11 @@ export function chatRequestFromOpenAi(json: unknown, limits: Pick<StructureLimit
     ...present({ parallelToolCalls: b.parallel_tool_calls, serviceTier: b.service_tier }),
     ...(b.provider_options ? { providerOptions: b.provider_options } : {}),
   }, limits.maxJsonDepth);
-  return { request, stream: b.stream === true, includeUsage: b.stream_options?.include_usage === true, resumable: b.stream_options?.resumable === true };
+  return {
+    request,
+    stream: b.stream === true,
+    includeUsage: b.stream_options?.include_usage === true,
+    resumable: b.stream_options?.resumable === true,
+    droppedParams,
+  };
 }

@@ -17,7 +17,7 @@ export function openAiSse(encoder: ChunkEncoder): SseCodec {
       for (let i = 0; i < chunks.length; i++) push(`${i === chunks.length - 1 ? `id: ${item.sequence}\n` : ""}data: ${JSON.stringify(chunks[i])}\n\n`);
     },
     heartbeat: ": keepalive\n\n",
-    dropped: (params) => params.map(openAiParam).join(","),
+    dropped: (params) => params.map(openAiParam),
     end: (push) => push("data: [DONE]\n\n"),
     failure: (error, push) => push(`data: ${JSON.stringify(toOpenAiError(error).body)}\n\n`),
     refuse: sendOpenAiError,

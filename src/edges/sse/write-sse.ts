@@ -28,8 +28,8 @@ export interface SseCodec {
   numbered?(item: Numbered, push: (part: string) => void): void;
   /** What a heartbeat is on this wire (a comment, Anthropic's `ping` event). */
   readonly heartbeat: string;
-  /** The dropped parameters in this wire's names, for the header. */
-  dropped(params: readonly string[]): string;
+  /** Parameters the target's alias dropped, in this wire's names, for the header. */
+  dropped(params: readonly string[]): readonly string[];
   /** Written after the last delta (OpenAI's `data: [DONE]`), if anything. */
   end(push: (part: string) => void): void;
   /** The failure as events, once the headers are out: the client's SDK must raise, not take a truncated answer as whole. */
@@ -60,21 +60,31 @@ export async function writeSse(
   exchange: Exchange,
   source: SseSource,
   codec: SseCodec,
-  options: { readonly sendTimeoutMs: number; readonly beforeEnd?: () => Promise<void> },
+  options: {
+    readonly sendTimeoutMs: number;
+    readonly beforeEnd?: () => Promise<void>;
+    /** Request fields the edge did not act on (its wire's names), said with the target's in one header. */
+    readonly droppedParams?: readonly string[];
+  },
 ): Promise<void> {
   let committed = false;
+  const droppedValue = (target: readonly string[] | undefined): string | undefined => {
+    const all = new Set([...(options.droppedParams ?? []), ...(target?.length ? codec.dropped(target) : [])]);
+    return all.size > 0 ? [...all].join(",") : undefined;
+  };
   const batch = createByteBatch();
   const push = (part: string | Uint8Array) => batch.push(part);
   try {
     for await (const item of source.items) {
       const delta: Delta | Heartbeat = deltaOf(item);
-      const dropped = delta.type === "start" && delta.droppedParams?.length ? codec.dropped(delta.droppedParams) : undefined;
+      const targetDropped = delta.type === "start" ? delta.droppedParams : undefined;
       if (!committed) {
+        const dropped = droppedValue(targetDropped);
         res.writeHead(200, { ...SSE_HEADERS, ...source.quota(), ...(dropped ? { [DROPPED_PARAMS_HEADER]: dropped } : {}) });
         committed = true;
-      } else if (dropped) {
-        // A heartbeat already sent the headers: say it in a comment line instead.
-        push(`: ${DROPPED_PARAMS_HEADER}: ${dropped}\n\n`);
+      } else if (targetDropped && targetDropped.length > 0) {
+        // A heartbeat already sent the headers: say the whole list in a comment line instead.
+        push(`: ${DROPPED_PARAMS_HEADER}: ${droppedValue(targetDropped)}\n\n`);
       }
       if (source.takeNotResumable?.()) push(NOT_RESUMABLE_COMMENT);
       if (delta.type === "heartbeat") push(codec.heartbeat);
@@ -91,7 +101,8 @@ export async function writeSse(
     await options.beforeEnd?.();
     exchange.code = "ok";
     if (!committed) {
-      res.writeHead(200, { ...SSE_HEADERS, ...source.quota() });
+      const dropped = droppedValue(undefined);
+      res.writeHead(200, { ...SSE_HEADERS, ...source.quota(), ...(dropped ? { [DROPPED_PARAMS_HEADER]: dropped } : {}) });
       committed = true;
     }
     codec.end(push);

@@ -1,8 +1,11 @@
 import { type ChatMessage, type ChatRequest, messageText, type ReasoningEffort, type ToolChoice } from "../../core/chat-request.js";
 import { hasLogitBias, hasProviderMetadata, type OptionalParam } from "../../core/request-params.js";
+import type { AnthropicThinking } from "../../config/schema.js";
+import { GatewayError } from "../../core/errors.js";
 import type { UpstreamRequest, UpstreamTarget } from "../provider.js";
 import { withProviderOptions } from "../provider-options.js";
 import { parseDataUrl, parseToolArguments } from "../tool-arguments.js";
+import { EFFORT_BUDGET_TOKENS, MIN_BUDGET_TOKENS, thinkingModeFor } from "./thinking-modes.js";
 
 /** Anthropic requires max_tokens; this is used when the client sets none (on top of a thinking budget). */
 export const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;
@@ -85,43 +88,84 @@ export function anthropicUnsupportedParams(request: ChatRequest): OptionalParam[
   return out;
 }
 
-/** `thinking` and `output_config` for the request's reasoning and response format; only what was asked for. */
-function reasoningFields(request: ChatRequest): Record<string, unknown> {
+/** What the request's reasoning asks of one model. */
+interface Thinking {
+  readonly thinking?: Record<string, unknown>;
+  /** The `output_config.effort` word, when this model is to get one. */
+  readonly effort?: string;
+  /** Thinking tokens inside max_tokens (0: none), so an unset max_tokens still leaves room for the answer. */
+  readonly budget: number;
+}
+
+/**
+ * A budget for an effort on a budget-form model, within the caller's
+ * max_tokens (thinking and answer share it): at most half of it, so the
+ * answer keeps room, and never under Anthropic's floor. A max_tokens too
+ * small for the floor fails the request naming it: raising a limit the
+ * caller set would spend tokens they capped.
+ */
+function effortBudget(wanted: number, maxTokens: number | undefined): number {
+  if (maxTokens === undefined) return wanted;
+  if (maxTokens > MIN_BUDGET_TOKENS) return Math.min(wanted, Math.max(MIN_BUDGET_TOKENS, Math.floor(maxTokens / 2)));
+  throw new GatewayError(
+    "invalid_request",
+    `sampling.max_tokens: must be above ${MIN_BUDGET_TOKENS} with a reasoning effort on this model, which thinks within max_tokens on a budget of at least ${MIN_BUDGET_TOKENS} tokens`,
+    { field: "sampling.max_tokens" },
+  );
+}
+
+/**
+ * The request's reasoning in the form `mode` names (thinking-modes.ts).
+ * An effort is `thinking: adaptive` + `output_config.effort` on an
+ * adaptive model, and `thinking: enabled` with `budget_tokens` from
+ * EFFORT_BUDGET_TOKENS on a budget one, without the effort word (of those
+ * models only Opus 4.5 takes it; the others refuse it). An explicit budget
+ * is sent as given on either (it then stands for the effort on a budget
+ * model); `none` turns thinking off.
+ */
+function thinkingFor(request: ChatRequest, mode: AnthropicThinking): Thinking {
   const r = request.reasoning;
-  const effort = r?.effort;
-  const thinking =
-    r?.budgetTokens !== undefined
-      ? { type: "enabled", budget_tokens: r.budgetTokens }
-      : effort === "none"
-        ? { type: "disabled" }
-        : effort !== undefined
-          ? { type: "adaptive" }
-          : undefined;
+  const effort = r?.effort === "none" ? undefined : r?.effort;
+  const word = effort !== undefined && mode === "adaptive" ? { effort: EFFORT[effort] } : {};
+  if (r?.budgetTokens !== undefined) return { thinking: { type: "enabled", budget_tokens: r.budgetTokens }, budget: r.budgetTokens, ...word };
+  if (r?.effort === "none") return { thinking: { type: "disabled" }, budget: 0 };
+  if (effort === undefined) return { budget: 0 };
+  if (mode === "adaptive") return { thinking: { type: "adaptive" }, budget: 0, ...word };
+  const budget = effortBudget(EFFORT_BUDGET_TOKENS[effort], request.sampling.maxTokens);
+  return { thinking: { type: "enabled", budget_tokens: budget }, budget };
+}
+
+/** `thinking` and `output_config` for the request's reasoning and response format; only what was asked for. */
+function reasoningFields(request: ChatRequest, thinking: Thinking): Record<string, unknown> {
   const format = request.responseFormat?.type === "json_schema" ? { type: "json_schema", schema: request.responseFormat.schema } : undefined;
   const outputConfig = {
     ...(format ? { format } : {}),
-    ...(effort !== undefined && effort !== "none" ? { effort: EFFORT[effort] } : {}),
+    ...(thinking.effort !== undefined ? { effort: thinking.effort } : {}),
   };
   return {
-    ...(thinking ? { thinking } : {}),
+    ...(thinking.thinking ? { thinking: thinking.thinking } : {}),
     ...(Object.keys(outputConfig).length > 0 ? { output_config: outputConfig } : {}),
   };
 }
 
-/** Messages API body: system prompts lifted out of the conversation, tools and choices translated. */
-export function anthropicRequestBody(request: ChatRequest, model: string): Record<string, unknown> {
+/**
+ * Messages API body: system prompts lifted out of the conversation, tools
+ * and choices translated, reasoning in the form `mode` names (by default
+ * the one the model-name table gives).
+ */
+export function anthropicRequestBody(request: ChatRequest, model: string, mode: AnthropicThinking = thinkingModeFor(model)): Record<string, unknown> {
   const s = request.sampling;
   const system = request.messages.filter((m) => m.role === "system").map(messageText).join("\n\n");
   const messages = request.messages
     .map((m, i) => [m, i] as const)
     .filter(([m]) => m.role !== "system")
     .map(([m, i]) => message(m, i));
-  const budget = request.reasoning?.budgetTokens ?? 0;
+  const thinking = thinkingFor(request, mode);
   const choice = request.tools.length > 0 || request.toolChoice ? toolChoice(request.toolChoice, request.parallelToolCalls) : undefined;
   const body = {
     model,
     // budget_tokens must stay below max_tokens: an unset limit leaves the usual room for the answer.
-    max_tokens: s.maxTokens ?? budget + ANTHROPIC_DEFAULT_MAX_TOKENS,
+    max_tokens: s.maxTokens ?? thinking.budget + ANTHROPIC_DEFAULT_MAX_TOKENS,
     stream: true,
     ...(system ? { system } : {}),
     messages,
@@ -136,7 +180,7 @@ export function anthropicRequestBody(request: ChatRequest, model: string): Recor
         }
       : {}),
     ...(choice ? { tool_choice: choice } : {}),
-    ...reasoningFields(request),
+    ...reasoningFields(request, thinking),
     ...(s.temperature === undefined ? {} : { temperature: s.temperature }),
     ...(s.topP === undefined ? {} : { top_p: s.topP }),
     ...(s.stop.length > 0 ? { stop_sequences: s.stop } : {}),
@@ -156,6 +200,6 @@ export function buildAnthropicRequest(request: ChatRequest, target: UpstreamTarg
       "anthropic-version": ANTHROPIC_VERSION,
       ...(key ? { "x-api-key": key.reveal() } : {}),
     },
-    body: JSON.stringify(anthropicRequestBody(request, target.model)),
+    body: JSON.stringify(anthropicRequestBody(request, target.model, target.thinking ?? thinkingModeFor(target.model))),
   };
 }
