@@ -2,17 +2,9 @@ import type { z } from "zod";
 import { configSchema, type ConfigFile } from "./schema.js";
 import { sha256Hex } from "./key-hash.js";
 import { readTlsFiles, type TlsCredentials } from "./tls-files.js";
+import type { ConfigProblem } from "./config-problem.js";
 
-/** One thing wrong with a configuration, at the path of the field to fix. */
-export interface ConfigProblem {
-  /** e.g. ["providers", "main", "baseUrl"]; empty for the document itself. */
-  readonly path: readonly PropertyKey[];
-  readonly message: string;
-}
-
-export function formatPath(path: readonly PropertyKey[]): string {
-  return path.length === 0 ? "(root)" : path.map(String).join(".");
-}
+export { type ConfigProblem, formatPath } from "./config-problem.js";
 
 /** zod's issues, one problem each; an unknown key is named by its own path. */
 function schemaProblems(issues: readonly z.core.$ZodIssue[]): ConfigProblem[] {

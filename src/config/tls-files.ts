@@ -1,7 +1,7 @@
 import { X509Certificate } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createSecureContext } from "node:tls";
-import type { ConfigProblem } from "./problems.js";
+import type { ConfigProblem } from "./config-problem.js";
 import { createSecret, type Secret } from "./secret.js";
 
 /** The listener's TLS material, read once at start-up. The key is a Secret: it never prints. */

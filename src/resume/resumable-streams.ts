@@ -4,6 +4,7 @@ import type { Delta } from "../core/delta.js";
 import { GatewayError, toGatewayError } from "../core/errors.js";
 import type { Principal } from "../tenancy/principal.js";
 import { BACKLOG_EXCEEDED, createLogWriter, type LogWriter } from "./log-writer.js";
+import { within } from "../store/within.js";
 import { type ControlOp, notFound, type StreamLog } from "./stream-log.js";
 
 /** What starting a resumable stream needs from its edge. */
@@ -69,14 +70,6 @@ const CANCELED = () => new GatewayError("canceled", "the stream was cancelled by
 function checkedId(id: string): string {
   if (!RESPONSE_ID.test(id)) throw new GatewayError("not_found", `stream ${quoteClientValue(id, 64)} not found: not a response id`, { field: "response_id" });
   return id;
-}
-
-function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new GatewayError("store_unavailable", "the stream store did not answer in time")), ms);
-  });
-  return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
 
 /** A stream this replica runs: its upstream, its readers anywhere, its grace timer. */
@@ -162,7 +155,7 @@ export function createResumableStreams(options: ResumableStreamsOptions): Resuma
       sessions.set(id, session);
       const meta = { owner: input.principal?.sha256 ?? "", ...(input.includeUsage ? { includeUsage: true } : {}) };
       try {
-        await withTimeout(log.open(id, meta), options.storeTimeoutMs);
+        await within(log.open(id, meta), options.storeTimeoutMs, "stream log open");
         writer = createLogWriter(log, id, settings, notResumable);
       } catch (error) {
         notResumable("the stream store failed; the stream is not resumable", error);

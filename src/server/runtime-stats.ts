@@ -2,7 +2,6 @@ import { monitorEventLoopDelay } from "node:perf_hooks";
 import type { ReloadCounts } from "../config/live-config.js";
 import type { Exchange } from "../http/exchange.js";
 import { type AnyRequest, type AnyResponse, pathOf, sendJson } from "../http/node-http.js";
-import type { StreamRegistry } from "../pipeline/stream-registry.js";
 import type { ConnectionGuard } from "./connection-guard.js";
 
 /**
@@ -14,7 +13,7 @@ import type { ConnectionGuard } from "./connection-guard.js";
  * are live memory rather than garbage not yet collected.
  */
 export function createRuntimeStats(
-  registry: StreamRegistry,
+  registry: { readonly active: number },
   connections: () => ConnectionGuard | undefined,
   reloads: () => ReloadCounts,
 ): (req: AnyRequest, res: AnyResponse, exchange: Exchange) => boolean {

@@ -14,11 +14,8 @@ const PROVIDER_NAME = { openai: "openai", anthropic: "anthropic", gemini: "gcp.g
 /** Most characters of prompt or completion put on a span when content capture is on. */
 const CONTENT_CAP = 16_384;
 
-export interface StreamTelemetryOptions {
-  readonly logger: Logger;
-  readonly tracing: Tracing;
-  readonly instruments?: Instruments;
-  readonly captureContent: boolean;
+/** What the pipeline tells telemetry about a stream when it starts. */
+export interface StreamTelemetryRequest {
   readonly requestId: string;
   readonly edge: string;
   /** The configured alias, or `unknown`: never a client's free text. */
@@ -28,6 +25,13 @@ export interface StreamTelemetryOptions {
   readonly parent?: Context;
   /** The exchange's access-line fields, filled at the end. */
   readonly fields?: Record<string, unknown>;
+}
+
+export interface StreamTelemetryOptions extends StreamTelemetryRequest {
+  readonly logger: Logger;
+  readonly tracing: Tracing;
+  readonly instruments?: Instruments;
+  readonly captureContent: boolean;
   /** The console's live statistics (stats/live-stats.ts), fed from the same hooks. */
   readonly live?: LiveStatsSink;
 }

@@ -7,19 +7,11 @@ import type { StreamObserver, TenancyObserver } from "../flow/observer.js";
 import type { Logger } from "../logging/logger.js";
 import type { LiveStatsSink } from "../stats/live-stats.js";
 import { createMetrics, type GaugeSources, type Metrics } from "./metrics.js";
-import { createStreamTelemetry } from "./stream-telemetry.js";
+import { createStreamTelemetry, type StreamTelemetryRequest } from "./stream-telemetry.js";
+
+export type { StreamTelemetryRequest };
 import { createTenancyMetrics } from "./tenancy-metrics.js";
 import { createTracing, type Tracing } from "./tracing.js";
-
-export interface StreamTelemetryRequest {
-  readonly requestId: string;
-  readonly edge: string;
-  /** A configured alias, or `unknown`. */
-  readonly alias: string;
-  readonly request: ChatRequest;
-  readonly parent?: Context;
-  readonly fields?: Record<string, unknown>;
-}
 
 /**
  * Sluice's telemetry: OpenTelemetry traces (exported over OTLP/HTTP when

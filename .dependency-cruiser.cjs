@@ -1,0 +1,84 @@
+/**
+ * The architecture in its written form, checked in CI (`npm run check`).
+ * A request walks down: the port (server/) hands it to a route (routes.ts),
+ * an edge (edges/) decodes it, the call layer (call/) runs its life, the
+ * pipeline (pipeline/ → resilience/ → attempt/ → providers/ → sse/,
+ * upstream/) serves it. Nothing imports back up, type-only imports
+ * included, and there are no cycles.
+ */
+const below = (...folders) => `^src/(${folders.join("|")})/`;
+const COMPOSITION = "^src/(app|main|routes)\\.ts$";
+const PIPELINE_AND_BELOW = below(
+  "pipeline", "resilience", "attempt", "providers", "sse", "upstream", "admission", "routing",
+  "usage", "tenancy", "store", "resume", "telemetry", "stats", "flow", "health", "config",
+  "logging", "http", "core",
+);
+
+module.exports = {
+  forbidden: [
+    { name: "no-cycles", severity: "error", comment: "No import cycles, type-only ones included.", from: {}, to: { circular: true } },
+    {
+      name: "nothing-imports-composition",
+      severity: "error",
+      comment: "app.ts, main.ts and routes.ts compose the rooms; no room knows them.",
+      from: { path: "^src/", pathNot: COMPOSITION + "|^src/cli/" },
+      to: { path: COMPOSITION },
+    },
+    {
+      name: "port-knows-no-edge",
+      severity: "error",
+      comment: "The port (server/) listens and guards; routes.ts gives it the routes. It knows no edge, call or pipeline.",
+      from: { path: below("server") },
+      to: { path: below("edges", "call", "pipeline", "resilience", "attempt", "providers", "console") },
+    },
+    {
+      name: "edges-go-through-the-call-layer",
+      severity: "error",
+      comment: "Edges are codecs over the call layer: they never reach into the pipeline or the port.",
+      from: { path: below("edges") },
+      to: { path: below("server", "pipeline", "resilience", "attempt", "providers", "upstream", "sse", "admission", "routing") },
+    },
+    {
+      name: "edges-are-independent",
+      severity: "error",
+      comment: "One edge never imports another (shared SSE writing lives in edges/sse/).",
+      from: { path: "^src/edges/([^/]+)/" },
+      to: { path: "^src/edges/", pathNot: ["^src/edges/$1/", "^src/edges/sse/"] },
+    },
+    {
+      name: "call-layer-knows-no-wire",
+      severity: "error",
+      comment: "The call layer is edge-neutral.",
+      from: { path: below("call") },
+      to: { path: below("edges", "server", "console") },
+    },
+    {
+      name: "pipeline-and-below-look-down",
+      severity: "error",
+      comment: "The pipeline and what it stands on never import an edge, the call layer, the port or the console.",
+      from: { path: PIPELINE_AND_BELOW },
+      to: { path: below("edges", "call", "server", "console") },
+    },
+    {
+      name: "core-stands-alone",
+      severity: "error",
+      comment: "core/ is the shared vocabulary (requests, deltas, errors): it imports no other room.",
+      from: { path: below("core") },
+      to: { path: "^src/", pathNot: below("core") },
+    },
+    {
+      name: "simulator-stands-alone",
+      severity: "error",
+      comment: "The simulator plays the providers; it shares no gateway code, so it cannot agree with a bug.",
+      from: { path: below("simulator") },
+      to: { path: "^src/", pathNot: below("simulator") },
+    },
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    exclude: { path: "^(node_modules|dist|gen)/" },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    enhancedResolveOptions: { extensions: [".ts", ".js"] },
+  },
+};
