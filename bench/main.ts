@@ -10,6 +10,7 @@ import { stringify } from "yaml";
 import type { RequestRecord } from "../src/simulator/records.js";
 import { simulatedText } from "../src/simulator/text.js";
 import type { LoadSpec } from "./load.js";
+import { chartName, type Mode, resultsName, SIZES } from "./modes.js";
 import { type Proc, runJson, startUntil } from "./procs.js";
 import { type Goal, lineChart, table } from "./report.js";
 import { round, summary } from "./stats.js";
@@ -24,7 +25,8 @@ const { values: args } = parseArgs({
     only: { type: "string" },
   },
 });
-const QUICK = args.quick;
+const MODE: Mode = args.quick ? "quick" : "full";
+const SIZE = SIZES[MODE];
 const ROOT = process.cwd();
 const LOAD = join(ROOT, "dist/bench/load.js");
 const RESULTS = join(ROOT, "bench/results");
@@ -269,8 +271,7 @@ const NAMES: Record<TargetKind, string> = {
 
 // 1. TTFT overhead ---------------------------------------------------------
 async function ttftScenario(s: Services) {
-  const levels = QUICK ? [1, 100, 500] : [1, 100, 1000];
-  const streams = QUICK ? 200 : 1000;
+  const { levels, streams, warmUp, warmUpEachLevel } = SIZE.ttft;
   const prompt = "#sim tokens=2";
   const results: Record<string, Record<number, { p50: number; p99: number; n: number; errors: number }>> = {};
   // This is the first scenario: without a warm-up it measured a gateway whose
@@ -279,12 +280,12 @@ async function ttftScenario(s: Services) {
   // The gRPC edge is also measured through connect-node's client, whose own
   // CPU (it shares the two cores) is part of what its callers see.
   const kinds: TargetKind[] = [...withFloor(targets(s)), "sluice-grpc-connect"];
-  for (const kind of kinds) await load({ scenario: "ttft", target: targetSpec(s, kind), concurrency: 10, perLane: QUICK ? 40 : 100, prompt });
+  for (const kind of kinds) await load({ scenario: "ttft", target: targetSpec(s, kind), ...warmUp, prompt });
   for (const concurrency of levels) {
     for (const kind of kinds) {
       // Interleave targets per level so that machine noise hits all alike.
       const perLane = Math.max(1, Math.ceil((concurrency === 1 ? streams / 4 : streams) / concurrency));
-      await load({ scenario: "ttft", target: targetSpec(s, kind), concurrency: Math.min(concurrency, 50), perLane: 2, prompt }); // warm-up
+      if (warmUpEachLevel) await load({ scenario: "ttft", target: targetSpec(s, kind), concurrency: Math.min(concurrency, 50), perLane: 2, prompt });
       const r = await load<{ samples: number[]; errors: number }>({ scenario: "ttft", target: targetSpec(s, kind), concurrency, perLane, prompt });
       (results[kind] ??= {})[concurrency] = { ...summary(r.samples), errors: r.errors };
       log(`ttft c=${concurrency} ${kind}: p50 ${round(results[kind]![concurrency]!.p50)} ms p99 ${round(results[kind]![concurrency]!.p99)} ms (${r.samples.length} streams, ${r.errors} errors)`);
@@ -297,7 +298,7 @@ async function ttftScenario(s: Services) {
 // 2. Throughput -------------------------------------------------------------
 async function throughputScenario(s: Services) {
   const concurrency = 10;
-  const tokens = QUICK ? 3_000 : 10_000;
+  const { tokens } = SIZE.throughput;
   const out: Record<string, { deltasPerS: number; deltas: number; messages: number; gatewayCpuSPer100k?: number; clientCpuSPer100k: number; allCpuSPer100k: number; errors: number }> = {};
   // The gRPC edge may merge deltas into fewer messages: every path is counted
   // in upstream deltas, its text characters over the direct path's characters per delta.
@@ -337,9 +338,8 @@ async function throughputScenario(s: Services) {
 
 // 3. Capacity ---------------------------------------------------------------
 async function capacityScenario(s: Services) {
-  const streams = QUICK ? 2_000 : 10_000;
   // Streams must outlive the ramp (2 000/s at best, slower on a loaded machine) so that a plateau is reached.
-  const tokens = QUICK ? 30 : 40;
+  const { streams, tokens, plateauWindowMs } = SIZE.capacity;
   await simIdle(s);
   const idle = await runtime(s, { gc: true });
   await runtime(s, { reset: true });
@@ -371,7 +371,7 @@ async function capacityScenario(s: Services) {
     if (!plateau && now.activeStreams >= streams * 0.99) {
       await runtime(s, { reset: true });
       // The delay histogram's plateau window: long enough to hold several scavenges and a full GC, so that p99 is not one pause or none.
-      await new Promise((r) => setTimeout(r, QUICK ? 2_000 : 10_000));
+      await new Promise((r) => setTimeout(r, plateauWindowMs));
       plateau = await runtime(s);
       plateauLive = await runtime(s, { gc: true });
     }
@@ -402,7 +402,7 @@ async function capacityScenario(s: Services) {
 
 // 4. Cancellation -----------------------------------------------------------
 async function cancelScenario(s: Services) {
-  const total = QUICK ? 300 : 1000;
+  const { total, tokens } = SIZE.cancel;
   const out: Record<
     string,
     { closeMs: ReturnType<typeof summary>; clientSendMs: ReturnType<typeof summary>; tokensAfterAbort: ReturnType<typeof summary>; notClosed: number; ranToCompletion: number }
@@ -416,7 +416,7 @@ async function cancelScenario(s: Services) {
       target: targetSpec(s, kind),
       total,
       concurrency: 50,
-      prompt: "#sim tokens=1000 delay_ms=10",
+      prompt: `#sim tokens=${tokens} delay_ms=10`,
       seed,
     });
     // Wait (bounded) for the simulator to have seen every close.
@@ -458,10 +458,9 @@ async function cancelScenario(s: Services) {
 
 // 5. Slow consumer ------------------------------------------------------------
 async function slowScenario(s: Services) {
-  const streams = QUICK ? 20 : 50;
+  const { streams, durationMs } = SIZE.slow;
   const tokenChars = 4000;
   const tokens = 2000;
-  const durationMs = QUICK ? 3000 : 5000;
   const out: Record<
     string,
     {
@@ -557,9 +556,7 @@ async function telemetryScenario(s: Services) {
   const sink = await startSink();
   const off = await startGateway(s, { metrics: { enabled: false } });
   const on = await startGateway(s, { metrics: { enabled: true }, tracing: { exporter: "otlp", endpoint: `${sink.url}/v1/traces` } });
-  const tokens = QUICK ? 3_000 : 10_000;
-  const streams = QUICK ? 100 : 300;
-  const rounds = QUICK ? 2 : 3;
+  const { tokens, streams, rounds } = SIZE.telemetry;
   // Every stream is the simulator's seed-1 text of `tokens` deltas.
   const charsPerDelta = simulatedText(1, tokens).length / tokens;
   const runs: Record<"off" | "on", Array<{ ttftP50: number; gatewayCpuSPer100k: number; deltasPerS: number }>> = { off: [], on: [] };
@@ -611,7 +608,7 @@ async function resilienceRun(s: Services, model: string, requests: number): Prom
 const scriptCount = (records: RequestRecord[], script: string) => records.filter((r) => r.model.endsWith(`script=${script}`)).length;
 
 async function failoverScenario(s: Services) {
-  const requests = QUICK ? 200 : 600;
+  const { requests } = SIZE.failover;
   await simReset(s);
   const alone = await resilienceRun(s, "primary-only", requests);
   const both = await resilienceRun(s, "failover", requests);
@@ -632,7 +629,7 @@ async function failoverScenario(s: Services) {
 
 // 7. Hedged first token -------------------------------------------------------
 async function hedgeScenario(s: Services) {
-  const requests = QUICK ? 200 : 600;
+  const { requests } = SIZE.hedge;
   await simReset(s);
   const plain = await resilienceRun(s, "heavy-tail", requests);
   const hedged = await resilienceRun(s, "hedged", requests);
@@ -663,8 +660,7 @@ function redisCommandCalls(port: number): Record<string, number> {
 
 async function admissionScenario(s: Services) {
   const levels = [1, 100];
-  const streamsPerLevel = QUICK ? 800 : 2_400;
-  const rounds = 4;
+  const { streamsPerLevel, rounds } = SIZE.admission;
   const prompt = "#sim tokens=2";
   const lanes = [
     { label: "gRPC, no limits", spec: targetSpec(s, "sluice-grpc") },
@@ -744,7 +740,7 @@ function machine() {
 
 /** Resumable streams on vs off, on the gateway with a Redis store (the limited one). */
 function runResume(s: Services) {
-  return resumeScenario(s.limitedUrl, BENCH_KEY, QUICK, log, { gateway: () => s.limited.cpuSeconds(), ...(s.redis ? { redis: () => s.redis!.cpuSeconds() } : {}) });
+  return resumeScenario(s.limitedUrl, BENCH_KEY, SIZE.resume, log, { gateway: () => s.limited.cpuSeconds(), ...(s.redis ? { redis: () => s.redis!.cpuSeconds() } : {}) });
 }
 
 async function main(): Promise<void> {
@@ -755,8 +751,8 @@ async function main(): Promise<void> {
   try {
     if (args.only === "admission") {
       const admission = await admissionScenario(s);
-      const name = `${QUICK ? "quick" : "latest"}-admission`;
-      const md = [`# Sluice benchmark: admission with Redis limits (${QUICK ? "quick" : "full"})`, "", `Machine: ${JSON.stringify(machine())}`, "", admissionSection(admission)].join("\n");
+      const name = resultsName(MODE, "admission");
+      const md = [`# Sluice benchmark: admission with Redis limits (${MODE})`, "", `Machine: ${JSON.stringify(machine())}`, "", admissionSection(admission)].join("\n");
       await writeFile(join(RESULTS, `${name}.json`), `${JSON.stringify({ machine: machine(), admission }, null, 2)}\n`);
       await writeFile(join(RESULTS, `${name}.md`), md);
       process.stdout.write(`${md}\n`);
@@ -764,8 +760,8 @@ async function main(): Promise<void> {
     }
     if (args.only === "resume") {
       const resume = await runResume(s);
-      const name = `${QUICK ? "quick" : "latest"}-resume`;
-      const md = [`# Sluice benchmark: resumable streams (${QUICK ? "quick" : "full"})`, "", `Machine: ${JSON.stringify(machine())}`, "", resumeSection(resume)].join("\n");
+      const name = resultsName(MODE, "resume");
+      const md = [`# Sluice benchmark: resumable streams (${MODE})`, "", `Machine: ${JSON.stringify(machine())}`, "", resumeSection(resume)].join("\n");
       await writeFile(join(RESULTS, `${name}.json`), `${JSON.stringify({ machine: machine(), resume }, null, 2)}\n`);
       await writeFile(join(RESULTS, `${name}.md`), md);
       process.stdout.write(`${md}\n`);
@@ -783,7 +779,7 @@ async function main(): Promise<void> {
     if (run) {
       // For iteration: one scenario's raw figures (the log lines carry the per-path summary).
       const result = await run(s);
-      await writeFile(join(RESULTS, `${QUICK ? "quick" : "latest"}-${args.only}.json`), `${JSON.stringify({ machine: machine(), [args.only!]: result }, null, 2)}\n`);
+      await writeFile(join(RESULTS, `${resultsName(MODE, args.only)}.json`), `${JSON.stringify({ machine: machine(), [args.only!]: result }, null, 2)}\n`);
       process.stdout.write(`${JSON.stringify(result)}\n`);
       return;
     }
@@ -798,7 +794,7 @@ async function main(): Promise<void> {
     const admission = await admissionScenario(s);
     const resume = await runResume(s);
     const capacity = await capacityScenario(s);
-    const result = { mode: QUICK ? "quick" : "full", machine: machine(), ttft, throughput, capacity, cancel, slow, failover, hedge, telemetry, admission, resume, durationS: (performance.now() - started) / 1000 };
+    const result = { mode: MODE, machine: machine(), ttft, throughput, capacity, cancel, slow, failover, hedge, telemetry, admission, resume, durationS: (performance.now() - started) / 1000 };
     await writeReport(result);
   } finally {
     await Promise.all([s.gateway.stop(), s.limited.stop(), s.sim.stop(), s.peer?.stop(), s.floor.stop()]);
@@ -807,7 +803,7 @@ async function main(): Promise<void> {
 }
 
 type Result = {
-  mode: string;
+  mode: Mode;
   machine: ReturnType<typeof machine>;
   ttft: Awaited<ReturnType<typeof ttftScenario>>;
   throughput: Awaited<ReturnType<typeof throughputScenario>>;
@@ -937,7 +933,7 @@ async function writeReport(r: Result): Promise<void> {
     "",
     `## 3. Capacity (${r.capacity.streams} concurrent streams, 1 token/s, gRPC)`,
     table(
-      ["completed", "failed", "idle RSS MiB", "peak RSS MiB", "RSS KiB per stream", "live JS heap KiB per stream (after GC)", "event-loop delay p99 ms (10 s at the plateau)", "gateway CPU µs per token", "wall s"],
+      ["completed", "failed", "idle RSS MiB", "peak RSS MiB", "RSS KiB per stream", "live JS heap KiB per stream (after GC)", `event-loop delay p99 ms (${SIZES[r.mode].capacity.plateauWindowMs / 1000} s at the plateau)`, "gateway CPU µs per token", "wall s"],
       [[`${r.capacity.completed}/${r.capacity.streams}`, r.capacity.failed, r.capacity.idleRssMiB, r.capacity.peakRssMiB, r.capacity.kibPerStream, r.capacity.liveHeapKibPerStream, r.capacity.eventLoopDelayP99Ms, round(r.capacity.gatewayCpuUsPerToken), r.capacity.wallS]],
     ),
     "",
@@ -999,10 +995,10 @@ async function writeReport(r: Result): Promise<void> {
       { name: `${NAMES[k]} p99`, color: ["#6baed6", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94", "#c7c7c7"][i]!, points: r.ttft.levels.map((c) => ({ x: c, y: overhead(k, c, "p99") })) },
     ]),
   );
-  const name = r.mode === "quick" ? "quick" : "latest";
+  const name = resultsName(r.mode);
   await writeFile(join(RESULTS, `${name}.json`), `${JSON.stringify({ ...r, goals }, null, 2)}\n`);
   await writeFile(join(RESULTS, `${name}.md`), md);
-  await writeFile(join(RESULTS, `ttft-overhead${r.mode === "quick" ? "-quick" : ""}.svg`), svg);
+  await writeFile(join(RESULTS, chartName(r.mode)), svg);
   process.stdout.write(`${md}\n`);
   log(`wrote bench/results/${name}.{json,md} and the TTFT chart`);
 }

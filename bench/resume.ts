@@ -4,6 +4,7 @@ import { create } from "@bufbuild/protobuf";
 import { Role } from "../gen/sluice/v1/chat_pb.js";
 import { ChatService, StreamChatRequestSchema } from "../gen/sluice/v1/chat_service_pb.js";
 import { simulatedText } from "../src/simulator/text.js";
+import type { ResumeSizes } from "./modes.js";
 import { table } from "./report.js";
 import { round, summary } from "./stats.js";
 
@@ -34,7 +35,7 @@ export interface CpuMeters {
   readonly redis?: () => number;
 }
 
-export async function resumeScenario(url: string, apiKey: string, quick: boolean, log: (m: string) => void, cpu: CpuMeters): Promise<ResumeResult> {
+export async function resumeScenario(url: string, apiKey: string, sizes: ResumeSizes, log: (m: string) => void, cpu: CpuMeters): Promise<ResumeResult> {
   const client = createClient(ChatService, createGrpcTransport({ baseUrl: url }));
   const headers = { authorization: `Bearer ${apiKey}` };
   const request = (prompt: string, resumable: boolean) =>
@@ -67,10 +68,10 @@ export async function resumeScenario(url: string, apiKey: string, quick: boolean
   };
 
   const rounds = 4;
-  const ttftPerRound = quick ? 100 : 300;
+  const { warmUp, ttftPerRound, tokens, pairs, samples } = sizes;
   const ttft: Record<Lane, number[]> = { off: [], on: [] };
   // TTFT one stream at a time: on a shared 2-core machine queueing at any concurrency drowns a per-request cost of a Redis round trip.
-  for (const lane of ["off", "on"] as const) await pool(40, 1, () => one("#sim tokens=2", lane)); // warm-up
+  for (const lane of ["off", "on"] as const) await pool(warmUp, 1, () => one("#sim tokens=2", lane)); // warm-up
   for (let r = 0; r < rounds; r++) {
     for (const lane of r % 2 === 0 ? (["off", "on"] as const) : (["on", "off"] as const)) {
       const got = await pool(ttftPerRound, 1, () => one("#sim tokens=2", lane));
@@ -80,9 +81,7 @@ export async function resumeScenario(url: string, apiKey: string, quick: boolean
 
   // Throughput in pairs of rounds (off then on, or on then off): the machine's drift between two
   // adjacent rounds is small, between the first and the last it is not. The median pair ratio is the figure.
-  const tokens = quick ? 3_000 : 5_000;
   const charsPerDelta = simulatedText(1, tokens).length / tokens;
-  const pairs = quick ? 8 : 12;
   const throughput: Record<Lane, { deltas: number; ms: number; streams: number; gatewayCpu: number; redisCpu: number }> = {
     off: { deltas: 0, ms: 0, streams: 0, gatewayCpu: 0, redisCpu: 0 },
     on: { deltas: 0, ms: 0, streams: 0, gatewayCpu: 0, redisCpu: 0 },
@@ -108,7 +107,6 @@ export async function resumeScenario(url: string, apiKey: string, quick: boolean
   }
 
   // Reconnect → first replayed message: drop after 20 text deltas while the upstream goes on, resume at once, then cancel it.
-  const samples = quick ? 50 : 200;
   const latency: number[] = [];
   for (let i = 0; i < samples; i++) {
     const abort = new AbortController();

@@ -1,0 +1,83 @@
+/**
+ * What a benchmark run measures, by mode, in one table. The full run's
+ * figures are the ones committed (bench/results/latest.*) and quoted in the
+ * README. The quick run is a look at every scenario at smaller sizes, fewer
+ * repetitions and shorter warm-ups (under two minutes on a shared 2-core
+ * machine), never compared against the full one.
+ */
+export type Mode = "full" | "quick";
+
+export interface Sizes {
+  readonly ttft: {
+    readonly levels: readonly number[];
+    /** Streams per target at each level above 1; a quarter of them at concurrency 1. */
+    readonly streams: number;
+    readonly warmUp: { readonly concurrency: number; readonly perLane: number };
+    /** A short warm-up at each level before each measurement, besides the first one. */
+    readonly warmUpEachLevel: boolean;
+  };
+  readonly throughput: { readonly tokens: number };
+  readonly capacity: { readonly streams: number; readonly tokens: number; readonly plateauWindowMs: number };
+  /** `tokens`: each upstream stream's length; a path that never closes upstream keeps the simulator busy that long. */
+  readonly cancel: { readonly total: number; readonly tokens: number };
+  readonly slow: { readonly streams: number; readonly durationMs: number };
+  readonly failover: { readonly requests: number };
+  readonly hedge: { readonly requests: number };
+  readonly telemetry: { readonly tokens: number; readonly streams: number; readonly rounds: number };
+  readonly admission: { readonly streamsPerLevel: number; readonly rounds: number };
+  readonly resume: ResumeSizes;
+}
+
+export interface ResumeSizes {
+  readonly warmUp: number;
+  readonly ttftPerRound: number;
+  readonly tokens: number;
+  readonly pairs: number;
+  readonly samples: number;
+}
+
+export const SIZES: Readonly<Record<Mode, Sizes>> = {
+  full: {
+    ttft: { levels: [1, 100, 1000], streams: 1000, warmUp: { concurrency: 10, perLane: 100 }, warmUpEachLevel: true },
+    throughput: { tokens: 10_000 },
+    capacity: { streams: 10_000, tokens: 40, plateauWindowMs: 10_000 },
+    cancel: { total: 1000, tokens: 1000 },
+    slow: { streams: 50, durationMs: 5000 },
+    failover: { requests: 600 },
+    hedge: { requests: 600 },
+    telemetry: { tokens: 10_000, streams: 300, rounds: 3 },
+    admission: { streamsPerLevel: 2_400, rounds: 4 },
+    resume: { warmUp: 40, ttftPerRound: 300, tokens: 5_000, pairs: 12, samples: 200 },
+  },
+  // Each load-generator run is a process of its own (~0.4 s to start on a busy
+  // 2-core machine): the quick run saves runs as much as streams.
+  quick: {
+    // One warm-up at 50 lanes opens the gateways' upstream pools that the level-100 run needs.
+    ttft: { levels: [1, 100], streams: 100, warmUp: { concurrency: 50, perLane: 2 }, warmUpEachLevel: false },
+    throughput: { tokens: 1_000 },
+    // Streams still outlive a slow ramp and the plateau window.
+    capacity: { streams: 1_000, tokens: 8, plateauWindowMs: 2_000 },
+    cancel: { total: 100, tokens: 100 },
+    slow: { streams: 20, durationMs: 2000 },
+    failover: { requests: 100 },
+    hedge: { requests: 100 },
+    telemetry: { tokens: 1_000, streams: 50, rounds: 1 },
+    admission: { streamsPerLevel: 200, rounds: 1 },
+    resume: { warmUp: 10, ttftPerRound: 25, tokens: 1_000, pairs: 4, samples: 20 },
+  },
+};
+
+/**
+ * Base name of a run's results files in bench/results: `latest` only for a
+ * full run, so that a quick run never writes over the committed figures.
+ * `only` names a single scenario's files.
+ */
+export function resultsName(mode: Mode, only?: string): string {
+  const base = mode === "full" ? "latest" : "quick";
+  return only === undefined ? base : `${base}-${only}`;
+}
+
+/** The TTFT chart's file name in bench/results. */
+export function chartName(mode: Mode): string {
+  return mode === "full" ? "ttft-overhead.svg" : "ttft-overhead-quick.svg";
+}
