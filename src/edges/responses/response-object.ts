@@ -49,6 +49,7 @@ export interface ReasoningOutput {
 
 export type OutputItem = MessageOutput | FunctionCallOutput | ReasoningOutput;
 
+/** No `cache_write_tokens`: the canonical usage has no such count (cache writes are inside the input tokens), and 0 would be untrue. */
 export interface ResponseUsage {
   readonly input_tokens: number;
   readonly input_tokens_details: { readonly cached_tokens: number };
