@@ -1,0 +1,142 @@
+import type { ReasoningEffort, ServiceTier } from "../../core/chat-request.js";
+
+/**
+ * The Responses API's `response` object and its output items, as far as
+ * this edge produces them. Written out here rather than imported from the
+ * openai package (a test-only dependency); test/responses-codec.test.ts
+ * checks they are assignable to the SDK's own types.
+ */
+
+export type ItemStatus = "in_progress" | "completed" | "incomplete";
+
+export interface OutputText {
+  readonly type: "output_text";
+  readonly text: string;
+  readonly annotations: readonly never[];
+  readonly logprobs: readonly never[];
+}
+
+export interface MessageOutput {
+  readonly type: "message";
+  readonly id: string;
+  readonly status: ItemStatus;
+  readonly role: "assistant";
+  readonly content: readonly OutputText[];
+}
+
+export interface FunctionCallOutput {
+  readonly type: "function_call";
+  readonly id: string;
+  readonly call_id: string;
+  readonly name: string;
+  readonly arguments: string;
+  readonly status: ItemStatus;
+}
+
+export interface SummaryText {
+  readonly type: "summary_text";
+  readonly text: string;
+}
+
+export interface ReasoningOutput {
+  readonly type: "reasoning";
+  readonly id: string;
+  readonly summary: readonly SummaryText[];
+  /** The replay envelope (encrypted-reasoning.ts), when the provider issued a signature or withheld a block. */
+  readonly encrypted_content?: string;
+  readonly status: ItemStatus;
+}
+
+export type OutputItem = MessageOutput | FunctionCallOutput | ReasoningOutput;
+
+/** No `cache_write_tokens`: the canonical usage has no such count (cache writes are inside the input tokens), and 0 would be untrue. */
+export interface ResponseUsage {
+  readonly input_tokens: number;
+  readonly input_tokens_details: { readonly cached_tokens: number };
+  readonly output_tokens: number;
+  readonly output_tokens_details: { readonly reasoning_tokens: number };
+  readonly total_tokens: number;
+  /** Sluice extension: the provider reported no usage and the gateway counted it. */
+  readonly estimated?: true;
+}
+
+export type WireToolChoice = "auto" | "none" | "required" | { readonly type: "function"; readonly name: string };
+
+export interface WireFunctionTool {
+  readonly type: "function";
+  readonly name: string;
+  readonly description: string | null;
+  readonly parameters: Readonly<Record<string, unknown>> | null;
+  readonly strict: boolean | null;
+}
+
+export type WireTextFormat =
+  | { readonly type: "text" }
+  | { readonly type: "json_object" }
+  | {
+      readonly type: "json_schema";
+      readonly name: string;
+      readonly description?: string;
+      readonly schema: Readonly<Record<string, unknown>>;
+      readonly strict: boolean | null;
+    };
+
+export type ReasoningSummary = "auto" | "concise" | "detailed";
+
+/**
+ * The request's own fields that every `response` object repeats, in the
+ * Responses API's words and with its defaults filled in; the decoder builds
+ * it, the encoder copies it.
+ */
+export interface ResponseEcho {
+  readonly instructions: string | null;
+  readonly max_output_tokens: number | null;
+  readonly metadata: Readonly<Record<string, string>>;
+  readonly parallel_tool_calls: boolean;
+  readonly temperature: number | null;
+  readonly top_p: number | null;
+  readonly tool_choice: WireToolChoice;
+  readonly tools: readonly WireFunctionTool[];
+  readonly text: { readonly format: WireTextFormat };
+  readonly reasoning: { readonly effort: ReasoningEffort | null; readonly summary: ReasoningSummary | null };
+  readonly service_tier?: ServiceTier;
+  readonly user?: string;
+  readonly safety_identifier?: string;
+  readonly prompt_cache_key?: string;
+}
+
+export type ResponseStatus = "in_progress" | "completed" | "incomplete" | "failed";
+
+export interface ResponseObject extends ResponseEcho {
+  readonly id: string;
+  readonly object: "response";
+  readonly created_at: number;
+  readonly completed_at: number | null;
+  readonly status: ResponseStatus;
+  /** The `error` event after response.failed carries the gateway's own code; this one is from the Responses API's list. */
+  readonly error: { readonly code: "server_error" | "rate_limit_exceeded"; readonly message: string } | null;
+  readonly incomplete_details: { readonly reason: "max_output_tokens" | "content_filter" } | null;
+  readonly model: string;
+  readonly output: readonly OutputItem[];
+  /** Absent until the provider (or the gateway's count) said. */
+  readonly usage?: ResponseUsage;
+  /** Nothing is kept: each request carries its whole conversation. */
+  readonly store: false;
+  readonly background: false;
+  readonly previous_response_id: null;
+  readonly truncation: "disabled";
+}
+
+/** The echo of a request that set none of these fields: the Responses API's defaults. */
+export const DEFAULT_ECHO: ResponseEcho = {
+  instructions: null,
+  max_output_tokens: null,
+  metadata: {},
+  parallel_tool_calls: true,
+  temperature: null,
+  top_p: null,
+  tool_choice: "auto",
+  tools: [],
+  text: { format: { type: "text" } },
+  reasoning: { effort: null, summary: null },
+};

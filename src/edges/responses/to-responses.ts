@@ -1,0 +1,344 @@
+import type { ChatResult } from "../../core/aggregate.js";
+import type { Delta, FinishReason, ReasoningDelta, ToolCallDelta, Usage } from "../../core/delta.js";
+import { encodeReasoning, type ReasoningEnvelope } from "./encrypted-reasoning.js";
+import { addedItemOf, itemOf, outputText, type Slot } from "./output-slots.js";
+import type { ItemStatus, ResponseEcho, ResponseObject, ResponseStatus, ResponseUsage } from "./response-object.js";
+import { responsesParam, toResponsesError } from "./responses-errors.js";
+
+export interface ResponseEncoderOptions {
+  /**
+   * The model alias the client named: the response's model until `start`
+   * names the model that serves it (as the OpenAI edge reports it too).
+   */
+  readonly requestModel: string;
+  /** From the decoded request (`ResponsesRequest.echo`). */
+  readonly echo: ResponseEcho;
+  /** From the decoded request (`ResponsesRequest.param`): names a failure's field the way the request did. */
+  readonly param?: (field: string) => string;
+}
+
+/** Receives one SSE frame, `event: <type>\ndata: <json>\n\n`. */
+export type FramePush = (frame: string) => void;
+
+/**
+ * The edge's only delta conversion: deltas in, Responses streaming events
+ * out, in the order the openai SDK's accumulator (ResponseStream) builds
+ * its snapshot from. One per request: it numbers events, names items and
+ * keeps every item so the terminal event carries the whole response (the
+ * SDK's final response is that event's object, not its own snapshot).
+ */
+export interface ResponseEncoder {
+  /**
+   * The frames for one delta. `start` must come first (the pipeline's
+   * order) and `usage` before `finish` (also the pipeline's): `finish`
+   * sends the terminal event, after which deltas add nothing.
+   */
+  events(delta: Delta, push: FramePush): void;
+  /**
+   * The frames for a failure mid-stream: `response.failed` with what was
+   * produced so far, then an `error` event with a top-level `error` object
+   * as well as the event's own fields: the openai SDK's SSE reader raises on
+   * that object, while a bare typed `error` event is handed on like any other
+   * and the client would take the truncated answer as complete. Before `start` only the `error` event (the SDK needs
+   * `response.created` before any other event); after the terminal event
+   * nothing, the response being complete.
+   */
+  failedEvents(reason: unknown, push: FramePush): void;
+  /** The response as the events so far describe it: after `finish`, the final one. */
+  response(): ResponseObject;
+}
+
+/** A push that wants no frames: non-streaming answers skip serialising events. */
+const discard: FramePush = () => undefined;
+
+function usageOf(u: Usage): ResponseUsage {
+  return {
+    input_tokens: u.inputTokens,
+    input_tokens_details: { cached_tokens: u.cachedInputTokens },
+    output_tokens: u.outputTokens,
+    output_tokens_details: { reasoning_tokens: u.reasoningTokens },
+    total_tokens: u.inputTokens + u.outputTokens,
+    estimated: u.estimated ? true : undefined,
+  };
+}
+
+/** How each finish reason ends a response; reasons the Responses API has no word for end it completed. */
+function terminal(reason: FinishReason): { status: "completed" | "incomplete"; details: ResponseObject["incomplete_details"] } {
+  switch (reason) {
+    case "length":
+      return { status: "incomplete", details: { reason: "max_output_tokens" } };
+    case "content_filter":
+      return { status: "incomplete", details: { reason: "content_filter" } };
+    case "stop":
+    case "tool_calls":
+    case "other":
+    case "unspecified":
+      return { status: "completed", details: null };
+  }
+}
+
+const seconds = () => Math.floor(Date.now() / 1000);
+
+export function createResponseEncoder(options: ResponseEncoderOptions): ResponseEncoder {
+  const createdAt = seconds();
+  let id = "";
+  let model = options.requestModel;
+  let provider = "";
+  let itemBase = "";
+  let sequence = 0;
+  let started = false;
+  let status: ResponseStatus = "in_progress";
+  let incomplete: ResponseObject["incomplete_details"] = null;
+  let error: ResponseObject["error"] = null;
+  let completedAt: number | null = null;
+  let usage: ResponseUsage | undefined;
+  const slots: Slot[] = [];
+  /** The open message or reasoning item; function calls stay open side by side (`calls`) until something else comes. */
+  let open: Extract<Slot, { kind: "message" | "reasoning" }> | undefined;
+  const calls = new Map<number, Extract<Slot, { kind: "function_call" }>>();
+  let push: FramePush = discard;
+
+  const emit = (type: string, fields: Record<string, unknown>) => {
+    const n = sequence++;
+    if (push !== discard) push(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: n, ...fields })}\n\n`);
+  };
+
+  const response = (): ResponseObject => ({
+    id,
+    object: "response",
+    created_at: createdAt,
+    completed_at: completedAt,
+    status,
+    error,
+    incomplete_details: incomplete,
+    model,
+    output: slots.map((slot) => itemOf(slot, slot.closed ?? (status === "in_progress" ? "in_progress" : "incomplete"))),
+    usage,
+    ...options.echo,
+    store: false,
+    background: false,
+    previous_response_id: null,
+    truncation: "disabled",
+  });
+
+  const envelope = (fields: Omit<ReasoningEnvelope, "provider" | "model">) => encodeReasoning({ provider, model, ...fields });
+
+  const slotId = (prefix: string) => `${prefix}_${itemBase}_${slots.length}`;
+
+  function add(slot: Slot): void {
+    slots.push(slot);
+    emit("response.output_item.added", { output_index: slot.index, item: addedItemOf(slot) });
+  }
+
+  function done(slot: Slot, itemStatus: ItemStatus): void {
+    slot.closed = itemStatus;
+    emit("response.output_item.done", { output_index: slot.index, item: itemOf(slot, itemStatus) });
+  }
+
+  function openMessage(): Extract<Slot, { kind: "message" }> {
+    const index = slots.length;
+    const itemId = slotId("msg");
+    const slot: Extract<Slot, { kind: "message" }> = {
+      kind: "message",
+      index,
+      id: itemId,
+      text: "",
+      // The text delta event after its sequence number, fixed per item: text deltas come by the thousand.
+      head: `,"item_id":${JSON.stringify(itemId)},"output_index":${index},"content_index":0,"delta":`,
+    };
+    add(slot);
+    emit("response.content_part.added", { item_id: itemId, output_index: index, content_index: 0, part: outputText("") });
+    return slot;
+  }
+
+  function openReasoning(): Extract<Slot, { kind: "reasoning" }> {
+    const slot: Extract<Slot, { kind: "reasoning" }> = { kind: "reasoning", index: slots.length, id: slotId("rs"), text: "", summary: false };
+    add(slot);
+    return slot;
+  }
+
+  function closeOpen(itemStatus: ItemStatus): void {
+    const slot = open;
+    if (!slot) return;
+    open = undefined;
+    const at = { item_id: slot.id, output_index: slot.index };
+    if (slot.kind === "message") {
+      emit("response.output_text.done", { ...at, content_index: 0, text: slot.text, logprobs: [] });
+      emit("response.content_part.done", { ...at, content_index: 0, part: outputText(slot.text) });
+    } else if (slot.summary) {
+      emit("response.reasoning_summary_text.done", { ...at, summary_index: 0, text: slot.text });
+      emit("response.reasoning_summary_part.done", { ...at, summary_index: 0, part: { type: "summary_text", text: slot.text } });
+    }
+    done(slot, itemStatus);
+  }
+
+  function closeCalls(itemStatus: ItemStatus): void {
+    for (const slot of [...calls.values()].filter((s) => s.closed === undefined).sort((a, b) => a.index - b.index)) {
+      emit("response.function_call_arguments.done", { item_id: slot.id, output_index: slot.index, name: slot.name, arguments: slot.args });
+      done(slot, itemStatus);
+      // A call's signature has no field of its own: a reasoning item carries it, as it carries every other replay state.
+      if (slot.signature !== undefined) {
+        const carrier = openReasoning();
+        carrier.encrypted = envelope({ calls: { [slot.callId]: slot.signature } });
+        done(carrier, "completed");
+      }
+    }
+  }
+
+  function closeAll(itemStatus: ItemStatus): void {
+    closeOpen(itemStatus);
+    closeCalls(itemStatus);
+  }
+
+  function text(value: string): void {
+    if (value === "") return;
+    if (open?.kind !== "message") {
+      closeAll("completed");
+      open = openMessage();
+    }
+    open.text += value;
+    const n = sequence++;
+    if (push !== discard) {
+      push(`event: response.output_text.delta\ndata: {"type":"response.output_text.delta","sequence_number":${n}${open.head}${JSON.stringify(value)},"logprobs":[]}\n\n`);
+    }
+  }
+
+  /** Reasoning blocks as the reasoning collector (core/reasoning-parts.ts) cuts them: one item per block. */
+  function reasoning(delta: ReasoningDelta): void {
+    if (delta.redactedData !== undefined) {
+      closeAll("completed");
+      const slot = openReasoning();
+      slot.encrypted = envelope({ redactedData: delta.redactedData });
+      done(slot, "completed");
+      return;
+    }
+    if (delta.text === "" && delta.signature === undefined) return;
+    if (open?.kind !== "reasoning") {
+      closeAll("completed");
+      open = openReasoning();
+    }
+    const slot = open;
+    if (delta.text !== "") {
+      const at = { item_id: slot.id, output_index: slot.index, summary_index: 0 };
+      if (!slot.summary) {
+        slot.summary = true;
+        emit("response.reasoning_summary_part.added", { ...at, part: { type: "summary_text", text: "" } });
+      }
+      slot.text += delta.text;
+      emit("response.reasoning_summary_text.delta", { ...at, delta: delta.text });
+    }
+    if (delta.signature !== undefined) {
+      slot.encrypted = envelope({ signature: delta.signature });
+      closeOpen("completed");
+    }
+  }
+
+  function toolCall(delta: ToolCallDelta): void {
+    closeOpen("completed");
+    let slot = calls.get(delta.index);
+    if (!slot) {
+      slot = { kind: "function_call", index: slots.length, id: slotId("fc"), callId: delta.id ?? "", name: delta.name ?? "", args: "" };
+      calls.set(delta.index, slot);
+      add(slot);
+    }
+    if (delta.id) slot.callId = delta.id;
+    if (delta.name) slot.name = delta.name;
+    if (delta.signature !== undefined) slot.signature = delta.signature;
+    // A fragment for a call already closed (text came between) still goes to its item: no provider
+    // does this, and the terminal event carries the whole call either way.
+    if (delta.arguments === "") return;
+    slot.args += delta.arguments;
+    emit("response.function_call_arguments.delta", { item_id: slot.id, output_index: slot.index, delta: delta.arguments });
+  }
+
+  function finish(reason: FinishReason): void {
+    const end = terminal(reason);
+    closeAll(end.status === "completed" ? "completed" : "incomplete");
+    status = end.status;
+    incomplete = end.details;
+    completedAt = seconds();
+    emit(end.status === "completed" ? "response.completed" : "response.incomplete", { response: response() });
+  }
+
+  function handle(delta: Delta): void {
+    if (status !== "in_progress") return;
+    switch (delta.type) {
+      case "start":
+        if (started) return;
+        started = true;
+        id = delta.responseId;
+        model = delta.model;
+        provider = delta.provider;
+        itemBase = id.replace(/^resp_/, "");
+        emit("response.created", { response: response() });
+        emit("response.in_progress", { response: response() });
+        return;
+      case "text":
+        return text(delta.text);
+      case "reasoning":
+        return reasoning(delta);
+      case "tool_call":
+        return toolCall(delta);
+      case "usage":
+        usage = usageOf(delta);
+        return;
+      case "logprobs":
+        // Served only with include: ["message.output_text.logprobs"], which this edge refuses.
+        return;
+      case "finish":
+        return finish(delta.reason);
+    }
+  }
+
+  return {
+    events(delta, into) {
+      push = into;
+      try {
+        handle(delta);
+      } finally {
+        push = discard;
+      }
+    },
+    failedEvents(reason, into) {
+      if (status !== "in_progress") return;
+      push = into;
+      try {
+        const { status: httpStatus, body } = toResponsesError(reason, options.param ?? responsesParam);
+        status = "failed";
+        error = { code: httpStatus === 429 ? "rate_limit_exceeded" : "server_error", message: body.error.message };
+        if (started) emit("response.failed", { response: response() });
+        emit("error", { code: body.error.code, message: body.error.message, param: body.error.param, error: body.error });
+      } finally {
+        push = discard;
+      }
+    },
+    response,
+  };
+}
+
+/** The deltas a stream with this result could have been, in the order of the result's fields. */
+function* deltasOf(result: ChatResult): Generator<Delta> {
+  yield { type: "start", responseId: result.responseId, provider: result.provider, model: result.model };
+  for (const part of result.reasoningParts) {
+    yield part.redactedData !== undefined ? { type: "reasoning", text: "", redactedData: part.redactedData } : { type: "reasoning", text: part.text, signature: part.signature };
+  }
+  yield { type: "text", text: result.text };
+  for (const [index, call] of result.toolCalls.entries()) {
+    yield { type: "tool_call", index, id: call.id, name: call.name, arguments: call.arguments, signature: call.signature };
+  }
+  if (result.usage) yield { type: "usage", ...result.usage };
+  yield { type: "finish", reason: result.finishReason };
+}
+
+/**
+ * A whole answer as a `response` object, for `stream: false`. It is what the
+ * encoder ends with for the same answer, so both ways of asking get the same
+ * items; a result keeps no order between its reasoning, text and calls, so
+ * they come in that order. (`output_text` is no field of the wire object:
+ * the SDKs compute it.)
+ */
+export function responseFromResult(result: ChatResult, options: ResponseEncoderOptions): ResponseObject {
+  const encoder = createResponseEncoder(options);
+  for (const delta of deltasOf(result)) encoder.events(delta, discard);
+  return encoder.response();
+}
