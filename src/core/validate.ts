@@ -3,7 +3,8 @@ import { quoteClientValue } from "./client-text.js";
 import { GatewayError } from "./errors.js";
 import { validateOptions } from "./validate-options.js";
 
-const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+/** Tool names every provider accepts; edges that see a tool name before the canonical request exists check it with this. */
+export const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const MAX_MESSAGES = 10_000;
 const MAX_TOOLS = 128;
 const MAX_LABELS = 32;
