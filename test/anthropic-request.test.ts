@@ -3,6 +3,7 @@ import type { ChatRequest } from "../src/core/chat-request.js";
 import type { GatewayError } from "../src/core/errors.js";
 import { anthropicRequestFrom, countTokensRequestFrom } from "../src/edges/anthropic/from-anthropic.js";
 import { requestJson } from "../src/edges/anthropic/request-json.js";
+import { anthropicRequestBody } from "../src/providers/anthropic/anthropic-request.js";
 
 const LIMITS = { maxRequestElements: 10_000, maxJsonDepth: 32 };
 const decode = (body: unknown) => anthropicRequestFrom(body, LIMITS);
@@ -178,6 +179,11 @@ const ACCEPTED: Accepted[] = [
     request: canonical({ reasoning: { effort: "high", includeReasoning: false } }),
   },
   { name: "thinking disabled is effort none", body: body({ thinking: { type: "disabled" } }), request: canonical({ reasoning: { effort: "none" } }) },
+  {
+    name: "display summarized asks for the reasoning text",
+    body: body({ max_tokens: 2000, thinking: { type: "enabled", budget_tokens: 1024, display: "summarized" } }),
+    request: canonical({ sampling: { maxTokens: 2000, stop: [] }, reasoning: { budgetTokens: 1024, includeReasoning: true } }),
+  },
 ];
 
 interface Refused {
@@ -221,7 +227,8 @@ const REFUSED: Refused[] = [
   { name: "tool_choice any without tools", body: body({ tool_choice: { type: "any" } }), field: "tool_choice" },
   { name: "a thinking budget below Anthropic's 1024", body: body({ thinking: { type: "enabled", budget_tokens: 500 } }), field: "thinking.budget_tokens" },
   { name: "a thinking budget not below max_tokens", body: body({ thinking: { type: "enabled", budget_tokens: 2000 } }), field: "thinking.budget_tokens", message: "thinking.budget_tokens: must be less than max_tokens" },
-  { name: "a thinking type the gateway has no mapping for", body: body({ thinking: { type: "between_tools" } }), field: "thinking.type" },
+  { name: "a thinking type the gateway has no mapping for", body: body({ thinking: { type: "between_tools" } }), field: "thinking.type", message: 'thinking.type: "between_tools" is not supported here (expected "enabled", "adaptive", "disabled")' },
+  { name: "a block type that is not a string", body: body({ messages: [user([{ type: 7 }])] }), field: "messages[0].content[0].type", message: /^messages\[0\]\.content\[0\]\.type: this value is not supported here/ },
   { name: "metadata beyond user_id", body: body({ metadata: { user_id: "u", session: "s" } }), field: "metadata.session" },
   { name: "a thinking signature longer than any provider issues", body: body({ messages: [user("q"), assistant([{ type: "thinking", thinking: "t", signature: "s".repeat(70_000) }])] }), field: "messages[1].content[0].signature" },
   {
@@ -301,5 +308,38 @@ describe("count_tokens request", () => {
   it.each(["max_tokens", "stream", "temperature", "stop_sequences", "metadata"])("refuses %s, which count_tokens does not take", (field) => {
     const { max_tokens: _max, ...prompt } = body();
     expect(() => countTokensRequestFrom({ ...prompt, [field]: field === "stream" ? true : 1 }, LIMITS)).toThrow(expect.objectContaining({ field }));
+  });
+});
+
+describe("Anthropic in, Anthropic out", () => {
+  it("a request decoded and built again for an Anthropic target is the request the client sent", () => {
+    const sent = {
+      model: "claude",
+      max_tokens: 4000,
+      system: "Be brief.",
+      messages: [
+        user([
+          { type: "text", text: "Weather here?" },
+          { type: "image", source: { type: "base64", media_type: "image/jpeg", data: "/9j/4AAQ" } },
+          { type: "image", source: { type: "url", url: "https://example.test/map.png" } },
+        ]),
+        assistant([
+          { type: "thinking", thinking: "Need the city.", signature: "EqQBCkYIBxgCKkA" },
+          { type: "redacted_thinking", data: "EmwKAhgBEgy3va3pzix" },
+          { type: "text", text: "Checking." },
+          CALL,
+        ]),
+        user([{ type: "tool_result", tool_use_id: "toolu_1", content: "unknown city", is_error: true }]),
+      ],
+      tools: [{ ...WEATHER, strict: true }],
+      tool_choice: { type: "tool", name: "weather", disable_parallel_tool_use: true },
+      thinking: { type: "enabled", budget_tokens: 2048 },
+      temperature: 1,
+      top_k: 20,
+      stop_sequences: ["END"],
+      metadata: { user_id: "u-1" },
+    };
+    const { request } = decode(sent);
+    expect(anthropicRequestBody(request, "claude-sonnet-5")).toEqual({ ...sent, model: "claude-sonnet-5", stream: true });
   });
 });

@@ -14,6 +14,7 @@ export type AnthropicErrorType =
   | "timeout_error"
   | "overloaded_error";
 
+/** How one gateway error is said to an Anthropic client. */
 export interface AnthropicStatus {
   readonly status: number;
   readonly type: AnthropicErrorType;
@@ -81,12 +82,14 @@ export function anthropicStatus(code: ErrorCode): AnthropicStatus {
   }
 }
 
+/** Anthropic's error body: the response of a failed request, and the data of an in-stream `error` event. */
 export interface AnthropicErrorBody {
   readonly type: "error";
   readonly error: { readonly type: AnthropicErrorType; readonly message: string };
   readonly request_id?: string;
 }
 
+/** A failed request's response: status, headers (Retry-After, x-should-retry) and body. */
 export interface AnthropicError {
   readonly status: number;
   readonly headers: Record<string, string>;

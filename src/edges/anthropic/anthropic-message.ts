@@ -9,6 +9,7 @@ import { GatewayError } from "../../core/errors.js";
  * stream and what it receives whole are the same object.
  */
 
+/** The stop reasons Sluice can give (Anthropic also has pause_turn and model_context_window_exceeded). */
 export type StopReason = "end_turn" | "max_tokens" | "stop_sequence" | "tool_use" | "refusal";
 
 /** The message id for a response: `msg_` and the pipeline's response id, which it still contains. */
@@ -33,6 +34,7 @@ export function stopReason(reason: FinishReason, stopSequence: string | undefine
   }
 }
 
+/** `usage` of a message and of message_delta. */
 export interface AnthropicUsage {
   readonly input_tokens: number;
   readonly output_tokens: number;
@@ -51,7 +53,7 @@ export const UNKNOWN_USAGE: AnthropicUsage = { input_tokens: 0, output_tokens: 0
  * and cache_creation_input_tokens is null (unknown), never a false 0.
  */
 export function anthropicUsage(usage: Usage | undefined): AnthropicUsage {
-  if (!usage) return UNKNOWN_USAGE;
+  if (!usage) return { ...UNKNOWN_USAGE };
   return {
     input_tokens: Math.max(0, usage.inputTokens - usage.cachedInputTokens),
     output_tokens: usage.outputTokens,
@@ -61,13 +63,14 @@ export function anthropicUsage(usage: Usage | undefined): AnthropicUsage {
   };
 }
 
+/** The response content blocks Sluice produces. */
 export type ContentBlock =
   | { readonly type: "text"; readonly text: string }
   | { readonly type: "thinking"; readonly thinking: string; readonly signature: string }
   | { readonly type: "redacted_thinking"; readonly data: string }
   | { readonly type: "tool_use"; readonly id: string; readonly name: string; readonly input: Record<string, unknown> };
 
-export function reasoningBlock(part: ReasoningPart): ContentBlock {
+function reasoningBlock(part: ReasoningPart): ContentBlock {
   if (part.redactedData !== undefined) return { type: "redacted_thinking", data: part.redactedData };
   return { type: "thinking", thinking: part.text, signature: part.signature ?? "" };
 }
@@ -88,6 +91,7 @@ function toolUseBlock(call: ToolCall, provider: string): ContentBlock {
   return { type: "tool_use", id: call.id, name: call.name, input: input as Record<string, unknown> };
 }
 
+/** A Messages API `message` object, as returned whole and as message_start carries it (empty). */
 export interface AnthropicMessage {
   readonly id: string;
   readonly type: "message";

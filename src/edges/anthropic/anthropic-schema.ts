@@ -35,7 +35,7 @@ const text = z.strictObject({
   citations: z.array(z.never({ error: `citations are ${NOT_SUPPORTED}` })).nullish(),
 });
 
-export const IMAGE_MEDIA_TYPES = ["image/jpeg", "image/png", "image/gif", "image/webp"] as const;
+const IMAGE_MEDIA_TYPES = ["image/jpeg", "image/png", "image/gif", "image/webp"] as const;
 
 const image = z.strictObject({
   type: z.literal("image"),
@@ -70,8 +70,8 @@ const toolUse = z.strictObject({
   toolset_name: refused(),
 });
 
-export const userBlock = z.discriminatedUnion("type", [text, image, toolResult]);
-export const assistantBlock = z.discriminatedUnion("type", [text, thinking, redactedThinking, toolUse]);
+const userBlock = z.discriminatedUnion("type", [text, image, toolResult]);
+const assistantBlock = z.discriminatedUnion("type", [text, thinking, redactedThinking, toolUse]);
 const systemBlocks = blocks(z.discriminatedUnion("type", [text]));
 
 const message = z.discriminatedUnion("role", [
@@ -132,9 +132,8 @@ export const messagesBody = z.strictObject({
 /** `POST /v1/messages/count_tokens`: the prompt without the generation settings. */
 export const countTokensBody = z.strictObject(countTokensFields);
 
-export type MessagesBody = z.infer<typeof messagesBody>;
 export type CountTokensBody = z.infer<typeof countTokensBody>;
-export type AnthropicMessage = z.infer<typeof message>;
+export type AnthropicMessageParam = z.infer<typeof message>;
 export type SystemBlocks = z.infer<typeof systemBlocks>;
 export type ToolChoiceBody = z.infer<typeof toolChoice>;
 export type ThinkingBody = z.infer<typeof thinkingConfig>;

@@ -4,7 +4,7 @@ import { clipClientValue, quoteClientValue } from "../../core/client-text.js";
 import { GatewayError } from "../../core/errors.js";
 import { pathSegment, type StructureLimits } from "../../core/structure-limits.js";
 import { validateChatRequest } from "../../core/validate.js";
-import { canonicalMessages } from "./anthropic-messages.js";
+import { canonicalMessages } from "./anthropic-turns.js";
 import { anthropicParam, renameLeadingFields } from "./anthropic-params.js";
 import { type CountTokensBody, countTokensBody, messagesBody, type ThinkingBody, type ToolChoiceBody } from "./anthropic-schema.js";
 
@@ -48,7 +48,7 @@ function refusal(issue: z.core.$ZodIssue, json: unknown): GatewayError {
   if (issue.code === "invalid_union" && issue.discriminator !== undefined && "options" in issue && issue.options) {
     const value = valueAt(json, issue.path);
     const expected = issue.options.map((o) => JSON.stringify(o)).join(", ");
-    const problem = typeof value === "string" ? `${quoteClientValue(value, 64)} is not supported here` : "is required";
+    const problem = value === undefined ? "is required" : `${typeof value === "string" ? quoteClientValue(value, 64) : "this value"} is not supported here`;
     return new GatewayError("invalid_request", `${what}: ${problem} (expected ${expected})`, { field: field || "body" });
   }
   return new GatewayError("invalid_request", `${what}: ${clipClientValue(issue.message)}`, { field: field || "body" });
@@ -89,7 +89,7 @@ function reasoningOptions(thinking: ThinkingBody): ReasoningOptions {
  * A refusal from the canonical checks, which name canonical fields
  * (`sampling.stop`, `tools[0].parameters`), in the client's terms
  * (`stop_sequences`, `tools[0].input_schema`). Canonical message indices do
- * not match the client's (see anthropic-messages.ts, which checks every
+ * not match the client's (see anthropic-turns.ts, which checks every
  * per-message rule itself), so such a field is named `messages` only.
  */
 function inAnthropicTerms(error: unknown): unknown {

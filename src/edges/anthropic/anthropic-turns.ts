@@ -2,9 +2,9 @@ import type { ChatMessage, ContentPart, ToolCall } from "../../core/chat-request
 import { GatewayError } from "../../core/errors.js";
 import { TOOL_NAME } from "../../core/validate.js";
 import { OPTION_LIMITS } from "../../core/validate-options.js";
-import type { AnthropicMessage, SystemBlocks } from "./anthropic-schema.js";
+import type { AnthropicMessageParam, SystemBlocks } from "./anthropic-schema.js";
 
-type Blocks<R extends AnthropicMessage["role"]> = Extract<AnthropicMessage, { role: R }>["content"];
+type Blocks<R extends AnthropicMessageParam["role"]> = Extract<AnthropicMessageParam, { role: R }>["content"];
 
 function invalid(field: string, problem: string): never {
   throw new GatewayError("invalid_request", `${field}: ${problem}`, { field });
@@ -116,7 +116,7 @@ function assistantTurn(b: Builder, blocks: Blocks<"assistant">, at: string): voi
  * parts with their signatures, redacted thinking opaque reasoning, tool_use
  * blocks tool calls with their input as JSON text.
  */
-export function canonicalMessages(system: SystemBlocks, messages: readonly AnthropicMessage[]): ChatMessage[] {
+export function canonicalMessages(system: SystemBlocks, messages: readonly AnthropicMessageParam[]): ChatMessage[] {
   const b: Builder = { messages: [], toolUseIds: new Set() };
   systemTurns(b, system);
   messages.forEach((m, i) => {
