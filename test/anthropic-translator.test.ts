@@ -20,7 +20,8 @@ const toolBlock = (index: number, id: string, name: string, ...json: string[]) =
   ev("content_block_start", { index, content_block: { type: "tool_use", id, name, input: {} } }) +
   json.map((partial_json) => ev("content_block_delta", { index, delta: { type: "input_json_delta", partial_json } })).join("") +
   ev("content_block_stop", { index });
-const end = (reason: string, output: number) => ev("message_delta", { delta: { stop_reason: reason, stop_sequence: null }, usage: { output_tokens: output } }) + ev("message_stop");
+const end = (reason: string, output: number, stopSequence: string | null = null) =>
+  ev("message_delta", { delta: { stop_reason: reason, stop_sequence: stopSequence }, usage: { output_tokens: output } }) + ev("message_stop");
 
 const FIXTURES: Fixture[] = [
   {
@@ -88,6 +89,15 @@ const FIXTURES: Fixture[] = [
       { type: "text", text: "x" },
       { type: "usage", inputTokens: 115, outputTokens: 2, cachedInputTokens: 100, reasoningTokens: 0 },
       { type: "finish", reason: "stop" },
+    ],
+  },
+  {
+    name: "a stop sequence is named with the finish",
+    wire: start(4) + textBlock(0, "1, 2") + end("stop_sequence", 3, ", 3"),
+    deltas: [
+      { type: "text", text: "1, 2" },
+      { type: "usage", inputTokens: 4, outputTokens: 3, cachedInputTokens: 0, reasoningTokens: 0 },
+      { type: "finish", reason: "stop", stopSequence: ", 3" },
     ],
   },
   {

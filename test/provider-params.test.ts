@@ -17,6 +17,11 @@ const base: ChatRequest = {
 };
 const SCHEMA = { type: "object", properties: { city: { type: "string" } }, required: ["city"], additionalProperties: false };
 const TOOL = { name: "lookup", description: "", parameters: { type: "object" } };
+const FAILED_TOOL_TURN: ChatRequest["messages"] = [
+  { role: "user", content: [{ type: "text", text: "hi" }] },
+  { role: "assistant", content: [], toolCalls: [{ id: "call_1", name: "lookup", arguments: "{}" }] },
+  { role: "tool", toolCallId: "call_1", isError: true, content: [{ type: "text", text: "no such city" }] },
+];
 
 const body = {
   openai: (r: ChatRequest) => openAiRequestBody(r, "m"),
@@ -129,6 +134,32 @@ const ROWS: Row[] = [
     openai: { stop: ["END"] },
     anthropic: { stop_sequences: ["END"] },
     gemini: { generationConfig: { stopSequences: ["END"] } },
+  },
+  {
+    name: "top-k sampling",
+    request: { sampling: { stop: [], topK: 40 } },
+    openai: "sampling.top_k",
+    anthropic: { top_k: 40 },
+    gemini: { generationConfig: { topK: 40 } },
+  },
+  {
+    name: "failed tool result",
+    request: { tools: [TOOL], messages: FAILED_TOOL_TURN },
+    openai: "messages.is_error",
+    anthropic: {
+      messages: [
+        { role: "user", content: [{ type: "text", text: "hi" }] },
+        { role: "assistant", content: [{ type: "tool_use", id: "call_1", name: "lookup", input: {} }] },
+        { role: "user", content: [{ type: "tool_result", tool_use_id: "call_1", content: "no such city", is_error: true }] },
+      ],
+    },
+    gemini: {
+      contents: [
+        { role: "user", parts: [{ text: "hi" }] },
+        { role: "model", parts: [{ functionCall: { name: "lookup", args: {} } }] },
+        { role: "user", parts: [{ functionResponse: { name: "lookup", response: { error: "no such city" } } }] },
+      ],
+    },
   },
   {
     name: "logprobs with alternatives",
@@ -253,6 +284,15 @@ describe("the unsupported-parameter rule", () => {
     expect(prepared.droppedParams).toEqual(["sampling.seed", "logprobs"]);
     expect(prepared.request.logprobs).toBeUndefined();
     expect(prepared.request.sampling).toEqual({ stop: [], temperature: 0.2 });
+  });
+
+  it("top_k and a failed tool result, which OpenAI has no field for, are dropped whole when the alias allows it", () => {
+    const asked: ChatRequest = { ...base, messages: FAILED_TOOL_TURN, sampling: { stop: [], topK: 5, temperature: 0.2 } };
+    const prepared = prepareRequest(adapterFor("openai"), asked, testTarget("openai"), true);
+    expect(prepared.droppedParams).toEqual(["sampling.top_k", "messages.is_error"]);
+    expect(prepared.request.sampling).toEqual({ stop: [], temperature: 0.2 });
+    expect(prepared.request.messages.some((m) => "isError" in m)).toBe(false);
+    expect(prepared.request.messages.map((m) => m.content)).toEqual(FAILED_TOOL_TURN.map((m) => m.content));
   });
 
   it("passes a request the provider can honour unchanged", () => {

@@ -16,6 +16,8 @@ export interface ChatResult {
   droppedParams: readonly string[];
   usage?: Usage;
   finishReason: FinishReason;
+  /** The stop sequence that ended the answer, when the provider said which. */
+  stopSequence?: string;
 }
 
 /**
@@ -73,6 +75,7 @@ export async function aggregateDeltas(deltas: AsyncIterable<Delta>): Promise<Cha
       }
       case "finish":
         result.finishReason = delta.reason;
+        if (delta.stopSequence !== undefined) result.stopSequence = delta.stopSequence;
         break;
     }
   }

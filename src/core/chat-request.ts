@@ -57,6 +57,12 @@ export interface ChatMessage {
   readonly toolCallId?: string;
   readonly toolCalls?: readonly ToolCall[];
   readonly name?: string;
+  /**
+   * A tool message whose result reports a failure (Anthropic's `is_error`).
+   * Said apart from the text because models treat a failed call differently
+   * from a result, and not every provider has a field for it.
+   */
+  readonly isError?: boolean;
 }
 
 export type ContentPart =
@@ -103,6 +109,8 @@ export type ToolChoice =
 export interface Sampling {
   readonly temperature?: number;
   readonly topP?: number;
+  /** Sample from the k most likely tokens only (Anthropic and Gemini have it, OpenAI does not). */
+  readonly topK?: number;
   readonly maxTokens?: number;
   readonly stop: readonly string[];
   readonly seed?: number;

@@ -90,6 +90,12 @@ export type FinishReason = "stop" | "length" | "tool_calls" | "content_filter" |
 export interface FinishDelta {
   readonly type: "finish";
   readonly reason: FinishReason;
+  /**
+   * The stop sequence that ended a `stop` answer, when the provider says
+   * which (Anthropic does): the Anthropic edge answers `stop_sequence` with it
+   * instead of `end_turn`.
+   */
+  readonly stopSequence?: string;
 }
 
 /** Deltas adapters may emit: `start` belongs to the pipeline. */

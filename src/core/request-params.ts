@@ -2,14 +2,17 @@ import type { ChatRequest } from "./chat-request.js";
 
 /**
  * The optional request parameters a provider may be unable to honour, named
- * by their protobuf field paths (the facade renames them to OpenAI's). A
- * closed list: adapters report from it, and `withoutParams` can remove each.
+ * by their protobuf field paths (edges rename them to their own); the two the
+ * protobuf API has no field for (`sampling.top_k`, `messages.is_error`, from
+ * the Anthropic edge) are named the same way. A closed list: adapters report
+ * from it, and `withoutParams` can remove each.
  */
 export type OptionalParam =
   | "response_format"
   | "reasoning.effort"
   | "reasoning.budget_tokens"
   | "sampling.seed"
+  | "sampling.top_k"
   | "sampling.presence_penalty"
   | "sampling.frequency_penalty"
   | "sampling.logit_bias"
@@ -17,7 +20,8 @@ export type OptionalParam =
   | "parallel_tool_calls"
   | "tools.strict"
   | "service_tier"
-  | "metadata.provider_metadata";
+  | "metadata.provider_metadata"
+  | "messages.is_error";
 
 export function hasLogitBias(request: ChatRequest): boolean {
   return Object.keys(request.sampling.logitBias ?? {}).length > 0;
@@ -25,6 +29,11 @@ export function hasLogitBias(request: ChatRequest): boolean {
 
 export function hasProviderMetadata(request: ChatRequest): boolean {
   return Object.keys(request.metadata.providerMetadata ?? {}).length > 0;
+}
+
+/** Whether a tool message reports a failure (`isError`). */
+export function hasToolErrors(request: ChatRequest): boolean {
+  return request.messages.some((m) => m.isError === true);
 }
 
 export function hasStrictTools(request: ChatRequest): boolean {
@@ -53,6 +62,9 @@ export function withoutParams(request: ChatRequest, params: readonly OptionalPar
       case "sampling.seed":
         out = { ...out, sampling: without(out.sampling, "seed") };
         break;
+      case "sampling.top_k":
+        out = { ...out, sampling: without(out.sampling, "topK") };
+        break;
       case "sampling.presence_penalty":
         out = { ...out, sampling: without(out.sampling, "presencePenalty") };
         break;
@@ -76,6 +88,9 @@ export function withoutParams(request: ChatRequest, params: readonly OptionalPar
         break;
       case "metadata.provider_metadata":
         out = { ...out, metadata: without(out.metadata, "providerMetadata") };
+        break;
+      case "messages.is_error":
+        out = { ...out, messages: out.messages.map((m) => (m.isError === undefined ? m : without(m, "isError"))) };
         break;
     }
   }

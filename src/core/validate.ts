@@ -3,7 +3,8 @@ import { quoteClientValue } from "./client-text.js";
 import { GatewayError } from "./errors.js";
 import { validateOptions } from "./validate-options.js";
 
-const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+/** Tool names every provider accepts; edges that see a tool name before the canonical request exists check it with this. */
+export const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const MAX_MESSAGES = 10_000;
 const MAX_TOOLS = 128;
 const MAX_LABELS = 32;
@@ -46,6 +47,7 @@ export function validateChatRequest(request: ChatRequest, maxJsonDepth = DEFAULT
     if (m.content.length === 0 && calls.length === 0) invalid(`${at}.content`, "must not be empty");
     if (m.role === "tool" && !m.toolCallId) invalid(`${at}.tool_call_id`, "is required for tool messages");
     if (m.role !== "assistant" && calls.length > 0) invalid(`${at}.tool_calls`, "only assistant messages carry tool calls");
+    if (m.role !== "tool" && m.isError !== undefined) invalid(`${at}.is_error`, "only tool messages report errors");
     m.content.forEach((part, j) => {
       if (part.type === "image_url" && !/^(https?:|data:)/i.test(part.url)) {
         invalid(`${at}.content[${j}].image_url.url`, "must be an http(s) or data: URL");
@@ -74,6 +76,7 @@ export function validateChatRequest(request: ChatRequest, maxJsonDepth = DEFAULT
   const s = request.sampling;
   if (s.temperature !== undefined && !(s.temperature >= 0 && s.temperature <= 2)) invalid("sampling.temperature", "must be between 0 and 2");
   if (s.topP !== undefined && !(s.topP > 0 && s.topP <= 1)) invalid("sampling.top_p", "must be greater than 0 and at most 1");
+  if (s.topK !== undefined && !(Number.isInteger(s.topK) && s.topK >= 1)) invalid("sampling.top_k", "must be a whole number of at least 1");
   if (s.maxTokens !== undefined && s.maxTokens < 1) invalid("sampling.max_tokens", "must be at least 1");
   if (s.stop.length > 4) invalid("sampling.stop", "at most 4 stop sequences");
   if (s.stop.some((x) => x === "")) invalid("sampling.stop", "stop sequences must not be empty");

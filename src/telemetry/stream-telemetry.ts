@@ -99,6 +99,7 @@ export function createStreamTelemetry(options: StreamTelemetryOptions): StreamOb
       ...(s.maxTokens === undefined ? {} : { "gen_ai.request.max_tokens": s.maxTokens }),
       ...(s.temperature === undefined ? {} : { "gen_ai.request.temperature": s.temperature }),
       ...(s.topP === undefined ? {} : { "gen_ai.request.top_p": s.topP }),
+      ...(s.topK === undefined ? {} : { "gen_ai.request.top_k": s.topK }),
     };
     if (options.captureContent) {
       attributes["gen_ai.input.messages"] = cut(JSON.stringify(options.request.messages.map((m) => ({ role: m.role, parts: m.content }))));

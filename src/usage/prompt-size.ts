@@ -1,4 +1,5 @@
 import type { ChatRequest } from "../core/chat-request.js";
+import { tokenCounter } from "./token-count.js";
 
 /**
  * What a request's prompt is made of, for estimating its input tokens
@@ -45,4 +46,17 @@ export function estimatedInputTokens(request: ChatRequest): number {
   let chars = 0;
   for (const text of texts) chars += text.length;
   return Math.ceil(chars / CHARS_PER_TOKEN) + messages * TOKENS_PER_MESSAGE + TOKENS_PER_REQUEST + images * IMAGE_TOKENS;
+}
+
+/**
+ * Input tokens by the gateway's tokenizer (token-count.ts) plus framing and
+ * images: what a stream is charged when its provider reports no usage, and
+ * the Anthropic edge's count_tokens answer, so the two agree.
+ */
+export async function countedInputTokens(request: ChatRequest): Promise<number> {
+  const count = await tokenCounter();
+  const { texts, messages, images } = promptParts(request);
+  let tokens = messages * TOKENS_PER_MESSAGE + TOKENS_PER_REQUEST + images * IMAGE_TOKENS;
+  for (const text of texts) tokens += count(text);
+  return tokens;
 }

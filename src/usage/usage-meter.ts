@@ -1,6 +1,6 @@
 import type { ChatRequest } from "../core/chat-request.js";
 import type { ContentDelta, Usage, UsageDelta } from "../core/delta.js";
-import { IMAGE_TOKENS, promptParts, TOKENS_PER_MESSAGE, TOKENS_PER_REQUEST } from "./prompt-size.js";
+import { countedInputTokens } from "./prompt-size.js";
 import { tokenCounter } from "./token-count.js";
 
 /** A stream's usage, and whether the gateway counted it because the provider did not say. */
@@ -55,10 +55,8 @@ export function createUsageMeter(request: ChatRequest): UsageMeter {
   };
 
   const counted = async (): Promise<MeteredUsage> => {
+    const input = await countedInputTokens(request);
     const count = await tokenCounter();
-    const { texts, messages, images } = promptParts(request);
-    let input = messages * TOKENS_PER_MESSAGE + TOKENS_PER_REQUEST + images * IMAGE_TOKENS;
-    for (const text of texts) input += count(text);
     const kept = output.join("");
     const keptTokens = count(kept);
     const rate = keptTokens > 0 ? kept.length / keptTokens : 4;

@@ -44,7 +44,7 @@ function contentBlocks(m: ChatMessage): Array<Record<string, unknown>> {
 
 function message(m: ChatMessage, i: number): Record<string, unknown> {
   if (m.role === "tool") {
-    return { role: "user", content: [{ type: "tool_result", tool_use_id: m.toolCallId, content: messageText(m) }] };
+    return { role: "user", content: [{ type: "tool_result", tool_use_id: m.toolCallId, content: messageText(m), ...(m.isError ? { is_error: true } : {}) }] };
   }
   const blocks = contentBlocks(m);
   (m.toolCalls ?? []).forEach((call, j) => {
@@ -183,6 +183,7 @@ export function anthropicRequestBody(request: ChatRequest, model: string, mode: 
     ...reasoningFields(request, thinking),
     ...(s.temperature === undefined ? {} : { temperature: s.temperature }),
     ...(s.topP === undefined ? {} : { top_p: s.topP }),
+    ...(s.topK === undefined ? {} : { top_k: s.topK }),
     ...(s.stop.length > 0 ? { stop_sequences: s.stop } : {}),
     ...(request.serviceTier === "auto" ? { service_tier: "auto" } : request.serviceTier === "default" ? { service_tier: "standard_only" } : {}),
     ...(request.metadata.userId ? { metadata: { user_id: request.metadata.userId } } : {}),

@@ -15,7 +15,7 @@ interface AnthropicEvent {
   index?: unknown;
   message?: { usage?: Usage };
   content_block?: { type?: unknown; id?: unknown; name?: unknown; text?: unknown; thinking?: unknown; data?: unknown; signature?: unknown };
-  delta?: { type?: unknown; text?: unknown; partial_json?: unknown; thinking?: unknown; signature?: unknown; stop_reason?: unknown };
+  delta?: { type?: unknown; text?: unknown; partial_json?: unknown; thinking?: unknown; signature?: unknown; stop_reason?: unknown; stop_sequence?: unknown };
   usage?: Usage;
   error?: { type?: unknown };
 }
@@ -51,6 +51,7 @@ interface StreamState {
   outputTokens: number;
   reportedUsage: boolean;
   finish?: FinishReason;
+  stopSequence?: string;
   done: boolean;
 }
 
@@ -100,7 +101,7 @@ export function createAnthropicTranslator(target: UpstreamTarget): StreamTransla
       };
       out.push(usage);
     }
-    out.push({ type: "finish", reason: state.finish ?? "unspecified" });
+    out.push({ type: "finish", reason: state.finish ?? "unspecified", ...(state.stopSequence === undefined ? {} : { stopSequence: state.stopSequence }) });
     return out;
   }
 
@@ -176,6 +177,7 @@ export function createAnthropicTranslator(target: UpstreamTarget): StreamTransla
           return blockDelta(e);
         case "message_delta":
           if (typeof e.delta?.stop_reason === "string") state.finish = anthropicFinishReason(e.delta.stop_reason);
+          if (e.delta?.stop_reason === "stop_sequence" && typeof e.delta.stop_sequence === "string") state.stopSequence = e.delta.stop_sequence;
           addUsage(e.usage);
           return [];
         case "message_stop":

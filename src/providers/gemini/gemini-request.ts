@@ -62,7 +62,9 @@ function contents(messages: readonly ChatMessage[]): Array<Record<string, unknow
           field: `messages[${i}].tool_call_id`,
         });
       }
-      out.push({ role: "user", parts: [{ functionResponse: { name, response: functionResponse(messageText(m)) } }] });
+      // Gemini reads a failure from the response's "error" key.
+      const response = m.isError ? { error: messageText(m) } : functionResponse(messageText(m));
+      out.push({ role: "user", parts: [{ functionResponse: { name, response } }] });
       return;
     }
     const p = parts(m);
@@ -151,6 +153,7 @@ export function geminiRequestBody(request: ChatRequest): Record<string, unknown>
   const generationConfig = {
     ...(s.temperature === undefined ? {} : { temperature: s.temperature }),
     ...(s.topP === undefined ? {} : { topP: s.topP }),
+    ...(s.topK === undefined ? {} : { topK: s.topK }),
     ...(s.maxTokens === undefined ? {} : { maxOutputTokens: s.maxTokens }),
     ...(s.stop.length > 0 ? { stopSequences: s.stop } : {}),
     ...(s.seed === undefined ? {} : { seed: s.seed }),

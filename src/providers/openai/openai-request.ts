@@ -1,5 +1,5 @@
 import { type ChatMessage, type ChatRequest, messageText, type ResponseFormat, type ToolChoice } from "../../core/chat-request.js";
-import type { OptionalParam } from "../../core/request-params.js";
+import { hasToolErrors, type OptionalParam } from "../../core/request-params.js";
 import type { UpstreamRequest, UpstreamTarget } from "../provider.js";
 import { withProviderOptions } from "../provider-options.js";
 
@@ -53,9 +53,13 @@ function responseFormat(format: ResponseFormat): Record<string, unknown> {
   };
 }
 
-/** Chat Completions has every optional parameter except a thinking budget. */
+/** Chat Completions has every optional parameter except a thinking budget, top-k sampling and failed tool results. */
 export function openAiUnsupportedParams(request: ChatRequest): OptionalParam[] {
-  return request.reasoning?.budgetTokens === undefined ? [] : ["reasoning.budget_tokens"];
+  const out: OptionalParam[] = [];
+  if (request.reasoning?.budgetTokens !== undefined) out.push("reasoning.budget_tokens");
+  if (request.sampling.topK !== undefined) out.push("sampling.top_k");
+  if (hasToolErrors(request)) out.push("messages.is_error");
+  return out;
 }
 
 /**

@@ -1,0 +1,139 @@
+import { z } from "zod";
+
+/**
+ * The Messages API request body as far as Sluice can honour it. Every object
+ * is strict: a field this gateway cannot pass on (prompt caching, citations,
+ * server tools, containers, …) fails the request with its name instead of
+ * being dropped, because a client that asked for it would otherwise get a
+ * different answer than it asked for without knowing. Fields that carry
+ * nothing when null (`cache_control: null`, `citations: []`, which SDKs
+ * send back when a response's blocks are replayed) are accepted.
+ */
+
+const NOT_SUPPORTED = "not supported by this gateway";
+
+/** A field accepted only when absent or null. */
+function refused(reason = NOT_SUPPORTED) {
+  return z.null({ error: reason }).optional();
+}
+
+const cacheControl = refused("prompt caching is not supported by this gateway");
+
+/** `"text"` as shorthand for one text block, as the API allows for content and system. */
+function textShorthand(value: unknown): unknown {
+  return typeof value === "string" ? (value === "" ? [] : [{ type: "text", text: value }]) : value;
+}
+
+function blocks<T extends z.ZodType>(block: T) {
+  return z.preprocess(textShorthand, z.array(block, { error: "must be a string or an array of content blocks" }));
+}
+
+const text = z.strictObject({
+  type: z.literal("text"),
+  text: z.string(),
+  cache_control: cacheControl,
+  citations: z.array(z.never({ error: `citations are ${NOT_SUPPORTED}` })).nullish(),
+});
+
+const IMAGE_MEDIA_TYPES = ["image/jpeg", "image/png", "image/gif", "image/webp"] as const;
+
+const image = z.strictObject({
+  type: z.literal("image"),
+  source: z.discriminatedUnion("type", [
+    z.strictObject({ type: z.literal("base64"), media_type: z.enum(IMAGE_MEDIA_TYPES), data: z.string().min(1) }),
+    z.strictObject({ type: z.literal("url"), url: z.string() }),
+  ]),
+  cache_control: cacheControl,
+});
+
+const toolResult = z.strictObject({
+  type: z.literal("tool_result"),
+  tool_use_id: z.string().min(1),
+  // Every provider takes a tool result as text: images in results have nowhere to go.
+  content: blocks(z.discriminatedUnion("type", [text])).optional(),
+  is_error: z.boolean().nullish(),
+  cache_control: cacheControl,
+  toolset_name: refused(),
+});
+
+const thinking = z.strictObject({ type: z.literal("thinking"), thinking: z.string(), signature: z.string() });
+const redactedThinking = z.strictObject({ type: z.literal("redacted_thinking"), data: z.string().min(1) });
+
+const toolUse = z.strictObject({
+  type: z.literal("tool_use"),
+  id: z.string().min(1),
+  name: z.string(),
+  input: z.record(z.string(), z.unknown(), { error: "must be a JSON object" }),
+  cache_control: cacheControl,
+  // Responses name the caller; replayed as is, only a direct call means anything here.
+  caller: z.strictObject({ type: z.literal("direct", { error: "only direct tool calls can be replayed through this gateway" }) }).nullish(),
+  toolset_name: refused(),
+});
+
+const userBlock = z.discriminatedUnion("type", [text, image, toolResult]);
+const assistantBlock = z.discriminatedUnion("type", [text, thinking, redactedThinking, toolUse]);
+const systemBlocks = blocks(z.discriminatedUnion("type", [text]));
+
+const message = z.discriminatedUnion("role", [
+  z.strictObject({ role: z.literal("user"), content: blocks(userBlock) }),
+  z.strictObject({ role: z.literal("assistant"), content: blocks(assistantBlock) }),
+  z.strictObject({ role: z.literal("system"), content: systemBlocks }),
+]);
+
+const tool = z.strictObject({
+  // First, so a server tool (web_search_…) is refused for its type rather than for its missing input_schema.
+  type: z.literal("custom", { error: `only custom tools (name, description, input_schema) are supported; server tools are ${NOT_SUPPORTED}` }).nullish(),
+  name: z.string(),
+  description: z.string().nullish(),
+  input_schema: z.record(z.string(), z.unknown(), { error: "must be a JSON Schema object" }),
+  strict: z.boolean().nullish(),
+  cache_control: cacheControl,
+});
+
+const parallel = { disable_parallel_tool_use: z.boolean().nullish() };
+const toolChoice = z.discriminatedUnion("type", [
+  z.strictObject({ type: z.literal("auto"), ...parallel }),
+  z.strictObject({ type: z.literal("any"), ...parallel }),
+  z.strictObject({ type: z.literal("tool"), name: z.string(), ...parallel }),
+  z.strictObject({ type: z.literal("none") }),
+]);
+
+/** Anthropic's documented floor for a thinking budget. */
+export const MIN_BUDGET_TOKENS = 1024;
+
+const display = z.enum(["summarized", "omitted"]).nullish();
+const thinkingConfig = z.discriminatedUnion("type", [
+  z.strictObject({ type: z.literal("enabled"), budget_tokens: z.int().min(MIN_BUDGET_TOKENS), display }),
+  z.strictObject({ type: z.literal("adaptive"), display }),
+  z.strictObject({ type: z.literal("disabled") }),
+]);
+
+const countTokensFields = {
+  model: z.string().min(1, { error: "must name a model" }),
+  messages: z.array(message).min(1, { error: "must contain at least one message" }),
+  system: systemBlocks.nullish(),
+  tools: z.array(tool).nullish(),
+  tool_choice: toolChoice.nullish(),
+  thinking: thinkingConfig.nullish(),
+};
+
+/** `POST /v1/messages`. Ranges are Anthropic's own, so a request valid here is valid there. */
+export const messagesBody = z.strictObject({
+  ...countTokensFields,
+  max_tokens: z.int().min(1),
+  stream: z.boolean().nullish(),
+  temperature: z.number().min(0).max(1).nullish(),
+  top_p: z.number().gt(0).max(1).nullish(),
+  top_k: z.int().min(1).nullish(),
+  stop_sequences: z.array(z.string()).nullish(),
+  metadata: z.strictObject({ user_id: z.string().nullish() }).nullish(),
+});
+
+/** `POST /v1/messages/count_tokens`: the prompt without the generation settings. */
+export const countTokensBody = z.strictObject(countTokensFields);
+
+export type CountTokensBody = z.infer<typeof countTokensBody>;
+export type AnthropicMessageParam = z.infer<typeof message>;
+export type SystemBlocks = z.infer<typeof systemBlocks>;
+export type ToolChoiceBody = z.infer<typeof toolChoice>;
+export type ThinkingBody = z.infer<typeof thinkingConfig>;
