@@ -43,7 +43,14 @@ module.exports = {
       severity: "error",
       comment: "One edge never imports another (shared SSE writing lives in edges/sse/).",
       from: { path: "^src/edges/([^/]+)/" },
-      to: { path: "^src/edges/", pathNot: ["^src/edges/$1/", "^src/edges/sse/"] },
+      to: { path: "^src/edges/", pathNot: ["^src/edges/$1/", "^src/edges/sse/", "^src/edges/openai/http-errors\\.ts$"] },
+    },
+    {
+      name: "openai-error-body-is-openais",
+      severity: "error",
+      comment: "The one exception above: OpenAI's Responses API answers errors in Chat Completions' body, so only the Responses edge reads that mapping.",
+      from: { path: "^src/edges/", pathNot: "^src/edges/(openai|responses)/" },
+      to: { path: "^src/edges/openai/http-errors\\.ts$" },
     },
     {
       name: "call-layer-knows-no-wire",
