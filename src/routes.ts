@@ -16,9 +16,11 @@ import { registerReflection } from "./edges/grpc/reflection.js";
 import { createRpcHandler } from "./edges/grpc/rpc-handler.js";
 import type { RequestBodyLimits } from "./edges/grpc/rpc-request.js";
 import type { StatsWatch } from "./edges/grpc/watch-stats.js";
+import { countTokens, messages } from "./edges/anthropic/messages-route.js";
 import { chatCompletions, resumeChatCompletion } from "./edges/openai/chat-completions.js";
 import { sendOpenAiError } from "./edges/openai/http-errors.js";
 import { listModels } from "./edges/openai/models.js";
+import { responses } from "./edges/responses/responses-route.js";
 import type { HealthState } from "./health/health-state.js";
 import type { Exchange } from "./http/exchange.js";
 import { type AnyRequest, type AnyResponse, decodePathSegment, pathOf } from "./http/node-http.js";
@@ -94,6 +96,7 @@ export function createRoutes(options: RoutesOptions): Route {
     limits: options.limits,
     sendTimeoutMs: options.sendTimeoutMs,
   });
+  const edgeOptions = { calls, limits: options.limits, keepaliveMs: options.sseKeepaliveMs, sendTimeoutMs: options.sendTimeoutMs };
   const openAi = { calls, limits: options.limits, keepaliveMs: options.sseKeepaliveMs, sendTimeoutMs: options.sendTimeoutMs, replayStore: options.replayStore };
   const badId = (field: string, what: string) => new GatewayError("invalid_request", `path: malformed percent-escape in the ${what}`, { field });
 
@@ -106,6 +109,9 @@ export function createRoutes(options: RoutesOptions): Route {
       // The id of its chunks (chatcmpl-resp_…) or of the stream (resp_…).
       serve: (req, res, exchange, id) => resumeChatCompletion(req, res, exchange, openAi, id.replace(/^chatcmpl-/, "")),
     },
+    { method: "POST", path: "/v1/messages", edge: "anthropic", serve: (req, res, exchange) => messages(req, res, exchange, edgeOptions) },
+    { method: "POST", path: "/v1/messages/count_tokens", edge: "anthropic", serve: (req, res, exchange) => countTokens(req, res, exchange, edgeOptions) },
+    { method: "POST", path: "/v1/responses", edge: "responses", serve: (req, res, exchange) => responses(req, res, exchange, edgeOptions) },
     { method: "GET", path: "/v1/models", edge: "openai", serve: (req, res, exchange) => listModels(req, res, exchange, calls) },
     { method: "GET", path: "/v1/models/{id}", edge: "openai", serve: (req, res, exchange, id) => listModels(req, res, exchange, calls, id) },
   ];

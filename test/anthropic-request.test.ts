@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { ChatRequest } from "../src/core/chat-request.js";
 import type { GatewayError } from "../src/core/errors.js";
 import { anthropicRequestFrom, countTokensRequestFrom } from "../src/edges/anthropic/from-anthropic.js";
-import { requestJson } from "../src/edges/anthropic/request-json.js";
+import { parseJsonBody as requestJson } from "../src/http/read-json.js";
 import { anthropicRequestBody } from "../src/providers/anthropic/anthropic-request.js";
 
 const LIMITS = { maxRequestElements: 10_000, maxJsonDepth: 32 };

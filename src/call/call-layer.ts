@@ -1,13 +1,14 @@
 import type { Context } from "@opentelemetry/api";
 import type { ChatRequest } from "../core/chat-request.js";
 import type { Delta } from "../core/delta.js";
+import { quoteClientValue } from "../core/client-text.js";
 import { GatewayError } from "../core/errors.js";
 import { type Heartbeat, withHeartbeats } from "../core/heartbeats.js";
 import type { ChatPipeline, DeltaStream, StreamContext } from "../pipeline/chat-pipeline.js";
 import type { Numbered, ResumableStreams } from "../resume/resumable-streams.js";
 import type { ModelInfo } from "../routing/route-table.js";
 import type { Quota } from "../store/tenant-store.js";
-import type { Principal } from "../tenancy/principal.js";
+import { mayUse, type Principal } from "../tenancy/principal.js";
 import { quotaHeaders } from "../tenancy/quota-headers.js";
 import type { Tenancy } from "../tenancy/tenancy.js";
 
@@ -106,6 +107,8 @@ export interface CallLayer {
    * nothing) and while authentication is off. Throws `unauthenticated`.
    */
   models(credential: string | undefined, edge: string, fields?: Record<string, unknown>): Promise<readonly ModelInfo[]>;
+  /** Throws what a stream of `alias` would be refused with first: `unknown_model`, or `permission_denied` for the key (for calls that start no stream, such as counting tokens). */
+  checkAlias(principal: Principal | undefined, alias: string): void;
 }
 
 export interface CallLayerOptions {
@@ -124,6 +127,19 @@ async function* observed(deltas: AsyncIterable<Delta>, observe: (delta: Delta) =
   for await (const delta of deltas) {
     observe(delta);
     yield delta;
+  }
+}
+
+/**
+ * A plain call's deltas, for edges that answer with one whole message
+ * (their calls ask for no heartbeats and are never resumable), each shown
+ * to `observe` first.
+ */
+export async function* plainDeltas(items: AsyncIterable<CallItem>, observe?: (delta: Delta) => void): AsyncGenerator<Delta, void, undefined> {
+  for await (const item of items) {
+    if ("sequence" in item || item.type === "heartbeat") continue;
+    observe?.(item);
+    yield item;
   }
 }
 
@@ -198,6 +214,13 @@ export function createCallLayer(options: CallLayerOptions): CallLayer {
     async cancel(id, principal) {
       if (!resumable) throw NO_RESUME();
       await resumable.cancel(id, principal);
+    },
+
+    checkAlias(principal, alias) {
+      if (!pipeline.catalog().some((model) => model.id === alias)) {
+        throw new GatewayError("unknown_model", `unknown model ${quoteClientValue(alias)}: not configured on this gateway (see ListModels or GET /v1/models)`, { field: "model" });
+      }
+      if (!mayUse(principal, alias)) throw new GatewayError("permission_denied", `key ${principal?.name ?? ""} may not use model ${quoteClientValue(alias)}`, { field: "model" });
     },
 
     async models(credential, edge, fields) {

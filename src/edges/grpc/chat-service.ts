@@ -1,7 +1,7 @@
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
 import { aggregateDeltas } from "../../core/aggregate.js";
-import type { CallContext, CallItem, CallLayer } from "../../call/call-layer.js";
+import { type CallContext, type CallLayer, plainDeltas } from "../../call/call-layer.js";
 import type { Delta } from "../../core/delta.js";
 import { GatewayError } from "../../core/errors.js";
 import type { Heartbeat } from "../../core/heartbeats.js";
@@ -221,9 +221,4 @@ export function createChatService(options: ChatServiceOptions): ServiceImpl<type
       }
     },
   };
-}
-
-/** A plain call's deltas (a unary call asks for no heartbeats and is never resumable). */
-async function* plainDeltas(items: AsyncIterable<CallItem>): AsyncGenerator<Delta, void, undefined> {
-  for await (const item of items) if (!("sequence" in item) && item.type !== "heartbeat") yield item;
 }

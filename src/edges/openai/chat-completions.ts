@@ -1,6 +1,5 @@
-import type { CallItem, CallLayer } from "../../call/call-layer.js";
+import { type CallLayer, plainDeltas } from "../../call/call-layer.js";
 import { aggregateDeltas } from "../../core/aggregate.js";
-import type { Delta } from "../../core/delta.js";
 import { GatewayError } from "../../core/errors.js";
 import type { StructureLimits } from "../../core/structure-limits.js";
 import type { Exchange } from "../../http/exchange.js";
@@ -9,6 +8,7 @@ import type { BodyLimits } from "../../http/read-body.js";
 import { readJsonBody } from "../../http/read-json.js";
 import type { Principal } from "../../tenancy/principal.js";
 import type { ReplayStore } from "../../store/replay-store.js";
+import { httpCall } from "../sse/http-call.js";
 import { DROPPED_PARAMS_HEADER, writeSse } from "../sse/write-sse.js";
 import { chatRequestFromOpenAi, type OpenAiChatRequest } from "./from-openai.js";
 import { openAiParam, sendOpenAiError } from "./http-errors.js";
@@ -48,11 +48,6 @@ async function keepReplay(capture: ReplayCapture, store: ReplayStore): Promise<v
   if (kept) await store.put(kept.ids, kept.entry).catch(() => undefined);
 }
 
-/** The call's context from the HTTP exchange. */
-function callContext(exchange: Exchange, edge: string) {
-  return { requestId: exchange.requestId, edge, signal: exchange.signal, trace: exchange.trace(), fields: exchange.fields };
-}
-
 /**
  * `POST /v1/chat/completions`, streaming or not. Stored thinking signatures
  * are put back per target, as each attempt is built: they verify only with
@@ -71,7 +66,7 @@ export async function chatCompletions(req: AnyRequest, res: AnyResponse, exchang
   const capture = createReplayCapture();
   const prepare = (request: OpenAiChatRequest["request"], target: { provider: { name: string }; model: string }) =>
     restoreReplay(request, store, { provider: target.provider.name, model: target.model });
-  const call = options.calls.stream(parsed.request, caller.principal, callContext(exchange, parsed.stream ? "openai-sse" : "openai-json"), {
+  const call = options.calls.stream(parsed.request, caller.principal, httpCall(exchange, parsed.stream ? "openai-sse" : "openai-json"), {
     heartbeatMs: parsed.stream ? options.keepaliveMs : 0,
     resumable: parsed.stream && parsed.resumable,
     includeUsage: parsed.includeUsage,
@@ -86,7 +81,7 @@ export async function chatCompletions(req: AnyRequest, res: AnyResponse, exchang
     });
   }
   try {
-    const result = await aggregateDeltas(observedItems(call.items, call.observe));
+    const result = await aggregateDeltas(plainDeltas(call.items, call.observe));
     await keepReplay(capture, store);
     exchange.code = "ok";
     const all = new Set([...parsed.droppedParams, ...result.droppedParams.map(openAiParam)]);
@@ -94,15 +89,6 @@ export async function chatCompletions(req: AnyRequest, res: AnyResponse, exchang
     sendJson(res, 200, completionFromResult(result), { ...call.quota(), ...(dropped ? { [DROPPED_PARAMS_HEADER]: dropped } : {}) });
   } catch (error) {
     if (!exchange.signal.aborted) sendOpenAiError(res, exchange, error, call.quota());
-  }
-}
-
-/** A plain call's deltas for a whole-answer edge, each shown to `observe`. */
-async function* observedItems(items: AsyncIterable<CallItem>, observe?: (delta: Delta) => void): AsyncGenerator<Delta, void, undefined> {
-  for await (const item of items) {
-    if ("sequence" in item || item.type === "heartbeat") continue;
-    observe?.(item);
-    yield item;
   }
 }
 

@@ -1,7 +1,7 @@
+import { parseJsonBody } from "../../http/read-json.js";
 import { z } from "zod";
 import type { ChatRequest, ResponseFormat, ToolChoice, ToolDefinition } from "../../core/chat-request.js";
 import { GatewayError } from "../../core/errors.js";
-import { scanJson } from "../../core/json-scan.js";
 import type { StructureLimits } from "../../core/structure-limits.js";
 import { validateChatRequest } from "../../core/validate.js";
 import { messagesFromInput } from "./input-items.js";
@@ -123,18 +123,7 @@ export function responsesRequestFrom(json: unknown, limits: Pick<StructureLimits
   return { request, stream: b.stream === true, echo, origins, param };
 }
 
-/**
- * The same from the raw body, with the checks the OpenAI edge makes before
- * parsing: elements counted and nesting measured on the bytes (json-scan.ts),
- * so a hostile body cannot buy parse and validation time.
- */
+/** The same from the raw body, counted and measured before it is parsed (http/read-json.ts). */
 export function responsesRequestFromBody(body: Uint8Array, limits: StructureLimits): ResponsesRequest {
-  scanJson(body, limits);
-  let json: unknown;
-  try {
-    json = JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString("utf8"));
-  } catch {
-    throw new GatewayError("invalid_request", "request body is not valid JSON");
-  }
-  return responsesRequestFrom(json, limits);
+  return responsesRequestFrom(parseJsonBody(body, limits), limits);
 }
