@@ -1,16 +1,14 @@
-import { type CallLayer, plainDeltas } from "../../call/call-layer.js";
-import { aggregateDeltas } from "../../core/aggregate.js";
+import type { CallLayer } from "../../call/call-layer.js";
 import { GatewayError } from "../../core/errors.js";
 import type { StructureLimits } from "../../core/structure-limits.js";
 import type { Exchange } from "../../http/exchange.js";
-import { type AnyRequest, type AnyResponse, headerOf, sendJson } from "../../http/node-http.js";
+import { type AnyRequest, type AnyResponse, headerOf } from "../../http/node-http.js";
 import type { BodyLimits } from "../../http/read-body.js";
-import { readJsonBody } from "../../http/read-json.js";
 import type { Principal } from "../../tenancy/principal.js";
 import type { ReplayStore } from "../../store/replay-store.js";
-import { httpCall } from "../sse/http-call.js";
-import { DROPPED_PARAMS_HEADER, writeSse } from "../sse/write-sse.js";
-import { chatRequestFromOpenAi, type OpenAiChatRequest } from "./from-openai.js";
+import { answerWhole, beginHttpCall, httpCall } from "../sse/http-call.js";
+import { writeSse } from "../sse/write-sse.js";
+import { chatRequestFromOpenAi } from "./from-openai.js";
 import { openAiParam, sendOpenAiError } from "./http-errors.js";
 import { openAiSse } from "./openai-sse.js";
 import { createReplayCapture, type ReplayCapture, restoreReplay } from "./replay-turns.js";
@@ -54,23 +52,18 @@ async function keepReplay(capture: ReplayCapture, store: ReplayStore): Promise<v
  * the provider and model that issued them, and failover may pick another.
  */
 export async function chatCompletions(req: AnyRequest, res: AnyResponse, exchange: Exchange, options: ChatCompletionsOptions): Promise<void> {
-  const caller = await callerOf(req, res, exchange, options.calls);
-  if (!caller) return;
-  let parsed: OpenAiChatRequest;
-  try {
-    parsed = chatRequestFromOpenAi(await readJsonBody(req, options.limits), options.limits);
-  } catch (error) {
-    return sendOpenAiError(res, exchange, error);
-  }
+  const begun = await beginHttpCall(req, res, exchange, { ...options, credential: headerOf(req, "authorization"), refuse: sendOpenAiError }, (json) =>
+    chatRequestFromOpenAi(json, options.limits),
+  );
+  if (!begun) return;
+  const { parsed } = begun;
   const store = options.replayStore;
   const capture = createReplayCapture();
-  const prepare = (request: OpenAiChatRequest["request"], target: { provider: { name: string }; model: string }) =>
-    restoreReplay(request, store, { provider: target.provider.name, model: target.model });
-  const call = options.calls.stream(parsed.request, caller.principal, httpCall(exchange, parsed.stream ? "openai-sse" : "openai-json"), {
+  const call = options.calls.stream(parsed.request, begun.principal, httpCall(exchange, parsed.stream ? "openai-sse" : "openai-json"), {
     heartbeatMs: parsed.stream ? options.keepaliveMs : 0,
     resumable: parsed.stream && parsed.resumable,
     includeUsage: parsed.includeUsage,
-    prepare,
+    prepare: (request, target) => restoreReplay(request, store, { provider: target.provider.name, model: target.model }),
     observe: (delta) => capture.observe(delta),
   });
   if (parsed.stream) {
@@ -80,16 +73,12 @@ export async function chatCompletions(req: AnyRequest, res: AnyResponse, exchang
       droppedParams: parsed.droppedParams,
     });
   }
-  try {
-    const result = await aggregateDeltas(plainDeltas(call.items, call.observe));
-    await keepReplay(capture, store);
-    exchange.code = "ok";
-    const all = new Set([...parsed.droppedParams, ...result.droppedParams.map(openAiParam)]);
-    const dropped = [...all].join(",");
-    sendJson(res, 200, completionFromResult(result), { ...call.quota(), ...(dropped ? { [DROPPED_PARAMS_HEADER]: dropped } : {}) });
-  } catch (error) {
-    if (!exchange.signal.aborted) sendOpenAiError(res, exchange, error, call.quota());
-  }
+  return answerWhole(res, exchange, call, {
+    encode: completionFromResult,
+    dropped: (result) => [...parsed.droppedParams, ...result.droppedParams.map(openAiParam)],
+    refuse: sendOpenAiError,
+    beforeAnswer: () => keepReplay(capture, store),
+  });
 }
 
 /** Last-Event-ID as the last sequence the client has; absent: -1, everything. */

@@ -1,14 +1,11 @@
-import { type CallLayer, plainDeltas } from "../../call/call-layer.js";
-import { aggregateDeltas } from "../../core/aggregate.js";
+import type { CallLayer } from "../../call/call-layer.js";
 import { toGatewayError } from "../../core/errors.js";
 import type { StructureLimits } from "../../core/structure-limits.js";
 import type { Exchange } from "../../http/exchange.js";
 import { type AnyRequest, type AnyResponse, headerOf, sendJson } from "../../http/node-http.js";
 import type { BodyLimits } from "../../http/read-body.js";
-import { readJsonBody } from "../../http/read-json.js";
-import type { Principal } from "../../tenancy/principal.js";
-import { httpCall } from "../sse/http-call.js";
-import { DROPPED_PARAMS_HEADER, type SseCodec, writeSse } from "../sse/write-sse.js";
+import { answerWhole, beginHttpCall, httpCall, type Refuse } from "../sse/http-call.js";
+import { type SseCodec, writeSse } from "../sse/write-sse.js";
 import { type ResponsesRequest, responsesRequestFrom } from "./from-responses.js";
 import { replayForTarget } from "./replay-origins.js";
 import { responsesParam, toResponsesError } from "./responses-errors.js";
@@ -27,17 +24,6 @@ function sendResponsesError(res: AnyResponse, exchange: Exchange, reason: unknow
   exchange.code = toGatewayError(reason).code;
   const { status, headers: own, body } = toResponsesError(reason, param);
   sendJson(res, status, body, { ...headers, ...own });
-}
-
-/** The caller's key from `authorization: Bearer` (the openai SDK's apiKey), before the body is read; undefined when the 401 was sent. */
-async function callerOf(req: AnyRequest, res: AnyResponse, exchange: Exchange, calls: CallLayer): Promise<{ principal?: Principal } | undefined> {
-  try {
-    const principal = await calls.identify(headerOf(req, "authorization"), exchange.edge, exchange.fields);
-    return principal ? { principal } : {};
-  } catch (error) {
-    sendResponsesError(res, exchange, error);
-    return undefined;
-  }
 }
 
 /**
@@ -63,26 +49,18 @@ function responsesSse(parsed: ResponsesRequest): SseCodec {
  * provider and model that issued it, as each attempt's target is chosen.
  */
 export async function responses(req: AnyRequest, res: AnyResponse, exchange: Exchange, options: ResponsesOptions): Promise<void> {
-  const caller = await callerOf(req, res, exchange, options.calls);
-  if (!caller) return;
-  let parsed: ResponsesRequest;
-  try {
-    parsed = responsesRequestFrom(await readJsonBody(req, options.limits), options.limits);
-  } catch (error) {
-    return sendResponsesError(res, exchange, error);
-  }
-  const call = options.calls.stream(parsed.request, caller.principal, httpCall(exchange, parsed.stream ? "responses-sse" : "responses-json"), {
+  const refuse: Refuse = (r, e, error, headers) => sendResponsesError(r, e, error, headers);
+  const begun = await beginHttpCall(req, res, exchange, { ...options, credential: headerOf(req, "authorization"), refuse }, (json) => responsesRequestFrom(json, options.limits));
+  if (!begun) return;
+  const { parsed } = begun;
+  const call = options.calls.stream(parsed.request, begun.principal, httpCall(exchange, parsed.stream ? "responses-sse" : "responses-json"), {
     heartbeatMs: parsed.stream ? options.keepaliveMs : 0,
     prepare: async (request, target) => replayForTarget(request, parsed.origins, { provider: target.provider.name, model: target.model }),
   });
   if (parsed.stream) return writeSse(res, exchange, call, responsesSse(parsed), { sendTimeoutMs: options.sendTimeoutMs });
-  try {
-    const result = await aggregateDeltas(plainDeltas(call.items));
-    const response = responseFromResult(result, { requestModel: parsed.request.model, echo: parsed.echo, param: parsed.param });
-    exchange.code = "ok";
-    const dropped = result.droppedParams.map(parsed.param).join(",");
-    sendJson(res, 200, response, { ...call.quota(), ...(dropped ? { [DROPPED_PARAMS_HEADER]: dropped } : {}) });
-  } catch (error) {
-    if (!exchange.signal.aborted) sendResponsesError(res, exchange, error, call.quota(), parsed.param);
-  }
+  return answerWhole(res, exchange, call, {
+    encode: (result) => responseFromResult(result, { requestModel: parsed.request.model, echo: parsed.echo, param: parsed.param }),
+    dropped: (result) => result.droppedParams.map(parsed.param),
+    refuse: (r, e, error, headers) => sendResponsesError(r, e, error, headers, parsed.param),
+  });
 }

@@ -1,7 +1,68 @@
-import type { CallContext } from "../../call/call-layer.js";
+import { type CallContext, type CallLayer, type CallStream, plainDeltas } from "../../call/call-layer.js";
+import { aggregateDeltas, type ChatResult } from "../../core/aggregate.js";
+import type { StructureLimits } from "../../core/structure-limits.js";
 import type { Exchange } from "../../http/exchange.js";
+import { type AnyRequest, type AnyResponse, sendJson } from "../../http/node-http.js";
+import type { BodyLimits } from "../../http/read-body.js";
+import { readJsonBody } from "../../http/read-json.js";
+import type { Principal } from "../../tenancy/principal.js";
+import { DROPPED_PARAMS_HEADER } from "./write-sse.js";
 
 /** An HTTP exchange as the call layer's context: its id, its signal, its trace and access-line fields. */
 export function httpCall(exchange: Exchange, edge: string): CallContext {
   return { requestId: exchange.requestId, edge, signal: exchange.signal, trace: exchange.trace(), fields: exchange.fields };
+}
+
+/** Sends a failure in the edge's own error body; `headers` are the key's quota, when it has any. */
+export type Refuse = (res: AnyResponse, exchange: Exchange, error: unknown, headers?: Readonly<Record<string, string>>) => void;
+
+/**
+ * The start every HTTP edge shares: the caller's key first (an
+ * unauthenticated body is never read; Node discards it after the 401),
+ * then the body within its limits, decoded by the edge. Undefined when
+ * the refusal was already sent.
+ */
+export async function beginHttpCall<P>(
+  req: AnyRequest,
+  res: AnyResponse,
+  exchange: Exchange,
+  options: { readonly calls: CallLayer; readonly limits: BodyLimits & StructureLimits; readonly credential: string | undefined; readonly refuse: Refuse },
+  decode: (json: unknown) => P,
+): Promise<{ readonly principal?: Principal; readonly parsed: P } | undefined> {
+  let principal: Principal | undefined;
+  try {
+    principal = await options.calls.identify(options.credential, exchange.edge, exchange.fields);
+  } catch (error) {
+    options.refuse(res, exchange, error);
+    return undefined;
+  }
+  try {
+    const parsed = decode(await readJsonBody(req, options.limits));
+    return principal ? { principal, parsed } : { parsed };
+  } catch (error) {
+    options.refuse(res, exchange, error);
+    return undefined;
+  }
+}
+
+/**
+ * A whole answer as one JSON response: the call's deltas folded, encoded by
+ * the edge, with the key's quota and the dropped parameters as headers.
+ */
+export async function answerWhole(
+  res: AnyResponse,
+  exchange: Exchange,
+  call: CallStream,
+  edge: { readonly encode: (result: ChatResult) => unknown; readonly dropped: (result: ChatResult) => readonly string[]; readonly refuse: Refuse; readonly beforeAnswer?: () => Promise<void> },
+): Promise<void> {
+  try {
+    const result = await aggregateDeltas(plainDeltas(call.items, call.observe));
+    const body = edge.encode(result);
+    await edge.beforeAnswer?.();
+    exchange.code = "ok";
+    const dropped = [...new Set(edge.dropped(result))].join(",");
+    sendJson(res, 200, body, { ...call.quota(), ...(dropped ? { [DROPPED_PARAMS_HEADER]: dropped } : {}) });
+  } catch (error) {
+    if (!exchange.signal.aborted) edge.refuse(res, exchange, error, call.quota());
+  }
 }
