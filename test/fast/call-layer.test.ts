@@ -1,13 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { createCallLayer, type CallItem, deltaOf } from "../../src/call/call-layer.js";
 import type { ChatRequest } from "../../src/core/chat-request.js";
-import type { Delta } from "../../src/core/delta.js";
 import { GatewayError } from "../../src/core/errors.js";
-import type { ChatPipeline, DeltaStream, StreamContext } from "../../src/pipeline/chat-pipeline.js";
 import { createMemoryStreamLog } from "../../src/resume/memory-stream-log.js";
 import { createResumableStreams } from "../../src/resume/resumable-streams.js";
-import type { Principal } from "../../src/tenancy/principal.js";
-import type { Tenancy } from "../../src/tenancy/tenancy.js";
+import { ADMIN_CREDENTIAL, fakePipeline, fakeTenancy as tenancy, KEY, REQUEST } from "./helpers/fake-pipeline.js";
 
 /**
  * The call layer in memory: a scripted pipeline (its deltas, its quota
@@ -16,81 +13,6 @@ import type { Tenancy } from "../../src/tenancy/tenancy.js";
  * checked without a socket. The wire tests check the same through each
  * edge's clients.
  */
-
-const REQUEST: ChatRequest = { model: "sim", messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }], tools: [], sampling: { stop: [] }, metadata: { labels: {} } };
-const KEY: Principal = { name: "team-a", sha256: "a".repeat(64), source: "config", models: ["sim"], limits: {} } as unknown as Principal;
-const ADMIN_CREDENTIAL = "Bearer admin";
-
-const script = (responseId: string): Delta[] => [
-  { type: "start", responseId, provider: "simulator", model: "sim-1", droppedParams: ["top_k"] },
-  { type: "text", text: "hello " },
-  { type: "text", text: "world" },
-  { type: "usage", inputTokens: 3, outputTokens: 2, cachedInputTokens: 0, reasoningTokens: 0 },
-  { type: "finish", reason: "stop" },
-];
-
-interface FakePipeline extends ChatPipeline {
-  readonly contexts: StreamContext[];
-  /** Resolved when the stream of index `i` was closed (returned or aborted). */
-  closed(i: number): Promise<void>;
-}
-
-/** A pipeline that reports the key's quota, then yields its script; `hold` stops it before the last delta until its signal aborts. */
-function fakePipeline(options: { hold?: boolean; refuse?: GatewayError } = {}): FakePipeline {
-  const contexts: StreamContext[] = [];
-  const closers: Array<() => void> = [];
-  const closedPromises: Promise<void>[] = [];
-  let count = 0;
-  return {
-    contexts,
-    closed: (i) => closedPromises[i]!,
-    catalog: () => [
-      { id: "sim", provider: "simulator", upstreamModel: "sim-1" },
-      { id: "other", provider: "simulator", upstreamModel: "sim-2" },
-    ],
-    stream(request, ctx) {
-      contexts.push(ctx);
-      const index = count++;
-      closedPromises[index] = new Promise((resolve) => (closers[index] = resolve));
-      const deltas = script(`resp_${"0".repeat(31)}${index}`);
-      let pending = deltas.length;
-      async function* run(): AsyncGenerator<Delta, void, undefined> {
-        try {
-          ctx.onQuota?.({ requests: { limit: 10, remaining: 9, resetMs: 60_000 } });
-          if (options.refuse) throw options.refuse;
-          for (const [i, delta] of deltas.entries()) {
-            if (options.hold && i === deltas.length - 1) {
-              await new Promise<void>((_, reject) => {
-                if (ctx.signal.aborted) reject(ctx.signal.reason);
-                ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason), { once: true });
-              });
-            }
-            pending--;
-            yield delta;
-          }
-        } finally {
-          closers[index]!();
-        }
-      }
-      const generator = run() as DeltaStream;
-      generator.buffered = () => Math.max(0, pending - 1);
-      return generator;
-    },
-  };
-}
-
-const tenancy: Pick<Tenancy, "identify" | "viewer"> = {
-  async identify(credential) {
-    if (credential === undefined) throw new GatewayError("unauthenticated", "missing API key");
-    if (credential !== "Bearer good") throw new GatewayError("unauthenticated", "invalid API key");
-    return KEY;
-  },
-  async viewer(credential, edge) {
-    if (credential === ADMIN_CREDENTIAL) return { sees: () => true };
-    const principal = await this.identify(credential, edge);
-    return { principal, sees: (alias: string) => principal?.models?.includes(alias) ?? true };
-  },
-};
 
 const call = (signal = new AbortController().signal) => ({ requestId: "req-1", edge: "test", signal, fields: {} as Record<string, unknown> });
 
@@ -126,7 +48,7 @@ describe("the call layer", () => {
     expect(stream.resumable).toBe(false);
     expect(stream.quota()).toEqual({});
     const first = await stream.items.next();
-    expect(first.value).toMatchObject({ type: "start", droppedParams: ["top_k"] });
+    expect(first.value).toMatchObject({ type: "start", droppedParams: ["reasoning.effort"] });
     expect(stream.quota()).toMatchObject({ "x-ratelimit-limit-requests": "10", "x-ratelimit-remaining-requests": "9" });
     expect(stream.buffered()).toBeGreaterThan(0);
     const rest = await drain(stream.items);
