@@ -21,7 +21,7 @@ import { systemTimers, type Timers } from "./core/timers.js";
 import { createStatsWatch, type StatsWatch } from "./edges/grpc/watch-stats.js";
 import { createTenantKeyStats } from "./stats/key-stats.js";
 import { createLiveStats, type LiveStats } from "./stats/live-stats.js";
-import { createUpstreamClient } from "./upstream/http-client.js";
+import { createUpstreamClient, type UpstreamClient } from "./upstream/http-client.js";
 import type { TenancyObserver } from "./flow/observer.js";
 import { createTenancy, type Tenancy } from "./tenancy/tenancy.js";
 import { openResumableStreams } from "./resume/open-stream-log.js";
@@ -56,6 +56,8 @@ export interface SluiceOptions {
   readonly timers?: Timers;
   /** Where the built console is (default: dist/console of this package). */
   readonly consoleDir?: string;
+  /** Tests: the upstream client (e.g. over the in-process simulator) instead of undici's connection pools. */
+  readonly upstream?: UpstreamClient;
 }
 
 export interface Sluice {
@@ -95,7 +97,7 @@ const FINAL_WRITE_GRACE_MS = 1_000;
 export async function startSluice(options: SluiceOptions): Promise<Sluice> {
   const { config } = options;
   const logger = options.logger ?? createLogger(config.log.level);
-  const client = createUpstreamClient();
+  const client = options.upstream ?? createUpstreamClient();
   const registry = createStreamRegistry();
   const gates = createProviderGates();
   const stats = createTargetStats();

@@ -1,10 +1,11 @@
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code } from "@connectrpc/connect";
 import * as grpc from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { simulatedText } from "../src/simulator/text.js";
 import { CANCEL_CLIENTS, cancelAfter } from "./helpers/cancel.js";
 import { chatClient, collect, grpcJsStream, textOf, transports, userRequest } from "./helpers/clients.js";
 import { FAR_TIMEOUTS, type Harness, PROVIDER_KINDS, startHarness } from "./helpers/harness.js";
+import { rpcUntilError } from "./helpers/until-error.js";
 
 /**
  * The client deadline in the deadline tests. A deadline is a duration, so one
@@ -51,14 +52,8 @@ describe.each(PROVIDER_KINDS)("%s upstream", (kind) => {
   describe.concurrent("deadlines", () => {
     it("a Connect deadline mid-stream ends with DEADLINE_EXCEEDED, never OK, and closes upstream", async ({ expect }) => {
       const client = chatClient(transports(h.url)["grpc (connect-node, h2)"]!);
-      const received: Awaited<ReturnType<typeof collect>> = [];
-      let error: ConnectError | undefined;
-      try {
-        const request = userRequest("sim", "#sim tokens=2000 fail=stall fail_at=3 tag=deadline-connect");
-        for await (const m of client.streamChat(request, serverDeadline)) received.push(m);
-      } catch (e) {
-        error = ConnectError.from(e);
-      }
+      const request = userRequest("sim", "#sim tokens=2000 fail=stall fail_at=3 tag=deadline-connect");
+      const { received, error } = await rpcUntilError(client.streamChat(request, serverDeadline));
       expect(error?.code).toBe(Code.DeadlineExceeded);
       // Mid-stream: everything the upstream wrote arrived before the deadline, and no finish.
       expect(textOf(received)).toBe(simulatedText(1, 3));

@@ -1,9 +1,10 @@
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createBreaker, createBreakers } from "../src/resilience/circuit-breaker.js";
 import { RetryInfoSchema } from "../gen/google/rpc/error_details_pb.js";
-import { chatClient, collect, transports, userRequest } from "./helpers/clients.js";
+import { chatClient, transports, userRequest } from "./helpers/clients.js";
 import { baseUrlFor, type Harness, startHarness } from "./helpers/harness.js";
+import { rpcUntilError } from "./helpers/until-error.js";
 
 describe("the breaker on its own (an injected clock)", () => {
   const config = { failures: 3, windowMs: 10_000, openMs: 5_000 };
@@ -134,11 +135,8 @@ describe("breakers over real requests: open → skipped → half-open probe → 
   afterAll(() => h.close());
 
   const call = async (model: string) => {
-    try {
-      return { messages: await collect(chatClient(transports(h.url)["grpc (connect-node, h2)"]!).streamChat(userRequest(model, "hi"))) };
-    } catch (e) {
-      return { error: ConnectError.from(e) };
-    }
+    const { received: messages, error } = await rpcUntilError(chatClient(transports(h.url)["grpc (connect-node, h2)"]!).streamChat(userRequest(model, "hi")));
+    return { messages, error };
   };
   const upstream = (script: string) => h.sim.records.all().filter((r) => r.model.includes(`script=${script}`)).length;
 

@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
 import { rename, writeFile } from "node:fs/promises";
 import { promisify } from "node:util";
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code } from "@connectrpc/connect";
 import { stringify } from "yaml";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { ConfigInput } from "../src/config/schema.js";
@@ -10,6 +10,7 @@ import { simulatedText } from "../src/simulator/text.js";
 import type { StreamChatResponse } from "../gen/sluice/v1/chat_service_pb.js";
 import type { StreamStart } from "../gen/sluice/v1/delta_pb.js";
 import { chatClient, textOf, transports, userRequest } from "./helpers/clients.js";
+import { rpcUntilError } from "./helpers/until-error.js";
 import { type GatewayProcess, runtimeStats, startGatewayProcess } from "./helpers/gateway-process.js";
 import { type Started, startProcess } from "./helpers/processes.js";
 
@@ -35,14 +36,8 @@ async function gateway(config: ConfigInput): Promise<GatewayProcess> {
 }
 
 /** Consumes one stream; returns what arrived and how it ended. */
-async function consume(gw: GatewayProcess, alias: string, text: string): Promise<{ received: StreamChatResponse[]; error?: ConnectError }> {
-  const received: StreamChatResponse[] = [];
-  try {
-    for await (const m of chatClient(transports(gw.url)["grpc (connect-node, h2)"]!).streamChat(userRequest(alias, text))) received.push(m);
-    return { received };
-  } catch (e) {
-    return { received, error: ConnectError.from(e) };
-  }
+function consume(gw: GatewayProcess, alias: string, text: string) {
+  return rpcUntilError(chatClient(transports(gw.url)["grpc (connect-node, h2)"]!).streamChat(userRequest(alias, text)));
 }
 
 function startOf(received: readonly StreamChatResponse[]): StreamStart | undefined {

@@ -1,11 +1,11 @@
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { simulatedText } from "../src/simulator/text.js";
 import { RetryInfoSchema } from "../gen/google/rpc/error_details_pb.js";
-import type { StreamChatResponse } from "../gen/sluice/v1/chat_service_pb.js";
 import { answerViaGrpc } from "./helpers/answers.js";
-import { chatClient, collect, textOf, transports, userRequest } from "./helpers/clients.js";
+import { chatClient, textOf, transports, userRequest } from "./helpers/clients.js";
 import { baseUrlFor, type Harness, startHarness } from "./helpers/harness.js";
+import { rpcUntilError } from "./helpers/until-error.js";
 
 let h: Harness;
 beforeAll(async () => {
@@ -50,14 +50,9 @@ afterAll(() => h.close());
 const client = () => chatClient(transports(h.url)["grpc (connect-node, h2)"]!);
 const requestsFor = (model: string) => h.sim.records.all().filter((r) => r.model.includes(`script=${model}`));
 
-async function outcome(model: string, text = "hi", timeoutMs?: number): Promise<{ messages: StreamChatResponse[]; error?: ConnectError }> {
-  const messages: StreamChatResponse[] = [];
-  try {
-    for await (const m of client().streamChat(userRequest(model, text), timeoutMs ? { timeoutMs } : {})) messages.push(m);
-    return { messages };
-  } catch (e) {
-    return { messages, error: ConnectError.from(e) };
-  }
+async function outcome(model: string, text = "hi", timeoutMs?: number) {
+  const { received: messages, error } = await rpcUntilError(client().streamChat(userRequest(model, text), timeoutMs ? { timeoutMs } : {}));
+  return { messages, error };
 }
 
 describe("retries before the first delta", () => {

@@ -1,11 +1,12 @@
 import { createInterface } from "node:readline";
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSimulator, type Simulator } from "../src/simulator/server.js";
 import { simulatedText } from "../src/simulator/text.js";
 import { chatClient, collect, textOf, transports, userRequest } from "./helpers/clients.js";
 import { type GatewayProcess, startGatewayProcess } from "./helpers/gateway-process.js";
 import type { StreamChatResponse } from "../gen/sluice/v1/chat_service_pb.js";
+import { rpcUntilError } from "./helpers/until-error.js";
 
 let sim: Simulator;
 beforeAll(async () => {
@@ -35,17 +36,8 @@ const exitCode = (gw: GatewayProcess) =>
   });
 
 /** Consumes a stream, calling `onDelta` after each message; returns what arrived and how it ended. */
-async function consume(url: string, text: string, onDelta: (received: StreamChatResponse[]) => void = () => undefined) {
-  const received: StreamChatResponse[] = [];
-  try {
-    for await (const m of chatClient(transports(url)["grpc (connect-node, h2)"]!).streamChat(userRequest("sim", text))) {
-      received.push(m);
-      onDelta(received);
-    }
-    return { received, error: undefined };
-  } catch (e) {
-    return { received, error: ConnectError.from(e) };
-  }
+function consume(url: string, text: string, onDelta?: (received: readonly StreamChatResponse[]) => void) {
+  return rpcUntilError(chatClient(transports(url)["grpc (connect-node, h2)"]!).streamChat(userRequest("sim", text)), onDelta);
 }
 
 describe("graceful shutdown on SIGTERM", () => {

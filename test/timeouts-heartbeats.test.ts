@@ -2,22 +2,17 @@ import { connect as h2connect } from "node:http2";
 import { once } from "node:events";
 import { setTimeout as delay } from "node:timers/promises";
 import { create } from "@bufbuild/protobuf";
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { StreamOptionsSchema } from "../gen/sluice/v1/chat_service_pb.js";
 import type { StreamChatResponse } from "../gen/sluice/v1/chat_service_pb.js";
 import { simulatedText } from "../src/simulator/text.js";
 import { type ChatClient, chatClient, collect, textOf, transports, userRequest } from "./helpers/clients.js";
 import { FAR_TIMEOUTS, type Harness, PROVIDER_KINDS, startHarness } from "./helpers/harness.js";
+import { rpcUntilError } from "./helpers/until-error.js";
 
-async function outcome(client: ChatClient, model: string, text: string, options: Parameters<typeof userRequest>[2] = {}) {
-  const received: StreamChatResponse[] = [];
-  try {
-    for await (const m of client.streamChat(userRequest(model, text, options))) received.push(m);
-    return { received, error: undefined };
-  } catch (e) {
-    return { received, error: ConnectError.from(e) };
-  }
+function outcome(client: ChatClient, model: string, text: string, options: Parameters<typeof userRequest>[2] = {}) {
+  return rpcUntilError(client.streamChat(userRequest(model, text, options)));
 }
 
 /**

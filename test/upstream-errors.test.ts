@@ -1,10 +1,10 @@
 import { createServer } from "node:net";
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { simulatedText } from "../src/simulator/text.js";
 import { type ChatClient, chatClient, textOf, transports, userRequest } from "./helpers/clients.js";
 import { FAR_TIMEOUTS, type Harness, PROVIDER_KINDS, startHarness } from "./helpers/harness.js";
-import type { StreamChatResponse } from "../gen/sluice/v1/chat_service_pb.js";
+import { rpcUntilError } from "./helpers/until-error.js";
 
 const SECRET = "sk-live-0123456789abcdefSECRET";
 
@@ -24,16 +24,8 @@ describe.each(PROVIDER_KINDS)("%s upstream", (kind) => {
   afterAll(() => h.close());
 
   /** Streams, returning what arrived before the error and the error itself. */
-  async function streamUntilError(c: ChatClient, text: string, model = "sim") {
-    const received: StreamChatResponse[] = [];
-    let error: ConnectError | undefined;
-    let trailers: Headers | undefined;
-    try {
-      for await (const m of c.streamChat(userRequest(model, text), { onTrailer: (t) => (trailers = t) })) received.push(m);
-    } catch (e) {
-      error = ConnectError.from(e);
-    }
-    return { received, error, trailers };
+  function streamUntilError(c: ChatClient, text: string, model = "sim") {
+    return rpcUntilError(c.streamChat(userRequest(model, text)));
   }
 
   const STATUS_TABLE: Array<[number, Code]> = [

@@ -1,8 +1,7 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import type { ModelRoute, RouteTarget } from "../config/config.js";
 import type { ContentDelta } from "../core/delta.js";
 import { GatewayError, toGatewayError } from "../core/errors.js";
-import { clampDelay } from "../core/timers.js";
+import { clampDelay, delay, systemTimers } from "../core/timers.js";
 import { type Attempt, type AttemptDeps, type AttemptPlan, startAttempt } from "../attempt/attempt.js";
 import type { AttemptInfo, AttemptOutcome, AttemptRecord, StreamObserver } from "../flow/observer.js";
 import type { TargetStats } from "../routing/target-stats.js";
@@ -133,13 +132,10 @@ export async function commitAttempt(options: AttemptsOptions, deps: AttemptsDeps
       permit.abandon();
       return false;
     }
-    if (next.delayMs > 0) {
-      try {
-        await sleep(clampDelay(next.delayMs), undefined, { signal });
-      } catch {
-        permit.abandon();
-        throw toGatewayError(signal.reason);
-      }
+    // On the global timers like every other timer of the request, so that one clock (a test's) moves them all.
+    if (next.delayMs > 0 && !(await delay(systemTimers, next.delayMs, signal))) {
+      permit.abandon();
+      throw toGatewayError(signal.reason);
     }
     const info: AttemptInfo = { alias: route.alias, target, index: started, hedge, retry: (tries.get(target.key) ?? 0) > 0 };
     started++;

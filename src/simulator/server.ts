@@ -1,16 +1,9 @@
 import { EventEmitter, once } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
-import { setTimeout as sleep } from "node:timers/promises";
-import { applyScript, type Knobs, parseKnobs } from "./knobs.js";
-import { anthropicWire } from "./anthropic-wire.js";
-import { geminiWire, isGeminiPath } from "./gemini-wire.js";
-import { openAiWire } from "./openai-wire.js";
-import { createRandom } from "./random.js";
-import { createRecordBook, now, type RecordBook, type RequestRecord } from "./records.js";
-import { answerTokens, jsonAnswer } from "./json-answer.js";
-import { buildScript, type Script } from "./script.js";
-import type { Frame, SimRequest, WireFormat } from "./wire.js";
+import type { SimExchange, SimReply } from "./exchange.js";
+import type { RecordBook, RequestRecord } from "./records.js";
+import { createSimulation, type Simulation } from "./simulation.js";
 
 export interface SimulatorOptions {
   readonly host?: string;
@@ -41,15 +34,6 @@ export interface Simulator {
 }
 
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
-const EOL = { lf: "\n", crlf: "\r\n", cr: "\r" } as const;
-
-function formatFor(method: string | undefined, path: string): WireFormat | undefined {
-  if (method !== "POST") return undefined;
-  if (path === "/v1/chat/completions") return openAiWire;
-  if (path === "/v1/messages") return anthropicWire;
-  if (isGeminiPath(path)) return geminiWire;
-  return undefined;
-}
 
 async function readBody(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
@@ -62,325 +46,50 @@ async function readBody(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text), ...headers });
+  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
   res.end(text);
 }
 
-/**
- * Writes one response's bytes with backpressure, tracking what reaches the
- * socket and whether the client is still there. Every write waits for
- * `drain`, so a slow gateway slows the simulator exactly like a real server.
- */
-function createResponseWriter(res: ServerResponse, record: RequestRecord, records: RecordBook, gone: AbortSignal) {
-  return async function write(bytes: Buffer): Promise<boolean> {
-    if (gone.aborted || res.destroyed) return false;
-    record.bytesWritten += bytes.length;
-    if (res.write(bytes)) return true;
-    record.waitingForDrain = true;
-    records.touch(record);
-    try {
-      await once(res, "drain", { signal: gone });
-      return true;
-    } catch {
-      return false;
-    } finally {
-      record.waitingForDrain = false;
-      records.touch(record);
-    }
-  };
-}
-
-/** Splits a frame's bytes at seeded random offsets; the last piece carries into the next write. */
-function createChunker(knobs: Knobs) {
-  const next = createRandom(knobs.seed ^ 0xc0ffee);
-  let carry: Buffer = Buffer.alloc(0);
+/** A response on a socket: `drain` is the reader wanting more, the response's `close` is the exchange over. */
+function socketReply(req: IncomingMessage, res: ServerResponse): SimReply {
+  const gone = new AbortController();
+  res.once("close", () => gone.abort());
   return {
-    pieces(bytes: Buffer): Buffer[] {
-      const all = carry.length > 0 ? Buffer.concat([carry, bytes]) : bytes;
-      if (knobs.chunking !== "random") {
-        carry = Buffer.alloc(0);
-        return [all];
-      }
-      const out: Buffer[] = [];
-      let at = 0;
-      while (all.length - at > 1 && next() < 0.7) {
-        const cut = at + 1 + Math.floor(next() * (all.length - at - 1));
-        out.push(all.subarray(at, cut));
-        at = cut;
-      }
-      carry = Buffer.from(all.subarray(at));
-      return out;
+    gone: gone.signal,
+    get finished() {
+      return res.writableFinished;
     },
-    flush(): Buffer[] {
-      const rest = carry;
-      carry = Buffer.alloc(0);
-      return rest.length > 0 ? [rest] : [];
+    get closed() {
+      return res.destroyed;
+    },
+    head(status, headers) {
+      res.writeHead(status, headers);
+      // A sized body's headers go out with it; a streamed body's go now, before its first event.
+      if (headers["content-length"] === undefined) res.flushHeaders();
+    },
+    write: (bytes) => res.write(bytes),
+    drained: () => once(res, "drain", { signal: gone.signal }).then(() => true, () => false),
+    end(bytes) {
+      if (bytes) res.end(bytes);
+      else res.end();
+    },
+    disconnect(how) {
+      if (how === "reset") req.socket.resetAndDestroy();
+      else req.socket.end();
     },
   };
-}
-
-function encodeFrame(frame: Frame, eol: string): Buffer {
-  const event = frame.event === undefined ? "" : `event: ${frame.event}${eol}`;
-  return Buffer.from(`${event}data: ${frame.data}${eol}${eol}`, "utf8");
-}
-
-/** Index of the frame before which a mid-stream failure happens. */
-function failureFrame(frames: readonly Frame[], failAt: number): number {
-  let tokens = 0;
-  for (let i = 0; i < frames.length; i++) {
-    if (frames[i]!.token) {
-      if (tokens === failAt) return i;
-      tokens++;
-    } else if (tokens > 0 && tokens <= failAt && !frames.slice(i).some((f) => f.token)) {
-      return i;
-    }
-  }
-  return frames.length;
-}
-
-/** One streaming response in progress: what it writes with and where it reports. */
-interface StreamRun {
-  readonly res: ServerResponse;
-  readonly format: WireFormat;
-  readonly knobs: Knobs;
-  readonly record: RequestRecord;
-  readonly records: RecordBook;
-  readonly gone: AbortSignal;
-  readonly eol: string;
-  /** Writes bytes straight to the socket, with backpressure. */
-  readonly write: (bytes: Buffer) => Promise<boolean>;
-  /** Writes bytes through the chunking policy. */
-  readonly emit: (bytes: Buffer) => Promise<boolean>;
-  /** Writes whatever the chunker still holds. */
-  readonly flush: () => Promise<boolean>;
-  /** A keepalive in the format's own shape. */
-  readonly ping: Buffer;
-}
-
-async function pause(ms: number, gone: AbortSignal): Promise<boolean> {
-  if (ms <= 0) return !gone.aborted;
-  try {
-    await sleep(ms, undefined, { signal: gone });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Waits `ms`, writing a ping comment every `run.knobs.pingMs` of it (a model "thinking" behind a keepalive). */
-async function silence(run: StreamRun, ms: number, ping: Buffer): Promise<boolean> {
-  const every = run.knobs.pingMs;
-  if (every <= 0 || ms <= every) return pause(ms, run.gone);
-  for (let left = ms; left > 0; left -= every) {
-    if (!(await pause(Math.min(every, left), run.gone))) return false;
-    if (left > every && !(await run.emit(ping))) return false;
-  }
-  return true;
-}
-
-async function writeAll(write: (b: Buffer) => Promise<boolean>, pieces: readonly Buffer[]): Promise<boolean> {
-  for (const piece of pieces) if (!(await write(piece))) return false;
-  return true;
-}
-
-async function streamResponse(
-  res: ServerResponse,
-  format: WireFormat,
-  request: SimRequest,
-  knobs: Knobs,
-  record: RequestRecord,
-  records: RecordBook,
-  gone: AbortSignal,
-): Promise<void> {
-  const script = scriptFor(knobs, request);
-  const frames = format.streamFrames(script, request, knobs, `sim-${record.id}`);
-  const write = createResponseWriter(res, record, records, gone);
-  const chunker = createChunker(knobs);
-  const bulk: Buffer[] = [];
-  const run: StreamRun = {
-    res,
-    format,
-    knobs,
-    record,
-    records,
-    gone,
-    eol: EOL[knobs.eol],
-    write,
-    emit: knobs.chunking === "bulk" ? async (b) => (bulk.push(b), true) : (b) => writeAll(write, chunker.pieces(b)),
-    flush: () => writeAll(write, [...bulk.splice(0), ...chunker.flush()]),
-    ping: format.ping ? encodeFrame(format.ping(), EOL[knobs.eol]) : Buffer.from(`: ping${EOL[knobs.eol]}`, "utf8"),
-  };
-  const ping = run.ping;
-  const failAt = knobs.fail === "none" ? frames.length : failureFrame(frames, knobs.failAt);
-
-  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
-  res.flushHeaders();
-  record.headersAt = now();
-  records.touch(record);
-
-  if ((knobs.pingEvery > 0 || knobs.pingMs > 0) && !(await run.emit(ping))) return;
-  if (!(await silence(run, knobs.ttftMs, ping))) return;
-
-  for (let i = 0; i < frames.length; i++) {
-    const frame = frames[i]!;
-    if (i === failAt) return fail(run);
-    if (frame.token && record.tokensWritten === knobs.holdAt && record.heldAt === undefined) {
-      // Everything before the hold reaches the socket; then silence until released.
-      if (!(await run.flush()) || !(await records.hold(record, gone))) return;
-    }
-    if (frame.token && record.tokensWritten > 0 && !(await silence(run, knobs.delayMs, ping))) return;
-    if (!(await run.emit(encodeFrame(frame, run.eol)))) return;
-    if (frame.token) {
-      record.tokensWritten++;
-      record.firstTokenAt ??= now();
-      if (gone.aborted) record.tokensAfterClose++;
-      if (knobs.pingEvery > 0 && record.tokensWritten % knobs.pingEvery === 0 && !(await run.emit(ping))) return;
-    }
-  }
-  if (format.terminator && !(await run.emit(encodeFrame(format.terminator, run.eol)))) return;
-  if (!(await run.flush())) return;
-  record.outcome = "completed";
-  res.end();
-}
-
-async function fail(run: StreamRun): Promise<void> {
-  const { res, knobs, eol } = run;
-  run.record.outcome = "failed";
-  switch (knobs.fail) {
-    case "reset":
-      // TCP RST: the peer may lose bytes still in its receive buffer, as with a real crash.
-      await run.flush();
-      res.socket?.resetAndDestroy();
-      return;
-    case "drop":
-      // FIN in the middle of the chunked body: everything sent arrives, then the body is cut.
-      await run.flush();
-      res.socket?.end();
-      return;
-    case "stall":
-      // Silent until the client leaves (or, with ping_ms, pinging but sending no content).
-      run.record.outcome = "stalled";
-      run.records.touch(run.record);
-      await run.flush();
-      while (knobs.pingMs > 0 && (await pause(knobs.pingMs, run.gone)) && (await run.emit(run.ping))) {
-        if (!(await run.flush())) break;
-      }
-      if (!run.gone.aborted) await once(run.gone, "abort").catch(() => undefined);
-      return;
-    case "malformed":
-      if (!(await run.emit(Buffer.from(`data: {"choices":[{"delta":{"content":"unterminated${eol}${eol}`)))) return;
-      break;
-    case "oversized": {
-      if (!(await run.flush()) || !(await run.write(Buffer.from('data: {"pad":"')))) return;
-      const block = Buffer.alloc(64 * 1024, "x");
-      for (let sent = 0; sent < knobs.oversizedBytes; sent += block.length) if (!(await run.write(block))) return;
-      if (!(await run.write(Buffer.from(`"}${eol}${eol}`)))) return;
-      break;
-    }
-    case "error_event":
-      if (!(await run.emit(encodeFrame(run.format.inBandError("simulated upstream failure", knobs.inband), eol)))) return;
-      break;
-    default:
-      break;
-  }
-  if (await run.flush()) res.end();
-}
-
-function countWords(texts: readonly string[]): number {
-  return texts.join(" ").split(/\s+/).filter(Boolean).length;
-}
-
-/** What the model says: the seeded words, or a JSON answer when the request asked for JSON. */
-function scriptFor(knobs: Knobs, request: SimRequest): Script {
-  const answer = request.json ? answerTokens(jsonAnswer(request.json.schema, knobs.seed)) : undefined;
-  return buildScript(knobs, request.toolNames, countWords(request.texts), answer);
-}
-
-/** Per-script request counters: what `fail_first`, `fail_rate` and `slow_every` count. */
-type Scripts = Map<string, number>;
-
-async function handleGeneration(req: IncomingMessage, res: ServerResponse, format: WireFormat, records: RecordBook, scripts: Scripts): Promise<void> {
-  let request: SimRequest;
-  let knobs: Knobs;
-  let body: unknown;
-  try {
-    const url = new URL(req.url ?? "/", "http://simulator");
-    body = JSON.parse(await readBody(req)) as unknown;
-    request = format.parseRequest(body, url);
-    knobs = parseKnobs(request.model, request.texts);
-    const script = knobs.script ?? request.model;
-    const n = (scripts.get(script) ?? 0) + 1;
-    scripts.set(script, n);
-    const seed = knobs.seed;
-    knobs = applyScript(knobs, n, (i) => createRandom(seed * 7919 + i)());
-    // An older model without native structured outputs refuses the schema, as providers do.
-    if (!knobs.structured && request.json?.schema) throw new Error("structured outputs (a response schema) are not supported by this model");
-  } catch (error) {
-    sendJson(res, 400, format.errorBody(400, error instanceof Error ? error.message : "bad request"));
-    return;
-  }
-  const requestId = req.headers["x-request-id"];
-  const record = records.add({
-    format: format.name,
-    model: request.model,
-    ...(knobs.tag === undefined ? {} : { tag: knobs.tag, body }),
-    ...(typeof requestId === "string" ? { requestId } : {}),
-    ...(typeof req.headers.traceparent === "string" ? { traceparent: req.headers.traceparent } : {}),
-    arrivedAt: now(),
-    tokensWritten: 0,
-    tokensAfterClose: 0,
-    bytesWritten: 0,
-    outcome: "streaming",
-  });
-  const goneController = new AbortController();
-  res.on("close", () => {
-    if (!res.writableFinished && (record.outcome === "streaming" || record.outcome === "stalled")) {
-      record.clientClosedAt = now();
-      record.outcome = "client_closed";
-    }
-    record.endedAt ??= now();
-    goneController.abort();
-    records.touch(record);
-  });
-  const gone = goneController.signal;
-
-  if (knobs.fail === "reset_before_headers") {
-    record.outcome = "failed";
-    req.socket.resetAndDestroy();
-    return;
-  }
-  if (knobs.headersMs > 0) await sleep(knobs.headersMs, undefined, { signal: gone }).catch(() => undefined);
-  if (gone.aborted) return;
-  if (knobs.fail === "status") {
-    record.outcome = "failed";
-    const headers: Record<string, string> = knobs.retryAfter === undefined ? {} : { "retry-after": String(knobs.retryAfter) };
-    sendJson(res, knobs.status, format.errorBody(knobs.status, `simulated status ${knobs.status}`), headers);
-    return;
-  }
-  if (!request.stream) {
-    const script = scriptFor(knobs, request);
-    const wait = knobs.ttftMs + knobs.delayMs * Math.max(0, script.steps.length - 1);
-    if (wait > 0) await sleep(wait, undefined, { signal: gone }).catch(() => undefined);
-    if (gone.aborted) return;
-    record.tokensWritten = script.steps.length;
-    record.outcome = "completed";
-    sendJson(res, 200, format.completeBody(script, request, `sim-${record.id}`));
-    return;
-  }
-  await streamResponse(res, format, request, knobs, record, records, gone);
 }
 
 function handleControl(
   req: IncomingMessage,
   res: ServerResponse,
   url: URL,
-  records: RecordBook,
-  scripts: Scripts,
+  simulation: Simulation,
   stats: () => SimulatorStats,
-  whenNoRequests: (timeoutMs: number) => Promise<void>,
 ): void {
+  const { records } = simulation;
   const tag = url.searchParams.get("tag");
   const matches = (r: RequestRecord) => tag === null || r.tag === tag;
   if (req.method === "GET" && url.pathname === "/_sim/requests") {
@@ -391,14 +100,13 @@ function handleControl(
     records.release(tag);
     sendJson(res, 200, { ok: true });
   } else if (req.method === "POST" && url.pathname === "/_sim/reset") {
-    records.clear();
-    scripts.clear();
+    simulation.reset();
     sendJson(res, 200, { ok: true });
   } else if (req.method === "GET" && url.pathname === "/_sim/idle") {
     // Long-poll until no generation request is in progress, e.g. after a
     // gateway that does not cancel upstream left streams running.
     const timeoutMs = Math.min(Number(url.searchParams.get("timeout_ms") ?? 10_000) || 10_000, 120_000);
-    whenNoRequests(timeoutMs).then(() => sendJson(res, 200, stats()), () => sendJson(res, 408, stats()));
+    simulation.whenNoRequests(timeoutMs).then(() => sendJson(res, 200, stats()), () => sendJson(res, 408, stats()));
   } else if (req.method === "GET" && url.pathname === "/_sim/wait") {
     // Long-poll until a matching request has ended: lets another process
     // (a benchmark) wait on the simulator's observation instead of sleeping.
@@ -413,26 +121,21 @@ function handleControl(
 
 /** Starts the simulator on a loopback port. */
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
-  const records = createRecordBook();
-  const scripts: Scripts = new Map();
+  const simulation = createSimulation();
   const sockets = new Set<Socket>();
   const connectionsGone = new EventEmitter();
-  let active = 0;
-  const whenNoRequests = async (timeoutMs: number) => {
-    if (active === 0) return;
-    await once(connectionsGone, "no-requests", { signal: AbortSignal.timeout(timeoutMs) });
-  };
-  const stats = (): SimulatorStats => ({ openConnections: sockets.size, activeRequests: active, totalRequests: records.all().length });
+  const stats = (): SimulatorStats => ({
+    openConnections: sockets.size,
+    activeRequests: simulation.activeRequests,
+    totalRequests: simulation.records.all().length,
+  });
 
   const server: Server = createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
-    const url = new URL(req.url ?? "/", "http://simulator");
-    const format = formatFor(req.method, url.pathname);
-    if (!format) return handleControl(req, res, url, records, scripts, stats, whenNoRequests);
-    active++;
-    res.once("close", () => {
-      if (--active === 0) connectionsGone.emit("no-requests");
-    });
-    handleGeneration(req, res, format, records, scripts).catch(() => res.destroy());
+    const method = req.method ?? "GET";
+    const path = req.url ?? "/";
+    if (!simulation.serves(method, path)) return handleControl(req, res, new URL(path, "http://simulator"), simulation, stats);
+    const exchange: SimExchange = { method, path, headers: req.headers, readBody: () => readBody(req), reply: socketReply(req, res) };
+    simulation.serve(exchange).catch(() => res.destroy());
   });
   server.on("connection", (socket: Socket) => {
     sockets.add(socket);
@@ -452,7 +155,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     openAiBaseUrl: `${origin}/v1`,
     anthropicBaseUrl: `${origin}/v1`,
     geminiBaseUrl: `${origin}/v1beta`,
-    records,
+    records: simulation.records,
     stats,
     async whenNoConnections(timeoutMs) {
       if (sockets.size === 0) return;

@@ -40,12 +40,21 @@ export interface UpstreamClient {
   close(): Promise<void>;
 }
 
+export interface UpstreamClientOptions {
+  /**
+   * Where every request goes instead of a connection pool per provider: the
+   * in-process simulator (simulator/in-process.ts) for tests without
+   * sockets. Its owner closes it.
+   */
+  readonly dispatcher?: Dispatcher;
+}
+
 /**
  * undici with the connect timeout from configuration (only undici sees that
  * phase) and its headers and body timeouts off: the attempt's phase timer
  * enforces those, with the one wording in attempt/deadlines.ts.
  */
-export function createUpstreamClient(): UpstreamClient {
+export function createUpstreamClient({ dispatcher }: UpstreamClientOptions = {}): UpstreamClient {
   const agents = new Map<string, Agent>();
 
   function agentFor(pool: string, connectMs: number): Agent {
@@ -66,7 +75,7 @@ export function createUpstreamClient(): UpstreamClient {
         headers: { ...req.headers, "x-request-id": options.requestId },
         body: req.body,
         signal: options.signal,
-        dispatcher: agentFor(options.pool, timeouts.connectMs),
+        dispatcher: dispatcher ?? agentFor(options.pool, timeouts.connectMs),
         // The phase timer owns headers, first-token, idle and total limits;
         // undici's own would enforce the same limits a second time.
         headersTimeout: 0,

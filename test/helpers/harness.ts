@@ -8,7 +8,9 @@ import type { ConfigInput, TimeoutsConfig } from "../../src/config/schema.js";
 import type { TenancyObserver } from "../../src/flow/observer.js";
 import type { HealthState } from "../../src/health/health-state.js";
 import { createLogger } from "../../src/logging/logger.js";
+import { createInProcessSimulator } from "../../src/simulator/in-process.js";
 import { startSimulator, type Simulator } from "../../src/simulator/server.js";
+import { createUpstreamClient } from "../../src/upstream/http-client.js";
 
 export interface Harness {
   readonly sim: Simulator;
@@ -92,11 +94,14 @@ export interface HarnessOptions {
   readonly timers?: Timers;
   /** Where the built console is read from (default dist/console). */
   readonly consoleDir?: string;
+  /** `in-process`: the simulator behind an undici Dispatcher, no upstream socket (the gateway's own port stays real). */
+  readonly upstream?: "loopback" | "in-process";
 }
 
 /** A real simulator and a real gateway on loopback ports, with captured logs. */
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
-  const sim = await startSimulator();
+  const inProcess = options.upstream === "in-process" ? createInProcessSimulator() : undefined;
+  const sim: Simulator = inProcess ?? (await startSimulator());
   const models = options.models ?? { sim: "sim-1" };
   const config = resolveConfig(
     {
@@ -140,6 +145,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     ...(options.storeClock ? { storeClock: options.storeClock } : {}),
     ...(options.timers ? { timers: options.timers } : {}),
     ...(options.consoleDir ? { consoleDir: options.consoleDir } : {}),
+    ...(inProcess ? { upstream: createUpstreamClient({ dispatcher: inProcess.dispatcher }) } : {}),
   });
   await untilReady(sluice.server.health);
   const logs = () =>

@@ -1,0 +1,155 @@
+import { EventEmitter, once } from "node:events";
+import { anthropicWire } from "./anthropic-wire.js";
+import { replyJson, type SimExchange } from "./exchange.js";
+import { geminiWire, isGeminiPath } from "./gemini-wire.js";
+import { answerTokens, jsonAnswer } from "./json-answer.js";
+import { applyScript, type Knobs, parseKnobs } from "./knobs.js";
+import { openAiWire } from "./openai-wire.js";
+import { createRandom } from "./random.js";
+import { createRecordBook, now, type RecordBook } from "./records.js";
+import { buildScript, type Script } from "./script.js";
+import { pause, streamResponse } from "./stream-response.js";
+import type { SimRequest, WireFormat } from "./wire.js";
+
+/**
+ * The simulated providers, apart from any transport: the three wire
+ * formats, the knobs, the per-script counters and the records. A socket
+ * server (server.ts) and an in-process dispatcher (in-process.ts) both hand
+ * it exchanges, so a test moves between the two and keeps its scripts.
+ */
+export interface Simulation {
+  readonly records: RecordBook;
+  /** Generation requests whose response is not over yet. */
+  readonly activeRequests: number;
+  /** Whether `method` and `path` name a generation route (anything else is the carrier's own business). */
+  serves(method: string, path: string): boolean;
+  /** Serves one generation request; resolves once its response is over. */
+  serve(exchange: SimExchange): Promise<void>;
+  /** Resolves once no generation request is in progress (now or later); rejects after `timeoutMs`. */
+  whenNoRequests(timeoutMs: number): Promise<void>;
+  /** Forgets every record and every script's count. */
+  reset(): void;
+}
+
+function formatFor(method: string, path: string): WireFormat | undefined {
+  if (method !== "POST") return undefined;
+  if (path === "/v1/chat/completions") return openAiWire;
+  if (path === "/v1/messages") return anthropicWire;
+  if (isGeminiPath(path)) return geminiWire;
+  return undefined;
+}
+
+function countWords(texts: readonly string[]): number {
+  return texts.join(" ").split(/\s+/).filter(Boolean).length;
+}
+
+/** What the model says: the seeded words, or a JSON answer when the request asked for JSON. */
+function scriptFor(knobs: Knobs, request: SimRequest): Script {
+  const answer = request.json ? answerTokens(jsonAnswer(request.json.schema, knobs.seed)) : undefined;
+  return buildScript(knobs, request.toolNames, countWords(request.texts), answer);
+}
+
+export function createSimulation(): Simulation {
+  const records = createRecordBook();
+  /** Per-script request counters: what `fail_first`, `fail_rate` and `slow_every` count. */
+  const scripts = new Map<string, number>();
+  const idle = new EventEmitter();
+  let active = 0;
+
+  async function serve(exchange: SimExchange): Promise<void> {
+    const { reply } = exchange;
+    const url = new URL(exchange.path, "http://simulator");
+    const format = formatFor(exchange.method, url.pathname);
+    if (!format) throw new Error(`not a generation route: ${exchange.method} ${url.pathname}`);
+    active++;
+    const left = () => {
+      if (--active === 0) idle.emit("no-requests");
+    };
+    if (reply.gone.aborted) left();
+    else reply.gone.addEventListener("abort", left, { once: true });
+
+    let request: SimRequest;
+    let knobs: Knobs;
+    let body: unknown;
+    try {
+      body = JSON.parse(await exchange.readBody()) as unknown;
+      request = format.parseRequest(body, url);
+      knobs = parseKnobs(request.model, request.texts);
+      const script = knobs.script ?? request.model;
+      const n = (scripts.get(script) ?? 0) + 1;
+      scripts.set(script, n);
+      const seed = knobs.seed;
+      knobs = applyScript(knobs, n, (i) => createRandom(seed * 7919 + i)());
+      // An older model without native structured outputs refuses the schema, as providers do.
+      if (!knobs.structured && request.json?.schema) throw new Error("structured outputs (a response schema) are not supported by this model");
+    } catch (error) {
+      replyJson(reply, 400, format.errorBody(400, error instanceof Error ? error.message : "bad request"));
+      return;
+    }
+    const requestId = exchange.headers["x-request-id"];
+    const traceparent = exchange.headers.traceparent;
+    const record = records.add({
+      format: format.name,
+      model: request.model,
+      ...(knobs.tag === undefined ? {} : { tag: knobs.tag, body }),
+      ...(typeof requestId === "string" ? { requestId } : {}),
+      ...(typeof traceparent === "string" ? { traceparent } : {}),
+      arrivedAt: now(),
+      tokensWritten: 0,
+      tokensAfterClose: 0,
+      bytesWritten: 0,
+      outcome: "streaming",
+    });
+    const gone = reply.gone;
+    const closed = () => {
+      if (!reply.finished && (record.outcome === "streaming" || record.outcome === "stalled")) {
+        record.clientClosedAt = now();
+        record.outcome = "client_closed";
+      }
+      record.endedAt ??= now();
+      records.touch(record);
+    };
+    if (gone.aborted) closed();
+    else gone.addEventListener("abort", closed, { once: true });
+
+    if (knobs.fail === "reset_before_headers") {
+      record.outcome = "failed";
+      reply.disconnect("reset");
+      return;
+    }
+    if (!(await pause(knobs.headersMs, gone))) return;
+    if (knobs.fail === "status") {
+      record.outcome = "failed";
+      const headers: Record<string, string> = knobs.retryAfter === undefined ? {} : { "retry-after": String(knobs.retryAfter) };
+      replyJson(reply, knobs.status, format.errorBody(knobs.status, `simulated status ${knobs.status}`), headers);
+      return;
+    }
+    const script = scriptFor(knobs, request);
+    if (!request.stream) {
+      const wait = knobs.ttftMs + knobs.delayMs * Math.max(0, script.steps.length - 1);
+      if (!(await pause(wait, gone))) return;
+      record.tokensWritten = script.steps.length;
+      record.outcome = "completed";
+      replyJson(reply, 200, format.completeBody(script, request, `sim-${record.id}`));
+      return;
+    }
+    await streamResponse({ reply, format, request, knobs, script, record, records });
+  }
+
+  return {
+    records,
+    get activeRequests() {
+      return active;
+    },
+    serves: (method, path) => formatFor(method, new URL(path, "http://simulator").pathname) !== undefined,
+    serve,
+    async whenNoRequests(timeoutMs) {
+      if (active === 0) return;
+      await once(idle, "no-requests", { signal: AbortSignal.timeout(timeoutMs) });
+    },
+    reset() {
+      records.clear();
+      scripts.clear();
+    },
+  };
+}
