@@ -1,13 +1,13 @@
 import Anthropic from "@anthropic-ai/sdk";
 import { describe, expect, it } from "vitest";
-import { aggregateDeltas } from "../src/core/aggregate.js";
-import type { Delta } from "../src/core/delta.js";
-import { GatewayError } from "../src/core/errors.js";
-import { HEARTBEAT, type Heartbeat } from "../src/core/heartbeats.js";
-import { messageFromResult } from "../src/edges/anthropic/anthropic-message.js";
-import { createMessageEncoder, errorEvent, PING_FRAME } from "../src/edges/anthropic/to-anthropic.js";
-import { createAnthropicTranslator } from "../src/providers/anthropic/anthropic-translator.js";
-import { testTarget, translateWire } from "./helpers/translate.js";
+import { aggregateDeltas } from "../../src/core/aggregate.js";
+import type { Delta } from "../../src/core/delta.js";
+import { GatewayError } from "../../src/core/errors.js";
+import { HEARTBEAT, type Heartbeat } from "../../src/core/heartbeats.js";
+import { messageFromResult } from "../../src/edges/anthropic/anthropic-message.js";
+import { createMessageEncoder, errorEvent, PING_FRAME } from "../../src/edges/anthropic/to-anthropic.js";
+import { createAnthropicTranslator } from "../../src/providers/anthropic/anthropic-translator.js";
+import { testTarget, translateWire } from "../helpers/translate.js";
 
 const ALIAS = "claude-fast";
 const START: Delta = { type: "start", responseId: "resp_0123", provider: "up", model: "claude-sonnet-5" };

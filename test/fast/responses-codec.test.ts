@@ -4,14 +4,14 @@ import { accumulateResponse } from "openai/lib/responses/ResponseAccumulator";
 import type { Response as SdkResponse, ResponseCreateParamsBase, ResponseInputItem, ResponseStreamEvent, ResponseUsage as SdkUsage } from "openai/resources/responses/responses";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { aggregateDeltas, type ChatResult } from "../src/core/aggregate.js";
-import type { Delta } from "../src/core/delta.js";
-import { GatewayError } from "../src/core/errors.js";
-import { responsesRequestFrom, responsesRequestFromBody } from "../src/edges/responses/from-responses.js";
-import { replayForTarget } from "../src/edges/responses/replay-origins.js";
-import { DEFAULT_ECHO, type ResponseObject } from "../src/edges/responses/response-object.js";
-import { toResponsesError } from "../src/edges/responses/responses-errors.js";
-import { createResponseEncoder, responseFromResult } from "../src/edges/responses/to-responses.js";
+import { aggregateDeltas, type ChatResult } from "../../src/core/aggregate.js";
+import type { Delta } from "../../src/core/delta.js";
+import { GatewayError } from "../../src/core/errors.js";
+import { responsesRequestFrom, responsesRequestFromBody } from "../../src/edges/responses/from-responses.js";
+import { replayForTarget } from "../../src/edges/responses/replay-origins.js";
+import { DEFAULT_ECHO, type ResponseObject } from "../../src/edges/responses/response-object.js";
+import { toResponsesError } from "../../src/edges/responses/responses-errors.js";
+import { createResponseEncoder, responseFromResult } from "../../src/edges/responses/to-responses.js";
 
 const LIMITS = { maxJsonDepth: 32, maxRequestElements: 20_000 };
 

@@ -1,7 +1,7 @@
 import Anthropic from "@anthropic-ai/sdk";
 import { describe, expect, it } from "vitest";
-import { type ErrorCode, GatewayError } from "../src/core/errors.js";
-import { type AnthropicErrorType, anthropicStatus, toAnthropicError } from "../src/edges/anthropic/anthropic-errors.js";
+import { type ErrorCode, GatewayError } from "../../src/core/errors.js";
+import { type AnthropicErrorType, anthropicStatus, toAnthropicError } from "../../src/edges/anthropic/anthropic-errors.js";
 
 /** Every code (the Record type makes a missing one a compile error) with the status and type Anthropic's table gives it. */
 const TABLE: Record<ErrorCode, readonly [number, AnthropicErrorType, ("no retry")?]> = {

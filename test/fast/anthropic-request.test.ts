@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import type { ChatRequest } from "../src/core/chat-request.js";
-import type { GatewayError } from "../src/core/errors.js";
-import { anthropicRequestFrom, countTokensRequestFrom } from "../src/edges/anthropic/from-anthropic.js";
-import { parseJsonBody as requestJson } from "../src/http/read-json.js";
-import { anthropicRequestBody } from "../src/providers/anthropic/anthropic-request.js";
+import type { ChatRequest } from "../../src/core/chat-request.js";
+import type { GatewayError } from "../../src/core/errors.js";
+import { anthropicRequestFrom, countTokensRequestFrom } from "../../src/edges/anthropic/from-anthropic.js";
+import { parseJsonBody as requestJson } from "../../src/http/read-json.js";
+import { anthropicRequestBody } from "../../src/providers/anthropic/anthropic-request.js";
 
 const LIMITS = { maxRequestElements: 10_000, maxJsonDepth: 32 };
 const decode = (body: unknown) => anthropicRequestFrom(body, LIMITS);

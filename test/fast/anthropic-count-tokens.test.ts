@@ -1,10 +1,10 @@
 import Anthropic from "@anthropic-ai/sdk";
 import { describe, expect, it } from "vitest";
-import { countTokensResponse } from "../src/edges/anthropic/count-tokens.js";
-import { countTokensRequestFrom } from "../src/edges/anthropic/from-anthropic.js";
-import { IMAGE_TOKENS, TOKENS_PER_MESSAGE, TOKENS_PER_REQUEST } from "../src/usage/prompt-size.js";
-import { tokenCounter } from "../src/usage/token-count.js";
-import { createUsageMeter } from "../src/usage/usage-meter.js";
+import { countTokensResponse } from "../../src/edges/anthropic/count-tokens.js";
+import { countTokensRequestFrom } from "../../src/edges/anthropic/from-anthropic.js";
+import { IMAGE_TOKENS, TOKENS_PER_MESSAGE, TOKENS_PER_REQUEST } from "../../src/usage/prompt-size.js";
+import { tokenCounter } from "../../src/usage/token-count.js";
+import { createUsageMeter } from "../../src/usage/usage-meter.js";
 
 const LIMITS = { maxRequestElements: 10_000, maxJsonDepth: 32 };
 const PROMPT = {
