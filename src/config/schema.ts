@@ -25,6 +25,9 @@ export const DEFAULT_TIMEOUTS: TimeoutsConfig = {
   totalMs: 600_000,
 };
 
+/** limits.maxRequestBytes when neither it nor the deprecated facade.maxBodyBytes is set. */
+export const DEFAULT_MAX_REQUEST_BYTES = 4 * 1024 * 1024;
+
 /** Timeouts as written at provider or model level: each one optional, merged over the level above. */
 const partialTimeoutsSchema = z.strictObject({
   connectMs: milliseconds.optional(),
