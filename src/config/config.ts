@@ -6,7 +6,7 @@ import { sha256Hex } from "./key-hash.js";
 import { createSecret, type Secret } from "./secret.js";
 import type { TlsCredentials } from "./tls-files.js";
 
-/** config.resume: detach grace, retention and backlog bounds of resumable streams (README, "Resumable streams"). */
+/** config.resume: detach grace, retention and backlog bounds of resumable streams (docs/streams.md, "Resumable streams"). */
 export type ResumeSettings = ConfigFile["resume"];
 
 /** Admission in front of one provider: concurrency, and a bounded FIFO queue behind it. */
@@ -113,7 +113,7 @@ export interface ConfiguredKey extends KeySettings {
   readonly sha256: string;
 }
 
-/** Shared state in Redis (README, "Tenancy"). */
+/** Shared state in Redis (docs/tenancy.md). */
 export interface RedisStoreConfig {
   readonly url: string;
   readonly prefix: string;
