@@ -36,7 +36,7 @@ const BENCH_TIMEOUTS = { idleMs: 120_000, totalMs: 600_000, firstTokenMs: 120_00
 const HEDGE_AFTER_MS = 250;
 const MiB = 1024 * 1024;
 /**
- * The gateway runs as `npm start` runs it (README, "Deployment").
+ * The gateway runs as `npm start` runs it (docs/operations.md, "Deployment").
  * BENCH_GATEWAY_NODE_FLAGS replaces these for an A/B of runtime settings
  * (e.g. `--max-semi-space-size=64 --heap-growing-percent=0` for V8's own heap growth).
  */

@@ -1,7 +1,7 @@
 /**
  * What a benchmark run measures, by mode, in one table. The full run's
- * figures are the ones committed (bench/results/latest.*) and quoted in the
- * README. The quick run is a look at every scenario at smaller sizes, fewer
+ * figures are the ones committed (bench/results/latest.*) and quoted in
+ * bench/README.md. The quick run is a look at every scenario at smaller sizes, fewer
  * repetitions and shorter warm-ups (under two minutes on a shared 2-core
  * machine), never compared against the full one.
  */

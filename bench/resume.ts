@@ -9,7 +9,7 @@ import { table } from "./report.js";
 import { round, summary } from "./stats.js";
 
 /**
- * Resumable streams (README, "Resumable streams"): what `resumable: true`
+ * Resumable streams (docs/streams.md, "Resumable streams"): what `resumable: true`
  * costs in TTFT and throughput against the same gateway and key without it,
  * in the same run with the rounds interleaved, and how long a reconnecting
  * client waits for its first replayed message. The gateway is the limited

@@ -71,7 +71,7 @@ describe("console, open", () => {
     const kinds = await page.locator("[data-testid=events] .kind").allTextContents();
     expect(kinds[0]).toBe("start");
     expect(kinds.slice(-2)).toEqual(["usage", "finish"]);
-    // Text deltas that reach the gateway together leave as one message (README, "Natural batching"):
+    // Text deltas that reach the gateway together leave as one message (docs/streams.md, "Natural batching"):
     // how many there are depends on timing, what they say together does not.
     const texts = await page.locator("[data-testid=events] li:has(.kind.text)").allTextContents();
     expect(texts.length).toBeGreaterThan(0);

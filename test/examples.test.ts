@@ -7,7 +7,7 @@ import { type Started, startProcess } from "./helpers/processes.js";
 
 const run = promisify(execFile);
 
-/** Each example, and the command a reader runs it with (README, "Calling it"). */
+/** Each example, and the command a reader runs it with (docs/clients.md, "Client examples"). */
 const EXAMPLES: Array<{ file: string; command: string[] }> = [
   { file: "examples/connect-client.ts", command: [process.execPath, "dist/examples/connect-client.js"] },
   { file: "examples/grpc-js-client.mjs", command: [process.execPath, "examples/grpc-js-client.mjs"] },
@@ -28,7 +28,7 @@ function sseText(body: string): { text: string; done: boolean } {
   return { text: chunks.map((c) => c.choices[0]?.delta.content ?? "").join(""), done: data.at(-1) === "[DONE]" };
 }
 
-describe("the examples run as the README says, against a started gateway", () => {
+describe("the examples run as docs/clients.md says, against a started gateway", () => {
   let gateway: Started;
   let url: string;
   beforeAll(async () => {
@@ -58,13 +58,13 @@ describe("the examples run as the README says, against a started gateway", () =>
   }
 });
 
-describe("the README shows the examples as they are", () => {
-  const readme = readFileSync("README.md", "utf8");
+describe("docs/clients.md shows the examples as they are", () => {
+  const readme = readFileSync("docs/clients.md", "utf8");
   for (const { file } of EXAMPLES) {
-    it(`${file} appears in the README verbatim, under its marker`, () => {
+    it(`${file} appears in docs/clients.md verbatim, under its marker`, () => {
       const marker = `<!-- ${file} -->\n`;
       const at = readme.indexOf(marker);
-      expect(at, `README lacks ${marker.trim()}`).toBeGreaterThanOrEqual(0);
+      expect(at, `docs/clients.md lacks ${marker.trim()}`).toBeGreaterThanOrEqual(0);
       const rest = readme.slice(at + marker.length);
       expect(rest.startsWith("```")).toBe(true);
       const block = /^```[a-z]*\n([\s\S]*?)^```$/m.exec(rest);

@@ -1,12 +1,12 @@
 import type { ProviderKind } from "../core/chat-request.js";
 import { readConfigDocument } from "./config-file.js";
 import { checkConfig, type ConfigProblem, formatPath } from "./problems.js";
-import { type AnthropicThinking, type BUDGET_PERIODS, type CONSOLE_ACCESS, type ConfigFile, DEFAULT_TIMEOUTS, type STRATEGIES, type TimeoutsConfig } from "./schema.js";
+import { type AnthropicThinking, type BUDGET_PERIODS, type CONSOLE_ACCESS, type ConfigFile, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_TIMEOUTS, type STRATEGIES, type TimeoutsConfig } from "./schema.js";
 import { sha256Hex } from "./key-hash.js";
 import { createSecret, type Secret } from "./secret.js";
 import type { TlsCredentials } from "./tls-files.js";
 
-/** config.resume: detach grace, retention and backlog bounds of resumable streams (README, "Resumable streams"). */
+/** config.resume: detach grace, retention and backlog bounds of resumable streams (docs/streams.md, "Resumable streams"). */
 export type ResumeSettings = ConfigFile["resume"];
 
 /** Admission in front of one provider: concurrency, and a bounded FIFO queue behind it. */
@@ -113,7 +113,7 @@ export interface ConfiguredKey extends KeySettings {
   readonly sha256: string;
 }
 
-/** Shared state in Redis (README, "Tenancy"). */
+/** Shared state in Redis (docs/tenancy.md). */
 export interface RedisStoreConfig {
   readonly url: string;
   readonly prefix: string;
@@ -176,10 +176,6 @@ export interface Config {
   readonly resume: ResumeSettings;
   readonly console: ConsoleConfig;
 }
-
-
-/** limits.maxRequestBytes when neither it nor the deprecated facade.maxBodyBytes is set. */
-const DEFAULT_MAX_REQUEST_BYTES = 4 * 1024 * 1024;
 
 /**
  * Thrown for any configuration problem. Each line of the message starts

@@ -44,7 +44,7 @@ const RESTART_ONLY: Readonly<Record<string, (config: Config) => unknown>> = {
   "auth.adminKeyEnv": (c) => c.auth.adminKeySha256 !== undefined,
 };
 
-/** The settings a reload applies without a restart, for the README and the completeness test. */
+/** The settings a reload applies without a restart, for the configuration reference (docs/configuration.md) and the completeness test. */
 export const LIVE_SETTINGS = ["server.drainMs", "server.watchConfig", "log.level", "limits.maxEventBytes", "providers", "models", "auth"] as const;
 
 export const RESTART_ONLY_SETTINGS: readonly string[] = Object.keys(RESTART_ONLY);

@@ -3,7 +3,7 @@ import { PROVIDER_KINDS } from "../core/chat-request.js";
 
 const milliseconds = z.number().int().positive().max(86_400_000);
 
-/** Every upstream phase limit, in milliseconds. See README "Timeouts". */
+/** Every upstream phase limit, in milliseconds. See docs/routing.md, "Timeouts". */
 export interface TimeoutsConfig {
   /** TCP (and TLS) connection establishment. */
   readonly connectMs: number;
@@ -24,6 +24,9 @@ export const DEFAULT_TIMEOUTS: TimeoutsConfig = {
   idleMs: 30_000,
   totalMs: 600_000,
 };
+
+/** limits.maxRequestBytes when neither it nor the deprecated facade.maxBodyBytes is set. */
+export const DEFAULT_MAX_REQUEST_BYTES = 4 * 1024 * 1024;
 
 /** Timeouts as written at provider or model level: each one optional, merged over the level above. */
 const partialTimeoutsSchema = z.strictObject({
@@ -317,7 +320,7 @@ export const configSchema = z
         keys: z.array(tenantKeySchema).max(10_000).default([]),
       })
       .prefault({}),
-    /** The operators' console at /console (README, "Console"). */
+    /** The operators' console at /console (docs/operations.md, "Console"). */
     console: z
       .strictObject({
         /** off; open (no key: the page, and WatchStats, for anyone who reaches the port); admin (the admin key). Default: admin with an admin key, else off. */
@@ -326,7 +329,7 @@ export const configSchema = z
         maxWatchers: z.number().int().min(1).max(1_000).default(16),
       })
       .prefault({}),
-    /** Resumable streams (README, "Resumable streams"): kept in store.redis when configured, else in process. */
+    /** Resumable streams (docs/streams.md, "Resumable streams"): kept in store.redis when configured, else in process. */
     resume: z
       .strictObject({
         /** How long a resumable stream's upstream outlives its last reader; nobody resuming by then cancels it. */

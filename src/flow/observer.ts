@@ -61,7 +61,7 @@ export interface StreamObserver {
 }
 
 /**
- * What tenancy reports (README, "Tenancy"), for logs and metrics: keys by
+ * What tenancy reports (docs/tenancy.md), for logs and metrics: keys by
  * name, never the key itself. Process-wide rather than per stream (the
  * store's state is not a stream's). Every hook is optional and cheap.
  */

@@ -28,8 +28,8 @@ export function sanitizeUpstreamMessage(message: string, target: UpstreamTarget)
 }
 
 /**
- * The gateway's deliberate mapping of provider HTTP statuses (see README,
- * "Error mapping"). Shared by every adapter: providers differ in their error
+ * The gateway's deliberate mapping of provider HTTP statuses (see
+ * docs/streams.md, "Error mapping"). Shared by every adapter: providers differ in their error
  * bodies, not in what a status means for our clients. `detail` is the
  * provider's message, already sanitized, relayed only for client-side faults.
  */

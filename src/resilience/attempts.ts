@@ -61,7 +61,7 @@ function exhausted(records: readonly AttemptRecord[], last: GatewayError): Gatew
 /**
  * Runs attempts until one commits: its first delta, and only that, settles
  * the request on a target. Before it, a failure is retried or failed over
- * (README, "Retries and failover"): untried targets first in the strategy's
+ * (docs/routing.md): untried targets first in the strategy's
  * order, then transient failures again after full-jitter backoff (never
  * before their Retry-After), skipping targets whose breaker is open, never
  * more than `retry.maxAttempts` attempts, and no new attempt without room in

@@ -2,8 +2,8 @@ import type { RetryConfig } from "../config/config.js";
 import type { ErrorCode, GatewayError } from "../core/errors.js";
 
 /**
- * What a failed attempt means for the rest of the request (README,
- * "Retries and failover"). Only ever consulted before the first delta has
+ * What a failed attempt means for the rest of the request (docs/routing.md,
+ * "Routing, retries and failover"). Only ever consulted before the first delta has
  * left the gateway; after it, every failure is the client's error status.
  *
  * - `fatal`: the request itself is at fault, or the client is gone: end now.

@@ -81,7 +81,7 @@ interface Session {
 }
 
 /**
- * Resumable streams (README, "Resumable streams"). The replica that starts
+ * Resumable streams (docs/streams.md, "Resumable streams"). The replica that starts
  * one owns its upstream: it numbers and stores every delta as the client
  * pulls it (so backpressure is the client's, as for any stream), and when
  * the client leaves it keeps pulling at the upstream's pace into the store

@@ -79,8 +79,8 @@ const share = (limit: number | undefined, replicas: number) => (limit === undefi
 type Pending = ({ readonly kind: "settle"; readonly settlement: Settlement } | { readonly kind: "release"; readonly admission: AdmissionRef }) & { done: boolean; buffered: boolean };
 
 /**
- * The shared store behind a fail mode (README, "Tenancy: when Redis is in
- * trouble"). Redis counts as down on a connection error, or once it has
+ * The shared store behind a fail mode (docs/tenancy.md, "When Redis is
+ * in trouble"). Redis counts as down on a connection error, or once it has
  * been silent for `downAfterTimeouts` × `timeoutMs` while calls waited
  * (redis-watch.ts): a slow answer on a busy replica is waited for and
  * used, never replaced by a local decision on top of Redis's. Calls

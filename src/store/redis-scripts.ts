@@ -9,7 +9,7 @@
  * replaced by what was used, rollups counted, one record appended. The
  * live view's headroom is a third, read-only one.
  *
- * Key layout under the prefix P, for key name N (README, "Tenancy"):
+ * Key layout under the prefix P, for key name N (docs/tenancy.md):
  *   P req:{N}      sorted set  admission id → time               (requests window)
  *   P tok:{N}      sorted set  entry id → time                   (tokens window)
  *   P toka:{N}     hash        entry id → tokens, `_sum` → total

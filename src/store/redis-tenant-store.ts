@@ -156,7 +156,7 @@ function keyJson(key: StoredKey): string {
 }
 
 /**
- * The tenant store in Redis, shared by every replica (README, "Tenancy").
+ * The tenant store in Redis, shared by every replica (docs/tenancy.md).
  * One script per admission and one per settle (redis-scripts.ts); the
  * key layout is documented there. Failures are thrown as they come: the
  * fail-open wrapper decides what Redis trouble means.

@@ -21,7 +21,7 @@ export interface TenancyOptions {
 }
 
 /**
- * Virtual keys, limits, budgets and usage (README, "Tenancy"): what the
+ * Virtual keys, limits, budgets and usage (docs/tenancy.md): what the
  * edges ask (who is this request?), what the pipeline's admission stage
  * opens per request, what the admin service manages, over one store.
  */

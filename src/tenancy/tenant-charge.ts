@@ -20,7 +20,7 @@ import { resetDuration, usdFromMicros } from "./quota-headers.js";
 export const DEFAULT_RESERVED_OUTPUT_TOKENS = 1_024;
 
 /**
- * The tenancy stage of one request (README, "Tenancy"): the allowlist when
+ * The tenancy stage of one request (docs/tenancy.md): the allowlist when
  * opened, one store round trip at admission that checks every limit and
  * reserves tokens and the most the request can cost, and at the end,
  * whichever way it comes, one settle that replaces the reservations with

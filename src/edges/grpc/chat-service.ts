@@ -148,7 +148,7 @@ export function createChatService(options: ChatServiceOptions): ServiceImpl<type
               pulled = await next();
               continue;
             }
-            // Deltas that arrived in one upstream read leave as one message (README, "Natural batching").
+            // Deltas that arrived in one upstream read leave as one message (docs/streams.md, "Natural batching").
             const { item, after } = await joinBuffered(value as Delta | Heartbeat, next as () => Promise<IteratorResult<Delta | Heartbeat, void>>, call.buffered);
             // `start` is the first message, and headers go out with it: still time to add one.
             if (item.type === "start" && item.droppedParams) ctx.responseHeader.set(DROPPED_PARAMS_HEADER, item.droppedParams.join(","));

@@ -2,7 +2,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { type ErrorCode, GatewayError, toGatewayError } from "../../core/errors.js";
 import { ErrorInfoSchema, RetryInfoSchema } from "../../../gen/google/rpc/error_details_pb.js";
 
-/** The gRPC status for each gateway error (README, "Error mapping"). */
+/** The gRPC status for each gateway error (docs/streams.md, "Error mapping"). */
 export function grpcCode(code: ErrorCode): Code {
   switch (code) {
     case "invalid_request":

@@ -3,7 +3,7 @@ import type { Exchange } from "../../http/exchange.js";
 import { sendJsonError } from "../../http/json-error.js";
 import type { AnyResponse } from "../../http/node-http.js";
 
-/** The HTTP status for each gateway error (README, "Error mapping"). */
+/** The HTTP status for each gateway error (docs/streams.md, "Error mapping"). */
 export function httpStatus(code: ErrorCode): number {
   switch (code) {
     case "invalid_request":

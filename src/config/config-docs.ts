@@ -1,0 +1,184 @@
+import { DEFAULT_MAX_REQUEST_BYTES, DEFAULT_TIMEOUTS } from "./schema.js";
+
+/**
+ * The words of the configuration reference, docs/configuration.md, which
+ * scripts/gen-config-docs.mjs generates from the schema (schema.ts): the
+ * schema gives each key's type, bounds and default, this file what the key
+ * means. Kept beside the schema rather than in it so the schema stays code;
+ * the generator fails on a key of the schema without an entry here and on an
+ * entry here that names no key, so the two cannot drift apart.
+ *
+ * Keys are paths as written in a file, with `<name>` for a provider's name,
+ * `<alias>` for a model alias and `[]` for a list's items. Text is Markdown;
+ * its links are relative to docs/.
+ */
+
+/** What one key means. */
+export interface KeyDoc {
+  readonly text: string;
+  /**
+   * What leaving out an optional key means, when the schema has no default
+   * for it: in words, or the number the code uses instead.
+   */
+  readonly unset?: string | number;
+  /** A group of keys used in several places (`timeouts`, `price`), documented once under that name. */
+  readonly group?: string;
+  /** Whether a reload applies it, when that is not simply the restart-only list's answer for its path. */
+  readonly reload?: string;
+}
+
+/** Placeholders for the names of a map's entries. */
+export const MAP_KEYS: Readonly<Record<string, string>> = {
+  providers: "<name>",
+  models: "<alias>",
+};
+
+/** Bytes as the reference shows a default, e.g. 4194304 (4 MiB). */
+function bytes(value: number): string {
+  return `\`${value}\` (${value / (1024 * 1024)} MiB)`;
+}
+
+export const CONFIG_DOCS: Readonly<Record<string, KeyDoc>> = {
+  server: { text: "The listener: where it binds, how long a connection or a request may take, how many there may be, TLS, and how long a shutdown drains. `--host`, `--port` and the `PORT` variable override `server`." },
+  "server.host": { text: "Address to listen on (`--host 0.0.0.0` to listen beyond loopback)." },
+  "server.port": { text: "Port to listen on (0: any free port)." },
+  "server.drainMs": { text: "How long in-flight streams may finish after SIGTERM before they are ended with `UNAVAILABLE` (see graceful shutdown in [Stream semantics](streams.md#stream-semantics))." },
+  "server.keepaliveMs": { text: "The HTTP/2 PING interval; a PING unanswered for two intervals closes the connection." },
+  "server.debugEndpoints": { text: "Serve `GET /debug/runtime` (memory, event-loop delay, streams). Off in production." },
+  "server.headersTimeoutMs": { text: "A new connection must send complete request headers (HTTP/2: open a stream) within this, or it is closed; headers trickled a byte at a time do not extend it." },
+  "server.requestTimeoutMs": { text: "The whole request body must arrive in this time: 408 on the facade, `DEADLINE_EXCEEDED` on the RPC edges." },
+  "server.idleTimeoutMs": { text: "A connection with nothing in flight (HTTP/1.1 keep-alive, an HTTP/2 session with no stream) is closed (HTTP/2 gets GOAWAY)." },
+  "server.sendTimeoutMs": { text: "A client that takes no bytes of its response for this long has its stream reset, and everything it held (slot, upstream request) is released; slow readers that keep reading are unaffected." },
+  "server.maxConnections": { text: "Open connections. A new connection beyond it closes the connection that has been idle longest (never one with a request in flight); if every connection is busy, it gets `503` and is closed. Lowered at start-up (and logged) when the process's open-file limit cannot hold it: each client stream also holds an upstream connection." },
+  "server.maxStreamsPerConnection": { text: "Concurrent streams on one HTTP/2 connection, advertised in SETTINGS; clients queue above it, a client that ignores it gets `REFUSED_STREAM`." },
+  "server.tls": { text: "TLS on the one port, which then speaks TLS only (ALPN `h2` and `http/1.1`; see [TLS](operations.md#tls)). Relative paths are relative to the working directory.", unset: "cleartext h2c and HTTP/1.1" },
+  "server.tls.certFile": { text: "PEM certificate chain, leaf first." },
+  "server.tls.keyFile": { text: "PEM private key of the leaf (read once at start-up, never logged)." },
+  "server.tls.clientCaFile": { text: "PEM CA certificates; every client must then present a certificate one of them signed (mutual TLS).", unset: "no client certificates" },
+  "server.watchConfig": { text: "`true`: reload when the configuration file changes (SIGHUP always reloads; see [Reloading the configuration](operations.md#reloading-the-configuration))." },
+
+  log: { text: "JSON log lines (pino) on stdout." },
+  "log.level": { text: "The lowest level written." },
+
+  telemetry: { text: "Metrics and traces (see [Observability](operations.md#observability))." },
+  "telemetry.serviceName": { text: "`service.name` on spans and metrics (`OTEL_SERVICE_NAME` overrides)." },
+  "telemetry.metrics": { text: "Prometheus metrics." },
+  "telemetry.metrics.enabled": { text: "Serve `GET /metrics` (Prometheus text)." },
+  "telemetry.metrics.port": { text: "A listener of its own for `/metrics` (e.g. on a private interface); the public port then answers 404 for `/metrics`.", unset: "the gateway's own port" },
+  "telemetry.metrics.host": { text: "Where that listener binds." },
+  "telemetry.tracing": { text: "Traces, exported over OTLP/HTTP; the standard `OTEL_*` variables apply too." },
+  "telemetry.tracing.exporter": { text: "`otlp` exports spans over OTLP/HTTP; `none` exports nothing.", unset: "`otlp` when `OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT` is set, else `none`" },
+  "telemetry.tracing.endpoint": { text: "The OTLP/HTTP traces URL (`…/v1/traces`).", unset: "what the `OTEL_*` variables say" },
+  "telemetry.tracing.captureContent": { text: "`true` puts prompts and answers on spans (`gen_ai.input.messages` and `gen_ai.output.messages`, cut to 16 KiB). Off: no message text ever leaves in telemetry." },
+
+  facade: { text: "The OpenAI-compatible facade (see [streams.md](streams.md#openai-compatible-facade-v1chatcompletions))." },
+  "facade.keepaliveMs": { text: "A `: keepalive` comment line on OpenAI-compatible streams after this much silence, also before the first token." },
+  "facade.maxBodyBytes": { text: "Deprecated: the old name of `limits.maxRequestBytes`, still honoured when that is not set.", unset: "`limits.maxRequestBytes`", reload: "restart" },
+
+  limits: { text: "What one request or one upstream event may hold. Every limit answers with a clear status and is counted before the expensive work it protects (see [Limits and timeouts](operations.md#limits-and-timeouts))." },
+  "limits.maxEventBytes": { text: "Largest upstream SSE event, in bytes; a larger one ends the stream with an error." },
+  "limits.maxRequestBytes": {
+    text: "The request body on every edge and protocol, and any one message after gzip decompression: `RESOURCE_EXHAUSTED` / 413, checked against `Content-Length` (and an RPC envelope's declared length) before the body is read, and while it arrives; the rest is discarded as it comes, never buffered: HTTP/2 resets the stream (`NO_ERROR`) once the status is out, HTTP/1.1 closes the connection after the answer, lingering at most 2 s / 8 MiB so that a client still sending can read its status.",
+    unset: `\`facade.maxBodyBytes\` when set, else ${bytes(DEFAULT_MAX_REQUEST_BYTES)}`,
+  },
+  "limits.maxRequestElements": { text: "Fields, list items and JSON values in one request, counted by a scan of the raw bytes before protobuf or JSON decoding: `RESOURCE_EXHAUSTED` / 413. Decoding cost follows the element count, not the byte count (4 MiB of one-character content parts took protobuf-es almost a second); at the limit the worst shapes decode in about 7 ms on this machine's cores." },
+  "limits.maxJsonDepth": { text: "Nesting of a tool's JSON Schema: `INVALID_ARGUMENT` / 400 naming `tools[i].parameters` (`tools[i].function.parameters` on the facade); the same cap on both edges. Much deeper documents are refused by the scan before decoding." },
+
+  auth: { text: "Virtual keys and the admin service (see [Tenancy](tenancy.md)). Any key configured, or the admin service on, makes every edge require a key.", unset: "no keys: anyone who reaches the port may call" },
+  "auth.adminKeyEnv": { text: "Environment variable holding the admin key (16 characters or more); serves `sluice.admin.v1.AdminService` and turns authentication on.", unset: "no admin service", reload: "restart to turn it on or off; another variable: yes" },
+  "auth.keys": { text: "The virtual keys; any key configured → every edge requires one." },
+  "auth.keys[].name": { text: "1 to 64 letters, digits and `. _ -`, unique; what logs, usage records and the admin service call the key. Limits, spend and usage are kept per name." },
+  "auth.keys[].keyEnv": { text: "Environment variable holding the key (16 characters or more); the gateway keeps only its SHA-256. Give exactly one of `keyEnv` and `sha256`.", unset: "one of the two" },
+  "auth.keys[].sha256": { text: 'The key\'s SHA-256 in hex, so the key itself never reaches the gateway\'s host (`printf %s "$KEY" | sha256sum`).', unset: "one of the two" },
+  "auth.keys[].models": { text: "The aliases the key may use.", unset: "every alias" },
+  "auth.keys[].limits": { text: "Per-key rate limits; an unset limit is not enforced." },
+  "auth.keys[].limits.requestsPerMinute": { text: "Requests admitted in any 60-second window.", unset: "no limit" },
+  "auth.keys[].limits.tokensPerMinute": { text: "Input + output tokens in any 60-second window, reserved at admission, reconciled at the end.", unset: "no limit" },
+  "auth.keys[].limits.concurrentStreams": { text: "Streams in flight at once.", unset: "no limit" },
+  "auth.keys[].budget": { text: "Spend allowed per UTC calendar period.", unset: "no budget" },
+  "auth.keys[].budget.usd": { text: "Spend allowed per period, in US dollars (kept as integer micro-dollars)." },
+  "auth.keys[].budget.period": { text: "`day`, `week` (ISO, from Monday 00:00 UTC) or `month`: UTC calendar periods." },
+
+  console: { text: "The operators' console at `/console/` (see [Console](operations.md#console))." },
+  "console.access": { text: "`off`, `open` or `admin`: who may open `/console/` and watch `WatchStats` (the table in [Console](operations.md#console)).", unset: "`admin` when `auth.adminKeyEnv` is set, else `off`" },
+  "console.maxWatchers": { text: "`WatchStats` streams at once; more get `RESOURCE_EXHAUSTED`." },
+
+  resume: { text: "Resumable streams (see [Resumable streams](streams.md#resumable-streams)): kept in `store.redis` when configured, else in process." },
+  "resume.detachGraceMs": { text: "How long a resumable stream's upstream outlives its last reader." },
+  "resume.retentionMs": { text: "How long a stream's messages stay readable after its last one; then `NOT_FOUND`." },
+  "resume.maxBacklogMessages": { text: "Messages stored per stream; past it the stream is no longer resumable." },
+  "resume.maxBacklogBytes": { text: "Bytes stored per stream, as JSON; past it the stream is no longer resumable." },
+  "resume.maxReaders": { text: "`ResumeStream` calls and facade resumes served at once per replica (each may hold a Redis connection); more get `RESOURCE_EXHAUSTED` / 429." },
+
+  store: { text: "Where limits, spend, usage and runtime keys are kept (see [Tenancy](tenancy.md)).", unset: "in process: right for one replica (limits, spend and runtime keys start empty after a restart)" },
+  "store.redis": { text: "One Redis (standalone, or a primary with replicas behind Sentinel or a managed service), not Cluster, shared by every replica." },
+  "store.redis.url": { text: "`redis://` or `rediss://` (TLS). Only its host and port are ever logged." },
+  "store.redis.prefix": { text: "Prefix of every key the gateway writes (several gateways, or tests, can share one Redis)." },
+  "store.redis.failMode": { text: "Redis down or slow: `open` falls back to per-replica limits; `closed` refuses new streams with `UNAVAILABLE` / 503 (see [When Redis is in trouble](tenancy.md#when-redis-is-in-trouble))." },
+  "store.redis.replicas": { text: "Replicas sharing this Redis: the divisor of the fail-open limits." },
+  "store.redis.timeoutMs": { text: "A Redis call unanswered this long after it was written is slow: logged, still waited for." },
+  "store.redis.downAfterTimeouts": { text: "Redis is down after this many `timeoutMs` with no answer to any call (or at once when the connection drops); then the fail mode applies." },
+  "store.redis.usageStreamMaxLen": { text: "Usage records kept in the Redis Stream (approximately: `XADD MAXLEN ~`)." },
+  "store.redis.bufferMax": { text: "Usage records held in memory while Redis is away; past it they are dropped, counted and logged." },
+  "store.redis.streamLeaseMs": { text: "A stream's concurrency slot and budget reservation are released after this if its replica died before the stream ended." },
+
+  providers: { text: "The upstreams, each under a name of your choice that aliases refer to (see [Providers](providers.md))." },
+  "providers.<name>.kind": { text: "Wire format of the provider: `openai` (any Chat Completions server: OpenAI, vLLM, llama.cpp, Ollama, Groq, DeepSeek…), `anthropic` or `gemini`." },
+  "providers.<name>.baseUrl": { text: "Base URL including the version path (`…/v1`)." },
+  "providers.<name>.apiKeyEnv": { text: "Environment variable with the API key, sent in the provider's own header; the NAME of the variable, never the key itself. Unset variable = start-up failure.", unset: "no key sent (e.g. a local server)" },
+  "providers.<name>.timeouts": { text: "Phase timeouts for every alias of this provider.", group: "timeouts", unset: "the defaults" },
+  "providers.<name>.maxConcurrent": { text: "Streams in flight to this provider at once; more wait in its queue.", unset: "unlimited" },
+  "providers.<name>.queue": { text: "The admission queue behind `maxConcurrent`: FIFO; a full queue or a wait that runs out sheds the request." },
+  "providers.<name>.queue.maxWaiting": { text: "Requests waiting at most." },
+  "providers.<name>.queue.timeoutMs": { text: "How long each may wait." },
+  "providers.<name>.breaker": { text: "The circuit breaker, per target (provider and model): `failures` failures within `windowMs` with no success between them open it for `openMs` (see [Routing, retries and failover](routing.md))." },
+  "providers.<name>.breaker.failures": { text: "Failures that open it." },
+  "providers.<name>.breaker.windowMs": { text: "The window they must fall in." },
+  "providers.<name>.breaker.openMs": { text: "How long it stays open; then one request probes (half-open)." },
+  "providers.<name>.thinking": { text: "`anthropic` only: `adaptive` or `budget`, the thinking form for a reasoning effort on every model of this provider (see [Anthropic thinking](providers.md#anthropic-thinking)).", unset: "by model name" },
+
+  models: { text: "The aliases clients name. An alias is either one target written inline (`provider`, `model`, `price`) or a `targets` list, not both, with how to choose among them and what to do when one fails (see [Routing, retries and failover](routing.md))." },
+  "models.<alias>.provider": { text: "The single-target form: where the alias goes (a provider's name).", unset: "`targets` instead" },
+  "models.<alias>.model": { text: "The single-target form: the provider's model id.", unset: "`targets` instead" },
+  "models.<alias>.price": { text: "The single-target form: its price.", group: "price", unset: "unpriced: costs nothing, last for `cost`" },
+  "models.<alias>.targets": { text: "The targets, in failover order for `priority`.", unset: "the single-target form instead" },
+  "models.<alias>.targets[].provider": { text: "A provider's name." },
+  "models.<alias>.targets[].model": { text: "The provider's model id." },
+  "models.<alias>.targets[].weight": { text: "Share of traffic under the `weighted` strategy." },
+  "models.<alias>.targets[].price": { text: "Its price.", group: "price", unset: "unpriced: costs nothing, last for `cost`" },
+  "models.<alias>.targets[].timeouts": { text: "Timeouts for this target, over the alias's and the provider's.", group: "timeouts", unset: "the alias's" },
+  "models.<alias>.targets[].thinking": { text: "On an `anthropic` provider: the thinking form for this model, over the provider's.", unset: "the provider's, else by model name" },
+  "models.<alias>.strategy": { text: "How a request picks among the targets: see [Routing, retries and failover](routing.md)." },
+  "models.<alias>.retry": { text: "Retries and failover, only ever before the first delta.", unset: "one attempt per target, default backoff" },
+  "models.<alias>.retry.maxAttempts": { text: "Attempts across all targets, hedges included.", unset: "one per target, so a single-target alias is not retried unless asked" },
+  "models.<alias>.retry.baseBackoffMs": { text: "Full-jitter exponential backoff: a random delay up to `min(maxBackoffMs, baseBackoffMs × 2^(tries−1))`." },
+  "models.<alias>.retry.maxBackoffMs": { text: "The backoff's ceiling." },
+  "models.<alias>.hedge": { text: "Hedged first token.", unset: "off" },
+  "models.<alias>.hedge.afterMs": { text: "Start the next target in parallel when no first delta has come by then." },
+  "models.<alias>.timeouts": { text: "Per-alias override of the provider's timeouts (a target's own `timeouts` go over these).", group: "timeouts", unset: "the provider's" },
+  "models.<alias>.dropUnsupportedParams": { text: "`false`: a parameter the provider cannot honour fails the request; `true`: it is dropped and reported (`sluice-dropped-params`; see [Unsupported parameters](providers.md#unsupported-parameters))." },
+};
+
+/** Groups of keys used in several places, each documented once. */
+export const CONFIG_GROUPS: Readonly<Record<string, { readonly title: string; readonly text: string; readonly keys: Readonly<Record<string, KeyDoc>> }>> = {
+  timeouts: {
+    title: "Timeouts",
+    text: "Upstream phase timeouts, in milliseconds, per upstream attempt; each target merges its own over its alias's over its provider's over the defaults below. Each expiry aborts the upstream request and ends the stream with `UNAVAILABLE` and the message shown (see [Timeouts](routing.md#timeouts)).",
+    keys: {
+      connectMs: { text: "TCP (and TLS) connection establishment. Expiry: connect timeout: provider P did not accept a connection within N ms.", unset: DEFAULT_TIMEOUTS.connectMs },
+      headersMs: { text: "From request sent to response headers received. Expiry: headers timeout: provider P sent no response headers within N ms.", unset: DEFAULT_TIMEOUTS.headersMs },
+      firstTokenMs: { text: "From response headers to the first content delta. Expiry: first-token timeout: provider P sent no content within N ms of its response headers (pings are not content).", unset: DEFAULT_TIMEOUTS.firstTokenMs },
+      idleMs: { text: "Longest silence between two upstream reads. Expiry: idle timeout: provider P sent nothing for N ms — counted only while the gateway waits on upstream, never while a slow client holds the stream paused; pings count as traffic.", unset: DEFAULT_TIMEOUTS.idleMs },
+      totalMs: { text: "The whole upstream exchange. Expiry: total timeout: provider P did not finish within N ms (wall clock).", unset: DEFAULT_TIMEOUTS.totalMs },
+    },
+  },
+  price: {
+    title: "Prices",
+    text: "USD per million tokens, for the `cost` strategy and budgets (see [Budgets and spend](tenancy.md#budgets-and-spend)).",
+    keys: {
+      inputPerMTok: { text: "Fresh input." },
+      outputPerMTok: { text: "Output." },
+      cachedInputPerMTok: { text: "Cached input.", unset: "the input price" },
+    },
+  },
+};
