@@ -1,5 +1,4 @@
 import { type CallLayer, plainDeltas } from "../../call/call-layer.js";
-import { aggregateDeltas } from "../../core/aggregate.js";
 import { toGatewayError } from "../../core/errors.js";
 import type { StructureLimits } from "../../core/structure-limits.js";
 import type { Exchange } from "../../http/exchange.js";
@@ -12,7 +11,7 @@ import { DROPPED_PARAMS_HEADER, type SseCodec, writeSse } from "../sse/write-sse
 import { type ResponsesRequest, responsesRequestFrom } from "./from-responses.js";
 import { replayForTarget } from "./replay-origins.js";
 import { responsesParam, toResponsesError } from "./responses-errors.js";
-import { createResponseEncoder, responseFromResult } from "./to-responses.js";
+import { createResponseEncoder, responseFromDeltas } from "./to-responses.js";
 
 export interface ResponsesOptions {
   readonly calls: CallLayer;
@@ -77,10 +76,9 @@ export async function responses(req: AnyRequest, res: AnyResponse, exchange: Exc
   });
   if (parsed.stream) return writeSse(res, exchange, call, responsesSse(parsed), { sendTimeoutMs: options.sendTimeoutMs });
   try {
-    const result = await aggregateDeltas(plainDeltas(call.items));
-    const response = responseFromResult(result, { requestModel: parsed.request.model, echo: parsed.echo, param: parsed.param });
+    const { response, droppedParams } = await responseFromDeltas(plainDeltas(call.items), { requestModel: parsed.request.model, echo: parsed.echo, param: parsed.param });
     exchange.code = "ok";
-    const dropped = result.droppedParams.map(parsed.param).join(",");
+    const dropped = droppedParams.map(parsed.param).join(",");
     sendJson(res, 200, response, { ...call.quota(), ...(dropped ? { [DROPPED_PARAMS_HEADER]: dropped } : {}) });
   } catch (error) {
     if (!exchange.signal.aborted) sendResponsesError(res, exchange, error, call.quota(), parsed.param);
