@@ -5,7 +5,7 @@ import type { StructureLimits } from "../../core/structure-limits.js";
 import type { Exchange } from "../../http/exchange.js";
 import { type AnyRequest, type AnyResponse, headerOf, sendJson } from "../../http/node-http.js";
 import type { BodyLimits } from "../../http/read-body.js";
-import { answerWhole, beginHttpCall, httpCall } from "../sse/http-call.js";
+import { answerWhole, beginHttpCall, fromResult, httpCall } from "../sse/http-call.js";
 import { type SseCodec, writeSse } from "../sse/write-sse.js";
 import { toAnthropicError } from "./anthropic-errors.js";
 import { messageFromResult } from "./anthropic-message.js";
@@ -64,8 +64,10 @@ export async function messages(req: AnyRequest, res: AnyResponse, exchange: Exch
   });
   if (parsed.stream) return writeSse(res, exchange, call, messagesSse(parsed.request.model, exchange.requestId), { sendTimeoutMs: options.sendTimeoutMs });
   return answerWhole(res, exchange, call, {
-    encode: (result) => messageFromResult(result, parsed.request.model),
-    dropped: (result) => result.droppedParams.map(anthropicParam),
+    answer: fromResult(
+      (result) => messageFromResult(result, parsed.request.model),
+      (result) => result.droppedParams.map(anthropicParam),
+    ),
     refuse: sendAnthropicError,
   });
 }

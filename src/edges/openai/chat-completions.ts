@@ -6,7 +6,7 @@ import { type AnyRequest, type AnyResponse, headerOf } from "../../http/node-htt
 import type { BodyLimits } from "../../http/read-body.js";
 import type { Principal } from "../../tenancy/principal.js";
 import type { ReplayStore } from "../../store/replay-store.js";
-import { answerWhole, beginHttpCall, httpCall } from "../sse/http-call.js";
+import { answerWhole, beginHttpCall, fromResult, httpCall } from "../sse/http-call.js";
 import { writeSse } from "../sse/write-sse.js";
 import { chatRequestFromOpenAi } from "./from-openai.js";
 import { openAiParam, sendOpenAiError } from "./http-errors.js";
@@ -74,8 +74,7 @@ export async function chatCompletions(req: AnyRequest, res: AnyResponse, exchang
     });
   }
   return answerWhole(res, exchange, call, {
-    encode: completionFromResult,
-    dropped: (result) => [...parsed.droppedParams, ...result.droppedParams.map(openAiParam)],
+    answer: fromResult(completionFromResult, (result) => [...parsed.droppedParams, ...result.droppedParams.map(openAiParam)]),
     refuse: sendOpenAiError,
     beforeAnswer: () => keepReplay(capture, store),
   });

@@ -9,7 +9,7 @@ import { type SseCodec, writeSse } from "../sse/write-sse.js";
 import { type ResponsesRequest, responsesRequestFrom } from "./from-responses.js";
 import { replayForTarget } from "./replay-origins.js";
 import { responsesParam, toResponsesError } from "./responses-errors.js";
-import { createResponseEncoder, responseFromResult } from "./to-responses.js";
+import { createResponseEncoder, responseFromDeltas } from "./to-responses.js";
 
 export interface ResponsesOptions {
   readonly calls: CallLayer;
@@ -59,8 +59,11 @@ export async function responses(req: AnyRequest, res: AnyResponse, exchange: Exc
   });
   if (parsed.stream) return writeSse(res, exchange, call, responsesSse(parsed), { sendTimeoutMs: options.sendTimeoutMs });
   return answerWhole(res, exchange, call, {
-    encode: (result) => responseFromResult(result, { requestModel: parsed.request.model, echo: parsed.echo, param: parsed.param }),
-    dropped: (result) => result.droppedParams.map(parsed.param),
+    // Folded by the stream's own encoder, not core/aggregate.ts: a whole response keeps its items in the order the deltas came.
+    answer: async (deltas) => {
+      const { response, droppedParams } = await responseFromDeltas(deltas, { requestModel: parsed.request.model, echo: parsed.echo, param: parsed.param });
+      return { body: response, dropped: droppedParams.map(parsed.param) };
+    },
     refuse: (r, e, error, headers) => sendResponsesError(r, e, error, headers, parsed.param),
   });
 }

@@ -331,14 +331,39 @@ function* deltasOf(result: ChatResult): Generator<Delta> {
 }
 
 /**
- * A whole answer as a `response` object, for `stream: false`. It is what the
- * encoder ends with for the same answer, so both ways of asking get the same
- * items; a result keeps no order between its reasoning, text and calls, so
- * they come in that order. (`output_text` is no field of the wire object:
- * the SDKs compute it.)
+ * A whole answer as a `response` object. It is what the encoder ends with
+ * for the same answer, except that a result keeps no order between its
+ * reasoning, text and calls, so they come in that order: the route encodes
+ * the deltas themselves (`responseFromDeltas`). (`output_text` is no field
+ * of the wire object: the SDKs compute it.)
  */
 export function responseFromResult(result: ChatResult, options: ResponseEncoderOptions): ResponseObject {
   const encoder = createResponseEncoder(options);
   for (const delta of deltasOf(result)) encoder.events(delta, discard);
   return encoder.response();
+}
+
+/**
+ * A whole answer as a `response` object, for `stream: false`, from the
+ * deltas as they came: the streaming encoder with its frames unwritten, so
+ * both ways of asking get the same items in the same order. The order
+ * carries replay state a result loses (`responseFromResult`): Gemini signs
+ * answer text with a signature that arrives after it and must go back on it.
+ * Deltas that end without `finish` end the response as a result without one
+ * does (`unspecified`: completed). Also says which parameters the target's
+ * alias dropped (from `start`).
+ */
+export async function responseFromDeltas(
+  deltas: AsyncIterable<Delta>,
+  options: ResponseEncoderOptions,
+): Promise<{ response: ResponseObject; droppedParams: readonly string[] }> {
+  const encoder = createResponseEncoder(options);
+  let droppedParams: readonly string[] = [];
+  for await (const delta of deltas) {
+    if (delta.type === "start") droppedParams = delta.droppedParams ?? [];
+    encoder.events(delta, discard);
+  }
+  // Ignored after a finish: the encoder adds nothing once the response ended.
+  encoder.events({ type: "finish", reason: "unspecified" }, discard);
+  return { response: encoder.response(), droppedParams };
 }

@@ -1,5 +1,6 @@
 import { type CallContext, type CallLayer, type CallStream, plainDeltas } from "../../call/call-layer.js";
 import { aggregateDeltas, type ChatResult } from "../../core/aggregate.js";
+import type { Delta } from "../../core/delta.js";
 import type { StructureLimits } from "../../core/structure-limits.js";
 import type { Exchange } from "../../http/exchange.js";
 import { type AnyRequest, type AnyResponse, sendJson } from "../../http/node-http.js";
@@ -45,23 +46,36 @@ export async function beginHttpCall<P>(
   }
 }
 
+/** A whole answer's body and the parameters dropped for it (the edge's names). */
+export interface WholeAnswer {
+  readonly body: unknown;
+  readonly dropped: readonly string[];
+}
+
+/** The usual way to a whole answer: the deltas folded into one result (core/aggregate.ts), then encoded. */
+export function fromResult(encode: (result: ChatResult) => unknown, dropped: (result: ChatResult) => readonly string[]): (deltas: AsyncIterable<Delta>) => Promise<WholeAnswer> {
+  return async (deltas) => {
+    const result = await aggregateDeltas(deltas);
+    return { body: encode(result), dropped: dropped(result) };
+  };
+}
+
 /**
- * A whole answer as one JSON response: the call's deltas folded, encoded by
- * the edge, with the key's quota and the dropped parameters as headers.
+ * A whole answer as one JSON response: the call's deltas turned into the
+ * edge's body, with the key's quota and the dropped parameters as headers.
  */
 export async function answerWhole(
   res: AnyResponse,
   exchange: Exchange,
   call: CallStream,
-  edge: { readonly encode: (result: ChatResult) => unknown; readonly dropped: (result: ChatResult) => readonly string[]; readonly refuse: Refuse; readonly beforeAnswer?: () => Promise<void> },
+  edge: { readonly answer: (deltas: AsyncIterable<Delta>) => Promise<WholeAnswer>; readonly refuse: Refuse; readonly beforeAnswer?: () => Promise<void> },
 ): Promise<void> {
   try {
-    const result = await aggregateDeltas(plainDeltas(call.items, call.observe));
-    const body = edge.encode(result);
+    const { body, dropped } = await edge.answer(plainDeltas(call.items, call.observe));
     await edge.beforeAnswer?.();
     exchange.code = "ok";
-    const dropped = [...new Set(edge.dropped(result))].join(",");
-    sendJson(res, 200, body, { ...call.quota(), ...(dropped ? { [DROPPED_PARAMS_HEADER]: dropped } : {}) });
+    const names = [...new Set(dropped)].join(",");
+    sendJson(res, 200, body, { ...call.quota(), ...(names ? { [DROPPED_PARAMS_HEADER]: names } : {}) });
   } catch (error) {
     if (!exchange.signal.aborted) edge.refuse(res, exchange, error, call.quota());
   }
