@@ -33,9 +33,10 @@ function sendAnthropicError(res: AnyResponse, exchange: Exchange, reason: unknow
 }
 
 /**
- * The caller's key: `x-api-key` (what @anthropic-ai/sdk sends) or
- * `authorization: Bearer`, checked before the body is read. Undefined when
- * the 401 was already sent.
+ * The caller's key: `x-api-key` (the header Anthropic documents) or
+ * `authorization: Bearer` (what @anthropic-ai/sdk 1.x sends for its
+ * apiKey), checked before the body is read. Undefined when the 401 was
+ * already sent.
  */
 async function callerOf(req: AnyRequest, res: AnyResponse, exchange: Exchange, calls: CallLayer): Promise<{ principal?: Principal } | undefined> {
   const apiKey = headerOf(req, "x-api-key");
