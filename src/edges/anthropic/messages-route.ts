@@ -29,7 +29,7 @@ function sendAnthropicError(res: AnyResponse, exchange: Exchange, reason: unknow
   sendJson(res, status, body, { ...headers, ...own });
 }
 
-/** `x-api-key` (what @anthropic-ai/sdk sends) as a bearer credential, or `authorization` as it came. */
+/** `x-api-key` (the header Anthropic documents) as a bearer credential, or `authorization` as it came (what @anthropic-ai/sdk 1.x sends for its apiKey). */
 function credentialOf(req: AnyRequest): string | undefined {
   const apiKey = headerOf(req, "x-api-key");
   return apiKey !== undefined ? `Bearer ${apiKey}` : headerOf(req, "authorization");
