@@ -178,7 +178,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
         authorize: config.console.access === "open" ? () => undefined : (header) => tenancy.admin.authorize(header),
       })
     : undefined;
-  const calls = createCallLayer({ pipeline, tenancy, resumable });
+  const calls = createCallLayer({ pipeline, tenancy, resumable, replayStore: tenancy.redis ? sharedReplayStore(tenancy.redis) : createMemoryReplayStore() });
   const limits = { ...config.limits, requestTimeoutMs: config.server.requestTimeoutMs };
   let server: GatewayServer | undefined;
   const route = createRoutes({
@@ -187,7 +187,6 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     limits,
     sendTimeoutMs: config.server.sendTimeoutMs,
     sseKeepaliveMs: config.facade.keepaliveMs,
-    replayStore: tenancy.redis ? sharedReplayStore(tenancy.redis) : createMemoryReplayStore(),
     ...(config.auth.adminKeySha256 !== undefined ? { admin: tenancy.admin } : {}),
     ...(statsWatch ? { watch: statsWatch } : {}),
     console: { access: config.console.access, assets: config.console.access === "off" ? new Map() : loadConsoleAssets(options.consoleDir ?? defaultConsoleDir()) },

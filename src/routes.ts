@@ -16,7 +16,7 @@ import { registerReflection } from "./edges/grpc/reflection.js";
 import { createRpcHandler } from "./edges/grpc/rpc-handler.js";
 import type { RequestBodyLimits } from "./edges/grpc/rpc-request.js";
 import type { StatsWatch } from "./edges/grpc/watch-stats.js";
-import { countTokens, messages } from "./edges/anthropic/messages-route.js";
+import { countTokens, messages, sendAnthropicError } from "./edges/anthropic/messages-route.js";
 import { chatCompletions, resumeChatCompletion } from "./edges/openai/chat-completions.js";
 import { sendOpenAiError } from "./edges/openai/http-errors.js";
 import { listModels } from "./edges/openai/models.js";
@@ -29,7 +29,6 @@ import type { ConnectionGuard } from "./server/connection-guard.js";
 import { handleHealth, notFound } from "./server/health.js";
 import type { Route } from "./server/request-guard.js";
 import { createRuntimeStats } from "./server/runtime-stats.js";
-import type { ReplayStore } from "./store/replay-store.js";
 import type { KeyAdmin } from "./tenancy/key-admin.js";
 import { serveMetrics } from "./telemetry/metrics-route.js";
 import type { Metrics } from "./telemetry/metrics.js";
@@ -42,9 +41,7 @@ export interface RoutesOptions {
   readonly sendTimeoutMs: number;
   /** Silence on an SSE stream after which a heartbeat is sent. */
   readonly sseKeepaliveMs: number;
-  /** Where thinking signatures wait for the next tool turn (any replica's, with a shared store). */
-  readonly replayStore: ReplayStore;
-  /** sluice.admin.v1.AdminService, when the configuration has an admin key. */
+    /** sluice.admin.v1.AdminService, when the configuration has an admin key. */
   readonly admin?: KeyAdmin;
   /** AdminService/WatchStats, when the console may be watched. */
   readonly watch?: StatsWatch;
@@ -97,7 +94,7 @@ export function createRoutes(options: RoutesOptions): Route {
     sendTimeoutMs: options.sendTimeoutMs,
   });
   const edgeOptions = { calls, limits: options.limits, keepaliveMs: options.sseKeepaliveMs, sendTimeoutMs: options.sendTimeoutMs };
-  const openAi = { calls, limits: options.limits, keepaliveMs: options.sseKeepaliveMs, sendTimeoutMs: options.sendTimeoutMs, replayStore: options.replayStore };
+  const openAi = { calls, limits: options.limits, keepaliveMs: options.sseKeepaliveMs, sendTimeoutMs: options.sendTimeoutMs };
   const badId = (field: string, what: string) => new GatewayError("invalid_request", `path: malformed percent-escape in the ${what}`, { field });
 
   const http: readonly HttpRoute[] = [
@@ -142,10 +139,12 @@ export function createRoutes(options: RoutesOptions): Route {
       return route.serve(req, res, exchange, id);
     }
     if (path.startsWith("/v1/")) {
-      // An SDK on the wrong path reads an error in its own format.
-      exchange.edge = "openai";
+      // An SDK on a path not served here (messages.batches, files…) reads an error in its own format.
+      const anthropic = path.startsWith("/v1/messages");
+      exchange.edge = anthropic ? "anthropic" : "openai";
       exchange.route = "other";
-      return sendOpenAiError(res, exchange, new GatewayError("not_found", `no route ${clipClientValue(req.method ?? "")} ${clipClientValue(path)}`));
+      const notServed = new GatewayError("not_found", `no route ${clipClientValue(req.method ?? "")} ${clipClientValue(path)}`);
+      return anthropic ? sendAnthropicError(res, exchange, notServed) : sendOpenAiError(res, exchange, notServed);
     }
     if (runtime(req, res, exchange)) return;
     if (consoleRoute(req, res, exchange)) return;

@@ -7,6 +7,8 @@ import { type Heartbeat, withHeartbeats } from "../core/heartbeats.js";
 import type { ChatPipeline, DeltaStream, StreamContext } from "../pipeline/chat-pipeline.js";
 import type { Numbered, ResumableStreams } from "../resume/resumable-streams.js";
 import type { ModelInfo } from "../routing/route-table.js";
+import type { ReplayStore } from "../store/replay-store.js";
+import { createReplayCapture, keepReplay, type ReplayKind, restoreReplay } from "./replay-turns.js";
 import type { Quota } from "../store/tenant-store.js";
 import { mayUse, type Principal } from "../tenancy/principal.js";
 import { quotaHeaders } from "../tenancy/quota-headers.js";
@@ -40,6 +42,13 @@ export interface StreamOptions {
   readonly includeUsage?: boolean;
   /** A per-target rewrite of the request (an edge's replayed thinking signatures). */
   readonly prepare?: StreamContext["prepare"];
+  /**
+   * Keep the answer's thinking signatures for the next tool turn, and put
+   * back those of the turns this request replays (replay-turns.ts): for
+   * edges whose API has no field for them. The edge calls
+   * `CallStream.keepReplay` before it writes the end.
+   */
+  readonly replay?: ReplayKind;
   /**
    * Sees each delta of a fresh stream before the edge writes it. Inside a
    * resumable stream the call layer applies it; on a plain stream it comes
@@ -76,6 +85,8 @@ export interface CallStream {
   readonly takeNotResumable: () => boolean;
   /** A plain stream's `StreamOptions.observe`: the edge calls it for each delta it writes (numbered ones were observed already). */
   readonly observe?: (delta: Delta) => void;
+  /** Stores what the next tool turn must replay (`StreamOptions.replay`); resolves at once otherwise. Before the end is written: a client may send its next turn the moment it sees it. */
+  readonly keepReplay: () => Promise<void>;
 }
 
 /** Items of a resumed stream the client already has are skipped; `skipped` sees them (an encoder rebuilding its state). */
@@ -117,10 +128,34 @@ export interface CallLayerOptions {
   readonly tenancy?: Pick<Tenancy, "identify" | "viewer">;
   /** Without it a resumable request streams plainly, and resume and cancel answer `not_found`. */
   readonly resumable?: ResumableStreams;
+  /** Where thinking signatures wait for the next tool turn (shared by replicas with a Redis store). */
+  readonly replayStore?: ReplayStore;
 }
 
 const NO_RESUME = () => new GatewayError("not_found", "resumable streams are not served here");
 const NONE = (): number => 0;
+
+const NOTHING_TO_KEEP = async (): Promise<void> => undefined;
+
+/** The options with the replay capture observing every delta and the stored signatures restored per target. */
+function withReplay(options: StreamOptions, store: ReplayStore, kind: ReplayKind): StreamOptions & { readonly keepReplay: () => Promise<void> } {
+  const capture = createReplayCapture();
+  const { observe, prepare } = options;
+  return {
+    ...options,
+    observe: observe
+      ? (delta) => {
+          capture.observe(delta);
+          observe(delta);
+        }
+      : (delta) => capture.observe(delta),
+    prepare: async (request, target) => {
+      const restored = await restoreReplay(request, store, { provider: target.provider.name, model: target.model }, kind);
+      return prepare ? prepare(restored, target) : restored;
+    },
+    keepReplay: () => keepReplay(capture, store),
+  };
+}
 
 /** Passes deltas through, showing each to `observe`, for resumable streams (a plain one is observed by its edge's loop). */
 async function* observed(deltas: AsyncIterable<Delta>, observe: (delta: Delta) => void): AsyncGenerator<Delta, void, undefined> {
@@ -160,7 +195,8 @@ export function createCallLayer(options: CallLayerOptions): CallLayer {
       return principal;
     },
 
-    stream(request, principal, call, streamOptions) {
+    stream(request, principal, call, requested) {
+      const streamOptions = options.replayStore && requested.replay ? withReplay(requested, options.replayStore, requested.replay) : { ...requested, keepReplay: NOTHING_TO_KEEP };
       let quota: Readonly<Record<string, string>> = {};
       let notResumable = false;
       const context: StreamContext = {
@@ -177,6 +213,7 @@ export function createCallLayer(options: CallLayerOptions): CallLayer {
       };
       const withBeats = <T>(source: AsyncGenerator<T, void, undefined>) => (streamOptions.heartbeatMs > 0 ? withHeartbeats(source, streamOptions.heartbeatMs) : source);
       const base = {
+        keepReplay: streamOptions.keepReplay,
         quota: () => quota,
         takeNotResumable: () => {
           if (!notResumable) return false;

@@ -61,9 +61,15 @@ function logprobsResult(token: string, i: number, top: number): Record<string, u
   return { chosenCandidates: [{ token, logProbability }], topCandidates: [{ candidates }] };
 }
 
+/** The texts a request's knobs may come in: text parts, and the string fields of a function response (as the other wires read tool results). */
 function partTexts(parts: unknown): string[] {
   if (!Array.isArray(parts)) return [];
-  return (parts as Array<{ text?: unknown }>).flatMap((p) => (typeof p.text === "string" ? [p.text] : []));
+  return (parts as Part[]).flatMap((p) => {
+    if (typeof p.text === "string") return [p.text];
+    const response = (p.functionResponse as { response?: unknown } | undefined)?.response;
+    if (response === null || typeof response !== "object") return [];
+    return Object.values(response).filter((v): v is string => typeof v === "string");
+  });
 }
 
 const PATH = /^\/v1beta\/models\/(.+):(streamGenerateContent|generateContent)$/;

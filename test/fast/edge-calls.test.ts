@@ -26,14 +26,13 @@ import { inject, sseEvents } from "./helpers/memory-http.js";
 const LIMITS = { maxRequestBytes: 1_048_576, maxJsonDepth: 32, maxRequestElements: 10_000, requestTimeoutMs: 30_000 };
 
 function routeOver(pipeline = fakePipeline()) {
-  const calls = createCallLayer({ pipeline, tenancy: fakeTenancy });
+  const calls = createCallLayer({ pipeline, tenancy: fakeTenancy, replayStore: createMemoryReplayStore() });
   const route = createRoutes({
     calls,
     health: createHealthState(),
     limits: LIMITS,
     sendTimeoutMs: 10_000,
     sseKeepaliveMs: 15_000,
-    replayStore: createMemoryReplayStore(),
     console: { access: "off", assets: new Map() },
   });
   return { route, pipeline };
@@ -181,5 +180,17 @@ describe("the gRPC edge, in memory (connect's router transport)", () => {
     await pipeline.closed(0);
     expect(pipeline.contexts[0]!.signal.aborted).toBe(true);
     expect(seen).toContain("usage");
+  });
+});
+
+describe("paths under /v1/ that no edge serves", () => {
+  it("answer 404 in the format of the SDK that asked: Anthropic's under /v1/messages, OpenAI's elsewhere", async () => {
+    const { route } = routeOver();
+    const batches = await inject(route, { path: "/v1/messages/batches", headers: { "x-api-key": "good" }, body: {} });
+    expect(batches.status).toBe(404);
+    expect(JSON.parse(batches.body)).toMatchObject({ type: "error", error: { type: "not_found_error" } });
+    const files = await inject(route, { method: "GET", path: "/v1/files" });
+    expect(files.status).toBe(404);
+    expect(JSON.parse(files.body)).toMatchObject({ error: { type: "invalid_request_error", code: "not_found" } });
   });
 });

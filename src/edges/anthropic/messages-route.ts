@@ -23,7 +23,7 @@ export interface MessagesOptions {
 }
 
 /** Sends `reason` as an Anthropic error; `headers` (the key's quota) go beside its own. */
-function sendAnthropicError(res: AnyResponse, exchange: Exchange, reason: unknown, headers: Readonly<Record<string, string>> = {}): void {
+export function sendAnthropicError(res: AnyResponse, exchange: Exchange, reason: unknown, headers: Readonly<Record<string, string>> = {}): void {
   exchange.code = toGatewayError(reason).code;
   const { status, headers: own, body } = toAnthropicError(reason, exchange.requestId);
   sendJson(res, status, body, { ...headers, ...own });
@@ -61,14 +61,19 @@ export async function messages(req: AnyRequest, res: AnyResponse, exchange: Exch
   const { parsed } = begun;
   const call = options.calls.stream(parsed.request, begun.principal, httpCall(exchange, parsed.stream ? "anthropic-sse" : "anthropic-json"), {
     heartbeatMs: parsed.stream ? options.keepaliveMs : 0,
+    // Anthropic's shape carries thinking blocks, not Gemini's signatures on function calls.
+    replay: "call-signatures",
   });
-  if (parsed.stream) return writeSse(res, exchange, call, messagesSse(parsed.request.model, exchange.requestId), { sendTimeoutMs: options.sendTimeoutMs });
+  if (parsed.stream) {
+    return writeSse(res, exchange, call, messagesSse(parsed.request.model, exchange.requestId), { sendTimeoutMs: options.sendTimeoutMs, beforeEnd: call.keepReplay });
+  }
   return answerWhole(res, exchange, call, {
     answer: fromResult(
       (result) => messageFromResult(result, parsed.request.model),
       (result) => result.droppedParams.map(anthropicParam),
     ),
     refuse: sendAnthropicError,
+    beforeAnswer: call.keepReplay,
   });
 }
 

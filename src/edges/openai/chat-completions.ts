@@ -5,13 +5,11 @@ import type { Exchange } from "../../http/exchange.js";
 import { type AnyRequest, type AnyResponse, headerOf } from "../../http/node-http.js";
 import type { BodyLimits } from "../../http/read-body.js";
 import type { Principal } from "../../tenancy/principal.js";
-import type { ReplayStore } from "../../store/replay-store.js";
 import { answerWhole, beginHttpCall, fromResult, httpCall } from "../sse/http-call.js";
 import { writeSse } from "../sse/write-sse.js";
 import { chatRequestFromOpenAi } from "./from-openai.js";
 import { openAiParam, sendOpenAiError } from "./http-errors.js";
 import { openAiSse } from "./openai-sse.js";
-import { createReplayCapture, type ReplayCapture, restoreReplay } from "./replay-turns.js";
 import { completionFromResult, createChunkEncoder } from "./to-openai.js";
 
 export interface ChatCompletionsOptions {
@@ -21,8 +19,6 @@ export interface ChatCompletionsOptions {
   readonly keepaliveMs: number;
   /** Longest a client may take no bytes before its stream is reset. */
   readonly sendTimeoutMs: number;
-  /** Where thinking signatures wait for the next tool turn. */
-  readonly replayStore: ReplayStore;
 }
 
 /**
@@ -40,12 +36,6 @@ export async function callerOf(req: AnyRequest, res: AnyResponse, exchange: Exch
   }
 }
 
-/** Keeps the answer's signatures for the next tool turn. The store failing costs only that continuation, never this answer. */
-async function keepReplay(capture: ReplayCapture, store: ReplayStore): Promise<void> {
-  const kept = capture.result();
-  if (kept) await store.put(kept.ids, kept.entry).catch(() => undefined);
-}
-
 /**
  * `POST /v1/chat/completions`, streaming or not. Stored thinking signatures
  * are put back per target, as each attempt is built: they verify only with
@@ -57,26 +47,23 @@ export async function chatCompletions(req: AnyRequest, res: AnyResponse, exchang
   );
   if (!begun) return;
   const { parsed } = begun;
-  const store = options.replayStore;
-  const capture = createReplayCapture();
   const call = options.calls.stream(parsed.request, begun.principal, httpCall(exchange, parsed.stream ? "openai-sse" : "openai-json"), {
     heartbeatMs: parsed.stream ? options.keepaliveMs : 0,
     resumable: parsed.stream && parsed.resumable,
     includeUsage: parsed.includeUsage,
-    prepare: (request, target) => restoreReplay(request, store, { provider: target.provider.name, model: target.model }),
-    observe: (delta) => capture.observe(delta),
+    replay: "reasoning-and-signatures",
   });
   if (parsed.stream) {
     return writeSse(res, exchange, call, openAiSse(createChunkEncoder({ includeUsage: parsed.includeUsage })), {
       sendTimeoutMs: options.sendTimeoutMs,
-      beforeEnd: () => keepReplay(capture, store),
+      beforeEnd: call.keepReplay,
       droppedParams: parsed.droppedParams,
     });
   }
   return answerWhole(res, exchange, call, {
     answer: fromResult(completionFromResult, (result) => [...parsed.droppedParams, ...result.droppedParams.map(openAiParam)]),
     refuse: sendOpenAiError,
-    beforeAnswer: () => keepReplay(capture, store),
+    beforeAnswer: call.keepReplay,
   });
 }
 

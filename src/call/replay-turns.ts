@@ -1,15 +1,17 @@
-import type { ChatMessage, ChatRequest } from "../../core/chat-request.js";
-import type { Delta } from "../../core/delta.js";
-import { createReasoningCollector, hasReplayState } from "../../core/reasoning-parts.js";
-import { MAX_REPLAY_KEY_CHARS, type ReplayEntry, type ReplayStore } from "../../store/replay-store.js";
+import type { ChatMessage, ChatRequest } from "../core/chat-request.js";
+import type { Delta } from "../core/delta.js";
+import { createReasoningCollector, hasReplayState } from "../core/reasoning-parts.js";
+import { MAX_REPLAY_KEY_CHARS, type ReplayEntry, type ReplayStore } from "../store/replay-store.js";
 
 /**
  * Thinking signatures through an API that has no field for them. OpenAI's
  * shape carries tool calls but neither Anthropic's signed thinking blocks
- * nor Gemini's signatures on function calls, and both providers refuse a
- * tool-use continuation without them. So the facade remembers them under the
- * tool-call ids it hands out, and restores them when a request replays
- * those calls: callers send only standard `tool_calls` / `tool` messages.
+ * nor Gemini's signatures on function calls; Anthropic's carries its own
+ * thinking but not Gemini's function-call signatures; and both providers
+ * refuse a tool-use continuation without them. So the call layer remembers
+ * them under the tool-call ids the edge hands out, and restores them when a
+ * request replays those calls: callers send only their API's standard
+ * tool-call and tool-result messages.
  */
 export interface ReplayCapture {
   observe(delta: Delta): void;
@@ -59,6 +61,14 @@ export function createReplayCapture(): ReplayCapture {
   };
 }
 
+/**
+ * What an edge's API cannot carry: OpenAI's shapes neither reasoning blocks
+ * nor call signatures; Anthropic's carries its own thinking blocks (a turn
+ * sent back without them must fail as it would at Anthropic), but not
+ * Gemini's signatures on function calls.
+ */
+export type ReplayKind = "reasoning-and-signatures" | "call-signatures";
+
 /** Turns of one tool-use loop looked up at most: a provider checks only the current turn's steps. */
 const MAX_RESTORED_TURNS = 128;
 
@@ -78,21 +88,28 @@ async function entryFor(message: ChatMessage, store: ReplayStore): Promise<Repla
  * provider and model as the alias serves now are used: signatures verify
  * nowhere else.
  */
-export async function restoreReplay(request: ChatRequest, store: ReplayStore, served: { provider: string; model: string } | undefined): Promise<ChatRequest> {
+export async function restoreReplay(
+  request: ChatRequest,
+  store: ReplayStore,
+  served: { provider: string; model: string } | undefined,
+  what: ReplayKind = "reasoning-and-signatures",
+): Promise<ChatRequest> {
   if (!served) return request;
   const lastUser = request.messages.findLastIndex((m) => m.role === "user");
   let restored = 0;
   let changed = false;
   const messages = await Promise.all(
     request.messages.map(async (m, i) => {
-      if (i < lastUser || m.role !== "assistant" || !m.toolCalls?.length || m.content.some((p) => p.type === "reasoning")) return m;
+      if (i < lastUser || m.role !== "assistant" || !m.toolCalls?.length) return m;
       if (++restored > MAX_RESTORED_TURNS) return m;
       const entry = await entryFor(m, store);
       if (!entry || entry.provider !== served.provider || entry.model !== served.model) return m;
       changed = true;
+      // A turn that carries its own reasoning keeps it, and a client whose API carries reasoning gets none added: only the calls' signatures.
+      const ownReasoning = what === "call-signatures" || m.content.some((p) => p.type === "reasoning");
       return {
         ...m,
-        content: [...entry.reasoning, ...m.content],
+        content: ownReasoning ? m.content : [...entry.reasoning, ...m.content],
         toolCalls: m.toolCalls.map((c) => {
           const signature = entry.toolSignatures[c.id];
           return signature === undefined ? c : { ...c, signature };
@@ -101,4 +118,10 @@ export async function restoreReplay(request: ChatRequest, store: ReplayStore, se
     }),
   );
   return changed ? { ...request, messages } : request;
+}
+
+/** Keeps an answer's signatures for the next tool turn. The store failing costs only that continuation, never this answer. */
+export async function keepReplay(capture: ReplayCapture, store: ReplayStore): Promise<void> {
+  const kept = capture.result();
+  if (kept) await store.put(kept.ids, kept.entry).catch(() => undefined);
 }
