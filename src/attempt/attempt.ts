@@ -70,7 +70,7 @@ export interface Attempt {
  * One shared instance: building an Error (and its stack) per stream showed
  * in profiles, and nobody ever reads this one.
  */
-const CONSUMER_GONE = new GatewayError("canceled", "stream closed");
+export const CONSUMER_GONE = new GatewayError("canceled", "stream closed");
 
 const NO_FAILURE: unique symbol = Symbol("no failure");
 

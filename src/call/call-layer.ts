@@ -58,6 +58,9 @@ export interface StreamOptions {
   readonly observe?: (delta: Delta) => void;
 }
 
+/** Response header (HTTP) or metadata (gRPC) naming the parameters not acted on, in each edge's own names. */
+export const DROPPED_PARAMS_HEADER = "sluice-dropped-params";
+
 /** What a call hands its edge: a delta, a numbered delta (resumable), or a heartbeat. */
 export type CallItem = Delta | Numbered | Heartbeat;
 

@@ -40,6 +40,9 @@ export type ResponseFormat =
 
 export type ReasoningEffort = "none" | "minimal" | "low" | "medium" | "high" | "xhigh";
 
+/** The smallest thinking budget Anthropic accepts (budget_tokens); the Messages edge and the Anthropic adapter hold requests to it. */
+export const MIN_THINKING_BUDGET_TOKENS = 1024;
+
 export interface ReasoningOptions {
   readonly effort?: ReasoningEffort;
   readonly budgetTokens?: number;

@@ -7,7 +7,7 @@ import type { Context } from "@opentelemetry/api";
 import type { Telemetry } from "../telemetry/telemetry.js";
 import type { ProviderGates } from "../admission/provider-gate.js";
 import type { Breakers } from "../resilience/circuit-breaker.js";
-import type { Attempt } from "../attempt/attempt.js";
+import { type Attempt, CONSUMER_GONE } from "../attempt/attempt.js";
 import { commitAttempt } from "../resilience/attempts.js";
 import { createRouteTable, type ModelInfo, type RouteTable } from "../routing/route-table.js";
 import type { TargetOrder } from "../routing/strategies.js";
@@ -84,8 +84,6 @@ function responseId(): string {
   return `resp_${randomUUID().replaceAll("-", "")}`;
 }
 
-/** Given to every attempt when the consumer stops early; nobody reads it, so one instance serves all. */
-const CONSUMER_GONE = new GatewayError("canceled", "stream closed");
 
 /**
  * The stages between an edge and a provider, in order:

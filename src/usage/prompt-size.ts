@@ -1,5 +1,5 @@
 import type { ChatRequest } from "../core/chat-request.js";
-import { tokenCounter } from "./token-count.js";
+import { CHARS_PER_TOKEN, tokenCounter } from "./token-count.js";
 
 /**
  * What a request's prompt is made of, for estimating its input tokens
@@ -19,8 +19,6 @@ export const TOKENS_PER_MESSAGE = 4;
 export const TOKENS_PER_REQUEST = 3;
 /** One image, whatever its size: between OpenAI's low-detail 85 and a large high-detail image. */
 export const IMAGE_TOKENS = 1_000;
-/** Characters per token for the admission estimate (English prose averages about 4). */
-export const CHARS_PER_TOKEN = 4;
 
 export function promptParts(request: ChatRequest): PromptParts {
   const texts: string[] = [];

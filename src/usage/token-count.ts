@@ -16,8 +16,8 @@ export type CountTokens = (text: string) => number;
 const CHUNK_CHARS = 4_096;
 const MAX_RUN_CHARS = 100;
 const MAX_COUNTED_CHARS = 1_048_576;
-/** Rough characters per token when nothing could be counted (an empty sample). */
-const CHARS_PER_TOKEN = 4;
+/** Rough characters per token: when nothing could be counted, and for admission's estimates (prompt-size.ts). */
+export const CHARS_PER_TOKEN = 4;
 
 let loading: Promise<CountTokens> | undefined;
 

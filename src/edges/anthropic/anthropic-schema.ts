@@ -1,3 +1,4 @@
+import { MIN_THINKING_BUDGET_TOKENS } from "../../core/chat-request.js";
 import { z } from "zod";
 
 /**
@@ -99,11 +100,10 @@ const toolChoice = z.discriminatedUnion("type", [
 ]);
 
 /** Anthropic's documented floor for a thinking budget. */
-export const MIN_BUDGET_TOKENS = 1024;
 
 const display = z.enum(["summarized", "omitted"]).nullish();
 const thinkingConfig = z.discriminatedUnion("type", [
-  z.strictObject({ type: z.literal("enabled"), budget_tokens: z.int().min(MIN_BUDGET_TOKENS), display }),
+  z.strictObject({ type: z.literal("enabled"), budget_tokens: z.int().min(MIN_THINKING_BUDGET_TOKENS), display }),
   z.strictObject({ type: z.literal("adaptive"), display }),
   z.strictObject({ type: z.literal("disabled") }),
 ]);

@@ -1,7 +1,7 @@
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
 import { aggregateDeltas } from "../../core/aggregate.js";
-import { type CallContext, type CallLayer, plainDeltas } from "../../call/call-layer.js";
+import { type CallContext, type CallLayer, DROPPED_PARAMS_HEADER, plainDeltas } from "../../call/call-layer.js";
 import type { Delta } from "../../core/delta.js";
 import { GatewayError } from "../../core/errors.js";
 import type { Heartbeat } from "../../core/heartbeats.js";
@@ -62,8 +62,6 @@ function setQuota(ctx: HandlerContext, quota: Readonly<Record<string, string>>):
   for (const [name, value] of Object.entries(quota)) ctx.responseHeader.set(name, value);
 }
 
-/** Response header (gRPC metadata) naming the parameters an alias dropped; the stream's `start` carries the same list. */
-export const DROPPED_PARAMS_HEADER = "sluice-dropped-params";
 
 /** The client's deadline on the pipeline's clock: the budget for every attempt. */
 function deadlineOf(ctx: HandlerContext): { deadlineAt?: number } {

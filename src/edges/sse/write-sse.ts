@@ -1,4 +1,4 @@
-import { type CallItem, deltaOf } from "../../call/call-layer.js";
+import { type CallItem, DROPPED_PARAMS_HEADER, deltaOf } from "../../call/call-layer.js";
 import type { Delta } from "../../core/delta.js";
 import { type GatewayError, toGatewayError } from "../../core/errors.js";
 import type { Heartbeat } from "../../core/heartbeats.js";
@@ -8,8 +8,7 @@ import { type AnyResponse, writeChunk } from "../../http/node-http.js";
 import { writable } from "../../http/writable.js";
 import type { Numbered } from "../../resume/resumable-streams.js";
 
-/** Response header naming the parameters an alias dropped; the gRPC edge sends the same header as metadata. */
-export const DROPPED_PARAMS_HEADER = "sluice-dropped-params";
+export { DROPPED_PARAMS_HEADER };
 
 /** SSE comment sent when a resumable stream stops being resumable; the gRPC edge sends the same as a trailer. */
 const NOT_RESUMABLE_COMMENT = ": sluice-resumable: false\n\n";

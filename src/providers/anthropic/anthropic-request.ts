@@ -5,7 +5,8 @@ import { GatewayError } from "../../core/errors.js";
 import type { UpstreamRequest, UpstreamTarget } from "../provider.js";
 import { withProviderOptions } from "../provider-options.js";
 import { parseDataUrl, parseToolArguments } from "../tool-arguments.js";
-import { EFFORT_BUDGET_TOKENS, MIN_BUDGET_TOKENS, thinkingModeFor } from "./thinking-modes.js";
+import { EFFORT_BUDGET_TOKENS, thinkingModeFor } from "./thinking-modes.js";
+import { MIN_THINKING_BUDGET_TOKENS } from "../../core/chat-request.js";
 
 /** Anthropic requires max_tokens; this is used when the client sets none (on top of a thinking budget). */
 export const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;
@@ -106,10 +107,10 @@ interface Thinking {
  */
 function effortBudget(wanted: number, maxTokens: number | undefined): number {
   if (maxTokens === undefined) return wanted;
-  if (maxTokens > MIN_BUDGET_TOKENS) return Math.min(wanted, Math.max(MIN_BUDGET_TOKENS, Math.floor(maxTokens / 2)));
+  if (maxTokens > MIN_THINKING_BUDGET_TOKENS) return Math.min(wanted, Math.max(MIN_THINKING_BUDGET_TOKENS, Math.floor(maxTokens / 2)));
   throw new GatewayError(
     "invalid_request",
-    `sampling.max_tokens: must be above ${MIN_BUDGET_TOKENS} with a reasoning effort on this model, which thinks within max_tokens on a budget of at least ${MIN_BUDGET_TOKENS} tokens`,
+    `sampling.max_tokens: must be above ${MIN_THINKING_BUDGET_TOKENS} with a reasoning effort on this model, which thinks within max_tokens on a budget of at least ${MIN_THINKING_BUDGET_TOKENS} tokens`,
     { field: "sampling.max_tokens" },
   );
 }

@@ -1,3 +1,4 @@
+import { MIN_THINKING_BUDGET_TOKENS } from "../../core/chat-request.js";
 import type { ReasoningEffort } from "../../core/chat-request.js";
 import type { AnthropicThinking } from "../../config/schema.js";
 
@@ -39,7 +40,6 @@ export function thinkingModeFor(model: string): AnthropicThinking {
 }
 
 /** Anthropic refuses a smaller `budget_tokens`. */
-export const MIN_BUDGET_TOKENS = 1024;
 
 /**
  * `budget_tokens` for an effort on a budget-form model: the floor for the
@@ -47,8 +47,8 @@ export const MIN_BUDGET_TOKENS = 1024;
  * step. Within the caller's max_tokens, anthropic-request.ts cuts it.
  */
 export const EFFORT_BUDGET_TOKENS: Readonly<Record<Exclude<ReasoningEffort, "none">, number>> = {
-  minimal: MIN_BUDGET_TOKENS,
-  low: MIN_BUDGET_TOKENS,
+  minimal: MIN_THINKING_BUDGET_TOKENS,
+  low: MIN_THINKING_BUDGET_TOKENS,
   medium: 4096,
   high: 16_384,
   xhigh: 32_768,
