@@ -58,7 +58,7 @@ const REFUSAL = "HTTP/1.1 503 Service Unavailable\r\nconnection: close\r\nconten
  *   been idle longest (never one with a request in flight); if none is idle,
  *   the new connection gets a plain 503 and is closed.
  *
- * Over TLS, httpolyglot hands the HTTP servers a TLSSocket, a different
+ * Over TLS, the polyglot server hands the HTTP servers a TLSSocket, a different
  * object from the accepted socket; it is tied to its connection by the TCP
  * four-tuple, so that its requests and streams count as activity. The
  * headers deadline also bounds the TLS handshake.
@@ -131,7 +131,7 @@ export function guardConnections(server: NetServer, limits: ConnectionLimits, lo
   const addressOf = (socket: Socket) => `${socket.remoteAddress}|${socket.remotePort}|${socket.localAddress}|${socket.localPort}`;
 
   server.on("connection", function (this: unknown, socket: Socket) {
-    // httpolyglot re-emits `connection` on the server that takes the socket
+    // The polyglot server re-emits `connection` on the server that takes the socket
     // after sniffing: the outer listener sees the raw socket first.
     if (this === server) {
       if (connections.size >= limits.maxConnections && !makeRoom()) {

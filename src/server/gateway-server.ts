@@ -1,13 +1,13 @@
 import { once } from "node:events";
 import type { Http2Session } from "node:http2";
 import type { AddressInfo, Socket } from "node:net";
-import * as httpolyglot from "@httptoolkit/httpolyglot";
 import type { TlsCredentials } from "../config/tls-files.js";
 import type { Logger } from "../logging/logger.js";
 import type { HealthState } from "../health/health-state.js";
 import type { Tracing } from "../telemetry/tracing.js";
 import { type ConnectionGuard, type ConnectionLimits, guardConnections } from "./connection-guard.js";
 import { guardRequests, type Route } from "./request-guard.js";
+import { PolyglotServer } from "./polyglot-server.js";
 import { cameOverTls, refuseCleartext, tlsListenerOptions } from "./tls-listener.js";
 
 export interface GatewayServerOptions {
@@ -75,9 +75,9 @@ function keepAlive(session: Http2Session, intervalMs: number): void {
 /**
  * One port for everything: gRPC (HTTP/2), gRPC-Web and Connect (HTTP/1.1 or
  * HTTP/2), the OpenAI facade, health endpoints. Cleartext HTTP/2 and
- * HTTP/1.1 share the port through httpolyglot, which peeks at the first
+ * HTTP/1.1 share the port through polyglot-server.ts, which peeks at the first
  * bytes for the HTTP/2 preface; Node's own `allowHTTP1` only works over TLS.
- * With TLS, httpolyglot terminates it and picks the HTTP server by ALPN, the
+ * With TLS, it terminates it and picks the HTTP server by ALPN, the
  * same servers and guards serve the decrypted sockets, and cleartext is
  * refused.
  * Every connection passes the connection guard, every request the request
@@ -95,13 +95,13 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
   };
 
   const sessions = new Set<Http2Session>();
-  const server = httpolyglot.createServer(
+  const server = new PolyglotServer(
     {
       http: { keepAliveTimeout: options.connections.idleTimeoutMs },
       http2: { settings: { maxConcurrentStreams: options.maxStreamsPerConnection } },
       ...(options.tls ? { tls: tlsListenerOptions(options.tls) } : {}),
     },
-    guardRequests(route, logger, options.tracing) as Parameters<typeof httpolyglot.createServer>[1],
+    guardRequests(route, logger, options.tracing),
   );
   const guard = guardConnections(server, options.connections, logger);
   if (options.tls) refuseCleartext(server, logger);

@@ -5,7 +5,7 @@ import type { AnyRequest } from "../http/node-http.js";
 import type { Logger } from "../logging/logger.js";
 
 /**
- * httpolyglot's `tls` options for the one port: ALPN offers h2 first, then
+ * The polyglot server's `tls` options for the one port: ALPN offers h2 first, then
  * http/1.1, so gRPC clients get HTTP/2 and browsers or curl may take
  * either; a client that offers no ALPN is sniffed as over cleartext. With a
  * client CA, every client must present a certificate it signed (mTLS).
@@ -20,11 +20,11 @@ export function tlsListenerOptions(credentials: TlsCredentials): TlsOptions {
 }
 
 /**
- * On a TLS listener, closes connections that skipped TLS. httpolyglot
- * serves cleartext and TLS on the same port and hands a cleartext socket
+ * On a TLS listener, closes connections that skipped TLS. The polyglot
+ * server serves cleartext and TLS on the same port and hands a cleartext socket
  * straight to its HTTP servers; a TLS-only gateway (and above all an mTLS
  * one) must not answer it. The socket is destroyed as soon as it is handed
- * over. That alone is not enough: the bytes httpolyglot peeked at are
+ * over. That alone is not enough: the bytes the polyglot server peeked at are
  * already back in the socket's buffer, and a destroyed stream still emits
  * what it buffered, so the first request can reach the HTTP parser; the
  * route refuses it with `cameOverTls`.

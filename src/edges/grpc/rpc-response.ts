@@ -120,7 +120,9 @@ export async function writeRpcResponse(
     // sends them on `wantTrailers`; this listener runs after its own).
     if (options.bodyLeftUnread() && "stream" in res) {
       const stream = res.stream;
-      stream.once(uRes.trailer ? "wantTrailers" : "finish", () => stream.close(http2Constants.NGHTTP2_NO_ERROR));
+      // Node's own listener has only queued the trailers; the session writes queued frames in a native immediate, which runs before this one.
+      // Submitted in the same turn, the reset went out first on a socket with its native handle (the JS stream wrapper used to hide it).
+      stream.once(uRes.trailer ? "wantTrailers" : "finish", () => setImmediate(() => stream.close(http2Constants.NGHTTP2_NO_ERROR)));
     }
     res.end();
   } catch (error) {
