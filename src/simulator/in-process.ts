@@ -2,8 +2,7 @@ import { EventEmitter, once } from "node:events";
 import { STATUS_CODES } from "node:http";
 import { Dispatcher, errors } from "undici";
 import { replyJson, type SimExchange, type SimReply } from "./exchange.js";
-import type { RecordBook } from "./records.js";
-import type { SimulatorStats } from "./server.js";
+import type { Simulator, SimulatorStats } from "./server.js";
 import { createSimulation } from "./simulation.js";
 
 /**
@@ -13,20 +12,10 @@ import { createSimulation } from "./simulation.js";
  * origin of a request, it reaches this simulator; the base URLs below only
  * give provider configurations something to name.
  */
-export interface InProcessSimulator {
-  readonly origin: string;
-  readonly openAiBaseUrl: string;
-  readonly anthropicBaseUrl: string;
-  readonly geminiBaseUrl: string;
-  readonly records: RecordBook;
+/** The socket simulator's surface, plus the dispatcher that stands for its socket (`openConnections`: exchanges not over yet). */
+export interface InProcessSimulator extends Simulator {
   /** For undici's `request(url, { dispatcher })`, or createUpstreamClient({ dispatcher }). */
   readonly dispatcher: Dispatcher;
-  /** `openConnections`: exchanges not over yet (in memory, each request is its own connection). */
-  stats(): SimulatorStats;
-  /** Resolves once every exchange is over (now or later); rejects after `timeoutMs`. */
-  whenNoConnections(timeoutMs: number): Promise<void>;
-  /** Ends every open exchange as a server going away would: the reader sees the connection close. */
-  close(): Promise<void>;
 }
 
 type Handler = Dispatcher.DispatchHandler;

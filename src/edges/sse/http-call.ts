@@ -1,4 +1,4 @@
-import { type CallContext, type CallLayer, type CallStream, plainDeltas } from "../../call/call-layer.js";
+import { type CallContext, type CallLayer, type CallStream, DROPPED_PARAMS_HEADER, plainDeltas } from "../../call/call-layer.js";
 import { aggregateDeltas, type ChatResult } from "../../core/aggregate.js";
 import type { Delta } from "../../core/delta.js";
 import type { StructureLimits } from "../../core/structure-limits.js";
@@ -7,7 +7,6 @@ import { type AnyRequest, type AnyResponse, sendJson } from "../../http/node-htt
 import type { BodyLimits } from "../../http/read-body.js";
 import { readJsonBody } from "../../http/read-json.js";
 import type { Principal } from "../../tenancy/principal.js";
-import { DROPPED_PARAMS_HEADER } from "./write-sse.js";
 
 /** An HTTP exchange as the call layer's context: its id, its signal, its trace and access-line fields. */
 export function httpCall(exchange: Exchange, edge: string): CallContext {

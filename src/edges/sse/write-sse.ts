@@ -8,7 +8,6 @@ import { type AnyResponse, writeChunk } from "../../http/node-http.js";
 import { writable } from "../../http/writable.js";
 import type { Numbered } from "../../resume/resumable-streams.js";
 
-export { DROPPED_PARAMS_HEADER };
 
 /** SSE comment sent when a resumable stream stops being resumable; the gRPC edge sends the same as a trailer. */
 const NOT_RESUMABLE_COMMENT = ": sluice-resumable: false\n\n";
