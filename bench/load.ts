@@ -1,7 +1,7 @@
 import { setTimeout as delay } from "node:timers/promises";
 import { createRandom } from "../src/simulator/random.js";
 import { simulatedTokens } from "../src/simulator/text.js";
-import { epochMs } from "./stats.js";
+import { epochMs, summary } from "./stats.js";
 import { createTarget, type Target, type TargetSpec } from "./targets.js";
 
 /** One load-generator run, as the orchestrator describes it on the command line. */
@@ -9,7 +9,7 @@ export type LoadSpec =
   | { scenario: "ttft"; target: TargetSpec; concurrency: number; perLane: number; prompt: string }
   | { scenario: "throughput"; target: TargetSpec; concurrency: number; prompt: string }
   | { scenario: "cancel"; target: TargetSpec; total: number; concurrency: number; prompt: string; seed: number }
-  | { scenario: "capacity"; target: TargetSpec; streams: number; prompt: string; rampPerSecond: number }
+  | { scenario: "capacity"; target: TargetSpec; streams: number; prompt: string; rampPerSecond: number; tokens: number; intervalMs: number }
   | { scenario: "slow"; target: TargetSpec; streams: number; readIntervalMs: number; durationMs: number; prompt: string }
   | { scenario: "resilience"; target: TargetSpec; requests: number; concurrency: number; prompt: string };
 
@@ -59,6 +59,13 @@ async function throughput(target: Target, spec: Extract<LoadSpec, { scenario: "t
   return { deltas, chars, errors, wallMs: performance.now() - started, clientCpuS: (used.user + used.system) / 1e6 };
 }
 
+/** Cumulative character ends of the simulator's seed-1 tokens: which token a stream's text has reached. */
+function tokenEnds(count: number): number[] {
+  const ends: number[] = [];
+  for (const token of simulatedTokens(1, count)) ends.push((ends.at(-1) ?? 0) + token.length);
+  return ends;
+}
+
 /**
  * Streams aborted after a random 1-10 upstream deltas; the abort time, and
  * when the cancel left this process, go with the tag the simulator records.
@@ -67,8 +74,7 @@ async function throughput(target: Target, spec: Extract<LoadSpec, { scenario: "t
  */
 async function cancel(target: Target, spec: Extract<LoadSpec, { scenario: "cancel" }>) {
   const next = createRandom(spec.seed);
-  const tokenEnds: number[] = [];
-  for (const token of simulatedTokens(1, 1000)) tokenEnds.push((tokenEnds.at(-1) ?? 0) + token.length);
+  const ends = tokenEnds(1000);
   const aborts: Array<{ tag: string; abortAt: number; sentAt: number; received: number }> = [];
   const sent: Array<Promise<void>> = [];
   let started = 0;
@@ -83,7 +89,7 @@ async function cancel(target: Target, spec: Extract<LoadSpec, { scenario: "cance
         await target.stream(withTag(spec.prompt, tag), controller.signal, (bytes) => {
           if (received >= after) return;
           chars += bytes;
-          while (received < tokenEnds.length && tokenEnds[received]! <= chars) received++;
+          while (received < ends.length && ends[received]! <= chars) received++;
           if (received >= after) {
             const abort = { tag, abortAt: epochMs(), sentAt: Number.NaN, received };
             aborts.push(abort);
@@ -104,18 +110,36 @@ async function cancel(target: Target, spec: Extract<LoadSpec, { scenario: "cance
  * Many slow streams, opened at `rampPerSecond` (real traffic ramps; opening
  * thousands of connections in one instant only measures SYN queues), all
  * held open together; the orchestrator measures the gateway meanwhile.
+ * `interTokenAddedMs`: for every text message after a stream's first, the
+ * gap since the stream's previous message minus `intervalMs` times the
+ * upstream tokens it completes (one, unless a late path merged several):
+ * the delay the path added to the upstream's pace, measured alike on every path.
  */
 async function capacity(target: Target, spec: Extract<LoadSpec, { scenario: "capacity" }>) {
   let completed = 0;
   let failed = 0;
   const errors = new Map<string, number>();
+  const ends = tokenEnds(spec.tokens);
+  const added: number[] = [];
   const started = performance.now();
   const batch = Math.max(1, Math.round(spec.rampPerSecond / 20));
   await Promise.all(
     Array.from({ length: spec.streams }, async (_, i) => {
       if (i >= batch) await delay(Math.floor(i / batch) * 50); // ramp schedule, not synchronisation
+      let chars = 0;
+      let reached = 0;
+      let last: number | undefined;
+      const onText = (bytes: number) => {
+        const now = performance.now();
+        chars += bytes;
+        const before = reached;
+        while (reached < ends.length && ends[reached]! <= chars) reached++;
+        if (reached === before) return;
+        if (last !== undefined) added.push(now - last - (reached - before) * spec.intervalMs);
+        last = now;
+      };
       try {
-        const r = await target.stream(spec.prompt, new AbortController().signal, () => undefined);
+        const r = await target.stream(spec.prompt, new AbortController().signal, onText);
         if (r.finished) completed++;
         else failed++;
       } catch (e) {
@@ -125,7 +149,7 @@ async function capacity(target: Target, spec: Extract<LoadSpec, { scenario: "cap
       }
     }),
   );
-  return { completed, failed, wallMs: performance.now() - started, errors: Object.fromEntries(errors) };
+  return { completed, failed, wallMs: performance.now() - started, errors: Object.fromEntries(errors), interTokenAddedMs: summary(added) };
 }
 
 /** Clients that read one text delta per interval from a fast upstream, then leave. */

@@ -2,7 +2,7 @@
  * What a benchmark run measures, by mode, in one table. The full run's
  * figures are the ones committed (bench/results/latest.*) and quoted in
  * bench/README.md. The quick run is a look at every scenario at smaller sizes, fewer
- * repetitions and shorter warm-ups (under two minutes on a shared 2-core
+ * repetitions and shorter warm-ups (a few minutes on a shared 2-core
  * machine), never compared against the full one.
  */
 export type Mode = "full" | "quick";
@@ -55,8 +55,8 @@ export const SIZES: Readonly<Record<Mode, Sizes>> = {
     // One warm-up at 50 lanes opens the gateways' upstream pools that the level-100 run needs.
     ttft: { levels: [1, 100], streams: 100, warmUp: { concurrency: 50, perLane: 2 }, warmUpEachLevel: false },
     throughput: { tokens: 1_000 },
-    // Streams still outlive a slow ramp and the plateau window.
-    capacity: { streams: 1_000, tokens: 8, plateauWindowMs: 2_000 },
+    // Streams still outlive a slow ramp and the plateau window, on each of the three paths (the floor, gRPC, SSE).
+    capacity: { streams: 1_000, tokens: 12, plateauWindowMs: 2_000 },
     cancel: { total: 100, tokens: 100 },
     slow: { streams: 20, durationMs: 2000 },
     failover: { requests: 100 },

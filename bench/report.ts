@@ -1,6 +1,8 @@
 import { round } from "./stats.js";
 
 export interface Goal {
+  /** A stable name for checks that read bench/results/*.json. */
+  readonly id: string;
   readonly name: string;
   readonly target: string;
   readonly measured: string;

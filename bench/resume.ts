@@ -155,6 +155,21 @@ export async function resumeScenario(url: string, apiKey: string, sizes: ResumeS
   return result;
 }
 
+/**
+ * The run's top-level `resumable` figures, on ÷ off: throughput (median of
+ * adjacent round pairs), gateway CPU per delta, TTFT p50; and the resume latency.
+ */
+export function resumableSummary(r: ResumeResult) {
+  return {
+    throughputRatio: r.throughputRatio,
+    cpuRatio: r.cpuPer100k.on.gateway / r.cpuPer100k.off.gateway,
+    ttftP50Ratio: r.ttft.on.p50 / r.ttft.off.p50,
+    ttftAddedMs: r.ttft.on.p50 - r.ttft.off.p50,
+    resumeLatencyP50Ms: r.resumeLatency.p50,
+    resumeLatencyP99Ms: r.resumeLatency.p99,
+  };
+}
+
 export function resumeSection(r: ResumeResult): string {
   return [
     "## Resumable streams (the Redis-store gateway, gRPC, same key; rounds of off and on interleaved in one run)",

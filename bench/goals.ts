@@ -1,0 +1,158 @@
+import type { Goal } from "./report.js";
+import { round } from "./stats.js";
+
+/**
+ * The performance goals (issue #25), each against the floor or the other
+ * side measured in the same run, so that a machine's speed and noise hit
+ * both sides of a comparison alike. The input is the run's result, typed
+ * here by what the goals read.
+ */
+export interface GoalInput {
+  readonly ttft: { readonly levels: readonly number[]; readonly results: Readonly<Record<string, Readonly<Record<number, P50>>>> };
+  readonly throughput: { readonly results: Readonly<Record<string, { readonly gatewayCpuSPer100k?: number }>> };
+  readonly capacity: { readonly results: Readonly<Record<"floor-sse" | Edge, CapacityFigures>> };
+  readonly cancel: { readonly results: Readonly<Record<string, { readonly closeMs: { readonly p99: number }; readonly notClosed: number }>> };
+  readonly slow: { readonly results: Readonly<Record<string, { readonly liveHeapKiBPerStream?: number; readonly lateLiveHeapKiBPerStream?: number }>> };
+  readonly telemetry: { readonly cpuRatio: number; readonly ttftAddedMs: number };
+  readonly admission: { readonly results: Readonly<Record<"grpc" | "sse", Readonly<Record<number, { readonly addedMs: number; readonly ratio: number }>>>>; readonly scriptCallsPerStream: number };
+  readonly resumable: { readonly throughputRatio: number; readonly cpuRatio: number };
+  readonly failover: { readonly errorRate: number; readonly errorRateWithoutFailover: number };
+  readonly hedge: { readonly withoutHedge: { readonly p99: number }; readonly withHedge: { readonly p99: number }; readonly upstreamWith: number; readonly requests: number };
+  readonly capacityWindowS: number;
+}
+
+interface P50 {
+  readonly p50: number;
+}
+
+interface CapacityFigures {
+  readonly streams: number;
+  readonly kibPerStream: number;
+  readonly gatewayCpuUsPerToken: number;
+  readonly eventLoopDelayP99Ms: number;
+  readonly interTokenAddedP99Ms: number;
+}
+
+type Edge = "sluice-grpc" | "sluice-sse";
+const EDGES: readonly Edge[] = ["sluice-grpc", "sluice-sse"];
+const FLOOR = "floor-sse";
+/** "flat": live heap per slow stream grows by at most a tenth of the bound between mid-run and the end. */
+const SLOW_HEAP_KIB = 138;
+const SLOW_FLAT_KIB = SLOW_HEAP_KIB / 10;
+
+const ms = (n: number) => `${n >= 0 ? "+" : ""}${round(n)} ms`;
+const times = (n: number) => `${round(n)}×`;
+/** One figure per edge, "gRPC a, SSE b". */
+const perEdge = (figure: (k: Edge) => string) => `gRPC ${figure("sluice-grpc")}, SSE ${figure("sluice-sse")}`;
+const allEdges = (ok: (k: Edge) => boolean) => EDGES.every(ok);
+
+export function goals(r: GoalInput): Goal[] {
+  const ttft = r.ttft.results;
+  const at1 = r.ttft.levels[0]!;
+  const overheadAt1 = (k: string) => ttft[k]![at1]!.p50 - ttft.direct![at1]!.p50;
+  const loadLevels = [100, 1000].filter((c) => r.ttft.levels.includes(c));
+  const loadRatio = (k: Edge, c: number) => ttft[k]![c]!.p50 / ttft[FLOOR]![c]!.p50;
+
+  const cap = r.capacity.results;
+  const capRatio = (k: Edge, f: "kibPerStream" | "gatewayCpuUsPerToken") => cap[k][f] / cap[FLOOR][f];
+  const capAdded = (k: Edge) => cap[k].interTokenAddedP99Ms - cap[FLOOR].interTokenAddedP99Ms;
+
+  const cpu = (k: string) => r.throughput.results[k]?.gatewayCpuSPer100k ?? Number.NaN;
+  const peerCpu = r.throughput.results["peer-sse"]?.gatewayCpuSPer100k;
+
+  const cancel = r.cancel.results;
+  const cancelOver = (k: Edge) => cancel[k]!.closeMs.p99 - cancel[FLOOR]!.closeMs.p99;
+
+  const admission = r.admission.results;
+  const edgeOf = (k: Edge) => (k === "sluice-grpc" ? admission.grpc : admission.sse);
+  const roundTrips = r.admission.scriptCallsPerStream / 2; // an admission and a settle per stream
+
+  const slow = (k: Edge) => r.slow.results[k]!;
+  const hedgeCut = r.hedge.withoutHedge.p99 / r.hedge.withHedge.p99;
+  const hedgeExtra = r.hedge.upstreamWith / r.hedge.requests - 1;
+
+  return [
+    {
+      id: "ttft-overhead",
+      name: `1. TTFT overhead p50 at ${at1} stream (path − direct), gRPC and SSE`,
+      target: "≤ the floor's + 0.3 ms",
+      measured: `${perEdge((k) => ms(overheadAt1(k)))}; floor ${ms(overheadAt1(FLOOR))}`,
+      met: allEdges((k) => overheadAt1(k) <= overheadAt1(FLOOR) + 0.3),
+    },
+    {
+      id: "ttft-load",
+      name: "2. TTFT p50 at 100 and 1,000 concurrent ÷ the floor's, gRPC and SSE",
+      target: "≤ 1.1×",
+      measured: [100, 1000].map((c) => (loadLevels.includes(c) ? `${c}: ${perEdge((k) => times(loadRatio(k, c)))}` : `${c}: not run`)).join("; "),
+      met: loadLevels.length > 0 && loadLevels.every((c) => allEdges((k) => loadRatio(k, c) <= 1.1)),
+    },
+    {
+      id: "capacity",
+      name: `3. Capacity at ${cap["sluice-grpc"].streams} streams, 1 token/s, gRPC and SSE vs the floor: RSS per stream, CPU per token, event-loop delay p99 (${r.capacityWindowS} s at the plateau), inter-token added p99`,
+      target: "≤ 1.25×, ≤ 1.5×, ≤ 50 ms, ≤ the floor's + 5 ms",
+      measured: [
+        `RSS ${perEdge((k) => times(capRatio(k, "kibPerStream")))}`,
+        `CPU ${perEdge((k) => times(capRatio(k, "gatewayCpuUsPerToken")))}`,
+        `loop ${perEdge((k) => `${round(cap[k].eventLoopDelayP99Ms)} ms`)}`,
+        `inter-token ${perEdge((k) => ms(capAdded(k)))} over the floor's ${ms(cap[FLOOR].interTokenAddedP99Ms)}`,
+      ].join("; "),
+      met: allEdges((k) => capRatio(k, "kibPerStream") <= 1.25 && capRatio(k, "gatewayCpuUsPerToken") <= 1.5 && cap[k].eventLoopDelayP99Ms <= 50 && capAdded(k) <= 5),
+    },
+    {
+      id: "throughput-cpu",
+      name: "4. Gateway CPU per delta (10 streams, zero-delay upstream) vs the floor's and the peer's, gRPC and SSE",
+      target: "≤ 1.2× the floor's, ≤ 0.4× the peer's",
+      measured: `floor: ${perEdge((k) => times(cpu(k) / cpu(FLOOR)))}; peer: ${peerCpu ? perEdge((k) => times(cpu(k) / peerCpu)) : "not run"}`,
+      met: allEdges((k) => cpu(k) <= 1.2 * cpu(FLOOR) && (!peerCpu || cpu(k) <= 0.4 * peerCpu)),
+    },
+    {
+      id: "cancel",
+      name: "5. Abort → upstream close p99 minus the floor's, gRPC and SSE; aborts that left their upstream open",
+      target: "≤ +5 ms; 0",
+      measured: `${perEdge((k) => ms(cancelOver(k)))}; floor p99 ${round(cancel[FLOOR]!.closeMs.p99)} ms; not closed ${perEdge((k) => String(cancel[k]!.notClosed))}`,
+      met: allEdges((k) => cancelOver(k) <= 5 && cancel[k]!.notClosed === 0),
+    },
+    {
+      id: "telemetry",
+      name: "6. Telemetry on vs off: gateway CPU per delta, TTFT p50 at one stream",
+      target: "≤ ×1.05, ≤ +0.1 ms",
+      measured: `×${round(r.telemetry.cpuRatio)}, ${ms(r.telemetry.ttftAddedMs)}`,
+      met: r.telemetry.cpuRatio <= 1.05 && r.telemetry.ttftAddedMs <= 0.1,
+    },
+    {
+      id: "admission",
+      name: "7. Redis admission: TTFT p50 added at 1 stream, ratio at 100 streams, gRPC and SSE; Redis round trips per admission",
+      target: "≤ +0.3 ms, ≤ ×1.05, 1",
+      measured: `1: ${perEdge((k) => ms(edgeOf(k)[1]!.addedMs))}; 100: ${perEdge((k) => `×${round(edgeOf(k)[100]!.ratio)}`)}; ${round(roundTrips)}`,
+      met: allEdges((k) => edgeOf(k)[1]!.addedMs <= 0.3 && edgeOf(k)[100]!.ratio <= 1.05) && roundTrips <= 1,
+    },
+    {
+      id: "resumable",
+      name: "8. Resumable on vs off: throughput, gateway CPU per delta",
+      target: "≥ 0.8×, ≤ 1.3×",
+      measured: `${times(r.resumable.throughputRatio)}, ${times(r.resumable.cpuRatio)}`,
+      met: r.resumable.throughputRatio >= 0.8 && r.resumable.cpuRatio <= 1.3,
+    },
+    {
+      id: "slow-consumer",
+      name: "9. Slow consumer: live heap per stream, and its change from mid-run to the end, gRPC and SSE",
+      target: `≤ ${SLOW_HEAP_KIB} KiB, flat (≤ +${round(SLOW_FLAT_KIB, 1)} KiB)`,
+      measured: perEdge((k) => `${round(slow(k).liveHeapKiBPerStream ?? Number.NaN)} KiB (${round(slow(k).lateLiveHeapKiBPerStream ?? Number.NaN)})`),
+      met: allEdges((k) => (slow(k).liveHeapKiBPerStream ?? Number.NaN) <= SLOW_HEAP_KIB && (slow(k).lateLiveHeapKiBPerStream ?? Number.NaN) <= SLOW_FLAT_KIB),
+    },
+    {
+      id: "failover",
+      name: "client-visible errors with a 30%-failing primary and a backup",
+      target: "0",
+      measured: `${round(r.failover.errorRate * 100)}% (${round(r.failover.errorRateWithoutFailover * 100)}% without failover)`,
+      met: r.failover.errorRate === 0,
+    },
+    {
+      id: "hedging",
+      name: "hedging: p99 TTFT cut, extra upstream requests",
+      target: "≥ 2×, ≤ 10%",
+      measured: `${round(hedgeCut)}×, ${round(hedgeExtra * 100)}%`,
+      met: hedgeCut >= 2 && hedgeExtra <= 0.1,
+    },
+  ];
+}
