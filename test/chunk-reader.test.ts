@@ -5,6 +5,19 @@ import { createChunkReader } from "../src/upstream/chunk-reader.js";
 const bytes = (text: string) => Buffer.from(text);
 
 describe("chunk reader", () => {
+  it("hands over at most 64 KiB at a time when a slow reader finds more waiting, every byte in order", async () => {
+    const body = new Readable({ read() {} });
+    const reader = createChunkReader(body);
+    const sent = Buffer.alloc(200_000);
+    for (let i = 0; i < sent.length; i++) sent[i] = i % 251;
+    for (let at = 0; at < sent.length; at += 50_000) body.push(sent.subarray(at, at + 50_000));
+    body.push(null);
+    const got: Uint8Array[] = [];
+    for (let chunk = await reader.read(); chunk !== null; chunk = await reader.read()) got.push(chunk);
+    expect(Math.max(...got.map((c) => c.length))).toBeLessThanOrEqual(64 * 1024);
+    expect(Buffer.concat(got).equals(sent)).toBe(true);
+  });
+
   it("hands over chunks in order, waits for the next, and ends with null", async () => {
     const body = new Readable({ read() {} });
     const reader = createChunkReader(body);
