@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startAttempt } from "../src/attempt/attempt.js";
+import { attemptDeltas, startAttempt } from "../src/attempt/attempt.js";
 import { resolveConfig } from "../src/config/config.js";
 import type { ChatRequest } from "../src/core/chat-request.js";
 import type { ContentDelta } from "../src/core/delta.js";
@@ -44,7 +44,7 @@ async function drain(deltas: AsyncGenerator<ContentDelta>): Promise<ContentDelta
 describe("one attempt", () => {
   it("sends, decodes and translates a whole answer into content deltas", async () => {
     const attempt = startAttempt(plan("sim-1?tokens=4&seed=7"), deps(), new AbortController().signal);
-    const deltas = await drain(attempt.deltas);
+    const deltas = await drain(attemptDeltas(attempt));
     expect(deltas.filter((d) => d.type === "text").map((d) => (d as { text: string }).text).join("")).toBe(simulatedText(7, 4));
     expect(deltas.at(-1)).toEqual({ type: "finish", reason: "stop" });
     expect(attempt.signal.aborted).toBe(false);
@@ -52,13 +52,13 @@ describe("one attempt", () => {
 
   it("a failed status is a GatewayError naming the provider, and the attempt's signal carries it", async () => {
     const attempt = startAttempt(plan("sim-1?fail=status&status=503"), deps(), new AbortController().signal);
-    await expect(drain(attempt.deltas)).rejects.toMatchObject({ code: "upstream_unavailable", provider: "sim" });
+    await expect(drain(attemptDeltas(attempt))).rejects.toMatchObject({ code: "upstream_unavailable", provider: "sim" });
     expect((attempt.signal.reason as GatewayError).code).toBe("upstream_unavailable");
   });
 
   it("its phase timer ends it with the phase's error, and the upstream sees the close", async () => {
     const attempt = startAttempt(plan("sim-1?headers_ms=60000&tag=attempt-headers", "hi", { headersMs: 100 }), deps(), new AbortController().signal);
-    await expect(drain(attempt.deltas)).rejects.toThrow(/^headers timeout: provider sim sent no response headers within 100 ms$/);
+    await expect(drain(attemptDeltas(attempt))).rejects.toThrow(/^headers timeout: provider sim sent no response headers within 100 ms$/);
     const record = await sim.records.waitFor((r) => r.tag === "attempt-headers" && r.endedAt !== undefined, 10_000);
     expect(record.outcome).toBe("client_closed");
   });
@@ -66,7 +66,7 @@ describe("one attempt", () => {
   it("aborting its parent destroys the upstream request even while nobody pulls its deltas", async () => {
     const parent = new AbortController();
     const attempt = startAttempt(plan("sim-1?tokens=100000&token_chars=1000&tag=attempt-abort"), deps(), parent.signal);
-    await attempt.deltas.next();
+    await attempt.first();
     await sim.records.waitFor((r) => r.tag === "attempt-abort" && r.waitingForDrain === true, 10_000);
     parent.abort(new GatewayError("canceled", "gone"));
     const record = await sim.records.waitFor((r) => r.tag === "attempt-abort" && r.endedAt !== undefined, 10_000);
@@ -77,11 +77,11 @@ describe("one attempt", () => {
   it("releases its provider slot whichever way it ends", async () => {
     let held = 0;
     const counting = { client, admit: async () => (held++, () => void held--) };
-    await drain(startAttempt(plan("sim-1?tokens=2"), counting, new AbortController().signal).deltas);
-    await drain(startAttempt(plan("sim-1?fail=status&status=500"), counting, new AbortController().signal).deltas).catch(() => undefined);
+    await drain(attemptDeltas(startAttempt(plan("sim-1?tokens=2"), counting, new AbortController().signal)));
+    await drain(attemptDeltas(startAttempt(plan("sim-1?fail=status&status=500"), counting, new AbortController().signal))).catch(() => undefined);
     const parent = new AbortController();
     const stuck = startAttempt(plan("sim-1?fail=stall&fail_at=1"), counting, parent.signal);
-    await stuck.deltas.next();
+    await stuck.first();
     parent.abort(new GatewayError("canceled", "gone"));
     expect(held).toBe(0);
   });

@@ -1,15 +1,17 @@
 import type { RouteTarget } from "../config/config.js";
 import type { ChatRequest } from "../core/chat-request.js";
 import type { ContentDelta } from "../core/delta.js";
+import { type DeltaSink, type Feed, type PulledStream, pullFrom } from "../core/delta-sink.js";
+import { finished, type Readable } from "node:stream";
 import { GatewayError, toGatewayError } from "../core/errors.js";
 import type { OptionalParam } from "../core/request-params.js";
 import { prepareRequest } from "../providers/param-policy.js";
 import type { UpstreamTarget } from "../providers/provider.js";
 import { adapterFor } from "../providers/registry.js";
-import { createSseDecoder } from "../sse/decoder.js";
-import { createChunkReader } from "../upstream/chunk-reader.js";
+import { createSseDecoder, type SseEvent } from "../sse/decoder.js";
 import type { UpstreamClient } from "../upstream/http-client.js";
 import { isEventStream, readErrorBody } from "../upstream/response-body.js";
+import { readChunk } from "../upstream/chunk-reader.js";
 import { fromTransportError } from "../upstream/transport-errors.js";
 import type { AttemptObserver } from "../flow/observer.js";
 import { createPhaseTimer, phaseTimeout, type PhaseTimer } from "./deadlines.js";
@@ -39,12 +41,11 @@ export interface AttemptDeps {
 }
 
 /**
- * One upstream exchange: admission, send, status, decode, translate. Its
- * deltas are produced only as they are pulled, so a slow client slows the
- * upstream read. Everything it holds (the provider slot, the phase timers,
- * the upstream socket) is released on its signal's abort, not only in a
- * generator `finally` that a consumer blocked on a vanished client never
- * reaches.
+ * One upstream exchange: admission, send, status, decode, translate. It
+ * reads upstream only while its consumer grants credit (core/delta-sink.ts),
+ * so a slow client slows the upstream read. Everything it holds (the
+ * provider slot, the phase timers, the upstream socket) is released on its
+ * signal's abort, whatever its consumer is doing.
  */
 export interface Attempt {
   readonly target: RouteTarget;
@@ -52,15 +53,22 @@ export interface Attempt {
   readonly startedAt: number;
   /** Aborted when the attempt ends early: a phase timeout, a lost hedge, the client gone. The reason is the cause. */
   readonly signal: AbortSignal;
-  readonly deltas: AsyncGenerator<ContentDelta, void, undefined>;
+  /**
+   * Starts the exchange and settles with its first delta (what commits a
+   * request to this attempt), or its end without one, or its failure.
+   * Called once.
+   */
+  first(): Promise<IteratorResult<ContentDelta, void>>;
+  /**
+   * The deltas after the first, pushed into `sink`: those decoded with the
+   * first at once, then each upstream read as it arrives, while the sink
+   * grants credit. `paused`: the sink has none yet. `lead`: the first
+   * delta, handed back to go out with those decoded beside it (so `more`
+   * says so). After `first`, once.
+   */
+  pipe(sink: DeltaSink<ContentDelta>, paused?: boolean, lead?: ContentDelta): Feed;
   /** Parameters dropped for this target; known once the request was built. */
   droppedParams(): readonly OptionalParam[];
-  /**
-   * How many deltas decoded from the current upstream read are still to be
-   * pulled: the next pull gets one without waiting for the network. Edges
-   * use it to send deltas that arrived together as one message.
-   */
-  buffered(): number;
   /** Ends the attempt now: the upstream request is destroyed. */
   abort(reason: GatewayError): void;
 }
@@ -72,7 +80,29 @@ export interface Attempt {
  */
 export const CONSUMER_GONE = new GatewayError("canceled", "stream closed");
 
-const NO_FAILURE: unique symbol = Symbol("no failure");
+/** An attempt's deltas, first included, pulled (tests; consumers that fold a whole answer). */
+export function attemptDeltas(attempt: Attempt): PulledStream<ContentDelta> {
+  return pullFrom<ContentDelta>((sink) => {
+    let feed: Feed | undefined;
+    let canceled: GatewayError | undefined;
+    attempt.first().then(
+      (first) => {
+        if (canceled) return;
+        if (first.done) return sink.end();
+        feed = attempt.pipe(sink, false, first.value);
+      },
+      (error: unknown) => sink.end(toGatewayError(error)),
+    );
+    return {
+      resume: () => feed?.resume(),
+      cancel: (reason) => {
+        canceled = reason;
+        attempt.abort(reason);
+        sink.end(reason);
+      },
+    };
+  }, CONSUMER_GONE);
+}
 
 export function startAttempt(plan: AttemptPlan, deps: AttemptDeps, parent: AbortSignal): Attempt {
   const { target } = plan;
@@ -80,32 +110,161 @@ export function startAttempt(plan: AttemptPlan, deps: AttemptDeps, parent: Abort
   const adapter = adapterFor(provider.kind);
   const upstreamTarget: UpstreamTarget = { provider, model: target.model, ...(target.thinking ? { thinking: target.thinking } : {}) };
   const controller = new AbortController();
+  const signal = controller.signal;
   const abort = (reason: GatewayError) => {
-    if (!controller.signal.aborted) controller.abort(reason);
+    if (!signal.aborted) controller.abort(reason);
   };
   const onParentAbort = () => abort(toGatewayError(parent.reason));
-  if (parent.aborted) onParentAbort();
-  else parent.addEventListener("abort", onParentAbort, { once: true });
 
   let timer: PhaseTimer | undefined;
   let release: (() => void) | undefined;
   let dropped: readonly OptionalParam[] = [];
-  let buffered = 0;
-  let ended = false;
+  let released = false;
   const cleanup = () => {
     timer?.stop();
     release?.();
-    if (ended) return;
-    ended = true;
+    if (released) return;
+    released = true;
     parent.removeEventListener("abort", onParentAbort);
     deps.ended?.(target);
   };
-  controller.signal.addEventListener("abort", cleanup, { once: true });
 
-  async function* exchange(): AsyncGenerator<ContentDelta, void, undefined> {
-    const signal = controller.signal;
-    let phase: "connect" | "stream" = "connect";
-    let completed = false;
+  // The exchange's state, driven by the body's events and the sink's credit.
+  let phase: "connect" | "stream" = "connect";
+  let body: Readable | undefined;
+  let decode: ((chunk: Uint8Array) => ContentDelta[]) | undefined;
+  let finishDecoding: (() => ContentDelta[]) | undefined;
+  /** undefined while the body is open, null once it ended, the error once it failed. */
+  let bodyOutcome: Error | null | undefined;
+  let sink: DeltaSink<ContentDelta> | undefined;
+  let firstSettle: { resolve(result: IteratorResult<ContentDelta, void>): void; reject(error: unknown): void } | undefined;
+  let firstSeen = false;
+  /** Deltas decoded with the first, before pipe(). */
+  let early: ContentDelta[] = [];
+  /** How the exchange ended before pipe() (after the first delta): told to the sink after `early`. */
+  let heldEnd: { error?: GatewayError } | undefined;
+  let paused = true;
+  let pumping = false;
+  let waiting = false;
+  let done = false;
+
+  const finish = (error?: GatewayError) => {
+    if (done) return;
+    done = true;
+    if (!error) cleanup();
+    else abort(error);
+    if (sink) return sink.end(error);
+    if (firstSettle) {
+      const settle = firstSettle;
+      firstSettle = undefined;
+      if (error) settle.reject(error);
+      else settle.resolve({ value: undefined, done: true });
+      return;
+    }
+    heldEnd = error ? { error } : {};
+  };
+  const fail = (error: unknown) => {
+    finish(signal.aborted ? toGatewayError(signal.reason) : fromTransportError(error, { provider: provider.name, timeouts: target.timeouts, phase }));
+  };
+  signal.addEventListener(
+    "abort",
+    () => {
+      cleanup();
+      finish(toGatewayError(signal.reason));
+    },
+    { once: true },
+  );
+  if (parent.aborted) onParentAbort();
+  else parent.addEventListener("abort", onParentAbort, { once: true });
+
+  /** Hands decoded deltas on: all of them (they are decoded already); credit decides only whether to read again. */
+  const deliver = (ready: readonly ContentDelta[]) => {
+    for (let i = 0; i < ready.length; i++) {
+      const delta = ready[i]!;
+      if (!firstSeen) {
+        firstSeen = true;
+        timer?.firstDelta();
+        plan.observer?.firstDelta();
+      }
+      if (sink) {
+        if (!sink.push(delta, i < ready.length - 1)) paused = true;
+      } else if (firstSettle) {
+        const settle = firstSettle;
+        firstSettle = undefined;
+        // Nothing more is read until pipe(): the request may yet commit to another attempt.
+        paused = true;
+        settle.resolve({ value: delta, done: false });
+      } else early.push(delta);
+    }
+  };
+
+  /** One upstream read: translated whole before its first delta is handed on; a failure surfaces after the deltas before it. */
+  const take = (chunk: Uint8Array) => {
+    if (parent.aborted) {
+      // Bytes that were already on their way when the client left.
+      let late = 0;
+      try {
+        late = decode!(chunk).length;
+      } catch {
+        // Nobody is left to tell.
+      }
+      plan.observer?.afterAbort(late);
+      return finish(toGatewayError(parent.reason));
+    }
+    let ready: ContentDelta[];
+    try {
+      ready = decode!(chunk);
+    } catch (error) {
+      deliver((error as { partial?: ContentDelta[] }).partial ?? []);
+      return fail((error as { cause?: unknown }).cause ?? error);
+    }
+    deliver(ready);
+  };
+
+  const endOfBody = () => {
+    let tail: ContentDelta[];
+    try {
+      tail = finishDecoding!();
+    } catch (error) {
+      deliver((error as { partial?: ContentDelta[] }).partial ?? []);
+      return fail((error as { cause?: unknown }).cause ?? error);
+    }
+    deliver(tail);
+    finish();
+  };
+
+  /** Reads while there is credit and the body has bytes; otherwise waits for the body's `readable` or the sink's resume(). */
+  const pump = () => {
+    if (pumping || !body) return;
+    pumping = true;
+    try {
+      while (!paused && !done) {
+        const chunk = readChunk(body);
+        if (chunk === null) {
+          if (bodyOutcome === undefined) {
+            if (!waiting) {
+              waiting = true;
+              timer?.waiting();
+            }
+            return;
+          }
+          if (bodyOutcome === null) return endOfBody();
+          return fail(bodyOutcome);
+        }
+        if (waiting) {
+          waiting = false;
+          timer?.received();
+        }
+        take(chunk);
+      }
+    } catch (error) {
+      fail(error);
+    } finally {
+      pumping = false;
+    }
+  };
+
+  async function exchange(): Promise<void> {
     try {
       const queuedAt = performance.now();
       release = await deps.admit(target, signal);
@@ -134,67 +293,85 @@ export function startAttempt(plan: AttemptPlan, deps: AttemptDeps, parent: Abort
       }
       const decoder = createSseDecoder({ maxEventSize: plan.maxEventBytes, source: provider.name });
       const translator = adapter.createTranslator(upstreamTarget, prepared.request);
-      let first = true;
-      // Manual iteration: the idle clock must run only while we wait on
-      // upstream, not while the consumer holds us at a yield.
-      const chunks = createChunkReader(res.body);
-      for (;;) {
-        timer.waiting();
-        const chunk = await chunks.read();
-        timer.received();
-        if (chunk === null) break;
-        if (parent.aborted) {
-          // Bytes that were already on their way when the client left.
-          plan.observer?.afterAbort(decoder.push(chunk).reduce((n, event) => n + translator.event(event).length, 0));
-          throw toGatewayError(parent.reason);
-        }
-        // The whole read is translated before its first delta is handed on,
-        // so that buffered() knows what is left of it. A translation failure
-        // surfaces after the deltas before it, as when translating lazily.
-        const ready: ContentDelta[] = [];
-        let failure: unknown = NO_FAILURE;
+      decode = (chunk) => translateAll(decoder.push(chunk), translator);
+      finishDecoding = () => {
+        const tail = translateAll(decoder.end(), translator);
         try {
-          for (const event of decoder.push(chunk)) {
-            for (const delta of translator.event(event)) ready.push(delta);
-          }
+          for (const delta of translator.end()) tail.push(delta);
         } catch (error) {
-          failure = error;
+          throw partialFailure(tail, error);
         }
-        for (let i = 0; i < ready.length; i++) {
-          if (first) {
-            first = false;
-            timer.firstDelta();
-            plan.observer?.firstDelta();
-          }
-          buffered = ready.length - 1 - i;
-          yield ready[i]!;
-        }
-        buffered = 0;
-        if (failure !== NO_FAILURE) throw failure;
-      }
-      for (const event of decoder.end()) yield* translator.event(event);
-      yield* translator.end();
-      completed = true;
+        return tail;
+      };
+      const readable = res.body;
+      body = readable;
+      readable.on("readable", pump);
+      finished(readable, { writable: false }, (error) => {
+        bodyOutcome = error ?? null;
+        pump();
+      });
+      if (signal.aborted) return;
+      paused = false;
+      pump();
     } catch (error) {
-      const failure = signal.aborted ? toGatewayError(signal.reason) : fromTransportError(error, { provider: provider.name, timeouts: target.timeouts, phase });
-      // The cause, for whoever watches this attempt's signal.
-      abort(failure);
-      throw failure;
-    } finally {
-      if (completed) cleanup();
-      // A body read to its end needs no abort; an early exit (the consumer
-      // returned, or an error) must destroy the upstream request.
-      else abort(CONSUMER_GONE);
+      fail(error);
     }
   }
+
+  const feed: Feed = {
+    resume() {
+      if (done || !paused) return;
+      paused = false;
+      pump();
+    },
+    cancel: (reason) => abort(reason),
+  };
 
   return {
     target,
     startedAt: performance.now(),
-    signal: controller.signal,
-    deltas: exchange(),
+    signal,
+    first() {
+      if (done) return heldEnd?.error ? Promise.reject(heldEnd.error) : Promise.resolve({ value: undefined, done: true });
+      return new Promise<IteratorResult<ContentDelta, void>>((resolve, reject) => {
+        firstSettle = { resolve, reject };
+        void exchange();
+      });
+    },
+    pipe(to, startPaused = false, lead) {
+      sink = to;
+      const held = lead ? [lead, ...early] : early;
+      early = [];
+      let credit = true;
+      for (let i = 0; i < held.length; i++) if (!to.push(held[i]!, i < held.length - 1)) credit = false;
+      if (heldEnd) {
+        to.end(heldEnd.error);
+        return feed;
+      }
+      paused = startPaused || !credit;
+      pump();
+      return feed;
+    },
     droppedParams: () => dropped,
-    buffered: () => buffered,
     abort,
   };
+}
+
+/** A translation failure after some deltas of the same read: those are still the client's. */
+function partialFailure(partial: ContentDelta[], cause: unknown): { partial: ContentDelta[]; cause: unknown } {
+  return { partial, cause };
+}
+
+/** Every event of one read translated, in order; a failure carries the deltas before it. */
+function translateAll(events: Iterable<SseEvent>, translator: { event(event: SseEvent): readonly ContentDelta[] }): ContentDelta[] {
+  const ready: ContentDelta[] = [];
+  try {
+    for (const event of events) {
+      const deltas = translator.event(event);
+      for (let i = 0; i < deltas.length; i++) ready.push(deltas[i]!);
+    }
+  } catch (error) {
+    throw partialFailure(ready, error);
+  }
+  return ready;
 }

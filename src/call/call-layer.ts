@@ -3,7 +3,8 @@ import type { ChatRequest } from "../core/chat-request.js";
 import type { Delta } from "../core/delta.js";
 import { quoteClientValue } from "../core/client-text.js";
 import { GatewayError } from "../core/errors.js";
-import { type Heartbeat, withHeartbeats } from "../core/heartbeats.js";
+import { type Heartbeat, withHeartbeats, withPushedHeartbeats } from "../core/heartbeats.js";
+import { type DeltaSink, type Feed, pushFrom } from "../core/delta-sink.js";
 import type { ChatPipeline, DeltaStream, StreamContext } from "../pipeline/chat-pipeline.js";
 import type { Numbered, ResumableStreams } from "../resume/resumable-streams.js";
 import type { ModelInfo } from "../routing/route-table.js";
@@ -77,7 +78,10 @@ export function deltaOf(item: CallItem): Delta | Heartbeat {
  * stream stops being resumable.
  */
 export interface CallStream {
+  /** The items, pulled: for edges that fold a whole answer. Use this or `relay`, not both. */
   readonly items: AsyncGenerator<CallItem, void, undefined>;
+  /** The items pushed into the edge's writer under its credit (core/delta-sink.ts): how edges write a stream. */
+  readonly relay: (sink: DeltaSink<CallItem>) => Feed;
   /** Items are numbered (a resumable stream, served where resumable streams are configured) or plain deltas. */
   readonly resumable: boolean;
   /** Items already decoded and waiting (a plain stream's upstream read): joining them waits for no I/O. */
@@ -238,10 +242,26 @@ export function createCallLayer(options: CallLayerOptions): CallLayer {
             notResumable = true;
           },
         });
-        return { ...base, resumable: true, items: withBeats(entries), buffered: NONE };
+        const items = withBeats(entries);
+        return { ...base, resumable: true, items, relay: (sink) => pushFrom(items, sink), buffered: NONE };
       }
-      const deltas: DeltaStream = pipeline.stream(request, context);
-      return { ...base, resumable: false, items: withBeats(deltas), buffered: deltas.buffered, ...(streamOptions.observe ? { observe: streamOptions.observe } : {}) };
+      const { heartbeatMs } = streamOptions;
+      const relay = (sink: DeltaSink<CallItem>): Feed =>
+        heartbeatMs > 0 ? withPushedHeartbeats((beating) => pipeline.relay(request, context, beating), sink, heartbeatMs) : pipeline.relay(request, context, sink);
+      // Pulled only by edges that fold a whole answer: made on first use, so a pushed stream starts nothing twice.
+      let deltas: DeltaStream | undefined;
+      let items: AsyncGenerator<CallItem, void, undefined> | undefined;
+      return {
+        ...base,
+        resumable: false,
+        get items() {
+          deltas ??= pipeline.stream(request, context);
+          return (items ??= withBeats(deltas));
+        },
+        relay,
+        buffered: () => deltas?.buffered() ?? 0,
+        ...(streamOptions.observe ? { observe: streamOptions.observe } : {}),
+      };
     },
 
     async resume(id, principal, signal, resumeOptions) {

@@ -1,3 +1,5 @@
+import type { DeltaSink, Feed } from "./delta-sink.js";
+
 /** A stream message that says only "still here". Edges render it their own way. */
 export interface Heartbeat {
   readonly type: "heartbeat";
@@ -50,4 +52,39 @@ export async function* withHeartbeats<T>(source: AsyncIterable<T>, intervalMs: n
     // Not awaited: a source still blocked in next() settles on its own abort.
     if (!finished) iterator.return?.().catch(() => undefined);
   }
+}
+
+/**
+ * The pushed form of withHeartbeats: a heartbeat goes into `sink` whenever
+ * the producer has pushed nothing for `intervalMs`, while the sink has
+ * credit (a client that is not reading is not pinged, as a pulled stream
+ * that is not pulled is not). One timer per stream, re-armed per item.
+ */
+export function withPushedHeartbeats<T>(start: (sink: DeltaSink<T>) => Feed, sink: DeltaSink<T | Heartbeat>, intervalMs: number): Feed {
+  let credit = true;
+  const timer = setTimeout(() => {
+    if (credit) credit = sink.push(HEARTBEAT, false);
+    timer.refresh();
+  }, intervalMs);
+  const feed = start({
+    push(item, more) {
+      timer.refresh();
+      credit = sink.push(item, more);
+      return credit;
+    },
+    end(error) {
+      clearTimeout(timer);
+      sink.end(error);
+    },
+  });
+  return {
+    resume() {
+      credit = true;
+      feed.resume();
+    },
+    cancel(reason) {
+      clearTimeout(timer);
+      feed.cancel(reason);
+    },
+  };
 }

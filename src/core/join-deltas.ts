@@ -1,4 +1,5 @@
 import type { Delta, ReasoningDelta, TextDelta } from "./delta.js";
+import type { DeltaSink } from "./delta-sink.js";
 
 type Joinable = TextDelta | ReasoningDelta;
 
@@ -54,4 +55,45 @@ export async function joinBuffered<T>(
     }
     return { item: { ...item, text }, after: following };
   }
+}
+
+/**
+ * The pushed form of joinBuffered: a text or reasoning delta with `more`
+ * (the rest of its upstream read follows at once) waits for the deltas
+ * after it, and those of its kind join it, until one that does not, the
+ * end of the read, or MAX_JOINED_CHARS. Nothing waits beyond the read in
+ * hand, so the result is the same messages joinBuffered makes.
+ */
+export function joiningSink<T>(sink: DeltaSink<Delta | T>): DeltaSink<Delta | T> {
+  let pending: Joinable | undefined;
+  let text = "";
+  const flush = (): boolean => {
+    if (!pending) return true;
+    const item: Joinable = text === pending.text ? pending : { ...pending, text };
+    pending = undefined;
+    return sink.push(item, false);
+  };
+  const start = (item: Delta | T, more: boolean): boolean => {
+    if (more && joinable(item) && item.text.length < MAX_JOINED_CHARS) {
+      pending = item;
+      text = item.text;
+      return true;
+    }
+    return sink.push(item, more);
+  };
+  return {
+    push(item, more) {
+      if (!pending) return start(item, more);
+      if (joinable(item) && item.type === pending.type) {
+        text += item.text;
+        return more && text.length < MAX_JOINED_CHARS ? true : flush();
+      }
+      const credit = flush();
+      return start(item, more) && credit;
+    },
+    end(error) {
+      flush();
+      sink.end(error);
+    },
+  };
 }

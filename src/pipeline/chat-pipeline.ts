@@ -1,14 +1,15 @@
 import { randomUUID } from "node:crypto";
 import type { Config, ModelRoute, RouteTarget } from "../config/config.js";
 import type { ChatRequest } from "../core/chat-request.js";
-import type { Delta } from "../core/delta.js";
+import type { ContentDelta, Delta } from "../core/delta.js";
+import { type DeltaSink, type Feed, type PulledStream, pullFrom } from "../core/delta-sink.js";
 import { GatewayError, toGatewayError } from "../core/errors.js";
 import type { Context } from "@opentelemetry/api";
 import type { Telemetry } from "../telemetry/telemetry.js";
 import type { ProviderGates } from "../admission/provider-gate.js";
 import type { Breakers } from "../resilience/circuit-breaker.js";
-import { type Attempt, CONSUMER_GONE } from "../attempt/attempt.js";
-import { commitAttempt } from "../resilience/attempts.js";
+import { CONSUMER_GONE } from "../attempt/attempt.js";
+import { type Committed, commitAttempt } from "../resilience/attempts.js";
 import { createRouteTable, type ModelInfo, type RouteTable } from "../routing/route-table.js";
 import type { TargetOrder } from "../routing/strategies.js";
 import type { TargetStats } from "../routing/target-stats.js";
@@ -49,15 +50,20 @@ export interface StreamContext {
  * are already decoded (the rest of the upstream read the last one came
  * from): pulling those waits for no I/O.
  */
-export interface DeltaStream extends AsyncGenerator<Delta, void, undefined> {
-  buffered(): number;
-}
+export type DeltaStream = PulledStream<Delta>;
 
 /** The path every request takes, whichever edge it came through. */
 export interface ChatPipeline {
   /** The aliases clients may name. */
   catalog(): readonly ModelInfo[];
-  /** Deltas for one request: start, content, usage, finish; or a GatewayError. */
+  /**
+   * Deltas for one request pushed into `sink` (start, content, usage,
+   * finish), then its end (a GatewayError on failure), under the sink's
+   * credit. The way edges write a stream: nothing stands between the
+   * upstream read and the edge's writer per delta.
+   */
+  relay(request: ChatRequest, ctx: StreamContext, sink: DeltaSink<Delta>): Feed;
+  /** The same deltas, pulled (consumers that fold a whole answer; the resumable store). */
   stream(request: ChatRequest, ctx: StreamContext): DeltaStream;
 }
 
@@ -124,12 +130,7 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
     random: options.random ?? Math.random,
   };
 
-  function stream(request: ChatRequest, ctx: StreamContext): DeltaStream {
-    let serving: Attempt | undefined;
-    return Object.assign(relay(request, ctx, (attempt) => (serving = attempt)), { buffered: () => serving?.buffered() ?? 0 });
-  }
-
-  async function* relay(request: ChatRequest, ctx: StreamContext, serve: (attempt: Attempt) => void): AsyncGenerator<Delta, void, undefined> {
+  function relay(request: ChatRequest, ctx: StreamContext, sink: DeltaSink<Delta>): Feed {
     const config = options.config();
     const routes = routesOf(config);
     const observer = options.telemetry.stream({
@@ -143,102 +144,147 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
     });
     const meter = createUsageMeter(request);
     let charge: TenantCharge = NO_CHARGE;
-
-    // Admission.
     const controller = new AbortController();
     let release: () => void = () => undefined;
-    // The upstream is aborted first: the bookkeeping (spans, metrics, usage) must not delay the close.
-    const stop = (reason: GatewayError) => {
-      controller.abort(reason);
-      observer.ended(reason);
+    let attemptFeed: Feed | undefined;
+    let credit = true;
+    let ended = false;
+
+    /**
+     * Whatever ends the stream, once: the upstream is aborted first (the
+     * bookkeeping must not delay the close), then the stream's telemetry,
+     * slot and usage are settled, and the sink hears the end.
+     */
+    const end = (failure?: GatewayError) => {
+      if (ended) return;
+      ended = true;
+      ctx.signal.removeEventListener("abort", onAbort);
+      if (failure) controller.abort(failure);
+      observer.ended(failure);
       release();
-      charge.end(meter, reason);
+      charge.end(meter, failure);
+      sink.end(failure);
     };
+    const onAbort = () => end(toGatewayError(ctx.signal.reason));
+
+    // The key's allowlist before the alias is looked up: a key learns nothing of aliases it may not use.
     let route: ModelRoute;
     try {
-      // The key's allowlist before the alias is looked up: a key learns nothing of aliases it may not use.
       if (options.tenancy) charge = options.tenancy.charge(ctx.principal, { request, requestId: ctx.requestId, ...(ctx.onQuota ? { onQuota: ctx.onQuota } : {}) });
       route = routes.lookup(request.model);
-      release = registry.admit(stop);
+      release = registry.admit(end);
     } catch (error) {
-      observer.ended(toGatewayError(error));
-      throw error;
+      const failure = toGatewayError(error);
+      ended = true;
+      observer.ended(failure);
+      queueMicrotask(() => sink.end(failure));
+      return { resume: () => undefined, cancel: () => undefined };
     }
-    const onAbort = () => stop(toGatewayError(ctx.signal.reason));
-    if (ctx.signal.aborted) onAbort();
+    if (ctx.signal.aborted) queueMicrotask(onAbort);
     else ctx.signal.addEventListener("abort", onAbort, { once: true });
 
-    let completed = false;
-    try {
-      await charge.admit(route);
-
-      // Route plan and attempts.
-      const committed = await commitAttempt(
-        {
-          route,
-          order: options.order.order(route),
-          plan: {
-            request,
-            dropUnsupportedParams: route.dropUnsupportedParams,
-            requestId: ctx.requestId,
-            maxEventBytes: config.limits.maxEventBytes,
-            ...(ctx.prepare ? { prepare: ctx.prepare } : {}),
+    const forward = (delta: Delta, more: boolean): boolean => {
+      observer.delta(delta);
+      if (!sink.push(delta, more)) credit = false;
+      return credit;
+    };
+    // A provider that reports no usage gets an estimate before `finish`; counting is async, so what follows waits behind it.
+    let held: Array<{ readonly delta: ContentDelta; readonly more: boolean }> | undefined;
+    let heldEnd: { readonly error?: GatewayError } | undefined;
+    const content: DeltaSink<ContentDelta> = {
+      push(delta, more) {
+        if (ended) return false;
+        if (held) {
+          held.push({ delta, more });
+          return false;
+        }
+        if (delta.type !== "finish" || !meter.missingUsage) {
+          meter.observe(delta);
+          return forward(delta, more);
+        }
+        held = [{ delta, more }];
+        void meter.estimateIfMissing().then(
+          (estimate) => {
+            if (ended) return;
+            if (estimate) forward(estimate, true);
+            const queued = held!;
+            held = undefined;
+            for (const item of queued) {
+              meter.observe(item.delta);
+              forward(item.delta, item.more);
+            }
+            if (heldEnd) content.end(heldEnd.error);
+            else if (credit) attemptFeed?.resume();
           },
-          signal: controller.signal,
-          observer,
-          ...(ctx.deadlineAt === undefined ? {} : { deadlineAt: ctx.deadlineAt }),
-        },
-        attemptDeps,
-      ).catch((error: unknown) => {
-        throw toGatewayError(error);
-      });
+          (error: unknown) => end(toGatewayError(error)),
+        );
+        return false;
+      },
+      end(error) {
+        if (held) {
+          heldEnd = error ? { error } : {};
+          return;
+        }
+        end(error ? (controller.signal.aborted ? toGatewayError(controller.signal.reason) : error) : undefined);
+      },
+    };
+
+    const run = async () => {
+      let committed: Committed;
+      try {
+        await charge.admit(route);
+        committed = await commitAttempt(
+          {
+            route,
+            order: options.order.order(route),
+            plan: {
+              request,
+              dropUnsupportedParams: route.dropUnsupportedParams,
+              requestId: ctx.requestId,
+              maxEventBytes: config.limits.maxEventBytes,
+              ...(ctx.prepare ? { prepare: ctx.prepare } : {}),
+            },
+            signal: controller.signal,
+            observer,
+            ...(ctx.deadlineAt === undefined ? {} : { deadlineAt: ctx.deadlineAt }),
+          },
+          attemptDeps,
+        );
+      } catch (error) {
+        return end(controller.signal.aborted ? toGatewayError(controller.signal.reason) : toGatewayError(error));
+      }
       const { attempt, first } = committed;
-      serve(attempt);
+      if (ended) return attempt.abort(CONSUMER_GONE);
       observer.committed(committed.records);
       charge.serving(attempt.target);
-      attempt.signal.addEventListener("abort", () => stop(toGatewayError(attempt.signal.reason)), { once: true });
+      attempt.signal.addEventListener("abort", () => end(toGatewayError(attempt.signal.reason)), { once: true });
 
-      // Relay.
       const dropped = attempt.droppedParams();
-      const start: Delta = {
-        type: "start",
-        responseId: responseId(),
-        provider: attempt.target.provider.name,
-        model: attempt.target.model,
-        ...(dropped.length > 0 ? { droppedParams: dropped } : {}),
-      };
-      observer.delta(start);
-      yield start;
-      for (let next = first; !next.done; next = await attempt.deltas.next()) {
-        if (next.value.type === "finish") {
-          const estimate = await meter.estimateIfMissing();
-          if (estimate) {
-            observer.delta(estimate);
-            yield estimate;
-          }
-        }
-        meter.observe(next.value);
-        observer.delta(next.value);
-        yield next.value;
-      }
-      completed = true;
-      observer.ended();
-      charge.end(meter);
-    } catch (error) {
-      const failure = controller.signal.aborted ? toGatewayError(controller.signal.reason) : toGatewayError(error);
-      observer.ended(failure);
-      charge.end(meter, failure);
-      throw failure;
-    } finally {
-      release();
-      ctx.signal.removeEventListener("abort", onAbort);
-      // An early exit (the consumer returned, or an error) ends every attempt.
-      if (!completed) {
-        controller.abort(CONSUMER_GONE);
-        charge.end(meter, CONSUMER_GONE);
-      }
-    }
+      forward(
+        {
+          type: "start",
+          responseId: responseId(),
+          provider: attempt.target.provider.name,
+          model: attempt.target.model,
+          ...(dropped.length > 0 ? { droppedParams: dropped } : {}),
+        },
+        !first.done,
+      );
+      if (first.done) return content.end();
+      attemptFeed = attempt.pipe(content, !credit, first.value);
+    };
+    void run();
+
+    return {
+      resume() {
+        credit = true;
+        if (!held) attemptFeed?.resume();
+      },
+      cancel: (reason) => end(reason),
+    };
   }
 
-  return { catalog: () => routesOf(options.config()).catalog(), stream };
+  const stream = (request: ChatRequest, ctx: StreamContext): DeltaStream => pullFrom<Delta>((sink) => relay(request, ctx, sink), CONSUMER_GONE);
+
+  return { catalog: () => routesOf(options.config()).catalog(), relay, stream };
 }

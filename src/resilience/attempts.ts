@@ -147,7 +147,7 @@ export async function commitAttempt(options: AttemptsOptions, deps: AttemptsDeps
       attempt,
       info,
       permit,
-      result: attempt.deltas.next().then(
+      result: attempt.first().then(
         (first) => ({ running: entry, first }),
         (error: unknown) => ({ running: entry, error: toGatewayError(error) }),
       ),

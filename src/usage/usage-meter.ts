@@ -21,6 +21,8 @@ export interface UsageMeter {
   readonly produced: boolean;
   /** Milliseconds from the meter's creation (the request's start) to the first delta. */
   readonly ttftMs: number | undefined;
+  /** True when the stream produced output but the provider reported no usage: `estimateIfMissing` has work to do. */
+  readonly missingUsage: boolean;
   /** At `finish`: the estimated usage delta to send first when the provider sent none. */
   estimateIfMissing(): Promise<UsageDelta | undefined>;
   /** The stream's usage so far (at its end: its usage). */
@@ -103,6 +105,9 @@ export function createUsageMeter(request: ChatRequest): UsageMeter {
     },
     get ttftMs() {
       return ttftMs;
+    },
+    get missingUsage() {
+      return reported === undefined && ttftMs !== undefined;
     },
     async estimateIfMissing() {
       if (reported || ttftMs === undefined) return undefined;

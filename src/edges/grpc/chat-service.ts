@@ -1,11 +1,13 @@
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
 import { aggregateDeltas } from "../../core/aggregate.js";
-import { type CallContext, type CallLayer, DROPPED_PARAMS_HEADER, plainDeltas } from "../../call/call-layer.js";
+import { type CallContext, type CallItem, type CallLayer, DROPPED_PARAMS_HEADER, plainDeltas } from "../../call/call-layer.js";
 import type { Delta } from "../../core/delta.js";
-import { GatewayError } from "../../core/errors.js";
+import { GatewayError, toGatewayError } from "../../core/errors.js";
 import type { Heartbeat } from "../../core/heartbeats.js";
-import { joinBuffered } from "../../core/join-deltas.js";
+import { joinBuffered, joiningSink } from "../../core/join-deltas.js";
+import type { DeltaSink, Feed } from "../../core/delta-sink.js";
+import { type MessageOut, PUSHED, type PushedImpl } from "./lean-grpc-stream.js";
 import { requestIdFrom } from "../../core/request-id.js";
 import type { Context } from "@opentelemetry/api";
 import type { Exchange } from "../../http/exchange.js";
@@ -16,11 +18,13 @@ import {
   ChatService,
   ListModelsResponseSchema,
   ModelSchema,
+  type StreamChatRequest,
   type StreamChatResponse,
 } from "../../../gen/sluice/v1/chat_service_pb.js";
 import { abortReason, toConnectError } from "./connect-errors.js";
 import { chatRequestFromProto, type ProtoChatRequest } from "./from-proto.js";
 import { deltaToProto, resultToProto } from "./to-proto.js";
+import { textFrame } from "./text-frame.js";
 
 export interface ChatServiceOptions {
   /** The life of each call: who, plain or resumable, heartbeats, quota, resume, cancel, models. */
@@ -119,7 +123,71 @@ export function createChatService(options: ChatServiceOptions): ServiceImpl<type
     }
   };
   const callOf = (ctx: HandlerContext, edge: string, signal: AbortSignal): CallContext => ({ ...exchangeOf(ctx), edge, signal, ...deadlineOf(ctx) });
-  return {
+
+  /**
+   * StreamChat as the lean gRPC path runs it: each item the call pushes
+   * becomes a message written in the same call (deltas of one upstream read
+   * joined, as the generator form does), and the call is told to wait only
+   * when the client's buffer is full.
+   */
+  const pushedStreamChat = async (req: StreamChatRequest, ctx: HandlerContext, out: MessageOut<StreamChatResponse>): Promise<void> => {
+    const principal = await identify(ctx);
+    const request = begin(req, ctx);
+    const heartbeatMs = heartbeatInterval(req.streamOptions?.heartbeatIntervalMs);
+    const link = pipelineSignal(ctx);
+    const call = calls.stream(request, principal, callOf(ctx, "grpc", link.signal), { heartbeatMs, resumable: req.streamOptions?.resumable === true });
+    let quotaSent = false;
+    const headers = () => {
+      if (quotaSent) return;
+      quotaSent = true;
+      setQuota(ctx, call.quota());
+    };
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const state = { last: 0n };
+        let sequence = 0;
+        let waiting = false;
+        let feed: Feed | undefined;
+        const send = (message: StreamChatResponse | Uint8Array): boolean => {
+          if ((message instanceof Uint8Array ? out.sendFrame(message) : out.send(message)) && !waiting) return true;
+          if (waiting) return false;
+          waiting = true;
+          out.drained().then(
+            () => {
+              waiting = false;
+              feed?.resume();
+            },
+            (error: unknown) => feed?.cancel(toGatewayError(error)),
+          );
+          return false;
+        };
+        const writer: DeltaSink<CallItem> = {
+          push(item) {
+            headers();
+            if (call.resumable) return send(resumableMessage(item as Numbered | Heartbeat, state, ctx));
+            const delta = item as Delta | Heartbeat;
+            // `start` is the first message, and headers go out with it: still time to add one.
+            if (delta.type === "start" && delta.droppedParams) ctx.responseHeader.set(DROPPED_PARAMS_HEADER, delta.droppedParams.join(","));
+            if (delta.type === "text") return send(textFrame(sequence++, delta.text));
+            return send(deltaToProto(delta, BigInt(sequence++)));
+          },
+          end(error) {
+            if (!error) return resolve();
+            headers();
+            reject(toConnectError(error));
+          },
+        };
+        // Deltas that arrived in one upstream read leave as one message (docs/streams.md, "Natural batching"); a resumable stream's keep their sequences.
+        feed = call.relay(call.resumable ? writer : joiningSink<Heartbeat | Numbered>(writer as DeltaSink<Delta | Heartbeat | Numbered>));
+      });
+    } finally {
+      // Trailers go out after the last message, whichever way the call ended.
+      if (call.takeNotResumable()) ctx.responseTrailer.set(RESUMABLE_TRAILER, "false");
+      link.release();
+    }
+  };
+
+  const service: ServiceImpl<typeof ChatService> = {
     async *streamChat(req, ctx) {
       const principal = await identify(ctx);
       const request = begin(req, ctx);
@@ -219,4 +287,5 @@ export function createChatService(options: ChatServiceOptions): ServiceImpl<type
       }
     },
   };
+  return Object.assign(service, { [PUSHED]: { streamChat: pushedStreamChat as unknown as PushedImpl } });
 }

@@ -4,11 +4,33 @@ import type { UniversalServerResponse } from "@connectrpc/connect/protocol";
 import { parseTimeout, setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import { toConnectError } from "./connect-errors.js";
 import { decompress } from "./rpc-request.js";
+import type { RpcWriter } from "./rpc-response.js";
+
+/** Where a pushed method sends its messages. */
+export interface MessageOut<M> {
+  /** False: the client's buffer is full (or it left); wait for `drained` before more. */
+  send(message: M): boolean;
+  /** A message the method framed itself (text-frame.ts): the same bytes `send` would write, without reflection. */
+  sendFrame(frame: Uint8Array): boolean;
+  /** Resolves when the client takes bytes again; rejects when it leaves or stalls past the send timeout. */
+  drained(): Promise<void>;
+}
+
+/** A server-streaming method that pushes its messages to the writer instead of yielding them. */
+export type PushedImpl = (request: never, context: HandlerContext, out: MessageOut<MessageInitShape<DescMessage>>) => Promise<void>;
+
+/**
+ * Where a service implementation keeps its pushed forms, by method local
+ * name: the lean path prefers them; connect's own handlers (gRPC-Web,
+ * Connect, in-memory transports) use the generator of the same name.
+ */
+export const PUSHED: unique symbol = Symbol("sluice.pushed");
 
 /** A server-streaming method and the implementation registered for it. */
 export interface LeanMethod {
   readonly method: DescMethodServerStreaming<DescMessage, DescMessage>;
   readonly impl: (request: never, context: HandlerContext) => AsyncIterable<MessageInitShape<DescMessage>>;
+  readonly pushed?: PushedImpl;
 }
 
 /** What the lean path needs of a request whose body the adapter has read and checked. */
@@ -70,8 +92,7 @@ function asMessage(schema: DescMessage, value: MessageInitShape<DescMessage>) {
  * the status trailers from its own encoder, and the same response headers.
  * gRPC-Web, Connect and JSON payloads keep connect's full handler.
  */
-export function serveLean(lean: LeanMethod, req: LeanRequest): UniversalServerResponse {
-  const { method } = lean;
+function leanContext(method: LeanMethod["method"], req: LeanRequest) {
   const timeout = parseTimeout(req.header.get("grpc-timeout"), Number.MAX_SAFE_INTEGER);
   const context = createHandlerContext({
     service: method.parent,
@@ -86,9 +107,15 @@ export function serveLean(lean: LeanMethod, req: LeanRequest): UniversalServerRe
     responseTrailer: { "grpc-status": "0" },
     contextValues: req.contextValues,
   });
+  return { context, timeoutError: timeout.error };
+}
+
+export function serveLean(lean: LeanMethod, req: LeanRequest): UniversalServerResponse {
+  const { method } = lean;
+  const { context, timeoutError } = leanContext(method, req);
   async function* body(): AsyncGenerator<Uint8Array, void, undefined> {
     try {
-      if (timeout.error) throw timeout.error;
+      if (timeoutError) throw timeoutError;
       const input = await firstMessage(req, method.input);
       for await (const message of lean.impl(input as never, context)) yield envelope(toBinary(method.output, asMessage(method.output, message)));
       context.abort();
@@ -98,4 +125,32 @@ export function serveLean(lean: LeanMethod, req: LeanRequest): UniversalServerRe
     }
   }
   return { status: 200, header: context.responseHeader, trailer: context.responseTrailer, body: body() };
+}
+
+/**
+ * The lean path for a pushed method: each message the implementation sends
+ * is serialized, framed and written to the HTTP/2 stream in the same call,
+ * with no async iterable between the pipeline and the socket. The status
+ * goes out in the trailers as on the pulled path.
+ */
+export async function serveLeanPushed(lean: LeanMethod & { readonly pushed: PushedImpl }, req: LeanRequest, writer: RpcWriter): Promise<void> {
+  const { method } = lean;
+  const { context, timeoutError } = leanContext(method, req);
+  const response: UniversalServerResponse = { status: 200, header: context.responseHeader, trailer: context.responseTrailer };
+  const out: MessageOut<MessageInitShape<DescMessage>> = {
+    send: (message) => !req.signal.aborted && writer.message(response, envelope(toBinary(method.output, asMessage(method.output, message)))),
+    sendFrame: (frame) => !req.signal.aborted && writer.message(response, frame),
+    drained: () => writer.writable(),
+  };
+  try {
+    if (timeoutError) throw timeoutError;
+    const input = await firstMessage(req, method.input);
+    await lean.pushed(input as never, context, out);
+    context.abort();
+  } catch (error) {
+    context.abort(error);
+    setTrailerStatus(context.responseTrailer, toConnectError(error));
+  }
+  if (req.signal.aborted) writer.fail();
+  else writer.end(response);
 }

@@ -3,9 +3,9 @@ import type { UniversalServerRequest, UniversalServerResponse } from "@connectrp
 import { compressionGzip } from "@connectrpc/connect-node";
 import type { Exchange } from "../../http/exchange.js";
 import { type AnyRequest, type AnyResponse, headerOf, pathOf } from "../../http/node-http.js";
-import { type LeanMethod, leanEligible, serveLean } from "./lean-grpc-stream.js";
+import { type LeanMethod, leanEligible, PUSHED, type PushedImpl, serveLean, serveLeanPushed } from "./lean-grpc-stream.js";
 import { checkedBody, limitedBody, type RequestBodyLimits, rpcWireOf, webHeaders } from "./rpc-request.js";
-import { writeRpcResponse } from "./rpc-response.js";
+import { createRpcWriter, writeRpcResponse } from "./rpc-response.js";
 
 /** Handlers reach their request's exchange (request id, access-line fields) through this key. */
 export const EXCHANGE = createContextKey<Exchange | undefined>(undefined, { description: "sluice exchange" });
@@ -57,8 +57,8 @@ export function createRpcHandler(options: RpcHandlerOptions): RpcHandler {
     const authority = "authority" in req ? req.authority : headerOf(req, "host");
     const url = `http://${authority && /^[\w.:[\]-]+$/.test(authority) ? authority : "sluice"}${pathOf(req)}`;
     let bodyRefused = false;
-    const write = (uRes: UniversalServerResponse) =>
-      writeRpcResponse(uRes, res, exchange, wire, { sendTimeoutMs: options.sendTimeoutMs, bodyLeftUnread: () => bodyRefused && !req.complete });
+    const writeOptions = { sendTimeoutMs: options.sendTimeoutMs, bodyLeftUnread: () => bodyRefused && !req.complete };
+    const write = (uRes: UniversalServerResponse) => writeRpcResponse(uRes, res, exchange, wire, writeOptions);
     const leanMethod = lean.get(handler.requestPath);
     if (leanMethod && wire?.protocol === "grpc" && !wire.json && req.method === "POST" && leanEligible(header)) {
       const body = () =>
@@ -66,9 +66,10 @@ export function createRpcHandler(options: RpcHandlerOptions): RpcHandler {
           bodyRefused = true;
           throw error;
         });
-      return write(
-        serveLean(leanMethod, { url, header, signal: exchange.signal, contextValues: createContextValues().set(EXCHANGE, exchange), body, maxMessageBytes: options.limits.maxRequestBytes }),
-      );
+      const leanRequest = { url, header, signal: exchange.signal, contextValues: createContextValues().set(EXCHANGE, exchange), body, maxMessageBytes: options.limits.maxRequestBytes };
+      const { pushed } = leanMethod;
+      if (pushed) return serveLeanPushed({ ...leanMethod, pushed }, leanRequest, createRpcWriter(res, exchange, wire, writeOptions));
+      return write(serveLean(leanMethod, leanRequest));
     }
     const uReq: UniversalServerRequest = {
       httpVersion: req.httpVersion,
@@ -106,7 +107,12 @@ function recordingLeanMethods(router: ConnectRouter, lean: Map<string, LeanMetho
       for (const method of service.methods) {
         const impl = (implementation as Record<string, unknown>)[method.localName];
         if (method.methodKind === "server_streaming" && typeof impl === "function") {
-          lean.set(`/${service.typeName}/${method.name}`, { method: method as LeanMethod["method"], impl: impl.bind(implementation) as LeanMethod["impl"] });
+          const pushed = (implementation as { readonly [PUSHED]?: Readonly<Record<string, PushedImpl>> })[PUSHED]?.[method.localName];
+          lean.set(`/${service.typeName}/${method.name}`, {
+            method: method as LeanMethod["method"],
+            impl: impl.bind(implementation) as LeanMethod["impl"],
+            ...(pushed ? { pushed } : {}),
+          });
         }
       }
       return this;

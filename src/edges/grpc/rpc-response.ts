@@ -82,12 +82,65 @@ export interface WriteOptions {
 }
 
 /**
- * Writes connect's response to Node's. Headers wait for the first message
+ * One RPC's response as it is written: headers wait for the first message
  * (so a handler can still set them), each message waits for the client to
  * take the previous one only when the socket says so (no promise per write
  * on the fast path), trailers carry the status with a spec-minimal
- * grpc-message, and every wait ends when the client leaves.
+ * grpc-message, and every wait ends when the client leaves. The pulled
+ * path (connect's handlers) and the pushed one (the lean StreamChat) both
+ * write through it.
  */
+export interface RpcWriter {
+  /** One enveloped message; false when the client's buffer is full (wait for `writable`). */
+  message(uRes: UniversalServerResponse, bytes: Uint8Array): boolean;
+  /** Resolves when the client takes bytes again; rejects when it leaves or stalls past the send timeout. */
+  writable(): Promise<void>;
+  /** The last message is out: headers if none went yet, then the trailers with the status. */
+  end(uRes: UniversalServerResponse): void;
+  /** The response cannot complete (the client left, a write failed): a 500 before the headers, a reset after. */
+  fail(): void;
+}
+
+export function createRpcWriter(res: AnyResponse, exchange: Exchange, wire: RpcWire | undefined, options: WriteOptions): RpcWriter {
+  let last: Uint8Array | undefined;
+  const writeHead = (uRes: UniversalServerResponse) => {
+    if (res.headersSent) return;
+    res.writeHead(uRes.status, nodeHeaders(uRes.header ?? new Headers()));
+  };
+  return {
+    message(uRes, bytes) {
+      writeHead(uRes);
+      last = bytes;
+      return writeChunk(res, bytes);
+    },
+    writable: () => writable(res, exchange, options.sendTimeoutMs),
+    end(uRes) {
+      writeHead(uRes);
+      if (uRes.trailer) res.addTrailers(nodeHeaders(uRes.trailer));
+      exchange.code = outcomeOf(wire, uRes, last);
+      // HTTP/2: a request refused before its body ended is still being sent.
+      // RST_STREAM(NO_ERROR) tells the client to stop, as gRPC servers do, but
+      // only once the trailers carrying the status are out (Node's response
+      // sends them on `wantTrailers`; this listener runs after its own).
+      if (options.bodyLeftUnread() && "stream" in res) {
+        const stream = res.stream;
+        // Node's own listener has only queued the trailers; the session writes queued frames in a native immediate, which runs before this one.
+        // Submitted in the same turn, the reset went out first on a socket with its native handle (the JS stream wrapper used to hide it).
+        stream.once(uRes.trailer ? "wantTrailers" : "finish", () => setImmediate(() => stream.close(http2Constants.NGHTTP2_NO_ERROR)));
+      }
+      res.end();
+    },
+    fail() {
+      exchange.code ??= "canceled";
+      if (!res.headersSent && !res.destroyed) {
+        res.writeHead(500);
+        res.end();
+      } else if (!res.writableEnded) resetResponse(res);
+    },
+  };
+}
+
+/** Writes connect's response (its body pulled message by message) to Node's. */
 export async function writeRpcResponse(
   uRes: UniversalServerResponse,
   res: AnyResponse,
@@ -96,43 +149,20 @@ export async function writeRpcResponse(
   options: WriteOptions,
 ): Promise<void> {
   const it = uRes.body?.[Symbol.asyncIterator]();
-  let last: Uint8Array | undefined;
-  const writeHead = () => {
-    if (res.headersSent) return;
-    res.writeHead(uRes.status, nodeHeaders(uRes.header ?? new Headers()));
-  };
+  const writer = createRpcWriter(res, exchange, wire, options);
   try {
     if (it) {
       for (let chunk = await it.next(); chunk.done !== true; chunk = await it.next()) {
         if (exchange.signal.aborted) throw exchange.signal.reason;
-        writeHead();
-        last = chunk.value;
-        if (!writeChunk(res, chunk.value)) await writable(res, exchange, options.sendTimeoutMs);
+        if (!writer.message(uRes, chunk.value)) await writer.writable();
       }
     }
     if (exchange.signal.aborted) throw exchange.signal.reason;
-    writeHead();
-    if (uRes.trailer) res.addTrailers(nodeHeaders(uRes.trailer));
-    exchange.code = outcomeOf(wire, uRes, last);
-    // HTTP/2: a request refused before its body ended is still being sent.
-    // RST_STREAM(NO_ERROR) tells the client to stop, as gRPC servers do, but
-    // only once the trailers carrying the status are out (Node's response
-    // sends them on `wantTrailers`; this listener runs after its own).
-    if (options.bodyLeftUnread() && "stream" in res) {
-      const stream = res.stream;
-      // Node's own listener has only queued the trailers; the session writes queued frames in a native immediate, which runs before this one.
-      // Submitted in the same turn, the reset went out first on a socket with its native handle (the JS stream wrapper used to hide it).
-      stream.once(uRes.trailer ? "wantTrailers" : "finish", () => setImmediate(() => stream.close(http2Constants.NGHTTP2_NO_ERROR)));
-    }
-    res.end();
+    writer.end(uRes);
   } catch (error) {
-    exchange.code ??= "canceled";
     // Let the handler's generator see the failure and clean up.
     await it?.throw?.(error).catch(() => undefined);
-    if (!res.headersSent && !res.destroyed) {
-      res.writeHead(500);
-      res.end();
-    } else if (!res.writableEnded) resetResponse(res);
+    writer.fail();
   } finally {
     void it?.return?.(undefined).catch(() => undefined);
   }

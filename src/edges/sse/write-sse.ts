@@ -1,6 +1,7 @@
 import { type CallItem, DROPPED_PARAMS_HEADER, deltaOf } from "../../call/call-layer.js";
 import type { Delta } from "../../core/delta.js";
 import { type GatewayError, toGatewayError } from "../../core/errors.js";
+import { type DeltaSink, type Feed, pushFrom } from "../../core/delta-sink.js";
 import type { Heartbeat } from "../../core/heartbeats.js";
 import { createByteBatch } from "../../http/byte-batch.js";
 import type { Exchange } from "../../http/exchange.js";
@@ -38,6 +39,8 @@ export interface SseCodec {
 
 export interface SseSource {
   readonly items: AsyncIterable<CallItem>;
+  /** The items pushed under the writer's credit (CallStream.relay); without it the writer pulls `items`. */
+  readonly relay?: (sink: DeltaSink<CallItem>) => Feed;
   /** Headers from the call layer (the key's quota); read when the headers are committed or the call is refused. */
   readonly quota: () => Readonly<Record<string, string>>;
   readonly buffered?: () => number;
@@ -50,10 +53,12 @@ export interface SseSource {
  * delta or the first heartbeat, whichever comes first: until then a
  * failure is a plain HTTP error with the right status; after it, the
  * codec's failure events. Events of deltas decoded from one upstream read
- * go out in one write, and the next write waits for the socket (bounded by
- * `sendTimeoutMs`): the client's pace is the upstream's.
+ * go out in one write; when the socket's buffer is full the call is told
+ * to pause until it drains (bounded by `sendTimeoutMs`): the client's pace
+ * is the upstream's. Items are pushed into the writer (no generator per
+ * delta between the upstream read and the socket).
  */
-export async function writeSse(
+export function writeSse(
   res: AnyResponse,
   exchange: Exchange,
   source: SseSource,
@@ -70,48 +75,79 @@ export async function writeSse(
     const all = new Set([...(options.droppedParams ?? []), ...(target?.length ? codec.dropped(target) : [])]);
     return all.size > 0 ? [...all].join(",") : undefined;
   };
+  const writeHead = (targetDropped: readonly string[] | undefined) => {
+    const dropped = droppedValue(targetDropped);
+    res.writeHead(200, { ...SSE_HEADERS, ...source.quota(), ...(dropped ? { [DROPPED_PARAMS_HEADER]: dropped } : {}) });
+    committed = true;
+  };
   const batch = createByteBatch();
   const push = (part: string | Uint8Array) => batch.push(part);
-  try {
-    for await (const item of source.items) {
-      const delta: Delta | Heartbeat = deltaOf(item);
-      const targetDropped = delta.type === "start" ? delta.droppedParams : undefined;
-      if (!committed) {
-        const dropped = droppedValue(targetDropped);
-        res.writeHead(200, { ...SSE_HEADERS, ...source.quota(), ...(dropped ? { [DROPPED_PARAMS_HEADER]: dropped } : {}) });
-        committed = true;
-      } else if (targetDropped && targetDropped.length > 0) {
-        // A heartbeat already sent the headers: say the whole list in a comment line instead.
-        push(`: ${DROPPED_PARAMS_HEADER}: ${droppedValue(targetDropped)}\n\n`);
+
+  return new Promise<void>((resolve) => {
+    let feed: Feed | undefined;
+    let waiting = false;
+    let ended = false;
+    /** Writes what is batched; false (and a resume once the socket drains) when the client's buffer is full. */
+    const flush = (): boolean => {
+      if (batch.empty) return !waiting;
+      if (writeChunk(res, batch.take()) && !waiting) return true;
+      if (waiting) return false;
+      waiting = true;
+      writable(res, exchange, options.sendTimeoutMs).then(
+        () => {
+          waiting = false;
+          feed?.resume();
+        },
+        (error: unknown) => feed?.cancel(toGatewayError(error)),
+      );
+      return false;
+    };
+    const close = async (error: GatewayError | undefined) => {
+      try {
+        if (error) throw error;
+        // Before the end: a client may send its next turn the moment it sees it.
+        await options.beforeEnd?.();
+        exchange.code = "ok";
+        if (!committed) writeHead(undefined);
+        codec.end(push);
+        if (batch.empty) res.end();
+        else res.end(batch.take());
+      } catch (failure) {
+        if (exchange.signal.aborted) return;
+        if (!committed) return codec.refuse(res, exchange, failure, source.quota());
+        const gatewayError = toGatewayError(failure);
+        exchange.code = gatewayError.code;
+        codec.failure(gatewayError, push);
+        res.end(batch.take());
       }
-      if (source.takeNotResumable?.()) push(NOT_RESUMABLE_COMMENT);
-      if (delta.type === "heartbeat") push(codec.heartbeat);
-      else if ("sequence" in item && codec.numbered) codec.numbered(item, push);
-      else {
-        if (!("sequence" in item)) source.observe?.(delta);
-        codec.events(delta, push);
-      }
-      // The next delta is already decoded: it joins this write, so nothing waits for it.
-      if (batch.empty || (delta.type !== "heartbeat" && (source.buffered?.() ?? 0) > 0)) continue;
-      if (!writeChunk(res, batch.take())) await writable(res, exchange, options.sendTimeoutMs);
-    }
-    // Before the end: a client may send its next turn the moment it sees it.
-    await options.beforeEnd?.();
-    exchange.code = "ok";
-    if (!committed) {
-      const dropped = droppedValue(undefined);
-      res.writeHead(200, { ...SSE_HEADERS, ...source.quota(), ...(dropped ? { [DROPPED_PARAMS_HEADER]: dropped } : {}) });
-      committed = true;
-    }
-    codec.end(push);
-    if (batch.empty) res.end();
-    else res.end(batch.take());
-  } catch (error) {
-    if (exchange.signal.aborted) return;
-    if (!committed) return codec.refuse(res, exchange, error, source.quota());
-    const failure = toGatewayError(error);
-    exchange.code = failure.code;
-    codec.failure(failure, push);
-    res.end(batch.take());
-  }
+    };
+    const sink: DeltaSink<CallItem> = {
+      push(item, more) {
+        if (ended) return false;
+        const delta: Delta | Heartbeat = deltaOf(item);
+        const targetDropped = delta.type === "start" ? delta.droppedParams : undefined;
+        if (!committed) writeHead(targetDropped);
+        else if (targetDropped && targetDropped.length > 0) {
+          // A heartbeat already sent the headers: say the whole list in a comment line instead.
+          push(`: ${DROPPED_PARAMS_HEADER}: ${droppedValue(targetDropped)}\n\n`);
+        }
+        if (source.takeNotResumable?.()) push(NOT_RESUMABLE_COMMENT);
+        if (delta.type === "heartbeat") push(codec.heartbeat);
+        else if ("sequence" in item && codec.numbered) codec.numbered(item, push);
+        else {
+          if (!("sequence" in item)) source.observe?.(delta);
+          codec.events(delta, push);
+        }
+        // The next delta is already decoded: it joins this write, so nothing waits for it.
+        if (more && delta.type !== "heartbeat") return !waiting;
+        return flush();
+      },
+      end(error) {
+        if (ended) return;
+        ended = true;
+        void close(error).then(resolve);
+      },
+    };
+    feed = source.relay ? source.relay(sink) : pushFrom(source.items[Symbol.asyncIterator](), sink, source.buffered);
+  });
 }

@@ -1,5 +1,6 @@
 import type { ChatRequest } from "../../../src/core/chat-request.js";
 import type { Delta } from "../../../src/core/delta.js";
+import { pushFrom } from "../../../src/core/delta-sink.js";
 import { GatewayError } from "../../../src/core/errors.js";
 import type { ChatPipeline, DeltaStream, StreamContext } from "../../../src/pipeline/chat-pipeline.js";
 import type { Principal } from "../../../src/tenancy/principal.js";
@@ -38,6 +39,10 @@ export function fakePipeline(options: { hold?: boolean; refuse?: GatewayError } 
       { id: "sim", provider: "simulator", upstreamModel: "sim-1" },
       { id: "other", provider: "simulator", upstreamModel: "sim-2" },
     ],
+    relay(request, ctx, sink) {
+      const deltas = this.stream(request, ctx);
+      return pushFrom(deltas, sink, deltas.buffered);
+    },
     stream(request, ctx) {
       contexts.push(ctx);
       const index = count++;
