@@ -46,6 +46,19 @@ function targetAttributes(target: Target): Attributes {
   };
 }
 
+const servers = new WeakMap<Target["provider"], { readonly address: string; readonly port: number }>();
+
+/** A provider's host and port, parsed once per configured provider (a URL parse costs more than the rest of the span's attributes). */
+function serverOf(provider: Target["provider"]): { readonly address: string; readonly port: number } {
+  let server = servers.get(provider);
+  if (!server) {
+    const url = new URL(provider.baseUrl);
+    server = { address: url.hostname, port: Number(url.port || (url.protocol === "https:" ? 443 : 80)) };
+    servers.set(provider, server);
+  }
+  return server;
+}
+
 function cut(text: string): string {
   return text.length > CONTENT_CAP ? `${text.slice(0, CONTENT_CAP)}…` : text;
 }
@@ -92,14 +105,17 @@ export function createStreamTelemetry(options: StreamTelemetryOptions): StreamOb
     [options.alias, options.edge, target?.provider.kind ?? "", target?.provider.name ?? "", target?.model ?? "", ...rest].join("\0");
 
   function attemptSpan(info: AttemptInfo): Span {
-    const url = new URL(info.target.provider.baseUrl);
+    const name = `chat ${info.target.model}`;
+    // A span that records nothing keeps only its ids: its attributes would be built for nobody.
+    if (!tracing.recording) return tracing.tracer.startSpan(name, undefined, options.parent);
+    const server = serverOf(info.target.provider);
     const s = options.request.sampling;
     const attributes: Attributes = {
       "gen_ai.operation.name": "chat",
       "gen_ai.provider.name": PROVIDER_NAME[info.target.provider.kind],
       "gen_ai.request.model": info.target.model,
-      "server.address": url.hostname,
-      "server.port": Number(url.port || (url.protocol === "https:" ? 443 : 80)),
+      "server.address": server.address,
+      "server.port": server.port,
       "sluice.alias": options.alias,
       "sluice.attempt.index": info.index,
       "sluice.attempt.hedge": info.hedge,
@@ -112,7 +128,7 @@ export function createStreamTelemetry(options: StreamTelemetryOptions): StreamOb
     if (options.captureContent) {
       attributes["gen_ai.input.messages"] = cut(JSON.stringify(options.request.messages.map((m) => ({ role: m.role, parts: m.content }))));
     }
-    return tracing.tracer.startSpan(`chat ${info.target.model}`, { kind: SpanKind.CLIENT, attributes }, options.parent);
+    return tracing.tracer.startSpan(name, { kind: SpanKind.CLIENT, attributes }, options.parent);
   }
 
   function endSpan(span: Span, error: GatewayError | undefined, extra: Attributes): void {
