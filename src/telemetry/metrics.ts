@@ -5,6 +5,7 @@ import { PrometheusExporter } from "@opentelemetry/exporter-prometheus";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { AggregationType, MeterProvider, type MetricReader } from "@opentelemetry/sdk-metrics";
 import type { ReloadOutcome } from "../config/live-config.js";
+import { createSeriesCounters, type SeriesCounters } from "./series-counters.js";
 
 /** Bucket boundaries the GenAI semantic conventions give for each histogram (seconds). */
 const BUCKETS = {
@@ -42,6 +43,8 @@ export interface Instruments {
   /** Requests shed by admission, by `sluice.shed.reason`. */
   readonly shed: Counter;
   readonly configReloads: Counter;
+  /** Where the per-stream counters (streams, deltas, tokens, attempts) are summed until a collection. */
+  readonly series: SeriesCounters;
 }
 
 /** What the observable gauges read when Prometheus scrapes. */
@@ -112,6 +115,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
     queueWait: meter.createHistogram("sluice.queue.wait", { unit: "s", description: "Time spent in a provider's admission queue." }),
     shed: meter.createCounter("sluice.requests.shed", { unit: "{request}", description: "Requests refused by admission, by reason." }),
     configReloads: meter.createCounter("sluice.config.reloads", { unit: "{reload}", description: "Configuration reloads, by result." }),
+    series: createSeriesCounters(),
   };
 
   // A counter appears in the exposition with its first add(). These count rare
@@ -127,7 +131,10 @@ export function createMetrics(options: MetricsOptions): Metrics {
   const { sources } = options;
   const eventLoop = monitorEventLoopDelay({ resolution: 10 });
   eventLoop.enable();
-  meter.createObservableGauge("sluice.streams.active", { unit: "{stream}", description: "Streams in flight." }).addCallback((r) => r.observe(sources.activeStreams()));
+  const active = meter.createObservableGauge("sluice.streams.active", { unit: "{stream}", description: "Streams in flight." });
+  active.addCallback((r) => r.observe(sources.activeStreams()));
+  // Observable callbacks run before the synchronous instruments are read, in every collection.
+  meter.addBatchObservableCallback(() => instruments.series.drain(), [active]);
   const queueDepth = meter.createObservableGauge("sluice.queue.depth", { unit: "{request}", description: "Requests waiting in a provider's admission queue." });
   const queueInFlight = meter.createObservableGauge("sluice.provider.in_flight", { unit: "{stream}", description: "Streams in flight to a provider." });
   meter.addBatchObservableCallback(

@@ -36,6 +36,29 @@ export interface StreamTelemetryOptions extends StreamTelemetryRequest {
   readonly live?: LiveStatsSink;
 }
 
+type Target = AttemptInfo["target"];
+
+function targetAttributes(target: Target): Attributes {
+  return {
+    "gen_ai.provider.name": PROVIDER_NAME[target.provider.kind],
+    "sluice.provider": target.provider.name,
+    "gen_ai.response.model": target.model,
+  };
+}
+
+const servers = new WeakMap<Target["provider"], { readonly address: string; readonly port: number }>();
+
+/** A provider's host and port, parsed once per configured provider (a URL parse costs more than the rest of the span's attributes). */
+function serverOf(provider: Target["provider"]): { readonly address: string; readonly port: number } {
+  let server = servers.get(provider);
+  if (!server) {
+    const url = new URL(provider.baseUrl);
+    server = { address: url.hostname, port: Number(url.port || (url.protocol === "https:" ? 443 : 80)) };
+    servers.set(provider, server);
+  }
+  return server;
+}
+
 function cut(text: string): string {
   return text.length > CONTENT_CAP ? `${text.slice(0, CONTENT_CAP)}…` : text;
 }
@@ -76,22 +99,23 @@ export function createStreamTelemetry(options: StreamTelemetryOptions): StreamOb
 
   log.info({ event: "stream.accepted" });
 
-  const targetAttributes = (target: AttemptInfo["target"]): Attributes => ({
-    "gen_ai.provider.name": PROVIDER_NAME[target.provider.kind],
-    "sluice.provider": target.provider.name,
-    "gen_ai.response.model": target.model,
-  });
   const base: Attributes = { "gen_ai.operation.name": "chat", "gen_ai.request.model": options.alias, "sluice.edge": options.edge };
+  /** Names a series of `base` × target × `rest` for the summed counters (one key, one attribute set). */
+  const seriesKey = (target: Target | undefined, ...rest: string[]): string =>
+    [options.alias, options.edge, target?.provider.kind ?? "", target?.provider.name ?? "", target?.model ?? "", ...rest].join("\0");
 
   function attemptSpan(info: AttemptInfo): Span {
-    const url = new URL(info.target.provider.baseUrl);
+    const name = `chat ${info.target.model}`;
+    // A span that records nothing keeps only its ids: its attributes would be built for nobody.
+    if (!tracing.recording) return tracing.tracer.startSpan(name, undefined, options.parent);
+    const server = serverOf(info.target.provider);
     const s = options.request.sampling;
     const attributes: Attributes = {
       "gen_ai.operation.name": "chat",
       "gen_ai.provider.name": PROVIDER_NAME[info.target.provider.kind],
       "gen_ai.request.model": info.target.model,
-      "server.address": url.hostname,
-      "server.port": Number(url.port || (url.protocol === "https:" ? 443 : 80)),
+      "server.address": server.address,
+      "server.port": server.port,
       "sluice.alias": options.alias,
       "sluice.attempt.index": info.index,
       "sluice.attempt.hedge": info.hedge,
@@ -104,7 +128,7 @@ export function createStreamTelemetry(options: StreamTelemetryOptions): StreamOb
     if (options.captureContent) {
       attributes["gen_ai.input.messages"] = cut(JSON.stringify(options.request.messages.map((m) => ({ role: m.role, parts: m.content }))));
     }
-    return tracing.tracer.startSpan(`chat ${info.target.model}`, { kind: SpanKind.CLIENT, attributes }, options.parent);
+    return tracing.tracer.startSpan(name, { kind: SpanKind.CLIENT, attributes }, options.parent);
   }
 
   function endSpan(span: Span, error: GatewayError | undefined, extra: Attributes): void {
@@ -143,7 +167,12 @@ export function createStreamTelemetry(options: StreamTelemetryOptions): StreamOb
       return observer;
     },
     attemptEnded(record) {
-      instruments?.attempts.add(1, { ...base, ...targetAttributes(record.target), "sluice.attempt.outcome": record.outcome, ...(record.error ? { "error.type": record.error.code } : {}) });
+      instruments?.series.add(instruments.attempts, seriesKey(record.target, record.outcome, record.error?.code ?? ""), 1, () => ({
+        ...base,
+        ...targetAttributes(record.target),
+        "sluice.attempt.outcome": record.outcome,
+        ...(record.error ? { "error.type": record.error.code } : {}),
+      }));
       if (record.outcome === "shed") instruments?.shed.add(1, { "sluice.provider": record.target.provider.name, "sluice.shed.reason": "queue" });
       if (record.outcome === "committed") {
         if (record.hedge) {
@@ -214,8 +243,11 @@ export function createStreamTelemetry(options: StreamTelemetryOptions): StreamOb
       spans.clear();
 
       if (instruments) {
-        instruments.streams.add(1, attrs);
-        if (deltas > 0) instruments.deltas.add(deltas, attrs);
+        const { series } = instruments;
+        // `outcome` is also the error type, when there is one.
+        const key = seriesKey(target, outcome);
+        series.add(instruments.streams, key, 1, () => attrs);
+        if (deltas > 0) series.add(instruments.deltas, key, deltas, () => attrs);
         instruments.requestDuration.record((now - startedAt) / 1000, attrs);
         if (clientAbort) instruments.clientAborts.add(1, attrs);
         if (!error && ttftMs !== undefined) {
@@ -223,10 +255,11 @@ export function createStreamTelemetry(options: StreamTelemetryOptions): StreamOb
           if (usage && usage.outputTokens > 1) instruments.timePerOutputToken.record((now - firstDeltaAt!) / 1000 / (usage.outputTokens - 1), attrs);
         }
         if (usage) {
-          instruments.tokens.add(usage.inputTokens, { ...attrs, "gen_ai.token.type": "input" });
-          instruments.tokens.add(usage.outputTokens, { ...attrs, "gen_ai.token.type": "output" });
-          if (usage.cachedInputTokens) instruments.tokens.add(usage.cachedInputTokens, { ...attrs, "gen_ai.token.type": "cached_input" });
-          if (usage.reasoningTokens) instruments.tokens.add(usage.reasoningTokens, { ...attrs, "gen_ai.token.type": "reasoning" });
+          const tokens = (type: string, n: number) => series.add(instruments.tokens, `${key}\0${type}`, n, () => ({ ...attrs, "gen_ai.token.type": type }));
+          tokens("input", usage.inputTokens);
+          tokens("output", usage.outputTokens);
+          if (usage.cachedInputTokens) tokens("cached_input", usage.cachedInputTokens);
+          if (usage.reasoningTokens) tokens("reasoning", usage.reasoningTokens);
         }
       }
 
