@@ -74,7 +74,8 @@ const server = createServer(async (req, res) => {
     else res.destroy();
   }
 });
-server.listen(0, "127.0.0.1", () => {
+// The gateway's backlog (src/server/gateway-server.ts), so that a ramp of connections meets both alike.
+server.listen({ port: 0, host: "127.0.0.1", backlog: 4096 }, () => {
   const { port } = server.address() as { port: number };
   process.stdout.write(`${JSON.stringify({ url: `http://127.0.0.1:${port}/v1` })}\n`);
 });
