@@ -83,6 +83,15 @@ function keepAlive(session: Http2Session, intervalMs: number): void {
  * Every connection passes the connection guard, every request the request
  * guard.
  */
+/**
+ * Connections the kernel may queue before the gateway accepts them (capped
+ * by net.core.somaxconn). Node's default, 511, overflowed in the capacity
+ * benchmark at 1,000-2,000 new connections a second while the event loop
+ * was busy, and clients saw connect timeouts; the same burst comes from
+ * callers reconnecting behind a load balancer after a deploy.
+ */
+const LISTEN_BACKLOG = 4096;
+
 export async function startGatewayServer(options: GatewayServerOptions): Promise<GatewayServer> {
   const { logger, health } = options;
   const route: Route = (req, res, exchange) => {
@@ -127,7 +136,7 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
     socket.destroySoon();
   });
   server.on("error", (error: Error) => logger.error({ event: "server.error", err: error }));
-  server.listen(options.port, options.host);
+  server.listen({ port: options.port, host: options.host, backlog: LISTEN_BACKLOG });
   await once(server, "listening");
   const { port } = server.address() as AddressInfo;
   const host = options.host.includes(":") ? `[${options.host}]` : options.host;
