@@ -125,12 +125,11 @@ export function createChatService(options: ChatServiceOptions): ServiceImpl<type
   const callOf = (ctx: HandlerContext, edge: string, signal: AbortSignal): CallContext => ({ ...exchangeOf(ctx), edge, signal, ...deadlineOf(ctx) });
 
   /**
-   * StreamChat as the lean gRPC path runs it: each item the call pushes
-   * becomes a message written in the same call (deltas of one upstream read
-   * joined, as the generator form does), and the call is told to wait only
-   * when the client's buffer is full.
+   * A StreamChat call begun, as both forms (pushed and generator) begin it:
+   * the key, the request, the pipeline's signal, and `headers` to send the
+   * key's quota once, before the first message or the error.
    */
-  const pushedStreamChat = async (req: StreamChatRequest, ctx: HandlerContext, out: MessageOut<StreamChatResponse>): Promise<void> => {
+  const openStreamChat = async (req: StreamChatRequest, ctx: HandlerContext) => {
     const principal = await identify(ctx);
     const request = begin(req, ctx);
     const heartbeatMs = heartbeatInterval(req.streamOptions?.heartbeatIntervalMs);
@@ -142,6 +141,17 @@ export function createChatService(options: ChatServiceOptions): ServiceImpl<type
       quotaSent = true;
       setQuota(ctx, call.quota());
     };
+    return { call, link, headers };
+  };
+
+  /**
+   * StreamChat as the lean gRPC path runs it: each item the call pushes
+   * becomes a message written in the same call (deltas of one upstream read
+   * joined, as the generator form does), and the call is told to wait only
+   * when the client's buffer is full.
+   */
+  const pushedStreamChat = async (req: StreamChatRequest, ctx: HandlerContext, out: MessageOut<StreamChatResponse>): Promise<void> => {
+    const { call, link, headers } = await openStreamChat(req, ctx);
     try {
       await new Promise<void>((resolve, reject) => {
         const state = { last: 0n };
@@ -189,18 +199,8 @@ export function createChatService(options: ChatServiceOptions): ServiceImpl<type
 
   const service: ServiceImpl<typeof ChatService> = {
     async *streamChat(req, ctx) {
-      const principal = await identify(ctx);
-      const request = begin(req, ctx);
-      const heartbeatMs = heartbeatInterval(req.streamOptions?.heartbeatIntervalMs);
-      const link = pipelineSignal(ctx);
-      const call = calls.stream(request, principal, callOf(ctx, "grpc", link.signal), { heartbeatMs, resumable: req.streamOptions?.resumable === true });
+      const { call, link, headers } = await openStreamChat(req, ctx);
       const { items } = call;
-      let quotaSent = false;
-      const headers = () => {
-        if (quotaSent) return;
-        quotaSent = true;
-        setQuota(ctx, call.quota());
-      };
       try {
         const state = { last: 0n };
         let sequence = 0n;
