@@ -102,6 +102,7 @@ async function main(): Promise<void> {
   const watch = file !== undefined ? followConfigFile(sluice.config, file, sluice.logger) : undefined;
   const url = sluice.server.url;
   sluice.logger.info({ event: "server.listening", url, models: [...config.models.keys()], simulator: simulator?.openAiBaseUrl });
+  sluice.logger.flush();
   if (simulator) {
     process.stderr.write(
       [

@@ -94,6 +94,8 @@ beforeAll(async () => {
   gw = await startGatewayProcess(
     {
       server: { debugEndpoints: true },
+      // debug: cancels at point 0 wait for the stream.accepted line.
+      log: { level: "debug" },
       providers: { sim: { kind: "openai", baseUrl: sim.openAiBaseUrl } },
       models: { sim: { provider: "sim", model: "sim-1" } },
     },

@@ -84,7 +84,8 @@ function describeCause(cause: unknown): string | undefined {
  */
 export function createStreamTelemetry(options: StreamTelemetryOptions): StreamObserver {
   const { tracing, instruments, live } = options;
-  const log = options.logger.child({ requestId: options.requestId, edge: options.edge, alias: options.alias });
+  // Both lines are debug: the access line already carries what they say, and a child logger per stream costs when nothing is written.
+  const log = options.logger.isLevelEnabled("debug") ? options.logger.child({ requestId: options.requestId, edge: options.edge, alias: options.alias }) : undefined;
   const startedAt = performance.now();
   const spans = new Map<number, Span>();
   let committed: AttemptRecord | undefined;
@@ -97,7 +98,7 @@ export function createStreamTelemetry(options: StreamTelemetryOptions): StreamOb
   let output = "";
   let ended = false;
 
-  log.info({ event: "stream.accepted" });
+  log?.debug({ event: "stream.accepted" });
 
   const base: Attributes = { "gen_ai.operation.name": "chat", "gen_ai.request.model": options.alias, "sluice.edge": options.edge };
   /** Names a series of `base` × target × `rest` for the summed counters (one key, one attribute set). */
@@ -278,7 +279,7 @@ export function createStreamTelemetry(options: StreamTelemetryOptions): StreamOb
         ...(error ? { errorCode: error.code, error: error.message, upstreamStatus: error.upstreamStatus, cause: describeCause(error.cause) } : {}),
       };
       if (options.fields) Object.assign(options.fields, summary);
-      log.debug({ event: "stream.end", ...summary, durationMs: Math.round((now - startedAt) * 10) / 10 });
+      log?.debug({ event: "stream.end", ...summary, durationMs: Math.round((now - startedAt) * 10) / 10 });
     },
   };
 }
