@@ -92,6 +92,15 @@ function asMessage(schema: DescMessage, value: MessageInitShape<DescMessage>) {
  * the status trailers from its own encoder, and the same response headers.
  * gRPC-Web, Connect and JSON payloads keep connect's full handler.
  */
+/**
+ * The reason the context's signal carries once a call has ended normally,
+ * made once: `abort()` without one builds a DOMException, stack and all,
+ * which cost about 37 µs per call, the most expensive single step of a
+ * short stream's end. Nothing listens by then (the pipeline releases its
+ * listener first); it only frees what is tied to the signal.
+ */
+const CALL_ENDED = new ConnectError("the call has ended", Code.Canceled);
+
 function leanContext(method: LeanMethod["method"], req: LeanRequest) {
   const timeout = parseTimeout(req.header.get("grpc-timeout"), Number.MAX_SAFE_INTEGER);
   const context = createHandlerContext({
@@ -118,7 +127,7 @@ export function serveLean(lean: LeanMethod, req: LeanRequest): UniversalServerRe
       if (timeoutError) throw timeoutError;
       const input = await firstMessage(req, method.input);
       for await (const message of lean.impl(input as never, context)) yield envelope(toBinary(method.output, asMessage(method.output, message)));
-      context.abort();
+      context.abort(CALL_ENDED);
     } catch (error) {
       context.abort(error);
       setTrailerStatus(context.responseTrailer, toConnectError(error));
@@ -146,7 +155,7 @@ export async function serveLeanPushed(lean: LeanMethod & { readonly pushed: Push
     if (timeoutError) throw timeoutError;
     const input = await firstMessage(req, method.input);
     await lean.pushed(input as never, context, out);
-    context.abort();
+    context.abort(CALL_ENDED);
   } catch (error) {
     context.abort(error);
     setTrailerStatus(context.responseTrailer, toConnectError(error));
