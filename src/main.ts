@@ -52,7 +52,21 @@ function exitWhenIdle(logger: Logger): void {
   }, EXIT_GRACE_MS).unref();
 }
 
+/**
+ * A log reader that goes away (its end of stdout or stderr closed) must not
+ * take the gateway with it: writes then fail with EPIPE, which Node raises
+ * as an unhandled 'error' event. Those lines are lost; serving goes on.
+ */
+function survivePipeBreaks(streams: NodeJS.WriteStream[]): void {
+  for (const stream of streams) {
+    stream.on("error", (error: NodeJS.ErrnoException) => {
+      if (error.code !== "EPIPE") throw error;
+    });
+  }
+}
+
 async function main(): Promise<void> {
+  survivePipeBreaks([process.stdout, process.stderr]);
   const { values, positionals } = parseArgs({
     options: {
       config: { type: "string" },
@@ -101,8 +115,7 @@ async function main(): Promise<void> {
   process.on("SIGHUP", () => void sluice.config.reload("SIGHUP"));
   const watch = file !== undefined ? followConfigFile(sluice.config, file, sluice.logger) : undefined;
   const url = sluice.server.url;
-  sluice.logger.info({ event: "server.listening", url, models: [...config.models.keys()], simulator: simulator?.openAiBaseUrl });
-  sluice.logger.flush();
+  // The banner goes out before the listening line: whoever waits for that line may close the pipes at once.
   if (simulator) {
     process.stderr.write(
       [
@@ -115,6 +128,8 @@ async function main(): Promise<void> {
       ].join("\n"),
     );
   }
+  sluice.logger.info({ event: "server.listening", url, models: [...config.models.keys()], simulator: simulator?.openAiBaseUrl });
+  sluice.logger.flush();
 
   // First signal: drain, then exit 0. Second signal: exit at once.
   let stopping = false;

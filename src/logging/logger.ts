@@ -1,3 +1,4 @@
+import { writeSync } from "node:fs";
 import { pino, type Logger } from "pino";
 
 export type { Logger };
@@ -41,6 +42,7 @@ export function createLogger(level: string, destination?: NodeJS.WritableStream)
   const streamWrite = (line: string) => ((pending = true), line);
   const logger = pino({ ...options, hooks: { streamWrite } }, out);
   out.on("drop", () => void dropped++);
+  guardExitFlush(out, 1);
   setInterval(() => {
     if (dropped > 0) {
       logger.warn({ event: "log.dropped", lines: dropped });
@@ -50,4 +52,28 @@ export function createLogger(level: string, destination?: NodeJS.WritableStream)
     pending = false;
   }, LOG_FLUSH_MS).unref();
   return logger;
+}
+
+/**
+ * pino writes what is still buffered synchronously when the process exits,
+ * and its writer retries a failed write forever: a gateway whose log reader
+ * had closed stdout (EPIPE) hung in its exit hook instead of exiting. A
+ * zero-byte write says whether anyone still reads; if not, the buffered
+ * lines are dropped and the process exits.
+ */
+export function guardExitFlush(out: { flushSync(): void }, fd: number): void {
+  const flushSync = out.flushSync.bind(out);
+  out.flushSync = () => {
+    if (isWritable(fd)) flushSync();
+  };
+}
+
+/** False once the other end of `fd` is gone (EPIPE) or the descriptor is unusable. */
+export function isWritable(fd: number): boolean {
+  try {
+    writeSync(fd, "");
+    return true;
+  } catch {
+    return false;
+  }
 }
