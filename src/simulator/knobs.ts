@@ -64,6 +64,8 @@ export interface Knobs {
   /** Every Nth request of the script waits `slow_ttft_ms` before its first event instead of `ttft_ms`. */
   readonly slowEvery?: number;
   readonly slowTtftMs?: number;
+  /** Embedding models: the dimensions of a vector when the request names none. */
+  readonly dims?: number;
 }
 
 /** In-band error classes, each rendered in every format's own words. */
@@ -156,6 +158,7 @@ function apply(knobs: Knobs, pairs: Iterable<[string, string]>): Knobs {
       case "redacted": k.redacted = int(value, key, 8); break;
       case "inband": k.inband = oneOf(value, ["server", "rate_limit", "quota", "auth"], key); break;
       case "structured": k.structured = oneOf(value, ["0", "1"], key) === "1"; break;
+      case "dims": k.dims = Math.max(1, int(value, key, 4_096)); break;
       default: throw new Error(`unknown simulator knob ${key}`);
     }
   }

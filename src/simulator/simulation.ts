@@ -3,6 +3,7 @@ import { anthropicWire } from "./anthropic-wire.js";
 import { replyJson, type SimExchange } from "./exchange.js";
 import { geminiWire, isGeminiPath } from "./gemini-wire.js";
 import { answerTokens, jsonAnswer } from "./json-answer.js";
+import { embed, type EmbeddingRequest, type EmbeddingsWire, embeddingsWireFor } from "./embeddings-wire.js";
 import { applyScript, type Knobs, parseKnobs } from "./knobs.js";
 import { openAiWire } from "./openai-wire.js";
 import { createRandom } from "./random.js";
@@ -23,7 +24,7 @@ export interface Simulation {
   readonly activeRequests: number;
   /** Whether `method` and `path` name a generation route (anything else is the carrier's own business). */
   serves(method: string, path: string): boolean;
-  /** Serves one generation request; resolves once its response is over. */
+  /** Serves one generation or embedding request; resolves once its response is over. */
   serve(exchange: SimExchange): Promise<void>;
   /** Resolves once no generation request is in progress (now or later); rejects after `timeoutMs`. */
   whenNoRequests(timeoutMs: number): Promise<void>;
@@ -49,6 +50,16 @@ function scriptFor(knobs: Knobs, request: SimRequest): Script {
   return buildScript(knobs, request.toolNames, countWords(request.texts), answer);
 }
 
+/** Knobs for one request: its model's and its texts', then its place in its script. */
+function knobsFor(scripts: Map<string, number>, model: string, texts: readonly string[]): Knobs {
+  const knobs = parseKnobs(model, texts);
+  const script = knobs.script ?? model;
+  const n = (scripts.get(script) ?? 0) + 1;
+  scripts.set(script, n);
+  const seed = knobs.seed;
+  return applyScript(knobs, n, (i) => createRandom(seed * 7919 + i)());
+}
+
 export function createSimulation(): Simulation {
   const records = createRecordBook();
   /** Per-script request counters: what `fail_first`, `fail_rate` and `slow_every` count. */
@@ -56,17 +67,72 @@ export function createSimulation(): Simulation {
   const idle = new EventEmitter();
   let active = 0;
 
-  async function serve(exchange: SimExchange): Promise<void> {
-    const { reply } = exchange;
-    const url = new URL(exchange.path, "http://simulator");
-    const format = formatFor(exchange.method, url.pathname);
-    if (!format) throw new Error(`not a generation route: ${exchange.method} ${url.pathname}`);
+  /** Counts the exchange as active until its reply is over. */
+  function track(reply: SimExchange["reply"]): void {
     active++;
     const left = () => {
       if (--active === 0) idle.emit("no-requests");
     };
     if (reply.gone.aborted) left();
     else reply.gone.addEventListener("abort", left, { once: true });
+  }
+
+  /** An embedding request: knobs, a pause, then every vector at once. */
+  async function serveEmbeddings(exchange: SimExchange, wire: EmbeddingsWire, path: string): Promise<void> {
+    const { reply } = exchange;
+    track(reply);
+    let request: EmbeddingRequest;
+    let knobs: Knobs;
+    try {
+      request = wire.parseRequest(JSON.parse(await exchange.readBody()) as unknown, path);
+      knobs = knobsFor(scripts, request.model, request.inputs.filter((i): i is string => typeof i === "string"));
+      if (!["none", "status", "reset_before_headers", "reset"].includes(knobs.fail)) throw new Error(`simulator knob fail=${knobs.fail} does not apply to embeddings`);
+    } catch (error) {
+      replyJson(reply, 400, wire.errorBody(400, error instanceof Error ? error.message : "bad request"));
+      return;
+    }
+    const requestId = exchange.headers["x-request-id"];
+    const record = records.add({
+      format: `${wire.name}-embeddings`,
+      model: request.model,
+      ...(knobs.tag === undefined ? {} : { tag: knobs.tag }),
+      ...(typeof requestId === "string" ? { requestId } : {}),
+      arrivedAt: now(),
+      tokensWritten: 0,
+      tokensAfterClose: 0,
+      bytesWritten: 0,
+      outcome: "streaming",
+    });
+    const finish = (outcome: "completed" | "failed" | "client_closed") => {
+      record.outcome = outcome;
+      record.endedAt = now();
+      records.touch(record);
+    };
+    if (knobs.fail === "reset_before_headers" || knobs.fail === "reset") {
+      finish("failed");
+      reply.disconnect("reset");
+      return;
+    }
+    if (!(await pause(knobs.headersMs + knobs.ttftMs, reply.gone))) return finish("client_closed");
+    if (knobs.fail === "status") {
+      finish("failed");
+      replyJson(reply, knobs.status, wire.errorBody(knobs.status, `simulated status ${knobs.status}`), knobs.retryAfter === undefined ? {} : { "retry-after": String(knobs.retryAfter) });
+      return;
+    }
+    const { vectors, promptTokens } = embed(request, knobs.dims);
+    record.tokensWritten = vectors.length;
+    finish("completed");
+    replyJson(reply, 200, wire.responseBody(request, vectors, promptTokens));
+  }
+
+  async function serve(exchange: SimExchange): Promise<void> {
+    const { reply } = exchange;
+    const url = new URL(exchange.path, "http://simulator");
+    const embeddings = embeddingsWireFor(exchange.method, url.pathname);
+    if (embeddings) return serveEmbeddings(exchange, embeddings, url.pathname);
+    const format = formatFor(exchange.method, url.pathname);
+    if (!format) throw new Error(`not a generation route: ${exchange.method} ${url.pathname}`);
+    track(reply);
 
     let request: SimRequest;
     let knobs: Knobs;
@@ -74,12 +140,7 @@ export function createSimulation(): Simulation {
     try {
       body = JSON.parse(await exchange.readBody()) as unknown;
       request = format.parseRequest(body, url);
-      knobs = parseKnobs(request.model, request.texts);
-      const script = knobs.script ?? request.model;
-      const n = (scripts.get(script) ?? 0) + 1;
-      scripts.set(script, n);
-      const seed = knobs.seed;
-      knobs = applyScript(knobs, n, (i) => createRandom(seed * 7919 + i)());
+      knobs = knobsFor(scripts, request.model, request.texts);
       // An older model without native structured outputs refuses the schema, as providers do.
       if (!knobs.structured && request.json?.schema) throw new Error("structured outputs (a response schema) are not supported by this model");
     } catch (error) {
@@ -141,7 +202,10 @@ export function createSimulation(): Simulation {
     get activeRequests() {
       return active;
     },
-    serves: (method, path) => formatFor(method, new URL(path, "http://simulator").pathname) !== undefined,
+    serves: (method, path) => {
+      const { pathname } = new URL(path, "http://simulator");
+      return formatFor(method, pathname) !== undefined || embeddingsWireFor(method, pathname) !== undefined;
+    },
     serve,
     async whenNoRequests(timeoutMs) {
       if (active === 0) return;
