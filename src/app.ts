@@ -4,6 +4,7 @@ import { GatewayError } from "./core/errors.js";
 import { createLogger, type Logger } from "./logging/logger.js";
 import { createProviderGates, type ProviderGates } from "./admission/provider-gate.js";
 import { createChatPipeline, type ChatPipeline } from "./pipeline/chat-pipeline.js";
+import { createEmbedPipeline } from "./pipeline/embed-pipeline.js";
 import { createBreakers } from "./resilience/circuit-breaker.js";
 import { createTargetOrder } from "./routing/strategies.js";
 import { createTargetStats } from "./routing/target-stats.js";
@@ -154,7 +155,9 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     observer: bothTenancyObservers(telemetry.tenancy, options.tenancyObserver),
     ...(options.storeClock ? { storeClock: options.storeClock } : {}),
   });
-  const pipeline = createChatPipeline({ config: live.current, client, telemetry, registry, gates, breakers, stats, order, random, tenancy });
+  const stages = { config: live.current, client, telemetry, registry, gates, breakers, stats, order, random, tenancy };
+  const pipeline = createChatPipeline(stages);
+  const embeddings = createEmbedPipeline(stages);
   // Settings are read at start: the store's connections and the running streams' bounds stay as they started.
   const resumable = openResumableStreams(config, logger, tenancy.redis);
   const maxConnections = effectiveMaxConnections(config.server.maxConnections);
@@ -178,7 +181,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
         authorize: config.console.access === "open" ? () => undefined : (header) => tenancy.admin.authorize(header),
       })
     : undefined;
-  const calls = createCallLayer({ pipeline, tenancy, resumable, replayStore: tenancy.redis ? sharedReplayStore(tenancy.redis) : createMemoryReplayStore() });
+  const calls = createCallLayer({ pipeline, embeddings, tenancy, resumable, replayStore: tenancy.redis ? sharedReplayStore(tenancy.redis) : createMemoryReplayStore() });
   const limits = { ...config.limits, requestTimeoutMs: config.server.requestTimeoutMs };
   let server: GatewayServer | undefined;
   const route = createRoutes({

@@ -2,6 +2,7 @@ import type { ConnectRouter } from "@connectrpc/connect";
 import { AdminService } from "../gen/sluice/admin/v1/admin_service_pb.js";
 import { Health } from "../gen/grpc/health/v1/health_pb.js";
 import { ChatService } from "../gen/sluice/v1/chat_service_pb.js";
+import { EmbeddingService } from "../gen/sluice/v1/embedding_service_pb.js";
 import type { CallLayer } from "./call/call-layer.js";
 import type { ReloadCounts } from "./config/live-config.js";
 import type { ConsoleAccess } from "./config/config.js";
@@ -11,6 +12,7 @@ import { GatewayError } from "./core/errors.js";
 import { clipClientValue } from "./core/client-text.js";
 import { createAdminService } from "./edges/grpc/admin-service.js";
 import { createChatService } from "./edges/grpc/chat-service.js";
+import { createEmbeddingService } from "./edges/grpc/embedding-service.js";
 import { createHealthService } from "./edges/grpc/health-service.js";
 import { registerReflection } from "./edges/grpc/reflection.js";
 import { createRpcHandler } from "./edges/grpc/rpc-handler.js";
@@ -18,6 +20,7 @@ import type { RequestBodyLimits } from "./edges/grpc/rpc-request.js";
 import type { StatsWatch } from "./edges/grpc/watch-stats.js";
 import { countTokens, messages, sendAnthropicError } from "./edges/anthropic/messages-route.js";
 import { chatCompletions, resumeChatCompletion } from "./edges/openai/chat-completions.js";
+import { embeddings } from "./edges/openai/embeddings.js";
 import { sendOpenAiError } from "./edges/openai/http-errors.js";
 import { listModels } from "./edges/openai/models.js";
 import { responses } from "./edges/responses/responses-route.js";
@@ -84,11 +87,12 @@ export function createRoutes(options: RoutesOptions): Route {
   const rpc = createRpcHandler({
     routes: (router: ConnectRouter) => {
       router.service(ChatService, createChatService({ calls, maxJsonDepth: options.limits.maxJsonDepth }));
-      router.service(Health, createHealthService(health, [ChatService.typeName]));
+      router.service(EmbeddingService, createEmbeddingService(calls));
+      router.service(Health, createHealthService(health, [ChatService.typeName, EmbeddingService.typeName]));
       const admin = options.admin ? createAdminService(options.admin) : undefined;
       // WatchStats may be served without the rest (an open console with no admin key): the rest then answers UNIMPLEMENTED.
       if (admin || watch) router.service(AdminService, { ...admin, ...(watch ? { watchStats: watch.watchStats } : {}) });
-      registerReflection(router, admin || watch ? [ChatService, AdminService, Health] : [ChatService, Health]);
+      registerReflection(router, admin || watch ? [ChatService, EmbeddingService, AdminService, Health] : [ChatService, EmbeddingService, Health]);
     },
     limits: options.limits,
     sendTimeoutMs: options.sendTimeoutMs,
@@ -106,6 +110,7 @@ export function createRoutes(options: RoutesOptions): Route {
       // The id of its chunks (chatcmpl-resp_…) or of the stream (resp_…).
       serve: (req, res, exchange, id) => resumeChatCompletion(req, res, exchange, openAi, id.replace(/^chatcmpl-/, "")),
     },
+    { method: "POST", path: "/v1/embeddings", edge: "openai", serve: (req, res, exchange) => embeddings(req, res, exchange, openAi) },
     { method: "POST", path: "/v1/messages", edge: "anthropic", serve: (req, res, exchange) => messages(req, res, exchange, edgeOptions) },
     { method: "POST", path: "/v1/messages/count_tokens", edge: "anthropic", serve: (req, res, exchange) => countTokens(req, res, exchange, edgeOptions) },
     { method: "POST", path: "/v1/responses", edge: "responses", serve: (req, res, exchange) => responses(req, res, exchange, edgeOptions) },

@@ -9,7 +9,7 @@ const BUF = "node_modules/.bin/buf";
 
 let h: Harness;
 beforeAll(async () => {
-  h = await startHarness({ models: { demo: "sim-1?tokens=12&seed=5" } });
+  h = await startHarness({ models: { demo: "sim-1?tokens=12&seed=5", embed: "sim-embed?dims=8" } });
 });
 afterAll(() => h.close());
 
@@ -46,7 +46,16 @@ describe("buf curl with server reflection (no proto files)", () => {
       "grpc.reflection.v1.ServerReflection",
       "grpc.reflection.v1alpha.ServerReflection",
       "sluice.v1.ChatService",
+      "sluice.v1.EmbeddingService",
     ]);
+  });
+
+  it("calls EmbeddingService/Embed through reflection", async () => {
+    const out = await bufCurl("--protocol", "grpc", "--http2-prior-knowledge", "--data", '{"model":"embed","inputs":[{"text":"Hello"},{"text":"Hi"}]}', `${h.url}/sluice.v1.EmbeddingService/Embed`);
+    const answer = JSON.parse(out) as { embeddings: Array<{ values: number[] }>; model: string; inputTokens: string };
+    expect(answer.model).toBe("embed");
+    expect(answer.embeddings.map((e) => e.values.length)).toEqual([8, 8]);
+    expect(answer.inputTokens).toBe("2");
   });
 
   it("lists methods, over v1 and v1alpha reflection", async () => {

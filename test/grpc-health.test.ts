@@ -50,6 +50,7 @@ describe("gRPC health checking (grpc.health.v1.Health)", () => {
     expect(Object.fromEntries(Object.entries(statuses).map(([name, r]) => [name, r.status]))).toEqual({
       "": ServingStatus.SERVING,
       [CHAT]: ServingStatus.SERVING,
+      "sluice.v1.EmbeddingService": ServingStatus.SERVING,
     });
   });
 

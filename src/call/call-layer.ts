@@ -6,6 +6,8 @@ import { GatewayError } from "../core/errors.js";
 import { type Heartbeat, withHeartbeats, withPushedHeartbeats } from "../core/heartbeats.js";
 import { type DeltaSink, type Feed, pushFrom } from "../core/delta-sink.js";
 import type { ChatPipeline, DeltaStream, StreamContext } from "../pipeline/chat-pipeline.js";
+import type { EmbedRequest, EmbedResult } from "../core/embed-request.js";
+import type { EmbedPipeline } from "../pipeline/embed-pipeline.js";
 import type { Numbered, ResumableStreams } from "../resume/resumable-streams.js";
 import type { ModelInfo } from "../routing/route-table.js";
 import type { ReplayStore } from "../store/replay-store.js";
@@ -125,12 +127,26 @@ export interface CallLayer {
    * nothing) and while authentication is off. Throws `unauthenticated`.
    */
   models(credential: string | undefined, edge: string, fields?: Record<string, unknown>): Promise<readonly ModelInfo[]>;
+  /**
+   * One embedding call: the same key, limits, budget, attempts and records
+   * as a stream, with one answer. `quota` is set once the key was admitted
+   * or refused (before `result` settles), for the edge's headers.
+   */
+  embed(request: EmbedRequest, principal: Principal | undefined, call: CallContext): EmbedCall;
   /** Throws what a stream of `alias` would be refused with first: `unknown_model`, or `permission_denied` for the key (for calls that start no stream, such as counting tokens). */
   checkAlias(principal: Principal | undefined, alias: string): void;
 }
 
+/** An embedding call under way: its answer, and the key's remaining limits as headers. */
+export interface EmbedCall {
+  readonly result: Promise<EmbedResult>;
+  readonly quota: () => Readonly<Record<string, string>>;
+}
+
 export interface CallLayerOptions {
   readonly pipeline: ChatPipeline;
+  /** Without it every embedding call is refused as not served here. */
+  readonly embeddings?: EmbedPipeline;
   /** Without it every call is anonymous. */
   readonly tenancy?: Pick<Tenancy, "identify" | "viewer">;
   /** Without it a resumable request streams plainly, and resume and cancel answer `not_found`. */
@@ -274,6 +290,13 @@ export function createCallLayer(options: CallLayerOptions): CallLayer {
     async cancel(id, principal) {
       if (!resumable) throw NO_RESUME();
       await resumable.cancel(id, principal);
+    },
+
+    embed(request, principal, call) {
+      let quota: Readonly<Record<string, string>> = {};
+      const context: StreamContext = { ...call, ...(principal ? { principal, onQuota: (q: Quota) => (quota = quotaHeaders(q)) } : {}) };
+      const result = options.embeddings ? options.embeddings.embed(request, context) : Promise.reject(new GatewayError("not_found", "embeddings are not served here"));
+      return { result, quota: () => quota };
     },
 
     checkAlias(principal, alias) {

@@ -16,6 +16,7 @@ export function defaultConfig(simulatorBaseUrl: string): ConfigInput {
       demo: { provider: "simulator", model: "sim-1?tokens=40&delay_ms=20" },
       "demo-slow": { provider: "simulator", model: "sim-1?tokens=30&ttft_ms=800&delay_ms=200" },
       "demo-tools": { provider: "simulator", model: "sim-1?tokens=8&tools=2" },
+      "demo-embed": { provider: "simulator", model: "sim-embed" },
     },
   };
 }

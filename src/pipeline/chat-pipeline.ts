@@ -10,7 +10,7 @@ import type { ProviderGates } from "../admission/provider-gate.js";
 import type { Breakers } from "../resilience/circuit-breaker.js";
 import { CONSUMER_GONE } from "../attempt/attempt.js";
 import { type Committed, commitAttempt } from "../resilience/attempts.js";
-import { createRouteTable, type ModelInfo, type RouteTable } from "../routing/route-table.js";
+import { type ModelInfo, type RouteTable, routeTableOf } from "../routing/route-table.js";
 import type { TargetOrder } from "../routing/strategies.js";
 import type { TargetStats } from "../routing/target-stats.js";
 import type { UpstreamClient } from "../upstream/http-client.js";
@@ -112,16 +112,7 @@ function responseId(): string {
  */
 export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
   const { registry } = options;
-  // One route table per configuration, made when it is first used.
-  const tables = new WeakMap<Config, RouteTable>();
-  const routesOf = (config: Config): RouteTable => {
-    let table = tables.get(config);
-    if (!table) {
-      table = createRouteTable(config.models);
-      tables.set(config, table);
-    }
-    return table;
-  };
+  const routesOf = (config: Config): RouteTable => routeTableOf(config.models);
   const attemptDeps = {
     client: options.client,
     admit: (target: RouteTarget, signal: AbortSignal) => options.gates.gateFor(target.provider).acquire(signal),

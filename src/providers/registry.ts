@@ -1,5 +1,8 @@
 import type { ProviderConfig } from "../config/config.js";
 import { anthropicAdapter } from "./anthropic/anthropic-adapter.js";
+import type { EmbeddingAdapter } from "./embedding-adapter.js";
+import { geminiEmbeddings } from "./gemini/gemini-embeddings.js";
+import { openAiEmbeddings } from "./openai/openai-embeddings.js";
 import { geminiAdapter } from "./gemini/gemini-adapter.js";
 import { openAiAdapter } from "./openai/openai-adapter.js";
 import type { ProviderAdapter } from "./provider.js";
@@ -13,5 +16,17 @@ export function adapterFor(kind: ProviderConfig["kind"]): ProviderAdapter {
       return anthropicAdapter;
     case "gemini":
       return geminiAdapter;
+  }
+}
+
+/** The embeddings API of a provider kind; undefined for kinds that have none (Anthropic). */
+export function embeddingAdapterFor(kind: ProviderConfig["kind"]): EmbeddingAdapter | undefined {
+  switch (kind) {
+    case "openai":
+      return openAiEmbeddings;
+    case "gemini":
+      return geminiEmbeddings;
+    case "anthropic":
+      return undefined;
   }
 }

@@ -3,42 +3,68 @@ import type { ContentDelta } from "../core/delta.js";
 import { GatewayError, toGatewayError } from "../core/errors.js";
 import { clampDelay, delay, systemTimers } from "../core/timers.js";
 import { type Attempt, type AttemptDeps, type AttemptPlan, startAttempt } from "../attempt/attempt.js";
-import type { AttemptInfo, AttemptOutcome, AttemptRecord, StreamObserver } from "../flow/observer.js";
+import type { AttemptInfo, AttemptObserver, AttemptOutcome, AttemptRecord, StreamObserver } from "../flow/observer.js";
 import type { TargetStats } from "../routing/target-stats.js";
 import type { BreakerPermit, Breakers } from "./circuit-breaker.js";
 import { backoffMs, classify } from "./retry-policy.js";
 
-export interface AttemptsOptions {
+/** Where a request's attempts go and what bounds them, whatever an attempt is (a stream's, an embedding call's). */
+export interface RunOptions {
   readonly route: ModelRoute;
   /** The targets in the order this request tries them (the strategy's choice). */
   readonly order: readonly RouteTarget[];
-  readonly plan: Omit<AttemptPlan, "target">;
   /** The request's signal: its abort ends every attempt at once. */
   readonly signal: AbortSignal;
   /** The client's deadline on the performance.now() clock, when it gave one. */
   readonly deadlineAt?: number;
-  /** Where the stream reports its attempts. */
+  /** Where the request reports its attempts. */
   readonly observer: StreamObserver;
 }
 
-export interface AttemptsDeps extends AttemptDeps {
+export interface AttemptsOptions extends RunOptions {
+  readonly plan: Omit<AttemptPlan, "target">;
+}
+
+/** What the retry loop needs besides the attempts themselves. */
+export interface RunDeps {
   readonly breakers: Breakers;
   readonly stats: TargetStats;
   readonly random: () => number;
 }
 
-/** The attempt that produced the first delta, and that delta: from here on the request belongs to it. */
-export interface Committed {
-  readonly attempt: Attempt;
-  readonly first: IteratorResult<ContentDelta, void>;
+export interface AttemptsDeps extends AttemptDeps, RunDeps {}
+
+/**
+ * What the retry loop needs of one attempt: where it goes, when it began,
+ * the result that commits the request to it (a stream's first delta, an
+ * embedding call's whole answer), and a way to stop it.
+ */
+export interface Trial<T> {
+  readonly target: RouteTarget;
+  /** performance.now() when the attempt began (before admission). */
+  readonly startedAt: number;
+  first(): Promise<T>;
+  abort(reason: GatewayError): void;
+}
+
+/** Starts one attempt at `target`; it calls `ended` once it has let go of everything. */
+export type StartTrial<A> = (target: RouteTarget, observer: AttemptObserver, ended: (target: RouteTarget) => void) => A;
+
+/** The attempt whose result settled the request, that result, and every attempt's record. */
+export interface Settled<T, A extends Trial<T>> {
+  readonly attempt: A;
+  readonly first: T;
   readonly records: readonly AttemptRecord[];
 }
 
-interface Running {
-  readonly attempt: Attempt;
+/** The attempt that produced the first delta, and that delta: from here on the request belongs to it. */
+export type Committed = Settled<IteratorResult<ContentDelta, void>, Attempt>;
+
+interface Running<T, A extends Trial<T>> {
+  readonly attempt: A;
   readonly info: AttemptInfo;
   readonly permit: BreakerPermit;
-  readonly result: Promise<{ readonly running: Running; readonly first?: IteratorResult<ContentDelta, void>; readonly error?: GatewayError }>;
+  readonly result: Promise<{ readonly running: Running<T, A>; readonly first?: T; readonly error?: GatewayError }>;
 }
 
 const LOST_HEDGE = new GatewayError("canceled", "another attempt answered first");
@@ -70,18 +96,28 @@ function exhausted(records: readonly AttemptRecord[], last: GatewayError): Gatew
  * first to produce a delta wins and the other is aborted at once. Never more
  * than two in flight.
  */
-export async function commitAttempt(options: AttemptsOptions, deps: AttemptsDeps): Promise<Committed> {
+export function commitAttempt(options: AttemptsOptions, deps: AttemptsDeps): Promise<Committed> {
+  return runAttempts<IteratorResult<ContentDelta, void>, Attempt>(options, deps, (target, observer, ended) =>
+    startAttempt({ ...options.plan, target, observer }, { ...deps, ended }, options.signal),
+  );
+}
+
+/**
+ * The retry loop of commitAttempt for any kind of attempt: `start` makes
+ * one, and the first of them whose `first()` resolves settles the request.
+ */
+export async function runAttempts<T, A extends Trial<T>>(options: RunOptions, deps: RunDeps, start: StartTrial<A>): Promise<Settled<T, A>> {
   const { route, order, signal } = options;
   const records: AttemptRecord[] = [];
   const tries = new Map<string, number>();
   const banned = new Set<string>();
   const notBefore = new Map<string, number>();
-  const running = new Set<Running>();
+  const running = new Set<Running<T, A>>();
   let started = 0;
   let lastError: GatewayError | undefined;
   let blockedMs: number | undefined;
 
-  const finish = (r: Running, outcome: AttemptOutcome, error?: GatewayError) => {
+  const finish = (r: Running<T, A>, outcome: AttemptOutcome, error?: GatewayError) => {
     const record: AttemptRecord = { ...r.info, outcome, ms: performance.now() - r.attempt.startedAt, ...(error ? { error } : {}) };
     records.push(record);
     options.observer.attemptEnded(record);
@@ -142,8 +178,8 @@ export async function commitAttempt(options: AttemptsOptions, deps: AttemptsDeps
     tries.set(target.key, (tries.get(target.key) ?? 0) + 1);
     deps.stats.begin(target.key);
     const observer = options.observer.attemptStarted(info);
-    const attempt = startAttempt({ ...options.plan, target, observer }, { ...deps, ended: (t) => deps.stats.end(t.key) }, signal);
-    const entry: Running = {
+    const attempt = start(target, observer, (t) => deps.stats.end(t.key));
+    const entry: Running<T, A> = {
       attempt,
       info,
       permit,
@@ -176,9 +212,9 @@ export async function commitAttempt(options: AttemptsOptions, deps: AttemptsDeps
         const wait = Math.max(0, only.attempt.startedAt + route.hedge.afterMs - performance.now());
         waits.push(new Promise<"hedge">((resolve) => (hedgeTimer = setTimeout(resolve, clampDelay(wait), "hedge"))));
       }
-      let settled: Awaited<Running["result"]> | "hedge";
+      let settled: Awaited<Running<T, A>["result"]> | "hedge";
       try {
-        settled = (await Promise.race([...waits, aborted])) as Awaited<Running["result"]> | "hedge";
+        settled = (await Promise.race([...waits, aborted])) as Awaited<Running<T, A>["result"]> | "hedge";
       } finally {
         clearTimeout(hedgeTimer);
       }
@@ -188,12 +224,12 @@ export async function commitAttempt(options: AttemptsOptions, deps: AttemptsDeps
       }
       const { running: r, first, error } = settled;
       running.delete(r);
-      if (first) {
+      if (!error) {
         r.permit.success();
         deps.stats.recordTtft(r.attempt.target.key, performance.now() - r.attempt.startedAt);
         finish(r, "committed");
         abandonAll(LOST_HEDGE, "lost_hedge");
-        return { attempt: r.attempt, first, records };
+        return { attempt: r.attempt, first: first as T, records };
       }
       const failure = error!;
       const rule = classify(failure);

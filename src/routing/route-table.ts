@@ -31,3 +31,15 @@ export function createRouteTable(models: ReadonlyMap<string, ModelRoute>): Route
     catalog: () => catalog,
   };
 }
+
+const tables = new WeakMap<ReadonlyMap<string, ModelRoute>, RouteTable>();
+
+/** The route table of a configuration's models, made once per configuration (a reload makes a new one). */
+export function routeTableOf(models: ReadonlyMap<string, ModelRoute>): RouteTable {
+  let table = tables.get(models);
+  if (!table) {
+    table = createRouteTable(models);
+    tables.set(models, table);
+  }
+  return table;
+}

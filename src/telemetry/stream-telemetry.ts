@@ -25,6 +25,8 @@ export interface StreamTelemetryRequest {
   readonly parent?: Context;
   /** The exchange's access-line fields, filled at the end. */
   readonly fields?: Record<string, unknown>;
+  /** The GenAI operation (`gen_ai.operation.name`); default `chat`. An embedding call reports as a stream of one usage delta. */
+  readonly operation?: "chat" | "embeddings";
 }
 
 export interface StreamTelemetryOptions extends StreamTelemetryRequest {
@@ -100,19 +102,20 @@ export function createStreamTelemetry(options: StreamTelemetryOptions): StreamOb
 
   log?.debug({ event: "stream.accepted" });
 
-  const base: Attributes = { "gen_ai.operation.name": "chat", "gen_ai.request.model": options.alias, "sluice.edge": options.edge };
+  const operation = options.operation ?? "chat";
+  const base: Attributes = { "gen_ai.operation.name": operation, "gen_ai.request.model": options.alias, "sluice.edge": options.edge };
   /** Names a series of `base` × target × `rest` for the summed counters (one key, one attribute set). */
   const seriesKey = (target: Target | undefined, ...rest: string[]): string =>
     [options.alias, options.edge, target?.provider.kind ?? "", target?.provider.name ?? "", target?.model ?? "", ...rest].join("\0");
 
   function attemptSpan(info: AttemptInfo): Span {
-    const name = `chat ${info.target.model}`;
+    const name = `${operation} ${info.target.model}`;
     // A span that records nothing keeps only its ids: its attributes would be built for nobody.
     if (!tracing.recording) return tracing.tracer.startSpan(name, undefined, options.parent);
     const server = serverOf(info.target.provider);
     const s = options.request.sampling;
     const attributes: Attributes = {
-      "gen_ai.operation.name": "chat",
+      "gen_ai.operation.name": operation,
       "gen_ai.provider.name": PROVIDER_NAME[info.target.provider.kind],
       "gen_ai.request.model": info.target.model,
       "server.address": server.address,

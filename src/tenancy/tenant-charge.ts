@@ -33,8 +33,11 @@ export interface TenantCharge {
   /** The target whose first delta committed the request: its price settles the cost. */
   serving(target: RouteTarget): void;
   /** The stream ended (no reason: completed). Idempotent: the first end counts. */
-  end(meter: UsageMeter, reason?: GatewayError): void;
+  end(meter: ChargedUsage, reason?: GatewayError): void;
 }
+
+/** What a settle reads of a request's usage: a stream's meter, or an embedding call's count. */
+export type ChargedUsage = Pick<UsageMeter, "final" | "ttftMs">;
 
 export interface ChargeDeps {
   readonly store: TenantStore;
@@ -113,9 +116,9 @@ export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
   let state: "new" | "admitting" | "admitted" | "closed" = "new";
   let admission: { readonly id: string; readonly admittedAt: number; readonly shared: boolean; readonly tokens: number; readonly micros: number } | undefined;
   let target: RouteTarget | undefined;
-  let pending: { readonly meter: UsageMeter; readonly reason: GatewayError | undefined } | undefined;
+  let pending: { readonly meter: ChargedUsage; readonly reason: GatewayError | undefined } | undefined;
 
-  const settle = (meter: UsageMeter, reason: GatewayError | undefined) => {
+  const settle = (meter: ChargedUsage, reason: GatewayError | undefined) => {
     state = "closed";
     const held = admission!;
     const durationMs = performance.now() - startedAt;

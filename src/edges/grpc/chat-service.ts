@@ -8,8 +8,6 @@ import type { Heartbeat } from "../../core/heartbeats.js";
 import { joinBuffered, joiningSink } from "../../core/join-deltas.js";
 import type { DeltaSink, Feed } from "../../core/delta-sink.js";
 import { type MessageOut, PUSHED, type PushedImpl } from "./lean-grpc-stream.js";
-import { requestIdFrom } from "../../core/request-id.js";
-import type { Context } from "@opentelemetry/api";
 import type { Exchange } from "../../http/exchange.js";
 import { EXCHANGE } from "./rpc-handler.js";
 import type { Numbered } from "../../resume/resumable-streams.js";
@@ -21,7 +19,8 @@ import {
   type StreamChatRequest,
   type StreamChatResponse,
 } from "../../../gen/sluice/v1/chat_service_pb.js";
-import { abortReason, toConnectError } from "./connect-errors.js";
+import { toConnectError } from "./connect-errors.js";
+import { deadlineOf, exchangeOf, pipelineSignal, setQuota } from "./handler-call.js";
 import { chatRequestFromProto, type ProtoChatRequest } from "./from-proto.js";
 import { deltaToProto, resultToProto } from "./to-proto.js";
 import { textFrame } from "./text-frame.js";
@@ -35,43 +34,6 @@ export interface ChatServiceOptions {
 
 /** Trailer sent when a resumable stream stops being resumable (its backlog bound, or the store failing). */
 export const RESUMABLE_TRAILER = "sluice-resumable";
-
-/**
- * A signal for the pipeline that aborts with a GatewayError when the
- * handler's signal aborts (client cancel, disconnect or deadline). The
- * listener is removed when the pipeline is done, so the normal end of a call
- * (connect aborts ctx.signal after every call) is never taken for a cancel.
- */
-function pipelineSignal(ctx: HandlerContext): { signal: AbortSignal; release(): void } {
-  const controller = new AbortController();
-  const onAbort = () => controller.abort(abortReason(ctx.signal.reason, ctx.timeoutMs()));
-  if (ctx.signal.aborted) onAbort();
-  else ctx.signal.addEventListener("abort", onAbort, { once: true });
-  return { signal: controller.signal, release: () => ctx.signal.removeEventListener("abort", onAbort) };
-}
-
-/**
- * What the pipeline needs from the request's exchange: its id, its trace
- * and its access-line fields. Handlers reached without our adapter
- * (in-memory transports) get a request id of their own and no trace.
- */
-function exchangeOf(ctx: HandlerContext): { requestId: string; trace?: Context; fields?: Record<string, unknown> } {
-  const exchange: Exchange | undefined = ctx.values.get(EXCHANGE);
-  if (!exchange) return { requestId: requestIdFrom(ctx.requestHeader.get("x-request-id")) };
-  return { requestId: exchange.requestId, trace: exchange.trace(), fields: exchange.fields };
-}
-
-/** The key's quota as response metadata: set before the first message, or before the error status. */
-function setQuota(ctx: HandlerContext, quota: Readonly<Record<string, string>>): void {
-  for (const [name, value] of Object.entries(quota)) ctx.responseHeader.set(name, value);
-}
-
-
-/** The client's deadline on the pipeline's clock: the budget for every attempt. */
-function deadlineOf(ctx: HandlerContext): { deadlineAt?: number } {
-  const remaining = ctx.timeoutMs();
-  return remaining === undefined ? {} : { deadlineAt: performance.now() + remaining };
-}
 
 function heartbeatInterval(ms: number | undefined): number {
   if (!ms) return 0;

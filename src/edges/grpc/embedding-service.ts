@@ -1,0 +1,63 @@
+import { create } from "@bufbuild/protobuf";
+import type { ServiceImpl } from "@connectrpc/connect";
+import type { CallLayer } from "../../call/call-layer.js";
+import { type EmbedRequest, validateEmbedRequest } from "../../core/embed-request.js";
+import { GatewayError } from "../../core/errors.js";
+import type { Exchange } from "../../http/exchange.js";
+import { EmbeddingSchema, EmbeddingService, EmbedResponseSchema, type EmbedRequest as ProtoEmbedRequest } from "../../../gen/sluice/v1/embedding_service_pb.js";
+import { toConnectError } from "./connect-errors.js";
+import { deadlineOf, exchangeOf, pipelineSignal, setQuota } from "./handler-call.js";
+import { EXCHANGE } from "./rpc-handler.js";
+
+/** The canonical request of an Embed call, checked (fields named as in the proto). */
+export function embedRequestFromProto(req: ProtoEmbedRequest): EmbedRequest {
+  const inputs = req.inputs.map((input, i) => {
+    switch (input.input.case) {
+      case "text":
+        return input.input.value;
+      case "tokens":
+        return input.input.value.ids;
+      default:
+        throw new GatewayError("invalid_request", `inputs[${i}]: set text or tokens`, { field: `inputs[${i}]` });
+    }
+  });
+  const userId = req.metadata?.userId;
+  return validateEmbedRequest(
+    { model: req.model, inputs, ...(req.dimensions === undefined ? {} : { dimensions: req.dimensions }), ...(userId ? { user: userId } : {}) },
+    { inputs: "inputs", dimensions: "dimensions" },
+  );
+}
+
+/** sluice.v1.EmbeddingService over gRPC, gRPC-Web and Connect. */
+export function createEmbeddingService(calls: CallLayer): ServiceImpl<typeof EmbeddingService> {
+  return {
+    async embed(req, ctx) {
+      const exchange: Exchange | undefined = ctx.values.get(EXCHANGE);
+      const link = pipelineSignal(ctx);
+      try {
+        const principal = await calls.identify(ctx.requestHeader.get("authorization") ?? undefined, exchange?.edge ?? "grpc", exchange?.fields);
+        const request = embedRequestFromProto(req);
+        const call = calls.embed(request, principal, { ...exchangeOf(ctx), edge: "grpc-embed", signal: link.signal, ...deadlineOf(ctx) });
+        try {
+          const result = await call.result;
+          setQuota(ctx, call.quota());
+          return create(EmbedResponseSchema, {
+            embeddings: result.vectors.map((vector) => create(EmbeddingSchema, { values: Array.from(vector) })),
+            model: request.model,
+            provider: result.provider,
+            providerModel: result.model,
+            inputTokens: BigInt(result.inputTokens),
+            estimated: result.estimated,
+          });
+        } catch (error) {
+          setQuota(ctx, call.quota());
+          throw error;
+        }
+      } catch (error) {
+        throw toConnectError(error);
+      } finally {
+        link.release();
+      }
+    },
+  };
+}
