@@ -37,21 +37,41 @@ export function createLogger(level: string, destination?: NodeJS.WritableStream)
   };
   if (destination) return pino(options, destination as pino.DestinationStream);
   const out = pino.destination({ dest: 1, sync: false, minLength: LOG_BUFFER_BYTES, maxLength: LOG_MAX_BUFFERED_BYTES });
-  let pending = false;
+  const logger = pino(options, out);
   let dropped = 0;
-  const streamWrite = (line: string) => ((pending = true), line);
-  const logger = pino({ ...options, hooks: { streamWrite } }, out);
-  out.on("drop", () => void dropped++);
+  // While the report itself is written, a drop means the report was dropped: the count stays for the next tick.
+  let reporting = false;
+  let reportLost = false;
+  out.on("drop", () => {
+    if (reporting) reportLost = true;
+    else dropped++;
+  });
   guardExitFlush(out, 1);
   setInterval(() => {
     if (dropped > 0) {
+      reporting = true;
       logger.warn({ event: "log.dropped", lines: dropped });
-      dropped = 0;
+      reporting = false;
+      if (!reportLost) dropped = 0;
+      reportLost = false;
     }
-    if (pending) out.flush();
-    pending = false;
+    if (hasUnwritten(out)) out.flush();
   }, LOG_FLUSH_MS).unref();
   return logger;
+}
+
+/**
+ * Whether lines wait in the buffer with no write under way. sonic-boom's
+ * flush() does nothing while a write is in progress, and a write loop that
+ * drains a burst stops once less than `minLength` is left: a tick that
+ * flushed during the burst and then forgot left the last lines (and the
+ * `log.dropped` report) unwritten until the next line came. So each tick
+ * looks at the writer's own state, read from its fields (sonic-boom 4.x:
+ * `_len` bytes buffered, `_writing`); no public API says this.
+ */
+export function hasUnwritten(out: object): boolean {
+  const state = out as { readonly _len?: number; readonly _writing?: boolean };
+  return (state._len ?? 0) > 0 && state._writing !== true;
 }
 
 /**
