@@ -5,6 +5,9 @@ import { createLogger, type Logger } from "./logging/logger.js";
 import { createProviderGates, type ProviderGates } from "./admission/provider-gate.js";
 import { createChatPipeline, type ChatPipeline } from "./pipeline/chat-pipeline.js";
 import { createEmbedPipeline } from "./pipeline/embed-pipeline.js";
+import { createMemoryCacheStore } from "./cache/memory-cache-store.js";
+import { createRedisCacheStore } from "./cache/redis-cache-store.js";
+import { createResponseCache } from "./cache/response-cache.js";
 import { createBreakers } from "./resilience/circuit-breaker.js";
 import { createTargetOrder } from "./routing/strategies.js";
 import { createTargetStats } from "./routing/target-stats.js";
@@ -155,7 +158,14 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     observer: bothTenancyObservers(telemetry.tenancy, options.tenancyObserver),
     ...(options.storeClock ? { storeClock: options.storeClock } : {}),
   });
-  const stages = { config: live.current, client, telemetry, registry, gates, breakers, stats, order, random, tenancy };
+  const cache = createResponseCache({
+    // Shared by the replicas on one Redis; otherwise this process's memory, bounded.
+    store: tenancy.redis ? createRedisCacheStore(tenancy.redis) : createMemoryCacheStore({ maxBytes: config.cache.maxMemoryBytes }),
+    settings: config.cache,
+    logger,
+    ...(telemetry.metrics ? { instruments: telemetry.metrics.instruments } : {}),
+  });
+  const stages = { config: live.current, client, telemetry, registry, gates, breakers, stats, order, random, tenancy, cache };
   const pipeline = createChatPipeline(stages);
   const embeddings = createEmbedPipeline(stages);
   // Settings are read at start: the store's connections and the running streams' bounds stay as they started.

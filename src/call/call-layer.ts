@@ -8,6 +8,8 @@ import { type DeltaSink, type Feed, pushFrom } from "../core/delta-sink.js";
 import type { ChatPipeline, DeltaStream, StreamContext } from "../pipeline/chat-pipeline.js";
 import type { EmbedRequest, EmbedResult } from "../core/embed-request.js";
 import type { EmbedPipeline } from "../pipeline/embed-pipeline.js";
+import { CACHE_HEADER } from "../cache/response-cache.js";
+import type { CachePolicy } from "../core/cache-policy.js";
 import type { Numbered, ResumableStreams } from "../resume/resumable-streams.js";
 import type { ModelInfo } from "../routing/route-table.js";
 import type { ReplayStore } from "../store/replay-store.js";
@@ -43,6 +45,8 @@ export interface StreamOptions {
   readonly resumable?: boolean;
   /** The Chat Completions edge's include_usage, kept for a resume on that edge. */
   readonly includeUsage?: boolean;
+  /** What the caller lets the response cache do (Cache-Control, gRPC cache_policy). */
+  readonly cachePolicy?: CachePolicy;
   /** A per-target rewrite of the request (an edge's replayed thinking signatures). */
   readonly prepare?: StreamContext["prepare"];
   /**
@@ -88,7 +92,11 @@ export interface CallStream {
   readonly resumable: boolean;
   /** Items already decoded and waiting (a plain stream's upstream read): joining them waits for no I/O. */
   readonly buffered: () => number;
-  /** The key's remaining limits as headers (OpenAI's and Sluice's names); empty without a key. */
+  /**
+   * Response headers known before the first item: the key's remaining
+   * limits (OpenAI's and Sluice's names; none without a key) and what the
+   * response cache did (`sluice-cache`).
+   */
   readonly quota: () => Readonly<Record<string, string>>;
   /** True once, at the first read after the stream stopped being resumable. */
   readonly takeNotResumable: () => boolean;
@@ -221,10 +229,15 @@ export function createCallLayer(options: CallLayerOptions): CallLayer {
     stream(request, principal, call, requested) {
       const streamOptions = options.replayStore && requested.replay ? withReplay(requested, options.replayStore, requested.replay) : { ...requested, keepReplay: NOTHING_TO_KEEP };
       let quota: Readonly<Record<string, string>> = {};
+      let cache: Readonly<Record<string, string>> = {};
       let notResumable = false;
       const context: StreamContext = {
         ...call,
         ...(streamOptions.prepare ? { prepare: streamOptions.prepare } : {}),
+        ...(streamOptions.cachePolicy ? { cachePolicy: streamOptions.cachePolicy } : {}),
+        onCache: (value: string) => {
+          cache = { [CACHE_HEADER]: value };
+        },
         ...(principal
           ? {
               principal,
@@ -237,7 +250,7 @@ export function createCallLayer(options: CallLayerOptions): CallLayer {
       const withBeats = <T>(source: AsyncGenerator<T, void, undefined>) => (streamOptions.heartbeatMs > 0 ? withHeartbeats(source, streamOptions.heartbeatMs) : source);
       const base = {
         keepReplay: streamOptions.keepReplay,
-        quota: () => quota,
+        quota: () => ({ ...quota, ...cache }),
         takeNotResumable: () => {
           if (!notResumable) return false;
           notResumable = false;

@@ -104,6 +104,11 @@ export const CONFIG_DOCS: Readonly<Record<string, KeyDoc>> = {
   "console.maxWatchers": { text: "`WatchStats` streams at once; more get `RESOURCE_EXHAUSTED`." },
 
   resume: { text: "Resumable streams (see [Resumable streams](streams.md#resumable-streams)): kept in `store.redis` when configured, else in process." },
+  cache: { text: "What every alias's response cache shares: the lookup deadline, whether hits are charged, entry and memory bounds. Aliases opt in with `models.<alias>.cache` ([Caching](caching.md))." },
+  "cache.lookupTimeoutMs": { text: "Longest a lookup may take; past it the request goes upstream as a miss (`sluice_cache_lookups_total{sluice_cache_result=\"error\"}`), never failed." },
+  "cache.chargeHits": { text: "`false`: a hit costs nothing and its usage record carries the cost saved; `true`: a hit is charged at the price of the target that produced the answer." },
+  "cache.maxEntryBytes": { text: "Largest answer stored, counting its text and reasoning characters; larger answers are served and not cached." },
+  "cache.maxMemoryBytes": { text: "Memory for entries without `store.redis` (one replica); the least recently used entries go first. With `store.redis` the entries live in Redis and expire there." },
   "resume.detachGraceMs": { text: "How long a resumable stream's upstream outlives its last reader." },
   "resume.retentionMs": { text: "How long a stream's messages stay readable after its last one; then `NOT_FOUND`." },
   "resume.maxBacklogMessages": { text: "Messages stored per stream; past it the stream is no longer resumable." },
@@ -156,6 +161,11 @@ export const CONFIG_DOCS: Readonly<Record<string, KeyDoc>> = {
   "models.<alias>.hedge": { text: "Hedged first token.", unset: "off" },
   "models.<alias>.hedge.afterMs": { text: "Start the next target in parallel when no first delta has come by then." },
   "models.<alias>.timeouts": { text: "Per-alias override of the provider's timeouts (a target's own `timeouts` go over these).", group: "timeouts", unset: "the provider's" },
+  "models.<alias>.cache": { text: "The alias's response cache ([Caching](caching.md)).", unset: "no cache: every request goes upstream" },
+  "models.<alias>.cache.exact": { text: "The exact cache: an answer is reused for a request identical in everything that shapes it (messages, tools, parameters, response format, reasoning), whichever edge it came through." },
+  "models.<alias>.cache.exact.ttlS": { text: "How long an entry is reused, in seconds." },
+  "models.<alias>.cache.scope": { text: "`key`: an entry is reused only for the virtual key that produced it; `global`: for every caller of the alias. Read [Scope](caching.md#scope-and-its-risk) before choosing `global`." },
+  "models.<alias>.cache.cacheToolCalls": { text: "Also store answers that call tools. `false`: such answers are served and not stored (a tool call depends on state the cache cannot see)." },
   "models.<alias>.dropUnsupportedParams": { text: "`false`: a parameter the provider cannot honour fails the request; `true`: it is dropped and reported (`sluice-dropped-params`; see [Unsupported parameters](providers.md#unsupported-parameters))." },
 };
 

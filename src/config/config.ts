@@ -1,7 +1,7 @@
 import type { ProviderKind } from "../core/chat-request.js";
 import { readConfigDocument } from "./config-file.js";
 import { checkConfig, type ConfigProblem, formatPath } from "./problems.js";
-import { type AnthropicThinking, type BUDGET_PERIODS, type CONSOLE_ACCESS, type ConfigFile, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_TIMEOUTS, type STRATEGIES, type TimeoutsConfig } from "./schema.js";
+import { type AnthropicThinking, type BUDGET_PERIODS, type CACHE_SCOPES, type CONSOLE_ACCESS, type ConfigFile, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_TIMEOUTS, type STRATEGIES, type TimeoutsConfig } from "./schema.js";
 import { sha256Hex } from "./key-hash.js";
 import { createSecret, type Secret } from "./secret.js";
 import type { TlsCredentials } from "./tls-files.js";
@@ -82,6 +82,25 @@ export interface ModelRoute {
   readonly hedge?: { readonly afterMs: number };
   /** Drop parameters a target's provider cannot honour instead of rejecting the request. */
   readonly dropUnsupportedParams: boolean;
+  /** The alias's response cache; absent: off. */
+  readonly cache?: AliasCache;
+}
+
+/** models.<alias>.cache, resolved. */
+export interface AliasCache {
+  readonly exactTtlMs: number;
+  readonly scope: CacheScope;
+  readonly cacheToolCalls: boolean;
+}
+
+export type CacheScope = (typeof CACHE_SCOPES)[number];
+
+/** config.cache: what every alias's cache shares. */
+export interface CacheSettings {
+  readonly lookupTimeoutMs: number;
+  readonly chargeHits: boolean;
+  readonly maxEntryBytes: number;
+  readonly maxMemoryBytes: number;
 }
 
 export type BudgetPeriod = (typeof BUDGET_PERIODS)[number];
@@ -175,6 +194,7 @@ export interface Config {
   readonly store?: { readonly redis: RedisStoreConfig };
   readonly resume: ResumeSettings;
   readonly console: ConsoleConfig;
+  readonly cache: CacheSettings;
 }
 
 /**
@@ -294,6 +314,7 @@ function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: Nod
       },
       ...(m.hedge ? { hedge: m.hedge } : {}),
       dropUnsupportedParams: m.dropUnsupportedParams,
+      ...(m.cache ? { cache: { exactTtlMs: m.cache.exact.ttlS * 1000, scope: m.cache.scope, cacheToolCalls: m.cache.cacheToolCalls } } : {}),
     });
   }
 
@@ -330,6 +351,7 @@ function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: Nod
     },
     ...(file.store ? { store: { redis: file.store.redis } } : {}),
     resume: file.resume,
+    cache: file.cache,
     console: {
       access: file.console.access ?? (file.auth.adminKeyEnv === undefined ? "off" : "admin"),
       maxWatchers: file.console.maxWatchers,

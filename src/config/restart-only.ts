@@ -42,6 +42,8 @@ const RESTART_ONLY: Readonly<Record<string, (config: Config) => unknown>> = {
   // The stream log and its bounds are set up once, like the store it lives in.
   resume: (c) => JSON.stringify(c.resume),
   "auth.adminKeyEnv": (c) => c.auth.adminKeySha256 !== undefined,
+  // The cache's store and its bounds are set up once (aliases' own cache settings apply per request).
+  cache: (c) => JSON.stringify(c.cache),
 };
 
 /** The settings a reload applies without a restart, for the configuration reference (docs/configuration.md) and the completeness test. */

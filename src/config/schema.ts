@@ -100,6 +100,22 @@ const targetSchema = z.strictObject({
   thinking: thinkingSchema.optional(),
 });
 
+/** Whose requests may share an alias's cache entries (docs/caching.md, "Scope"). */
+export const CACHE_SCOPES = ["key", "global"] as const;
+
+/** An alias's response cache: off unless `exact` is set. */
+const aliasCacheSchema = z.strictObject({
+  /** The exact cache: an answer is reused for a request identical in everything that shapes it. */
+  exact: z.strictObject({
+    /** How long an entry is reused, in seconds. */
+    ttlS: z.number().int().min(1).max(30 * 86_400).default(3_600),
+  }),
+  /** `key`: a hit never crosses virtual keys; `global`: every caller of the alias shares entries (read the risk in docs/caching.md first). */
+  scope: z.enum(CACHE_SCOPES).default("key"),
+  /** Also store answers that call tools. Off: a tool call depends on state the cache cannot see. */
+  cacheToolCalls: z.boolean().default(false),
+});
+
 /** Who may open /console: nobody, anyone who reaches the port, or whoever has the admin key. */
 export const CONSOLE_ACCESS = ["off", "open", "admin"] as const;
 
@@ -134,6 +150,8 @@ const modelSchema = z
      * INVALID_ARGUMENT / 400.
      */
     dropUnsupportedParams: z.boolean().default(false),
+    /** Answer repeated requests from a cache (docs/caching.md). */
+    cache: aliasCacheSchema.optional(),
   })
   .superRefine((model, ctx) => {
     const inline = model.provider !== undefined || model.model !== undefined;
@@ -342,6 +360,19 @@ export const configSchema = z
         maxBacklogBytes: z.number().int().min(1_024).max(1_073_741_824).default(4_194_304),
         /** ResumeStream calls (and facade resumes) served at once per replica; more get RESOURCE_EXHAUSTED / 429. */
         maxReaders: z.number().int().min(1).max(100_000).default(256),
+      })
+      .prefault({}),
+    /** The response cache's shared settings; aliases opt in with models.<alias>.cache (docs/caching.md). */
+    cache: z
+      .strictObject({
+        /** Longest a lookup may take; past it the request is a miss (counted as an error), never a failure. */
+        lookupTimeoutMs: z.number().int().min(1).max(10_000).default(50),
+        /** Charge a hit as if the provider had answered. Off: a hit costs nothing and its usage record carries the cost saved. */
+        chargeHits: z.boolean().default(false),
+        /** Largest answer stored (text and reasoning characters and deltas); larger answers are not cached. */
+        maxEntryBytes: z.number().int().min(1_024).max(64 * 1024 * 1024).default(1_048_576),
+        /** Memory for entries when there is no store.redis (least recently used go first). */
+        maxMemoryBytes: z.number().int().min(65_536).max(16 * 1024 * 1024 * 1024).default(67_108_864),
       })
       .prefault({}),
     /** Where limits, spend, usage and runtime keys are kept; absent = in process (one replica). */

@@ -21,6 +21,8 @@ export interface StartDelta {
   readonly model: string;
   /** Request parameters the provider cannot honour, dropped by the alias's dropUnsupportedParams. */
   readonly droppedParams?: readonly string[];
+  /** Set when the answer is replayed from the response cache: which cache, and the request that produced it. */
+  readonly cache?: { readonly kind: "exact"; readonly requestId: string };
 }
 
 export interface TextDelta {

@@ -19,6 +19,10 @@ import type { Principal } from "../tenancy/principal.js";
 import type { Tenancy } from "../tenancy/tenancy.js";
 import { NO_CHARGE, type TenantCharge } from "../tenancy/tenant-charge.js";
 import { createUsageMeter } from "../usage/usage-meter.js";
+import { costMicros } from "../usage/cost.js";
+import type { CachePolicy } from "../core/cache-policy.js";
+import type { CachedAnswer } from "../cache/cached-answer.js";
+import { cacheHeaderValue, type ResponseCache, type StorePlan } from "../cache/response-cache.js";
 import type { StreamRegistry } from "./stream-registry.js";
 
 export interface StreamContext {
@@ -43,6 +47,10 @@ export interface StreamContext {
   readonly principal?: Principal;
   /** Told what is left of the key's limits, before the first delta (or the refusal): the edge's response headers. */
   readonly onQuota?: (quota: Quota) => void;
+  /** What the caller lets the response cache do (Cache-Control, gRPC cache_policy). */
+  readonly cachePolicy?: CachePolicy;
+  /** Told what the cache did (`sluice-cache`'s value) before the first delta: the edge's response headers. */
+  readonly onCache?: (value: string) => void;
 }
 
 /**
@@ -84,6 +92,8 @@ export interface ChatPipelineOptions {
   readonly random?: () => number;
   /** Keys, limits and budgets; without it every request is anonymous. */
   readonly tenancy?: Pick<Tenancy, "charge">;
+  /** The response cache, for aliases that have one. */
+  readonly cache?: ResponseCache;
 }
 
 function responseId(): string {
@@ -140,6 +150,9 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
     let attemptFeed: Feed | undefined;
     let credit = true;
     let ended = false;
+    /** Where a miss's answer is stored once it completed (aliases with a cache). */
+    let storePlan: StorePlan | undefined;
+    let servedBy: RouteTarget | undefined;
 
     /**
      * Whatever ends the stream, once: the upstream is aborted first (the
@@ -155,6 +168,9 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
       release();
       charge.end(meter, failure);
       sink.end(failure);
+      if (!failure && storePlan && servedBy) {
+        options.cache!.offer(route.alias, storePlan, { requestId: ctx.requestId, target: servedBy.key, provider: servedBy.provider.name, model: servedBy.model });
+      }
     };
     const onAbort = () => end(toGatewayError(ctx.signal.reason));
 
@@ -176,6 +192,7 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
 
     const forward = (delta: Delta, more: boolean): boolean => {
       observer.delta(delta);
+      if (storePlan && delta.type !== "start") storePlan.capture.observe(delta);
       if (!sink.push(delta, more)) credit = false;
       return credit;
     };
@@ -220,10 +237,57 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
       },
     };
 
+    /** A hit: the stored answer pushed under the sink's credit, as an upstream's would be. */
+    const replay = (answer: CachedAnswer) => {
+      const target = route.targets.find((t) => t.key === answer.target);
+      const savedMicros = costMicros(answer.usage, target?.price);
+      if (options.cache!.settings.chargeHits) {
+        if (target) charge.serving(target);
+        charge.cached({ kind: "exact", savedMicros: 0 });
+      } else {
+        charge.cached({ kind: "exact", savedMicros });
+        options.cache!.saved(route.alias, savedMicros);
+      }
+      const { deltas } = answer;
+      forward({ type: "start", responseId: responseId(), provider: answer.provider, model: answer.model, cache: { kind: "exact", requestId: answer.requestId } }, deltas.length > 0);
+      let next = 0;
+      const pump = () => {
+        while (next < deltas.length && !ended) {
+          const delta = deltas[next++]!;
+          meter.observe(delta);
+          if (!forward(delta, next < deltas.length)) return;
+        }
+        if (next >= deltas.length) content.end();
+      };
+      attemptFeed = { resume: pump, cancel: () => undefined };
+      if (credit) pump();
+    };
+
+    /** The cache's verdict before any attempt: a hit is replayed; a miss may be stored when it completes. */
+    const consultCache = async (): Promise<boolean> => {
+      const cached = route.cache;
+      if (!cached || !options.cache) {
+        ctx.onCache?.("off");
+        return false;
+      }
+      const lookup = await options.cache.lookup(request, { ...route, cache: cached }, ctx.principal, ctx.cachePolicy ?? "default");
+      const value = cacheHeaderValue(lookup.result === "error" ? "miss" : lookup.result);
+      ctx.onCache?.(value);
+      if (ctx.fields) ctx.fields.cache = value;
+      if (ended) return true;
+      if (lookup.answer) {
+        replay(lookup.answer);
+        return true;
+      }
+      storePlan = lookup.store;
+      return false;
+    };
+
     const run = async () => {
       let committed: Committed;
       try {
         await charge.admit(route);
+        if (await consultCache()) return;
         committed = await commitAttempt(
           {
             route,
@@ -248,6 +312,7 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
       if (ended) return attempt.abort(CONSUMER_GONE);
       observer.committed(committed.records);
       charge.serving(attempt.target);
+      servedBy = attempt.target;
       attempt.signal.addEventListener("abort", () => end(toGatewayError(attempt.signal.reason)), { once: true });
 
       const dropped = attempt.droppedParams();

@@ -104,6 +104,8 @@ function recordFields(r: UsageRecord): string[] {
     ["durationMs", Math.round(r.durationMs * 10) / 10],
     ["outcome", r.outcome],
     ["code", r.code],
+    ["cache", r.cache],
+    ["savedMicros", r.savedMicros],
     ["at", r.at],
   ];
   return fields.flatMap(([k, v]) => (v === undefined ? [] : [k, String(v)]));
@@ -126,6 +128,8 @@ export function parseRecord(fields: Record<string, string>): UsageRecord {
     durationMs: num(fields.durationMs),
     outcome: fields.outcome === "completed" || fields.outcome === "canceled" ? fields.outcome : "failed",
     ...(fields.code === undefined ? {} : { code: fields.code }),
+    ...(fields.cache === "exact" ? { cache: fields.cache } : {}),
+    ...(fields.savedMicros === undefined ? {} : { savedMicros: num(fields.savedMicros) }),
     at: num(fields.at),
   };
 }

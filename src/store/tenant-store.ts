@@ -128,6 +128,10 @@ export interface UsageRecord {
   readonly outcome: StreamOutcome;
   /** The gateway error code when the stream did not complete. */
   readonly code?: string;
+  /** Served from the response cache (no provider was called). */
+  readonly cache?: "exact";
+  /** A cache hit's cost had a provider answered, at the producing target's price; 0 when hits are charged. */
+  readonly savedMicros?: number;
   /** Epoch milliseconds when the stream ended (the replica's clock). */
   readonly at: number;
 }

@@ -43,6 +43,13 @@ export interface Instruments {
   /** Requests shed by admission, by `sluice.shed.reason`. */
   readonly shed: Counter;
   readonly configReloads: Counter;
+  /** Response-cache lookups, by `sluice.cache.result` (hit_exact, miss, bypass, error). */
+  readonly cacheLookups: Counter;
+  readonly cacheLookupDuration: Histogram;
+  /** What hits would have cost at the producing target's price, in micro-dollars. */
+  readonly cacheSaved: Counter;
+  /** Answers offered to the cache, by `sluice.cache.write` (stored, failed, and why others were not). */
+  readonly cacheWrites: Counter;
   /** Where the per-stream counters (streams, deltas, tokens, attempts) are summed until a collection. */
   readonly series: SeriesCounters;
 }
@@ -115,6 +122,10 @@ export function createMetrics(options: MetricsOptions): Metrics {
     queueWait: meter.createHistogram("sluice.queue.wait", { unit: "s", description: "Time spent in a provider's admission queue." }),
     shed: meter.createCounter("sluice.requests.shed", { unit: "{request}", description: "Requests refused by admission, by reason." }),
     configReloads: meter.createCounter("sluice.config.reloads", { unit: "{reload}", description: "Configuration reloads, by result." }),
+    cacheLookups: meter.createCounter("sluice.cache.lookups", { unit: "{lookup}", description: "Response-cache lookups, by result." }),
+    cacheLookupDuration: meter.createHistogram("sluice.cache.lookup.duration", { unit: "s", description: "Time a response-cache lookup took (hits and misses)." }),
+    cacheSaved: meter.createCounter("sluice.cache.saved_usd_micros", { unit: "{usd_micro}", description: "What cache hits would have cost upstream, in micro-dollars." }),
+    cacheWrites: meter.createCounter("sluice.cache.writes", { unit: "{answer}", description: "Answers offered to the response cache, by what became of them." }),
     series: createSeriesCounters(),
   };
 

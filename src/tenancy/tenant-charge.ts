@@ -32,6 +32,8 @@ export interface TenantCharge {
   admit(route: ModelRoute): Promise<void>;
   /** The target whose first delta committed the request: its price settles the cost. */
   serving(target: RouteTarget): void;
+  /** The answer came from the response cache, sparing `savedMicros`; the record says so. */
+  cached(hit: { readonly kind: "exact"; readonly savedMicros: number }): void;
   /** The stream ended (no reason: completed). Idempotent: the first end counts. */
   end(meter: ChargedUsage, reason?: GatewayError): void;
 }
@@ -58,6 +60,7 @@ export interface ChargeInput {
 export const NO_CHARGE: TenantCharge = Object.freeze({
   admit: () => Promise.resolve(),
   serving: () => undefined,
+  cached: () => undefined,
   end: () => undefined,
 });
 
@@ -116,6 +119,7 @@ export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
   let state: "new" | "admitting" | "admitted" | "closed" = "new";
   let admission: { readonly id: string; readonly admittedAt: number; readonly shared: boolean; readonly tokens: number; readonly micros: number } | undefined;
   let target: RouteTarget | undefined;
+  let hit: { readonly kind: "exact"; readonly savedMicros: number } | undefined;
   let pending: { readonly meter: ChargedUsage; readonly reason: GatewayError | undefined } | undefined;
 
   const settle = (meter: ChargedUsage, reason: GatewayError | undefined) => {
@@ -140,6 +144,7 @@ export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
         durationMs,
         outcome: outcomeOf(reason),
         ...(reason ? { code: reason.code } : {}),
+        ...(hit ? { cache: hit.kind, savedMicros: hit.savedMicros } : {}),
         at,
       };
       const result = await deps.store.settle({
@@ -196,6 +201,9 @@ export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
     },
     serving(t) {
       target = t;
+    },
+    cached(h) {
+      hit = h;
     },
     end(meter, reason) {
       if (state === "admitting") pending ??= { meter, reason };

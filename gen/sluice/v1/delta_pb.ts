@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file sluice/v1/delta.proto.
  */
 export const file_sluice_v1_delta: GenFile = /*@__PURE__*/
-  fileDesc("ChVzbHVpY2UvdjEvZGVsdGEucHJvdG8SCXNsdWljZS52MSJbCgtTdHJlYW1TdGFydBITCgtyZXNwb25zZV9pZBgBIAEoCRIQCghwcm92aWRlchgCIAEoCRINCgVtb2RlbBgDIAEoCRIWCg5kcm9wcGVkX3BhcmFtcxgEIAMoCSIZCglUZXh0RGVsdGESDAoEdGV4dBgBIAEoCSJICg5SZWFzb25pbmdEZWx0YRIMCgR0ZXh0GAEgASgJEhEKCXNpZ25hdHVyZRgCIAEoCRIVCg1yZWRhY3RlZF9kYXRhGAMgASgJIl4KDVRvb2xDYWxsRGVsdGESDQoFaW5kZXgYASABKA0SCgoCaWQYAiABKAkSDAoEbmFtZRgDIAEoCRIRCglhcmd1bWVudHMYBCABKAkSEQoJc2lnbmF0dXJlGAUgASgJIjgKDUxvZ3Byb2JzRGVsdGESJwoGdG9rZW5zGAEgAygLMhcuc2x1aWNlLnYxLlRva2VuTG9ncHJvYiJqCgxUb2tlbkxvZ3Byb2ISDQoFdG9rZW4YASABKAkSDwoHbG9ncHJvYhgCIAEoARINCgVieXRlcxgDIAEoDBIrCgx0b3BfbG9ncHJvYnMYBCADKAsyFS5zbHVpY2UudjEuVG9wTG9ncHJvYiI7CgpUb3BMb2dwcm9iEg0KBXRva2VuGAEgASgJEg8KB2xvZ3Byb2IYAiABKAESDQoFYnl0ZXMYAyABKAwifgoFVXNhZ2USFAoMaW5wdXRfdG9rZW5zGAEgASgEEhUKDW91dHB1dF90b2tlbnMYAiABKAQSGwoTY2FjaGVkX2lucHV0X3Rva2VucxgDIAEoBBIYChByZWFzb25pbmdfdG9rZW5zGAQgASgEEhEKCWVzdGltYXRlZBgFIAEoCCIxCgZGaW5pc2gSJwoGcmVhc29uGAEgASgOMhcuc2x1aWNlLnYxLkZpbmlzaFJlYXNvbiILCglIZWFydGJlYXQquAEKDEZpbmlzaFJlYXNvbhIdChlGSU5JU0hfUkVBU09OX1VOU1BFQ0lGSUVEEAASFgoSRklOSVNIX1JFQVNPTl9TVE9QEAESGAoURklOSVNIX1JFQVNPTl9MRU5HVEgQAhIcChhGSU5JU0hfUkVBU09OX1RPT0xfQ0FMTFMQAxIgChxGSU5JU0hfUkVBU09OX0NPTlRFTlRfRklMVEVSEAQSFwoTRklOSVNIX1JFQVNPTl9PVEhFUhAFYgZwcm90bzM");
+  fileDesc("ChVzbHVpY2UvdjEvZGVsdGEucHJvdG8SCXNsdWljZS52MSKZAQoLU3RyZWFtU3RhcnQSEwoLcmVzcG9uc2VfaWQYASABKAkSEAoIcHJvdmlkZXIYAiABKAkSDQoFbW9kZWwYAyABKAkSFgoOZHJvcHBlZF9wYXJhbXMYBCADKAkSIgoFY2FjaGUYBSABKA4yEy5zbHVpY2UudjEuQ2FjaGVIaXQSGAoQY2FjaGVfcmVxdWVzdF9pZBgGIAEoCSIZCglUZXh0RGVsdGESDAoEdGV4dBgBIAEoCSJICg5SZWFzb25pbmdEZWx0YRIMCgR0ZXh0GAEgASgJEhEKCXNpZ25hdHVyZRgCIAEoCRIVCg1yZWRhY3RlZF9kYXRhGAMgASgJIl4KDVRvb2xDYWxsRGVsdGESDQoFaW5kZXgYASABKA0SCgoCaWQYAiABKAkSDAoEbmFtZRgDIAEoCRIRCglhcmd1bWVudHMYBCABKAkSEQoJc2lnbmF0dXJlGAUgASgJIjgKDUxvZ3Byb2JzRGVsdGESJwoGdG9rZW5zGAEgAygLMhcuc2x1aWNlLnYxLlRva2VuTG9ncHJvYiJqCgxUb2tlbkxvZ3Byb2ISDQoFdG9rZW4YASABKAkSDwoHbG9ncHJvYhgCIAEoARINCgVieXRlcxgDIAEoDBIrCgx0b3BfbG9ncHJvYnMYBCADKAsyFS5zbHVpY2UudjEuVG9wTG9ncHJvYiI7CgpUb3BMb2dwcm9iEg0KBXRva2VuGAEgASgJEg8KB2xvZ3Byb2IYAiABKAESDQoFYnl0ZXMYAyABKAwifgoFVXNhZ2USFAoMaW5wdXRfdG9rZW5zGAEgASgEEhUKDW91dHB1dF90b2tlbnMYAiABKAQSGwoTY2FjaGVkX2lucHV0X3Rva2VucxgDIAEoBBIYChByZWFzb25pbmdfdG9rZW5zGAQgASgEEhEKCWVzdGltYXRlZBgFIAEoCCIxCgZGaW5pc2gSJwoGcmVhc29uGAEgASgOMhcuc2x1aWNlLnYxLkZpbmlzaFJlYXNvbiILCglIZWFydGJlYXQqOgoIQ2FjaGVIaXQSGQoVQ0FDSEVfSElUX1VOU1BFQ0lGSUVEEAASEwoPQ0FDSEVfSElUX0VYQUNUEAEquAEKDEZpbmlzaFJlYXNvbhIdChlGSU5JU0hfUkVBU09OX1VOU1BFQ0lGSUVEEAASFgoSRklOSVNIX1JFQVNPTl9TVE9QEAESGAoURklOSVNIX1JFQVNPTl9MRU5HVEgQAhIcChhGSU5JU0hfUkVBU09OX1RPT0xfQ0FMTFMQAxIgChxGSU5JU0hfUkVBU09OX0NPTlRFTlRfRklMVEVSEAQSFwoTRklOSVNIX1JFQVNPTl9PVEhFUhAFYgZwcm90bzM");
 
 /**
  * Opens a stream: sent once, before any content.
@@ -47,6 +47,20 @@ export type StreamStart = Message<"sluice.v1.StreamStart"> & {
    * @generated from field: repeated string dropped_params = 4;
    */
   droppedParams: string[];
+
+  /**
+   * Set when the answer is replayed from the response cache: which cache.
+   *
+   * @generated from field: sluice.v1.CacheHit cache = 5;
+   */
+  cache: CacheHit;
+
+  /**
+   * The request_id of the request whose answer is replayed (cache hits only).
+   *
+   * @generated from field: string cache_request_id = 6;
+   */
+  cacheRequestId: string;
 };
 
 /**
@@ -355,6 +369,33 @@ export const HeartbeatSchema: GenMessage<Heartbeat> = /*@__PURE__*/
   messageDesc(file_sluice_v1_delta, 9);
 
 /**
+ * Where a replayed answer came from.
+ *
+ * @generated from enum sluice.v1.CacheHit
+ */
+export enum CacheHit {
+  /**
+   * Not from the cache: a provider is answering.
+   *
+   * @generated from enum value: CACHE_HIT_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * An identical earlier request's answer.
+   *
+   * @generated from enum value: CACHE_HIT_EXACT = 1;
+   */
+  EXACT = 1,
+}
+
+/**
+ * Describes the enum sluice.v1.CacheHit.
+ */
+export const CacheHitSchema: GenEnum<CacheHit> = /*@__PURE__*/
+  enumDesc(file_sluice_v1_delta, 0);
+
+/**
  * Why the model stopped generating.
  *
  * @generated from enum sluice.v1.FinishReason
@@ -407,5 +448,5 @@ export enum FinishReason {
  * Describes the enum sluice.v1.FinishReason.
  */
 export const FinishReasonSchema: GenEnum<FinishReason> = /*@__PURE__*/
-  enumDesc(file_sluice_v1_delta, 0);
+  enumDesc(file_sluice_v1_delta, 1);
 

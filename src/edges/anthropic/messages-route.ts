@@ -1,4 +1,5 @@
 import type { CallLayer } from "../../call/call-layer.js";
+import { cachePolicyFromHeader } from "../../core/cache-policy.js";
 import type { Delta } from "../../core/delta.js";
 import { toGatewayError } from "../../core/errors.js";
 import type { StructureLimits } from "../../core/structure-limits.js";
@@ -61,6 +62,7 @@ export async function messages(req: AnyRequest, res: AnyResponse, exchange: Exch
   const { parsed } = begun;
   const call = options.calls.stream(parsed.request, begun.principal, httpCall(exchange, parsed.stream ? "anthropic-sse" : "anthropic-json"), {
     heartbeatMs: parsed.stream ? options.keepaliveMs : 0,
+    cachePolicy: cachePolicyFromHeader(headerOf(req, "cache-control")),
     // Anthropic's shape carries thinking blocks, not Gemini's signatures on function calls.
     replay: "call-signatures",
   });

@@ -11,7 +11,9 @@ import { type MessageOut, PUSHED, type PushedImpl } from "./lean-grpc-stream.js"
 import type { Exchange } from "../../http/exchange.js";
 import { EXCHANGE } from "./rpc-handler.js";
 import type { Numbered } from "../../resume/resumable-streams.js";
+import type { CachePolicy } from "../../core/cache-policy.js";
 import {
+  CachePolicy as ProtoCachePolicy,
   CancelStreamResponseSchema,
   ChatService,
   ListModelsResponseSchema,
@@ -31,6 +33,14 @@ export interface ChatServiceOptions {
   /** Nesting allowed in tool schemas (limits.maxJsonDepth). */
   readonly maxJsonDepth: number;
 }
+
+/** The proto's cache_policy in the call layer's words (an unknown number is the default). */
+const CACHE_POLICY: Readonly<Record<number, CachePolicy>> = {
+  [ProtoCachePolicy.UNSPECIFIED]: "default",
+  [ProtoCachePolicy.NO_LOOKUP]: "no_lookup",
+  [ProtoCachePolicy.NO_STORE]: "no_store",
+  [ProtoCachePolicy.BYPASS]: "bypass",
+};
 
 /** Trailer sent when a resumable stream stops being resumable (its backlog bound, or the store failing). */
 export const RESUMABLE_TRAILER = "sluice-resumable";
@@ -96,7 +106,7 @@ export function createChatService(options: ChatServiceOptions): ServiceImpl<type
     const request = begin(req, ctx);
     const heartbeatMs = heartbeatInterval(req.streamOptions?.heartbeatIntervalMs);
     const link = pipelineSignal(ctx);
-    const call = calls.stream(request, principal, callOf(ctx, "grpc", link.signal), { heartbeatMs, resumable: req.streamOptions?.resumable === true });
+    const call = calls.stream(request, principal, callOf(ctx, "grpc", link.signal), { heartbeatMs, resumable: req.streamOptions?.resumable === true, cachePolicy: CACHE_POLICY[req.cachePolicy] });
     let quotaSent = false;
     const headers = () => {
       if (quotaSent) return;
@@ -201,7 +211,7 @@ export function createChatService(options: ChatServiceOptions): ServiceImpl<type
       const principal = await identify(ctx);
       const request = begin(req, ctx);
       const link = pipelineSignal(ctx);
-      const call = calls.stream(request, principal, callOf(ctx, "grpc-unary", link.signal), { heartbeatMs: 0 });
+      const call = calls.stream(request, principal, callOf(ctx, "grpc-unary", link.signal), { heartbeatMs: 0, cachePolicy: CACHE_POLICY[req.cachePolicy] });
       try {
         const result = await aggregateDeltas(plainDeltas(call.items));
         setQuota(ctx, call.quota());

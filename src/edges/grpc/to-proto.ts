@@ -5,6 +5,7 @@ import type { Heartbeat } from "../../core/heartbeats.js";
 import { ReasoningPartSchema, ToolCallSchema } from "../../../gen/sluice/v1/chat_pb.js";
 import { type ChatResponse, ChatResponseSchema, type StreamChatResponse } from "../../../gen/sluice/v1/chat_service_pb.js";
 import {
+  CacheHit,
   FinishReason as ProtoFinishReason,
   type TokenLogprob as ProtoTokenLogprob,
   type Usage as ProtoUsage,
@@ -83,6 +84,8 @@ function oneof(delta: Delta | Heartbeat): StreamChatResponse["delta"] {
           provider: delta.provider,
           model: delta.model,
           droppedParams: [...(delta.droppedParams ?? [])],
+          cache: delta.cache ? CacheHit.EXACT : CacheHit.UNSPECIFIED,
+          cacheRequestId: delta.cache?.requestId ?? "",
         },
       };
     case "logprobs":

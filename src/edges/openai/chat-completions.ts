@@ -1,4 +1,5 @@
 import type { CallLayer } from "../../call/call-layer.js";
+import { cachePolicyFromHeader } from "../../core/cache-policy.js";
 import { GatewayError } from "../../core/errors.js";
 import type { StructureLimits } from "../../core/structure-limits.js";
 import type { Exchange } from "../../http/exchange.js";
@@ -52,6 +53,7 @@ export async function chatCompletions(req: AnyRequest, res: AnyResponse, exchang
     resumable: parsed.stream && parsed.resumable,
     includeUsage: parsed.includeUsage,
     replay: "reasoning-and-signatures",
+    cachePolicy: cachePolicyFromHeader(headerOf(req, "cache-control")),
   });
   if (parsed.stream) {
     return writeSse(res, exchange, call, openAiSse(createChunkEncoder({ includeUsage: parsed.includeUsage })), {

@@ -1,4 +1,5 @@
 import type { CallLayer } from "../../call/call-layer.js";
+import { cachePolicyFromHeader } from "../../core/cache-policy.js";
 import { toGatewayError } from "../../core/errors.js";
 import type { StructureLimits } from "../../core/structure-limits.js";
 import type { Exchange } from "../../http/exchange.js";
@@ -55,6 +56,7 @@ export async function responses(req: AnyRequest, res: AnyResponse, exchange: Exc
   const { parsed } = begun;
   const call = options.calls.stream(parsed.request, begun.principal, httpCall(exchange, parsed.stream ? "responses-sse" : "responses-json"), {
     heartbeatMs: parsed.stream ? options.keepaliveMs : 0,
+    cachePolicy: cachePolicyFromHeader(headerOf(req, "cache-control")),
     prepare: async (request, target) => replayForTarget(request, parsed.origins, { provider: target.provider.name, model: target.model }),
   });
   if (parsed.stream) return writeSse(res, exchange, call, responsesSse(parsed), { sendTimeoutMs: options.sendTimeoutMs });

@@ -1,0 +1,14 @@
+/**
+ * Where exact-cache entries live: text values under hashed keys, each with
+ * a time to live. In process (memory-cache-store.ts) for one replica, or
+ * Redis (redis-cache-store.ts) shared by all. Calls may fail or be slow;
+ * the response cache bounds them and counts a failure as a miss.
+ */
+export interface CacheStore {
+  get(key: string): Promise<string | undefined>;
+  set(key: string, value: string, ttlMs: number): Promise<void>;
+  /** Removes every entry whose key starts with `prefix` (an alias's, a key's); resolves with how many. */
+  purge(prefix: string): Promise<number>;
+  /** Entries held now (a Redis store counts its own keys). */
+  size(): Promise<number>;
+}

@@ -1,0 +1,31 @@
+import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+
+/**
+ * An entry's value encrypted (AES-256-GCM) under a key derived from the
+ * request itself (cache-key.ts): what a cache holds in Redis or memory is
+ * an answer nobody can read without sending the same request, so a
+ * model's answer (personal data, a secret it repeated) is never stored in
+ * plaintext. Base64 of IV, tag and ciphertext.
+ */
+export function seal(text: string, secret: Buffer): string {
+  const iv = randomBytes(IV_BYTES);
+  const cipher = createCipheriv("aes-256-gcm", secret, iv);
+  const body = Buffer.concat([cipher.update(text, "utf8"), cipher.final()]);
+  return Buffer.concat([iv, cipher.getAuthTag(), body]).toString("base64");
+}
+
+/** The value back; undefined when it was not sealed with this secret or was altered. */
+export function unseal(sealed: string, secret: Buffer): string | undefined {
+  const bytes = Buffer.from(sealed, "base64");
+  if (bytes.length < IV_BYTES + TAG_BYTES) return undefined;
+  try {
+    const decipher = createDecipheriv("aes-256-gcm", secret, bytes.subarray(0, IV_BYTES));
+    decipher.setAuthTag(bytes.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
+    return Buffer.concat([decipher.update(bytes.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString("utf8");
+  } catch {
+    return undefined;
+  }
+}

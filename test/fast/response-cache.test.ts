@@ -1,0 +1,146 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { canonicalJson, exactCacheKeys } from "../../src/cache/cache-key.js";
+import type { CacheStore } from "../../src/cache/cache-store.js";
+import { createAnswerCapture } from "../../src/cache/cached-answer.js";
+import { createMemoryCacheStore } from "../../src/cache/memory-cache-store.js";
+import { createResponseCache } from "../../src/cache/response-cache.js";
+import { seal, unseal } from "../../src/cache/sealed-entry.js";
+import type { ModelRoute } from "../../src/config/config.js";
+import { cachePolicyFromHeader } from "../../src/core/cache-policy.js";
+import type { ChatRequest } from "../../src/core/chat-request.js";
+import { createLogger } from "../../src/logging/logger.js";
+import { PassThrough } from "node:stream";
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+const request = (text: string, extra: Partial<ChatRequest> = {}): ChatRequest => ({
+  model: "cached",
+  messages: [{ role: "user", content: [{ type: "text", text }] }],
+  tools: [],
+  sampling: { stop: [] },
+  metadata: { labels: {} },
+  ...extra,
+});
+
+const origin = { requestId: "r1", target: "sim/m", provider: "sim", model: "m" };
+
+describe("cache keys", () => {
+  it("ignore key order and the caller's metadata; change with anything that shapes the answer and with the scope", () => {
+    expect(canonicalJson({ b: 1, a: [{ d: 2, c: undefined }] })).toBe('{"a":[{"d":2}],"b":1}');
+    const base = exactCacheKeys(request("hi"), "key=a");
+    expect(exactCacheKeys(request("hi", { metadata: { labels: { team: "x" }, userId: "u" } }), "key=a").id).toBe(base.id);
+    expect(exactCacheKeys(request("hi", { sampling: { stop: [], temperature: 0.5 } }), "key=a").id).not.toBe(base.id);
+    expect(exactCacheKeys(request("hi!"), "key=a").id).not.toBe(base.id);
+    expect(exactCacheKeys(request("hi"), "key=b").id).not.toBe(base.id);
+    expect(base.secret.equals(exactCacheKeys(request("hi"), "key=a").secret)).toBe(true);
+    expect(base.secret.toString("hex")).not.toBe(base.id);
+  });
+
+  it("seal an entry so that only the same request opens it, and reject a tampered one", () => {
+    const { secret } = exactCacheKeys(request("hi"), "key=a");
+    const sealed = seal("the answer", secret);
+    expect(unseal(sealed, secret)).toBe("the answer");
+    expect(unseal(sealed, exactCacheKeys(request("hello"), "key=a").secret)).toBeUndefined();
+    const bytes = Buffer.from(sealed, "base64");
+    bytes[bytes.length - 1]! ^= 1;
+    expect(unseal(bytes.toString("base64"), secret)).toBeUndefined();
+  });
+});
+
+describe("the answer capture", () => {
+  it("joins text fragments and keeps a completed answer with its usage", () => {
+    const capture = createAnswerCapture({ maxBytes: 1024, toolCalls: false });
+    for (const text of ["Par", "is", "."]) capture.observe({ type: "text", text });
+    capture.observe({ type: "usage", inputTokens: 3, outputTokens: 3, cachedInputTokens: 0, reasoningTokens: 0 });
+    capture.observe({ type: "finish", reason: "stop" });
+    const { answer, verdict } = capture.result(origin, 5);
+    expect(verdict).toBe("stored");
+    expect(answer!.deltas).toEqual([{ type: "text", text: "Paris." }, { type: "usage", inputTokens: 3, outputTokens: 3, cachedInputTokens: 0, reasoningTokens: 0 }, { type: "finish", reason: "stop" }]);
+  });
+
+  it("refuses what is cut short, too large, or calls tools without the alias's consent", () => {
+    const cut = createAnswerCapture({ maxBytes: 1024, toolCalls: false });
+    cut.observe({ type: "text", text: "Par" });
+    cut.observe({ type: "finish", reason: "length" });
+    expect(cut.result(origin, 0).verdict).toBe("not_completed");
+
+    const large = createAnswerCapture({ maxBytes: 10, toolCalls: false });
+    large.observe({ type: "text", text: "far more than ten characters" });
+    expect(large.result(origin, 0).verdict).toBe("too_large");
+
+    for (const toolCalls of [false, true]) {
+      const tools = createAnswerCapture({ maxBytes: 1024, toolCalls });
+      tools.observe({ type: "tool_call", index: 0, id: "c", name: "f", arguments: "{}" });
+      tools.observe({ type: "usage", inputTokens: 1, outputTokens: 1, cachedInputTokens: 0, reasoningTokens: 0 });
+      tools.observe({ type: "finish", reason: "stop" });
+      expect(tools.result(origin, 0).verdict).toBe(toolCalls ? "stored" : "tool_calls");
+    }
+  });
+});
+
+describe("the memory store", () => {
+  it("expires entries by the injected clock and evicts the least recently used past its byte bound", async () => {
+    let now = 0;
+    const store = createMemoryCacheStore({ maxBytes: 100, now: () => now });
+    await store.set("a", "x".repeat(20), 1_000);
+    await store.set("b", "y".repeat(20), 1_000);
+    expect(await store.get("a")).toBe("x".repeat(20)); // a is now the most recently used
+    await store.set("c", "z".repeat(20), 1_000);
+    expect(await store.get("b")).toBeUndefined();
+    expect(await store.get("a")).toBeDefined();
+    now = 1_000;
+    expect(await store.get("c")).toBeUndefined();
+    expect(await store.purge("a")).toBe(1);
+    expect(await store.size()).toBe(0);
+  });
+});
+
+describe("the response cache's lookup", () => {
+  const route = { alias: "cached", targets: [], strategy: "priority", retry: { maxAttempts: 1, baseBackoffMs: 0, maxBackoffMs: 0 }, dropUnsupportedParams: false, cache: { exactTtlMs: 60_000, scope: "key", cacheToolCalls: false } } as const satisfies ModelRoute;
+  const settings = { lookupTimeoutMs: 50, chargeHits: false, maxEntryBytes: 1024, maxMemoryBytes: 1 << 20 };
+  const logger = createLogger("silent", new PassThrough());
+
+  it("is a miss counted as an error when the store does not answer within the deadline, and never fails", async () => {
+    vi.useFakeTimers();
+    const hanging: CacheStore = { get: () => new Promise(() => undefined), set: () => Promise.resolve(), purge: () => Promise.resolve(0), size: () => Promise.resolve(0) };
+    const cache = createResponseCache({ store: hanging, settings, logger });
+    const lookup = cache.lookup(request("hi"), route, undefined, "default");
+    await vi.advanceTimersByTimeAsync(50);
+    const result = await lookup;
+    expect(result.result).toBe("error");
+    expect(result.store).toBeDefined();
+  });
+
+  it("is a miss when the store fails or holds something that is not an entry", async () => {
+    const failing: CacheStore = { get: () => Promise.reject(new Error("down")), set: () => Promise.resolve(), purge: () => Promise.resolve(0), size: () => Promise.resolve(0) };
+    expect((await createResponseCache({ store: failing, settings, logger }).lookup(request("hi"), route, undefined, "default")).result).toBe("error");
+    const junk = createMemoryCacheStore({ maxBytes: 1 << 20 });
+    const cache = createResponseCache({ store: junk, settings, logger });
+    const first = await cache.lookup(request("hi"), route, undefined, "default");
+    await junk.set(first.store!.key, "not sealed", 60_000);
+    expect((await cache.lookup(request("hi"), route, undefined, "default")).result).toBe("miss");
+  });
+
+  it("stores what a miss completed, and follows the caller's policy", async () => {
+    const cache = createResponseCache({ store: createMemoryCacheStore({ maxBytes: 1 << 20 }), settings, logger });
+    const miss = await cache.lookup(request("hi"), route, undefined, "default");
+    miss.store!.capture.observe({ type: "text", text: "hello" });
+    miss.store!.capture.observe({ type: "usage", inputTokens: 1, outputTokens: 1, cachedInputTokens: 0, reasoningTokens: 0 });
+    miss.store!.capture.observe({ type: "finish", reason: "stop" });
+    cache.offer("cached", miss.store!, origin);
+    // The memory store takes the entry in the call itself.
+    expect((await cache.lookup(request("hi"), route, undefined, "default")).result).toBe("hit_exact");
+    expect((await cache.lookup(request("hi"), route, undefined, "no_lookup")).result).toBe("bypass");
+    expect((await cache.lookup(request("hi"), route, undefined, "bypass")).store).toBeUndefined();
+    expect((await cache.lookup(request("hi"), route, undefined, "no_store")).result).toBe("hit_exact");
+  });
+
+  it("reads Cache-Control: no-store wins over no-cache", () => {
+    expect(cachePolicyFromHeader(undefined)).toBe("default");
+    expect(cachePolicyFromHeader("no-cache")).toBe("no_lookup");
+    expect(cachePolicyFromHeader("No-Cache, no-store")).toBe("bypass");
+    expect(cachePolicyFromHeader("max-age=0")).toBe("default");
+  });
+});

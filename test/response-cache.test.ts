@@ -1,0 +1,169 @@
+import OpenAI from "openai";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CachePolicy } from "../gen/sluice/v1/chat_service_pb.js";
+import { CacheHit } from "../gen/sluice/v1/delta_pb.js";
+import { simulatedText } from "../src/simulator/text.js";
+import { chatClient, collect, textOf, transports, userRequest } from "./helpers/clients.js";
+import { type Harness, startHarness } from "./helpers/harness.js";
+import { scrape } from "./helpers/prometheus.js";
+import { tenancyEvents } from "./helpers/tenancy-events.js";
+
+const KEYS = { a: "sk-test-cache-a-4f6b8d0a2c1e3957", b: "sk-test-cache-b-9e7c5a3b1d0f2468" };
+/** One dollar per million input tokens and two per million output: 1 and 2 micro-dollars per token. */
+const PRICE = { inputPerMTok: 1, outputPerMTok: 2 };
+
+const events = tenancyEvents();
+let h: Harness;
+let runs = 0;
+/** A prompt no other test uses, tagged so the simulator's records count its upstream requests. */
+const fresh = (label: string) => `#sim tag=${label}-${++runs}\nWhat is the capital of France?`;
+const upstreamCalls = (text: string) => h.sim.records.all().filter((r) => r.tag === /tag=(\S+)/.exec(text)![1]).length;
+const stored = (requestId: string) => h.waitForLog((l) => l.event === "cache.stored" && l.requestId === requestId);
+
+beforeAll(async () => {
+  h = await startHarness({
+    routing: (sim) => ({
+      providers: { sim: { kind: "openai", baseUrl: sim.openAiBaseUrl, breaker: { failures: 10_000 } } },
+      models: {
+        cached: { provider: "sim", model: "sim-1?tokens=6&seed=3", price: PRICE, cache: { exact: { ttlS: 60 } } },
+        shared: { provider: "sim", model: "sim-1?tokens=6&seed=3", cache: { exact: { ttlS: 60 }, scope: "global" } },
+        tools: { provider: "sim", model: "sim-1?tokens=2&tools=1", cache: { exact: { ttlS: 60 } } },
+        plain: { provider: "sim", model: "sim-1?tokens=6&seed=3" },
+      },
+    }),
+    env: { A_KEY: KEYS.a, B_KEY: KEYS.b },
+    auth: { keys: [{ name: "a", keyEnv: "A_KEY" }, { name: "b", keyEnv: "B_KEY" }] },
+    observer: events.observer,
+  });
+});
+afterAll(() => h.close());
+
+const sdk = (key: string) => new OpenAI({ baseURL: `${h.url}/v1`, apiKey: key, maxRetries: 0 });
+
+async function completion(key: string, model: string, content: string, headers: Record<string, string> = {}) {
+  const { data, response } = await sdk(key).chat.completions.create({ model, messages: [{ role: "user", content }] }, { headers }).withResponse();
+  return { text: data.choices[0]!.message.content, cache: response.headers.get("sluice-cache"), requestId: response.headers.get("x-request-id")! };
+}
+
+describe("the exact cache", () => {
+  it("answers a repeated request from the cache: same text, no upstream call, sluice-cache says so", async () => {
+    const prompt = fresh("repeat");
+    const first = await completion(KEYS.a, "cached", prompt);
+    expect(first).toMatchObject({ text: simulatedText(3, 6), cache: "miss" });
+    await stored(first.requestId);
+    const second = await completion(KEYS.a, "cached", prompt);
+    expect(second).toMatchObject({ text: simulatedText(3, 6), cache: "hit-exact" });
+    expect(upstreamCalls(prompt)).toBe(1);
+  });
+
+  it("keys on the request, not the edge: a gRPC stream's answer serves the Chat Completions facade, and a hit's start names the request that produced it", async () => {
+    const prompt = fresh("edges");
+    const client = chatClient(transports(h.url)["grpc (connect-node, h2)"]!);
+    let firstHeaders: Headers | undefined;
+    const first = await collect(client.streamChat(userRequest("cached", prompt), { headers: { authorization: `Bearer ${KEYS.a}`, "x-request-id": "cache-origin-1" }, onHeader: (h) => (firstHeaders = h) }));
+    expect(firstHeaders?.get("sluice-cache")).toBe("miss");
+    expect(first[0]!.delta).toMatchObject({ case: "start", value: { cache: CacheHit.UNSPECIFIED } });
+    await stored("cache-origin-1");
+
+    expect(await completion(KEYS.a, "cached", prompt)).toMatchObject({ text: textOf(first), cache: "hit-exact" });
+    let hitHeaders: Headers | undefined;
+    const hit = await collect(client.streamChat(userRequest("cached", prompt), { headers: { authorization: `Bearer ${KEYS.a}` }, onHeader: (h) => (hitHeaders = h) }));
+    expect(hitHeaders?.get("sluice-cache")).toBe("hit-exact");
+    expect(hit[0]!.delta).toMatchObject({ case: "start", value: { cache: CacheHit.EXACT, cacheRequestId: "cache-origin-1", provider: "sim", model: "sim-1?tokens=6&seed=3" } });
+    expect(textOf(hit)).toBe(textOf(first));
+    expect(hit.at(-1)!.delta.case).toBe("finish");
+    expect(upstreamCalls(prompt)).toBe(1);
+  });
+
+  it("a hit costs nothing by default; its usage record carries the original usage, the cache and the cost saved", async () => {
+    const prompt = fresh("cost");
+    const first = await completion(KEYS.a, "cached", prompt);
+    const paid = await events.recorded(first.requestId);
+    expect(paid.costMicros).toBeGreaterThan(0);
+    await stored(first.requestId);
+    const hit = await completion(KEYS.a, "cached", prompt);
+    expect(hit.cache).toBe("hit-exact");
+    const record = await events.recorded(hit.requestId);
+    expect(record).toMatchObject({ cache: "exact", costMicros: 0, savedMicros: paid.costMicros, inputTokens: paid.inputTokens, outputTokens: paid.outputTokens, outcome: "completed" });
+  });
+
+  it("never crosses keys with scope key; scope global shares an entry between keys", async () => {
+    const prompt = fresh("scope");
+    const a = await completion(KEYS.a, "cached", prompt);
+    await stored(a.requestId);
+    expect((await completion(KEYS.b, "cached", prompt)).cache).toBe("miss");
+    expect((await completion(KEYS.a, "cached", prompt)).cache).toBe("hit-exact");
+
+    const global = fresh("global");
+    const first = await completion(KEYS.a, "shared", global);
+    await stored(first.requestId);
+    expect((await completion(KEYS.b, "shared", global)).cache).toBe("hit-exact");
+  });
+
+  it("follows the caller: no-cache skips the lookup and stores, no-store neither looks up nor stores, gRPC cache_policy likewise", async () => {
+    const prompt = fresh("control");
+    const bypass = await completion(KEYS.a, "cached", prompt, { "cache-control": "no-store" });
+    expect(bypass.cache).toBe("bypass");
+    const miss = await completion(KEYS.a, "cached", prompt);
+    expect(miss.cache).toBe("miss");
+    await stored(miss.requestId);
+    const refreshed = await completion(KEYS.a, "cached", prompt, { "cache-control": "no-cache" });
+    expect(refreshed.cache).toBe("bypass");
+    await stored(refreshed.requestId);
+    expect((await completion(KEYS.a, "cached", prompt)).cache).toBe("hit-exact");
+    expect(upstreamCalls(prompt)).toBe(3);
+
+    let headers: Headers | undefined;
+    const client = chatClient(transports(h.url)["connect (connect-node, HTTP/1.1)"]!);
+    await collect(client.streamChat(userRequest("cached", prompt, { cachePolicy: CachePolicy.BYPASS }), { headers: { authorization: `Bearer ${KEYS.a}` }, onHeader: (h) => (headers = h) }));
+    expect(headers?.get("sluice-cache")).toBe("bypass");
+    expect(upstreamCalls(prompt)).toBe(4);
+  });
+
+  it("replays on the Anthropic Messages edge too, as its own stream of events", async () => {
+    const body = JSON.stringify({ model: "cached", max_tokens: 100, stream: true, messages: [{ role: "user", content: fresh("anthropic") }] });
+    const post = () => fetch(`${h.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json", "x-api-key": KEYS.a, "anthropic-version": "2023-06-01" }, body });
+    const first = await post();
+    const firstText = await first.text();
+    expect(first.headers.get("sluice-cache")).toBe("miss");
+    await stored(first.headers.get("x-request-id")!);
+    const hit = await post();
+    expect(hit.headers.get("sluice-cache")).toBe("hit-exact");
+    const text = (sse: string) => [...sse.matchAll(/"text_delta","text":"([^"]*)"/g)].map((m) => m[1]).join("");
+    const hitText = await hit.text();
+    expect(text(hitText)).toBe(simulatedText(3, 6));
+    expect(text(hitText)).toBe(text(firstText));
+    expect(hitText).toContain("event: message_stop");
+  });
+
+  it("stores only completed answers: not a failed one, not one that calls tools (unless the alias says so)", async () => {
+    const failing = `#sim fail=status fail_first=1 script=cache-fail-${Date.now()}\nHello`;
+    await expect(completion(KEYS.a, "cached", failing)).rejects.toMatchObject({ status: 502 });
+    const after = await completion(KEYS.a, "cached", failing);
+    expect(after.cache).toBe("miss");
+
+    const tools = fresh("tools");
+    const first = await sdk(KEYS.a).chat.completions.create({ model: "tools", messages: [{ role: "user", content: tools }] });
+    expect(first.choices[0]!.message.tool_calls).toHaveLength(1);
+    await h.waitForLog((l) => l.event === "access" && l.alias === "tools");
+    expect((await completion(KEYS.a, "tools", tools)).cache).toBe("miss");
+  });
+
+  it("says off for an alias without a cache, writes cache= on the access line, and counts lookups by result", async () => {
+    const off = await completion(KEYS.a, "plain", fresh("off"));
+    expect(off.cache).toBe("off");
+    const line = await h.waitForLog((l) => l.event === "access" && l.requestId === off.requestId);
+    expect(line.cache).toBeUndefined();
+    const prompt = fresh("line");
+    const first = await completion(KEYS.a, "cached", prompt);
+    await stored(first.requestId);
+    const hit = await completion(KEYS.a, "cached", prompt);
+    expect(await h.waitForLog((l) => l.event === "access" && l.requestId === hit.requestId)).toMatchObject({ cache: "hit-exact", alias: "cached" });
+    const metrics = await scrape(`${h.url}/metrics`);
+    const lookups = metrics.families.find((f) => f.name === "sluice_cache_lookups_total")!.metrics;
+    const hits = lookups.filter((m) => m.labels?.sluice_cache_result === "hit_exact" && m.labels?.gen_ai_request_model === "cached");
+    expect(Number(hits[0]!.value)).toBeGreaterThanOrEqual(4);
+    const saved = metrics.families.find((f) => f.name === "sluice_cache_saved_usd_micros_total")!.metrics;
+    expect(Number(saved[0]!.value)).toBeGreaterThan(0);
+  });
+});
