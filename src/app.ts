@@ -8,6 +8,7 @@ import { createEmbedPipeline } from "./pipeline/embed-pipeline.js";
 import { createMemoryCacheStore } from "./cache/memory-cache-store.js";
 import { createRedisCacheStore } from "./cache/redis-cache-store.js";
 import { createResponseCache } from "./cache/response-cache.js";
+import { createCacheAdmin } from "./cache/cache-admin.js";
 import { createBreakers } from "./resilience/circuit-breaker.js";
 import { createTargetOrder } from "./routing/strategies.js";
 import { createTargetStats } from "./routing/target-stats.js";
@@ -200,7 +201,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     limits,
     sendTimeoutMs: config.server.sendTimeoutMs,
     sseKeepaliveMs: config.facade.keepaliveMs,
-    ...(config.auth.adminKeySha256 !== undefined ? { admin: tenancy.admin } : {}),
+    ...(config.auth.adminKeySha256 !== undefined ? { admin: tenancy.admin, cacheAdmin: createCacheAdmin(cache, live.current) } : {}),
     ...(statsWatch ? { watch: statsWatch } : {}),
     console: { access: config.console.access, assets: config.console.access === "off" ? new Map() : loadConsoleAssets(options.consoleDir ?? defaultConsoleDir()) },
     ...(telemetry.metrics && config.telemetry.metrics.port === undefined ? { metrics: telemetry.metrics } : {}),

@@ -33,6 +33,7 @@ import { handleHealth, notFound } from "./server/health.js";
 import type { Route } from "./server/request-guard.js";
 import { createRuntimeStats } from "./server/runtime-stats.js";
 import type { KeyAdmin } from "./tenancy/key-admin.js";
+import type { CacheAdmin } from "./cache/cache-admin.js";
 import { serveMetrics } from "./telemetry/metrics-route.js";
 import type { Metrics } from "./telemetry/metrics.js";
 
@@ -46,6 +47,8 @@ export interface RoutesOptions {
   readonly sseKeepaliveMs: number;
     /** sluice.admin.v1.AdminService, when the configuration has an admin key. */
   readonly admin?: KeyAdmin;
+  /** AdminService's PurgeCache and GetCacheStats, served with the rest of it. */
+  readonly cacheAdmin?: CacheAdmin;
   /** AdminService/WatchStats, when the console may be watched. */
   readonly watch?: StatsWatch;
   readonly console: { readonly access: ConsoleAccess; readonly assets: ConsoleAssets };
@@ -89,7 +92,7 @@ export function createRoutes(options: RoutesOptions): Route {
       router.service(ChatService, createChatService({ calls, maxJsonDepth: options.limits.maxJsonDepth }));
       router.service(EmbeddingService, createEmbeddingService(calls));
       router.service(Health, createHealthService(health, [ChatService.typeName, EmbeddingService.typeName]));
-      const admin = options.admin ? createAdminService(options.admin) : undefined;
+      const admin = options.admin && options.cacheAdmin ? createAdminService(options.admin, options.cacheAdmin) : undefined;
       // WatchStats may be served without the rest (an open console with no admin key): the rest then answers UNIMPLEMENTED.
       if (admin || watch) router.service(AdminService, { ...admin, ...(watch ? { watchStats: watch.watchStats } : {}) });
       registerReflection(router, admin || watch ? [ChatService, EmbeddingService, AdminService, Health] : [ChatService, EmbeddingService, Health]);

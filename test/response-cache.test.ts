@@ -6,9 +6,12 @@ import { simulatedText } from "../src/simulator/text.js";
 import { chatClient, collect, textOf, transports, userRequest } from "./helpers/clients.js";
 import { type Harness, startHarness } from "./helpers/harness.js";
 import { scrape } from "./helpers/prometheus.js";
+import { adminClient } from "./helpers/admin.js";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { tenancyEvents } from "./helpers/tenancy-events.js";
 
 const KEYS = { a: "sk-test-cache-a-4f6b8d0a2c1e3957", b: "sk-test-cache-b-9e7c5a3b1d0f2468" };
+const ADMIN_KEY = "sk-test-cache-admin-1b3d5f7a9c0e2468";
 /** One dollar per million input tokens and two per million output: 1 and 2 micro-dollars per token. */
 const PRICE = { inputPerMTok: 1, outputPerMTok: 2 };
 
@@ -31,8 +34,8 @@ beforeAll(async () => {
         plain: { provider: "sim", model: "sim-1?tokens=6&seed=3" },
       },
     }),
-    env: { A_KEY: KEYS.a, B_KEY: KEYS.b },
-    auth: { keys: [{ name: "a", keyEnv: "A_KEY" }, { name: "b", keyEnv: "B_KEY" }] },
+    env: { A_KEY: KEYS.a, B_KEY: KEYS.b, ADMIN_KEY },
+    auth: { adminKeyEnv: "ADMIN_KEY", keys: [{ name: "a", keyEnv: "A_KEY" }, { name: "b", keyEnv: "B_KEY" }] },
     observer: events.observer,
   });
 });
@@ -165,5 +168,33 @@ describe("the exact cache", () => {
     expect(Number(hits[0]!.value)).toBeGreaterThanOrEqual(4);
     const saved = metrics.families.find((f) => f.name === "sluice_cache_saved_usd_micros_total")!.metrics;
     expect(Number(saved[0]!.value)).toBeGreaterThan(0);
+  });
+
+  it("AdminService: GetCacheStats reports lookups, hit rate, entries and savings per alias; PurgeCache empties a key's entries", async () => {
+    const admin = adminClient(h.url, ADMIN_KEY);
+    const prompt = fresh("admin");
+    const first = await completion(KEYS.a, "cached", prompt);
+    await stored(first.requestId);
+    expect((await completion(KEYS.a, "cached", prompt)).cache).toBe("hit-exact");
+
+    const { aliases } = await admin.getCacheStats({});
+    expect(aliases.map((a) => a.alias)).toEqual(["cached", "shared", "tools"]);
+    const cached = aliases[0]!;
+    expect(cached.hits).toBeGreaterThan(0n);
+    expect(cached.entries).toBeGreaterThan(0n);
+    expect(cached.savedUsdMicros).toBeGreaterThan(0n);
+    expect(cached.hitRate).toBeCloseTo(Number(cached.hits) / Number(cached.hits + cached.misses + cached.errors), 9);
+
+    const { purged } = await admin.purgeCache({ alias: "cached", keyName: "a" });
+    expect(purged).toBeGreaterThan(0n);
+    expect((await admin.getCacheStats({})).aliases[0]!.entries).toBe(cached.entries - purged);
+    expect((await completion(KEYS.a, "cached", prompt)).cache).toBe("miss");
+
+    const refused = await admin.purgeCache({}).catch((e: unknown) => ConnectError.from(e));
+    expect(refused).toMatchObject({ code: Code.InvalidArgument });
+    const noCache = await admin.purgeCache({ alias: "plain" }).catch((e: unknown) => ConnectError.from(e));
+    expect(noCache).toMatchObject({ code: Code.InvalidArgument });
+    const anonymous = await adminClient(h.url).getCacheStats({}).catch((e: unknown) => ConnectError.from(e));
+    expect(anonymous).toMatchObject({ code: Code.Unauthenticated });
   });
 });

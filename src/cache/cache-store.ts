@@ -9,6 +9,6 @@ export interface CacheStore {
   set(key: string, value: string, ttlMs: number): Promise<void>;
   /** Removes every entry whose key starts with `prefix` (an alias's, a key's); resolves with how many. */
   purge(prefix: string): Promise<number>;
-  /** Entries held now (a Redis store counts its own keys). */
-  size(): Promise<number>;
+  /** Entries held now whose key starts with `prefix` (a Redis store counts every replica's). */
+  size(prefix: string): Promise<number>;
 }

@@ -52,6 +52,10 @@ export function createMemoryCacheStore(options: { readonly maxBytes: number; rea
       }
       return Promise.resolve(n);
     },
-    size: () => Promise.resolve(entries.size),
+    size(prefix) {
+      let n = 0;
+      for (const key of entries.keys()) if (key.startsWith(prefix)) n++;
+      return Promise.resolve(n);
+    },
   };
 }

@@ -40,9 +40,9 @@ export function createRedisCacheStore(options: { readonly client: SluiceRedisCli
       });
       return n;
     },
-    async size() {
+    async size(prefix) {
       let n = 0;
-      await scan(`${keyOf("")}*`, async (keys) => {
+      await scan(`${keyOf(prefix)}*`, async (keys) => {
         n += keys.length;
       });
       return n;

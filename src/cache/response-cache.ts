@@ -50,6 +50,22 @@ export interface ResponseCache {
   /** A hit saved `micros` (what it would have cost upstream). */
   saved(alias: string, micros: number): void;
   readonly settings: CacheSettings;
+  /** Removes entries: an alias's (`alias`), a key's (`scope`, e.g. `key=team`), or both; resolves with how many. */
+  purge(aliases: readonly string[], scope?: string): Promise<number>;
+  /** This replica's lookups by result and savings, and the entries held, per alias asked for. */
+  stats(aliases: readonly string[]): Promise<AliasCacheStats[]>;
+}
+
+/** One alias's cache, as GetCacheStats reports it. */
+export interface AliasCacheStats {
+  readonly alias: string;
+  readonly hits: number;
+  readonly misses: number;
+  readonly bypasses: number;
+  readonly errors: number;
+  readonly hitRate: number;
+  readonly entries: number;
+  readonly savedMicros: number;
 }
 
 export interface ResponseCacheOptions {
@@ -81,7 +97,15 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
   const { store, settings, logger, instruments } = options;
   const now = options.now ?? Date.now;
 
+  /** Per alias since start, for GetCacheStats (metrics carry the same counts for Prometheus). */
+  const tallies = new Map<string, { hit_exact: number; miss: number; bypass: number; error: number; savedMicros: number }>();
+  const tally = (alias: string) => {
+    let t = tallies.get(alias);
+    if (!t) tallies.set(alias, (t = { hit_exact: 0, miss: 0, bypass: 0, error: 0, savedMicros: 0 }));
+    return t;
+  };
   const counted = (alias: string, result: CacheResult, startedAt: number): void => {
+    tally(alias)[result]++;
     instruments?.cacheLookups.add(1, { "gen_ai.request.model": alias, "sluice.cache.result": result });
     if (result !== "bypass") instruments?.cacheLookupDuration.record((performance.now() - startedAt) / 1000, { "gen_ai.request.model": alias });
   };
@@ -130,7 +154,33 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
       return { result: "hit_exact", answer };
     },
 
+    async purge(aliases, scope) {
+      let n = 0;
+      for (const alias of aliases) n += await store.purge(entryPrefix(alias, scope));
+      return n;
+    },
+
+    async stats(aliases) {
+      return Promise.all(
+        aliases.map(async (alias) => {
+          const t = tally(alias);
+          const looked = t.hit_exact + t.miss + t.error;
+          return {
+            alias,
+            hits: t.hit_exact,
+            misses: t.miss,
+            bypasses: t.bypass,
+            errors: t.error,
+            hitRate: looked === 0 ? 0 : t.hit_exact / looked,
+            entries: await store.size(entryPrefix(alias)),
+            savedMicros: t.savedMicros,
+          };
+        }),
+      );
+    },
+
     saved(alias, micros) {
+      tally(alias).savedMicros += micros;
       if (micros > 0) instruments?.cacheSaved.add(micros, { "gen_ai.request.model": alias });
     },
 

@@ -93,7 +93,7 @@ describe("the memory store", () => {
     now = 1_000;
     expect(await store.get("c")).toBeUndefined();
     expect(await store.purge("a")).toBe(1);
-    expect(await store.size()).toBe(0);
+    expect(await store.size("")).toBe(0);
   });
 });
 

@@ -3,10 +3,13 @@ import { timestampFromMs, timestampMs } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { BudgetPeriod, KeySettings } from "../../config/config.js";
 import type { KeyAdmin, KeyInfo } from "../../tenancy/key-admin.js";
+import type { CacheAdmin } from "../../cache/cache-admin.js";
 import {
   AdminService,
+  AliasCacheStatsSchema,
   type Budget,
   CreateKeyResponseSchema,
+  GetCacheStatsResponseSchema,
   GetUsageResponseSchema,
   type KeyInfo as ProtoKeyInfo,
   KeyInfoSchema,
@@ -14,6 +17,7 @@ import {
   KeySource,
   ListKeysResponseSchema,
   Period,
+  PurgeCacheResponseSchema,
   RevokeKeyResponseSchema,
 } from "../../../gen/sluice/admin/v1/admin_service_pb.js";
 import { toConnectError } from "./connect-errors.js";
@@ -69,7 +73,7 @@ function keyInfo(info: KeyInfo): ProtoKeyInfo {
  * lives with the console's statistics (watch-stats.ts); the server joins
  * the two.
  */
-export function createAdminService(admin: KeyAdmin): Omit<ServiceImpl<typeof AdminService>, "watchStats"> {
+export function createAdminService(admin: KeyAdmin, cache: CacheAdmin): Omit<ServiceImpl<typeof AdminService>, "watchStats"> {
   const guarded =
     <R>(work: () => Promise<R>) =>
     async (ctx: HandlerContext): Promise<R> => {
@@ -108,5 +112,23 @@ export function createAdminService(admin: KeyAdmin): Omit<ServiceImpl<typeof Adm
           ...(usage.budgetMicros === undefined ? {} : { budgetUsdMicros: BigInt(usage.budgetMicros) }),
         });
       })(ctx),
+    purgeCache: (req, ctx) => guarded(async () => create(PurgeCacheResponseSchema, { purged: BigInt(await cache.purge(req.alias, req.keyName)) }))(ctx),
+    getCacheStats: (_req, ctx) =>
+      guarded(async () =>
+        create(GetCacheStatsResponseSchema, {
+          aliases: (await cache.stats()).map((s) =>
+            create(AliasCacheStatsSchema, {
+              alias: s.alias,
+              hits: BigInt(s.hits),
+              misses: BigInt(s.misses),
+              bypasses: BigInt(s.bypasses),
+              errors: BigInt(s.errors),
+              hitRate: s.hitRate,
+              entries: BigInt(s.entries),
+              savedUsdMicros: BigInt(s.savedMicros),
+            }),
+          ),
+        }),
+      )(ctx),
   };
 }

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file sluice/admin/v1/admin_service.proto.
  */
 export const file_sluice_admin_v1_admin_service: GenFile = /*@__PURE__*/
-  fileDesc("CiNzbHVpY2UvYWRtaW4vdjEvYWRtaW5fc2VydmljZS5wcm90bxIPc2x1aWNlLmFkbWluLnYxIrMBCglLZXlMaW1pdHMSIAoTcmVxdWVzdHNfcGVyX21pbnV0ZRgBIAEoDUgAiAEBEh4KEXRva2Vuc19wZXJfbWludXRlGAIgASgESAGIAQESHwoSY29uY3VycmVudF9zdHJlYW1zGAMgASgNSAKIAQFCFgoUX3JlcXVlc3RzX3Blcl9taW51dGVCFAoSX3Rva2Vuc19wZXJfbWludXRlQhUKE19jb25jdXJyZW50X3N0cmVhbXMiRQoGQnVkZ2V0EhIKCnVzZF9taWNyb3MYASABKAQSJwoGcGVyaW9kGAIgASgOMhcuc2x1aWNlLmFkbWluLnYxLlBlcmlvZCLkAQoHS2V5SW5mbxIMCgRuYW1lGAEgASgJEgoKAmlkGAIgASgJEg4KBm1vZGVscxgDIAMoCRIqCgZsaW1pdHMYBCABKAsyGi5zbHVpY2UuYWRtaW4udjEuS2V5TGltaXRzEicKBmJ1ZGdldBgFIAEoCzIXLnNsdWljZS5hZG1pbi52MS5CdWRnZXQSKgoGc291cmNlGAYgASgOMhouc2x1aWNlLmFkbWluLnYxLktleVNvdXJjZRIuCgpjcmVhdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKFAQoQQ3JlYXRlS2V5UmVxdWVzdBIMCgRuYW1lGAEgASgJEg4KBm1vZGVscxgCIAMoCRIqCgZsaW1pdHMYAyABKAsyGi5zbHVpY2UuYWRtaW4udjEuS2V5TGltaXRzEicKBmJ1ZGdldBgEIAEoCzIXLnNsdWljZS5hZG1pbi52MS5CdWRnZXQiSAoRQ3JlYXRlS2V5UmVzcG9uc2USCwoDa2V5GAEgASgJEiYKBGluZm8YAiABKAsyGC5zbHVpY2UuYWRtaW4udjEuS2V5SW5mbyIRCg9MaXN0S2V5c1JlcXVlc3QiOgoQTGlzdEtleXNSZXNwb25zZRImCgRrZXlzGAEgAygLMhguc2x1aWNlLmFkbWluLnYxLktleUluZm8iIAoQUmV2b2tlS2V5UmVxdWVzdBIMCgRuYW1lGAEgASgJIjoKEVJldm9rZUtleVJlc3BvbnNlEiUKA2tleRgBIAEoCzIYLnNsdWljZS5hZG1pbi52MS5LZXlJbmZvInAKD0dldFVzYWdlUmVxdWVzdBIMCgRuYW1lGAEgASgJEicKBnBlcmlvZBgCIAEoDjIXLnNsdWljZS5hZG1pbi52MS5QZXJpb2QSJgoCYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIqoDChBHZXRVc2FnZVJlc3BvbnNlEgwKBG5hbWUYASABKAkSJwoGcGVyaW9kGAIgASgOMhcuc2x1aWNlLmFkbWluLnYxLlBlcmlvZBIwCgxwZXJpb2Rfc3RhcnQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnBlcmlvZF9lbmQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCHJlcXVlc3RzGAUgASgEEhQKDGlucHV0X3Rva2VucxgGIAEoBBIVCg1vdXRwdXRfdG9rZW5zGAcgASgEEhsKE2NhY2hlZF9pbnB1dF90b2tlbnMYCCABKAQSGAoQcmVhc29uaW5nX3Rva2VucxgJIAEoBBIYChBzcGVuZF91c2RfbWljcm9zGAogASgEEhoKEmVzdGltYXRlZF9yZXF1ZXN0cxgLIAEoBBIbChNyZXNlcnZlZF91c2RfbWljcm9zGAwgASgEEh4KEWJ1ZGdldF91c2RfbWljcm9zGA0gASgESACIAQFCFAoSX2J1ZGdldF91c2RfbWljcm9zKlMKBlBlcmlvZBIWChJQRVJJT0RfVU5TUEVDSUZJRUQQABIOCgpQRVJJT0RfREFZEAESDwoLUEVSSU9EX1dFRUsQAhIQCgxQRVJJT0RfTU9OVEgQAypWCglLZXlTb3VyY2USGgoWS0VZX1NPVVJDRV9VTlNQRUNJRklFRBAAEhUKEUtFWV9TT1VSQ0VfQ09ORklHEAESFgoSS0VZX1NPVVJDRV9SVU5USU1FEAIysQMKDEFkbWluU2VydmljZRJSCglDcmVhdGVLZXkSIS5zbHVpY2UuYWRtaW4udjEuQ3JlYXRlS2V5UmVxdWVzdBoiLnNsdWljZS5hZG1pbi52MS5DcmVhdGVLZXlSZXNwb25zZRJPCghMaXN0S2V5cxIgLnNsdWljZS5hZG1pbi52MS5MaXN0S2V5c1JlcXVlc3QaIS5zbHVpY2UuYWRtaW4udjEuTGlzdEtleXNSZXNwb25zZRJSCglSZXZva2VLZXkSIS5zbHVpY2UuYWRtaW4udjEuUmV2b2tlS2V5UmVxdWVzdBoiLnNsdWljZS5hZG1pbi52MS5SZXZva2VLZXlSZXNwb25zZRJPCghHZXRVc2FnZRIgLnNsdWljZS5hZG1pbi52MS5HZXRVc2FnZVJlcXVlc3QaIS5zbHVpY2UuYWRtaW4udjEuR2V0VXNhZ2VSZXNwb25zZRJXCgpXYXRjaFN0YXRzEiIuc2x1aWNlLmFkbWluLnYxLldhdGNoU3RhdHNSZXF1ZXN0GiMuc2x1aWNlLmFkbWluLnYxLldhdGNoU3RhdHNSZXNwb25zZTABYgZwcm90bzM", [file_google_protobuf_timestamp, file_sluice_admin_v1_stats]);
+  fileDesc("CiNzbHVpY2UvYWRtaW4vdjEvYWRtaW5fc2VydmljZS5wcm90bxIPc2x1aWNlLmFkbWluLnYxIrMBCglLZXlMaW1pdHMSIAoTcmVxdWVzdHNfcGVyX21pbnV0ZRgBIAEoDUgAiAEBEh4KEXRva2Vuc19wZXJfbWludXRlGAIgASgESAGIAQESHwoSY29uY3VycmVudF9zdHJlYW1zGAMgASgNSAKIAQFCFgoUX3JlcXVlc3RzX3Blcl9taW51dGVCFAoSX3Rva2Vuc19wZXJfbWludXRlQhUKE19jb25jdXJyZW50X3N0cmVhbXMiRQoGQnVkZ2V0EhIKCnVzZF9taWNyb3MYASABKAQSJwoGcGVyaW9kGAIgASgOMhcuc2x1aWNlLmFkbWluLnYxLlBlcmlvZCLkAQoHS2V5SW5mbxIMCgRuYW1lGAEgASgJEgoKAmlkGAIgASgJEg4KBm1vZGVscxgDIAMoCRIqCgZsaW1pdHMYBCABKAsyGi5zbHVpY2UuYWRtaW4udjEuS2V5TGltaXRzEicKBmJ1ZGdldBgFIAEoCzIXLnNsdWljZS5hZG1pbi52MS5CdWRnZXQSKgoGc291cmNlGAYgASgOMhouc2x1aWNlLmFkbWluLnYxLktleVNvdXJjZRIuCgpjcmVhdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKFAQoQQ3JlYXRlS2V5UmVxdWVzdBIMCgRuYW1lGAEgASgJEg4KBm1vZGVscxgCIAMoCRIqCgZsaW1pdHMYAyABKAsyGi5zbHVpY2UuYWRtaW4udjEuS2V5TGltaXRzEicKBmJ1ZGdldBgEIAEoCzIXLnNsdWljZS5hZG1pbi52MS5CdWRnZXQiSAoRQ3JlYXRlS2V5UmVzcG9uc2USCwoDa2V5GAEgASgJEiYKBGluZm8YAiABKAsyGC5zbHVpY2UuYWRtaW4udjEuS2V5SW5mbyIRCg9MaXN0S2V5c1JlcXVlc3QiOgoQTGlzdEtleXNSZXNwb25zZRImCgRrZXlzGAEgAygLMhguc2x1aWNlLmFkbWluLnYxLktleUluZm8iIAoQUmV2b2tlS2V5UmVxdWVzdBIMCgRuYW1lGAEgASgJIjoKEVJldm9rZUtleVJlc3BvbnNlEiUKA2tleRgBIAEoCzIYLnNsdWljZS5hZG1pbi52MS5LZXlJbmZvInAKD0dldFVzYWdlUmVxdWVzdBIMCgRuYW1lGAEgASgJEicKBnBlcmlvZBgCIAEoDjIXLnNsdWljZS5hZG1pbi52MS5QZXJpb2QSJgoCYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIqoDChBHZXRVc2FnZVJlc3BvbnNlEgwKBG5hbWUYASABKAkSJwoGcGVyaW9kGAIgASgOMhcuc2x1aWNlLmFkbWluLnYxLlBlcmlvZBIwCgxwZXJpb2Rfc3RhcnQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnBlcmlvZF9lbmQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCHJlcXVlc3RzGAUgASgEEhQKDGlucHV0X3Rva2VucxgGIAEoBBIVCg1vdXRwdXRfdG9rZW5zGAcgASgEEhsKE2NhY2hlZF9pbnB1dF90b2tlbnMYCCABKAQSGAoQcmVhc29uaW5nX3Rva2VucxgJIAEoBBIYChBzcGVuZF91c2RfbWljcm9zGAogASgEEhoKEmVzdGltYXRlZF9yZXF1ZXN0cxgLIAEoBBIbChNyZXNlcnZlZF91c2RfbWljcm9zGAwgASgEEh4KEWJ1ZGdldF91c2RfbWljcm9zGA0gASgESACIAQFCFAoSX2J1ZGdldF91c2RfbWljcm9zIjQKEVB1cmdlQ2FjaGVSZXF1ZXN0Eg0KBWFsaWFzGAEgASgJEhAKCGtleV9uYW1lGAIgASgJIiQKElB1cmdlQ2FjaGVSZXNwb25zZRIOCgZwdXJnZWQYASABKAQiFgoUR2V0Q2FjaGVTdGF0c1JlcXVlc3QiSgoVR2V0Q2FjaGVTdGF0c1Jlc3BvbnNlEjEKB2FsaWFzZXMYASADKAsyIC5zbHVpY2UuYWRtaW4udjEuQWxpYXNDYWNoZVN0YXRzIp0BCg9BbGlhc0NhY2hlU3RhdHMSDQoFYWxpYXMYASABKAkSDAoEaGl0cxgCIAEoBBIOCgZtaXNzZXMYAyABKAQSEAoIYnlwYXNzZXMYBCABKAQSDgoGZXJyb3JzGAUgASgEEhAKCGhpdF9yYXRlGAYgASgBEg8KB2VudHJpZXMYByABKAQSGAoQc2F2ZWRfdXNkX21pY3JvcxgIIAEoBCpTCgZQZXJpb2QSFgoSUEVSSU9EX1VOU1BFQ0lGSUVEEAASDgoKUEVSSU9EX0RBWRABEg8KC1BFUklPRF9XRUVLEAISEAoMUEVSSU9EX01PTlRIEAMqVgoJS2V5U291cmNlEhoKFktFWV9TT1VSQ0VfVU5TUEVDSUZJRUQQABIVChFLRVlfU09VUkNFX0NPTkZJRxABEhYKEktFWV9TT1VSQ0VfUlVOVElNRRACMugECgxBZG1pblNlcnZpY2USUgoJQ3JlYXRlS2V5EiEuc2x1aWNlLmFkbWluLnYxLkNyZWF0ZUtleVJlcXVlc3QaIi5zbHVpY2UuYWRtaW4udjEuQ3JlYXRlS2V5UmVzcG9uc2USTwoITGlzdEtleXMSIC5zbHVpY2UuYWRtaW4udjEuTGlzdEtleXNSZXF1ZXN0GiEuc2x1aWNlLmFkbWluLnYxLkxpc3RLZXlzUmVzcG9uc2USUgoJUmV2b2tlS2V5EiEuc2x1aWNlLmFkbWluLnYxLlJldm9rZUtleVJlcXVlc3QaIi5zbHVpY2UuYWRtaW4udjEuUmV2b2tlS2V5UmVzcG9uc2USTwoIR2V0VXNhZ2USIC5zbHVpY2UuYWRtaW4udjEuR2V0VXNhZ2VSZXF1ZXN0GiEuc2x1aWNlLmFkbWluLnYxLkdldFVzYWdlUmVzcG9uc2USVwoKV2F0Y2hTdGF0cxIiLnNsdWljZS5hZG1pbi52MS5XYXRjaFN0YXRzUmVxdWVzdBojLnNsdWljZS5hZG1pbi52MS5XYXRjaFN0YXRzUmVzcG9uc2UwARJVCgpQdXJnZUNhY2hlEiIuc2x1aWNlLmFkbWluLnYxLlB1cmdlQ2FjaGVSZXF1ZXN0GiMuc2x1aWNlLmFkbWluLnYxLlB1cmdlQ2FjaGVSZXNwb25zZRJeCg1HZXRDYWNoZVN0YXRzEiUuc2x1aWNlLmFkbWluLnYxLkdldENhY2hlU3RhdHNSZXF1ZXN0GiYuc2x1aWNlLmFkbWluLnYxLkdldENhY2hlU3RhdHNSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_sluice_admin_v1_stats]);
 
 /**
  * A key's rate limits. An unset limit is not enforced.
@@ -439,6 +439,161 @@ export const GetUsageResponseSchema: GenMessage<GetUsageResponse> = /*@__PURE__*
   messageDesc(file_sluice_admin_v1_admin_service, 10);
 
 /**
+ * Input of PurgeCache: at least one of the two.
+ *
+ * @generated from message sluice.admin.v1.PurgeCacheRequest
+ */
+export type PurgeCacheRequest = Message<"sluice.admin.v1.PurgeCacheRequest"> & {
+  /**
+   * Only this alias's entries.
+   *
+   * @generated from field: string alias = 1;
+   */
+  alias: string;
+
+  /**
+   * Only this virtual key's entries (scope key).
+   *
+   * @generated from field: string key_name = 2;
+   */
+  keyName: string;
+};
+
+/**
+ * Describes the message sluice.admin.v1.PurgeCacheRequest.
+ * Use `create(PurgeCacheRequestSchema)` to create a new message.
+ */
+export const PurgeCacheRequestSchema: GenMessage<PurgeCacheRequest> = /*@__PURE__*/
+  messageDesc(file_sluice_admin_v1_admin_service, 11);
+
+/**
+ * Output of PurgeCache.
+ *
+ * @generated from message sluice.admin.v1.PurgeCacheResponse
+ */
+export type PurgeCacheResponse = Message<"sluice.admin.v1.PurgeCacheResponse"> & {
+  /**
+   * Entries removed.
+   *
+   * @generated from field: uint64 purged = 1;
+   */
+  purged: bigint;
+};
+
+/**
+ * Describes the message sluice.admin.v1.PurgeCacheResponse.
+ * Use `create(PurgeCacheResponseSchema)` to create a new message.
+ */
+export const PurgeCacheResponseSchema: GenMessage<PurgeCacheResponse> = /*@__PURE__*/
+  messageDesc(file_sluice_admin_v1_admin_service, 12);
+
+/**
+ * Input of GetCacheStats.
+ *
+ * @generated from message sluice.admin.v1.GetCacheStatsRequest
+ */
+export type GetCacheStatsRequest = Message<"sluice.admin.v1.GetCacheStatsRequest"> & {
+};
+
+/**
+ * Describes the message sluice.admin.v1.GetCacheStatsRequest.
+ * Use `create(GetCacheStatsRequestSchema)` to create a new message.
+ */
+export const GetCacheStatsRequestSchema: GenMessage<GetCacheStatsRequest> = /*@__PURE__*/
+  messageDesc(file_sluice_admin_v1_admin_service, 13);
+
+/**
+ * Output of GetCacheStats.
+ *
+ * @generated from message sluice.admin.v1.GetCacheStatsResponse
+ */
+export type GetCacheStatsResponse = Message<"sluice.admin.v1.GetCacheStatsResponse"> & {
+  /**
+   * One per alias with a cache, in configuration order.
+   *
+   * @generated from field: repeated sluice.admin.v1.AliasCacheStats aliases = 1;
+   */
+  aliases: AliasCacheStats[];
+};
+
+/**
+ * Describes the message sluice.admin.v1.GetCacheStatsResponse.
+ * Use `create(GetCacheStatsResponseSchema)` to create a new message.
+ */
+export const GetCacheStatsResponseSchema: GenMessage<GetCacheStatsResponse> = /*@__PURE__*/
+  messageDesc(file_sluice_admin_v1_admin_service, 14);
+
+/**
+ * One alias's response cache.
+ *
+ * @generated from message sluice.admin.v1.AliasCacheStats
+ */
+export type AliasCacheStats = Message<"sluice.admin.v1.AliasCacheStats"> & {
+  /**
+   * The alias.
+   *
+   * @generated from field: string alias = 1;
+   */
+  alias: string;
+
+  /**
+   * Lookups that found an entry (this replica, since it started).
+   *
+   * @generated from field: uint64 hits = 2;
+   */
+  hits: bigint;
+
+  /**
+   * Lookups that found none.
+   *
+   * @generated from field: uint64 misses = 3;
+   */
+  misses: bigint;
+
+  /**
+   * Requests whose caller skipped the lookup (no-cache, no-store).
+   *
+   * @generated from field: uint64 bypasses = 4;
+   */
+  bypasses: bigint;
+
+  /**
+   * Lookups that failed or passed their deadline (served as misses).
+   *
+   * @generated from field: uint64 errors = 5;
+   */
+  errors: bigint;
+
+  /**
+   * hits / (hits + misses + errors); 0 before the first lookup.
+   *
+   * @generated from field: double hit_rate = 6;
+   */
+  hitRate: number;
+
+  /**
+   * Entries held now.
+   *
+   * @generated from field: uint64 entries = 7;
+   */
+  entries: bigint;
+
+  /**
+   * What hits would have cost upstream, in US dollars in millionths.
+   *
+   * @generated from field: uint64 saved_usd_micros = 8;
+   */
+  savedUsdMicros: bigint;
+};
+
+/**
+ * Describes the message sluice.admin.v1.AliasCacheStats.
+ * Use `create(AliasCacheStatsSchema)` to create a new message.
+ */
+export const AliasCacheStatsSchema: GenMessage<AliasCacheStats> = /*@__PURE__*/
+  messageDesc(file_sluice_admin_v1_admin_service, 15);
+
+/**
  * A UTC calendar period: budgets are per period, usage is rolled up per
  * period.
  *
@@ -584,6 +739,29 @@ export const AdminService: GenService<{
     methodKind: "server_streaming";
     input: typeof WatchStatsRequestSchema;
     output: typeof WatchStatsResponseSchema;
+  },
+  /**
+   * Removes response-cache entries (docs/caching.md): an alias's, a
+   * virtual key's (entries of scope key), or one key's under one alias. On
+   * Redis every replica's entries; in memory this replica's.
+   *
+   * @generated from rpc sluice.admin.v1.AdminService.PurgeCache
+   */
+  purgeCache: {
+    methodKind: "unary";
+    input: typeof PurgeCacheRequestSchema;
+    output: typeof PurgeCacheResponseSchema;
+  },
+  /**
+   * Per alias with a cache: lookups by result and the hit rate on this
+   * replica since it started, the entries held, and the spend hits saved.
+   *
+   * @generated from rpc sluice.admin.v1.AdminService.GetCacheStats
+   */
+  getCacheStats: {
+    methodKind: "unary";
+    input: typeof GetCacheStatsRequestSchema;
+    output: typeof GetCacheStatsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_sluice_admin_v1_admin_service, 0);
