@@ -9,6 +9,8 @@ import { createMemoryCacheStore } from "./cache/memory-cache-store.js";
 import { createRedisCacheStore } from "./cache/redis-cache-store.js";
 import { createResponseCache } from "./cache/response-cache.js";
 import { createCacheAdmin } from "./cache/cache-admin.js";
+import { createSemanticStore } from "./cache/semantic-store.js";
+import { createDatabaseHandle } from "./db/open-database.js";
 import { createBreakers } from "./resilience/circuit-breaker.js";
 import { createTargetOrder } from "./routing/strategies.js";
 import { createTargetStats } from "./routing/target-stats.js";
@@ -159,9 +161,22 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     observer: bothTenancyObservers(telemetry.tenancy, options.tenancyObserver),
     ...(options.storeClock ? { storeClock: options.storeClock } : {}),
   });
+  // The database opens behind the port, when a feature first needs it: until then the semantic cache is empty.
+  const database = createDatabaseHandle(config.store?.postgres, logger);
+  const openedDatabase = () => {
+    const db = database.current();
+    if (!db) void database.open().catch(() => undefined);
+    return db;
+  };
   const cache = createResponseCache({
     // Shared by the replicas on one Redis; otherwise this process's memory, bounded.
     store: tenancy.redis ? createRedisCacheStore(tenancy.redis) : createMemoryCacheStore({ maxBytes: config.cache.maxMemoryBytes }),
+    semantic: {
+      store: createSemanticStore(openedDatabase),
+      // As the caller: its key's allowlist, limits and budget apply to the embedding too.
+      embed: async (question, model, principal, requestId, signal) =>
+        (await embeddings.embed({ model, inputs: [question] }, { requestId, edge: "cache", signal, ...(principal ? { principal } : {}) })).vectors[0]!,
+    },
     settings: config.cache,
     logger,
     ...(telemetry.metrics ? { instruments: telemetry.metrics.instruments } : {}),
@@ -230,6 +245,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
       ? await startMetricsListener(telemetry.metrics, config.telemetry.metrics.host, config.telemetry.metrics.port)
       : undefined;
   if (metricsListener) logger.info({ event: "metrics.listening", url: `${metricsListener.url}/metrics` });
+  if ([...config.models.values()].some((route) => route.cache?.semantic)) openedDatabase();
 
   return {
     config: live,
@@ -262,6 +278,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
       // Before tenancy's: the stream log borrows its Redis connection.
       await resumable.close();
       await tenancy.close();
+      await database.close();
       await metricsListener?.close();
       await telemetry.shutdown();
       logger.info({ event: "server.stopped", drained, aborted });
@@ -272,6 +289,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
       await client.close();
       await resumable.close();
       await tenancy.close();
+      await database.close();
       await metricsListener?.close();
       await telemetry.shutdown();
     },

@@ -1,65 +1,79 @@
 import type { CacheSettings, ModelRoute } from "../config/config.js";
+import type { CachePolicy } from "../core/cache-policy.js";
 import type { ChatRequest } from "../core/chat-request.js";
 import type { Logger } from "../logging/logger.js";
 import type { Instruments } from "../telemetry/metrics.js";
 import type { Principal } from "../tenancy/principal.js";
 import { exactCacheKeys } from "./cache-key.js";
-import { seal, unseal } from "./sealed-entry.js";
 import type { CacheStore } from "./cache-store.js";
 import { type AnswerCapture, type CachedAnswer, createAnswerCapture, decodeAnswer, encodeAnswer, type Origin } from "./cached-answer.js";
-
-import type { CachePolicy } from "../core/cache-policy.js";
+import { seal, unseal } from "./sealed-entry.js";
+import { splitQuestion } from "./semantic-question.js";
+import type { SemanticPlace, SemanticStore } from "./semantic-store.js";
 
 /** What a lookup found, as metrics name it. */
-export type CacheResult = "hit_exact" | "miss" | "bypass" | "error";
+export type CacheResult = "hit_exact" | "hit_semantic" | "miss" | "bypass" | "error";
 
 /** The `sluice-cache` header's value for a result, and `off` for an alias without a cache. */
 export function cacheHeaderValue(result: CacheResult | "off"): string {
-  return result === "hit_exact" ? "hit-exact" : result;
+  return result === "hit_exact" ? "hit-exact" : result === "hit_semantic" ? "hit-semantic" : result === "error" ? "miss" : result;
 }
 
 /** The response header (HTTP) and metadata (gRPC) that says what the cache did. */
 export const CACHE_HEADER = "sluice-cache";
+/** Beside it on a semantic hit: the cosine similarity of the question to the stored one. */
+export const CACHE_SIMILARITY_HEADER = "sluice-cache-similarity";
 
-/** Where a miss's answer goes once it completed; absent when it must not be stored. */
+/** Where a miss's answer goes once it completed: the exact cache, the semantic cache, or both. */
 export interface StorePlan {
-  readonly key: string;
-  readonly secret: Buffer;
-  readonly ttlMs: number;
   readonly capture: AnswerCapture;
+  readonly exact?: { readonly key: string; readonly secret: Buffer; readonly ttlMs: number };
+  readonly semantic?: { readonly place: SemanticPlace; readonly vector: Float32Array; readonly secret: Buffer; readonly ttlMs: number; readonly maxEntries: number };
 }
 
 export interface Lookup {
   readonly result: CacheResult;
   /** The entry, on a hit. */
   readonly answer?: CachedAnswer;
+  /** A semantic hit's cosine similarity. */
+  readonly similarity?: number;
+  /** Absent when nothing may be stored (the caller's policy, or nothing to store into). */
   readonly store?: StorePlan;
 }
 
+/** Embeds one question with an embedding alias, as the caller (its key, limits and budget). */
+export type EmbedQuestion = (question: string, model: string, principal: Principal | undefined, requestId: string, signal: AbortSignal) => Promise<Float32Array>;
+
 /**
  * The response cache between governance and the providers (docs/caching.md):
- * a lookup before the first attempt, a write after the last delta left.
- * Neither ever fails a request: a slow or failing store is a miss (counted
- * `error`), a failed write is logged and counted.
+ * lookups before the first attempt (exact, then semantic), writes after
+ * the last delta left. Nothing here ever fails a request: a slow or failing
+ * store is a miss (counted `error`), an embedding that fails leaves the
+ * exact cache alone, a failed write is logged and counted.
  */
 export interface ResponseCache {
-  /** Called only for aliases with a cache. */
-  lookup(request: ChatRequest, route: ModelRoute & { readonly cache: NonNullable<ModelRoute["cache"]> }, principal: Principal | undefined, policy: CachePolicy): Promise<Lookup>;
+  /** Called only for aliases with a cache. `signal`: the request's (the embedding stops when it ends). */
+  lookup(request: ChatRequest, route: CachedRoute, principal: Principal | undefined, policy: CachePolicy, context: { readonly requestId: string; readonly signal: AbortSignal }): Promise<Lookup>;
   /** Stores a completed miss's answer, off the client's path. */
   offer(alias: string, plan: StorePlan, origin: Origin): void;
   /** A hit saved `micros` (what it would have cost upstream). */
   saved(alias: string, micros: number): void;
   readonly settings: CacheSettings;
-  /** Removes entries: an alias's (`alias`), a key's (`scope`, e.g. `key=team`), or both; resolves with how many. */
+  /** Removes entries: an alias's, a key's (`scope`, e.g. `key=team`), or both; resolves with how many. */
   purge(aliases: readonly string[], scope?: string): Promise<number>;
   /** This replica's lookups by result and savings, and the entries held, per alias asked for. */
   stats(aliases: readonly string[]): Promise<AliasCacheStats[]>;
 }
 
+/** A route with its cache. */
+export type CachedRoute = ModelRoute & { readonly cache: NonNullable<ModelRoute["cache"]> };
+
 /** One alias's cache, as GetCacheStats reports it. */
 export interface AliasCacheStats {
   readonly alias: string;
+  /** Exact and semantic together. */
   readonly hits: number;
+  readonly semanticHits: number;
   readonly misses: number;
   readonly bypasses: number;
   readonly errors: number;
@@ -69,7 +83,10 @@ export interface AliasCacheStats {
 }
 
 export interface ResponseCacheOptions {
+  /** The exact cache's entries. */
   readonly store: CacheStore;
+  /** The semantic cache: its entries and how a question is embedded. Without it semantic settings are ignored. */
+  readonly semantic?: { readonly store: SemanticStore; readonly embed: EmbedQuestion };
   readonly settings: CacheSettings;
   readonly logger: Logger;
   readonly instruments?: Instruments;
@@ -98,10 +115,10 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
   const now = options.now ?? Date.now;
 
   /** Per alias since start, for GetCacheStats (metrics carry the same counts for Prometheus). */
-  const tallies = new Map<string, { hit_exact: number; miss: number; bypass: number; error: number; savedMicros: number }>();
+  const tallies = new Map<string, Record<CacheResult, number> & { savedMicros: number }>();
   const tally = (alias: string) => {
     let t = tallies.get(alias);
-    if (!t) tallies.set(alias, (t = { hit_exact: 0, miss: 0, bypass: 0, error: 0, savedMicros: 0 }));
+    if (!t) tallies.set(alias, (t = { hit_exact: 0, hit_semantic: 0, miss: 0, bypass: 0, error: 0, savedMicros: 0 }));
     return t;
   };
   const counted = (alias: string, result: CacheResult, startedAt: number): void => {
@@ -110,53 +127,99 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
     if (result !== "bypass") instruments?.cacheLookupDuration.record((performance.now() - startedAt) / 1000, { "gen_ai.request.model": alias });
   };
 
-  /** The store's answer, or NONE once `lookupTimeoutMs` passed (the late answer is dropped). */
-  const bounded = (work: Promise<string | undefined>): Promise<string | undefined | typeof NONE> => {
+  /** The store's answer, or NONE once `lookupTimeoutMs` passed or it failed (the late answer is dropped). */
+  const bounded = async <T>(alias: string, work: () => Promise<T>): Promise<T | typeof NONE> => {
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<typeof NONE>((resolve) => (timer = setTimeout(resolve, settings.lookupTimeoutMs, NONE)));
-    return Promise.race([work, late]).finally(() => clearTimeout(timer));
+    try {
+      return await Promise.race([work(), late]);
+    } catch (error) {
+      logger.warn({ event: "cache.lookup_failed", alias, error: error instanceof Error ? error.message : String(error) });
+      return NONE;
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+
+  /** The exact cache's part of a lookup: its entry, or NONE when the store failed. */
+  const exactLookup = async (alias: string, key: string, secret: Buffer): Promise<CachedAnswer | undefined | typeof NONE> => {
+    const text = await bounded(alias, () => store.get(key));
+    if (text === NONE) return NONE;
+    const opened = text === undefined ? undefined : unseal(text, secret);
+    return opened === undefined ? undefined : decodeAnswer(opened);
+  };
+
+  /** The semantic part: the question's vector (undefined when it could not be had) and the nearest entry past the threshold. */
+  const semanticLookup = async (
+    request: ChatRequest,
+    route: CachedRoute,
+    principal: Principal | undefined,
+    scope: string,
+    look: boolean,
+    context: { readonly requestId: string; readonly signal: AbortSignal },
+  ): Promise<{ plan?: NonNullable<StorePlan["semantic"]>; hit?: { answer: CachedAnswer; similarity: number }; failed?: boolean }> => {
+    const semantic = route.cache.semantic;
+    if (!semantic || !options.semantic) return {};
+    const split = splitQuestion(request);
+    if (!split || split.question.length > settings.maxEmbedChars) return {};
+    let vector: Float32Array;
+    try {
+      vector = await options.semantic.embed(split.question, semantic.embeddingModel, principal, `${context.requestId}.cache`, context.signal);
+    } catch (error) {
+      // The embedding provider down, or the key over its limits: this request gets the exact cache only.
+      logger.warn({ event: "cache.embed_failed", alias: route.alias, error: error instanceof Error ? error.message : String(error) });
+      return { failed: true };
+    }
+    const keys = exactCacheKeys(split.context, scope);
+    const plan = { place: { alias: route.alias, scope, context: keys.id }, vector, secret: keys.secret, ttlMs: semantic.ttlMs, maxEntries: semantic.maxEntries };
+    if (!look) return { plan };
+    const found = await bounded(route.alias, () => options.semantic!.store.nearest(plan.place, vector));
+    if (found === NONE) return { plan, failed: true };
+    if (!found || found.similarity < semantic.threshold) return { plan };
+    const opened = unseal(found.answer, keys.secret);
+    const answer = opened === undefined ? undefined : decodeAnswer(opened);
+    return answer ? { plan, hit: { answer, similarity: found.similarity } } : { plan };
   };
 
   return {
     settings,
-    async lookup(request, route, principal, policy) {
+    async lookup(request, route, principal, policy, context) {
       const startedAt = performance.now();
       const alias = route.alias;
       const scope = scopeOf(route, principal);
-      const keys = exactCacheKeys(request, scope);
-      const key = `${entryPrefix(alias, scope)}${keys.id}`;
-      const store: StorePlan | undefined =
-        policy === "no_store" || policy === "bypass"
-          ? undefined
-          : { key, secret: keys.secret, ttlMs: route.cache.exactTtlMs, capture: createAnswerCapture({ maxBytes: settings.maxEntryBytes, toolCalls: route.cache.cacheToolCalls }) };
-      if (policy === "no_lookup" || policy === "bypass") {
-        counted(alias, "bypass", startedAt);
-        return { result: "bypass", ...(store ? { store } : {}) };
+      const look = policy !== "no_lookup" && policy !== "bypass";
+      const keep = policy !== "no_store" && policy !== "bypass";
+      const keys = route.cache.exactTtlMs === undefined ? undefined : exactCacheKeys(request, scope);
+      const exact = keys ? { key: `${entryPrefix(alias, scope)}${keys.id}`, secret: keys.secret, ttlMs: route.cache.exactTtlMs! } : undefined;
+      let failed = false;
+      if (look && exact) {
+        const found = await exactLookup(alias, exact.key, exact.secret);
+        if (found !== NONE && found) {
+          counted(alias, "hit_exact", startedAt);
+          return { result: "hit_exact", answer: found };
+        }
+        failed = found === NONE;
       }
-      let text: string | undefined | typeof NONE;
-      try {
-        text = await bounded(options.store.get(key));
-      } catch (error) {
-        logger.warn({ event: "cache.lookup_failed", alias, error: error instanceof Error ? error.message : String(error) });
-        text = NONE;
+      // The question is embedded when the semantic cache may be read or written; not when neither.
+      const semantic = look || keep ? await semanticLookup(request, route, principal, scope, look, context) : {};
+      if (semantic.hit) {
+        counted(alias, "hit_semantic", startedAt);
+        return { result: "hit_semantic", answer: semantic.hit.answer, similarity: semantic.hit.similarity };
       }
-      if (text === NONE) {
-        counted(alias, "error", startedAt);
-        return { result: "error", ...(store ? { store } : {}) };
-      }
-      const opened = text === undefined ? undefined : unseal(text, keys.secret);
-      const answer = opened === undefined ? undefined : decodeAnswer(opened);
-      if (!answer) {
-        counted(alias, "miss", startedAt);
-        return { result: "miss", ...(store ? { store } : {}) };
-      }
-      counted(alias, "hit_exact", startedAt);
-      return { result: "hit_exact", answer };
+      failed ||= semantic.failed === true;
+      const result: CacheResult = !look ? "bypass" : failed ? "error" : "miss";
+      counted(alias, result, startedAt);
+      const plan: StorePlan | undefined =
+        keep && (exact || semantic.plan)
+          ? { capture: createAnswerCapture({ maxBytes: settings.maxEntryBytes, toolCalls: route.cache.cacheToolCalls }), ...(exact ? { exact } : {}), ...(semantic.plan ? { semantic: semantic.plan } : {}) }
+          : undefined;
+      return { result, ...(plan ? { store: plan } : {}) };
     },
 
     async purge(aliases, scope) {
       let n = 0;
       for (const alias of aliases) n += await store.purge(entryPrefix(alias, scope));
+      if (options.semantic) n += await options.semantic.store.purge(aliases, scope).catch(() => 0);
       return n;
     },
 
@@ -164,15 +227,17 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
       return Promise.all(
         aliases.map(async (alias) => {
           const t = tally(alias);
-          const looked = t.hit_exact + t.miss + t.error;
+          const looked = t.hit_exact + t.hit_semantic + t.miss + t.error;
+          const semanticEntries = options.semantic ? await options.semantic.store.size(alias).catch(() => 0) : 0;
           return {
             alias,
-            hits: t.hit_exact,
+            hits: t.hit_exact + t.hit_semantic,
+            semanticHits: t.hit_semantic,
             misses: t.miss,
             bypasses: t.bypass,
             errors: t.error,
-            hitRate: looked === 0 ? 0 : t.hit_exact / looked,
-            entries: await store.size(entryPrefix(alias)),
+            hitRate: looked === 0 ? 0 : (t.hit_exact + t.hit_semantic) / looked,
+            entries: (await store.size(entryPrefix(alias))) + semanticEntries,
             savedMicros: t.savedMicros,
           };
         }),
@@ -190,16 +255,22 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
         instruments?.cacheWrites.add(1, { "gen_ai.request.model": alias, "sluice.cache.write": verdict });
         return;
       }
-      store.set(plan.key, seal(encodeAnswer(answer), plan.secret), plan.ttlMs).then(
-        () => {
-          instruments?.cacheWrites.add(1, { "gen_ai.request.model": alias, "sluice.cache.write": "stored" });
-          logger.debug({ event: "cache.stored", alias, requestId: origin.requestId });
-        },
-        (error: unknown) => {
-          instruments?.cacheWrites.add(1, { "gen_ai.request.model": alias, "sluice.cache.write": "failed" });
-          logger.warn({ event: "cache.write_failed", alias, requestId: origin.requestId, error: error instanceof Error ? error.message : String(error) });
-        },
-      );
+      const text = encodeAnswer(answer);
+      const written = (layer: string) => () => {
+        instruments?.cacheWrites.add(1, { "gen_ai.request.model": alias, "sluice.cache.write": "stored" });
+        logger.debug({ event: "cache.stored", layer, alias, requestId: origin.requestId });
+      };
+      const lost = (layer: string) => (error: unknown) => {
+        instruments?.cacheWrites.add(1, { "gen_ai.request.model": alias, "sluice.cache.write": "failed" });
+        logger.warn({ event: "cache.write_failed", layer, alias, requestId: origin.requestId, error: error instanceof Error ? error.message : String(error) });
+      };
+      const { exact, semantic } = plan;
+      if (exact) store.set(exact.key, seal(text, exact.secret), exact.ttlMs).then(written("exact"), lost("exact"));
+      if (semantic && options.semantic) {
+        options.semantic.store
+          .insert(semantic.place, semantic.vector, { answer: seal(text, semantic.secret), requestId: origin.requestId, ttlMs: semantic.ttlMs, maxEntries: semantic.maxEntries })
+          .then(written("semantic"), lost("semantic"));
+      }
     },
   };
 }

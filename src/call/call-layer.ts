@@ -8,7 +8,7 @@ import { type DeltaSink, type Feed, pushFrom } from "../core/delta-sink.js";
 import type { ChatPipeline, DeltaStream, StreamContext } from "../pipeline/chat-pipeline.js";
 import type { EmbedRequest, EmbedResult } from "../core/embed-request.js";
 import type { EmbedPipeline } from "../pipeline/embed-pipeline.js";
-import { CACHE_HEADER } from "../cache/response-cache.js";
+import { CACHE_HEADER, CACHE_SIMILARITY_HEADER } from "../cache/response-cache.js";
 import type { CachePolicy } from "../core/cache-policy.js";
 import type { Numbered, ResumableStreams } from "../resume/resumable-streams.js";
 import type { ModelInfo } from "../routing/route-table.js";
@@ -235,8 +235,8 @@ export function createCallLayer(options: CallLayerOptions): CallLayer {
         ...call,
         ...(streamOptions.prepare ? { prepare: streamOptions.prepare } : {}),
         ...(streamOptions.cachePolicy ? { cachePolicy: streamOptions.cachePolicy } : {}),
-        onCache: (value: string) => {
-          cache = { [CACHE_HEADER]: value };
+        onCache: (value: string, similarity?: number) => {
+          cache = similarity === undefined ? { [CACHE_HEADER]: value } : { [CACHE_HEADER]: value, [CACHE_SIMILARITY_HEADER]: similarity.toFixed(4) };
         },
         ...(principal
           ? {

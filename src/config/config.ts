@@ -88,9 +88,26 @@ export interface ModelRoute {
 
 /** models.<alias>.cache, resolved. */
 export interface AliasCache {
-  readonly exactTtlMs: number;
+  /** Absent: no exact cache. */
+  readonly exactTtlMs?: number;
+  readonly semantic?: SemanticCache;
   readonly scope: CacheScope;
   readonly cacheToolCalls: boolean;
+}
+
+/** models.<alias>.cache.semantic, resolved. */
+export interface SemanticCache {
+  readonly embeddingModel: string;
+  readonly threshold: number;
+  readonly ttlMs: number;
+  readonly maxEntries: number;
+}
+
+/** store.postgres: a server by URL, or the embedded PGlite (in memory, or in a directory). */
+export interface PostgresStoreConfig {
+  readonly url?: string;
+  readonly dataDir?: string;
+  readonly poolSize: number;
 }
 
 export type CacheScope = (typeof CACHE_SCOPES)[number];
@@ -101,6 +118,7 @@ export interface CacheSettings {
   readonly chargeHits: boolean;
   readonly maxEntryBytes: number;
   readonly maxMemoryBytes: number;
+  readonly maxEmbedChars: number;
 }
 
 export type BudgetPeriod = (typeof BUDGET_PERIODS)[number];
@@ -191,7 +209,7 @@ export interface Config {
     readonly keys: readonly ConfiguredKey[];
   };
   /** Absent: limits, spend and usage are kept in process. */
-  readonly store?: { readonly redis: RedisStoreConfig };
+  readonly store?: { readonly redis?: RedisStoreConfig; readonly postgres?: PostgresStoreConfig };
   readonly resume: ResumeSettings;
   readonly console: ConsoleConfig;
   readonly cache: CacheSettings;
@@ -314,7 +332,18 @@ function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: Nod
       },
       ...(m.hedge ? { hedge: m.hedge } : {}),
       dropUnsupportedParams: m.dropUnsupportedParams,
-      ...(m.cache ? { cache: { exactTtlMs: m.cache.exact.ttlS * 1000, scope: m.cache.scope, cacheToolCalls: m.cache.cacheToolCalls } } : {}),
+      ...(m.cache
+        ? {
+            cache: {
+              ...(m.cache.exact ? { exactTtlMs: m.cache.exact.ttlS * 1000 } : {}),
+              ...(m.cache.semantic
+                ? { semantic: { embeddingModel: m.cache.semantic.embeddingModel, threshold: m.cache.semantic.threshold, ttlMs: m.cache.semantic.ttlS * 1000, maxEntries: m.cache.semantic.maxEntries } }
+                : {}),
+              scope: m.cache.scope,
+              cacheToolCalls: m.cache.cacheToolCalls,
+            },
+          }
+        : {}),
     });
   }
 
@@ -349,7 +378,7 @@ function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: Nod
         }),
       ),
     },
-    ...(file.store ? { store: { redis: file.store.redis } } : {}),
+    ...(file.store ? { store: { ...(file.store.redis ? { redis: file.store.redis } : {}), ...(file.store.postgres ? { postgres: file.store.postgres } : {}) } } : {}),
     resume: file.resume,
     cache: file.cache,
     console: {

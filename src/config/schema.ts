@@ -103,18 +103,35 @@ const targetSchema = z.strictObject({
 /** Whose requests may share an alias's cache entries (docs/caching.md, "Scope"). */
 export const CACHE_SCOPES = ["key", "global"] as const;
 
-/** An alias's response cache: off unless `exact` is set. */
-const aliasCacheSchema = z.strictObject({
-  /** The exact cache: an answer is reused for a request identical in everything that shapes it. */
-  exact: z.strictObject({
-    /** How long an entry is reused, in seconds. */
-    ttlS: z.number().int().min(1).max(30 * 86_400).default(3_600),
-  }),
-  /** `key`: a hit never crosses virtual keys; `global`: every caller of the alias shares entries (read the risk in docs/caching.md first). */
-  scope: z.enum(CACHE_SCOPES).default("key"),
-  /** Also store answers that call tools. Off: a tool call depends on state the cache cannot see. */
-  cacheToolCalls: z.boolean().default(false),
-});
+/** An alias's response cache: the exact cache, the semantic cache, or both. */
+const aliasCacheSchema = z
+  .strictObject({
+    /** The exact cache: an answer is reused for a request identical in everything that shapes it. */
+    exact: z
+      .strictObject({
+        /** How long an entry is reused, in seconds. */
+        ttlS: z.number().int().min(1).max(30 * 86_400).default(3_600),
+      })
+      .optional(),
+    /** The semantic cache: an answer is reused for a reworded last question when everything else matches exactly. */
+    semantic: z
+      .strictObject({
+        /** The alias that embeds the question (an alias whose target embeds). */
+        embeddingModel: z.string().min(1),
+        /** Least cosine similarity for a hit. */
+        threshold: z.number().min(0).max(1).default(0.92),
+        /** How long an entry is reused, in seconds. */
+        ttlS: z.number().int().min(1).max(30 * 86_400).default(3_600),
+        /** Entries kept per alias and scope; the oldest go first. */
+        maxEntries: z.number().int().min(1).max(10_000_000).default(100_000),
+      })
+      .optional(),
+    /** `key`: a hit never crosses virtual keys; `global`: every caller of the alias shares entries (read the risk in docs/caching.md first). */
+    scope: z.enum(CACHE_SCOPES).default("key"),
+    /** Also store answers that call tools. Off: a tool call depends on state the cache cannot see. */
+    cacheToolCalls: z.boolean().default(false),
+  })
+  .refine((c) => c.exact !== undefined || c.semantic !== undefined, "set exact, semantic, or both");
 
 /** Who may open /console: nobody, anyone who reaches the port, or whoever has the admin key. */
 export const CONSOLE_ACCESS = ["off", "open", "admin"] as const;
@@ -223,6 +240,18 @@ const tenantKeySchema = z
   .superRefine((key, ctx) => {
     if ((key.keyEnv === undefined) === (key.sha256 === undefined)) ctx.addIssue({ code: "custom", path: [], message: "give exactly one of keyEnv or sha256" });
   });
+
+/** The one database of every feature that needs one (the semantic cache first). */
+const postgresStoreSchema = z
+  .strictObject({
+    /** postgres:// or postgresql:// of a server shared by every replica (with pgvector); TLS by the URL's sslmode. */
+    url: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
+    /** Embedded PostgreSQL (PGlite) kept in this directory; unset with no url: in memory, gone at restart. */
+    dataDir: z.string().min(1).optional(),
+    /** Connections to the server (url mode). */
+    poolSize: z.number().int().min(1).max(1_000).default(10),
+  })
+  .refine((p) => p.url === undefined || p.dataDir === undefined, "give url or dataDir, not both");
 
 const redisStoreSchema = z.strictObject({
   /** redis:// or rediss:// (TLS). */
@@ -373,10 +402,12 @@ export const configSchema = z
         maxEntryBytes: z.number().int().min(1_024).max(64 * 1024 * 1024).default(1_048_576),
         /** Memory for entries when there is no store.redis (least recently used go first). */
         maxMemoryBytes: z.number().int().min(65_536).max(16 * 1024 * 1024 * 1024).default(67_108_864),
+        /** Longest last question (characters) the semantic cache embeds; longer ones get the exact cache only. */
+        maxEmbedChars: z.number().int().min(1).max(1_000_000).default(8_192),
       })
       .prefault({}),
     /** Where limits, spend, usage and runtime keys are kept; absent = in process (one replica). */
-    store: z.strictObject({ redis: redisStoreSchema }).optional(),
+    store: z.strictObject({ redis: redisStoreSchema.optional(), postgres: postgresStoreSchema.optional() }).optional(),
     providers: z.record(aliasName, providerSchema).refine((p) => Object.keys(p).length > 0, "at least one provider"),
     models: z.record(aliasName, modelSchema).refine((m) => Object.keys(m).length > 0, "at least one model alias"),
   });

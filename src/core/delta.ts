@@ -22,7 +22,7 @@ export interface StartDelta {
   /** Request parameters the provider cannot honour, dropped by the alias's dropUnsupportedParams. */
   readonly droppedParams?: readonly string[];
   /** Set when the answer is replayed from the response cache: which cache, and the request that produced it. */
-  readonly cache?: { readonly kind: "exact"; readonly requestId: string };
+  readonly cache?: { readonly kind: "exact" | "semantic"; readonly requestId: string; readonly similarity?: number };
 }
 
 export interface TextDelta {

@@ -49,8 +49,8 @@ export interface StreamContext {
   readonly onQuota?: (quota: Quota) => void;
   /** What the caller lets the response cache do (Cache-Control, gRPC cache_policy). */
   readonly cachePolicy?: CachePolicy;
-  /** Told what the cache did (`sluice-cache`'s value) before the first delta: the edge's response headers. */
-  readonly onCache?: (value: string) => void;
+  /** Told what the cache did (`sluice-cache`'s value, and a semantic hit's similarity) before the first delta: the edge's response headers. */
+  readonly onCache?: (value: string, similarity?: number) => void;
 }
 
 /**
@@ -238,18 +238,19 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
     };
 
     /** A hit: the stored answer pushed under the sink's credit, as an upstream's would be. */
-    const replay = (answer: CachedAnswer) => {
+    const replay = (answer: CachedAnswer, hit: { readonly kind: "exact" | "semantic"; readonly similarity?: number }) => {
       const target = route.targets.find((t) => t.key === answer.target);
       const savedMicros = costMicros(answer.usage, target?.price);
       if (options.cache!.settings.chargeHits) {
         if (target) charge.serving(target);
-        charge.cached({ kind: "exact", savedMicros: 0 });
+        charge.cached({ kind: hit.kind, savedMicros: 0 });
       } else {
-        charge.cached({ kind: "exact", savedMicros });
+        charge.cached({ kind: hit.kind, savedMicros });
         options.cache!.saved(route.alias, savedMicros);
       }
       const { deltas } = answer;
-      forward({ type: "start", responseId: responseId(), provider: answer.provider, model: answer.model, cache: { kind: "exact", requestId: answer.requestId } }, deltas.length > 0);
+      const cache = { kind: hit.kind, requestId: answer.requestId, ...(hit.similarity === undefined ? {} : { similarity: hit.similarity }) };
+      forward({ type: "start", responseId: responseId(), provider: answer.provider, model: answer.model, cache }, deltas.length > 0);
       let next = 0;
       const pump = () => {
         while (next < deltas.length && !ended) {
@@ -270,13 +271,13 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
         ctx.onCache?.("off");
         return false;
       }
-      const lookup = await options.cache.lookup(request, { ...route, cache: cached }, ctx.principal, ctx.cachePolicy ?? "default");
-      const value = cacheHeaderValue(lookup.result === "error" ? "miss" : lookup.result);
-      ctx.onCache?.(value);
+      const lookup = await options.cache.lookup(request, { ...route, cache: cached }, ctx.principal, ctx.cachePolicy ?? "default", { requestId: ctx.requestId, signal: controller.signal });
+      const value = cacheHeaderValue(lookup.result);
+      ctx.onCache?.(value, lookup.similarity);
       if (ctx.fields) ctx.fields.cache = value;
       if (ended) return true;
       if (lookup.answer) {
-        replay(lookup.answer);
+        replay(lookup.answer, lookup.result === "hit_semantic" ? { kind: "semantic", ...(lookup.similarity === undefined ? {} : { similarity: lookup.similarity }) } : { kind: "exact" });
         return true;
       }
       storePlan = lookup.store;

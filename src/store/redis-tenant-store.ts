@@ -128,7 +128,7 @@ export function parseRecord(fields: Record<string, string>): UsageRecord {
     durationMs: num(fields.durationMs),
     outcome: fields.outcome === "completed" || fields.outcome === "canceled" ? fields.outcome : "failed",
     ...(fields.code === undefined ? {} : { code: fields.code }),
-    ...(fields.cache === "exact" ? { cache: fields.cache } : {}),
+    ...(fields.cache === "exact" || fields.cache === "semantic" ? { cache: fields.cache } : {}),
     ...(fields.savedMicros === undefined ? {} : { savedMicros: num(fields.savedMicros) }),
     at: num(fields.at),
   };

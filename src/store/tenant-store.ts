@@ -129,7 +129,7 @@ export interface UsageRecord {
   /** The gateway error code when the stream did not complete. */
   readonly code?: string;
   /** Served from the response cache (no provider was called). */
-  readonly cache?: "exact";
+  readonly cache?: "exact" | "semantic";
   /** A cache hit's cost had a provider answered, at the producing target's price; 0 when hits are charged. */
   readonly savedMicros?: number;
   /** Epoch milliseconds when the stream ended (the replica's clock). */

@@ -33,7 +33,7 @@ export interface TenantCharge {
   /** The target whose first delta committed the request: its price settles the cost. */
   serving(target: RouteTarget): void;
   /** The answer came from the response cache, sparing `savedMicros`; the record says so. */
-  cached(hit: { readonly kind: "exact"; readonly savedMicros: number }): void;
+  cached(hit: { readonly kind: "exact" | "semantic"; readonly savedMicros: number }): void;
   /** The stream ended (no reason: completed). Idempotent: the first end counts. */
   end(meter: ChargedUsage, reason?: GatewayError): void;
 }
@@ -119,7 +119,7 @@ export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
   let state: "new" | "admitting" | "admitted" | "closed" = "new";
   let admission: { readonly id: string; readonly admittedAt: number; readonly shared: boolean; readonly tokens: number; readonly micros: number } | undefined;
   let target: RouteTarget | undefined;
-  let hit: { readonly kind: "exact"; readonly savedMicros: number } | undefined;
+  let hit: { readonly kind: "exact" | "semantic"; readonly savedMicros: number } | undefined;
   let pending: { readonly meter: ChargedUsage; readonly reason: GatewayError | undefined } | undefined;
 
   const settle = (meter: ChargedUsage, reason: GatewayError | undefined) => {

@@ -99,14 +99,15 @@ describe("the memory store", () => {
 
 describe("the response cache's lookup", () => {
   const route = { alias: "cached", targets: [], strategy: "priority", retry: { maxAttempts: 1, baseBackoffMs: 0, maxBackoffMs: 0 }, dropUnsupportedParams: false, cache: { exactTtlMs: 60_000, scope: "key", cacheToolCalls: false } } as const satisfies ModelRoute;
-  const settings = { lookupTimeoutMs: 50, chargeHits: false, maxEntryBytes: 1024, maxMemoryBytes: 1 << 20 };
+  const settings = { lookupTimeoutMs: 50, chargeHits: false, maxEntryBytes: 1024, maxMemoryBytes: 1 << 20, maxEmbedChars: 8192 };
+  const call = { requestId: "r", signal: new AbortController().signal };
   const logger = createLogger("silent", new PassThrough());
 
   it("is a miss counted as an error when the store does not answer within the deadline, and never fails", async () => {
     vi.useFakeTimers();
     const hanging: CacheStore = { get: () => new Promise(() => undefined), set: () => Promise.resolve(), purge: () => Promise.resolve(0), size: () => Promise.resolve(0) };
     const cache = createResponseCache({ store: hanging, settings, logger });
-    const lookup = cache.lookup(request("hi"), route, undefined, "default");
+    const lookup = cache.lookup(request("hi"), route, undefined, "default", call);
     await vi.advanceTimersByTimeAsync(50);
     const result = await lookup;
     expect(result.result).toBe("error");
@@ -115,26 +116,26 @@ describe("the response cache's lookup", () => {
 
   it("is a miss when the store fails or holds something that is not an entry", async () => {
     const failing: CacheStore = { get: () => Promise.reject(new Error("down")), set: () => Promise.resolve(), purge: () => Promise.resolve(0), size: () => Promise.resolve(0) };
-    expect((await createResponseCache({ store: failing, settings, logger }).lookup(request("hi"), route, undefined, "default")).result).toBe("error");
+    expect((await createResponseCache({ store: failing, settings, logger }).lookup(request("hi"), route, undefined, "default", call)).result).toBe("error");
     const junk = createMemoryCacheStore({ maxBytes: 1 << 20 });
     const cache = createResponseCache({ store: junk, settings, logger });
-    const first = await cache.lookup(request("hi"), route, undefined, "default");
-    await junk.set(first.store!.key, "not sealed", 60_000);
-    expect((await cache.lookup(request("hi"), route, undefined, "default")).result).toBe("miss");
+    const first = await cache.lookup(request("hi"), route, undefined, "default", call);
+    await junk.set(first.store!.exact!.key, "not sealed", 60_000);
+    expect((await cache.lookup(request("hi"), route, undefined, "default", call)).result).toBe("miss");
   });
 
   it("stores what a miss completed, and follows the caller's policy", async () => {
     const cache = createResponseCache({ store: createMemoryCacheStore({ maxBytes: 1 << 20 }), settings, logger });
-    const miss = await cache.lookup(request("hi"), route, undefined, "default");
+    const miss = await cache.lookup(request("hi"), route, undefined, "default", call);
     miss.store!.capture.observe({ type: "text", text: "hello" });
     miss.store!.capture.observe({ type: "usage", inputTokens: 1, outputTokens: 1, cachedInputTokens: 0, reasoningTokens: 0 });
     miss.store!.capture.observe({ type: "finish", reason: "stop" });
     cache.offer("cached", miss.store!, origin);
     // The memory store takes the entry in the call itself.
-    expect((await cache.lookup(request("hi"), route, undefined, "default")).result).toBe("hit_exact");
-    expect((await cache.lookup(request("hi"), route, undefined, "no_lookup")).result).toBe("bypass");
-    expect((await cache.lookup(request("hi"), route, undefined, "bypass")).store).toBeUndefined();
-    expect((await cache.lookup(request("hi"), route, undefined, "no_store")).result).toBe("hit_exact");
+    expect((await cache.lookup(request("hi"), route, undefined, "default", call)).result).toBe("hit_exact");
+    expect((await cache.lookup(request("hi"), route, undefined, "no_lookup", call)).result).toBe("bypass");
+    expect((await cache.lookup(request("hi"), route, undefined, "bypass", call)).store).toBeUndefined();
+    expect((await cache.lookup(request("hi"), route, undefined, "no_store", call)).result).toBe("hit_exact");
   });
 
   it("reads Cache-Control: no-store wins over no-cache", () => {

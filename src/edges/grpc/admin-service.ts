@@ -126,6 +126,7 @@ export function createAdminService(admin: KeyAdmin, cache: CacheAdmin): Omit<Ser
               hitRate: s.hitRate,
               entries: BigInt(s.entries),
               savedUsdMicros: BigInt(s.savedMicros),
+              semanticHits: BigInt(s.semanticHits),
             }),
           ),
         }),

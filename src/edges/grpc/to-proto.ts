@@ -84,8 +84,9 @@ function oneof(delta: Delta | Heartbeat): StreamChatResponse["delta"] {
           provider: delta.provider,
           model: delta.model,
           droppedParams: [...(delta.droppedParams ?? [])],
-          cache: delta.cache ? CacheHit.EXACT : CacheHit.UNSPECIFIED,
+          cache: delta.cache ? (delta.cache.kind === "semantic" ? CacheHit.SEMANTIC : CacheHit.EXACT) : CacheHit.UNSPECIFIED,
           cacheRequestId: delta.cache?.requestId ?? "",
+          cacheSimilarity: delta.cache?.similarity ?? 0,
         },
       };
     case "logprobs":

@@ -1,0 +1,60 @@
+import type { Database } from "./database.js";
+
+/** One step of the schema, applied once, in version order. */
+export interface Migration {
+  readonly version: number;
+  readonly name: string;
+  readonly sql: string;
+}
+
+/**
+ * The schema, as versioned steps: the same SQL on PGlite and on a server.
+ * Append new steps; never edit an applied one. Statements are separated by
+ * semicolons, which therefore never appear inside one.
+ */
+export const MIGRATIONS: readonly Migration[] = [
+  { version: 1, name: "pgvector", sql: "CREATE EXTENSION IF NOT EXISTS vector" },
+  {
+    version: 2,
+    name: "semantic cache",
+    // One table for every embedding size: `embedding` has no fixed dimensions, and each size gets a
+    // partial HNSW index over a cast (semantic-store.ts), since an HNSW index needs one size.
+    sql: `
+      CREATE TABLE IF NOT EXISTS sluice_semantic_cache (
+        id bigserial PRIMARY KEY,
+        alias text NOT NULL,
+        scope text NOT NULL,
+        context text NOT NULL,
+        dims integer NOT NULL,
+        embedding vector NOT NULL,
+        answer text NOT NULL,
+        request_id text NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        expires_at timestamptz NOT NULL
+      );
+      CREATE INDEX IF NOT EXISTS sluice_semantic_cache_scope ON sluice_semantic_cache (alias, scope, id);
+      CREATE INDEX IF NOT EXISTS sluice_semantic_cache_expiry ON sluice_semantic_cache (expires_at);`,
+  },
+];
+
+/**
+ * Brings the schema up to date, under a transaction-scoped advisory lock
+ * so that replicas starting together apply each step once. Resolves with
+ * the versions it applied.
+ */
+export async function migrate(db: Database, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
+  return db.transaction(async (query) => {
+    await query("SELECT pg_advisory_xact_lock(hashtext('sluice_migrations'))");
+    await query("CREATE TABLE IF NOT EXISTS sluice_schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())");
+    const done = new Set((await query<{ version: number }>("SELECT version FROM sluice_schema_migrations")).rows.map((r) => Number(r.version)));
+    const applied: number[] = [];
+    for (const step of [...migrations].sort((a, b) => a.version - b.version)) {
+      if (done.has(step.version)) continue;
+      // One statement per call: both drivers prepare what they are given, and a prepared statement holds one command.
+      for (const statement of step.sql.split(";").map((part) => part.trim()).filter(Boolean)) await query(statement);
+      await query("INSERT INTO sluice_schema_migrations (version, name) VALUES ($1, $2)", [step.version, step.name]);
+      applied.push(step.version);
+    }
+    return applied;
+  });
+}

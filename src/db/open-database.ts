@@ -1,0 +1,65 @@
+import type { PostgresStoreConfig } from "../config/config.js";
+import type { Logger } from "../logging/logger.js";
+import type { Database } from "./database.js";
+import { migrate } from "./migrations.js";
+import { openPgDatabase } from "./pg-database.js";
+import { openPgliteDatabase } from "./pglite-database.js";
+
+/**
+ * The database as features see it while it opens: `current()` is
+ * undefined until it is open and migrated, so a feature asking before then
+ * goes without (the semantic cache: a miss) rather than wait. Opening
+ * starts when a feature first needs it and never before the port listens.
+ */
+export interface DatabaseHandle {
+  current(): Database | undefined;
+  /** Starts opening (once); resolves when open, rejects if it could not be. */
+  open(): Promise<Database>;
+  close(): Promise<void>;
+}
+
+/** Where the URL is kept out of logs: only host, port and database name are shown. */
+function describe(url: string): string {
+  const u = new URL(url);
+  return `${u.hostname}:${u.port || "5432"}${u.pathname}`;
+}
+
+export function createDatabaseHandle(config: PostgresStoreConfig | undefined, logger: Logger): DatabaseHandle {
+  let db: Database | undefined;
+  let opening: Promise<Database> | undefined;
+  let closed = false;
+  const open = async (): Promise<Database> => {
+    const startedAt = performance.now();
+    const where = config?.url ? describe(config.url) : config?.dataDir ? `pglite:${config.dataDir}` : "pglite:memory";
+    const opened = config?.url
+      ? openPgDatabase(config.url, config.poolSize, (error) => logger.warn({ event: "db.error", where, error: error.message }))
+      : await openPgliteDatabase(config?.dataDir);
+    try {
+      const applied = await migrate(opened);
+      if (closed) throw new Error("closed while opening");
+      logger.info({ event: "db.ready", where, kind: opened.kind, migrations: applied, ms: Math.round(performance.now() - startedAt) });
+      db = opened;
+      return opened;
+    } catch (error) {
+      await opened.close().catch(() => undefined);
+      throw error;
+    }
+  };
+  return {
+    current: () => db,
+    open() {
+      opening ??= open().catch((error: unknown) => {
+        logger.error({ event: "db.open_failed", error: error instanceof Error ? error.message : String(error) });
+        opening = undefined;
+        throw error;
+      });
+      return opening;
+    },
+    async close() {
+      closed = true;
+      const current = db;
+      db = undefined;
+      await (current ?? (await opening?.catch(() => undefined)))?.close();
+    },
+  };
+}
