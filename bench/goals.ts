@@ -19,6 +19,7 @@ export interface GoalInput {
   readonly failover: { readonly errorRate: number; readonly errorRateWithoutFailover: number };
   readonly hedge: { readonly withoutHedge: { readonly p99: number }; readonly withHedge: { readonly p99: number }; readonly upstreamWith: number; readonly requests: number };
   readonly capacityWindowS: number;
+  readonly cache: { readonly upstreamTtftMs: number; readonly levels: readonly number[]; readonly hitRatio: Readonly<Record<number, number>>; readonly missAddedMs: number };
 }
 
 interface P50 {
@@ -154,5 +155,20 @@ export function goals(r: GoalInput): Goal[] {
       measured: `${round(hedgeCut)}×, ${round(hedgeExtra * 100)}%`,
       met: hedgeCut >= 2 && hedgeExtra <= 0.1,
     },
+    {
+      id: "cache-hit",
+      name: `cache: exact hit TTFT p50 ÷ the direct path's (upstream TTFT ${r.cache.upstreamTtftMs} ms), gRPC, at ${r.cache.levels.join(" and ")} streams`,
+      target: "≤ 0.5×",
+      measured: r.cache.levels.map((c) => `${c}: ${times(r.cache.hitRatio[c]!)}`).join("; "),
+      met: r.cache.levels.every((c) => r.cache.hitRatio[c]! <= 0.5),
+    },
+    {
+      id: "cache-miss",
+      name: "cache: exact miss TTFT p50 added over the cache off, 1 stream, gRPC",
+      target: "≤ +0.5 ms",
+      measured: ms(r.cache.missAddedMs),
+      met: r.cache.missAddedMs <= 0.5,
+    },
   ];
 }
+

@@ -6,7 +6,7 @@ import { createTarget, type Target, type TargetSpec } from "./targets.js";
 
 /** One load-generator run, as the orchestrator describes it on the command line. */
 export type LoadSpec =
-  | { scenario: "ttft"; target: TargetSpec; concurrency: number; perLane: number; prompt: string }
+  | { scenario: "ttft"; target: TargetSpec; concurrency: number; perLane: number; prompt: string; unique?: boolean }
   | { scenario: "throughput"; target: TargetSpec; concurrency: number; prompt: string }
   | { scenario: "cancel"; target: TargetSpec; total: number; concurrency: number; prompt: string; seed: number }
   | { scenario: "capacity"; target: TargetSpec; streams: number; prompt: string; rampPerSecond: number; tokens: number; intervalMs: number }
@@ -23,12 +23,15 @@ async function lanes(concurrency: number, work: (lane: number) => Promise<void>)
 async function ttft(target: Target, spec: Extract<LoadSpec, { scenario: "ttft" }>) {
   const samples: number[] = [];
   let errors = 0;
-  await lanes(spec.concurrency, async () => {
+  // `unique`: every request asks something no other one does (a cache miss every time).
+  const run = `${process.pid}-${Date.now()}`;
+  await lanes(spec.concurrency, async (lane) => {
     for (let i = 0; i < spec.perLane; i++) {
       const started = performance.now();
       let first: number | undefined;
+      const prompt = spec.unique ? `${spec.prompt}\nquestion ${run}-${lane}-${i}` : spec.prompt;
       try {
-        await target.stream(spec.prompt, new AbortController().signal, () => {
+        await target.stream(prompt, new AbortController().signal, () => {
           first ??= performance.now() - started;
         });
         if (first !== undefined) samples.push(first);

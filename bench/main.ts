@@ -483,12 +483,12 @@ async function slowScenario(s: Services) {
  * needs a fresh process, on the same simulator; `config` adds sections
  * (`telemetry`, `server`) to the plain one.
  */
-async function startGateway(s: Services, config: Record<string, unknown>, options: { exposeGc?: boolean } = {}): Promise<{ proc: Proc; url: string }> {
+async function startGateway(s: Services, config: Record<string, unknown>, options: { exposeGc?: boolean; models?: Record<string, unknown> } = {}): Promise<{ proc: Proc; url: string }> {
   const dir = await mkdtemp(join(tmpdir(), "sluice-bench-"));
   const configFile = join(dir, "sluice.yaml");
   await writeFile(
     configFile,
-    stringify({ log: { level: "info" }, ...config, providers: { sim: { kind: "openai", baseUrl: s.simOpenAi, timeouts: BENCH_TIMEOUTS } }, models: { bench: { provider: "sim", model: "sim-1" } } }),
+    stringify({ log: { level: "info" }, ...config, providers: { sim: { kind: "openai", baseUrl: s.simOpenAi, timeouts: BENCH_TIMEOUTS } }, models: options.models ?? { bench: { provider: "sim", model: "sim-1" } } }),
   );
   const { proc, value } = await startUntil(
     process.execPath,
@@ -565,6 +565,60 @@ async function telemetryScenario(s: Services) {
     await Promise.all([off.proc.stop(), on.proc.stop()]);
     sink.close();
   }
+}
+
+// Response cache (issue #26) --------------------------------------------------
+/** The provider's time to first token in the cache scenario: a hit must beat a provider that thinks, not a zero-delay one. */
+const CACHE_UPSTREAM_TTFT_MS = 20;
+
+async function cacheScenario(s: Services) {
+  const model = `sim-1?tokens=8&ttft_ms=${CACHE_UPSTREAM_TTFT_MS}`;
+  const gw = await startGateway(s, {}, {
+    models: { off: { provider: "sim", model }, exact: { provider: "sim", model, cache: { exact: { ttlS: 3_600 } } } },
+  });
+  const levels = SIZE.ttft.levels.filter((c) => c <= 100);
+  const streams = SIZE.ttft.streams / 4;
+  const paths = {
+    direct: { target: { kind: "direct" as const, url: s.simOpenAi, model }, unique: true },
+    off: { target: { kind: "sluice-grpc" as const, url: gw.url, model: "off" }, unique: true },
+    miss: { target: { kind: "sluice-grpc" as const, url: gw.url, model: "exact" }, unique: true },
+    hit: { target: { kind: "sluice-grpc" as const, url: gw.url, model: "exact" }, unique: false },
+  };
+  const results: Record<string, Record<number, { p50: number; p99: number; errors: number }>> = {};
+  const prompt = "What does the cache keep?";
+  try {
+    // Warm both gateways' paths, and store the hit path's one entry.
+    for (const path of Object.values(paths)) await load({ scenario: "ttft", target: path.target, concurrency: 1, perLane: 20, prompt, unique: path.unique });
+    // Paths interleaved in rounds, samples pooled: machine noise hits every path alike (off and miss differ by less than it).
+    const rounds = 3;
+    for (const concurrency of levels) {
+      const samples: Record<string, number[]> = {};
+      const errors: Record<string, number> = {};
+      for (let round = 0; round < rounds; round++) {
+        for (const [name, path] of Object.entries(paths)) {
+          const perLane = Math.max(1, Math.ceil(streams / concurrency / rounds));
+          const r = await load<{ samples: number[]; errors: number }>({ scenario: "ttft", target: path.target, concurrency, perLane, prompt, unique: path.unique });
+          (samples[name] ??= []).push(...r.samples);
+          errors[name] = (errors[name] ?? 0) + r.errors;
+        }
+      }
+      for (const name of Object.keys(paths)) {
+        (results[name] ??= {})[concurrency] = { ...summary(samples[name]!), errors: errors[name]! };
+        log(`cache c=${concurrency} ${name}: TTFT p50 ${round(results[name]![concurrency]!.p50)} ms p99 ${round(results[name]![concurrency]!.p99)} ms (${samples[name]!.length} streams, ${errors[name]} errors)`);
+      }
+      await simReset(s);
+    }
+  } finally {
+    await gw.proc.stop();
+  }
+  const at = (name: string, c: number) => results[name]![c]!.p50;
+  return {
+    upstreamTtftMs: CACHE_UPSTREAM_TTFT_MS,
+    levels,
+    results,
+    hitRatio: Object.fromEntries(levels.map((c) => [c, at("hit", c) / at("direct", c)])),
+    missAddedMs: at("miss", levels[0]!) - at("off", levels[0]!),
+  };
 }
 
 // 6. Failover ------------------------------------------------------------------
@@ -761,6 +815,7 @@ async function main(): Promise<void> {
       cancel: cancelScenario,
       slow: slowScenario,
       telemetry: telemetryScenario,
+      cache: cacheScenario,
     };
     const run = args.only === undefined ? undefined : single[args.only];
     if (run) {
@@ -780,8 +835,9 @@ async function main(): Promise<void> {
     const telemetry = await telemetryScenario(s);
     const admission = await admissionScenario(s);
     const resume = await runResume(s);
+    const cache = await cacheScenario(s);
     const capacity = await capacityScenario(s);
-    const result = { mode: MODE, machine: machine(), ttft, throughput, capacity, cancel, slow, failover, hedge, telemetry, admission, resume, resumable: resumableSummary(resume), durationS: (performance.now() - started) / 1000 };
+    const result = { mode: MODE, machine: machine(), ttft, throughput, capacity, cancel, slow, failover, hedge, telemetry, admission, resume, resumable: resumableSummary(resume), cache, durationS: (performance.now() - started) / 1000 };
     await writeReport(result);
   } finally {
     await Promise.all([s.gateway.stop(), s.limited.stop(), s.sim.stop(), s.peer?.stop(), s.floor.stop()]);
@@ -803,6 +859,7 @@ type Result = {
   admission: Awaited<ReturnType<typeof admissionScenario>>;
   resume: Awaited<ReturnType<typeof resumeScenario>>;
   resumable: ReturnType<typeof resumableSummary>;
+  cache: Awaited<ReturnType<typeof cacheScenario>>;
   durationS: number;
 };
 
@@ -914,6 +971,15 @@ async function writeReport(r: Result): Promise<void> {
     admissionSection(r.admission),
     "",
     resumeSection(r.resume),
+    "",
+    `## 10. Response cache (issue #26): exact cache, gRPC edge, upstream TTFT ${r.cache.upstreamTtftMs} ms; a miss asks something new each time, a hit the same question`,
+    table(
+      ["path", ...r.cache.levels.map((c) => `TTFT p50 / p99 ms at ${c}`)],
+      (["direct", "off", "miss", "hit"] as const).map((name) => [
+        { direct: "direct (baseline)", off: "Sluice, alias without a cache", miss: "Sluice, exact cache, miss", hit: "Sluice, exact cache, hit" }[name],
+        ...r.cache.levels.map((c) => `${round(r.cache.results[name]![c]!.p50)} / ${round(r.cache.results[name]![c]!.p99)}`),
+      ]),
+    ),
   ].join("\n");
 
   const svg = lineChart(
