@@ -27,6 +27,15 @@ export interface SemanticStore {
 /** Rows removed per insert by trimming and expiry: the work an insert does stays bounded. */
 export const TRIM_BATCH = 100;
 
+/**
+ * Inserts between two ANALYZEs of the table. With stale statistics the
+ * planner takes the (alias, scope) index and sorts every row of the scope
+ * by distance: measured at 5,000 entries, 28 ms a lookup, against 1.5 ms on
+ * the HNSW index once analyzed. PGlite runs no autovacuum, so the store
+ * refreshes them itself (on a server autovacuum would too, later).
+ */
+export const ANALYZE_EVERY = 1_000;
+
 const literal = (vector: Float32Array) => `[${Array.from(vector).join(",")}]`;
 
 /** The vector size as SQL text; checked to be an integer, since it is written into the statement (a cast needs a literal). */
@@ -38,6 +47,8 @@ function dimsOf(vector: Float32Array): number {
 
 export function createSemanticStore(database: () => Database | undefined): SemanticStore {
   const indexed = new Map<number, Promise<void>>();
+  let inserts = 0;
+  let analyzing = false;
   const need = (): Database => {
     const db = database();
     if (!db) throw new Error("the database is not open yet");
@@ -86,6 +97,13 @@ export function createSemanticStore(database: () => Database | undefined): Seman
         [place.alias, place.scope, entry.maxEntries],
       );
       await db.query(`DELETE FROM sluice_semantic_cache WHERE id IN (SELECT id FROM sluice_semantic_cache WHERE expires_at <= now() LIMIT ${TRIM_BATCH})`);
+      if (++inserts % ANALYZE_EVERY === 1 && !analyzing) {
+        analyzing = true;
+        void db
+          .query("ANALYZE sluice_semantic_cache")
+          .catch(() => undefined)
+          .finally(() => (analyzing = false));
+      }
     },
 
     async purge(aliases, scope) {
