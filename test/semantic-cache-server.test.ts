@@ -34,6 +34,8 @@ beforeAll(async () => {
           },
         }),
         store: { postgres: { url, poolSize: 2 } },
+        // Far beyond a healthy lookup on a loaded machine: a slow query must not turn an expected hit into a miss.
+        cache: { lookupTimeoutMs: 5_000 },
       }),
     );
   }

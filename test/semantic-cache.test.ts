@@ -24,6 +24,8 @@ beforeAll(async () => {
       },
     }),
     store: { postgres: {} },
+    // Far beyond a healthy lookup on a loaded machine: a slow query must not turn an expected hit into a miss.
+    cache: { lookupTimeoutMs: 5_000 },
   });
   await h.waitForLog((l) => l.event === "db.ready", DB_START_MS);
 }, DB_START_MS + 20_000);

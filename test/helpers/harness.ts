@@ -82,6 +82,8 @@ export interface HarnessOptions {
   readonly auth?: ConfigInput["auth"];
   /** Redis for limits, spend and usage. */
   readonly store?: ConfigInput["store"];
+  /** The response cache's shared settings. */
+  readonly cache?: ConfigInput["cache"];
   /** Resumable streams' grace, retention and bounds. */
   readonly resume?: ConfigInput["resume"];
   /** What tenancy reports. */
@@ -112,6 +114,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       ...(options.telemetry ? { telemetry: options.telemetry } : {}),
       ...(options.auth ? { auth: options.auth } : {}),
       ...(options.store ? { store: options.store } : {}),
+      ...(options.cache ? { cache: options.cache } : {}),
       ...(options.resume ? { resume: options.resume } : {}),
       ...(options.console ? { console: options.console } : {}),
       // Suites that provoke failures on purpose would trip the circuit
