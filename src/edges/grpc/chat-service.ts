@@ -22,7 +22,7 @@ import {
   type StreamChatResponse,
 } from "../../../gen/sluice/v1/chat_service_pb.js";
 import { toConnectError } from "./connect-errors.js";
-import { deadlineOf, exchangeOf, pipelineSignal, setQuota } from "./handler-call.js";
+import { callerOf, deadlineOf, exchangeOf, pipelineSignal, setQuota } from "./handler-call.js";
 import { chatRequestFromProto, type ProtoChatRequest } from "./from-proto.js";
 import { deltaToProto, resultToProto } from "./to-proto.js";
 import { textFrame } from "./text-frame.js";
@@ -86,14 +86,7 @@ export function createChatService(options: ChatServiceOptions): ServiceImpl<type
       throw toConnectError(error);
     }
   };
-  const identify = async (ctx: HandlerContext) => {
-    try {
-      const exchange: Exchange | undefined = ctx.values.get(EXCHANGE);
-      return await calls.identify(ctx.requestHeader.get("authorization") ?? undefined, exchange?.edge ?? "grpc", exchange?.fields);
-    } catch (error) {
-      throw toConnectError(error);
-    }
-  };
+  const identify = (ctx: HandlerContext) => callerOf(calls, ctx);
   const callOf = (ctx: HandlerContext, edge: string, signal: AbortSignal): CallContext => ({ ...exchangeOf(ctx), edge, signal, ...deadlineOf(ctx) });
 
   /**

@@ -3,11 +3,9 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import type { CallLayer } from "../../call/call-layer.js";
 import { type EmbedRequest, validateEmbedRequest } from "../../core/embed-request.js";
 import { GatewayError } from "../../core/errors.js";
-import type { Exchange } from "../../http/exchange.js";
 import { EmbeddingSchema, EmbeddingService, EmbedResponseSchema, type EmbedRequest as ProtoEmbedRequest } from "../../../gen/sluice/v1/embedding_service_pb.js";
 import { toConnectError } from "./connect-errors.js";
-import { deadlineOf, exchangeOf, pipelineSignal, setQuota } from "./handler-call.js";
-import { EXCHANGE } from "./rpc-handler.js";
+import { callerOf, deadlineOf, exchangeOf, pipelineSignal, setQuota } from "./handler-call.js";
 
 /** The canonical request of an Embed call, checked (fields named as in the proto). */
 export function embedRequestFromProto(req: ProtoEmbedRequest): EmbedRequest {
@@ -32,10 +30,9 @@ export function embedRequestFromProto(req: ProtoEmbedRequest): EmbedRequest {
 export function createEmbeddingService(calls: CallLayer): ServiceImpl<typeof EmbeddingService> {
   return {
     async embed(req, ctx) {
-      const exchange: Exchange | undefined = ctx.values.get(EXCHANGE);
       const link = pipelineSignal(ctx);
       try {
-        const principal = await calls.identify(ctx.requestHeader.get("authorization") ?? undefined, exchange?.edge ?? "grpc", exchange?.fields);
+        const principal = await callerOf(calls, ctx);
         const request = embedRequestFromProto(req);
         const call = calls.embed(request, principal, { ...exchangeOf(ctx), edge: "grpc-embed", signal: link.signal, ...deadlineOf(ctx) });
         try {

@@ -1,8 +1,10 @@
 import type { HandlerContext } from "@connectrpc/connect";
+import type { CallLayer } from "../../call/call-layer.js";
+import type { Principal } from "../../tenancy/principal.js";
 import type { Context } from "@opentelemetry/api";
 import { requestIdFrom } from "../../core/request-id.js";
 import type { Exchange } from "../../http/exchange.js";
-import { abortReason } from "./connect-errors.js";
+import { abortReason, toConnectError } from "./connect-errors.js";
 import { EXCHANGE } from "./rpc-handler.js";
 
 // What every RPC handler reads from connect's context to begin a call, whichever service it belongs to.
@@ -41,4 +43,14 @@ export function setQuota(ctx: HandlerContext, quota: Readonly<Record<string, str
 export function deadlineOf(ctx: HandlerContext): { deadlineAt?: number } {
   const remaining = ctx.timeoutMs();
   return remaining === undefined ? {} : { deadlineAt: performance.now() + remaining };
+}
+
+/** The caller's key from its `authorization` metadata, named on the access line; refusals as ConnectErrors. */
+export async function callerOf(calls: Pick<CallLayer, "identify">, ctx: HandlerContext): Promise<Principal | undefined> {
+  try {
+    const exchange: Exchange | undefined = ctx.values.get(EXCHANGE);
+    return await calls.identify(ctx.requestHeader.get("authorization") ?? undefined, exchange?.edge ?? "grpc", exchange?.fields);
+  } catch (error) {
+    throw toConnectError(error);
+  }
 }
