@@ -8,7 +8,7 @@ import { createEmbedPipeline } from "./pipeline/embed-pipeline.js";
 import { createMemoryCacheStore } from "./cache/memory-cache-store.js";
 import { createRedisCacheStore } from "./cache/redis-cache-store.js";
 import { createResponseCache } from "./cache/response-cache.js";
-import { createCacheAdmin } from "./cache/cache-admin.js";
+import { cachedAliasesOf, createCacheAdmin } from "./cache/cache-admin.js";
 import { createSemanticStore } from "./cache/semantic-store.js";
 import { createDatabaseHandle } from "./db/open-database.js";
 import { createBreakers } from "./resilience/circuit-breaker.js";
@@ -201,6 +201,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     ? createStatsWatch({
         live: liveStats,
         keys: createTenantKeyStats({ store: tenancy.store, configured: () => live.current().auth.keys, timers }),
+        caches: () => cache.tallies(cachedAliasesOf(live.current())),
         timers,
         logger,
         maxWatchers: config.console.maxWatchers,

@@ -222,3 +222,40 @@ describe("console keys table", () => {
     expect(tab.errors).toEqual([]);
   }, 60_000);
 });
+
+describe("console cache table", () => {
+  /** A thousand dollars per million tokens each way: one token costs a tenth of a cent, which the table's four decimals show. */
+  const PRICE = { inputPerMTok: 1_000, outputPerMTok: 1_000 };
+  let h: Harness;
+  const tab = useTab();
+  beforeAll(async () => {
+    h = await startHarness({
+      routing: (sim) => ({
+        providers: { sim: { kind: "openai", baseUrl: sim.openAiBaseUrl } },
+        models: { faq: { provider: "sim", model: `sim-1?tokens=${TOKENS}`, price: PRICE, cache: { exact: { ttlS: 600 } } } },
+      }),
+      provider: { timeouts: FAR_TIMEOUTS },
+      console: { access: "open" },
+    });
+  });
+  afterAll(() => h.close());
+
+  it("shows an alias's hit rate and what its hits saved", async () => {
+    const { page } = tab;
+    await page.goto(`${h.url}/console/`);
+    await page.getByTestId("cache-faq-rate").filter({ hasText: "–" }).waitFor();
+    const chat = createClient(ChatService, createConnectTransport({ baseUrl: h.url, httpVersion: "1.1" }));
+    const ask = () => collect(chat.streamChat(userRequest("faq", "What is the capital of France?")));
+    const first = await ask();
+    const usage = first.find((m) => m.delta.case === "usage")!.delta.value as { inputTokens: bigint; outputTokens: bigint };
+    await h.waitForLog((l) => l.event === "cache.stored", 30_000);
+    const second = await ask();
+    expect(second[0]!.delta).toMatchObject({ case: "start", value: { cache: 1 } });
+    const savedMicros = Number(usage.inputTokens + usage.outputTokens) * 1_000;
+    await page.getByTestId("cache-faq-rate").filter({ hasText: "50 %" }).waitFor();
+    expect(await page.getByTestId("cache-faq-hits").textContent()).toBe("1 (0)");
+    expect(await page.getByTestId("cache-faq-saved").textContent()).toBe(`$${(savedMicros / 1e6).toFixed(4)}`);
+    await screenshot(page, "live-cache");
+    expect(tab.errors).toEqual([]);
+  }, 60_000);
+});

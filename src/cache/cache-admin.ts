@@ -10,8 +10,13 @@ export interface CacheAdmin {
   stats(): Promise<AliasCacheStats[]>;
 }
 
+/** The aliases that have a response cache, in configuration order. */
+export function cachedAliasesOf(config: Config): string[] {
+  return [...config.models.values()].filter((route) => route.cache !== undefined).map((route) => route.alias);
+}
+
 export function createCacheAdmin(cache: ResponseCache, config: () => Config): CacheAdmin {
-  const cachedAliases = () => [...config().models.values()].filter((route) => route.cache !== undefined).map((route) => route.alias);
+  const cachedAliases = () => cachedAliasesOf(config());
   return {
     purge(alias, keyName) {
       if (alias === "" && keyName === "") return Promise.reject(new GatewayError("invalid_request", "name an alias, a key, or both", { field: "alias" }));

@@ -63,13 +63,15 @@ export interface ResponseCache {
   purge(aliases: readonly string[], scope?: string): Promise<number>;
   /** This replica's lookups by result and savings, and the entries held, per alias asked for. */
   stats(aliases: readonly string[]): Promise<AliasCacheStats[]>;
+  /** The same without the entries: read from memory only, so a live feed can send it every second. */
+  tallies(aliases: readonly string[]): AliasCacheTally[];
 }
 
 /** A route with its cache. */
 export type CachedRoute = ModelRoute & { readonly cache: NonNullable<ModelRoute["cache"]> };
 
-/** One alias's cache, as GetCacheStats reports it. */
-export interface AliasCacheStats {
+/** One alias's lookups on this replica since it started, as the console shows them. */
+export interface AliasCacheTally {
   readonly alias: string;
   /** Exact and semantic together. */
   readonly hits: number;
@@ -77,9 +79,14 @@ export interface AliasCacheStats {
   readonly misses: number;
   readonly bypasses: number;
   readonly errors: number;
+  /** hits / (hits + misses + errors); 0 before the first lookup. */
   readonly hitRate: number;
-  readonly entries: number;
   readonly savedMicros: number;
+}
+
+/** One alias's cache, as GetCacheStats reports it. */
+export interface AliasCacheStats extends AliasCacheTally {
+  readonly entries: number;
 }
 
 export interface ResponseCacheOptions {
@@ -121,6 +128,13 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
     if (!t) tallies.set(alias, (t = { hit_exact: 0, hit_semantic: 0, miss: 0, bypass: 0, error: 0, savedMicros: 0 }));
     return t;
   };
+  const talliesOf = (aliases: readonly string[]): AliasCacheTally[] =>
+    aliases.map((alias) => {
+      const t = tally(alias);
+      const hits = t.hit_exact + t.hit_semantic;
+      const looked = hits + t.miss + t.error;
+      return { alias, hits, semanticHits: t.hit_semantic, misses: t.miss, bypasses: t.bypass, errors: t.error, hitRate: looked === 0 ? 0 : hits / looked, savedMicros: t.savedMicros };
+    });
   const counted = (alias: string, result: CacheResult, startedAt: number): void => {
     tally(alias)[result]++;
     instruments?.cacheLookups.add(1, { "gen_ai.request.model": alias, "sluice.cache.result": result });
@@ -225,24 +239,14 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
 
     async stats(aliases) {
       return Promise.all(
-        aliases.map(async (alias) => {
-          const t = tally(alias);
-          const looked = t.hit_exact + t.hit_semantic + t.miss + t.error;
-          const semanticEntries = options.semantic ? await options.semantic.store.size(alias).catch(() => 0) : 0;
-          return {
-            alias,
-            hits: t.hit_exact + t.hit_semantic,
-            semanticHits: t.hit_semantic,
-            misses: t.miss,
-            bypasses: t.bypass,
-            errors: t.error,
-            hitRate: looked === 0 ? 0 : (t.hit_exact + t.hit_semantic) / looked,
-            entries: (await store.size(entryPrefix(alias))) + semanticEntries,
-            savedMicros: t.savedMicros,
-          };
+        talliesOf(aliases).map(async (tallied) => {
+          const semanticEntries = options.semantic ? await options.semantic.store.size(tallied.alias).catch(() => 0) : 0;
+          return { ...tallied, entries: (await store.size(entryPrefix(tallied.alias))) + semanticEntries };
         }),
       );
     },
+
+    tallies: talliesOf,
 
     saved(alias, micros) {
       tally(alias).savedMicros += micros;

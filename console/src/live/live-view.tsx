@@ -2,6 +2,7 @@ import type { ComponentChildren } from "preact";
 import { BreakerState, type WatchStatsResponse } from "../../../gen/sluice/admin/v1/stats_pb.js";
 import { count, ms, rate, usd } from "../format.js";
 import type { Feed } from "../use-stats.js";
+import { CacheTable } from "./cache-table.js";
 import { TtftChart } from "./ttft-chart.js";
 
 function Tile(props: { readonly label: string; readonly testid: string; readonly children: ComponentChildren }) {
@@ -164,6 +165,9 @@ export function LiveView({ feed }: { readonly feed: Feed }) {
             ))}
           </tbody>
         </table>
+      </Section>
+      <Section title="Response cache (this replica, since start)" empty={s.caches.length === 0} emptyText="No alias has a response cache.">
+        <CacheTable caches={s.caches} />
       </Section>
     </div>
   );

@@ -1,5 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
+import type { AliasCacheTally } from "../../cache/response-cache.js";
 import type { KeyStat } from "../../stats/key-stats.js";
 import type { BreakerStateName, StatsSnapshot } from "../../stats/live-stats.js";
 import { BreakerState, type WatchStatsResponse, WatchStatsResponseSchema } from "../../../gen/sluice/admin/v1/stats_pb.js";
@@ -22,8 +23,8 @@ function some<K extends string, V, W>(key: K, value: V | undefined, map: (v: V) 
 
 const same = <V>(v: V): V => v;
 
-/** A live-statistics snapshot and the per-key figures as one WatchStats message. */
-export function statsToProto(snapshot: StatsSnapshot, keys: readonly KeyStat[]): WatchStatsResponse {
+/** A live-statistics snapshot, the per-key figures and the caches' tallies as one WatchStats message. */
+export function statsToProto(snapshot: StatsSnapshot, keys: readonly KeyStat[], caches: readonly AliasCacheTally[] = []): WatchStatsResponse {
   return create(WatchStatsResponseSchema, {
     time: timestampFromMs(snapshot.timeMs),
     startedAt: timestampFromMs(snapshot.startedAtMs),
@@ -66,6 +67,16 @@ export function statsToProto(snapshot: StatsSnapshot, keys: readonly KeyStat[]):
       ...some("requestsRemaining", k.requestsRemaining, same),
       ...some("tokensRemaining", k.tokensRemaining, BigInt),
       ...some("streamsActive", k.streamsActive, same),
+    })),
+    caches: caches.map((c) => ({
+      alias: c.alias,
+      hits: BigInt(c.hits),
+      semanticHits: BigInt(c.semanticHits),
+      misses: BigInt(c.misses),
+      bypasses: BigInt(c.bypasses),
+      errors: BigInt(c.errors),
+      hitRate: c.hitRate,
+      savedUsdMicros: BigInt(Math.round(c.savedMicros)),
     })),
   });
 }

@@ -3,6 +3,7 @@ import { GatewayError } from "../../core/errors.js";
 import { delay, type Timers } from "../../core/timers.js";
 import type { Logger } from "../../logging/logger.js";
 import { EXCHANGE } from "./rpc-handler.js";
+import type { AliasCacheTally } from "../../cache/response-cache.js";
 import type { KeyStat, KeyStatsSource } from "../../stats/key-stats.js";
 import type { LiveStats } from "../../stats/live-stats.js";
 import type { WatchStatsRequest, WatchStatsResponse } from "../../../gen/sluice/admin/v1/stats_pb.js";
@@ -16,6 +17,8 @@ export interface StatsWatchOptions {
   readonly live: LiveStats;
   /** Per-key figures; absent without tenancy. */
   readonly keys?: KeyStatsSource;
+  /** Per alias with a response cache; absent when none has one. */
+  readonly caches?: () => readonly AliasCacheTally[];
   readonly timers: Timers;
   readonly maxWatchers: number;
   /** Throws `unauthenticated` for a caller who may not watch; a no-op when the console is open. */
@@ -85,7 +88,7 @@ export function createStatsWatch(options: StatsWatchOptions): StatsWatch {
         for (;;) {
           const keys = await keysOrNone();
           if (signal.aborted) break;
-          yield statsToProto(options.live.snapshot(), keys);
+          yield statsToProto(options.live.snapshot(), keys, options.caches?.() ?? []);
           if (!(await delay(options.timers, SNAPSHOT_INTERVAL_MS, signal))) break;
         }
         // A deadline ends the call as DEADLINE_EXCEEDED, not OK; a close or a departure ends it quietly.

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file sluice/admin/v1/stats.proto.
  */
 export const file_sluice_admin_v1_stats: GenFile = /*@__PURE__*/
-  fileDesc("ChtzbHVpY2UvYWRtaW4vdjEvc3RhdHMucHJvdG8SD3NsdWljZS5hZG1pbi52MSITChFXYXRjaFN0YXRzUmVxdWVzdCL5AwoSV2F0Y2hTdGF0c1Jlc3BvbnNlEigKBHRpbWUYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnN0YXJ0ZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhYKDmFjdGl2ZV9zdHJlYW1zGAMgASgNEhkKEWRlbHRhc19wZXJfc2Vjb25kGAQgASgBEiMKBHR0ZnQYBSABKAsyFS5zbHVpY2UuYWRtaW4udjEuVHRmdBIsCgZzZXJpZXMYBiADKAsyHC5zbHVpY2UuYWRtaW4udjEuU2VyaWVzUG9pbnQSLwoIb3V0Y29tZXMYByADKAsyHS5zbHVpY2UuYWRtaW4udjEuT3V0Y29tZUNvdW50EhUKDWNsaWVudF9hYm9ydHMYCCABKAQSMAoIYXR0ZW1wdHMYCSABKAsyHi5zbHVpY2UuYWRtaW4udjEuQXR0ZW1wdENvdW50cxIwCghicmVha2VycxgKIAMoCzIeLnNsdWljZS5hZG1pbi52MS5UYXJnZXRCcmVha2VyEi4KBnF1ZXVlcxgLIAMoCzIeLnNsdWljZS5hZG1pbi52MS5Qcm92aWRlclF1ZXVlEicKBGtleXMYDCADKAsyGS5zbHVpY2UuYWRtaW4udjEuS2V5U3RhdHMibwoEVHRmdBITCgZwNTBfbXMYASABKAFIAIgBARITCgZwOTlfbXMYAiABKAFIAYgBARIPCgdzYW1wbGVzGAMgASgEEhYKDndpbmRvd19zZWNvbmRzGAQgASgNQgkKB19wNTBfbXNCCQoHX3A5OV9tcyKZAQoLU2VyaWVzUG9pbnQSDwoHdGltZV9tcxgBIAEoAxIOCgZkZWx0YXMYAiABKA0SFQoNc3RyZWFtc19lbmRlZBgDIAEoDRIYCgt0dGZ0X3A1MF9tcxgEIAEoAUgAiAEBEhgKC3R0ZnRfcDk5X21zGAUgASgBSAGIAQFCDgoMX3R0ZnRfcDUwX21zQg4KDF90dGZ0X3A5OV9tcyJDCgxPdXRjb21lQ291bnQSDwoHb3V0Y29tZRgBIAEoCRINCgV0b3RhbBgCIAEoBBITCgtsYXN0X21pbnV0ZRgDIAEoDSJfCg1BdHRlbXB0Q291bnRzEg8KB3JldHJpZXMYASABKAQSEQoJZmFpbG92ZXJzGAIgASgEEhYKDmhlZGdlc19zdGFydGVkGAMgASgEEhIKCmhlZGdlc193b24YBCABKAQiTQoNVGFyZ2V0QnJlYWtlchIOCgZ0YXJnZXQYASABKAkSLAoFc3RhdGUYAiABKA4yHS5zbHVpY2UuYWRtaW4udjEuQnJlYWtlclN0YXRlIkUKDVByb3ZpZGVyUXVldWUSEAoIcHJvdmlkZXIYASABKAkSDwoHd2FpdGluZxgCIAEoDRIRCglpbl9mbGlnaHQYAyABKA0itQQKCEtleVN0YXRzEgwKBG5hbWUYASABKAkSEAoIcmVxdWVzdHMYAiABKAQSFAoMaW5wdXRfdG9rZW5zGAMgASgEEhUKDW91dHB1dF90b2tlbnMYBCABKAQSGAoQc3BlbmRfdXNkX21pY3JvcxgFIAEoBBIeChFidWRnZXRfdXNkX21pY3JvcxgGIAEoBEgAiAEBEigKG2J1ZGdldF9yZW1haW5pbmdfdXNkX21pY3JvcxgHIAEoA0gBiAEBEiAKE3JlcXVlc3RzX3Blcl9taW51dGUYCCABKA1IAogBARIfChJyZXF1ZXN0c19yZW1haW5pbmcYCSABKA1IA4gBARIeChF0b2tlbnNfcGVyX21pbnV0ZRgKIAEoBEgEiAEBEh0KEHRva2Vuc19yZW1haW5pbmcYCyABKARIBYgBARIfChJjb25jdXJyZW50X3N0cmVhbXMYDCABKA1IBogBARIbCg5zdHJlYW1zX2FjdGl2ZRgNIAEoDUgHiAEBQhQKEl9idWRnZXRfdXNkX21pY3Jvc0IeChxfYnVkZ2V0X3JlbWFpbmluZ191c2RfbWljcm9zQhYKFF9yZXF1ZXN0c19wZXJfbWludXRlQhUKE19yZXF1ZXN0c19yZW1haW5pbmdCFAoSX3Rva2Vuc19wZXJfbWludXRlQhMKEV90b2tlbnNfcmVtYWluaW5nQhUKE19jb25jdXJyZW50X3N0cmVhbXNCEQoPX3N0cmVhbXNfYWN0aXZlKnwKDEJyZWFrZXJTdGF0ZRIdChlCUkVBS0VSX1NUQVRFX1VOU1BFQ0lGSUVEEAASGAoUQlJFQUtFUl9TVEFURV9DTE9TRUQQARIbChdCUkVBS0VSX1NUQVRFX0hBTEZfT1BFThACEhYKEkJSRUFLRVJfU1RBVEVfT1BFThADYgZwcm90bzM", [file_google_protobuf_timestamp]);
+  fileDesc("ChtzbHVpY2UvYWRtaW4vdjEvc3RhdHMucHJvdG8SD3NsdWljZS5hZG1pbi52MSITChFXYXRjaFN0YXRzUmVxdWVzdCKrBAoSV2F0Y2hTdGF0c1Jlc3BvbnNlEigKBHRpbWUYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnN0YXJ0ZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhYKDmFjdGl2ZV9zdHJlYW1zGAMgASgNEhkKEWRlbHRhc19wZXJfc2Vjb25kGAQgASgBEiMKBHR0ZnQYBSABKAsyFS5zbHVpY2UuYWRtaW4udjEuVHRmdBIsCgZzZXJpZXMYBiADKAsyHC5zbHVpY2UuYWRtaW4udjEuU2VyaWVzUG9pbnQSLwoIb3V0Y29tZXMYByADKAsyHS5zbHVpY2UuYWRtaW4udjEuT3V0Y29tZUNvdW50EhUKDWNsaWVudF9hYm9ydHMYCCABKAQSMAoIYXR0ZW1wdHMYCSABKAsyHi5zbHVpY2UuYWRtaW4udjEuQXR0ZW1wdENvdW50cxIwCghicmVha2VycxgKIAMoCzIeLnNsdWljZS5hZG1pbi52MS5UYXJnZXRCcmVha2VyEi4KBnF1ZXVlcxgLIAMoCzIeLnNsdWljZS5hZG1pbi52MS5Qcm92aWRlclF1ZXVlEicKBGtleXMYDCADKAsyGS5zbHVpY2UuYWRtaW4udjEuS2V5U3RhdHMSMAoGY2FjaGVzGA0gAygLMiAuc2x1aWNlLmFkbWluLnYxLkFsaWFzQ2FjaGVUYWxseSJvCgRUdGZ0EhMKBnA1MF9tcxgBIAEoAUgAiAEBEhMKBnA5OV9tcxgCIAEoAUgBiAEBEg8KB3NhbXBsZXMYAyABKAQSFgoOd2luZG93X3NlY29uZHMYBCABKA1CCQoHX3A1MF9tc0IJCgdfcDk5X21zIpkBCgtTZXJpZXNQb2ludBIPCgd0aW1lX21zGAEgASgDEg4KBmRlbHRhcxgCIAEoDRIVCg1zdHJlYW1zX2VuZGVkGAMgASgNEhgKC3R0ZnRfcDUwX21zGAQgASgBSACIAQESGAoLdHRmdF9wOTlfbXMYBSABKAFIAYgBAUIOCgxfdHRmdF9wNTBfbXNCDgoMX3R0ZnRfcDk5X21zIkMKDE91dGNvbWVDb3VudBIPCgdvdXRjb21lGAEgASgJEg0KBXRvdGFsGAIgASgEEhMKC2xhc3RfbWludXRlGAMgASgNIl8KDUF0dGVtcHRDb3VudHMSDwoHcmV0cmllcxgBIAEoBBIRCglmYWlsb3ZlcnMYAiABKAQSFgoOaGVkZ2VzX3N0YXJ0ZWQYAyABKAQSEgoKaGVkZ2VzX3dvbhgEIAEoBCJNCg1UYXJnZXRCcmVha2VyEg4KBnRhcmdldBgBIAEoCRIsCgVzdGF0ZRgCIAEoDjIdLnNsdWljZS5hZG1pbi52MS5CcmVha2VyU3RhdGUiRQoNUHJvdmlkZXJRdWV1ZRIQCghwcm92aWRlchgBIAEoCRIPCgd3YWl0aW5nGAIgASgNEhEKCWluX2ZsaWdodBgDIAEoDSK1BAoIS2V5U3RhdHMSDAoEbmFtZRgBIAEoCRIQCghyZXF1ZXN0cxgCIAEoBBIUCgxpbnB1dF90b2tlbnMYAyABKAQSFQoNb3V0cHV0X3Rva2VucxgEIAEoBBIYChBzcGVuZF91c2RfbWljcm9zGAUgASgEEh4KEWJ1ZGdldF91c2RfbWljcm9zGAYgASgESACIAQESKAobYnVkZ2V0X3JlbWFpbmluZ191c2RfbWljcm9zGAcgASgDSAGIAQESIAoTcmVxdWVzdHNfcGVyX21pbnV0ZRgIIAEoDUgCiAEBEh8KEnJlcXVlc3RzX3JlbWFpbmluZxgJIAEoDUgDiAEBEh4KEXRva2Vuc19wZXJfbWludXRlGAogASgESASIAQESHQoQdG9rZW5zX3JlbWFpbmluZxgLIAEoBEgFiAEBEh8KEmNvbmN1cnJlbnRfc3RyZWFtcxgMIAEoDUgGiAEBEhsKDnN0cmVhbXNfYWN0aXZlGA0gASgNSAeIAQFCFAoSX2J1ZGdldF91c2RfbWljcm9zQh4KHF9idWRnZXRfcmVtYWluaW5nX3VzZF9taWNyb3NCFgoUX3JlcXVlc3RzX3Blcl9taW51dGVCFQoTX3JlcXVlc3RzX3JlbWFpbmluZ0IUChJfdG9rZW5zX3Blcl9taW51dGVCEwoRX3Rva2Vuc19yZW1haW5pbmdCFQoTX2NvbmN1cnJlbnRfc3RyZWFtc0IRCg9fc3RyZWFtc19hY3RpdmUiowEKD0FsaWFzQ2FjaGVUYWxseRINCgVhbGlhcxgBIAEoCRIMCgRoaXRzGAIgASgEEhUKDXNlbWFudGljX2hpdHMYAyABKAQSDgoGbWlzc2VzGAQgASgEEhAKCGJ5cGFzc2VzGAUgASgEEg4KBmVycm9ycxgGIAEoBBIQCghoaXRfcmF0ZRgHIAEoARIYChBzYXZlZF91c2RfbWljcm9zGAggASgEKnwKDEJyZWFrZXJTdGF0ZRIdChlCUkVBS0VSX1NUQVRFX1VOU1BFQ0lGSUVEEAASGAoUQlJFQUtFUl9TVEFURV9DTE9TRUQQARIbChdCUkVBS0VSX1NUQVRFX0hBTEZfT1BFThACEhYKEkJSRUFLRVJfU1RBVEVfT1BFThADYgZwcm90bzM", [file_google_protobuf_timestamp]);
 
 /**
  * Input of WatchStats.
@@ -123,6 +123,14 @@ export type WatchStatsResponse = Message<"sluice.admin.v1.WatchStatsResponse"> &
    * @generated from field: repeated sluice.admin.v1.KeyStats keys = 12;
    */
   keys: KeyStats[];
+
+  /**
+   * Per alias with a response cache, in configuration order: this
+   * replica's lookups since it started and what its hits saved.
+   *
+   * @generated from field: repeated sluice.admin.v1.AliasCacheTally caches = 13;
+   */
+  caches: AliasCacheTally[];
 };
 
 /**
@@ -475,6 +483,77 @@ export type KeyStats = Message<"sluice.admin.v1.KeyStats"> & {
  */
 export const KeyStatsSchema: GenMessage<KeyStats> = /*@__PURE__*/
   messageDesc(file_sluice_admin_v1_stats, 8);
+
+/**
+ * One alias's response cache on this replica, since it started. Entries
+ * held are not here (counting them reads the store): GetCacheStats has them.
+ *
+ * @generated from message sluice.admin.v1.AliasCacheTally
+ */
+export type AliasCacheTally = Message<"sluice.admin.v1.AliasCacheTally"> & {
+  /**
+   * The alias.
+   *
+   * @generated from field: string alias = 1;
+   */
+  alias: string;
+
+  /**
+   * Lookups that found an entry, exact or semantic.
+   *
+   * @generated from field: uint64 hits = 2;
+   */
+  hits: bigint;
+
+  /**
+   * Of the hits, those of the semantic cache.
+   *
+   * @generated from field: uint64 semantic_hits = 3;
+   */
+  semanticHits: bigint;
+
+  /**
+   * Lookups that found none.
+   *
+   * @generated from field: uint64 misses = 4;
+   */
+  misses: bigint;
+
+  /**
+   * Requests whose caller skipped the lookup (no-cache, no-store).
+   *
+   * @generated from field: uint64 bypasses = 5;
+   */
+  bypasses: bigint;
+
+  /**
+   * Lookups that failed or passed their deadline (served as misses).
+   *
+   * @generated from field: uint64 errors = 6;
+   */
+  errors: bigint;
+
+  /**
+   * hits / (hits + misses + errors); 0 before the first lookup.
+   *
+   * @generated from field: double hit_rate = 7;
+   */
+  hitRate: number;
+
+  /**
+   * What hits would have cost upstream, in US dollars in millionths.
+   *
+   * @generated from field: uint64 saved_usd_micros = 8;
+   */
+  savedUsdMicros: bigint;
+};
+
+/**
+ * Describes the message sluice.admin.v1.AliasCacheTally.
+ * Use `create(AliasCacheTallySchema)` to create a new message.
+ */
+export const AliasCacheTallySchema: GenMessage<AliasCacheTally> = /*@__PURE__*/
+  messageDesc(file_sluice_admin_v1_stats, 9);
 
 /**
  * The state of a circuit breaker.
