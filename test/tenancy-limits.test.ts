@@ -1,6 +1,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RetryInfoSchema } from "../gen/google/rpc/error_details_pb.js";
+import OpenAI from "openai";
+import { ErrorInfoSchema, QuotaFailureSchema, RetryInfoSchema } from "../gen/google/rpc/error_details_pb.js";
 import type { UsageRecord } from "../src/store/tenant-store.js";
 import { simulatedText } from "../src/simulator/text.js";
 import { usdFromMicros } from "../src/tenancy/quota-headers.js";
@@ -137,7 +138,7 @@ describe("tokens per minute: reserve, then reconcile", () => {
 });
 
 describe("budgets", () => {
-  it("spends in integer micro-dollars until the budget is used, then 429 insufficient_quota until the next period", async () => {
+  it("spends in integer micro-dollars until the budget is used, then 402 budget_exceeded until the next period", async () => {
     let spent = 0;
     let admitted = 0;
     let refusal: Awaited<ReturnType<typeof chatCompletion>> | undefined;
@@ -153,8 +154,10 @@ describe("budgets", () => {
       spent += record.costMicros;
     }
     expect(admitted).toBeGreaterThan(1);
-    expect(refusal?.res.status).toBe(429);
-    expect(refusal?.json.error).toMatchObject({ code: "insufficient_quota", type: "insufficient_quota" });
+    expect(refusal?.res.status).toBe(402);
+    expect(refusal?.json.error).toMatchObject({ code: "budget_exceeded", type: "insufficient_quota", param: null });
+    expect(refusal?.res.headers.get("sluice-budget-level")).toBe("key");
+    expect(refusal?.res.headers.get("sluice-budget-reset")).toMatch(/^\d+m\d+s$/);
     expect(refusal?.json.error.message).toMatch(new RegExp(`key budget cannot reserve [0-9.]+ USD for this request: it has spent ${usdFromMicros(spent).replace(".", "\\.")} USD of its budget of 0\\.05 USD for this month \\(it renews in`));
     expect(Number(refusal?.res.headers.get("retry-after"))).toBe(Math.ceil((Date.UTC(2026, 5, 1) - clockMs) / 1000));
     const remaining = Math.round(Number(refusal?.res.headers.get("sluice-budget-remaining-usd")) * 1e6);
@@ -163,6 +166,31 @@ describe("budgets", () => {
     expect(remaining).toBe(50_000 - spent);
     const usage = await h.sluice.tenancy.store.usage("budget", "month");
     expect(usage).toMatchObject({ requests: admitted, spendMicros: spent, reservedMicros: 0 });
+
+    // The official SDK does not retry a 402 (it would retry a 429): it sends the request once.
+    let sent = 0;
+    const counting: typeof fetch = (input, init) => {
+      sent++;
+      return fetch(input, init);
+    };
+    const sdk = new OpenAI({ baseURL: `${h.url}/v1`, apiKey: KEYS.budget, maxRetries: 2, fetch: counting });
+    const sdkError = await sdk.chat.completions.create({ model: "sim", max_tokens: 5, messages: [{ role: "user", content: "hi" }] }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(sdkError).toBeInstanceOf(OpenAI.APIError);
+    expect(sdkError).toMatchObject({ status: 402, code: "budget_exceeded", type: "insufficient_quota" });
+    expect(sent).toBe(1);
+
+    // gRPC: RESOURCE_EXHAUSTED with the reason, the level, the quota that failed, and a retry no sooner than June.
+    const small = userRequest("sim", "hi", { sampling: { maxTokens: 5 } });
+    const grpcRefused = await rpcFailure(collect(grpcClient().streamChat(small, { headers: bearer(KEYS.budget) })));
+    expect(grpcRefused.code).toBe(Code.ResourceExhausted);
+    expect(grpcRefused.message).toMatch(/key budget cannot reserve/);
+    expect(grpcRefused.findDetails(ErrorInfoSchema)[0]).toMatchObject({ reason: "BUDGET_EXCEEDED", domain: "sluice", metadata: { level: "key" } });
+    expect(grpcRefused.findDetails(QuotaFailureSchema)[0]?.violations[0]).toMatchObject({ subject: "key" });
+    expect(Number(grpcRefused.findDetails(RetryInfoSchema)[0]?.retryDelay?.seconds)).toBe(Math.floor((Date.UTC(2026, 5, 1) - clockMs) / 1000));
+    expect(grpcRefused.metadata.get("sluice-budget-level")).toBe("key");
 
     // June: a new budget.
     const june = clockMs;
@@ -188,7 +216,7 @@ describe("a budget refusal while streams are in flight", () => {
     await h.sim.records.waitFor((r) => r.tag === tag && r.heldAt !== undefined, 10_000);
     try {
       const refused = await chatCompletion(KEYS.held, { model: "sim", max_tokens: 10 });
-      expect(refused.res.status).toBe(429);
+      expect(refused.res.status).toBe(402);
       const message = String(refused.json.error.message);
       const reserved = /streams in flight hold ([0-9.]+) USD more/.exec(message);
       expect(message).toMatch(/key held cannot reserve [0-9.]+ USD for this request: it has spent 0 USD of its budget of 0\.05 USD for this month, and streams in flight hold/);

@@ -86,6 +86,7 @@ export const CONFIG_DOCS: Readonly<Record<string, KeyDoc>> = {
 
   auth: { text: "Virtual keys and the admin service (see [Tenancy](tenancy.md)). Any key configured, or the admin service on, makes every edge require a key.", unset: "no keys: anyone who reaches the port may call" },
   "auth.adminKeyEnv": { text: "Environment variable holding the admin key (16 characters or more); serves `sluice.admin.v1.AdminService` and turns authentication on.", unset: "no admin service", reload: "restart to turn it on or off; another variable: yes" },
+  "auth.budgetExceededStatus": { text: "HTTP status of a request refused because a budget is spent: `402` (Payment Required; the SDKs do not retry it) or `429`, for callers written before 402 (the body is the same). gRPC says `RESOURCE_EXHAUSTED` either way." },
   "auth.keys": { text: "The virtual keys; any key configured → every edge requires one." },
   "auth.keys[].name": { text: "1 to 64 letters, digits and `. _ -`, unique; what logs, usage records and the admin service call the key. Limits, spend and usage are kept per name." },
   "auth.keys[].keyEnv": { text: "Environment variable holding the key (16 characters or more); the gateway keeps only its SHA-256. Give exactly one of `keyEnv` and `sha256`.", unset: "one of the two" },

@@ -207,6 +207,8 @@ export interface Config {
     /** SHA-256 (hex) of the admin key; the admin service is off without one. */
     readonly adminKeySha256?: string;
     readonly keys: readonly ConfiguredKey[];
+    /** HTTP status of a budget refusal (auth.budgetExceededStatus). */
+    readonly budgetExceededStatus: 402 | 429;
   };
   /** Absent: limits, spend and usage are kept in process. */
   readonly store?: { readonly redis?: RedisStoreConfig; readonly postgres?: PostgresStoreConfig };
@@ -377,6 +379,7 @@ function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: Nod
           ...(k.budget ? { budget: { usdMicros: Math.round(k.budget.usd * 1_000_000), period: k.budget.period } } : {}),
         }),
       ),
+      budgetExceededStatus: file.auth.budgetExceededStatus,
     },
     ...(file.store ? { store: { ...(file.store.redis ? { redis: file.store.redis } : {}), ...(file.store.postgres ? { postgres: file.store.postgres } : {}) } } : {}),
     resume: file.resume,

@@ -365,6 +365,8 @@ export const configSchema = z
         /** Environment variable holding the admin key; enables sluice.admin.v1.AdminService. */
         adminKeyEnv: envName.optional(),
         keys: z.array(tenantKeySchema).max(10_000).default([]),
+        /** The HTTP status of a request refused because a budget is spent: 402 (not retried by SDKs), or 429 as before 402 existed. */
+        budgetExceededStatus: z.literal([402, 429]).default(402),
       })
       .prefault({}),
     /** The operators' console at /console (docs/operations.md, "Console"). */

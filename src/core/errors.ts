@@ -58,6 +58,16 @@ export type ErrorCode =
   /** A bug in the gateway. */
   | "internal";
 
+/** Whose budget refused a request: the key's own, its team's, or its business line's. */
+export type BudgetLevel = "key" | "team" | "business_line";
+
+/** What a budget refusal carries beyond its code, for the edges' status and headers. */
+export interface BudgetRefusal {
+  readonly level: BudgetLevel;
+  /** The HTTP status the facades answer with (auth.budgetExceededStatus); gRPC is RESOURCE_EXHAUSTED either way. */
+  readonly httpStatus: 402 | 429;
+}
+
 export interface GatewayErrorOptions {
   readonly cause?: unknown;
   /** Configured provider name, safe to show. */
@@ -68,6 +78,8 @@ export interface GatewayErrorOptions {
   readonly field?: string;
   /** The provider's HTTP status, when the failure was a status. For logs and metrics. */
   readonly upstreamStatus?: number;
+  /** Set on `budget_exceeded`. */
+  readonly budget?: BudgetRefusal;
 }
 
 /**
@@ -82,6 +94,7 @@ export class GatewayError extends Error {
   readonly retryAfterMs?: number;
   readonly field?: string;
   readonly upstreamStatus?: number;
+  readonly budget?: BudgetRefusal;
 
   constructor(code: ErrorCode, message: string, options: GatewayErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -90,6 +103,7 @@ export class GatewayError extends Error {
     if (options.retryAfterMs !== undefined) this.retryAfterMs = options.retryAfterMs;
     if (options.field !== undefined) this.field = options.field;
     if (options.upstreamStatus !== undefined) this.upstreamStatus = options.upstreamStatus;
+    if (options.budget !== undefined) this.budget = options.budget;
   }
 }
 

@@ -224,7 +224,7 @@ export function createTenancy(options: TenancyOptions): Tenancy {
       return { ...(principal ? { principal } : {}), sees: (alias) => mayUse(principal, alias) };
     },
     charge(principal, input) {
-      return principal ? openCharge({ store, settled, ...(observer ? { observer } : {}) }, { ...input, principal }) : NO_CHARGE;
+      return principal ? openCharge({ store, settled, budgetExceededStatus: options.config().auth.budgetExceededStatus, ...(observer ? { observer } : {}) }, { ...input, principal }) : NO_CHARGE;
     },
     admin,
     store,

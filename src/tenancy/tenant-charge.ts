@@ -46,6 +46,8 @@ export interface ChargeDeps {
   readonly observer?: TenancyObserver;
   /** Hands over a settle in flight (shutdown waits for them) and reports how it went. */
   readonly settled: (work: Promise<{ readonly record: UsageRecord; readonly result: SettleResult }>, requestId: string) => void;
+  /** The HTTP status of a budget refusal (auth.budgetExceededStatus). */
+  readonly budgetExceededStatus: 402 | 429;
 }
 
 export interface ChargeInput {
@@ -64,7 +66,7 @@ export const NO_CHARGE: TenantCharge = Object.freeze({
   end: () => undefined,
 });
 
-function refusal(principal: Principal, result: Extract<AdmitResult, { ok: false }>, reserved: number, reservedMicros: number): GatewayError {
+function refusal(principal: Principal, result: Extract<AdmitResult, { ok: false }>, reserved: number, reservedMicros: number, budgetStatus: 402 | 429): GatewayError {
   const name = principal.name;
   const retry = result.retryAfterMs === undefined ? {} : { retryAfterMs: result.retryAfterMs };
   const limits = principal.limits;
@@ -86,8 +88,9 @@ function refusal(principal: Principal, result: Extract<AdmitResult, { ok: false 
     case "budget": {
       const budget = principal.budget!;
       const whole = `${usdFromMicros(budget.usdMicros)} USD per ${budget.period}`;
-      if (result.retryAfterMs === undefined) return new GatewayError("budget_exceeded", `the request could cost more than key ${name}'s whole budget of ${whole}; lower max_tokens`);
-      return new GatewayError("budget_exceeded", `key ${name} cannot reserve ${usdFromMicros(reservedMicros)} USD for this request: ${budgetUse(result.quota, budget.usdMicros, budget.period)} (it renews in ${resetDuration(result.retryAfterMs)})`, retry);
+      const refused = { budget: { level: "key", httpStatus: budgetStatus } } as const;
+      if (result.retryAfterMs === undefined) return new GatewayError("budget_exceeded", `the request could cost more than key ${name}'s whole budget of ${whole}; lower max_tokens`, refused);
+      return new GatewayError("budget_exceeded", `key ${name} cannot reserve ${usdFromMicros(reservedMicros)} USD for this request: ${budgetUse(result.quota, budget.usdMicros, budget.period)} (it renews in ${resetDuration(result.retryAfterMs)})`, { ...retry, ...refused });
     }
   }
 }
@@ -191,7 +194,7 @@ export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
       if (!result.ok) {
         state = "closed";
         deps.observer?.tenantRefused?.({ key, alias, reason: result.reason });
-        throw refusal(principal, result, reserveTokens, reserveMicros);
+        throw refusal(principal, result, reserveTokens, reserveMicros, deps.budgetExceededStatus);
       }
       admission = { id, admittedAt: result.admittedAt, shared: result.shared, tokens: reserveTokens, micros: reserveMicros };
       state = "admitted";

@@ -18,7 +18,7 @@ const TABLE: Record<ErrorCode, readonly [number, AnthropicErrorType, ("no retry"
   payload_too_large: [413, "request_too_large"],
   upstream_rate_limited: [429, "rate_limit_error"],
   rate_limited: [429, "rate_limit_error"],
-  budget_exceeded: [429, "rate_limit_error", "no retry"],
+  budget_exceeded: [402, "billing_error"],
   upstream_quota_exhausted: [429, "rate_limit_error", "no retry"],
   canceled: [499, "invalid_request_error"],
   internal: [500, "api_error"],
@@ -110,8 +110,19 @@ describe("what @anthropic-ai/sdk makes of it", () => {
     expect(requests).toBe(3);
   });
 
-  it("does not retry a spent budget, however far its Retry-After", async () => {
-    const { thrown, requests } = await throughSdk(new GatewayError("budget_exceeded", "key k spent its budget", { retryAfterMs: 3 * 86_400_000 }), 2);
+  it("does not retry a spent budget, however far its Retry-After: 402 billing_error naming the level", async () => {
+    const spent = new GatewayError("budget_exceeded", "key k spent its budget", { retryAfterMs: 3 * 86_400_000, budget: { level: "team", httpStatus: 402 } });
+    expect(toAnthropicError(spent).headers["sluice-budget-level"]).toBe("team");
+    const { thrown, requests } = await throughSdk(spent, 2);
+    expect(thrown).toBeInstanceOf(Anthropic.APIError);
+    expect(thrown).toMatchObject({ status: 402, type: "billing_error" });
+    expect(requests).toBe(1);
+  });
+
+  it("with auth.budgetExceededStatus 429, a spent budget is the rate limit of old, still not retried", async () => {
+    const spent = new GatewayError("budget_exceeded", "key k spent its budget", { retryAfterMs: 3 * 86_400_000, budget: { level: "key", httpStatus: 429 } });
+    expect(toAnthropicError(spent)).toMatchObject({ status: 429, headers: { "x-should-retry": "false", "sluice-budget-level": "key" }, body: { error: { type: "rate_limit_error" } } });
+    const { thrown, requests } = await throughSdk(spent, 2);
     expect(thrown).toBeInstanceOf(Anthropic.RateLimitError);
     expect(requests).toBe(1);
   });

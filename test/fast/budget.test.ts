@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { sha256Hex } from "../../src/config/key-hash.js";
 import { toGatewayError } from "../../src/core/errors.js";
+import { toOpenAiError } from "../../src/edges/openai/http-errors.js";
 import type { Principal } from "../../src/tenancy/principal.js";
 import { estimatedInputTokens } from "../../src/usage/prompt-size.js";
 import { createInMemoryGateway, type InMemoryGateway, request } from "../helpers/in-memory-gateway.js";
@@ -23,9 +24,9 @@ afterEach(async () => {
   gw = undefined;
 });
 
-async function open(budgetUsd: number): Promise<{ g: InMemoryGateway; principal: Principal }> {
+async function open(budgetUsd: number, budgetExceededStatus?: 402 | 429): Promise<{ g: InMemoryGateway; principal: Principal }> {
   const g = createInMemoryGateway({
-    auth: { keys: [{ name: "team", sha256: sha256Hex(KEY), budget: { usd: budgetUsd, period: "day" } }] },
+    auth: { keys: [{ name: "team", sha256: sha256Hex(KEY), budget: { usd: budgetUsd, period: "day" } }], ...(budgetExceededStatus ? { budgetExceededStatus } : {}) },
     routing: (sim) => ({
       providers: { p: { kind: "openai", baseUrl: sim.openAiBaseUrl } },
       models: { m: { provider: "p", model: "sim-1?tokens=5", price: PRICE } },
@@ -89,7 +90,16 @@ describe("budget reservation and settle (memory store)", () => {
     const { error } = await run(g, principal, "hi");
     expect(error?.code).toBe("budget_exceeded");
     expect(error?.message).toBe("the request could cost more than key team's whole budget of 0.005 USD per day; lower max_tokens");
+    expect(error?.budget).toEqual({ level: "key", httpStatus: 402 });
+    expect(toOpenAiError(error).status).toBe(402);
     expect(g.sim.records.all()).toHaveLength(0);
     expect(await spend(g)).toMatchObject({ reservedMicros: 0, requests: 0 });
+  });
+
+  it("auth.budgetExceededStatus 429 keeps the status of old for callers that branch on it; the body says the same", async () => {
+    const { g, principal } = await open(0.005, 429);
+    const { error } = await run(g, principal, "hi");
+    expect(error?.budget).toEqual({ level: "key", httpStatus: 429 });
+    expect(toOpenAiError(error)).toMatchObject({ status: 429, headers: { "sluice-budget-level": "key" }, body: { error: { type: "insufficient_quota", code: "budget_exceeded" } } });
   });
 });

@@ -375,8 +375,10 @@ describe("decoding /v1/responses bodies", () => {
     expect(toResponsesError(later, decoded.param).body.error).toMatchObject({ param: "text.format", message: "text.format: not supported by provider p (gemini); remove it" });
     const call = new GatewayError("invalid_request", "messages[1].tool_call_id: unknown", { field: "messages[1].tool_call_id" });
     expect(toResponsesError(call, decoded.param).body.error.param).toBe("input[1].call_id");
-    const tooMany = new GatewayError("budget_exceeded", "key k spent its budget");
-    expect(toResponsesError(tooMany)).toMatchObject({ status: 429, body: { error: { type: "insufficient_quota", code: "insufficient_quota", param: null } } });
+    const spent = new GatewayError("budget_exceeded", "key k spent its budget", { budget: { level: "key", httpStatus: 402 } });
+    expect(toResponsesError(spent)).toMatchObject({ status: 402, headers: { "sluice-budget-level": "key" }, body: { error: { type: "insufficient_quota", code: "budget_exceeded", param: null } } });
+    const compat = new GatewayError("budget_exceeded", "key k spent its budget", { budget: { level: "key", httpStatus: 429 } });
+    expect(toResponsesError(compat)).toMatchObject({ status: 429, body: { error: { type: "insufficient_quota", code: "budget_exceeded" } } });
     const limited = new GatewayError("upstream_rate_limited", "slow down", { retryAfterMs: 1500 });
     expect(toResponsesError(limited).headers).toEqual({ "retry-after": "2", "retry-after-ms": "1500" });
   });

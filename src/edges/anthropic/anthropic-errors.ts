@@ -7,6 +7,7 @@ export type AnthropicErrorType =
   | "authentication_error"
   | "permission_error"
   | "not_found_error"
+  | "billing_error"
   | "conflict_error"
   | "request_too_large"
   | "rate_limit_error"
@@ -59,6 +60,7 @@ export function anthropicStatus(code: ErrorCode): AnthropicStatus {
     case "rate_limited":
       return { status: 429, type: "rate_limit_error" };
     case "budget_exceeded":
+      return { status: 402, type: "billing_error" };
     case "upstream_quota_exhausted":
       return { status: 429, type: "rate_limit_error", retry: false };
     case "canceled":
@@ -105,7 +107,8 @@ export interface AnthropicError {
  */
 export function toAnthropicError(reason: unknown, requestId?: string): AnthropicError {
   const error: GatewayError = toGatewayError(reason);
-  const { status, type, retry } = anthropicStatus(error.code);
+  // A spent budget is 402 unless the operator kept the 429 of old (auth.budgetExceededStatus), said as Anthropic's own spend limits were.
+  const { status, type, retry } = error.budget?.httpStatus === 429 ? anthropicStatus("upstream_quota_exhausted") : anthropicStatus(error.code);
   const message = error.field === undefined ? error.message : renameLeadingFields(error.message, error.field, anthropicParam);
   const headers: Record<string, string> = {};
   if (retry === false) headers["x-should-retry"] = "false";
@@ -113,5 +116,6 @@ export function toAnthropicError(reason: unknown, requestId?: string): Anthropic
     headers["retry-after"] = String(Math.ceil(error.retryAfterMs / 1000));
     headers["retry-after-ms"] = String(error.retryAfterMs);
   }
+  if (error.budget) headers["sluice-budget-level"] = error.budget.level;
   return { status, headers, body: { type: "error", error: { type, message }, ...(requestId === undefined ? {} : { request_id: requestId }) } };
 }

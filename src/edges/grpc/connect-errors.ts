@@ -1,6 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { type ErrorCode, GatewayError, toGatewayError } from "../../core/errors.js";
-import { ErrorInfoSchema, RetryInfoSchema } from "../../../gen/google/rpc/error_details_pb.js";
+import { ErrorInfoSchema, QuotaFailureSchema, RetryInfoSchema } from "../../../gen/google/rpc/error_details_pb.js";
 
 /** The gRPC status for each gateway error (docs/streams.md, "Error mapping"). */
 export function grpcCode(code: ErrorCode): Code {
@@ -52,15 +52,21 @@ export function grpcCode(code: ErrorCode): Code {
 /**
  * Standard error details, so generated clients can act without parsing the
  * message: `google.rpc.ErrorInfo` always (reason = the gateway's error code
- * in upper case, domain `sluice`), and `google.rpc.RetryInfo` when the client
- * should wait before retrying. Over gRPC they travel in
+ * in upper case, domain `sluice`), `google.rpc.RetryInfo` when the client
+ * should wait before retrying, and `google.rpc.QuotaFailure` naming the
+ * level whose budget is spent. Over gRPC they travel in
  * `grpc-status-details-bin`, over Connect in the error's `details`.
  */
+/** One detail as ConnectError's constructor takes it (connect does not export the type). */
+type OutgoingDetail = NonNullable<ConstructorParameters<typeof ConnectError>[3]>[number];
+
 function errorDetails(error: GatewayError) {
   const metadata: Record<string, string> = {};
   if (error.provider !== undefined) metadata.provider = error.provider;
   if (error.field !== undefined) metadata.field = error.field.slice(0, 256);
-  const details = [{ desc: ErrorInfoSchema, value: { reason: error.code.toUpperCase(), domain: "sluice", metadata } }];
+  if (error.budget !== undefined) metadata.level = error.budget.level;
+  const details: OutgoingDetail[] = [{ desc: ErrorInfoSchema, value: { reason: error.code.toUpperCase(), domain: "sluice", metadata } }];
+  if (error.budget !== undefined) details.push({ desc: QuotaFailureSchema, value: { violations: [{ subject: error.budget.level, description: capMessage(error.message) }] } });
   if (error.retryAfterMs === undefined) return details;
   const ms = Math.max(0, Math.ceil(error.retryAfterMs));
   const retryDelay = { seconds: BigInt(Math.floor(ms / 1000)), nanos: (ms % 1000) * 1_000_000 };
@@ -78,6 +84,7 @@ export function toConnectError(reason: unknown): ConnectError {
   const error = toGatewayError(reason);
   const metadata = new Headers();
   if (error.retryAfterMs !== undefined) metadata.set("retry-after", String(Math.ceil(error.retryAfterMs / 1000)));
+  if (error.budget !== undefined) metadata.set("sluice-budget-level", error.budget.level);
   return new ConnectError(capMessage(error.message), grpcCode(error.code), metadata, errorDetails(error), error);
 }
 

@@ -24,11 +24,12 @@ export function httpStatus(code: ErrorCode): number {
       return 413;
     case "request_timeout":
       return 408;
+    case "budget_exceeded":
+      return 402;
     case "upstream_rate_limited":
     case "upstream_quota_exhausted":
     case "overloaded":
     case "rate_limited":
-    case "budget_exceeded":
       return 429;
     case "canceled":
       return 499;
@@ -91,7 +92,6 @@ function openAiCode(code: ErrorCode): string {
     case "rate_limited":
       return "rate_limit_exceeded";
     case "upstream_quota_exhausted":
-    case "budget_exceeded":
       return "insufficient_quota";
     case "unauthenticated":
       return "invalid_api_key";
@@ -113,7 +113,8 @@ export interface OpenAiError {
  */
 export function toOpenAiError(reason: unknown): OpenAiError {
   const error: GatewayError = toGatewayError(reason);
-  const status = httpStatus(error.code);
+  // A spent budget is 402 unless the operator kept the 429 of old (auth.budgetExceededStatus).
+  const status = error.budget?.httpStatus ?? httpStatus(error.code);
   const param = error.field === undefined ? null : openAiParam(error.field);
   let message = error.message;
   // Messages start with the field(s) at fault ("a: …" or "a, b: …"): say them the OpenAI way.
@@ -125,6 +126,7 @@ export function toOpenAiError(reason: unknown): OpenAiError {
     headers["retry-after"] = String(Math.ceil(error.retryAfterMs / 1000));
     headers["retry-after-ms"] = String(error.retryAfterMs);
   }
+  if (error.budget) headers["sluice-budget-level"] = error.budget.level;
   return { status, headers, body: { error: { message, type: errorType(status, error.code), param, code: openAiCode(error.code) } } };
 }
 
