@@ -13,7 +13,7 @@ const KEY = "sk-test-config-abcdef0123456789";
 describe("auth and store configuration", () => {
   it("is off by default: no keys, no admin service, no Redis (the quick start)", () => {
     const config = resolveConfig(base, {});
-    expect(config.auth).toEqual({ required: false, keys: [], budgetExceededStatus: 402 });
+    expect(config.auth).toEqual({ required: false, keys: [], teams: new Map(), businessLines: new Map(), budgetExceededStatus: 402 });
     expect(config.store).toBeUndefined();
   });
 
@@ -50,6 +50,42 @@ describe("auth and store configuration", () => {
       bufferMax: 10_000,
       streamLeaseMs: 900_000,
     });
+  });
+
+  it("builds the hierarchy: keys in teams, teams in business lines, budgets in micro-dollars", () => {
+    const config = resolveConfig(
+      {
+        ...base,
+        auth: {
+          keys: [{ name: "a", keyEnv: "A_KEY", team: "search" }],
+          teams: [{ name: "search", businessLine: "consumer", budget: { usd: 10, period: "day" }, limits: { concurrentStreams: 5 } }, { name: "lab" }],
+          businessLines: [{ name: "consumer", budget: { usd: 1_000 } }],
+        },
+      },
+      { A_KEY: KEY },
+    );
+    expect(config.auth.keys[0]).toMatchObject({ name: "a", team: "search" });
+    expect(config.auth.teams.get("search")).toEqual({ name: "search", businessLine: "consumer", limits: { concurrentStreams: 5 }, budget: { usdMicros: 10_000_000, period: "day" } });
+    expect(config.auth.teams.get("lab")).toEqual({ name: "lab", limits: {} });
+    expect(config.auth.businessLines.get("consumer")).toEqual({ name: "consumer", limits: {}, budget: { usdMicros: 1_000_000_000, period: "month" } });
+  });
+
+  it("refuses a key in an unknown team, a team in an unknown business line, and duplicate names, in one report", () => {
+    const report = configErrors(
+      {
+        ...base,
+        auth: {
+          keys: [{ name: "a", keyEnv: "A_KEY", team: "ghost-team" }],
+          teams: [{ name: "t", businessLine: "ghost-line" }, { name: "t" }],
+          businessLines: [{ name: "b" }, { name: "b" }],
+        },
+      },
+      { A_KEY: KEY },
+    );
+    expect(report).toContain('auth.keys.0.team: unknown team "ghost-team"');
+    expect(report).toContain('auth.teams.0.businessLine: unknown business line "ghost-line"');
+    expect(report).toContain('auth.teams.1.name: duplicate name "t" (also auth.teams.0)');
+    expect(report).toContain('auth.businessLines.1.name: duplicate name "b" (also auth.businessLines.0)');
   });
 
   it("an admin key alone turns authentication on (its keys are created at run time)", () => {

@@ -3,7 +3,7 @@ import type { KeyBudget, KeyLimits } from "../src/config/config.js";
 import { createFailOpenStore } from "../src/store/fail-open-store.js";
 import { createMemoryTenantStore } from "../src/store/memory-tenant-store.js";
 import { createRedisTenantStore, type SluiceRedisClient } from "../src/store/redis-tenant-store.js";
-import type { AdmitRequest, Settlement, TenantStore, UsageRecord } from "../src/store/tenant-store.js";
+import { type AdmitRequest, type ParentLevel, type Settlement, subjectOf, type TenantStore, type UsageRecord } from "../src/store/tenant-store.js";
 import { PERIOD_KINDS, periodOf } from "../src/usage/periods.js";
 import { dropPrefix, dumpPrefix, startOwnRedis, storeClient, testPrefix } from "./helpers/redis.js";
 
@@ -305,6 +305,77 @@ for (const [name, make] of Object.entries(STORES)) {
       expect(await store.headroom("k", limits)).toEqual({ requestsRemaining: 9, tokensRemaining: 900, streamsActive: 1 });
       await store.settle(settlement(late, lateAt, { inputTokens: 5, outputTokens: 5 }));
       expect(await store.headroom("k", limits)).toEqual({ requestsRemaining: 9, tokensRemaining: 990, streamsActive: 0 });
+    });
+
+    describe("with a team and a business line above the key", () => {
+      const team = (limits: KeyLimits, budget?: KeyBudget): ParentLevel => ({ level: "team", name: "search", limits, ...(budget ? { budget } : {}) });
+      const line = (limits: KeyLimits, budget?: KeyBudget): ParentLevel => ({ level: "business_line", name: "consumer", limits, ...(budget ? { budget } : {}) });
+      const parentsOfSettle = (req: AdmitRequest) => req.parents!.map((p) => ({ level: p.level, name: p.name, reservedTokens: p.limits.tokensPerMinute ? req.reserveTokens : 0 }));
+
+      it("refuses at the team when two keys together reach its limit, naming the team, and leaves the refused key's own windows untouched", async () => {
+        const { store } = make();
+        const parents = [team({ requestsPerMinute: 2 }), line({})];
+        await admitOk(store, admission("a", { requestsPerMinute: 10 }, { parents }));
+        await admitOk(store, admission("b", { requestsPerMinute: 10 }, { parents }));
+        const refused = await store.admit(admission("a", { requestsPerMinute: 10 }, { parents }));
+        expect(refused).toMatchObject({ ok: false, reason: "requests", level: "team" });
+        expect(refused.ok === false && refused.retryAfterMs).toBeGreaterThan(0);
+        // The key's own window counted only the admission that passed every level.
+        expect(await store.headroom("a", { requestsPerMinute: 10 })).toMatchObject({ requestsRemaining: 9 });
+        // A key outside the team is not limited by it.
+        await admitOk(store, admission("c", { requestsPerMinute: 10 }));
+      });
+
+      it("reserves at every level with a budget, settles each to what was spent, and refuses at the business line once its budget is spent", async () => {
+        const { store, clock } = make();
+        const parents = [team({}, { usdMicros: 1_000, period: "day" }), line({}, { usdMicros: 500, period: "month" })];
+        const first = admission("a", {}, { parents, reserveMicros: 300 });
+        const admitted = await admitOk(store, first);
+        expect((await store.usage(subjectOf(parents[0]!), "day")).reservedMicros).toBe(300);
+        expect((await store.usage(subjectOf(parents[1]!), "month")).reservedMicros).toBe(300);
+        // The key has no budget: nothing is reserved in its rollup.
+        expect((await store.usage("a", "month")).reservedMicros).toBe(0);
+        // 300 held at the line: another 300 would pass 500.
+        const held = await store.admit(admission("b", {}, { parents, reserveMicros: 300 }));
+        expect(held).toMatchObject({ ok: false, reason: "budget", level: "business_line" });
+        const monthEnd = periodOf("month", clock.now()).endMs - clock.now();
+        expect(held.ok === false && held.retryAfterMs).toBe(monthEnd);
+
+        await store.settle(settlement(first, admitted.admittedAt, { costMicros: 450 }, { parents: parentsOfSettle(first) }));
+        for (const [subject, kind] of [[subjectOf(parents[0]!), "day"], [subjectOf(parents[1]!), "month"], ["a", "month"]] as const) {
+          expect(await store.usage(subject, kind)).toMatchObject({ requests: 1, spendMicros: 450, reservedMicros: 0 });
+        }
+        expect(await store.admit(admission("b", {}, { parents, reserveMicros: 100 }))).toMatchObject({ ok: false, reason: "budget", level: "business_line" });
+        const small = await admitOk(store, admission("b", {}, { parents, reserveMicros: 50 }));
+        expect(small.ok).toBe(true);
+        // Levels are checked from the key up: the team (500 of 1,000 used) refuses before the line does.
+        expect(await store.admit(admission("b", {}, { parents, reserveMicros: 600 }))).toMatchObject({ ok: false, reason: "budget", level: "team" });
+      });
+
+      it("holds a stream slot at the team until the stream settles, and a release frees it at every level", async () => {
+        const { store } = make();
+        const parents = [team({ concurrentStreams: 1, tokensPerMinute: 1_000 }), line({ concurrentStreams: 5 })];
+        const first = admission("a", {}, { parents, reserveTokens: 400 });
+        const admitted = await admitOk(store, first);
+        expect(await store.admit(admission("b", {}, { parents, reserveTokens: 400 }))).toMatchObject({ ok: false, reason: "streams", level: "team" });
+        await store.settle(settlement(first, admitted.admittedAt, { inputTokens: 50, outputTokens: 50 }, { parents: parentsOfSettle(first) }));
+        // The team's tokens were refunded to what was used (100 of 400): 900 more fit.
+        const second = admission("b", {}, { parents, reserveTokens: 900 });
+        await admitOk(store, second);
+        expect(await store.admit(admission("c", {}, { parents, reserveTokens: 10 }))).toMatchObject({ ok: false, reason: "streams", level: "team" });
+        await store.release({ key: second.key, admissionId: second.admissionId, parents: parents.map(({ level, name }) => ({ level, name })) });
+        await admitOk(store, admission("c", {}, { parents, reserveTokens: 900 }));
+      });
+
+      it("records the team and business line with the usage record", async () => {
+        const { store } = make();
+        const parents = [team({}), line({})];
+        const req = admission("a", {}, { parents });
+        const admitted = await admitOk(store, req);
+        await store.settle(settlement(req, admitted.admittedAt, { team: "search", businessLine: "consumer", outputTokens: 3 }, { parents: parentsOfSettle(req) }));
+        const [last] = await store.records(1);
+        expect(last).toMatchObject({ key: "a", team: "search", businessLine: "consumer", outputTokens: 3 });
+      });
     });
 
     it("keeps runtime keys by name, refuses a second key with the same name, and refuses a revoked key at admission", async () => {

@@ -136,9 +136,23 @@ export interface KeyBudget {
   readonly period: BudgetPeriod;
 }
 
+/** A team or business line: limits and a budget shared by every key below it. */
+export interface LevelSettings {
+  readonly name: string;
+  readonly limits: KeyLimits;
+  readonly budget?: KeyBudget;
+}
+
+/** A team, and the business line it belongs to. */
+export interface TeamSettings extends LevelSettings {
+  readonly businessLine?: string;
+}
+
 /** What a virtual key may do, wherever it was defined (configuration or the admin service). */
 export interface KeySettings {
   readonly name: string;
+  /** The key's team: its requests count against the team's (and its business line's) limits and budgets too. */
+  readonly team?: string;
   /** Aliases the key may use; every alias when absent. */
   readonly models?: readonly string[];
   readonly limits: KeyLimits;
@@ -207,6 +221,8 @@ export interface Config {
     /** SHA-256 (hex) of the admin key; the admin service is off without one. */
     readonly adminKeySha256?: string;
     readonly keys: readonly ConfiguredKey[];
+    readonly teams: ReadonlyMap<string, TeamSettings>;
+    readonly businessLines: ReadonlyMap<string, LevelSettings>;
     /** HTTP status of a budget refusal (auth.budgetExceededStatus). */
     readonly budgetExceededStatus: 402 | 429;
   };
@@ -289,6 +305,11 @@ export function resolveConfig(
 }
 
 /** A checked file made ready for use: defaults applied, keys read from `env`, timeouts merged, targets attached. */
+/** A budget as the file writes it (USD) in integer micro-dollars, as every store counts it. */
+export function budgetOf(budget: { readonly usd: number; readonly period: BudgetPeriod }): KeyBudget {
+  return { usdMicros: Math.round(budget.usd * 1_000_000), period: budget.period };
+}
+
 function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: NodeJS.ProcessEnv): Config {
   const providers = new Map<string, ProviderConfig>();
   for (const [name, p] of Object.entries(file.providers)) {
@@ -374,11 +395,19 @@ function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: Nod
           name: k.name,
           // checkConfig has made sure the variable is set; only the hash is kept.
           sha256: k.sha256 !== undefined ? k.sha256.toLowerCase() : sha256Hex(env[k.keyEnv!]!),
+          ...(k.team === undefined ? {} : { team: k.team }),
           ...(k.models ? { models: k.models } : {}),
           limits: k.limits,
-          ...(k.budget ? { budget: { usdMicros: Math.round(k.budget.usd * 1_000_000), period: k.budget.period } } : {}),
+          ...(k.budget ? { budget: budgetOf(k.budget) } : {}),
         }),
       ),
+      teams: new Map(
+        file.auth.teams.map((t) => [
+          t.name,
+          { name: t.name, ...(t.businessLine === undefined ? {} : { businessLine: t.businessLine }), limits: t.limits, ...(t.budget ? { budget: budgetOf(t.budget) } : {}) },
+        ]),
+      ),
+      businessLines: new Map(file.auth.businessLines.map((b) => [b.name, { name: b.name, limits: b.limits, ...(b.budget ? { budget: budgetOf(b.budget) } : {}) }])),
       budgetExceededStatus: file.auth.budgetExceededStatus,
     },
     ...(file.store ? { store: { ...(file.store.redis ? { redis: file.store.redis } : {}), ...(file.store.postgres ? { postgres: file.store.postgres } : {}) } } : {}),

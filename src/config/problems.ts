@@ -139,6 +139,40 @@ function keyProblems(input: unknown, env: NodeJS.ProcessEnv): ConfigProblem[] {
   return problems;
 }
 
+/**
+ * Teams and business lines: names unique within their kind, every team's
+ * business line and every key's team defined in the same file (a key
+ * whose team is missing would escape the team's budget).
+ */
+function hierarchyProblems(input: unknown): ConfigProblem[] {
+  if (!isRecord(input) || !isRecord(input.auth)) return [];
+  const { auth } = input;
+  const problems: ConfigProblem[] = [];
+  const namesOf = (list: unknown, path: string): Set<string> => {
+    const names = new Map<string, number>();
+    if (Array.isArray(list)) {
+      list.forEach((item: unknown, i) => {
+        if (!isRecord(item) || typeof item.name !== "string") return;
+        const first = names.get(item.name);
+        if (first !== undefined) problems.push({ path: ["auth", path, i, "name"], message: `duplicate name "${item.name}" (also auth.${path}.${first})` });
+        else names.set(item.name, i);
+      });
+    }
+    return new Set(names.keys());
+  };
+  const lines = namesOf(auth.businessLines, "businessLines");
+  const teams = namesOf(auth.teams, "teams");
+  const refs = (list: unknown, path: string, field: string, known: Set<string>, what: string) => {
+    if (!Array.isArray(list)) return;
+    list.forEach((item: unknown, i) => {
+      if (isRecord(item) && typeof item[field] === "string" && !known.has(item[field])) problems.push({ path: ["auth", path, i, field], message: `unknown ${what} "${item[field]}"` });
+    });
+  };
+  refs(auth.teams, "teams", "businessLine", lines, "business line");
+  refs(auth.keys, "keys", "team", teams, "team");
+  return problems;
+}
+
 /** A console protected by the admin key needs an admin key. */
 function consoleProblems(input: unknown): ConfigProblem[] {
   if (!isRecord(input) || !isRecord(input.console) || input.console.access !== "admin") return [];
@@ -177,6 +211,7 @@ export function checkConfig(input: unknown, env: NodeJS.ProcessEnv): CheckedConf
     ...thinkingProblems(input),
     ...environmentProblems(input, env),
     ...keyProblems(input, env),
+    ...hierarchyProblems(input),
     ...consoleProblems(input),
     ...tls.problems,
   ];

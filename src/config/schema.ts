@@ -222,9 +222,29 @@ export const keyBudgetSchema = z.strictObject({
   period: z.enum(BUDGET_PERIODS).default("month"),
 });
 
+/** A team or business line: what its keys may do together, per minute and per budget period. */
+const levelFields = {
+  name: keyNameSchema,
+  limits: keyLimitsSchema.prefault({}),
+  budget: keyBudgetSchema.optional(),
+};
+
+/** Teams and business lines at most, configured and created at run time each (a bound on what every admission may look up). */
+export const MAX_LEVELS = 10_000;
+
+const businessLineSchema = z.strictObject(levelFields);
+
+const teamSchema = z.strictObject({
+  ...levelFields,
+  /** The business line the team belongs to (at most one). */
+  businessLine: keyNameSchema.optional(),
+});
+
 const tenantKeySchema = z
   .strictObject({
     name: keyNameSchema,
+    /** The team the key belongs to (at most one): its requests count against the team's and the team's business line's limits and budgets too. */
+    team: keyNameSchema.optional(),
     /** Environment variable holding the key; the gateway keeps only its SHA-256. */
     keyEnv: envName.optional(),
     /** Or the key's SHA-256 in hex, so the plaintext never reaches the gateway's host. */
@@ -365,6 +385,10 @@ export const configSchema = z
         /** Environment variable holding the admin key; enables sluice.admin.v1.AdminService. */
         adminKeyEnv: envName.optional(),
         keys: z.array(tenantKeySchema).max(10_000).default([]),
+        /** Teams, each in at most one business line (docs/tenancy.md, "Teams and business lines"). */
+        teams: z.array(teamSchema).max(MAX_LEVELS).default([]),
+        /** Business lines: the top of the hierarchy. */
+        businessLines: z.array(businessLineSchema).max(MAX_LEVELS).default([]),
         /** The HTTP status of a request refused because a budget is spent: 402 (not retried by SDKs), or 429 as before 402 existed. */
         budgetExceededStatus: z.literal([402, 429]).default(402),
       })

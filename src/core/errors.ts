@@ -66,6 +66,8 @@ export interface BudgetRefusal {
   readonly level: BudgetLevel;
   /** The HTTP status the facades answer with (auth.budgetExceededStatus); gRPC is RESOURCE_EXHAUSTED either way. */
   readonly httpStatus: 402 | 429;
+  /** When the refusing level's budget period renews, as the `sluice-budget-reset` header writes it ("3h12m5s"). */
+  readonly reset?: string;
 }
 
 export interface GatewayErrorOptions {

@@ -75,6 +75,15 @@ const causeOf = (error: unknown): string => {
 /** A limit shared by `replicas` replicas, as one replica's share (at least 1). */
 const share = (limit: number | undefined, replicas: number) => (limit === undefined ? undefined : Math.max(1, Math.floor(limit / replicas)));
 
+/** This replica's share of per-minute and concurrency limits while Redis is away. */
+function shareLimits(limits: KeyLimits, replicas: number): KeyLimits {
+  return {
+    ...(limits.requestsPerMinute === undefined ? {} : { requestsPerMinute: share(limits.requestsPerMinute, replicas)! }),
+    ...(limits.tokensPerMinute === undefined ? {} : { tokensPerMinute: share(limits.tokensPerMinute, replicas)! }),
+    ...(limits.concurrentStreams === undefined ? {} : { concurrentStreams: share(limits.concurrentStreams, replicas)! }),
+  };
+}
+
 /** Work owed to Redis: a settlement, or the release of an admission decided locally. `done` once Redis has it, by whichever send got there. */
 type Pending = ({ readonly kind: "settle"; readonly settlement: Settlement } | { readonly kind: "release"; readonly admission: AdmissionRef }) & { done: boolean; buffered: boolean };
 
@@ -261,7 +270,7 @@ export function createFailOpenStore(options: FailOpenStoreOptions): FailOpenStor
     work.then(
       (result) => {
         answered();
-        if (result.ok) releaseLater({ key: req.key, admissionId: req.admissionId });
+        if (result.ok) releaseLater({ key: req.key, admissionId: req.admissionId, ...(req.parents ? { parents: req.parents.map(({ level, name }) => ({ level, name })) } : {}) });
         options.onEvent({ type: "late", operation: "admit", outcome: result.ok ? "released" : "refused" });
       },
       () => undefined,
@@ -273,15 +282,17 @@ export function createFailOpenStore(options: FailOpenStoreOptions): FailOpenStor
       throw new GatewayError("store_unavailable", "the gateway's shared store is unreachable; retry shortly", { retryAfterMs: DOWN_MS });
     }
     options.onEvent({ type: "fallback", operation: "admit" });
-    const limits: KeyLimits = {
-      ...(req.limits.requestsPerMinute === undefined ? {} : { requestsPerMinute: share(req.limits.requestsPerMinute, options.replicas)! }),
-      ...(req.limits.tokensPerMinute === undefined ? {} : { tokensPerMinute: share(req.limits.tokensPerMinute, options.replicas)! }),
-      ...(req.limits.concurrentStreams === undefined ? {} : { concurrentStreams: share(req.limits.concurrentStreams, options.replicas)! }),
-    };
+    const limits = shareLimits(req.limits, options.replicas);
     const seen = lastUsed.get(req.key);
     const usedShared = seen && seen.until > Date.now() ? seen.usedMicros : 0;
     const budget = req.budget ? { ...req.budget, usdMicros: Math.floor(Math.max(0, req.budget.usdMicros - usedShared) / options.replicas) } : undefined;
-    const result = await local.admit({ ...req, limits, ...(budget ? { budget } : {}) });
+    // A team's or business line's spend is not known here (Redis answers with the key's figures): each replica takes its share of the whole budget.
+    const parents = req.parents?.map((p) => ({
+      ...p,
+      limits: shareLimits(p.limits, options.replicas),
+      ...(p.budget ? { budget: { ...p.budget, usdMicros: Math.floor(p.budget.usdMicros / options.replicas) } } : {}),
+    }));
+    const result = await local.admit({ ...req, limits, ...(budget ? { budget } : {}), ...(parents ? { parents } : {}) });
     return result.ok ? { ...result, shared: false } : result;
   };
 

@@ -1,15 +1,18 @@
-import type { BudgetPeriod } from "../config/config.js";
+import type { BudgetPeriod, KeyBudget, KeyLimits } from "../config/config.js";
 import { PERIOD_KINDS, periodOf, ROLLUP_TTL_MS } from "../usage/periods.js";
 import {
   type AdmitRequest,
   type AdmitResult,
   type Headroom,
+  type LimitReason,
+  type LevelRef,
   MAX_RUNTIME_KEYS,
   type Quota,
   type SettleResult,
   type Settlement,
   type StoredKey,
   STREAMS_RETRY_MS,
+  subjectOf,
   type TenantStore,
   type UsageRecord,
   type UsageTotals,
@@ -73,6 +76,14 @@ const emptyRollup = (expiresAt: number): Rollup => ({
   reservedMicros: 0,
   expiresAt,
 });
+
+/** One level of an admission: the key (no `level`) or a team or business line above it. */
+interface Level {
+  readonly subject: string;
+  readonly level?: LevelRef["level"];
+  readonly limits: KeyLimits;
+  readonly budget?: KeyBudget;
+}
 
 /** Oldest token entries walked to tell a refused request when enough will have expired. */
 const RETRY_WALK = 1_000;
@@ -189,103 +200,127 @@ export function createMemoryTenantStore(options: MemoryTenantStoreOptions = {}):
     async admit(req: AdmitRequest): Promise<AdmitResult> {
       const at = now();
       if (req.runtimeSha256 !== undefined && !keys.has(req.runtimeSha256)) return { ok: false, reason: "revoked", quota: {} };
-      const s = stateOf(req.key);
-      sweep(req.key, s, at);
-      const { requestsPerMinute: rpm, tokensPerMinute: tpm, concurrentStreams: maxStreams } = req.limits;
-      const firstRequest = s.requests.values().next();
-      const firstToken = s.tokens.values().next();
-      const period = req.budget ? periodOf(req.budget.period, at) : undefined;
-      const budgetRoll = period ? rollupOf(req.key, period.kind, period.id, at) : undefined;
-      const reserved = budgetRoll?.reservedMicros ?? 0;
-      const used = budgetRoll ? budgetRoll.spendMicros + reserved : 0;
+      const levels: Level[] = [
+        { subject: req.key, limits: req.limits, ...(req.budget ? { budget: req.budget } : {}) },
+        ...(req.parents ?? []).map((p) => ({ subject: subjectOf(p), level: p.level, limits: p.limits, ...(p.budget ? { budget: p.budget } : {}) })),
+      ];
+      const seen: Array<{ readonly level: Level; readonly s: KeyState; readonly period?: { readonly kind: BudgetPeriod; readonly id: string; readonly endMs: number }; readonly roll?: Rollup }> = [];
+      for (const level of levels) {
+        const s = stateOf(level.subject);
+        sweep(level.subject, s, at);
+        const period = level.budget ? periodOf(level.budget.period, at) : undefined;
+        seen.push({ level, s, ...(period ? { period, roll: rollupOf(level.subject, period.kind, period.id, at) } : {}) });
+      }
+      const key = seen[0]!;
+      const keyReserved = key.roll?.reservedMicros ?? 0;
+      const keyUsed = key.roll ? key.roll.spendMicros + keyReserved : 0;
+      const { requestsPerMinute: keyRpm, tokensPerMinute: keyTpm, concurrentStreams: keyStreams } = req.limits;
+      const firstRequest = key.s.requests.values().next();
+      const firstToken = key.s.tokens.values().next();
       const quota = (admitted: number): Quota => ({
-        ...(rpm
-          ? { requests: { limit: rpm, remaining: Math.max(0, rpm - s.requests.size), resetMs: firstRequest.done ? (admitted ? WINDOW_MS : 0) : firstRequest.value + WINDOW_MS - at } }
+        ...(keyRpm
+          ? { requests: { limit: keyRpm, remaining: Math.max(0, keyRpm - key.s.requests.size), resetMs: firstRequest.done ? (admitted ? WINDOW_MS : 0) : firstRequest.value + WINDOW_MS - at } }
           : {}),
-        ...(tpm
-          ? { tokens: { limit: tpm, remaining: Math.max(0, tpm - s.tokenSum), resetMs: firstToken.done ? (admitted ? WINDOW_MS : 0) : firstToken.value.at + WINDOW_MS - at } }
+        ...(keyTpm
+          ? { tokens: { limit: keyTpm, remaining: Math.max(0, keyTpm - key.s.tokenSum), resetMs: firstToken.done ? (admitted ? WINDOW_MS : 0) : firstToken.value.at + WINDOW_MS - at } }
           : {}),
-        ...(maxStreams ? { streams: { limit: maxStreams, inUse: s.inFlight.size } } : {}),
-        ...(req.budget && period
+        ...(keyStreams ? { streams: { limit: keyStreams, inUse: key.s.inFlight.size } } : {}),
+        ...(req.budget && key.period
           ? {
               budget: {
                 limitMicros: req.budget.usdMicros,
-                usedMicros: used + (admitted ? req.reserveMicros : 0),
-                reservedMicros: reserved + (admitted ? req.reserveMicros : 0),
-                resetMs: period.endMs - at,
+                usedMicros: keyUsed + (admitted ? req.reserveMicros : 0),
+                reservedMicros: keyReserved + (admitted ? req.reserveMicros : 0),
+                resetMs: key.period.endMs - at,
               },
             }
           : {}),
       });
 
-      if (rpm && s.requests.size >= rpm) return { ok: false, reason: "requests", retryAfterMs: firstRequest.done ? WINDOW_MS : firstRequest.value + WINDOW_MS - at, quota: quota(0) };
-      if (maxStreams && s.inFlight.size >= maxStreams) return { ok: false, reason: "streams", retryAfterMs: STREAMS_RETRY_MS, quota: quota(0) };
-      if (tpm) {
-        if (req.reserveTokens > tpm) return { ok: false, reason: "tokens", quota: quota(0) };
-        if (s.tokenSum + req.reserveTokens > tpm) {
-          return { ok: false, reason: "tokens", retryAfterMs: tokensRetryMs(s, s.tokenSum + req.reserveTokens - tpm, at), quota: quota(0) };
+      for (const { level, s, period, roll } of seen) {
+        const refuse = (reason: LimitReason, retryAfterMs?: number): AdmitResult => ({
+          ok: false,
+          reason,
+          ...(level.level ? { level: level.level } : {}),
+          ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+          quota: quota(0),
+        });
+        const { requestsPerMinute: rpm, tokensPerMinute: tpm, concurrentStreams: maxStreams } = level.limits;
+        if (rpm && s.requests.size >= rpm) {
+          const first = s.requests.values().next();
+          return refuse("requests", first.done ? WINDOW_MS : first.value + WINDOW_MS - at);
+        }
+        if (maxStreams && s.inFlight.size >= maxStreams) return refuse("streams", STREAMS_RETRY_MS);
+        if (tpm) {
+          if (req.reserveTokens > tpm) return refuse("tokens");
+          if (s.tokenSum + req.reserveTokens > tpm) return refuse("tokens", tokensRetryMs(s, s.tokenSum + req.reserveTokens - tpm, at));
+        }
+        if (level.budget && period && roll) {
+          if (req.reserveMicros > level.budget.usdMicros) return refuse("budget");
+          if (roll.spendMicros + roll.reservedMicros + req.reserveMicros > level.budget.usdMicros) return refuse("budget", period.endMs - at);
         }
       }
-      if (req.budget && period) {
-        if (req.reserveMicros > req.budget.usdMicros) return { ok: false, reason: "budget", quota: quota(0) };
-        if (used + req.reserveMicros > req.budget.usdMicros) return { ok: false, reason: "budget", retryAfterMs: period.endMs - at, quota: quota(0) };
-      }
 
-      if (rpm) s.requests.set(req.admissionId, at);
-      if (tpm) {
-        s.tokens.set(req.admissionId, { at, amount: req.reserveTokens });
-        s.tokenSum += req.reserveTokens;
+      for (const { level, s, period, roll } of seen) {
+        if (level.limits.requestsPerMinute) s.requests.set(req.admissionId, at);
+        if (level.limits.tokensPerMinute) {
+          s.tokens.set(req.admissionId, { at, amount: req.reserveTokens });
+          s.tokenSum += req.reserveTokens;
+        }
+        const micros = roll ? req.reserveMicros : 0;
+        s.inFlight.set(req.admissionId, { expiresAt: at + leaseMs, micros, ...(period ? { periodId: period.id } : {}) });
+        if (roll) roll.reservedMicros += micros;
       }
-      s.inFlight.set(req.admissionId, { expiresAt: at + leaseMs, micros: req.reserveMicros, ...(period ? { periodId: period.id } : {}) });
-      if (budgetRoll) budgetRoll.reservedMicros += req.reserveMicros;
       return { ok: true, quota: quota(1), admittedAt: at, shared: true };
     },
 
     async settle(settlement: Settlement): Promise<SettleResult> {
       const at = now();
       const { record } = settlement;
-      const s = stateOf(settlement.key);
-      sweep(settlement.key, s, at);
+      const levels = [{ subject: settlement.key, reservedTokens: settlement.reservedTokens }, ...(settlement.parents ?? []).map((p) => ({ subject: subjectOf(p), reservedTokens: p.reservedTokens }))];
+      for (const { subject } of levels) sweep(subject, stateOf(subject), at);
       if (settled.has(settlement.admissionId)) return "duplicate";
       settled.set(settlement.admissionId, at + SETTLED_MEMORY_MS);
-      if (!settlement.shared) {
-        releaseAdmission(settlement.key, s, settlement.admissionId, at);
-        if (settlement.admittedAt > at - WINDOW_MS) {
-          const id = `${settlement.admissionId}:local`;
-          s.requests.set(id, lastAt(s.requests, (t) => t, settlement.admittedAt));
-          const actual = record.inputTokens + record.outputTokens;
-          if (settlement.reservedTokens > 0 && actual > 0) {
-            s.tokens.set(id, { at: lastAt(s.tokens, (e) => e.at, settlement.admittedAt), amount: actual });
-            s.tokenSum += actual;
+      const actual = record.inputTokens + record.outputTokens;
+      for (const { subject, reservedTokens } of levels) {
+        const s = stateOf(subject);
+        if (!settlement.shared) {
+          releaseAdmission(subject, s, settlement.admissionId, at);
+          if (settlement.admittedAt > at - WINDOW_MS) {
+            const id = `${settlement.admissionId}:local`;
+            s.requests.set(id, lastAt(s.requests, (t) => t, settlement.admittedAt));
+            if (reservedTokens > 0 && actual > 0) {
+              s.tokens.set(id, { at: lastAt(s.tokens, (e) => e.at, settlement.admittedAt), amount: actual });
+              s.tokenSum += actual;
+            }
           }
         }
-      }
-      const held = s.inFlight.get(settlement.admissionId);
-      if (held) {
-        s.inFlight.delete(settlement.admissionId);
-        if (held.periodId !== undefined) budgetRollup(settlement.key, held.periodId, at).reservedMicros -= held.micros;
-      }
-      if (settlement.shared && settlement.reservedTokens > 0) {
-        const actual = record.inputTokens + record.outputTokens;
-        const entry = s.tokens.get(settlement.admissionId);
-        if (entry) {
-          s.tokenSum += actual - entry.amount;
-          entry.amount = actual;
-        } else if (actual > settlement.reservedTokens) {
-          // The reservation already left the window (a stream longer than a minute): the excess counts now.
-          s.tokens.set(`${settlement.admissionId}:late`, { at, amount: actual - settlement.reservedTokens });
-          s.tokenSum += actual - settlement.reservedTokens;
+        const held = s.inFlight.get(settlement.admissionId);
+        if (held) {
+          s.inFlight.delete(settlement.admissionId);
+          if (held.periodId !== undefined) budgetRollup(subject, held.periodId, at).reservedMicros -= held.micros;
         }
-      }
-      for (const kind of PERIOD_KINDS) {
-        const r = rollupOf(settlement.key, kind, periodOf(kind, settlement.admittedAt).id, at);
-        r.requests++;
-        r.inputTokens += record.inputTokens;
-        r.outputTokens += record.outputTokens;
-        r.cachedInputTokens += record.cachedInputTokens;
-        r.reasoningTokens += record.reasoningTokens;
-        r.spendMicros += record.costMicros;
-        if (record.estimated) r.estimatedRequests++;
+        if (settlement.shared && reservedTokens > 0) {
+          const entry = s.tokens.get(settlement.admissionId);
+          if (entry) {
+            s.tokenSum += actual - entry.amount;
+            entry.amount = actual;
+          } else if (actual > reservedTokens) {
+            // The reservation already left the window (a stream longer than a minute): the excess counts now.
+            s.tokens.set(`${settlement.admissionId}:late`, { at, amount: actual - reservedTokens });
+            s.tokenSum += actual - reservedTokens;
+          }
+        }
+        for (const kind of PERIOD_KINDS) {
+          const r = rollupOf(subject, kind, periodOf(kind, settlement.admittedAt).id, at);
+          r.requests++;
+          r.inputTokens += record.inputTokens;
+          r.outputTokens += record.outputTokens;
+          r.cachedInputTokens += record.cachedInputTokens;
+          r.reasoningTokens += record.reasoningTokens;
+          r.spendMicros += record.costMicros;
+          if (record.estimated) r.estimatedRequests++;
+        }
       }
       records.push(record);
       if (records.length > maxRecords) records = records.slice(records.length - Math.floor(maxRecords * 0.9));
@@ -294,9 +329,11 @@ export function createMemoryTenantStore(options: MemoryTenantStoreOptions = {}):
 
     async release(a) {
       const at = now();
-      const s = stateOf(a.key);
-      sweep(a.key, s, at);
-      releaseAdmission(a.key, s, a.admissionId, at);
+      for (const subject of [a.key, ...(a.parents ?? []).map(subjectOf)]) {
+        const s = stateOf(subject);
+        sweep(subject, s, at);
+        releaseAdmission(subject, s, a.admissionId, at);
+      }
     },
 
     async usage(key, kind, atMs): Promise<UsageTotals> {

@@ -7,9 +7,12 @@
  * reserved in the period's rollup), checked and reserved together. A
  * stream's end is a second script, run after its last delta: reservations
  * replaced by what was used, rollups counted, one record appended. The
- * live view's headroom is a third, read-only one.
+ * live view's headroom is a third, read-only one. A key in a team counts
+ * against the team and the team's business line in the same scripts:
+ * every level is one more set of the keys below.
  *
- * Key layout under the prefix P, for key name N (docs/tenancy.md):
+ * Key layout under the prefix P, for level N (docs/tenancy.md): a key's
+ * name, `~team:T` for team T, `~bl:B` for business line B (subjectOf):
  *   P req:{N}      sorted set  admission id → time               (requests window)
  *   P tok:{N}      sorted set  entry id → time                   (tokens window)
  *   P toka:{N}     hash        entry id → tokens, `_sum` → total
@@ -124,123 +127,145 @@ end
 `;
 
 /**
- * KEYS: req, tok, toka, fly, flya, keys
- * ARGV: now override ('' = Redis TIME), admission id, window ms, rpm, tpm,
- *       reserve tokens, max streams, lease ms, budget micros, reserve micros,
- *       budget period kind, runtime key sha256 ('' for configured keys),
- *       rollup key prefix (P use:{N}:), budget rollup TTL ms
- *       (0 = that limit is not set)
- * Reply: {status, now, reason, retry ms, requests, requests reset ms,
- *         tokens, tokens reset ms, streams, budget used micros (spent +
+ * KEYS: keys, then for each level (the key first, then its team, then the
+ *       team's business line): req, tok, toka, fly, flya
+ * ARGV: now override ('' = Redis TIME), admission id, window ms, lease ms,
+ *       runtime key sha256 ('' for configured keys), reserve tokens,
+ *       reserve micros, then for each level: rpm, tpm, max streams,
+ *       budget micros, budget period kind, rollup key prefix (P use:{N}:),
+ *       budget rollup TTL ms (0 = that limit is not set)
+ * Every level is read and checked before any is written, so a refusal at
+ * the business line leaves the key's and the team's windows untouched; a
+ * level reserves tokens only where it limits them and micro-dollars only
+ * where it has a budget.
+ * Reply: {status, now, reason, retry ms, refusing level (1 = the key, 0
+ *         when admitted), then the key's figures: requests, requests reset
+ *         ms, tokens, tokens reset ms, streams, budget used micros (spent +
  *         reserved), of which reserved by streams in flight}
  *   status ok | limited | revoked; retry > 0 in ms, 0 = the caller's own
  *   hint (streams: nobody knows when one ends), -1 = no retry can succeed,
- *   -2 = at the end of the budget period (the caller knows the calendar)
+ *   -2 = at the end of the refusing level's budget period (the caller
+ *   knows the calendar)
  */
 export const ADMIT_SCRIPT = `${PRELUDE}
 local now = clock(ARGV[1])
-local id, window = ARGV[2], tonumber(ARGV[3])
-local rpm, tpm, reserve_tokens = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
-local max_streams, lease = tonumber(ARGV[7]), tonumber(ARGV[8])
-local budget, reserve_micros, budget_kind = tonumber(ARGV[9]), tonumber(ARGV[10]), ARGV[11]
-local runtime_sha, use_prefix, budget_ttl = ARGV[12], ARGV[13], tonumber(ARGV[14])
+local id, window, lease, runtime_sha = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
+local reserve_tokens, reserve_micros = tonumber(ARGV[6]), tonumber(ARGV[7])
+local levels = (#KEYS - 1) / 5
 
-if runtime_sha ~= '' and redis.call('HEXISTS', KEYS[6], runtime_sha) == 0 then
-  return {'revoked', now, '', 0, 0, 0, 0, 0, 0, 0, 0}
+if runtime_sha ~= '' and redis.call('HEXISTS', KEYS[1], runtime_sha) == 0 then
+  return {'revoked', now, '', 0, 1, 0, 0, 0, 0, 0, 0, 0}
 end
 
 local since = now - window
-local requests, requests_reset = 0, window
-if rpm > 0 then
-  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', since)
-  requests = redis.call('ZCARD', KEYS[1])
-  local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-  if first[2] then requests_reset = tonumber(first[2]) + window - now end
+local seen = {}
+
+local function reply(status, reason, retry, level)
+  local s = seen[1] or {requests = 0, requests_reset = window, tokens = 0, tokens_reset = window, streams = 0, used = 0, reserved = 0}
+  return {status, now, reason, retry, level, s.requests, s.requests_reset, s.tokens, s.tokens_reset, s.streams, s.used, s.reserved}
 end
 
-local tokens, tokens_reset = 0, window
-if tpm > 0 then
-  sweep_tokens(KEYS[2], KEYS[3], since)
-  tokens = tonumber(redis.call('HGET', KEYS[3], '_sum') or '0')
-  local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
-  if first[2] then tokens_reset = tonumber(first[2]) + window - now end
-end
+for l = 1, levels do
+  local k, a = 1 + (l - 1) * 5, 7 + (l - 1) * 7
+  local s = {
+    req = KEYS[k + 1], tok = KEYS[k + 2], toka = KEYS[k + 3], fly = KEYS[k + 4], flya = KEYS[k + 5],
+    rpm = tonumber(ARGV[a + 1]), tpm = tonumber(ARGV[a + 2]), max_streams = tonumber(ARGV[a + 3]),
+    budget = tonumber(ARGV[a + 4]), budget_kind = ARGV[a + 5], use_prefix = ARGV[a + 6], budget_ttl = tonumber(ARGV[a + 7]),
+    requests = 0, requests_reset = window, tokens = 0, tokens_reset = window, used = 0, reserved = 0, pid = '',
+  }
+  seen[l] = s
 
-sweep_leases(KEYS[4], KEYS[5], use_prefix, now)
-local streams = redis.call('ZCARD', KEYS[4])
+  if s.rpm > 0 then
+    redis.call('ZREMRANGEBYSCORE', s.req, '-inf', since)
+    s.requests = redis.call('ZCARD', s.req)
+    local first = redis.call('ZRANGE', s.req, 0, 0, 'WITHSCORES')
+    if first[2] then s.requests_reset = tonumber(first[2]) + window - now end
+  end
+  if s.tpm > 0 then
+    sweep_tokens(s.tok, s.toka, since)
+    s.tokens = tonumber(redis.call('HGET', s.toka, '_sum') or '0')
+    local first = redis.call('ZRANGE', s.tok, 0, 0, 'WITHSCORES')
+    if first[2] then s.tokens_reset = tonumber(first[2]) + window - now end
+  end
+  sweep_leases(s.fly, s.flya, s.use_prefix, now)
+  s.streams = redis.call('ZCARD', s.fly)
+  if s.budget > 0 then
+    s.pid = period_id(s.budget_kind, now)
+    local r = redis.call('HMGET', s.use_prefix .. s.pid, 'spend', 'reserved')
+    s.reserved = tonumber(r[2] or '0')
+    s.used = tonumber(r[1] or '0') + s.reserved
+  end
 
-local used, reserved, pid = 0, 0, ''
-if budget > 0 then
-  pid = period_id(budget_kind, now)
-  local r = redis.call('HMGET', use_prefix .. pid, 'spend', 'reserved')
-  reserved = tonumber(r[2] or '0')
-  used = tonumber(r[1] or '0') + reserved
-end
-
-local function reply(status, reason, retry)
-  return {status, now, reason, retry, requests, requests_reset, tokens, tokens_reset, streams, used, reserved}
-end
-
-if rpm > 0 and requests >= rpm then return reply('limited', 'requests', requests_reset) end
-if max_streams > 0 and streams >= max_streams then return reply('limited', 'streams', 0) end
-if tpm > 0 then
-  if reserve_tokens > tpm then return reply('limited', 'tokens', -1) end
-  if tokens + reserve_tokens > tpm then
-    -- when will enough of the oldest entries have left the window?
-    local need, freed, retry = tokens + reserve_tokens - tpm, 0, window
-    local oldest = redis.call('ZRANGE', KEYS[2], 0, 499, 'WITHSCORES')
-    local ids = {}
-    for i = 1, #oldest, 2 do ids[#ids + 1] = oldest[i] end
-    if #ids > 0 then
-      local amounts = redis.call('HMGET', KEYS[3], unpack(ids))
-      for i = 1, #ids do
-        freed = freed + tonumber(amounts[i] or '0')
-        retry = tonumber(oldest[2 * i]) + window - now
-        if freed >= need then break end
+  if s.rpm > 0 and s.requests >= s.rpm then return reply('limited', 'requests', s.requests_reset, l) end
+  if s.max_streams > 0 and s.streams >= s.max_streams then return reply('limited', 'streams', 0, l) end
+  if s.tpm > 0 then
+    if reserve_tokens > s.tpm then return reply('limited', 'tokens', -1, l) end
+    if s.tokens + reserve_tokens > s.tpm then
+      -- when will enough of the oldest entries have left the window?
+      local need, freed, retry = s.tokens + reserve_tokens - s.tpm, 0, window
+      local oldest = redis.call('ZRANGE', s.tok, 0, 499, 'WITHSCORES')
+      local ids = {}
+      for i = 1, #oldest, 2 do ids[#ids + 1] = oldest[i] end
+      if #ids > 0 then
+        local amounts = redis.call('HMGET', s.toka, unpack(ids))
+        for i = 1, #ids do
+          freed = freed + tonumber(amounts[i] or '0')
+          retry = tonumber(oldest[2 * i]) + window - now
+          if freed >= need then break end
+        end
       end
+      return reply('limited', 'tokens', retry, l)
     end
-    return reply('limited', 'tokens', retry)
+  end
+  if s.budget > 0 then
+    if reserve_micros > s.budget then return reply('limited', 'budget', -1, l) end
+    if s.used + reserve_micros > s.budget then return reply('limited', 'budget', -2, l) end
   end
 end
-if budget > 0 then
-  if reserve_micros > budget then return reply('limited', 'budget', -1) end
-  if used + reserve_micros > budget then return reply('limited', 'budget', -2) end
-end
 
-if rpm > 0 then
-  redis.call('ZADD', KEYS[1], now, id)
-  redis.call('PEXPIRE', KEYS[1], window + 1000)
-  requests = requests + 1
+for l = 1, levels do
+  local s = seen[l]
+  if s.rpm > 0 then
+    redis.call('ZADD', s.req, now, id)
+    redis.call('PEXPIRE', s.req, window + 1000)
+    s.requests = s.requests + 1
+  end
+  if s.tpm > 0 then
+    redis.call('ZADD', s.tok, now, id)
+    redis.call('HSET', s.toka, id, reserve_tokens)
+    redis.call('HINCRBY', s.toka, '_sum', reserve_tokens)
+    redis.call('PEXPIRE', s.tok, window + 1000)
+    redis.call('PEXPIRE', s.toka, window + 1000)
+    s.tokens = s.tokens + reserve_tokens
+  end
+  local held = s.budget > 0 and reserve_micros or 0
+  redis.call('ZADD', s.fly, now + lease, id)
+  redis.call('HSET', s.flya, id, held .. '|' .. s.pid)
+  redis.call('PEXPIRE', s.fly, lease + 1000)
+  redis.call('PEXPIRE', s.flya, lease + 1000)
+  s.streams = s.streams + 1
+  if held > 0 then
+    redis.call('HINCRBY', s.use_prefix .. s.pid, 'reserved', held)
+    redis.call('PEXPIRE', s.use_prefix .. s.pid, s.budget_ttl)
+    s.used = s.used + held
+    s.reserved = s.reserved + held
+  end
 end
-if tpm > 0 then
-  redis.call('ZADD', KEYS[2], now, id)
-  redis.call('HSET', KEYS[3], id, reserve_tokens)
-  redis.call('HINCRBY', KEYS[3], '_sum', reserve_tokens)
-  redis.call('PEXPIRE', KEYS[2], window + 1000)
-  redis.call('PEXPIRE', KEYS[3], window + 1000)
-  tokens = tokens + reserve_tokens
-end
-redis.call('ZADD', KEYS[4], now + lease, id)
-redis.call('HSET', KEYS[5], id, reserve_micros .. '|' .. pid)
-redis.call('PEXPIRE', KEYS[4], lease + 1000)
-redis.call('PEXPIRE', KEYS[5], lease + 1000)
-streams = streams + 1
-if budget > 0 and reserve_micros > 0 then
-  redis.call('HINCRBY', use_prefix .. pid, 'reserved', reserve_micros)
-  redis.call('PEXPIRE', use_prefix .. pid, budget_ttl)
-  used = used + reserve_micros
-  reserved = reserved + reserve_micros
-end
-return reply('ok', '', 0)
+return reply('ok', '', 0, 0)
 `;
 
 /**
- * KEYS: done marker, tok, toka, fly, flya, usage stream, req
+ * KEYS: done marker, usage stream, then for each level (key, team,
+ *       business line): req, tok, toka, fly, flya
  * ARGV: now override, admission id, window ms, admitted at, shared (0/1),
- *       reserved tokens, rollup key prefix, stream max length, marker TTL ms,
- *       input, output, cached, reasoning, cost micros, estimated (0/1),
- *       rollup TTL ms for day, week, month, then the record's field/value pairs
+ *       stream max length, marker TTL ms, input, output, cached, reasoning,
+ *       cost micros, estimated (0/1), rollup TTL ms for day, week, month,
+ *       then for each level: reserved tokens, rollup key prefix; then the
+ *       record's field/value pairs
  * Reply: 'ok', or 'duplicate' when this admission was settled before.
+ * Every level is settled as the key always was: its slot and budget
+ * reservation freed, its token reservation replaced by what was used, its
+ * rollups counted; the record is appended once.
  * A stream admitted by a replica's local fallback (shared 0) is reconciled
  * here: whatever this store reserved under its id (an admission whose reply
  * came too late) is released, and the request and its tokens join the
@@ -250,80 +275,88 @@ return reply('ok', '', 0)
 export const SETTLE_SCRIPT = `${PRELUDE}
 local now = clock(ARGV[1])
 local id, window, admitted_at = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
-local shared, reserved, use_prefix = ARGV[5] == '1', tonumber(ARGV[6]), ARGV[7]
-local maxlen, marker_ttl = ARGV[8], tonumber(ARGV[9])
-local input, output, cached, reasoning = tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[12]), tonumber(ARGV[13])
-local cost, estimated = tonumber(ARGV[14]), tonumber(ARGV[15])
-local ttls = {day = tonumber(ARGV[16]), week = tonumber(ARGV[17]), month = tonumber(ARGV[18])}
+local shared, maxlen, marker_ttl = ARGV[5] == '1', ARGV[6], tonumber(ARGV[7])
+local input, output, cached, reasoning = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
+local cost, estimated = tonumber(ARGV[12]), tonumber(ARGV[13])
+local ttls = {day = tonumber(ARGV[14]), week = tonumber(ARGV[15]), month = tonumber(ARGV[16])}
+local levels = (#KEYS - 2) / 5
 
 if not redis.call('SET', KEYS[1], '1', 'NX', 'PX', marker_ttl) then return 'duplicate' end
 
--- the slot and the budget reservation: whatever this admission holds here
-local held = redis.call('HGET', KEYS[5], id)
-if held then
-  release_held(held, use_prefix)
-  redis.call('HDEL', KEYS[5], id)
-end
-redis.call('ZREM', KEYS[4], id)
+local actual = input + output
+for l = 1, levels do
+  local k, a = 2 + (l - 1) * 5, 16 + (l - 1) * 2
+  local req, tok, toka, fly, flya = KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], KEYS[k + 5]
+  local reserved, use_prefix = tonumber(ARGV[a + 1]), ARGV[a + 2]
 
--- tokens: the reservation becomes what was used (a refund when less)
-if shared and reserved > 0 then
-  local actual = input + output
-  local at = redis.call('ZSCORE', KEYS[2], id)
-  if at and tonumber(at) > now - window then
-    local before = tonumber(redis.call('HGET', KEYS[3], id) or '0')
-    redis.call('HSET', KEYS[3], id, actual)
-    redis.call('HINCRBY', KEYS[3], '_sum', actual - before)
-  elseif actual > reserved then
-    -- the reservation already left the window (a stream over a minute): the excess counts now
-    redis.call('ZADD', KEYS[2], now, id .. ':late')
-    redis.call('HSET', KEYS[3], id .. ':late', actual - reserved)
-    redis.call('HINCRBY', KEYS[3], '_sum', actual - reserved)
-    redis.call('PEXPIRE', KEYS[2], window + 1000)
-    redis.call('PEXPIRE', KEYS[3], window + 1000)
+  -- the slot and the budget reservation: whatever this admission holds here
+  local held = redis.call('HGET', flya, id)
+  if held then
+    release_held(held, use_prefix)
+    redis.call('HDEL', flya, id)
   end
-elseif not shared then
-  release_admission(KEYS[7], KEYS[2], KEYS[3], KEYS[4], KEYS[5], id, use_prefix)
-  if admitted_at > now - window then
-    redis.call('ZADD', KEYS[7], admitted_at, id .. ':local')
-    redis.call('PEXPIRE', KEYS[7], window + 1000)
-    local actual = input + output
-    if reserved > 0 and actual > 0 then
-      redis.call('ZADD', KEYS[2], admitted_at, id .. ':local')
-      redis.call('HSET', KEYS[3], id .. ':local', actual)
-      redis.call('HINCRBY', KEYS[3], '_sum', actual)
-      redis.call('PEXPIRE', KEYS[2], window + 1000)
-      redis.call('PEXPIRE', KEYS[3], window + 1000)
+  redis.call('ZREM', fly, id)
+
+  -- tokens: the reservation becomes what was used (a refund when less)
+  if shared and reserved > 0 then
+    local at = redis.call('ZSCORE', tok, id)
+    if at and tonumber(at) > now - window then
+      local before = tonumber(redis.call('HGET', toka, id) or '0')
+      redis.call('HSET', toka, id, actual)
+      redis.call('HINCRBY', toka, '_sum', actual - before)
+    elseif actual > reserved then
+      -- the reservation already left the window (a stream over a minute): the excess counts now
+      redis.call('ZADD', tok, now, id .. ':late')
+      redis.call('HSET', toka, id .. ':late', actual - reserved)
+      redis.call('HINCRBY', toka, '_sum', actual - reserved)
+      redis.call('PEXPIRE', tok, window + 1000)
+      redis.call('PEXPIRE', toka, window + 1000)
+    end
+  elseif not shared then
+    release_admission(req, tok, toka, fly, flya, id, use_prefix)
+    if admitted_at > now - window then
+      redis.call('ZADD', req, admitted_at, id .. ':local')
+      redis.call('PEXPIRE', req, window + 1000)
+      if reserved > 0 and actual > 0 then
+        redis.call('ZADD', tok, admitted_at, id .. ':local')
+        redis.call('HSET', toka, id .. ':local', actual)
+        redis.call('HINCRBY', toka, '_sum', actual)
+        redis.call('PEXPIRE', tok, window + 1000)
+        redis.call('PEXPIRE', toka, window + 1000)
+      end
     end
   end
-end
 
-for _, kind in ipairs({'day', 'week', 'month'}) do
-  local key = use_prefix .. period_id(kind, admitted_at)
-  redis.call('HINCRBY', key, 'requests', 1)
-  redis.call('HINCRBY', key, 'input', input)
-  redis.call('HINCRBY', key, 'output', output)
-  redis.call('HINCRBY', key, 'cached', cached)
-  redis.call('HINCRBY', key, 'reasoning', reasoning)
-  redis.call('HINCRBY', key, 'spend', cost)
-  redis.call('HINCRBY', key, 'estimated', estimated)
-  redis.call('PEXPIRE', key, ttls[kind])
+  for _, kind in ipairs({'day', 'week', 'month'}) do
+    local key = use_prefix .. period_id(kind, admitted_at)
+    redis.call('HINCRBY', key, 'requests', 1)
+    redis.call('HINCRBY', key, 'input', input)
+    redis.call('HINCRBY', key, 'output', output)
+    redis.call('HINCRBY', key, 'cached', cached)
+    redis.call('HINCRBY', key, 'reasoning', reasoning)
+    redis.call('HINCRBY', key, 'spend', cost)
+    redis.call('HINCRBY', key, 'estimated', estimated)
+    redis.call('PEXPIRE', key, ttls[kind])
+  end
 end
 
 local fields = {}
-for i = 19, #ARGV do fields[#fields + 1] = ARGV[i] end
-redis.call('XADD', KEYS[6], 'MAXLEN', '~', maxlen, '*', unpack(fields))
+for i = 17 + levels * 2, #ARGV do fields[#fields + 1] = ARGV[i] end
+redis.call('XADD', KEYS[2], 'MAXLEN', '~', maxlen, '*', unpack(fields))
 return 'ok'
 `;
 
 /**
  * An admission whose reply came after its caller gave up (release_admission).
- * KEYS: req, tok, toka, fly, flya
- * ARGV: admission id, rollup key prefix
+ * KEYS: for each level: req, tok, toka, fly, flya
+ * ARGV: admission id, then each level's rollup key prefix
  * Reply: 'ok'
  */
 export const RELEASE_SCRIPT = `${PRELUDE}
-release_admission(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], ARGV[1], ARGV[2])
+for l = 1, #KEYS / 5 do
+  local k = (l - 1) * 5
+  release_admission(KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], KEYS[k + 5], ARGV[1], ARGV[l + 1])
+end
 return 'ok'
 `;
 

@@ -4,6 +4,7 @@ import { periodOf, ROLLUP_TTL_MS } from "../usage/periods.js";
 import { ADMIT_SCRIPT, CREATE_KEY_SCRIPT, HEADROOM_SCRIPT, RELEASE_SCRIPT, REVOKE_KEY_SCRIPT, SETTLE_SCRIPT, USAGE_SCRIPT } from "./redis-scripts.js";
 import { SETTLED_MEMORY_MS } from "./memory-tenant-store.js";
 import {
+  type AdmissionRef,
   type AdmitResult,
   type Headroom,
   type LimitReason,
@@ -11,6 +12,7 @@ import {
   type Quota,
   type StoredKey,
   STREAMS_RETRY_MS,
+  subjectOf,
   type TenantStore,
   type UsageRecord,
   type UsageTotals,
@@ -30,11 +32,28 @@ function script(source: string, keys: number) {
   });
 }
 
+/**
+ * A script whose number of keys varies per call (one set per tenancy
+ * level). node-redis writes `numkeys` from NUMBER_OF_KEYS when it is set;
+ * without it, parseCommand writes it, before the keys.
+ */
+function variadic(source: string) {
+  return defineScript({
+    SCRIPT: source,
+    parseCommand(parser, keyList: readonly string[], args: readonly string[]) {
+      parser.push(String(keyList.length));
+      for (const key of keyList) parser.pushKey(key);
+      for (const arg of args) parser.push(arg);
+    },
+    transformReply: (reply: unknown) => reply,
+  });
+}
+
 /** node-redis sends EVALSHA and falls back to EVAL (loading the script) on NOSCRIPT. */
 const SCRIPTS = {
-  sluiceAdmit: script(ADMIT_SCRIPT, 6),
-  sluiceSettle: script(SETTLE_SCRIPT, 7),
-  sluiceRelease: script(RELEASE_SCRIPT, 5),
+  sluiceAdmit: variadic(ADMIT_SCRIPT),
+  sluiceSettle: variadic(SETTLE_SCRIPT),
+  sluiceRelease: variadic(RELEASE_SCRIPT),
   sluiceUsage: script(USAGE_SCRIPT, 0),
   sluiceHeadroom: script(HEADROOM_SCRIPT, 4),
   sluiceCreateKey: script(CREATE_KEY_SCRIPT, 3),
@@ -92,6 +111,8 @@ function recordFields(r: UsageRecord): string[] {
   const fields: Array<[string, string | number | undefined]> = [
     ["requestId", r.requestId],
     ["key", r.key],
+    ["team", r.team],
+    ["businessLine", r.businessLine],
     ["alias", r.alias],
     ["target", r.target],
     ["inputTokens", r.inputTokens],
@@ -116,6 +137,8 @@ export function parseRecord(fields: Record<string, string>): UsageRecord {
   return {
     requestId: fields.requestId ?? "",
     key: fields.key ?? "",
+    ...(fields.team === undefined ? {} : { team: fields.team }),
+    ...(fields.businessLine === undefined ? {} : { businessLine: fields.businessLine }),
     alias: fields.alias ?? "",
     target: fields.target ?? "",
     inputTokens: num(fields.inputTokens),
@@ -140,6 +163,7 @@ function parseKey(json: string): StoredKey {
     name: k.name,
     sha256: k.sha256,
     createdAt: k.createdAt,
+    ...(k.team === undefined ? {} : { team: k.team }),
     ...(k.models ? { models: k.models } : {}),
     limits: k.limits ?? {},
     ...(k.budget ? { budget: k.budget } : {}),
@@ -152,6 +176,7 @@ function keyJson(key: StoredKey): string {
     name: key.name,
     sha256: key.sha256,
     createdAt: key.createdAt,
+    ...(key.team === undefined ? {} : { team: key.team }),
     ...(key.models ? { models: key.models } : {}),
     limits: key.limits,
     ...(key.budget ? { budget: key.budget } : {}),
@@ -171,31 +196,39 @@ export function createRedisTenantStore(options: RedisTenantStoreOptions): Tenant
   const k = (name: string) => `{${name}}`;
   const usePrefix = (name: string) => `${prefix}use:${k(name)}:`;
   const keyTable = [`${prefix}keys`, `${prefix}keynames`, `${prefix}keys:version`];
+  const windowKeys = (subject: string) => {
+    const n = k(subject);
+    return [`${prefix}req:${n}`, `${prefix}tok:${n}`, `${prefix}toka:${n}`, `${prefix}fly:${n}`, `${prefix}flya:${n}`];
+  };
 
   return {
     async admit(req): Promise<AdmitResult> {
-      const n = k(req.key);
-      const budgetKind = req.budget?.period ?? "month";
+      const levels = [{ subject: req.key, limits: req.limits, budget: req.budget }, ...(req.parents ?? []).map((p) => ({ subject: subjectOf(p), limits: p.limits, budget: p.budget }))];
       const reply = (await client.sluiceAdmit(
-        [`${prefix}req:${n}`, `${prefix}tok:${n}`, `${prefix}toka:${n}`, `${prefix}fly:${n}`, `${prefix}flya:${n}`, keyTable[0]!],
+        [keyTable[0]!, ...levels.flatMap((l) => windowKeys(l.subject))],
         [
           clockArg(),
           req.admissionId,
           String(WINDOW_MS),
-          String(req.limits.requestsPerMinute ?? 0),
-          String(req.limits.tokensPerMinute ?? 0),
-          String(req.reserveTokens),
-          String(req.limits.concurrentStreams ?? 0),
           String(options.streamLeaseMs),
-          String(req.budget?.usdMicros ?? 0),
-          String(req.reserveMicros),
-          budgetKind,
           req.runtimeSha256 ?? "",
-          usePrefix(req.key),
-          String(ROLLUP_TTL_MS[budgetKind]),
+          String(req.reserveTokens),
+          String(req.reserveMicros),
+          ...levels.flatMap(({ subject, limits, budget }) => {
+            const kind = budget?.period ?? "month";
+            return [
+              String(limits.requestsPerMinute ?? 0),
+              String(limits.tokensPerMinute ?? 0),
+              String(limits.concurrentStreams ?? 0),
+              String(budget?.usdMicros ?? 0),
+              kind,
+              usePrefix(subject),
+              String(ROLLUP_TTL_MS[kind]),
+            ];
+          }),
         ],
       )) as unknown[];
-      const [status, nowMs, reason, retry, requests, requestsReset, tokens, tokensReset, streams, used, reserved] = reply.map((v, i) => (i === 0 || i === 2 ? String(v) : num(v)));
+      const [status, nowMs, reason, retry, refusedAt, requests, requestsReset, tokens, tokensReset, streams, used, reserved] = reply.map((v, i) => (i === 0 || i === 2 ? String(v) : num(v)));
       const at = nowMs as number;
       if (status === "revoked") return { ok: false, reason: "revoked", quota: {} };
       const { requestsPerMinute: rpm, tokensPerMinute: tpm, concurrentStreams: maxStreams } = req.limits;
@@ -207,24 +240,24 @@ export function createRedisTenantStore(options: RedisTenantStoreOptions): Tenant
         ...(req.budget && period ? { budget: { limitMicros: req.budget.usdMicros, usedMicros: used as number, reservedMicros: reserved as number, resetMs: period.endMs - at } } : {}),
       };
       if (status === "ok") return { ok: true, quota, admittedAt: at, shared: true };
+      const parent = (refusedAt as number) > 1 ? req.parents?.[(refusedAt as number) - 2] : undefined;
+      const refusedBudget = parent ? parent.budget : req.budget;
       const retryMs = retry as number;
-      const retryAfterMs = retryMs > 0 ? retryMs : retryMs === 0 ? STREAMS_RETRY_MS : retryMs === -2 && period ? period.endMs - at : undefined;
-      return { ok: false, reason: limitReason(reason as string), quota, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
+      const retryAfterMs = retryMs > 0 ? retryMs : retryMs === 0 ? STREAMS_RETRY_MS : retryMs === -2 && refusedBudget ? periodOf(refusedBudget.period, at).endMs - at : undefined;
+      return { ok: false, reason: limitReason(reason as string), ...(parent ? { level: parent.level } : {}), quota, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
     },
 
     async settle(s) {
-      const n = k(s.key);
       const r = s.record;
+      const levels = [{ subject: s.key, reservedTokens: s.reservedTokens }, ...(s.parents ?? []).map((p) => ({ subject: subjectOf(p), reservedTokens: p.reservedTokens }))];
       const result = await client.sluiceSettle(
-        [`${prefix}done:${s.admissionId}`, `${prefix}tok:${n}`, `${prefix}toka:${n}`, `${prefix}fly:${n}`, `${prefix}flya:${n}`, `${prefix}usage`, `${prefix}req:${n}`],
+        [`${prefix}done:${s.admissionId}`, `${prefix}usage`, ...levels.flatMap((l) => windowKeys(l.subject))],
         [
           clockArg(),
           s.admissionId,
           String(WINDOW_MS),
           String(s.admittedAt),
           s.shared ? "1" : "0",
-          String(s.reservedTokens),
-          usePrefix(s.key),
           String(options.usageStreamMaxLen),
           String(SETTLED_MEMORY_MS),
           String(r.inputTokens),
@@ -236,15 +269,16 @@ export function createRedisTenantStore(options: RedisTenantStoreOptions): Tenant
           String(ROLLUP_TTL_MS.day),
           String(ROLLUP_TTL_MS.week),
           String(ROLLUP_TTL_MS.month),
+          ...levels.flatMap((l) => [String(l.reservedTokens), usePrefix(l.subject)]),
           ...recordFields(r),
         ],
       );
       return String(result) === "duplicate" ? "duplicate" : "stored";
     },
 
-    async release(a) {
-      const n = k(a.key);
-      await client.sluiceRelease([`${prefix}req:${n}`, `${prefix}tok:${n}`, `${prefix}toka:${n}`, `${prefix}fly:${n}`, `${prefix}flya:${n}`], [a.admissionId, usePrefix(a.key)]);
+    async release(a: AdmissionRef) {
+      const subjects = [a.key, ...(a.parents ?? []).map(subjectOf)];
+      await client.sluiceRelease(subjects.flatMap(windowKeys), [a.admissionId, ...subjects.map(usePrefix)]);
     },
 
     async usage(key, kind, atMs): Promise<UsageTotals> {

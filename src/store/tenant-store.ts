@@ -53,6 +53,31 @@ export interface StoredKey extends KeySettings {
 
 export type LimitReason = "requests" | "tokens" | "streams" | "budget";
 
+/** Where a limit or budget sits: the key itself, its team, or the team's business line. */
+export type TenantLevel = "key" | "team" | "business_line";
+
+/** A level above the key, by name. */
+export interface LevelRef {
+  readonly level: Exclude<TenantLevel, "key">;
+  readonly name: string;
+}
+
+/** A level above the key whose limits and budget the key's requests count against as well. */
+export interface ParentLevel extends LevelRef {
+  readonly limits: KeyLimits;
+  readonly budget?: KeyBudget;
+}
+
+/**
+ * The name a level's windows, leases and rollups are kept under. A key
+ * keeps its own name (so state written before teams existed is still
+ * found); a team or business line gets a prefix no key name can start
+ * with (key names start with a letter or digit), so the three never meet.
+ */
+export function subjectOf(ref: LevelRef | { readonly level: "key"; readonly name: string }): string {
+  return ref.level === "key" ? ref.name : `${ref.level === "team" ? "~team:" : "~bl:"}${ref.name}`;
+}
+
 export interface AdmitRequest {
   /** The key's name: limits, spend and usage are kept per name. */
   readonly key: string;
@@ -66,12 +91,19 @@ export interface AdmitRequest {
   readonly reserveTokens: number;
   /** Micro-dollars reserved against the budget: the most the request can cost. */
   readonly reserveMicros: number;
+  /**
+   * The key's team, then the team's business line: checked with the key in
+   * the same atomic step, each level reserving what it limits (tokens
+   * where it has tokensPerMinute, micro-dollars where it has a budget).
+   */
+  readonly parents?: readonly ParentLevel[];
 }
 
-/** One admission, by the key it was counted under. */
+/** One admission, by the key (and the levels above it) it was counted under. */
 export interface AdmissionRef {
   readonly key: string;
   readonly admissionId: string;
+  readonly parents?: readonly LevelRef[];
 }
 
 /** What is left, for response headers (x-ratelimit-*). Present for the limits the key has. */
@@ -95,6 +127,8 @@ export type AdmitResult =
   | {
       readonly ok: false;
       readonly reason: LimitReason | "revoked";
+      /** The level whose limit refused (absent: the key, or a revoked key). */
+      readonly level?: Exclude<TenantLevel, "key">;
       /** When a retry can succeed; absent when it cannot (a reservation larger than the limit). */
       readonly retryAfterMs?: number;
       readonly quota: Quota;
@@ -113,6 +147,9 @@ export type StreamOutcome = "completed" | "canceled" | "failed";
 export interface UsageRecord {
   readonly requestId: string;
   readonly key: string;
+  /** The key's team and business line when the request was admitted, for allocation. */
+  readonly team?: string;
+  readonly businessLine?: string;
   readonly alias: string;
   /** `provider/model` that served; empty when no attempt produced anything. */
   readonly target: string;
@@ -150,6 +187,8 @@ export interface Settlement {
   readonly budgetPeriod?: BudgetPeriod;
   readonly reservedTokens: number;
   readonly reservedMicros: number;
+  /** The levels above the key it was admitted under, each with the tokens reserved there (0 without tokensPerMinute). */
+  readonly parents?: ReadonlyArray<LevelRef & { readonly reservedTokens: number }>;
   readonly record: UsageRecord;
 }
 

@@ -7,6 +7,7 @@ import { createRedisTenantStore, createStoreClient, type SluiceRedisClient } fro
 import type { SettleResult, TenantStore, UsageRecord } from "../store/tenant-store.js";
 import { AuthError, authenticate } from "./authenticate.js";
 import { createKeyAdmin, type KeyAdmin } from "./key-admin.js";
+import { configHierarchy } from "./hierarchy.js";
 import { createKeyRegistry } from "./key-registry.js";
 import { mayUse, type ModelViewer, type Principal } from "./principal.js";
 import { type ChargeInput, NO_CHARGE, openCharge, type TenantCharge } from "./tenant-charge.js";
@@ -224,7 +225,9 @@ export function createTenancy(options: TenancyOptions): Tenancy {
       return { ...(principal ? { principal } : {}), sees: (alias) => mayUse(principal, alias) };
     },
     charge(principal, input) {
-      return principal ? openCharge({ store, settled, budgetExceededStatus: options.config().auth.budgetExceededStatus, ...(observer ? { observer } : {}) }, { ...input, principal }) : NO_CHARGE;
+      if (!principal) return NO_CHARGE;
+      const config = options.config();
+      return openCharge({ store, settled, budgetExceededStatus: config.auth.budgetExceededStatus, hierarchy: configHierarchy(config), ...(observer ? { observer } : {}) }, { ...input, principal });
     },
     admin,
     store,

@@ -4,10 +4,11 @@ import type { ChatRequest } from "../core/chat-request.js";
 import { quoteClientValue } from "../core/client-text.js";
 import { GatewayError, toGatewayError } from "../core/errors.js";
 import type { TenancyObserver } from "../flow/observer.js";
-import type { AdmitResult, Quota, SettleResult, StreamOutcome, TenantStore, UsageRecord } from "../store/tenant-store.js";
+import type { AdmitResult, ParentLevel, Quota, SettleResult, StreamOutcome, TenantStore, UsageRecord } from "../store/tenant-store.js";
 import { costMicros, maxCostMicros } from "../usage/cost.js";
 import { estimatedInputTokens } from "../usage/prompt-size.js";
 import type { UsageMeter } from "../usage/usage-meter.js";
+import { type Hierarchy, parentsOf } from "./hierarchy.js";
 import { mayUse, type Principal } from "./principal.js";
 import { resetDuration, usdFromMicros } from "./quota-headers.js";
 
@@ -48,6 +49,8 @@ export interface ChargeDeps {
   readonly settled: (work: Promise<{ readonly record: UsageRecord; readonly result: SettleResult }>, requestId: string) => void;
   /** The HTTP status of a budget refusal (auth.budgetExceededStatus). */
   readonly budgetExceededStatus: 402 | 429;
+  /** The teams and business lines in force, for the levels above the key. */
+  readonly hierarchy: Hierarchy;
 }
 
 export interface ChargeInput {
@@ -66,7 +69,38 @@ export const NO_CHARGE: TenantCharge = Object.freeze({
   end: () => undefined,
 });
 
-function refusal(principal: Principal, result: Extract<AdmitResult, { ok: false }>, reserved: number, reservedMicros: number, budgetStatus: 402 | 429): GatewayError {
+const LEVEL_WORDS = { team: "team", business_line: "business line" } as const;
+
+/**
+ * A refusal by a team or business line. It names the level and its limit
+ * but gives no figures: they are the sum of other keys' use, which this
+ * key's holder has no business seeing.
+ */
+function parentRefusal(parent: ParentLevel, result: Extract<AdmitResult, { ok: false }>, budgetStatus: 402 | 429): GatewayError {
+  const who = `${LEVEL_WORDS[parent.level]} ${parent.name}`;
+  const retry = result.retryAfterMs === undefined ? {} : { retryAfterMs: result.retryAfterMs };
+  const limits = parent.limits;
+  switch (result.reason) {
+    case "requests":
+      return new GatewayError("rate_limited", `${who} is over its limit of ${limits.requestsPerMinute} requests per minute`, retry);
+    case "streams":
+      return new GatewayError("rate_limited", `${who} has all of its ${limits.concurrentStreams} concurrent streams in use`, retry);
+    case "tokens":
+      return result.retryAfterMs === undefined
+        ? new GatewayError("rate_limited", `the request reserves more tokens (prompt estimate + max_tokens) than ${who}'s limit of ${limits.tokensPerMinute} tokens per minute; lower max_tokens`, { field: "sampling.max_tokens" })
+        : new GatewayError("rate_limited", `${who} is over its limit of ${limits.tokensPerMinute} tokens per minute`, retry);
+    default: {
+      const budget = parent.budget!;
+      const refused = { budget: { level: parent.level, httpStatus: budgetStatus, ...(result.retryAfterMs === undefined ? {} : { reset: resetDuration(result.retryAfterMs) }) } } as const;
+      if (result.retryAfterMs === undefined) return new GatewayError("budget_exceeded", `the request could cost more than ${who}'s whole budget per ${budget.period}; lower max_tokens`, refused);
+      return new GatewayError("budget_exceeded", `${who} has spent its budget for this ${budget.period} (it renews in ${resetDuration(result.retryAfterMs)})`, { ...retry, ...refused });
+    }
+  }
+}
+
+function refusal(principal: Principal, parents: readonly ParentLevel[], result: Extract<AdmitResult, { ok: false }>, reserved: number, reservedMicros: number, budgetStatus: 402 | 429): GatewayError {
+  const parent = result.level === undefined ? undefined : parents.find((p) => p.level === result.level);
+  if (parent && result.reason !== "revoked") return parentRefusal(parent, result, budgetStatus);
   const name = principal.name;
   const retry = result.retryAfterMs === undefined ? {} : { retryAfterMs: result.retryAfterMs };
   const limits = principal.limits;
@@ -88,7 +122,7 @@ function refusal(principal: Principal, result: Extract<AdmitResult, { ok: false 
     case "budget": {
       const budget = principal.budget!;
       const whole = `${usdFromMicros(budget.usdMicros)} USD per ${budget.period}`;
-      const refused = { budget: { level: "key", httpStatus: budgetStatus } } as const;
+      const refused = { budget: { level: "key", httpStatus: budgetStatus, ...(result.retryAfterMs === undefined ? {} : { reset: resetDuration(result.retryAfterMs) }) } } as const;
       if (result.retryAfterMs === undefined) return new GatewayError("budget_exceeded", `the request could cost more than key ${name}'s whole budget of ${whole}; lower max_tokens`, refused);
       return new GatewayError("budget_exceeded", `key ${name} cannot reserve ${usdFromMicros(reservedMicros)} USD for this request: ${budgetUse(result.quota, budget.usdMicros, budget.period)} (it renews in ${resetDuration(result.retryAfterMs)})`, { ...retry, ...refused });
     }
@@ -118,9 +152,12 @@ export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
     deps.observer?.tenantRefused?.({ key, alias, reason: "not_allowed" });
     throw new GatewayError("permission_denied", `key ${key} may not use model ${quoteClientValue(alias)}`, { field: "model" });
   }
+  const parents = parentsOf(principal, deps.hierarchy);
+  const team = parents.find((p) => p.level === "team")?.name;
+  const businessLine = parents.find((p) => p.level === "business_line")?.name;
   const startedAt = performance.now();
   let state: "new" | "admitting" | "admitted" | "closed" = "new";
-  let admission: { readonly id: string; readonly admittedAt: number; readonly shared: boolean; readonly tokens: number; readonly micros: number } | undefined;
+  let admission: { readonly id: string; readonly admittedAt: number; readonly shared: boolean; readonly tokens: number; readonly micros: number; readonly parentTokens: readonly number[] } | undefined;
   let target: RouteTarget | undefined;
   let hit: { readonly kind: "exact" | "semantic"; readonly savedMicros: number } | undefined;
   let pending: { readonly meter: ChargedUsage; readonly reason: GatewayError | undefined } | undefined;
@@ -135,6 +172,8 @@ export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
       const record: UsageRecord = {
         requestId: input.requestId,
         key,
+        ...(team === undefined ? {} : { team }),
+        ...(businessLine === undefined ? {} : { businessLine }),
         alias,
         target: target?.key ?? "",
         inputTokens: usage.inputTokens,
@@ -158,6 +197,7 @@ export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
         ...(principal.budget ? { budgetPeriod: principal.budget.period } : {}),
         reservedTokens: held.tokens,
         reservedMicros: held.micros,
+        ...(parents.length > 0 ? { parents: parents.map((p, i) => ({ level: p.level, name: p.name, reservedTokens: held.parentTokens[i]! })) } : {}),
         record,
       });
       return { record, result };
@@ -169,10 +209,14 @@ export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
     async admit(route) {
       state = "admitting";
       const { limits, budget } = principal;
-      const inputTokens = limits.tokensPerMinute !== undefined || budget !== undefined ? estimatedInputTokens(request) : 0;
+      const levels = [principal, ...parents];
+      const limitsTokens = levels.some((l) => l.limits.tokensPerMinute !== undefined);
+      const hasBudget = levels.some((l) => l.budget !== undefined);
+      const inputTokens = limitsTokens || hasBudget ? estimatedInputTokens(request) : 0;
       const outputTokens = request.sampling.maxTokens ?? DEFAULT_RESERVED_OUTPUT_TOKENS;
-      const reserveTokens = limits.tokensPerMinute !== undefined ? inputTokens + outputTokens : 0;
-      const reserveMicros = budget ? maxCostMicros(inputTokens, outputTokens, route.targets) : 0;
+      const reserveTokens = limitsTokens ? inputTokens + outputTokens : 0;
+      const reserveMicros = hasBudget ? maxCostMicros(inputTokens, outputTokens, route.targets) : 0;
+      const tokensAt = (l: { readonly limits: { readonly tokensPerMinute?: number } }) => (l.limits.tokensPerMinute !== undefined ? reserveTokens : 0);
       const id = randomUUID();
       let result: AdmitResult;
       try {
@@ -184,6 +228,7 @@ export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
           ...(principal.source === "runtime" ? { runtimeSha256: principal.sha256 } : {}),
           reserveTokens,
           reserveMicros,
+          ...(parents.length > 0 ? { parents } : {}),
         });
       } catch (error) {
         state = "closed";
@@ -194,9 +239,9 @@ export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
       if (!result.ok) {
         state = "closed";
         deps.observer?.tenantRefused?.({ key, alias, reason: result.reason });
-        throw refusal(principal, result, reserveTokens, reserveMicros, deps.budgetExceededStatus);
+        throw refusal(principal, parents, result, reserveTokens, reserveMicros, deps.budgetExceededStatus);
       }
-      admission = { id, admittedAt: result.admittedAt, shared: result.shared, tokens: reserveTokens, micros: reserveMicros };
+      admission = { id, admittedAt: result.admittedAt, shared: result.shared, tokens: tokensAt(principal), micros: reserveMicros, parentTokens: parents.map(tokensAt) };
       state = "admitted";
       deps.observer?.tenantAdmitted?.({ key, alias, shared: result.shared });
       // The request ended while its admission was on its way: settle it now.

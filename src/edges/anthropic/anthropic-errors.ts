@@ -117,5 +117,6 @@ export function toAnthropicError(reason: unknown, requestId?: string): Anthropic
     headers["retry-after-ms"] = String(error.retryAfterMs);
   }
   if (error.budget) headers["sluice-budget-level"] = error.budget.level;
+  if (error.budget?.reset !== undefined) headers["sluice-budget-reset"] = error.budget.reset;
   return { status, headers, body: { type: "error", error: { type, message }, ...(requestId === undefined ? {} : { request_id: requestId }) } };
 }

@@ -85,6 +85,7 @@ export function toConnectError(reason: unknown): ConnectError {
   const metadata = new Headers();
   if (error.retryAfterMs !== undefined) metadata.set("retry-after", String(Math.ceil(error.retryAfterMs / 1000)));
   if (error.budget !== undefined) metadata.set("sluice-budget-level", error.budget.level);
+  if (error.budget?.reset !== undefined) metadata.set("sluice-budget-reset", error.budget.reset);
   return new ConnectError(capMessage(error.message), grpcCode(error.code), metadata, errorDetails(error), error);
 }
 

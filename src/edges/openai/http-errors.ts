@@ -127,6 +127,7 @@ export function toOpenAiError(reason: unknown): OpenAiError {
     headers["retry-after-ms"] = String(error.retryAfterMs);
   }
   if (error.budget) headers["sluice-budget-level"] = error.budget.level;
+  if (error.budget?.reset !== undefined) headers["sluice-budget-reset"] = error.budget.reset;
   return { status, headers, body: { error: { message, type: errorType(status, error.code), param, code: openAiCode(error.code) } } };
 }
 
