@@ -229,8 +229,8 @@ const levelFields = {
   budget: keyBudgetSchema.optional(),
 };
 
-/** Teams and business lines at most, configured and created at run time each (a bound on what every admission may look up). */
-export const MAX_LEVELS = 10_000;
+/** Teams, and business lines, in one configuration at most (each). */
+const MAX_CONFIGURED_LEVELS = 10_000;
 
 const businessLineSchema = z.strictObject(levelFields);
 
@@ -386,9 +386,9 @@ export const configSchema = z
         adminKeyEnv: envName.optional(),
         keys: z.array(tenantKeySchema).max(10_000).default([]),
         /** Teams, each in at most one business line (docs/tenancy.md, "Teams and business lines"). */
-        teams: z.array(teamSchema).max(MAX_LEVELS).default([]),
+        teams: z.array(teamSchema).max(MAX_CONFIGURED_LEVELS).default([]),
         /** Business lines: the top of the hierarchy. */
-        businessLines: z.array(businessLineSchema).max(MAX_LEVELS).default([]),
+        businessLines: z.array(businessLineSchema).max(MAX_CONFIGURED_LEVELS).default([]),
         /** The HTTP status of a request refused because a budget is spent: 402 (not retried by SDKs), or 429 as before 402 existed. */
         budgetExceededStatus: z.literal([402, 429]).default(402),
       })

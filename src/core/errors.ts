@@ -51,6 +51,8 @@ export type ErrorCode =
   | "store_unavailable"
   /** A named thing the caller asked to create exists already (an admin key name). */
   | "already_exists"
+  /** The request is well formed but the state it needs is not there (a team that keys still belong to; a model that cannot serve what the request needs). */
+  | "failed_precondition"
   /** A named thing the caller referred to does not exist (an admin key name, a resumable stream). */
   | "not_found"
   /** A resumable stream outgrew its stored backlog: it can no longer be resumed. */

@@ -38,6 +38,7 @@ const RULES: Record<ErrorCode, Classification> = {
   store_unavailable: { kind: "fatal", breaker: false },
   already_exists: { kind: "fatal", breaker: false },
   not_found: { kind: "fatal", breaker: false },
+  failed_precondition: { kind: "fatal", breaker: false },
   not_resumable: { kind: "fatal", breaker: false },
   // This target cannot serve: credentials, model, quota.
   upstream_auth: { kind: "next", breaker: true },

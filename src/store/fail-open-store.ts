@@ -376,6 +376,10 @@ export function createFailOpenStore(options: FailOpenStoreOptions): FailOpenStor
     createKey: (key) => bounded(shared.createKey(key), "createKey"),
     revokeKey: (name) => bounded(shared.revokeKey(name), "revokeKey"),
     listKeys: () => bounded(shared.listKeys(), "listKeys"),
+    updateKey: (key) => bounded(shared.updateKey(key), "updateKey"),
+    putLevel: (kind, level, mode) => bounded(shared.putLevel(kind, level, mode), "putLevel"),
+    deleteLevel: (kind, name) => bounded(shared.deleteLevel(kind, name), "deleteLevel"),
+    listLevels: (kind) => bounded(shared.listLevels(kind), "listLevels"),
     keysVersion: () => bounded(shared.keysVersion(), "keysVersion"),
 
     async close() {

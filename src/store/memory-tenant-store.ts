@@ -4,13 +4,16 @@ import {
   type AdmitRequest,
   type AdmitResult,
   type Headroom,
-  type LimitReason,
+  type LevelKind,
   type LevelRef,
+  type LimitReason,
+  MAX_LEVELS,
   MAX_RUNTIME_KEYS,
   type Quota,
   type SettleResult,
   type Settlement,
   type StoredKey,
+  type StoredLevel,
   STREAMS_RETRY_MS,
   subjectOf,
   type TenantStore,
@@ -106,6 +109,7 @@ export function createMemoryTenantStore(options: MemoryTenantStoreOptions = {}):
   let records: UsageRecord[] = [];
   const keys = new Map<string, StoredKey>();
   const names = new Map<string, string>();
+  const levels: Record<LevelKind, Map<string, StoredLevel>> = { team: new Map(), business_line: new Map() };
   let version = 0;
 
   const stateOf = (key: string): KeyState => {
@@ -396,6 +400,36 @@ export function createMemoryTenantStore(options: MemoryTenantStoreOptions = {}):
 
     async listKeys() {
       return [...keys.values()];
+    },
+
+    async updateKey(key) {
+      if (names.get(key.name) !== key.sha256) return "missing";
+      keys.set(key.sha256, key);
+      version++;
+      return "updated";
+    },
+
+    async putLevel(kind, level, mode) {
+      const map = levels[kind];
+      const exists = map.has(level.name);
+      if (mode === "create" && exists) return "exists";
+      if (mode === "create" && map.size >= MAX_LEVELS) return "full";
+      if (mode === "update" && !exists) return "missing";
+      map.set(level.name, level);
+      version++;
+      return mode === "create" ? "created" : "updated";
+    },
+
+    async deleteLevel(kind, name) {
+      const level = levels[kind].get(name);
+      if (!level) return undefined;
+      levels[kind].delete(name);
+      version++;
+      return level;
+    },
+
+    async listLevels(kind) {
+      return [...levels[kind].values()];
     },
 
     async keysVersion() {

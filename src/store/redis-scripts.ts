@@ -23,7 +23,9 @@
  *   P done:ADM     string      settle marker of one admission, for an hour
  *   P keys         hash        sha256 → runtime key (JSON settings, never the key)
  *   P keynames     hash        name → sha256
- *   P keys:version string      bumped on every create and revoke
+ *   P teams        hash        name → runtime team (JSON settings)
+ *   P lines        hash        name → runtime business line (JSON settings)
+ *   P keys:version string      bumped on every change to keys, teams and lines
  * Rollup keys are derived from the clock inside the scripts, so the store
  * needs a single Redis (or a primary with replicas), not Cluster.
  */
@@ -420,5 +422,47 @@ local json = redis.call('HGET', KEYS[1], sha) or ''
 redis.call('HDEL', KEYS[1], sha)
 redis.call('HDEL', KEYS[2], ARGV[1])
 redis.call('INCR', KEYS[3])
+return json
+`;
+
+/**
+ * KEYS: keys, keynames, keys:version
+ * ARGV: sha256, name, settings JSON
+ * Reply: 'updated', or 'missing' when the name is not (or no longer) this key's.
+ */
+export const UPDATE_KEY_SCRIPT = `
+if redis.call('HGET', KEYS[2], ARGV[2]) ~= ARGV[1] then return 'missing' end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+redis.call('INCR', KEYS[3])
+return 'updated'
+`;
+
+/**
+ * KEYS: teams or lines, keys:version
+ * ARGV: name, settings JSON, mode (create | update), most entries
+ */
+export const PUT_LEVEL_SCRIPT = `
+local exists = redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1
+if ARGV[3] == 'create' then
+  if exists then return 'exists' end
+  if redis.call('HLEN', KEYS[1]) >= tonumber(ARGV[4]) then return 'full' end
+elseif not exists then
+  return 'missing'
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('INCR', KEYS[2])
+return ARGV[3] == 'create' and 'created' or 'updated'
+`;
+
+/**
+ * KEYS: teams or lines, keys:version
+ * ARGV: name
+ * Reply: the removed entry's JSON, or '' when there was none.
+ */
+export const DELETE_LEVEL_SCRIPT = `
+local json = redis.call('HGET', KEYS[1], ARGV[1])
+if not json then return '' end
+redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('INCR', KEYS[2])
 return json
 `;

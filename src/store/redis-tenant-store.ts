@@ -1,16 +1,30 @@
 import { createClient, defineScript, type RedisClientType } from "redis";
 import type { KeySettings } from "../config/config.js";
 import { periodOf, ROLLUP_TTL_MS } from "../usage/periods.js";
-import { ADMIT_SCRIPT, CREATE_KEY_SCRIPT, HEADROOM_SCRIPT, RELEASE_SCRIPT, REVOKE_KEY_SCRIPT, SETTLE_SCRIPT, USAGE_SCRIPT } from "./redis-scripts.js";
+import {
+  ADMIT_SCRIPT,
+  CREATE_KEY_SCRIPT,
+  DELETE_LEVEL_SCRIPT,
+  HEADROOM_SCRIPT,
+  PUT_LEVEL_SCRIPT,
+  RELEASE_SCRIPT,
+  REVOKE_KEY_SCRIPT,
+  SETTLE_SCRIPT,
+  UPDATE_KEY_SCRIPT,
+  USAGE_SCRIPT,
+} from "./redis-scripts.js";
 import { SETTLED_MEMORY_MS } from "./memory-tenant-store.js";
 import {
   type AdmissionRef,
   type AdmitResult,
   type Headroom,
+  type LevelKind,
   type LimitReason,
+  MAX_LEVELS,
   MAX_RUNTIME_KEYS,
   type Quota,
   type StoredKey,
+  type StoredLevel,
   STREAMS_RETRY_MS,
   subjectOf,
   type TenantStore,
@@ -58,6 +72,9 @@ const SCRIPTS = {
   sluiceHeadroom: script(HEADROOM_SCRIPT, 4),
   sluiceCreateKey: script(CREATE_KEY_SCRIPT, 3),
   sluiceRevokeKey: script(REVOKE_KEY_SCRIPT, 3),
+  sluiceUpdateKey: script(UPDATE_KEY_SCRIPT, 3),
+  sluicePutLevel: script(PUT_LEVEL_SCRIPT, 2),
+  sluiceDeleteLevel: script(DELETE_LEVEL_SCRIPT, 2),
 };
 
 export type SluiceRedisClient = RedisClientType<Record<string, never>, Record<string, never>, typeof SCRIPTS>;
@@ -170,6 +187,22 @@ function parseKey(json: string): StoredKey {
   };
 }
 
+/** A runtime team or business line as stored: its settings, nothing else. */
+function levelJson(level: StoredLevel): string {
+  return JSON.stringify(level);
+}
+
+function parseLevel(json: string): StoredLevel {
+  const l = JSON.parse(json) as StoredLevel;
+  return {
+    name: l.name,
+    createdAt: l.createdAt,
+    ...(l.businessLine === undefined ? {} : { businessLine: l.businessLine }),
+    limits: l.limits ?? {},
+    ...(l.budget ? { budget: l.budget } : {}),
+  };
+}
+
 /** What a runtime key stores: its settings and hash. Never the key. */
 function keyJson(key: StoredKey): string {
   const settings: KeySettings & { sha256: string; createdAt: number } = {
@@ -196,6 +229,7 @@ export function createRedisTenantStore(options: RedisTenantStoreOptions): Tenant
   const k = (name: string) => `{${name}}`;
   const usePrefix = (name: string) => `${prefix}use:${k(name)}:`;
   const keyTable = [`${prefix}keys`, `${prefix}keynames`, `${prefix}keys:version`];
+  const levelTable = (kind: LevelKind) => `${prefix}${kind === "team" ? "teams" : "lines"}`;
   const windowKeys = (subject: string) => {
     const n = k(subject);
     return [`${prefix}req:${n}`, `${prefix}tok:${n}`, `${prefix}toka:${n}`, `${prefix}fly:${n}`, `${prefix}flya:${n}`];
@@ -327,6 +361,23 @@ export function createRedisTenantStore(options: RedisTenantStoreOptions): Tenant
 
     async listKeys() {
       return (await client.hVals(keyTable[0]!)).map((json) => parseKey(String(json)));
+    },
+
+    async updateKey(key) {
+      return String(await client.sluiceUpdateKey(keyTable, [key.sha256, key.name, keyJson(key)])) as "updated" | "missing";
+    },
+
+    async putLevel(kind, level, mode) {
+      return String(await client.sluicePutLevel([levelTable(kind), keyTable[2]!], [level.name, levelJson(level), mode, String(MAX_LEVELS)])) as "created" | "updated" | "exists" | "missing" | "full";
+    },
+
+    async deleteLevel(kind, name) {
+      const json = String(await client.sluiceDeleteLevel([levelTable(kind), keyTable[2]!], [name]));
+      return json === "" ? undefined : parseLevel(json);
+    },
+
+    async listLevels(kind) {
+      return (await client.hVals(levelTable(kind))).map((json) => parseLevel(String(json)));
     },
 
     async keysVersion() {

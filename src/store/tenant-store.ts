@@ -1,4 +1,4 @@
-import type { BudgetPeriod, KeyBudget, KeyLimits, KeySettings } from "../config/config.js";
+import type { BudgetPeriod, KeyBudget, KeyLimits, KeySettings, TeamSettings } from "../config/config.js";
 
 /**
  * Where tenancy keeps its state: rate-limit windows, in-flight streams,
@@ -36,10 +36,21 @@ export interface TenantStore {
   revokeKey(name: string): Promise<StoredKey | undefined>;
   /** Every active runtime key. */
   listKeys(): Promise<StoredKey[]>;
-  /** Changes whenever a runtime key is created or revoked (replicas poll it to refresh their key cache). */
+  /** Replaces a runtime key's settings (same name, same hash); `missing` when no such key is active. */
+  updateKey(key: StoredKey): Promise<"updated" | "missing">;
+  /** Stores a team or business line created (or changed) at run time. */
+  putLevel(kind: LevelKind, level: StoredLevel, mode: "create" | "update"): Promise<"created" | "updated" | "exists" | "missing" | "full">;
+  /** Removes a runtime team or business line; returns it. */
+  deleteLevel(kind: LevelKind, name: string): Promise<StoredLevel | undefined>;
+  /** Every runtime team or business line. */
+  listLevels(kind: LevelKind): Promise<StoredLevel[]>;
+  /** Changes whenever a runtime key, team or business line is created, changed or removed (replicas poll it to refresh their cache). */
   keysVersion(): Promise<string>;
   close(): Promise<void>;
 }
+
+/** Runtime teams, and runtime business lines, at most (each; a bound on what every replica caches). */
+export const MAX_LEVELS = 10_000;
 
 /** Runtime keys at most (a bound on what every replica caches). */
 export const MAX_RUNTIME_KEYS = 10_000;
@@ -50,6 +61,14 @@ export interface StoredKey extends KeySettings {
   /** Epoch milliseconds. */
   readonly createdAt: number;
 }
+
+/** A team or business line created through the admin service. Business lines have no `businessLine`. */
+export interface StoredLevel extends TeamSettings {
+  /** Epoch milliseconds. */
+  readonly createdAt: number;
+}
+
+export type LevelKind = "team" | "business_line";
 
 export type LimitReason = "requests" | "tokens" | "streams" | "budget";
 

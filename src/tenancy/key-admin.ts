@@ -1,14 +1,17 @@
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
-import type { BudgetPeriod, Config, KeySettings } from "../config/config.js";
+import type { BudgetPeriod, Config, KeyBudget, KeyLimits, KeySettings } from "../config/config.js";
 import { sha256Hex } from "../config/key-hash.js";
 import { KEY_BOUNDS, keyLimitsSchema, keyNameSchema } from "../config/schema.js";
 import { quoteClientValue } from "../core/client-text.js";
 import { GatewayError } from "../core/errors.js";
-import { MAX_RUNTIME_KEYS, type TenantStore, type UsageTotals } from "../store/tenant-store.js";
+import { MAX_RUNTIME_KEYS, type StoredKey, type TenantStore, type UsageTotals } from "../store/tenant-store.js";
 import { type Period, periodFromId, periodOf } from "../usage/periods.js";
 import { AuthError, bearerToken, sameDigest } from "./authenticate.js";
+import { configHierarchy } from "./hierarchy.js";
+import { budgetSchema, invalid } from "./key-admin-schema.js";
 import type { KeyRegistry } from "./key-registry.js";
+import { createLevelAdmin, type LevelAdmin } from "./level-admin.js";
 import { keyId } from "./principal.js";
 
 /** A key as the admin service shows it: settings and an id, never the key or its whole hash. */
@@ -35,22 +38,30 @@ export interface KeyAdmin {
   /** Throws `unauthenticated` unless `header` carries the admin key of the configuration in force. */
   authorize(header: string | undefined): void;
   create(spec: KeySettings): Promise<{ readonly key: string; readonly info: KeyInfo }>;
+  /** Changes a runtime key's settings; its key and hash stay. */
+  update(name: string, patch: KeyPatch): Promise<KeyInfo>;
   list(): Promise<KeyInfo[]>;
   revoke(name: string): Promise<KeyInfo>;
   usage(name: string, kind: BudgetPeriod | undefined, atMs?: number): Promise<KeyUsage>;
+  /** Teams and business lines. */
+  readonly levels: LevelAdmin;
+}
+
+/** A change to a runtime key: an absent field is kept, `null` clears it (every alias, no budget, no team; limits are cleared with `{}`). */
+export interface KeyPatch {
+  readonly models?: readonly string[] | null;
+  readonly limits?: KeyLimits;
+  readonly budget?: KeyBudget | null;
+  readonly team?: string | null;
 }
 
 /** What CreateKey accepts, with the configuration's own bounds. */
 const createSchema = z.strictObject({
   name: keyNameSchema,
+  team: keyNameSchema.optional(),
   models: z.array(z.string().min(1).max(256)).max(KEY_BOUNDS.maxModels).optional(),
   limits: keyLimitsSchema,
-  budget: z
-    .strictObject({
-      usdMicros: z.number().int().positive().max(KEY_BOUNDS.maxBudgetUsd * 1_000_000),
-      period: z.enum(["day", "week", "month"]),
-    })
-    .optional(),
+  budget: budgetSchema.optional(),
 });
 
 /** A new virtual key: 256 random bits, recognisable by its prefix (secret scanners look for such prefixes). */
@@ -58,18 +69,39 @@ function newKey(): string {
   return `sk-sluice-${randomBytes(32).toString("base64url")}`;
 }
 
-function invalid(issues: readonly z.core.$ZodIssue[]): GatewayError {
-  const issue = issues[0]!;
-  const field = issue.path.map(String).join(".") || "request";
-  return new GatewayError("invalid_request", `${field}: ${issue.message}`, { field });
-}
 
 export function createKeyAdmin(options: { readonly config: () => Config; readonly store: TenantStore; readonly registry: KeyRegistry }): KeyAdmin {
   const { store, registry } = options;
+  const runtimeInfo = ({ sha256, ...settings }: StoredKey): KeyInfo => ({ ...settings, source: "runtime", id: keyId(sha256) });
+
+  /** Checks a key's settings as the configuration would: bounds, aliases that exist, a team that exists (re-read once when this replica has not seen it yet). */
+  const check = async (spec: unknown) => {
+    const parsed = createSchema.safeParse(spec);
+    if (!parsed.success) throw invalid(parsed.error.issues);
+    const settings = parsed.data;
+    const config = options.config();
+    const unknown = settings.models?.find((alias) => !config.models.has(alias));
+    if (unknown !== undefined) throw new GatewayError("invalid_request", `models: unknown model alias ${quoteClientValue(unknown)}`, { field: "models" });
+    if (settings.team !== undefined) {
+      const hierarchy = configHierarchy(config, registry);
+      if (!hierarchy.team(settings.team)) await registry.refresh();
+      if (!hierarchy.team(settings.team)) throw new GatewayError("invalid_request", `team: no team is named ${quoteClientValue(settings.team)}`, { field: "team" });
+    }
+    return settings;
+  };
+
+  const runtimeName = (name: string, instead: string) => {
+    if (!keyNameSchema.safeParse(name).success) throw new GatewayError("invalid_request", "name: not a key name", { field: "name" });
+    if (options.config().auth.keys.some((k) => k.name === name)) {
+      throw new GatewayError("invalid_request", `key ${name} is defined in the configuration: ${instead} (and reload)`, { field: "name" });
+    }
+  };
+
   const configured = (): KeyInfo[] =>
     options.config().auth.keys.map(({ sha256, ...settings }) => ({ ...settings, source: "config", id: keyId(sha256) }));
 
   return {
+    levels: createLevelAdmin(options),
     authorize(header) {
       const expected = options.config().auth.adminKeySha256;
       const presented = sha256Hex(bearerToken(header));
@@ -77,18 +109,14 @@ export function createKeyAdmin(options: { readonly config: () => Config; readonl
     },
 
     async create(spec) {
-      const parsed = createSchema.safeParse(spec);
-      if (!parsed.success) throw invalid(parsed.error.issues);
-      const { name, models, limits, budget } = parsed.data;
-      const config = options.config();
-      const unknown = models?.find((alias) => !config.models.has(alias));
-      if (unknown !== undefined) throw new GatewayError("invalid_request", `models: unknown model alias ${quoteClientValue(unknown)}`, { field: "models" });
-      if (config.auth.keys.some((k) => k.name === name)) throw new GatewayError("already_exists", `a configured key is named ${name}`, { field: "name" });
+      const { name, team, models, limits, budget } = await check(spec);
+      if (options.config().auth.keys.some((k) => k.name === name)) throw new GatewayError("already_exists", `a configured key is named ${name}`, { field: "name" });
       const key = newKey();
-      const stored = {
+      const stored: StoredKey = {
         name,
         sha256: sha256Hex(key),
         createdAt: Date.now(),
+        ...(team === undefined ? {} : { team }),
         limits,
         ...(models && models.length > 0 ? { models } : {}),
         ...(budget ? { budget } : {}),
@@ -97,27 +125,51 @@ export function createKeyAdmin(options: { readonly config: () => Config; readonl
       if (result === "exists") throw new GatewayError("already_exists", `a key is named ${name}`, { field: "name" });
       if (result === "full") throw new GatewayError("invalid_request", `the gateway holds its maximum of ${MAX_RUNTIME_KEYS} runtime keys; revoke one first`);
       await registry.refresh();
-      const { sha256, ...settings } = stored;
-      return { key, info: { ...settings, source: "runtime", id: keyId(sha256) } };
+      return { key, info: runtimeInfo(stored) };
+    },
+
+    async update(name, patch) {
+      runtimeName(name, "change it there");
+      const current = (await store.listKeys()).find((k) => k.name === name);
+      if (!current) throw new GatewayError("not_found", `no runtime key is named ${quoteClientValue(name)}`, { field: "name" });
+      const pick = <T>(change: T | null | undefined, kept: T | undefined) => (change === undefined ? kept : (change ?? undefined));
+      const team = pick(patch.team, current.team);
+      const models = pick(patch.models, current.models);
+      const budget = pick(patch.budget, current.budget);
+      const settings = await check({
+        name,
+        limits: patch.limits ?? current.limits,
+        ...(team === undefined ? {} : { team }),
+        ...(models === undefined ? {} : { models: [...models] }),
+        ...(budget === undefined ? {} : { budget }),
+      });
+      const stored: StoredKey = {
+        name,
+        sha256: current.sha256,
+        createdAt: current.createdAt,
+        ...(settings.team === undefined ? {} : { team: settings.team }),
+        limits: settings.limits,
+        ...(settings.models && settings.models.length > 0 ? { models: settings.models } : {}),
+        ...(settings.budget ? { budget: settings.budget } : {}),
+      };
+      if ((await store.updateKey(stored)) === "missing") throw new GatewayError("not_found", `no runtime key is named ${quoteClientValue(name)}`, { field: "name" });
+      await registry.refresh();
+      return runtimeInfo(stored);
     },
 
     async list() {
       const runtime = (await store.listKeys())
-        .map(({ sha256, ...settings }): KeyInfo => ({ ...settings, source: "runtime", id: keyId(sha256) }))
+        .map(runtimeInfo)
         .sort((a, b) => a.name.localeCompare(b.name));
       return [...configured(), ...runtime];
     },
 
     async revoke(name) {
-      if (!keyNameSchema.safeParse(name).success) throw new GatewayError("invalid_request", "name: not a key name", { field: "name" });
-      if (options.config().auth.keys.some((k) => k.name === name)) {
-        throw new GatewayError("invalid_request", `key ${name} is defined in the configuration: remove it there (and reload)`, { field: "name" });
-      }
+      runtimeName(name, "remove it there");
       const removed = await store.revokeKey(name);
       if (!removed) throw new GatewayError("not_found", `no runtime key is named ${quoteClientValue(name)}`, { field: "name" });
       await registry.refresh();
-      const { sha256, ...settings } = removed;
-      return { ...settings, source: "runtime", id: keyId(sha256) };
+      return runtimeInfo(removed);
     },
 
     async usage(name, kind, atMs) {

@@ -1,4 +1,5 @@
-import type { StoredKey, TenantStore } from "../store/tenant-store.js";
+import type { StoredKey, StoredLevel, TenantStore } from "../store/tenant-store.js";
+import type { Hierarchy } from "./hierarchy.js";
 import type { Principal } from "./principal.js";
 
 /**
@@ -8,11 +9,14 @@ import type { Principal } from "./principal.js";
  * does not know (at most once per MISS_REFRESH_MS, so unknown keys cannot
  * turn into a flood of Redis reads), and after this replica's own admin
  * writes. Revocation does not wait for it: every admission checks that a
- * runtime key is still active, in the same Redis round trip.
+ * runtime key is still active, in the same Redis round trip. Teams and
+ * business lines created at run time ride on the same version and reads.
  */
-export interface KeyRegistry {
+export interface KeyRegistry extends Hierarchy {
   get(sha256: string): Principal | undefined;
   all(): readonly Principal[];
+  teams(): readonly StoredLevel[];
+  businessLines(): readonly StoredLevel[];
   /** Re-reads if the version moved (single flight), unless a miss did so very recently. */
   refreshOnMiss(): Promise<void>;
   /** Re-reads now (after a create or revoke on this replica). */
@@ -29,6 +33,7 @@ function principalOf(key: StoredKey): Principal {
     name: key.name,
     sha256: key.sha256,
     createdAt: key.createdAt,
+    ...(key.team === undefined ? {} : { team: key.team }),
     limits: key.limits,
     ...(key.models ? { models: key.models } : {}),
     ...(key.budget ? { budget: key.budget } : {}),
@@ -38,6 +43,8 @@ function principalOf(key: StoredKey): Principal {
 export function createKeyRegistry(options: { readonly store: TenantStore; readonly poll: boolean; readonly onError: (error: unknown) => void }): KeyRegistry {
   const { store } = options;
   let byHash = new Map<string, Principal>();
+  let teams = new Map<string, StoredLevel>();
+  let lines = new Map<string, StoredLevel>();
   let version: string | undefined;
   let inFlight: Promise<void> | undefined;
   let lastMiss = Number.NEGATIVE_INFINITY;
@@ -47,8 +54,10 @@ export function createKeyRegistry(options: { readonly store: TenantStore; readon
       try {
         const current = await store.keysVersion();
         if (!force && current === version) return;
-        const keys = await store.listKeys();
+        const [keys, teamList, lineList] = await Promise.all([store.listKeys(), store.listLevels("team"), store.listLevels("business_line")]);
         byHash = new Map(keys.map((k) => [k.sha256, principalOf(k)]));
+        teams = new Map(teamList.map((t) => [t.name, t]));
+        lines = new Map(lineList.map((l) => [l.name, l]));
         version = current;
       } catch (error) {
         options.onError(error);
@@ -66,6 +75,10 @@ export function createKeyRegistry(options: { readonly store: TenantStore; readon
   return {
     get: (sha256) => byHash.get(sha256),
     all: () => [...byHash.values()],
+    team: (name) => teams.get(name),
+    businessLine: (name) => lines.get(name),
+    teams: () => [...teams.values()],
+    businessLines: () => [...lines.values()],
     refreshOnMiss() {
       const now = performance.now();
       if (now - lastMiss < MISS_REFRESH_MS) return inFlight ?? Promise.resolve();

@@ -227,7 +227,7 @@ export function createTenancy(options: TenancyOptions): Tenancy {
     charge(principal, input) {
       if (!principal) return NO_CHARGE;
       const config = options.config();
-      return openCharge({ store, settled, budgetExceededStatus: config.auth.budgetExceededStatus, hierarchy: configHierarchy(config), ...(observer ? { observer } : {}) }, { ...input, principal });
+      return openCharge({ store, settled, budgetExceededStatus: config.auth.budgetExceededStatus, hierarchy: configHierarchy(config, registry), ...(observer ? { observer } : {}) }, { ...input, principal });
     },
     admin,
     store,

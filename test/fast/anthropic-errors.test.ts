@@ -7,6 +7,7 @@ import { type AnthropicErrorType, anthropicStatus, toAnthropicError } from "../.
 const TABLE: Record<ErrorCode, readonly [number, AnthropicErrorType, ("no retry")?]> = {
   invalid_request: [400, "invalid_request_error"],
   upstream_rejected: [400, "invalid_request_error"],
+  failed_precondition: [400, "invalid_request_error"],
   unauthenticated: [401, "authentication_error"],
   permission_denied: [403, "permission_error"],
   unknown_model: [404, "not_found_error"],

@@ -39,6 +39,7 @@ export function anthropicStatus(code: ErrorCode): AnthropicStatus {
   switch (code) {
     case "invalid_request":
     case "upstream_rejected":
+    case "failed_precondition":
       return { status: 400, type: "invalid_request_error" };
     case "unauthenticated":
       return { status: 401, type: "authentication_error" };

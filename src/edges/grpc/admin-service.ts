@@ -1,8 +1,8 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromMs, timestampMs } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
-import type { BudgetPeriod, KeySettings } from "../../config/config.js";
-import type { KeyAdmin, KeyInfo } from "../../tenancy/key-admin.js";
+import type { KeySettings } from "../../config/config.js";
+import type { KeyAdmin, KeyInfo, KeyPatch } from "../../tenancy/key-admin.js";
 import type { CacheAdmin } from "../../cache/cache-admin.js";
 import {
   AdminService,
@@ -16,56 +16,34 @@ import {
   type KeyLimits as ProtoKeyLimits,
   KeySource,
   ListKeysResponseSchema,
-  Period,
   PurgeCacheResponseSchema,
   RevokeKeyResponseSchema,
+  UpdateKeyResponseSchema,
 } from "../../../gen/sluice/admin/v1/admin_service_pb.js";
+import { levelHandlers } from "./admin-levels.js";
+import { budgetOf, budgetToProto, limitsOf, limitsToProto, maskedFields, PERIODS, periodKind } from "./admin-wire.js";
 import { toConnectError } from "./connect-errors.js";
 
-const PERIODS: Record<BudgetPeriod, Period> = { day: Period.DAY, week: Period.WEEK, month: Period.MONTH };
-
-function periodKind(period: Period): BudgetPeriod | undefined {
-  switch (period) {
-    case Period.DAY:
-      return "day";
-    case Period.WEEK:
-      return "week";
-    case Period.MONTH:
-      return "month";
-    default:
-      return undefined;
-  }
-}
-
 /** Wire values to settings; bounds are checked by the key admin, as for configured keys. */
-function settingsOf(name: string, models: readonly string[], limits: ProtoKeyLimits | undefined, budget: Budget | undefined): KeySettings {
-  return {
-    name,
-    ...(models.length > 0 ? { models } : {}),
-    limits: {
-      ...(limits?.requestsPerMinute === undefined ? {} : { requestsPerMinute: limits.requestsPerMinute }),
-      ...(limits?.tokensPerMinute === undefined ? {} : { tokensPerMinute: Number(limits.tokensPerMinute) }),
-      ...(limits?.concurrentStreams === undefined ? {} : { concurrentStreams: limits.concurrentStreams }),
-    },
-    ...(budget ? { budget: { usdMicros: Number(budget.usdMicros), period: periodKind(budget.period) ?? "month" } } : {}),
-  };
+function settingsOf(name: string, team: string, models: readonly string[], limits: ProtoKeyLimits | undefined, budget: Budget | undefined): KeySettings {
+  const b = budgetOf(budget);
+  return { name, ...(team === "" ? {} : { team }), ...(models.length > 0 ? { models } : {}), limits: limitsOf(limits), ...(b ? { budget: b } : {}) };
 }
 
 function keyInfo(info: KeyInfo): ProtoKeyInfo {
   return create(KeyInfoSchema, {
     name: info.name,
     id: info.id,
+    team: info.team ?? "",
     models: [...(info.models ?? [])],
-    limits: {
-      ...(info.limits.requestsPerMinute === undefined ? {} : { requestsPerMinute: info.limits.requestsPerMinute }),
-      ...(info.limits.tokensPerMinute === undefined ? {} : { tokensPerMinute: BigInt(info.limits.tokensPerMinute) }),
-      ...(info.limits.concurrentStreams === undefined ? {} : { concurrentStreams: info.limits.concurrentStreams }),
-    },
-    ...(info.budget ? { budget: { usdMicros: BigInt(info.budget.usdMicros), period: PERIODS[info.budget.period] } } : {}),
+    limits: limitsToProto(info.limits),
+    ...budgetToProto(info.budget),
     source: info.source === "config" ? KeySource.CONFIG : KeySource.RUNTIME,
     ...(info.createdAt === undefined ? {} : { createdAt: timestampFromMs(info.createdAt) }),
   });
 }
+
+const KEY_FIELDS = ["models", "limits", "budget", "team"] as const;
 
 /**
  * sluice.admin.v1.AdminService: the key admin behind the admin key. Every
@@ -87,10 +65,22 @@ export function createAdminService(admin: KeyAdmin, cache: CacheAdmin): Omit<Ser
   return {
     createKey: (req, ctx) =>
       guarded(async () => {
-        const { key, info } = await admin.create(settingsOf(req.name, req.models, req.limits, req.budget));
+        const { key, info } = await admin.create(settingsOf(req.name, req.team, req.models, req.limits, req.budget));
         return create(CreateKeyResponseSchema, { key, info: keyInfo(info) });
       })(ctx),
     listKeys: (_req, ctx) => guarded(async () => create(ListKeysResponseSchema, { keys: (await admin.list()).map(keyInfo) }))(ctx),
+    updateKey: (req, ctx) =>
+      guarded(async () => {
+        const fields = maskedFields(req.updateMask, KEY_FIELDS, { models: req.models.length > 0, limits: req.limits !== undefined, budget: req.budget !== undefined, team: req.team !== "" });
+        const budget = budgetOf(req.budget);
+        const patch: KeyPatch = {
+          ...(fields.has("models") ? { models: req.models.length > 0 ? req.models : null } : {}),
+          ...(fields.has("limits") ? { limits: limitsOf(req.limits) } : {}),
+          ...(fields.has("budget") ? { budget: budget ?? null } : {}),
+          ...(fields.has("team") ? { team: req.team === "" ? null : req.team } : {}),
+        };
+        return create(UpdateKeyResponseSchema, { key: keyInfo(await admin.update(req.name, patch)) });
+      })(ctx),
     revokeKey: (req, ctx) => guarded(async () => create(RevokeKeyResponseSchema, { key: keyInfo(await admin.revoke(req.name)) }))(ctx),
     getUsage: (req, ctx) =>
       guarded(async () => {
@@ -112,6 +102,7 @@ export function createAdminService(admin: KeyAdmin, cache: CacheAdmin): Omit<Ser
           ...(usage.budgetMicros === undefined ? {} : { budgetUsdMicros: BigInt(usage.budgetMicros) }),
         });
       })(ctx),
+    ...levelHandlers(admin.levels, guarded),
     purgeCache: (req, ctx) => guarded(async () => create(PurgeCacheResponseSchema, { purged: BigInt(await cache.purge(req.alias, req.keyName)) }))(ctx),
     getCacheStats: (_req, ctx) =>
       guarded(async () =>

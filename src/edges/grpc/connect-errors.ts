@@ -20,6 +20,7 @@ export function grpcCode(code: ErrorCode): Code {
     case "already_exists":
       return Code.AlreadyExists;
     case "not_resumable":
+    case "failed_precondition":
       return Code.FailedPrecondition;
     case "not_found":
       return Code.NotFound;

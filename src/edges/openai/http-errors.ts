@@ -8,6 +8,7 @@ export function httpStatus(code: ErrorCode): number {
   switch (code) {
     case "invalid_request":
     case "upstream_rejected":
+    case "failed_precondition":
       return 400;
     case "unknown_model":
     case "upstream_not_found":

@@ -4,8 +4,8 @@
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { Timestamp } from "@bufbuild/protobuf/wkt";
-import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { FieldMask, Timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_field_mask, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { WatchStatsRequestSchema, WatchStatsResponseSchema } from "./stats_pb.js";
 import { file_sluice_admin_v1_stats } from "./stats_pb.js";
 import type { Message } from "@bufbuild/protobuf";
@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file sluice/admin/v1/admin_service.proto.
  */
 export const file_sluice_admin_v1_admin_service: GenFile = /*@__PURE__*/
-  fileDesc("CiNzbHVpY2UvYWRtaW4vdjEvYWRtaW5fc2VydmljZS5wcm90bxIPc2x1aWNlLmFkbWluLnYxIrMBCglLZXlMaW1pdHMSIAoTcmVxdWVzdHNfcGVyX21pbnV0ZRgBIAEoDUgAiAEBEh4KEXRva2Vuc19wZXJfbWludXRlGAIgASgESAGIAQESHwoSY29uY3VycmVudF9zdHJlYW1zGAMgASgNSAKIAQFCFgoUX3JlcXVlc3RzX3Blcl9taW51dGVCFAoSX3Rva2Vuc19wZXJfbWludXRlQhUKE19jb25jdXJyZW50X3N0cmVhbXMiRQoGQnVkZ2V0EhIKCnVzZF9taWNyb3MYASABKAQSJwoGcGVyaW9kGAIgASgOMhcuc2x1aWNlLmFkbWluLnYxLlBlcmlvZCLkAQoHS2V5SW5mbxIMCgRuYW1lGAEgASgJEgoKAmlkGAIgASgJEg4KBm1vZGVscxgDIAMoCRIqCgZsaW1pdHMYBCABKAsyGi5zbHVpY2UuYWRtaW4udjEuS2V5TGltaXRzEicKBmJ1ZGdldBgFIAEoCzIXLnNsdWljZS5hZG1pbi52MS5CdWRnZXQSKgoGc291cmNlGAYgASgOMhouc2x1aWNlLmFkbWluLnYxLktleVNvdXJjZRIuCgpjcmVhdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKFAQoQQ3JlYXRlS2V5UmVxdWVzdBIMCgRuYW1lGAEgASgJEg4KBm1vZGVscxgCIAMoCRIqCgZsaW1pdHMYAyABKAsyGi5zbHVpY2UuYWRtaW4udjEuS2V5TGltaXRzEicKBmJ1ZGdldBgEIAEoCzIXLnNsdWljZS5hZG1pbi52MS5CdWRnZXQiSAoRQ3JlYXRlS2V5UmVzcG9uc2USCwoDa2V5GAEgASgJEiYKBGluZm8YAiABKAsyGC5zbHVpY2UuYWRtaW4udjEuS2V5SW5mbyIRCg9MaXN0S2V5c1JlcXVlc3QiOgoQTGlzdEtleXNSZXNwb25zZRImCgRrZXlzGAEgAygLMhguc2x1aWNlLmFkbWluLnYxLktleUluZm8iIAoQUmV2b2tlS2V5UmVxdWVzdBIMCgRuYW1lGAEgASgJIjoKEVJldm9rZUtleVJlc3BvbnNlEiUKA2tleRgBIAEoCzIYLnNsdWljZS5hZG1pbi52MS5LZXlJbmZvInAKD0dldFVzYWdlUmVxdWVzdBIMCgRuYW1lGAEgASgJEicKBnBlcmlvZBgCIAEoDjIXLnNsdWljZS5hZG1pbi52MS5QZXJpb2QSJgoCYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIqoDChBHZXRVc2FnZVJlc3BvbnNlEgwKBG5hbWUYASABKAkSJwoGcGVyaW9kGAIgASgOMhcuc2x1aWNlLmFkbWluLnYxLlBlcmlvZBIwCgxwZXJpb2Rfc3RhcnQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnBlcmlvZF9lbmQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCHJlcXVlc3RzGAUgASgEEhQKDGlucHV0X3Rva2VucxgGIAEoBBIVCg1vdXRwdXRfdG9rZW5zGAcgASgEEhsKE2NhY2hlZF9pbnB1dF90b2tlbnMYCCABKAQSGAoQcmVhc29uaW5nX3Rva2VucxgJIAEoBBIYChBzcGVuZF91c2RfbWljcm9zGAogASgEEhoKEmVzdGltYXRlZF9yZXF1ZXN0cxgLIAEoBBIbChNyZXNlcnZlZF91c2RfbWljcm9zGAwgASgEEh4KEWJ1ZGdldF91c2RfbWljcm9zGA0gASgESACIAQFCFAoSX2J1ZGdldF91c2RfbWljcm9zIjQKEVB1cmdlQ2FjaGVSZXF1ZXN0Eg0KBWFsaWFzGAEgASgJEhAKCGtleV9uYW1lGAIgASgJIiQKElB1cmdlQ2FjaGVSZXNwb25zZRIOCgZwdXJnZWQYASABKAQiFgoUR2V0Q2FjaGVTdGF0c1JlcXVlc3QiSgoVR2V0Q2FjaGVTdGF0c1Jlc3BvbnNlEjEKB2FsaWFzZXMYASADKAsyIC5zbHVpY2UuYWRtaW4udjEuQWxpYXNDYWNoZVN0YXRzIrQBCg9BbGlhc0NhY2hlU3RhdHMSDQoFYWxpYXMYASABKAkSDAoEaGl0cxgCIAEoBBIOCgZtaXNzZXMYAyABKAQSEAoIYnlwYXNzZXMYBCABKAQSDgoGZXJyb3JzGAUgASgEEhAKCGhpdF9yYXRlGAYgASgBEg8KB2VudHJpZXMYByABKAQSGAoQc2F2ZWRfdXNkX21pY3JvcxgIIAEoBBIVCg1zZW1hbnRpY19oaXRzGAkgASgEKlMKBlBlcmlvZBIWChJQRVJJT0RfVU5TUEVDSUZJRUQQABIOCgpQRVJJT0RfREFZEAESDwoLUEVSSU9EX1dFRUsQAhIQCgxQRVJJT0RfTU9OVEgQAypWCglLZXlTb3VyY2USGgoWS0VZX1NPVVJDRV9VTlNQRUNJRklFRBAAEhUKEUtFWV9TT1VSQ0VfQ09ORklHEAESFgoSS0VZX1NPVVJDRV9SVU5USU1FEAIy6AQKDEFkbWluU2VydmljZRJSCglDcmVhdGVLZXkSIS5zbHVpY2UuYWRtaW4udjEuQ3JlYXRlS2V5UmVxdWVzdBoiLnNsdWljZS5hZG1pbi52MS5DcmVhdGVLZXlSZXNwb25zZRJPCghMaXN0S2V5cxIgLnNsdWljZS5hZG1pbi52MS5MaXN0S2V5c1JlcXVlc3QaIS5zbHVpY2UuYWRtaW4udjEuTGlzdEtleXNSZXNwb25zZRJSCglSZXZva2VLZXkSIS5zbHVpY2UuYWRtaW4udjEuUmV2b2tlS2V5UmVxdWVzdBoiLnNsdWljZS5hZG1pbi52MS5SZXZva2VLZXlSZXNwb25zZRJPCghHZXRVc2FnZRIgLnNsdWljZS5hZG1pbi52MS5HZXRVc2FnZVJlcXVlc3QaIS5zbHVpY2UuYWRtaW4udjEuR2V0VXNhZ2VSZXNwb25zZRJXCgpXYXRjaFN0YXRzEiIuc2x1aWNlLmFkbWluLnYxLldhdGNoU3RhdHNSZXF1ZXN0GiMuc2x1aWNlLmFkbWluLnYxLldhdGNoU3RhdHNSZXNwb25zZTABElUKClB1cmdlQ2FjaGUSIi5zbHVpY2UuYWRtaW4udjEuUHVyZ2VDYWNoZVJlcXVlc3QaIy5zbHVpY2UuYWRtaW4udjEuUHVyZ2VDYWNoZVJlc3BvbnNlEl4KDUdldENhY2hlU3RhdHMSJS5zbHVpY2UuYWRtaW4udjEuR2V0Q2FjaGVTdGF0c1JlcXVlc3QaJi5zbHVpY2UuYWRtaW4udjEuR2V0Q2FjaGVTdGF0c1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_sluice_admin_v1_stats]);
+  fileDesc("CiNzbHVpY2UvYWRtaW4vdjEvYWRtaW5fc2VydmljZS5wcm90bxIPc2x1aWNlLmFkbWluLnYxIrMBCglLZXlMaW1pdHMSIAoTcmVxdWVzdHNfcGVyX21pbnV0ZRgBIAEoDUgAiAEBEh4KEXRva2Vuc19wZXJfbWludXRlGAIgASgESAGIAQESHwoSY29uY3VycmVudF9zdHJlYW1zGAMgASgNSAKIAQFCFgoUX3JlcXVlc3RzX3Blcl9taW51dGVCFAoSX3Rva2Vuc19wZXJfbWludXRlQhUKE19jb25jdXJyZW50X3N0cmVhbXMiRQoGQnVkZ2V0EhIKCnVzZF9taWNyb3MYASABKAQSJwoGcGVyaW9kGAIgASgOMhcuc2x1aWNlLmFkbWluLnYxLlBlcmlvZCLyAQoHS2V5SW5mbxIMCgRuYW1lGAEgASgJEgoKAmlkGAIgASgJEg4KBm1vZGVscxgDIAMoCRIqCgZsaW1pdHMYBCABKAsyGi5zbHVpY2UuYWRtaW4udjEuS2V5TGltaXRzEicKBmJ1ZGdldBgFIAEoCzIXLnNsdWljZS5hZG1pbi52MS5CdWRnZXQSKgoGc291cmNlGAYgASgOMhouc2x1aWNlLmFkbWluLnYxLktleVNvdXJjZRIuCgpjcmVhdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIMCgR0ZWFtGAggASgJIpMBChBDcmVhdGVLZXlSZXF1ZXN0EgwKBG5hbWUYASABKAkSDgoGbW9kZWxzGAIgAygJEioKBmxpbWl0cxgDIAEoCzIaLnNsdWljZS5hZG1pbi52MS5LZXlMaW1pdHMSJwoGYnVkZ2V0GAQgASgLMhcuc2x1aWNlLmFkbWluLnYxLkJ1ZGdldBIMCgR0ZWFtGAUgASgJIkgKEUNyZWF0ZUtleVJlc3BvbnNlEgsKA2tleRgBIAEoCRImCgRpbmZvGAIgASgLMhguc2x1aWNlLmFkbWluLnYxLktleUluZm8iEQoPTGlzdEtleXNSZXF1ZXN0IjoKEExpc3RLZXlzUmVzcG9uc2USJgoEa2V5cxgBIAMoCzIYLnNsdWljZS5hZG1pbi52MS5LZXlJbmZvIsQBChBVcGRhdGVLZXlSZXF1ZXN0EgwKBG5hbWUYASABKAkSLwoLdXBkYXRlX21hc2sYAiABKAsyGi5nb29nbGUucHJvdG9idWYuRmllbGRNYXNrEg4KBm1vZGVscxgDIAMoCRIqCgZsaW1pdHMYBCABKAsyGi5zbHVpY2UuYWRtaW4udjEuS2V5TGltaXRzEicKBmJ1ZGdldBgFIAEoCzIXLnNsdWljZS5hZG1pbi52MS5CdWRnZXQSDAoEdGVhbRgGIAEoCSI6ChFVcGRhdGVLZXlSZXNwb25zZRIlCgNrZXkYASABKAsyGC5zbHVpY2UuYWRtaW4udjEuS2V5SW5mbyIgChBSZXZva2VLZXlSZXF1ZXN0EgwKBG5hbWUYASABKAkiOgoRUmV2b2tlS2V5UmVzcG9uc2USJQoDa2V5GAEgASgLMhguc2x1aWNlLmFkbWluLnYxLktleUluZm8icAoPR2V0VXNhZ2VSZXF1ZXN0EgwKBG5hbWUYASABKAkSJwoGcGVyaW9kGAIgASgOMhcuc2x1aWNlLmFkbWluLnYxLlBlcmlvZBImCgJhdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiqgMKEEdldFVzYWdlUmVzcG9uc2USDAoEbmFtZRgBIAEoCRInCgZwZXJpb2QYAiABKA4yFy5zbHVpY2UuYWRtaW4udjEuUGVyaW9kEjAKDHBlcmlvZF9zdGFydBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKcGVyaW9kX2VuZBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIcmVxdWVzdHMYBSABKAQSFAoMaW5wdXRfdG9rZW5zGAYgASgEEhUKDW91dHB1dF90b2tlbnMYByABKAQSGwoTY2FjaGVkX2lucHV0X3Rva2VucxgIIAEoBBIYChByZWFzb25pbmdfdG9rZW5zGAkgASgEEhgKEHNwZW5kX3VzZF9taWNyb3MYCiABKAQSGgoSZXN0aW1hdGVkX3JlcXVlc3RzGAsgASgEEhsKE3Jlc2VydmVkX3VzZF9taWNyb3MYDCABKAQSHgoRYnVkZ2V0X3VzZF9taWNyb3MYDSABKARIAIgBAUIUChJfYnVkZ2V0X3VzZF9taWNyb3MiNAoRUHVyZ2VDYWNoZVJlcXVlc3QSDQoFYWxpYXMYASABKAkSEAoIa2V5X25hbWUYAiABKAkiJAoSUHVyZ2VDYWNoZVJlc3BvbnNlEg4KBnB1cmdlZBgBIAEoBCIWChRHZXRDYWNoZVN0YXRzUmVxdWVzdCJKChVHZXRDYWNoZVN0YXRzUmVzcG9uc2USMQoHYWxpYXNlcxgBIAMoCzIgLnNsdWljZS5hZG1pbi52MS5BbGlhc0NhY2hlU3RhdHMitAEKD0FsaWFzQ2FjaGVTdGF0cxINCgVhbGlhcxgBIAEoCRIMCgRoaXRzGAIgASgEEg4KBm1pc3NlcxgDIAEoBBIQCghieXBhc3NlcxgEIAEoBBIOCgZlcnJvcnMYBSABKAQSEAoIaGl0X3JhdGUYBiABKAESDwoHZW50cmllcxgHIAEoBBIYChBzYXZlZF91c2RfbWljcm9zGAggASgEEhUKDXNlbWFudGljX2hpdHMYCSABKAQi4AEKCFRlYW1JbmZvEgwKBG5hbWUYASABKAkSFQoNYnVzaW5lc3NfbGluZRgCIAEoCRIqCgZsaW1pdHMYAyABKAsyGi5zbHVpY2UuYWRtaW4udjEuS2V5TGltaXRzEicKBmJ1ZGdldBgEIAEoCzIXLnNsdWljZS5hZG1pbi52MS5CdWRnZXQSKgoGc291cmNlGAUgASgOMhouc2x1aWNlLmFkbWluLnYxLktleVNvdXJjZRIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLRAQoQQnVzaW5lc3NMaW5lSW5mbxIMCgRuYW1lGAEgASgJEioKBmxpbWl0cxgCIAEoCzIaLnNsdWljZS5hZG1pbi52MS5LZXlMaW1pdHMSJwoGYnVkZ2V0GAMgASgLMhcuc2x1aWNlLmFkbWluLnYxLkJ1ZGdldBIqCgZzb3VyY2UYBCABKA4yGi5zbHVpY2UuYWRtaW4udjEuS2V5U291cmNlEi4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIo0BChFDcmVhdGVUZWFtUmVxdWVzdBIMCgRuYW1lGAEgASgJEhUKDWJ1c2luZXNzX2xpbmUYAiABKAkSKgoGbGltaXRzGAMgASgLMhouc2x1aWNlLmFkbWluLnYxLktleUxpbWl0cxInCgZidWRnZXQYBCABKAsyFy5zbHVpY2UuYWRtaW4udjEuQnVkZ2V0Ij0KEkNyZWF0ZVRlYW1SZXNwb25zZRInCgR0ZWFtGAEgASgLMhkuc2x1aWNlLmFkbWluLnYxLlRlYW1JbmZvIr4BChFVcGRhdGVUZWFtUmVxdWVzdBIMCgRuYW1lGAEgASgJEi8KC3VwZGF0ZV9tYXNrGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFzaxIVCg1idXNpbmVzc19saW5lGAMgASgJEioKBmxpbWl0cxgEIAEoCzIaLnNsdWljZS5hZG1pbi52MS5LZXlMaW1pdHMSJwoGYnVkZ2V0GAUgASgLMhcuc2x1aWNlLmFkbWluLnYxLkJ1ZGdldCI9ChJVcGRhdGVUZWFtUmVzcG9uc2USJwoEdGVhbRgBIAEoCzIZLnNsdWljZS5hZG1pbi52MS5UZWFtSW5mbyIhChFEZWxldGVUZWFtUmVxdWVzdBIMCgRuYW1lGAEgASgJIj0KEkRlbGV0ZVRlYW1SZXNwb25zZRInCgR0ZWFtGAEgASgLMhkuc2x1aWNlLmFkbWluLnYxLlRlYW1JbmZvIhIKEExpc3RUZWFtc1JlcXVlc3QiPQoRTGlzdFRlYW1zUmVzcG9uc2USKAoFdGVhbXMYASADKAsyGS5zbHVpY2UuYWRtaW4udjEuVGVhbUluZm8ifgoZQ3JlYXRlQnVzaW5lc3NMaW5lUmVxdWVzdBIMCgRuYW1lGAEgASgJEioKBmxpbWl0cxgCIAEoCzIaLnNsdWljZS5hZG1pbi52MS5LZXlMaW1pdHMSJwoGYnVkZ2V0GAMgASgLMhcuc2x1aWNlLmFkbWluLnYxLkJ1ZGdldCJWChpDcmVhdGVCdXNpbmVzc0xpbmVSZXNwb25zZRI4Cg1idXNpbmVzc19saW5lGAEgASgLMiEuc2x1aWNlLmFkbWluLnYxLkJ1c2luZXNzTGluZUluZm8irwEKGVVwZGF0ZUJ1c2luZXNzTGluZVJlcXVlc3QSDAoEbmFtZRgBIAEoCRIvCgt1cGRhdGVfbWFzaxgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE1hc2sSKgoGbGltaXRzGAMgASgLMhouc2x1aWNlLmFkbWluLnYxLktleUxpbWl0cxInCgZidWRnZXQYBCABKAsyFy5zbHVpY2UuYWRtaW4udjEuQnVkZ2V0IlYKGlVwZGF0ZUJ1c2luZXNzTGluZVJlc3BvbnNlEjgKDWJ1c2luZXNzX2xpbmUYASABKAsyIS5zbHVpY2UuYWRtaW4udjEuQnVzaW5lc3NMaW5lSW5mbyIpChlEZWxldGVCdXNpbmVzc0xpbmVSZXF1ZXN0EgwKBG5hbWUYASABKAkiVgoaRGVsZXRlQnVzaW5lc3NMaW5lUmVzcG9uc2USOAoNYnVzaW5lc3NfbGluZRgBIAEoCzIhLnNsdWljZS5hZG1pbi52MS5CdXNpbmVzc0xpbmVJbmZvIhoKGExpc3RCdXNpbmVzc0xpbmVzUmVxdWVzdCJWChlMaXN0QnVzaW5lc3NMaW5lc1Jlc3BvbnNlEjkKDmJ1c2luZXNzX2xpbmVzGAEgAygLMiEuc2x1aWNlLmFkbWluLnYxLkJ1c2luZXNzTGluZUluZm8qUwoGUGVyaW9kEhYKElBFUklPRF9VTlNQRUNJRklFRBAAEg4KClBFUklPRF9EQVkQARIPCgtQRVJJT0RfV0VFSxACEhAKDFBFUklPRF9NT05USBADKlYKCUtleVNvdXJjZRIaChZLRVlfU09VUkNFX1VOU1BFQ0lGSUVEEAASFQoRS0VZX1NPVVJDRV9DT05GSUcQARIWChJLRVlfU09VUkNFX1JVTlRJTUUQAjLOCwoMQWRtaW5TZXJ2aWNlElIKCUNyZWF0ZUtleRIhLnNsdWljZS5hZG1pbi52MS5DcmVhdGVLZXlSZXF1ZXN0GiIuc2x1aWNlLmFkbWluLnYxLkNyZWF0ZUtleVJlc3BvbnNlEk8KCExpc3RLZXlzEiAuc2x1aWNlLmFkbWluLnYxLkxpc3RLZXlzUmVxdWVzdBohLnNsdWljZS5hZG1pbi52MS5MaXN0S2V5c1Jlc3BvbnNlElIKCVVwZGF0ZUtleRIhLnNsdWljZS5hZG1pbi52MS5VcGRhdGVLZXlSZXF1ZXN0GiIuc2x1aWNlLmFkbWluLnYxLlVwZGF0ZUtleVJlc3BvbnNlElIKCVJldm9rZUtleRIhLnNsdWljZS5hZG1pbi52MS5SZXZva2VLZXlSZXF1ZXN0GiIuc2x1aWNlLmFkbWluLnYxLlJldm9rZUtleVJlc3BvbnNlEk8KCEdldFVzYWdlEiAuc2x1aWNlLmFkbWluLnYxLkdldFVzYWdlUmVxdWVzdBohLnNsdWljZS5hZG1pbi52MS5HZXRVc2FnZVJlc3BvbnNlElcKCldhdGNoU3RhdHMSIi5zbHVpY2UuYWRtaW4udjEuV2F0Y2hTdGF0c1JlcXVlc3QaIy5zbHVpY2UuYWRtaW4udjEuV2F0Y2hTdGF0c1Jlc3BvbnNlMAESVQoKUHVyZ2VDYWNoZRIiLnNsdWljZS5hZG1pbi52MS5QdXJnZUNhY2hlUmVxdWVzdBojLnNsdWljZS5hZG1pbi52MS5QdXJnZUNhY2hlUmVzcG9uc2USXgoNR2V0Q2FjaGVTdGF0cxIlLnNsdWljZS5hZG1pbi52MS5HZXRDYWNoZVN0YXRzUmVxdWVzdBomLnNsdWljZS5hZG1pbi52MS5HZXRDYWNoZVN0YXRzUmVzcG9uc2USVQoKQ3JlYXRlVGVhbRIiLnNsdWljZS5hZG1pbi52MS5DcmVhdGVUZWFtUmVxdWVzdBojLnNsdWljZS5hZG1pbi52MS5DcmVhdGVUZWFtUmVzcG9uc2USVQoKVXBkYXRlVGVhbRIiLnNsdWljZS5hZG1pbi52MS5VcGRhdGVUZWFtUmVxdWVzdBojLnNsdWljZS5hZG1pbi52MS5VcGRhdGVUZWFtUmVzcG9uc2USVQoKRGVsZXRlVGVhbRIiLnNsdWljZS5hZG1pbi52MS5EZWxldGVUZWFtUmVxdWVzdBojLnNsdWljZS5hZG1pbi52MS5EZWxldGVUZWFtUmVzcG9uc2USUgoJTGlzdFRlYW1zEiEuc2x1aWNlLmFkbWluLnYxLkxpc3RUZWFtc1JlcXVlc3QaIi5zbHVpY2UuYWRtaW4udjEuTGlzdFRlYW1zUmVzcG9uc2USbQoSQ3JlYXRlQnVzaW5lc3NMaW5lEiouc2x1aWNlLmFkbWluLnYxLkNyZWF0ZUJ1c2luZXNzTGluZVJlcXVlc3QaKy5zbHVpY2UuYWRtaW4udjEuQ3JlYXRlQnVzaW5lc3NMaW5lUmVzcG9uc2USbQoSVXBkYXRlQnVzaW5lc3NMaW5lEiouc2x1aWNlLmFkbWluLnYxLlVwZGF0ZUJ1c2luZXNzTGluZVJlcXVlc3QaKy5zbHVpY2UuYWRtaW4udjEuVXBkYXRlQnVzaW5lc3NMaW5lUmVzcG9uc2USbQoSRGVsZXRlQnVzaW5lc3NMaW5lEiouc2x1aWNlLmFkbWluLnYxLkRlbGV0ZUJ1c2luZXNzTGluZVJlcXVlc3QaKy5zbHVpY2UuYWRtaW4udjEuRGVsZXRlQnVzaW5lc3NMaW5lUmVzcG9uc2USagoRTGlzdEJ1c2luZXNzTGluZXMSKS5zbHVpY2UuYWRtaW4udjEuTGlzdEJ1c2luZXNzTGluZXNSZXF1ZXN0Giouc2x1aWNlLmFkbWluLnYxLkxpc3RCdXNpbmVzc0xpbmVzUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_field_mask, file_google_protobuf_timestamp, file_sluice_admin_v1_stats]);
 
 /**
  * A key's rate limits. An unset limit is not enforced.
@@ -135,6 +135,13 @@ export type KeyInfo = Message<"sluice.admin.v1.KeyInfo"> & {
    * @generated from field: google.protobuf.Timestamp created_at = 7;
    */
   createdAt?: Timestamp | undefined;
+
+  /**
+   * The team it belongs to; empty when none.
+   *
+   * @generated from field: string team = 8;
+   */
+  team: string;
 };
 
 /**
@@ -179,6 +186,14 @@ export type CreateKeyRequest = Message<"sluice.admin.v1.CreateKeyRequest"> & {
    * @generated from field: sluice.admin.v1.Budget budget = 4;
    */
   budget?: Budget | undefined;
+
+  /**
+   * The team the key belongs to (configured or created with CreateTeam);
+   * empty means none.
+   *
+   * @generated from field: string team = 5;
+   */
+  team: string;
 };
 
 /**
@@ -254,6 +269,85 @@ export const ListKeysResponseSchema: GenMessage<ListKeysResponse> = /*@__PURE__*
   messageDesc(file_sluice_admin_v1_admin_service, 6);
 
 /**
+ * Input of UpdateKey.
+ *
+ * @generated from message sluice.admin.v1.UpdateKeyRequest
+ */
+export type UpdateKeyRequest = Message<"sluice.admin.v1.UpdateKeyRequest"> & {
+  /**
+   * The name of a key created with CreateKey.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * Fields to change, among models, limits, budget and team. A path named
+   * with its field left empty clears it (every alias, no limits, no
+   * budget, no team). Without a mask, the fields that are set are changed.
+   *
+   * @generated from field: google.protobuf.FieldMask update_mask = 2;
+   */
+  updateMask?: FieldMask | undefined;
+
+  /**
+   * Aliases the key may use; empty means every alias.
+   *
+   * @generated from field: repeated string models = 3;
+   */
+  models: string[];
+
+  /**
+   * Rate limits.
+   *
+   * @generated from field: sluice.admin.v1.KeyLimits limits = 4;
+   */
+  limits?: KeyLimits | undefined;
+
+  /**
+   * Budget.
+   *
+   * @generated from field: sluice.admin.v1.Budget budget = 5;
+   */
+  budget?: Budget | undefined;
+
+  /**
+   * The team; must exist.
+   *
+   * @generated from field: string team = 6;
+   */
+  team: string;
+};
+
+/**
+ * Describes the message sluice.admin.v1.UpdateKeyRequest.
+ * Use `create(UpdateKeyRequestSchema)` to create a new message.
+ */
+export const UpdateKeyRequestSchema: GenMessage<UpdateKeyRequest> = /*@__PURE__*/
+  messageDesc(file_sluice_admin_v1_admin_service, 7);
+
+/**
+ * Output of UpdateKey.
+ *
+ * @generated from message sluice.admin.v1.UpdateKeyResponse
+ */
+export type UpdateKeyResponse = Message<"sluice.admin.v1.UpdateKeyResponse"> & {
+  /**
+   * The key as it is now.
+   *
+   * @generated from field: sluice.admin.v1.KeyInfo key = 1;
+   */
+  key?: KeyInfo | undefined;
+};
+
+/**
+ * Describes the message sluice.admin.v1.UpdateKeyResponse.
+ * Use `create(UpdateKeyResponseSchema)` to create a new message.
+ */
+export const UpdateKeyResponseSchema: GenMessage<UpdateKeyResponse> = /*@__PURE__*/
+  messageDesc(file_sluice_admin_v1_admin_service, 8);
+
+/**
  * Input of RevokeKey.
  *
  * @generated from message sluice.admin.v1.RevokeKeyRequest
@@ -272,7 +366,7 @@ export type RevokeKeyRequest = Message<"sluice.admin.v1.RevokeKeyRequest"> & {
  * Use `create(RevokeKeyRequestSchema)` to create a new message.
  */
 export const RevokeKeyRequestSchema: GenMessage<RevokeKeyRequest> = /*@__PURE__*/
-  messageDesc(file_sluice_admin_v1_admin_service, 7);
+  messageDesc(file_sluice_admin_v1_admin_service, 9);
 
 /**
  * Output of RevokeKey.
@@ -293,7 +387,7 @@ export type RevokeKeyResponse = Message<"sluice.admin.v1.RevokeKeyResponse"> & {
  * Use `create(RevokeKeyResponseSchema)` to create a new message.
  */
 export const RevokeKeyResponseSchema: GenMessage<RevokeKeyResponse> = /*@__PURE__*/
-  messageDesc(file_sluice_admin_v1_admin_service, 8);
+  messageDesc(file_sluice_admin_v1_admin_service, 10);
 
 /**
  * Input of GetUsage.
@@ -328,7 +422,7 @@ export type GetUsageRequest = Message<"sluice.admin.v1.GetUsageRequest"> & {
  * Use `create(GetUsageRequestSchema)` to create a new message.
  */
 export const GetUsageRequestSchema: GenMessage<GetUsageRequest> = /*@__PURE__*/
-  messageDesc(file_sluice_admin_v1_admin_service, 9);
+  messageDesc(file_sluice_admin_v1_admin_service, 11);
 
 /**
  * Output of GetUsage: totals of every stream that ended (settled) in the
@@ -436,7 +530,7 @@ export type GetUsageResponse = Message<"sluice.admin.v1.GetUsageResponse"> & {
  * Use `create(GetUsageResponseSchema)` to create a new message.
  */
 export const GetUsageResponseSchema: GenMessage<GetUsageResponse> = /*@__PURE__*/
-  messageDesc(file_sluice_admin_v1_admin_service, 10);
+  messageDesc(file_sluice_admin_v1_admin_service, 12);
 
 /**
  * Input of PurgeCache: at least one of the two.
@@ -464,7 +558,7 @@ export type PurgeCacheRequest = Message<"sluice.admin.v1.PurgeCacheRequest"> & {
  * Use `create(PurgeCacheRequestSchema)` to create a new message.
  */
 export const PurgeCacheRequestSchema: GenMessage<PurgeCacheRequest> = /*@__PURE__*/
-  messageDesc(file_sluice_admin_v1_admin_service, 11);
+  messageDesc(file_sluice_admin_v1_admin_service, 13);
 
 /**
  * Output of PurgeCache.
@@ -485,7 +579,7 @@ export type PurgeCacheResponse = Message<"sluice.admin.v1.PurgeCacheResponse"> &
  * Use `create(PurgeCacheResponseSchema)` to create a new message.
  */
 export const PurgeCacheResponseSchema: GenMessage<PurgeCacheResponse> = /*@__PURE__*/
-  messageDesc(file_sluice_admin_v1_admin_service, 12);
+  messageDesc(file_sluice_admin_v1_admin_service, 14);
 
 /**
  * Input of GetCacheStats.
@@ -500,7 +594,7 @@ export type GetCacheStatsRequest = Message<"sluice.admin.v1.GetCacheStatsRequest
  * Use `create(GetCacheStatsRequestSchema)` to create a new message.
  */
 export const GetCacheStatsRequestSchema: GenMessage<GetCacheStatsRequest> = /*@__PURE__*/
-  messageDesc(file_sluice_admin_v1_admin_service, 13);
+  messageDesc(file_sluice_admin_v1_admin_service, 15);
 
 /**
  * Output of GetCacheStats.
@@ -521,7 +615,7 @@ export type GetCacheStatsResponse = Message<"sluice.admin.v1.GetCacheStatsRespon
  * Use `create(GetCacheStatsResponseSchema)` to create a new message.
  */
 export const GetCacheStatsResponseSchema: GenMessage<GetCacheStatsResponse> = /*@__PURE__*/
-  messageDesc(file_sluice_admin_v1_admin_service, 14);
+  messageDesc(file_sluice_admin_v1_admin_service, 16);
 
 /**
  * One alias's response cache.
@@ -599,7 +693,521 @@ export type AliasCacheStats = Message<"sluice.admin.v1.AliasCacheStats"> & {
  * Use `create(AliasCacheStatsSchema)` to create a new message.
  */
 export const AliasCacheStatsSchema: GenMessage<AliasCacheStats> = /*@__PURE__*/
-  messageDesc(file_sluice_admin_v1_admin_service, 15);
+  messageDesc(file_sluice_admin_v1_admin_service, 17);
+
+/**
+ * A team as the admin service shows it.
+ *
+ * @generated from message sluice.admin.v1.TeamInfo
+ */
+export type TeamInfo = Message<"sluice.admin.v1.TeamInfo"> & {
+  /**
+   * 1 to 64 letters, digits and . _ - (starting with a letter or digit).
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * The business line it belongs to; empty when none.
+   *
+   * @generated from field: string business_line = 2;
+   */
+  businessLine: string;
+
+  /**
+   * Limits on all its keys together; unset ones are not enforced.
+   *
+   * @generated from field: sluice.admin.v1.KeyLimits limits = 3;
+   */
+  limits?: KeyLimits | undefined;
+
+  /**
+   * Budget of all its keys together; absent when spend is not limited.
+   *
+   * @generated from field: sluice.admin.v1.Budget budget = 4;
+   */
+  budget?: Budget | undefined;
+
+  /**
+   * Where it is defined.
+   *
+   * @generated from field: sluice.admin.v1.KeySource source = 5;
+   */
+  source: KeySource;
+
+  /**
+   * When it was created (runtime teams only).
+   *
+   * @generated from field: google.protobuf.Timestamp created_at = 6;
+   */
+  createdAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message sluice.admin.v1.TeamInfo.
+ * Use `create(TeamInfoSchema)` to create a new message.
+ */
+export const TeamInfoSchema: GenMessage<TeamInfo> = /*@__PURE__*/
+  messageDesc(file_sluice_admin_v1_admin_service, 18);
+
+/**
+ * A business line as the admin service shows it.
+ *
+ * @generated from message sluice.admin.v1.BusinessLineInfo
+ */
+export type BusinessLineInfo = Message<"sluice.admin.v1.BusinessLineInfo"> & {
+  /**
+   * 1 to 64 letters, digits and . _ - (starting with a letter or digit).
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * Limits on all its teams together; unset ones are not enforced.
+   *
+   * @generated from field: sluice.admin.v1.KeyLimits limits = 2;
+   */
+  limits?: KeyLimits | undefined;
+
+  /**
+   * Budget of all its teams together; absent when spend is not limited.
+   *
+   * @generated from field: sluice.admin.v1.Budget budget = 3;
+   */
+  budget?: Budget | undefined;
+
+  /**
+   * Where it is defined.
+   *
+   * @generated from field: sluice.admin.v1.KeySource source = 4;
+   */
+  source: KeySource;
+
+  /**
+   * When it was created (runtime business lines only).
+   *
+   * @generated from field: google.protobuf.Timestamp created_at = 5;
+   */
+  createdAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message sluice.admin.v1.BusinessLineInfo.
+ * Use `create(BusinessLineInfoSchema)` to create a new message.
+ */
+export const BusinessLineInfoSchema: GenMessage<BusinessLineInfo> = /*@__PURE__*/
+  messageDesc(file_sluice_admin_v1_admin_service, 19);
+
+/**
+ * Input of CreateTeam.
+ *
+ * @generated from message sluice.admin.v1.CreateTeamRequest
+ */
+export type CreateTeamRequest = Message<"sluice.admin.v1.CreateTeamRequest"> & {
+  /**
+   * The new team's name.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * Its business line (must exist); empty means none.
+   *
+   * @generated from field: string business_line = 2;
+   */
+  businessLine: string;
+
+  /**
+   * Limits on all its keys together.
+   *
+   * @generated from field: sluice.admin.v1.KeyLimits limits = 3;
+   */
+  limits?: KeyLimits | undefined;
+
+  /**
+   * Budget of all its keys together.
+   *
+   * @generated from field: sluice.admin.v1.Budget budget = 4;
+   */
+  budget?: Budget | undefined;
+};
+
+/**
+ * Describes the message sluice.admin.v1.CreateTeamRequest.
+ * Use `create(CreateTeamRequestSchema)` to create a new message.
+ */
+export const CreateTeamRequestSchema: GenMessage<CreateTeamRequest> = /*@__PURE__*/
+  messageDesc(file_sluice_admin_v1_admin_service, 20);
+
+/**
+ * Output of CreateTeam.
+ *
+ * @generated from message sluice.admin.v1.CreateTeamResponse
+ */
+export type CreateTeamResponse = Message<"sluice.admin.v1.CreateTeamResponse"> & {
+  /**
+   * What was created.
+   *
+   * @generated from field: sluice.admin.v1.TeamInfo team = 1;
+   */
+  team?: TeamInfo | undefined;
+};
+
+/**
+ * Describes the message sluice.admin.v1.CreateTeamResponse.
+ * Use `create(CreateTeamResponseSchema)` to create a new message.
+ */
+export const CreateTeamResponseSchema: GenMessage<CreateTeamResponse> = /*@__PURE__*/
+  messageDesc(file_sluice_admin_v1_admin_service, 21);
+
+/**
+ * Input of UpdateTeam.
+ *
+ * @generated from message sluice.admin.v1.UpdateTeamRequest
+ */
+export type UpdateTeamRequest = Message<"sluice.admin.v1.UpdateTeamRequest"> & {
+  /**
+   * The name of a team created with CreateTeam.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * Fields to change, among business_line, limits and budget; as in
+   * UpdateKeyRequest.
+   *
+   * @generated from field: google.protobuf.FieldMask update_mask = 2;
+   */
+  updateMask?: FieldMask | undefined;
+
+  /**
+   * The business line (must exist).
+   *
+   * @generated from field: string business_line = 3;
+   */
+  businessLine: string;
+
+  /**
+   * Limits.
+   *
+   * @generated from field: sluice.admin.v1.KeyLimits limits = 4;
+   */
+  limits?: KeyLimits | undefined;
+
+  /**
+   * Budget.
+   *
+   * @generated from field: sluice.admin.v1.Budget budget = 5;
+   */
+  budget?: Budget | undefined;
+};
+
+/**
+ * Describes the message sluice.admin.v1.UpdateTeamRequest.
+ * Use `create(UpdateTeamRequestSchema)` to create a new message.
+ */
+export const UpdateTeamRequestSchema: GenMessage<UpdateTeamRequest> = /*@__PURE__*/
+  messageDesc(file_sluice_admin_v1_admin_service, 22);
+
+/**
+ * Output of UpdateTeam.
+ *
+ * @generated from message sluice.admin.v1.UpdateTeamResponse
+ */
+export type UpdateTeamResponse = Message<"sluice.admin.v1.UpdateTeamResponse"> & {
+  /**
+   * The team as it is now.
+   *
+   * @generated from field: sluice.admin.v1.TeamInfo team = 1;
+   */
+  team?: TeamInfo | undefined;
+};
+
+/**
+ * Describes the message sluice.admin.v1.UpdateTeamResponse.
+ * Use `create(UpdateTeamResponseSchema)` to create a new message.
+ */
+export const UpdateTeamResponseSchema: GenMessage<UpdateTeamResponse> = /*@__PURE__*/
+  messageDesc(file_sluice_admin_v1_admin_service, 23);
+
+/**
+ * Input of DeleteTeam.
+ *
+ * @generated from message sluice.admin.v1.DeleteTeamRequest
+ */
+export type DeleteTeamRequest = Message<"sluice.admin.v1.DeleteTeamRequest"> & {
+  /**
+   * The name of a team created with CreateTeam.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+};
+
+/**
+ * Describes the message sluice.admin.v1.DeleteTeamRequest.
+ * Use `create(DeleteTeamRequestSchema)` to create a new message.
+ */
+export const DeleteTeamRequestSchema: GenMessage<DeleteTeamRequest> = /*@__PURE__*/
+  messageDesc(file_sluice_admin_v1_admin_service, 24);
+
+/**
+ * Output of DeleteTeam.
+ *
+ * @generated from message sluice.admin.v1.DeleteTeamResponse
+ */
+export type DeleteTeamResponse = Message<"sluice.admin.v1.DeleteTeamResponse"> & {
+  /**
+   * The team that was deleted.
+   *
+   * @generated from field: sluice.admin.v1.TeamInfo team = 1;
+   */
+  team?: TeamInfo | undefined;
+};
+
+/**
+ * Describes the message sluice.admin.v1.DeleteTeamResponse.
+ * Use `create(DeleteTeamResponseSchema)` to create a new message.
+ */
+export const DeleteTeamResponseSchema: GenMessage<DeleteTeamResponse> = /*@__PURE__*/
+  messageDesc(file_sluice_admin_v1_admin_service, 25);
+
+/**
+ * Input of ListTeams.
+ *
+ * @generated from message sluice.admin.v1.ListTeamsRequest
+ */
+export type ListTeamsRequest = Message<"sluice.admin.v1.ListTeamsRequest"> & {
+};
+
+/**
+ * Describes the message sluice.admin.v1.ListTeamsRequest.
+ * Use `create(ListTeamsRequestSchema)` to create a new message.
+ */
+export const ListTeamsRequestSchema: GenMessage<ListTeamsRequest> = /*@__PURE__*/
+  messageDesc(file_sluice_admin_v1_admin_service, 26);
+
+/**
+ * Output of ListTeams.
+ *
+ * @generated from message sluice.admin.v1.ListTeamsResponse
+ */
+export type ListTeamsResponse = Message<"sluice.admin.v1.ListTeamsResponse"> & {
+  /**
+   * Configured teams first, then runtime teams by name.
+   *
+   * @generated from field: repeated sluice.admin.v1.TeamInfo teams = 1;
+   */
+  teams: TeamInfo[];
+};
+
+/**
+ * Describes the message sluice.admin.v1.ListTeamsResponse.
+ * Use `create(ListTeamsResponseSchema)` to create a new message.
+ */
+export const ListTeamsResponseSchema: GenMessage<ListTeamsResponse> = /*@__PURE__*/
+  messageDesc(file_sluice_admin_v1_admin_service, 27);
+
+/**
+ * Input of CreateBusinessLine.
+ *
+ * @generated from message sluice.admin.v1.CreateBusinessLineRequest
+ */
+export type CreateBusinessLineRequest = Message<"sluice.admin.v1.CreateBusinessLineRequest"> & {
+  /**
+   * The new business line's name.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * Limits on all its teams together.
+   *
+   * @generated from field: sluice.admin.v1.KeyLimits limits = 2;
+   */
+  limits?: KeyLimits | undefined;
+
+  /**
+   * Budget of all its teams together.
+   *
+   * @generated from field: sluice.admin.v1.Budget budget = 3;
+   */
+  budget?: Budget | undefined;
+};
+
+/**
+ * Describes the message sluice.admin.v1.CreateBusinessLineRequest.
+ * Use `create(CreateBusinessLineRequestSchema)` to create a new message.
+ */
+export const CreateBusinessLineRequestSchema: GenMessage<CreateBusinessLineRequest> = /*@__PURE__*/
+  messageDesc(file_sluice_admin_v1_admin_service, 28);
+
+/**
+ * Output of CreateBusinessLine.
+ *
+ * @generated from message sluice.admin.v1.CreateBusinessLineResponse
+ */
+export type CreateBusinessLineResponse = Message<"sluice.admin.v1.CreateBusinessLineResponse"> & {
+  /**
+   * What was created.
+   *
+   * @generated from field: sluice.admin.v1.BusinessLineInfo business_line = 1;
+   */
+  businessLine?: BusinessLineInfo | undefined;
+};
+
+/**
+ * Describes the message sluice.admin.v1.CreateBusinessLineResponse.
+ * Use `create(CreateBusinessLineResponseSchema)` to create a new message.
+ */
+export const CreateBusinessLineResponseSchema: GenMessage<CreateBusinessLineResponse> = /*@__PURE__*/
+  messageDesc(file_sluice_admin_v1_admin_service, 29);
+
+/**
+ * Input of UpdateBusinessLine.
+ *
+ * @generated from message sluice.admin.v1.UpdateBusinessLineRequest
+ */
+export type UpdateBusinessLineRequest = Message<"sluice.admin.v1.UpdateBusinessLineRequest"> & {
+  /**
+   * The name of a business line created with CreateBusinessLine.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * Fields to change, among limits and budget; as in UpdateKeyRequest.
+   *
+   * @generated from field: google.protobuf.FieldMask update_mask = 2;
+   */
+  updateMask?: FieldMask | undefined;
+
+  /**
+   * Limits.
+   *
+   * @generated from field: sluice.admin.v1.KeyLimits limits = 3;
+   */
+  limits?: KeyLimits | undefined;
+
+  /**
+   * Budget.
+   *
+   * @generated from field: sluice.admin.v1.Budget budget = 4;
+   */
+  budget?: Budget | undefined;
+};
+
+/**
+ * Describes the message sluice.admin.v1.UpdateBusinessLineRequest.
+ * Use `create(UpdateBusinessLineRequestSchema)` to create a new message.
+ */
+export const UpdateBusinessLineRequestSchema: GenMessage<UpdateBusinessLineRequest> = /*@__PURE__*/
+  messageDesc(file_sluice_admin_v1_admin_service, 30);
+
+/**
+ * Output of UpdateBusinessLine.
+ *
+ * @generated from message sluice.admin.v1.UpdateBusinessLineResponse
+ */
+export type UpdateBusinessLineResponse = Message<"sluice.admin.v1.UpdateBusinessLineResponse"> & {
+  /**
+   * The business line as it is now.
+   *
+   * @generated from field: sluice.admin.v1.BusinessLineInfo business_line = 1;
+   */
+  businessLine?: BusinessLineInfo | undefined;
+};
+
+/**
+ * Describes the message sluice.admin.v1.UpdateBusinessLineResponse.
+ * Use `create(UpdateBusinessLineResponseSchema)` to create a new message.
+ */
+export const UpdateBusinessLineResponseSchema: GenMessage<UpdateBusinessLineResponse> = /*@__PURE__*/
+  messageDesc(file_sluice_admin_v1_admin_service, 31);
+
+/**
+ * Input of DeleteBusinessLine.
+ *
+ * @generated from message sluice.admin.v1.DeleteBusinessLineRequest
+ */
+export type DeleteBusinessLineRequest = Message<"sluice.admin.v1.DeleteBusinessLineRequest"> & {
+  /**
+   * The name of a business line created with CreateBusinessLine.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+};
+
+/**
+ * Describes the message sluice.admin.v1.DeleteBusinessLineRequest.
+ * Use `create(DeleteBusinessLineRequestSchema)` to create a new message.
+ */
+export const DeleteBusinessLineRequestSchema: GenMessage<DeleteBusinessLineRequest> = /*@__PURE__*/
+  messageDesc(file_sluice_admin_v1_admin_service, 32);
+
+/**
+ * Output of DeleteBusinessLine.
+ *
+ * @generated from message sluice.admin.v1.DeleteBusinessLineResponse
+ */
+export type DeleteBusinessLineResponse = Message<"sluice.admin.v1.DeleteBusinessLineResponse"> & {
+  /**
+   * The business line that was deleted.
+   *
+   * @generated from field: sluice.admin.v1.BusinessLineInfo business_line = 1;
+   */
+  businessLine?: BusinessLineInfo | undefined;
+};
+
+/**
+ * Describes the message sluice.admin.v1.DeleteBusinessLineResponse.
+ * Use `create(DeleteBusinessLineResponseSchema)` to create a new message.
+ */
+export const DeleteBusinessLineResponseSchema: GenMessage<DeleteBusinessLineResponse> = /*@__PURE__*/
+  messageDesc(file_sluice_admin_v1_admin_service, 33);
+
+/**
+ * Input of ListBusinessLines.
+ *
+ * @generated from message sluice.admin.v1.ListBusinessLinesRequest
+ */
+export type ListBusinessLinesRequest = Message<"sluice.admin.v1.ListBusinessLinesRequest"> & {
+};
+
+/**
+ * Describes the message sluice.admin.v1.ListBusinessLinesRequest.
+ * Use `create(ListBusinessLinesRequestSchema)` to create a new message.
+ */
+export const ListBusinessLinesRequestSchema: GenMessage<ListBusinessLinesRequest> = /*@__PURE__*/
+  messageDesc(file_sluice_admin_v1_admin_service, 34);
+
+/**
+ * Output of ListBusinessLines.
+ *
+ * @generated from message sluice.admin.v1.ListBusinessLinesResponse
+ */
+export type ListBusinessLinesResponse = Message<"sluice.admin.v1.ListBusinessLinesResponse"> & {
+  /**
+   * Configured business lines first, then runtime ones by name.
+   *
+   * @generated from field: repeated sluice.admin.v1.BusinessLineInfo business_lines = 1;
+   */
+  businessLines: BusinessLineInfo[];
+};
+
+/**
+ * Describes the message sluice.admin.v1.ListBusinessLinesResponse.
+ * Use `create(ListBusinessLinesResponseSchema)` to create a new message.
+ */
+export const ListBusinessLinesResponseSchema: GenMessage<ListBusinessLinesResponse> = /*@__PURE__*/
+  messageDesc(file_sluice_admin_v1_admin_service, 35);
 
 /**
  * A UTC calendar period: budgets are per period, usage is rolled up per
@@ -713,6 +1321,19 @@ export const AdminService: GenService<{
     output: typeof ListKeysResponseSchema;
   },
   /**
+   * Changes a key created here: its team, models, limits or budget (those
+   * named in update_mask). Every replica applies it from its next
+   * admission on. Configured keys are changed in the configuration instead
+   * (INVALID_ARGUMENT here).
+   *
+   * @generated from rpc sluice.admin.v1.AdminService.UpdateKey
+   */
+  updateKey: {
+    methodKind: "unary";
+    input: typeof UpdateKeyRequestSchema;
+    output: typeof UpdateKeyResponseSchema;
+  },
+  /**
    * Revokes a key created here; every replica refuses it from its next
    * admission on. The name is free again (a new key under the same name
    * continues its usage and budget). Configured keys are removed from the
@@ -770,6 +1391,94 @@ export const AdminService: GenService<{
     methodKind: "unary";
     input: typeof GetCacheStatsRequestSchema;
     output: typeof GetCacheStatsResponseSchema;
+  },
+  /**
+   * Creates a team: limits and a budget shared by every key in it, checked
+   * in the same admission as the key's own (docs/tenancy.md, "Teams and
+   * business lines"). The name must not be in use by a configured or
+   * runtime team (ALREADY_EXISTS); its business line must exist.
+   *
+   * @generated from rpc sluice.admin.v1.AdminService.CreateTeam
+   */
+  createTeam: {
+    methodKind: "unary";
+    input: typeof CreateTeamRequestSchema;
+    output: typeof CreateTeamResponseSchema;
+  },
+  /**
+   * Changes a team created here (the fields named in update_mask).
+   *
+   * @generated from rpc sluice.admin.v1.AdminService.UpdateTeam
+   */
+  updateTeam: {
+    methodKind: "unary";
+    input: typeof UpdateTeamRequestSchema;
+    output: typeof UpdateTeamResponseSchema;
+  },
+  /**
+   * Deletes a team created here. Refused with FAILED_PRECONDITION while a
+   * key belongs to it: move or revoke those keys first.
+   *
+   * @generated from rpc sluice.admin.v1.AdminService.DeleteTeam
+   */
+  deleteTeam: {
+    methodKind: "unary";
+    input: typeof DeleteTeamRequestSchema;
+    output: typeof DeleteTeamResponseSchema;
+  },
+  /**
+   * Every team: configured ones first (in configuration order), then those
+   * created here, by name.
+   *
+   * @generated from rpc sluice.admin.v1.AdminService.ListTeams
+   */
+  listTeams: {
+    methodKind: "unary";
+    input: typeof ListTeamsRequestSchema;
+    output: typeof ListTeamsResponseSchema;
+  },
+  /**
+   * Creates a business line: limits and a budget shared by every team in
+   * it. The name must not be in use by another business line.
+   *
+   * @generated from rpc sluice.admin.v1.AdminService.CreateBusinessLine
+   */
+  createBusinessLine: {
+    methodKind: "unary";
+    input: typeof CreateBusinessLineRequestSchema;
+    output: typeof CreateBusinessLineResponseSchema;
+  },
+  /**
+   * Changes a business line created here (the fields named in update_mask).
+   *
+   * @generated from rpc sluice.admin.v1.AdminService.UpdateBusinessLine
+   */
+  updateBusinessLine: {
+    methodKind: "unary";
+    input: typeof UpdateBusinessLineRequestSchema;
+    output: typeof UpdateBusinessLineResponseSchema;
+  },
+  /**
+   * Deletes a business line created here. Refused with FAILED_PRECONDITION
+   * while a team belongs to it.
+   *
+   * @generated from rpc sluice.admin.v1.AdminService.DeleteBusinessLine
+   */
+  deleteBusinessLine: {
+    methodKind: "unary";
+    input: typeof DeleteBusinessLineRequestSchema;
+    output: typeof DeleteBusinessLineResponseSchema;
+  },
+  /**
+   * Every business line: configured ones first, then those created here,
+   * by name.
+   *
+   * @generated from rpc sluice.admin.v1.AdminService.ListBusinessLines
+   */
+  listBusinessLines: {
+    methodKind: "unary";
+    input: typeof ListBusinessLinesRequestSchema;
+    output: typeof ListBusinessLinesResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_sluice_admin_v1_admin_service, 0);
