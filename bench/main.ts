@@ -65,6 +65,8 @@ interface Services {
 
 /** The limited gateway's key: every limit and the budget on, far above what the load reaches. */
 const BENCH_KEY = "sk-bench-limited-0123456789abcdef";
+/** A key with the same limits in a team in a business line, each level with every limit and a budget: admission checks three levels. */
+const BENCH_TEAM_KEY = "sk-bench-team-fedcba9876543210";
 
 function log(message: string): void {
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
@@ -179,6 +181,9 @@ async function startRedis(): Promise<{ redis?: Proc; redisPort: number }> {
   return { redis: proc, redisPort: port };
 }
 
+const BENCH_LIMITS = { requestsPerMinute: 1_000_000, tokensPerMinute: 1_000_000_000, concurrentStreams: 1_000_000 };
+const BENCH_BUDGET = { usd: 1_000_000_000, period: "month" } as const;
+
 async function startLimitedGateway(dir: string, simOpenAi: string): Promise<Pick<Services, "limited" | "limitedUrl" | "redis" | "redisPort">> {
   const { redis, redisPort } = await startRedis();
   const configFile = join(dir, "sluice-limited.yaml");
@@ -194,10 +199,13 @@ async function startLimitedGateway(dir: string, simOpenAi: string): Promise<Pick
           {
             name: "bench",
             sha256: createHash("sha256").update(BENCH_KEY).digest("hex"),
-            limits: { requestsPerMinute: 1_000_000, tokensPerMinute: 1_000_000_000, concurrentStreams: 1_000_000 },
-            budget: { usd: 1_000_000_000, period: "month" },
+            limits: BENCH_LIMITS,
+            budget: BENCH_BUDGET,
           },
+          { name: "bench-member", sha256: createHash("sha256").update(BENCH_TEAM_KEY).digest("hex"), team: "bench-team", limits: BENCH_LIMITS, budget: BENCH_BUDGET },
         ],
+        teams: [{ name: "bench-team", businessLine: "bench-line", limits: BENCH_LIMITS, budget: BENCH_BUDGET }],
+        businessLines: [{ name: "bench-line", limits: BENCH_LIMITS, budget: BENCH_BUDGET }],
       },
       // Closed: Redis trouble shows as errors in the results, never as a quiet local fallback.
       store: { redis: { url: `redis://127.0.0.1:${redisPort}`, prefix: `sluice-bench:${process.pid}:`, failMode: "closed", timeoutMs: 2_000 } },
@@ -686,8 +694,8 @@ async function hedgeScenario(s: Services) {
 type AdmissionLanes = Record<string, Record<number, ReturnType<typeof summary>>>;
 /** Per edge and concurrency, what the limits add to TTFT p50: limited − plain (ms) and limited ÷ plain. */
 type AdmissionAdded = Record<number, { addedMs: number; ratio: number }>;
-/** The lanes' figures under their labels, and the edges' added TTFT under `grpc` and `sse`. */
-type AdmissionResults = { readonly grpc: AdmissionAdded; readonly sse: AdmissionAdded } & { readonly [lane: string]: Record<number, ReturnType<typeof summary>> | AdmissionAdded };
+/** The lanes' figures under their labels, the edges' added TTFT under `grpc` and `sse`, and what three levels add over the key alone under `hierarchy`. */
+type AdmissionResults = { readonly grpc: AdmissionAdded; readonly sse: AdmissionAdded; readonly hierarchy: { readonly grpc: AdmissionAdded; readonly sse: AdmissionAdded } } & { readonly [lane: string]: Record<number, ReturnType<typeof summary>> | AdmissionAdded };
 const admissionLane = (r: { results: AdmissionResults }, label: string) => r.results[label] as Record<number, ReturnType<typeof summary>>;
 /** Calls per command name since the Redis started (INFO commandstats). */
 function redisCommandCalls(port: number): Record<string, number> {
@@ -706,12 +714,15 @@ async function admissionScenario(s: Services) {
     { label: "gRPC, Redis limits", spec: { kind: "sluice-grpc" as const, url: s.limitedUrl, model: "bench", apiKey: BENCH_KEY } },
     { label: "SSE, no limits", spec: targetSpec(s, "sluice-sse") },
     { label: "SSE, Redis limits", spec: { kind: "sluice-sse" as const, url: `${s.limitedUrl}/v1`, model: "bench", apiKey: BENCH_KEY } },
+    { label: "gRPC, Redis limits, 3 levels", spec: { kind: "sluice-grpc" as const, url: s.limitedUrl, model: "bench", apiKey: BENCH_TEAM_KEY } },
+    { label: "SSE, Redis limits, 3 levels", spec: { kind: "sluice-sse" as const, url: `${s.limitedUrl}/v1`, model: "bench", apiKey: BENCH_TEAM_KEY } },
   ];
+  const limitedLanes = lanes.filter((l) => l.label.includes("Redis")).length;
   const samples: Record<string, Record<number, number[]>> = {};
   const errors: Record<string, number> = {};
   let limitedStreams = 0;
   for (const lane of lanes) await load({ scenario: "ttft", target: lane.spec, concurrency: 20, perLane: 2, prompt }); // warm-up
-  limitedStreams += 2 * 20 * 2;
+  limitedStreams += limitedLanes * 20 * 2;
   const before = redisCommandCalls(s.redisPort);
   for (const concurrency of levels) {
     const perLane = Math.max(1, Math.ceil(streamsPerLevel / rounds / concurrency));
@@ -727,7 +738,7 @@ async function admissionScenario(s: Services) {
     await simReset(s);
   }
   const after = redisCommandCalls(s.redisPort);
-  const measuredLimited = limitedStreams - 2 * 20 * 2;
+  const measuredLimited = limitedStreams - limitedLanes * 20 * 2;
   const delta = (name: string) => (after[name] ?? 0) - (before[name] ?? 0);
   const scripts = delta("evalsha") + delta("eval");
   // INFO commandstats also counts the commands a script runs inside Redis: those are not round trips.
@@ -737,17 +748,18 @@ async function admissionScenario(s: Services) {
     Object.entries(samples).map(([label, byLevel]) => [label, Object.fromEntries(Object.entries(byLevel).map(([c, v]) => [c, summary(v)]))]),
   ) as AdmissionLanes;
   // Beside each lane's TTFT, per edge and level: what the limits add (limited − plain p50) and their ratio.
-  const edge = (name: string) =>
+  const edge = (name: string, base = "no limits", over = "Redis limits") =>
     Object.fromEntries(
       levels.map((c) => {
-        const plain = lanesOut[`${name}, no limits`]![c]!.p50;
-        const limited = lanesOut[`${name}, Redis limits`]![c]!.p50;
+        const plain = lanesOut[`${name}, ${base}`]![c]!.p50;
+        const limited = lanesOut[`${name}, ${over}`]![c]!.p50;
         return [c, { addedMs: limited - plain, ratio: limited / plain }];
       }),
     );
+  const hierarchy = { grpc: edge("gRPC", "Redis limits", "Redis limits, 3 levels"), sse: edge("SSE", "Redis limits", "Redis limits, 3 levels") };
   const result = {
     levels,
-    results: { ...lanesOut, grpc: edge("gRPC"), sse: edge("SSE") } as AdmissionResults,
+    results: { ...lanesOut, grpc: edge("gRPC"), sse: edge("SSE"), hierarchy } as AdmissionResults,
     errors,
     limitedStreams: measuredLimited,
     scriptCallsPerStream: scripts / measuredLimited,
@@ -760,6 +772,8 @@ async function admissionScenario(s: Services) {
       const plain = lanesOut[`${name}, no limits`]![c]!.p50;
       const limited = lanesOut[`${name}, Redis limits`]![c]!.p50;
       log(`admission c=${c} ${name}: TTFT p50 ${round(plain)} → ${round(limited)} ms (+${round(limited - plain)} ms, ×${round(limited / plain)})`);
+      const three = lanesOut[`${name}, Redis limits, 3 levels`]![c]!.p50;
+      log(`admission c=${c} ${name}: key, team and business line ${round(three)} ms (+${round(three - limited)} ms over the key alone)`);
     }
   }
   log(`admission: ${round(result.scriptCallsPerStream)} script calls per limited stream (admission + settle), ${round(result.commandsInsideScriptsPerStream)} commands inside them`);
@@ -771,12 +785,27 @@ function admissionSection(r: Awaited<ReturnType<typeof admissionScenario>>): str
     ["gRPC", "SSE"].map((edge) => {
       const plain = admissionLane(r, `${edge}, no limits`)[c]!;
       const limited = admissionLane(r, `${edge}, Redis limits`)[c]!;
-      return [String(c), edge, plain.p50, limited.p50, round(limited.p50 - plain.p50), round(limited.p50 / plain.p50), `${plain.n} / ${limited.n}`, `${r.errors[`${edge}, no limits`] ?? 0} / ${r.errors[`${edge}, Redis limits`] ?? 0}`];
+      const three = admissionLane(r, `${edge}, Redis limits, 3 levels`)[c]!;
+      return [
+        String(c),
+        edge,
+        plain.p50,
+        limited.p50,
+        round(limited.p50 - plain.p50),
+        round(limited.p50 / plain.p50),
+        three.p50,
+        round(three.p50 - limited.p50),
+        `${plain.n} / ${limited.n} / ${three.n}`,
+        `${r.errors[`${edge}, no limits`] ?? 0} / ${r.errors[`${edge}, Redis limits`] ?? 0} / ${r.errors[`${edge}, Redis limits, 3 levels`] ?? 0}`,
+      ];
     }),
   );
   return [
     `## 9. Admission with Redis limits (a virtual key with every limit and a budget, one Redis script per admission; same run, same simulator)`,
-    table(["concurrent streams", "edge", "TTFT p50 no limits ms", "TTFT p50 Redis limits ms", "added ms", "ratio", "streams (no limits / limits)", "errors"], rows),
+    table(
+      ["concurrent streams", "edge", "TTFT p50 no limits ms", "TTFT p50 Redis limits ms", "added ms", "ratio", "TTFT p50 key + team + business line ms", "added over the key alone ms", "streams (no limits / key / 3 levels)", "errors"],
+      rows,
+    ),
     "",
     `Redis round trips per limited stream: ${round(r.scriptCallsPerStream)} script calls (one admission before the first attempt, one settle after the last delta), running ${round(r.commandsInsideScriptsPerStream)} commands inside Redis between them; besides, ${r.keyListPolls} reads of the key list's version (a poll every 250 ms, not per request)${r.ownRedis ? "" : "; shared Redis: counts include other clients"}.`,
     "",

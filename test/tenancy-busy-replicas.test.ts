@@ -94,9 +94,10 @@ function send(gateway: number, key: string, tag: string): Promise<Sent> {
   return decision.then((outcome) => ({ outcome, id, ended }));
 }
 
-/** `count` requests at once, spread over the replicas; resolves when every one is admitted (streaming, held) or refused. */
-async function wave(key: string, tag: string, count = WAVE): Promise<Sent[]> {
-  return Promise.all(Array.from({ length: count }, (_, i) => send(i % 3, key, tag)));
+/** `count` requests at once, spread over the replicas (and over `keys`, when several); resolves when every one is admitted (streaming, held) or refused. */
+async function wave(keys: string | readonly string[], tag: string, count = WAVE): Promise<Sent[]> {
+  const list = typeof keys === "string" ? [keys] : keys;
+  return Promise.all(Array.from({ length: count }, (_, i) => send(i % 3, list[i % list.length]!, tag)));
 }
 
 /** Releases the holds, waits for every stream's end, and for each admitted stream's usage to be recorded. */
@@ -209,6 +210,45 @@ describe("three busy replicas sharing one Redis, on default store settings", () 
     } finally {
       redis.destroy();
     }
+    expectNoFallback();
+  }, 120_000);
+
+  it("admit exactly what a team's budget can reserve across its keys: 200 streams at once, the rest refused naming the team", async () => {
+    const { micros } = await reservation();
+    const fits = 10;
+    const team = `team-${randomUUID().slice(0, 8)}`;
+    await admin().createTeam({ name: team, budget: { usdMicros: BigInt(fits * micros + Math.floor(micros / 2)) } });
+    // Four keys over three replicas: every key is admitted on every replica. No key has a limit of its own.
+    const keys = await Promise.all([0, 1, 2, 3].map((i) => admin().createKey({ name: `member-${i}-${randomUUID().slice(0, 8)}`, team })));
+    const tag = newTag();
+    const sent = await wave(
+      keys.map((k) => k.key),
+      tag,
+      200,
+    );
+    expectRefusedByLimits(sent);
+    expect(admittedOf(sent)).toBe(fits);
+
+    // While they hold the budget, the facade refuses with 402 naming the team.
+    const res = await fetch(`${gateways[1]!.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${keys[0]!.key}` },
+      body: JSON.stringify({ model: "sim", max_tokens: MAX_TOKENS, messages: [{ role: "user", content: "hi" }] }),
+    });
+    expect(res.status).toBe(402);
+    expect(res.headers.get("sluice-budget-level")).toBe("team");
+
+    await finish(tag, sent);
+    const redis = await inspector();
+    try {
+      const [rollup] = await redis.keys(`${prefix}use:{~team:${team}}:m*`);
+      expect(await redis.hGet(rollup!, "reserved")).toBe("0");
+      expect(await redis.hGet(rollup!, "requests")).toBe(String(fits));
+    } finally {
+      redis.destroy();
+    }
+    const records = (await usageRecords(prefix)).filter((r) => r.team === team);
+    expect(records).toHaveLength(fits);
     expectNoFallback();
   }, 120_000);
 });

@@ -189,8 +189,16 @@ for l = 1, levels do
     local first = redis.call('ZRANGE', s.tok, 0, 0, 'WITHSCORES')
     if first[2] then s.tokens_reset = tonumber(first[2]) + window - now end
   end
-  sweep_leases(s.fly, s.flya, s.use_prefix, now)
-  s.streams = redis.call('ZCARD', s.fly)
+  -- a lease holds a slot and a reservation: the key always takes one (its
+  -- live view counts streams, limit or not), a level above it only when it
+  -- limits streams or spend
+  s.leased = l == 1 or s.max_streams > 0 or s.budget > 0
+  if s.leased then
+    sweep_leases(s.fly, s.flya, s.use_prefix, now)
+    s.streams = redis.call('ZCARD', s.fly)
+  else
+    s.streams = 0
+  end
   if s.budget > 0 then
     s.pid = period_id(s.budget_kind, now)
     local r = redis.call('HMGET', s.use_prefix .. s.pid, 'spend', 'reserved')
@@ -241,11 +249,13 @@ for l = 1, levels do
     s.tokens = s.tokens + reserve_tokens
   end
   local held = s.budget > 0 and reserve_micros or 0
-  redis.call('ZADD', s.fly, now + lease, id)
-  redis.call('HSET', s.flya, id, held .. '|' .. s.pid)
-  redis.call('PEXPIRE', s.fly, lease + 1000)
-  redis.call('PEXPIRE', s.flya, lease + 1000)
-  s.streams = s.streams + 1
+  if s.leased then
+    redis.call('ZADD', s.fly, now + lease, id)
+    redis.call('HSET', s.flya, id, held .. '|' .. s.pid)
+    redis.call('PEXPIRE', s.fly, lease + 1000)
+    redis.call('PEXPIRE', s.flya, lease + 1000)
+    s.streams = s.streams + 1
+  end
   if held > 0 then
     redis.call('HINCRBY', s.use_prefix .. s.pid, 'reserved', held)
     redis.call('PEXPIRE', s.use_prefix .. s.pid, s.budget_ttl)
@@ -286,6 +296,7 @@ local levels = (#KEYS - 2) / 5
 if not redis.call('SET', KEYS[1], '1', 'NX', 'PX', marker_ttl) then return 'duplicate' end
 
 local actual = input + output
+local counted = {{'input', input}, {'output', output}, {'cached', cached}, {'reasoning', reasoning}, {'spend', cost}, {'estimated', estimated}}
 for l = 1, levels do
   local k, a = 2 + (l - 1) * 5, 16 + (l - 1) * 2
   local req, tok, toka, fly, flya = KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], KEYS[k + 5]
@@ -332,12 +343,10 @@ for l = 1, levels do
   for _, kind in ipairs({'day', 'week', 'month'}) do
     local key = use_prefix .. period_id(kind, admitted_at)
     redis.call('HINCRBY', key, 'requests', 1)
-    redis.call('HINCRBY', key, 'input', input)
-    redis.call('HINCRBY', key, 'output', output)
-    redis.call('HINCRBY', key, 'cached', cached)
-    redis.call('HINCRBY', key, 'reasoning', reasoning)
-    redis.call('HINCRBY', key, 'spend', cost)
-    redis.call('HINCRBY', key, 'estimated', estimated)
+    -- a field adds only when it moves (most records cache and reason nothing): fewer commands on the shared Redis
+    for _, f in ipairs(counted) do
+      if f[2] ~= 0 then redis.call('HINCRBY', key, f[1], f[2]) end
+    end
     redis.call('PEXPIRE', key, ttls[kind])
   end
 end
