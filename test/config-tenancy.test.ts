@@ -13,7 +13,7 @@ const KEY = "sk-test-config-abcdef0123456789";
 describe("auth and store configuration", () => {
   it("is off by default: no keys, no admin service, no Redis (the quick start)", () => {
     const config = resolveConfig(base, {});
-    expect(config.auth).toEqual({ required: false, keys: [], teams: new Map(), businessLines: new Map(), budgetExceededStatus: 402 });
+    expect(config.auth).toEqual({ required: false, keys: [], teams: new Map(), businessLines: new Map(), tagKeys: new Set(), budgetExceededStatus: 402 });
     expect(config.store).toBeUndefined();
   });
 

@@ -50,6 +50,7 @@ beforeAll(async () => {
         { name: "thrift", businessLine: "retail" },
       ],
       businessLines: [{ name: "consumer" }, { name: "retail", budget: { usd: 0.04, period: "month" } }],
+      tagKeys: ["project", "env"],
     },
     store: { redis: { url: SHARED_REDIS_URL, prefix, failMode: "closed", timeoutMs: 5_000 } },
     storeClock: () => clockMs,
@@ -198,5 +199,43 @@ describe("AdminService: teams and business lines", () => {
     expect((await a.deleteBusinessLine({ name: "ops" })).businessLine?.name).toBe("ops");
     expect((await a.listBusinessLines({})).businessLines.map((l) => l.name)).toEqual(["consumer", "retail"]);
     await expect(a.deleteTeam({ name: "infra" })).rejects.toMatchObject({ code: Code.NotFound });
+  });
+});
+
+describe("cost allocation by tag", () => {
+  it("keeps allowed tags from the body's metadata and the sluice-tags header on the record, and names the dropped ones, on the facade and over gRPC", async () => {
+    const sdk = new OpenAI({ baseURL: `${h.url}/v1`, apiKey: KEYS.outsider, maxRetries: 0, defaultHeaders: { "sluice-tags": "env=prod,owner=ana" } });
+    const { data, response } = await sdk.chat.completions
+      .create({ model: "sim", max_tokens: 5, messages: [{ role: "user", content: "hi" }], metadata: { project: "search", feature: "autocomplete" } })
+      .withResponse();
+    expect(response.headers.get("sluice-tags-dropped")).toBe("feature,owner");
+    const record = await events.recorded(response.headers.get("x-request-id") ?? data.id);
+    expect(record.tags).toEqual({ project: "search", env: "prod" });
+
+    const headers: Headers[] = [];
+    const id = `tags-grpc-${Date.now()}`;
+    await collect(
+      grpcClient().streamChat(userRequest("sim", "hi", { metadata: { labels: { project: "ads", team: "x" } } }), {
+        headers: { ...bearer(KEYS.outsider), "sluice-tags": "env=staging", "x-request-id": id },
+        onHeader: (h) => headers.push(h),
+      }),
+    );
+    expect(headers[0]!.get("sluice-tags-dropped")).toBe("team");
+    expect((await events.recorded(id)).tags).toEqual({ project: "ads", env: "staging" });
+    const stored = (await usageRecords(prefix)).find((r) => r.requestId === id);
+    expect(stored?.tags).toEqual({ project: "ads", env: "staging" });
+  });
+
+  it("refuses a sluice-tags header it cannot read: 400 on the facade, INVALID_ARGUMENT over gRPC, nothing charged", async () => {
+    const res = await fetch(`${h.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...bearer(KEYS.outsider), "sluice-tags": "project" },
+      body: JSON.stringify({ model: "sim", messages: [{ role: "user", content: "hi" }] }),
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/^sluice-tags: a tag without =/);
+    const failure = await rpcFailure(collect(grpcClient().streamChat(userRequest("sim", "hi"), { headers: { ...bearer(KEYS.outsider), "sluice-tags": "a=1,a=2" } })));
+    expect(failure.code).toBe(Code.InvalidArgument);
+    expect(failure.rawMessage).toMatch(/sluice-tags: a given twice/);
   });
 });

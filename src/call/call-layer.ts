@@ -17,6 +17,7 @@ import { createReplayCapture, keepReplay, type ReplayKind, restoreReplay } from 
 import type { Quota } from "../store/tenant-store.js";
 import { mayUse, type Principal } from "../tenancy/principal.js";
 import { quotaHeaders } from "../tenancy/quota-headers.js";
+import { allocationTags, type AllocationTags, droppedTagsHeader, NO_TAGS, TAGS_DROPPED_HEADER } from "../tenancy/tags.js";
 import type { Tenancy } from "../tenancy/tenancy.js";
 
 /**
@@ -35,6 +36,8 @@ export interface CallContext {
   readonly fields?: Record<string, unknown>;
   /** The client's deadline on the performance.now() clock. */
   readonly deadlineAt?: number;
+  /** The tags of its `sluice-tags` header (tenancy/tags.ts), parsed by the edge with the rest of the request. */
+  readonly tags?: Readonly<Record<string, string>>;
 }
 
 /** How a call streams, beside its request. */
@@ -156,7 +159,7 @@ export interface CallLayerOptions {
   /** Without it every embedding call is refused as not served here. */
   readonly embeddings?: EmbedPipeline;
   /** Without it every call is anonymous. */
-  readonly tenancy?: Pick<Tenancy, "identify" | "viewer">;
+  readonly tenancy?: Pick<Tenancy, "identify" | "viewer" | "tagKeys">;
   /** Without it a resumable request streams plainly, and resume and cancel answer `not_found`. */
   readonly resumable?: ResumableStreams;
   /** Where thinking signatures wait for the next tool turn (shared by replicas with a Redis store). */
@@ -217,6 +220,14 @@ async function* unseen(entries: AsyncIterable<Numbered>, after: number, skipped?
   }
 }
 
+/** The tags a call is charged under and the header naming those dropped (none without tenancy: nothing is charged). */
+function tagsFor(tenancy: CallLayerOptions["tenancy"], labels: Readonly<Record<string, string>>, call: CallContext): { readonly allocation: AllocationTags; readonly headers: Readonly<Record<string, string>> } {
+  if (!tenancy) return { allocation: NO_TAGS, headers: {} };
+  const allocation = allocationTags(labels, call.tags ?? {}, tenancy.tagKeys());
+  const dropped = droppedTagsHeader(allocation.dropped);
+  return { allocation, headers: dropped === undefined ? {} : { [TAGS_DROPPED_HEADER]: dropped } };
+}
+
 export function createCallLayer(options: CallLayerOptions): CallLayer {
   const { pipeline, resumable } = options;
   return {
@@ -231,8 +242,10 @@ export function createCallLayer(options: CallLayerOptions): CallLayer {
       let quota: Readonly<Record<string, string>> = {};
       let cache: Readonly<Record<string, string>> = {};
       let notResumable = false;
+      const tagged = tagsFor(options.tenancy, request.metadata.labels, call);
       const context: StreamContext = {
         ...call,
+        ...(Object.keys(tagged.allocation.tags).length > 0 ? { tags: tagged.allocation.tags } : {}),
         ...(streamOptions.prepare ? { prepare: streamOptions.prepare } : {}),
         ...(streamOptions.cachePolicy ? { cachePolicy: streamOptions.cachePolicy } : {}),
         onCache: (value: string, similarity?: number) => {
@@ -250,7 +263,7 @@ export function createCallLayer(options: CallLayerOptions): CallLayer {
       const withBeats = <T>(source: AsyncGenerator<T, void, undefined>) => (streamOptions.heartbeatMs > 0 ? withHeartbeats(source, streamOptions.heartbeatMs) : source);
       const base = {
         keepReplay: streamOptions.keepReplay,
-        quota: () => ({ ...quota, ...cache }),
+        quota: () => ({ ...quota, ...cache, ...tagged.headers }),
         takeNotResumable: () => {
           if (!notResumable) return false;
           notResumable = false;
@@ -307,9 +320,14 @@ export function createCallLayer(options: CallLayerOptions): CallLayer {
 
     embed(request, principal, call) {
       let quota: Readonly<Record<string, string>> = {};
-      const context: StreamContext = { ...call, ...(principal ? { principal, onQuota: (q: Quota) => (quota = quotaHeaders(q)) } : {}) };
+      const tagged = tagsFor(options.tenancy, {}, call);
+      const context: StreamContext = {
+        ...call,
+        ...(Object.keys(tagged.allocation.tags).length > 0 ? { tags: tagged.allocation.tags } : {}),
+        ...(principal ? { principal, onQuota: (q: Quota) => (quota = quotaHeaders(q)) } : {}),
+      };
       const result = options.embeddings ? options.embeddings.embed(request, context) : Promise.reject(new GatewayError("not_found", "embeddings are not served here"));
-      return { result, quota: () => quota };
+      return { result, quota: () => ({ ...quota, ...tagged.headers }) };
     },
 
     checkAlias(principal, alias) {

@@ -99,6 +99,7 @@ export const CONFIG_DOCS: Readonly<Record<string, KeyDoc>> = {
   "auth.keys[].budget": { text: "Spend allowed per UTC calendar period.", unset: "no budget" },
   "auth.keys[].budget.usd": { text: "Spend allowed per period, in US dollars (kept as integer micro-dollars)." },
   "auth.keys[].budget.period": { text: "`day`, `week` (ISO, from Monday 00:00 UTC) or `month`: UTC calendar periods." },
+  "auth.tagKeys": { text: "Tag keys kept for cost allocation: a request's tags (the `sluice-tags` header, the facades' body `metadata`, gRPC `metadata.labels`) under other keys are dropped and named in the `sluice-tags-dropped` response header; kept tags go on the usage record (docs/tenancy.md, \"Cost allocation by tag\")." },
   "auth.keys[].team": { text: "The team the key belongs to (one of `auth.teams`): its requests count against the team's and the team's business line's limits and budgets as well as its own.", unset: "no team" },
   "auth.teams": { text: "Teams: limits and budgets shared by every key in the team, checked in the same admission as the key (docs/tenancy.md, \"Teams and business lines\")." },
   "auth.teams[].name": { text: "1 to 64 letters, digits and `. _ -`, unique among teams; what refusals, usage records and reports call the team." },

@@ -223,6 +223,8 @@ export interface Config {
     readonly keys: readonly ConfiguredKey[];
     readonly teams: ReadonlyMap<string, TeamSettings>;
     readonly businessLines: ReadonlyMap<string, LevelSettings>;
+    /** Tag keys kept for cost allocation (auth.tagKeys). */
+    readonly tagKeys: ReadonlySet<string>;
     /** HTTP status of a budget refusal (auth.budgetExceededStatus). */
     readonly budgetExceededStatus: 402 | 429;
   };
@@ -407,6 +409,7 @@ function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: Nod
           { name: t.name, ...(t.businessLine === undefined ? {} : { businessLine: t.businessLine }), limits: t.limits, ...(t.budget ? { budget: budgetOf(t.budget) } : {}) },
         ]),
       ),
+      tagKeys: new Set(file.auth.tagKeys),
       businessLines: new Map(file.auth.businessLines.map((b) => [b.name, { name: b.name, limits: b.limits, ...(b.budget ? { budget: budgetOf(b.budget) } : {}) }])),
       budgetExceededStatus: file.auth.budgetExceededStatus,
     },

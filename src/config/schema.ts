@@ -389,6 +389,11 @@ export const configSchema = z
         teams: z.array(teamSchema).max(MAX_CONFIGURED_LEVELS).default([]),
         /** Business lines: the top of the hierarchy. */
         businessLines: z.array(businessLineSchema).max(MAX_CONFIGURED_LEVELS).default([]),
+        /** Tag keys kept for cost allocation (sluice-tags header, body metadata, gRPC metadata.labels); other tags are dropped and named in sluice-tags-dropped. */
+        tagKeys: z
+          .array(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/, "1 to 64 letters, digits and _ . : - (starting with a letter or digit)"))
+          .max(32)
+          .default([]),
         /** The HTTP status of a request refused because a budget is spent: 402 (not retried by SDKs), or 429 as before 402 existed. */
         budgetExceededStatus: z.literal([402, 429]).default(402),
       })

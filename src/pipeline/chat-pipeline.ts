@@ -47,6 +47,8 @@ export interface StreamContext {
   readonly principal?: Principal;
   /** Told what is left of the key's limits, before the first delta (or the refusal): the edge's response headers. */
   readonly onQuota?: (quota: Quota) => void;
+  /** Cost-allocation tags for the usage record (tenancy/tags.ts). */
+  readonly tags?: Readonly<Record<string, string>>;
   /** What the caller lets the response cache do (Cache-Control, gRPC cache_policy). */
   readonly cachePolicy?: CachePolicy;
   /** Told what the cache did (`sluice-cache`'s value, and a semantic hit's similarity) before the first delta: the edge's response headers. */
@@ -177,7 +179,7 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
     // The key's allowlist before the alias is looked up: a key learns nothing of aliases it may not use.
     let route: ModelRoute;
     try {
-      if (options.tenancy) charge = options.tenancy.charge(ctx.principal, { request, requestId: ctx.requestId, ...(ctx.onQuota ? { onQuota: ctx.onQuota } : {}) });
+      if (options.tenancy) charge = options.tenancy.charge(ctx.principal, { request, requestId: ctx.requestId, ...(ctx.onQuota ? { onQuota: ctx.onQuota } : {}), ...(ctx.tags ? { tags: ctx.tags } : {}) });
       route = routes.lookup(request.model);
       release = registry.admit(end);
     } catch (error) {

@@ -130,6 +130,7 @@ function recordFields(r: UsageRecord): string[] {
     ["key", r.key],
     ["team", r.team],
     ["businessLine", r.businessLine],
+    ["tags", r.tags && Object.keys(r.tags).length > 0 ? JSON.stringify(r.tags) : undefined],
     ["alias", r.alias],
     ["target", r.target],
     ["inputTokens", r.inputTokens],
@@ -149,6 +150,17 @@ function recordFields(r: UsageRecord): string[] {
   return fields.flatMap(([k, v]) => (v === undefined ? [] : [k, String(v)]));
 }
 
+/** A record's tags as stored (a JSON object of strings); anything else reads as none. */
+function parseTags(json: string): Readonly<Record<string, string>> {
+  try {
+    const value: unknown = JSON.parse(json);
+    if (typeof value !== "object" || value === null || Array.isArray(value)) return {};
+    return Object.fromEntries(Object.entries(value).filter((e): e is [string, string] => typeof e[1] === "string"));
+  } catch {
+    return {};
+  }
+}
+
 /** A stream entry back into a record (GetUsage's neighbours and tests read them). */
 export function parseRecord(fields: Record<string, string>): UsageRecord {
   return {
@@ -156,6 +168,7 @@ export function parseRecord(fields: Record<string, string>): UsageRecord {
     key: fields.key ?? "",
     ...(fields.team === undefined ? {} : { team: fields.team }),
     ...(fields.businessLine === undefined ? {} : { businessLine: fields.businessLine }),
+    ...(fields.tags === undefined ? {} : { tags: parseTags(fields.tags) }),
     alias: fields.alias ?? "",
     target: fields.target ?? "",
     inputTokens: num(fields.inputTokens),

@@ -169,6 +169,8 @@ export interface UsageRecord {
   /** The key's team and business line when the request was admitted, for allocation. */
   readonly team?: string;
   readonly businessLine?: string;
+  /** Cost-allocation tags the request carried, of the keys auth.tagKeys allows. */
+  readonly tags?: Readonly<Record<string, string>>;
   readonly alias: string;
   /** `provider/model` that served; empty when no attempt produced anything. */
   readonly target: string;

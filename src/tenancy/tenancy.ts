@@ -38,6 +38,8 @@ export interface Tenancy {
   viewer(authorization: string | undefined, edge: string): Promise<ModelViewer>;
   /** The admission stage of one request (a no-op without a principal); throws `permission_denied` for an alias the key may not use. */
   charge(principal: Principal | undefined, input: Omit<ChargeInput, "principal">): TenantCharge;
+  /** The tag keys kept for cost allocation, from the configuration in force. */
+  tagKeys(): ReadonlySet<string>;
   readonly admin: KeyAdmin;
   readonly store: TenantStore;
   /**
@@ -229,6 +231,7 @@ export function createTenancy(options: TenancyOptions): Tenancy {
       const config = options.config();
       return openCharge({ store, settled, budgetExceededStatus: config.auth.budgetExceededStatus, hierarchy: configHierarchy(config, registry), ...(observer ? { observer } : {}) }, { ...input, principal });
     },
+    tagKeys: () => options.config().auth.tagKeys,
     admin,
     store,
     ...(redis ? { redis } : {}),

@@ -59,6 +59,8 @@ export interface ChargeInput {
   readonly requestId: string;
   /** Called with what is left of the key's limits, before the first delta or the refusal. */
   readonly onQuota?: (quota: Quota) => void;
+  /** Cost-allocation tags kept for the record (tags.ts). */
+  readonly tags?: Readonly<Record<string, string>>;
 }
 
 /** Anonymous requests (authentication off): nothing to check, nothing to charge. */
@@ -174,6 +176,7 @@ export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
         key,
         ...(team === undefined ? {} : { team }),
         ...(businessLine === undefined ? {} : { businessLine }),
+        ...(input.tags && Object.keys(input.tags).length > 0 ? { tags: input.tags } : {}),
         alias,
         target: target?.key ?? "",
         inputTokens: usage.inputTokens,

@@ -31,6 +31,25 @@ function resumable() {
 }
 
 describe("the call layer", () => {
+  it("charges a stream under the allowed tags of its labels and sluice-tags header (the header wins), and names the rest in sluice-tags-dropped", async () => {
+    const pipeline = fakePipeline();
+    const layer = createCallLayer({ pipeline, tenancy });
+    const request = { ...REQUEST, metadata: { labels: { project: "from-body", feature: "chat" } } };
+    const tagged = layer.stream(request, KEY, { ...call(), tags: { project: "search", env: "prod", "cost-center": "42" } }, { heartbeatMs: 0 });
+    for await (const _ of tagged.items) {
+      // read to the end
+    }
+    expect(pipeline.contexts[0]!.tags).toEqual({ project: "search", env: "prod" });
+    expect(tagged.quota()["sluice-tags-dropped"]).toBe("feature,cost-center");
+
+    const untagged = layer.stream(REQUEST, KEY, call(), { heartbeatMs: 0 });
+    for await (const _ of untagged.items) {
+      // read to the end
+    }
+    expect(pipeline.contexts[1]!.tags).toBeUndefined();
+    expect(untagged.quota()).not.toHaveProperty("sluice-tags-dropped");
+  });
+
   it("identifies the caller and names its key on the access line; refuses a bad credential before anything runs", async () => {
     const pipeline = fakePipeline();
     const layer = createCallLayer({ pipeline, tenancy });

@@ -60,7 +60,7 @@ export async function messages(req: AnyRequest, res: AnyResponse, exchange: Exch
   const begun = await beginHttpCall(req, res, exchange, { ...options, credential: credentialOf(req), refuse: sendAnthropicError }, (json) => anthropicRequestFrom(json, options.limits));
   if (!begun) return;
   const { parsed } = begun;
-  const call = options.calls.stream(parsed.request, begun.principal, httpCall(exchange, parsed.stream ? "anthropic-sse" : "anthropic-json"), {
+  const call = options.calls.stream(parsed.request, begun.principal, httpCall(exchange, parsed.stream ? "anthropic-sse" : "anthropic-json", begun.tags), {
     heartbeatMs: parsed.stream ? options.keepaliveMs : 0,
     cachePolicy: cachePolicyFromHeader(headerOf(req, "cache-control")),
     // Anthropic's shape carries thinking blocks, not Gemini's signatures on function calls.

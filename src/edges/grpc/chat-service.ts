@@ -21,6 +21,7 @@ import {
   type StreamChatRequest,
   type StreamChatResponse,
 } from "../../../gen/sluice/v1/chat_service_pb.js";
+import { parseTagsHeader, TAGS_HEADER } from "../../tenancy/tags.js";
 import { toConnectError } from "./connect-errors.js";
 import { callerOf, deadlineOf, exchangeOf, pipelineSignal, setQuota } from "./handler-call.js";
 import { chatRequestFromProto, type ProtoChatRequest } from "./from-proto.js";
@@ -81,13 +82,13 @@ export function createChatService(options: ChatServiceOptions): ServiceImpl<type
   const { calls } = options;
   const begin = (req: ProtoChatRequest, ctx: HandlerContext) => {
     try {
-      return chatRequestFromProto(req, options.maxJsonDepth);
+      return { request: chatRequestFromProto(req, options.maxJsonDepth), tags: parseTagsHeader(ctx.requestHeader.get(TAGS_HEADER) ?? undefined) };
     } catch (error) {
       throw toConnectError(error);
     }
   };
   const identify = (ctx: HandlerContext) => callerOf(calls, ctx);
-  const callOf = (ctx: HandlerContext, edge: string, signal: AbortSignal): CallContext => ({ ...exchangeOf(ctx), edge, signal, ...deadlineOf(ctx) });
+  const callOf = (ctx: HandlerContext, edge: string, signal: AbortSignal, tags: Readonly<Record<string, string>>): CallContext => ({ ...exchangeOf(ctx), edge, signal, ...deadlineOf(ctx), tags });
 
   /**
    * A StreamChat call begun, as both forms (pushed and generator) begin it:
@@ -96,10 +97,10 @@ export function createChatService(options: ChatServiceOptions): ServiceImpl<type
    */
   const openStreamChat = async (req: StreamChatRequest, ctx: HandlerContext) => {
     const principal = await identify(ctx);
-    const request = begin(req, ctx);
+    const { request, tags } = begin(req, ctx);
     const heartbeatMs = heartbeatInterval(req.streamOptions?.heartbeatIntervalMs);
     const link = pipelineSignal(ctx);
-    const call = calls.stream(request, principal, callOf(ctx, "grpc", link.signal), { heartbeatMs, resumable: req.streamOptions?.resumable === true, cachePolicy: CACHE_POLICY[req.cachePolicy] });
+    const call = calls.stream(request, principal, callOf(ctx, "grpc", link.signal, tags), { heartbeatMs, resumable: req.streamOptions?.resumable === true, cachePolicy: CACHE_POLICY[req.cachePolicy] });
     let quotaSent = false;
     const headers = () => {
       if (quotaSent) return;
@@ -202,9 +203,9 @@ export function createChatService(options: ChatServiceOptions): ServiceImpl<type
 
     async chat(req, ctx) {
       const principal = await identify(ctx);
-      const request = begin(req, ctx);
+      const { request, tags } = begin(req, ctx);
       const link = pipelineSignal(ctx);
-      const call = calls.stream(request, principal, callOf(ctx, "grpc-unary", link.signal), { heartbeatMs: 0, cachePolicy: CACHE_POLICY[req.cachePolicy] });
+      const call = calls.stream(request, principal, callOf(ctx, "grpc-unary", link.signal, tags), { heartbeatMs: 0, cachePolicy: CACHE_POLICY[req.cachePolicy] });
       try {
         const result = await aggregateDeltas(plainDeltas(call.items));
         setQuota(ctx, call.quota());

@@ -4,6 +4,7 @@ import type { CallLayer } from "../../call/call-layer.js";
 import { type EmbedRequest, validateEmbedRequest } from "../../core/embed-request.js";
 import { GatewayError } from "../../core/errors.js";
 import { EmbeddingSchema, EmbeddingService, EmbedResponseSchema, type EmbedRequest as ProtoEmbedRequest } from "../../../gen/sluice/v1/embedding_service_pb.js";
+import { parseTagsHeader, TAGS_HEADER } from "../../tenancy/tags.js";
 import { toConnectError } from "./connect-errors.js";
 import { callerOf, deadlineOf, exchangeOf, pipelineSignal, setQuota } from "./handler-call.js";
 
@@ -34,7 +35,8 @@ export function createEmbeddingService(calls: CallLayer): ServiceImpl<typeof Emb
       try {
         const principal = await callerOf(calls, ctx);
         const request = embedRequestFromProto(req);
-        const call = calls.embed(request, principal, { ...exchangeOf(ctx), edge: "grpc-embed", signal: link.signal, ...deadlineOf(ctx) });
+        const tags = parseTagsHeader(ctx.requestHeader.get(TAGS_HEADER) ?? undefined);
+        const call = calls.embed(request, principal, { ...exchangeOf(ctx), edge: "grpc-embed", signal: link.signal, ...deadlineOf(ctx), tags });
         try {
           const result = await call.result;
           setQuota(ctx, call.quota());

@@ -48,7 +48,7 @@ export async function chatCompletions(req: AnyRequest, res: AnyResponse, exchang
   );
   if (!begun) return;
   const { parsed } = begun;
-  const call = options.calls.stream(parsed.request, begun.principal, httpCall(exchange, parsed.stream ? "openai-sse" : "openai-json"), {
+  const call = options.calls.stream(parsed.request, begun.principal, httpCall(exchange, parsed.stream ? "openai-sse" : "openai-json", begun.tags), {
     heartbeatMs: parsed.stream ? options.keepaliveMs : 0,
     resumable: parsed.stream && parsed.resumable,
     includeUsage: parsed.includeUsage,

@@ -86,7 +86,7 @@ export async function embeddings(
   const begun = await beginHttpCall(req, res, exchange, { ...options, credential: headerOf(req, "authorization"), refuse: sendOpenAiError }, embedRequestFromOpenAi);
   if (!begun) return;
   const { request, encoding } = begun.parsed;
-  const call = options.calls.embed(request, begun.principal, httpCall(exchange, "openai-embeddings"));
+  const call = options.calls.embed(request, begun.principal, httpCall(exchange, "openai-embeddings", begun.tags));
   try {
     const result = await call.result;
     exchange.code = "ok";

@@ -54,7 +54,7 @@ export async function responses(req: AnyRequest, res: AnyResponse, exchange: Exc
   const begun = await beginHttpCall(req, res, exchange, { ...options, credential: headerOf(req, "authorization"), refuse }, (json) => responsesRequestFrom(json, options.limits));
   if (!begun) return;
   const { parsed } = begun;
-  const call = options.calls.stream(parsed.request, begun.principal, httpCall(exchange, parsed.stream ? "responses-sse" : "responses-json"), {
+  const call = options.calls.stream(parsed.request, begun.principal, httpCall(exchange, parsed.stream ? "responses-sse" : "responses-json", begun.tags), {
     heartbeatMs: parsed.stream ? options.keepaliveMs : 0,
     cachePolicy: cachePolicyFromHeader(headerOf(req, "cache-control")),
     prepare: async (request, target) => replayForTarget(request, parsed.origins, { provider: target.provider.name, model: target.model }),

@@ -3,14 +3,15 @@ import { aggregateDeltas, type ChatResult } from "../../core/aggregate.js";
 import type { Delta } from "../../core/delta.js";
 import type { StructureLimits } from "../../core/structure-limits.js";
 import type { Exchange } from "../../http/exchange.js";
-import { type AnyRequest, type AnyResponse, sendJson } from "../../http/node-http.js";
+import { type AnyRequest, type AnyResponse, headerOf, sendJson } from "../../http/node-http.js";
 import type { BodyLimits } from "../../http/read-body.js";
 import { readJsonBody } from "../../http/read-json.js";
 import type { Principal } from "../../tenancy/principal.js";
+import { parseTagsHeader, TAGS_HEADER } from "../../tenancy/tags.js";
 
-/** An HTTP exchange as the call layer's context: its id, its signal, its trace and access-line fields. */
-export function httpCall(exchange: Exchange, edge: string): CallContext {
-  return { requestId: exchange.requestId, edge, signal: exchange.signal, trace: exchange.trace(), fields: exchange.fields };
+/** An HTTP exchange as the call layer's context: its id, its signal, its trace and access-line fields, and its `sluice-tags` (parsed by beginHttpCall). */
+export function httpCall(exchange: Exchange, edge: string, tags?: Readonly<Record<string, string>>): CallContext {
+  return { requestId: exchange.requestId, edge, signal: exchange.signal, trace: exchange.trace(), fields: exchange.fields, ...(tags ? { tags } : {}) };
 }
 
 /** Sends a failure in the edge's own error body; `headers` are the key's quota, when it has any. */
@@ -28,7 +29,7 @@ export async function beginHttpCall<P>(
   exchange: Exchange,
   options: { readonly calls: CallLayer; readonly limits: BodyLimits & StructureLimits; readonly credential: string | undefined; readonly refuse: Refuse },
   decode: (json: unknown) => P,
-): Promise<{ readonly principal?: Principal; readonly parsed: P } | undefined> {
+): Promise<{ readonly principal?: Principal; readonly parsed: P; readonly tags: Readonly<Record<string, string>> } | undefined> {
   let principal: Principal | undefined;
   try {
     principal = await options.calls.identify(options.credential, exchange.edge, exchange.fields);
@@ -37,8 +38,9 @@ export async function beginHttpCall<P>(
     return undefined;
   }
   try {
+    const tags = parseTagsHeader(headerOf(req, TAGS_HEADER));
     const parsed = decode(await readJsonBody(req, options.limits));
-    return principal ? { principal, parsed } : { parsed };
+    return principal ? { principal, parsed, tags } : { parsed, tags };
   } catch (error) {
     options.refuse(res, exchange, error);
     return undefined;

@@ -74,7 +74,11 @@ export function fakePipeline(options: { hold?: boolean; refuse?: GatewayError } 
   };
 }
 
-export const fakeTenancy: Pick<Tenancy, "identify" | "viewer"> = {
+/** Tag keys the fake tenancy keeps for allocation. */
+export const TAG_KEYS: ReadonlySet<string> = new Set(["project", "env"]);
+
+export const fakeTenancy: Pick<Tenancy, "identify" | "viewer" | "tagKeys"> = {
+  tagKeys: () => TAG_KEYS,
   async identify(credential) {
     if (credential === undefined) throw new GatewayError("unauthenticated", "missing API key");
     if (credential !== "Bearer good") throw new GatewayError("unauthenticated", "invalid API key");
