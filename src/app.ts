@@ -30,7 +30,8 @@ import { createTenantKeyStats } from "./stats/key-stats.js";
 import { createLiveStats, type LiveStats } from "./stats/live-stats.js";
 import { createUpstreamClient, type UpstreamClient } from "./upstream/http-client.js";
 import type { TenancyObserver } from "./flow/observer.js";
-import { createTenancy, type Tenancy } from "./tenancy/tenancy.js";
+import { createLedger, type Ledger } from "./ledger/ledger.js";
+import { createTenancy, replicaName, type Tenancy } from "./tenancy/tenancy.js";
 import { openResumableStreams } from "./resume/open-stream-log.js";
 import type { ResumableStreams } from "./resume/resumable-streams.js";
 import { createMemoryReplayStore, DEFAULT_REPLAY_STORE } from "./store/memory-replay-store.js";
@@ -85,6 +86,8 @@ export interface Sluice {
   readonly metricsUrl?: string;
   /** Keys, limits, budgets and usage records. */
   readonly tenancy: Tenancy;
+  /** The spend ledger, when it is on (ledger.enabled). */
+  readonly ledger?: Ledger;
   /** Resumable streams and their store. */
   readonly resumable: ResumableStreams;
   /**
@@ -154,11 +157,16 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     breakers.configure(next.providers);
     if (next.log.level !== previous.log.level) logger.level = next.log.level;
   });
+  // The ledger hears settled records (without Redis it writes them itself); it is made once the store is.
+  let ledgerObserver: TenancyObserver = {};
+  const toLedger: TenancyObserver = { usageRecorded: (event) => ledgerObserver.usageRecorded?.(event) };
+  const replica = replicaName();
   // Keys and limits are read from live.current() per request: a reload applies from the next request on.
   const tenancy = createTenancy({
     config: live.current,
+    replica,
     logger,
-    observer: bothTenancyObservers(telemetry.tenancy, options.tenancyObserver),
+    observer: bothTenancyObservers(bothTenancyObservers(telemetry.tenancy, toLedger), options.tenancyObserver),
     ...(options.storeClock ? { storeClock: options.storeClock } : {}),
   });
   // The database opens behind the port, when a feature first needs it: until then the semantic cache is empty.
@@ -168,6 +176,17 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     if (!db) void database.open().catch(() => undefined);
     return db;
   };
+  const ledger = config.ledger.enabled
+    ? createLedger({
+        settings: config.ledger,
+        ...(tenancy.redis ? { redis: tenancy.redis } : {}),
+        database: () => database.open(),
+        replica,
+        logger,
+        ...(telemetry.metrics ? { meter: telemetry.metrics.meter } : {}),
+      })
+    : undefined;
+  if (ledger) ledgerObserver = ledger.observer;
   const cache = createResponseCache({
     // Shared by the replicas on one Redis; otherwise this process's memory, bounded.
     store: tenancy.redis ? createRedisCacheStore(tenancy.redis) : createMemoryCacheStore({ maxBytes: config.cache.maxMemoryBytes }),
@@ -235,6 +254,13 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     tracing: telemetry.tracing,
     ...(config.server.tls ? { tls: config.server.tls } : {}),
   });
+  // With Redis the ledger drains the usage stream over the store's connection: it stops first, and what it leaves
+  // stays in the stream for the other replicas. Without, it writes this replica's last records after the last settle.
+  const closeTenancyAndLedger = async () => {
+    if (tenancy.redis) await ledger?.close(FINAL_WRITE_GRACE_MS);
+    await tenancy.close();
+    if (!tenancy.redis) await ledger?.close(2 * FINAL_WRITE_GRACE_MS);
+  };
   const closeServer = async (graceMs?: number) => {
     stopFollowingStore();
     statsWatch?.close();
@@ -247,6 +273,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
       : undefined;
   if (metricsListener) logger.info({ event: "metrics.listening", url: `${metricsListener.url}/metrics` });
   if ([...config.models.values()].some((route) => route.cache?.semantic)) openedDatabase();
+  ledger?.start();
 
   return {
     config: live,
@@ -260,6 +287,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     registry,
     logger,
     tenancy,
+    ...(ledger ? { ledger } : {}),
     resumable,
     async shutdown(drainMs = live.current().server.drainMs) {
       registry.startDraining();
@@ -278,7 +306,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
       // Every stream has ended: their usage goes to the store before the connection closes.
       // Before tenancy's: the stream log borrows its Redis connection.
       await resumable.close();
-      await tenancy.close();
+      await closeTenancyAndLedger();
       await database.close();
       await metricsListener?.close();
       await telemetry.shutdown();
@@ -289,7 +317,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
       await closeServer();
       await client.close();
       await resumable.close();
-      await tenancy.close();
+      await closeTenancyAndLedger();
       await database.close();
       await metricsListener?.close();
       await telemetry.shutdown();

@@ -164,6 +164,16 @@ export interface ConfiguredKey extends KeySettings {
   readonly sha256: string;
 }
 
+/** The spend ledger (docs/tenancy.md, "The spend ledger"). */
+export interface LedgerSettings {
+  readonly enabled: boolean;
+  readonly retentionDays: number;
+  readonly batchSize: number;
+  readonly flushMs: number;
+  readonly claimIdleMs: number;
+  readonly bufferMax: number;
+}
+
 /** Shared state in Redis (docs/tenancy.md). */
 export interface RedisStoreConfig {
   readonly url: string;
@@ -228,6 +238,7 @@ export interface Config {
     /** HTTP status of a budget refusal (auth.budgetExceededStatus). */
     readonly budgetExceededStatus: 402 | 429;
   };
+  readonly ledger: LedgerSettings;
   /** Absent: limits, spend and usage are kept in process. */
   readonly store?: { readonly redis?: RedisStoreConfig; readonly postgres?: PostgresStoreConfig };
   readonly resume: ResumeSettings;
@@ -413,6 +424,7 @@ function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: Nod
       businessLines: new Map(file.auth.businessLines.map((b) => [b.name, { name: b.name, limits: b.limits, ...(b.budget ? { budget: budgetOf(b.budget) } : {}) }])),
       budgetExceededStatus: file.auth.budgetExceededStatus,
     },
+    ledger: { ...file.ledger, enabled: file.ledger.enabled ?? file.store?.postgres !== undefined },
     ...(file.store ? { store: { ...(file.store.redis ? { redis: file.store.redis } : {}), ...(file.store.postgres ? { postgres: file.store.postgres } : {}) } } : {}),
     resume: file.resume,
     cache: file.cache,

@@ -44,6 +44,8 @@ const RESTART_ONLY: Readonly<Record<string, (config: Config) => unknown>> = {
   "auth.adminKeyEnv": (c) => c.auth.adminKeySha256 !== undefined,
   // The cache's store and its bounds are set up once (aliases' own cache settings apply per request).
   cache: (c) => JSON.stringify(c.cache),
+  // The ledger's writer (and its consumer in the usage stream's group) is set up once, behind the port.
+  ledger: (c) => JSON.stringify(c.ledger),
 };
 
 /** The settings a reload applies without a restart, for the configuration reference (docs/configuration.md) and the completeness test. */

@@ -437,6 +437,23 @@ export const configSchema = z
         maxEmbedChars: z.number().int().min(1).max(1_000_000).default(8_192),
       })
       .prefault({}),
+    /** The durable spend ledger: one row per charged call in store.postgres (docs/tenancy.md, "The spend ledger"). */
+    ledger: z
+      .strictObject({
+        /** Write the ledger. Default: on when store.postgres is configured (an in-memory database would not be durable). */
+        enabled: z.boolean().optional(),
+        /** Rows older than this many days are removed (hourly, in bounded batches). */
+        retentionDays: z.number().int().min(1).max(36_500).default(400),
+        /** Records written per INSERT at most. */
+        batchSize: z.number().int().min(1).max(5_000).default(500),
+        /** How often new records are looked for and written. */
+        flushMs: z.number().int().min(10).max(60_000).default(500),
+        /** With store.redis: entries a replica read but did not acknowledge for this long are taken over by another (it died mid-batch). */
+        claimIdleMs: z.number().int().min(100).max(3_600_000).default(30_000),
+        /** Without store.redis: records held in memory while the database is away; past it new ones are dropped and counted. */
+        bufferMax: z.number().int().min(100).max(10_000_000).default(100_000),
+      })
+      .prefault({}),
     /** Where limits, spend, usage and runtime keys are kept; absent = in process (one replica). */
     store: z.strictObject({ redis: redisStoreSchema.optional(), postgres: postgresStoreSchema.optional() }).optional(),
     providers: z.record(aliasName, providerSchema).refine((p) => Object.keys(p).length > 0, "at least one provider"),

@@ -35,6 +35,43 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX IF NOT EXISTS sluice_semantic_cache_scope ON sluice_semantic_cache (alias, scope, id);
       CREATE INDEX IF NOT EXISTS sluice_semantic_cache_expiry ON sluice_semantic_cache (expires_at);`,
   },
+  {
+    version: 3,
+    name: "spend ledger",
+    // One row per charged call, keyed by its admission id: a record written twice (a retried batch,
+    // a batch claimed from a replica that died before acknowledging it) stays one row.
+    sql: `
+      CREATE TABLE IF NOT EXISTS sluice_ledger (
+        id text PRIMARY KEY,
+        at timestamptz NOT NULL,
+        request_id text NOT NULL,
+        key_name text NOT NULL,
+        team text,
+        business_line text,
+        tags jsonb NOT NULL DEFAULT '{}'::jsonb,
+        alias text NOT NULL,
+        target text NOT NULL,
+        input_tokens bigint NOT NULL,
+        cached_input_tokens bigint NOT NULL,
+        output_tokens bigint NOT NULL,
+        reasoning_tokens bigint NOT NULL,
+        cost_micros bigint NOT NULL,
+        estimated boolean NOT NULL,
+        cache text,
+        saved_micros bigint NOT NULL DEFAULT 0,
+        ttft_ms real,
+        duration_ms real NOT NULL,
+        outcome text NOT NULL,
+        error_code text,
+        replica text,
+        written_at timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE INDEX IF NOT EXISTS sluice_ledger_at ON sluice_ledger (at);
+      CREATE INDEX IF NOT EXISTS sluice_ledger_key_at ON sluice_ledger (key_name, at);
+      CREATE INDEX IF NOT EXISTS sluice_ledger_team_at ON sluice_ledger (team, at);
+      CREATE INDEX IF NOT EXISTS sluice_ledger_line_at ON sluice_ledger (business_line, at);
+      CREATE INDEX IF NOT EXISTS sluice_ledger_alias_at ON sluice_ledger (alias, at)`,
+  },
 ];
 
 /**

@@ -126,6 +126,7 @@ function limitReason(reason: string): LimitReason {
 /** The record as stream fields (all strings); empty optional fields are left out. */
 function recordFields(r: UsageRecord): string[] {
   const fields: Array<[string, string | number | undefined]> = [
+    ["id", r.id],
     ["requestId", r.requestId],
     ["key", r.key],
     ["team", r.team],
@@ -146,6 +147,7 @@ function recordFields(r: UsageRecord): string[] {
     ["cache", r.cache],
     ["savedMicros", r.savedMicros],
     ["at", r.at],
+    ["replica", r.replica],
   ];
   return fields.flatMap(([k, v]) => (v === undefined ? [] : [k, String(v)]));
 }
@@ -164,6 +166,7 @@ function parseTags(json: string): Readonly<Record<string, string>> {
 /** A stream entry back into a record (GetUsage's neighbours and tests read them). */
 export function parseRecord(fields: Record<string, string>): UsageRecord {
   return {
+    ...(fields.id === undefined ? {} : { id: fields.id }),
     requestId: fields.requestId ?? "",
     key: fields.key ?? "",
     ...(fields.team === undefined ? {} : { team: fields.team }),
@@ -184,6 +187,7 @@ export function parseRecord(fields: Record<string, string>): UsageRecord {
     ...(fields.cache === "exact" || fields.cache === "semantic" ? { cache: fields.cache } : {}),
     ...(fields.savedMicros === undefined ? {} : { savedMicros: num(fields.savedMicros) }),
     at: num(fields.at),
+    ...(fields.replica === undefined ? {} : { replica: fields.replica }),
   };
 }
 

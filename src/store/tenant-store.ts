@@ -164,6 +164,8 @@ export type StreamOutcome = "completed" | "canceled" | "failed";
 
 /** One stream's end, as kept in the usage stream and counted into rollups. */
 export interface UsageRecord {
+  /** Unique per charged call (its admission id): the ledger's row key, so a record written twice is one row. */
+  readonly id?: string;
   readonly requestId: string;
   readonly key: string;
   /** The key's team and business line when the request was admitted, for allocation. */
@@ -192,6 +194,8 @@ export interface UsageRecord {
   readonly savedMicros?: number;
   /** Epoch milliseconds when the stream ended (the replica's clock). */
   readonly at: number;
+  /** The replica that served it (host/pid). */
+  readonly replica?: string;
 }
 
 export interface Settlement {

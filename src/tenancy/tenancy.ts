@@ -1,3 +1,5 @@
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
 import type { Config } from "../config/config.js";
 import type { TenancyObserver } from "../flow/observer.js";
 import type { Logger } from "../logging/logger.js";
@@ -19,6 +21,8 @@ export interface TenancyOptions {
   readonly observer?: TenancyObserver;
   /** Tests only: the store's clock (epoch ms) instead of Redis's or the process's. */
   readonly storeClock?: () => number;
+  /** This gateway's name on usage records (replicaName()). */
+  readonly replica?: string;
 }
 
 /**
@@ -69,6 +73,15 @@ function redisHost(url: string): string {
   } catch {
     return "(invalid url)";
   }
+}
+
+/**
+ * A name for one gateway, as usage records and the ledger name the replica
+ * that served a call: host and process, and a suffix so that two gateways
+ * in one process (tests) are two replicas too.
+ */
+export function replicaName(): string {
+  return `${hostname()}/${process.pid}/${randomBytes(3).toString("hex")}`;
 }
 
 /** Drops are logged at the first of an outage and then every LOG_DROPS_EVERY-th, with the running total. */
@@ -229,7 +242,7 @@ export function createTenancy(options: TenancyOptions): Tenancy {
     charge(principal, input) {
       if (!principal) return NO_CHARGE;
       const config = options.config();
-      return openCharge({ store, settled, budgetExceededStatus: config.auth.budgetExceededStatus, hierarchy: configHierarchy(config, registry), ...(observer ? { observer } : {}) }, { ...input, principal });
+      return openCharge({ store, settled, budgetExceededStatus: config.auth.budgetExceededStatus, hierarchy: configHierarchy(config, registry), ...(options.replica ? { replica: options.replica } : {}), ...(observer ? { observer } : {}) }, { ...input, principal });
     },
     tagKeys: () => options.config().auth.tagKeys,
     admin,

@@ -51,6 +51,8 @@ export interface ChargeDeps {
   readonly budgetExceededStatus: 402 | 429;
   /** The teams and business lines in force, for the levels above the key. */
   readonly hierarchy: Hierarchy;
+  /** This replica, named on every record (host/pid). */
+  readonly replica?: string;
 }
 
 export interface ChargeInput {
@@ -172,6 +174,7 @@ export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
     const work = (async () => {
       const usage = await meter.final();
       const record: UsageRecord = {
+        id: held.id,
         requestId: input.requestId,
         key,
         ...(team === undefined ? {} : { team }),
@@ -191,6 +194,7 @@ export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
         ...(reason ? { code: reason.code } : {}),
         ...(hit ? { cache: hit.kind, savedMicros: hit.savedMicros } : {}),
         at,
+        ...(deps.replica === undefined ? {} : { replica: deps.replica }),
       };
       const result = await deps.store.settle({
         admissionId: held.id,

@@ -84,6 +84,8 @@ export interface HarnessOptions {
   readonly store?: ConfigInput["store"];
   /** The response cache's shared settings. */
   readonly cache?: ConfigInput["cache"];
+  /** The spend ledger's settings. */
+  readonly ledger?: ConfigInput["ledger"];
   /** Resumable streams' grace, retention and bounds. */
   readonly resume?: ConfigInput["resume"];
   /** What tenancy reports. */
@@ -115,6 +117,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       ...(options.auth ? { auth: options.auth } : {}),
       ...(options.store ? { store: options.store } : {}),
       ...(options.cache ? { cache: options.cache } : {}),
+      ...(options.ledger ? { ledger: options.ledger } : {}),
       ...(options.resume ? { resume: options.resume } : {}),
       ...(options.console ? { console: options.console } : {}),
       // Suites that provoke failures on purpose would trip the circuit
