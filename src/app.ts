@@ -31,6 +31,7 @@ import { createLiveStats, type LiveStats } from "./stats/live-stats.js";
 import { createUpstreamClient, type UpstreamClient } from "./upstream/http-client.js";
 import type { TenancyObserver } from "./flow/observer.js";
 import { createLedger, type Ledger } from "./ledger/ledger.js";
+import { createSpendReports } from "./ledger/spend-reports.js";
 import { createTenancy, replicaName, type Tenancy } from "./tenancy/tenancy.js";
 import { openResumableStreams } from "./resume/open-stream-log.js";
 import type { ResumableStreams } from "./resume/resumable-streams.js";
@@ -236,7 +237,13 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     limits,
     sendTimeoutMs: config.server.sendTimeoutMs,
     sseKeepaliveMs: config.facade.keepaliveMs,
-    ...(config.auth.adminKeySha256 !== undefined ? { admin: tenancy.admin, cacheAdmin: createCacheAdmin(cache, live.current) } : {}),
+    ...(config.auth.adminKeySha256 !== undefined
+      ? {
+          admin: tenancy.admin,
+          cacheAdmin: createCacheAdmin(cache, live.current),
+          reports: createSpendReports({ ...(ledger ? { database: () => database.open() } : {}), tagKeys: () => live.current().auth.tagKeys }),
+        }
+      : {}),
     ...(statsWatch ? { watch: statsWatch } : {}),
     console: { access: config.console.access, assets: config.console.access === "off" ? new Map() : loadConsoleAssets(options.consoleDir ?? defaultConsoleDir()) },
     ...(telemetry.metrics && config.telemetry.metrics.port === undefined ? { metrics: telemetry.metrics } : {}),

@@ -34,6 +34,8 @@ import type { Route } from "./server/request-guard.js";
 import { createRuntimeStats } from "./server/runtime-stats.js";
 import type { KeyAdmin } from "./tenancy/key-admin.js";
 import type { CacheAdmin } from "./cache/cache-admin.js";
+import type { SpendReports } from "./ledger/spend-reports.js";
+import { spendCsv } from "./edges/openai/spend-csv.js";
 import { serveMetrics } from "./telemetry/metrics-route.js";
 import type { Metrics } from "./telemetry/metrics.js";
 
@@ -49,6 +51,8 @@ export interface RoutesOptions {
   readonly admin?: KeyAdmin;
   /** AdminService's PurgeCache and GetCacheStats, served with the rest of it. */
   readonly cacheAdmin?: CacheAdmin;
+  /** AdminService's GetSpendReport and GET /admin/v1/spend.csv, served with the rest of it. */
+  readonly reports?: SpendReports;
   /** AdminService/WatchStats, when the console may be watched. */
   readonly watch?: StatsWatch;
   readonly console: { readonly access: ConsoleAccess; readonly assets: ConsoleAssets };
@@ -56,6 +60,10 @@ export interface RoutesOptions {
   readonly metrics?: Metrics;
   /** GET /debug/runtime, when debug endpoints are on. */
   readonly debug?: { readonly registry: StreamRegistry; readonly reloads: () => ReloadCounts; readonly connections: () => ConnectionGuard | undefined };
+}
+
+function spendCsvRoute(admin: KeyAdmin, reports: SpendReports): HttpRoute["serve"] {
+  return (req, res, exchange) => spendCsv(req, res, exchange, { admin, reports });
 }
 
 /** One HTTP route of the port: method, path (`{id}` marks a segment), what serves it. */
@@ -92,7 +100,7 @@ export function createRoutes(options: RoutesOptions): Route {
       router.service(ChatService, createChatService({ calls, maxJsonDepth: options.limits.maxJsonDepth }));
       router.service(EmbeddingService, createEmbeddingService(calls));
       router.service(Health, createHealthService(health, [ChatService.typeName, EmbeddingService.typeName]));
-      const admin = options.admin && options.cacheAdmin ? createAdminService(options.admin, options.cacheAdmin) : undefined;
+      const admin = options.admin && options.cacheAdmin && options.reports ? createAdminService(options.admin, options.cacheAdmin, options.reports) : undefined;
       // WatchStats may be served without the rest (an open console with no admin key): the rest then answers UNIMPLEMENTED.
       if (admin || watch) router.service(AdminService, { ...admin, ...(watch ? { watchStats: watch.watchStats } : {}) });
       registerReflection(router, admin || watch ? [ChatService, EmbeddingService, AdminService, Health] : [ChatService, EmbeddingService, Health]);
@@ -119,6 +127,7 @@ export function createRoutes(options: RoutesOptions): Route {
     { method: "POST", path: "/v1/responses", edge: "responses", serve: (req, res, exchange) => responses(req, res, exchange, edgeOptions) },
     { method: "GET", path: "/v1/models", edge: "openai", serve: (req, res, exchange) => listModels(req, res, exchange, calls) },
     { method: "GET", path: "/v1/models/{id}", edge: "openai", serve: (req, res, exchange, id) => listModels(req, res, exchange, calls, id) },
+    ...(options.admin && options.reports ? [{ method: "GET", path: "/admin/v1/spend.csv", serve: spendCsvRoute(options.admin, options.reports) }] : []),
   ];
   const idField: Record<string, [string, string]> = {
     "/v1/chat/completions/{id}/stream": ["response_id", "response id"],

@@ -7,6 +7,10 @@ import { openPgDatabase } from "../src/db/pg-database.js";
 import { migrate } from "../src/db/migrations.js";
 import { createStreamDrain } from "../src/ledger/stream-drain.js";
 import type { UsageRecord } from "../src/store/tenant-store.js";
+import { Code } from "@connectrpc/connect";
+import { timestampFromMs } from "@bufbuild/protobuf/wkt";
+import { SpendDimension } from "../gen/sluice/admin/v1/admin_service_pb.js";
+import { adminClient } from "./helpers/admin.js";
 import { type Harness, startHarness } from "./helpers/harness.js";
 import { dropPrefix, freePort, SHARED_REDIS_URL, storeClient, testPrefix } from "./helpers/redis.js";
 import { tenancyEvents } from "./helpers/tenancy-events.js";
@@ -187,6 +191,109 @@ describe("the spend ledger with Redis", () => {
       await b.close();
     }
   }, DB_START_MS);
+});
+
+describe("spend reports", () => {
+  const ADMIN = "sk-test-admin-reports-7d9f1b3a5c2e4068";
+  const A = "sk-test-report-a-0c2e4a6b8d1f3957";
+  const B = "sk-test-report-b-9e1a3c5b7d2f4068";
+
+  it("group and filter the ledger by team, key, tag and day, page through it, agree with GetUsage and the records, and download as CSV", async () => {
+    const events = tenancyEvents();
+    const h = await startHarness({
+      routing: (sim) => ({
+        providers: { simulator: { kind: "openai", baseUrl: sim.openAiBaseUrl, breaker: { failures: 10_000 } } },
+        models: { sim: { provider: "simulator", model: "sim-1?tokens=4", price: PRICE }, other: { provider: "simulator", model: "sim-2?tokens=6", price: PRICE } },
+      }),
+      env: { ADMIN, A, B },
+      auth: {
+        adminKeyEnv: "ADMIN",
+        keys: [
+          { name: "report-a", keyEnv: "A", team: "reporting" },
+          { name: "report-b", keyEnv: "B" },
+        ],
+        teams: [{ name: "reporting", businessLine: "insights" }],
+        businessLines: [{ name: "insights" }],
+        tagKeys: ["project"],
+      },
+      store: { postgres: { url, poolSize: 2 } },
+      ledger: { flushMs: 60_000 },
+      observer: events.observer,
+    });
+    try {
+      const start = Date.now() - 1_000;
+      const served: UsageRecord[] = [];
+      const ask = async (key: string, model: string, project: string) => {
+        const sdk = new OpenAI({ baseURL: `${h.url}/v1`, apiKey: key, maxRetries: 0, defaultHeaders: { "sluice-tags": `project=${project}` } });
+        const { response } = await sdk.chat.completions.create({ model, max_tokens: 8, messages: [{ role: "user", content: "report" }] }).withResponse();
+        served.push(await events.recorded(response.headers.get("x-request-id")!));
+      };
+      await ask(A, "sim", "atlas");
+      await ask(A, "sim", "atlas");
+      await ask(A, "other", "apollo");
+      await ask(B, "sim", "atlas");
+      await h.sluice.ledger!.flush();
+      const end = Date.now() + 60_000;
+      const admin = adminClient(h.url, ADMIN);
+      const range = { start: timestampFromMs(start), end: timestampFromMs(end), filter: { keys: ["report-a", "report-b"] } };
+      const cost = (key: string, project?: string) => served.filter((r) => r.key === key && (project === undefined || r.tags?.project === project)).reduce((sum, r) => sum + r.costMicros, 0);
+
+      const byTeamAndTag = await admin.getSpendReport({ ...range, groupBy: [SpendDimension.TEAM, SpendDimension.TAG], groupByTag: "project" });
+      expect(byTeamAndTag.rows.map((r) => [r.group, Number(r.requests), Number(r.costUsdMicros)])).toEqual([
+        [{ team: "", "tag:project": "atlas" }, 1, cost("report-b")],
+        [{ team: "reporting", "tag:project": "apollo" }, 1, cost("report-a", "apollo")],
+        [{ team: "reporting", "tag:project": "atlas" }, 2, cost("report-a", "atlas")],
+      ]);
+
+      // The same figures as GetUsage (the rollups) and as the records the streams settled.
+      const byKey = await admin.getSpendReport({ ...range, groupBy: [SpendDimension.KEY] });
+      const usage = await admin.getUsage({ name: "report-a" });
+      expect(byKey.rows[0]).toMatchObject({ group: { key: "report-a" }, requests: usage.requests, costUsdMicros: usage.spendUsdMicros, outputTokens: usage.outputTokens });
+
+      // Pages of one row follow each other; a token belongs to its query.
+      const first = await admin.getSpendReport({ ...range, groupBy: [SpendDimension.ALIAS, SpendDimension.KEY], pageSize: 1 });
+      expect(first.rows).toHaveLength(1);
+      const second = await admin.getSpendReport({ ...range, groupBy: [SpendDimension.ALIAS, SpendDimension.KEY], pageSize: 1, pageToken: first.nextPageToken });
+      const third = await admin.getSpendReport({ ...range, groupBy: [SpendDimension.ALIAS, SpendDimension.KEY], pageSize: 1, pageToken: second.nextPageToken });
+      expect([first, second, third].map((p) => p.rows[0]!.group)).toEqual([
+        { alias: "other", key: "report-a" },
+        { alias: "sim", key: "report-a" },
+        { alias: "sim", key: "report-b" },
+      ]);
+      expect(third.nextPageToken).toBe("");
+      await expect(admin.getSpendReport({ ...range, groupBy: [SpendDimension.KEY], pageToken: first.nextPageToken })).rejects.toMatchObject({ code: Code.InvalidArgument });
+      await expect(admin.getSpendReport({ start: timestampFromMs(0), end: timestampFromMs(end) })).rejects.toMatchObject({ code: Code.InvalidArgument, rawMessage: expect.stringContaining("at most 400 days") });
+      await expect(admin.getSpendReport({ ...range, groupBy: [SpendDimension.TAG], groupByTag: "secret" })).rejects.toMatchObject({ code: Code.InvalidArgument });
+
+      // The CSV: the same report, for a spreadsheet, behind the admin key.
+      const csvUrl = `${h.url}/admin/v1/spend.csv?start=${new Date(start).toISOString()}&end=${new Date(end).toISOString()}&group_by=key,business_line&key=report-a&key=report-b`;
+      expect((await fetch(csvUrl)).status).toBe(401);
+      const csv = await fetch(csvUrl, { headers: { authorization: `Bearer ${ADMIN}` } });
+      expect(csv.status).toBe(200);
+      expect(csv.headers.get("content-type")).toBe("text/csv; charset=utf-8");
+      const lines = (await csv.text()).trim().split("\r\n");
+      expect(lines[0]).toBe("key,business_line,requests,input_tokens,cached_input_tokens,output_tokens,reasoning_tokens,cost_usd,saved_usd,errors,estimated_requests");
+      expect(lines.slice(1).map((l) => l.split(",").slice(0, 3))).toEqual([
+        ["report-a", "insights", "3"],
+        ["report-b", "", "1"],
+      ]);
+      expect(lines[1]!.split(",")[7]).toBe((cost("report-a") / 1e6).toFixed(6));
+      const bad = await fetch(csvUrl.replace(/start=[^&]+/, "start=yesterday"), { headers: { authorization: `Bearer ${ADMIN}` } });
+      expect(bad.status).toBe(400);
+    } finally {
+      await h.close();
+    }
+  }, DB_START_MS);
+
+  it("say the ledger is off rather than report nothing, when there is no database", async () => {
+    const h = await startHarness({ env: { ADMIN }, auth: { adminKeyEnv: "ADMIN" } });
+    try {
+      const failure = adminClient(h.url, ADMIN).getSpendReport({ start: timestampFromMs(0), end: timestampFromMs(86_400_000) });
+      await expect(failure).rejects.toMatchObject({ code: Code.FailedPrecondition, rawMessage: expect.stringContaining("the ledger") });
+    } finally {
+      await h.close();
+    }
+  });
 });
 
 /** Re-checks `condition` after each event-loop turn that lets I/O through, up to a deadline: for state held in another system (Redis, the database) that emits no event here. */

@@ -20,7 +20,9 @@ import {
   RevokeKeyResponseSchema,
   UpdateKeyResponseSchema,
 } from "../../../gen/sluice/admin/v1/admin_service_pb.js";
+import type { SpendReports } from "../../ledger/spend-reports.js";
 import { levelHandlers } from "./admin-levels.js";
+import { getSpendReport } from "./admin-spend.js";
 import { budgetOf, budgetToProto, limitsOf, limitsToProto, maskedFields, PERIODS, periodKind } from "./admin-wire.js";
 import { toConnectError } from "./connect-errors.js";
 
@@ -51,7 +53,7 @@ const KEY_FIELDS = ["models", "limits", "budget", "team"] as const;
  * lives with the console's statistics (watch-stats.ts); the server joins
  * the two.
  */
-export function createAdminService(admin: KeyAdmin, cache: CacheAdmin): Omit<ServiceImpl<typeof AdminService>, "watchStats"> {
+export function createAdminService(admin: KeyAdmin, cache: CacheAdmin, reports: SpendReports): Omit<ServiceImpl<typeof AdminService>, "watchStats"> {
   const guarded =
     <R>(work: () => Promise<R>) =>
     async (ctx: HandlerContext): Promise<R> => {
@@ -103,6 +105,7 @@ export function createAdminService(admin: KeyAdmin, cache: CacheAdmin): Omit<Ser
         });
       })(ctx),
     ...levelHandlers(admin.levels, guarded),
+    getSpendReport: (req, ctx) => guarded(() => getSpendReport(reports, req))(ctx),
     purgeCache: (req, ctx) => guarded(async () => create(PurgeCacheResponseSchema, { purged: BigInt(await cache.purge(req.alias, req.keyName)) }))(ctx),
     getCacheStats: (_req, ctx) =>
       guarded(async () =>

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file sluice/admin/v1/admin_service.proto.
  */
 export const file_sluice_admin_v1_admin_service: GenFile = /*@__PURE__*/
-  fileDesc("CiNzbHVpY2UvYWRtaW4vdjEvYWRtaW5fc2VydmljZS5wcm90bxIPc2x1aWNlLmFkbWluLnYxIrMBCglLZXlMaW1pdHMSIAoTcmVxdWVzdHNfcGVyX21pbnV0ZRgBIAEoDUgAiAEBEh4KEXRva2Vuc19wZXJfbWludXRlGAIgASgESAGIAQESHwoSY29uY3VycmVudF9zdHJlYW1zGAMgASgNSAKIAQFCFgoUX3JlcXVlc3RzX3Blcl9taW51dGVCFAoSX3Rva2Vuc19wZXJfbWludXRlQhUKE19jb25jdXJyZW50X3N0cmVhbXMiRQoGQnVkZ2V0EhIKCnVzZF9taWNyb3MYASABKAQSJwoGcGVyaW9kGAIgASgOMhcuc2x1aWNlLmFkbWluLnYxLlBlcmlvZCLyAQoHS2V5SW5mbxIMCgRuYW1lGAEgASgJEgoKAmlkGAIgASgJEg4KBm1vZGVscxgDIAMoCRIqCgZsaW1pdHMYBCABKAsyGi5zbHVpY2UuYWRtaW4udjEuS2V5TGltaXRzEicKBmJ1ZGdldBgFIAEoCzIXLnNsdWljZS5hZG1pbi52MS5CdWRnZXQSKgoGc291cmNlGAYgASgOMhouc2x1aWNlLmFkbWluLnYxLktleVNvdXJjZRIuCgpjcmVhdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIMCgR0ZWFtGAggASgJIpMBChBDcmVhdGVLZXlSZXF1ZXN0EgwKBG5hbWUYASABKAkSDgoGbW9kZWxzGAIgAygJEioKBmxpbWl0cxgDIAEoCzIaLnNsdWljZS5hZG1pbi52MS5LZXlMaW1pdHMSJwoGYnVkZ2V0GAQgASgLMhcuc2x1aWNlLmFkbWluLnYxLkJ1ZGdldBIMCgR0ZWFtGAUgASgJIkgKEUNyZWF0ZUtleVJlc3BvbnNlEgsKA2tleRgBIAEoCRImCgRpbmZvGAIgASgLMhguc2x1aWNlLmFkbWluLnYxLktleUluZm8iEQoPTGlzdEtleXNSZXF1ZXN0IjoKEExpc3RLZXlzUmVzcG9uc2USJgoEa2V5cxgBIAMoCzIYLnNsdWljZS5hZG1pbi52MS5LZXlJbmZvIsQBChBVcGRhdGVLZXlSZXF1ZXN0EgwKBG5hbWUYASABKAkSLwoLdXBkYXRlX21hc2sYAiABKAsyGi5nb29nbGUucHJvdG9idWYuRmllbGRNYXNrEg4KBm1vZGVscxgDIAMoCRIqCgZsaW1pdHMYBCABKAsyGi5zbHVpY2UuYWRtaW4udjEuS2V5TGltaXRzEicKBmJ1ZGdldBgFIAEoCzIXLnNsdWljZS5hZG1pbi52MS5CdWRnZXQSDAoEdGVhbRgGIAEoCSI6ChFVcGRhdGVLZXlSZXNwb25zZRIlCgNrZXkYASABKAsyGC5zbHVpY2UuYWRtaW4udjEuS2V5SW5mbyIgChBSZXZva2VLZXlSZXF1ZXN0EgwKBG5hbWUYASABKAkiOgoRUmV2b2tlS2V5UmVzcG9uc2USJQoDa2V5GAEgASgLMhguc2x1aWNlLmFkbWluLnYxLktleUluZm8icAoPR2V0VXNhZ2VSZXF1ZXN0EgwKBG5hbWUYASABKAkSJwoGcGVyaW9kGAIgASgOMhcuc2x1aWNlLmFkbWluLnYxLlBlcmlvZBImCgJhdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiqgMKEEdldFVzYWdlUmVzcG9uc2USDAoEbmFtZRgBIAEoCRInCgZwZXJpb2QYAiABKA4yFy5zbHVpY2UuYWRtaW4udjEuUGVyaW9kEjAKDHBlcmlvZF9zdGFydBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKcGVyaW9kX2VuZBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIcmVxdWVzdHMYBSABKAQSFAoMaW5wdXRfdG9rZW5zGAYgASgEEhUKDW91dHB1dF90b2tlbnMYByABKAQSGwoTY2FjaGVkX2lucHV0X3Rva2VucxgIIAEoBBIYChByZWFzb25pbmdfdG9rZW5zGAkgASgEEhgKEHNwZW5kX3VzZF9taWNyb3MYCiABKAQSGgoSZXN0aW1hdGVkX3JlcXVlc3RzGAsgASgEEhsKE3Jlc2VydmVkX3VzZF9taWNyb3MYDCABKAQSHgoRYnVkZ2V0X3VzZF9taWNyb3MYDSABKARIAIgBAUIUChJfYnVkZ2V0X3VzZF9taWNyb3MiNAoRUHVyZ2VDYWNoZVJlcXVlc3QSDQoFYWxpYXMYASABKAkSEAoIa2V5X25hbWUYAiABKAkiJAoSUHVyZ2VDYWNoZVJlc3BvbnNlEg4KBnB1cmdlZBgBIAEoBCIWChRHZXRDYWNoZVN0YXRzUmVxdWVzdCJKChVHZXRDYWNoZVN0YXRzUmVzcG9uc2USMQoHYWxpYXNlcxgBIAMoCzIgLnNsdWljZS5hZG1pbi52MS5BbGlhc0NhY2hlU3RhdHMitAEKD0FsaWFzQ2FjaGVTdGF0cxINCgVhbGlhcxgBIAEoCRIMCgRoaXRzGAIgASgEEg4KBm1pc3NlcxgDIAEoBBIQCghieXBhc3NlcxgEIAEoBBIOCgZlcnJvcnMYBSABKAQSEAoIaGl0X3JhdGUYBiABKAESDwoHZW50cmllcxgHIAEoBBIYChBzYXZlZF91c2RfbWljcm9zGAggASgEEhUKDXNlbWFudGljX2hpdHMYCSABKAQi4AEKCFRlYW1JbmZvEgwKBG5hbWUYASABKAkSFQoNYnVzaW5lc3NfbGluZRgCIAEoCRIqCgZsaW1pdHMYAyABKAsyGi5zbHVpY2UuYWRtaW4udjEuS2V5TGltaXRzEicKBmJ1ZGdldBgEIAEoCzIXLnNsdWljZS5hZG1pbi52MS5CdWRnZXQSKgoGc291cmNlGAUgASgOMhouc2x1aWNlLmFkbWluLnYxLktleVNvdXJjZRIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLRAQoQQnVzaW5lc3NMaW5lSW5mbxIMCgRuYW1lGAEgASgJEioKBmxpbWl0cxgCIAEoCzIaLnNsdWljZS5hZG1pbi52MS5LZXlMaW1pdHMSJwoGYnVkZ2V0GAMgASgLMhcuc2x1aWNlLmFkbWluLnYxLkJ1ZGdldBIqCgZzb3VyY2UYBCABKA4yGi5zbHVpY2UuYWRtaW4udjEuS2V5U291cmNlEi4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIo0BChFDcmVhdGVUZWFtUmVxdWVzdBIMCgRuYW1lGAEgASgJEhUKDWJ1c2luZXNzX2xpbmUYAiABKAkSKgoGbGltaXRzGAMgASgLMhouc2x1aWNlLmFkbWluLnYxLktleUxpbWl0cxInCgZidWRnZXQYBCABKAsyFy5zbHVpY2UuYWRtaW4udjEuQnVkZ2V0Ij0KEkNyZWF0ZVRlYW1SZXNwb25zZRInCgR0ZWFtGAEgASgLMhkuc2x1aWNlLmFkbWluLnYxLlRlYW1JbmZvIr4BChFVcGRhdGVUZWFtUmVxdWVzdBIMCgRuYW1lGAEgASgJEi8KC3VwZGF0ZV9tYXNrGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFzaxIVCg1idXNpbmVzc19saW5lGAMgASgJEioKBmxpbWl0cxgEIAEoCzIaLnNsdWljZS5hZG1pbi52MS5LZXlMaW1pdHMSJwoGYnVkZ2V0GAUgASgLMhcuc2x1aWNlLmFkbWluLnYxLkJ1ZGdldCI9ChJVcGRhdGVUZWFtUmVzcG9uc2USJwoEdGVhbRgBIAEoCzIZLnNsdWljZS5hZG1pbi52MS5UZWFtSW5mbyIhChFEZWxldGVUZWFtUmVxdWVzdBIMCgRuYW1lGAEgASgJIj0KEkRlbGV0ZVRlYW1SZXNwb25zZRInCgR0ZWFtGAEgASgLMhkuc2x1aWNlLmFkbWluLnYxLlRlYW1JbmZvIhIKEExpc3RUZWFtc1JlcXVlc3QiPQoRTGlzdFRlYW1zUmVzcG9uc2USKAoFdGVhbXMYASADKAsyGS5zbHVpY2UuYWRtaW4udjEuVGVhbUluZm8ifgoZQ3JlYXRlQnVzaW5lc3NMaW5lUmVxdWVzdBIMCgRuYW1lGAEgASgJEioKBmxpbWl0cxgCIAEoCzIaLnNsdWljZS5hZG1pbi52MS5LZXlMaW1pdHMSJwoGYnVkZ2V0GAMgASgLMhcuc2x1aWNlLmFkbWluLnYxLkJ1ZGdldCJWChpDcmVhdGVCdXNpbmVzc0xpbmVSZXNwb25zZRI4Cg1idXNpbmVzc19saW5lGAEgASgLMiEuc2x1aWNlLmFkbWluLnYxLkJ1c2luZXNzTGluZUluZm8irwEKGVVwZGF0ZUJ1c2luZXNzTGluZVJlcXVlc3QSDAoEbmFtZRgBIAEoCRIvCgt1cGRhdGVfbWFzaxgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE1hc2sSKgoGbGltaXRzGAMgASgLMhouc2x1aWNlLmFkbWluLnYxLktleUxpbWl0cxInCgZidWRnZXQYBCABKAsyFy5zbHVpY2UuYWRtaW4udjEuQnVkZ2V0IlYKGlVwZGF0ZUJ1c2luZXNzTGluZVJlc3BvbnNlEjgKDWJ1c2luZXNzX2xpbmUYASABKAsyIS5zbHVpY2UuYWRtaW4udjEuQnVzaW5lc3NMaW5lSW5mbyIpChlEZWxldGVCdXNpbmVzc0xpbmVSZXF1ZXN0EgwKBG5hbWUYASABKAkiVgoaRGVsZXRlQnVzaW5lc3NMaW5lUmVzcG9uc2USOAoNYnVzaW5lc3NfbGluZRgBIAEoCzIhLnNsdWljZS5hZG1pbi52MS5CdXNpbmVzc0xpbmVJbmZvIhoKGExpc3RCdXNpbmVzc0xpbmVzUmVxdWVzdCJWChlMaXN0QnVzaW5lc3NMaW5lc1Jlc3BvbnNlEjkKDmJ1c2luZXNzX2xpbmVzGAEgAygLMiEuc2x1aWNlLmFkbWluLnYxLkJ1c2luZXNzTGluZUluZm8qUwoGUGVyaW9kEhYKElBFUklPRF9VTlNQRUNJRklFRBAAEg4KClBFUklPRF9EQVkQARIPCgtQRVJJT0RfV0VFSxACEhAKDFBFUklPRF9NT05USBADKlYKCUtleVNvdXJjZRIaChZLRVlfU09VUkNFX1VOU1BFQ0lGSUVEEAASFQoRS0VZX1NPVVJDRV9DT05GSUcQARIWChJLRVlfU09VUkNFX1JVTlRJTUUQAjLOCwoMQWRtaW5TZXJ2aWNlElIKCUNyZWF0ZUtleRIhLnNsdWljZS5hZG1pbi52MS5DcmVhdGVLZXlSZXF1ZXN0GiIuc2x1aWNlLmFkbWluLnYxLkNyZWF0ZUtleVJlc3BvbnNlEk8KCExpc3RLZXlzEiAuc2x1aWNlLmFkbWluLnYxLkxpc3RLZXlzUmVxdWVzdBohLnNsdWljZS5hZG1pbi52MS5MaXN0S2V5c1Jlc3BvbnNlElIKCVVwZGF0ZUtleRIhLnNsdWljZS5hZG1pbi52MS5VcGRhdGVLZXlSZXF1ZXN0GiIuc2x1aWNlLmFkbWluLnYxLlVwZGF0ZUtleVJlc3BvbnNlElIKCVJldm9rZUtleRIhLnNsdWljZS5hZG1pbi52MS5SZXZva2VLZXlSZXF1ZXN0GiIuc2x1aWNlLmFkbWluLnYxLlJldm9rZUtleVJlc3BvbnNlEk8KCEdldFVzYWdlEiAuc2x1aWNlLmFkbWluLnYxLkdldFVzYWdlUmVxdWVzdBohLnNsdWljZS5hZG1pbi52MS5HZXRVc2FnZVJlc3BvbnNlElcKCldhdGNoU3RhdHMSIi5zbHVpY2UuYWRtaW4udjEuV2F0Y2hTdGF0c1JlcXVlc3QaIy5zbHVpY2UuYWRtaW4udjEuV2F0Y2hTdGF0c1Jlc3BvbnNlMAESVQoKUHVyZ2VDYWNoZRIiLnNsdWljZS5hZG1pbi52MS5QdXJnZUNhY2hlUmVxdWVzdBojLnNsdWljZS5hZG1pbi52MS5QdXJnZUNhY2hlUmVzcG9uc2USXgoNR2V0Q2FjaGVTdGF0cxIlLnNsdWljZS5hZG1pbi52MS5HZXRDYWNoZVN0YXRzUmVxdWVzdBomLnNsdWljZS5hZG1pbi52MS5HZXRDYWNoZVN0YXRzUmVzcG9uc2USVQoKQ3JlYXRlVGVhbRIiLnNsdWljZS5hZG1pbi52MS5DcmVhdGVUZWFtUmVxdWVzdBojLnNsdWljZS5hZG1pbi52MS5DcmVhdGVUZWFtUmVzcG9uc2USVQoKVXBkYXRlVGVhbRIiLnNsdWljZS5hZG1pbi52MS5VcGRhdGVUZWFtUmVxdWVzdBojLnNsdWljZS5hZG1pbi52MS5VcGRhdGVUZWFtUmVzcG9uc2USVQoKRGVsZXRlVGVhbRIiLnNsdWljZS5hZG1pbi52MS5EZWxldGVUZWFtUmVxdWVzdBojLnNsdWljZS5hZG1pbi52MS5EZWxldGVUZWFtUmVzcG9uc2USUgoJTGlzdFRlYW1zEiEuc2x1aWNlLmFkbWluLnYxLkxpc3RUZWFtc1JlcXVlc3QaIi5zbHVpY2UuYWRtaW4udjEuTGlzdFRlYW1zUmVzcG9uc2USbQoSQ3JlYXRlQnVzaW5lc3NMaW5lEiouc2x1aWNlLmFkbWluLnYxLkNyZWF0ZUJ1c2luZXNzTGluZVJlcXVlc3QaKy5zbHVpY2UuYWRtaW4udjEuQ3JlYXRlQnVzaW5lc3NMaW5lUmVzcG9uc2USbQoSVXBkYXRlQnVzaW5lc3NMaW5lEiouc2x1aWNlLmFkbWluLnYxLlVwZGF0ZUJ1c2luZXNzTGluZVJlcXVlc3QaKy5zbHVpY2UuYWRtaW4udjEuVXBkYXRlQnVzaW5lc3NMaW5lUmVzcG9uc2USbQoSRGVsZXRlQnVzaW5lc3NMaW5lEiouc2x1aWNlLmFkbWluLnYxLkRlbGV0ZUJ1c2luZXNzTGluZVJlcXVlc3QaKy5zbHVpY2UuYWRtaW4udjEuRGVsZXRlQnVzaW5lc3NMaW5lUmVzcG9uc2USagoRTGlzdEJ1c2luZXNzTGluZXMSKS5zbHVpY2UuYWRtaW4udjEuTGlzdEJ1c2luZXNzTGluZXNSZXF1ZXN0Giouc2x1aWNlLmFkbWluLnYxLkxpc3RCdXNpbmVzc0xpbmVzUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_field_mask, file_google_protobuf_timestamp, file_sluice_admin_v1_stats]);
+  fileDesc("CiNzbHVpY2UvYWRtaW4vdjEvYWRtaW5fc2VydmljZS5wcm90bxIPc2x1aWNlLmFkbWluLnYxIrMBCglLZXlMaW1pdHMSIAoTcmVxdWVzdHNfcGVyX21pbnV0ZRgBIAEoDUgAiAEBEh4KEXRva2Vuc19wZXJfbWludXRlGAIgASgESAGIAQESHwoSY29uY3VycmVudF9zdHJlYW1zGAMgASgNSAKIAQFCFgoUX3JlcXVlc3RzX3Blcl9taW51dGVCFAoSX3Rva2Vuc19wZXJfbWludXRlQhUKE19jb25jdXJyZW50X3N0cmVhbXMiRQoGQnVkZ2V0EhIKCnVzZF9taWNyb3MYASABKAQSJwoGcGVyaW9kGAIgASgOMhcuc2x1aWNlLmFkbWluLnYxLlBlcmlvZCLyAQoHS2V5SW5mbxIMCgRuYW1lGAEgASgJEgoKAmlkGAIgASgJEg4KBm1vZGVscxgDIAMoCRIqCgZsaW1pdHMYBCABKAsyGi5zbHVpY2UuYWRtaW4udjEuS2V5TGltaXRzEicKBmJ1ZGdldBgFIAEoCzIXLnNsdWljZS5hZG1pbi52MS5CdWRnZXQSKgoGc291cmNlGAYgASgOMhouc2x1aWNlLmFkbWluLnYxLktleVNvdXJjZRIuCgpjcmVhdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIMCgR0ZWFtGAggASgJIpMBChBDcmVhdGVLZXlSZXF1ZXN0EgwKBG5hbWUYASABKAkSDgoGbW9kZWxzGAIgAygJEioKBmxpbWl0cxgDIAEoCzIaLnNsdWljZS5hZG1pbi52MS5LZXlMaW1pdHMSJwoGYnVkZ2V0GAQgASgLMhcuc2x1aWNlLmFkbWluLnYxLkJ1ZGdldBIMCgR0ZWFtGAUgASgJIkgKEUNyZWF0ZUtleVJlc3BvbnNlEgsKA2tleRgBIAEoCRImCgRpbmZvGAIgASgLMhguc2x1aWNlLmFkbWluLnYxLktleUluZm8iEQoPTGlzdEtleXNSZXF1ZXN0IjoKEExpc3RLZXlzUmVzcG9uc2USJgoEa2V5cxgBIAMoCzIYLnNsdWljZS5hZG1pbi52MS5LZXlJbmZvIsQBChBVcGRhdGVLZXlSZXF1ZXN0EgwKBG5hbWUYASABKAkSLwoLdXBkYXRlX21hc2sYAiABKAsyGi5nb29nbGUucHJvdG9idWYuRmllbGRNYXNrEg4KBm1vZGVscxgDIAMoCRIqCgZsaW1pdHMYBCABKAsyGi5zbHVpY2UuYWRtaW4udjEuS2V5TGltaXRzEicKBmJ1ZGdldBgFIAEoCzIXLnNsdWljZS5hZG1pbi52MS5CdWRnZXQSDAoEdGVhbRgGIAEoCSI6ChFVcGRhdGVLZXlSZXNwb25zZRIlCgNrZXkYASABKAsyGC5zbHVpY2UuYWRtaW4udjEuS2V5SW5mbyIgChBSZXZva2VLZXlSZXF1ZXN0EgwKBG5hbWUYASABKAkiOgoRUmV2b2tlS2V5UmVzcG9uc2USJQoDa2V5GAEgASgLMhguc2x1aWNlLmFkbWluLnYxLktleUluZm8icAoPR2V0VXNhZ2VSZXF1ZXN0EgwKBG5hbWUYASABKAkSJwoGcGVyaW9kGAIgASgOMhcuc2x1aWNlLmFkbWluLnYxLlBlcmlvZBImCgJhdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiqgMKEEdldFVzYWdlUmVzcG9uc2USDAoEbmFtZRgBIAEoCRInCgZwZXJpb2QYAiABKA4yFy5zbHVpY2UuYWRtaW4udjEuUGVyaW9kEjAKDHBlcmlvZF9zdGFydBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKcGVyaW9kX2VuZBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIcmVxdWVzdHMYBSABKAQSFAoMaW5wdXRfdG9rZW5zGAYgASgEEhUKDW91dHB1dF90b2tlbnMYByABKAQSGwoTY2FjaGVkX2lucHV0X3Rva2VucxgIIAEoBBIYChByZWFzb25pbmdfdG9rZW5zGAkgASgEEhgKEHNwZW5kX3VzZF9taWNyb3MYCiABKAQSGgoSZXN0aW1hdGVkX3JlcXVlc3RzGAsgASgEEhsKE3Jlc2VydmVkX3VzZF9taWNyb3MYDCABKAQSHgoRYnVkZ2V0X3VzZF9taWNyb3MYDSABKARIAIgBAUIUChJfYnVkZ2V0X3VzZF9taWNyb3MiNAoRUHVyZ2VDYWNoZVJlcXVlc3QSDQoFYWxpYXMYASABKAkSEAoIa2V5X25hbWUYAiABKAkiJAoSUHVyZ2VDYWNoZVJlc3BvbnNlEg4KBnB1cmdlZBgBIAEoBCIWChRHZXRDYWNoZVN0YXRzUmVxdWVzdCJKChVHZXRDYWNoZVN0YXRzUmVzcG9uc2USMQoHYWxpYXNlcxgBIAMoCzIgLnNsdWljZS5hZG1pbi52MS5BbGlhc0NhY2hlU3RhdHMitAEKD0FsaWFzQ2FjaGVTdGF0cxINCgVhbGlhcxgBIAEoCRIMCgRoaXRzGAIgASgEEg4KBm1pc3NlcxgDIAEoBBIQCghieXBhc3NlcxgEIAEoBBIOCgZlcnJvcnMYBSABKAQSEAoIaGl0X3JhdGUYBiABKAESDwoHZW50cmllcxgHIAEoBBIYChBzYXZlZF91c2RfbWljcm9zGAggASgEEhUKDXNlbWFudGljX2hpdHMYCSABKAQi4AEKCFRlYW1JbmZvEgwKBG5hbWUYASABKAkSFQoNYnVzaW5lc3NfbGluZRgCIAEoCRIqCgZsaW1pdHMYAyABKAsyGi5zbHVpY2UuYWRtaW4udjEuS2V5TGltaXRzEicKBmJ1ZGdldBgEIAEoCzIXLnNsdWljZS5hZG1pbi52MS5CdWRnZXQSKgoGc291cmNlGAUgASgOMhouc2x1aWNlLmFkbWluLnYxLktleVNvdXJjZRIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLRAQoQQnVzaW5lc3NMaW5lSW5mbxIMCgRuYW1lGAEgASgJEioKBmxpbWl0cxgCIAEoCzIaLnNsdWljZS5hZG1pbi52MS5LZXlMaW1pdHMSJwoGYnVkZ2V0GAMgASgLMhcuc2x1aWNlLmFkbWluLnYxLkJ1ZGdldBIqCgZzb3VyY2UYBCABKA4yGi5zbHVpY2UuYWRtaW4udjEuS2V5U291cmNlEi4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIo0BChFDcmVhdGVUZWFtUmVxdWVzdBIMCgRuYW1lGAEgASgJEhUKDWJ1c2luZXNzX2xpbmUYAiABKAkSKgoGbGltaXRzGAMgASgLMhouc2x1aWNlLmFkbWluLnYxLktleUxpbWl0cxInCgZidWRnZXQYBCABKAsyFy5zbHVpY2UuYWRtaW4udjEuQnVkZ2V0Ij0KEkNyZWF0ZVRlYW1SZXNwb25zZRInCgR0ZWFtGAEgASgLMhkuc2x1aWNlLmFkbWluLnYxLlRlYW1JbmZvIr4BChFVcGRhdGVUZWFtUmVxdWVzdBIMCgRuYW1lGAEgASgJEi8KC3VwZGF0ZV9tYXNrGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFzaxIVCg1idXNpbmVzc19saW5lGAMgASgJEioKBmxpbWl0cxgEIAEoCzIaLnNsdWljZS5hZG1pbi52MS5LZXlMaW1pdHMSJwoGYnVkZ2V0GAUgASgLMhcuc2x1aWNlLmFkbWluLnYxLkJ1ZGdldCI9ChJVcGRhdGVUZWFtUmVzcG9uc2USJwoEdGVhbRgBIAEoCzIZLnNsdWljZS5hZG1pbi52MS5UZWFtSW5mbyIhChFEZWxldGVUZWFtUmVxdWVzdBIMCgRuYW1lGAEgASgJIj0KEkRlbGV0ZVRlYW1SZXNwb25zZRInCgR0ZWFtGAEgASgLMhkuc2x1aWNlLmFkbWluLnYxLlRlYW1JbmZvIhIKEExpc3RUZWFtc1JlcXVlc3QiPQoRTGlzdFRlYW1zUmVzcG9uc2USKAoFdGVhbXMYASADKAsyGS5zbHVpY2UuYWRtaW4udjEuVGVhbUluZm8ifgoZQ3JlYXRlQnVzaW5lc3NMaW5lUmVxdWVzdBIMCgRuYW1lGAEgASgJEioKBmxpbWl0cxgCIAEoCzIaLnNsdWljZS5hZG1pbi52MS5LZXlMaW1pdHMSJwoGYnVkZ2V0GAMgASgLMhcuc2x1aWNlLmFkbWluLnYxLkJ1ZGdldCJWChpDcmVhdGVCdXNpbmVzc0xpbmVSZXNwb25zZRI4Cg1idXNpbmVzc19saW5lGAEgASgLMiEuc2x1aWNlLmFkbWluLnYxLkJ1c2luZXNzTGluZUluZm8irwEKGVVwZGF0ZUJ1c2luZXNzTGluZVJlcXVlc3QSDAoEbmFtZRgBIAEoCRIvCgt1cGRhdGVfbWFzaxgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE1hc2sSKgoGbGltaXRzGAMgASgLMhouc2x1aWNlLmFkbWluLnYxLktleUxpbWl0cxInCgZidWRnZXQYBCABKAsyFy5zbHVpY2UuYWRtaW4udjEuQnVkZ2V0IlYKGlVwZGF0ZUJ1c2luZXNzTGluZVJlc3BvbnNlEjgKDWJ1c2luZXNzX2xpbmUYASABKAsyIS5zbHVpY2UuYWRtaW4udjEuQnVzaW5lc3NMaW5lSW5mbyIpChlEZWxldGVCdXNpbmVzc0xpbmVSZXF1ZXN0EgwKBG5hbWUYASABKAkiVgoaRGVsZXRlQnVzaW5lc3NMaW5lUmVzcG9uc2USOAoNYnVzaW5lc3NfbGluZRgBIAEoCzIhLnNsdWljZS5hZG1pbi52MS5CdXNpbmVzc0xpbmVJbmZvIhoKGExpc3RCdXNpbmVzc0xpbmVzUmVxdWVzdCJWChlMaXN0QnVzaW5lc3NMaW5lc1Jlc3BvbnNlEjkKDmJ1c2luZXNzX2xpbmVzGAEgAygLMiEuc2x1aWNlLmFkbWluLnYxLkJ1c2luZXNzTGluZUluZm8ixwEKC1NwZW5kRmlsdGVyEhYKDmJ1c2luZXNzX2xpbmVzGAEgAygJEg0KBXRlYW1zGAIgAygJEgwKBGtleXMYAyADKAkSDwoHYWxpYXNlcxgEIAMoCRIPCgd0YXJnZXRzGAUgAygJEjQKBHRhZ3MYBiADKAsyJi5zbHVpY2UuYWRtaW4udjEuU3BlbmRGaWx0ZXIuVGFnc0VudHJ5GisKCVRhZ3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIokCChVHZXRTcGVuZFJlcG9ydFJlcXVlc3QSKQoFc3RhcnQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEicKA2VuZBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMQoIZ3JvdXBfYnkYAyADKA4yHy5zbHVpY2UuYWRtaW4udjEuU3BlbmREaW1lbnNpb24SFAoMZ3JvdXBfYnlfdGFnGAQgASgJEiwKBmZpbHRlchgFIAEoCzIcLnNsdWljZS5hZG1pbi52MS5TcGVuZEZpbHRlchIRCglwYWdlX3NpemUYBiABKA0SEgoKcGFnZV90b2tlbhgHIAEoCSLOAgoOU3BlbmRSZXBvcnRSb3cSOQoFZ3JvdXAYASADKAsyKi5zbHVpY2UuYWRtaW4udjEuU3BlbmRSZXBvcnRSb3cuR3JvdXBFbnRyeRIQCghyZXF1ZXN0cxgCIAEoBBIUCgxpbnB1dF90b2tlbnMYAyABKAQSGwoTY2FjaGVkX2lucHV0X3Rva2VucxgEIAEoBBIVCg1vdXRwdXRfdG9rZW5zGAUgASgEEhgKEHJlYXNvbmluZ190b2tlbnMYBiABKAQSFwoPY29zdF91c2RfbWljcm9zGAcgASgEEhgKEHNhdmVkX3VzZF9taWNyb3MYCCABKAQSDgoGZXJyb3JzGAkgASgEEhoKEmVzdGltYXRlZF9yZXF1ZXN0cxgKIAEoBBosCgpHcm91cEVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiYAoWR2V0U3BlbmRSZXBvcnRSZXNwb25zZRItCgRyb3dzGAEgAygLMh8uc2x1aWNlLmFkbWluLnYxLlNwZW5kUmVwb3J0Um93EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSpTCgZQZXJpb2QSFgoSUEVSSU9EX1VOU1BFQ0lGSUVEEAASDgoKUEVSSU9EX0RBWRABEg8KC1BFUklPRF9XRUVLEAISEAoMUEVSSU9EX01PTlRIEAMqVgoJS2V5U291cmNlEhoKFktFWV9TT1VSQ0VfVU5TUEVDSUZJRUQQABIVChFLRVlfU09VUkNFX0NPTkZJRxABEhYKEktFWV9TT1VSQ0VfUlVOVElNRRACKooCCg5TcGVuZERpbWVuc2lvbhIfChtTUEVORF9ESU1FTlNJT05fVU5TUEVDSUZJRUQQABIhCh1TUEVORF9ESU1FTlNJT05fQlVTSU5FU1NfTElORRABEhgKFFNQRU5EX0RJTUVOU0lPTl9URUFNEAISFwoTU1BFTkRfRElNRU5TSU9OX0tFWRADEhkKFVNQRU5EX0RJTUVOU0lPTl9BTElBUxAEEhoKFlNQRU5EX0RJTUVOU0lPTl9UQVJHRVQQBRIXChNTUEVORF9ESU1FTlNJT05fREFZEAYSGAoUU1BFTkRfRElNRU5TSU9OX0hPVVIQBxIXChNTUEVORF9ESU1FTlNJT05fVEFHEAgysQwKDEFkbWluU2VydmljZRJSCglDcmVhdGVLZXkSIS5zbHVpY2UuYWRtaW4udjEuQ3JlYXRlS2V5UmVxdWVzdBoiLnNsdWljZS5hZG1pbi52MS5DcmVhdGVLZXlSZXNwb25zZRJPCghMaXN0S2V5cxIgLnNsdWljZS5hZG1pbi52MS5MaXN0S2V5c1JlcXVlc3QaIS5zbHVpY2UuYWRtaW4udjEuTGlzdEtleXNSZXNwb25zZRJSCglVcGRhdGVLZXkSIS5zbHVpY2UuYWRtaW4udjEuVXBkYXRlS2V5UmVxdWVzdBoiLnNsdWljZS5hZG1pbi52MS5VcGRhdGVLZXlSZXNwb25zZRJSCglSZXZva2VLZXkSIS5zbHVpY2UuYWRtaW4udjEuUmV2b2tlS2V5UmVxdWVzdBoiLnNsdWljZS5hZG1pbi52MS5SZXZva2VLZXlSZXNwb25zZRJPCghHZXRVc2FnZRIgLnNsdWljZS5hZG1pbi52MS5HZXRVc2FnZVJlcXVlc3QaIS5zbHVpY2UuYWRtaW4udjEuR2V0VXNhZ2VSZXNwb25zZRJXCgpXYXRjaFN0YXRzEiIuc2x1aWNlLmFkbWluLnYxLldhdGNoU3RhdHNSZXF1ZXN0GiMuc2x1aWNlLmFkbWluLnYxLldhdGNoU3RhdHNSZXNwb25zZTABElUKClB1cmdlQ2FjaGUSIi5zbHVpY2UuYWRtaW4udjEuUHVyZ2VDYWNoZVJlcXVlc3QaIy5zbHVpY2UuYWRtaW4udjEuUHVyZ2VDYWNoZVJlc3BvbnNlEl4KDUdldENhY2hlU3RhdHMSJS5zbHVpY2UuYWRtaW4udjEuR2V0Q2FjaGVTdGF0c1JlcXVlc3QaJi5zbHVpY2UuYWRtaW4udjEuR2V0Q2FjaGVTdGF0c1Jlc3BvbnNlElUKCkNyZWF0ZVRlYW0SIi5zbHVpY2UuYWRtaW4udjEuQ3JlYXRlVGVhbVJlcXVlc3QaIy5zbHVpY2UuYWRtaW4udjEuQ3JlYXRlVGVhbVJlc3BvbnNlElUKClVwZGF0ZVRlYW0SIi5zbHVpY2UuYWRtaW4udjEuVXBkYXRlVGVhbVJlcXVlc3QaIy5zbHVpY2UuYWRtaW4udjEuVXBkYXRlVGVhbVJlc3BvbnNlElUKCkRlbGV0ZVRlYW0SIi5zbHVpY2UuYWRtaW4udjEuRGVsZXRlVGVhbVJlcXVlc3QaIy5zbHVpY2UuYWRtaW4udjEuRGVsZXRlVGVhbVJlc3BvbnNlElIKCUxpc3RUZWFtcxIhLnNsdWljZS5hZG1pbi52MS5MaXN0VGVhbXNSZXF1ZXN0GiIuc2x1aWNlLmFkbWluLnYxLkxpc3RUZWFtc1Jlc3BvbnNlEm0KEkNyZWF0ZUJ1c2luZXNzTGluZRIqLnNsdWljZS5hZG1pbi52MS5DcmVhdGVCdXNpbmVzc0xpbmVSZXF1ZXN0Gisuc2x1aWNlLmFkbWluLnYxLkNyZWF0ZUJ1c2luZXNzTGluZVJlc3BvbnNlEm0KElVwZGF0ZUJ1c2luZXNzTGluZRIqLnNsdWljZS5hZG1pbi52MS5VcGRhdGVCdXNpbmVzc0xpbmVSZXF1ZXN0Gisuc2x1aWNlLmFkbWluLnYxLlVwZGF0ZUJ1c2luZXNzTGluZVJlc3BvbnNlEm0KEkRlbGV0ZUJ1c2luZXNzTGluZRIqLnNsdWljZS5hZG1pbi52MS5EZWxldGVCdXNpbmVzc0xpbmVSZXF1ZXN0Gisuc2x1aWNlLmFkbWluLnYxLkRlbGV0ZUJ1c2luZXNzTGluZVJlc3BvbnNlEmoKEUxpc3RCdXNpbmVzc0xpbmVzEikuc2x1aWNlLmFkbWluLnYxLkxpc3RCdXNpbmVzc0xpbmVzUmVxdWVzdBoqLnNsdWljZS5hZG1pbi52MS5MaXN0QnVzaW5lc3NMaW5lc1Jlc3BvbnNlEmEKDkdldFNwZW5kUmVwb3J0EiYuc2x1aWNlLmFkbWluLnYxLkdldFNwZW5kUmVwb3J0UmVxdWVzdBonLnNsdWljZS5hZG1pbi52MS5HZXRTcGVuZFJlcG9ydFJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_field_mask, file_google_protobuf_timestamp, file_sluice_admin_v1_stats]);
 
 /**
  * A key's rate limits. An unset limit is not enforced.
@@ -1210,6 +1210,240 @@ export const ListBusinessLinesResponseSchema: GenMessage<ListBusinessLinesRespon
   messageDesc(file_sluice_admin_v1_admin_service, 35);
 
 /**
+ * Which ledger rows a report counts; each list matches any of its values,
+ * and all lists and tags must match.
+ *
+ * @generated from message sluice.admin.v1.SpendFilter
+ */
+export type SpendFilter = Message<"sluice.admin.v1.SpendFilter"> & {
+  /**
+   * Business lines.
+   *
+   * @generated from field: repeated string business_lines = 1;
+   */
+  businessLines: string[];
+
+  /**
+   * Teams.
+   *
+   * @generated from field: repeated string teams = 2;
+   */
+  teams: string[];
+
+  /**
+   * Key names.
+   *
+   * @generated from field: repeated string keys = 3;
+   */
+  keys: string[];
+
+  /**
+   * Model aliases.
+   *
+   * @generated from field: repeated string aliases = 4;
+   */
+  aliases: string[];
+
+  /**
+   * provider/model targets.
+   *
+   * @generated from field: repeated string targets = 5;
+   */
+  targets: string[];
+
+  /**
+   * Tags that must all be present with these values.
+   *
+   * @generated from field: map<string, string> tags = 6;
+   */
+  tags: { [key: string]: string };
+};
+
+/**
+ * Describes the message sluice.admin.v1.SpendFilter.
+ * Use `create(SpendFilterSchema)` to create a new message.
+ */
+export const SpendFilterSchema: GenMessage<SpendFilter> = /*@__PURE__*/
+  messageDesc(file_sluice_admin_v1_admin_service, 36);
+
+/**
+ * Input of GetSpendReport.
+ *
+ * @generated from message sluice.admin.v1.GetSpendReportRequest
+ */
+export type GetSpendReportRequest = Message<"sluice.admin.v1.GetSpendReportRequest"> & {
+  /**
+   * First instant counted (by when calls ended).
+   *
+   * @generated from field: google.protobuf.Timestamp start = 1;
+   */
+  start?: Timestamp | undefined;
+
+  /**
+   * First instant not counted; at most 400 days after start.
+   *
+   * @generated from field: google.protobuf.Timestamp end = 2;
+   */
+  end?: Timestamp | undefined;
+
+  /**
+   * Dimensions, each at most once; none: one row of totals.
+   *
+   * @generated from field: repeated sluice.admin.v1.SpendDimension group_by = 3;
+   */
+  groupBy: SpendDimension[];
+
+  /**
+   * The tag key grouped by with SPEND_DIMENSION_TAG (one of
+   * auth.tagKeys).
+   *
+   * @generated from field: string group_by_tag = 4;
+   */
+  groupByTag: string;
+
+  /**
+   * Rows counted.
+   *
+   * @generated from field: sluice.admin.v1.SpendFilter filter = 5;
+   */
+  filter?: SpendFilter | undefined;
+
+  /**
+   * Rows per page, 1 to 1,000 (100 when unset).
+   *
+   * @generated from field: uint32 page_size = 6;
+   */
+  pageSize: number;
+
+  /**
+   * next_page_token of the previous page, with the same query.
+   *
+   * @generated from field: string page_token = 7;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message sluice.admin.v1.GetSpendReportRequest.
+ * Use `create(GetSpendReportRequestSchema)` to create a new message.
+ */
+export const GetSpendReportRequestSchema: GenMessage<GetSpendReportRequest> = /*@__PURE__*/
+  messageDesc(file_sluice_admin_v1_admin_service, 37);
+
+/**
+ * One group's totals.
+ *
+ * @generated from message sluice.admin.v1.SpendReportRow
+ */
+export type SpendReportRow = Message<"sluice.admin.v1.SpendReportRow"> & {
+  /**
+   * Per dimension grouped by, its value: business_line, team, key, alias,
+   * target, day, hour, and tag:<key>.
+   *
+   * @generated from field: map<string, string> group = 1;
+   */
+  group: { [key: string]: string };
+
+  /**
+   * Calls.
+   *
+   * @generated from field: uint64 requests = 2;
+   */
+  requests: bigint;
+
+  /**
+   * Input tokens, cached ones included.
+   *
+   * @generated from field: uint64 input_tokens = 3;
+   */
+  inputTokens: bigint;
+
+  /**
+   * Input tokens served from the provider's cache.
+   *
+   * @generated from field: uint64 cached_input_tokens = 4;
+   */
+  cachedInputTokens: bigint;
+
+  /**
+   * Output tokens, reasoning included.
+   *
+   * @generated from field: uint64 output_tokens = 5;
+   */
+  outputTokens: bigint;
+
+  /**
+   * Output tokens spent on reasoning.
+   *
+   * @generated from field: uint64 reasoning_tokens = 6;
+   */
+  reasoningTokens: bigint;
+
+  /**
+   * Cost in US dollars in millionths.
+   *
+   * @generated from field: uint64 cost_usd_micros = 7;
+   */
+  costUsdMicros: bigint;
+
+  /**
+   * What answers from the response cache saved, in millionths of a dollar.
+   *
+   * @generated from field: uint64 saved_usd_micros = 8;
+   */
+  savedUsdMicros: bigint;
+
+  /**
+   * Calls that failed.
+   *
+   * @generated from field: uint64 errors = 9;
+   */
+  errors: bigint;
+
+  /**
+   * Calls whose tokens the gateway counted (the provider reported none).
+   *
+   * @generated from field: uint64 estimated_requests = 10;
+   */
+  estimatedRequests: bigint;
+};
+
+/**
+ * Describes the message sluice.admin.v1.SpendReportRow.
+ * Use `create(SpendReportRowSchema)` to create a new message.
+ */
+export const SpendReportRowSchema: GenMessage<SpendReportRow> = /*@__PURE__*/
+  messageDesc(file_sluice_admin_v1_admin_service, 38);
+
+/**
+ * Output of GetSpendReport.
+ *
+ * @generated from message sluice.admin.v1.GetSpendReportResponse
+ */
+export type GetSpendReportResponse = Message<"sluice.admin.v1.GetSpendReportResponse"> & {
+  /**
+   * In the order of the dimensions' values.
+   *
+   * @generated from field: repeated sluice.admin.v1.SpendReportRow rows = 1;
+   */
+  rows: SpendReportRow[];
+
+  /**
+   * For the next page; empty on the last.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message sluice.admin.v1.GetSpendReportResponse.
+ * Use `create(GetSpendReportResponseSchema)` to create a new message.
+ */
+export const GetSpendReportResponseSchema: GenMessage<GetSpendReportResponse> = /*@__PURE__*/
+  messageDesc(file_sluice_admin_v1_admin_service, 39);
+
+/**
  * A UTC calendar period: budgets are per period, usage is rolled up per
  * period.
  *
@@ -1285,6 +1519,82 @@ export enum KeySource {
  */
 export const KeySourceSchema: GenEnum<KeySource> = /*@__PURE__*/
   enumDesc(file_sluice_admin_v1_admin_service, 1);
+
+/**
+ * What a spend report groups by.
+ *
+ * @generated from enum sluice.admin.v1.SpendDimension
+ */
+export enum SpendDimension {
+  /**
+   * Not used.
+   *
+   * @generated from enum value: SPEND_DIMENSION_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The key's business line ("" for none).
+   *
+   * @generated from enum value: SPEND_DIMENSION_BUSINESS_LINE = 1;
+   */
+  BUSINESS_LINE = 1,
+
+  /**
+   * The key's team ("" for none).
+   *
+   * @generated from enum value: SPEND_DIMENSION_TEAM = 2;
+   */
+  TEAM = 2,
+
+  /**
+   * The key's name.
+   *
+   * @generated from enum value: SPEND_DIMENSION_KEY = 3;
+   */
+  KEY = 3,
+
+  /**
+   * The model alias asked for.
+   *
+   * @generated from enum value: SPEND_DIMENSION_ALIAS = 4;
+   */
+  ALIAS = 4,
+
+  /**
+   * The provider/model that served.
+   *
+   * @generated from enum value: SPEND_DIMENSION_TARGET = 5;
+   */
+  TARGET = 5,
+
+  /**
+   * The UTC day the call ended (YYYY-MM-DD).
+   *
+   * @generated from enum value: SPEND_DIMENSION_DAY = 6;
+   */
+  DAY = 6,
+
+  /**
+   * The UTC hour the call ended (YYYY-MM-DDTHH:00Z).
+   *
+   * @generated from enum value: SPEND_DIMENSION_HOUR = 7;
+   */
+  HOUR = 7,
+
+  /**
+   * The value of the tag named in group_by_tag ("" for none).
+   *
+   * @generated from enum value: SPEND_DIMENSION_TAG = 8;
+   */
+  TAG = 8,
+}
+
+/**
+ * Describes the enum sluice.admin.v1.SpendDimension.
+ */
+export const SpendDimensionSchema: GenEnum<SpendDimension> = /*@__PURE__*/
+  enumDesc(file_sluice_admin_v1_admin_service, 2);
 
 /**
  * Manages the gateway's virtual keys and reads what they used. Served on
@@ -1479,6 +1789,19 @@ export const AdminService: GenService<{
     methodKind: "unary";
     input: typeof ListBusinessLinesRequestSchema;
     output: typeof ListBusinessLinesResponseSchema;
+  },
+  /**
+   * Spend from the ledger (docs/tenancy.md, "Reports"): requests, tokens by
+   * type, cost, cost saved by the cache and errors over a time range,
+   * grouped and filtered by business line, team, key, alias, target, tag,
+   * UTC day or hour. Paged. FAILED_PRECONDITION while the ledger is off.
+   *
+   * @generated from rpc sluice.admin.v1.AdminService.GetSpendReport
+   */
+  getSpendReport: {
+    methodKind: "unary";
+    input: typeof GetSpendReportRequestSchema;
+    output: typeof GetSpendReportResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_sluice_admin_v1_admin_service, 0);

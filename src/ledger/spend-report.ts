@@ -1,0 +1,178 @@
+import { createHash } from "node:crypto";
+import type { Database } from "../db/database.js";
+import { GatewayError } from "../core/errors.js";
+
+/** What a report can group by: a level, a key, what was asked and what served, a UTC day or hour, or one tag. */
+export const SPEND_DIMENSIONS = ["business_line", "team", "key", "alias", "target", "day", "hour", "tag"] as const;
+export type SpendDimension = (typeof SPEND_DIMENSIONS)[number];
+
+/** One report request, as every surface (gRPC, CSV) asks it. */
+export interface SpendQuery {
+  readonly startMs: number;
+  readonly endMs: number;
+  readonly groupBy: readonly SpendDimension[];
+  /** The tag key grouped by (`tag` in groupBy). */
+  readonly tagKey?: string;
+  readonly filter: {
+    readonly businessLines?: readonly string[];
+    readonly teams?: readonly string[];
+    readonly keys?: readonly string[];
+    readonly aliases?: readonly string[];
+    readonly targets?: readonly string[];
+    readonly tags?: Readonly<Record<string, string>>;
+  };
+  readonly pageSize: number;
+  /** Rows of the grouped result to skip (the page token). */
+  readonly offset: number;
+}
+
+/** A group's totals; `group` holds one value per dimension grouped by (empty string: none, e.g. a key without a team). */
+export interface SpendRow {
+  readonly group: Readonly<Record<string, string>>;
+  readonly requests: number;
+  readonly inputTokens: number;
+  readonly cachedInputTokens: number;
+  readonly outputTokens: number;
+  readonly reasoningTokens: number;
+  readonly costMicros: number;
+  readonly savedMicros: number;
+  readonly errors: number;
+  readonly estimatedRequests: number;
+}
+
+export interface SpendPage {
+  readonly rows: readonly SpendRow[];
+  /** The offset of the next page; absent on the last. */
+  readonly nextOffset?: number;
+}
+
+/** The widest time range one report may cover: a report reads every row of its range, so the range is its bound. */
+export const MAX_REPORT_DAYS = 400;
+export const MAX_PAGE_SIZE = 1_000;
+export const DEFAULT_PAGE_SIZE = 100;
+/** Values per filter list at most (they become query parameters). */
+const MAX_FILTER_VALUES = 100;
+/** Longest a report query may run in the database before it is cancelled there. */
+export const REPORT_TIMEOUT_MS = 10_000;
+
+const DAY_MS = 86_400_000;
+
+function invalid(field: string, why: string): GatewayError {
+  return new GatewayError("invalid_request", `${field}: ${why}`, { field });
+}
+
+/**
+ * A query's bounds checked before any SQL runs: a range of at most
+ * MAX_REPORT_DAYS, each dimension once, a tag key when grouping by tag
+ * (and only an allowed one: reports group by what auth.tagKeys allows),
+ * bounded filter lists and page size.
+ */
+export function checkSpendQuery(query: SpendQuery, allowedTags: ReadonlySet<string>): SpendQuery {
+  if (!Number.isFinite(query.startMs) || !Number.isFinite(query.endMs)) throw invalid("start", "start and end are required");
+  if (query.endMs <= query.startMs) throw invalid("end", "must be after start");
+  if (query.endMs - query.startMs > MAX_REPORT_DAYS * DAY_MS) throw invalid("end", `a report covers at most ${MAX_REPORT_DAYS} days`);
+  if (new Set(query.groupBy).size !== query.groupBy.length) throw invalid("group_by", "each dimension at most once");
+  const byTag = query.groupBy.includes("tag");
+  if (byTag && (query.tagKey === undefined || query.tagKey === "")) throw invalid("group_by_tag", "name the tag key to group by");
+  if (query.tagKey !== undefined && query.tagKey !== "" && !allowedTags.has(query.tagKey)) throw invalid("group_by_tag", "not one of auth.tagKeys");
+  for (const [name, list] of Object.entries(query.filter)) {
+    const size = Array.isArray(list) ? list.length : Object.keys(list ?? {}).length;
+    if (size > MAX_FILTER_VALUES) throw invalid(`filter.${name}`, `at most ${MAX_FILTER_VALUES} values`);
+  }
+  if (!Number.isInteger(query.pageSize) || query.pageSize < 1 || query.pageSize > MAX_PAGE_SIZE) throw invalid("page_size", `1 to ${MAX_PAGE_SIZE}`);
+  if (!Number.isInteger(query.offset) || query.offset < 0) throw invalid("page_token", "not a token this service gave");
+  return query;
+}
+
+/**
+ * The SQL of a report: one GROUP BY over the ledger rows of the range,
+ * every value a parameter (names and tags never reach the SQL text), in a
+ * stable order so pages follow each other.
+ */
+export function spendSql(query: SpendQuery): { readonly sql: string; readonly params: unknown[] } {
+  const params: unknown[] = [new Date(query.startMs).toISOString(), new Date(query.endMs).toISOString()];
+  const param = (value: unknown) => {
+    params.push(value);
+    return `$${params.length}`;
+  };
+  const expression: Record<SpendDimension, () => string> = {
+    business_line: () => "coalesce(business_line, '')",
+    team: () => "coalesce(team, '')",
+    key: () => "key_name",
+    alias: () => "alias",
+    target: () => "target",
+    day: () => `to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD')`,
+    hour: () => `to_char(date_trunc('hour', at AT TIME ZONE 'UTC'), 'YYYY-MM-DD"T"HH24":00Z"')`,
+    tag: () => `coalesce(tags ->> ${param(query.tagKey)}, '')`,
+  };
+  const groups = query.groupBy.map((d, i) => `${expression[d]()} AS g${i}`);
+  const where = ["at >= $1", "at < $2"];
+  const list = (column: string, values: readonly string[] | undefined) => {
+    if (values && values.length > 0) where.push(`${column} = ANY(${param([...values])})`);
+  };
+  list("business_line", query.filter.businessLines);
+  list("team", query.filter.teams);
+  list("key_name", query.filter.keys);
+  list("alias", query.filter.aliases);
+  list("target", query.filter.targets);
+  for (const [key, value] of Object.entries(query.filter.tags ?? {})) where.push(`tags ->> ${param(key)} = ${param(value)}`);
+  const keys = query.groupBy.map((_, i) => `g${i}`);
+  const sql = [
+    `SELECT ${[...groups, "count(*) AS requests", "sum(input_tokens) AS input", "sum(cached_input_tokens) AS cached", "sum(output_tokens) AS output", "sum(reasoning_tokens) AS reasoning", "sum(cost_micros) AS cost", "sum(saved_micros) AS saved", "count(*) FILTER (WHERE outcome = 'failed') AS errors", "count(*) FILTER (WHERE estimated) AS estimated"].join(", ")}`,
+    `FROM sluice_ledger WHERE ${where.join(" AND ")}`,
+    keys.length > 0 ? `GROUP BY ${keys.join(", ")} ORDER BY ${keys.join(", ")}` : "",
+    `LIMIT ${param(query.pageSize + 1)} OFFSET ${param(query.offset)}`,
+  ]
+    .filter(Boolean)
+    .join(" ");
+  return { sql, params };
+}
+
+const n = (value: unknown) => Number(value ?? 0);
+
+/** Runs a checked report query, cancelled in the database past REPORT_TIMEOUT_MS: one page, and whether there is another. */
+export async function spendReport(db: Pick<Database, "transaction">, query: SpendQuery): Promise<SpendPage> {
+  const { sql, params } = spendSql(query);
+  const result = await db.transaction(async (q) => {
+    await q(`SET LOCAL statement_timeout = ${REPORT_TIMEOUT_MS}`);
+    return q<Record<string, unknown>>(sql, params);
+  });
+  const rows = result.rows.slice(0, query.pageSize).map(
+    (r): SpendRow => ({
+      group: Object.fromEntries(query.groupBy.map((d, i) => [d === "tag" ? `tag:${query.tagKey}` : d, String(r[`g${i}`] ?? "")])),
+      requests: n(r.requests),
+      inputTokens: n(r.input),
+      cachedInputTokens: n(r.cached),
+      outputTokens: n(r.output),
+      reasoningTokens: n(r.reasoning),
+      costMicros: n(r.cost),
+      savedMicros: n(r.saved),
+      errors: n(r.errors),
+      estimatedRequests: n(r.estimated),
+    }),
+  );
+  return result.rows.length > query.pageSize ? { rows, nextOffset: query.offset + query.pageSize } : { rows };
+}
+
+/** What a page token must match: the query without its page, so a token is never used with another query. */
+function fingerprint(query: SpendQuery): string {
+  const { offset: _offset, pageSize: _size, ...rest } = query;
+  return createHash("sha256").update(JSON.stringify(rest)).digest("base64url").slice(0, 16);
+}
+
+/** The token of the page at `offset` of `query`. */
+export function pageToken(query: SpendQuery, offset: number): string {
+  return Buffer.from(JSON.stringify({ o: offset, q: fingerprint(query) })).toString("base64url");
+}
+
+/** The offset a token stands for; throws `invalid_request` for a token of another query, or none of ours. */
+export function offsetOfToken(query: Omit<SpendQuery, "offset">, token: string): number {
+  if (token === "") return 0;
+  try {
+    const parsed = JSON.parse(Buffer.from(token.slice(0, 200), "base64url").toString("utf8")) as { o?: unknown; q?: unknown };
+    if (typeof parsed.o === "number" && Number.isInteger(parsed.o) && parsed.o >= 0 && parsed.q === fingerprint({ ...query, offset: 0 })) return parsed.o;
+  } catch {
+    // reported below
+  }
+  throw invalid("page_token", "not a token of this query (ask again without one)");
+}
