@@ -164,6 +164,19 @@ export interface ConfiguredKey extends KeySettings {
   readonly sha256: string;
 }
 
+/** Budget alerts (docs/tenancy.md, "Budget alerts"). */
+export interface AlertSettings {
+  /** Ascending fractions of a budget. */
+  readonly thresholds: readonly number[];
+  readonly webhook?: {
+    readonly url: string;
+    readonly secret: Secret;
+    readonly timeoutMs: number;
+    readonly maxAttempts: number;
+    readonly queueMax: number;
+  };
+}
+
 /** The spend ledger (docs/tenancy.md, "The spend ledger"). */
 export interface LedgerSettings {
   readonly enabled: boolean;
@@ -239,6 +252,7 @@ export interface Config {
     readonly budgetExceededStatus: 402 | 429;
   };
   readonly ledger: LedgerSettings;
+  readonly alerts: AlertSettings;
   /** Absent: limits, spend and usage are kept in process. */
   readonly store?: { readonly redis?: RedisStoreConfig; readonly postgres?: PostgresStoreConfig };
   readonly resume: ResumeSettings;
@@ -425,6 +439,12 @@ function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: Nod
       budgetExceededStatus: file.auth.budgetExceededStatus,
     },
     ledger: { ...file.ledger, enabled: file.ledger.enabled ?? file.store?.postgres !== undefined },
+    alerts: {
+      thresholds: [...new Set(file.alerts.thresholds)].sort((a, b) => a - b),
+      ...(file.alerts.webhook
+        ? { webhook: { url: file.alerts.webhook.url, secret: createSecret(env[file.alerts.webhook.secretEnv]!), timeoutMs: file.alerts.webhook.timeoutMs, maxAttempts: file.alerts.webhook.maxAttempts, queueMax: file.alerts.webhook.queueMax } }
+        : {}),
+    },
     ...(file.store ? { store: { ...(file.store.redis ? { redis: file.store.redis } : {}), ...(file.store.postgres ? { postgres: file.store.postgres } : {}) } } : {}),
     resume: file.resume,
     cache: file.cache,

@@ -102,7 +102,13 @@ function environmentProblems(input: unknown, env: NodeJS.ProcessEnv): ConfigProb
   const keys = Array.isArray(auth.keys)
     ? auth.keys.flatMap((key: unknown, i) => variableProblem(isRecord(key) ? key.keyEnv : undefined, env, ["auth", "keys", i, "keyEnv"], MIN_KEY_CHARS))
     : [];
-  return [...providers, ...keys, ...variableProblem(auth.adminKeyEnv, env, ["auth", "adminKeyEnv"], MIN_KEY_CHARS)];
+  const webhook = isRecord(input.alerts) && isRecord(input.alerts.webhook) ? input.alerts.webhook : {};
+  return [
+    ...providers,
+    ...keys,
+    ...variableProblem(auth.adminKeyEnv, env, ["auth", "adminKeyEnv"], MIN_KEY_CHARS),
+    ...variableProblem(webhook.secretEnv, env, ["alerts", "webhook", "secretEnv"], MIN_KEY_CHARS),
+  ];
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { Config } from "./config.js";
+import { sha256Hex } from "./key-hash.js";
 
 /**
  * Settings the running listener took when it started: the socket it bound,
@@ -46,6 +47,8 @@ const RESTART_ONLY: Readonly<Record<string, (config: Config) => unknown>> = {
   cache: (c) => JSON.stringify(c.cache),
   // The ledger's writer (and its consumer in the usage stream's group) is set up once, behind the port.
   ledger: (c) => JSON.stringify(c.ledger),
+  // The webhook's queue and sender are set up once (the secret compared by its hash, never held in clear here).
+  alerts: (c) => JSON.stringify({ ...c.alerts, webhook: c.alerts.webhook ? { ...c.alerts.webhook, secret: sha256Hex(c.alerts.webhook.secret.reveal()) } : undefined }),
 };
 
 /** The settings a reload applies without a restart, for the configuration reference (docs/configuration.md) and the completeness test. */

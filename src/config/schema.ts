@@ -437,6 +437,28 @@ export const configSchema = z
         maxEmbedChars: z.number().int().min(1).max(1_000_000).default(8_192),
       })
       .prefault({}),
+    /** Budget alerts: thresholds of each budget (key, team, business line) announced once per period (docs/tenancy.md, "Budget alerts"). */
+    alerts: z
+      .strictObject({
+        /** Fractions of a budget whose crossing is announced, once per period each. */
+        thresholds: z.array(z.number().gt(0).max(1)).max(10).default([0.5, 0.8, 1]),
+        /** Where alerts are POSTed as JSON, signed with HMAC-SHA256; none: metrics and log lines only. */
+        webhook: z
+          .strictObject({
+            /** http:// or https:// */
+            url: z.url({ protocol: /^https?$/ }),
+            /** Environment variable holding the signing secret (16 characters or more). */
+            secretEnv: envName,
+            /** Longest one delivery attempt may take. */
+            timeoutMs: z.number().int().min(100).max(60_000).default(5_000),
+            /** Attempts per alert (with doubling backoff from 1 s); then it is dropped and counted. */
+            maxAttempts: z.number().int().min(1).max(20).default(6),
+            /** Alerts waiting for delivery at most; past it new ones are dropped and counted. */
+            queueMax: z.number().int().min(1).max(100_000).default(1_000),
+          })
+          .optional(),
+      })
+      .prefault({}),
     /** The durable spend ledger: one row per charged call in store.postgres (docs/tenancy.md, "The spend ledger"). */
     ledger: z
       .strictObject({

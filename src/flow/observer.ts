@@ -83,4 +83,8 @@ export interface TenancyObserver {
   storeFallback?(event: { readonly operation: "admit" | "settle" }): void;
   /** Redis stopped answering (`up` false, with the cause) or answers again. */
   storeState?(event: { readonly up: boolean; readonly cause?: string }): void;
+  /** A budget threshold was crossed and announced (once per period, by one replica). */
+  budgetAlert?(event: { readonly level: string; readonly name: string; readonly threshold: number }): void;
+  /** What became of an alert's webhook delivery. */
+  alertDelivery?(event: { readonly result: "delivered" | "retried" | "dropped" }): void;
 }

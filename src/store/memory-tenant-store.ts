@@ -10,8 +10,10 @@ import {
   MAX_LEVELS,
   MAX_RUNTIME_KEYS,
   type Quota,
+  type LevelSpend,
   type SettleResult,
   type Settlement,
+  type SpendListener,
   type StoredKey,
   type StoredLevel,
   STREAMS_RETRY_MS,
@@ -29,6 +31,8 @@ export interface MemoryTenantStoreOptions {
   readonly streamLeaseMs?: number;
   /** Usage records kept (the oldest go first). */
   readonly maxRecords?: number;
+  /** Told each level's spend after every settle that cost something. */
+  readonly onSpend?: SpendListener;
 }
 
 /** How long a settled admission is remembered, so a repeated settle (a retried flush) counts once. */
@@ -286,6 +290,7 @@ export function createMemoryTenantStore(options: MemoryTenantStoreOptions = {}):
       if (settled.has(settlement.admissionId)) return "duplicate";
       settled.set(settlement.admissionId, at + SETTLED_MEMORY_MS);
       const actual = record.inputTokens + record.outputTokens;
+      const spent: LevelSpend[] = [];
       for (const { subject, reservedTokens } of levels) {
         const s = stateOf(subject);
         if (!settlement.shared) {
@@ -315,6 +320,7 @@ export function createMemoryTenantStore(options: MemoryTenantStoreOptions = {}):
             s.tokenSum += actual - reservedTokens;
           }
         }
+        const after = { day: 0, week: 0, month: 0 };
         for (const kind of PERIOD_KINDS) {
           const r = rollupOf(subject, kind, periodOf(kind, settlement.admittedAt).id, at);
           r.requests++;
@@ -324,8 +330,11 @@ export function createMemoryTenantStore(options: MemoryTenantStoreOptions = {}):
           r.reasoningTokens += record.reasoningTokens;
           r.spendMicros += record.costMicros;
           if (record.estimated) r.estimatedRequests++;
+          after[kind] = r.spendMicros;
         }
+        spent.push(after);
       }
+      if (options.onSpend && record.costMicros !== 0) options.onSpend(settlement, spent);
       records.push(record);
       if (records.length > maxRecords) records = records.slice(records.length - Math.floor(maxRecords * 0.9));
       return "stored";

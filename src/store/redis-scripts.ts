@@ -274,7 +274,10 @@ return reply('ok', '', 0, 0)
  *       cost micros, estimated (0/1), rollup TTL ms for day, week, month,
  *       then for each level: reserved tokens, rollup key prefix; then the
  *       record's field/value pairs
- * Reply: 'ok', or 'duplicate' when this admission was settled before.
+ * Reply: {'ok', then per level its day, week and month spend after this
+ *   call (-1 when the call cost nothing: no threshold can have been
+ *   crossed, and nothing was read)}, or 'duplicate' when this admission was
+ *   settled before.
  * Every level is settled as the key always was: its slot and budget
  * reservation freed, its token reservation replaced by what was used, its
  * rollups counted; the record is appended once.
@@ -296,6 +299,7 @@ local levels = (#KEYS - 2) / 5
 if not redis.call('SET', KEYS[1], '1', 'NX', 'PX', marker_ttl) then return 'duplicate' end
 
 local actual = input + output
+local spent = {}
 local counted = {{'input', input}, {'output', output}, {'cached', cached}, {'reasoning', reasoning}, {'spend', cost}, {'estimated', estimated}}
 for l = 1, levels do
   local k, a = 2 + (l - 1) * 5, 16 + (l - 1) * 2
@@ -348,13 +352,14 @@ for l = 1, levels do
       if f[2] ~= 0 then redis.call('HINCRBY', key, f[1], f[2]) end
     end
     redis.call('PEXPIRE', key, ttls[kind])
+    spent[#spent + 1] = cost ~= 0 and tonumber(redis.call('HGET', key, 'spend') or '0') or -1
   end
 end
 
 local fields = {}
 for i = 17 + levels * 2, #ARGV do fields[#fields + 1] = ARGV[i] end
 redis.call('XADD', KEYS[2], 'MAXLEN', '~', maxlen, '*', unpack(fields))
-return 'ok'
+return {'ok', unpack(spent)}
 `;
 
 /**

@@ -24,6 +24,7 @@ import {
   MAX_RUNTIME_KEYS,
   type Quota,
   type StoredKey,
+  type SpendListener,
   type StoredLevel,
   STREAMS_RETRY_MS,
   subjectOf,
@@ -115,6 +116,8 @@ export interface RedisTenantStoreOptions {
   readonly usageStreamMaxLen: number;
   /** Tests only: the scripts use this clock instead of Redis's TIME. */
   readonly now?: () => number;
+  /** Told each level's spend after every settle that cost something. */
+  readonly onSpend?: SpendListener;
 }
 
 const num = (value: unknown): number => Number(value ?? 0);
@@ -324,7 +327,13 @@ export function createRedisTenantStore(options: RedisTenantStoreOptions): Tenant
           ...recordFields(r),
         ],
       );
-      return String(result) === "duplicate" ? "duplicate" : "stored";
+      if (!Array.isArray(result)) return "duplicate";
+      const figures = (result as unknown[]).slice(1).map(num);
+      if (options.onSpend && figures.length > 0 && figures[0] !== -1) {
+        const spent = levels.map((_, i) => ({ day: figures[i * 3]!, week: figures[i * 3 + 1]!, month: figures[i * 3 + 2]! }));
+        options.onSpend(s, spent);
+      }
+      return "stored";
     },
 
     async release(a: AdmissionRef) {

@@ -246,6 +246,21 @@ export interface UsageTotals {
   readonly reservedMicros: number;
 }
 
+/** A level's spend in the rollups a settle just counted into: its day, week and month, this call included. */
+export interface LevelSpend {
+  readonly day: number;
+  readonly week: number;
+  readonly month: number;
+}
+
+/**
+ * Told after each settle the store counted (not a duplicate), with each
+ * level's spend after it: the key's first, then the parents' in order.
+ * Budget alerts read it (tenancy/budget-alerts.ts): a threshold is
+ * crossed when the spend before this call was under it and is not now.
+ */
+export type SpendListener = (settlement: Settlement, spent: readonly LevelSpend[]) => void;
+
 /** The sliding window of every per-minute limit. */
 export const WINDOW_MS = 60_000;
 /** A streams-limit refusal's retry hint: a slot frees when some stream ends, which nobody can predict. */

@@ -17,6 +17,8 @@ export function createTenancyMetrics(meter: Meter): TenancyObserver {
   const spend = meter.createCounter("sluice.key.spend", { unit: "USD", description: "Money charged to a key." });
   const records = meter.createCounter("sluice.usage.records", { unit: "{record}", description: "Usage records by result: stored, buffered (Redis away), flushed (buffered, then stored), dropped (buffer full), duplicate." });
   const fallbacks = meter.createCounter("sluice.store.fallbacks", { unit: "{operation}", description: "Admissions and settles this replica served alone because Redis was down or slow." });
+  const alerts = meter.createCounter("sluice.budget.alerts", { unit: "{alert}", description: "Budget thresholds crossed, by level (key, team, business_line) and threshold; once per period across replicas." });
+  const deliveries = meter.createCounter("sluice.alert.deliveries", { unit: "{attempt}", description: "Alert webhook deliveries by result: delivered, retried (an attempt failed), dropped (attempts spent, queue full or shutdown)." });
   let storeUp = 1;
   meter.createObservableGauge("sluice.store.up", { unit: "1", description: "1 while the shared store answers, 0 while this replica runs on its fallback." }).addCallback((r) => r.observe(storeUp));
 
@@ -45,6 +47,13 @@ export function createTenancyMetrics(meter: Meter): TenancyObserver {
     storeState(event) {
       storeUp = event.up ? 1 : 0;
     },
+    budgetAlert(event) {
+      // Levels and thresholds, not names: names of keys are bounded, but key × threshold × level would multiply them.
+      alerts.add(1, { "sluice.budget.level": event.level, "sluice.budget.threshold": event.threshold });
+    },
+    alertDelivery(event) {
+      deliveries.add(1, { "sluice.alert.result": event.result });
+    },
   };
 }
 
@@ -58,5 +67,7 @@ export function bothTenancyObservers(a: TenancyObserver, b: TenancyObserver | un
     usageRecorded: (e) => (a.usageRecorded?.(e), b.usageRecorded?.(e)),
     storeFallback: (e) => (a.storeFallback?.(e), b.storeFallback?.(e)),
     storeState: (e) => (a.storeState?.(e), b.storeState?.(e)),
+    budgetAlert: (e) => (a.budgetAlert?.(e), b.budgetAlert?.(e)),
+    alertDelivery: (e) => (a.alertDelivery?.(e), b.alertDelivery?.(e)),
   };
 }

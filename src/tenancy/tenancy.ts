@@ -1,16 +1,20 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
-import type { Config } from "../config/config.js";
+import type { Config, KeyBudget } from "../config/config.js";
 import type { TenancyObserver } from "../flow/observer.js";
 import type { Logger } from "../logging/logger.js";
 import { createFailOpenStore, type StoreEvent } from "../store/fail-open-store.js";
 import { createMemoryTenantStore } from "../store/memory-tenant-store.js";
 import { createRedisTenantStore, createStoreClient, type SluiceRedisClient } from "../store/redis-tenant-store.js";
-import type { SettleResult, TenantStore, UsageRecord } from "../store/tenant-store.js";
+import type { SettleResult, TenantLevel, TenantStore, UsageRecord } from "../store/tenant-store.js";
+import { within } from "../store/within.js";
+import { createAlertWebhook } from "./alert-webhook.js";
+import { createBudgetAlerts } from "./budget-alerts.js";
+import { usdFromMicros } from "./quota-headers.js";
 import { AuthError, authenticate } from "./authenticate.js";
 import { createKeyAdmin, type KeyAdmin } from "./key-admin.js";
 import { configHierarchy } from "./hierarchy.js";
-import { createKeyRegistry } from "./key-registry.js";
+import { createKeyRegistry, type KeyRegistry } from "./key-registry.js";
 import { mayUse, type ModelViewer, type Principal } from "./principal.js";
 import { type ChargeInput, NO_CHARGE, openCharge, type TenantCharge } from "./tenant-charge.js";
 
@@ -84,6 +88,32 @@ export function replicaName(): string {
   return `${hostname()}/${process.pid}/${randomBytes(3).toString("hex")}`;
 }
 
+/** Alerts this replica claimed, without a shared store: the process is the only replica. */
+function memoryClaims(): (id: string, ttlMs: number) => Promise<boolean> {
+  const claimed = new Map<string, number>();
+  return async (id, ttlMs) => {
+    const now = Date.now();
+    if (claimed.size > 10_000) for (const [k, until] of claimed) if (until <= now) claimed.delete(k);
+    if ((claimed.get(id) ?? 0) > now) return false;
+    claimed.set(id, now + ttlMs);
+    return true;
+  };
+}
+
+const budgetIndexes = new WeakMap<Config["auth"]["keys"], ReadonlyMap<string, KeyBudget | undefined>>();
+
+/** A level's budget now: a configured or runtime key's, a team's, a business line's. */
+function budgetOf(config: Config, registry: KeyRegistry, level: TenantLevel, name: string): KeyBudget | undefined {
+  if (level === "team") return configHierarchy(config, registry).team(name)?.budget;
+  if (level === "business_line") return configHierarchy(config, registry).businessLine(name)?.budget;
+  let index = budgetIndexes.get(config.auth.keys);
+  if (!index) {
+    index = new Map(config.auth.keys.map((k) => [k.name, k.budget]));
+    budgetIndexes.set(config.auth.keys, index);
+  }
+  return index.has(name) ? index.get(name) : registry.all().find((k) => k.name === name)?.budget;
+}
+
 /** Drops are logged at the first of an outage and then every LOG_DROPS_EVERY-th, with the running total. */
 const LOG_DROPS_EVERY = 1_000;
 
@@ -147,9 +177,44 @@ export function createTenancy(options: TenancyOptions): Tenancy {
     }
   };
 
+  // Budget alerts hear every settle's spend; the store they claim an alert in is set below with the store.
+  let claim: (id: string, ttlMs: number) => Promise<boolean> = memoryClaims();
+  const webhookSettings = startConfig.alerts.webhook;
+  const webhook = webhookSettings
+    ? createAlertWebhook(webhookSettings, (event) => {
+        if (event.type === "delivered") observer?.alertDelivery?.({ result: "delivered" });
+        else if (event.type === "retrying") {
+          observer?.alertDelivery?.({ result: "retried" });
+          logger.warn({ event: "alert.retrying", alertId: event.alert.id, attempt: event.attempt, cause: event.cause });
+        } else {
+          observer?.alertDelivery?.({ result: "dropped" });
+          logger.error({ event: "alert.dropped", alertId: event.alert.id, reason: event.reason });
+        }
+      })
+    : undefined;
+  const alerts = createBudgetAlerts({
+    thresholds: () => options.config().alerts.thresholds,
+    budgetOf: (level, name) => budgetOf(options.config(), registry, level, name),
+    claim: (id, ttlMs) => claim(id, ttlMs),
+    announce: (alert) => {
+      logger.warn({
+        event: "budget.alert",
+        level: alert.level,
+        name: alert.name,
+        threshold: alert.threshold,
+        period: alert.period,
+        ...(alert.spentMicros === undefined ? {} : { spentUsd: usdFromMicros(alert.spentMicros) }),
+        budgetUsd: usdFromMicros(alert.budgetMicros),
+      });
+      observer?.budgetAlert?.({ level: alert.level, name: alert.name, threshold: alert.threshold });
+      webhook?.send(alert);
+    },
+  });
+
+  const onSpend = alerts.onSpend;
   const redisConfig = startConfig.store?.redis;
   if (!redisConfig) {
-    store = createMemoryTenantStore({ ...(options.storeClock ? { now: options.storeClock } : {}) });
+    store = createMemoryTenantStore({ ...(options.storeClock ? { now: options.storeClock } : {}), onSpend });
   } else {
     const client = createStoreClient({ url: redisConfig.url, timeoutMs: redisConfig.timeoutMs });
     const host = redisHost(redisConfig.url);
@@ -162,7 +227,7 @@ export function createTenancy(options: TenancyOptions): Tenancy {
     });
     const clock = options.storeClock ? { now: options.storeClock } : {};
     const wrapper = createFailOpenStore({
-      shared: createRedisTenantStore({ client, prefix: redisConfig.prefix, streamLeaseMs: redisConfig.streamLeaseMs, usageStreamMaxLen: redisConfig.usageStreamMaxLen, ...clock }),
+      shared: createRedisTenantStore({ client, prefix: redisConfig.prefix, streamLeaseMs: redisConfig.streamLeaseMs, usageStreamMaxLen: redisConfig.usageStreamMaxLen, onSpend, ...clock }),
       local: createMemoryTenantStore({ streamLeaseMs: redisConfig.streamLeaseMs, maxRecords: 0, ...clock }),
       failMode: redisConfig.failMode,
       replicas: redisConfig.replicas,
@@ -186,6 +251,8 @@ export function createTenancy(options: TenancyOptions): Tenancy {
     client.connect().catch(() => undefined);
     store = wrapper;
     redis = { client, prefix: redisConfig.prefix, timeoutMs: redisConfig.timeoutMs };
+    // One replica announces each crossing: the first to set its marker, which lives until the period is over.
+    claim = async (id, ttlMs) => (await within(client.set(`${redisConfig.prefix}alert:${id}`, "1", { NX: true, PX: ttlMs }), Math.max(1_000, redisConfig.timeoutMs * 4), "alert claim")) === "OK";
     flushAndClose = async () => {
       await wrapper.close();
       return wrapper.buffered;
@@ -242,7 +309,18 @@ export function createTenancy(options: TenancyOptions): Tenancy {
     charge(principal, input) {
       if (!principal) return NO_CHARGE;
       const config = options.config();
-      return openCharge({ store, settled, budgetExceededStatus: config.auth.budgetExceededStatus, hierarchy: configHierarchy(config, registry), ...(options.replica ? { replica: options.replica } : {}), ...(observer ? { observer } : {}) }, { ...input, principal });
+      return openCharge(
+        {
+          store,
+          settled,
+          budgetExceededStatus: config.auth.budgetExceededStatus,
+          hierarchy: configHierarchy(config, registry),
+          ...(options.replica ? { replica: options.replica } : {}),
+          budgetFull: (level, name) => alerts.refused(level, name, Date.now()),
+          ...(observer ? { observer } : {}),
+        },
+        { ...input, principal },
+      );
     },
     tagKeys: () => options.config().auth.tagKeys,
     admin,
@@ -265,6 +343,7 @@ export function createTenancy(options: TenancyOptions): Tenancy {
       })();
       const outcome = await Promise.race([done, deadline]);
       clearTimeout(timer);
+      await webhook?.close(Math.min(graceMs, 1_000));
       const unflushed = outcome === "late" ? -1 : outcome;
       if (unflushed !== 0) logger.error({ event: "usage.unflushed", records: unflushed === -1 ? "unknown (flush timed out)" : unflushed });
       disconnect();

@@ -4,7 +4,7 @@ import type { ChatRequest } from "../core/chat-request.js";
 import { quoteClientValue } from "../core/client-text.js";
 import { GatewayError, toGatewayError } from "../core/errors.js";
 import type { TenancyObserver } from "../flow/observer.js";
-import type { AdmitResult, ParentLevel, Quota, SettleResult, StreamOutcome, TenantStore, UsageRecord } from "../store/tenant-store.js";
+import type { AdmitResult, ParentLevel, Quota, SettleResult, StreamOutcome, TenantLevel, TenantStore, UsageRecord } from "../store/tenant-store.js";
 import { costMicros, maxCostMicros } from "../usage/cost.js";
 import { estimatedInputTokens } from "../usage/prompt-size.js";
 import type { UsageMeter } from "../usage/usage-meter.js";
@@ -53,6 +53,8 @@ export interface ChargeDeps {
   readonly hierarchy: Hierarchy;
   /** This replica, named on every record (host/pid). */
   readonly replica?: string;
+  /** A level's budget is full (spent or held): its 100 % alert (budget-alerts.ts). */
+  readonly budgetFull?: (level: TenantLevel, name: string) => void;
 }
 
 export interface ChargeInput {
@@ -246,6 +248,8 @@ export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
       if (!result.ok) {
         state = "closed";
         deps.observer?.tenantRefused?.({ key, alias, reason: result.reason });
+        // Full, not merely smaller than this one request: the budget is used up until its period renews.
+        if (result.reason === "budget" && result.retryAfterMs !== undefined) deps.budgetFull?.(result.level ?? "key", result.level ? parents.find((p) => p.level === result.level)!.name : key);
         throw refusal(principal, parents, result, reserveTokens, reserveMicros, deps.budgetExceededStatus);
       }
       admission = { id, admittedAt: result.admittedAt, shared: result.shared, tokens: tokensAt(principal), micros: reserveMicros, parentTokens: parents.map(tokensAt) };

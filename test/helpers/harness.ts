@@ -86,6 +86,8 @@ export interface HarnessOptions {
   readonly cache?: ConfigInput["cache"];
   /** The spend ledger's settings. */
   readonly ledger?: ConfigInput["ledger"];
+  /** Budget alerts. */
+  readonly alerts?: ConfigInput["alerts"];
   /** Resumable streams' grace, retention and bounds. */
   readonly resume?: ConfigInput["resume"];
   /** What tenancy reports. */
@@ -118,6 +120,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       ...(options.store ? { store: options.store } : {}),
       ...(options.cache ? { cache: options.cache } : {}),
       ...(options.ledger ? { ledger: options.ledger } : {}),
+      ...(options.alerts ? { alerts: options.alerts } : {}),
       ...(options.resume ? { resume: options.resume } : {}),
       ...(options.console ? { console: options.console } : {}),
       // Suites that provoke failures on purpose would trip the circuit
