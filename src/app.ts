@@ -241,7 +241,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
       ? {
           admin: tenancy.admin,
           cacheAdmin: createCacheAdmin(cache, live.current),
-          reports: createSpendReports({ ...(ledger ? { database: () => database.open() } : {}), tagKeys: () => live.current().auth.tagKeys }),
+          reports: createSpendReports({ ...(ledger ? { database: () => database.open() } : {}), tagKeys: () => live.current().auth.tagKeys, thresholds: () => live.current().alerts.thresholds }),
         }
       : {}),
     ...(statsWatch ? { watch: statsWatch } : {}),

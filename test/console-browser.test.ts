@@ -259,3 +259,70 @@ describe("console cache table", () => {
     expect(tab.errors).toEqual([]);
   }, 60_000);
 });
+
+describe("console spend page", () => {
+  const ADMIN_KEY = "console-admin-key-for-the-spend-page";
+  const KEYS = { search: "tenant-key-of-the-search-team-0001", ads: "tenant-key-of-the-ads-team-00000002" };
+  /** A thousand dollars per million tokens each way: a token costs a tenth of a cent, which four decimals show. */
+  const PRICE = { inputPerMTok: 1_000, outputPerMTok: 1_000 };
+  let h: Harness;
+  const tab = useTab();
+  beforeAll(async () => {
+    h = await startHarness({
+      routing: (sim) => ({
+        providers: { sim: { kind: "openai", baseUrl: sim.openAiBaseUrl } },
+        models: { demo: { provider: "sim", model: `sim-1?tokens=${TOKENS}`, price: PRICE } },
+      }),
+      provider: { timeouts: FAR_TIMEOUTS },
+      env: { SLUICE_ADMIN_KEY: ADMIN_KEY, SEARCH_KEY: KEYS.search, ADS_KEY: KEYS.ads },
+      auth: {
+        adminKeyEnv: "SLUICE_ADMIN_KEY",
+        keys: [
+          { name: "search-api", keyEnv: "SEARCH_KEY", team: "search" },
+          { name: "ads-api", keyEnv: "ADS_KEY", team: "ads", budget: { usd: 5, period: "day" } },
+        ],
+        teams: [
+          { name: "search", businessLine: "consumer", budget: { usd: 5, period: "month" } },
+          { name: "ads", businessLine: "revenue" },
+        ],
+        businessLines: [{ name: "consumer" }, { name: "revenue" }],
+      },
+      // The embedded database, in memory: the ledger is on because store.postgres is configured.
+      store: { postgres: {} },
+    });
+  }, 120_000);
+  afterAll(() => h.close());
+
+  it("shows spend stacked by team or business line, the top keys and aliases, and each budget's gauge", async () => {
+    const chat = createClient(ChatService, createConnectTransport({ baseUrl: h.url, httpVersion: "1.1" }));
+    const spend = { search: 0, ads: 0 };
+    for (const [team, key, times] of [["search", KEYS.search, 3], ["ads", KEYS.ads, 1]] as const) {
+      for (let i = 0; i < times; i++) {
+        const messages = await collect(chat.streamChat(userRequest("demo", "What does the ledger say?"), { headers: { authorization: `Bearer ${key}` } }));
+        const usage = messages.find((m) => m.delta.case === "usage")!.delta.value as { inputTokens: bigint; outputTokens: bigint };
+        spend[team] += Number(usage.inputTokens + usage.outputTokens) * 1_000;
+      }
+    }
+    await h.sluice.ledger!.flush();
+
+    const { page } = tab;
+    await page.goto(`${h.url}/console/#spend`);
+    await page.getByTestId("admin-key").fill(ADMIN_KEY);
+    await page.getByTestId("admin-key").press("Enter");
+    await page.getByTestId("top-keys-search-api").filter({ hasText: `$${(spend.search / 1e6).toFixed(4)}` }).waitFor();
+    expect(await page.getByTestId("top-keys-ads-api").textContent()).toBe(`$${(spend.ads / 1e6).toFixed(4)}`);
+    expect(await page.getByTestId("top-aliases-demo").textContent()).toBe(`$${((spend.search + spend.ads) / 1e6).toFixed(4)}`);
+    expect(await page.getByTestId("spend-requests").textContent()).toBe("4");
+    // Budgets: the team's month and the key's day, with what each period spent.
+    expect(await page.getByTestId("gauge-team-search-figures").textContent()).toBe(`$${(spend.search / 1e6).toFixed(4)} of $5.0000 this month (${Math.round((spend.search / 5_000_000) * 100)} %)`);
+    expect(await page.getByTestId("gauge-key-ads-api-figures").textContent()).toContain("this day");
+    expect(await page.getByTestId("budget-gauges").locator(".gauge-mark").count()).toBe(3 * 2);
+    // The chart's legend names the teams, then the business lines once the stacking changes.
+    await page.getByTestId("spend-chart").locator(".u-legend", { hasText: "search" }).waitFor();
+    await page.getByTestId("spend-grouping").selectOption("business_line");
+    await page.getByTestId("spend-chart").locator(".u-legend", { hasText: "consumer" }).waitFor();
+    expect(await page.getByTestId("spend-chart").locator(".u-legend").textContent()).toContain("revenue");
+    await screenshot(page, "spend");
+    expect(tab.errors).toEqual([]);
+  }, 120_000);
+});

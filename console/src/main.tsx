@@ -6,15 +6,16 @@ import { KeyForm } from "./key-form.js";
 import { LiveView } from "./live/live-view.js";
 import { Playground } from "./playground/playground.js";
 import { setKey } from "./session.js";
+import { SpendView } from "./spend/spend-view.js";
 import { useStats } from "./use-stats.js";
 
-type Tab = "live" | "playground";
+type Tab = "live" | "spend" | "playground";
 
-const tabOf = (hash: string): Tab => (hash === "#playground" ? "playground" : "live");
+const tabOf = (hash: string): Tab => (hash === "#playground" ? "playground" : hash === "#spend" ? "spend" : "live");
 
 /**
- * The console: a live view of this gateway and a playground to try its
- * aliases. Both talk to the gateway with the generated Connect client; the
+ * The console: a live view of this gateway, its spend from the ledger, and
+ * a playground to try its aliases. Both talk to the gateway with the generated Connect client; the
  * live view is one WatchStats stream. When the gateway wants the admin key,
  * the whole page waits for it.
  */
@@ -36,6 +37,9 @@ function App() {
         <nav>
           <a href="#live" class={tab === "live" ? "active" : ""}>
             Live
+          </a>
+          <a href="#spend" class={tab === "spend" ? "active" : ""}>
+            Spend
           </a>
           <a href="#playground" class={tab === "playground" ? "active" : ""}>
             Playground
@@ -59,6 +63,8 @@ function App() {
         ) : feed.status === "connecting" ? (
           // Until the feed answers, whether the page needs the admin key is unknown: no call goes out without it.
           <p class="muted">Connecting to the gateway…</p>
+        ) : tab === "spend" ? (
+          <SpendView />
         ) : (
           <Playground />
         )}

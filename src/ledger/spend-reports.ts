@@ -6,10 +6,13 @@ import { checkSpendQuery, type SpendPage, type SpendQuery, spendReport } from ".
 export interface SpendReports {
   /** One page of a report; throws `invalid_request` for a bad query, `failed_precondition` without a ledger. */
   report(query: SpendQuery): Promise<SpendPage>;
+  /** The budget alert thresholds in force, for gauges. */
+  thresholds(): readonly number[];
 }
 
-export function createSpendReports(options: { readonly database?: () => Promise<Database>; readonly tagKeys: () => ReadonlySet<string> }): SpendReports {
+export function createSpendReports(options: { readonly database?: () => Promise<Database>; readonly tagKeys: () => ReadonlySet<string>; readonly thresholds: () => readonly number[] }): SpendReports {
   return {
+    thresholds: options.thresholds,
     async report(query) {
       const checked = checkSpendQuery(query, options.tagKeys());
       if (!options.database) throw new GatewayError("failed_precondition", "spend reports read the ledger, which is off: configure store.postgres (docs/tenancy.md, \"The spend ledger\")");

@@ -62,5 +62,6 @@ export async function getSpendReport(reports: SpendReports, req: GetSpendReportR
       }),
     ),
     nextPageToken: page.nextOffset === undefined ? "" : pageToken(query, page.nextOffset),
+    alertThresholds: [...reports.thresholds()],
   });
 }
