@@ -5,6 +5,13 @@ export interface Migration {
   readonly version: number;
   readonly name: string;
   readonly sql: string;
+  /**
+   * An extension the step needs. On a server that does not offer it the
+   * step waits (it is applied at a later start, once the extension is
+   * installed) and the rest of the schema goes on: the ledger needs no
+   * pgvector, and a PostgreSQL without it still keeps the ledger.
+   */
+  readonly requires?: "vector";
 }
 
 /**
@@ -13,10 +20,11 @@ export interface Migration {
  * semicolons, which therefore never appear inside one.
  */
 export const MIGRATIONS: readonly Migration[] = [
-  { version: 1, name: "pgvector", sql: "CREATE EXTENSION IF NOT EXISTS vector" },
+  { version: 1, name: "pgvector", sql: "CREATE EXTENSION IF NOT EXISTS vector", requires: "vector" },
   {
     version: 2,
     name: "semantic cache",
+    requires: "vector",
     // One table for every embedding size: `embedding` has no fixed dimensions, and each size gets a
     // partial HNSW index over a cast (semantic-store.ts), since an HNSW index needs one size.
     sql: `
@@ -74,24 +82,36 @@ export const MIGRATIONS: readonly Migration[] = [
   },
 ];
 
+/** What a migration run did: the versions applied, and those waiting for an extension the server does not offer. */
+export interface MigrationRun {
+  readonly applied: number[];
+  readonly waiting: ReadonlyArray<{ readonly version: number; readonly requires: string }>;
+}
+
 /**
  * Brings the schema up to date, under a transaction-scoped advisory lock
- * so that replicas starting together apply each step once. Resolves with
- * the versions it applied.
+ * so that replicas starting together apply each step once. A step whose
+ * extension the server lacks waits (see Migration.requires).
  */
-export async function migrate(db: Database, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
+export async function migrate(db: Database, migrations: readonly Migration[] = MIGRATIONS): Promise<MigrationRun> {
   return db.transaction(async (query) => {
     await query("SELECT pg_advisory_xact_lock(hashtext('sluice_migrations'))");
     await query("CREATE TABLE IF NOT EXISTS sluice_schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())");
     const done = new Set((await query<{ version: number }>("SELECT version FROM sluice_schema_migrations")).rows.map((r) => Number(r.version)));
+    const offered = new Set((await query<{ name: string }>("SELECT name FROM pg_available_extensions WHERE name = ANY($1)", [["vector"]])).rows.map((r) => String(r.name)));
     const applied: number[] = [];
+    const waiting: Array<{ version: number; requires: string }> = [];
     for (const step of [...migrations].sort((a, b) => a.version - b.version)) {
       if (done.has(step.version)) continue;
+      if (step.requires !== undefined && !offered.has(step.requires)) {
+        waiting.push({ version: step.version, requires: step.requires });
+        continue;
+      }
       // One statement per call: both drivers prepare what they are given, and a prepared statement holds one command.
       for (const statement of step.sql.split(";").map((part) => part.trim()).filter(Boolean)) await query(statement);
       await query("INSERT INTO sluice_schema_migrations (version, name) VALUES ($1, $2)", [step.version, step.name]);
       applied.push(step.version);
     }
-    return applied;
+    return { applied, waiting };
   });
 }

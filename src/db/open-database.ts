@@ -35,9 +35,11 @@ export function createDatabaseHandle(config: PostgresStoreConfig | undefined, lo
       ? openPgDatabase(config.url, config.poolSize, (error) => logger.warn({ event: "db.error", where, error: error.message }))
       : await openPgliteDatabase(config?.dataDir);
     try {
-      const applied = await migrate(opened);
+      const { applied, waiting } = await migrate(opened);
       if (closed) throw new Error("closed while opening");
       logger.info({ event: "db.ready", where, kind: opened.kind, migrations: applied, ms: Math.round(performance.now() - startedAt) });
+      // The semantic cache needs pgvector; without it, its lookups fail and count as errors (misses), and the ledger works.
+      if (waiting.length > 0) logger.warn({ event: "db.extension_missing", where, extensions: [...new Set(waiting.map((w) => w.requires))], waitingMigrations: waiting.map((w) => w.version) });
       db = opened;
       return opened;
     } catch (error) {

@@ -1,0 +1,86 @@
+import { randomBytes } from "node:crypto";
+import OpenAI from "openai";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SpendDimension } from "../gen/sluice/admin/v1/admin_service_pb.js";
+import { timestampFromMs } from "@bufbuild/protobuf/wkt";
+import type { UsageRecord } from "../src/store/tenant-store.js";
+import { adminClient } from "./helpers/admin.js";
+import { type Harness, startHarness } from "./helpers/harness.js";
+import { dropPrefix, SHARED_REDIS_URL, testPrefix } from "./helpers/redis.js";
+import { tenancyEvents } from "./helpers/tenancy-events.js";
+
+/**
+ * The ledger on a real PostgreSQL server (the machine's, or the one
+ * .ci/run starts): URL mode, in a database of this test's own, created and
+ * dropped here. Debian's server has no pgvector: the semantic cache's
+ * steps wait, and the ledger's are applied all the same.
+ */
+const SERVER_URL = process.env.SLUICE_TEST_POSTGRES_URL ?? "postgres://postgres:postgres@127.0.0.1:5432/postgres";
+const ADMIN = "sk-test-admin-pg-ledger-1a3c5e7b9d2f4068";
+const KEY = "sk-test-pg-ledger-8b0d2f4a6c1e3957";
+const PRICE = { inputPerMTok: 1_000, outputPerMTok: 2_000 };
+const database = `sluice_test_${randomBytes(6).toString("hex")}`;
+const prefix = testPrefix("pg-ledger");
+
+let server: pg.Client;
+let h: Harness;
+const events = tenancyEvents();
+
+beforeAll(async () => {
+  server = new pg.Client({ connectionString: SERVER_URL });
+  await server.connect();
+  await server.query(`CREATE DATABASE ${database}`);
+  const url = new URL(SERVER_URL);
+  url.pathname = `/${database}`;
+  h = await startHarness({
+    routing: (sim) => ({
+      providers: { simulator: { kind: "openai", baseUrl: sim.openAiBaseUrl, breaker: { failures: 10_000 } } },
+      models: { sim: { provider: "simulator", model: "sim-1?tokens=4", price: PRICE } },
+    }),
+    env: { ADMIN, KEY },
+    auth: { adminKeyEnv: "ADMIN", keys: [{ name: "pg-key", keyEnv: "KEY" }] },
+    store: { redis: { url: SHARED_REDIS_URL, prefix, failMode: "closed", timeoutMs: 5_000 }, postgres: { url: url.toString(), poolSize: 2 } },
+    ledger: { flushMs: 60_000 },
+    observer: events.observer,
+  });
+}, 60_000);
+afterAll(async () => {
+  await h?.close();
+  await server.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+  await server.end();
+  await dropPrefix(prefix);
+});
+
+describe("the ledger on a PostgreSQL server", () => {
+  it("holds one row per call, and reports agree with GetUsage", async () => {
+    const sdk = new OpenAI({ baseURL: `${h.url}/v1`, apiKey: KEY, maxRetries: 0 });
+    const records: UsageRecord[] = [];
+    for (let i = 0; i < 6; i++) {
+      const { response } = await sdk.chat.completions.create({ model: "sim", max_tokens: 8, messages: [{ role: "user", content: `q${i}` }] }).withResponse();
+      records.push(await events.recorded(response.headers.get("x-request-id")!));
+    }
+    await h.sluice.ledger!.flush();
+    const url = new URL(SERVER_URL);
+    url.pathname = `/${database}`;
+    const client = new pg.Client({ connectionString: url.toString() });
+    await client.connect();
+    try {
+      const versions = (await client.query<{ version: number }>("SELECT version FROM sluice_schema_migrations ORDER BY version")).rows.map((r) => r.version);
+      expect(versions).toContain(3);
+      const vector = (await client.query("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'")).rowCount ?? 0;
+      // Without pgvector the semantic cache's steps wait, and the gateway says so.
+      if (vector === 0) expect(h.logs().some((l) => l.event === "db.extension_missing")).toBe(true);
+      const rows = (await client.query<{ id: string; cost_micros: string }>("SELECT id, cost_micros FROM sluice_ledger WHERE key_name = 'pg-key'")).rows;
+      expect(rows.map((r) => r.id).sort()).toEqual(records.map((r) => r.id!).sort());
+      expect(rows.reduce((sum, r) => sum + Number(r.cost_micros), 0)).toBe(records.reduce((sum, r) => sum + r.costMicros, 0));
+    } finally {
+      await client.end();
+    }
+    const admin = adminClient(h.url, ADMIN);
+    const report = await admin.getSpendReport({ start: timestampFromMs(Date.now() - 3_600_000), end: timestampFromMs(Date.now() + 60_000), groupBy: [SpendDimension.KEY] });
+    const usage = await admin.getUsage({ name: "pg-key" });
+    expect(report.rows).toHaveLength(1);
+    expect(report.rows[0]).toMatchObject({ group: { key: "pg-key" }, requests: usage.requests, costUsdMicros: usage.spendUsdMicros });
+  }, 60_000);
+});
