@@ -160,7 +160,10 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
   });
   // The ledger hears settled records (without Redis it writes them itself); it is made once the store is.
   let ledgerObserver: TenancyObserver = {};
-  const toLedger: TenancyObserver = { usageRecorded: (event) => ledgerObserver.usageRecorded?.(event) };
+  const toLedger: TenancyObserver = {
+    usageRecorded: (event) => ledgerObserver.usageRecorded?.(event),
+    tenantRefused: (event) => ledgerObserver.tenantRefused?.(event),
+  };
   const replica = replicaName();
   // Keys and limits are read from live.current() per request: a reload applies from the next request on.
   const tenancy = createTenancy({

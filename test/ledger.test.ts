@@ -210,7 +210,7 @@ describe("spend reports", () => {
         adminKeyEnv: "ADMIN",
         keys: [
           { name: "report-a", keyEnv: "A", team: "reporting" },
-          { name: "report-b", keyEnv: "B" },
+          { name: "report-b", keyEnv: "B", limits: { requestsPerMinute: 1 } },
         ],
         teams: [{ name: "reporting", businessLine: "insights" }],
         businessLines: [{ name: "insights" }],
@@ -232,7 +232,16 @@ describe("spend reports", () => {
       await ask(A, "sim", "atlas");
       await ask(A, "other", "apollo");
       await ask(B, "sim", "atlas");
+      // Over its limit: refused before any provider is called, and counted apart from the calls.
+      const refused = await fetch(`${h.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${B}` },
+        body: JSON.stringify({ model: "sim", messages: [{ role: "user", content: "again" }] }),
+      });
+      expect(refused.status).toBe(429);
       await h.sluice.ledger!.flush();
+      const refusals = await db.query<{ key_name: string; level: string; reason: string; count: string }>("SELECT key_name, level, reason, count FROM sluice_ledger_refusals WHERE key_name = 'report-b'");
+      expect(refusals.rows.map((r) => ({ ...r, count: Number(r.count) }))).toEqual([{ key_name: "report-b", level: "key", reason: "requests", count: 1 }]);
       const end = Date.now() + 60_000;
       const admin = adminClient(h.url, ADMIN);
       const range = { start: timestampFromMs(start), end: timestampFromMs(end), filter: { keys: ["report-a", "report-b"] } };

@@ -80,6 +80,22 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX IF NOT EXISTS sluice_ledger_line_at ON sluice_ledger (business_line, at);
       CREATE INDEX IF NOT EXISTS sluice_ledger_alias_at ON sluice_ledger (alias, at)`,
   },
+  {
+    version: 4,
+    name: "ledger refusals",
+    // Requests refused before any provider was called, counted per UTC day, key, level and reason; one row
+    // per replica, so replicas never contend for a row and a report sums them.
+    sql: `
+      CREATE TABLE IF NOT EXISTS sluice_ledger_refusals (
+        day date NOT NULL,
+        key_name text NOT NULL,
+        level text NOT NULL,
+        reason text NOT NULL,
+        replica text NOT NULL,
+        count bigint NOT NULL,
+        PRIMARY KEY (day, key_name, level, reason, replica)
+      )`,
+  },
 ];
 
 /** What a migration run did: the versions applied, and those waiting for an extension the server does not offer. */

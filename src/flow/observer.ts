@@ -71,7 +71,13 @@ export interface TenancyObserver {
   /** A key's request passed its limits and budget; `shared` false: admitted by this replica's fallback (Redis away). */
   tenantAdmitted?(event: { readonly key: string; readonly alias: string; readonly shared: boolean }): void;
   /** A key's request was refused before any upstream attempt. */
-  tenantRefused?(event: { readonly key: string; readonly alias: string; readonly reason: LimitReason | "revoked" | "not_allowed" | "store_unavailable" }): void;
+  tenantRefused?(event: {
+    readonly key: string;
+    readonly alias: string;
+    readonly reason: LimitReason | "revoked" | "not_allowed" | "store_unavailable";
+    /** The level whose limit refused, when a limit did (key, team, business_line). */
+    readonly level?: string;
+  }): void;
   /**
    * A stream's usage reached the store (`stored`), or waits for Redis
    * (`buffered`), or was already there (`duplicate`), or is lost because

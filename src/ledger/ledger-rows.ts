@@ -89,3 +89,27 @@ export async function expireRows(db: Pick<Database, "query">, days: number, limi
   );
   return result.rows.length;
 }
+
+/** Refusals counted since the last write, by UTC day, key, level and reason. */
+export interface RefusalCount {
+  readonly day: string;
+  readonly key: string;
+  readonly level: string;
+  readonly reason: string;
+  readonly count: number;
+}
+
+/** Adds counts to this replica's rows of sluice_ledger_refusals, in one statement. */
+export async function addRefusals(db: Pick<Database, "query">, replica: string, counts: readonly RefusalCount[]): Promise<void> {
+  if (counts.length === 0) return;
+  const params: unknown[] = [replica];
+  const tuples = counts.map((c) => {
+    params.push(c.day, c.key, c.level, c.reason, c.count);
+    const n = params.length;
+    return `($${n - 4}::date, $${n - 3}, $${n - 2}, $${n - 1}, $1, $${n})`;
+  });
+  await db.query(
+    `INSERT INTO sluice_ledger_refusals (day, key_name, level, reason, replica, count) VALUES ${tuples.join(", ")} ON CONFLICT (day, key_name, level, reason, replica) DO UPDATE SET count = sluice_ledger_refusals.count + excluded.count`,
+    params,
+  );
+}

@@ -5,7 +5,7 @@ import type { TenancyObserver } from "../flow/observer.js";
 import type { Logger } from "../logging/logger.js";
 import type { Tenancy } from "../tenancy/tenancy.js";
 import { createBufferedLedger } from "./buffered-ledger.js";
-import { expireRows } from "./ledger-rows.js";
+import { addRefusals, expireRows, type RefusalCount } from "./ledger-rows.js";
 import type { LedgerEvent } from "./ledger-events.js";
 import { createStreamDrain } from "./stream-drain.js";
 
@@ -41,6 +41,8 @@ export interface Ledger {
 }
 
 const HOUR_MS = 3_600_000;
+/** Distinct (day, key, level, reason) counts held between writes at most; past it refusals are only in the metrics. */
+const MAX_REFUSAL_COUNTS = 10_000;
 /** Drops are logged at the first and then every LOG_DROPS_EVERY-th, with the running total. */
 const LOG_DROPS_EVERY = 1_000;
 
@@ -102,6 +104,31 @@ export function createLedger(options: LedgerOptions): Ledger {
     ? undefined
     : createBufferedLedger({ database: options.database, bufferMax: settings.bufferMax, batchSize: settings.batchSize, flushMs: settings.flushMs, onEvent });
   let retention: NodeJS.Timeout | undefined;
+  let refusalTimer: NodeJS.Timeout | undefined;
+  let refusals = new Map<string, RefusalCount>();
+
+  const countRefusal = (key: string, level: string, reason: string) => {
+    const day = new Date().toISOString().slice(0, 10);
+    const id = `${day}\u0000${key}\u0000${level}\u0000${reason}`;
+    const known = refusals.get(id);
+    if (known) refusals.set(id, { ...known, count: known.count + 1 });
+    else if (refusals.size < MAX_REFUSAL_COUNTS) refusals.set(id, { day, key, level, reason, count: 1 });
+  };
+
+  /** This replica's refusal counts since the last write, added to its rows; kept for the next try when the database is away. */
+  const writeRefusals = async () => {
+    if (refusals.size === 0) return;
+    const pending = refusals;
+    refusals = new Map();
+    try {
+      await addRefusals(await options.database(), options.replica, [...pending.values()]);
+    } catch {
+      for (const [id, c] of pending) {
+        const known = refusals.get(id);
+        refusals.set(id, known ? { ...known, count: known.count + c.count } : c);
+      }
+    }
+  };
 
   const expire = async () => {
     try {
@@ -119,6 +146,9 @@ export function createLedger(options: LedgerOptions): Ledger {
       usageRecorded({ record, result }) {
         // "stored" once per settle (a duplicate settle was stored before); the memory store reports nothing else.
         if (buffered && result === "stored") buffered.add(record);
+      },
+      tenantRefused({ key, reason, level }) {
+        countRefusal(key, level ?? "key", reason);
       },
     },
     start() {
@@ -138,14 +168,21 @@ export function createLedger(options: LedgerOptions): Ledger {
       }
       retention ??= setInterval(() => void expire(), HOUR_MS);
       retention.unref();
+      refusalTimer ??= setInterval(() => void writeRefusals(), settings.flushMs);
+      refusalTimer.unref();
     },
     stats: () => ({ ...totals }),
     async flush() {
       if (drain) await drain.drainNow();
       await buffered?.flush();
+      await writeRefusals();
     },
     async close(graceMs) {
       if (retention) clearInterval(retention);
+      if (refusalTimer) clearInterval(refusalTimer);
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([writeRefusals(), new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))]);
+      clearTimeout(timer);
       await drain?.close(graceMs);
       const left = (await buffered?.close(graceMs)) ?? 0;
       if (left > 0) logger.error({ event: "ledger.unwritten", records: left });

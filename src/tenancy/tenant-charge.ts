@@ -247,7 +247,7 @@ export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
       input.onQuota?.(result.quota);
       if (!result.ok) {
         state = "closed";
-        deps.observer?.tenantRefused?.({ key, alias, reason: result.reason });
+        deps.observer?.tenantRefused?.({ key, alias, reason: result.reason, ...(result.reason === "revoked" ? {} : { level: result.level ?? "key" }) });
         // Full, not merely smaller than this one request: the budget is used up until its period renews.
         if (result.reason === "budget" && result.retryAfterMs !== undefined) deps.budgetFull?.(result.level ?? "key", result.level ? parents.find((p) => p.level === result.level)!.name : key);
         throw refusal(principal, parents, result, reserveTokens, reserveMicros, deps.budgetExceededStatus);
