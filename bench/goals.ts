@@ -14,6 +14,8 @@ export interface GoalInput {
   readonly cancel: { readonly results: Readonly<Record<string, { readonly closeMs: { readonly p99: number }; readonly notClosed: number }>> };
   readonly slow: { readonly results: Readonly<Record<string, { readonly liveHeapKiBPerStream?: number; readonly lateLiveHeapKiBPerStream?: number }>> };
   readonly telemetry: { readonly cpuRatio: number; readonly ttftAddedMs: number };
+  /** Runs before the ledger existed have none. */
+  readonly ledger?: { readonly serverRatio: number; readonly embeddedRatio: number };
   readonly admission: {
     readonly results: Readonly<Record<"grpc" | "sse", Readonly<Record<number, { readonly addedMs: number; readonly ratio: number }>>>> & {
       /** Key, team and business line over the key alone (runs before teams existed have none). */
@@ -142,6 +144,13 @@ export function goals(r: GoalInput): Goal[] {
       target: "≤ +0.2 ms, 1",
       measured: hierarchy ? `${perEdge((k) => ms(hierarchyOf(k)![1]!.addedMs))}; ${round(roundTrips)}` : "not run",
       met: hierarchy !== undefined && allEdges((k) => hierarchyOf(k)![1]!.addedMs <= 0.2) && roundTrips <= 1,
+    },
+    {
+      id: "ledger",
+      name: "7c. Spend ledger on vs off: gateway CPU per call, PostgreSQL by URL (embedded PGlite shown beside)",
+      target: "≤ ×1.03",
+      measured: r.ledger ? `×${round(r.ledger.serverRatio)} (embedded ×${round(r.ledger.embeddedRatio)})` : "not run",
+      met: r.ledger !== undefined && r.ledger.serverRatio <= 1.03,
     },
     {
       id: "resumable",

@@ -25,6 +25,8 @@ export interface Sizes {
   readonly hedge: { readonly requests: number };
   readonly telemetry: { readonly tokens: number; readonly streams: number; readonly rounds: number };
   readonly admission: { readonly streamsPerLevel: number; readonly rounds: number };
+  /** Keyed calls per round and side, and rounds, of the ledger's on/off comparison. */
+  readonly ledger: { readonly calls: number; readonly rounds: number };
   readonly resume: ResumeSizes;
 }
 
@@ -47,6 +49,7 @@ export const SIZES: Readonly<Record<Mode, Sizes>> = {
     hedge: { requests: 600 },
     telemetry: { tokens: 10_000, streams: 300, rounds: 3 },
     admission: { streamsPerLevel: 2_400, rounds: 4 },
+    ledger: { calls: 3_000, rounds: 5 },
     resume: { warmUp: 40, ttftPerRound: 300, tokens: 5_000, pairs: 12, samples: 200 },
   },
   // Each load-generator run is a process of its own (~0.4 s to start on a busy
@@ -63,6 +66,7 @@ export const SIZES: Readonly<Record<Mode, Sizes>> = {
     hedge: { requests: 100 },
     telemetry: { tokens: 1_000, streams: 50, rounds: 1 },
     admission: { streamsPerLevel: 200, rounds: 1 },
+    ledger: { calls: 200, rounds: 1 },
     resume: { warmUp: 10, ttftPerRound: 25, tokens: 1_000, pairs: 4, samples: 20 },
   },
 };

@@ -1,7 +1,7 @@
 import type { Database } from "../db/database.js";
-import { parseRecord, type SluiceRedisClient } from "../store/redis-tenant-store.js";
+import type { SluiceRedisClient } from "../store/redis-tenant-store.js";
 import { within } from "../store/within.js";
-import { insertRows, rowOf } from "./ledger-rows.js";
+import { insertRows, rowOfEntry } from "./ledger-rows.js";
 import { type LedgerEvent, MAX_BACKOFF_MS } from "./ledger-events.js";
 
 export interface StreamDrainOptions {
@@ -77,7 +77,7 @@ export function createStreamDrain(options: StreamDrainOptions): StreamDrain {
     const db = await options.database();
     const written = await insertRows(
       db,
-      entries.map((e) => rowOf(parseRecord(e.message), `stream:${e.id}`)),
+      entries.map((e) => rowOfEntry(e.message, e.id)),
     );
     await redis(
       client.xAck(
