@@ -1,4 +1,4 @@
-import type { Database } from "../db/database.js";
+import { bounded, type Database } from "../db/database.js";
 
 /** What one semantic entry is filed under: its alias, its scope, and the hash of everything but the question. */
 export interface SemanticPlace {
@@ -26,6 +26,8 @@ export interface SemanticStore {
 
 /** Rows removed per insert by trimming and expiry: the work an insert does stays bounded. */
 export const TRIM_BATCH = 100;
+/** Longest a cache write (the insert and its trims) may take in the database before it is cancelled there. */
+export const WRITE_TIMEOUT_MS = 5_000;
 
 /**
  * Inserts between two ANALYZEs of the table. With stale statistics the
@@ -86,17 +88,20 @@ export function createSemanticStore(database: () => Database | undefined): Seman
       const db = need();
       const dims = dimsOf(vector);
       await ensureIndex(db, dims);
-      await db.query(
-        `INSERT INTO sluice_semantic_cache (alias, scope, context, dims, embedding, answer, request_id, expires_at)
-         VALUES ($1, $2, $3, ${dims}, $4::vector, $5, $6, now() + make_interval(secs => $7::double precision / 1000))`,
-        [place.alias, place.scope, place.context, literal(vector), entry.answer, entry.requestId, entry.ttlMs],
-      );
-      await db.query(
-        `DELETE FROM sluice_semantic_cache WHERE id IN (
-           SELECT id FROM sluice_semantic_cache WHERE alias = $1 AND scope = $2 ORDER BY id DESC OFFSET $3 LIMIT ${TRIM_BATCH})`,
-        [place.alias, place.scope, entry.maxEntries],
-      );
-      await db.query(`DELETE FROM sluice_semantic_cache WHERE id IN (SELECT id FROM sluice_semantic_cache WHERE expires_at <= now() LIMIT ${TRIM_BATCH})`);
+      // One bounded transaction: a stuck server cancels the write (the entry is simply not stored) instead of holding a connection.
+      await bounded(db, WRITE_TIMEOUT_MS, async (query) => {
+        await query(
+          `INSERT INTO sluice_semantic_cache (alias, scope, context, dims, embedding, answer, request_id, expires_at)
+           VALUES ($1, $2, $3, ${dims}, $4::vector, $5, $6, now() + make_interval(secs => $7::double precision / 1000))`,
+          [place.alias, place.scope, place.context, literal(vector), entry.answer, entry.requestId, entry.ttlMs],
+        );
+        await query(
+          `DELETE FROM sluice_semantic_cache WHERE id IN (
+             SELECT id FROM sluice_semantic_cache WHERE alias = $1 AND scope = $2 ORDER BY id DESC OFFSET $3 LIMIT ${TRIM_BATCH})`,
+          [place.alias, place.scope, entry.maxEntries],
+        );
+        await query(`DELETE FROM sluice_semantic_cache WHERE id IN (SELECT id FROM sluice_semantic_cache WHERE expires_at <= now() LIMIT ${TRIM_BATCH})`);
+      });
       if (++inserts % ANALYZE_EVERY === 1 && !analyzing) {
         analyzing = true;
         void db

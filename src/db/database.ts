@@ -20,3 +20,16 @@ export interface Database {
  * (pgvector 0.8; strict order keeps the nearest first).
  */
 export const SESSION_SETTINGS = "SET hnsw.iterative_scan = strict_order";
+
+/**
+ * `work` in a transaction whose statements the database cancels past
+ * `timeoutMs` (SET LOCAL statement_timeout): a write off the request path
+ * (a cache entry, a ledger batch) or a report never holds a connection
+ * for as long as a stuck server would let it.
+ */
+export function bounded<T>(db: Pick<Database, "transaction">, timeoutMs: number, work: (query: Database["query"]) => Promise<T>): Promise<T> {
+  return db.transaction(async (query) => {
+    await query(`SET LOCAL statement_timeout = ${Math.max(1, Math.round(timeoutMs))}`);
+    return work(query);
+  });
+}

@@ -1,4 +1,7 @@
-import type { Database } from "../db/database.js";
+import { bounded, type Database } from "../db/database.js";
+
+/** Longest a batch may take in the database before it is cancelled there (and tried again later). */
+export const WRITE_TIMEOUT_MS = 30_000;
 import type { UsageRecord } from "../store/tenant-store.js";
 
 /**
@@ -146,9 +149,9 @@ const INSERT_SQL = [
  * one string instead of 22 values per row (bench 9b). Resolves with the
  * rows that were new.
  */
-export async function insertRows(db: Pick<Database, "query">, rows: readonly LedgerRow[]): Promise<number> {
+export async function insertRows(db: Pick<Database, "transaction">, rows: readonly LedgerRow[]): Promise<number> {
   if (rows.length === 0) return 0;
-  const result = await db.query<{ n: number }>(INSERT_SQL, [JSON.stringify(rows)]);
+  const result = await bounded(db, WRITE_TIMEOUT_MS, (q) => q<{ n: number }>(INSERT_SQL, [JSON.stringify(rows)]));
   return Number(result.rows[0]?.n ?? 0);
 }
 

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { Database } from "../db/database.js";
+import { bounded, type Database } from "../db/database.js";
 import { GatewayError } from "../core/errors.js";
 
 /** What a report can group by: a level, a key, what was asked and what served, a UTC day or hour, or one tag. */
@@ -133,10 +133,7 @@ const n = (value: unknown) => Number(value ?? 0);
 /** Runs a checked report query, cancelled in the database past REPORT_TIMEOUT_MS: one page, and whether there is another. */
 export async function spendReport(db: Pick<Database, "transaction">, query: SpendQuery): Promise<SpendPage> {
   const { sql, params } = spendSql(query);
-  const result = await db.transaction(async (q) => {
-    await q(`SET LOCAL statement_timeout = ${REPORT_TIMEOUT_MS}`);
-    return q<Record<string, unknown>>(sql, params);
-  });
+  const result = await bounded(db, REPORT_TIMEOUT_MS, (q) => q<Record<string, unknown>>(sql, params));
   const rows = result.rows.slice(0, query.pageSize).map(
     (r): SpendRow => ({
       group: Object.fromEntries(query.groupBy.map((d, i) => [d === "tag" ? `tag:${query.tagKey}` : d, String(r[`g${i}`] ?? "")])),
