@@ -632,8 +632,11 @@ async function cacheScenario(s: Services) {
 
 /** The semantic cache's lookups at the mode's entry count, and the evaluation set's hit and false-hit rates. */
 function semanticRun(s: Services): Promise<SemanticResult> {
-  return semanticScenario(s.simOpenAi, SEMANTIC_ENTRIES[MODE], 200, log);
+  return semanticScenario(s.simOpenAi, SEMANTIC_ENTRIES[MODE], SEMANTIC_LOOKUPS[MODE], log);
 }
+
+/** Timed lookups per store: p99 is then the 10th-slowest of 1,000, not the 2nd of 200, which one pause of the process decided. */
+const SEMANTIC_LOOKUPS: Record<Mode, number> = { full: 1_000, quick: 200 };
 
 /** Entries stored before the semantic lookups are timed (issue #26 asks for 100,000). */
 const SEMANTIC_ENTRIES: Record<Mode, number> = { full: 100_000, quick: 5_000 };
