@@ -1,0 +1,195 @@
+import { isIPv6 } from "node:net";
+
+/**
+ * The kinds of personal data and secrets Sluice finds in text
+ * (docs/compliance.md). Each detector finds candidates with a bounded
+ * pattern and keeps only those that pass the kind's own validation
+ * (a check digit, a checksum, a range), which is what keeps numbers that
+ * merely look like these (order numbers, versions, amounts) out.
+ */
+export const PII_KINDS = ["email", "phone", "card", "iban", "cn_id", "us_ssn", "ipv4", "ipv6", "secret"] as const;
+export type PiiKind = (typeof PII_KINDS)[number];
+
+/** One finding: where in the text, and what kind. */
+export interface PiiSpan {
+  readonly kind: PiiKind;
+  readonly start: number;
+  readonly end: number;
+}
+
+/** Luhn's check (payment cards). */
+export function luhn(digits: string): boolean {
+  let sum = 0;
+  for (let i = 0; i < digits.length; i++) {
+    let d = digits.charCodeAt(digits.length - 1 - i) - 48;
+    if (i % 2 === 1) {
+      d *= 2;
+      if (d > 9) d -= 9;
+    }
+    sum += d;
+  }
+  return sum % 10 === 0;
+}
+
+/** ISO 13616 mod-97 (IBAN): the country and check digits moved to the end, letters as 10..35, the whole ≡ 1 mod 97. */
+export function ibanValid(iban: string): boolean {
+  const s = iban.toUpperCase();
+  if (!/^[A-Z]{2}\d{2}[A-Z0-9]{11,30}$/.test(s)) return false;
+  const moved = s.slice(4) + s.slice(0, 4);
+  let rest = 0;
+  for (const ch of moved) {
+    const code = ch.charCodeAt(0);
+    const value = code >= 65 ? String(code - 55) : ch;
+    for (const digit of value) rest = (rest * 10 + (digit.charCodeAt(0) - 48)) % 97;
+  }
+  return rest === 1;
+}
+
+const CN_WEIGHTS = [7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2];
+const CN_CHECK = "10X98765432";
+
+/** GB 11643 (ISO 7064 MOD 11-2) check character of a China resident identity number, and a real date of birth. */
+export function cnIdValid(id: string): boolean {
+  const s = id.toUpperCase();
+  if (!/^[1-9]\d{16}[\dX]$/.test(s)) return false;
+  const year = Number(s.slice(6, 10));
+  const month = Number(s.slice(10, 12));
+  const day = Number(s.slice(12, 14));
+  const born = new Date(Date.UTC(year, month - 1, day));
+  if (year < 1900 || born.getUTCMonth() !== month - 1 || born.getUTCDate() !== day || born.getTime() > Date.now()) return false;
+  let sum = 0;
+  for (let i = 0; i < 17; i++) sum += (s.charCodeAt(i) - 48) * CN_WEIGHTS[i]!;
+  return CN_CHECK[sum % 11] === s[17];
+}
+
+/** A US social security number's published rules: area not 000, 666 or 9xx; group not 00; serial not 0000. */
+export function ssnValid(ssn: string): boolean {
+  const m = /^(\d{3})-(\d{2})-(\d{4})$/.exec(ssn);
+  if (!m) return false;
+  const [area, group, serial] = [m[1]!, m[2]!, m[3]!];
+  return area !== "000" && area !== "666" && area[0] !== "9" && group !== "00" && serial !== "0000";
+}
+
+/** Shannon entropy in bits per character: high for random tokens, low for words and repeated characters. */
+export function entropy(text: string): number {
+  const counts = new Map<string, number>();
+  for (const ch of text) counts.set(ch, (counts.get(ch) ?? 0) + 1);
+  let bits = 0;
+  for (const n of counts.values()) bits -= (n / text.length) * Math.log2(n / text.length);
+  return bits;
+}
+
+/** Prefixes API keys and tokens are issued with: a match is a secret whatever its entropy. */
+const SECRET_PREFIXES = /^(sk-ant-|sk-proj-|sk-|ghp_|gho_|ghs_|github_pat_|xox[abpr]-|AKIA|ASIA|AIza|glpat-|hf_)/;
+
+interface Detector {
+  readonly kind: PiiKind;
+  readonly pattern: RegExp;
+  readonly valid: (match: string) => boolean;
+}
+
+const digitsOf = (s: string) => s.replace(/[^\d]/g, "");
+
+/**
+ * Candidates are bounded (no pattern can backtrack without end: each
+ * repetition is of a fixed character class with an upper bound) and
+ * anchored on boundaries, so a match never starts inside a longer word
+ * or number.
+ */
+const DETECTORS: readonly Detector[] = [
+  {
+    kind: "email",
+    pattern: /(?<![\w.+-])[A-Za-z0-9._%+-]{1,64}@(?:[A-Za-z0-9-]{1,63}\.){1,8}[A-Za-z]{2,24}(?![\w-])/g,
+    valid: (m) => !m.startsWith(".") && !m.includes(".."),
+  },
+  {
+    kind: "secret",
+    pattern: /(?<![\w-])(?:sk-ant-|sk-proj-|sk-|ghp_|gho_|ghs_|github_pat_|xox[abpr]-|AKIA|ASIA|AIza|glpat-|hf_)[A-Za-z0-9_-]{16,200}(?![\w-])/g,
+    valid: (m) => {
+      const body = m.replace(SECRET_PREFIXES, "");
+      // Issued keys are random: digits among letters, and no words joined by dashes ("sk-this-is-not-a-key").
+      return /\d/.test(body) && entropy(body) >= (body.length >= 32 ? 4 : 3) && !/^(?:[a-z]+-){2,}[a-z]+$/.test(body);
+    },
+  },
+  {
+    kind: "secret",
+    // A bearer token after the word: long, and random enough that it is no sentence.
+    pattern: /(?<=\bBearer\s{1,4})[A-Za-z0-9._~+/=-]{19,399}[A-Za-z0-9_~+/=-](?![\w~+/=-]|\.[\w~+/=-])/g,
+    valid: (m) => entropy(m) >= 3.5,
+  },
+  {
+    kind: "iban",
+    pattern: /(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]{4}){2,7}(?:[ ]?[A-Z0-9]{1,4})?(?![A-Za-z0-9])/g,
+    valid: (m) => ibanValid(m.replace(/ /g, "")),
+  },
+  {
+    kind: "cn_id",
+    pattern: /(?<![\dA-Za-z])[1-9]\d{16}[\dXx](?![\dA-Za-z])/g,
+    valid: cnIdValid,
+  },
+  {
+    kind: "card",
+    // 13 to 19 digits, in groups separated by one space or dash, or none.
+    // Not the digits inside an account number that failed its own check (an IBAN's groups after its country and check digits).
+    pattern: /(?<![\d-])(?<![A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){0,7} ?)\d{4}(?:[ -]?\d{3,4}){2,3}(?:[ -]?\d{1,4})?(?![\d-])/g,
+    valid: (m) => {
+      const d = digitsOf(m);
+      // Written without separators, a card has at most 16 digits: a longer bare run is another number (an ID) that Luhn passes one time in ten.
+      const most = d.length === m.length ? 16 : 19;
+      return d.length >= 13 && d.length <= most && /^[2-6]/.test(d) && luhn(d);
+    },
+  },
+  {
+    kind: "us_ssn",
+    pattern: /(?<![\d-])\d{3}-\d{2}-\d{4}(?![\d-])/g,
+    valid: ssnValid,
+  },
+  {
+    kind: "phone",
+    // E.164 with a +, spaces or dashes allowed between groups; or a North American number with its area code; or a Chinese mobile.
+    pattern: /(?<![\w+])(?:\+[1-9]\d{0,2}(?:[ -]?\(?\d{1,4}\)?){2,5}\d|\(\d{3}\)[ ]?\d{3}-\d{4}|\d{3}-\d{3}-\d{4}|1[3-9]\d{9})(?![\w])/g,
+    valid: (m) => {
+      const d = digitsOf(m);
+      if (m.startsWith("+")) return d.length >= 8 && d.length <= 15;
+      if (/^1[3-9]\d{9}$/.test(m)) return true;
+      return d.length === 10 && /^[2-9]/.test(d) && /^\d{3}[2-9]/.test(d);
+    },
+  },
+  {
+    kind: "ipv4",
+    pattern: /(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?!\d|\.\d)/g,
+    valid: (m) => m.split(".").every((o) => Number(o) <= 255 && (o === "0" || !o.startsWith("0"))),
+  },
+  {
+    kind: "ipv6",
+    pattern: /(?<![\w:])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?![\w:])/g,
+    valid: (m) => m.length >= 6 && isIPv6(m) && /[0-9A-Fa-f]/.test(m),
+  },
+];
+
+/** Longest text scanned at once: detection is linear, and a request's texts are bounded before this. */
+export const MAX_SCAN_CHARS = 1_048_576;
+
+/**
+ * Every finding in `text` of the `kinds` asked for, in order, without
+ * overlaps: where two candidates overlap, the one found by the earlier
+ * detector (the more specific: an email before a phone number inside it)
+ * wins, then the longer.
+ */
+export function detectPii(text: string, kinds: ReadonlySet<PiiKind> = new Set(PII_KINDS)): PiiSpan[] {
+  const scanned = text.length > MAX_SCAN_CHARS ? text.slice(0, MAX_SCAN_CHARS) : text;
+  const found: Array<PiiSpan & { readonly rank: number }> = [];
+  DETECTORS.forEach((detector, rank) => {
+    if (!kinds.has(detector.kind)) return;
+    for (const match of scanned.matchAll(detector.pattern)) {
+      if (detector.valid(match[0])) found.push({ kind: detector.kind, start: match.index, end: match.index + match[0].length, rank });
+    }
+  });
+  found.sort((a, b) => a.rank - b.rank || b.end - b.start - (a.end - a.start));
+  const kept: PiiSpan[] = [];
+  for (const span of found) {
+    if (kept.some((k) => span.start < k.end && k.start < span.end)) continue;
+    kept.push({ kind: span.kind, start: span.start, end: span.end });
+  }
+  return kept.sort((a, b) => a.start - b.start);
+}
