@@ -10,7 +10,7 @@ import { adminClient } from "./helpers/admin.js";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { tenancyEvents } from "./helpers/tenancy-events.js";
 
-const KEYS = { a: "sk-test-cache-a-4f6b8d0a2c1e3957", b: "sk-test-cache-b-9e7c5a3b1d0f2468" };
+const KEYS = { a: "sk-test-cache-a-4f6b8d0a2c1e3957", b: "sk-test-cache-b-9e7c5a3b1d0f2468", c: "sk-test-cache-c-2d4f6a8c0e1b3957", d: "sk-test-cache-d-7b9d1f3a5c2e4068" };
 const ADMIN_KEY = "sk-test-cache-admin-1b3d5f7a9c0e2468";
 /** One dollar per million input tokens and two per million output: 1 and 2 micro-dollars per token. */
 const PRICE = { inputPerMTok: 1, outputPerMTok: 2 };
@@ -30,12 +30,22 @@ beforeAll(async () => {
       models: {
         cached: { provider: "sim", model: "sim-1?tokens=6&seed=3", price: PRICE, cache: { exact: { ttlS: 60 } } },
         shared: { provider: "sim", model: "sim-1?tokens=6&seed=3", cache: { exact: { ttlS: 60 }, scope: "global" } },
+        crew: { provider: "sim", model: "sim-1?tokens=6&seed=3", cache: { exact: { ttlS: 60 }, scope: "team" } },
         tools: { provider: "sim", model: "sim-1?tokens=2&tools=1", cache: { exact: { ttlS: 60 } } },
         plain: { provider: "sim", model: "sim-1?tokens=6&seed=3" },
       },
     }),
-    env: { A_KEY: KEYS.a, B_KEY: KEYS.b, ADMIN_KEY },
-    auth: { adminKeyEnv: "ADMIN_KEY", keys: [{ name: "a", keyEnv: "A_KEY" }, { name: "b", keyEnv: "B_KEY" }] },
+    env: { A_KEY: KEYS.a, B_KEY: KEYS.b, C_KEY: KEYS.c, D_KEY: KEYS.d, ADMIN_KEY },
+    auth: {
+      adminKeyEnv: "ADMIN_KEY",
+      keys: [
+        { name: "a", keyEnv: "A_KEY" },
+        { name: "b", keyEnv: "B_KEY" },
+        { name: "c", keyEnv: "C_KEY", team: "red" },
+        { name: "d", keyEnv: "D_KEY", team: "red" },
+      ],
+      teams: [{ name: "red" }],
+    },
     observer: events.observer,
   });
 });
@@ -101,6 +111,21 @@ describe("the exact cache", () => {
     const first = await completion(KEYS.a, "shared", global);
     await stored(first.requestId);
     expect((await completion(KEYS.b, "shared", global)).cache).toBe("hit-exact");
+  });
+
+  it("with scope team shares an entry between the keys of one team, and with no one outside it", async () => {
+    const prompt = fresh("team");
+    const c = await completion(KEYS.c, "crew", prompt);
+    expect(c.cache).toBe("miss");
+    await stored(c.requestId);
+    expect((await completion(KEYS.d, "crew", prompt)).cache).toBe("hit-exact");
+    // Key a is in no team: it keeps to its own entries, and does not read the team's.
+    const outside = await completion(KEYS.a, "crew", prompt);
+    expect(outside.cache).toBe("miss");
+    await stored(outside.requestId);
+    expect((await completion(KEYS.a, "crew", prompt)).cache).toBe("hit-exact");
+    expect((await completion(KEYS.b, "crew", prompt)).cache).toBe("miss");
+    expect(upstreamCalls(prompt)).toBe(3);
   });
 
   it("follows the caller: no-cache skips the lookup and stores, no-store neither looks up nor stores, gRPC cache_policy likewise", async () => {
@@ -178,7 +203,7 @@ describe("the exact cache", () => {
     expect((await completion(KEYS.a, "cached", prompt)).cache).toBe("hit-exact");
 
     const { aliases } = await admin.getCacheStats({});
-    expect(aliases.map((a) => a.alias)).toEqual(["cached", "shared", "tools"]);
+    expect(aliases.map((a) => a.alias)).toEqual(["cached", "crew", "shared", "tools"]);
     const cached = aliases[0]!;
     expect(cached.hits).toBeGreaterThan(0n);
     expect(cached.entries).toBeGreaterThan(0n);

@@ -110,9 +110,15 @@ export function entryPrefix(alias: string, scope?: string): string {
   return scope === undefined ? `exact:${a}:` : `exact:${a}:${Buffer.from(scope).toString("base64url")}:`;
 }
 
-/** Whose entries a request may read: its key's (scope `key`; anonymous callers share one scope), or everyone's. */
+/**
+ * Whose entries a request may read: its key's (scope `key`; anonymous
+ * callers share one scope), its team's (scope `team`; a key in no team
+ * keeps to its own, never to everyone's), or everyone's.
+ */
 export function scopeOf(route: { readonly cache: NonNullable<ModelRoute["cache"]> }, principal: Principal | undefined): string {
-  return route.cache.scope === "global" ? "*global" : `key=${principal?.name ?? "*anonymous"}`;
+  if (route.cache.scope === "global") return "*global";
+  if (route.cache.scope === "team" && principal?.team !== undefined) return `team=${principal.team}`;
+  return `key=${principal?.name ?? "*anonymous"}`;
 }
 
 const NONE = Symbol("timed out");

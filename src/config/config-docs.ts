@@ -211,7 +211,7 @@ export const CONFIG_DOCS: Readonly<Record<string, KeyDoc>> = {
   "models.<alias>.cache.semantic.ttlS": { text: "How long an entry is reused, in seconds." },
   "models.<alias>.cache.semantic.maxEntries": { text: "Entries kept per alias and scope; each insert removes the oldest beyond it (at most 100 per insert)." },
   "models.<alias>.cache.exact.ttlS": { text: "How long an entry is reused, in seconds." },
-  "models.<alias>.cache.scope": { text: "`key`: an entry is reused only for the virtual key that produced it; `global`: for every caller of the alias. Read [Scope](caching.md#scope-and-its-risk) before choosing `global`." },
+  "models.<alias>.cache.scope": { text: "`key`: an entry is reused only for the virtual key that produced it; `team`: for every key of the producing key's team (a key in no team keeps to its own); `global`: for every caller of the alias. Read [Scope](caching.md#scope-and-its-risk) before choosing `team` or `global`." },
   "models.<alias>.cache.cacheToolCalls": { text: "Also store answers that call tools. `false`: such answers are served and not stored (a tool call depends on state the cache cannot see)." },
   "models.<alias>.dropUnsupportedParams": { text: "`false`: a parameter the provider cannot honour fails the request; `true`: it is dropped and reported (`sluice-dropped-params`; see [Unsupported parameters](providers.md#unsupported-parameters))." },
 };

@@ -101,7 +101,7 @@ const targetSchema = z.strictObject({
 });
 
 /** Whose requests may share an alias's cache entries (docs/caching.md, "Scope"). */
-export const CACHE_SCOPES = ["key", "global"] as const;
+export const CACHE_SCOPES = ["key", "team", "global"] as const;
 
 /** An alias's response cache: the exact cache, the semantic cache, or both. */
 const aliasCacheSchema = z

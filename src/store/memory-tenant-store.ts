@@ -334,7 +334,14 @@ export function createMemoryTenantStore(options: MemoryTenantStoreOptions = {}):
         }
         spent.push(after);
       }
-      if (options.onSpend && record.costMicros !== 0) options.onSpend(settlement, spent);
+      if (options.onSpend && record.costMicros !== 0) {
+        // A listener's trouble is its own: the settle is stored.
+        try {
+          options.onSpend(settlement, spent);
+        } catch {
+          // an alert lost, never the settle
+        }
+      }
       records.push(record);
       if (records.length > maxRecords) records = records.slice(records.length - Math.floor(maxRecords * 0.9));
       return "stored";

@@ -331,7 +331,12 @@ export function createRedisTenantStore(options: RedisTenantStoreOptions): Tenant
       const figures = (result as unknown[]).slice(1).map(num);
       if (options.onSpend && figures.length > 0 && figures[0] !== -1) {
         const spent = levels.map((_, i) => ({ day: figures[i * 3]!, week: figures[i * 3 + 1]!, month: figures[i * 3 + 2]! }));
-        options.onSpend(s, spent);
+        // A listener's trouble is its own: the settle is stored, and saying otherwise would have it sent again.
+        try {
+          options.onSpend(s, spent);
+        } catch {
+          // an alert lost, never the settle
+        }
       }
       return "stored";
     },
