@@ -2,7 +2,7 @@ import type { IncomingMessage } from "node:http";
 
 /** How long the rest of a refused HTTP/1.1 body is read and dropped before the connection is closed. */
 export const LINGER_MS = 2_000;
-/** How much of it at most. */
+/** How much of it is read at most; past it the connection stops reading until the timer closes it. */
 export const LINGER_BYTES = 8 * 1024 * 1024;
 
 /**
@@ -13,7 +13,7 @@ export const LINGER_BYTES = 8 * 1024 * 1024;
  * at once would reset a client still sending, and a reset can discard the
  * answer it has not read yet. So, like a web server's lingering close: send
  * FIN after the answer, drop what still arrives for a moment (bounded in
- * time and bytes), then close.
+ * time, and in bytes: past LINGER_BYTES nothing more is read), then close.
  */
 export function lingerAfterRefusal(req: IncomingMessage): void {
   const socket = req.socket;
@@ -24,7 +24,10 @@ export function lingerAfterRefusal(req: IncomingMessage): void {
   let dropped = 0;
   req.on("data", (chunk: Buffer) => {
     dropped += chunk.length;
-    if (dropped > LINGER_BYTES) socket.destroy();
+    // Past the bound, stop reading rather than reset: a client on a fast link sends 8 MiB in milliseconds, and a
+    // reset then could discard the answer it has not read yet. Unread, its sends stall on TCP flow control; the
+    // timer still closes the connection.
+    if (dropped > LINGER_BYTES) req.pause();
   });
   req.resume();
   socket.end();
