@@ -2,6 +2,7 @@ import { bounded, type Database } from "../db/database.js";
 
 /** Longest a batch may take in the database before it is cancelled there (and tried again later). */
 export const WRITE_TIMEOUT_MS = 30_000;
+import { parseTags } from "../store/redis-tenant-store.js";
 import type { UsageRecord } from "../store/tenant-store.js";
 
 /**
@@ -63,17 +64,6 @@ export function rowOf(record: UsageRecord, fallbackId: string): LedgerRow {
   };
 }
 
-/** A record's tags as the stream holds them (a JSON object of strings); anything else is none. */
-function tagsOf(json: string | undefined): Readonly<Record<string, string>> | null {
-  if (json === undefined) return null;
-  try {
-    const value: unknown = JSON.parse(json);
-    return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, string>) : null;
-  } catch {
-    return null;
-  }
-}
-
 /**
  * A usage-stream entry straight to a row, its numbers left as the strings
  * Redis gave: the drain's per-record work is this and one JSON.stringify
@@ -89,7 +79,7 @@ export function rowOfEntry(fields: Readonly<Record<string, string>>, entryId: st
     key_name: fields.key ?? "",
     team: fields.team ?? null,
     business_line: fields.businessLine ?? null,
-    tags: tagsOf(fields.tags),
+    tags: fields.tags === undefined ? null : parseTags(fields.tags),
     alias: fields.alias ?? "",
     target: fields.target ?? "",
     input_tokens: fields.inputTokens ?? "0",

@@ -156,7 +156,7 @@ function recordFields(r: UsageRecord): string[] {
 }
 
 /** A record's tags as stored (a JSON object of strings); anything else reads as none. */
-function parseTags(json: string): Readonly<Record<string, string>> {
+export function parseTags(json: string): Readonly<Record<string, string>> {
   try {
     const value: unknown = JSON.parse(json);
     if (typeof value !== "object" || value === null || Array.isArray(value)) return {};
