@@ -81,12 +81,10 @@ describe("validations", () => {
     ]);
   });
 
-  it("scans a long text in linear time: a pathological input is bounded work", () => {
-    const text = `${"1-".repeat(200_000)}x ${"a@".repeat(100_000)}`;
-    const started = performance.now();
-    detectPii(text);
-    // Not a speed target (the bench has those): a catastrophic pattern would take minutes here, not seconds.
-    expect(performance.now() - started).toBeLessThan(20_000);
+  it("scans a pathological input as bounded work, and finds nothing in it", () => {
+    // Runs of separators and half-addresses: a pattern that backtracks without end would hold this test past its timeout.
+    const text = `${"1-".repeat(200_000)}x ${"a@".repeat(100_000)} ${"1.".repeat(100_000)}`;
+    expect(detectPii(text)).toEqual([]);
   });
 });
 
