@@ -96,6 +96,37 @@ export const MIGRATIONS: readonly Migration[] = [
         PRIMARY KEY (day, key_name, level, reason, replica)
       )`,
   },
+  {
+    version: 5,
+    name: "audit log",
+    // One hash chain (src/audit/audit-chain.ts): seq is numbered by the appender under a lock, not by a sequence,
+    // whose rolled-back numbers would look like deleted rows. No retention: the log is append-only. The head (one
+    // row: the last seq and hash, moved in the append's transaction) shows rows cut from the end, which no chain can.
+    sql: `
+      CREATE TABLE IF NOT EXISTS sluice_audit (
+        seq bigint PRIMARY KEY,
+        id uuid UNIQUE NOT NULL,
+        at timestamptz NOT NULL,
+        actor_kind text NOT NULL,
+        actor_id text NOT NULL,
+        remote text,
+        action text NOT NULL,
+        target text,
+        outcome text NOT NULL,
+        request_id text,
+        details jsonb,
+        prev_hash text NOT NULL,
+        hash text NOT NULL
+      );
+      CREATE INDEX IF NOT EXISTS sluice_audit_at ON sluice_audit (at);
+      CREATE INDEX IF NOT EXISTS sluice_audit_action_seq ON sluice_audit (action, seq);
+      CREATE INDEX IF NOT EXISTS sluice_audit_actor_seq ON sluice_audit (actor_id, seq);
+      CREATE TABLE IF NOT EXISTS sluice_audit_head (
+        one boolean PRIMARY KEY DEFAULT true CHECK (one),
+        seq bigint NOT NULL,
+        hash text NOT NULL
+      )`,
+  },
 ];
 
 /** What a migration run did: the versions applied, and those waiting for an extension the server does not offer. */

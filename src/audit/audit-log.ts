@@ -1,0 +1,190 @@
+import type { Meter } from "@opentelemetry/api";
+import type { Database } from "../db/database.js";
+import type { Logger } from "../logging/logger.js";
+import type { SluiceRedisClient } from "../store/redis-tenant-store.js";
+import { within } from "../store/within.js";
+import { type AuditEvent, type AuditInput, buildAuditEvent, parseAuditEvent } from "./audit-event.js";
+import { type AuditFilter, type AuditPage, type AuditPageRequest, listAudit } from "./audit-list.js";
+import { appendAudit, type AuditVerification, verifyAudit } from "./audit-store.js";
+import { createGroupDrain, type GroupDrain, type StreamEntry } from "./group-drain.js";
+import { createRetryingBuffer } from "./retrying-buffer.js";
+import { causeOf, type WriterEvent } from "./batch-writer.js";
+
+export interface AuditSettings {
+  /** Events waiting in memory at most (and the Redis stream's approximate cap); past it new events are dropped and counted. */
+  readonly maxBuffered: number;
+  readonly flushMs: number;
+  readonly batchSize: number;
+  /** Bound on each batch's transaction in the database and on each Redis command. */
+  readonly timeoutMs: number;
+  /** With Redis: entries another replica read but has not acknowledged for this long are taken over. Default 30 s. */
+  readonly claimIdleMs?: number;
+}
+
+export interface AuditLogOptions {
+  /** Opens the database when first called (behind the port); resolves once it is open and migrated. */
+  readonly database: () => Promise<Database>;
+  /** The shared store's Redis (Tenancy["redis"] fits): events then wait in its `<prefix>audit` stream. */
+  readonly redis?: { readonly client: SluiceRedisClient; readonly prefix: string };
+  readonly settings: AuditSettings;
+  readonly logger: Logger;
+  readonly meter?: Meter;
+  /** This replica's name in the stream's consumer group. */
+  readonly replica: string;
+  /** Tests: the clock events are stamped with. */
+  readonly now?: () => number;
+}
+
+/** Totals since start. `buffered`: events in this process not yet written (with Redis, those in the stream are not counted). */
+export interface AuditStats {
+  readonly written: number;
+  readonly duplicates: number;
+  readonly dropped: number;
+  readonly buffered: number;
+  readonly failures: number;
+}
+
+export interface AuditLog {
+  /** Keeps an event for the log: never throws, never waits, O(1). */
+  record(input: AuditInput): void;
+  /** Starts writing; called once the port listens, so opening the database never delays it. */
+  start(): void;
+  /** Writes what waits now (tests; shutdown); a failure is counted, not thrown. */
+  flush(): Promise<void>;
+  close(graceMs: number): Promise<void>;
+  stats(): AuditStats;
+  list(filter: AuditFilter, page?: AuditPageRequest): Promise<AuditPage>;
+  /** Checks the whole chain (audit-store.ts, verifyAudit). */
+  verify(): Promise<AuditVerification>;
+}
+
+/** Drops are logged at the first and then every LOG_DROPS_EVERY-th, with the running total. */
+const LOG_DROPS_EVERY = 1_000;
+const GROUP = "sluice-audit";
+
+/**
+ * The tamper-evident audit log (issue #28 §3): admin actions, policy
+ * decisions and authentication failures, appended to one hash chain in
+ * store.postgres (audit-store.ts), written off the request path with the
+ * ledger's rule that nothing is lost quietly. With Redis each event is
+ * added to a capped stream that every replica drains through one consumer
+ * group (group-drain.ts), so an event outlives the replica that saw it;
+ * without Redis, or when an add fails, it waits in a bounded buffer here
+ * (retrying-buffer.ts). Either way a database outage only delays writes,
+ * and what cannot be kept is counted, logged and measured.
+ */
+export function createAuditLog(options: AuditLogOptions): AuditLog {
+  const { settings, logger, redis } = options;
+  const totals = { written: 0, duplicates: 0, dropped: 0, failures: 0 };
+  const events = options.meter?.createCounter("sluice.audit.events", { unit: "{event}", description: "Audit events by result: written, duplicate (written before: a batch written twice), or dropped (never reached the log)." });
+  const failureCount = options.meter?.createCounter("sluice.audit.failures", { unit: "{batch}", description: "Audit batches that could not be written and wait to be tried again." });
+  let failing = false;
+  let started = false;
+  let drain: GroupDrain | undefined;
+  const adding = new Set<Promise<void>>();
+
+  const onEvent = (event: WriterEvent) => {
+    switch (event.type) {
+      case "written":
+        totals.written += event.written;
+        totals.duplicates += event.duplicates;
+        events?.add(event.written, { "sluice.audit.result": "written" });
+        if (event.duplicates > 0) events?.add(event.duplicates, { "sluice.audit.result": "duplicate" });
+        break;
+      case "failed":
+        totals.failures++;
+        failureCount?.add(1);
+        // One line per run of failures: the database being away for a minute is one event.
+        if (!failing) logger.warn({ event: "audit.write_failed", cause: event.cause, ...(event.waiting >= 0 ? { waiting: event.waiting } : {}) });
+        failing = true;
+        break;
+      case "recovered":
+        failing = false;
+        logger.info({ event: "audit.recovered" });
+        break;
+      case "dropped":
+        // Three sources (a full buffer, entries Redis trimmed, events that are not events) and one running total.
+        totals.dropped += event.count;
+        events?.add(event.count, { "sluice.audit.result": "dropped" });
+        if (totals.dropped === event.count || Math.floor(totals.dropped / LOG_DROPS_EVERY) > Math.floor((totals.dropped - event.count) / LOG_DROPS_EVERY)) {
+          logger.error({ event: "audit.dropped", events: event.count, droppedTotal: totals.dropped });
+        }
+        break;
+      case "claimed":
+        logger.info({ event: "audit.claimed", events: event.count });
+        break;
+    }
+  };
+
+  const append = async (batch: readonly AuditEvent[]) => appendAudit(await options.database(), batch, settings.timeoutMs);
+
+  const drop = () => onEvent({ type: "dropped", count: 1, total: totals.dropped + 1 });
+  const buffer = createRetryingBuffer<AuditEvent>({ maxBuffered: settings.maxBuffered, batchSize: settings.batchSize, flushMs: settings.flushMs, write: append, onEvent });
+
+  /** Stream entries to events; an entry that is not one (written by something else) is acknowledged and counted as dropped. */
+  const writeEntries = async (entries: readonly StreamEntry[]) => {
+    const batch = entries.flatMap((e) => parseAuditEvent(e.message.e ?? "") ?? []);
+    for (let i = batch.length; i < entries.length; i++) drop();
+    return append(batch);
+  };
+
+  const addToStream = (client: SluiceRedisClient, stream: string, event: AuditEvent) => {
+    const added = (async () => {
+      try {
+        await within(client.xAdd(stream, "*", { e: JSON.stringify(event) }, { TRIM: { strategy: "MAXLEN", strategyModifier: "~", threshold: settings.maxBuffered } }), settings.timeoutMs, "audit add");
+      } catch {
+        // Redis away or slow: this event waits here instead. Should the add land after all, its id keeps it one row.
+        buffer.add(event);
+      }
+    })().finally(() => adding.delete(added));
+    adding.add(added);
+  };
+
+  return {
+    record(input) {
+      let event: AuditEvent;
+      try {
+        event = buildAuditEvent(input, options.now);
+      } catch (error) {
+        logger.error({ event: "audit.invalid", action: String(input.action).slice(0, 100), cause: causeOf(error) });
+        drop();
+        return;
+      }
+      if (redis && adding.size < settings.maxBuffered) addToStream(redis.client, `${redis.prefix}audit`, event);
+      else buffer.add(event);
+    },
+    start() {
+      if (started) return;
+      started = true;
+      buffer.start();
+      if (redis) {
+        drain = createGroupDrain({
+          client: redis.client,
+          stream: `${redis.prefix}audit`,
+          group: GROUP,
+          consumer: options.replica,
+          write: writeEntries,
+          batchSize: settings.batchSize,
+          flushMs: settings.flushMs,
+          claimIdleMs: settings.claimIdleMs ?? 30_000,
+          timeoutMs: settings.timeoutMs,
+          onEvent,
+        });
+      }
+    },
+    async flush() {
+      await Promise.all(adding);
+      await drain?.drainNow();
+      await buffer.flush();
+    },
+    async close(graceMs) {
+      await Promise.all(adding);
+      await drain?.close(graceMs);
+      const left = await buffer.close(graceMs);
+      if (left > 0) logger.error({ event: "audit.unwritten", events: left });
+    },
+    stats: () => ({ ...totals, buffered: buffer.waiting + adding.size }),
+    list: async (filter, page) => listAudit(await options.database(), filter, page),
+    verify: async () => verifyAudit(await options.database(), { timeoutMs: Math.max(settings.timeoutMs, 10_000) }),
+  };
+}

@@ -1,0 +1,148 @@
+import type { SluiceRedisClient } from "../store/redis-tenant-store.js";
+import { within } from "../store/within.js";
+import { type BatchResult, causeOf, MAX_BACKOFF_MS, settleWithin, type WriterEvent } from "./batch-writer.js";
+
+/** One stream entry as read. */
+export interface StreamEntry {
+  readonly id: string;
+  readonly message: Readonly<Record<string, string>>;
+}
+
+export interface GroupDrainOptions {
+  readonly client: SluiceRedisClient;
+  readonly stream: string;
+  readonly group: string;
+  /** This replica's name in the group. */
+  readonly consumer: string;
+  /** Writes one batch; the entries are acknowledged only once it resolves. It must be idempotent (an entry may come twice). */
+  readonly write: (entries: readonly StreamEntry[]) => Promise<BatchResult>;
+  readonly batchSize: number;
+  readonly flushMs: number;
+  /** Entries another consumer read but has not acknowledged for this long are taken over (it died mid-batch). */
+  readonly claimIdleMs: number;
+  /** Bound on every Redis command. */
+  readonly timeoutMs: number;
+  readonly onEvent: (event: WriterEvent) => void;
+}
+
+export interface GroupDrain {
+  /** Drains until nothing new is there (tests, flush); a failure is reported and backed off from, not thrown. */
+  drainNow(): Promise<void>;
+  close(graceMs: number): Promise<void>;
+}
+
+/**
+ * A Redis stream written to a database by every replica as one consumer
+ * group: each entry goes to one replica, is written, and only then
+ * acknowledged. Nothing is lost to a database outage (entries stay pending,
+ * bounded by the stream's cap) or to a replica killed mid-batch (another
+ * claims its entries after `claimIdleMs`, and the idempotent write makes
+ * the second write a no-op). Reads do not block: the connection is the
+ * tenant store's, and a blocking read would hold it. (The ledger's
+ * stream-drain.ts is this with its own write; it could be this.)
+ */
+export function createGroupDrain(options: GroupDrainOptions): GroupDrain {
+  const { client, stream, group, consumer } = options;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  let closed = false;
+  let groupReady = false;
+  let failing = false;
+  let backoffMs = options.flushMs;
+  let claimCursor = "0-0";
+  let lost = 0;
+  const redis = <T>(work: Promise<T>, operation: string) => within(work, options.timeoutMs, `${group} ${operation}`);
+
+  const ensureGroup = async () => {
+    if (groupReady) return;
+    try {
+      // From the start of the stream: entries added before any replica drained are written too.
+      await redis(client.xGroupCreate(stream, group, "0", { MKSTREAM: true }), "group");
+    } catch (error) {
+      if (!(error instanceof Error && error.message.includes("BUSYGROUP"))) throw error;
+    }
+    groupReady = true;
+  };
+
+  const entriesOf = (reply: unknown): StreamEntry[] => {
+    const streams = reply as Array<{ messages: Array<StreamEntry | null> }> | null;
+    return (streams?.[0]?.messages ?? []).filter((m): m is StreamEntry => m !== null);
+  };
+
+  const write = async (entries: readonly StreamEntry[]): Promise<number> => {
+    if (entries.length === 0) return 0;
+    const result = await options.write(entries);
+    await redis(
+      client.xAck(
+        stream,
+        group,
+        entries.map((e) => e.id),
+      ),
+      "ack",
+    );
+    options.onEvent({ type: "written", ...result });
+    return entries.length;
+  };
+
+  /** One step: this consumer's own unacknowledged entries first (a failed batch), then others' stale ones, then new ones. */
+  const step = async (): Promise<number> => {
+    await ensureGroup();
+    const own = entriesOf(await redis(client.xReadGroup(group, consumer, { key: stream, id: "0" }, { COUNT: options.batchSize }), "pending"));
+    if (own.length > 0) return write(own);
+    const claimed = await redis(client.xAutoClaim(stream, group, consumer, options.claimIdleMs, claimCursor, { COUNT: options.batchSize }), "claim");
+    claimCursor = String(claimed.nextId);
+    const taken = claimed.messages.filter((m): m is StreamEntry => m !== null);
+    if (claimed.deletedMessages.length > 0) {
+      lost += claimed.deletedMessages.length;
+      options.onEvent({ type: "dropped", count: claimed.deletedMessages.length, total: lost });
+    }
+    if (taken.length > 0) {
+      options.onEvent({ type: "claimed", count: taken.length });
+      return write(taken);
+    }
+    return write(entriesOf(await redis(client.xReadGroup(group, consumer, { key: stream, id: ">" }, { COUNT: options.batchSize }), "read")));
+  };
+
+  const attempt = async (): Promise<void> => {
+    try {
+      let n: number;
+      do n = await step();
+      while (n >= options.batchSize && !closed);
+      if (failing) options.onEvent({ type: "recovered" });
+      failing = false;
+      backoffMs = options.flushMs;
+    } catch (error) {
+      failing = true;
+      groupReady = false;
+      options.onEvent({ type: "failed", cause: causeOf(error), waiting: -1 });
+      backoffMs = Math.min(MAX_BACKOFF_MS, backoffMs * 2);
+    }
+  };
+
+  const run = () => (running ??= attempt().finally(() => (running = undefined)));
+
+  const tick = () => {
+    timer = undefined;
+    if (closed) return;
+    void run().finally(() => {
+      if (closed || timer) return;
+      timer = setTimeout(tick, failing ? backoffMs : options.flushMs);
+      timer.unref();
+    });
+  };
+  timer = setTimeout(tick, options.flushMs);
+  timer.unref();
+
+  return {
+    async drainNow() {
+      await running;
+      await run();
+    },
+    async close(graceMs) {
+      closed = true;
+      if (timer) clearTimeout(timer);
+      timer = undefined;
+      await settleWithin(running, graceMs);
+    },
+  };
+}
