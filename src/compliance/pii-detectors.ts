@@ -10,9 +10,9 @@ import { isIPv6 } from "node:net";
 export const PII_KINDS = ["email", "phone", "card", "iban", "cn_id", "us_ssn", "ipv4", "ipv6", "secret"] as const;
 export type PiiKind = (typeof PII_KINDS)[number];
 
-/** One finding: where in the text, and what kind. */
+/** One finding: where in the text, and what kind (a built-in kind, or a custom detector's name). */
 export interface PiiSpan {
-  readonly kind: PiiKind;
+  readonly kind: string;
   readonly start: number;
   readonly end: number;
 }
@@ -82,8 +82,9 @@ export function entropy(text: string): number {
 /** Prefixes API keys and tokens are issued with: a match is a secret whatever its entropy. */
 const SECRET_PREFIXES = /^(sk-ant-|sk-proj-|sk-|ghp_|gho_|ghs_|github_pat_|xox[abpr]-|AKIA|ASIA|AIza|glpat-|hf_)/;
 
-interface Detector {
-  readonly kind: PiiKind;
+/** A kind's finder: a bounded pattern (global flag) and the validation a candidate must pass. */
+export interface Detector {
+  readonly kind: string;
   readonly pattern: RegExp;
   readonly valid: (match: string) => boolean;
 }
@@ -167,29 +168,50 @@ const DETECTORS: readonly Detector[] = [
   },
 ];
 
-/** Longest text scanned at once: detection is linear, and a request's texts are bounded before this. */
-export const MAX_SCAN_CHARS = 1_048_576;
+const ALL_KINDS: ReadonlySet<string> = new Set(PII_KINDS);
+
+/**
+ * A custom pattern (compliance.patterns) as a detector: its source was
+ * checked at load (config/compliance-schema.ts); every match counts.
+ */
+export function customDetector(name: string, pattern: string): Detector {
+  return { kind: name, pattern: new RegExp(pattern, "gu"), valid: () => true };
+}
 
 /**
  * Every finding in `text` of the `kinds` asked for, in order, without
  * overlaps: where two candidates overlap, the one found by the earlier
- * detector (the more specific: an email before a phone number inside it)
- * wins, then the longer.
+ * detector (the more specific: an email before a phone number inside it;
+ * built-in detectors before custom ones) wins, then the longer. The whole
+ * text is scanned (a request's texts are bounded by limits.maxRequestBytes
+ * before this): a cut-off would let what lies past it through.
  */
-export function detectPii(text: string, kinds: ReadonlySet<PiiKind> = new Set(PII_KINDS)): PiiSpan[] {
-  const scanned = text.length > MAX_SCAN_CHARS ? text.slice(0, MAX_SCAN_CHARS) : text;
+export function detectPii(text: string, kinds: ReadonlySet<string> = ALL_KINDS, custom: readonly Detector[] = []): PiiSpan[] {
   const found: Array<PiiSpan & { readonly rank: number }> = [];
-  DETECTORS.forEach((detector, rank) => {
+  const scan = (detector: Detector, rank: number) => {
     if (!kinds.has(detector.kind)) return;
-    for (const match of scanned.matchAll(detector.pattern)) {
-      if (detector.valid(match[0])) found.push({ kind: detector.kind, start: match.index, end: match.index + match[0].length, rank });
+    for (const match of text.matchAll(detector.pattern)) {
+      if (match[0].length > 0 && detector.valid(match[0])) found.push({ kind: detector.kind, start: match.index, end: match.index + match[0].length, rank });
     }
-  });
+  };
+  DETECTORS.forEach(scan);
+  custom.forEach((detector, i) => scan(detector, DETECTORS.length + i));
+  if (found.length <= 1) return found.map(({ kind, start, end }) => ({ kind, start, end }));
   found.sort((a, b) => a.rank - b.rank || b.end - b.start - (a.end - a.start));
+  // Kept spans sorted by start: a candidate overlaps one of them only if it overlaps its neighbours there (binary search, not a scan of all).
   const kept: PiiSpan[] = [];
   for (const span of found) {
-    if (kept.some((k) => span.start < k.end && k.start < span.end)) continue;
-    kept.push({ kind: span.kind, start: span.start, end: span.end });
+    let lo = 0;
+    let hi = kept.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (kept[mid]!.start < span.start) lo = mid + 1;
+      else hi = mid;
+    }
+    const before = kept[lo - 1];
+    const after = kept[lo];
+    if ((before && before.end > span.start) || (after && after.start < span.end)) continue;
+    kept.splice(lo, 0, { kind: span.kind, start: span.start, end: span.end });
   }
-  return kept.sort((a, b) => a.start - b.start);
+  return kept;
 }

@@ -1,4 +1,4 @@
-import { detectPii, type PiiKind } from "./pii-detectors.js";
+import { type Detector, detectPii } from "./pii-detectors.js";
 
 /**
  * One request's placeholders: each value found gets `<KIND_N>` (the same
@@ -8,25 +8,28 @@ import { detectPii, type PiiKind } from "./pii-detectors.js";
  */
 export interface PiiVault {
   /** `text` with every finding of `kinds` replaced by its placeholder. */
-  redact(text: string, kinds?: ReadonlySet<PiiKind>): string;
+  redact(text: string, kinds?: ReadonlySet<string>): string;
   /** Findings so far, by kind (what logs and metrics may say: counts, never values). */
-  readonly counts: Readonly<Partial<Record<PiiKind, number>>>;
+  readonly counts: Readonly<Record<string, number>>;
   /** The value behind a placeholder, if this vault made it. */
   valueOf(placeholder: string): string | undefined;
   readonly size: number;
+  /** Every placeholder and its value, in the order they were made: what a digest of the request's personal data hashes (never stored as is). */
+  fingerprint(): string;
 }
 
 /** Longest placeholder a vault makes (`<CN_ID_` + digits + `>`): what a restorer may hold back at most. */
 export const MAX_PLACEHOLDER_CHARS = 24;
 
-export function createPiiVault(): PiiVault {
+/** A vault for one request; `custom` are the operator's own detectors (compliance.patterns), found after the built-in ones. */
+export function createPiiVault(custom: readonly Detector[] = []): PiiVault {
   const byValue = new Map<string, string>();
   const byPlaceholder = new Map<string, string>();
-  const perKind = new Map<PiiKind, number>();
-  const counts: Partial<Record<PiiKind, number>> = {};
+  const perKind = new Map<string, number>();
+  const counts: Record<string, number> = {};
   return {
     redact(text, kinds) {
-      const spans = detectPii(text, kinds);
+      const spans = detectPii(text, kinds, custom);
       if (spans.length === 0) return text;
       let out = "";
       let at = 0;
@@ -51,6 +54,7 @@ export function createPiiVault(): PiiVault {
     get size() {
       return byPlaceholder.size;
     },
+    fingerprint: () => [...byPlaceholder].map(([p, v]) => `${p}\u0000${v}`).join("\u0001"),
   };
 }
 

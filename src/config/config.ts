@@ -5,6 +5,7 @@ import { type AnthropicThinking, type BUDGET_PERIODS, type CACHE_SCOPES, type CO
 import { sha256Hex } from "./key-hash.js";
 import { createSecret, type Secret } from "./secret.js";
 import type { TlsCredentials } from "./tls-files.js";
+import type { PII_MODES } from "./compliance-schema.js";
 
 /** config.resume: detach grace, retention and backlog bounds of resumable streams (docs/streams.md, "Resumable streams"). */
 export type ResumeSettings = ConfigFile["resume"];
@@ -34,6 +35,8 @@ export interface ProviderConfig {
   readonly breaker: BreakerConfig;
   /** Anthropic: the thinking form for all its models; unset = by model name. */
   readonly thinking?: AnthropicThinking;
+  /** Runs where the data may go (docs/compliance.md, "Local targets"). */
+  readonly local?: boolean;
 }
 
 /** What Sluice reports, and where: Prometheus metrics and OpenTelemetry traces. */
@@ -62,6 +65,8 @@ export interface RouteTarget {
   readonly timeouts: TimeoutsConfig;
   /** Anthropic: the thinking form, target over provider; unset = by model name. */
   readonly thinking?: AnthropicThinking;
+  /** Its own `local`, or its provider's: whether local-only requests may go here. */
+  readonly local?: boolean;
 }
 
 export type Strategy = (typeof STRATEGIES)[number];
@@ -84,6 +89,10 @@ export interface ModelRoute {
   readonly dropUnsupportedParams: boolean;
   /** The alias's response cache; absent: off. */
   readonly cache?: AliasCache;
+  /** Personal data in the alias's requests (docs/compliance.md). */
+  readonly pii?: PiiPolicy;
+  /** Served only from local targets, whatever the request holds. */
+  readonly localOnly?: boolean;
 }
 
 /** models.<alias>.cache, resolved. */
@@ -124,6 +133,29 @@ export interface CacheSettings {
 export type BudgetPeriod = (typeof BUDGET_PERIODS)[number];
 
 /** A virtual key's rate limits; an absent limit is not enforced. */
+/** A PII policy as written on a key, team or alias: the strictest of a request's applies (compliance/pii-policy.ts). */
+export interface PiiPolicy {
+  readonly mode: PiiMode;
+  /** The detectors it looks for; unset: every built-in one. */
+  readonly detectors?: readonly string[];
+}
+
+export type PiiMode = (typeof PII_MODES)[number];
+
+/** A detector of the operator's own, from compliance.patterns. */
+export interface CustomPattern {
+  readonly name: string;
+  readonly pattern: string;
+}
+
+export interface AuditSettings {
+  readonly enabled: boolean;
+  readonly bufferMax: number;
+  readonly flushMs: number;
+  readonly batchSize: number;
+  readonly authFailuresPerMinute: number;
+}
+
 export interface KeyLimits {
   readonly requestsPerMinute?: number;
   readonly tokensPerMinute?: number;
@@ -146,6 +178,9 @@ export interface LevelSettings {
 /** A team, and the business line it belongs to. */
 export interface TeamSettings extends LevelSettings {
   readonly businessLine?: string;
+  readonly pii?: PiiPolicy;
+  /** Every request of the team's keys stays on local targets. */
+  readonly localOnly?: boolean;
 }
 
 /** What a virtual key may do, wherever it was defined (configuration or the admin service). */
@@ -157,6 +192,9 @@ export interface KeySettings {
   readonly models?: readonly string[];
   readonly limits: KeyLimits;
   readonly budget?: KeyBudget;
+  readonly pii?: PiiPolicy;
+  /** Every request of this key stays on local targets. */
+  readonly localOnly?: boolean;
 }
 
 /** A configured key: its settings and the SHA-256 (hex) of the key. The plaintext is never kept. */
@@ -258,6 +296,7 @@ export interface Config {
   readonly resume: ResumeSettings;
   readonly console: ConsoleConfig;
   readonly cache: CacheSettings;
+  readonly compliance: { readonly patterns: readonly CustomPattern[]; readonly audit: AuditSettings };
 }
 
 /**
@@ -351,6 +390,7 @@ function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: Nod
       admission: { maxConcurrent: p.maxConcurrent ?? Number.POSITIVE_INFINITY, maxWaiting: p.queue.maxWaiting, timeoutMs: p.queue.timeoutMs },
       breaker: p.breaker,
       ...(p.thinking ? { thinking: p.thinking } : {}),
+      local: p.local,
     });
   }
 
@@ -369,6 +409,7 @@ function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: Nod
         ...(t.price ? { price: t.price } : {}),
         timeouts: { ...provider.timeouts, ...m.timeouts, ...("timeouts" in t ? t.timeouts : {}) },
         ...(thinking ? { thinking } : {}),
+        local: ("local" in t ? t.local : undefined) ?? provider.local,
       };
     });
     models.set(alias, {
@@ -382,6 +423,8 @@ function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: Nod
       },
       ...(m.hedge ? { hedge: m.hedge } : {}),
       dropUnsupportedParams: m.dropUnsupportedParams,
+      ...(m.pii ? { pii: m.pii } : {}),
+      localOnly: m.localOnly,
       ...(m.cache
         ? {
             cache: {
@@ -426,12 +469,21 @@ function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: Nod
           ...(k.models ? { models: k.models } : {}),
           limits: k.limits,
           ...(k.budget ? { budget: budgetOf(k.budget) } : {}),
+          ...(k.pii ? { pii: k.pii } : {}),
+          ...(k.localOnly ? { localOnly: true } : {}),
         }),
       ),
       teams: new Map(
         file.auth.teams.map((t) => [
           t.name,
-          { name: t.name, ...(t.businessLine === undefined ? {} : { businessLine: t.businessLine }), limits: t.limits, ...(t.budget ? { budget: budgetOf(t.budget) } : {}) },
+          {
+            name: t.name,
+            ...(t.businessLine === undefined ? {} : { businessLine: t.businessLine }),
+            limits: t.limits,
+            ...(t.budget ? { budget: budgetOf(t.budget) } : {}),
+            ...(t.pii ? { pii: t.pii } : {}),
+            ...(t.localOnly ? { localOnly: true } : {}),
+          },
         ]),
       ),
       tagKeys: new Set(file.auth.tagKeys),
@@ -448,6 +500,7 @@ function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: Nod
     ...(file.store ? { store: { ...(file.store.redis ? { redis: file.store.redis } : {}), ...(file.store.postgres ? { postgres: file.store.postgres } : {}) } } : {}),
     resume: file.resume,
     cache: file.cache,
+    compliance: { patterns: file.compliance.patterns, audit: { ...file.compliance.audit, enabled: file.compliance.audit.enabled ?? file.store?.postgres !== undefined } },
     console: {
       access: file.console.access ?? (file.auth.adminKeyEnv === undefined ? "off" : "admin"),
       maxWatchers: file.console.maxWatchers,

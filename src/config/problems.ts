@@ -3,6 +3,7 @@ import { configSchema, type ConfigFile } from "./schema.js";
 import { sha256Hex } from "./key-hash.js";
 import { readTlsFiles, type TlsCredentials } from "./tls-files.js";
 import type { ConfigProblem } from "./config-problem.js";
+import { PII_KINDS } from "../compliance/pii-detectors.js";
 
 export { type ConfigProblem, formatPath } from "./config-problem.js";
 
@@ -179,6 +180,46 @@ function hierarchyProblems(input: unknown): ConfigProblem[] {
   return problems;
 }
 
+/**
+ * Every detector a PII policy names is a built-in one or a custom pattern
+ * of compliance.patterns, and an alias that must stay local has a local
+ * target: either mistake would otherwise show only on the first request.
+ */
+function complianceProblems(input: unknown): ConfigProblem[] {
+  if (!isRecord(input)) return [];
+  const problems: ConfigProblem[] = [];
+  const compliance = isRecord(input.compliance) ? input.compliance : {};
+  const known = new Set<string>(PII_KINDS);
+  if (Array.isArray(compliance.patterns)) for (const p of compliance.patterns) if (isRecord(p) && typeof p.name === "string") known.add(p.name);
+  const checkPolicy = (policy: unknown, path: readonly PropertyKey[]) => {
+    if (!isRecord(policy) || !Array.isArray(policy.detectors)) return;
+    policy.detectors.forEach((name: unknown, i) => {
+      if (typeof name === "string" && !known.has(name)) problems.push({ path: [...path, "pii", "detectors", i], message: `unknown detector "${name}" (built in: ${PII_KINDS.join(", ")}; or a compliance.patterns name)` });
+    });
+  };
+  const auth = isRecord(input.auth) ? input.auth : {};
+  for (const list of ["keys", "teams"] as const) {
+    const items = auth[list];
+    if (Array.isArray(items)) items.forEach((item: unknown, i) => isRecord(item) && checkPolicy(item.pii, ["auth", list, i]));
+  }
+  const providers = isRecord(input.providers) ? input.providers : {};
+  if (isRecord(input.models)) {
+    for (const [alias, model] of Object.entries(input.models)) {
+      if (!isRecord(model)) continue;
+      checkPolicy(model.pii, ["models", alias]);
+      if (model.localOnly !== true) continue;
+      const written = Array.isArray(model.targets) ? model.targets : [model];
+      const providerLocal = (name: unknown) => {
+        const provider = typeof name === "string" ? providers[name] : undefined;
+        return isRecord(provider) && provider.local === true;
+      };
+      const local = written.some((t: unknown) => isRecord(t) && (t.local === undefined ? providerLocal(t.provider) : t.local === true));
+      if (!local) problems.push({ path: ["models", alias, "localOnly"], message: "no target of this alias is local (targets[].local or providers.<name>.local)" });
+    }
+  }
+  return problems;
+}
+
 /** A console protected by the admin key needs an admin key. */
 function consoleProblems(input: unknown): ConfigProblem[] {
   if (!isRecord(input) || !isRecord(input.console) || input.console.access !== "admin") return [];
@@ -218,6 +259,7 @@ export function checkConfig(input: unknown, env: NodeJS.ProcessEnv): CheckedConf
     ...environmentProblems(input, env),
     ...keyProblems(input, env),
     ...hierarchyProblems(input),
+    ...complianceProblems(input),
     ...consoleProblems(input),
     ...tls.problems,
   ];

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { PROVIDER_KINDS } from "../core/chat-request.js";
+import { complianceSchema, piiPolicySchema } from "./compliance-schema.js";
 
 const milliseconds = z.number().int().positive().max(86_400_000);
 
@@ -78,6 +79,8 @@ const providerSchema = z.strictObject({
     .prefault({}),
   /** Anthropic only: the thinking form for every model of this provider (a target's own setting wins). */
   thinking: thinkingSchema.optional(),
+  /** Every target of this provider runs where the data may go (a vLLM or Ollama host of your own): the targets local-only requests may use. */
+  local: z.boolean().default(false),
 });
 
 /** USD per million tokens; feeds the `cost` strategy and budgets. */
@@ -98,6 +101,8 @@ const targetSchema = z.strictObject({
   timeouts: partialTimeoutsSchema.optional(),
   /** Anthropic only: the thinking form for this model, over the provider's and the model-name table. */
   thinking: thinkingSchema.optional(),
+  /** This target runs where the data may go; unset: as its provider says. */
+  local: z.boolean().optional(),
 });
 
 /** Whose requests may share an alias's cache entries (docs/caching.md, "Scope"). */
@@ -169,6 +174,10 @@ const modelSchema = z
     dropUnsupportedParams: z.boolean().default(false),
     /** Answer repeated requests from a cache (docs/caching.md). */
     cache: aliasCacheSchema.optional(),
+    /** Personal data in this alias's requests (docs/compliance.md). */
+    pii: piiPolicySchema.optional(),
+    /** Serve this alias only from local targets, whatever the request holds. */
+    localOnly: z.boolean().default(false),
   })
   .superRefine((model, ctx) => {
     const inline = model.provider !== undefined || model.model !== undefined;
@@ -229,6 +238,12 @@ const levelFields = {
   budget: keyBudgetSchema.optional(),
 };
 
+/** What a key or team asks of every request it makes (docs/compliance.md): a PII policy, and local-only routing. */
+const complianceFields = {
+  pii: piiPolicySchema.optional(),
+  localOnly: z.boolean().default(false),
+};
+
 /** Teams, and business lines, in one configuration at most (each). */
 const MAX_CONFIGURED_LEVELS = 10_000;
 
@@ -236,6 +251,7 @@ const businessLineSchema = z.strictObject(levelFields);
 
 const teamSchema = z.strictObject({
   ...levelFields,
+  ...complianceFields,
   /** The business line the team belongs to (at most one). */
   businessLine: keyNameSchema.optional(),
 });
@@ -256,6 +272,7 @@ const tenantKeySchema = z
     models: z.array(aliasName).max(KEY_BOUNDS.maxModels).optional(),
     limits: keyLimitsSchema.prefault({}),
     budget: keyBudgetSchema.optional(),
+    ...complianceFields,
   })
   .superRefine((key, ctx) => {
     if ((key.keyEnv === undefined) === (key.sha256 === undefined)) ctx.addIssue({ code: "custom", path: [], message: "give exactly one of keyEnv or sha256" });
@@ -476,6 +493,8 @@ export const configSchema = z
         bufferMax: z.number().int().min(100).max(10_000_000).default(100_000),
       })
       .prefault({}),
+    /** Custom PII detectors and the audit log (docs/compliance.md). */
+    compliance: complianceSchema,
     /** Where limits, spend, usage and runtime keys are kept; absent = in process (one replica). */
     store: z.strictObject({ redis: redisStoreSchema.optional(), postgres: postgresStoreSchema.optional() }).optional(),
     providers: z.record(aliasName, providerSchema).refine((p) => Object.keys(p).length > 0, "at least one provider"),

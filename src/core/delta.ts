@@ -21,6 +21,12 @@ export interface StartDelta {
   readonly model: string;
   /** Request parameters the provider cannot honour, dropped by the alias's dropUnsupportedParams. */
   readonly droppedParams?: readonly string[];
+  /**
+   * Set when the request's personal data was replaced by placeholders and
+   * the answer carries the values put back: such an answer is not written
+   * to the resumable-stream store (docs/compliance.md).
+   */
+  readonly restored?: boolean;
   /** Set when the answer is replayed from the response cache: which cache, and the request that produced it. */
   readonly cache?: { readonly kind: "exact" | "semantic"; readonly requestId: string; readonly similarity?: number };
 }

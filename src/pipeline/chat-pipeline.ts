@@ -24,6 +24,9 @@ import type { CachePolicy } from "../core/cache-policy.js";
 import type { CachedAnswer } from "../cache/cached-answer.js";
 import { cacheHeaderValue, type ResponseCache, type StorePlan } from "../cache/response-cache.js";
 import type { StreamRegistry } from "./stream-registry.js";
+import { NO_POLICY, policyFor } from "../compliance/pii-policy.js";
+import { enforce, type Screened, screenRequest, unscreened } from "../compliance/screen-request.js";
+import { restoringSink } from "../compliance/restoring-sink.js";
 
 export interface StreamContext {
   /**
@@ -96,6 +99,18 @@ export interface ChatPipelineOptions {
   readonly tenancy?: Pick<Tenancy, "charge">;
   /** The response cache, for aliases that have one. */
   readonly cache?: ResponseCache;
+  /** Told of every compliance decision (a block, a redaction, local-only routing): the audit log. */
+  readonly onCompliance?: (decision: ComplianceDecision) => void;
+}
+
+/** A policy decision about one request, for the audit log: counts by detector, never values. */
+export interface ComplianceDecision {
+  readonly action: "pii.block" | "pii.redact" | "pii.local_only" | "route.local_only";
+  readonly outcome: "ok" | "refused";
+  readonly alias: string;
+  readonly requestId: string;
+  readonly principal?: Principal;
+  readonly found?: Readonly<Record<string, number>>;
 }
 
 function responseId(): string {
@@ -133,9 +148,14 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
     random: options.random ?? Math.random,
   };
 
-  function relay(request: ChatRequest, ctx: StreamContext, sink: DeltaSink<Delta>): Feed {
+  function relay(asked: ChatRequest, ctx: StreamContext, sink: DeltaSink<Delta>): Feed {
     const config = options.config();
     const routes = routesOf(config);
+    // Screened before telemetry sees it: a redacted prompt is the only one traces can capture.
+    const policy = policyFor(config, ctx.principal, routes.has(asked.model) ? routes.lookup(asked.model) : undefined);
+    const screened: Screened = policy === NO_POLICY ? unscreened(asked) : screenRequest(asked, policy);
+    const { request } = screened;
+    if (screened.vault) sink = restoringSink(sink, screened.vault);
     const observer = options.telemetry.stream({
       requestId: ctx.requestId,
       edge: ctx.edge,
@@ -181,6 +201,7 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
     try {
       if (options.tenancy) charge = options.tenancy.charge(ctx.principal, { request, requestId: ctx.requestId, ...(ctx.onQuota ? { onQuota: ctx.onQuota } : {}), ...(ctx.tags ? { tags: ctx.tags } : {}) });
       route = routes.lookup(request.model);
+      if (screened.policy !== NO_POLICY) route = screen(route);
       release = registry.admit(end);
     } catch (error) {
       const failure = toGatewayError(error);
@@ -191,6 +212,26 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
     }
     if (ctx.signal.aborted) queueMicrotask(onAbort);
     else ctx.signal.addEventListener("abort", onAbort, { once: true });
+
+    /** The policy's verdict, after the allowlist: refused, or the route it may take; each decision is told to the audit log. */
+    function screen(asked: ModelRoute): ModelRoute {
+      const decide = (action: ComplianceDecision["action"], outcome: ComplianceDecision["outcome"]) =>
+        options.onCompliance?.({ action, outcome, alias: asked.alias, requestId: ctx.requestId, ...(ctx.principal ? { principal: ctx.principal } : {}), ...(screened.found ? { found: screened.found } : {}) });
+      if (screened.found) {
+        charge.found(screened.found);
+        if (ctx.fields) ctx.fields.pii = Object.keys(screened.found).sort().join(",");
+      }
+      let chosen: ModelRoute;
+      try {
+        chosen = enforce(screened, asked);
+      } catch (error) {
+        decide(screened.policy.mode === "block" ? "pii.block" : screened.found && screened.policy.mode === "local-only" ? "pii.local_only" : "route.local_only", "refused");
+        throw error;
+      }
+      if (screened.vault) decide("pii.redact", "ok");
+      else if (chosen !== asked || screened.policy.localOnly || (screened.found && screened.policy.mode === "local-only")) decide(screened.found ? "pii.local_only" : "route.local_only", "ok");
+      return chosen;
+    }
 
     const forward = (delta: Delta, more: boolean): boolean => {
       observer.delta(delta);
@@ -252,7 +293,7 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
       }
       const { deltas } = answer;
       const cache = { kind: hit.kind, requestId: answer.requestId, ...(hit.similarity === undefined ? {} : { similarity: hit.similarity }) };
-      forward({ type: "start", responseId: responseId(), provider: answer.provider, model: answer.model, cache }, deltas.length > 0);
+      forward({ type: "start", responseId: responseId(), provider: answer.provider, model: answer.model, cache, ...(screened.vault ? { restored: true } : {}) }, deltas.length > 0);
       let next = 0;
       const pump = () => {
         while (next < deltas.length && !ended) {
@@ -269,11 +310,11 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
     /** The cache's verdict before any attempt: a hit is replayed; a miss may be stored when it completes. */
     const consultCache = async (): Promise<boolean> => {
       const cached = route.cache;
-      if (!cached || !options.cache) {
+      if (!cached || !options.cache || !screened.cacheRequest) {
         ctx.onCache?.("off");
         return false;
       }
-      const lookup = await options.cache.lookup(request, { ...route, cache: cached }, ctx.principal, ctx.cachePolicy ?? "default", { requestId: ctx.requestId, signal: controller.signal });
+      const lookup = await options.cache.lookup(screened.cacheRequest, { ...route, cache: cached }, ctx.principal, ctx.cachePolicy ?? "default", { requestId: ctx.requestId, signal: controller.signal });
       const value = cacheHeaderValue(lookup.result);
       ctx.onCache?.(value, lookup.similarity);
       if (ctx.fields) ctx.fields.cache = value;
@@ -326,6 +367,7 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
           provider: attempt.target.provider.name,
           model: attempt.target.model,
           ...(dropped.length > 0 ? { droppedParams: dropped } : {}),
+          ...(screened.vault ? { restored: true } : {}),
         },
         !first.done,
       );

@@ -177,7 +177,8 @@ export function createResumableStreams(options: ResumableStreamsOptions): Resuma
         return next;
       }
       const delta = next.value;
-      if (delta.type === "start") await opened(delta.responseId);
+      // An answer whose personal data was put back is not written to a store other replicas read.
+      if (delta.type === "start") await (delta.restored ? notResumable("the answer holds personal data restored after redaction; it is not kept in the stream store") : opened(delta.responseId));
       const numbered: Numbered = { sequence: sequence++, delta };
       const wait = writer?.write({ sequence: numbered.sequence, record: { kind: "delta", delta } });
       if (wait) await wait;

@@ -66,6 +66,12 @@ export interface Knobs {
   readonly slowTtftMs?: number;
   /** Embedding models: the dimensions of a vector when the request names none. */
   readonly dims?: number;
+  /**
+   * Say back the request's last text (without its `#sim` line) in pieces of
+   * 3 characters, and put it in every tool call's arguments as `note`: what
+   * tests of rewritten prompts (PII placeholders) read back.
+   */
+  readonly echo: boolean;
 }
 
 /** In-band error classes, each rendered in every format's own words. */
@@ -107,6 +113,7 @@ const DEFAULTS: Knobs = {
   redacted: 0,
   inband: "server",
   structured: true,
+  echo: false,
 };
 
 function int(value: string, name: string, max = 10_000_000): number {
@@ -158,6 +165,7 @@ function apply(knobs: Knobs, pairs: Iterable<[string, string]>): Knobs {
       case "redacted": k.redacted = int(value, key, 8); break;
       case "inband": k.inband = oneOf(value, ["server", "rate_limit", "quota", "auth"], key); break;
       case "structured": k.structured = oneOf(value, ["0", "1"], key) === "1"; break;
+      case "echo": k.echo = oneOf(value, ["0", "1"], key) === "1"; break;
       case "dims": k.dims = Math.max(1, int(value, key, 4_096)); break;
       default: throw new Error(`unknown simulator knob ${key}`);
     }

@@ -47,12 +47,13 @@ function pad(text: string, chars: number): string {
   return chars > text.length ? text + "·".repeat(chars - text.length) : text;
 }
 
-/** `answer`: the text tokens to say instead of the seeded words (a JSON answer, say). */
-export function buildScript(knobs: Knobs, toolNames: readonly string[], inputTokens: number, answer?: readonly string[]): Script {
+/** `answer`: the text tokens to say instead of the seeded words (a JSON answer, say); `note`: a text every tool call's arguments carry (the echo knob). */
+export function buildScript(knobs: Knobs, toolNames: readonly string[], inputTokens: number, answer?: readonly string[], note?: string): Script {
   const steps: ScriptStep[] = [];
   for (const text of simulatedTokens(knobs.seed + 7919, knobs.reasoning)) steps.push({ type: "reasoning", text });
   for (const text of answer ?? simulatedTokens(knobs.seed, knobs.tokens)) steps.push({ type: "text", text: pad(text, knobs.tokenChars) });
-  const calls = simulatedToolCalls(knobs.seed, knobs.tools, toolNames);
+  const seeded = simulatedToolCalls(knobs.seed, knobs.tools, toolNames);
+  const calls = note === undefined ? seeded : seeded.map((call) => ({ ...call, arguments: JSON.stringify({ ...(JSON.parse(call.arguments) as object), note }) }));
   calls.forEach((call, index) => {
     // The call opens with a first fragment, the rest follow in pieces of 5
     // characters, so reassembly across fragments is always exercised.

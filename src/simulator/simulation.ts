@@ -46,8 +46,24 @@ function countWords(texts: readonly string[]): number {
 
 /** What the model says: the seeded words, or a JSON answer when the request asked for JSON. */
 function scriptFor(knobs: Knobs, request: SimRequest): Script {
-  const answer = request.json ? answerTokens(jsonAnswer(request.json.schema, knobs.seed)) : undefined;
-  return buildScript(knobs, request.toolNames, countWords(request.texts), answer);
+  const echoed = knobs.echo ? echoOf(request.texts) : undefined;
+  const answer = request.json ? answerTokens(jsonAnswer(request.json.schema, knobs.seed)) : echoed === undefined ? undefined : piecesOf(echoed, 3);
+  return buildScript(knobs, request.toolNames, countWords(request.texts), answer, echoed);
+}
+
+/** The last text of a request without its `#sim` directive lines. */
+export function echoOf(texts: readonly string[]): string {
+  return (texts.at(-1) ?? "")
+    .split("\n")
+    .filter((line) => !line.startsWith("#sim"))
+    .join("\n")
+    .trim();
+}
+
+function piecesOf(text: string, size: number): string[] {
+  const pieces: string[] = [];
+  for (let at = 0; at < text.length; at += size) pieces.push(text.slice(at, at + size));
+  return pieces;
 }
 
 /** Knobs for one request: its model's and its texts', then its place in its script. */

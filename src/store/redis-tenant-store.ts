@@ -149,6 +149,8 @@ function recordFields(r: UsageRecord): string[] {
     ["code", r.code],
     ["cache", r.cache],
     ["savedMicros", r.savedMicros],
+    ["local", r.local ? 1 : undefined],
+    ["pii", r.pii && Object.keys(r.pii).length > 0 ? JSON.stringify(r.pii) : undefined],
     ["at", r.at],
     ["replica", r.replica],
   ];
@@ -157,10 +159,15 @@ function recordFields(r: UsageRecord): string[] {
 
 /** A record's tags as stored (a JSON object of strings); anything else reads as none. */
 export function parseTags(json: string): Readonly<Record<string, string>> {
+  return entriesOf(json, (v): v is string => typeof v === "string");
+}
+
+/** A JSON object's entries whose values pass `keep`; anything that is not a JSON object reads as none. */
+function entriesOf<T>(json: string, keep: (value: unknown) => value is T): Readonly<Record<string, T>> {
   try {
     const value: unknown = JSON.parse(json);
     if (typeof value !== "object" || value === null || Array.isArray(value)) return {};
-    return Object.fromEntries(Object.entries(value).filter((e): e is [string, string] => typeof e[1] === "string"));
+    return Object.fromEntries(Object.entries(value).filter((e): e is [string, T] => keep(e[1])));
   } catch {
     return {};
   }
@@ -189,6 +196,8 @@ export function parseRecord(fields: Record<string, string>): UsageRecord {
     ...(fields.code === undefined ? {} : { code: fields.code }),
     ...(fields.cache === "exact" || fields.cache === "semantic" ? { cache: fields.cache } : {}),
     ...(fields.savedMicros === undefined ? {} : { savedMicros: num(fields.savedMicros) }),
+    ...(fields.local === "1" ? { local: true } : {}),
+    ...(fields.pii === undefined ? {} : { pii: entriesOf(fields.pii, (v): v is number => typeof v === "number") }),
     at: num(fields.at),
     ...(fields.replica === undefined ? {} : { replica: fields.replica }),
   };

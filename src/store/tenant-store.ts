@@ -192,6 +192,10 @@ export interface UsageRecord {
   readonly cache?: "exact" | "semantic";
   /** A cache hit's cost had a provider answered, at the producing target's price; 0 when hits are charged. */
   readonly savedMicros?: number;
+  /** Served by a target marked local (docs/compliance.md, "Local targets"). */
+  readonly local?: boolean;
+  /** Personal data found in the request, by detector: counts only, never values. */
+  readonly pii?: Readonly<Record<string, number>>;
   /** Epoch milliseconds when the stream ended (the replica's clock). */
   readonly at: number;
   /** The replica that served it (host/pid). */

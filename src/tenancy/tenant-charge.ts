@@ -35,6 +35,8 @@ export interface TenantCharge {
   serving(target: RouteTarget): void;
   /** The answer came from the response cache, sparing `savedMicros`; the record says so. */
   cached(hit: { readonly kind: "exact" | "semantic"; readonly savedMicros: number }): void;
+  /** Personal data the request held, by detector (counts only): the record says so. */
+  found(counts: Readonly<Record<string, number>>): void;
   /** The stream ended (no reason: completed). Idempotent: the first end counts. */
   end(meter: ChargedUsage, reason?: GatewayError): void;
 }
@@ -72,6 +74,7 @@ export const NO_CHARGE: TenantCharge = Object.freeze({
   admit: () => Promise.resolve(),
   serving: () => undefined,
   cached: () => undefined,
+  found: () => undefined,
   end: () => undefined,
 });
 
@@ -166,6 +169,7 @@ export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
   let admission: { readonly id: string; readonly admittedAt: number; readonly shared: boolean; readonly tokens: number; readonly micros: number; readonly parentTokens: readonly number[] } | undefined;
   let target: RouteTarget | undefined;
   let hit: { readonly kind: "exact" | "semantic"; readonly savedMicros: number } | undefined;
+  let pii: Readonly<Record<string, number>> | undefined;
   let pending: { readonly meter: ChargedUsage; readonly reason: GatewayError | undefined } | undefined;
 
   const settle = (meter: ChargedUsage, reason: GatewayError | undefined) => {
@@ -195,6 +199,8 @@ export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
         outcome: outcomeOf(reason),
         ...(reason ? { code: reason.code } : {}),
         ...(hit ? { cache: hit.kind, savedMicros: hit.savedMicros } : {}),
+        ...(target?.local ? { local: true } : {}),
+        ...(pii ? { pii } : {}),
         at,
         ...(deps.replica === undefined ? {} : { replica: deps.replica }),
       };
@@ -263,6 +269,9 @@ export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
     },
     cached(h) {
       hit = h;
+    },
+    found(counts) {
+      pii = counts;
     },
     end(meter, reason) {
       if (state === "admitting") pending ??= { meter, reason };

@@ -18,7 +18,7 @@ function score() {
   const tally = Object.fromEntries(PII_KINDS.map((k) => [k, { tp: 0, fp: 0, fn: 0 }])) as Record<PiiKind, { tp: number; fp: number; fn: number }>;
   const misses: string[] = [];
   for (const line of SET) {
-    const found = detectPii(line.text).map((s) => ({ kind: s.kind, value: line.text.slice(s.start, s.end) }));
+    const found = detectPii(line.text).map((s) => ({ kind: s.kind as PiiKind, value: line.text.slice(s.start, s.end) }));
     const expected = [...line.pii];
     for (const f of found) {
       const i = expected.findIndex((e) => e.kind === f.kind && e.value === f.value);

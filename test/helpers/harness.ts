@@ -62,7 +62,7 @@ export interface HarnessOptions {
   readonly server?: ConfigInput["server"];
   readonly facade?: ConfigInput["facade"];
   /** Per-alias settings beyond the model (e.g. dropUnsupportedParams). */
-  readonly aliasOptions?: Record<string, { readonly dropUnsupportedParams?: boolean }>;
+  readonly aliasOptions?: Record<string, Pick<ConfigInput["models"][string], "dropUnsupportedParams" | "pii" | "localOnly" | "cache">>;
   /**
    * The whole routing configuration, for suites that need several
    * providers or targets; replaces `models`, `kind` and `provider`. Given
@@ -88,6 +88,8 @@ export interface HarnessOptions {
   readonly ledger?: ConfigInput["ledger"];
   /** Budget alerts. */
   readonly alerts?: ConfigInput["alerts"];
+  /** Custom PII detectors and the audit log. */
+  readonly compliance?: ConfigInput["compliance"];
   /** Resumable streams' grace, retention and bounds. */
   readonly resume?: ConfigInput["resume"];
   /** What tenancy reports. */
@@ -121,6 +123,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       ...(options.cache ? { cache: options.cache } : {}),
       ...(options.ledger ? { ledger: options.ledger } : {}),
       ...(options.alerts ? { alerts: options.alerts } : {}),
+      ...(options.compliance ? { compliance: options.compliance } : {}),
       ...(options.resume ? { resume: options.resume } : {}),
       ...(options.console ? { console: options.console } : {}),
       // Suites that provoke failures on purpose would trip the circuit

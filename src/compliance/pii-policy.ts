@@ -1,0 +1,60 @@
+import type { Config, ModelRoute, PiiMode, PiiPolicy } from "../config/config.js";
+import { PII_MODES } from "../config/compliance-schema.js";
+import type { Principal } from "../tenancy/principal.js";
+import { customDetector, type Detector, PII_KINDS } from "./pii-detectors.js";
+
+/** What applies to one request: the strictest mode of its key's, team's and alias's policies, and whether it must stay local. */
+export interface RequestPolicy {
+  readonly mode: PiiMode;
+  /** The detectors it looks for: the union of those named by every policy that is not `off`. */
+  readonly kinds: ReadonlySet<string>;
+  /** The custom detectors among them, compiled. */
+  readonly custom: readonly Detector[];
+  /** A key, team or alias says `localOnly`, whatever the request holds. */
+  readonly localOnly: boolean;
+}
+
+/** Nothing to look for and nowhere it must stay: the common case, decided without allocating. */
+export const NO_POLICY: RequestPolicy = { mode: "off", kinds: new Set(), custom: [], localOnly: false };
+
+const compiled = new WeakMap<Config["compliance"]["patterns"], ReadonlyMap<string, Detector>>();
+
+/** compliance.patterns compiled once per configuration (a reload compiles the new one). */
+function customDetectors(config: Config): ReadonlyMap<string, Detector> {
+  const patterns = config.compliance.patterns;
+  let found = compiled.get(patterns);
+  if (!found) {
+    found = new Map(patterns.map((p) => [p.name, customDetector(p.name, p.pattern)]));
+    compiled.set(patterns, found);
+  }
+  return found;
+}
+
+/** The stricter of two modes: off < redact < local-only < block. */
+export function stricter(a: PiiMode, b: PiiMode): PiiMode {
+  return PII_MODES.indexOf(a) >= PII_MODES.indexOf(b) ? a : b;
+}
+
+/**
+ * The policy of a request by `principal` to `route` (docs/compliance.md,
+ * "Policies"): the strictest mode wins, so a team's `block` is not undone by
+ * a key's `redact`, and the detectors of every policy that is on apply. The
+ * team's settings are its configured ones (teams created at runtime carry
+ * no policy).
+ */
+export function policyFor(config: Config, principal: Principal | undefined, route: ModelRoute | undefined): RequestPolicy {
+  const team = principal?.team === undefined ? undefined : config.auth.teams.get(principal.team);
+  const policies: PiiPolicy[] = [];
+  for (const p of [principal?.pii, team?.pii, route?.pii]) if (p && p.mode !== "off") policies.push(p);
+  const localOnly = principal?.localOnly === true || team?.localOnly === true || route?.localOnly === true;
+  if (policies.length === 0) return localOnly ? { ...NO_POLICY, localOnly } : NO_POLICY;
+  let mode: PiiMode = "off";
+  const kinds = new Set<string>();
+  for (const p of policies) {
+    mode = stricter(mode, p.mode);
+    for (const kind of p.detectors ?? PII_KINDS) kinds.add(kind);
+  }
+  const customs = customDetectors(config);
+  const custom = [...kinds].flatMap((kind) => customs.get(kind) ?? []);
+  return { mode, kinds, custom, localOnly };
+}

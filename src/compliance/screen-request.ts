@@ -1,0 +1,65 @@
+import type { ModelRoute } from "../config/config.js";
+import type { ChatRequest } from "../core/chat-request.js";
+import { GatewayError } from "../core/errors.js";
+import { NO_POLICY, type RequestPolicy } from "./pii-policy.js";
+import type { PiiVault } from "./pii-vault.js";
+import { cacheViewOf, redactRequest } from "./redact-request.js";
+
+/**
+ * A request after its policy looked at it, before anything is refused:
+ * what goes upstream, what the response cache keys it by, and what was
+ * found. Computed before telemetry sees the request, so a redacted prompt
+ * is the only one traces can capture.
+ */
+export interface Screened {
+  readonly policy: RequestPolicy;
+  /** What providers receive: placeholders instead of values under `redact`. */
+  readonly request: ChatRequest;
+  /** What the response cache keys it by; absent: the cache is not used (values would be stored in clear). */
+  readonly cacheRequest?: ChatRequest;
+  /** Placeholders to put back in the answer; only when something was redacted. */
+  readonly vault?: PiiVault;
+  /** Findings by detector (counts, never values); absent when nothing was found. */
+  readonly found?: Readonly<Record<string, number>>;
+}
+
+/** Screens `request` under `policy`; never throws (enforce does, once the key's allowlist has passed). */
+export function screenRequest(request: ChatRequest, policy: RequestPolicy): Screened {
+  if (policy.mode === "off") return { policy, request, cacheRequest: request };
+  const redacted = redactRequest(request, policy);
+  if (redacted.vault.size === 0) return { policy, request, cacheRequest: request };
+  const found = redacted.vault.counts;
+  if (policy.mode === "redact") return { policy, request: redacted.request, cacheRequest: cacheViewOf(redacted), vault: redacted.vault, found };
+  // local-only and block send the request as written (or not at all): its answer may hold the values, so it is never cached.
+  return { policy, request, found };
+}
+
+/** Nothing screened: the request as it came. */
+export function unscreened(request: ChatRequest): Screened {
+  return { policy: NO_POLICY, request, cacheRequest: request };
+}
+
+/** Whether the screened request must be served by local targets only. */
+export function mustStayLocal(screened: Screened): boolean {
+  return screened.policy.localOnly || (screened.policy.mode === "local-only" && screened.found !== undefined);
+}
+
+/**
+ * The route a screened request may take, or the refusal: `block` names
+ * the kinds found (never the values); a request that must stay local gets
+ * the alias's local targets only (failover and hedging then never leave
+ * them), or FAILED_PRECONDITION when the alias has none.
+ */
+export function enforce(screened: Screened, route: ModelRoute): ModelRoute {
+  if (screened.policy.mode === "block" && screened.found) {
+    const kinds = Object.keys(screened.found).sort().join(", ");
+    throw new GatewayError("invalid_request", `the request holds personal data or secrets (${kinds}), which the policy for this key or model blocks`, { field: "messages" });
+  }
+  if (!mustStayLocal(screened)) return route;
+  const local = route.targets.filter((target) => target.local === true);
+  if (local.length === 0) {
+    const why = screened.policy.localOnly ? "this key, team or model is local-only" : "the request holds personal data and the policy keeps such requests local";
+    throw new GatewayError("failed_precondition", `model "${route.alias}" has no local target, and ${why}`);
+  }
+  return local.length === route.targets.length ? route : { ...route, targets: local };
+}

@@ -1,0 +1,67 @@
+import safeRegex from "safe-regex2";
+import { z } from "zod";
+import { PII_KINDS } from "../compliance/pii-detectors.js";
+
+/** What a policy does with personal data found in a request, weakest first (docs/compliance.md, "Policies"). */
+export const PII_MODES = ["off", "redact", "local-only", "block"] as const;
+
+/** A custom detector's name: lower case, short enough that its placeholder (`<NAME_12345>`) stays within MAX_PLACEHOLDER_CHARS. */
+const detectorName = z.string().regex(/^[a-z][a-z0-9_]{0,13}$/, "1 to 14 lower-case letters, digits and _ (starting with a letter)");
+
+/**
+ * A policy on a key, a team or an alias; the strictest of a request's
+ * policies applies. `detectors` lists the kinds it looks for (all the
+ * built-in ones when unset; custom patterns only when named).
+ */
+export const piiPolicySchema = z.strictObject({
+  mode: z.enum(PII_MODES),
+  detectors: z.array(z.string().min(1).max(32)).min(1).max(64).optional(),
+});
+
+/** The longest custom pattern's source: patterns are read by people, and checked at load. */
+const MAX_PATTERN_CHARS = 256;
+
+/**
+ * A detector of the operator's own (an employee number, a customer id).
+ * Refused at load when its pattern could backtrack catastrophically (nested
+ * quantifiers: safe-regex2's star-height check) rather than found out on a
+ * hostile prompt.
+ */
+const customPatternSchema = z
+  .strictObject({
+    name: detectorName.refine((name) => !(PII_KINDS as readonly string[]).includes(name), "is a built-in detector's name"),
+    /** A JavaScript regular expression (no flags; matched case-sensitively, whole text). */
+    pattern: z.string().min(1).max(MAX_PATTERN_CHARS),
+  })
+  .superRefine((custom, ctx) => {
+    let compiled: RegExp;
+    try {
+      compiled = new RegExp(custom.pattern, "gu");
+    } catch (error) {
+      ctx.addIssue({ code: "custom", path: ["pattern"], message: `is not a valid regular expression: ${(error as Error).message}` });
+      return;
+    }
+    if (!safeRegex(compiled)) ctx.addIssue({ code: "custom", path: ["pattern"], message: "could backtrack catastrophically (nested quantifiers); rewrite it without a repeated group that itself repeats" });
+    else if (compiled.test("")) ctx.addIssue({ code: "custom", path: ["pattern"], message: "matches the empty string" });
+  });
+
+/** Custom detectors, and the audit log's writer (docs/compliance.md). */
+export const complianceSchema = z
+  .strictObject({
+    patterns: z.array(customPatternSchema).max(32).default([]),
+    audit: z
+      .strictObject({
+        /** Keep the audit log. Default: on when store.postgres is configured (an in-memory database would not keep it). */
+        enabled: z.boolean().optional(),
+        /** Events held while the database (or Redis) is away; past it new ones are dropped and counted. */
+        bufferMax: z.number().int().min(100).max(10_000_000).default(100_000),
+        /** How often new events are written. */
+        flushMs: z.number().int().min(10).max(60_000).default(500),
+        /** Events written per transaction at most. */
+        batchSize: z.number().int().min(1).max(5_000).default(500),
+        /** Authentication failures recorded per remote address and minute at most; the rest are counted in one event. */
+        authFailuresPerMinute: z.number().int().min(1).max(10_000).default(10),
+      })
+      .prefault({}),
+  })
+  .prefault({});
