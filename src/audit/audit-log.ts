@@ -6,9 +6,9 @@ import { within } from "../store/within.js";
 import { type AuditEvent, type AuditInput, buildAuditEvent, parseAuditEvent } from "./audit-event.js";
 import { type AuditFilter, type AuditPage, type AuditPageRequest, listAudit } from "./audit-list.js";
 import { appendAudit, type AuditVerification, verifyAudit } from "./audit-store.js";
-import { createGroupDrain, type GroupDrain, type StreamEntry } from "./group-drain.js";
-import { createRetryingBuffer } from "./retrying-buffer.js";
-import { causeOf, type WriterEvent } from "./batch-writer.js";
+import { causeOf, type WriterEvent } from "../drain/batch-writer.js";
+import { createGroupDrain, type GroupDrain, type StreamEntry } from "../drain/group-drain.js";
+import { createRetryingBuffer } from "../drain/retrying-buffer.js";
 
 export interface AuditSettings {
   /** Events waiting in memory at most (and the Redis stream's approximate cap); past it new events are dropped and counted. */
@@ -68,9 +68,9 @@ const GROUP = "sluice-audit";
  * store.postgres (audit-store.ts), written off the request path with the
  * ledger's rule that nothing is lost quietly. With Redis each event is
  * added to a capped stream that every replica drains through one consumer
- * group (group-drain.ts), so an event outlives the replica that saw it;
+ * group (drain/group-drain.ts), so an event outlives the replica that saw it;
  * without Redis, or when an add fails, it waits in a bounded buffer here
- * (retrying-buffer.ts). Either way a database outage only delays writes,
+ * (drain/retrying-buffer.ts). Either way a database outage only delays writes,
  * and what cannot be kept is counted, logged and measured.
  */
 export function createAuditLog(options: AuditLogOptions): AuditLog {

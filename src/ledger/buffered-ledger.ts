@@ -1,7 +1,9 @@
 import type { Database } from "../db/database.js";
+import type { BatchResult } from "../drain/batch-writer.js";
+import { createRetryingBuffer, type RetryingBuffer } from "../drain/retrying-buffer.js";
 import type { UsageRecord } from "../store/tenant-store.js";
 import { insertRows, rowOf } from "./ledger-rows.js";
-import { type LedgerEvent, MAX_BACKOFF_MS } from "./ledger-events.js";
+import type { LedgerEvent } from "./ledger-events.js";
 
 export interface BufferedLedgerOptions {
   /** The database once it is open; the records wait in the buffer until then. */
@@ -12,95 +14,25 @@ export interface BufferedLedgerOptions {
   readonly onEvent: (event: LedgerEvent) => void;
 }
 
-export interface BufferedLedger {
-  add(record: UsageRecord): void;
-  /** Records not yet written. */
-  readonly waiting: number;
-  /** Writes what waits now, without waiting for the interval (rejects with the database's error). */
-  flush(): Promise<void>;
-  /** Writes what it can within `graceMs`; resolves with what is left unwritten. */
-  close(graceMs: number): Promise<number>;
-}
-
 /**
  * The ledger of a replica without Redis: each record this replica settles
- * goes into a bounded buffer, written in batches off the request path.
- * While the database is away (or still opening) records wait; a batch
- * that fails is put back at the front and tried again with backoff, so
- * order and count are kept. Past `bufferMax` new records are dropped and
- * counted, never the process's memory.
+ * goes into a bounded buffer written in batches off the request path
+ * (drain/retrying-buffer.ts: a failed batch goes back to the front and is
+ * tried again with backoff, so order and count are kept; past `bufferMax`
+ * records are dropped and counted). It writes from the first record, not
+ * from the ledger's start(): `database()` is what waits for the database
+ * to open. A record from before records carried an id is keyed by its
+ * place in the batch, which a retry keeps (the batch goes back whole).
  */
-export function createBufferedLedger(options: BufferedLedgerOptions): BufferedLedger {
-  const buffer: UsageRecord[] = [];
-  let dropped = 0;
-  let failing = false;
-  let backoffMs = options.flushMs;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
-  let closed = false;
-
-  const schedule = (ms: number) => {
-    if (timer || closed) return;
-    timer = setTimeout(() => {
-      timer = undefined;
-      running ??= writeSome().finally(() => (running = undefined));
-    }, ms);
-    timer.unref();
+export function createBufferedLedger(options: BufferedLedgerOptions): RetryingBuffer<UsageRecord> {
+  const write = async (batch: readonly UsageRecord[]): Promise<BatchResult> => {
+    const written = await insertRows(
+      await options.database(),
+      batch.map((r, i) => rowOf(r, `${r.requestId}:${r.at}:${i}`)),
+    );
+    return { written, duplicates: batch.length - written };
   };
-
-  const writeSome = async (): Promise<void> => {
-    while (buffer.length > 0) {
-      const batch = buffer.splice(0, options.batchSize);
-      try {
-        const db = await options.database();
-        const written = await insertRows(db, batch.map((r, i) => rowOf(r, `${r.requestId}:${r.at}:${i}`)));
-        options.onEvent({ type: "written", written, duplicates: batch.length - written });
-        if (failing) options.onEvent({ type: "recovered", waiting: buffer.length });
-        failing = false;
-        backoffMs = options.flushMs;
-      } catch (error) {
-        buffer.unshift(...batch);
-        failing = true;
-        options.onEvent({ type: "failed", cause: error instanceof Error ? error.message.slice(0, 200) : "unknown", waiting: buffer.length });
-        backoffMs = Math.min(MAX_BACKOFF_MS, backoffMs * 2);
-        if (!closed) schedule(backoffMs);
-        return;
-      }
-    }
-  };
-
-  return {
-    add(record) {
-      if (buffer.length >= options.bufferMax) {
-        dropped++;
-        options.onEvent({ type: "dropped", count: 1, total: dropped });
-        return;
-      }
-      buffer.push(record);
-      if (!failing) schedule(options.flushMs);
-    },
-    get waiting() {
-      return buffer.length;
-    },
-    async flush() {
-      await running;
-      if (timer) clearTimeout(timer);
-      timer = undefined;
-      running ??= writeSome().finally(() => (running = undefined));
-      await running;
-    },
-    async close(graceMs) {
-      closed = true;
-      if (timer) clearTimeout(timer);
-      timer = undefined;
-      let deadline: NodeJS.Timeout | undefined;
-      const late = new Promise<void>((resolve) => (deadline = setTimeout(resolve, graceMs)));
-      await Promise.race([(async () => {
-        await running;
-        if (buffer.length > 0) await writeSome();
-      })(), late]);
-      clearTimeout(deadline);
-      return buffer.length;
-    },
-  };
+  const buffer = createRetryingBuffer<UsageRecord>({ maxBuffered: options.bufferMax, batchSize: options.batchSize, flushMs: options.flushMs, write, onEvent: options.onEvent });
+  buffer.start();
+  return buffer;
 }

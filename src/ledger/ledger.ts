@@ -1,6 +1,7 @@
 import type { Meter } from "@opentelemetry/api";
 import type { LedgerSettings } from "../config/config.js";
 import type { Database } from "../db/database.js";
+import { causeOf } from "../drain/batch-writer.js";
 import type { TenancyObserver } from "../flow/observer.js";
 import type { Logger } from "../logging/logger.js";
 import type { Tenancy } from "../tenancy/tenancy.js";
@@ -137,7 +138,7 @@ export function createLedger(options: LedgerOptions): Ledger {
       for (let n = -1; n !== 0 && removed < 1_000_000; removed += n) n = await expireRows(db, settings.retentionDays);
       if (removed > 0) onEvent({ type: "expired", count: removed });
     } catch (error) {
-      logger.warn({ event: "ledger.expire_failed", cause: error instanceof Error ? error.message.slice(0, 200) : "unknown" });
+      logger.warn({ event: "ledger.expire_failed", cause: causeOf(error) });
     }
   };
 

@@ -27,8 +27,10 @@ export interface RetryingBuffer<T> {
  * this process. While the database is away a failed batch goes back to
  * the front and is tried again with capped backoff, so order and count
  * are kept; past `maxBuffered` new items are dropped and counted, never
- * the process's memory. (The ledger's buffered-ledger.ts is this with its
- * own write; it could be this.)
+ * the process's memory (the batch being written counts: it is not written
+ * until its write resolves, and a close that ends first reports it as
+ * unwritten). The spend ledger (ledger/buffered-ledger.ts, without Redis)
+ * and the audit log are this with their own write.
  */
 export function createRetryingBuffer<T>(options: RetryingBufferOptions<T>): RetryingBuffer<T> {
   const buffer: T[] = [];

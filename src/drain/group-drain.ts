@@ -14,6 +14,8 @@ export interface GroupDrainOptions {
   readonly group: string;
   /** This replica's name in the group. */
   readonly consumer: string;
+  /** Starts the message of a Redis command's timeout (`<label> claim: no answer…`); the group's name by default. */
+  readonly label?: string;
   /** Writes one batch; the entries are acknowledged only once it resolves. It must be idempotent (an entry may come twice). */
   readonly write: (entries: readonly StreamEntry[]) => Promise<BatchResult>;
   readonly batchSize: number;
@@ -26,8 +28,13 @@ export interface GroupDrainOptions {
 }
 
 export interface GroupDrain {
-  /** Drains until nothing new is there (tests, flush); a failure is reported and backed off from, not thrown. */
-  drainNow(): Promise<void>;
+  /**
+   * Drains until nothing new is there (tests, flush, shutdown); resolves with the entries written or
+   * found written, 0 after a failure (reported and backed off from, not thrown). It waits for a drain
+   * the interval started, then runs its own: one drain at a time, so this consumer never reads and
+   * writes its pending entries twice at once.
+   */
+  drainNow(): Promise<number>;
   close(graceMs: number): Promise<void>;
 }
 
@@ -38,20 +45,22 @@ export interface GroupDrain {
  * bounded by the stream's cap) or to a replica killed mid-batch (another
  * claims its entries after `claimIdleMs`, and the idempotent write makes
  * the second write a no-op). Reads do not block: the connection is the
- * tenant store's, and a blocking read would hold it. (The ledger's
- * stream-drain.ts is this with its own write; it could be this.)
+ * tenant store's, and a blocking read would hold it. The spend ledger
+ * (ledger/stream-drain.ts, the usage stream) and the audit log (its audit
+ * stream) are this with their own write; the policy lives here once.
  */
 export function createGroupDrain(options: GroupDrainOptions): GroupDrain {
   const { client, stream, group, consumer } = options;
   let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
+  let running: Promise<number> | undefined;
   let closed = false;
   let groupReady = false;
   let failing = false;
   let backoffMs = options.flushMs;
   let claimCursor = "0-0";
   let lost = 0;
-  const redis = <T>(work: Promise<T>, operation: string) => within(work, options.timeoutMs, `${group} ${operation}`);
+  const label = options.label ?? group;
+  const redis = <T>(work: Promise<T>, operation: string) => within(work, options.timeoutMs, `${label} ${operation}`);
 
   const ensureGroup = async () => {
     if (groupReady) return;
@@ -69,6 +78,7 @@ export function createGroupDrain(options: GroupDrainOptions): GroupDrain {
     return (streams?.[0]?.messages ?? []).filter((m): m is StreamEntry => m !== null);
   };
 
+  /** Writes then acknowledges one batch; resolves with its size. */
   const write = async (entries: readonly StreamEntry[]): Promise<number> => {
     if (entries.length === 0) return 0;
     const result = await options.write(entries);
@@ -103,19 +113,25 @@ export function createGroupDrain(options: GroupDrainOptions): GroupDrain {
     return write(entriesOf(await redis(client.xReadGroup(group, consumer, { key: stream, id: ">" }, { COUNT: options.batchSize }), "read")));
   };
 
-  const attempt = async (): Promise<void> => {
+  /** One drain, its failure reported (the entries stay pending in Redis) and backed off from, never thrown. */
+  const attempt = async (): Promise<number> => {
     try {
+      let total = 0;
       let n: number;
-      do n = await step();
-      while (n >= options.batchSize && !closed);
+      do {
+        n = await step();
+        total += n;
+      } while (n >= options.batchSize && !closed);
       if (failing) options.onEvent({ type: "recovered" });
       failing = false;
       backoffMs = options.flushMs;
+      return total;
     } catch (error) {
       failing = true;
       groupReady = false;
       options.onEvent({ type: "failed", cause: causeOf(error), waiting: -1 });
       backoffMs = Math.min(MAX_BACKOFF_MS, backoffMs * 2);
+      return 0;
     }
   };
 
@@ -136,7 +152,7 @@ export function createGroupDrain(options: GroupDrainOptions): GroupDrain {
   return {
     async drainNow() {
       await running;
-      await run();
+      return run();
     },
     async close(graceMs) {
       closed = true;

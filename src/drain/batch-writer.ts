@@ -1,4 +1,9 @@
-/** What the two batch writers (retrying-buffer.ts, group-drain.ts) report; audit-log.ts turns these into logs, metrics and stats. */
+/**
+ * What the two batch writers (retrying-buffer.ts, group-drain.ts) report,
+ * and what they share. Their users (the spend ledger, the audit log) turn
+ * the events into their own logs, metrics and stats, so the writers
+ * themselves name no room and log nothing.
+ */
 export type WriterEvent =
   /** A batch went to the database: `written` new, `duplicates` there already. */
   | { readonly type: "written"; readonly written: number; readonly duplicates: number }
