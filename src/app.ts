@@ -30,6 +30,8 @@ import { createTenantKeyStats } from "./stats/key-stats.js";
 import { createLiveStats, type LiveStats } from "./stats/live-stats.js";
 import { createUpstreamClient, type UpstreamClient } from "./upstream/http-client.js";
 import type { TenancyObserver } from "./flow/observer.js";
+import { type AuditLog, createAuditLog } from "./audit/audit-log.js";
+import { type AuditTrail, authFailureAudit, complianceAudit, NO_AUDIT, refusalAudit, reloadDetails } from "./audit/audit-trail.js";
 import { createLedger, type Ledger } from "./ledger/ledger.js";
 import { createSpendReports } from "./ledger/spend-reports.js";
 import { createTenancy, replicaName, type Tenancy } from "./tenancy/tenancy.js";
@@ -89,6 +91,8 @@ export interface Sluice {
   readonly tenancy: Tenancy;
   /** The spend ledger, when it is on (ledger.enabled). */
   readonly ledger?: Ledger;
+  /** The audit log, when compliance.audit is on. */
+  readonly audit?: AuditLog;
   /** Resumable streams and their store. */
   readonly resumable: ResumableStreams;
   /**
@@ -103,6 +107,8 @@ export interface Sluice {
 
 /** Time for ended streams to write their final status before sockets are destroyed. */
 const FINAL_WRITE_GRACE_MS = 1_000;
+/** Longest one audit append may hold a database connection (statement_timeout). */
+const AUDIT_WRITE_TIMEOUT_MS = 5_000;
 
 /** Wires configuration, upstream client, pipeline and server into a running gateway. */
 export async function startSluice(options: SluiceOptions): Promise<Sluice> {
@@ -160,9 +166,15 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
   });
   // The ledger hears settled records (without Redis it writes them itself); it is made once the store is.
   let ledgerObserver: TenancyObserver = {};
+  // The audit log hears authentication failures and refusals; it too is made once the store is.
+  let auditObserver: TenancyObserver = {};
   const toLedger: TenancyObserver = {
     usageRecorded: (event) => ledgerObserver.usageRecorded?.(event),
-    tenantRefused: (event) => ledgerObserver.tenantRefused?.(event),
+    tenantRefused: (event) => {
+      ledgerObserver.tenantRefused?.(event);
+      auditObserver.tenantRefused?.(event);
+    },
+    authenticated: (event) => auditObserver.authenticated?.(event),
   };
   const replica = replicaName();
   // Keys and limits are read from live.current() per request: a reload applies from the next request on.
@@ -191,6 +203,21 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
       })
     : undefined;
   if (ledger) ledgerObserver = ledger.observer;
+  const auditLog = config.compliance.audit.enabled
+    ? createAuditLog({
+        database: () => database.open(),
+        ...(tenancy.redis ? { redis: tenancy.redis } : {}),
+        settings: { maxBuffered: config.compliance.audit.bufferMax, flushMs: config.compliance.audit.flushMs, batchSize: config.compliance.audit.batchSize, timeoutMs: AUDIT_WRITE_TIMEOUT_MS },
+        replica,
+        logger,
+        ...(telemetry.metrics ? { meter: telemetry.metrics.meter } : {}),
+      })
+    : undefined;
+  const trail: AuditTrail = auditLog ?? NO_AUDIT;
+  if (auditLog) {
+    auditObserver = { authenticated: authFailureAudit(trail, config.compliance.audit.authFailuresPerMinute), tenantRefused: refusalAudit(trail) };
+    live.onChange((next, previous) => trail.record({ actor: { kind: "system", id: replica }, action: "config.reload", outcome: "ok", details: reloadDetails(previous, next) }));
+  }
   const cache = createResponseCache({
     // Shared by the replicas on one Redis; otherwise this process's memory, bounded.
     store: tenancy.redis ? createRedisCacheStore(tenancy.redis) : createMemoryCacheStore({ maxBytes: config.cache.maxMemoryBytes }),
@@ -204,7 +231,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     logger,
     ...(telemetry.metrics ? { instruments: telemetry.metrics.instruments } : {}),
   });
-  const stages = { config: live.current, client, telemetry, registry, gates, breakers, stats, order, random, tenancy, cache };
+  const stages = { config: live.current, client, telemetry, registry, gates, breakers, stats, order, random, tenancy, cache, ...(auditLog ? { onCompliance: complianceAudit(trail) } : {}) };
   const pipeline = createChatPipeline(stages);
   const embeddings = createEmbedPipeline(stages);
   // Settings are read at start: the store's connections and the running streams' bounds stay as they started.
@@ -245,6 +272,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
           admin: tenancy.admin,
           cacheAdmin: createCacheAdmin(cache, live.current),
           reports: createSpendReports({ ...(ledger ? { database: () => database.open() } : {}), tagKeys: () => live.current().auth.tagKeys, thresholds: () => live.current().alerts.thresholds }),
+          audit: { ...(auditLog ? { log: auditLog } : {}), trail, authFailed: (event) => auditObserver.authenticated?.(event) },
         }
       : {}),
     ...(statsWatch ? { watch: statsWatch } : {}),
@@ -267,9 +295,9 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
   // With Redis the ledger drains the usage stream over the store's connection: it stops first, and what it leaves
   // stays in the stream for the other replicas. Without, it writes this replica's last records after the last settle.
   const closeTenancyAndLedger = async () => {
-    if (tenancy.redis) await ledger?.close(FINAL_WRITE_GRACE_MS);
+    if (tenancy.redis) await Promise.all([ledger?.close(FINAL_WRITE_GRACE_MS), auditLog?.close(FINAL_WRITE_GRACE_MS)]);
     await tenancy.close();
-    if (!tenancy.redis) await ledger?.close(2 * FINAL_WRITE_GRACE_MS);
+    if (!tenancy.redis) await Promise.all([ledger?.close(2 * FINAL_WRITE_GRACE_MS), auditLog?.close(2 * FINAL_WRITE_GRACE_MS)]);
   };
   const closeServer = async (graceMs?: number) => {
     stopFollowingStore();
@@ -284,6 +312,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
   if (metricsListener) logger.info({ event: "metrics.listening", url: `${metricsListener.url}/metrics` });
   if ([...config.models.values()].some((route) => route.cache?.semantic)) openedDatabase();
   ledger?.start();
+  auditLog?.start();
 
   return {
     config: live,
@@ -298,6 +327,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     logger,
     tenancy,
     ...(ledger ? { ledger } : {}),
+    ...(auditLog ? { audit: auditLog } : {}),
     resumable,
     async shutdown(drainMs = live.current().server.drainMs) {
       registry.startDraining();

@@ -35,6 +35,9 @@ import { createRuntimeStats } from "./server/runtime-stats.js";
 import type { KeyAdmin } from "./tenancy/key-admin.js";
 import type { CacheAdmin } from "./cache/cache-admin.js";
 import type { SpendReports } from "./ledger/spend-reports.js";
+import type { AuditLog } from "./audit/audit-log.js";
+import type { AuditTrail } from "./audit/audit-trail.js";
+import type { TenancyObserver } from "./flow/observer.js";
 import { spendCsv } from "./edges/openai/spend-csv.js";
 import { serveMetrics } from "./telemetry/metrics-route.js";
 import type { Metrics } from "./telemetry/metrics.js";
@@ -53,6 +56,8 @@ export interface RoutesOptions {
   readonly cacheAdmin?: CacheAdmin;
   /** AdminService's GetSpendReport and GET /admin/v1/spend.csv, served with the rest of it. */
   readonly reports?: SpendReports;
+  /** The audit log AdminService lists and verifies, and the trail its changing calls are recorded in. */
+  readonly audit?: { readonly log?: AuditLog; readonly trail: AuditTrail; readonly authFailed?: TenancyObserver["authenticated"] };
   /** AdminService/WatchStats, when the console may be watched. */
   readonly watch?: StatsWatch;
   readonly console: { readonly access: ConsoleAccess; readonly assets: ConsoleAssets };
@@ -100,7 +105,7 @@ export function createRoutes(options: RoutesOptions): Route {
       router.service(ChatService, createChatService({ calls, maxJsonDepth: options.limits.maxJsonDepth }));
       router.service(EmbeddingService, createEmbeddingService(calls));
       router.service(Health, createHealthService(health, [ChatService.typeName, EmbeddingService.typeName]));
-      const admin = options.admin && options.cacheAdmin && options.reports ? createAdminService(options.admin, options.cacheAdmin, options.reports) : undefined;
+      const admin = options.admin && options.cacheAdmin && options.reports ? createAdminService(options.admin, options.cacheAdmin, options.reports, options.audit) : undefined;
       // WatchStats may be served without the rest (an open console with no admin key): the rest then answers UNIMPLEMENTED.
       if (admin || watch) router.service(AdminService, { ...admin, ...(watch ? { watchStats: watch.watchStats } : {}) });
       registerReflection(router, admin || watch ? [ChatService, EmbeddingService, AdminService, Health] : [ChatService, EmbeddingService, Health]);

@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import OpenAI from "openai";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -11,6 +10,7 @@ import { expireRows } from "../src/ledger/ledger-rows.js";
 import { adminClient } from "./helpers/admin.js";
 import { type Harness, startHarness } from "./helpers/harness.js";
 import { dropPrefix, SHARED_REDIS_URL, testPrefix } from "./helpers/redis.js";
+import { type OwnDatabase, ownDatabase } from "./helpers/postgres.js";
 import { tenancyEvents } from "./helpers/tenancy-events.js";
 
 /**
@@ -19,23 +19,17 @@ import { tenancyEvents } from "./helpers/tenancy-events.js";
  * dropped here. Debian's server has no pgvector: the semantic cache's
  * steps wait, and the ledger's are applied all the same.
  */
-const SERVER_URL = process.env.SLUICE_TEST_POSTGRES_URL ?? "postgres://postgres:postgres@127.0.0.1:5432/postgres";
 const ADMIN = "sk-test-admin-pg-ledger-1a3c5e7b9d2f4068";
 const KEY = "sk-test-pg-ledger-8b0d2f4a6c1e3957";
 const PRICE = { inputPerMTok: 1_000, outputPerMTok: 2_000 };
-const database = `sluice_test_${randomBytes(6).toString("hex")}`;
 const prefix = testPrefix("pg-ledger");
 
-let server: pg.Client;
+let database: OwnDatabase;
 let h: Harness;
 const events = tenancyEvents();
 
 beforeAll(async () => {
-  server = new pg.Client({ connectionString: SERVER_URL });
-  await server.connect();
-  await server.query(`CREATE DATABASE ${database}`);
-  const url = new URL(SERVER_URL);
-  url.pathname = `/${database}`;
+  database = await ownDatabase();
   h = await startHarness({
     routing: (sim) => ({
       providers: { simulator: { kind: "openai", baseUrl: sim.openAiBaseUrl, breaker: { failures: 10_000 } } },
@@ -43,15 +37,14 @@ beforeAll(async () => {
     }),
     env: { ADMIN, KEY },
     auth: { adminKeyEnv: "ADMIN", keys: [{ name: "pg-key", keyEnv: "KEY" }] },
-    store: { redis: { url: SHARED_REDIS_URL, prefix, failMode: "closed", timeoutMs: 5_000 }, postgres: { url: url.toString(), poolSize: 2 } },
+    store: { redis: { url: SHARED_REDIS_URL, prefix, failMode: "closed", timeoutMs: 5_000 }, postgres: { url: database.url, poolSize: 2 } },
     ledger: { flushMs: 60_000 },
     observer: events.observer,
   });
 }, 60_000);
 afterAll(async () => {
   await h?.close();
-  await server.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-  await server.end();
+  await database?.drop();
   await dropPrefix(prefix);
 });
 
@@ -64,9 +57,7 @@ describe("the ledger on a PostgreSQL server", () => {
       records.push(await events.recorded(response.headers.get("x-request-id")!));
     }
     await h.sluice.ledger!.flush();
-    const url = new URL(SERVER_URL);
-    url.pathname = `/${database}`;
-    const client = new pg.Client({ connectionString: url.toString() });
+    const client = new pg.Client({ connectionString: database.url });
     await client.connect();
     try {
       const versions = (await client.query<{ version: number }>("SELECT version FROM sluice_schema_migrations ORDER BY version")).rows.map((r) => r.version);
@@ -88,9 +79,7 @@ describe("the ledger on a PostgreSQL server", () => {
   }, 60_000);
 
   it("cancels a statement past its bound in the database, and removes rows past the retention in bounded batches", async () => {
-    const url = new URL(SERVER_URL);
-    url.pathname = `/${database}`;
-    const db = openPgDatabase(url.toString(), 1, () => undefined);
+    const db = openPgDatabase(database.url, 1, () => undefined);
     try {
       await expect(bounded(db, 100, (q) => q("SELECT pg_sleep(5)"))).rejects.toThrow(/statement timeout/);
       // The connection is usable after the cancel.

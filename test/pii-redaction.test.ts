@@ -46,6 +46,9 @@ describe.each(KINDS)("PII policies, %s upstream", (kind) => {
           sensitive: { targets: [{ provider: "cloud", model: "sim-cloud" }, { provider: "onprem", model: "sim-local" }], pii: { mode: "local-only" } },
           "cloud-only": { provider: "cloud", model: "sim-cloud", pii: { mode: "local-only" } },
           resident: { targets: [{ provider: "cloud", model: "sim-cloud" }, { provider: "onprem", model: "sim-local" }], localOnly: true },
+          embed: { provider: "cloud", model: "sim-embed" },
+          "embed-redacting": { provider: "cloud", model: "sim-embed", pii: { mode: "redact" } },
+          "embed-blocking": { provider: "cloud", model: "sim-embed", pii: { mode: "block" } },
         },
       }),
     });
@@ -110,5 +113,20 @@ describe.each(KINDS)("PII policies, %s upstream", (kind) => {
   it("localOnly: every request of the alias is served locally, whatever it holds", async () => {
     await answerViaGrpc(h.url, "resident", `#sim tokens=3 tag=pii-${kind}-resident\nwhat is the capital of France?`);
     expect((await h.sim.records.waitFor((r) => r.tag === `pii-${kind}-resident`, 5_000)).model).toContain("sim-local");
+  });
+
+  // Anthropic has no embeddings API: its wire is left out here, not skipped.
+  if (kind !== "anthropic") it("embeddings: a redacted input is embedded as its placeholders, a blocked one is refused", async () => {
+    const openai = new OpenAI({ baseURL: `${h.url}/v1`, apiKey: "not-used", maxRetries: 0 });
+    const [redacted, placeholders, plain] = await Promise.all([
+      openai.embeddings.create({ model: "embed-redacting", input: [`write to ${EMAIL} today`, "nothing here"] }),
+      openai.embeddings.create({ model: "embed", input: ["write to <EMAIL_1> today", "nothing here"] }),
+      openai.embeddings.create({ model: "embed", input: [`write to ${EMAIL} today`] }),
+    ]);
+    expect(redacted.data.map((d) => d.embedding)).toEqual(placeholders.data.map((d) => d.embedding));
+    expect(redacted.data[0]!.embedding).not.toEqual(plain.data[0]!.embedding);
+    const refused = await openai.embeddings.create({ model: "embed-blocking", input: `card ${CARD}` }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((refused as Error).message).toContain("(card)");
   });
 });

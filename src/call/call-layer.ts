@@ -126,7 +126,7 @@ export interface ResumeOptions {
  */
 export interface CallLayer {
   /** The caller's key from its `authorization` (or `x-api-key`) value; its name goes on the access line. Throws `unauthenticated`. */
-  identify(credential: string | undefined, edge: string, fields?: Record<string, unknown>): Promise<Principal | undefined>;
+  identify(credential: string | undefined, edge: string, fields?: Record<string, unknown>, remote?: string): Promise<Principal | undefined>;
   stream(request: ChatRequest, principal: Principal | undefined, call: CallContext, options: StreamOptions): CallStream;
   /** The rest of a resumable stream, after `options.after`; throws `not_found`, `permission_denied`, the original's error. */
   resume(id: string, principal: Principal | undefined, signal: AbortSignal, options: ResumeOptions): Promise<{ readonly items: AsyncGenerator<Numbered | Heartbeat, void, undefined>; readonly includeUsage: boolean }>;
@@ -137,7 +137,7 @@ export interface CallLayer {
    * for the admin key (the console lists aliases with it; it streams
    * nothing) and while authentication is off. Throws `unauthenticated`.
    */
-  models(credential: string | undefined, edge: string, fields?: Record<string, unknown>): Promise<readonly ModelInfo[]>;
+  models(credential: string | undefined, edge: string, fields?: Record<string, unknown>, remote?: string): Promise<readonly ModelInfo[]>;
   /**
    * One embedding call: the same key, limits, budget, attempts and records
    * as a stream, with one answer. `quota` is set once the key was admitted
@@ -231,8 +231,8 @@ function tagsFor(tenancy: CallLayerOptions["tenancy"], labels: Readonly<Record<s
 export function createCallLayer(options: CallLayerOptions): CallLayer {
   const { pipeline, resumable } = options;
   return {
-    async identify(credential, edge, fields) {
-      const principal = await options.tenancy?.identify(credential, edge);
+    async identify(credential, edge, fields, remote) {
+      const principal = await options.tenancy?.identify(credential, edge, remote);
       if (principal && fields) fields.key = principal.name;
       return principal;
     },
@@ -337,8 +337,8 @@ export function createCallLayer(options: CallLayerOptions): CallLayer {
       if (!mayUse(principal, alias)) throw new GatewayError("permission_denied", `key ${principal?.name ?? ""} may not use model ${quoteClientValue(alias)}`, { field: "model" });
     },
 
-    async models(credential, edge, fields) {
-      const viewer = options.tenancy ? await options.tenancy.viewer(credential, edge) : undefined;
+    async models(credential, edge, fields, remote) {
+      const viewer = options.tenancy ? await options.tenancy.viewer(credential, edge, remote) : undefined;
       if (viewer?.principal && fields) fields.key = viewer.principal.name;
       return viewer ? pipeline.catalog().filter((model) => viewer.sees(model.id)) : pipeline.catalog();
     },

@@ -73,6 +73,8 @@ export function createRestorer(vault: PiiVault): { push(text: string): string; f
   const restore = (text: string) => text.replace(PLACEHOLDER, (p) => vault.valueOf(p) ?? p);
   return {
     push(text) {
+      // The common delta: nothing held, and no `<` that could open a placeholder.
+      if (held === "" && !text.includes("<")) return text;
       const all = held + text;
       const open = OPEN_TAIL.exec(all);
       if (open && vault.size > 0) {

@@ -12,6 +12,8 @@ export interface ConfigChanges {
   readonly providers: NamedChanges;
   /** Virtual keys by name (a new key value under the same name is a change; the value is only compared). */
   readonly keys: NamedChanges;
+  readonly teams: NamedChanges;
+  readonly businessLines: NamedChanges;
 }
 
 /**
@@ -37,11 +39,13 @@ function compare<T>(previous: ReadonlyMap<string, T>, next: ReadonlyMap<string, 
   return { added, removed, changed };
 }
 
-/** The aliases and providers a new configuration adds, removes or changes. */
+/** The aliases, providers, keys, teams and business lines a new configuration adds, removes or changes. */
 export function diffConfig(previous: Config, next: Config): ConfigChanges {
   return {
     models: compare(previous.models, next.models, routeIdentity),
     providers: compare(previous.providers, next.providers, providerIdentity),
     keys: compare(keysByName(previous.auth.keys), keysByName(next.auth.keys), (k) => JSON.stringify(k)),
+    teams: compare(previous.auth.teams, next.auth.teams, (t) => JSON.stringify(t)),
+    businessLines: compare(previous.auth.businessLines, next.auth.businessLines, (b) => JSON.stringify(b)),
   };
 }

@@ -118,7 +118,7 @@ export const CONFIG_DOCS: Readonly<Record<string, KeyDoc>> = {
   "compliance.patterns[].pattern": { text: "A JavaScript regular expression, at most 256 characters, matched case-sensitively over every text of the request." },
   "compliance.audit": { text: "The tamper-evident audit log in `store.postgres` (docs/compliance.md, \"The audit log\")." },
   "compliance.audit.enabled": { text: "Keep the audit log.", unset: "on when `store.postgres` is configured (an in-memory database would not keep it)" },
-  "compliance.audit.bufferMax": { text: "Events held while the database (or Redis) is away; past it new ones are dropped and counted (`sluice_audit_events_total{result=\"dropped\"}`)." },
+  "compliance.audit.bufferMax": { text: "Events held while the database (or Redis) is away; past it new ones are dropped and counted (`sluice_audit_events_total{sluice_audit_result=\"dropped\"}`)." },
   "compliance.audit.flushMs": { text: "How often new events are written." },
   "compliance.audit.batchSize": { text: "Events appended per transaction at most." },
   "compliance.audit.authFailuresPerMinute": { text: "Authentication failures recorded per remote address and minute at most; the rest of the minute's are counted in the next one recorded." },

@@ -67,7 +67,7 @@ export interface StreamObserver {
  */
 export interface TenancyObserver {
   /** An edge checked a request's key: `key` on success, `failure` otherwise. */
-  authenticated?(event: { readonly edge: string; readonly key?: string; readonly failure?: "missing" | "malformed" | "unknown" }): void;
+  authenticated?(event: { readonly edge: string; readonly key?: string; readonly failure?: "missing" | "malformed" | "unknown"; readonly remote?: string }): void;
   /** A key's request passed its limits and budget; `shared` false: admitted by this replica's fallback (Redis away). */
   tenantAdmitted?(event: { readonly key: string; readonly alias: string; readonly shared: boolean }): void;
   /** A key's request was refused before any upstream attempt. */
@@ -77,6 +77,7 @@ export interface TenancyObserver {
     readonly reason: LimitReason | "revoked" | "not_allowed" | "store_unavailable";
     /** The level whose limit refused, when a limit did (key, team, business_line). */
     readonly level?: string;
+    readonly requestId?: string;
   }): void;
   /**
    * A stream's usage reached the store (`stored`), or waits for Redis

@@ -17,6 +17,8 @@ export type Edge = "grpc" | "grpc-web" | "connect" | "openai" | "anthropic" | "r
  */
 export interface Exchange {
   readonly requestId: string;
+  /** The peer's address as the socket says (no forwarding header is trusted): what the audit log records. */
+  readonly remote: string;
   /** performance.now() when the request arrived. */
   readonly startedAt: number;
   /**
@@ -59,6 +61,7 @@ export function createExchange(req: AnyRequest, res: AnyResponse, tracing: Traci
   let spanContext: Context | undefined;
   const exchange: Exchange = {
     requestId: requestIdFrom(headerOf(req, "x-request-id")),
+    remote: req.socket?.remoteAddress ?? "",
     startedAt,
     signal: controller.signal,
     edge: "http",

@@ -25,8 +25,10 @@ import type { CachedAnswer } from "../cache/cached-answer.js";
 import { cacheHeaderValue, type ResponseCache, type StorePlan } from "../cache/response-cache.js";
 import type { StreamRegistry } from "./stream-registry.js";
 import { NO_POLICY, policyFor } from "../compliance/pii-policy.js";
-import { enforce, type Screened, screenRequest, unscreened } from "../compliance/screen-request.js";
+import { type Screened, screenRequest, unscreened } from "../compliance/screen-request.js";
+import { screenStage } from "./screen-stage.js";
 import { restoringSink } from "../compliance/restoring-sink.js";
+import type { ComplianceDecision } from "../compliance/compliance-decision.js";
 
 export interface StreamContext {
   /**
@@ -103,15 +105,6 @@ export interface ChatPipelineOptions {
   readonly onCompliance?: (decision: ComplianceDecision) => void;
 }
 
-/** A policy decision about one request, for the audit log: counts by detector, never values. */
-export interface ComplianceDecision {
-  readonly action: "pii.block" | "pii.redact" | "pii.local_only" | "route.local_only";
-  readonly outcome: "ok" | "refused";
-  readonly alias: string;
-  readonly requestId: string;
-  readonly principal?: Principal;
-  readonly found?: Readonly<Record<string, number>>;
-}
 
 function responseId(): string {
   return `resp_${randomUUID().replaceAll("-", "")}`;
@@ -201,7 +194,7 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
     try {
       if (options.tenancy) charge = options.tenancy.charge(ctx.principal, { request, requestId: ctx.requestId, ...(ctx.onQuota ? { onQuota: ctx.onQuota } : {}), ...(ctx.tags ? { tags: ctx.tags } : {}) });
       route = routes.lookup(request.model);
-      if (screened.policy !== NO_POLICY) route = screen(route);
+      if (screened.policy !== NO_POLICY) route = screenStage(screened, route, ctx, charge, options.onCompliance);
       release = registry.admit(end);
     } catch (error) {
       const failure = toGatewayError(error);
@@ -212,26 +205,6 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
     }
     if (ctx.signal.aborted) queueMicrotask(onAbort);
     else ctx.signal.addEventListener("abort", onAbort, { once: true });
-
-    /** The policy's verdict, after the allowlist: refused, or the route it may take; each decision is told to the audit log. */
-    function screen(asked: ModelRoute): ModelRoute {
-      const decide = (action: ComplianceDecision["action"], outcome: ComplianceDecision["outcome"]) =>
-        options.onCompliance?.({ action, outcome, alias: asked.alias, requestId: ctx.requestId, ...(ctx.principal ? { principal: ctx.principal } : {}), ...(screened.found ? { found: screened.found } : {}) });
-      if (screened.found) {
-        charge.found(screened.found);
-        if (ctx.fields) ctx.fields.pii = Object.keys(screened.found).sort().join(",");
-      }
-      let chosen: ModelRoute;
-      try {
-        chosen = enforce(screened, asked);
-      } catch (error) {
-        decide(screened.policy.mode === "block" ? "pii.block" : screened.found && screened.policy.mode === "local-only" ? "pii.local_only" : "route.local_only", "refused");
-        throw error;
-      }
-      if (screened.vault) decide("pii.redact", "ok");
-      else if (chosen !== asked || screened.policy.localOnly || (screened.found && screened.policy.mode === "local-only")) decide(screened.found ? "pii.local_only" : "route.local_only", "ok");
-      return chosen;
-    }
 
     const forward = (delta: Delta, more: boolean): boolean => {
       observer.delta(delta);

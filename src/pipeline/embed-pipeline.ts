@@ -12,6 +12,10 @@ import { NO_CHARGE, type TenantCharge } from "../tenancy/tenant-charge.js";
 import type { MeteredUsage } from "../usage/usage-meter.js";
 import { countedEmbedTokens } from "../usage/embed-tokens.js";
 import type { ChatPipelineOptions, StreamContext } from "./chat-pipeline.js";
+import { type ChatRequest, messageText } from "../core/chat-request.js";
+import { NO_POLICY, policyFor } from "../compliance/pii-policy.js";
+import { screenRequest, unscreened } from "../compliance/screen-request.js";
+import { screenStage } from "./screen-stage.js";
 
 /** Embedding calls, through the same stages as a stream. */
 export interface EmbedPipeline {
@@ -34,14 +38,24 @@ const NO_USAGE: MeteredUsage = { inputTokens: 0, outputTokens: 0, cachedInputTok
  * usage delta. Targets of an alias whose provider has no embeddings API
  * are skipped; an alias with none is refused as the caller's mistake.
  */
+/** The request with its text inputs as the screen redacted them (one message per input, in order); token arrays are left as they are. */
+function redactedInputs(request: EmbedRequest, redacted: ChatRequest): EmbedRequest {
+  return { ...request, inputs: request.inputs.map((input, i) => (typeof input === "string" ? messageText(redacted.messages[i]!) : input)) };
+}
+
 export function createEmbedPipeline(options: ChatPipelineOptions): EmbedPipeline {
   const runDeps = { breakers: options.breakers, stats: options.stats, random: options.random ?? Math.random };
   const attemptDeps = { client: options.client, admit: (target: RouteTarget, signal: AbortSignal) => options.gates.gateFor(target.provider).acquire(signal) };
 
   return {
-    async embed(request, ctx) {
-      const routes = routeTableOf(options.config().models);
-      const view = embedAsChat(request);
+    async embed(asked, ctx) {
+      const config = options.config();
+      const routes = routeTableOf(config.models);
+      const policy = policyFor(config, ctx.principal, routes.has(asked.model) ? routes.lookup(asked.model) : undefined);
+      const screened = policy === NO_POLICY ? unscreened(embedAsChat(asked)) : screenRequest(embedAsChat(asked), policy);
+      // Embeddings have no answer to restore: the redacted texts are what is embedded.
+      const request = screened.vault ? redactedInputs(asked, screened.request) : asked;
+      const view = screened.request;
       const observer = options.telemetry.stream({
         requestId: ctx.requestId,
         edge: ctx.edge,
@@ -60,7 +74,7 @@ export function createEmbedPipeline(options: ChatPipelineOptions): EmbedPipeline
       try {
         // The key's allowlist before the alias is looked up: a key learns nothing of aliases it may not use.
         if (options.tenancy) charge = options.tenancy.charge(ctx.principal, { request: view, requestId: ctx.requestId, ...(ctx.onQuota ? { onQuota: ctx.onQuota } : {}), ...(ctx.tags ? { tags: ctx.tags } : {}) });
-        const route = routes.lookup(request.model);
+        const route = policy === NO_POLICY ? routes.lookup(request.model) : screenStage(screened, routes.lookup(request.model), ctx, charge, options.onCompliance);
         const order = options.order.order(route).filter(embeds);
         if (order.length === 0) {
           const kinds = [...new Set(route.targets.map((t) => t.provider.kind))].join(", ");

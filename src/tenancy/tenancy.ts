@@ -36,14 +36,14 @@ export interface TenancyOptions {
  */
 export interface Tenancy {
   /** The principal of a request's `authorization` header; undefined while authentication is off. Throws `unauthenticated`. */
-  identify(authorization: string | undefined, edge: string): Promise<Principal | undefined>;
+  identify(authorization: string | undefined, edge: string, remote?: string): Promise<Principal | undefined>;
   /**
    * Who a model listing is for: the request's key as `identify` finds it,
    * or the admin key, which sees every alias (the console signed in as admin
    * lists aliases with it). The admin key is no virtual key for anything
    * else: it streams nothing. Throws `unauthenticated` as `identify` does.
    */
-  viewer(authorization: string | undefined, edge: string): Promise<ModelViewer>;
+  viewer(authorization: string | undefined, edge: string, remote?: string): Promise<ModelViewer>;
   /** The admission stage of one request (a no-op without a principal); throws `permission_denied` for an alias the key may not use. */
   charge(principal: Principal | undefined, input: Omit<ChargeInput, "principal">): TenantCharge;
   /** The tag keys kept for cost allocation, from the configuration in force. */
@@ -289,7 +289,7 @@ export function createTenancy(options: TenancyOptions): Tenancy {
   };
 
   const tenancy: Tenancy = {
-    async identify(authorization, edge) {
+    async identify(authorization, edge, remote) {
       const config = options.config();
       if (!config.auth.required) return undefined;
       try {
@@ -297,13 +297,13 @@ export function createTenancy(options: TenancyOptions): Tenancy {
         observer?.authenticated?.({ edge, key: principal.name });
         return principal;
       } catch (error) {
-        if (error instanceof AuthError) observer?.authenticated?.({ edge, failure: error.failure });
+        if (error instanceof AuthError) observer?.authenticated?.({ edge, failure: error.failure, ...(remote ? { remote } : {}) });
         throw error;
       }
     },
-    async viewer(authorization, edge) {
+    async viewer(authorization, edge, remote) {
       if (isAdminKey(authorization)) return { sees: () => true };
-      const principal = await tenancy.identify(authorization, edge);
+      const principal = await tenancy.identify(authorization, edge, remote);
       return { ...(principal ? { principal } : {}), sees: (alias) => mayUse(principal, alias) };
     },
     charge(principal, input) {

@@ -158,7 +158,7 @@ export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
   const alias = request.model;
   const key = principal.name;
   if (!mayUse(principal, alias)) {
-    deps.observer?.tenantRefused?.({ key, alias, reason: "not_allowed" });
+    deps.observer?.tenantRefused?.({ key, alias, reason: "not_allowed", requestId: input.requestId });
     throw new GatewayError("permission_denied", `key ${key} may not use model ${quoteClientValue(alias)}`, { field: "model" });
   }
   const parents = parentsOf(principal, deps.hierarchy);
@@ -247,13 +247,13 @@ export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
         });
       } catch (error) {
         state = "closed";
-        deps.observer?.tenantRefused?.({ key, alias, reason: "store_unavailable" });
+        deps.observer?.tenantRefused?.({ key, alias, reason: "store_unavailable", requestId: input.requestId });
         throw toGatewayError(error);
       }
       input.onQuota?.(result.quota);
       if (!result.ok) {
         state = "closed";
-        deps.observer?.tenantRefused?.({ key, alias, reason: result.reason, ...(result.reason === "revoked" ? {} : { level: result.level ?? "key" }) });
+        deps.observer?.tenantRefused?.({ key, alias, reason: result.reason, requestId: input.requestId, ...(result.reason === "revoked" ? {} : { level: result.level ?? "key" }) });
         // Full, not merely smaller than this one request: the budget is used up until its period renews.
         if (result.reason === "budget" && result.retryAfterMs !== undefined) deps.budgetFull?.(result.level ?? "key", result.level ? parents.find((p) => p.level === result.level)!.name : key);
         throw refusal(principal, parents, result, reserveTokens, reserveMicros, deps.budgetExceededStatus);

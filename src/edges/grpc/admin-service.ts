@@ -23,6 +23,17 @@ import {
 import type { SpendReports } from "../../ledger/spend-reports.js";
 import { levelHandlers } from "./admin-levels.js";
 import { getSpendReport } from "./admin-spend.js";
+import { audited, auditHandlers } from "./admin-audit.js";
+import type { AuditLog } from "../../audit/audit-log.js";
+import { NO_AUDIT, type AuditTrail } from "../../audit/audit-trail.js";
+import { AuthError } from "../../tenancy/authenticate.js";
+import type { TenancyObserver } from "../../flow/observer.js";
+import { EXCHANGE } from "./rpc-handler.js";
+
+const remoteOf = (ctx: HandlerContext) => {
+  const remote = ctx.values.get(EXCHANGE)?.remote;
+  return remote ? { remote } : {};
+};
 import { budgetOf, budgetToProto, limitsOf, limitsToProto, maskedFields, PERIODS, periodKind } from "./admin-wire.js";
 import { toConnectError } from "./connect-errors.js";
 
@@ -53,18 +64,28 @@ const KEY_FIELDS = ["models", "limits", "budget", "team"] as const;
  * lives with the console's statistics (watch-stats.ts); the server joins
  * the two.
  */
-export function createAdminService(admin: KeyAdmin, cache: CacheAdmin, reports: SpendReports): Omit<ServiceImpl<typeof AdminService>, "watchStats"> {
+export function createAdminService(
+  admin: KeyAdmin,
+  cache: CacheAdmin,
+  reports: SpendReports,
+  audit: { readonly log?: AuditLog; readonly trail: AuditTrail; readonly authFailed?: TenancyObserver["authenticated"] } = { trail: NO_AUDIT },
+): Omit<ServiceImpl<typeof AdminService>, "watchStats"> {
   const guarded =
     <R>(work: () => Promise<R>) =>
     async (ctx: HandlerContext): Promise<R> => {
       try {
         admin.authorize(ctx.requestHeader.get("authorization") ?? undefined);
+      } catch (error) {
+        if (error instanceof AuthError) audit.authFailed?.({ edge: "admin", failure: error.failure, ...remoteOf(ctx) });
+        throw toConnectError(error);
+      }
+      try {
         return await work();
       } catch (error) {
         throw toConnectError(error);
       }
     };
-  return {
+  return audited({
     createKey: (req, ctx) =>
       guarded(async () => {
         const { key, info } = await admin.create(settingsOf(req.name, req.team, req.models, req.limits, req.budget));
@@ -106,6 +127,7 @@ export function createAdminService(admin: KeyAdmin, cache: CacheAdmin, reports: 
       })(ctx),
     ...levelHandlers(admin.levels, guarded),
     getSpendReport: (req, ctx) => guarded(() => getSpendReport(reports, req))(ctx),
+    ...auditHandlers(audit.log, guarded),
     purgeCache: (req, ctx) => guarded(async () => create(PurgeCacheResponseSchema, { purged: BigInt(await cache.purge(req.alias, req.keyName)) }))(ctx),
     getCacheStats: (_req, ctx) =>
       guarded(async () =>
@@ -125,5 +147,5 @@ export function createAdminService(admin: KeyAdmin, cache: CacheAdmin, reports: 
           ),
         }),
       )(ctx),
-  };
+  }, audit.trail);
 }

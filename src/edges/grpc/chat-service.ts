@@ -246,7 +246,7 @@ export function createChatService(options: ChatServiceOptions): ServiceImpl<type
     async listModels(_req, ctx) {
       const exchange: Exchange | undefined = ctx.values.get(EXCHANGE);
       try {
-        const models = await calls.models(ctx.requestHeader.get("authorization") ?? undefined, exchange?.edge ?? "grpc", exchange?.fields);
+        const models = await calls.models(ctx.requestHeader.get("authorization") ?? undefined, exchange?.edge ?? "grpc", exchange?.fields, exchange?.remote);
         return create(ListModelsResponseSchema, { models: models.map((model) => create(ModelSchema, model)) });
       } catch (error) {
         throw toConnectError(error);

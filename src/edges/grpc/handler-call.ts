@@ -49,7 +49,7 @@ export function deadlineOf(ctx: HandlerContext): { deadlineAt?: number } {
 export async function callerOf(calls: Pick<CallLayer, "identify">, ctx: HandlerContext): Promise<Principal | undefined> {
   try {
     const exchange: Exchange | undefined = ctx.values.get(EXCHANGE);
-    return await calls.identify(ctx.requestHeader.get("authorization") ?? undefined, exchange?.edge ?? "grpc", exchange?.fields);
+    return await calls.identify(ctx.requestHeader.get("authorization") ?? undefined, exchange?.edge ?? "grpc", exchange?.fields, exchange?.remote);
   } catch (error) {
     throw toConnectError(error);
   }

@@ -29,7 +29,7 @@ export interface ChatCompletionsOptions {
  */
 export async function callerOf(req: AnyRequest, res: AnyResponse, exchange: Exchange, calls: CallLayer): Promise<{ principal?: Principal } | undefined> {
   try {
-    const principal = await calls.identify(headerOf(req, "authorization"), exchange.edge, exchange.fields);
+    const principal = await calls.identify(headerOf(req, "authorization"), exchange.edge, exchange.fields, exchange.remote);
     return principal ? { principal } : {};
   } catch (error) {
     sendOpenAiError(res, exchange, error);

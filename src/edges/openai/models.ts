@@ -9,7 +9,7 @@ import { sendOpenAiError } from "./http-errors.js";
 export async function listModels(req: AnyRequest, res: AnyResponse, exchange: Exchange, calls: CallLayer, id?: string): Promise<void> {
   let models: Array<{ id: string; object: string; created: number; owned_by: string }>;
   try {
-    const visible = await calls.models(headerOf(req, "authorization"), exchange.edge, exchange.fields);
+    const visible = await calls.models(headerOf(req, "authorization"), exchange.edge, exchange.fields, exchange.remote);
     models = visible.map((model) => ({ id: model.id, object: "model", created: 0, owned_by: model.provider }));
   } catch (error) {
     return sendOpenAiError(res, exchange, error);

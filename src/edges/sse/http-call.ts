@@ -32,7 +32,7 @@ export async function beginHttpCall<P>(
 ): Promise<{ readonly principal?: Principal; readonly parsed: P; readonly tags: Readonly<Record<string, string>> } | undefined> {
   let principal: Principal | undefined;
   try {
-    principal = await options.calls.identify(options.credential, exchange.edge, exchange.fields);
+    principal = await options.calls.identify(options.credential, exchange.edge, exchange.fields, exchange.remote);
   } catch (error) {
     options.refuse(res, exchange, error);
     return undefined;

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file sluice/admin/v1/admin_service.proto.
  */
 export const file_sluice_admin_v1_admin_service: GenFile = /*@__PURE__*/
-  fileDesc("CiNzbHVpY2UvYWRtaW4vdjEvYWRtaW5fc2VydmljZS5wcm90bxIPc2x1aWNlLmFkbWluLnYxIrMBCglLZXlMaW1pdHMSIAoTcmVxdWVzdHNfcGVyX21pbnV0ZRgBIAEoDUgAiAEBEh4KEXRva2Vuc19wZXJfbWludXRlGAIgASgESAGIAQESHwoSY29uY3VycmVudF9zdHJlYW1zGAMgASgNSAKIAQFCFgoUX3JlcXVlc3RzX3Blcl9taW51dGVCFAoSX3Rva2Vuc19wZXJfbWludXRlQhUKE19jb25jdXJyZW50X3N0cmVhbXMiRQoGQnVkZ2V0EhIKCnVzZF9taWNyb3MYASABKAQSJwoGcGVyaW9kGAIgASgOMhcuc2x1aWNlLmFkbWluLnYxLlBlcmlvZCLyAQoHS2V5SW5mbxIMCgRuYW1lGAEgASgJEgoKAmlkGAIgASgJEg4KBm1vZGVscxgDIAMoCRIqCgZsaW1pdHMYBCABKAsyGi5zbHVpY2UuYWRtaW4udjEuS2V5TGltaXRzEicKBmJ1ZGdldBgFIAEoCzIXLnNsdWljZS5hZG1pbi52MS5CdWRnZXQSKgoGc291cmNlGAYgASgOMhouc2x1aWNlLmFkbWluLnYxLktleVNvdXJjZRIuCgpjcmVhdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIMCgR0ZWFtGAggASgJIpMBChBDcmVhdGVLZXlSZXF1ZXN0EgwKBG5hbWUYASABKAkSDgoGbW9kZWxzGAIgAygJEioKBmxpbWl0cxgDIAEoCzIaLnNsdWljZS5hZG1pbi52MS5LZXlMaW1pdHMSJwoGYnVkZ2V0GAQgASgLMhcuc2x1aWNlLmFkbWluLnYxLkJ1ZGdldBIMCgR0ZWFtGAUgASgJIkgKEUNyZWF0ZUtleVJlc3BvbnNlEgsKA2tleRgBIAEoCRImCgRpbmZvGAIgASgLMhguc2x1aWNlLmFkbWluLnYxLktleUluZm8iEQoPTGlzdEtleXNSZXF1ZXN0IjoKEExpc3RLZXlzUmVzcG9uc2USJgoEa2V5cxgBIAMoCzIYLnNsdWljZS5hZG1pbi52MS5LZXlJbmZvIsQBChBVcGRhdGVLZXlSZXF1ZXN0EgwKBG5hbWUYASABKAkSLwoLdXBkYXRlX21hc2sYAiABKAsyGi5nb29nbGUucHJvdG9idWYuRmllbGRNYXNrEg4KBm1vZGVscxgDIAMoCRIqCgZsaW1pdHMYBCABKAsyGi5zbHVpY2UuYWRtaW4udjEuS2V5TGltaXRzEicKBmJ1ZGdldBgFIAEoCzIXLnNsdWljZS5hZG1pbi52MS5CdWRnZXQSDAoEdGVhbRgGIAEoCSI6ChFVcGRhdGVLZXlSZXNwb25zZRIlCgNrZXkYASABKAsyGC5zbHVpY2UuYWRtaW4udjEuS2V5SW5mbyIgChBSZXZva2VLZXlSZXF1ZXN0EgwKBG5hbWUYASABKAkiOgoRUmV2b2tlS2V5UmVzcG9uc2USJQoDa2V5GAEgASgLMhguc2x1aWNlLmFkbWluLnYxLktleUluZm8icAoPR2V0VXNhZ2VSZXF1ZXN0EgwKBG5hbWUYASABKAkSJwoGcGVyaW9kGAIgASgOMhcuc2x1aWNlLmFkbWluLnYxLlBlcmlvZBImCgJhdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiqgMKEEdldFVzYWdlUmVzcG9uc2USDAoEbmFtZRgBIAEoCRInCgZwZXJpb2QYAiABKA4yFy5zbHVpY2UuYWRtaW4udjEuUGVyaW9kEjAKDHBlcmlvZF9zdGFydBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKcGVyaW9kX2VuZBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIcmVxdWVzdHMYBSABKAQSFAoMaW5wdXRfdG9rZW5zGAYgASgEEhUKDW91dHB1dF90b2tlbnMYByABKAQSGwoTY2FjaGVkX2lucHV0X3Rva2VucxgIIAEoBBIYChByZWFzb25pbmdfdG9rZW5zGAkgASgEEhgKEHNwZW5kX3VzZF9taWNyb3MYCiABKAQSGgoSZXN0aW1hdGVkX3JlcXVlc3RzGAsgASgEEhsKE3Jlc2VydmVkX3VzZF9taWNyb3MYDCABKAQSHgoRYnVkZ2V0X3VzZF9taWNyb3MYDSABKARIAIgBAUIUChJfYnVkZ2V0X3VzZF9taWNyb3MiNAoRUHVyZ2VDYWNoZVJlcXVlc3QSDQoFYWxpYXMYASABKAkSEAoIa2V5X25hbWUYAiABKAkiJAoSUHVyZ2VDYWNoZVJlc3BvbnNlEg4KBnB1cmdlZBgBIAEoBCIWChRHZXRDYWNoZVN0YXRzUmVxdWVzdCJKChVHZXRDYWNoZVN0YXRzUmVzcG9uc2USMQoHYWxpYXNlcxgBIAMoCzIgLnNsdWljZS5hZG1pbi52MS5BbGlhc0NhY2hlU3RhdHMitAEKD0FsaWFzQ2FjaGVTdGF0cxINCgVhbGlhcxgBIAEoCRIMCgRoaXRzGAIgASgEEg4KBm1pc3NlcxgDIAEoBBIQCghieXBhc3NlcxgEIAEoBBIOCgZlcnJvcnMYBSABKAQSEAoIaGl0X3JhdGUYBiABKAESDwoHZW50cmllcxgHIAEoBBIYChBzYXZlZF91c2RfbWljcm9zGAggASgEEhUKDXNlbWFudGljX2hpdHMYCSABKAQi4AEKCFRlYW1JbmZvEgwKBG5hbWUYASABKAkSFQoNYnVzaW5lc3NfbGluZRgCIAEoCRIqCgZsaW1pdHMYAyABKAsyGi5zbHVpY2UuYWRtaW4udjEuS2V5TGltaXRzEicKBmJ1ZGdldBgEIAEoCzIXLnNsdWljZS5hZG1pbi52MS5CdWRnZXQSKgoGc291cmNlGAUgASgOMhouc2x1aWNlLmFkbWluLnYxLktleVNvdXJjZRIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLRAQoQQnVzaW5lc3NMaW5lSW5mbxIMCgRuYW1lGAEgASgJEioKBmxpbWl0cxgCIAEoCzIaLnNsdWljZS5hZG1pbi52MS5LZXlMaW1pdHMSJwoGYnVkZ2V0GAMgASgLMhcuc2x1aWNlLmFkbWluLnYxLkJ1ZGdldBIqCgZzb3VyY2UYBCABKA4yGi5zbHVpY2UuYWRtaW4udjEuS2V5U291cmNlEi4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIo0BChFDcmVhdGVUZWFtUmVxdWVzdBIMCgRuYW1lGAEgASgJEhUKDWJ1c2luZXNzX2xpbmUYAiABKAkSKgoGbGltaXRzGAMgASgLMhouc2x1aWNlLmFkbWluLnYxLktleUxpbWl0cxInCgZidWRnZXQYBCABKAsyFy5zbHVpY2UuYWRtaW4udjEuQnVkZ2V0Ij0KEkNyZWF0ZVRlYW1SZXNwb25zZRInCgR0ZWFtGAEgASgLMhkuc2x1aWNlLmFkbWluLnYxLlRlYW1JbmZvIr4BChFVcGRhdGVUZWFtUmVxdWVzdBIMCgRuYW1lGAEgASgJEi8KC3VwZGF0ZV9tYXNrGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFzaxIVCg1idXNpbmVzc19saW5lGAMgASgJEioKBmxpbWl0cxgEIAEoCzIaLnNsdWljZS5hZG1pbi52MS5LZXlMaW1pdHMSJwoGYnVkZ2V0GAUgASgLMhcuc2x1aWNlLmFkbWluLnYxLkJ1ZGdldCI9ChJVcGRhdGVUZWFtUmVzcG9uc2USJwoEdGVhbRgBIAEoCzIZLnNsdWljZS5hZG1pbi52MS5UZWFtSW5mbyIhChFEZWxldGVUZWFtUmVxdWVzdBIMCgRuYW1lGAEgASgJIj0KEkRlbGV0ZVRlYW1SZXNwb25zZRInCgR0ZWFtGAEgASgLMhkuc2x1aWNlLmFkbWluLnYxLlRlYW1JbmZvIhIKEExpc3RUZWFtc1JlcXVlc3QiPQoRTGlzdFRlYW1zUmVzcG9uc2USKAoFdGVhbXMYASADKAsyGS5zbHVpY2UuYWRtaW4udjEuVGVhbUluZm8ifgoZQ3JlYXRlQnVzaW5lc3NMaW5lUmVxdWVzdBIMCgRuYW1lGAEgASgJEioKBmxpbWl0cxgCIAEoCzIaLnNsdWljZS5hZG1pbi52MS5LZXlMaW1pdHMSJwoGYnVkZ2V0GAMgASgLMhcuc2x1aWNlLmFkbWluLnYxLkJ1ZGdldCJWChpDcmVhdGVCdXNpbmVzc0xpbmVSZXNwb25zZRI4Cg1idXNpbmVzc19saW5lGAEgASgLMiEuc2x1aWNlLmFkbWluLnYxLkJ1c2luZXNzTGluZUluZm8irwEKGVVwZGF0ZUJ1c2luZXNzTGluZVJlcXVlc3QSDAoEbmFtZRgBIAEoCRIvCgt1cGRhdGVfbWFzaxgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE1hc2sSKgoGbGltaXRzGAMgASgLMhouc2x1aWNlLmFkbWluLnYxLktleUxpbWl0cxInCgZidWRnZXQYBCABKAsyFy5zbHVpY2UuYWRtaW4udjEuQnVkZ2V0IlYKGlVwZGF0ZUJ1c2luZXNzTGluZVJlc3BvbnNlEjgKDWJ1c2luZXNzX2xpbmUYASABKAsyIS5zbHVpY2UuYWRtaW4udjEuQnVzaW5lc3NMaW5lSW5mbyIpChlEZWxldGVCdXNpbmVzc0xpbmVSZXF1ZXN0EgwKBG5hbWUYASABKAkiVgoaRGVsZXRlQnVzaW5lc3NMaW5lUmVzcG9uc2USOAoNYnVzaW5lc3NfbGluZRgBIAEoCzIhLnNsdWljZS5hZG1pbi52MS5CdXNpbmVzc0xpbmVJbmZvIhoKGExpc3RCdXNpbmVzc0xpbmVzUmVxdWVzdCJWChlMaXN0QnVzaW5lc3NMaW5lc1Jlc3BvbnNlEjkKDmJ1c2luZXNzX2xpbmVzGAEgAygLMiEuc2x1aWNlLmFkbWluLnYxLkJ1c2luZXNzTGluZUluZm8ixwEKC1NwZW5kRmlsdGVyEhYKDmJ1c2luZXNzX2xpbmVzGAEgAygJEg0KBXRlYW1zGAIgAygJEgwKBGtleXMYAyADKAkSDwoHYWxpYXNlcxgEIAMoCRIPCgd0YXJnZXRzGAUgAygJEjQKBHRhZ3MYBiADKAsyJi5zbHVpY2UuYWRtaW4udjEuU3BlbmRGaWx0ZXIuVGFnc0VudHJ5GisKCVRhZ3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIokCChVHZXRTcGVuZFJlcG9ydFJlcXVlc3QSKQoFc3RhcnQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEicKA2VuZBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMQoIZ3JvdXBfYnkYAyADKA4yHy5zbHVpY2UuYWRtaW4udjEuU3BlbmREaW1lbnNpb24SFAoMZ3JvdXBfYnlfdGFnGAQgASgJEiwKBmZpbHRlchgFIAEoCzIcLnNsdWljZS5hZG1pbi52MS5TcGVuZEZpbHRlchIRCglwYWdlX3NpemUYBiABKA0SEgoKcGFnZV90b2tlbhgHIAEoCSLOAgoOU3BlbmRSZXBvcnRSb3cSOQoFZ3JvdXAYASADKAsyKi5zbHVpY2UuYWRtaW4udjEuU3BlbmRSZXBvcnRSb3cuR3JvdXBFbnRyeRIQCghyZXF1ZXN0cxgCIAEoBBIUCgxpbnB1dF90b2tlbnMYAyABKAQSGwoTY2FjaGVkX2lucHV0X3Rva2VucxgEIAEoBBIVCg1vdXRwdXRfdG9rZW5zGAUgASgEEhgKEHJlYXNvbmluZ190b2tlbnMYBiABKAQSFwoPY29zdF91c2RfbWljcm9zGAcgASgEEhgKEHNhdmVkX3VzZF9taWNyb3MYCCABKAQSDgoGZXJyb3JzGAkgASgEEhoKEmVzdGltYXRlZF9yZXF1ZXN0cxgKIAEoBBosCgpHcm91cEVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiegoWR2V0U3BlbmRSZXBvcnRSZXNwb25zZRItCgRyb3dzGAEgAygLMh8uc2x1aWNlLmFkbWluLnYxLlNwZW5kUmVwb3J0Um93EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRIYChBhbGVydF90aHJlc2hvbGRzGAMgAygBKlMKBlBlcmlvZBIWChJQRVJJT0RfVU5TUEVDSUZJRUQQABIOCgpQRVJJT0RfREFZEAESDwoLUEVSSU9EX1dFRUsQAhIQCgxQRVJJT0RfTU9OVEgQAypWCglLZXlTb3VyY2USGgoWS0VZX1NPVVJDRV9VTlNQRUNJRklFRBAAEhUKEUtFWV9TT1VSQ0VfQ09ORklHEAESFgoSS0VZX1NPVVJDRV9SVU5USU1FEAIqigIKDlNwZW5kRGltZW5zaW9uEh8KG1NQRU5EX0RJTUVOU0lPTl9VTlNQRUNJRklFRBAAEiEKHVNQRU5EX0RJTUVOU0lPTl9CVVNJTkVTU19MSU5FEAESGAoUU1BFTkRfRElNRU5TSU9OX1RFQU0QAhIXChNTUEVORF9ESU1FTlNJT05fS0VZEAMSGQoVU1BFTkRfRElNRU5TSU9OX0FMSUFTEAQSGgoWU1BFTkRfRElNRU5TSU9OX1RBUkdFVBAFEhcKE1NQRU5EX0RJTUVOU0lPTl9EQVkQBhIYChRTUEVORF9ESU1FTlNJT05fSE9VUhAHEhcKE1NQRU5EX0RJTUVOU0lPTl9UQUcQCDKxDAoMQWRtaW5TZXJ2aWNlElIKCUNyZWF0ZUtleRIhLnNsdWljZS5hZG1pbi52MS5DcmVhdGVLZXlSZXF1ZXN0GiIuc2x1aWNlLmFkbWluLnYxLkNyZWF0ZUtleVJlc3BvbnNlEk8KCExpc3RLZXlzEiAuc2x1aWNlLmFkbWluLnYxLkxpc3RLZXlzUmVxdWVzdBohLnNsdWljZS5hZG1pbi52MS5MaXN0S2V5c1Jlc3BvbnNlElIKCVVwZGF0ZUtleRIhLnNsdWljZS5hZG1pbi52MS5VcGRhdGVLZXlSZXF1ZXN0GiIuc2x1aWNlLmFkbWluLnYxLlVwZGF0ZUtleVJlc3BvbnNlElIKCVJldm9rZUtleRIhLnNsdWljZS5hZG1pbi52MS5SZXZva2VLZXlSZXF1ZXN0GiIuc2x1aWNlLmFkbWluLnYxLlJldm9rZUtleVJlc3BvbnNlEk8KCEdldFVzYWdlEiAuc2x1aWNlLmFkbWluLnYxLkdldFVzYWdlUmVxdWVzdBohLnNsdWljZS5hZG1pbi52MS5HZXRVc2FnZVJlc3BvbnNlElcKCldhdGNoU3RhdHMSIi5zbHVpY2UuYWRtaW4udjEuV2F0Y2hTdGF0c1JlcXVlc3QaIy5zbHVpY2UuYWRtaW4udjEuV2F0Y2hTdGF0c1Jlc3BvbnNlMAESVQoKUHVyZ2VDYWNoZRIiLnNsdWljZS5hZG1pbi52MS5QdXJnZUNhY2hlUmVxdWVzdBojLnNsdWljZS5hZG1pbi52MS5QdXJnZUNhY2hlUmVzcG9uc2USXgoNR2V0Q2FjaGVTdGF0cxIlLnNsdWljZS5hZG1pbi52MS5HZXRDYWNoZVN0YXRzUmVxdWVzdBomLnNsdWljZS5hZG1pbi52MS5HZXRDYWNoZVN0YXRzUmVzcG9uc2USVQoKQ3JlYXRlVGVhbRIiLnNsdWljZS5hZG1pbi52MS5DcmVhdGVUZWFtUmVxdWVzdBojLnNsdWljZS5hZG1pbi52MS5DcmVhdGVUZWFtUmVzcG9uc2USVQoKVXBkYXRlVGVhbRIiLnNsdWljZS5hZG1pbi52MS5VcGRhdGVUZWFtUmVxdWVzdBojLnNsdWljZS5hZG1pbi52MS5VcGRhdGVUZWFtUmVzcG9uc2USVQoKRGVsZXRlVGVhbRIiLnNsdWljZS5hZG1pbi52MS5EZWxldGVUZWFtUmVxdWVzdBojLnNsdWljZS5hZG1pbi52MS5EZWxldGVUZWFtUmVzcG9uc2USUgoJTGlzdFRlYW1zEiEuc2x1aWNlLmFkbWluLnYxLkxpc3RUZWFtc1JlcXVlc3QaIi5zbHVpY2UuYWRtaW4udjEuTGlzdFRlYW1zUmVzcG9uc2USbQoSQ3JlYXRlQnVzaW5lc3NMaW5lEiouc2x1aWNlLmFkbWluLnYxLkNyZWF0ZUJ1c2luZXNzTGluZVJlcXVlc3QaKy5zbHVpY2UuYWRtaW4udjEuQ3JlYXRlQnVzaW5lc3NMaW5lUmVzcG9uc2USbQoSVXBkYXRlQnVzaW5lc3NMaW5lEiouc2x1aWNlLmFkbWluLnYxLlVwZGF0ZUJ1c2luZXNzTGluZVJlcXVlc3QaKy5zbHVpY2UuYWRtaW4udjEuVXBkYXRlQnVzaW5lc3NMaW5lUmVzcG9uc2USbQoSRGVsZXRlQnVzaW5lc3NMaW5lEiouc2x1aWNlLmFkbWluLnYxLkRlbGV0ZUJ1c2luZXNzTGluZVJlcXVlc3QaKy5zbHVpY2UuYWRtaW4udjEuRGVsZXRlQnVzaW5lc3NMaW5lUmVzcG9uc2USagoRTGlzdEJ1c2luZXNzTGluZXMSKS5zbHVpY2UuYWRtaW4udjEuTGlzdEJ1c2luZXNzTGluZXNSZXF1ZXN0Giouc2x1aWNlLmFkbWluLnYxLkxpc3RCdXNpbmVzc0xpbmVzUmVzcG9uc2USYQoOR2V0U3BlbmRSZXBvcnQSJi5zbHVpY2UuYWRtaW4udjEuR2V0U3BlbmRSZXBvcnRSZXF1ZXN0Gicuc2x1aWNlLmFkbWluLnYxLkdldFNwZW5kUmVwb3J0UmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_field_mask, file_google_protobuf_timestamp, file_sluice_admin_v1_stats]);
+  fileDesc("CiNzbHVpY2UvYWRtaW4vdjEvYWRtaW5fc2VydmljZS5wcm90bxIPc2x1aWNlLmFkbWluLnYxIrMBCglLZXlMaW1pdHMSIAoTcmVxdWVzdHNfcGVyX21pbnV0ZRgBIAEoDUgAiAEBEh4KEXRva2Vuc19wZXJfbWludXRlGAIgASgESAGIAQESHwoSY29uY3VycmVudF9zdHJlYW1zGAMgASgNSAKIAQFCFgoUX3JlcXVlc3RzX3Blcl9taW51dGVCFAoSX3Rva2Vuc19wZXJfbWludXRlQhUKE19jb25jdXJyZW50X3N0cmVhbXMiRQoGQnVkZ2V0EhIKCnVzZF9taWNyb3MYASABKAQSJwoGcGVyaW9kGAIgASgOMhcuc2x1aWNlLmFkbWluLnYxLlBlcmlvZCLyAQoHS2V5SW5mbxIMCgRuYW1lGAEgASgJEgoKAmlkGAIgASgJEg4KBm1vZGVscxgDIAMoCRIqCgZsaW1pdHMYBCABKAsyGi5zbHVpY2UuYWRtaW4udjEuS2V5TGltaXRzEicKBmJ1ZGdldBgFIAEoCzIXLnNsdWljZS5hZG1pbi52MS5CdWRnZXQSKgoGc291cmNlGAYgASgOMhouc2x1aWNlLmFkbWluLnYxLktleVNvdXJjZRIuCgpjcmVhdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIMCgR0ZWFtGAggASgJIpMBChBDcmVhdGVLZXlSZXF1ZXN0EgwKBG5hbWUYASABKAkSDgoGbW9kZWxzGAIgAygJEioKBmxpbWl0cxgDIAEoCzIaLnNsdWljZS5hZG1pbi52MS5LZXlMaW1pdHMSJwoGYnVkZ2V0GAQgASgLMhcuc2x1aWNlLmFkbWluLnYxLkJ1ZGdldBIMCgR0ZWFtGAUgASgJIkgKEUNyZWF0ZUtleVJlc3BvbnNlEgsKA2tleRgBIAEoCRImCgRpbmZvGAIgASgLMhguc2x1aWNlLmFkbWluLnYxLktleUluZm8iEQoPTGlzdEtleXNSZXF1ZXN0IjoKEExpc3RLZXlzUmVzcG9uc2USJgoEa2V5cxgBIAMoCzIYLnNsdWljZS5hZG1pbi52MS5LZXlJbmZvIsQBChBVcGRhdGVLZXlSZXF1ZXN0EgwKBG5hbWUYASABKAkSLwoLdXBkYXRlX21hc2sYAiABKAsyGi5nb29nbGUucHJvdG9idWYuRmllbGRNYXNrEg4KBm1vZGVscxgDIAMoCRIqCgZsaW1pdHMYBCABKAsyGi5zbHVpY2UuYWRtaW4udjEuS2V5TGltaXRzEicKBmJ1ZGdldBgFIAEoCzIXLnNsdWljZS5hZG1pbi52MS5CdWRnZXQSDAoEdGVhbRgGIAEoCSI6ChFVcGRhdGVLZXlSZXNwb25zZRIlCgNrZXkYASABKAsyGC5zbHVpY2UuYWRtaW4udjEuS2V5SW5mbyIgChBSZXZva2VLZXlSZXF1ZXN0EgwKBG5hbWUYASABKAkiOgoRUmV2b2tlS2V5UmVzcG9uc2USJQoDa2V5GAEgASgLMhguc2x1aWNlLmFkbWluLnYxLktleUluZm8icAoPR2V0VXNhZ2VSZXF1ZXN0EgwKBG5hbWUYASABKAkSJwoGcGVyaW9kGAIgASgOMhcuc2x1aWNlLmFkbWluLnYxLlBlcmlvZBImCgJhdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiqgMKEEdldFVzYWdlUmVzcG9uc2USDAoEbmFtZRgBIAEoCRInCgZwZXJpb2QYAiABKA4yFy5zbHVpY2UuYWRtaW4udjEuUGVyaW9kEjAKDHBlcmlvZF9zdGFydBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKcGVyaW9kX2VuZBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIcmVxdWVzdHMYBSABKAQSFAoMaW5wdXRfdG9rZW5zGAYgASgEEhUKDW91dHB1dF90b2tlbnMYByABKAQSGwoTY2FjaGVkX2lucHV0X3Rva2VucxgIIAEoBBIYChByZWFzb25pbmdfdG9rZW5zGAkgASgEEhgKEHNwZW5kX3VzZF9taWNyb3MYCiABKAQSGgoSZXN0aW1hdGVkX3JlcXVlc3RzGAsgASgEEhsKE3Jlc2VydmVkX3VzZF9taWNyb3MYDCABKAQSHgoRYnVkZ2V0X3VzZF9taWNyb3MYDSABKARIAIgBAUIUChJfYnVkZ2V0X3VzZF9taWNyb3MiNAoRUHVyZ2VDYWNoZVJlcXVlc3QSDQoFYWxpYXMYASABKAkSEAoIa2V5X25hbWUYAiABKAkiJAoSUHVyZ2VDYWNoZVJlc3BvbnNlEg4KBnB1cmdlZBgBIAEoBCIWChRHZXRDYWNoZVN0YXRzUmVxdWVzdCJKChVHZXRDYWNoZVN0YXRzUmVzcG9uc2USMQoHYWxpYXNlcxgBIAMoCzIgLnNsdWljZS5hZG1pbi52MS5BbGlhc0NhY2hlU3RhdHMitAEKD0FsaWFzQ2FjaGVTdGF0cxINCgVhbGlhcxgBIAEoCRIMCgRoaXRzGAIgASgEEg4KBm1pc3NlcxgDIAEoBBIQCghieXBhc3NlcxgEIAEoBBIOCgZlcnJvcnMYBSABKAQSEAoIaGl0X3JhdGUYBiABKAESDwoHZW50cmllcxgHIAEoBBIYChBzYXZlZF91c2RfbWljcm9zGAggASgEEhUKDXNlbWFudGljX2hpdHMYCSABKAQi4AEKCFRlYW1JbmZvEgwKBG5hbWUYASABKAkSFQoNYnVzaW5lc3NfbGluZRgCIAEoCRIqCgZsaW1pdHMYAyABKAsyGi5zbHVpY2UuYWRtaW4udjEuS2V5TGltaXRzEicKBmJ1ZGdldBgEIAEoCzIXLnNsdWljZS5hZG1pbi52MS5CdWRnZXQSKgoGc291cmNlGAUgASgOMhouc2x1aWNlLmFkbWluLnYxLktleVNvdXJjZRIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLRAQoQQnVzaW5lc3NMaW5lSW5mbxIMCgRuYW1lGAEgASgJEioKBmxpbWl0cxgCIAEoCzIaLnNsdWljZS5hZG1pbi52MS5LZXlMaW1pdHMSJwoGYnVkZ2V0GAMgASgLMhcuc2x1aWNlLmFkbWluLnYxLkJ1ZGdldBIqCgZzb3VyY2UYBCABKA4yGi5zbHVpY2UuYWRtaW4udjEuS2V5U291cmNlEi4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIo0BChFDcmVhdGVUZWFtUmVxdWVzdBIMCgRuYW1lGAEgASgJEhUKDWJ1c2luZXNzX2xpbmUYAiABKAkSKgoGbGltaXRzGAMgASgLMhouc2x1aWNlLmFkbWluLnYxLktleUxpbWl0cxInCgZidWRnZXQYBCABKAsyFy5zbHVpY2UuYWRtaW4udjEuQnVkZ2V0Ij0KEkNyZWF0ZVRlYW1SZXNwb25zZRInCgR0ZWFtGAEgASgLMhkuc2x1aWNlLmFkbWluLnYxLlRlYW1JbmZvIr4BChFVcGRhdGVUZWFtUmVxdWVzdBIMCgRuYW1lGAEgASgJEi8KC3VwZGF0ZV9tYXNrGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFzaxIVCg1idXNpbmVzc19saW5lGAMgASgJEioKBmxpbWl0cxgEIAEoCzIaLnNsdWljZS5hZG1pbi52MS5LZXlMaW1pdHMSJwoGYnVkZ2V0GAUgASgLMhcuc2x1aWNlLmFkbWluLnYxLkJ1ZGdldCI9ChJVcGRhdGVUZWFtUmVzcG9uc2USJwoEdGVhbRgBIAEoCzIZLnNsdWljZS5hZG1pbi52MS5UZWFtSW5mbyIhChFEZWxldGVUZWFtUmVxdWVzdBIMCgRuYW1lGAEgASgJIj0KEkRlbGV0ZVRlYW1SZXNwb25zZRInCgR0ZWFtGAEgASgLMhkuc2x1aWNlLmFkbWluLnYxLlRlYW1JbmZvIhIKEExpc3RUZWFtc1JlcXVlc3QiPQoRTGlzdFRlYW1zUmVzcG9uc2USKAoFdGVhbXMYASADKAsyGS5zbHVpY2UuYWRtaW4udjEuVGVhbUluZm8ifgoZQ3JlYXRlQnVzaW5lc3NMaW5lUmVxdWVzdBIMCgRuYW1lGAEgASgJEioKBmxpbWl0cxgCIAEoCzIaLnNsdWljZS5hZG1pbi52MS5LZXlMaW1pdHMSJwoGYnVkZ2V0GAMgASgLMhcuc2x1aWNlLmFkbWluLnYxLkJ1ZGdldCJWChpDcmVhdGVCdXNpbmVzc0xpbmVSZXNwb25zZRI4Cg1idXNpbmVzc19saW5lGAEgASgLMiEuc2x1aWNlLmFkbWluLnYxLkJ1c2luZXNzTGluZUluZm8irwEKGVVwZGF0ZUJ1c2luZXNzTGluZVJlcXVlc3QSDAoEbmFtZRgBIAEoCRIvCgt1cGRhdGVfbWFzaxgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE1hc2sSKgoGbGltaXRzGAMgASgLMhouc2x1aWNlLmFkbWluLnYxLktleUxpbWl0cxInCgZidWRnZXQYBCABKAsyFy5zbHVpY2UuYWRtaW4udjEuQnVkZ2V0IlYKGlVwZGF0ZUJ1c2luZXNzTGluZVJlc3BvbnNlEjgKDWJ1c2luZXNzX2xpbmUYASABKAsyIS5zbHVpY2UuYWRtaW4udjEuQnVzaW5lc3NMaW5lSW5mbyIpChlEZWxldGVCdXNpbmVzc0xpbmVSZXF1ZXN0EgwKBG5hbWUYASABKAkiVgoaRGVsZXRlQnVzaW5lc3NMaW5lUmVzcG9uc2USOAoNYnVzaW5lc3NfbGluZRgBIAEoCzIhLnNsdWljZS5hZG1pbi52MS5CdXNpbmVzc0xpbmVJbmZvIhoKGExpc3RCdXNpbmVzc0xpbmVzUmVxdWVzdCJWChlMaXN0QnVzaW5lc3NMaW5lc1Jlc3BvbnNlEjkKDmJ1c2luZXNzX2xpbmVzGAEgAygLMiEuc2x1aWNlLmFkbWluLnYxLkJ1c2luZXNzTGluZUluZm8ixwEKC1NwZW5kRmlsdGVyEhYKDmJ1c2luZXNzX2xpbmVzGAEgAygJEg0KBXRlYW1zGAIgAygJEgwKBGtleXMYAyADKAkSDwoHYWxpYXNlcxgEIAMoCRIPCgd0YXJnZXRzGAUgAygJEjQKBHRhZ3MYBiADKAsyJi5zbHVpY2UuYWRtaW4udjEuU3BlbmRGaWx0ZXIuVGFnc0VudHJ5GisKCVRhZ3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIokCChVHZXRTcGVuZFJlcG9ydFJlcXVlc3QSKQoFc3RhcnQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEicKA2VuZBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMQoIZ3JvdXBfYnkYAyADKA4yHy5zbHVpY2UuYWRtaW4udjEuU3BlbmREaW1lbnNpb24SFAoMZ3JvdXBfYnlfdGFnGAQgASgJEiwKBmZpbHRlchgFIAEoCzIcLnNsdWljZS5hZG1pbi52MS5TcGVuZEZpbHRlchIRCglwYWdlX3NpemUYBiABKA0SEgoKcGFnZV90b2tlbhgHIAEoCSLOAgoOU3BlbmRSZXBvcnRSb3cSOQoFZ3JvdXAYASADKAsyKi5zbHVpY2UuYWRtaW4udjEuU3BlbmRSZXBvcnRSb3cuR3JvdXBFbnRyeRIQCghyZXF1ZXN0cxgCIAEoBBIUCgxpbnB1dF90b2tlbnMYAyABKAQSGwoTY2FjaGVkX2lucHV0X3Rva2VucxgEIAEoBBIVCg1vdXRwdXRfdG9rZW5zGAUgASgEEhgKEHJlYXNvbmluZ190b2tlbnMYBiABKAQSFwoPY29zdF91c2RfbWljcm9zGAcgASgEEhgKEHNhdmVkX3VzZF9taWNyb3MYCCABKAQSDgoGZXJyb3JzGAkgASgEEhoKEmVzdGltYXRlZF9yZXF1ZXN0cxgKIAEoBBosCgpHcm91cEVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiegoWR2V0U3BlbmRSZXBvcnRSZXNwb25zZRItCgRyb3dzGAEgAygLMh8uc2x1aWNlLmFkbWluLnYxLlNwZW5kUmVwb3J0Um93EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRIYChBhbGVydF90aHJlc2hvbGRzGAMgAygBIjYKCkF1ZGl0QWN0b3ISDAoEa2luZBgBIAEoCRIKCgJpZBgCIAEoCRIOCgZyZW1vdGUYAyABKAkizAIKCkF1ZGl0RXZlbnQSCwoDc2VxGAEgASgEEgoKAmlkGAIgASgJEigKBHRpbWUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEioKBWFjdG9yGAQgASgLMhsuc2x1aWNlLmFkbWluLnYxLkF1ZGl0QWN0b3ISDgoGYWN0aW9uGAUgASgJEg4KBnRhcmdldBgGIAEoCRIPCgdvdXRjb21lGAcgASgJEhIKCnJlcXVlc3RfaWQYCCABKAkSOQoHZGV0YWlscxgJIAMoCzIoLnNsdWljZS5hZG1pbi52MS5BdWRpdEV2ZW50LkRldGFpbHNFbnRyeRIRCglwcmV2X2hhc2gYCiABKAkSDAoEaGFzaBgLIAEoCRouCgxEZXRhaWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASKmAQoLQXVkaXRGaWx0ZXISDgoGYWN0aW9uGAEgASgJEhAKCGFjdG9yX2lkGAIgASgJEg4KBnRhcmdldBgDIAEoCRIPCgdvdXRjb21lGAQgASgJEikKBXNpbmNlGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIpCgV1bnRpbBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAibQoWTGlzdEF1ZGl0RXZlbnRzUmVxdWVzdBIsCgZmaWx0ZXIYASABKAsyHC5zbHVpY2UuYWRtaW4udjEuQXVkaXRGaWx0ZXISEQoJcGFnZV9zaXplGAIgASgNEhIKCnBhZ2VfdG9rZW4YAyABKAkiXwoXTGlzdEF1ZGl0RXZlbnRzUmVzcG9uc2USKwoGZXZlbnRzGAEgAygLMhsuc2x1aWNlLmFkbWluLnYxLkF1ZGl0RXZlbnQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIhkKF1ZlcmlmeUF1ZGl0Q2hhaW5SZXF1ZXN0IqcBChhWZXJpZnlBdWRpdENoYWluUmVzcG9uc2USCgoCb2sYASABKAgSDwoHY2hlY2tlZBgCIAEoBBIQCghsYXN0X3NlcRgDIAEoBBIRCglsYXN0X2hhc2gYBCABKAkSFwoPZmlyc3RfYnJlYWtfc2VxGAUgASgEEjAKC2ZpcnN0X2JyZWFrGAYgASgOMhsuc2x1aWNlLmFkbWluLnYxLkF1ZGl0QnJlYWsqUwoGUGVyaW9kEhYKElBFUklPRF9VTlNQRUNJRklFRBAAEg4KClBFUklPRF9EQVkQARIPCgtQRVJJT0RfV0VFSxACEhAKDFBFUklPRF9NT05USBADKlYKCUtleVNvdXJjZRIaChZLRVlfU09VUkNFX1VOU1BFQ0lGSUVEEAASFQoRS0VZX1NPVVJDRV9DT05GSUcQARIWChJLRVlfU09VUkNFX1JVTlRJTUUQAiqKAgoOU3BlbmREaW1lbnNpb24SHwobU1BFTkRfRElNRU5TSU9OX1VOU1BFQ0lGSUVEEAASIQodU1BFTkRfRElNRU5TSU9OX0JVU0lORVNTX0xJTkUQARIYChRTUEVORF9ESU1FTlNJT05fVEVBTRACEhcKE1NQRU5EX0RJTUVOU0lPTl9LRVkQAxIZChVTUEVORF9ESU1FTlNJT05fQUxJQVMQBBIaChZTUEVORF9ESU1FTlNJT05fVEFSR0VUEAUSFwoTU1BFTkRfRElNRU5TSU9OX0RBWRAGEhgKFFNQRU5EX0RJTUVOU0lPTl9IT1VSEAcSFwoTU1BFTkRfRElNRU5TSU9OX1RBRxAIKnIKCkF1ZGl0QnJlYWsSGwoXQVVESVRfQlJFQUtfVU5TUEVDSUZJRUQQABIXChNBVURJVF9CUkVBS19NSVNTSU5HEAESFwoTQVVESVRfQlJFQUtfQUxURVJFRBACEhUKEUFVRElUX0JSRUFLX0NIQUlOEAMygA4KDEFkbWluU2VydmljZRJSCglDcmVhdGVLZXkSIS5zbHVpY2UuYWRtaW4udjEuQ3JlYXRlS2V5UmVxdWVzdBoiLnNsdWljZS5hZG1pbi52MS5DcmVhdGVLZXlSZXNwb25zZRJPCghMaXN0S2V5cxIgLnNsdWljZS5hZG1pbi52MS5MaXN0S2V5c1JlcXVlc3QaIS5zbHVpY2UuYWRtaW4udjEuTGlzdEtleXNSZXNwb25zZRJSCglVcGRhdGVLZXkSIS5zbHVpY2UuYWRtaW4udjEuVXBkYXRlS2V5UmVxdWVzdBoiLnNsdWljZS5hZG1pbi52MS5VcGRhdGVLZXlSZXNwb25zZRJSCglSZXZva2VLZXkSIS5zbHVpY2UuYWRtaW4udjEuUmV2b2tlS2V5UmVxdWVzdBoiLnNsdWljZS5hZG1pbi52MS5SZXZva2VLZXlSZXNwb25zZRJPCghHZXRVc2FnZRIgLnNsdWljZS5hZG1pbi52MS5HZXRVc2FnZVJlcXVlc3QaIS5zbHVpY2UuYWRtaW4udjEuR2V0VXNhZ2VSZXNwb25zZRJXCgpXYXRjaFN0YXRzEiIuc2x1aWNlLmFkbWluLnYxLldhdGNoU3RhdHNSZXF1ZXN0GiMuc2x1aWNlLmFkbWluLnYxLldhdGNoU3RhdHNSZXNwb25zZTABElUKClB1cmdlQ2FjaGUSIi5zbHVpY2UuYWRtaW4udjEuUHVyZ2VDYWNoZVJlcXVlc3QaIy5zbHVpY2UuYWRtaW4udjEuUHVyZ2VDYWNoZVJlc3BvbnNlEl4KDUdldENhY2hlU3RhdHMSJS5zbHVpY2UuYWRtaW4udjEuR2V0Q2FjaGVTdGF0c1JlcXVlc3QaJi5zbHVpY2UuYWRtaW4udjEuR2V0Q2FjaGVTdGF0c1Jlc3BvbnNlElUKCkNyZWF0ZVRlYW0SIi5zbHVpY2UuYWRtaW4udjEuQ3JlYXRlVGVhbVJlcXVlc3QaIy5zbHVpY2UuYWRtaW4udjEuQ3JlYXRlVGVhbVJlc3BvbnNlElUKClVwZGF0ZVRlYW0SIi5zbHVpY2UuYWRtaW4udjEuVXBkYXRlVGVhbVJlcXVlc3QaIy5zbHVpY2UuYWRtaW4udjEuVXBkYXRlVGVhbVJlc3BvbnNlElUKCkRlbGV0ZVRlYW0SIi5zbHVpY2UuYWRtaW4udjEuRGVsZXRlVGVhbVJlcXVlc3QaIy5zbHVpY2UuYWRtaW4udjEuRGVsZXRlVGVhbVJlc3BvbnNlElIKCUxpc3RUZWFtcxIhLnNsdWljZS5hZG1pbi52MS5MaXN0VGVhbXNSZXF1ZXN0GiIuc2x1aWNlLmFkbWluLnYxLkxpc3RUZWFtc1Jlc3BvbnNlEm0KEkNyZWF0ZUJ1c2luZXNzTGluZRIqLnNsdWljZS5hZG1pbi52MS5DcmVhdGVCdXNpbmVzc0xpbmVSZXF1ZXN0Gisuc2x1aWNlLmFkbWluLnYxLkNyZWF0ZUJ1c2luZXNzTGluZVJlc3BvbnNlEm0KElVwZGF0ZUJ1c2luZXNzTGluZRIqLnNsdWljZS5hZG1pbi52MS5VcGRhdGVCdXNpbmVzc0xpbmVSZXF1ZXN0Gisuc2x1aWNlLmFkbWluLnYxLlVwZGF0ZUJ1c2luZXNzTGluZVJlc3BvbnNlEm0KEkRlbGV0ZUJ1c2luZXNzTGluZRIqLnNsdWljZS5hZG1pbi52MS5EZWxldGVCdXNpbmVzc0xpbmVSZXF1ZXN0Gisuc2x1aWNlLmFkbWluLnYxLkRlbGV0ZUJ1c2luZXNzTGluZVJlc3BvbnNlEmoKEUxpc3RCdXNpbmVzc0xpbmVzEikuc2x1aWNlLmFkbWluLnYxLkxpc3RCdXNpbmVzc0xpbmVzUmVxdWVzdBoqLnNsdWljZS5hZG1pbi52MS5MaXN0QnVzaW5lc3NMaW5lc1Jlc3BvbnNlEmEKDkdldFNwZW5kUmVwb3J0EiYuc2x1aWNlLmFkbWluLnYxLkdldFNwZW5kUmVwb3J0UmVxdWVzdBonLnNsdWljZS5hZG1pbi52MS5HZXRTcGVuZFJlcG9ydFJlc3BvbnNlEmQKD0xpc3RBdWRpdEV2ZW50cxInLnNsdWljZS5hZG1pbi52MS5MaXN0QXVkaXRFdmVudHNSZXF1ZXN0Giguc2x1aWNlLmFkbWluLnYxLkxpc3RBdWRpdEV2ZW50c1Jlc3BvbnNlEmcKEFZlcmlmeUF1ZGl0Q2hhaW4SKC5zbHVpY2UuYWRtaW4udjEuVmVyaWZ5QXVkaXRDaGFpblJlcXVlc3QaKS5zbHVpY2UuYWRtaW4udjEuVmVyaWZ5QXVkaXRDaGFpblJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_field_mask, file_google_protobuf_timestamp, file_sluice_admin_v1_stats]);
 
 /**
  * A key's rate limits. An unset limit is not enforced.
@@ -1452,6 +1452,330 @@ export const GetSpendReportResponseSchema: GenMessage<GetSpendReportResponse> = 
   messageDesc(file_sluice_admin_v1_admin_service, 39);
 
 /**
+ * Who did what an audit event records.
+ *
+ * @generated from message sluice.admin.v1.AuditActor
+ */
+export type AuditActor = Message<"sluice.admin.v1.AuditActor"> & {
+  /**
+   * "admin" (the admin key), "key" (a virtual key, by name), "anonymous"
+   * (no key presented or none matched) or "system" (the gateway itself: a
+   * configuration reload).
+   *
+   * @generated from field: string kind = 1;
+   */
+  kind: string;
+
+  /**
+   * The virtual key's name, the admin key's id (the first 12 hex digits of
+   * its SHA-256), or empty.
+   *
+   * @generated from field: string id = 2;
+   */
+  id: string;
+
+  /**
+   * The caller's address as the gateway saw it.
+   *
+   * @generated from field: string remote = 3;
+   */
+  remote: string;
+};
+
+/**
+ * Describes the message sluice.admin.v1.AuditActor.
+ * Use `create(AuditActorSchema)` to create a new message.
+ */
+export const AuditActorSchema: GenMessage<AuditActor> = /*@__PURE__*/
+  messageDesc(file_sluice_admin_v1_admin_service, 40);
+
+/**
+ * One entry of the audit log, with its place in the hash chain.
+ *
+ * @generated from message sluice.admin.v1.AuditEvent
+ */
+export type AuditEvent = Message<"sluice.admin.v1.AuditEvent"> & {
+  /**
+   * Position in the chain, from 1, without gaps.
+   *
+   * @generated from field: uint64 seq = 1;
+   */
+  seq: bigint;
+
+  /**
+   * Unique id (a UUID).
+   *
+   * @generated from field: string id = 2;
+   */
+  id: string;
+
+  /**
+   * When it happened (the replica's clock).
+   *
+   * @generated from field: google.protobuf.Timestamp time = 3;
+   */
+  time?: Timestamp | undefined;
+
+  /**
+   * Who did it.
+   *
+   * @generated from field: sluice.admin.v1.AuditActor actor = 4;
+   */
+  actor?: AuditActor | undefined;
+
+  /**
+   * What happened, dotted: key.create, key.update, key.revoke,
+   * team.create, team.update, team.delete, business_line.*, cache.purge,
+   * config.reload, budget.refuse, limit.refuse, pii.block, pii.redact,
+   * pii.local_only, route.local_only, auth.fail.
+   *
+   * @generated from field: string action = 5;
+   */
+  action: string;
+
+  /**
+   * What it was done to (a key or team name, an alias), when anything.
+   *
+   * @generated from field: string target = 6;
+   */
+  target: string;
+
+  /**
+   * "ok", "refused" or "failed".
+   *
+   * @generated from field: string outcome = 7;
+   */
+  outcome: string;
+
+  /**
+   * The request it belongs to, when a request caused it.
+   *
+   * @generated from field: string request_id = 8;
+   */
+  requestId: string;
+
+  /**
+   * Counts and names only, never values or secrets (detector counts, the
+   * level that refused, the settings a reload changed).
+   *
+   * @generated from field: map<string, string> details = 9;
+   */
+  details: { [key: string]: string };
+
+  /**
+   * Hex SHA-256 of the previous event (64 zeros for the first).
+   *
+   * @generated from field: string prev_hash = 10;
+   */
+  prevHash: string;
+
+  /**
+   * Hex SHA-256 of this event's canonical form and prev_hash.
+   *
+   * @generated from field: string hash = 11;
+   */
+  hash: string;
+};
+
+/**
+ * Describes the message sluice.admin.v1.AuditEvent.
+ * Use `create(AuditEventSchema)` to create a new message.
+ */
+export const AuditEventSchema: GenMessage<AuditEvent> = /*@__PURE__*/
+  messageDesc(file_sluice_admin_v1_admin_service, 41);
+
+/**
+ * Which events ListAuditEvents returns; unset fields match everything.
+ *
+ * @generated from message sluice.admin.v1.AuditFilter
+ */
+export type AuditFilter = Message<"sluice.admin.v1.AuditFilter"> & {
+  /**
+   * Exact action (e.g. "key.revoke").
+   *
+   * @generated from field: string action = 1;
+   */
+  action: string;
+
+  /**
+   * Exact actor id (a key name, the admin key's id).
+   *
+   * @generated from field: string actor_id = 2;
+   */
+  actorId: string;
+
+  /**
+   * Exact target.
+   *
+   * @generated from field: string target = 3;
+   */
+  target: string;
+
+  /**
+   * Exact outcome.
+   *
+   * @generated from field: string outcome = 4;
+   */
+  outcome: string;
+
+  /**
+   * First instant included.
+   *
+   * @generated from field: google.protobuf.Timestamp since = 5;
+   */
+  since?: Timestamp | undefined;
+
+  /**
+   * First instant not included.
+   *
+   * @generated from field: google.protobuf.Timestamp until = 6;
+   */
+  until?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message sluice.admin.v1.AuditFilter.
+ * Use `create(AuditFilterSchema)` to create a new message.
+ */
+export const AuditFilterSchema: GenMessage<AuditFilter> = /*@__PURE__*/
+  messageDesc(file_sluice_admin_v1_admin_service, 42);
+
+/**
+ * Input of ListAuditEvents.
+ *
+ * @generated from message sluice.admin.v1.ListAuditEventsRequest
+ */
+export type ListAuditEventsRequest = Message<"sluice.admin.v1.ListAuditEventsRequest"> & {
+  /**
+   * Which events; unset: all.
+   *
+   * @generated from field: sluice.admin.v1.AuditFilter filter = 1;
+   */
+  filter?: AuditFilter | undefined;
+
+  /**
+   * Events per page, 1 to 1,000 (100 when unset).
+   *
+   * @generated from field: uint32 page_size = 2;
+   */
+  pageSize: number;
+
+  /**
+   * next_page_token of the previous page, with the same filter.
+   *
+   * @generated from field: string page_token = 3;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message sluice.admin.v1.ListAuditEventsRequest.
+ * Use `create(ListAuditEventsRequestSchema)` to create a new message.
+ */
+export const ListAuditEventsRequestSchema: GenMessage<ListAuditEventsRequest> = /*@__PURE__*/
+  messageDesc(file_sluice_admin_v1_admin_service, 43);
+
+/**
+ * Output of ListAuditEvents.
+ *
+ * @generated from message sluice.admin.v1.ListAuditEventsResponse
+ */
+export type ListAuditEventsResponse = Message<"sluice.admin.v1.ListAuditEventsResponse"> & {
+  /**
+   * Newest first.
+   *
+   * @generated from field: repeated sluice.admin.v1.AuditEvent events = 1;
+   */
+  events: AuditEvent[];
+
+  /**
+   * For the next page; empty on the last.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message sluice.admin.v1.ListAuditEventsResponse.
+ * Use `create(ListAuditEventsResponseSchema)` to create a new message.
+ */
+export const ListAuditEventsResponseSchema: GenMessage<ListAuditEventsResponse> = /*@__PURE__*/
+  messageDesc(file_sluice_admin_v1_admin_service, 44);
+
+/**
+ * Input of VerifyAuditChain.
+ *
+ * @generated from message sluice.admin.v1.VerifyAuditChainRequest
+ */
+export type VerifyAuditChainRequest = Message<"sluice.admin.v1.VerifyAuditChainRequest"> & {
+};
+
+/**
+ * Describes the message sluice.admin.v1.VerifyAuditChainRequest.
+ * Use `create(VerifyAuditChainRequestSchema)` to create a new message.
+ */
+export const VerifyAuditChainRequestSchema: GenMessage<VerifyAuditChainRequest> = /*@__PURE__*/
+  messageDesc(file_sluice_admin_v1_admin_service, 45);
+
+/**
+ * Output of VerifyAuditChain.
+ *
+ * @generated from message sluice.admin.v1.VerifyAuditChainResponse
+ */
+export type VerifyAuditChainResponse = Message<"sluice.admin.v1.VerifyAuditChainResponse"> & {
+  /**
+   * True when every row from the first to the last is in place.
+   *
+   * @generated from field: bool ok = 1;
+   */
+  ok: boolean;
+
+  /**
+   * Rows checked.
+   *
+   * @generated from field: uint64 checked = 2;
+   */
+  checked: bigint;
+
+  /**
+   * The last row's sequence number and hash: keep them elsewhere to
+   * detect a chain rewritten as a whole.
+   *
+   * @generated from field: uint64 last_seq = 3;
+   */
+  lastSeq: bigint;
+
+  /**
+   * The last row's hash (hex SHA-256).
+   *
+   * @generated from field: string last_hash = 4;
+   */
+  lastHash: string;
+
+  /**
+   * The first break's sequence number, when ok is false.
+   *
+   * @generated from field: uint64 first_break_seq = 5;
+   */
+  firstBreakSeq: bigint;
+
+  /**
+   * What the first break is, when ok is false.
+   *
+   * @generated from field: sluice.admin.v1.AuditBreak first_break = 6;
+   */
+  firstBreak: AuditBreak;
+};
+
+/**
+ * Describes the message sluice.admin.v1.VerifyAuditChainResponse.
+ * Use `create(VerifyAuditChainResponseSchema)` to create a new message.
+ */
+export const VerifyAuditChainResponseSchema: GenMessage<VerifyAuditChainResponse> = /*@__PURE__*/
+  messageDesc(file_sluice_admin_v1_admin_service, 46);
+
+/**
  * A UTC calendar period: budgets are per period, usage is rolled up per
  * period.
  *
@@ -1603,6 +1927,47 @@ export enum SpendDimension {
  */
 export const SpendDimensionSchema: GenEnum<SpendDimension> = /*@__PURE__*/
   enumDesc(file_sluice_admin_v1_admin_service, 2);
+
+/**
+ * How a chain break was found.
+ *
+ * @generated from enum sluice.admin.v1.AuditBreak
+ */
+export enum AuditBreak {
+  /**
+   * No break (the chain is whole).
+   *
+   * @generated from enum value: AUDIT_BREAK_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * A sequence number is absent: a row was deleted.
+   *
+   * @generated from enum value: AUDIT_BREAK_MISSING = 1;
+   */
+  MISSING = 1,
+
+  /**
+   * The row's content no longer matches its hash: it was altered.
+   *
+   * @generated from enum value: AUDIT_BREAK_ALTERED = 2;
+   */
+  ALTERED = 2,
+
+  /**
+   * The row's prev_hash is not its predecessor's hash.
+   *
+   * @generated from enum value: AUDIT_BREAK_CHAIN = 3;
+   */
+  CHAIN = 3,
+}
+
+/**
+ * Describes the enum sluice.admin.v1.AuditBreak.
+ */
+export const AuditBreakSchema: GenEnum<AuditBreak> = /*@__PURE__*/
+  enumDesc(file_sluice_admin_v1_admin_service, 3);
 
 /**
  * Manages the gateway's virtual keys and reads what they used. Served on
@@ -1810,6 +2175,30 @@ export const AdminService: GenService<{
     methodKind: "unary";
     input: typeof GetSpendReportRequestSchema;
     output: typeof GetSpendReportResponseSchema;
+  },
+  /**
+   * The audit log (docs/compliance.md, "The audit log"): admin actions,
+   * policy decisions and authentication failures, newest first, filtered
+   * and paged. FAILED_PRECONDITION while the audit log is off.
+   *
+   * @generated from rpc sluice.admin.v1.AdminService.ListAuditEvents
+   */
+  listAuditEvents: {
+    methodKind: "unary";
+    input: typeof ListAuditEventsRequestSchema;
+    output: typeof ListAuditEventsResponseSchema;
+  },
+  /**
+   * Walks the whole audit chain in order and reports the first row that
+   * is missing, altered or chained to the wrong predecessor.
+   * FAILED_PRECONDITION while the audit log is off.
+   *
+   * @generated from rpc sluice.admin.v1.AdminService.VerifyAuditChain
+   */
+  verifyAuditChain: {
+    methodKind: "unary";
+    input: typeof VerifyAuditChainRequestSchema;
+    output: typeof VerifyAuditChainResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_sluice_admin_v1_admin_service, 0);

@@ -1,0 +1,85 @@
+import type { ComplianceDecision } from "../compliance/compliance-decision.js";
+import type { Config } from "../config/config.js";
+import { diffConfig, type NamedChanges } from "../config/config-diff.js";
+import type { TenancyObserver } from "../flow/observer.js";
+import type { AuditDetails, AuditInput } from "./audit-event.js";
+
+/** Where the gateway tells what happened; the audit log, or nothing while it is off. */
+export interface AuditTrail {
+  /** Never throws, never waits (the log buffers). */
+  record(input: AuditInput): void;
+}
+
+export const NO_AUDIT: AuditTrail = { record: () => undefined };
+
+/** Distinct addresses whose authentication failures are counted per minute at most; past it new addresses are not recorded that minute. */
+const MAX_TRACKED_ADDRESSES = 10_000;
+
+/**
+ * Authentication failures, at most `perMinute` per remote address and
+ * minute, so a client hammering with bad keys cannot flood the log; the
+ * event that reaches the limit says so (`limited`). Never the presented
+ * key: only why it failed (missing, malformed, unknown).
+ */
+export function authFailureAudit(trail: AuditTrail, perMinute: number, now: () => number = Date.now): NonNullable<TenancyObserver["authenticated"]> {
+  let minute = -1;
+  const counts = new Map<string, number>();
+  return (event) => {
+    if (!event.failure) return;
+    const current = Math.floor(now() / 60_000);
+    if (current !== minute) {
+      minute = current;
+      counts.clear();
+    }
+    const remote = event.remote ?? "";
+    const seen = counts.get(remote) ?? 0;
+    if (seen >= perMinute || (seen === 0 && counts.size >= MAX_TRACKED_ADDRESSES)) return;
+    counts.set(remote, seen + 1);
+    trail.record({
+      actor: { kind: "anonymous", id: "", ...(remote ? { remote } : {}) },
+      action: "auth.fail",
+      outcome: "refused",
+      details: { edge: event.edge, failure: event.failure, ...(seen + 1 === perMinute ? { limited: true } : {}) },
+    });
+  };
+}
+
+/** Refusals by a key's limits or budget (at the level that refused), a revoked key, an alias outside its allowlist. */
+export function refusalAudit(trail: AuditTrail): NonNullable<TenancyObserver["tenantRefused"]> {
+  return (event) => {
+    const action = event.reason === "budget" ? "budget.refuse" : event.reason === "revoked" || event.reason === "not_allowed" ? "key.refuse" : event.reason === "store_unavailable" ? "store.refuse" : "limit.refuse";
+    trail.record({
+      actor: { kind: "key", id: event.key },
+      action,
+      target: event.alias,
+      outcome: "refused",
+      ...(event.requestId ? { requestId: event.requestId } : {}),
+      details: { reason: event.reason, ...(event.level ? { level: event.level } : {}) },
+    });
+  };
+}
+
+/** A PII block, redaction or local-only routing, with counts by detector (never a value). */
+export function complianceAudit(trail: AuditTrail): (decision: ComplianceDecision) => void {
+  return (decision) => {
+    const details: Record<string, string | number> = {};
+    for (const [kind, n] of Object.entries(decision.found ?? {})) details[`found.${kind}`] = n;
+    trail.record({
+      actor: decision.principal ? { kind: "key", id: decision.principal.name } : { kind: "anonymous", id: "" },
+      action: decision.action,
+      target: decision.alias,
+      outcome: decision.outcome,
+      requestId: decision.requestId,
+      ...(Object.keys(details).length > 0 ? { details } : {}),
+    });
+  };
+}
+
+/** What a reload changed, by section and name (never a value, so never a key or secret). */
+export function reloadDetails(previous: Config, next: Config): AuditDetails {
+  const details: Record<string, string> = {};
+  for (const [section, changes] of Object.entries(diffConfig(previous, next)) as Array<[string, NamedChanges]>) {
+    for (const what of ["added", "removed", "changed"] as const) if (changes[what].length > 0) details[`${section}.${what}`] = changes[what].join(",");
+  }
+  return details;
+}

@@ -1,0 +1,65 @@
+import { describe, expect, it } from "vitest";
+import type { AuditInput } from "../../src/audit/audit-event.js";
+import { authFailureAudit, complianceAudit, refusalAudit, reloadDetails } from "../../src/audit/audit-trail.js";
+import { resolveConfig } from "../../src/config/config.js";
+
+function trail() {
+  const events: AuditInput[] = [];
+  return { events, record: (e: AuditInput) => void events.push(e) };
+}
+
+const base = {
+  providers: { p: { kind: "openai", baseUrl: "http://127.0.0.1:1", apiKeyEnv: "P_KEY" } },
+  models: { a: { provider: "p", model: "m" }, b: { provider: "p", model: "m" } },
+  auth: { keys: [{ name: "k1", sha256: "a".repeat(64) }], teams: [{ name: "t1" }] },
+};
+
+describe("what the audit trail records", () => {
+  it("authentication failures: at most N per address and minute, the N-th saying so, a new minute counting again; never the presented key", () => {
+    const t = trail();
+    let now = 60_000 * 100;
+    const hear = authFailureAudit(t, 2, () => now);
+    for (let i = 0; i < 5; i++) hear({ edge: "http", failure: "unknown", remote: "10.0.0.1" });
+    hear({ edge: "http", failure: "missing", remote: "10.0.0.2" });
+    hear({ edge: "http", key: "k1" });
+    expect(t.events.map((e) => [e.actor.remote, e.details?.limited ?? false])).toEqual([
+      ["10.0.0.1", false],
+      ["10.0.0.1", true],
+      ["10.0.0.2", false],
+    ]);
+    now += 60_000;
+    hear({ edge: "http", failure: "unknown", remote: "10.0.0.1" });
+    expect(t.events).toHaveLength(4);
+    expect(JSON.stringify(t.events)).not.toContain("sk-");
+  });
+
+  it("refusals name the reason and the level; PII decisions carry counts by detector", () => {
+    const t = trail();
+    refusalAudit(t)({ key: "k1", alias: "a", reason: "budget", level: "team", requestId: "r1" });
+    refusalAudit(t)({ key: "k1", alias: "a", reason: "revoked" });
+    complianceAudit(t)({ action: "pii.redact", outcome: "ok", alias: "a", requestId: "r2", found: { email: 2, card: 1 } });
+    expect(t.events.map((e) => [e.action, e.outcome, e.details])).toEqual([
+      ["budget.refuse", "refused", { reason: "budget", level: "team" }],
+      ["key.refuse", "refused", { reason: "revoked" }],
+      ["pii.redact", "ok", { "found.email": 2, "found.card": 1 }],
+    ]);
+  });
+
+  it("a reload's details name what changed by section, never a value", () => {
+    const previous = resolveConfig(base, { P_KEY: "secret-one" });
+    const next = resolveConfig(
+      { ...base, models: { a: { provider: "p", model: "n" }, c: { provider: "p", model: "m" } }, auth: { ...base.auth, teams: [{ name: "t2" }] } },
+      { P_KEY: "secret-two" },
+    );
+    const details = reloadDetails(previous, next);
+    expect(details).toEqual({
+      "models.added": "c",
+      "models.removed": "b",
+      "models.changed": "a",
+      "providers.changed": "p",
+      "teams.added": "t2",
+      "teams.removed": "t1",
+    });
+    expect(JSON.stringify(details)).not.toContain("secret");
+  });
+});
