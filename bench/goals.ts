@@ -28,6 +28,8 @@ export interface GoalInput {
   readonly hedge: { readonly withoutHedge: { readonly p99: number }; readonly withHedge: { readonly p99: number }; readonly upstreamWith: number; readonly requests: number };
   readonly capacityWindowS: number;
   readonly semantic: { readonly entries: number; readonly lookupMs: Readonly<Record<"pglite" | "url", { readonly p99: number }>> };
+  /** PII redaction (issue #28); runs before it existed have none. */
+  readonly pii?: { readonly promptBytes: number; readonly screenMs: P50; readonly screenRatio: number; readonly cpuRatio: number; readonly checks: { readonly restored: boolean; readonly sameUpstream: boolean } };
   readonly cache: { readonly upstreamTtftMs: number; readonly levels: readonly number[]; readonly hitRatio: Readonly<Record<number, number>>; readonly missAddedMs: number };
 }
 
@@ -200,6 +202,20 @@ export function goals(r: GoalInput): Goal[] {
       target: "≤ 3 ms",
       measured: `PGlite ${round(r.semantic.lookupMs.pglite.p99)} ms, URL ${round(r.semantic.lookupMs.url.p99)} ms`,
       met: r.semantic.lookupMs.pglite.p99 <= 3 && r.semantic.lookupMs.url.p99 <= 3,
+    },
+    {
+      id: "pii-screen",
+      name: `PII: detection and redaction of a ${r.pii?.promptBytes ?? 4096}-byte prompt, p50 (÷ JSON.stringify + parse of the same request, for information)`,
+      target: "≤ 0.2 ms",
+      measured: r.pii ? `${round(r.pii.screenMs.p50, 3)} ms (×${round(r.pii.screenRatio)})` : "not run",
+      met: r.pii !== undefined && r.pii.screenMs.p50 <= 0.2,
+    },
+    {
+      id: "pii-restore",
+      name: "PII: gateway CPU per delta, an alias with pii redact (answers restored) ÷ a plain alias, same upstream text, gRPC",
+      target: "≤ ×1.05",
+      measured: r.pii ? `×${round(r.pii.cpuRatio, 3)}${r.pii.checks.restored && r.pii.checks.sameUpstream ? "" : " (not restored as expected)"}` : "not run",
+      met: r.pii !== undefined && r.pii.cpuRatio <= 1.05 && r.pii.checks.restored && r.pii.checks.sameUpstream,
     },
   ];
 }

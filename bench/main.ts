@@ -18,13 +18,14 @@ import { lineChart, table } from "./report.js";
 import { round, summary } from "./stats.js";
 import { resumableSummary, resumeScenario, resumeSection } from "./resume.js";
 import { goals } from "./goals.js";
+import { type PiiResult, piiScenario, piiSection } from "./pii.js";
 import type { TargetKind, TargetSpec } from "./targets.js";
 
 const { values: args } = parseArgs({
   options: {
     quick: { type: "boolean", default: false },
     "no-peer": { type: "boolean", default: false },
-    /** Run one scenario alone (`admission`, `resume`, `ttft`, `throughput`, `capacity`, `cancel`, `slow`, `telemetry`), written to bench/results/<mode>-<name>.json (admission and resume also .md). */
+    /** Run one scenario alone (`admission`, `resume`, `ttft`, `throughput`, `capacity`, `cancel`, `slow`, `telemetry`, `pii`, …), written to bench/results/<mode>-<name>.json (admission and resume also .md). */
     only: { type: "string" },
   },
 });
@@ -923,6 +924,17 @@ function machine() {
   return { cpus: cpu.length, model: cpu[0]?.model ?? "unknown", node: process.version, date: new Date().toISOString() };
 }
 
+/** PII redaction (issue #28): screening in this process, and restoring's gateway CPU per delta on a gateway of its own. */
+function piiRun(s: Services): Promise<PiiResult> {
+  return piiScenario(SIZE.pii, {
+    startGateway: (models) => startGateway(s, {}, { models }),
+    load,
+    simReset: () => simReset(s),
+    upstreamDeltas: async () => (await simRecords(s)).reduce((n, r) => n + r.tokensWritten, 0),
+    log,
+  });
+}
+
 /** Resumable streams on vs off, on the gateway with a Redis store (the limited one). */
 function runResume(s: Services) {
   return resumeScenario(s.limitedUrl, BENCH_KEY, SIZE.resume, log, { gateway: () => s.limited.cpuSeconds(), ...(s.redis ? { redis: () => s.redis!.cpuSeconds() } : {}) });
@@ -962,6 +974,7 @@ async function main(): Promise<void> {
       cache: cacheScenario,
       semantic: semanticRun,
       ledger: ledgerScenario,
+      pii: piiRun,
     };
     const run = args.only === undefined ? undefined : single[args.only];
     if (run) {
@@ -981,11 +994,12 @@ async function main(): Promise<void> {
     const telemetry = await telemetryScenario(s);
     const admission = await admissionScenario(s);
     const ledger = await ledgerScenario(s);
+    const pii = await piiRun(s);
     const resume = await runResume(s);
     const cache = await cacheScenario(s);
     const semantic = await semanticRun(s);
     const capacity = await capacityScenario(s);
-    const result = { mode: MODE, machine: machine(), ttft, throughput, capacity, cancel, slow, failover, hedge, telemetry, admission, ledger, resume, resumable: resumableSummary(resume), cache, semantic, durationS: (performance.now() - started) / 1000 };
+    const result = { mode: MODE, machine: machine(), ttft, throughput, capacity, cancel, slow, failover, hedge, telemetry, admission, ledger, pii, resume, resumable: resumableSummary(resume), cache, semantic, durationS: (performance.now() - started) / 1000 };
     await writeReport(result);
   } finally {
     await Promise.all([s.gateway.stop(), s.limited.stop(), s.sim.stop(), s.peer?.stop(), s.floor.stop()]);
@@ -1006,6 +1020,7 @@ type Result = {
   telemetry: Awaited<ReturnType<typeof telemetryScenario>>;
   ledger: Awaited<ReturnType<typeof ledgerScenario>>;
   admission: Awaited<ReturnType<typeof admissionScenario>>;
+  pii: PiiResult;
   resume: Awaited<ReturnType<typeof resumeScenario>>;
   resumable: ReturnType<typeof resumableSummary>;
   cache: Awaited<ReturnType<typeof cacheScenario>>;
@@ -1130,6 +1145,7 @@ async function writeReport(r: Result): Promise<void> {
       ],
     ),
     "",
+    piiSection(r.pii),
     resumeSection(r.resume),
     "",
     `## 10. Response cache (issue #26): exact cache, gRPC edge, upstream TTFT ${r.cache.upstreamTtftMs} ms; a miss asks something new each time, a hit the same question`,

@@ -28,6 +28,14 @@ export interface Sizes {
   /** Keyed calls per round and side, and rounds, of the ledger's on/off comparison. */
   readonly ledger: { readonly calls: number; readonly rounds: number };
   readonly resume: ResumeSizes;
+  readonly pii: PiiSizes;
+}
+
+/** Timed screenings of the 4 KiB prompt; the restoring comparison's deltas per stream and interleaved rounds per alias. */
+export interface PiiSizes {
+  readonly iterations: number;
+  readonly tokens: number;
+  readonly rounds: number;
 }
 
 export interface ResumeSizes {
@@ -51,6 +59,7 @@ export const SIZES: Readonly<Record<Mode, Sizes>> = {
     admission: { streamsPerLevel: 2_400, rounds: 4 },
     ledger: { calls: 3_000, rounds: 5 },
     resume: { warmUp: 40, ttftPerRound: 300, tokens: 5_000, pairs: 12, samples: 200 },
+    pii: { iterations: 2_000, tokens: 10_000, rounds: 20 },
   },
   // Each load-generator run is a process of its own (~0.4 s to start on a busy
   // 2-core machine): the quick run saves runs as much as streams.
@@ -68,6 +77,7 @@ export const SIZES: Readonly<Record<Mode, Sizes>> = {
     admission: { streamsPerLevel: 200, rounds: 1 },
     ledger: { calls: 200, rounds: 1 },
     resume: { warmUp: 10, ttftPerRound: 25, tokens: 1_000, pairs: 4, samples: 20 },
+    pii: { iterations: 500, tokens: 3_000, rounds: 3 },
   },
 };
 
