@@ -108,7 +108,7 @@ export function startAttempt(plan: AttemptPlan, deps: AttemptDeps, parent: Abort
   const { target } = plan;
   const provider = target.provider;
   const adapter = adapterFor(provider.kind);
-  const upstreamTarget: UpstreamTarget = { provider, model: target.model, ...(target.thinking ? { thinking: target.thinking } : {}) };
+  const upstreamTarget: UpstreamTarget = { provider, model: target.model, ...(target.thinking ? { thinking: target.thinking } : {}), ...(target.promptCache ? { promptCache: target.promptCache } : {}) };
   const controller = new AbortController();
   const signal = controller.signal;
   const abort = (reason: GatewayError) => {

@@ -67,6 +67,8 @@ export interface RouteTarget {
   readonly thinking?: AnthropicThinking;
   /** Its own `local`, or its provider's: whether local-only requests may go here. */
   readonly local?: boolean;
+  /** The alias's promptCache: `auto` marks the stable prefix on providers that cache on request (Anthropic). */
+  readonly promptCache?: "auto";
 }
 
 export type Strategy = (typeof STRATEGIES)[number];
@@ -410,6 +412,7 @@ function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: Nod
         timeouts: { ...provider.timeouts, ...m.timeouts, ...("timeouts" in t ? t.timeouts : {}) },
         ...(thinking ? { thinking } : {}),
         local: ("local" in t ? t.local : undefined) ?? provider.local,
+        ...(m.promptCache === "auto" ? { promptCache: "auto" as const } : {}),
       };
     });
     models.set(alias, {

@@ -178,6 +178,8 @@ const modelSchema = z
     pii: piiPolicySchema.optional(),
     /** Serve this alias only from local targets, whatever the request holds. */
     localOnly: z.boolean().default(false),
+    /** `auto`: on Anthropic targets, mark the stable prefix (tools, system prompt, oldest turns) for the provider's prompt cache. */
+    promptCache: z.enum(["off", "auto"]).default("off"),
   })
   .superRefine((model, ctx) => {
     const inline = model.provider !== undefined || model.model !== undefined;

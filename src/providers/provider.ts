@@ -12,6 +12,8 @@ export interface UpstreamTarget {
   readonly model: string;
   /** Anthropic: the configured thinking form (target over provider); unset = by model name. */
   readonly thinking?: AnthropicThinking;
+  /** The alias's promptCache: `auto` places cache breakpoints where the provider takes them (Anthropic). */
+  readonly promptCache?: "auto";
 }
 
 import type { UpstreamRequest } from "../upstream/http-client.js";
