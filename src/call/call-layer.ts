@@ -9,6 +9,9 @@ import type { ChatPipeline, DeltaStream, StreamContext } from "../pipeline/chat-
 import type { EmbedRequest, EmbedResult } from "../core/embed-request.js";
 import type { EmbedPipeline } from "../pipeline/embed-pipeline.js";
 import { CACHE_HEADER, CACHE_SIMILARITY_HEADER } from "../cache/response-cache.js";
+
+/** How the gateway fitted the conversation to the context window (`truncated=K`): a response header on every edge. */
+export const CONTEXT_HEADER = "sluice-context";
 import type { CachePolicy } from "../core/cache-policy.js";
 import type { Numbered, ResumableStreams } from "../resume/resumable-streams.js";
 import type { ModelInfo } from "../routing/route-table.js";
@@ -241,6 +244,7 @@ export function createCallLayer(options: CallLayerOptions): CallLayer {
       const streamOptions = options.replayStore && requested.replay ? withReplay(requested, options.replayStore, requested.replay) : { ...requested, keepReplay: NOTHING_TO_KEEP };
       let quota: Readonly<Record<string, string>> = {};
       let cache: Readonly<Record<string, string>> = {};
+      let fitted: Readonly<Record<string, string>> = {};
       let notResumable = false;
       const tagged = tagsFor(options.tenancy, request.metadata.labels, call);
       const context: StreamContext = {
@@ -248,6 +252,9 @@ export function createCallLayer(options: CallLayerOptions): CallLayer {
         ...(Object.keys(tagged.allocation.tags).length > 0 ? { tags: tagged.allocation.tags } : {}),
         ...(streamOptions.prepare ? { prepare: streamOptions.prepare } : {}),
         ...(streamOptions.cachePolicy ? { cachePolicy: streamOptions.cachePolicy } : {}),
+        onContext: (value: string) => {
+          fitted = { [CONTEXT_HEADER]: value };
+        },
         onCache: (value: string, similarity?: number) => {
           cache = similarity === undefined ? { [CACHE_HEADER]: value } : { [CACHE_HEADER]: value, [CACHE_SIMILARITY_HEADER]: similarity.toFixed(4) };
         },
@@ -263,7 +270,7 @@ export function createCallLayer(options: CallLayerOptions): CallLayer {
       const withBeats = <T>(source: AsyncGenerator<T, void, undefined>) => (streamOptions.heartbeatMs > 0 ? withHeartbeats(source, streamOptions.heartbeatMs) : source);
       const base = {
         keepReplay: streamOptions.keepReplay,
-        quota: () => ({ ...quota, ...cache, ...tagged.headers }),
+        quota: () => ({ ...quota, ...cache, ...fitted, ...tagged.headers }),
         takeNotResumable: () => {
           if (!notResumable) return false;
           notResumable = false;

@@ -6,6 +6,8 @@ import { sha256Hex } from "./key-hash.js";
 import { createSecret, type Secret } from "./secret.js";
 import type { TlsCredentials } from "./tls-files.js";
 import type { PII_MODES } from "./compliance-schema.js";
+import type { CONTEXT_STRATEGIES } from "./capabilities-schema.js";
+import { builtInCapabilities, type Capabilities } from "./capability-table.js";
 
 /** config.resume: detach grace, retention and backlog bounds of resumable streams (docs/streams.md, "Resumable streams"). */
 export type ResumeSettings = ConfigFile["resume"];
@@ -69,6 +71,8 @@ export interface RouteTarget {
   readonly local?: boolean;
   /** The alias's promptCache: `auto` marks the stable prefix on providers that cache on request (Anthropic). */
   readonly promptCache?: "auto";
+  /** The built-in table's entry for its model, overridden by what the configuration declares (routing/request-needs.ts reads it). */
+  readonly capabilities?: Capabilities;
 }
 
 export type Strategy = (typeof STRATEGIES)[number];
@@ -95,6 +99,10 @@ export interface ModelRoute {
   readonly pii?: PiiPolicy;
   /** Served only from local targets, whatever the request holds. */
   readonly localOnly?: boolean;
+  /** How a conversation longer than the targets' windows is handled; absent: refused (`reject`, the defaults). */
+  readonly context?: ContextSettings;
+  /** Tool results longer than this are cut to head and tail. */
+  readonly maxToolResultTokens?: number;
 }
 
 /** models.<alias>.cache, resolved. */
@@ -156,6 +164,14 @@ export interface AuditSettings {
   readonly flushMs: number;
   readonly batchSize: number;
   readonly authFailuresPerMinute: number;
+}
+
+/** models.<alias>.context, resolved. */
+export interface ContextSettings {
+  readonly strategy: (typeof CONTEXT_STRATEGIES)[number];
+  readonly keepSystem: boolean;
+  readonly keepLastTurns: number;
+  readonly reserveOutputTokens: number;
 }
 
 export interface KeyLimits {
@@ -399,7 +415,7 @@ function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: Nod
   const models = new Map<string, ModelRoute>();
   for (const alias of Object.keys(file.models).sort()) {
     const m = file.models[alias]!;
-    const written = m.targets ?? [{ provider: m.provider!, model: m.model!, weight: 1, ...(m.price ? { price: m.price } : {}) }];
+    const written = m.targets ?? [{ provider: m.provider!, model: m.model!, weight: 1, ...(m.price ? { price: m.price } : {}), ...(m.capabilities ? { capabilities: m.capabilities } : {}) }];
     const targets = written.map((t): RouteTarget => {
       const provider = providers.get(t.provider)!;
       const thinking = ("thinking" in t ? t.thinking : undefined) ?? provider.thinking;
@@ -412,6 +428,7 @@ function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: Nod
         timeouts: { ...provider.timeouts, ...m.timeouts, ...("timeouts" in t ? t.timeouts : {}) },
         ...(thinking ? { thinking } : {}),
         local: ("local" in t ? t.local : undefined) ?? provider.local,
+        capabilities: { ...builtInCapabilities(t.model), ...t.capabilities },
         ...(m.promptCache === "auto" ? { promptCache: "auto" as const } : {}),
       };
     });
@@ -428,6 +445,8 @@ function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: Nod
       dropUnsupportedParams: m.dropUnsupportedParams,
       ...(m.pii ? { pii: m.pii } : {}),
       localOnly: m.localOnly,
+      context: m.context,
+      ...(m.maxToolResultTokens === undefined ? {} : { maxToolResultTokens: m.maxToolResultTokens }),
       ...(m.cache
         ? {
             cache: {

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { PROVIDER_KINDS } from "../core/chat-request.js";
 import { complianceSchema, piiPolicySchema } from "./compliance-schema.js";
+import { capabilitiesSchema, contextSchema } from "./capabilities-schema.js";
 
 const milliseconds = z.number().int().positive().max(86_400_000);
 
@@ -103,6 +104,8 @@ const targetSchema = z.strictObject({
   thinking: thinkingSchema.optional(),
   /** This target runs where the data may go; unset: as its provider says. */
   local: z.boolean().optional(),
+  /** What this target can do, over the built-in table for its model name. */
+  capabilities: capabilitiesSchema.optional(),
 });
 
 /** Whose requests may share an alias's cache entries (docs/caching.md, "Scope"). */
@@ -153,6 +156,8 @@ const modelSchema = z
     provider: z.string().min(1).optional(),
     model: z.string().min(1).optional(),
     price: priceSchema.optional(),
+    /** The single target's capabilities (with `provider`/`model`), over the built-in table. */
+    capabilities: capabilitiesSchema.optional(),
     targets: z.array(targetSchema).min(1).max(32).optional(),
     strategy: z.enum(STRATEGIES).default("priority"),
     /** Attempts across all targets (hedges included), only ever before the first delta. Default: one per target. */
@@ -178,6 +183,10 @@ const modelSchema = z
     pii: piiPolicySchema.optional(),
     /** Serve this alias only from local targets, whatever the request holds. */
     localOnly: z.boolean().default(false),
+    /** A conversation longer than the targets' windows: refused, or fitted (docs/routing.md). */
+    context: contextSchema.prefault({}),
+    /** Each tool result longer than this many tokens is cut to its head and tail, the middle marked as elided. */
+    maxToolResultTokens: z.number().int().min(16).max(10_000_000).optional(),
     /** `auto`: on Anthropic targets, mark the stable prefix (tools, system prompt, oldest turns) for the provider's prompt cache. */
     promptCache: z.enum(["off", "auto"]).default("off"),
   })

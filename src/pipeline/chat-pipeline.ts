@@ -27,6 +27,7 @@ import type { StreamRegistry } from "./stream-registry.js";
 import { NO_POLICY, policyFor } from "../compliance/pii-policy.js";
 import { type Screened, screenRequest, unscreened } from "../compliance/screen-request.js";
 import { screenStage } from "./screen-stage.js";
+import { routeByNeed } from "../routing/route-by-need.js";
 import { restoringSink } from "../compliance/restoring-sink.js";
 import type { ComplianceDecision } from "../compliance/compliance-decision.js";
 
@@ -58,6 +59,8 @@ export interface StreamContext {
   readonly cachePolicy?: CachePolicy;
   /** Told what the cache did (`sluice-cache`'s value, and a semantic hit's similarity) before the first delta: the edge's response headers. */
   readonly onCache?: (value: string, similarity?: number) => void;
+  /** Told how the conversation was fitted to the context window (`truncated=K`) before the first delta: the `sluice-context` header. */
+  readonly onContext?: (value: string) => void;
 }
 
 /**
@@ -147,7 +150,7 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
     // Screened before telemetry sees it: a redacted prompt is the only one traces can capture.
     const policy = policyFor(config, ctx.principal, routes.has(asked.model) ? routes.lookup(asked.model) : undefined);
     const screened: Screened = policy === NO_POLICY ? unscreened(asked) : screenRequest(asked, policy);
-    const { request } = screened;
+    let request = screened.request;
     if (screened.vault) sink = restoringSink(sink, screened.vault);
     const observer = options.telemetry.stream({
       requestId: ctx.requestId,
@@ -303,6 +306,14 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
     const run = async () => {
       let committed: Committed;
       try {
+        const routed = await routeByNeed(request, route);
+        route = routed.route;
+        request = routed.request;
+        if (routed.context !== undefined) {
+          ctx.onContext?.(routed.context);
+          charge.fitted(routed.context);
+          if (ctx.fields) ctx.fields.context = routed.context;
+        }
         await charge.admit(route);
         if (await consultCache()) return;
         committed = await commitAttempt(

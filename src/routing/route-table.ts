@@ -1,3 +1,4 @@
+import { type AliasCapabilities, aliasCapabilities } from "./alias-capabilities.js";
 import type { ModelRoute } from "../config/config.js";
 import { quoteClientValue } from "../core/client-text.js";
 import { GatewayError } from "../core/errors.js";
@@ -8,6 +9,7 @@ export interface ModelInfo {
   /** The provider and model a request goes to first (the first target). */
   readonly provider: string;
   readonly upstreamModel: string;
+  readonly capabilities?: AliasCapabilities;
 }
 
 /** Alias → route, and the catalog the edges list. */
@@ -18,7 +20,7 @@ export interface RouteTable {
 }
 
 export function createRouteTable(models: ReadonlyMap<string, ModelRoute>): RouteTable {
-  const catalog = [...models.values()].map((route) => ({ id: route.alias, provider: route.targets[0]!.provider.name, upstreamModel: route.targets[0]!.model }));
+  const catalog = [...models.values()].map((route) => ({ id: route.alias, provider: route.targets[0]!.provider.name, upstreamModel: route.targets[0]!.model, capabilities: aliasCapabilities(route.targets) }));
   return {
     has: (alias) => models.has(alias),
     lookup(alias) {

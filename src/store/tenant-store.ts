@@ -194,6 +194,8 @@ export interface UsageRecord {
   readonly savedMicros?: number;
   /** Served by a target marked local (docs/compliance.md, "Local targets"). */
   readonly local?: boolean;
+  /** How the conversation was fitted to the context window (`truncated=K`). */
+  readonly context?: string;
   /** Personal data found in the request, by detector: counts only, never values. */
   readonly pii?: Readonly<Record<string, number>>;
   /** Epoch milliseconds when the stream ended (the replica's clock). */

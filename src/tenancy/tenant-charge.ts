@@ -37,6 +37,8 @@ export interface TenantCharge {
   cached(hit: { readonly kind: "exact" | "semantic"; readonly savedMicros: number }): void;
   /** Personal data the request held, by detector (counts only): the record says so. */
   found(counts: Readonly<Record<string, number>>): void;
+  /** How the conversation was fitted to the context window (`truncated=K`): the record says so. */
+  fitted(context: string): void;
   /** The stream ended (no reason: completed). Idempotent: the first end counts. */
   end(meter: ChargedUsage, reason?: GatewayError): void;
 }
@@ -75,6 +77,7 @@ export const NO_CHARGE: TenantCharge = Object.freeze({
   serving: () => undefined,
   cached: () => undefined,
   found: () => undefined,
+  fitted: () => undefined,
   end: () => undefined,
 });
 
@@ -170,6 +173,7 @@ export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
   let target: RouteTarget | undefined;
   let hit: { readonly kind: "exact" | "semantic"; readonly savedMicros: number } | undefined;
   let pii: Readonly<Record<string, number>> | undefined;
+  let context: string | undefined;
   let pending: { readonly meter: ChargedUsage; readonly reason: GatewayError | undefined } | undefined;
 
   const settle = (meter: ChargedUsage, reason: GatewayError | undefined) => {
@@ -201,6 +205,7 @@ export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
         ...(hit ? { cache: hit.kind, savedMicros: hit.savedMicros } : {}),
         ...(target?.local ? { local: true } : {}),
         ...(pii ? { pii } : {}),
+        ...(context ? { context } : {}),
         at,
         ...(deps.replica === undefined ? {} : { replica: deps.replica }),
       };
@@ -272,6 +277,9 @@ export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
     },
     found(counts) {
       pii = counts;
+    },
+    fitted(value) {
+      context = value;
     },
     end(meter, reason) {
       if (state === "admitting") pending ??= { meter, reason };

@@ -17,6 +17,7 @@ import {
   CancelStreamResponseSchema,
   ChatService,
   ListModelsResponseSchema,
+  ModelCapabilitiesSchema,
   ModelSchema,
   type StreamChatRequest,
   type StreamChatResponse,
@@ -27,6 +28,9 @@ import { callerOf, deadlineOf, exchangeOf, pipelineSignal, setQuota } from "./ha
 import { chatRequestFromProto, type ProtoChatRequest } from "./from-proto.js";
 import { deltaToProto, resultToProto } from "./to-proto.js";
 import { textFrame } from "./text-frame.js";
+import type { Capabilities } from "../../config/capability-table.js";
+
+type ModelInfo = Awaited<ReturnType<CallLayer["models"]>>[number];
 
 export interface ChatServiceOptions {
   /** The life of each call: who, plain or resumable, heartbeats, quota, resume, cancel, models. */
@@ -78,6 +82,28 @@ function afterSequence(value: bigint | undefined): number {
 }
 
 /** sluice.v1.ChatService over gRPC, gRPC-Web and Connect. */
+/** Capabilities on the wire: unknown stays unset (the fields are `optional`), sizes as uint64. */
+function capabilitiesToProto(c: Capabilities) {
+  return create(ModelCapabilitiesSchema, {
+    ...(c.contextWindow === undefined ? {} : { contextWindow: BigInt(c.contextWindow) }),
+    ...(c.maxOutputTokens === undefined ? {} : { maxOutputTokens: BigInt(c.maxOutputTokens) }),
+    ...(c.tools === undefined ? {} : { tools: c.tools }),
+    ...(c.vision === undefined ? {} : { vision: c.vision }),
+    ...(c.jsonSchema === undefined ? {} : { jsonSchema: c.jsonSchema }),
+    ...(c.reasoning === undefined ? {} : { reasoning: c.reasoning }),
+    ...(c.promptCaching === undefined ? {} : { promptCaching: c.promptCaching }),
+  });
+}
+
+function modelToProto(model: ModelInfo) {
+  return create(ModelSchema, {
+    id: model.id,
+    provider: model.provider,
+    upstreamModel: model.upstreamModel,
+    ...(model.capabilities ? { anyTarget: capabilitiesToProto(model.capabilities.anyTarget), everyTarget: capabilitiesToProto(model.capabilities.everyTarget) } : {}),
+  });
+}
+
 export function createChatService(options: ChatServiceOptions): ServiceImpl<typeof ChatService> {
   const { calls } = options;
   const begin = (req: ProtoChatRequest, ctx: HandlerContext) => {
@@ -247,7 +273,7 @@ export function createChatService(options: ChatServiceOptions): ServiceImpl<type
       const exchange: Exchange | undefined = ctx.values.get(EXCHANGE);
       try {
         const models = await calls.models(ctx.requestHeader.get("authorization") ?? undefined, exchange?.edge ?? "grpc", exchange?.fields, exchange?.remote);
-        return create(ListModelsResponseSchema, { models: models.map((model) => create(ModelSchema, model)) });
+        return create(ListModelsResponseSchema, { models: models.map(modelToProto) });
       } catch (error) {
         throw toConnectError(error);
       }

@@ -1,0 +1,67 @@
+import type { ModelRoute, RouteTarget } from "../config/config.js";
+import type { ChatRequest } from "../core/chat-request.js";
+import { GatewayError } from "../core/errors.js";
+import { type CountTokens, tokenCounter } from "../usage/token-count.js";
+import { capToolResults, fixedTokens, messageTokens, truncateToFit } from "./fit-context.js";
+import { type Missing, MISSING_WORDS, missingOf, needsOf, promptTokenBound } from "./request-needs.js";
+
+/** Output tokens kept free when neither the request nor the alias says how many. */
+export const DEFAULT_RESERVED_OUTPUT = 1_024;
+
+/** Where a request may go once its needs are known, and the request as it will be sent. */
+export interface Routed {
+  readonly route: ModelRoute;
+  readonly request: ChatRequest;
+  /** What was done to fit it (`truncated=K` turns dropped), for the `sluice-context` header and the usage record. */
+  readonly context?: string;
+}
+
+const windowOf = (target: RouteTarget) => target.capabilities?.contextWindow ?? Number.POSITIVE_INFINITY;
+const withTargets = (route: ModelRoute, targets: readonly RouteTarget[]) => (targets.length === route.targets.length ? route : { ...route, targets });
+
+function refused(alias: string, why: string): GatewayError {
+  return new GatewayError("failed_precondition", `model "${alias}" cannot serve this request: ${why}`);
+}
+
+/**
+ * The routing stage that knows what a request needs (docs/routing.md,
+ * "Capabilities"): targets that lack a capability it needs are dropped
+ * before the strategy orders the rest, so failover and hedging stay among
+ * those that can serve it, and a request none can serve is refused with
+ * FAILED_PRECONDITION before any upstream call. Long tool results are cut
+ * to the alias's maxToolResultTokens; a conversation longer than every
+ * window is refused or, with `context.strategy: truncate`, fitted to the
+ * largest by dropping its oldest turns. The tokenizer runs only when a byte
+ * bound says the prompt might not fit: a short prompt costs no count.
+ */
+export async function routeByNeed(request: ChatRequest, route: ModelRoute, counter: () => Promise<CountTokens> = tokenCounter): Promise<Routed> {
+  const needs = needsOf(request);
+  const lacking = new Set<Missing>();
+  const capable = route.targets.filter((target) => {
+    const missing = missingOf(needs, target.capabilities);
+    if (missing) lacking.add(missing);
+    return missing === undefined;
+  });
+  if (capable.length === 0) throw refused(route.alias, `it needs ${[...lacking].map((m) => MISSING_WORDS[m]).join(" and ")}, which none of its targets has`);
+
+  let sent = request;
+  if (route.maxToolResultTokens !== undefined && request.messages.some((m) => m.role === "tool")) {
+    sent = capToolResults(request, route.maxToolResultTokens, await counter()).request;
+  }
+
+  const smallest = Math.min(...capable.map(windowOf));
+  const reserve = needs.outputTokens ?? route.context?.reserveOutputTokens ?? DEFAULT_RESERVED_OUTPUT;
+  if (smallest === Number.POSITIVE_INFINITY || promptTokenBound(sent) + reserve <= smallest) return { route: withTargets(route, capable), request: sent };
+
+  const count = await counter();
+  const tokens = fixedTokens(sent, count) + sent.messages.reduce((sum, m) => sum + messageTokens(m, count), 0);
+  const fitting = capable.filter((target) => tokens + reserve <= windowOf(target));
+  if (fitting.length > 0) return { route: withTargets(route, fitting), request: sent };
+
+  const largest = Math.max(...capable.map(windowOf));
+  const size = `the conversation takes ${tokens} tokens and ${reserve} more are kept for the answer, more than the largest context window of its targets (${largest})`;
+  if (route.context?.strategy !== "truncate") throw refused(route.alias, `${size}; shorten it, or set models.${route.alias}.context.strategy: truncate`);
+  const fitted = truncateToFit(sent, largest - reserve, route.context, count);
+  if (!fitted) throw refused(route.alias, `${size}, even without its oldest turns (the system prompt and the last ${route.context.keepLastTurns} turns are kept)`);
+  return { route: withTargets(route, capable.filter((t) => windowOf(t) >= largest)), request: fitted.request, context: `truncated=${fitted.dropped}` };
+}
