@@ -231,7 +231,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     logger,
     ...(telemetry.metrics ? { instruments: telemetry.metrics.instruments } : {}),
   });
-  const stages = { config: live.current, client, telemetry, registry, gates, breakers, stats, order, random, tenancy, cache, ...(auditLog ? { onCompliance: complianceAudit(trail) } : {}) };
+  const stages = { config: live.current, client, telemetry, registry, gates, breakers, stats, order, random, tenancy, cache, logger, ...(auditLog ? { onCompliance: complianceAudit(trail) } : {}) };
   const pipeline = createChatPipeline(stages);
   const embeddings = createEmbedPipeline(stages);
   // Settings are read at start: the store's connections and the running streams' bounds stay as they started.

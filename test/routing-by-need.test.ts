@@ -35,6 +35,10 @@ beforeAll(async () => {
         long: { provider: "sim", model: "sim-long?tokens=3", capabilities: { contextWindow: WINDOW }, context: { strategy: "truncate", keepLastTurns: 2 } },
         strict: { provider: "sim", model: "sim-strict?tokens=3", capabilities: { contextWindow: WINDOW } },
         known: { provider: "sim", model: "gpt-4o-mini?tokens=3" },
+        summarized: { provider: "sim", model: "sim-summarized?tokens=3", capabilities: { contextWindow: WINDOW }, context: { strategy: "summarize", summarizer: "cheap", keepLastTurns: 2 } },
+        "summary-fails": { provider: "sim", model: "sim-summarized?tokens=3", capabilities: { contextWindow: WINDOW }, context: { strategy: "summarize", summarizer: "broken", keepLastTurns: 2 } },
+        cheap: { provider: "sim", model: "sim-summary?tokens=12" },
+        broken: { provider: "sim", model: "sim-summary?fail=status&status=500" },
       },
     }),
   });
@@ -107,6 +111,35 @@ describe("routing by what a request needs", () => {
     };
     const tokens = await countedInputTokens(received);
     expect(tokens + 1_024).toBeLessThanOrEqual(WINDOW);
+  });
+
+  it("summarize: the oldest turns become one summary from the summarizer alias, reused while the conversation grows", async () => {
+    const summaries = () => h.sim.records.all().filter((r) => r.model === "sim-summary?tokens=12").length;
+    const before = summaries();
+    const first = await openai().chat.completions.create({ model: "summarized", messages: longConversation(100, 2_000, "need-summary-1") }).withResponse();
+    const header = first.response.headers.get("sluice-context")!;
+    expect(header).toMatch(/^summarized=\d+$/);
+    const k = Number(header.split("=")[1]);
+    expect(k % 8).toBe(0);
+    expect(summaries()).toBe(before + 1);
+
+    const record = await h.sim.records.waitFor((r) => r.tag === "need-summary-1", 5_000);
+    const body = record.body as { messages: Array<{ role: string; content: string }> };
+    expect(body.messages[0]!.content).toBe("You answer questions about the archive.");
+    expect(body.messages[1]!.role).toBe("system");
+    expect(body.messages[1]!.content).toContain("Summary of the earlier conversation");
+    expect(body.messages.length).toBe(201 + 1 - 2 * k + 1);
+
+    // One more turn: the same old turns are cut, and their summary comes from the cache.
+    const grown = await openai().chat.completions.create({ model: "summarized", messages: longConversation(101, 2_000, "need-summary-2") }).withResponse();
+    expect(grown.response.headers.get("sluice-context")).toBe(header);
+    expect(summaries()).toBe(before + 1);
+  });
+
+  it("summarize falls back to truncate when the summarizer fails, and says so", async () => {
+    const { response } = await openai().chat.completions.create({ model: "summary-fails", messages: longConversation(100, 2_000, "need-summary-failed") }).withResponse();
+    expect(response.headers.get("sluice-context")).toMatch(/^truncated=\d+; summary=failed$/);
+    await h.waitForLog((l) => l.event === "context.summary_failed");
   });
 
   it("with the default strategy the same conversation is refused before any upstream call, saying how large it is", async () => {

@@ -24,11 +24,13 @@ export const capabilitiesSchema = z.strictObject({
 });
 
 /** How an alias fits a conversation longer than its targets' windows (docs/routing.md, "Fitting the context window"). */
-export const CONTEXT_STRATEGIES = ["reject", "truncate"] as const;
+export const CONTEXT_STRATEGIES = ["reject", "truncate", "summarize"] as const;
 
 export const contextSchema = z.strictObject({
-  /** `reject`: a request that fits no target is refused; `truncate`: its oldest turns are dropped until it fits. */
+  /** `reject`: a request that fits no target is refused; `truncate`: its oldest turns are dropped until it fits; `summarize`: they are replaced by a summary. */
   strategy: z.enum(CONTEXT_STRATEGIES).default("reject"),
+  /** With `summarize`: the alias that writes the summary (a cheap model). */
+  summarizer: z.string().min(1).optional(),
   /** Never drop the system prompt. */
   keepSystem: z.boolean().default(true),
   /** The last N turns are never dropped (a request that does not fit with them is refused). */

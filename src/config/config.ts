@@ -172,6 +172,7 @@ export interface ContextSettings {
   readonly keepSystem: boolean;
   readonly keepLastTurns: number;
   readonly reserveOutputTokens: number;
+  readonly summarizer?: string;
 }
 
 export interface KeyLimits {

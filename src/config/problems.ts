@@ -207,6 +207,12 @@ function complianceProblems(input: unknown): ConfigProblem[] {
     for (const [alias, model] of Object.entries(input.models)) {
       if (!isRecord(model)) continue;
       checkPolicy(model.pii, ["models", alias]);
+      const context = isRecord(model.context) ? model.context : undefined;
+      if (context?.strategy === "summarize") {
+        if (typeof context.summarizer !== "string") problems.push({ path: ["models", alias, "context", "summarizer"], message: "is required with strategy summarize" });
+        else if (!isRecord(input.models) || !isRecord(input.models[context.summarizer])) problems.push({ path: ["models", alias, "context", "summarizer"], message: `unknown alias "${context.summarizer}"` });
+        else if (context.summarizer === alias) problems.push({ path: ["models", alias, "context", "summarizer"], message: "cannot be the alias itself" });
+      }
       if (model.localOnly !== true) continue;
       const written = Array.isArray(model.targets) ? model.targets : [model];
       const providerLocal = (name: unknown) => {

@@ -6,6 +6,7 @@ import { type DeltaSink, type Feed, type PulledStream, pullFrom } from "../core/
 import { GatewayError, toGatewayError } from "../core/errors.js";
 import type { Context } from "@opentelemetry/api";
 import type { Telemetry } from "../telemetry/telemetry.js";
+import type { Logger } from "../logging/logger.js";
 import type { ProviderGates } from "../admission/provider-gate.js";
 import type { Breakers } from "../resilience/circuit-breaker.js";
 import { CONSUMER_GONE } from "../attempt/attempt.js";
@@ -28,6 +29,12 @@ import { NO_POLICY, policyFor } from "../compliance/pii-policy.js";
 import { type Screened, screenRequest, unscreened } from "../compliance/screen-request.js";
 import { screenStage } from "./screen-stage.js";
 import { routeByNeed } from "../routing/route-by-need.js";
+import { createSummaryCache, SUMMARY_MAX_TOKENS } from "../routing/summarize-turns.js";
+import { type ChatMessage, messageText } from "../core/chat-request.js";
+
+/** What the summarizer is told: keep what later turns may rely on, in few words. */
+const SUMMARY_INSTRUCTIONS =
+  "Summarise the conversation below for the assistant that continues it. Keep facts, names, numbers, decisions, open questions and what each tool call returned; leave out pleasantries. Write plain prose, at most a few paragraphs.";
 import { restoringSink } from "../compliance/restoring-sink.js";
 import type { ComplianceDecision } from "../compliance/compliance-decision.js";
 
@@ -104,6 +111,8 @@ export interface ChatPipelineOptions {
   readonly tenancy?: Pick<Tenancy, "charge">;
   /** The response cache, for aliases that have one. */
   readonly cache?: ResponseCache;
+  /** For what goes wrong off a request's own path (a failed summary). */
+  readonly logger?: Logger;
   /** Told of every compliance decision (a block, a redaction, local-only routing): the audit log. */
   readonly onCompliance?: (decision: ComplianceDecision) => void;
 }
@@ -135,6 +144,7 @@ function responseId(): string {
  */
 export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
   const { registry } = options;
+  const summaries = createSummaryCache();
   const routesOf = (config: Config): RouteTable => routeTableOf(config.models);
   const attemptDeps = {
     client: options.client,
@@ -306,7 +316,13 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
     const run = async () => {
       let committed: Committed;
       try {
-        const routed = await routeByNeed(request, route);
+        const routed = await routeByNeed(request, route, {
+          summarize: (turns) => summarizeTurns(turns, route.context?.summarizer ?? "", ctx, controller.signal),
+          summaries,
+          // A summary is the summarizer's, for one key: neither another key nor another summarizer reads it.
+          scope: `${ctx.principal?.name ?? ""}\u0000${route.context?.summarizer ?? ""}`,
+          onSummaryFailed: (error) => options.logger?.warn({ event: "context.summary_failed", requestId: ctx.requestId, alias: route.alias, error: toGatewayError(error).message }),
+        });
         route = routed.route;
         request = routed.request;
         if (routed.context !== undefined) {
@@ -370,6 +386,30 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
   }
 
   const stream = (request: ChatRequest, ctx: StreamContext): DeltaStream => pullFrom<Delta>((sink) => relay(request, ctx, sink), CONSUMER_GONE);
+
+  /**
+   * The summary of old turns (context.strategy summarize): a request to the
+   * summarizer alias as the same key, so its limits, budget and usage record
+   * count it like any other call, under the caller's signal and deadline.
+   */
+  async function summarizeTurns(turns: readonly ChatMessage[], alias: string, ctx: StreamContext, signal: AbortSignal): Promise<string> {
+    const transcript = turns.map((m) => `${m.role}: ${[messageText(m), ...(m.toolCalls ?? []).map((c) => `[calls ${c.name} ${c.arguments}]`)].filter(Boolean).join(" ")}`).join("\n\n");
+    const request: ChatRequest = {
+      model: alias,
+      messages: [
+        { role: "system", content: [{ type: "text", text: SUMMARY_INSTRUCTIONS }] },
+        { role: "user", content: [{ type: "text", text: transcript }] },
+      ],
+      tools: [],
+      sampling: { stop: [], maxTokens: SUMMARY_MAX_TOKENS },
+      metadata: { labels: {} },
+    };
+    let text = "";
+    const context: StreamContext = { signal, requestId: `${ctx.requestId}.summary`, edge: "context", ...(ctx.principal ? { principal: ctx.principal } : {}), ...(ctx.deadlineAt === undefined ? {} : { deadlineAt: ctx.deadlineAt }) };
+    for await (const delta of stream(request, context)) if (delta.type === "text") text += delta.text;
+    if (text.trim() === "") throw new GatewayError("upstream_protocol", "the summarizer answered nothing");
+    return text.trim();
+  }
 
   return { catalog: () => routesOf(options.config()).catalog(), relay, stream };
 }

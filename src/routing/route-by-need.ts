@@ -4,9 +4,24 @@ import { GatewayError } from "../core/errors.js";
 import { type CountTokens, tokenCounter } from "../usage/token-count.js";
 import { capToolResults, fixedTokens, messageTokens, truncateToFit } from "./fit-context.js";
 import { type Missing, MISSING_WORDS, missingOf, needsOf, promptTokenBound } from "./request-needs.js";
+import { createSummaryCache, type Summarize, type SummaryCache, summarizeToFit } from "./summarize-turns.js";
+
+/** Without a cache of their own, summaries are not kept between requests. */
+const NO_SUMMARIES: SummaryCache = createSummaryCache(0);
 
 /** Output tokens kept free when neither the request nor the alias says how many. */
 export const DEFAULT_RESERVED_OUTPUT = 1_024;
+
+/** What routing by need may call on: the tokenizer, and (for `summarize`) the summarizer with its cache. */
+export interface NeedDeps {
+  readonly counter?: () => Promise<CountTokens>;
+  readonly summarize?: Summarize;
+  readonly summaries?: SummaryCache;
+  /** Whose conversation it is, for the summary cache (the key's name). */
+  readonly scope?: string;
+  /** Told when the summarizer failed and the request was truncated instead. */
+  readonly onSummaryFailed?: (error: unknown) => void;
+}
 
 /** Where a request may go once its needs are known, and the request as it will be sent. */
 export interface Routed {
@@ -31,10 +46,13 @@ function refused(alias: string, why: string): GatewayError {
  * FAILED_PRECONDITION before any upstream call. Long tool results are cut
  * to the alias's maxToolResultTokens; a conversation longer than every
  * window is refused or, with `context.strategy: truncate`, fitted to the
- * largest by dropping its oldest turns. The tokenizer runs only when a byte
+ * largest by dropping its oldest turns, or with `summarize` by replacing
+ * them with a summary (truncating when the summarizer fails, and saying
+ * so). The tokenizer runs only when a byte
  * bound says the prompt might not fit: a short prompt costs no count.
  */
-export async function routeByNeed(request: ChatRequest, route: ModelRoute, counter: () => Promise<CountTokens> = tokenCounter): Promise<Routed> {
+export async function routeByNeed(request: ChatRequest, route: ModelRoute, deps: NeedDeps = {}): Promise<Routed> {
+  const counter = deps.counter ?? tokenCounter;
   const needs = needsOf(request);
   const lacking = new Set<Missing>();
   const capable = route.targets.filter((target) => {
@@ -60,8 +78,19 @@ export async function routeByNeed(request: ChatRequest, route: ModelRoute, count
 
   const largest = Math.max(...capable.map(windowOf));
   const size = `the conversation takes ${tokens} tokens and ${reserve} more are kept for the answer, more than the largest context window of its targets (${largest})`;
-  if (route.context?.strategy !== "truncate") throw refused(route.alias, `${size}; shorten it, or set models.${route.alias}.context.strategy: truncate`);
+  if (route.context === undefined || route.context.strategy === "reject") throw refused(route.alias, `${size}; shorten it, or set models.${route.alias}.context.strategy: truncate or summarize`);
+  const largestTargets = withTargets(route, capable.filter((t) => windowOf(t) >= largest));
+  let summaryFailed = false;
+  if (route.context.strategy === "summarize" && deps.summarize) {
+    try {
+      const summarized = await summarizeToFit(sent, largest - reserve, route.context, count, deps.summarize, deps.summaries ?? NO_SUMMARIES, deps.scope ?? "");
+      if (summarized) return { route: largestTargets, request: summarized.request, context: `summarized=${summarized.summarized}` };
+    } catch (error) {
+      summaryFailed = true;
+      deps.onSummaryFailed?.(error);
+    }
+  }
   const fitted = truncateToFit(sent, largest - reserve, route.context, count);
   if (!fitted) throw refused(route.alias, `${size}, even without its oldest turns (the system prompt and the last ${route.context.keepLastTurns} turns are kept)`);
-  return { route: withTargets(route, capable.filter((t) => windowOf(t) >= largest)), request: fitted.request, context: `truncated=${fitted.dropped}` };
+  return { route: largestTargets, request: fitted.request, context: `truncated=${fitted.dropped}${summaryFailed ? "; summary=failed" : ""}` };
 }

@@ -7,6 +7,7 @@ import { capToolResults, truncateToFit, turnsOf } from "../../src/routing/fit-co
 import { missingOf, needsOf, promptTokenBound } from "../../src/routing/request-needs.js";
 import { routeByNeed } from "../../src/routing/route-by-need.js";
 import { GatewayError } from "../../src/core/errors.js";
+import { createSummaryCache, SUMMARY_BLOCK_TURNS, summarizeToFit } from "../../src/routing/summarize-turns.js";
 
 /** One token per word: a tokenizer whose counts a test can reason about. */
 const words = (text: string) => text.split(/\s+/).filter(Boolean).length;
@@ -105,14 +106,39 @@ describe("fitting the context window", () => {
     const small = target("small", { contextWindow: 2_100, vision: false });
     const big = target("big", { contextWindow: 3_100 });
     const r = request([text("system", "s"), ...Array.from({ length: 5 }, (_, i) => text(i % 2 ? "assistant" : "user", "x ".repeat(300)))]);
-    const fits = await routeByNeed(request([text("user", "hi")]), route([small, big]), counter);
+    const fits = await routeByNeed(request([text("user", "hi")]), route([small, big]), { counter });
     expect(fits.route.targets).toHaveLength(2);
-    expect((await routeByNeed(r, route([small, big]), counter)).route.targets.map((t) => t.model)).toEqual(["big"]);
-    await expect(routeByNeed(request([{ role: "user", content: [{ type: "image_url", url: "data:," }] }]), route([small]), counter)).rejects.toThrow(/image input/);
+    expect((await routeByNeed(r, route([small, big]), { counter })).route.targets.map((t) => t.model)).toEqual(["big"]);
+    await expect(routeByNeed(request([{ role: "user", content: [{ type: "image_url", url: "data:," }] }]), route([small]), { counter })).rejects.toThrow(/image input/);
     const tooLong = request([...r.messages, ...r.messages.slice(1), ...r.messages.slice(1)]);
-    await expect(routeByNeed(tooLong, route([small, big]), counter)).rejects.toBeInstanceOf(GatewayError);
-    const truncated = await routeByNeed(tooLong, route([small, big], { context: { strategy: "truncate", keepSystem: true, keepLastTurns: 2, reserveOutputTokens: 100 } }), counter);
+    await expect(routeByNeed(tooLong, route([small, big]), { counter })).rejects.toBeInstanceOf(GatewayError);
+    const truncated = await routeByNeed(tooLong, route([small, big], { context: { strategy: "truncate", keepSystem: true, keepLastTurns: 2, reserveOutputTokens: 100 } }), { counter });
     expect(truncated.context).toMatch(/^truncated=\d+$/);
     expect(truncated.route.targets.map((t) => t.model)).toEqual(["big"]);
+  });
+
+  it("summarizeToFit: whole turns in blocks, one summary message after the system prompt, cached per scope", async () => {
+    const turns = Array.from({ length: 30 }, (_, i) => [text("user", `q${i} ${"w ".repeat(200)}`), text("assistant", `a${i}`)]).flat();
+    const r = request([text("system", "sys"), ...turns]);
+    const asked: number[] = [];
+    const summarize = async (messages: readonly ChatMessage[]) => {
+      asked.push(messages.length);
+      return "short summary";
+    };
+    const cache = createSummaryCache();
+    const fitted = (await summarizeToFit(r, 4_500, { keepLastTurns: 2 }, words, summarize, cache, "k"))!;
+    expect(fitted.summarized % SUMMARY_BLOCK_TURNS).toBe(0);
+    expect(asked).toEqual([2 * fitted.summarized]);
+    expect(fitted.request.messages[0]).toBe(r.messages[0]);
+    expect((fitted.request.messages[1]!.content[0] as { text: string }).text).toContain("short summary");
+    expect(fitted.request.messages[2]).toBe(r.messages[1 + 2 * fitted.summarized]);
+    // The same old turns again: from the cache; another scope asks again.
+    await summarizeToFit(request([...r.messages, text("user", "more")]), 4_500, { keepLastTurns: 2 }, words, summarize, cache, "k");
+    expect(asked).toHaveLength(1);
+    await summarizeToFit(r, 4_500, { keepLastTurns: 2 }, words, summarize, cache, "other");
+    expect(asked).toHaveLength(2);
+    // A summarizer that fails rejects (the caller truncates); one that cannot fit at all gives undefined.
+    await expect(summarizeToFit(r, 4_500, { keepLastTurns: 2 }, words, () => Promise.reject(new Error("down")), createSummaryCache(), "k")).rejects.toThrow("down");
+    expect(await summarizeToFit(r, 100, { keepLastTurns: 2 }, words, summarize, cache, "k")).toBeUndefined();
   });
 });
