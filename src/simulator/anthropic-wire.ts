@@ -1,3 +1,4 @@
+import { anthropicPromptBlocks, blockTexts, countBreakpoints } from "./anthropic-prompt.js";
 import type { Script, ScriptStep } from "./script.js";
 import { redactedIsValid, signRedacted, signThinking } from "./signatures.js";
 import type { Frame, SimRequest, WireFormat } from "./wire.js";
@@ -9,6 +10,7 @@ interface AnthropicBody {
   messages?: unknown;
   tools?: unknown;
   max_tokens?: unknown;
+  tool_choice?: unknown;
   thinking?: { type?: unknown; budget_tokens?: unknown };
   output_config?: { format?: { type?: unknown; schema?: unknown }; effort?: unknown };
 }
@@ -87,14 +89,6 @@ function checkThinking(body: AnthropicBody, model: string): void {
   }
 }
 
-function blockTexts(content: unknown): string[] {
-  if (typeof content === "string") return [content];
-  if (!Array.isArray(content)) return [];
-  return (content as Array<{ type?: unknown; text?: unknown; content?: unknown }>).flatMap((b) =>
-    b.type === "text" && typeof b.text === "string" ? [b.text] : b.type === "tool_result" ? blockTexts(b.content) : [],
-  );
-}
-
 const event = (name: string, data: Record<string, unknown>, token = false): Frame => ({ event: name, data: JSON.stringify({ type: name, ...data }), token });
 
 type BlockKind = "thinking" | "text" | `tool:${number}`;
@@ -103,8 +97,19 @@ function blockOf(step: ScriptStep): BlockKind {
   return step.type === "reasoning" ? "thinking" : step.type === "text" ? "text" : `tool:${step.index}`;
 }
 
+/**
+ * Input usage as Anthropic reports it: with breakpoints in the request,
+ * input_tokens counts only what is neither read from nor written to the
+ * cache, and both cache fields are present (0 when nothing was).
+ */
+function inputUsage(script: Script): Record<string, number> {
+  const cache = script.promptCache;
+  if (!cache) return { input_tokens: script.inputTokens };
+  return { input_tokens: script.inputTokens - cache.read - cache.written, cache_creation_input_tokens: cache.written, cache_read_input_tokens: cache.read };
+}
+
 function usage(script: Script): Record<string, number> {
-  return { input_tokens: script.inputTokens, output_tokens: script.outputTokens };
+  return { ...inputUsage(script), output_tokens: script.outputTokens };
 }
 
 /** Anthropic Messages (`POST /v1/messages`). Thinking, text and each tool call are content blocks. */
@@ -116,6 +121,7 @@ export const anthropicWire: WireFormat = {
     if (!Array.isArray(body.messages)) throw new Error("messages: Field required");
     checkThinking(body, body.model.split("?")[0]!);
     checkReplay(body);
+    const promptBlocks = countBreakpoints(body) > 0 ? anthropicPromptBlocks(body) : undefined;
     const tools = Array.isArray(body.tools) ? (body.tools as Array<{ name?: unknown }>) : [];
     const format = body.output_config?.format;
     return {
@@ -124,6 +130,7 @@ export const anthropicWire: WireFormat = {
       texts: [...blockTexts(body.system), ...(body.messages as Array<{ content?: unknown }>).flatMap((m) => blockTexts(m.content))],
       toolNames: tools.map((t) => t.name).filter((n): n is string => typeof n === "string"),
       includeUsage: true,
+      ...(promptBlocks ? { promptBlocks } : {}),
       ...(format?.type === "json_schema" ? { json: { schema: (format.schema ?? {}) as Record<string, unknown> } } : {}),
     } satisfies SimRequest;
   },
@@ -139,7 +146,7 @@ export const anthropicWire: WireFormat = {
           content: [],
           stop_reason: null,
           stop_sequence: null,
-          ...(withUsage ? { usage: { input_tokens: script.inputTokens, output_tokens: 1 } } : {}),
+          ...(withUsage ? { usage: { ...inputUsage(script), output_tokens: 1 } } : {}),
         },
       }),
     ];

@@ -1,4 +1,5 @@
 import type { Knobs } from "./knobs.js";
+import type { CacheUsage } from "./prompt-cache.js";
 import { createRandom } from "./random.js";
 import { simulatedTokens } from "./text.js";
 
@@ -20,6 +21,8 @@ export interface Script {
   readonly inputTokens: number;
   readonly outputTokens: number;
   readonly reasoningTokens: number;
+  /** How the input splits into cache reads, cache writes and the rest; only for requests that marked breakpoints. */
+  readonly promptCache?: CacheUsage;
 }
 
 /** The complete tool calls a script makes, for assertions. */

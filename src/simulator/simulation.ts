@@ -6,10 +6,12 @@ import { answerTokens, jsonAnswer } from "./json-answer.js";
 import { embed, type EmbeddingRequest, type EmbeddingsWire, embeddingsWireFor } from "./embeddings-wire.js";
 import { applyScript, type Knobs, parseKnobs } from "./knobs.js";
 import { openAiWire } from "./openai-wire.js";
+import { createPromptCache } from "./prompt-cache.js";
 import { createRandom } from "./random.js";
 import { createRecordBook, now, type RecordBook } from "./records.js";
 import { buildScript, type Script } from "./script.js";
 import { pause, streamResponse } from "./stream-response.js";
+import { countWords } from "./text.js";
 import type { SimRequest, WireFormat } from "./wire.js";
 
 /**
@@ -38,10 +40,6 @@ function formatFor(method: string, path: string): WireFormat | undefined {
   if (path === "/v1/messages") return anthropicWire;
   if (isGeminiPath(path)) return geminiWire;
   return undefined;
-}
-
-function countWords(texts: readonly string[]): number {
-  return texts.join(" ").split(/\s+/).filter(Boolean).length;
 }
 
 /** What the model says: the seeded words, or a JSON answer when the request asked for JSON. */
@@ -80,6 +78,8 @@ export function createSimulation(): Simulation {
   const records = createRecordBook();
   /** Per-script request counters: what `fail_first`, `fail_rate` and `slow_every` count. */
   const scripts = new Map<string, number>();
+  /** The prompt cache of providers that cache on request (Anthropic): prefixes live across requests. */
+  const promptCache = createPromptCache();
   const idle = new EventEmitter();
   let active = 0;
 
@@ -201,7 +201,9 @@ export function createSimulation(): Simulation {
       replyJson(reply, knobs.status, format.errorBody(knobs.status, `simulated status ${knobs.status}`), headers);
       return;
     }
-    const script = scriptFor(knobs, request);
+    // Only a request that is answered reads and writes the cache; a refused one leaves it as it was.
+    const cache = request.promptBlocks ? promptCache.use(request.model, request.promptBlocks) : undefined;
+    const script: Script = { ...scriptFor(knobs, request), promptCache: cache };
     if (!request.stream) {
       const wait = knobs.ttftMs + knobs.delayMs * Math.max(0, script.steps.length - 1);
       if (!(await pause(wait, gone))) return;
@@ -230,6 +232,7 @@ export function createSimulation(): Simulation {
     reset() {
       records.clear();
       scripts.clear();
+      promptCache.clear();
     },
   };
 }

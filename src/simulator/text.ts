@@ -23,3 +23,8 @@ export function simulatedTokens(seed: number, count: number): string[] {
 export function simulatedText(seed: number, count: number): string {
   return simulatedTokens(seed, count).join("");
 }
+
+/** The simulator's count of input tokens: words, so a test can predict it from its prompt. */
+export function countWords(texts: readonly string[]): number {
+  return texts.join(" ").split(/\s+/).filter(Boolean).length;
+}

@@ -1,4 +1,5 @@
 import type { InBandKind, Knobs } from "./knobs.js";
+import type { PromptBlock } from "./prompt-cache.js";
 import type { Script } from "./script.js";
 
 /** One SSE event the simulator will write. `token` events are paced and counted. */
@@ -20,6 +21,8 @@ export interface SimRequest {
   readonly json?: { readonly schema?: Record<string, unknown> };
   /** The request asked for token log probabilities, with this many alternatives. */
   readonly logprobs?: { readonly top: number };
+  /** The prompt in cache order, when it marks cache breakpoints (Anthropic); other requests are never cached. */
+  readonly promptBlocks?: readonly PromptBlock[];
 }
 
 /**

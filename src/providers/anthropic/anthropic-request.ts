@@ -5,6 +5,7 @@ import { GatewayError } from "../../core/errors.js";
 import type { UpstreamRequest, UpstreamTarget } from "../provider.js";
 import { withProviderOptions } from "../provider-options.js";
 import { parseDataUrl, parseToolArguments } from "../tool-arguments.js";
+import { withCacheBreakpoints } from "./cache-breakpoints.js";
 import { EFFORT_BUDGET_TOKENS, thinkingModeFor } from "./thinking-modes.js";
 import { MIN_THINKING_BUDGET_TOKENS } from "../../core/chat-request.js";
 
@@ -194,6 +195,7 @@ export function anthropicRequestBody(request: ChatRequest, model: string, mode: 
 
 export function buildAnthropicRequest(request: ChatRequest, target: UpstreamTarget): UpstreamRequest {
   const key = target.provider.apiKey;
+  const body = anthropicRequestBody(request, target.model, target.thinking ?? thinkingModeFor(target.model));
   return {
     url: `${target.provider.baseUrl}/messages`,
     headers: {
@@ -202,6 +204,6 @@ export function buildAnthropicRequest(request: ChatRequest, target: UpstreamTarg
       "anthropic-version": ANTHROPIC_VERSION,
       ...(key ? { "x-api-key": key.reveal() } : {}),
     },
-    body: JSON.stringify(anthropicRequestBody(request, target.model, target.thinking ?? thinkingModeFor(target.model))),
+    body: JSON.stringify(target.promptCache === "auto" ? withCacheBreakpoints(body) : body),
   };
 }
