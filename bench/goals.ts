@@ -30,6 +30,11 @@ export interface GoalInput {
   readonly semantic: { readonly entries: number; readonly lookupMs: Readonly<Record<"pglite" | "url", { readonly p99: number }>> };
   /** PII redaction (issue #28); runs before it existed have none. */
   readonly pii?: { readonly promptBytes: number; readonly screenMs: P50; readonly screenRatio: number; readonly cpuRatio: number; readonly checks: { readonly restored: boolean; readonly sameUpstream: boolean } };
+  /** Routing by need (issue #29); runs before it existed have none. */
+  readonly needs?: {
+    readonly ttft: { readonly promptBytes: number; readonly addedMs: number; readonly ratio: number; readonly inProcessUs: { readonly addedUs: number }; readonly results: Readonly<Record<"capable" | "unknown", { readonly errors: number }>> };
+    readonly count: { readonly tokens: number; readonly countMs: P50; readonly boundRatio: number };
+  };
   readonly cache: { readonly upstreamTtftMs: number; readonly levels: readonly number[]; readonly hitRatio: Readonly<Record<number, number>>; readonly missAddedMs: number };
 }
 
@@ -57,6 +62,8 @@ const times = (n: number) => `${round(n)}×`;
 /** One figure per edge, "gRPC a, SSE b". */
 const perEdge = (figure: (k: Edge) => string) => `gRPC ${figure("sluice-grpc")}, SSE ${figure("sluice-sse")}`;
 const allEdges = (ok: (k: Edge) => boolean) => EDGES.every(ok);
+
+const needsErrors = (n: NonNullable<GoalInput["needs"]>) => n.ttft.results.capable.errors + n.ttft.results.unknown.errors;
 
 export function goals(r: GoalInput): Goal[] {
   const ttft = r.ttft.results;
@@ -216,6 +223,20 @@ export function goals(r: GoalInput): Goal[] {
       target: "≤ ×1.05",
       measured: r.pii ? `×${round(r.pii.cpuRatio, 3)}${r.pii.checks.restored && r.pii.checks.sameUpstream ? "" : " (not restored as expected)"}` : "not run",
       met: r.pii !== undefined && r.pii.cpuRatio <= 1.05 && r.pii.checks.restored && r.pii.checks.sameUpstream,
+    },
+    {
+      id: "needs-ttft",
+      name: `Routing by need: TTFT p50 added by deriving needs and filtering (an alias whose targets carry capabilities − one on a model the table does not know), ${r.needs?.ttft.promptBytes ?? 4096}-byte prompt, 1 stream, gRPC, requests alternated (÷, and routeByNeed's own µs in process, for information)`,
+      target: "≤ +0.1 ms",
+      measured: r.needs ? `${r.needs.ttft.addedMs >= 0 ? "+" : ""}${round(r.needs.ttft.addedMs, 3)} ms (×${round(r.needs.ttft.ratio, 3)}; in process +${round(r.needs.ttft.inProcessUs.addedUs, 2)} µs)${needsErrors(r.needs) ? `; ${needsErrors(r.needs)} errors` : ""}` : "not run",
+      met: r.needs !== undefined && r.needs.ttft.addedMs <= 0.1 && needsErrors(r.needs) === 0,
+    },
+    {
+      id: "needs-count",
+      name: `Routing by need: token count (o200k) of a ${r.needs?.count.tokens ?? "100k"}-token prompt, p50 (÷ the byte bound taken first, for information)`,
+      target: "≤ 20 ms",
+      measured: r.needs ? `${round(r.needs.count.countMs.p50)} ms (×${round(r.needs.count.boundRatio, 0)})` : "not run",
+      met: r.needs !== undefined && r.needs.count.countMs.p50 <= 20,
     },
   ];
 }

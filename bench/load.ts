@@ -6,7 +6,16 @@ import { createTarget, type Target, type TargetSpec } from "./targets.js";
 
 /** One load-generator run, as the orchestrator describes it on the command line. */
 export type LoadSpec =
-  | { scenario: "ttft"; target: TargetSpec; concurrency: number; perLane: number; prompt: string; unique?: boolean }
+  | {
+      scenario: "ttft";
+      target: TargetSpec;
+      concurrency: number;
+      perLane: number;
+      prompt: string;
+      unique?: boolean;
+      /** A second target, interleaved request by request (A B B A …) in each lane: its TTFTs come back apart, as `alternateSamples`. */
+      alternate?: TargetSpec;
+    }
   | { scenario: "throughput"; target: TargetSpec; concurrency: number; prompt: string }
   | { scenario: "cancel"; target: TargetSpec; total: number; concurrency: number; prompt: string; seed: number }
   | { scenario: "capacity"; target: TargetSpec; streams: number; prompt: string; rampPerSecond: number; tokens: number; intervalMs: number }
@@ -19,10 +28,18 @@ async function lanes(concurrency: number, work: (lane: number) => Promise<void>)
   await Promise.all(Array.from({ length: concurrency }, (_, lane) => work(lane)));
 }
 
-/** Time to the first text delta of each stream, `concurrency` lanes started together. */
-async function ttft(target: Target, spec: Extract<LoadSpec, { scenario: "ttft" }>) {
+/**
+ * Time to the first text delta of each stream, `concurrency` lanes started
+ * together. With an `alternate`, each lane's requests go A B B A A B …
+ * (so neither side is always the one after the other), and each side's
+ * TTFTs are kept apart: the two are compared in the same process at the
+ * same moments, without a load generator of their own each.
+ */
+async function ttft(target: Target, spec: Extract<LoadSpec, { scenario: "ttft" }>, alternate?: Target) {
   const samples: number[] = [];
+  const alternateSamples: number[] = [];
   let errors = 0;
+  let alternateErrors = 0;
   // `unique`: every request asks something no other one does (a cache miss every time).
   const run = `${process.pid}-${Date.now()}`;
   await lanes(spec.concurrency, async (lane) => {
@@ -30,17 +47,19 @@ async function ttft(target: Target, spec: Extract<LoadSpec, { scenario: "ttft" }
       const started = performance.now();
       let first: number | undefined;
       const prompt = spec.unique ? `${spec.prompt}\nquestion ${run}-${lane}-${i}` : spec.prompt;
+      const other = alternate !== undefined && (i % 4 === 1 || i % 4 === 2);
       try {
-        await target.stream(prompt, new AbortController().signal, () => {
+        await (other ? alternate : target).stream(prompt, new AbortController().signal, () => {
           first ??= performance.now() - started;
         });
-        if (first !== undefined) samples.push(first);
+        if (first !== undefined) (other ? alternateSamples : samples).push(first);
       } catch {
-        errors++;
+        if (other) alternateErrors++;
+        else errors++;
       }
     }
   });
-  return { samples, errors };
+  return alternate ? { samples, errors, alternateSamples, alternateErrors } : { samples, errors };
 }
 
 async function throughput(target: Target, spec: Extract<LoadSpec, { scenario: "throughput" }>) {
@@ -202,10 +221,11 @@ async function resilience(target: Target, spec: Extract<LoadSpec, { scenario: "r
 async function main(): Promise<void> {
   const spec = JSON.parse(process.argv[2]!) as LoadSpec;
   const target = createTarget(spec.target);
+  const alternate = spec.scenario === "ttft" && spec.alternate ? createTarget(spec.alternate) : undefined;
   let result: unknown;
   switch (spec.scenario) {
     case "ttft":
-      result = await ttft(target, spec);
+      result = await ttft(target, spec, alternate);
       break;
     case "throughput":
       result = await throughput(target, spec);
@@ -224,6 +244,7 @@ async function main(): Promise<void> {
       break;
   }
   await target.close();
+  await alternate?.close();
   process.stdout.write(`${JSON.stringify(result)}\n`);
   process.exit(0);
 }

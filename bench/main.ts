@@ -19,13 +19,14 @@ import { round, summary } from "./stats.js";
 import { resumableSummary, resumeScenario, resumeSection } from "./resume.js";
 import { goals } from "./goals.js";
 import { type PiiResult, piiScenario, piiSection } from "./pii.js";
+import { type NeedsResult, needsScenario, needsSection } from "./needs.js";
 import type { TargetKind, TargetSpec } from "./targets.js";
 
 const { values: args } = parseArgs({
   options: {
     quick: { type: "boolean", default: false },
     "no-peer": { type: "boolean", default: false },
-    /** Run one scenario alone (`admission`, `resume`, `ttft`, `throughput`, `capacity`, `cancel`, `slow`, `telemetry`, `pii`, …), written to bench/results/<mode>-<name>.json (admission and resume also .md). */
+    /** Run one scenario alone (`admission`, `resume`, `ttft`, `throughput`, `capacity`, `cancel`, `slow`, `telemetry`, `pii`, `needs`, …), written to bench/results/<mode>-<name>.json (admission and resume also .md). */
     only: { type: "string" },
   },
 });
@@ -935,6 +936,16 @@ function piiRun(s: Services): Promise<PiiResult> {
   });
 }
 
+/** Routing by need (issue #29): TTFT through an alias with capabilities vs one without, on a gateway of its own; token counting in this process. */
+function needsRun(s: Services): Promise<NeedsResult> {
+  return needsScenario(SIZE.needs, {
+    startGateway: (models) => startGateway(s, {}, { models }),
+    load,
+    simReset: () => simReset(s),
+    log,
+  });
+}
+
 /** Resumable streams on vs off, on the gateway with a Redis store (the limited one). */
 function runResume(s: Services) {
   return resumeScenario(s.limitedUrl, BENCH_KEY, SIZE.resume, log, { gateway: () => s.limited.cpuSeconds(), ...(s.redis ? { redis: () => s.redis!.cpuSeconds() } : {}) });
@@ -975,6 +986,7 @@ async function main(): Promise<void> {
       semantic: semanticRun,
       ledger: ledgerScenario,
       pii: piiRun,
+      needs: needsRun,
     };
     const run = args.only === undefined ? undefined : single[args.only];
     if (run) {
@@ -995,11 +1007,12 @@ async function main(): Promise<void> {
     const admission = await admissionScenario(s);
     const ledger = await ledgerScenario(s);
     const pii = await piiRun(s);
+    const needs = await needsRun(s);
     const resume = await runResume(s);
     const cache = await cacheScenario(s);
     const semantic = await semanticRun(s);
     const capacity = await capacityScenario(s);
-    const result = { mode: MODE, machine: machine(), ttft, throughput, capacity, cancel, slow, failover, hedge, telemetry, admission, ledger, pii, resume, resumable: resumableSummary(resume), cache, semantic, durationS: (performance.now() - started) / 1000 };
+    const result = { mode: MODE, machine: machine(), ttft, throughput, capacity, cancel, slow, failover, hedge, telemetry, admission, ledger, pii, needs, resume, resumable: resumableSummary(resume), cache, semantic, durationS: (performance.now() - started) / 1000 };
     await writeReport(result);
   } finally {
     await Promise.all([s.gateway.stop(), s.limited.stop(), s.sim.stop(), s.peer?.stop(), s.floor.stop()]);
@@ -1021,6 +1034,7 @@ type Result = {
   ledger: Awaited<ReturnType<typeof ledgerScenario>>;
   admission: Awaited<ReturnType<typeof admissionScenario>>;
   pii: PiiResult;
+  needs: NeedsResult;
   resume: Awaited<ReturnType<typeof resumeScenario>>;
   resumable: ReturnType<typeof resumableSummary>;
   cache: Awaited<ReturnType<typeof cacheScenario>>;
@@ -1146,6 +1160,7 @@ async function writeReport(r: Result): Promise<void> {
     ),
     "",
     piiSection(r.pii),
+    needsSection(r.needs),
     resumeSection(r.resume),
     "",
     `## 10. Response cache (issue #26): exact cache, gRPC edge, upstream TTFT ${r.cache.upstreamTtftMs} ms; a miss asks something new each time, a hit the same question`,

@@ -29,6 +29,24 @@ export interface Sizes {
   readonly ledger: { readonly calls: number; readonly rounds: number };
   readonly resume: ResumeSizes;
   readonly pii: PiiSizes;
+  readonly needs: NeedsSizes;
+}
+
+/**
+ * Routing by need (issue #29): the prompt's bytes, the TTFT comparison's
+ * unmeasured streams per alias, its rounds (a load-generator run each, the
+ * aliases alternated request by request, one stream at a time) and streams
+ * per round and alias, routeByNeed's timed batches of 100 in process;
+ * the counted conversation's target tokens and timed counts.
+ */
+export interface NeedsSizes {
+  readonly promptBytes: number;
+  readonly warmUp: number;
+  readonly rounds: number;
+  readonly streamsPerRound: number;
+  readonly routeBatches: number;
+  readonly countTokens: number;
+  readonly countRuns: number;
 }
 
 /** Timed screenings of the 4 KiB prompt; the restoring comparison's deltas per stream and interleaved rounds per alias. */
@@ -60,6 +78,7 @@ export const SIZES: Readonly<Record<Mode, Sizes>> = {
     ledger: { calls: 3_000, rounds: 5 },
     resume: { warmUp: 40, ttftPerRound: 300, tokens: 5_000, pairs: 12, samples: 200 },
     pii: { iterations: 2_000, tokens: 10_000, rounds: 20 },
+    needs: { promptBytes: 4_096, warmUp: 200, rounds: 8, streamsPerRound: 200, routeBatches: 500, countTokens: 100_000, countRuns: 15 },
   },
   // Each load-generator run is a process of its own (~0.4 s to start on a busy
   // 2-core machine): the quick run saves runs as much as streams.
@@ -78,6 +97,7 @@ export const SIZES: Readonly<Record<Mode, Sizes>> = {
     ledger: { calls: 200, rounds: 1 },
     resume: { warmUp: 10, ttftPerRound: 25, tokens: 1_000, pairs: 4, samples: 20 },
     pii: { iterations: 500, tokens: 3_000, rounds: 3 },
+    needs: { promptBytes: 4_096, warmUp: 50, rounds: 2, streamsPerRound: 100, routeBatches: 100, countTokens: 100_000, countRuns: 5 },
   },
 };
 
