@@ -6,9 +6,10 @@
  * Loaded on first use (about 150 ms of CPU), so a gateway whose providers
  * all report usage never pays for it. Byte-pair encoding is quadratic in
  * the length of one run of non-space characters (100 k letters took 7 s),
- * so text is counted in bounded pieces: whitespace-separated chunks of at
- * most CHUNK_CHARS, and runs longer than MAX_RUN_CHARS cut into pieces of
- * that length. Past MAX_COUNTED_CHARS the rest is extrapolated at the rate
+ * so text with such a run (of spaces or of anything else) is counted in
+ * bounded pieces: whitespace-separated chunks of at most CHUNK_CHARS, and
+ * runs longer than MAX_RUN_CHARS cut into pieces of that length; text
+ * without one is counted in one call. Past MAX_COUNTED_CHARS the rest is extrapolated at the rate
  * counted so far. Every count is therefore linear in the text and bounded.
  */
 export type CountTokens = (text: string) => number;
@@ -16,6 +17,30 @@ export type CountTokens = (text: string) => number;
 const CHUNK_CHARS = 4_096;
 const MAX_RUN_CHARS = 100;
 const MAX_COUNTED_CHARS = 1_048_576;
+/**
+ * Whether `text` has a run that byte-pair encoding would take superlinear
+ * time over (more than MAX_RUN_CHARS of spaces, or of anything else): the
+ * reason to count in pieces. One pass over the characters: a regular
+ * expression for it costs a hundred steps per position. Only ASCII spaces
+ * and NBSP count as spaces here; any other character joins the run it is
+ * in, so a real long run is never missed (two runs may be taken for one,
+ * which only sends text to the careful path).
+ */
+export function hasLongRun(text: string): boolean {
+  let run = 0;
+  let spaces = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    const space = c === 32 || (c >= 9 && c <= 13) || c === 0xa0;
+    if (space === spaces) {
+      if (++run > MAX_RUN_CHARS) return true;
+    } else {
+      spaces = space;
+      run = 1;
+    }
+  }
+  return false;
+}
 /** Rough characters per token: when nothing could be counted, and for admission's estimates (prompt-size.ts). */
 export const CHARS_PER_TOKEN = 4;
 
@@ -47,6 +72,12 @@ function countRuns(text: string, piece: CountTokens): number {
 /** Counts `text` in bounded pieces (see above). Exported for tests. */
 export function boundedCount(text: string, piece: CountTokens): number {
   const counted = Math.min(text.length, MAX_COUNTED_CHARS);
+  const head = counted === text.length ? text : text.slice(0, counted);
+  // No run (of spaces or of anything else) long enough to be slow: one call, about four times faster than counting in chunks.
+  if (!hasLongRun(head)) {
+    const total = piece(head);
+    return counted === text.length ? total : total + Math.ceil((text.length - counted) / (total > 0 ? counted / total : CHARS_PER_TOKEN));
+  }
   let total = 0;
   let start = 0;
   while (start < counted) {
