@@ -215,7 +215,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     : undefined;
   const trail: AuditTrail = auditLog ?? NO_AUDIT;
   if (auditLog) {
-    auditObserver = { authenticated: authFailureAudit(trail, config.compliance.audit.authFailuresPerMinute), tenantRefused: refusalAudit(trail) };
+    auditObserver = { authenticated: authFailureAudit(trail, config.compliance.audit.authFailuresPerMinute), tenantRefused: refusalAudit(trail, config.compliance.audit.refusalsPerMinute) };
     live.onChange((next, previous) => trail.record({ actor: { kind: "system", id: replica }, action: "config.reload", outcome: "ok", details: reloadDetails(previous, next) }));
   }
   const cache = createResponseCache({

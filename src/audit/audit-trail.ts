@@ -12,41 +12,62 @@ export interface AuditTrail {
 
 export const NO_AUDIT: AuditTrail = { record: () => undefined };
 
-/** Distinct addresses whose authentication failures are counted per minute at most; past it new addresses are not recorded that minute. */
-const MAX_TRACKED_ADDRESSES = 10_000;
+/** Distinct buckets (addresses, keys) counted per minute at most; past it new buckets are not recorded that minute. */
+const MAX_TRACKED_BUCKETS = 10_000;
 
 /**
- * Authentication failures, at most `perMinute` per remote address and
- * minute, so a client hammering with bad keys cannot flood the log; the
- * event that reaches the limit says so (`limited`). Never the presented
- * key: only why it failed (missing, malformed, unknown).
+ * At most `perMinute` events per bucket and minute: `last` for the one
+ * that reaches the limit (the event says so), `drop` past it, so a client
+ * hammering with bad keys, or a key hammering past its limit, cannot flood
+ * the log (the metrics still count every one).
  */
-export function authFailureAudit(trail: AuditTrail, perMinute: number, now: () => number = Date.now): NonNullable<TenancyObserver["authenticated"]> {
+export function perMinuteLimiter(perMinute: number, now: () => number = Date.now): (bucket: string) => "record" | "last" | "drop" {
   let minute = -1;
   const counts = new Map<string, number>();
-  return (event) => {
-    if (!event.failure) return;
+  return (bucket) => {
     const current = Math.floor(now() / 60_000);
     if (current !== minute) {
       minute = current;
       counts.clear();
     }
+    const seen = counts.get(bucket) ?? 0;
+    if (seen >= perMinute || (seen === 0 && counts.size >= MAX_TRACKED_BUCKETS)) return "drop";
+    counts.set(bucket, seen + 1);
+    return seen + 1 === perMinute ? "last" : "record";
+  };
+}
+
+/**
+ * Authentication failures, at most `perMinute` per remote address and
+ * minute. Never the presented key: only why it failed (missing, malformed,
+ * unknown).
+ */
+export function authFailureAudit(trail: AuditTrail, perMinute: number, now: () => number = Date.now): NonNullable<TenancyObserver["authenticated"]> {
+  const limit = perMinuteLimiter(perMinute, now);
+  return (event) => {
+    if (!event.failure) return;
     const remote = event.remote ?? "";
-    const seen = counts.get(remote) ?? 0;
-    if (seen >= perMinute || (seen === 0 && counts.size >= MAX_TRACKED_ADDRESSES)) return;
-    counts.set(remote, seen + 1);
+    const verdict = limit(remote);
+    if (verdict === "drop") return;
     trail.record({
       actor: { kind: "anonymous", id: "", ...(remote ? { remote } : {}) },
       action: "auth.fail",
       outcome: "refused",
-      details: { edge: event.edge, failure: event.failure, ...(seen + 1 === perMinute ? { limited: true } : {}) },
+      details: { edge: event.edge, failure: event.failure, ...(verdict === "last" ? { limited: true } : {}) },
     });
   };
 }
 
-/** Refusals by a key's limits or budget (at the level that refused), a revoked key, an alias outside its allowlist. */
-export function refusalAudit(trail: AuditTrail): NonNullable<TenancyObserver["tenantRefused"]> {
+/**
+ * Refusals by a key's limits or budget (at the level that refused), a
+ * revoked key, an alias outside its allowlist: at most `perMinute` per key
+ * and reason a minute, as for authentication failures.
+ */
+export function refusalAudit(trail: AuditTrail, perMinute = Number.POSITIVE_INFINITY, now: () => number = Date.now): NonNullable<TenancyObserver["tenantRefused"]> {
+  const limit = perMinuteLimiter(perMinute, now);
   return (event) => {
+    const verdict = limit(`${event.key}\u0000${event.reason}`);
+    if (verdict === "drop") return;
     const action = event.reason === "budget" ? "budget.refuse" : event.reason === "revoked" || event.reason === "not_allowed" ? "key.refuse" : event.reason === "store_unavailable" ? "store.refuse" : "limit.refuse";
     trail.record({
       actor: { kind: "key", id: event.key },
@@ -54,7 +75,7 @@ export function refusalAudit(trail: AuditTrail): NonNullable<TenancyObserver["te
       target: event.alias,
       outcome: "refused",
       ...(event.requestId ? { requestId: event.requestId } : {}),
-      details: { reason: event.reason, ...(event.level ? { level: event.level } : {}) },
+      details: { reason: event.reason, ...(event.level ? { level: event.level } : {}), ...(verdict === "last" ? { limited: true } : {}) },
     });
   };
 }

@@ -61,6 +61,8 @@ export const complianceSchema = z
         batchSize: z.number().int().min(1).max(5_000).default(500),
         /** Authentication failures recorded per remote address and minute at most; the rest are counted in one event. */
         authFailuresPerMinute: z.number().int().min(1).max(10_000).default(10),
+        /** Limit and budget refusals recorded per key, reason and minute at most. */
+        refusalsPerMinute: z.number().int().min(1).max(100_000).default(60),
       })
       .prefault({}),
   })

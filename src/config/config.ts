@@ -164,6 +164,7 @@ export interface AuditSettings {
   readonly flushMs: number;
   readonly batchSize: number;
   readonly authFailuresPerMinute: number;
+  readonly refusalsPerMinute: number;
 }
 
 /** models.<alias>.context, resolved. */

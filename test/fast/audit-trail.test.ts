@@ -33,6 +33,20 @@ describe("what the audit trail records", () => {
     expect(JSON.stringify(t.events)).not.toContain("sk-");
   });
 
+  it("refusals are capped per key and reason a minute, like authentication failures", () => {
+    const t = trail();
+    const hear = refusalAudit(t, 2, () => 0);
+    for (let i = 0; i < 5; i++) hear({ key: "k1", alias: "a", reason: "requests", level: "key" });
+    hear({ key: "k1", alias: "a", reason: "budget", level: "key" });
+    hear({ key: "k2", alias: "a", reason: "requests", level: "key" });
+    expect(t.events.map((e) => [e.actor.id, e.action, e.details?.limited ?? false])).toEqual([
+      ["k1", "limit.refuse", false],
+      ["k1", "limit.refuse", true],
+      ["k1", "budget.refuse", false],
+      ["k2", "limit.refuse", false],
+    ]);
+  });
+
   it("refusals name the reason and the level; PII decisions carry counts by detector", () => {
     const t = trail();
     refusalAudit(t)({ key: "k1", alias: "a", reason: "budget", level: "team", requestId: "r1" });
