@@ -20,6 +20,9 @@ import { type GatewayServer, startGatewayServer } from "./server/gateway-server.
 import { createCallLayer } from "./call/call-layer.js";
 import { createHealthState } from "./health/health-state.js";
 import { createRoutes } from "./routes.js";
+import { type BatchRunner, createBatchRunner } from "./batch/batch-runner.js";
+import { createBatchStore } from "./batch/batch-store.js";
+import { createBatchLineExecutor } from "./edges/openai/batch-lines.js";
 import { startMetricsListener } from "./telemetry/metrics-route.js";
 import { createTelemetry, type Telemetry, type TelemetryOptions } from "./telemetry/telemetry.js";
 import { bothTenancyObservers } from "./telemetry/tenancy-metrics.js";
@@ -95,6 +98,8 @@ export interface Sluice {
   readonly audit?: AuditLog;
   /** Resumable streams and their store. */
   readonly resumable: ResumableStreams;
+  /** The OpenAI Batch API's in-process queue (`settled(id)`: a batch is finished here). */
+  readonly batches: BatchRunner;
   /**
    * Graceful shutdown: readiness turns unhealthy, no new streams are
    * accepted, in-flight streams get `drainMs` to finish, then the rest are
@@ -260,6 +265,14 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     : undefined;
   const calls = createCallLayer({ pipeline, embeddings, tenancy, resumable, replayStore: tenancy.redis ? sharedReplayStore(tenancy.redis) : createMemoryReplayStore() });
   const limits = { ...config.limits, requestTimeoutMs: config.server.requestTimeoutMs };
+  // Batches need the database: the first batch call opens it (the embedded in-memory PGlite without store.postgres).
+  const batchStore = createBatchStore(() => database.open());
+  const batches = createBatchRunner({
+    store: batchStore,
+    executor: createBatchLineExecutor({ calls, limits, principalOf: (sha256) => tenancy.keyByHash(sha256) }),
+    concurrency: config.batch.concurrency,
+    logger,
+  });
   let server: GatewayServer | undefined;
   const route = createRoutes({
     calls,
@@ -267,6 +280,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     limits,
     sendTimeoutMs: config.server.sendTimeoutMs,
     sseKeepaliveMs: config.facade.keepaliveMs,
+    batches: { store: batchStore, runner: batches, settings: config.batch },
     ...(config.auth.adminKeySha256 !== undefined
       ? {
           admin: tenancy.admin,
@@ -313,6 +327,8 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
   if ([...config.models.values()].some((route) => route.cache?.semantic)) openedDatabase();
   ledger?.start();
   auditLog?.start();
+  // Batches a previous process left unfinished go on; an in-memory database has none to resume.
+  if (config.store?.postgres) void batches.resume().catch((error: unknown) => logger.warn({ event: "batch.resume_failed", error: error instanceof Error ? error.message : "unknown" }));
 
   return {
     config: live,
@@ -329,13 +345,17 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     ...(ledger ? { ledger } : {}),
     ...(auditLog ? { audit: auditLog } : {}),
     resumable,
+    batches,
     async shutdown(drainMs = live.current().server.drainMs) {
+      // Batch lines running now get the same drain as any stream (their results are written); no new line starts.
+      const batchesClosed = batches.close(drainMs);
       registry.startDraining();
       gates.close(new GatewayError("shutting_down", "the gateway is shutting down; retry on another instance"));
       server.stopAccepting();
       const inFlight = registry.active;
       logger.info({ event: "server.draining", streams: inFlight, drainMs });
       const drained = await registry.idle(drainMs);
+      await batchesClosed;
       const aborted = registry.active;
       if (!drained) {
         registry.abortAll(new GatewayError("shutting_down", "the gateway is shutting down; retry on another instance"));
@@ -354,6 +374,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
       return { drained, aborted };
     },
     async close() {
+      await batches.close();
       await closeServer();
       await client.close();
       await resumable.close();

@@ -21,6 +21,7 @@ import type { StatsWatch } from "./edges/grpc/watch-stats.js";
 import { countTokens, messages, sendAnthropicError } from "./edges/anthropic/messages-route.js";
 import { chatCompletions, resumeChatCompletion } from "./edges/openai/chat-completions.js";
 import { embeddings } from "./edges/openai/embeddings.js";
+import { type BatchRoutes, cancelBatch, createBatch, fileContent, getBatch, getFile, listBatches, uploadFile } from "./edges/openai/batches.js";
 import { sendOpenAiError } from "./edges/openai/http-errors.js";
 import { listModels } from "./edges/openai/models.js";
 import { responses } from "./edges/responses/responses-route.js";
@@ -61,6 +62,8 @@ export interface RoutesOptions {
   /** AdminService/WatchStats, when the console may be watched. */
   readonly watch?: StatsWatch;
   readonly console: { readonly access: ConsoleAccess; readonly assets: ConsoleAssets };
+  /** The OpenAI Batch API (/v1/files, /v1/batches): its database, queue and limits (absent: not served). */
+  readonly batches?: Omit<BatchRoutes, "calls" | "limits">;
   /** GET /metrics here (absent when metrics are off or have a listener of their own). */
   readonly metrics?: Metrics;
   /** GET /debug/runtime, when debug endpoints are on. */
@@ -77,6 +80,19 @@ interface HttpRoute {
   readonly path: string;
   readonly edge?: Exchange["edge"];
   readonly serve: (req: AnyRequest, res: AnyResponse, exchange: Exchange, id: string) => Promise<void> | void;
+}
+
+/** The OpenAI Batch API's routes: files and batches (docs/batches.md). */
+function batchRoutes(batches: BatchRoutes): HttpRoute[] {
+  return [
+    { method: "POST", path: "/v1/files", edge: "openai", serve: (req, res, exchange) => uploadFile(req, res, exchange, batches) },
+    { method: "GET", path: "/v1/files/{id}", edge: "openai", serve: (req, res, exchange, id) => getFile(req, res, exchange, batches, id) },
+    { method: "GET", path: "/v1/files/{id}/content", edge: "openai", serve: (req, res, exchange, id) => fileContent(req, res, exchange, batches, id) },
+    { method: "POST", path: "/v1/batches", edge: "openai", serve: (req, res, exchange) => createBatch(req, res, exchange, batches) },
+    { method: "GET", path: "/v1/batches", edge: "openai", serve: (req, res, exchange) => listBatches(req, res, exchange, batches) },
+    { method: "GET", path: "/v1/batches/{id}", edge: "openai", serve: (req, res, exchange, id) => getBatch(req, res, exchange, batches, id) },
+    { method: "POST", path: "/v1/batches/{id}/cancel", edge: "openai", serve: (req, res, exchange, id) => cancelBatch(req, res, exchange, batches, id) },
+  ];
 }
 
 /** `/a/{id}/b` against a path: the decoded `{id}` (or "" without one), undefined when it does not match. */
@@ -130,6 +146,7 @@ export function createRoutes(options: RoutesOptions): Route {
     { method: "POST", path: "/v1/messages", edge: "anthropic", serve: (req, res, exchange) => messages(req, res, exchange, edgeOptions) },
     { method: "POST", path: "/v1/messages/count_tokens", edge: "anthropic", serve: (req, res, exchange) => countTokens(req, res, exchange, edgeOptions) },
     { method: "POST", path: "/v1/responses", edge: "responses", serve: (req, res, exchange) => responses(req, res, exchange, edgeOptions) },
+    ...(options.batches ? batchRoutes({ ...options.batches, calls, limits: options.limits }) : []),
     { method: "GET", path: "/v1/models", edge: "openai", serve: (req, res, exchange) => listModels(req, res, exchange, calls) },
     { method: "GET", path: "/v1/models/{id}", edge: "openai", serve: (req, res, exchange, id) => listModels(req, res, exchange, calls, id) },
     ...(options.admin && options.reports ? [{ method: "GET", path: "/admin/v1/spend.csv", serve: spendCsvRoute(options.admin, options.reports) }] : []),
@@ -137,6 +154,10 @@ export function createRoutes(options: RoutesOptions): Route {
   const idField: Record<string, [string, string]> = {
     "/v1/chat/completions/{id}/stream": ["response_id", "response id"],
     "/v1/models/{id}": ["model", "model id"],
+    "/v1/files/{id}": ["file_id", "file id"],
+    "/v1/files/{id}/content": ["file_id", "file id"],
+    "/v1/batches/{id}": ["batch_id", "batch id"],
+    "/v1/batches/{id}/cancel": ["batch_id", "batch id"],
   };
 
   const runtime = options.debug ? createRuntimeStats(options.debug.registry, options.debug.connections, options.debug.reloads) : () => false;
@@ -161,7 +182,7 @@ export function createRoutes(options: RoutesOptions): Route {
       return route.serve(req, res, exchange, id);
     }
     if (path.startsWith("/v1/")) {
-      // An SDK on a path not served here (messages.batches, files…) reads an error in its own format.
+      // An SDK on a path not served here (messages.batches, assistants…) reads an error in its own format.
       const anthropic = path.startsWith("/v1/messages");
       exchange.edge = anthropic ? "anthropic" : "openai";
       exchange.route = "other";

@@ -40,7 +40,7 @@ describe("one access line per request, including those refused before routing", 
     ["unknown model", "/v1/chat/completions", { method: "POST", body: JSON.stringify({ model: "nope", messages: [{ role: "user", content: "x" }] }) }, 404, "unknown_model"],
     ["bad JSON", "/v1/chat/completions", { method: "POST", body: "{not json" }, 400, "invalid_request"],
     ["body over the limit", "/v1/chat/completions", { method: "POST", body: "x".repeat(10_000) }, 413, "payload_too_large"],
-    ["no such route", "/v1/files", { method: "POST", body: "{}" }, 404, "not_found"],
+    ["no such route", "/v1/assistants", { method: "POST", body: "{}" }, 404, "not_found"],
     ["outside every edge", "/nothing/here", { method: "GET" }, 404, "not_found"],
   ];
   for (const [name, path, init, status, code] of facade) {

@@ -261,7 +261,7 @@ describe("bad input gets OpenAI's error JSON", () => {
   });
 
   it("an unknown /v1 route → 404 JSON", async () => {
-    const res = await request(`${h.url}/v1/files`, { method: "POST", body: "{}" });
+    const res = await request(`${h.url}/v1/assistants`, { method: "POST", body: "{}" });
     expect(res.statusCode).toBe(404);
     expect(((await res.body.json()) as { error: { type: string } }).error.type).toBe("invalid_request_error");
   });

@@ -245,6 +245,15 @@ export interface LedgerSettings {
   readonly bufferMax: number;
 }
 
+/** The OpenAI Batch API on the facade (docs/batches.md). */
+export interface BatchSettings {
+  readonly maxFileBytes: number;
+  readonly maxLines: number;
+  readonly maxLineBytes: number;
+  readonly maxBatchesPerKey: number;
+  readonly concurrency: number;
+}
+
 /** Shared state in Redis (docs/tenancy.md). */
 export interface RedisStoreConfig {
   readonly url: string;
@@ -310,6 +319,7 @@ export interface Config {
     readonly budgetExceededStatus: 402 | 429;
   };
   readonly ledger: LedgerSettings;
+  readonly batch: BatchSettings;
   readonly alerts: AlertSettings;
   /** Absent: limits, spend and usage are kept in process. */
   readonly store?: { readonly redis?: RedisStoreConfig; readonly postgres?: PostgresStoreConfig };
@@ -515,6 +525,7 @@ function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: Nod
       budgetExceededStatus: file.auth.budgetExceededStatus,
     },
     ledger: { ...file.ledger, enabled: file.ledger.enabled ?? file.store?.postgres !== undefined },
+    batch: file.batch,
     alerts: {
       thresholds: [...new Set(file.alerts.thresholds)].sort((a, b) => a - b),
       ...(file.alerts.webhook

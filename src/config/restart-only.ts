@@ -47,6 +47,8 @@ const RESTART_ONLY: Readonly<Record<string, (config: Config) => unknown>> = {
   cache: (c) => JSON.stringify(c.cache),
   // The ledger's writer (and its consumer in the usage stream's group) is set up once, behind the port.
   ledger: (c) => JSON.stringify(c.ledger),
+  // The batch worker's bounds and limits are set up once, with its queue.
+  batch: (c) => JSON.stringify(c.batch),
   // Custom detectors are compiled once; the audit log's writer is set up once, like the ledger's.
   compliance: (c) => JSON.stringify(c.compliance),
   // The webhook's queue and sender are set up once (the secret compared by its hash, never held in clear here).

@@ -504,6 +504,21 @@ export const configSchema = z
         bufferMax: z.number().int().min(100).max(10_000_000).default(100_000),
       })
       .prefault({}),
+    /** The OpenAI Batch API on the facade: files and batches in the database, run by an in-process worker (docs/batches.md). */
+    batch: z
+      .strictObject({
+        /** Bytes of one uploaded batch file at most (checked before the upload is parsed). */
+        maxFileBytes: z.number().int().min(1_024).max(200 * 1024 * 1024).default(100 * 1024 * 1024),
+        /** Lines (requests) of one batch file at most. */
+        maxLines: z.number().int().min(1).max(50_000).default(50_000),
+        /** Bytes of one line of a batch file at most. */
+        maxLineBytes: z.number().int().min(256).max(16 * 1024 * 1024).default(1024 * 1024),
+        /** Batches one key may have not yet finished (validating, in_progress, finalizing, cancelling). */
+        maxBatchesPerKey: z.number().int().min(1).max(1_000).default(10),
+        /** Lines run at once by this gateway, over all batches. */
+        concurrency: z.number().int().min(1).max(256).default(4),
+      })
+      .prefault({}),
     /** Custom PII detectors and the audit log (docs/compliance.md). */
     compliance: complianceSchema,
     /** Where limits, spend, usage and runtime keys are kept; absent = in process (one replica). */

@@ -127,6 +127,57 @@ export const MIGRATIONS: readonly Migration[] = [
         hash text NOT NULL
       )`,
   },
+  {
+    version: 6,
+    name: "batches",
+    // The OpenAI Batch API (src/batch/): uploaded and produced files, batches, and one row per line whose result is
+    // written once (the update only where none is yet): a restarted gateway runs only the lines without one.
+    // Times are epoch seconds, as the API shows them. owner: the SHA-256 of the key that made it ("" without keys).
+    sql: `
+      CREATE TABLE IF NOT EXISTS sluice_batch_files (
+        id text PRIMARY KEY,
+        owner text NOT NULL,
+        purpose text NOT NULL,
+        filename text NOT NULL,
+        bytes bigint NOT NULL,
+        content text NOT NULL,
+        created_at bigint NOT NULL
+      );
+      CREATE TABLE IF NOT EXISTS sluice_batches (
+        seq bigserial UNIQUE,
+        id text PRIMARY KEY,
+        owner text NOT NULL,
+        endpoint text NOT NULL,
+        input_file_id text NOT NULL,
+        completion_window text NOT NULL,
+        metadata jsonb,
+        status text NOT NULL,
+        total integer NOT NULL,
+        completed integer NOT NULL DEFAULT 0,
+        failed integer NOT NULL DEFAULT 0,
+        output_file_id text,
+        error_file_id text,
+        created_at bigint NOT NULL,
+        in_progress_at bigint,
+        expires_at bigint,
+        finalizing_at bigint,
+        completed_at bigint,
+        cancelling_at bigint,
+        cancelled_at bigint
+      );
+      CREATE INDEX IF NOT EXISTS sluice_batches_owner_seq ON sluice_batches (owner, seq);
+      CREATE INDEX IF NOT EXISTS sluice_batches_status ON sluice_batches (status);
+      CREATE TABLE IF NOT EXISTS sluice_batch_lines (
+        batch_id text NOT NULL,
+        custom_id text NOT NULL,
+        line integer NOT NULL,
+        body text NOT NULL,
+        status text,
+        result text,
+        PRIMARY KEY (batch_id, custom_id)
+      );
+      CREATE INDEX IF NOT EXISTS sluice_batch_lines_line ON sluice_batch_lines (batch_id, line)`,
+  },
 ];
 
 /** What a migration run did: the versions applied, and those waiting for an extension the server does not offer. */

@@ -32,6 +32,11 @@ function configuredKeys(keys: readonly ConfiguredKey[]): ReadonlyMap<string, Pri
   return index;
 }
 
+/** The key with this SHA-256 as configured now (configured keys, then the runtime keys this replica knows); undefined when there is none. */
+export function keyByHash(sha256: string, config: Config, registry: KeyRegistry): Principal | undefined {
+  return configuredKeys(config.auth.keys).get(sha256) ?? registry.get(sha256);
+}
+
 /** The bearer token of an `authorization` header; throws `unauthenticated` without one. */
 export function bearerToken(header: string | undefined): string {
   if (header === undefined || header.trim() === "") throw new AuthError("missing");

@@ -11,7 +11,7 @@ import { within } from "../store/within.js";
 import { createAlertWebhook } from "./alert-webhook.js";
 import { createBudgetAlerts } from "./budget-alerts.js";
 import { usdFromMicros } from "./quota-headers.js";
-import { AuthError, authenticate } from "./authenticate.js";
+import { AuthError, authenticate, keyByHash } from "./authenticate.js";
 import { createKeyAdmin, type KeyAdmin } from "./key-admin.js";
 import { configHierarchy } from "./hierarchy.js";
 import { createKeyRegistry, type KeyRegistry } from "./key-registry.js";
@@ -44,6 +44,8 @@ export interface Tenancy {
    * else: it streams nothing. Throws `unauthenticated` as `identify` does.
    */
   viewer(authorization: string | undefined, edge: string, remote?: string): Promise<ModelViewer>;
+  /** The key with this SHA-256 as configured now, for work it queued that runs later (a batch's lines); undefined when it is gone. */
+  keyByHash(sha256: string): Principal | undefined;
   /** The admission stage of one request (a no-op without a principal); throws `permission_denied` for an alias the key may not use. */
   charge(principal: Principal | undefined, input: Omit<ChargeInput, "principal">): TenantCharge;
   /** The tag keys kept for cost allocation, from the configuration in force. */
@@ -306,6 +308,7 @@ export function createTenancy(options: TenancyOptions): Tenancy {
       const principal = await tenancy.identify(authorization, edge, remote);
       return { ...(principal ? { principal } : {}), sees: (alias) => mayUse(principal, alias) };
     },
+    keyByHash: (sha256) => keyByHash(sha256, options.config(), registry),
     charge(principal, input) {
       if (!principal) return NO_CHARGE;
       const config = options.config();

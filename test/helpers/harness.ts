@@ -88,6 +88,8 @@ export interface HarnessOptions {
   readonly ledger?: ConfigInput["ledger"];
   /** Budget alerts. */
   readonly alerts?: ConfigInput["alerts"];
+  /** The OpenAI Batch API's limits and concurrency. */
+  readonly batch?: ConfigInput["batch"];
   /** Custom PII detectors and the audit log. */
   readonly compliance?: ConfigInput["compliance"];
   /** Resumable streams' grace, retention and bounds. */
@@ -123,6 +125,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       ...(options.cache ? { cache: options.cache } : {}),
       ...(options.ledger ? { ledger: options.ledger } : {}),
       ...(options.alerts ? { alerts: options.alerts } : {}),
+      ...(options.batch ? { batch: options.batch } : {}),
       ...(options.compliance ? { compliance: options.compliance } : {}),
       ...(options.resume ? { resume: options.resume } : {}),
       ...(options.console ? { console: options.console } : {}),

@@ -1,0 +1,298 @@
+import { randomBytes } from "node:crypto";
+import type { Database } from "../db/database.js";
+
+/** A batch's state, as the OpenAI Batch API names it. */
+export type BatchStatus = "validating" | "in_progress" | "finalizing" | "completed" | "failed" | "cancelling" | "cancelled" | "expired";
+
+/** States a batch is still working in: they count against the key's limit, and a restart resumes them. */
+export const UNFINISHED: readonly BatchStatus[] = ["validating", "in_progress", "finalizing", "cancelling"];
+
+export interface StoredFile {
+  readonly id: string;
+  /** SHA-256 of the key that made it ("" without keys). */
+  readonly owner: string;
+  readonly purpose: string;
+  readonly filename: string;
+  readonly bytes: number;
+  readonly createdAt: number;
+}
+
+export interface StoredBatch {
+  readonly id: string;
+  readonly owner: string;
+  readonly endpoint: string;
+  readonly inputFileId: string;
+  readonly completionWindow: string;
+  readonly metadata: Readonly<Record<string, string>> | null;
+  readonly status: BatchStatus;
+  readonly counts: { readonly total: number; readonly completed: number; readonly failed: number };
+  readonly outputFileId: string | null;
+  readonly errorFileId: string | null;
+  /** Epoch seconds, as the API shows them; null: not reached. */
+  readonly times: {
+    readonly createdAt: number;
+    readonly inProgressAt: number | null;
+    readonly expiresAt: number | null;
+    readonly finalizingAt: number | null;
+    readonly completedAt: number | null;
+    readonly cancellingAt: number | null;
+    readonly cancelledAt: number | null;
+  };
+}
+
+/** One line of a batch waiting for its result. */
+export interface PendingLine {
+  readonly customId: string;
+  /** Its place in the input file (1-based). */
+  readonly line: number;
+  /** The request body, as uploaded. */
+  readonly body: string;
+}
+
+/** A line's result: the output (or error) file's line, and which file it goes to. */
+export interface LineResult {
+  readonly ok: boolean;
+  /** One JSONL line, without its newline. */
+  readonly text: string;
+}
+
+type Row = Record<string, unknown>;
+
+const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+const seconds = (): number => Math.floor(Date.now() / 1000);
+
+function fileOf(r: Row): StoredFile {
+  return { id: String(r.id), owner: String(r.owner), purpose: String(r.purpose), filename: String(r.filename), bytes: Number(r.bytes), createdAt: Number(r.created_at) };
+}
+
+function batchOf(r: Row): StoredBatch {
+  return {
+    id: String(r.id),
+    owner: String(r.owner),
+    endpoint: String(r.endpoint),
+    inputFileId: String(r.input_file_id),
+    completionWindow: String(r.completion_window),
+    metadata: (r.metadata ?? null) as StoredBatch["metadata"],
+    status: String(r.status) as BatchStatus,
+    counts: { total: Number(r.total), completed: Number(r.completed), failed: Number(r.failed) },
+    outputFileId: r.output_file_id === null || r.output_file_id === undefined ? null : String(r.output_file_id),
+    errorFileId: r.error_file_id === null || r.error_file_id === undefined ? null : String(r.error_file_id),
+    times: {
+      createdAt: Number(r.created_at),
+      inProgressAt: num(r.in_progress_at),
+      expiresAt: num(r.expires_at),
+      finalizingAt: num(r.finalizing_at),
+      completedAt: num(r.completed_at),
+      cancellingAt: num(r.cancelling_at),
+      cancelledAt: num(r.cancelled_at),
+    },
+  };
+}
+
+/** Lines inserted per statement when a batch is created. */
+const INSERT_CHUNK = 1_000;
+
+/**
+ * Files, batches and line results in the database (migration 6). Every
+ * read that a caller asks for names the owner: a key finds only its own.
+ */
+export interface BatchStore {
+  putFile(file: Omit<StoredFile, "createdAt">, content: string): Promise<StoredFile>;
+  file(id: string, owner: string): Promise<StoredFile | undefined>;
+  fileContent(id: string, owner: string): Promise<string | undefined>;
+  /** Batches of `owner` not yet finished. */
+  unfinished(owner: string): Promise<number>;
+  /** Stores the batch in progress with all its lines. */
+  createBatch(batch: { id: string; owner: string; endpoint: string; inputFileId: string; completionWindow: string; metadata: Record<string, string> | null }, lines: readonly PendingLine[]): Promise<StoredBatch>;
+  batch(id: string, owner?: string): Promise<StoredBatch | undefined>;
+  /** `owner`'s batches, newest first, after the one with id `after`. */
+  list(owner: string, after: string | undefined, limit: number): Promise<{ readonly batches: StoredBatch[]; readonly hasMore: boolean }>;
+  /** Ids of batches a previous process left unfinished, oldest first. */
+  resumable(): Promise<string[]>;
+  /** Up to `limit` lines without a result, after line `after`, in file order. */
+  pending(batchId: string, after: number, limit: number): Promise<PendingLine[]>;
+  /** Writes a line's result unless it has one, and counts it; false: it had one already. */
+  finishLine(batchId: string, customId: string, result: LineResult): Promise<boolean>;
+  /** Every line still without a result gets `result(line)` as a failure (a batch stopped by its budget). */
+  failRest(batchId: string, result: (line: PendingLine) => LineResult): Promise<number>;
+  /** Marks the batch cancelling; undefined when `owner` has no such batch; unchanged when it is past cancelling. */
+  cancel(id: string, owner: string): Promise<StoredBatch | undefined>;
+  /** Writes the output and error files from the lines' results and ends the batch `completed` or `cancelled`. */
+  finish(id: string): Promise<StoredBatch | undefined>;
+}
+
+export function createBatchStore(db: () => Promise<Database>): BatchStore {
+  return {
+    async putFile(file, content) {
+      const createdAt = seconds();
+      await (await db()).query("INSERT INTO sluice_batch_files (id, owner, purpose, filename, bytes, content, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)", [
+        file.id,
+        file.owner,
+        file.purpose,
+        file.filename,
+        file.bytes,
+        content,
+        createdAt,
+      ]);
+      return { ...file, createdAt };
+    },
+
+    async file(id, owner) {
+      const { rows } = await (await db()).query("SELECT id, owner, purpose, filename, bytes, created_at FROM sluice_batch_files WHERE id = $1 AND owner = $2", [id, owner]);
+      return rows[0] ? fileOf(rows[0]) : undefined;
+    },
+
+    async fileContent(id, owner) {
+      const { rows } = await (await db()).query<{ content: string }>("SELECT content FROM sluice_batch_files WHERE id = $1 AND owner = $2", [id, owner]);
+      return rows[0]?.content;
+    },
+
+    async unfinished(owner) {
+      const { rows } = await (await db()).query<{ n: number }>("SELECT count(*)::int AS n FROM sluice_batches WHERE owner = $1 AND status = ANY($2)", [owner, UNFINISHED]);
+      return Number(rows[0]?.n ?? 0);
+    },
+
+    async createBatch(batch, lines) {
+      const now = seconds();
+      const database = await db();
+      const rows = await database.transaction(async (query) => {
+        const created = await query(
+          `INSERT INTO sluice_batches (id, owner, endpoint, input_file_id, completion_window, metadata, status, total, created_at, in_progress_at, expires_at)
+           VALUES ($1, $2, $3, $4, $5, $6, 'in_progress', $7, $8, $8, $9) RETURNING *`,
+          [batch.id, batch.owner, batch.endpoint, batch.inputFileId, batch.completionWindow, batch.metadata === null ? null : JSON.stringify(batch.metadata), lines.length, now, now + 24 * 3600],
+        );
+        for (let at = 0; at < lines.length; at += INSERT_CHUNK) {
+          const chunk = lines.slice(at, at + INSERT_CHUNK);
+          await query("INSERT INTO sluice_batch_lines (batch_id, custom_id, line, body) SELECT $1, * FROM unnest($2::text[], $3::int[], $4::text[])", [
+            batch.id,
+            chunk.map((l) => l.customId),
+            chunk.map((l) => l.line),
+            chunk.map((l) => l.body),
+          ]);
+        }
+        return created.rows;
+      });
+      return batchOf(rows[0]!);
+    },
+
+    async batch(id, owner) {
+      const { rows } = await (await db()).query(owner === undefined ? "SELECT * FROM sluice_batches WHERE id = $1" : "SELECT * FROM sluice_batches WHERE id = $1 AND owner = $2", owner === undefined ? [id] : [id, owner]);
+      return rows[0] ? batchOf(rows[0]) : undefined;
+    },
+
+    async list(owner, after, limit) {
+      const { rows } = await (await db()).query(
+        `SELECT * FROM sluice_batches WHERE owner = $1
+           AND ($2::text IS NULL OR seq < (SELECT seq FROM sluice_batches WHERE id = $2 AND owner = $1))
+         ORDER BY seq DESC LIMIT $3`,
+        [owner, after ?? null, limit + 1],
+      );
+      return { batches: rows.slice(0, limit).map(batchOf), hasMore: rows.length > limit };
+    },
+
+    async resumable() {
+      const { rows } = await (await db()).query<{ id: string }>("SELECT id FROM sluice_batches WHERE status = ANY($1) ORDER BY seq", [UNFINISHED]);
+      return rows.map((r) => String(r.id));
+    },
+
+    async pending(batchId, after, limit) {
+      const { rows } = await (await db()).query<{ custom_id: string; line: number; body: string }>(
+        "SELECT custom_id, line, body FROM sluice_batch_lines WHERE batch_id = $1 AND line > $2 AND result IS NULL ORDER BY line LIMIT $3",
+        [batchId, after, limit],
+      );
+      return rows.map((r) => ({ customId: String(r.custom_id), line: Number(r.line), body: String(r.body) }));
+    },
+
+    async finishLine(batchId, customId, result) {
+      return (await db()).transaction(async (query) => {
+        const { rows } = await query("UPDATE sluice_batch_lines SET status = $3, result = $4 WHERE batch_id = $1 AND custom_id = $2 AND result IS NULL RETURNING line", [
+          batchId,
+          customId,
+          result.ok ? "completed" : "failed",
+          result.text,
+        ]);
+        if (rows.length === 0) return false;
+        await query(result.ok ? "UPDATE sluice_batches SET completed = completed + 1 WHERE id = $1" : "UPDATE sluice_batches SET failed = failed + 1 WHERE id = $1", [batchId]);
+        return true;
+      });
+    },
+
+    async failRest(batchId, result) {
+      return (await db()).transaction(async (query) => {
+        const { rows } = await query<{ custom_id: string; line: number; body: string }>(
+          "SELECT custom_id, line, body FROM sluice_batch_lines WHERE batch_id = $1 AND result IS NULL ORDER BY line FOR UPDATE",
+          [batchId],
+        );
+        if (rows.length === 0) return 0;
+        const lines = rows.map((r) => ({ customId: String(r.custom_id), line: Number(r.line), body: String(r.body) }));
+        for (let at = 0; at < lines.length; at += INSERT_CHUNK) {
+          const chunk = lines.slice(at, at + INSERT_CHUNK);
+          await query(
+            `UPDATE sluice_batch_lines AS l SET status = 'failed', result = r.result
+               FROM unnest($2::text[], $3::text[]) AS r(custom_id, result)
+             WHERE l.batch_id = $1 AND l.custom_id = r.custom_id AND l.result IS NULL`,
+            [batchId, chunk.map((l) => l.customId), chunk.map((l) => result(l).text)],
+          );
+        }
+        await query("UPDATE sluice_batches SET failed = failed + $2 WHERE id = $1", [batchId, lines.length]);
+        return lines.length;
+      });
+    },
+
+    async cancel(id, owner) {
+      const database = await db();
+      await database.query("UPDATE sluice_batches SET status = 'cancelling', cancelling_at = $3 WHERE id = $1 AND owner = $2 AND status IN ('validating', 'in_progress')", [id, owner, seconds()]);
+      const { rows } = await database.query("SELECT * FROM sluice_batches WHERE id = $1 AND owner = $2", [id, owner]);
+      return rows[0] ? batchOf(rows[0]) : undefined;
+    },
+
+    async finish(id) {
+      const now = seconds();
+      return (await db()).transaction(async (query) => {
+        const { rows } = await query("SELECT * FROM sluice_batches WHERE id = $1 FOR UPDATE", [id]);
+        if (!rows[0]) return undefined;
+        const batch = batchOf(rows[0]);
+        if (!UNFINISHED.includes(batch.status)) return batch;
+        const put = async (content: string, kind: string): Promise<string | null> => {
+          if (content === "") return null;
+          const fileId = `file-${randomHex()}`;
+          await query("INSERT INTO sluice_batch_files (id, owner, purpose, filename, bytes, content, created_at) VALUES ($1, $2, 'batch_output', $3, $4, $5, $6)", [
+            fileId,
+            batch.owner,
+            `${id}_${kind}.jsonl`,
+            Buffer.byteLength(content),
+            content,
+            now,
+          ]);
+          return fileId;
+        };
+        const files = await resultsOf(query, id);
+        const output = await put(files.output, "output");
+        const error = await put(files.error, "error");
+        const cancelled = batch.status === "cancelling";
+        const done = await query(
+          `UPDATE sluice_batches SET status = $2, output_file_id = $3, error_file_id = $4, finalizing_at = $5, ${cancelled ? "cancelled_at" : "completed_at"} = $5 WHERE id = $1 RETURNING *`,
+          [id, cancelled ? "cancelled" : "completed", output, error, now],
+        );
+        return batchOf(done.rows[0]!);
+      });
+    },
+  };
+}
+
+/** Lines with results, in file order, for the output and error files. */
+async function resultsOf(query: Database["query"], batchId: string): Promise<{ readonly output: string; readonly error: string }> {
+  const { rows } = await query<{ status: string; result: string }>("SELECT status, result FROM sluice_batch_lines WHERE batch_id = $1 AND result IS NOT NULL ORDER BY line", [batchId]);
+  let output = "";
+  let error = "";
+  for (const r of rows) {
+    if (r.status === "completed") output += `${r.result}\n`;
+    else error += `${r.result}\n`;
+  }
+  return { output, error };
+}
+
+/** 24 random hex digits: the tail of file, batch and line ids. */
+export function randomHex(): string {
+  return randomBytes(12).toString("hex");
+}

@@ -1,0 +1,245 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import OpenAI, { toFile } from "openai";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Harness, type HarnessOptions, startHarness } from "./helpers/harness.js";
+import { tenancyEvents } from "./helpers/tenancy-events.js";
+
+const KEYS = { owner: "sk-test-batch-owner-4a1c7e9b2d5f8036", other: "sk-test-batch-other-9e3b1d7f5a2c4680", poor: "sk-test-batch-poor-1f4a7c0e3b6d9258" };
+/** Two dollars per million input tokens, ten per million output tokens. */
+const PRICE = { inputPerMTok: 2, outputPerMTok: 10 };
+/** A fresh PGlite takes 10–16 s to start on a loaded machine (docs: TOOLCHAIN.md). */
+const DB_TIMEOUT = 90_000;
+
+const options = (extra: Partial<HarnessOptions> = {}): HarnessOptions => ({
+  routing: (sim) => ({
+    providers: { oa: { kind: "openai", baseUrl: sim.openAiBaseUrl, breaker: { failures: 10_000 } } },
+    models: { chat: { provider: "oa", model: "sim-1", price: PRICE }, embed: { provider: "oa", model: "sim-embed", price: PRICE } },
+  }),
+  env: { OWNER_KEY: KEYS.owner, OTHER_KEY: KEYS.other, POOR_KEY: KEYS.poor },
+  auth: {
+    tagKeys: ["batch_id"],
+    keys: [
+      { name: "owner", keyEnv: "OWNER_KEY" },
+      { name: "other", keyEnv: "OTHER_KEY" },
+      // 40 output tokens cost 400 micro-dollars: the budget is spent by the first few lines.
+      { name: "poor", keyEnv: "POOR_KEY", budget: { usd: 0.002, period: "day" } },
+    ],
+  },
+  batch: { concurrency: 2, maxFileBytes: 64 * 1024 },
+  ...extra,
+});
+
+/** A JSONL batch file of `{custom_id, method, url, body}` lines. */
+function jsonl(lines: ReadonlyArray<{ custom_id: string; url?: string; body: object }>): string {
+  return lines.map((l) => JSON.stringify({ custom_id: l.custom_id, method: "POST", url: l.url ?? "/v1/chat/completions", body: l.body })).join("\n") + "\n";
+}
+
+const chatLine = (id: string, knobs: string) => ({ custom_id: id, body: { model: "chat", messages: [{ role: "user", content: `#sim ${knobs}\nhello ${id}` }] } });
+
+interface OutputLine {
+  readonly id: string;
+  readonly custom_id: string;
+  readonly response: { readonly status_code: number; readonly request_id: string; readonly body: Record<string, unknown> } | null;
+  readonly error: { readonly code: string; readonly message: string } | null;
+}
+
+async function linesOf(client: OpenAI, fileId: string | null | undefined): Promise<OutputLine[]> {
+  if (!fileId) return [];
+  const text = await (await client.files.content(fileId)).text();
+  return text
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as OutputLine);
+}
+
+async function upload(client: OpenAI, content: string): Promise<string> {
+  const file = await client.files.create({ file: await toFile(Buffer.from(content), "batch.jsonl"), purpose: "batch" });
+  return file.id;
+}
+
+describe("the OpenAI Batch API on an in-process queue", () => {
+  const events = tenancyEvents();
+  let h: Harness;
+  const client = (key: string) => new OpenAI({ baseURL: `${h.url}/v1`, apiKey: key, maxRetries: 0 });
+
+  beforeAll(async () => {
+    h = await startHarness(options({ observer: events.observer }));
+    // The first batch call opens the embedded database.
+    await upload(client(KEYS.owner), jsonl([chatLine("warm", "tokens=1")]));
+  }, DB_TIMEOUT);
+  afterAll(() => h?.close());
+
+  it("runs 50 chat lines to completion: every custom_id answered once with a chat.completion", async () => {
+    const owner = client(KEYS.owner);
+    const ids = Array.from({ length: 50 }, (_, i) => `req-${i}`);
+    const inputFileId = await upload(owner, jsonl(ids.map((id) => chatLine(id, `tokens=3 tag=run-${id}`))));
+    const created = await owner.batches.create({ input_file_id: inputFileId, endpoint: "/v1/chat/completions", completion_window: "24h", metadata: { job: "nightly" } });
+    expect(created).toMatchObject({ object: "batch", status: "in_progress", endpoint: "/v1/chat/completions", input_file_id: inputFileId, request_counts: { total: 50, completed: 0, failed: 0 }, metadata: { job: "nightly" } });
+
+    await h.sluice.batches.settled(created.id);
+    const done = await owner.batches.retrieve(created.id);
+    expect(done).toMatchObject({ status: "completed", request_counts: { total: 50, completed: 50, failed: 0 }, error_file_id: null });
+    expect(done.completed_at).toBeGreaterThanOrEqual(done.created_at);
+
+    const output = await linesOf(owner, done.output_file_id);
+    expect(output.map((l) => l.custom_id).sort()).toEqual([...ids].sort());
+    for (const line of output) {
+      expect(line.error).toBeNull();
+      expect(line.response).toMatchObject({ status_code: 200, body: { object: "chat.completion", choices: [{ message: { role: "assistant" }, finish_reason: "stop" }] } });
+      expect(line.id).toMatch(/^batch_req_/);
+      expect(line.response!.request_id).toBe(line.id);
+    }
+    // The simulator saw each line once.
+    for (const id of ids) expect(h.sim.records.all().filter((r) => r.tag === `run-${id}`)).toHaveLength(1);
+    // Each line has a usage record of the owner's key, tagged with the batch id.
+    const records = await Promise.all(output.map((line) => events.recorded(line.id)));
+    for (const record of records) expect(record).toMatchObject({ key: "owner", alias: "chat", tags: { batch_id: created.id }, outcome: "completed" });
+    const file = await owner.files.retrieve(done.output_file_id!);
+    expect(file).toMatchObject({ object: "file", purpose: "batch_output" });
+
+    const page = await owner.batches.list({ limit: 100 });
+    expect(page.data.map((b) => b.id)).toContain(created.id);
+  }, DB_TIMEOUT);
+
+  it("runs an embeddings batch", async () => {
+    const owner = client(KEYS.owner);
+    const lines = ["alpha", "beta", "gamma"].map((text) => ({ custom_id: text, url: "/v1/embeddings", body: { model: "embed", input: text } }));
+    const created = await owner.batches.create({ input_file_id: await upload(owner, jsonl(lines)), endpoint: "/v1/embeddings", completion_window: "24h" });
+    await h.sluice.batches.settled(created.id);
+    const done = await owner.batches.retrieve(created.id);
+    expect(done).toMatchObject({ status: "completed", request_counts: { total: 3, completed: 3, failed: 0 } });
+    const output = await linesOf(owner, done.output_file_id);
+    expect(output.map((l) => l.custom_id).sort()).toEqual(["alpha", "beta", "gamma"]);
+    for (const line of output) {
+      expect(line.response).toMatchObject({ status_code: 200, body: { object: "list", model: "embed", data: [{ object: "embedding", index: 0 }] } });
+      expect((line.response!.body.data as Array<{ embedding: number[] }>)[0]!.embedding.length).toBeGreaterThan(0);
+    }
+  });
+
+  it("cancels mid-batch: running lines finish, no new line starts, the batch ends cancelled with what finished", async () => {
+    const owner = client(KEYS.owner);
+    const ids = Array.from({ length: 8 }, (_, i) => `hold-${i}`);
+    const created = await owner.batches.create({
+      input_file_id: await upload(owner, jsonl(ids.map((id) => chatLine(id, `tokens=3 hold_at=1 tag=${id}`)))),
+      endpoint: "/v1/chat/completions",
+      completion_window: "24h",
+    });
+    // Concurrency 2: the first two lines run and hold.
+    await Promise.all(["hold-0", "hold-1"].map((tag) => h.sim.records.waitFor((r) => r.tag === tag && r.heldAt !== undefined, 10_000)));
+    const cancelling = await owner.batches.cancel(created.id);
+    expect(cancelling.status).toBe("cancelling");
+    expect(cancelling.cancelling_at).toBeGreaterThan(0);
+    h.sim.records.release("hold-0");
+    h.sim.records.release("hold-1");
+    await h.sluice.batches.settled(created.id);
+    const done = await owner.batches.retrieve(created.id);
+    expect(done).toMatchObject({ status: "cancelled", request_counts: { total: 8, completed: 2, failed: 0 } });
+    expect((await linesOf(owner, done.output_file_id)).map((l) => l.custom_id).sort()).toEqual(["hold-0", "hold-1"]);
+    for (const id of ids.slice(2)) expect(h.sim.records.all().some((r) => r.tag === id)).toBe(false);
+  });
+
+  it("refuses a bad file with 400: a duplicate custom_id, a url batches do not run, a line for another endpoint", async () => {
+    const owner = client(KEYS.owner);
+    const duplicate = jsonl([chatLine("same", "tokens=1"), chatLine("same", "tokens=1")]);
+    await expect(upload(owner, duplicate)).rejects.toMatchObject({ status: 400, error: { param: "file", message: expect.stringContaining("line 2") } });
+    const wrongUrl = jsonl([{ ...chatLine("a", "tokens=1"), url: "/v1/completions" }]);
+    await expect(upload(owner, wrongUrl)).rejects.toMatchObject({ status: 400, error: { message: expect.stringContaining("/v1/completions") } });
+    await expect(upload(owner, "not json\n")).rejects.toMatchObject({ status: 400 });
+    const embeddingsFile = await upload(owner, jsonl([{ custom_id: "e", url: "/v1/embeddings", body: { model: "embed", input: "x" } }]));
+    await expect(owner.batches.create({ input_file_id: embeddingsFile, endpoint: "/v1/chat/completions", completion_window: "24h" })).rejects.toMatchObject({
+      status: 400,
+      error: { param: "input_file_id" },
+    });
+    const streamed = await upload(owner, jsonl([{ custom_id: "s", body: { model: "chat", stream: true, messages: [{ role: "user", content: "hi" }] } }]));
+    await expect(owner.batches.create({ input_file_id: streamed, endpoint: "/v1/chat/completions", completion_window: "24h" })).rejects.toMatchObject({ status: 400 });
+  });
+
+  it("refuses a file over batch.maxFileBytes with 413, however far over", async () => {
+    const owner = client(KEYS.owner);
+    // Past the limit but within the envelope's room: the file part's size; far past it: refused while it is read.
+    for (const size of [80 * 1024, 400 * 1024]) {
+      await expect(upload(owner, "x".repeat(size))).rejects.toMatchObject({ status: 413, error: { param: "file", message: expect.stringContaining("batch.maxFileBytes") } });
+    }
+  });
+
+  it("shows a key only its own files and batches (404 otherwise), and asks for a key", async () => {
+    const owner = client(KEYS.owner);
+    const other = client(KEYS.other);
+    const inputFileId = await upload(owner, jsonl([chatLine("mine", "tokens=1")]));
+    const created = await owner.batches.create({ input_file_id: inputFileId, endpoint: "/v1/chat/completions", completion_window: "24h" });
+    await h.sluice.batches.settled(created.id);
+    const done = await owner.batches.retrieve(created.id);
+    await expect(other.batches.retrieve(created.id)).rejects.toMatchObject({ status: 404 });
+    await expect(other.batches.cancel(created.id)).rejects.toMatchObject({ status: 404 });
+    await expect(other.files.retrieve(inputFileId)).rejects.toMatchObject({ status: 404 });
+    await expect(other.files.content(done.output_file_id!)).rejects.toMatchObject({ status: 404 });
+    await expect(other.batches.create({ input_file_id: inputFileId, endpoint: "/v1/chat/completions", completion_window: "24h" })).rejects.toMatchObject({ status: 404 });
+    expect((await other.batches.list()).data.map((b) => b.id)).not.toContain(created.id);
+    await expect(client("sk-wrong").batches.list()).rejects.toMatchObject({ status: 401 });
+  });
+
+  it("stops a batch whose key runs out of budget: the rest of its lines fail as budget_exceeded, none skipped", async () => {
+    const poor = client(KEYS.poor);
+    const ids = Array.from({ length: 12 }, (_, i) => `poor-${i}`);
+    const created = await poor.batches.create({ input_file_id: await upload(poor, jsonl(ids.map((id) => ({ custom_id: id, body: { ...chatLine(id, "tokens=40").body, max_tokens: 50 } })))), endpoint: "/v1/chat/completions", completion_window: "24h" });
+    await h.sluice.batches.settled(created.id);
+    const done = await poor.batches.retrieve(created.id);
+    expect(done.status).toBe("completed");
+    const output = await linesOf(poor, done.output_file_id);
+    const errors = await linesOf(poor, done.error_file_id);
+    expect([...output, ...errors].map((l) => l.custom_id).sort()).toEqual([...ids].sort());
+    expect(done.request_counts).toEqual({ total: 12, completed: output.length, failed: errors.length });
+    expect(output.length).toBeGreaterThan(0);
+    const refused = errors.filter((l) => l.response !== null);
+    expect(refused.length).toBeGreaterThan(0);
+    for (const line of refused) expect(line.response).toMatchObject({ status_code: 402, body: { error: { code: "budget_exceeded" } } });
+    const notRun = errors.filter((l) => l.response === null);
+    expect(notRun.length).toBeGreaterThan(0);
+    for (const line of notRun) expect(line.error).toMatchObject({ code: "budget_exceeded" });
+  });
+});
+
+describe("a batch survives a restart on a database directory", () => {
+  let dataDir: string;
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), "sluice-batches-"));
+  });
+  afterAll(() => rm(dataDir, { recursive: true, force: true }));
+
+  it("a new gateway on the same database finishes the batch, and no line with a result runs again", async () => {
+    const ids = Array.from({ length: 6 }, (_, i) => `restart-${i}`);
+    // Lines 0 and 1 answer at once; lines 2 and 3 then hold (concurrency 2), and the gateway closes under them.
+    const body = jsonl(ids.map((id, i) => chatLine(id, i < 2 ? `tokens=2 tag=${id}` : `tokens=2 hold_at=1 tag=${id}`)));
+    const first = await startHarness(options({ store: { postgres: { dataDir } } }));
+    let batchId: string;
+    try {
+      const owner = new OpenAI({ baseURL: `${first.url}/v1`, apiKey: KEYS.owner, maxRetries: 0 });
+      const created = await owner.batches.create({ input_file_id: await upload(owner, body), endpoint: "/v1/chat/completions", completion_window: "24h" });
+      batchId = created.id;
+      await Promise.all(["restart-2", "restart-3"].map((tag) => first.sim.records.waitFor((r) => r.tag === tag && r.heldAt !== undefined, 10_000)));
+      expect(await owner.batches.retrieve(batchId)).toMatchObject({ status: "in_progress", request_counts: { completed: 2 } });
+    } finally {
+      await first.close();
+    }
+
+    const second = await startHarness(options({ store: { postgres: { dataDir } } }));
+    try {
+      // A release before the hold is kept: the resumed lines run through.
+      for (const id of ids) second.sim.records.release(id);
+      const owner = new OpenAI({ baseURL: `${second.url}/v1`, apiKey: KEYS.owner, maxRetries: 0 });
+      // The resume runs once the database is open: wait until this gateway holds the batch, then until it is finished.
+      const resumed = await second.waitForLog((line) => line.event === "batch.resumed", DB_TIMEOUT);
+      expect(resumed).toMatchObject({ batches: 1 });
+      await second.sluice.batches.settled(batchId);
+      const done = await owner.batches.retrieve(batchId);
+      expect(done).toMatchObject({ status: "completed", request_counts: { total: 6, completed: 6, failed: 0 } });
+      expect((await linesOf(owner, done.output_file_id)).map((l) => l.custom_id).sort()).toEqual([...ids].sort());
+      // The lines answered before the restart never reached the new gateway's upstream; the others reached it once.
+      for (const id of ids) expect(second.sim.records.all().filter((r) => r.tag === id)).toHaveLength(id === "restart-0" || id === "restart-1" ? 0 : 1);
+    } finally {
+      await second.close();
+    }
+  }, 3 * DB_TIMEOUT);
+});
