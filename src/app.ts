@@ -272,6 +272,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     executor: createBatchLineExecutor({ calls, limits, principalOf: (sha256) => tenancy.keyByHash(sha256) }),
     concurrency: config.batch.concurrency,
     logger,
+    ...(telemetry.metrics ? { meter: telemetry.metrics.meter } : {}),
   });
   let server: GatewayServer | undefined;
   const route = createRoutes({

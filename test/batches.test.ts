@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI, { toFile } from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { scrape } from "./helpers/prometheus.js";
 import { type Harness, type HarnessOptions, startHarness } from "./helpers/harness.js";
 import { tenancyEvents } from "./helpers/tenancy-events.js";
 
@@ -75,6 +76,7 @@ describe("the OpenAI Batch API on an in-process queue", () => {
     const owner = client(KEYS.owner);
     const ids = Array.from({ length: 50 }, (_, i) => `req-${i}`);
     const inputFileId = await upload(owner, jsonl(ids.map((id) => chatLine(id, `tokens=3 tag=run-${id}`))));
+    const completedBefore = (await scrape(`${h.url}/metrics`)).value("sluice_batch_lines_total", { sluice_batch_status: "completed" });
     const created = await owner.batches.create({ input_file_id: inputFileId, endpoint: "/v1/chat/completions", completion_window: "24h", metadata: { job: "nightly" } });
     expect(created).toMatchObject({ object: "batch", status: "in_progress", endpoint: "/v1/chat/completions", input_file_id: inputFileId, request_counts: { total: 50, completed: 0, failed: 0 }, metadata: { job: "nightly" } });
 
@@ -101,6 +103,8 @@ describe("the OpenAI Batch API on an in-process queue", () => {
 
     const page = await owner.batches.list({ limit: 100 });
     expect(page.data.map((b) => b.id)).toContain(created.id);
+    // Progress is a metric too: one count per line finished.
+    expect((await scrape(`${h.url}/metrics`)).value("sluice_batch_lines_total", { sluice_batch_status: "completed" }) - completedBefore).toBe(50);
   }, DB_TIMEOUT);
 
   it("runs an embeddings batch", async () => {

@@ -1,3 +1,4 @@
+import type { Meter } from "@opentelemetry/api";
 import type { Logger } from "../logging/logger.js";
 import type { BatchStore, LineResult, PendingLine, StoredBatch } from "./batch-store.js";
 
@@ -44,6 +45,8 @@ export interface BatchRunnerOptions {
   readonly executor: LineExecutor;
   readonly concurrency: number;
   readonly logger: Logger;
+  /** Lines finished, by status (completed, failed, not_run), for `sluice_batch_lines_total`. */
+  readonly meter?: Meter;
 }
 
 /** Lines read from the database per batch at a time. */
@@ -80,6 +83,7 @@ const describe = (error: unknown) => (error instanceof Error ? `${error.name}: $
 
 export function createBatchRunner(options: BatchRunnerOptions): BatchRunner {
   const { store, executor, logger } = options;
+  const lines = options.meter?.createCounter("sluice.batch.lines", { unit: "{line}", description: "Batch lines finished, by status: completed, failed (its result is an error), or not_run (the batch stopped for its key's budget)." });
   const active = new Map<string, Active>();
   const running = new Set<Promise<void>>();
   const controllers = new Set<AbortController>();
@@ -102,6 +106,7 @@ export function createBatchRunner(options: BatchRunnerOptions): BatchRunner {
       if (a.stopped && !a.cancelling && a.batch) {
         const batch = a.batch;
         const failed = await store.failRest(a.id, (line) => executor.notRun(batch, line));
+        if (failed > 0) lines?.add(failed, { "sluice.batch.status": "not_run" });
         logger.info({ event: "batch.stopped", batch: a.id, reason: "budget_exceeded", notRun: failed });
       }
       const finished = await store.finish(a.id);
@@ -160,6 +165,7 @@ export function createBatchRunner(options: BatchRunnerOptions): BatchRunner {
       // Aborted by close(): not this line's answer; it runs again at the next start.
       if (controller.signal.aborted) return;
       const written = await store.finishLine(a.id, line.customId, outcome.result);
+      if (written) lines?.add(1, { "sluice.batch.status": outcome.result.ok ? "completed" : "failed" });
       if (!written) logger.warn({ event: "batch.line_duplicate", batch: a.id, customId: line.customId });
       if (outcome.stop) a.stopped = true;
     } catch (error) {
