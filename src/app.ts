@@ -21,6 +21,8 @@ import { createCallLayer } from "./call/call-layer.js";
 import { createHealthState } from "./health/health-state.js";
 import { createRoutes } from "./routes.js";
 import { type BatchRunner, createBatchRunner } from "./batch/batch-runner.js";
+import { createQueueClient } from "./batch/queue-client.js";
+import { createQueuedBatchRunner } from "./batch/queued-runner.js";
 import { createBatchStore } from "./batch/batch-store.js";
 import { createBatchLineExecutor } from "./edges/openai/batch-lines.js";
 import { startMetricsListener } from "./telemetry/metrics-route.js";
@@ -267,13 +269,18 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
   const limits = { ...config.limits, requestTimeoutMs: config.server.requestTimeoutMs };
   // Batches need the database: the first batch call opens it (the embedded in-memory PGlite without store.postgres).
   const batchStore = createBatchStore(() => database.open());
-  const batches = createBatchRunner({
+  const batchRunner = {
     store: batchStore,
     executor: createBatchLineExecutor({ calls, limits, principalOf: (sha256) => tenancy.keyByHash(sha256) }),
     concurrency: config.batch.concurrency,
     logger,
     ...(telemetry.metrics ? { meter: telemetry.metrics.meter } : {}),
-  });
+  };
+  // Replicas share batches when they share both the database (the lines) and Redis (the queue); otherwise each runs its own.
+  const sharedRedis = config.store?.postgres ? config.store.redis : undefined;
+  const batches = sharedRedis
+    ? createQueuedBatchRunner({ ...batchRunner, client: () => createQueueClient(sharedRedis.url), prefix: sharedRedis.prefix, leaseMs: config.batch.leaseMs })
+    : createBatchRunner(batchRunner);
   let server: GatewayServer | undefined;
   const route = createRoutes({
     calls,

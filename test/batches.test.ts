@@ -5,6 +5,8 @@ import OpenAI, { toFile } from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { scrape } from "./helpers/prometheus.js";
 import { type Harness, type HarnessOptions, startHarness } from "./helpers/harness.js";
+import { type OwnDatabase, ownDatabase } from "./helpers/postgres.js";
+import { dropPrefix, type OwnRedis, SHARED_REDIS_URL, startOwnRedis, testPrefix } from "./helpers/redis.js";
 import { tenancyEvents } from "./helpers/tenancy-events.js";
 
 const KEYS = { owner: "sk-test-batch-owner-4a1c7e9b2d5f8036", other: "sk-test-batch-other-9e3b1d7f5a2c4680", poor: "sk-test-batch-poor-1f4a7c0e3b6d9258" };
@@ -60,17 +62,52 @@ async function upload(client: OpenAI, content: string): Promise<string> {
   return file.id;
 }
 
-describe("the OpenAI Batch API on an in-process queue", () => {
+/** Where a suite keeps its batches: the store section, and how to clean up after it. */
+interface Backing {
+  readonly store?: HarnessOptions["store"];
+  readonly cleanup: () => Promise<void>;
+}
+
+/**
+ * The same behaviour on both queues: the in-process one (embedded PGlite,
+ * no Redis) and the one replicas share (BullMQ on Redis, a PostgreSQL
+ * server), whose cancel and budget stop go through the database instead
+ * of one process's memory.
+ */
+const BACKINGS: ReadonlyArray<readonly [string, () => Promise<Backing>]> = [
+  ["an in-process queue", () => Promise.resolve({ cleanup: () => Promise.resolve() })],
+  [
+    "the queue replicas share (BullMQ on Redis, PostgreSQL)",
+    async () => {
+      const database = await ownDatabase();
+      const prefix = testPrefix("batches");
+      return {
+        store: { redis: { url: SHARED_REDIS_URL, prefix, failMode: "closed", timeoutMs: 5_000 }, postgres: { url: database.url, poolSize: 4 } },
+        cleanup: async () => {
+          await database.drop();
+          await dropPrefix(prefix);
+        },
+      };
+    },
+  ],
+];
+
+describe.each(BACKINGS)("the OpenAI Batch API on %s", (_name, backing) => {
   const events = tenancyEvents();
   let h: Harness;
+  let backed: Backing | undefined;
   const client = (key: string) => new OpenAI({ baseURL: `${h.url}/v1`, apiKey: key, maxRetries: 0 });
 
   beforeAll(async () => {
-    h = await startHarness(options({ observer: events.observer }));
-    // The first batch call opens the embedded database.
+    backed = await backing();
+    h = await startHarness(options({ observer: events.observer, ...(backed.store ? { store: backed.store } : {}) }));
+    // The first batch call opens the database.
     await upload(client(KEYS.owner), jsonl([chatLine("warm", "tokens=1")]));
   }, DB_TIMEOUT);
-  afterAll(() => h?.close());
+  afterAll(async () => {
+    await h?.close();
+    await backed?.cleanup();
+  });
 
   it("runs 50 chat lines to completion: every custom_id answered once with a chat.completion", async () => {
     const owner = client(KEYS.owner);
@@ -246,4 +283,43 @@ describe("a batch survives a restart on a database directory", () => {
       await second.close();
     }
   }, 3 * DB_TIMEOUT);
+});
+
+describe("the shared queue loses its Redis", () => {
+  let redis: OwnRedis;
+  let database: OwnDatabase;
+  let h: Harness;
+  const prefix = testPrefix("batch-redis-lost");
+
+  beforeAll(async () => {
+    [redis, database] = await Promise.all([startOwnRedis(), ownDatabase()]);
+    h = await startHarness(
+      options({ store: { redis: { url: redis.url, prefix, failMode: "open", timeoutMs: 1_000 }, postgres: { url: database.url, poolSize: 4 } }, batch: { concurrency: 2, leaseMs: 1_000 } }),
+    );
+  }, DB_TIMEOUT);
+  afterAll(async () => {
+    await h?.close();
+    await redis?.kill();
+    await database?.drop();
+  });
+
+  it("queues the batch again from the database when Redis comes back empty, and no line runs twice", async () => {
+    const owner = new OpenAI({ baseURL: `${h.url}/v1`, apiKey: KEYS.owner, maxRetries: 0 });
+    const ids = Array.from({ length: 10 }, (_, i) => `lost-${i}`);
+    // The first two lines hold mid-stream while Redis goes away and comes back without its data (no persistence).
+    const body = jsonl(ids.map((id, i) => chatLine(id, i < 2 ? `tokens=2 hold_at=1 tag=${id}` : `tokens=2 tag=${id}`)));
+    const created = await owner.batches.create({ input_file_id: await upload(owner, body), endpoint: "/v1/chat/completions", completion_window: "24h" });
+    await Promise.all(["lost-0", "lost-1"].map((tag) => h.sim.records.waitFor((r) => r.tag === tag && r.heldAt !== undefined, 20_000)));
+    await redis.kill();
+    await redis.restart();
+    h.sim.records.release("lost-0");
+    h.sim.records.release("lost-1");
+    const requeued = await h.waitForLog((line) => line.event === "batch.requeued", 60_000);
+    expect(requeued).toMatchObject({ batches: 1 });
+    await h.sluice.batches.settled(created.id);
+    const done = await owner.batches.retrieve(created.id);
+    expect(done).toMatchObject({ status: "completed", request_counts: { total: 10, completed: 10, failed: 0 } });
+    expect((await linesOf(owner, done.output_file_id)).map((l) => l.custom_id).sort()).toEqual([...ids].sort());
+    for (const id of ids) expect(h.sim.records.all().filter((r) => r.tag === id)).toHaveLength(1);
+  }, 2 * DB_TIMEOUT);
 });

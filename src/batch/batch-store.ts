@@ -26,6 +26,10 @@ export interface StoredBatch {
   readonly metadata: Readonly<Record<string, string>> | null;
   readonly status: BatchStatus;
   readonly counts: { readonly total: number; readonly completed: number; readonly failed: number };
+  /** Lines never started because the batch was cancelled (shared queue only). */
+  readonly skipped: number;
+  /** A line was refused for the key's budget: the lines not yet run are written as not run. */
+  readonly stopped: boolean;
   readonly outputFileId: string | null;
   readonly errorFileId: string | null;
   /** Epoch seconds, as the API shows them; null: not reached. */
@@ -47,6 +51,11 @@ export interface PendingLine {
   readonly line: number;
   /** The request body, as uploaded. */
   readonly body: string;
+}
+
+/** One line as the shared queue's worker reads it: done when it has a result or was skipped. */
+export interface StoredLine extends PendingLine {
+  readonly done: boolean;
 }
 
 /** A line's result: the output (or error) file's line, and which file it goes to. */
@@ -75,6 +84,8 @@ function batchOf(r: Row): StoredBatch {
     metadata: (r.metadata ?? null) as StoredBatch["metadata"],
     status: String(r.status) as BatchStatus,
     counts: { total: Number(r.total), completed: Number(r.completed), failed: Number(r.failed) },
+    skipped: Number(r.skipped ?? 0),
+    stopped: r.stopped === true,
     outputFileId: r.output_file_id === null || r.output_file_id === undefined ? null : String(r.output_file_id),
     errorFileId: r.error_file_id === null || r.error_file_id === undefined ? null : String(r.error_file_id),
     times: {
@@ -113,6 +124,14 @@ export interface BatchStore {
   pending(batchId: string, after: number, limit: number): Promise<PendingLine[]>;
   /** Writes a line's result unless it has one, and counts it; false: it had one already. */
   finishLine(batchId: string, customId: string, result: LineResult): Promise<boolean>;
+  /** One line by its place in the file (the shared queue's job names it so). */
+  line(batchId: string, line: number): Promise<StoredLine | undefined>;
+  /** Marks a line never started, the batch being cancelled; false: it had a result or was skipped already. */
+  skipLine(batchId: string, customId: string): Promise<boolean>;
+  /** Records that a line was refused for the key's budget: the lines not yet run are written as not run. */
+  stop(batchId: string): Promise<void>;
+  /** Finishes the batch when every line has a result or was skipped; undefined when it is not settled (or gone). */
+  finishIfSettled(id: string): Promise<StoredBatch | undefined>;
   /** Every line still without a result gets `result(line)` as a failure (a batch stopped by its budget). */
   failRest(batchId: string, result: (line: PendingLine) => LineResult): Promise<number>;
   /** Marks the batch cancelling; undefined when `owner` has no such batch; unchanged when it is past cancelling. */
@@ -122,7 +141,7 @@ export interface BatchStore {
 }
 
 export function createBatchStore(db: () => Promise<Database>): BatchStore {
-  return {
+  const store: BatchStore = {
     async putFile(file, content) {
       const createdAt = seconds();
       await (await db()).query("INSERT INTO sluice_batch_files (id, owner, purpose, filename, bytes, content, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)", [
@@ -197,7 +216,7 @@ export function createBatchStore(db: () => Promise<Database>): BatchStore {
 
     async pending(batchId, after, limit) {
       const { rows } = await (await db()).query<{ custom_id: string; line: number; body: string }>(
-        "SELECT custom_id, line, body FROM sluice_batch_lines WHERE batch_id = $1 AND line > $2 AND result IS NULL ORDER BY line LIMIT $3",
+        "SELECT custom_id, line, body FROM sluice_batch_lines WHERE batch_id = $1 AND line > $2 AND result IS NULL AND status IS DISTINCT FROM 'cancelled' ORDER BY line LIMIT $3",
         [batchId, after, limit],
       );
       return rows.map((r) => ({ customId: String(r.custom_id), line: Number(r.line), body: String(r.body) }));
@@ -215,6 +234,39 @@ export function createBatchStore(db: () => Promise<Database>): BatchStore {
         await query(result.ok ? "UPDATE sluice_batches SET completed = completed + 1 WHERE id = $1" : "UPDATE sluice_batches SET failed = failed + 1 WHERE id = $1", [batchId]);
         return true;
       });
+    },
+
+    async line(batchId, line) {
+      const { rows } = await (await db()).query<{ custom_id: string; line: number; body: string; status: string | null; result: string | null }>(
+        "SELECT custom_id, line, body, status, result FROM sluice_batch_lines WHERE batch_id = $1 AND line = $2",
+        [batchId, line],
+      );
+      const r = rows[0];
+      return r ? { customId: String(r.custom_id), line: Number(r.line), body: String(r.body), done: r.result !== null || r.status === "cancelled" } : undefined;
+    },
+
+    async skipLine(batchId, customId) {
+      return (await db()).transaction(async (query) => {
+        const { rows } = await query("UPDATE sluice_batch_lines SET status = 'cancelled' WHERE batch_id = $1 AND custom_id = $2 AND result IS NULL AND status IS DISTINCT FROM 'cancelled' RETURNING line", [
+          batchId,
+          customId,
+        ]);
+        if (rows.length === 0) return false;
+        await query("UPDATE sluice_batches SET skipped = skipped + 1 WHERE id = $1", [batchId]);
+        return true;
+      });
+    },
+
+    async stop(batchId) {
+      await (await db()).query("UPDATE sluice_batches SET stopped = true WHERE id = $1", [batchId]);
+    },
+
+    async finishIfSettled(id) {
+      const { rows } = await (await db()).query("SELECT * FROM sluice_batches WHERE id = $1", [id]);
+      if (!rows[0]) return undefined;
+      const batch = batchOf(rows[0]);
+      if (batch.counts.completed + batch.counts.failed + batch.skipped < batch.counts.total) return undefined;
+      return store.finish(id);
     },
 
     async failRest(batchId, result) {
@@ -278,6 +330,7 @@ export function createBatchStore(db: () => Promise<Database>): BatchStore {
       });
     },
   };
+  return store;
 }
 
 /** Lines with results, in file order, for the output and error files. */

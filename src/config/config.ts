@@ -252,6 +252,7 @@ export interface BatchSettings {
   readonly maxLineBytes: number;
   readonly maxBatchesPerKey: number;
   readonly concurrency: number;
+  readonly leaseMs: number;
 }
 
 /** Shared state in Redis (docs/tenancy.md). */

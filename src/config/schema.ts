@@ -504,7 +504,7 @@ export const configSchema = z
         bufferMax: z.number().int().min(100).max(10_000_000).default(100_000),
       })
       .prefault({}),
-    /** The OpenAI Batch API on the facade: files and batches in the database, run by an in-process worker (docs/batches.md). */
+    /** The OpenAI Batch API on the facade: files and batches in the database, lines run on a queue the replicas share (BullMQ, with store.redis and store.postgres) or in process (docs/batches.md). */
     batch: z
       .strictObject({
         /** Bytes of one uploaded batch file at most (checked before the upload is parsed). */
@@ -517,6 +517,8 @@ export const configSchema = z
         maxBatchesPerKey: z.number().int().min(1).max(1_000).default(10),
         /** Lines run at once by this gateway, over all batches. */
         concurrency: z.number().int().min(1).max(256).default(4),
+        /** With store.redis and store.postgres: how long a line stays claimed by a replica that stopped answering before another takes it. */
+        leaseMs: z.number().int().min(500).max(600_000).default(30_000),
       })
       .prefault({}),
     /** Custom PII detectors and the audit log (docs/compliance.md). */

@@ -178,6 +178,15 @@ export const MIGRATIONS: readonly Migration[] = [
       );
       CREATE INDEX IF NOT EXISTS sluice_batch_lines_line ON sluice_batch_lines (batch_id, line)`,
   },
+  {
+    version: 7,
+    name: "batches on a shared queue",
+    // stopped: a line was refused for the key's budget, so the lines after it are written as not run.
+    // skipped: lines never started because the batch was cancelled (status 'cancelled', no result).
+    sql: `
+      ALTER TABLE sluice_batches ADD COLUMN IF NOT EXISTS stopped boolean NOT NULL DEFAULT false;
+      ALTER TABLE sluice_batches ADD COLUMN IF NOT EXISTS skipped integer NOT NULL DEFAULT 0`,
+  },
 ];
 
 /** What a migration run did: the versions applied, and those waiting for an extension the server does not offer. */

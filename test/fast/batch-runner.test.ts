@@ -21,6 +21,8 @@ function memoryStore(count: number, done: readonly string[] = []) {
     metadata: null,
     status,
     counts: { total: count, completed: [...results.values()].filter((r) => r.ok).length, failed: [...results.values()].filter((r) => !r.ok).length },
+    skipped: 0,
+    stopped: false,
     outputFileId: null,
     errorFileId: null,
     times: { createdAt: 0, inProgressAt: 0, expiresAt: null, finalizingAt: null, completedAt: null, cancellingAt: null, cancelledAt: null },
