@@ -35,6 +35,8 @@ export interface GoalInput {
     readonly ttft: { readonly promptBytes: number; readonly addedMs: number; readonly ratio: number; readonly inProcessUs: { readonly addedUs: number }; readonly results: Readonly<Record<"capable" | "unknown", { readonly errors: number }>> };
     readonly count: { readonly tokens: number; readonly countMs: P50; readonly boundRatio: number };
   };
+  /** Batches beside interactive traffic (issue #30); runs before it existed have none. */
+  readonly batch?: { readonly ratio: number; readonly errors: number; readonly ttftP50Ms: { readonly alone: number; readonly beside: number } };
   readonly cache: { readonly upstreamTtftMs: number; readonly levels: readonly number[]; readonly hitRatio: Readonly<Record<number, number>>; readonly missAddedMs: number };
 }
 
@@ -230,6 +232,13 @@ export function goals(r: GoalInput): Goal[] {
       target: "≤ +0.1 ms",
       measured: r.needs ? `${r.needs.ttft.addedMs >= 0 ? "+" : ""}${round(r.needs.ttft.addedMs, 3)} ms (×${round(r.needs.ttft.ratio, 3)}; in process +${round(r.needs.ttft.inProcessUs.addedUs, 2)} µs)${needsErrors(r.needs) ? `; ${needsErrors(r.needs)} errors` : ""}` : "not run",
       met: r.needs !== undefined && r.needs.ttft.addedMs <= 0.1 && needsErrors(r.needs) === 0,
+    },
+    {
+      id: "batch-ttft",
+      name: "Batches: interactive TTFT p50 with a batch running beside it ÷ with none, gRPC, 4 streams at once (median of alternated rounds)",
+      target: "≤ ×1.1",
+      measured: r.batch ? `×${round(r.batch.ratio, 3)} (${round(r.batch.ttftP50Ms.alone, 3)} → ${round(r.batch.ttftP50Ms.beside, 3)} ms)${r.batch.errors ? `; ${r.batch.errors} errors` : ""}` : "not run",
+      met: r.batch !== undefined && r.batch.ratio <= 1.1 && r.batch.errors === 0,
     },
     {
       id: "needs-count",

@@ -20,6 +20,7 @@ import { resumableSummary, resumeScenario, resumeSection } from "./resume.js";
 import { goals } from "./goals.js";
 import { type PiiResult, piiScenario, piiSection } from "./pii.js";
 import { type NeedsResult, needsScenario, needsSection } from "./needs.js";
+import { type BatchResult, batchScenario, batchSection } from "./batch.js";
 import type { TargetKind, TargetSpec } from "./targets.js";
 
 const { values: args } = parseArgs({
@@ -494,12 +495,12 @@ async function slowScenario(s: Services) {
  * needs a fresh process, on the same simulator; `config` adds sections
  * (`telemetry`, `server`) to the plain one.
  */
-async function startGateway(s: Services, config: Record<string, unknown>, options: { exposeGc?: boolean; models?: Record<string, unknown> } = {}): Promise<{ proc: Proc; url: string }> {
+async function startGateway(s: Services, config: Record<string, unknown>, options: { exposeGc?: boolean; models?: Record<string, unknown>; provider?: Record<string, unknown> } = {}): Promise<{ proc: Proc; url: string }> {
   const dir = await mkdtemp(join(tmpdir(), "sluice-bench-"));
   const configFile = join(dir, "sluice.yaml");
   await writeFile(
     configFile,
-    stringify({ log: { level: "info" }, ...config, providers: { sim: { kind: "openai", baseUrl: s.simOpenAi, timeouts: BENCH_TIMEOUTS } }, models: options.models ?? { bench: { provider: "sim", model: "sim-1" } } }),
+    stringify({ log: { level: "info" }, ...config, providers: { sim: { kind: "openai", baseUrl: s.simOpenAi, timeouts: BENCH_TIMEOUTS, ...options.provider } }, models: options.models ?? { bench: { provider: "sim", model: "sim-1" } } }),
   );
   const { proc, value } = await startUntil(
     process.execPath,
@@ -946,6 +947,16 @@ function needsRun(s: Services): Promise<NeedsResult> {
   });
 }
 
+/** Batches beside interactive traffic (issue #30): interactive TTFT with and without a batch running, on a gateway of its own. */
+function batchRun(s: Services): Promise<BatchResult> {
+  return batchScenario(SIZE.batch, {
+    startGateway: (config, provider) => startGateway(s, config, { provider }),
+    load,
+    simReset: () => simReset(s),
+    log,
+  });
+}
+
 /** Resumable streams on vs off, on the gateway with a Redis store (the limited one). */
 function runResume(s: Services) {
   return resumeScenario(s.limitedUrl, BENCH_KEY, SIZE.resume, log, { gateway: () => s.limited.cpuSeconds(), ...(s.redis ? { redis: () => s.redis!.cpuSeconds() } : {}) });
@@ -987,6 +998,7 @@ async function main(): Promise<void> {
       ledger: ledgerScenario,
       pii: piiRun,
       needs: needsRun,
+      batch: batchRun,
     };
     const run = args.only === undefined ? undefined : single[args.only];
     if (run) {
@@ -1008,11 +1020,12 @@ async function main(): Promise<void> {
     const ledger = await ledgerScenario(s);
     const pii = await piiRun(s);
     const needs = await needsRun(s);
+    const batch = await batchRun(s);
     const resume = await runResume(s);
     const cache = await cacheScenario(s);
     const semantic = await semanticRun(s);
     const capacity = await capacityScenario(s);
-    const result = { mode: MODE, machine: machine(), ttft, throughput, capacity, cancel, slow, failover, hedge, telemetry, admission, ledger, pii, needs, resume, resumable: resumableSummary(resume), cache, semantic, durationS: (performance.now() - started) / 1000 };
+    const result = { mode: MODE, machine: machine(), ttft, throughput, capacity, cancel, slow, failover, hedge, telemetry, admission, ledger, pii, needs, batch, resume, resumable: resumableSummary(resume), cache, semantic, durationS: (performance.now() - started) / 1000 };
     await writeReport(result);
   } finally {
     await Promise.all([s.gateway.stop(), s.limited.stop(), s.sim.stop(), s.peer?.stop(), s.floor.stop()]);
@@ -1035,6 +1048,7 @@ type Result = {
   admission: Awaited<ReturnType<typeof admissionScenario>>;
   pii: PiiResult;
   needs: NeedsResult;
+  batch: BatchResult;
   resume: Awaited<ReturnType<typeof resumeScenario>>;
   resumable: ReturnType<typeof resumableSummary>;
   cache: Awaited<ReturnType<typeof cacheScenario>>;
@@ -1161,6 +1175,7 @@ async function writeReport(r: Result): Promise<void> {
     "",
     piiSection(r.pii),
     needsSection(r.needs),
+    batchSection(r.batch),
     resumeSection(r.resume),
     "",
     `## 10. Response cache (issue #26): exact cache, gRPC edge, upstream TTFT ${r.cache.upstreamTtftMs} ms; a miss asks something new each time, a hit the same question`,

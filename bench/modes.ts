@@ -30,6 +30,7 @@ export interface Sizes {
   readonly resume: ResumeSizes;
   readonly pii: PiiSizes;
   readonly needs: NeedsSizes;
+  readonly batch: BatchSizes;
 }
 
 /**
@@ -39,6 +40,18 @@ export interface Sizes {
  * per round and alias, routeByNeed's timed batches of 100 in process;
  * the counted conversation's target tokens and timed counts.
  */
+/**
+ * Batches beside interactive traffic (issue #30): lines in the batch (it
+ * must outlast each interactive run), alternated rounds, interactive
+ * streams per run and at once.
+ */
+export interface BatchSizes {
+  readonly lines: number;
+  readonly rounds: number;
+  readonly streamsPerRound: number;
+  readonly concurrency: number;
+}
+
 export interface NeedsSizes {
   readonly promptBytes: number;
   readonly warmUp: number;
@@ -79,6 +92,7 @@ export const SIZES: Readonly<Record<Mode, Sizes>> = {
     resume: { warmUp: 40, ttftPerRound: 300, tokens: 5_000, pairs: 12, samples: 200 },
     pii: { iterations: 2_000, tokens: 10_000, rounds: 20 },
     needs: { promptBytes: 4_096, warmUp: 200, rounds: 8, streamsPerRound: 200, routeBatches: 500, countTokens: 100_000, countRuns: 15 },
+    batch: { lines: 4_000, rounds: 6, streamsPerRound: 400, concurrency: 4 },
   },
   // Each load-generator run is a process of its own (~0.4 s to start on a busy
   // 2-core machine): the quick run saves runs as much as streams.
@@ -98,6 +112,7 @@ export const SIZES: Readonly<Record<Mode, Sizes>> = {
     resume: { warmUp: 10, ttftPerRound: 25, tokens: 1_000, pairs: 4, samples: 20 },
     pii: { iterations: 500, tokens: 3_000, rounds: 3 },
     needs: { promptBytes: 4_096, warmUp: 50, rounds: 2, streamsPerRound: 100, routeBatches: 100, countTokens: 100_000, countRuns: 5 },
+    batch: { lines: 2_000, rounds: 2, streamsPerRound: 200, concurrency: 4 },
   },
 };
 

@@ -323,3 +323,50 @@ describe("the shared queue loses its Redis", () => {
     for (const id of ids) expect(h.sim.records.all().filter((r) => r.tag === id)).toHaveLength(1);
   }, 2 * DB_TIMEOUT);
 });
+
+describe("batch lines use spare capacity", () => {
+  let database: OwnDatabase;
+  let h: Harness;
+
+  beforeAll(async () => {
+    database = await ownDatabase();
+    h = await startHarness({
+      ...options({ store: { postgres: { url: database.url, poolSize: 4 } }, batch: { concurrency: 4, maxShare: 0.25 } }),
+      routing: (sim) => ({
+        providers: { oa: { kind: "openai", baseUrl: sim.openAiBaseUrl, maxConcurrent: 4, breaker: { failures: 10_000 } } },
+        models: { chat: { provider: "oa", model: "sim-1", price: PRICE }, embed: { provider: "oa", model: "sim-embed", price: PRICE } },
+      }),
+    });
+  }, DB_TIMEOUT);
+  afterAll(async () => {
+    await h?.close();
+    await database?.drop();
+  });
+
+  it("takes at most batch.maxShare of the provider's streams, and interactive calls go first", async () => {
+    const owner = new OpenAI({ baseURL: `${h.url}/v1`, apiKey: KEYS.owner, maxRetries: 0 });
+    const ids = ["share-0", "share-1", "share-2"];
+    const created = await owner.batches.create({
+      input_file_id: await upload(owner, jsonl(ids.map((id) => chatLine(id, `tokens=2 hold_at=1 tag=${id}`)))),
+      endpoint: "/v1/chat/completions",
+      completion_window: "24h",
+    });
+    // A quarter of 4 streams is one: one line runs, the other two wait at the gate although batch.concurrency is 4.
+    await h.sim.records.waitFor((r) => r.tag === "share-0" && r.heldAt !== undefined, 20_000);
+    const gate = await h.sluice.gates.until("oa", (g) => g.backgroundWaiting === 2);
+    expect(gate.backgroundInFlight).toBe(1);
+    // Interactive calls fill the other three streams; a fourth waits.
+    const interactive = ["i-0", "i-1", "i-2", "i-3"].map((tag) => owner.chat.completions.create({ model: "chat", messages: [{ role: "user", content: `#sim tokens=2 hold_at=1 tag=${tag}\nhi` }] }));
+    await Promise.all(["i-0", "i-1", "i-2"].map((tag) => h.sim.records.waitFor((r) => r.tag === tag && r.heldAt !== undefined, 20_000)));
+    await h.sluice.gates.until("oa", (g) => g.waiting === 1);
+    // The batch line ends: its stream goes to the waiting interactive call, not to the next line.
+    h.sim.records.release("share-0");
+    await h.sim.records.waitFor((r) => r.tag === "i-3" && r.heldAt !== undefined, 20_000);
+    expect(h.sim.records.all().some((r) => r.tag === "share-1" || r.tag === "share-2")).toBe(false);
+    expect({ background: gate.backgroundInFlight, waiting: gate.backgroundWaiting }).toEqual({ background: 0, waiting: 2 });
+    for (const tag of ["i-0", "i-1", "i-2", "i-3", "share-1", "share-2"]) h.sim.records.release(tag);
+    await Promise.all(interactive);
+    await h.sluice.batches.settled(created.id);
+    expect(await owner.batches.retrieve(created.id)).toMatchObject({ status: "completed", request_counts: { total: 3, completed: 3, failed: 0 } });
+  });
+});

@@ -67,3 +67,69 @@ describe("a provider gate given new settings by a reload", () => {
     expect(gate.inFlight + q.inFlight).toBe(0);
   });
 });
+
+describe("background calls at a provider gate (batch lines)", () => {
+  const share = (maxConcurrent: number, backgroundShare: number) => ({ ...admission(maxConcurrent), backgroundShare });
+
+  it("take at most their share of maxConcurrent, at least one slot, and wait for more without a queue limit", async () => {
+    const gate = createProviderGate("p", share(8, 0.25));
+    const first = await gate.acquire(signal, "background");
+    const second = await gate.acquire(signal, "background");
+    const third = gate.acquire(signal, "background");
+    expect({ inFlight: gate.inFlight, background: gate.backgroundInFlight, waiting: gate.backgroundWaiting }).toEqual({ inFlight: 2, background: 2, waiting: 1 });
+    // Interactive calls still have the rest.
+    const interactive = await Promise.all(Array.from({ length: 6 }, () => gate.acquire(signal)));
+    expect(gate.inFlight).toBe(8);
+    first();
+    const admitted = await third;
+    expect(gate.backgroundInFlight).toBe(2);
+    for (const release of [second, admitted, ...interactive]) release();
+    expect({ inFlight: gate.inFlight, background: gate.backgroundInFlight }).toEqual({ inFlight: 0, background: 0 });
+
+    const tiny = createProviderGate("q", share(2, 0.1));
+    const only = await tiny.acquire(signal, "background");
+    const next = tiny.acquire(signal, "background");
+    expect(tiny.backgroundWaiting).toBe(1);
+    only();
+    (await next)();
+  });
+
+  it("start only while no interactive call waits, and a freed slot goes to an interactive waiter first", async () => {
+    const gate = createProviderGate("p", share(2, 1));
+    const a = await gate.acquire(signal);
+    const b = await gate.acquire(signal);
+    const interactive = gate.acquire(signal);
+    const batch = gate.acquire(signal, "background");
+    a();
+    const admittedInteractive = await interactive;
+    expect({ waiting: gate.waiting, backgroundWaiting: gate.backgroundWaiting, background: gate.backgroundInFlight }).toEqual({ waiting: 0, backgroundWaiting: 1, background: 0 });
+    b();
+    const admittedBatch = await batch;
+    expect(gate.backgroundInFlight).toBe(1);
+    // With an interactive call waiting, a new background call does not jump in when a slot frees.
+    const late = gate.acquire(signal);
+    const blocked = gate.acquire(signal, "background");
+    admittedInteractive();
+    const lateAdmitted = await late;
+    expect(gate.backgroundWaiting).toBe(1);
+    admittedBatch();
+    (await blocked)();
+    lateAdmitted();
+    expect(gate.inFlight).toBe(0);
+  });
+
+  it("leave the queue when their line is cancelled, and fail with the gate when it closes", async () => {
+    const gate = createProviderGate("p", share(1, 1));
+    const held = await gate.acquire(signal);
+    const controller = new AbortController();
+    const cancelled = gate.acquire(controller.signal, "background");
+    const closed = gate.acquire(signal, "background");
+    controller.abort(new Error("line cancelled"));
+    await expect(cancelled).rejects.toThrow("line cancelled");
+    expect(gate.backgroundWaiting).toBe(1);
+    gate.close(new Error("shutting down") as never);
+    await expect(closed).rejects.toThrow("shutting down");
+    held();
+    expect(gate.inFlight).toBe(0);
+  });
+});

@@ -6,6 +6,29 @@ import { clampDelay } from "../core/timers.js";
 export type Release = () => void;
 
 /**
+ * Interactive calls are the gateway's purpose; background ones (batch
+ * lines) use spare capacity: they start only while no interactive call
+ * waits, take at most `backgroundShare` of `maxConcurrent`, and give way
+ * to every interactive waiter when a slot frees.
+ */
+export type Priority = "interactive" | "background";
+
+/** A provider's share for background calls when the configuration names none (batch.maxShare's default). */
+export const DEFAULT_BACKGROUND_SHARE = 0.25;
+
+/**
+ * How long a background call waits for room before it fails `overloaded`.
+ * Long on purpose: a batch line has no caller waiting, and it waits only
+ * while interactive traffic keeps the provider busy.
+ */
+export const BACKGROUND_WAIT_MS = 10 * 60_000;
+
+/** Background slots of a provider: at least one, so a batch always moves when interactive traffic leaves room. */
+export function backgroundSlots(config: AdmissionConfig): number {
+  return Math.max(1, Math.floor(config.maxConcurrent * (config.backgroundShare ?? DEFAULT_BACKGROUND_SHARE)));
+}
+
+/**
  * Admission in front of one provider: at most `maxConcurrent` streams in
  * flight, then a FIFO queue of at most `maxWaiting` requests, each waiting
  * at most `timeoutMs`. A full queue or a wait that runs out sheds the request
@@ -13,9 +36,13 @@ export type Release = () => void;
  * request is cancelled leaves the queue at once.
  */
 export interface ProviderGate {
-  acquire(signal: AbortSignal): Promise<Release>;
+  acquire(signal: AbortSignal, priority?: Priority): Promise<Release>;
   readonly inFlight: number;
+  /** Interactive calls waiting (background ones are `backgroundWaiting`). */
   readonly waiting: number;
+  /** Background calls in flight (counted in `inFlight` too). */
+  readonly backgroundInFlight: number;
+  readonly backgroundWaiting: number;
   /**
    * New settings from a configuration reload, applied to this same gate so
    * that the streams it already admitted keep counting against the limit and
@@ -40,12 +67,15 @@ const SHED_RETRY_MS = 1000;
 
 export function createProviderGate(provider: string, initial: AdmissionConfig): ProviderGate {
   const queue = new Set<Waiter>();
+  const background = new Set<Waiter>();
   let config = initial;
   let inFlight = 0;
+  let backgroundInFlight = 0;
   let closedWith: GatewayError | undefined;
   const changed = () => gate.onChange?.(gate);
+  const backgroundRoom = () => queue.size === 0 && inFlight < config.maxConcurrent && backgroundInFlight < backgroundSlots(config);
 
-  /** Admits the longest waiters while there is room; true when anyone was admitted (and told so). */
+  /** Admits the longest waiters while there is room, interactive ones first; true when anyone was admitted (and told so). */
   const admitWaiting = (): boolean => {
     let admitted = false;
     for (const waiter of queue) {
@@ -53,17 +83,30 @@ export function createProviderGate(provider: string, initial: AdmissionConfig): 
       waiter.admit();
       admitted = true;
     }
+    for (const waiter of background) {
+      if (!backgroundRoom()) break;
+      waiter.admit();
+      admitted = true;
+    }
     return admitted;
   };
 
-  const release = (): Release => {
+  const release = (priority: Priority): Release => {
     let released = false;
     return () => {
       if (released) return;
       released = true;
       inFlight--;
+      if (priority === "background") backgroundInFlight--;
       if (!admitWaiting()) changed();
     };
+  };
+
+  const take = (priority: Priority): Release => {
+    inFlight++;
+    if (priority === "background") backgroundInFlight++;
+    changed();
+    return release(priority);
   };
 
   const gate: ProviderGate = {
@@ -73,15 +116,18 @@ export function createProviderGate(provider: string, initial: AdmissionConfig): 
     get waiting() {
       return queue.size;
     },
-    acquire(signal) {
+    get backgroundInFlight() {
+      return backgroundInFlight;
+    },
+    get backgroundWaiting() {
+      return background.size;
+    },
+    acquire(signal, priority = "interactive") {
       if (closedWith) return Promise.reject(closedWith);
       if (signal.aborted) return Promise.reject(signal.reason);
-      if (inFlight < config.maxConcurrent && queue.size === 0) {
-        inFlight++;
-        changed();
-        return Promise.resolve(release());
-      }
-      if (queue.size >= config.maxWaiting) {
+      const isBackground = priority === "background";
+      if (isBackground ? background.size === 0 && backgroundRoom() : inFlight < config.maxConcurrent && queue.size === 0) return Promise.resolve(take(priority));
+      if (!isBackground && queue.size >= config.maxWaiting) {
         return Promise.reject(
           new GatewayError("overloaded", `provider ${provider} is at its limit of ${config.maxConcurrent} streams and its queue is full`, {
             provider,
@@ -90,19 +136,18 @@ export function createProviderGate(provider: string, initial: AdmissionConfig): 
         );
       }
       // The wait this request was promised, whatever a reload sets meanwhile.
-      const { timeoutMs } = config;
+      const timeoutMs = isBackground ? BACKGROUND_WAIT_MS : config.timeoutMs;
+      const line = isBackground ? background : queue;
       return new Promise<Release>((resolve, reject) => {
         const leave = () => {
-          queue.delete(waiter);
+          line.delete(waiter);
           clearTimeout(timer);
           signal.removeEventListener("abort", onAbort);
         };
         const waiter: Waiter = {
           admit() {
             leave();
-            inFlight++;
-            changed();
-            resolve(release());
+            resolve(take(priority));
           },
           fail(reason) {
             leave();
@@ -121,7 +166,7 @@ export function createProviderGate(provider: string, initial: AdmissionConfig): 
             ),
           clampDelay(timeoutMs),
         );
-        queue.add(waiter);
+        line.add(waiter);
         signal.addEventListener("abort", onAbort, { once: true });
         changed();
       });
@@ -132,7 +177,7 @@ export function createProviderGate(provider: string, initial: AdmissionConfig): 
     },
     close(reason) {
       closedWith = reason;
-      for (const waiter of [...queue]) waiter.fail(reason);
+      for (const waiter of [...queue, ...background]) waiter.fail(reason);
     },
   };
   return gate;

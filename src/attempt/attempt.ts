@@ -1,3 +1,4 @@
+import type { Priority } from "../admission/provider-gate.js";
 import type { RouteTarget } from "../config/config.js";
 import type { ChatRequest } from "../core/chat-request.js";
 import type { ContentDelta } from "../core/delta.js";
@@ -30,12 +31,14 @@ export interface AttemptPlan {
   readonly prepare?: (request: ChatRequest, target: RouteTarget) => Promise<ChatRequest>;
   /** Reports admission and the first delta, and gives the trace headers to send. */
   readonly observer?: AttemptObserver;
+  /** Where it queues at the provider's gate: a batch line goes behind interactive calls. */
+  readonly priority?: Priority;
 }
 
 export interface AttemptDeps {
   readonly client: UpstreamClient;
   /** Waits for room at the target's provider (its admission queue); resolves with the slot's release. */
-  readonly admit: (target: RouteTarget, signal: AbortSignal) => Promise<() => void>;
+  readonly admit: (target: RouteTarget, signal: AbortSignal, priority?: Priority) => Promise<() => void>;
   /** Called once when the attempt has let go of everything (completed, failed or aborted). */
   readonly ended?: (target: RouteTarget) => void;
 }
@@ -267,7 +270,7 @@ export function startAttempt(plan: AttemptPlan, deps: AttemptDeps, parent: Abort
   async function exchange(): Promise<void> {
     try {
       const queuedAt = performance.now();
-      release = await deps.admit(target, signal);
+      release = await deps.admit(target, signal, plan.priority);
       if (signal.aborted) release();
       signal.throwIfAborted();
       plan.observer?.admitted(performance.now() - queuedAt);

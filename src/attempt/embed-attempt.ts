@@ -1,3 +1,4 @@
+import type { Priority } from "../admission/provider-gate.js";
 import type { RouteTarget } from "../config/config.js";
 import type { EmbedRequest } from "../core/embed-request.js";
 import { GatewayError, toGatewayError } from "../core/errors.js";
@@ -20,7 +21,7 @@ export const MAX_EMBEDDING_ANSWER_BYTES = 96 * 1024 * 1024;
 export interface EmbedAttemptDeps {
   readonly client: UpstreamClient;
   /** Waits for room at the target's provider (its admission queue); resolves with the slot's release. */
-  readonly admit: (target: RouteTarget, signal: AbortSignal) => Promise<() => void>;
+  readonly admit: (target: RouteTarget, signal: AbortSignal, priority?: Priority) => Promise<() => void>;
 }
 
 /** One embedding exchange with one target: the retry loop's `Trial` (resilience/attempts.ts). */
@@ -41,7 +42,7 @@ export function startEmbedAttempt(
   request: EmbedRequest,
   target: RouteTarget,
   adapter: EmbeddingAdapter,
-  context: { readonly requestId: string; readonly observer: AttemptObserver; readonly ended: (target: RouteTarget) => void },
+  context: { readonly requestId: string; readonly observer: AttemptObserver; readonly ended: (target: RouteTarget) => void; readonly priority?: Priority },
   deps: EmbedAttemptDeps,
   parent: AbortSignal,
 ): EmbedAttempt {
@@ -62,7 +63,7 @@ export function startEmbedAttempt(
     const timer = createPhaseTimer(target.timeouts, (phase) => abort(phaseTimeout(phase, provider.name, target.timeouts)));
     try {
       const built = adapter.buildRequest(request, upstreamTarget);
-      release = await deps.admit(target, signal);
+      release = await deps.admit(target, signal, context.priority);
       context.observer.admitted(performance.now() - startedAt);
       const response = await deps.client
         .send(

@@ -41,6 +41,8 @@ export interface CallContext {
   readonly deadlineAt?: number;
   /** The tags of its `sluice-tags` header (tenancy/tags.ts), parsed by the edge with the rest of the request. */
   readonly tags?: Readonly<Record<string, string>>;
+  /** A batch line: it yields to interactive calls at each provider's gate (batch.maxShare). */
+  readonly background?: boolean;
 }
 
 /** How a call streams, beside its request. */

@@ -117,6 +117,7 @@ export const CONFIG_DOCS: Readonly<Record<string, KeyDoc>> = {
   "batch.maxLineBytes": { text: "Bytes of one line of a batch file at most." },
   "batch.maxBatchesPerKey": { text: "Batches one key may have unfinished (validating, in progress, finalizing or cancelling) at once; one more is refused (429)." },
   "batch.concurrency": { text: "Lines this gateway runs at once, over all batches; each line goes through the same admission, limits and budget as an interactive call." },
+  "batch.maxShare": { text: "Batch lines use spare capacity: at most this share of a provider's maxConcurrent (at least one stream), and a line starts only while no interactive call waits for that provider; when a stream ends, waiting interactive calls go first. A provider without maxConcurrent has no limit to share." },
   "batch.leaseMs": { text: "With store.redis and store.postgres, batches run on a queue shared by the replicas: a line held by a replica that stopped answering goes to another after this. Longer than a line's longest call is not needed (the lease is renewed while the line runs)." },
   ledger: { text: "The durable spend ledger: one row per charged call in `store.postgres`, written off the request path (docs/tenancy.md, \"The spend ledger\")." },
   compliance: { text: "Custom PII detectors and the audit log ([Compliance](compliance.md))." },

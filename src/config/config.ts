@@ -18,6 +18,8 @@ export interface AdmissionConfig {
   readonly maxConcurrent: number;
   readonly maxWaiting: number;
   readonly timeoutMs: number;
+  /** The share of maxConcurrent batch lines may take (batch.maxShare); they start only while no interactive call waits. */
+  readonly backgroundShare?: number;
 }
 
 export interface BreakerConfig {
@@ -253,6 +255,7 @@ export interface BatchSettings {
   readonly maxBatchesPerKey: number;
   readonly concurrency: number;
   readonly leaseMs: number;
+  readonly maxShare: number;
 }
 
 /** Shared state in Redis (docs/tenancy.md). */
@@ -418,7 +421,7 @@ function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: Nod
       baseUrl: p.baseUrl.replace(/\/+$/, ""),
       ...(apiKey ? { apiKey } : {}),
       timeouts: { ...DEFAULT_TIMEOUTS, ...p.timeouts },
-      admission: { maxConcurrent: p.maxConcurrent ?? Number.POSITIVE_INFINITY, maxWaiting: p.queue.maxWaiting, timeoutMs: p.queue.timeoutMs },
+      admission: { maxConcurrent: p.maxConcurrent ?? Number.POSITIVE_INFINITY, maxWaiting: p.queue.maxWaiting, timeoutMs: p.queue.timeoutMs, backgroundShare: file.batch.maxShare },
       breaker: p.breaker,
       ...(p.thinking ? { thinking: p.thinking } : {}),
       local: p.local,

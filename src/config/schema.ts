@@ -519,6 +519,8 @@ export const configSchema = z
         concurrency: z.number().int().min(1).max(256).default(4),
         /** With store.redis and store.postgres: how long a line stays claimed by a replica that stopped answering before another takes it. */
         leaseMs: z.number().int().min(500).max(600_000).default(30_000),
+        /** The share of each provider's maxConcurrent batch lines may take; they start only while no interactive call waits. */
+        maxShare: z.number().min(0.01).max(1).default(0.25),
       })
       .prefault({}),
     /** Custom PII detectors and the audit log (docs/compliance.md). */

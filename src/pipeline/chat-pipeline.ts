@@ -1,3 +1,4 @@
+import type { Priority } from "../admission/provider-gate.js";
 import { randomUUID } from "node:crypto";
 import type { Config, ModelRoute, RouteTarget } from "../config/config.js";
 import type { ChatRequest } from "../core/chat-request.js";
@@ -62,6 +63,8 @@ export interface StreamContext {
   readonly onQuota?: (quota: Quota) => void;
   /** Cost-allocation tags for the usage record (tenancy/tags.ts). */
   readonly tags?: Readonly<Record<string, string>>;
+  /** A batch line: admitted at each provider behind interactive calls, within batch.maxShare. */
+  readonly background?: boolean;
   /** What the caller lets the response cache do (Cache-Control, gRPC cache_policy). */
   readonly cachePolicy?: CachePolicy;
   /** Told what the cache did (`sluice-cache`'s value, and a semantic hit's similarity) before the first delta: the edge's response headers. */
@@ -148,7 +151,7 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
   const routesOf = (config: Config): RouteTable => routeTableOf(config.models);
   const attemptDeps = {
     client: options.client,
-    admit: (target: RouteTarget, signal: AbortSignal) => options.gates.gateFor(target.provider).acquire(signal),
+    admit: (target: RouteTarget, signal: AbortSignal, priority?: Priority) => options.gates.gateFor(target.provider).acquire(signal, priority),
     breakers: options.breakers,
     stats: options.stats,
     random: options.random ?? Math.random,
@@ -342,6 +345,7 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
               requestId: ctx.requestId,
               maxEventBytes: config.limits.maxEventBytes,
               ...(ctx.prepare ? { prepare: ctx.prepare } : {}),
+              ...(ctx.background ? { priority: "background" as const } : {}),
             },
             signal: controller.signal,
             observer,

@@ -1,3 +1,4 @@
+import type { Priority } from "../admission/provider-gate.js";
 import { randomUUID } from "node:crypto";
 import type { RouteTarget } from "../config/config.js";
 import { quoteClientValue } from "../core/client-text.js";
@@ -45,7 +46,7 @@ function redactedInputs(request: EmbedRequest, redacted: ChatRequest): EmbedRequ
 
 export function createEmbedPipeline(options: ChatPipelineOptions): EmbedPipeline {
   const runDeps = { breakers: options.breakers, stats: options.stats, random: options.random ?? Math.random };
-  const attemptDeps = { client: options.client, admit: (target: RouteTarget, signal: AbortSignal) => options.gates.gateFor(target.provider).acquire(signal) };
+  const attemptDeps = { client: options.client, admit: (target: RouteTarget, signal: AbortSignal, priority?: Priority) => options.gates.gateFor(target.provider).acquire(signal, priority) };
 
   return {
     async embed(asked, ctx) {
@@ -88,7 +89,7 @@ export function createEmbedPipeline(options: ChatPipelineOptions): EmbedPipeline
           { route, order, signal: controller.signal, observer, ...(ctx.deadlineAt === undefined ? {} : { deadlineAt: ctx.deadlineAt }) },
           runDeps,
           (target, attemptObserver, ended) =>
-            startEmbedAttempt(request, target, embeddingAdapterFor(target.provider.kind)!, { requestId: ctx.requestId, observer: attemptObserver, ended }, attemptDeps, controller.signal),
+            startEmbedAttempt(request, target, embeddingAdapterFor(target.provider.kind)!, { requestId: ctx.requestId, observer: attemptObserver, ended, ...(ctx.background ? { priority: "background" as const } : {}) }, attemptDeps, controller.signal),
         );
         const { attempt, first: answer } = settled;
         observer.committed(settled.records);

@@ -50,7 +50,7 @@ export function createBatchLineExecutor(options: {
   return {
     async run(batch, line, signal) {
       const id = `batch_req_${randomHex()}`;
-      const call: CallContext = { requestId: id, edge: "openai-batch", signal, tags: { [BATCH_TAG]: batch.id } };
+      const call: CallContext = { requestId: id, edge: "openai-batch", signal, tags: { [BATCH_TAG]: batch.id }, background: true };
       try {
         const principal = batch.owner === "" ? undefined : options.principalOf(batch.owner);
         if (batch.owner !== "" && !principal) throw new GatewayError("unauthenticated", "the key that created this batch is no longer configured");
