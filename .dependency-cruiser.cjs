@@ -11,7 +11,7 @@ const COMPOSITION = "^src/(app|main|routes)\\.ts$";
 const PIPELINE_AND_BELOW = below(
   "pipeline", "resilience", "attempt", "providers", "sse", "upstream", "admission", "routing",
   "usage", "tenancy", "store", "resume", "telemetry", "stats", "flow", "health", "config",
-  "logging", "http", "core", "cache", "db", "audit", "drain",
+  "logging", "http", "core", "cache", "db", "audit", "drain", "recording",
 );
 
 module.exports = {

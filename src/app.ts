@@ -23,6 +23,9 @@ import { createRoutes } from "./routes.js";
 import { type BatchRunner, createBatchRunner } from "./batch/batch-runner.js";
 import { createQueueClient } from "./batch/queue-client.js";
 import { createQueuedBatchRunner } from "./batch/queued-runner.js";
+import { createEvaluations, type Evaluations } from "./evaluation/evaluations.js";
+import { byEndpoint, createReplayLineExecutor } from "./evaluation/replay-lines.js";
+import { createRecorder, type Recorder } from "./recording/recorder.js";
 import { createBatchStore } from "./batch/batch-store.js";
 import { createBatchLineExecutor } from "./edges/openai/batch-lines.js";
 import { startMetricsListener } from "./telemetry/metrics-route.js";
@@ -102,6 +105,9 @@ export interface Sluice {
   readonly resumable: ResumableStreams;
   /** The OpenAI Batch API's in-process queue (`settled(id)`: a batch is finished here). */
   readonly batches: BatchRunner;
+  /** Calls kept for evaluation replay (flush: tests, before a dataset is made). */
+  readonly recorder: Recorder;
+  readonly evaluations: Evaluations;
   /**
    * Graceful shutdown: readiness turns unhealthy, no new streams are
    * accepted, in-flight streams get `drainMs` to finish, then the rest are
@@ -238,7 +244,9 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     logger,
     ...(telemetry.metrics ? { instruments: telemetry.metrics.instruments } : {}),
   });
-  const stages = { config: live.current, client, telemetry, registry, gates, breakers, stats, order, random, tenancy, cache, logger, ...(auditLog ? { onCompliance: complianceAudit(trail) } : {}) };
+  // Recordings for evaluation replay go to the database in batches; it opens with the first one kept.
+  const recorder = createRecorder({ database: () => database.open(), logger, ...(telemetry.metrics ? { meter: telemetry.metrics.meter } : {}) });
+  const stages = { config: live.current, client, telemetry, registry, gates, breakers, stats, order, random, tenancy, cache, logger, recorder, ...(auditLog ? { onCompliance: complianceAudit(trail) } : {}) };
   const pipeline = createChatPipeline(stages);
   const embeddings = createEmbedPipeline(stages);
   // Settings are read at start: the store's connections and the running streams' bounds stay as they started.
@@ -271,7 +279,10 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
   const batchStore = createBatchStore(() => database.open());
   const batchRunner = {
     store: batchStore,
-    executor: createBatchLineExecutor({ calls, limits, principalOf: (sha256) => tenancy.keyByHash(sha256) }),
+    executor: byEndpoint(
+      createReplayLineExecutor({ calls, principalOf: (sha256) => tenancy.keyByHash(sha256), priceOf: (alias, target) => live.current().models.get(alias)?.targets.find((t) => t.key === target)?.price }),
+      createBatchLineExecutor({ calls, limits, principalOf: (sha256) => tenancy.keyByHash(sha256) }),
+    ),
     concurrency: config.batch.concurrency,
     logger,
     ...(telemetry.metrics ? { meter: telemetry.metrics.meter } : {}),
@@ -281,6 +292,15 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
   const batches = sharedRedis
     ? createQueuedBatchRunner({ ...batchRunner, client: () => createQueueClient(sharedRedis.url), prefix: sharedRedis.prefix, leaseMs: config.batch.leaseMs })
     : createBatchRunner(batchRunner);
+  const evaluations = createEvaluations({
+    database: () => database.open(),
+    batches: batchStore,
+    runner: batches,
+    hasAlias: (alias) => live.current().models.has(alias),
+    keySha256: (name) => live.current().auth.keys.find((k) => k.name === name)?.sha256,
+    keysConfigured: () => live.current().auth.keys.length > 0,
+    maxLines: () => live.current().batch.maxLines,
+  });
   let server: GatewayServer | undefined;
   const route = createRoutes({
     calls,
@@ -295,6 +315,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
           cacheAdmin: createCacheAdmin(cache, live.current),
           reports: createSpendReports({ ...(ledger ? { database: () => database.open() } : {}), tagKeys: () => live.current().auth.tagKeys, thresholds: () => live.current().alerts.thresholds }),
           audit: { ...(auditLog ? { log: auditLog } : {}), trail, authFailed: (event) => auditObserver.authenticated?.(event) },
+          evaluations,
         }
       : {}),
     ...(statsWatch ? { watch: statsWatch } : {}),
@@ -354,6 +375,8 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     ...(auditLog ? { audit: auditLog } : {}),
     resumable,
     batches,
+    recorder,
+    evaluations,
     async shutdown(drainMs = live.current().server.drainMs) {
       // Batch lines running now get the same drain as any stream (their results are written); no new line starts.
       const batchesClosed = batches.close(drainMs);
@@ -375,6 +398,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
       // Before tenancy's: the stream log borrows its Redis connection.
       await resumable.close();
       await closeTenancyAndLedger();
+      await recorder.close(FINAL_WRITE_GRACE_MS);
       await database.close();
       await metricsListener?.close();
       await telemetry.shutdown();
@@ -387,6 +411,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
       await client.close();
       await resumable.close();
       await closeTenancyAndLedger();
+      await recorder.close(FINAL_WRITE_GRACE_MS);
       await database.close();
       await metricsListener?.close();
       await telemetry.shutdown();

@@ -40,6 +40,8 @@ import type { AuditLog } from "./audit/audit-log.js";
 import type { AuditTrail } from "./audit/audit-trail.js";
 import type { TenancyObserver } from "./flow/observer.js";
 import { spendCsv } from "./edges/openai/spend-csv.js";
+import { evaluationCsvRoute } from "./edges/openai/evaluation-csv.js";
+import type { Evaluations } from "./evaluation/evaluations.js";
 import { serveMetrics } from "./telemetry/metrics-route.js";
 import type { Metrics } from "./telemetry/metrics.js";
 
@@ -57,6 +59,8 @@ export interface RoutesOptions {
   readonly cacheAdmin?: CacheAdmin;
   /** AdminService's GetSpendReport and GET /admin/v1/spend.csv, served with the rest of it. */
   readonly reports?: SpendReports;
+  /** AdminService's datasets and evaluations, and GET /admin/v1/evaluations/{id}/report.csv. */
+  readonly evaluations?: Evaluations;
   /** The audit log AdminService lists and verifies, and the trail its changing calls are recorded in. */
   readonly audit?: { readonly log?: AuditLog; readonly trail: AuditTrail; readonly authFailed?: TenancyObserver["authenticated"] };
   /** AdminService/WatchStats, when the console may be watched. */
@@ -68,6 +72,10 @@ export interface RoutesOptions {
   readonly metrics?: Metrics;
   /** GET /debug/runtime, when debug endpoints are on. */
   readonly debug?: { readonly registry: StreamRegistry; readonly reloads: () => ReloadCounts; readonly connections: () => ConnectionGuard | undefined };
+}
+
+function evaluationReportRoute(admin: KeyAdmin, evaluations: Evaluations): HttpRoute["serve"] {
+  return (req, res, exchange, id) => evaluationCsvRoute(req, res, exchange, { admin, evaluations }, id);
 }
 
 function spendCsvRoute(admin: KeyAdmin, reports: SpendReports): HttpRoute["serve"] {
@@ -121,7 +129,7 @@ export function createRoutes(options: RoutesOptions): Route {
       router.service(ChatService, createChatService({ calls, maxJsonDepth: options.limits.maxJsonDepth }));
       router.service(EmbeddingService, createEmbeddingService(calls));
       router.service(Health, createHealthService(health, [ChatService.typeName, EmbeddingService.typeName]));
-      const admin = options.admin && options.cacheAdmin && options.reports ? createAdminService(options.admin, options.cacheAdmin, options.reports, options.audit) : undefined;
+      const admin = options.admin && options.cacheAdmin && options.reports ? createAdminService(options.admin, options.cacheAdmin, options.reports, options.audit, options.evaluations) : undefined;
       // WatchStats may be served without the rest (an open console with no admin key): the rest then answers UNIMPLEMENTED.
       if (admin || watch) router.service(AdminService, { ...admin, ...(watch ? { watchStats: watch.watchStats } : {}) });
       registerReflection(router, admin || watch ? [ChatService, EmbeddingService, AdminService, Health] : [ChatService, EmbeddingService, Health]);
@@ -150,6 +158,7 @@ export function createRoutes(options: RoutesOptions): Route {
     { method: "GET", path: "/v1/models", edge: "openai", serve: (req, res, exchange) => listModels(req, res, exchange, calls) },
     { method: "GET", path: "/v1/models/{id}", edge: "openai", serve: (req, res, exchange, id) => listModels(req, res, exchange, calls, id) },
     ...(options.admin && options.reports ? [{ method: "GET", path: "/admin/v1/spend.csv", serve: spendCsvRoute(options.admin, options.reports) }] : []),
+    ...(options.admin && options.evaluations ? [{ method: "GET", path: "/admin/v1/evaluations/{id}/report.csv", serve: evaluationReportRoute(options.admin, options.evaluations) }] : []),
   ];
   const idField: Record<string, [string, string]> = {
     "/v1/chat/completions/{id}/stream": ["response_id", "response id"],
@@ -158,6 +167,7 @@ export function createRoutes(options: RoutesOptions): Route {
     "/v1/files/{id}/content": ["file_id", "file id"],
     "/v1/batches/{id}": ["batch_id", "batch id"],
     "/v1/batches/{id}/cancel": ["batch_id", "batch id"],
+    "/admin/v1/evaluations/{id}/report.csv": ["evaluation_id", "evaluation id"],
   };
 
   const runtime = options.debug ? createRuntimeStats(options.debug.registry, options.debug.connections, options.debug.reloads) : () => false;

@@ -105,6 +105,8 @@ export interface ModelRoute {
   readonly context?: ContextSettings;
   /** Tool results longer than this are cut to head and tail. */
   readonly maxToolResultTokens?: number;
+  /** Keep a sample of completed calls for evaluation replay (recording/recorder.ts). */
+  readonly record?: { readonly sampleRate: number; readonly maxPerDay: number };
 }
 
 /** models.<alias>.cache, resolved. */
@@ -463,6 +465,7 @@ function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: Nod
       localOnly: m.localOnly,
       context: m.context,
       ...(m.maxToolResultTokens === undefined ? {} : { maxToolResultTokens: m.maxToolResultTokens }),
+      ...(m.record ? { record: m.record } : {}),
       ...(m.cache
         ? {
             cache: {

@@ -189,6 +189,15 @@ const modelSchema = z
     maxToolResultTokens: z.number().int().min(16).max(10_000_000).optional(),
     /** `auto`: on Anthropic targets, mark the stable prefix (tools, system prompt, oldest turns) for the provider's prompt cache. */
     promptCache: z.enum(["off", "auto"]).default("off"),
+    /** Keep a sample of this alias's completed calls (request and answer) for evaluation replay (docs/evaluation.md). */
+    record: z
+      .strictObject({
+        /** The share of completed calls kept, decided per call. */
+        sampleRate: z.number().min(0).max(1).default(1),
+        /** Calls kept per UTC day at most, per replica. */
+        maxPerDay: z.number().int().min(1).max(10_000_000).default(1_000),
+      })
+      .optional(),
   })
   .superRefine((model, ctx) => {
     const inline = model.provider !== undefined || model.model !== undefined;

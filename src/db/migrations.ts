@@ -187,6 +187,40 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE sluice_batches ADD COLUMN IF NOT EXISTS stopped boolean NOT NULL DEFAULT false;
       ALTER TABLE sluice_batches ADD COLUMN IF NOT EXISTS skipped integer NOT NULL DEFAULT 0`,
   },
+  {
+    version: 8,
+    name: "evaluation replay",
+    // request: the ChatRequest as its provider saw it (PII placeholders under a redact policy; secrets
+    // always replaced). answer: the folded answer (answer-summary.ts). A dataset keeps the ids of its
+    // recordings; an evaluation, one batch per candidate alias.
+    sql: `
+      CREATE TABLE IF NOT EXISTS sluice_recordings (
+        id text PRIMARY KEY,
+        at timestamptz NOT NULL,
+        alias text NOT NULL,
+        key_name text,
+        tags jsonb NOT NULL DEFAULT '{}'::jsonb,
+        request text NOT NULL,
+        answer text NOT NULL
+      );
+      CREATE INDEX IF NOT EXISTS sluice_recordings_alias_at ON sluice_recordings (alias, at);
+      CREATE TABLE IF NOT EXISTS sluice_datasets (
+        name text PRIMARY KEY,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        description text NOT NULL
+      );
+      CREATE TABLE IF NOT EXISTS sluice_dataset_items (
+        dataset text NOT NULL REFERENCES sluice_datasets (name) ON DELETE CASCADE,
+        recording_id text NOT NULL,
+        PRIMARY KEY (dataset, recording_id)
+      );
+      CREATE TABLE IF NOT EXISTS sluice_evaluations (
+        id text PRIMARY KEY,
+        dataset text NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        batches jsonb NOT NULL
+      )`,
+  },
 ];
 
 /** What a migration run did: the versions applied, and those waiting for an extension the server does not offer. */

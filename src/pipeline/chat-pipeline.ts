@@ -25,6 +25,7 @@ import { costMicros } from "../usage/cost.js";
 import type { CachePolicy } from "../core/cache-policy.js";
 import type { CachedAnswer } from "../cache/cached-answer.js";
 import { cacheHeaderValue, type ResponseCache, type StorePlan } from "../cache/response-cache.js";
+import type { Recorder, RecordingPlan } from "../recording/recorder.js";
 import type { StreamRegistry } from "./stream-registry.js";
 import { NO_POLICY, policyFor } from "../compliance/pii-policy.js";
 import { type Screened, screenRequest, unscreened } from "../compliance/screen-request.js";
@@ -118,6 +119,8 @@ export interface ChatPipelineOptions {
   readonly logger?: Logger;
   /** Told of every compliance decision (a block, a redaction, local-only routing): the audit log. */
   readonly onCompliance?: (decision: ComplianceDecision) => void;
+  /** Keeps a sample of completed calls of aliases that record (evaluation replay). */
+  readonly recorder?: Recorder;
 }
 
 
@@ -183,6 +186,8 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
     let ended = false;
     /** Where a miss's answer is stored once it completed (aliases with a cache). */
     let storePlan: StorePlan | undefined;
+    /** This call, kept for evaluation replay once it completed (aliases that record, when the draw keeps it). */
+    let recording: RecordingPlan | undefined;
     let servedBy: RouteTarget | undefined;
 
     /**
@@ -202,6 +207,7 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
       if (!failure && storePlan && servedBy) {
         options.cache!.offer(route.alias, storePlan, { requestId: ctx.requestId, target: servedBy.key, provider: servedBy.provider.name, model: servedBy.model });
       }
+      if (!failure && recording && servedBy) options.recorder!.offer(recording, servedBy);
     };
     const onAbort = () => end(toGatewayError(ctx.signal.reason));
 
@@ -225,6 +231,7 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
     const forward = (delta: Delta, more: boolean): boolean => {
       observer.delta(delta);
       if (storePlan && delta.type !== "start") storePlan.capture.observe(delta);
+      if (recording) recording.capture.observe(delta);
       if (!sink.push(delta, more)) credit = false;
       return credit;
     };
@@ -335,6 +342,13 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
         }
         await charge.admit(route);
         if (await consultCache()) return;
+        if (options.recorder && route.record) {
+          recording = options.recorder.plan(
+            route,
+            { requestId: ctx.requestId, unredactedPii: screened.found !== undefined && !screened.vault, ...(ctx.background ? { background: true } : {}), ...(ctx.principal ? { keyName: ctx.principal.name } : {}), ...(ctx.tags ? { tags: ctx.tags } : {}) },
+            request,
+          );
+        }
         committed = await commitAttempt(
           {
             route,

@@ -101,6 +101,12 @@ const AUDITED: Partial<Record<keyof Impl, AuditedCall>> = {
   createBusinessLine: { action: "business_line.create", target: byName },
   updateBusinessLine: { action: "business_line.update", target: byName, details: masked },
   deleteBusinessLine: { action: "business_line.delete", target: byName },
+  createDataset: { action: "dataset.create", target: byName, details: (req): AuditDetails => ({ alias: String(req.alias ?? "") }) },
+  startEvaluation: {
+    action: "evaluation.start",
+    target: (req) => String(req.dataset ?? ""),
+    details: (req): AuditDetails => ({ candidates: ((req.candidates as string[] | undefined) ?? []).join(","), ...(req.key ? { key: String(req.key) } : {}) }),
+  },
   purgeCache: {
     action: "cache.purge",
     target: (req) => String(req.alias ?? "") || "*",

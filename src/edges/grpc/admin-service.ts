@@ -24,6 +24,8 @@ import type { SpendReports } from "../../ledger/spend-reports.js";
 import { levelHandlers } from "./admin-levels.js";
 import { getSpendReport } from "./admin-spend.js";
 import { audited, auditHandlers } from "./admin-audit.js";
+import { evaluationHandlers } from "./admin-evaluation.js";
+import type { Evaluations } from "../../evaluation/evaluations.js";
 import type { AuditLog } from "../../audit/audit-log.js";
 import { NO_AUDIT, type AuditTrail } from "../../audit/audit-trail.js";
 import { AuthError } from "../../tenancy/authenticate.js";
@@ -69,6 +71,7 @@ export function createAdminService(
   cache: CacheAdmin,
   reports: SpendReports,
   audit: { readonly log?: AuditLog; readonly trail: AuditTrail; readonly authFailed?: TenancyObserver["authenticated"] } = { trail: NO_AUDIT },
+  evaluations?: Evaluations,
 ): Omit<ServiceImpl<typeof AdminService>, "watchStats"> {
   const guarded =
     <R>(work: () => Promise<R>) =>
@@ -128,6 +131,7 @@ export function createAdminService(
     ...levelHandlers(admin.levels, guarded),
     getSpendReport: (req, ctx) => guarded(() => getSpendReport(reports, req))(ctx),
     ...auditHandlers(audit.log, guarded),
+    ...evaluationHandlers(evaluations, guarded),
     purgeCache: (req, ctx) => guarded(async () => create(PurgeCacheResponseSchema, { purged: BigInt(await cache.purge(req.alias, req.keyName)) }))(ctx),
     getCacheStats: (_req, ctx) =>
       guarded(async () =>

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file sluice/admin/v1/admin_service.proto.
  */
 export const file_sluice_admin_v1_admin_service: GenFile = /*@__PURE__*/
-  fileDesc("CiNzbHVpY2UvYWRtaW4vdjEvYWRtaW5fc2VydmljZS5wcm90bxIPc2x1aWNlLmFkbWluLnYxIrMBCglLZXlMaW1pdHMSIAoTcmVxdWVzdHNfcGVyX21pbnV0ZRgBIAEoDUgAiAEBEh4KEXRva2Vuc19wZXJfbWludXRlGAIgASgESAGIAQESHwoSY29uY3VycmVudF9zdHJlYW1zGAMgASgNSAKIAQFCFgoUX3JlcXVlc3RzX3Blcl9taW51dGVCFAoSX3Rva2Vuc19wZXJfbWludXRlQhUKE19jb25jdXJyZW50X3N0cmVhbXMiRQoGQnVkZ2V0EhIKCnVzZF9taWNyb3MYASABKAQSJwoGcGVyaW9kGAIgASgOMhcuc2x1aWNlLmFkbWluLnYxLlBlcmlvZCLyAQoHS2V5SW5mbxIMCgRuYW1lGAEgASgJEgoKAmlkGAIgASgJEg4KBm1vZGVscxgDIAMoCRIqCgZsaW1pdHMYBCABKAsyGi5zbHVpY2UuYWRtaW4udjEuS2V5TGltaXRzEicKBmJ1ZGdldBgFIAEoCzIXLnNsdWljZS5hZG1pbi52MS5CdWRnZXQSKgoGc291cmNlGAYgASgOMhouc2x1aWNlLmFkbWluLnYxLktleVNvdXJjZRIuCgpjcmVhdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIMCgR0ZWFtGAggASgJIpMBChBDcmVhdGVLZXlSZXF1ZXN0EgwKBG5hbWUYASABKAkSDgoGbW9kZWxzGAIgAygJEioKBmxpbWl0cxgDIAEoCzIaLnNsdWljZS5hZG1pbi52MS5LZXlMaW1pdHMSJwoGYnVkZ2V0GAQgASgLMhcuc2x1aWNlLmFkbWluLnYxLkJ1ZGdldBIMCgR0ZWFtGAUgASgJIkgKEUNyZWF0ZUtleVJlc3BvbnNlEgsKA2tleRgBIAEoCRImCgRpbmZvGAIgASgLMhguc2x1aWNlLmFkbWluLnYxLktleUluZm8iEQoPTGlzdEtleXNSZXF1ZXN0IjoKEExpc3RLZXlzUmVzcG9uc2USJgoEa2V5cxgBIAMoCzIYLnNsdWljZS5hZG1pbi52MS5LZXlJbmZvIsQBChBVcGRhdGVLZXlSZXF1ZXN0EgwKBG5hbWUYASABKAkSLwoLdXBkYXRlX21hc2sYAiABKAsyGi5nb29nbGUucHJvdG9idWYuRmllbGRNYXNrEg4KBm1vZGVscxgDIAMoCRIqCgZsaW1pdHMYBCABKAsyGi5zbHVpY2UuYWRtaW4udjEuS2V5TGltaXRzEicKBmJ1ZGdldBgFIAEoCzIXLnNsdWljZS5hZG1pbi52MS5CdWRnZXQSDAoEdGVhbRgGIAEoCSI6ChFVcGRhdGVLZXlSZXNwb25zZRIlCgNrZXkYASABKAsyGC5zbHVpY2UuYWRtaW4udjEuS2V5SW5mbyIgChBSZXZva2VLZXlSZXF1ZXN0EgwKBG5hbWUYASABKAkiOgoRUmV2b2tlS2V5UmVzcG9uc2USJQoDa2V5GAEgASgLMhguc2x1aWNlLmFkbWluLnYxLktleUluZm8icAoPR2V0VXNhZ2VSZXF1ZXN0EgwKBG5hbWUYASABKAkSJwoGcGVyaW9kGAIgASgOMhcuc2x1aWNlLmFkbWluLnYxLlBlcmlvZBImCgJhdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiqgMKEEdldFVzYWdlUmVzcG9uc2USDAoEbmFtZRgBIAEoCRInCgZwZXJpb2QYAiABKA4yFy5zbHVpY2UuYWRtaW4udjEuUGVyaW9kEjAKDHBlcmlvZF9zdGFydBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKcGVyaW9kX2VuZBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIcmVxdWVzdHMYBSABKAQSFAoMaW5wdXRfdG9rZW5zGAYgASgEEhUKDW91dHB1dF90b2tlbnMYByABKAQSGwoTY2FjaGVkX2lucHV0X3Rva2VucxgIIAEoBBIYChByZWFzb25pbmdfdG9rZW5zGAkgASgEEhgKEHNwZW5kX3VzZF9taWNyb3MYCiABKAQSGgoSZXN0aW1hdGVkX3JlcXVlc3RzGAsgASgEEhsKE3Jlc2VydmVkX3VzZF9taWNyb3MYDCABKAQSHgoRYnVkZ2V0X3VzZF9taWNyb3MYDSABKARIAIgBAUIUChJfYnVkZ2V0X3VzZF9taWNyb3MiNAoRUHVyZ2VDYWNoZVJlcXVlc3QSDQoFYWxpYXMYASABKAkSEAoIa2V5X25hbWUYAiABKAkiJAoSUHVyZ2VDYWNoZVJlc3BvbnNlEg4KBnB1cmdlZBgBIAEoBCIWChRHZXRDYWNoZVN0YXRzUmVxdWVzdCJKChVHZXRDYWNoZVN0YXRzUmVzcG9uc2USMQoHYWxpYXNlcxgBIAMoCzIgLnNsdWljZS5hZG1pbi52MS5BbGlhc0NhY2hlU3RhdHMitAEKD0FsaWFzQ2FjaGVTdGF0cxINCgVhbGlhcxgBIAEoCRIMCgRoaXRzGAIgASgEEg4KBm1pc3NlcxgDIAEoBBIQCghieXBhc3NlcxgEIAEoBBIOCgZlcnJvcnMYBSABKAQSEAoIaGl0X3JhdGUYBiABKAESDwoHZW50cmllcxgHIAEoBBIYChBzYXZlZF91c2RfbWljcm9zGAggASgEEhUKDXNlbWFudGljX2hpdHMYCSABKAQi4AEKCFRlYW1JbmZvEgwKBG5hbWUYASABKAkSFQoNYnVzaW5lc3NfbGluZRgCIAEoCRIqCgZsaW1pdHMYAyABKAsyGi5zbHVpY2UuYWRtaW4udjEuS2V5TGltaXRzEicKBmJ1ZGdldBgEIAEoCzIXLnNsdWljZS5hZG1pbi52MS5CdWRnZXQSKgoGc291cmNlGAUgASgOMhouc2x1aWNlLmFkbWluLnYxLktleVNvdXJjZRIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLRAQoQQnVzaW5lc3NMaW5lSW5mbxIMCgRuYW1lGAEgASgJEioKBmxpbWl0cxgCIAEoCzIaLnNsdWljZS5hZG1pbi52MS5LZXlMaW1pdHMSJwoGYnVkZ2V0GAMgASgLMhcuc2x1aWNlLmFkbWluLnYxLkJ1ZGdldBIqCgZzb3VyY2UYBCABKA4yGi5zbHVpY2UuYWRtaW4udjEuS2V5U291cmNlEi4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIo0BChFDcmVhdGVUZWFtUmVxdWVzdBIMCgRuYW1lGAEgASgJEhUKDWJ1c2luZXNzX2xpbmUYAiABKAkSKgoGbGltaXRzGAMgASgLMhouc2x1aWNlLmFkbWluLnYxLktleUxpbWl0cxInCgZidWRnZXQYBCABKAsyFy5zbHVpY2UuYWRtaW4udjEuQnVkZ2V0Ij0KEkNyZWF0ZVRlYW1SZXNwb25zZRInCgR0ZWFtGAEgASgLMhkuc2x1aWNlLmFkbWluLnYxLlRlYW1JbmZvIr4BChFVcGRhdGVUZWFtUmVxdWVzdBIMCgRuYW1lGAEgASgJEi8KC3VwZGF0ZV9tYXNrGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFzaxIVCg1idXNpbmVzc19saW5lGAMgASgJEioKBmxpbWl0cxgEIAEoCzIaLnNsdWljZS5hZG1pbi52MS5LZXlMaW1pdHMSJwoGYnVkZ2V0GAUgASgLMhcuc2x1aWNlLmFkbWluLnYxLkJ1ZGdldCI9ChJVcGRhdGVUZWFtUmVzcG9uc2USJwoEdGVhbRgBIAEoCzIZLnNsdWljZS5hZG1pbi52MS5UZWFtSW5mbyIhChFEZWxldGVUZWFtUmVxdWVzdBIMCgRuYW1lGAEgASgJIj0KEkRlbGV0ZVRlYW1SZXNwb25zZRInCgR0ZWFtGAEgASgLMhkuc2x1aWNlLmFkbWluLnYxLlRlYW1JbmZvIhIKEExpc3RUZWFtc1JlcXVlc3QiPQoRTGlzdFRlYW1zUmVzcG9uc2USKAoFdGVhbXMYASADKAsyGS5zbHVpY2UuYWRtaW4udjEuVGVhbUluZm8ifgoZQ3JlYXRlQnVzaW5lc3NMaW5lUmVxdWVzdBIMCgRuYW1lGAEgASgJEioKBmxpbWl0cxgCIAEoCzIaLnNsdWljZS5hZG1pbi52MS5LZXlMaW1pdHMSJwoGYnVkZ2V0GAMgASgLMhcuc2x1aWNlLmFkbWluLnYxLkJ1ZGdldCJWChpDcmVhdGVCdXNpbmVzc0xpbmVSZXNwb25zZRI4Cg1idXNpbmVzc19saW5lGAEgASgLMiEuc2x1aWNlLmFkbWluLnYxLkJ1c2luZXNzTGluZUluZm8irwEKGVVwZGF0ZUJ1c2luZXNzTGluZVJlcXVlc3QSDAoEbmFtZRgBIAEoCRIvCgt1cGRhdGVfbWFzaxgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE1hc2sSKgoGbGltaXRzGAMgASgLMhouc2x1aWNlLmFkbWluLnYxLktleUxpbWl0cxInCgZidWRnZXQYBCABKAsyFy5zbHVpY2UuYWRtaW4udjEuQnVkZ2V0IlYKGlVwZGF0ZUJ1c2luZXNzTGluZVJlc3BvbnNlEjgKDWJ1c2luZXNzX2xpbmUYASABKAsyIS5zbHVpY2UuYWRtaW4udjEuQnVzaW5lc3NMaW5lSW5mbyIpChlEZWxldGVCdXNpbmVzc0xpbmVSZXF1ZXN0EgwKBG5hbWUYASABKAkiVgoaRGVsZXRlQnVzaW5lc3NMaW5lUmVzcG9uc2USOAoNYnVzaW5lc3NfbGluZRgBIAEoCzIhLnNsdWljZS5hZG1pbi52MS5CdXNpbmVzc0xpbmVJbmZvIhoKGExpc3RCdXNpbmVzc0xpbmVzUmVxdWVzdCJWChlMaXN0QnVzaW5lc3NMaW5lc1Jlc3BvbnNlEjkKDmJ1c2luZXNzX2xpbmVzGAEgAygLMiEuc2x1aWNlLmFkbWluLnYxLkJ1c2luZXNzTGluZUluZm8ixwEKC1NwZW5kRmlsdGVyEhYKDmJ1c2luZXNzX2xpbmVzGAEgAygJEg0KBXRlYW1zGAIgAygJEgwKBGtleXMYAyADKAkSDwoHYWxpYXNlcxgEIAMoCRIPCgd0YXJnZXRzGAUgAygJEjQKBHRhZ3MYBiADKAsyJi5zbHVpY2UuYWRtaW4udjEuU3BlbmRGaWx0ZXIuVGFnc0VudHJ5GisKCVRhZ3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIokCChVHZXRTcGVuZFJlcG9ydFJlcXVlc3QSKQoFc3RhcnQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEicKA2VuZBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMQoIZ3JvdXBfYnkYAyADKA4yHy5zbHVpY2UuYWRtaW4udjEuU3BlbmREaW1lbnNpb24SFAoMZ3JvdXBfYnlfdGFnGAQgASgJEiwKBmZpbHRlchgFIAEoCzIcLnNsdWljZS5hZG1pbi52MS5TcGVuZEZpbHRlchIRCglwYWdlX3NpemUYBiABKA0SEgoKcGFnZV90b2tlbhgHIAEoCSLOAgoOU3BlbmRSZXBvcnRSb3cSOQoFZ3JvdXAYASADKAsyKi5zbHVpY2UuYWRtaW4udjEuU3BlbmRSZXBvcnRSb3cuR3JvdXBFbnRyeRIQCghyZXF1ZXN0cxgCIAEoBBIUCgxpbnB1dF90b2tlbnMYAyABKAQSGwoTY2FjaGVkX2lucHV0X3Rva2VucxgEIAEoBBIVCg1vdXRwdXRfdG9rZW5zGAUgASgEEhgKEHJlYXNvbmluZ190b2tlbnMYBiABKAQSFwoPY29zdF91c2RfbWljcm9zGAcgASgEEhgKEHNhdmVkX3VzZF9taWNyb3MYCCABKAQSDgoGZXJyb3JzGAkgASgEEhoKEmVzdGltYXRlZF9yZXF1ZXN0cxgKIAEoBBosCgpHcm91cEVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiegoWR2V0U3BlbmRSZXBvcnRSZXNwb25zZRItCgRyb3dzGAEgAygLMh8uc2x1aWNlLmFkbWluLnYxLlNwZW5kUmVwb3J0Um93EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRIYChBhbGVydF90aHJlc2hvbGRzGAMgAygBIjYKCkF1ZGl0QWN0b3ISDAoEa2luZBgBIAEoCRIKCgJpZBgCIAEoCRIOCgZyZW1vdGUYAyABKAkizAIKCkF1ZGl0RXZlbnQSCwoDc2VxGAEgASgEEgoKAmlkGAIgASgJEigKBHRpbWUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEioKBWFjdG9yGAQgASgLMhsuc2x1aWNlLmFkbWluLnYxLkF1ZGl0QWN0b3ISDgoGYWN0aW9uGAUgASgJEg4KBnRhcmdldBgGIAEoCRIPCgdvdXRjb21lGAcgASgJEhIKCnJlcXVlc3RfaWQYCCABKAkSOQoHZGV0YWlscxgJIAMoCzIoLnNsdWljZS5hZG1pbi52MS5BdWRpdEV2ZW50LkRldGFpbHNFbnRyeRIRCglwcmV2X2hhc2gYCiABKAkSDAoEaGFzaBgLIAEoCRouCgxEZXRhaWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASKmAQoLQXVkaXRGaWx0ZXISDgoGYWN0aW9uGAEgASgJEhAKCGFjdG9yX2lkGAIgASgJEg4KBnRhcmdldBgDIAEoCRIPCgdvdXRjb21lGAQgASgJEikKBXNpbmNlGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIpCgV1bnRpbBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAibQoWTGlzdEF1ZGl0RXZlbnRzUmVxdWVzdBIsCgZmaWx0ZXIYASABKAsyHC5zbHVpY2UuYWRtaW4udjEuQXVkaXRGaWx0ZXISEQoJcGFnZV9zaXplGAIgASgNEhIKCnBhZ2VfdG9rZW4YAyABKAkiXwoXTGlzdEF1ZGl0RXZlbnRzUmVzcG9uc2USKwoGZXZlbnRzGAEgAygLMhsuc2x1aWNlLmFkbWluLnYxLkF1ZGl0RXZlbnQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIhkKF1ZlcmlmeUF1ZGl0Q2hhaW5SZXF1ZXN0IqcBChhWZXJpZnlBdWRpdENoYWluUmVzcG9uc2USCgoCb2sYASABKAgSDwoHY2hlY2tlZBgCIAEoBBIQCghsYXN0X3NlcRgDIAEoBBIRCglsYXN0X2hhc2gYBCABKAkSFwoPZmlyc3RfYnJlYWtfc2VxGAUgASgEEjAKC2ZpcnN0X2JyZWFrGAYgASgOMhsuc2x1aWNlLmFkbWluLnYxLkF1ZGl0QnJlYWsqUwoGUGVyaW9kEhYKElBFUklPRF9VTlNQRUNJRklFRBAAEg4KClBFUklPRF9EQVkQARIPCgtQRVJJT0RfV0VFSxACEhAKDFBFUklPRF9NT05USBADKlYKCUtleVNvdXJjZRIaChZLRVlfU09VUkNFX1VOU1BFQ0lGSUVEEAASFQoRS0VZX1NPVVJDRV9DT05GSUcQARIWChJLRVlfU09VUkNFX1JVTlRJTUUQAiqKAgoOU3BlbmREaW1lbnNpb24SHwobU1BFTkRfRElNRU5TSU9OX1VOU1BFQ0lGSUVEEAASIQodU1BFTkRfRElNRU5TSU9OX0JVU0lORVNTX0xJTkUQARIYChRTUEVORF9ESU1FTlNJT05fVEVBTRACEhcKE1NQRU5EX0RJTUVOU0lPTl9LRVkQAxIZChVTUEVORF9ESU1FTlNJT05fQUxJQVMQBBIaChZTUEVORF9ESU1FTlNJT05fVEFSR0VUEAUSFwoTU1BFTkRfRElNRU5TSU9OX0RBWRAGEhgKFFNQRU5EX0RJTUVOU0lPTl9IT1VSEAcSFwoTU1BFTkRfRElNRU5TSU9OX1RBRxAIKnIKCkF1ZGl0QnJlYWsSGwoXQVVESVRfQlJFQUtfVU5TUEVDSUZJRUQQABIXChNBVURJVF9CUkVBS19NSVNTSU5HEAESFwoTQVVESVRfQlJFQUtfQUxURVJFRBACEhUKEUFVRElUX0JSRUFLX0NIQUlOEAMygA4KDEFkbWluU2VydmljZRJSCglDcmVhdGVLZXkSIS5zbHVpY2UuYWRtaW4udjEuQ3JlYXRlS2V5UmVxdWVzdBoiLnNsdWljZS5hZG1pbi52MS5DcmVhdGVLZXlSZXNwb25zZRJPCghMaXN0S2V5cxIgLnNsdWljZS5hZG1pbi52MS5MaXN0S2V5c1JlcXVlc3QaIS5zbHVpY2UuYWRtaW4udjEuTGlzdEtleXNSZXNwb25zZRJSCglVcGRhdGVLZXkSIS5zbHVpY2UuYWRtaW4udjEuVXBkYXRlS2V5UmVxdWVzdBoiLnNsdWljZS5hZG1pbi52MS5VcGRhdGVLZXlSZXNwb25zZRJSCglSZXZva2VLZXkSIS5zbHVpY2UuYWRtaW4udjEuUmV2b2tlS2V5UmVxdWVzdBoiLnNsdWljZS5hZG1pbi52MS5SZXZva2VLZXlSZXNwb25zZRJPCghHZXRVc2FnZRIgLnNsdWljZS5hZG1pbi52MS5HZXRVc2FnZVJlcXVlc3QaIS5zbHVpY2UuYWRtaW4udjEuR2V0VXNhZ2VSZXNwb25zZRJXCgpXYXRjaFN0YXRzEiIuc2x1aWNlLmFkbWluLnYxLldhdGNoU3RhdHNSZXF1ZXN0GiMuc2x1aWNlLmFkbWluLnYxLldhdGNoU3RhdHNSZXNwb25zZTABElUKClB1cmdlQ2FjaGUSIi5zbHVpY2UuYWRtaW4udjEuUHVyZ2VDYWNoZVJlcXVlc3QaIy5zbHVpY2UuYWRtaW4udjEuUHVyZ2VDYWNoZVJlc3BvbnNlEl4KDUdldENhY2hlU3RhdHMSJS5zbHVpY2UuYWRtaW4udjEuR2V0Q2FjaGVTdGF0c1JlcXVlc3QaJi5zbHVpY2UuYWRtaW4udjEuR2V0Q2FjaGVTdGF0c1Jlc3BvbnNlElUKCkNyZWF0ZVRlYW0SIi5zbHVpY2UuYWRtaW4udjEuQ3JlYXRlVGVhbVJlcXVlc3QaIy5zbHVpY2UuYWRtaW4udjEuQ3JlYXRlVGVhbVJlc3BvbnNlElUKClVwZGF0ZVRlYW0SIi5zbHVpY2UuYWRtaW4udjEuVXBkYXRlVGVhbVJlcXVlc3QaIy5zbHVpY2UuYWRtaW4udjEuVXBkYXRlVGVhbVJlc3BvbnNlElUKCkRlbGV0ZVRlYW0SIi5zbHVpY2UuYWRtaW4udjEuRGVsZXRlVGVhbVJlcXVlc3QaIy5zbHVpY2UuYWRtaW4udjEuRGVsZXRlVGVhbVJlc3BvbnNlElIKCUxpc3RUZWFtcxIhLnNsdWljZS5hZG1pbi52MS5MaXN0VGVhbXNSZXF1ZXN0GiIuc2x1aWNlLmFkbWluLnYxLkxpc3RUZWFtc1Jlc3BvbnNlEm0KEkNyZWF0ZUJ1c2luZXNzTGluZRIqLnNsdWljZS5hZG1pbi52MS5DcmVhdGVCdXNpbmVzc0xpbmVSZXF1ZXN0Gisuc2x1aWNlLmFkbWluLnYxLkNyZWF0ZUJ1c2luZXNzTGluZVJlc3BvbnNlEm0KElVwZGF0ZUJ1c2luZXNzTGluZRIqLnNsdWljZS5hZG1pbi52MS5VcGRhdGVCdXNpbmVzc0xpbmVSZXF1ZXN0Gisuc2x1aWNlLmFkbWluLnYxLlVwZGF0ZUJ1c2luZXNzTGluZVJlc3BvbnNlEm0KEkRlbGV0ZUJ1c2luZXNzTGluZRIqLnNsdWljZS5hZG1pbi52MS5EZWxldGVCdXNpbmVzc0xpbmVSZXF1ZXN0Gisuc2x1aWNlLmFkbWluLnYxLkRlbGV0ZUJ1c2luZXNzTGluZVJlc3BvbnNlEmoKEUxpc3RCdXNpbmVzc0xpbmVzEikuc2x1aWNlLmFkbWluLnYxLkxpc3RCdXNpbmVzc0xpbmVzUmVxdWVzdBoqLnNsdWljZS5hZG1pbi52MS5MaXN0QnVzaW5lc3NMaW5lc1Jlc3BvbnNlEmEKDkdldFNwZW5kUmVwb3J0EiYuc2x1aWNlLmFkbWluLnYxLkdldFNwZW5kUmVwb3J0UmVxdWVzdBonLnNsdWljZS5hZG1pbi52MS5HZXRTcGVuZFJlcG9ydFJlc3BvbnNlEmQKD0xpc3RBdWRpdEV2ZW50cxInLnNsdWljZS5hZG1pbi52MS5MaXN0QXVkaXRFdmVudHNSZXF1ZXN0Giguc2x1aWNlLmFkbWluLnYxLkxpc3RBdWRpdEV2ZW50c1Jlc3BvbnNlEmcKEFZlcmlmeUF1ZGl0Q2hhaW4SKC5zbHVpY2UuYWRtaW4udjEuVmVyaWZ5QXVkaXRDaGFpblJlcXVlc3QaKS5zbHVpY2UuYWRtaW4udjEuVmVyaWZ5QXVkaXRDaGFpblJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_field_mask, file_google_protobuf_timestamp, file_sluice_admin_v1_stats]);
+  fileDesc("CiNzbHVpY2UvYWRtaW4vdjEvYWRtaW5fc2VydmljZS5wcm90bxIPc2x1aWNlLmFkbWluLnYxIrMBCglLZXlMaW1pdHMSIAoTcmVxdWVzdHNfcGVyX21pbnV0ZRgBIAEoDUgAiAEBEh4KEXRva2Vuc19wZXJfbWludXRlGAIgASgESAGIAQESHwoSY29uY3VycmVudF9zdHJlYW1zGAMgASgNSAKIAQFCFgoUX3JlcXVlc3RzX3Blcl9taW51dGVCFAoSX3Rva2Vuc19wZXJfbWludXRlQhUKE19jb25jdXJyZW50X3N0cmVhbXMiRQoGQnVkZ2V0EhIKCnVzZF9taWNyb3MYASABKAQSJwoGcGVyaW9kGAIgASgOMhcuc2x1aWNlLmFkbWluLnYxLlBlcmlvZCLyAQoHS2V5SW5mbxIMCgRuYW1lGAEgASgJEgoKAmlkGAIgASgJEg4KBm1vZGVscxgDIAMoCRIqCgZsaW1pdHMYBCABKAsyGi5zbHVpY2UuYWRtaW4udjEuS2V5TGltaXRzEicKBmJ1ZGdldBgFIAEoCzIXLnNsdWljZS5hZG1pbi52MS5CdWRnZXQSKgoGc291cmNlGAYgASgOMhouc2x1aWNlLmFkbWluLnYxLktleVNvdXJjZRIuCgpjcmVhdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIMCgR0ZWFtGAggASgJIpMBChBDcmVhdGVLZXlSZXF1ZXN0EgwKBG5hbWUYASABKAkSDgoGbW9kZWxzGAIgAygJEioKBmxpbWl0cxgDIAEoCzIaLnNsdWljZS5hZG1pbi52MS5LZXlMaW1pdHMSJwoGYnVkZ2V0GAQgASgLMhcuc2x1aWNlLmFkbWluLnYxLkJ1ZGdldBIMCgR0ZWFtGAUgASgJIkgKEUNyZWF0ZUtleVJlc3BvbnNlEgsKA2tleRgBIAEoCRImCgRpbmZvGAIgASgLMhguc2x1aWNlLmFkbWluLnYxLktleUluZm8iEQoPTGlzdEtleXNSZXF1ZXN0IjoKEExpc3RLZXlzUmVzcG9uc2USJgoEa2V5cxgBIAMoCzIYLnNsdWljZS5hZG1pbi52MS5LZXlJbmZvIsQBChBVcGRhdGVLZXlSZXF1ZXN0EgwKBG5hbWUYASABKAkSLwoLdXBkYXRlX21hc2sYAiABKAsyGi5nb29nbGUucHJvdG9idWYuRmllbGRNYXNrEg4KBm1vZGVscxgDIAMoCRIqCgZsaW1pdHMYBCABKAsyGi5zbHVpY2UuYWRtaW4udjEuS2V5TGltaXRzEicKBmJ1ZGdldBgFIAEoCzIXLnNsdWljZS5hZG1pbi52MS5CdWRnZXQSDAoEdGVhbRgGIAEoCSI6ChFVcGRhdGVLZXlSZXNwb25zZRIlCgNrZXkYASABKAsyGC5zbHVpY2UuYWRtaW4udjEuS2V5SW5mbyIgChBSZXZva2VLZXlSZXF1ZXN0EgwKBG5hbWUYASABKAkiOgoRUmV2b2tlS2V5UmVzcG9uc2USJQoDa2V5GAEgASgLMhguc2x1aWNlLmFkbWluLnYxLktleUluZm8icAoPR2V0VXNhZ2VSZXF1ZXN0EgwKBG5hbWUYASABKAkSJwoGcGVyaW9kGAIgASgOMhcuc2x1aWNlLmFkbWluLnYxLlBlcmlvZBImCgJhdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiqgMKEEdldFVzYWdlUmVzcG9uc2USDAoEbmFtZRgBIAEoCRInCgZwZXJpb2QYAiABKA4yFy5zbHVpY2UuYWRtaW4udjEuUGVyaW9kEjAKDHBlcmlvZF9zdGFydBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKcGVyaW9kX2VuZBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIcmVxdWVzdHMYBSABKAQSFAoMaW5wdXRfdG9rZW5zGAYgASgEEhUKDW91dHB1dF90b2tlbnMYByABKAQSGwoTY2FjaGVkX2lucHV0X3Rva2VucxgIIAEoBBIYChByZWFzb25pbmdfdG9rZW5zGAkgASgEEhgKEHNwZW5kX3VzZF9taWNyb3MYCiABKAQSGgoSZXN0aW1hdGVkX3JlcXVlc3RzGAsgASgEEhsKE3Jlc2VydmVkX3VzZF9taWNyb3MYDCABKAQSHgoRYnVkZ2V0X3VzZF9taWNyb3MYDSABKARIAIgBAUIUChJfYnVkZ2V0X3VzZF9taWNyb3MiNAoRUHVyZ2VDYWNoZVJlcXVlc3QSDQoFYWxpYXMYASABKAkSEAoIa2V5X25hbWUYAiABKAkiJAoSUHVyZ2VDYWNoZVJlc3BvbnNlEg4KBnB1cmdlZBgBIAEoBCIWChRHZXRDYWNoZVN0YXRzUmVxdWVzdCJKChVHZXRDYWNoZVN0YXRzUmVzcG9uc2USMQoHYWxpYXNlcxgBIAMoCzIgLnNsdWljZS5hZG1pbi52MS5BbGlhc0NhY2hlU3RhdHMitAEKD0FsaWFzQ2FjaGVTdGF0cxINCgVhbGlhcxgBIAEoCRIMCgRoaXRzGAIgASgEEg4KBm1pc3NlcxgDIAEoBBIQCghieXBhc3NlcxgEIAEoBBIOCgZlcnJvcnMYBSABKAQSEAoIaGl0X3JhdGUYBiABKAESDwoHZW50cmllcxgHIAEoBBIYChBzYXZlZF91c2RfbWljcm9zGAggASgEEhUKDXNlbWFudGljX2hpdHMYCSABKAQi4AEKCFRlYW1JbmZvEgwKBG5hbWUYASABKAkSFQoNYnVzaW5lc3NfbGluZRgCIAEoCRIqCgZsaW1pdHMYAyABKAsyGi5zbHVpY2UuYWRtaW4udjEuS2V5TGltaXRzEicKBmJ1ZGdldBgEIAEoCzIXLnNsdWljZS5hZG1pbi52MS5CdWRnZXQSKgoGc291cmNlGAUgASgOMhouc2x1aWNlLmFkbWluLnYxLktleVNvdXJjZRIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLRAQoQQnVzaW5lc3NMaW5lSW5mbxIMCgRuYW1lGAEgASgJEioKBmxpbWl0cxgCIAEoCzIaLnNsdWljZS5hZG1pbi52MS5LZXlMaW1pdHMSJwoGYnVkZ2V0GAMgASgLMhcuc2x1aWNlLmFkbWluLnYxLkJ1ZGdldBIqCgZzb3VyY2UYBCABKA4yGi5zbHVpY2UuYWRtaW4udjEuS2V5U291cmNlEi4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIo0BChFDcmVhdGVUZWFtUmVxdWVzdBIMCgRuYW1lGAEgASgJEhUKDWJ1c2luZXNzX2xpbmUYAiABKAkSKgoGbGltaXRzGAMgASgLMhouc2x1aWNlLmFkbWluLnYxLktleUxpbWl0cxInCgZidWRnZXQYBCABKAsyFy5zbHVpY2UuYWRtaW4udjEuQnVkZ2V0Ij0KEkNyZWF0ZVRlYW1SZXNwb25zZRInCgR0ZWFtGAEgASgLMhkuc2x1aWNlLmFkbWluLnYxLlRlYW1JbmZvIr4BChFVcGRhdGVUZWFtUmVxdWVzdBIMCgRuYW1lGAEgASgJEi8KC3VwZGF0ZV9tYXNrGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFzaxIVCg1idXNpbmVzc19saW5lGAMgASgJEioKBmxpbWl0cxgEIAEoCzIaLnNsdWljZS5hZG1pbi52MS5LZXlMaW1pdHMSJwoGYnVkZ2V0GAUgASgLMhcuc2x1aWNlLmFkbWluLnYxLkJ1ZGdldCI9ChJVcGRhdGVUZWFtUmVzcG9uc2USJwoEdGVhbRgBIAEoCzIZLnNsdWljZS5hZG1pbi52MS5UZWFtSW5mbyIhChFEZWxldGVUZWFtUmVxdWVzdBIMCgRuYW1lGAEgASgJIj0KEkRlbGV0ZVRlYW1SZXNwb25zZRInCgR0ZWFtGAEgASgLMhkuc2x1aWNlLmFkbWluLnYxLlRlYW1JbmZvIhIKEExpc3RUZWFtc1JlcXVlc3QiPQoRTGlzdFRlYW1zUmVzcG9uc2USKAoFdGVhbXMYASADKAsyGS5zbHVpY2UuYWRtaW4udjEuVGVhbUluZm8ifgoZQ3JlYXRlQnVzaW5lc3NMaW5lUmVxdWVzdBIMCgRuYW1lGAEgASgJEioKBmxpbWl0cxgCIAEoCzIaLnNsdWljZS5hZG1pbi52MS5LZXlMaW1pdHMSJwoGYnVkZ2V0GAMgASgLMhcuc2x1aWNlLmFkbWluLnYxLkJ1ZGdldCJWChpDcmVhdGVCdXNpbmVzc0xpbmVSZXNwb25zZRI4Cg1idXNpbmVzc19saW5lGAEgASgLMiEuc2x1aWNlLmFkbWluLnYxLkJ1c2luZXNzTGluZUluZm8irwEKGVVwZGF0ZUJ1c2luZXNzTGluZVJlcXVlc3QSDAoEbmFtZRgBIAEoCRIvCgt1cGRhdGVfbWFzaxgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE1hc2sSKgoGbGltaXRzGAMgASgLMhouc2x1aWNlLmFkbWluLnYxLktleUxpbWl0cxInCgZidWRnZXQYBCABKAsyFy5zbHVpY2UuYWRtaW4udjEuQnVkZ2V0IlYKGlVwZGF0ZUJ1c2luZXNzTGluZVJlc3BvbnNlEjgKDWJ1c2luZXNzX2xpbmUYASABKAsyIS5zbHVpY2UuYWRtaW4udjEuQnVzaW5lc3NMaW5lSW5mbyIpChlEZWxldGVCdXNpbmVzc0xpbmVSZXF1ZXN0EgwKBG5hbWUYASABKAkiVgoaRGVsZXRlQnVzaW5lc3NMaW5lUmVzcG9uc2USOAoNYnVzaW5lc3NfbGluZRgBIAEoCzIhLnNsdWljZS5hZG1pbi52MS5CdXNpbmVzc0xpbmVJbmZvIhoKGExpc3RCdXNpbmVzc0xpbmVzUmVxdWVzdCJWChlMaXN0QnVzaW5lc3NMaW5lc1Jlc3BvbnNlEjkKDmJ1c2luZXNzX2xpbmVzGAEgAygLMiEuc2x1aWNlLmFkbWluLnYxLkJ1c2luZXNzTGluZUluZm8ixwEKC1NwZW5kRmlsdGVyEhYKDmJ1c2luZXNzX2xpbmVzGAEgAygJEg0KBXRlYW1zGAIgAygJEgwKBGtleXMYAyADKAkSDwoHYWxpYXNlcxgEIAMoCRIPCgd0YXJnZXRzGAUgAygJEjQKBHRhZ3MYBiADKAsyJi5zbHVpY2UuYWRtaW4udjEuU3BlbmRGaWx0ZXIuVGFnc0VudHJ5GisKCVRhZ3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIokCChVHZXRTcGVuZFJlcG9ydFJlcXVlc3QSKQoFc3RhcnQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEicKA2VuZBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMQoIZ3JvdXBfYnkYAyADKA4yHy5zbHVpY2UuYWRtaW4udjEuU3BlbmREaW1lbnNpb24SFAoMZ3JvdXBfYnlfdGFnGAQgASgJEiwKBmZpbHRlchgFIAEoCzIcLnNsdWljZS5hZG1pbi52MS5TcGVuZEZpbHRlchIRCglwYWdlX3NpemUYBiABKA0SEgoKcGFnZV90b2tlbhgHIAEoCSLOAgoOU3BlbmRSZXBvcnRSb3cSOQoFZ3JvdXAYASADKAsyKi5zbHVpY2UuYWRtaW4udjEuU3BlbmRSZXBvcnRSb3cuR3JvdXBFbnRyeRIQCghyZXF1ZXN0cxgCIAEoBBIUCgxpbnB1dF90b2tlbnMYAyABKAQSGwoTY2FjaGVkX2lucHV0X3Rva2VucxgEIAEoBBIVCg1vdXRwdXRfdG9rZW5zGAUgASgEEhgKEHJlYXNvbmluZ190b2tlbnMYBiABKAQSFwoPY29zdF91c2RfbWljcm9zGAcgASgEEhgKEHNhdmVkX3VzZF9taWNyb3MYCCABKAQSDgoGZXJyb3JzGAkgASgEEhoKEmVzdGltYXRlZF9yZXF1ZXN0cxgKIAEoBBosCgpHcm91cEVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiegoWR2V0U3BlbmRSZXBvcnRSZXNwb25zZRItCgRyb3dzGAEgAygLMh8uc2x1aWNlLmFkbWluLnYxLlNwZW5kUmVwb3J0Um93EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRIYChBhbGVydF90aHJlc2hvbGRzGAMgAygBIjYKCkF1ZGl0QWN0b3ISDAoEa2luZBgBIAEoCRIKCgJpZBgCIAEoCRIOCgZyZW1vdGUYAyABKAkizAIKCkF1ZGl0RXZlbnQSCwoDc2VxGAEgASgEEgoKAmlkGAIgASgJEigKBHRpbWUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEioKBWFjdG9yGAQgASgLMhsuc2x1aWNlLmFkbWluLnYxLkF1ZGl0QWN0b3ISDgoGYWN0aW9uGAUgASgJEg4KBnRhcmdldBgGIAEoCRIPCgdvdXRjb21lGAcgASgJEhIKCnJlcXVlc3RfaWQYCCABKAkSOQoHZGV0YWlscxgJIAMoCzIoLnNsdWljZS5hZG1pbi52MS5BdWRpdEV2ZW50LkRldGFpbHNFbnRyeRIRCglwcmV2X2hhc2gYCiABKAkSDAoEaGFzaBgLIAEoCRouCgxEZXRhaWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASKmAQoLQXVkaXRGaWx0ZXISDgoGYWN0aW9uGAEgASgJEhAKCGFjdG9yX2lkGAIgASgJEg4KBnRhcmdldBgDIAEoCRIPCgdvdXRjb21lGAQgASgJEikKBXNpbmNlGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIpCgV1bnRpbBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAibQoWTGlzdEF1ZGl0RXZlbnRzUmVxdWVzdBIsCgZmaWx0ZXIYASABKAsyHC5zbHVpY2UuYWRtaW4udjEuQXVkaXRGaWx0ZXISEQoJcGFnZV9zaXplGAIgASgNEhIKCnBhZ2VfdG9rZW4YAyABKAkiXwoXTGlzdEF1ZGl0RXZlbnRzUmVzcG9uc2USKwoGZXZlbnRzGAEgAygLMhsuc2x1aWNlLmFkbWluLnYxLkF1ZGl0RXZlbnQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIhkKF1ZlcmlmeUF1ZGl0Q2hhaW5SZXF1ZXN0IqcBChhWZXJpZnlBdWRpdENoYWluUmVzcG9uc2USCgoCb2sYASABKAgSDwoHY2hlY2tlZBgCIAEoBBIQCghsYXN0X3NlcRgDIAEoBBIRCglsYXN0X2hhc2gYBCABKAkSFwoPZmlyc3RfYnJlYWtfc2VxGAUgASgEEjAKC2ZpcnN0X2JyZWFrGAYgASgOMhsuc2x1aWNlLmFkbWluLnYxLkF1ZGl0QnJlYWsiuAEKFENyZWF0ZURhdGFzZXRSZXF1ZXN0EgwKBG5hbWUYASABKAkSDQoFYWxpYXMYAiABKAkSKQoFc3RhcnQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEicKA2VuZBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASCwoDdGFnGAUgASgJEg0KBWxpbWl0GAYgASgNEhMKC2Rlc2NyaXB0aW9uGAcgASgJIjMKFUNyZWF0ZURhdGFzZXRSZXNwb25zZRIMCgRuYW1lGAEgASgJEgwKBHNpemUYAiABKA0iSgoWU3RhcnRFdmFsdWF0aW9uUmVxdWVzdBIPCgdkYXRhc2V0GAEgASgJEhIKCmNhbmRpZGF0ZXMYAiADKAkSCwoDa2V5GAMgASgJIrYBChdTdGFydEV2YWx1YXRpb25SZXNwb25zZRIVCg1ldmFsdWF0aW9uX2lkGAEgASgJEkYKB2JhdGNoZXMYAiADKAsyNS5zbHVpY2UuYWRtaW4udjEuU3RhcnRFdmFsdWF0aW9uUmVzcG9uc2UuQmF0Y2hlc0VudHJ5EgwKBHNpemUYAyABKA0aLgoMQmF0Y2hlc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiMwoaR2V0RXZhbHVhdGlvblJlcG9ydFJlcXVlc3QSFQoNZXZhbHVhdGlvbl9pZBgBIAEoCSL2AgoLQW5zd2VyU3RhdHMSEAoIcmVxdWVzdHMYASABKA0SEAoIYW5zd2VyZWQYAiABKA0SDgoGZXJyb3JzGAMgASgNEhIKCmVycm9yX3JhdGUYBCABKAESFAoMaW5wdXRfdG9rZW5zGAUgASgEEhUKDW91dHB1dF90b2tlbnMYBiABKAQSFwoPY29zdF91c2RfbWljcm9zGAcgASgEEhMKC3R0ZnRfcDUwX21zGAggASgBEhMKC3R0ZnRfcDk1X21zGAkgASgBEhcKD2R1cmF0aW9uX3A1MF9tcxgKIAEoARIXCg9kdXJhdGlvbl9wOTVfbXMYCyABKAESRwoOZmluaXNoX3JlYXNvbnMYDCADKAsyLy5zbHVpY2UuYWRtaW4udjEuQW5zd2VyU3RhdHMuRmluaXNoUmVhc29uc0VudHJ5GjQKEkZpbmlzaFJlYXNvbnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKA06AjgBIqgCCg9DYW5kaWRhdGVSZXBvcnQSDQoFYWxpYXMYASABKAkSEAoIYmF0Y2hfaWQYAiABKAkSFAoMYmF0Y2hfc3RhdHVzGAMgASgJEisKBXN0YXRzGAQgASgLMhwuc2x1aWNlLmFkbWluLnYxLkFuc3dlclN0YXRzEhgKEGV4YWN0X21hdGNoX3JhdGUYBSABKAESIAoTdG9vbF9jYWxsX2FncmVlbWVudBgGIAEoAUgAiAEBEhcKD3Rvb2xfY2FsbF9jYXNlcxgHIAEoDRIcCg9qc29uX3ZhbGlkX3JhdGUYCCABKAFIAYgBARISCgpqc29uX2Nhc2VzGAkgASgNQhYKFF90b29sX2NhbGxfYWdyZWVtZW50QhIKEF9qc29uX3ZhbGlkX3JhdGUivQEKG0dldEV2YWx1YXRpb25SZXBvcnRSZXNwb25zZRIVCg1ldmFsdWF0aW9uX2lkGAEgASgJEg8KB2RhdGFzZXQYAiABKAkSEAoIZmluaXNoZWQYAyABKAgSLgoIcmVjb3JkZWQYBCABKAsyHC5zbHVpY2UuYWRtaW4udjEuQW5zd2VyU3RhdHMSNAoKY2FuZGlkYXRlcxgFIAMoCzIgLnNsdWljZS5hZG1pbi52MS5DYW5kaWRhdGVSZXBvcnQqUwoGUGVyaW9kEhYKElBFUklPRF9VTlNQRUNJRklFRBAAEg4KClBFUklPRF9EQVkQARIPCgtQRVJJT0RfV0VFSxACEhAKDFBFUklPRF9NT05USBADKlYKCUtleVNvdXJjZRIaChZLRVlfU09VUkNFX1VOU1BFQ0lGSUVEEAASFQoRS0VZX1NPVVJDRV9DT05GSUcQARIWChJLRVlfU09VUkNFX1JVTlRJTUUQAiqKAgoOU3BlbmREaW1lbnNpb24SHwobU1BFTkRfRElNRU5TSU9OX1VOU1BFQ0lGSUVEEAASIQodU1BFTkRfRElNRU5TSU9OX0JVU0lORVNTX0xJTkUQARIYChRTUEVORF9ESU1FTlNJT05fVEVBTRACEhcKE1NQRU5EX0RJTUVOU0lPTl9LRVkQAxIZChVTUEVORF9ESU1FTlNJT05fQUxJQVMQBBIaChZTUEVORF9ESU1FTlNJT05fVEFSR0VUEAUSFwoTU1BFTkRfRElNRU5TSU9OX0RBWRAGEhgKFFNQRU5EX0RJTUVOU0lPTl9IT1VSEAcSFwoTU1BFTkRfRElNRU5TSU9OX1RBRxAIKnIKCkF1ZGl0QnJlYWsSGwoXQVVESVRfQlJFQUtfVU5TUEVDSUZJRUQQABIXChNBVURJVF9CUkVBS19NSVNTSU5HEAESFwoTQVVESVRfQlJFQUtfQUxURVJFRBACEhUKEUFVRElUX0JSRUFLX0NIQUlOEAMyuBAKDEFkbWluU2VydmljZRJSCglDcmVhdGVLZXkSIS5zbHVpY2UuYWRtaW4udjEuQ3JlYXRlS2V5UmVxdWVzdBoiLnNsdWljZS5hZG1pbi52MS5DcmVhdGVLZXlSZXNwb25zZRJPCghMaXN0S2V5cxIgLnNsdWljZS5hZG1pbi52MS5MaXN0S2V5c1JlcXVlc3QaIS5zbHVpY2UuYWRtaW4udjEuTGlzdEtleXNSZXNwb25zZRJSCglVcGRhdGVLZXkSIS5zbHVpY2UuYWRtaW4udjEuVXBkYXRlS2V5UmVxdWVzdBoiLnNsdWljZS5hZG1pbi52MS5VcGRhdGVLZXlSZXNwb25zZRJSCglSZXZva2VLZXkSIS5zbHVpY2UuYWRtaW4udjEuUmV2b2tlS2V5UmVxdWVzdBoiLnNsdWljZS5hZG1pbi52MS5SZXZva2VLZXlSZXNwb25zZRJPCghHZXRVc2FnZRIgLnNsdWljZS5hZG1pbi52MS5HZXRVc2FnZVJlcXVlc3QaIS5zbHVpY2UuYWRtaW4udjEuR2V0VXNhZ2VSZXNwb25zZRJXCgpXYXRjaFN0YXRzEiIuc2x1aWNlLmFkbWluLnYxLldhdGNoU3RhdHNSZXF1ZXN0GiMuc2x1aWNlLmFkbWluLnYxLldhdGNoU3RhdHNSZXNwb25zZTABElUKClB1cmdlQ2FjaGUSIi5zbHVpY2UuYWRtaW4udjEuUHVyZ2VDYWNoZVJlcXVlc3QaIy5zbHVpY2UuYWRtaW4udjEuUHVyZ2VDYWNoZVJlc3BvbnNlEl4KDUdldENhY2hlU3RhdHMSJS5zbHVpY2UuYWRtaW4udjEuR2V0Q2FjaGVTdGF0c1JlcXVlc3QaJi5zbHVpY2UuYWRtaW4udjEuR2V0Q2FjaGVTdGF0c1Jlc3BvbnNlElUKCkNyZWF0ZVRlYW0SIi5zbHVpY2UuYWRtaW4udjEuQ3JlYXRlVGVhbVJlcXVlc3QaIy5zbHVpY2UuYWRtaW4udjEuQ3JlYXRlVGVhbVJlc3BvbnNlElUKClVwZGF0ZVRlYW0SIi5zbHVpY2UuYWRtaW4udjEuVXBkYXRlVGVhbVJlcXVlc3QaIy5zbHVpY2UuYWRtaW4udjEuVXBkYXRlVGVhbVJlc3BvbnNlElUKCkRlbGV0ZVRlYW0SIi5zbHVpY2UuYWRtaW4udjEuRGVsZXRlVGVhbVJlcXVlc3QaIy5zbHVpY2UuYWRtaW4udjEuRGVsZXRlVGVhbVJlc3BvbnNlElIKCUxpc3RUZWFtcxIhLnNsdWljZS5hZG1pbi52MS5MaXN0VGVhbXNSZXF1ZXN0GiIuc2x1aWNlLmFkbWluLnYxLkxpc3RUZWFtc1Jlc3BvbnNlEm0KEkNyZWF0ZUJ1c2luZXNzTGluZRIqLnNsdWljZS5hZG1pbi52MS5DcmVhdGVCdXNpbmVzc0xpbmVSZXF1ZXN0Gisuc2x1aWNlLmFkbWluLnYxLkNyZWF0ZUJ1c2luZXNzTGluZVJlc3BvbnNlEm0KElVwZGF0ZUJ1c2luZXNzTGluZRIqLnNsdWljZS5hZG1pbi52MS5VcGRhdGVCdXNpbmVzc0xpbmVSZXF1ZXN0Gisuc2x1aWNlLmFkbWluLnYxLlVwZGF0ZUJ1c2luZXNzTGluZVJlc3BvbnNlEm0KEkRlbGV0ZUJ1c2luZXNzTGluZRIqLnNsdWljZS5hZG1pbi52MS5EZWxldGVCdXNpbmVzc0xpbmVSZXF1ZXN0Gisuc2x1aWNlLmFkbWluLnYxLkRlbGV0ZUJ1c2luZXNzTGluZVJlc3BvbnNlEmoKEUxpc3RCdXNpbmVzc0xpbmVzEikuc2x1aWNlLmFkbWluLnYxLkxpc3RCdXNpbmVzc0xpbmVzUmVxdWVzdBoqLnNsdWljZS5hZG1pbi52MS5MaXN0QnVzaW5lc3NMaW5lc1Jlc3BvbnNlEmEKDkdldFNwZW5kUmVwb3J0EiYuc2x1aWNlLmFkbWluLnYxLkdldFNwZW5kUmVwb3J0UmVxdWVzdBonLnNsdWljZS5hZG1pbi52MS5HZXRTcGVuZFJlcG9ydFJlc3BvbnNlEmQKD0xpc3RBdWRpdEV2ZW50cxInLnNsdWljZS5hZG1pbi52MS5MaXN0QXVkaXRFdmVudHNSZXF1ZXN0Giguc2x1aWNlLmFkbWluLnYxLkxpc3RBdWRpdEV2ZW50c1Jlc3BvbnNlEmcKEFZlcmlmeUF1ZGl0Q2hhaW4SKC5zbHVpY2UuYWRtaW4udjEuVmVyaWZ5QXVkaXRDaGFpblJlcXVlc3QaKS5zbHVpY2UuYWRtaW4udjEuVmVyaWZ5QXVkaXRDaGFpblJlc3BvbnNlEl4KDUNyZWF0ZURhdGFzZXQSJS5zbHVpY2UuYWRtaW4udjEuQ3JlYXRlRGF0YXNldFJlcXVlc3QaJi5zbHVpY2UuYWRtaW4udjEuQ3JlYXRlRGF0YXNldFJlc3BvbnNlEmQKD1N0YXJ0RXZhbHVhdGlvbhInLnNsdWljZS5hZG1pbi52MS5TdGFydEV2YWx1YXRpb25SZXF1ZXN0Giguc2x1aWNlLmFkbWluLnYxLlN0YXJ0RXZhbHVhdGlvblJlc3BvbnNlEnAKE0dldEV2YWx1YXRpb25SZXBvcnQSKy5zbHVpY2UuYWRtaW4udjEuR2V0RXZhbHVhdGlvblJlcG9ydFJlcXVlc3QaLC5zbHVpY2UuYWRtaW4udjEuR2V0RXZhbHVhdGlvblJlcG9ydFJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_field_mask, file_google_protobuf_timestamp, file_sluice_admin_v1_stats]);
 
 /**
  * A key's rate limits. An unset limit is not enforced.
@@ -1776,6 +1776,422 @@ export const VerifyAuditChainResponseSchema: GenMessage<VerifyAuditChainResponse
   messageDesc(file_sluice_admin_v1_admin_service, 46);
 
 /**
+ * Input of CreateDataset.
+ *
+ * @generated from message sluice.admin.v1.CreateDatasetRequest
+ */
+export type CreateDatasetRequest = Message<"sluice.admin.v1.CreateDatasetRequest"> & {
+  /**
+   * The dataset's name: letters, digits, `.`, `_` and `-`, at most 64.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * The alias whose recordings it takes.
+   *
+   * @generated from field: string alias = 2;
+   */
+  alias: string;
+
+  /**
+   * Recordings made at or after this; unset: no lower bound.
+   *
+   * @generated from field: google.protobuf.Timestamp start = 3;
+   */
+  start?: Timestamp | undefined;
+
+  /**
+   * Recordings made before this; unset: no upper bound.
+   *
+   * @generated from field: google.protobuf.Timestamp end = 4;
+   */
+  end?: Timestamp | undefined;
+
+  /**
+   * Only recordings carrying this tag (key:value); empty: any.
+   *
+   * @generated from field: string tag = 5;
+   */
+  tag: string;
+
+  /**
+   * Recordings at most (default and maximum: batch.maxLines).
+   *
+   * @generated from field: uint32 limit = 6;
+   */
+  limit: number;
+
+  /**
+   * Free text kept with the dataset.
+   *
+   * @generated from field: string description = 7;
+   */
+  description: string;
+};
+
+/**
+ * Describes the message sluice.admin.v1.CreateDatasetRequest.
+ * Use `create(CreateDatasetRequestSchema)` to create a new message.
+ */
+export const CreateDatasetRequestSchema: GenMessage<CreateDatasetRequest> = /*@__PURE__*/
+  messageDesc(file_sluice_admin_v1_admin_service, 47);
+
+/**
+ * Output of CreateDataset.
+ *
+ * @generated from message sluice.admin.v1.CreateDatasetResponse
+ */
+export type CreateDatasetResponse = Message<"sluice.admin.v1.CreateDatasetResponse"> & {
+  /**
+   * The dataset's name, as given.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * Recordings in it.
+   *
+   * @generated from field: uint32 size = 2;
+   */
+  size: number;
+};
+
+/**
+ * Describes the message sluice.admin.v1.CreateDatasetResponse.
+ * Use `create(CreateDatasetResponseSchema)` to create a new message.
+ */
+export const CreateDatasetResponseSchema: GenMessage<CreateDatasetResponse> = /*@__PURE__*/
+  messageDesc(file_sluice_admin_v1_admin_service, 48);
+
+/**
+ * Input of StartEvaluation.
+ *
+ * @generated from message sluice.admin.v1.StartEvaluationRequest
+ */
+export type StartEvaluationRequest = Message<"sluice.admin.v1.StartEvaluationRequest"> & {
+  /**
+   * A dataset made by CreateDataset.
+   *
+   * @generated from field: string dataset = 1;
+   */
+  dataset: string;
+
+  /**
+   * The aliases to replay it against: one to eight, distinct.
+   *
+   * @generated from field: repeated string candidates = 2;
+   */
+  candidates: string[];
+
+  /**
+   * The configured or runtime key the replays run as and are charged to
+   * (its allowlist, limits and budget apply); required when keys are
+   * configured.
+   *
+   * @generated from field: string key = 3;
+   */
+  key: string;
+};
+
+/**
+ * Describes the message sluice.admin.v1.StartEvaluationRequest.
+ * Use `create(StartEvaluationRequestSchema)` to create a new message.
+ */
+export const StartEvaluationRequestSchema: GenMessage<StartEvaluationRequest> = /*@__PURE__*/
+  messageDesc(file_sluice_admin_v1_admin_service, 49);
+
+/**
+ * Output of StartEvaluation.
+ *
+ * @generated from message sluice.admin.v1.StartEvaluationResponse
+ */
+export type StartEvaluationResponse = Message<"sluice.admin.v1.StartEvaluationResponse"> & {
+  /**
+   * The evaluation's id, for GetEvaluationReport.
+   *
+   * @generated from field: string evaluation_id = 1;
+   */
+  evaluationId: string;
+
+  /**
+   * The batch replaying the dataset, by candidate alias (its progress is
+   * also the key's GET /v1/batches/{id}).
+   *
+   * @generated from field: map<string, string> batches = 2;
+   */
+  batches: { [key: string]: string };
+
+  /**
+   * Requests per candidate.
+   *
+   * @generated from field: uint32 size = 3;
+   */
+  size: number;
+};
+
+/**
+ * Describes the message sluice.admin.v1.StartEvaluationResponse.
+ * Use `create(StartEvaluationResponseSchema)` to create a new message.
+ */
+export const StartEvaluationResponseSchema: GenMessage<StartEvaluationResponse> = /*@__PURE__*/
+  messageDesc(file_sluice_admin_v1_admin_service, 50);
+
+/**
+ * Input of GetEvaluationReport.
+ *
+ * @generated from message sluice.admin.v1.GetEvaluationReportRequest
+ */
+export type GetEvaluationReportRequest = Message<"sluice.admin.v1.GetEvaluationReportRequest"> & {
+  /**
+   * What StartEvaluation returned.
+   *
+   * @generated from field: string evaluation_id = 1;
+   */
+  evaluationId: string;
+};
+
+/**
+ * Describes the message sluice.admin.v1.GetEvaluationReportRequest.
+ * Use `create(GetEvaluationReportRequestSchema)` to create a new message.
+ */
+export const GetEvaluationReportRequestSchema: GenMessage<GetEvaluationReportRequest> = /*@__PURE__*/
+  messageDesc(file_sluice_admin_v1_admin_service, 51);
+
+/**
+ * What a set of answers cost and how they went: the recorded ones, or one
+ * candidate's replays.
+ *
+ * @generated from message sluice.admin.v1.AnswerStats
+ */
+export type AnswerStats = Message<"sluice.admin.v1.AnswerStats"> & {
+  /**
+   * Requests in the dataset.
+   *
+   * @generated from field: uint32 requests = 1;
+   */
+  requests: number;
+
+  /**
+   * Requests answered (the recorded side: every one).
+   *
+   * @generated from field: uint32 answered = 2;
+   */
+  answered: number;
+
+  /**
+   * Requests that failed (refused, or failed after retries and failover).
+   *
+   * @generated from field: uint32 errors = 3;
+   */
+  errors: number;
+
+  /**
+   * errors ÷ (answered + errors); 0 with neither.
+   *
+   * @generated from field: double error_rate = 4;
+   */
+  errorRate: number;
+
+  /**
+   * Input tokens over answered requests.
+   *
+   * @generated from field: uint64 input_tokens = 5;
+   */
+  inputTokens: bigint;
+
+  /**
+   * Output tokens over answered requests.
+   *
+   * @generated from field: uint64 output_tokens = 6;
+   */
+  outputTokens: bigint;
+
+  /**
+   * Cost over answered requests, at each target's configured price.
+   *
+   * @generated from field: uint64 cost_usd_micros = 7;
+   */
+  costUsdMicros: bigint;
+
+  /**
+   * Time to the first text or tool-call delta over answered requests:
+   * the median.
+   *
+   * @generated from field: double ttft_p50_ms = 8;
+   */
+  ttftP50Ms: number;
+
+  /**
+   * Time to the first text or tool-call delta: the 95th percentile.
+   *
+   * @generated from field: double ttft_p95_ms = 9;
+   */
+  ttftP95Ms: number;
+
+  /**
+   * Time to the end of the answer: the median.
+   *
+   * @generated from field: double duration_p50_ms = 10;
+   */
+  durationP50Ms: number;
+
+  /**
+   * Time to the end of the answer: the 95th percentile.
+   *
+   * @generated from field: double duration_p95_ms = 11;
+   */
+  durationP95Ms: number;
+
+  /**
+   * Answered requests by finish reason (stop, length, tool_calls, …).
+   *
+   * @generated from field: map<string, uint32> finish_reasons = 12;
+   */
+  finishReasons: { [key: string]: number };
+};
+
+/**
+ * Describes the message sluice.admin.v1.AnswerStats.
+ * Use `create(AnswerStatsSchema)` to create a new message.
+ */
+export const AnswerStatsSchema: GenMessage<AnswerStats> = /*@__PURE__*/
+  messageDesc(file_sluice_admin_v1_admin_service, 52);
+
+/**
+ * One candidate against the recorded answers.
+ *
+ * @generated from message sluice.admin.v1.CandidateReport
+ */
+export type CandidateReport = Message<"sluice.admin.v1.CandidateReport"> & {
+  /**
+   * The candidate alias.
+   *
+   * @generated from field: string alias = 1;
+   */
+  alias: string;
+
+  /**
+   * The batch replaying the dataset against it.
+   *
+   * @generated from field: string batch_id = 2;
+   */
+  batchId: string;
+
+  /**
+   * The batch's status (in_progress, completed, cancelled).
+   *
+   * @generated from field: string batch_status = 3;
+   */
+  batchStatus: string;
+
+  /**
+   * Its answers, as the recorded ones are summed up.
+   *
+   * @generated from field: sluice.admin.v1.AnswerStats stats = 4;
+   */
+  stats?: AnswerStats | undefined;
+
+  /**
+   * Answered requests whose text equals the recorded text (surrounding
+   * white space aside) ÷ answered requests.
+   *
+   * @generated from field: double exact_match_rate = 5;
+   */
+  exactMatchRate: number;
+
+  /**
+   * Of the recorded answers that called tools: the share the candidate
+   * answered with the same tools, in order, and JSON-equal arguments.
+   * Unset when none did.
+   *
+   * @generated from field: optional double tool_call_agreement = 6;
+   */
+  toolCallAgreement?: number | undefined;
+
+  /**
+   * Recorded answers that called tools (and the candidate answered).
+   *
+   * @generated from field: uint32 tool_call_cases = 7;
+   */
+  toolCallCases: number;
+
+  /**
+   * Of the requests that asked for JSON (response_format): the share of
+   * answers that parse as JSON (and, with a schema, hold its required
+   * top-level properties). Unset when none asked.
+   *
+   * @generated from field: optional double json_valid_rate = 8;
+   */
+  jsonValidRate?: number | undefined;
+
+  /**
+   * Answered requests that asked for JSON.
+   *
+   * @generated from field: uint32 json_cases = 9;
+   */
+  jsonCases: number;
+};
+
+/**
+ * Describes the message sluice.admin.v1.CandidateReport.
+ * Use `create(CandidateReportSchema)` to create a new message.
+ */
+export const CandidateReportSchema: GenMessage<CandidateReport> = /*@__PURE__*/
+  messageDesc(file_sluice_admin_v1_admin_service, 53);
+
+/**
+ * Output of GetEvaluationReport.
+ *
+ * @generated from message sluice.admin.v1.GetEvaluationReportResponse
+ */
+export type GetEvaluationReportResponse = Message<"sluice.admin.v1.GetEvaluationReportResponse"> & {
+  /**
+   * The evaluation's id.
+   *
+   * @generated from field: string evaluation_id = 1;
+   */
+  evaluationId: string;
+
+  /**
+   * The dataset it replays.
+   *
+   * @generated from field: string dataset = 2;
+   */
+  dataset: string;
+
+  /**
+   * True once every candidate's batch has ended.
+   *
+   * @generated from field: bool finished = 3;
+   */
+  finished: boolean;
+
+  /**
+   * The recorded answers: the baseline.
+   *
+   * @generated from field: sluice.admin.v1.AnswerStats recorded = 4;
+   */
+  recorded?: AnswerStats | undefined;
+
+  /**
+   * One report per candidate, in the order StartEvaluation named them.
+   *
+   * @generated from field: repeated sluice.admin.v1.CandidateReport candidates = 5;
+   */
+  candidates: CandidateReport[];
+};
+
+/**
+ * Describes the message sluice.admin.v1.GetEvaluationReportResponse.
+ * Use `create(GetEvaluationReportResponseSchema)` to create a new message.
+ */
+export const GetEvaluationReportResponseSchema: GenMessage<GetEvaluationReportResponse> = /*@__PURE__*/
+  messageDesc(file_sluice_admin_v1_admin_service, 54);
+
+/**
  * A UTC calendar period: budgets are per period, usage is rolled up per
  * period.
  *
@@ -2199,6 +2615,44 @@ export const AdminService: GenService<{
     methodKind: "unary";
     input: typeof VerifyAuditChainRequestSchema;
     output: typeof VerifyAuditChainResponseSchema;
+  },
+  /**
+   * Makes a named dataset from recorded calls (docs/evaluation.md): an
+   * alias's recordings in a time range, optionally with one tag, oldest
+   * first, at most `limit`. ALREADY_EXISTS for a name in use;
+   * FAILED_PRECONDITION when nothing matches.
+   *
+   * @generated from rpc sluice.admin.v1.AdminService.CreateDataset
+   */
+  createDataset: {
+    methodKind: "unary";
+    input: typeof CreateDatasetRequestSchema;
+    output: typeof CreateDatasetResponseSchema;
+  },
+  /**
+   * Replays a dataset against candidate aliases: one batch per candidate,
+   * on the batch queue (spare capacity, the charged key's limits and
+   * budget). Returns at once; GetEvaluationReport follows its progress.
+   *
+   * @generated from rpc sluice.admin.v1.AdminService.StartEvaluation
+   */
+  startEvaluation: {
+    methodKind: "unary";
+    input: typeof StartEvaluationRequestSchema;
+    output: typeof StartEvaluationResponseSchema;
+  },
+  /**
+   * Compares each candidate's answers with the recorded ones: cost,
+   * tokens, latency, errors, finish reasons, exact matches, tool-call
+   * agreement and JSON validity. Also as CSV: GET
+   * /admin/v1/evaluations/{id}.csv.
+   *
+   * @generated from rpc sluice.admin.v1.AdminService.GetEvaluationReport
+   */
+  getEvaluationReport: {
+    methodKind: "unary";
+    input: typeof GetEvaluationReportRequestSchema;
+    output: typeof GetEvaluationReportResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_sluice_admin_v1_admin_service, 0);

@@ -1,0 +1,172 @@
+import type { BatchRunner } from "../batch/batch-runner.js";
+import { type BatchStore, randomHex, type PendingLine } from "../batch/batch-store.js";
+import type { ChatRequest } from "../core/chat-request.js";
+import { quoteClientValue } from "../core/client-text.js";
+import { GatewayError } from "../core/errors.js";
+import type { Database } from "../db/database.js";
+import type { AnswerSummary } from "../recording/answer-summary.js";
+import { type AnswerStats, type CandidateComparison, compareCandidate, type Recorded, recordedStats, type Replayed } from "./evaluation-report.js";
+import { REPLAY_ENDPOINT, replayedOf, type ReplayLine } from "./replay-lines.js";
+
+/** An evaluation's report: the recorded baseline and each candidate against it. */
+export interface EvaluationReport {
+  readonly id: string;
+  readonly dataset: string;
+  readonly finished: boolean;
+  readonly recorded: AnswerStats;
+  readonly candidates: ReadonlyArray<CandidateComparison & { readonly alias: string; readonly batchId: string; readonly batchStatus: string }>;
+}
+
+export interface DatasetInput {
+  readonly name: string;
+  readonly alias: string;
+  readonly startMs?: number;
+  readonly endMs?: number;
+  /** `key:value`; empty: any. */
+  readonly tag?: string;
+  readonly limit?: number;
+  readonly description?: string;
+}
+
+export interface Evaluations {
+  createDataset(input: DatasetInput): Promise<{ readonly name: string; readonly size: number }>;
+  start(input: { readonly dataset: string; readonly candidates: readonly string[]; readonly key?: string }): Promise<{ readonly id: string; readonly batches: Readonly<Record<string, string>>; readonly size: number }>;
+  report(id: string): Promise<EvaluationReport>;
+}
+
+export interface EvaluationsOptions {
+  readonly database: () => Promise<Database>;
+  readonly batches: BatchStore;
+  readonly runner: BatchRunner;
+  /** Whether `alias` is configured now. */
+  readonly hasAlias: (alias: string) => boolean;
+  /** The SHA-256 of the configured key named `name`; undefined when there is none. */
+  readonly keySha256: (name: string) => string | undefined;
+  /** Whether keys are configured (then an evaluation must name the key it runs as). */
+  readonly keysConfigured: () => boolean;
+  /** Lines of one batch at most (batch.maxLines): a dataset's size at most. */
+  readonly maxLines: () => number;
+}
+
+const NAME = /^[A-Za-z0-9._-]{1,64}$/;
+const MAX_CANDIDATES = 8;
+const invalid = (field: string, why: string) => new GatewayError("invalid_request", `${field}: ${why}`, { field });
+
+type Row = Record<string, unknown>;
+
+/** Rows of a dataset's recordings, oldest first. */
+async function recordingsOf(db: Database, dataset: string): Promise<Recorded[]> {
+  const { rows } = await db.query<{ id: string; request: string; answer: string }>(
+    `SELECT r.id, r.request, r.answer FROM sluice_dataset_items d JOIN sluice_recordings r ON r.id = d.recording_id
+     WHERE d.dataset = $1 ORDER BY r.at, r.id`,
+    [dataset],
+  );
+  return rows.map((r) => ({ id: String(r.id), request: JSON.parse(String(r.request)) as ChatRequest, answer: JSON.parse(String(r.answer)) as AnswerSummary }));
+}
+
+/**
+ * Evaluation replay (docs/evaluation.md): datasets of recorded calls,
+ * replayed against candidate aliases as batches (so on the batch queue,
+ * at batch priority, as one key with its limits and budget), and the
+ * report comparing each candidate's answers with the recorded ones.
+ */
+export function createEvaluations(options: EvaluationsOptions): Evaluations {
+  return {
+    async createDataset(input) {
+      if (!NAME.test(input.name)) throw invalid("name", "letters, digits, '.', '_' and '-', at most 64");
+      if (input.alias === "") throw invalid("alias", "required");
+      const max = options.maxLines();
+      const limit = input.limit === undefined || input.limit === 0 ? max : input.limit;
+      if (limit > max) throw invalid("limit", `at most ${max} (batch.maxLines)`);
+      let tag: [string, string] | undefined;
+      if (input.tag) {
+        const colon = input.tag.indexOf(":");
+        if (colon <= 0) throw invalid("tag", "write key:value");
+        tag = [input.tag.slice(0, colon), input.tag.slice(colon + 1)];
+      }
+      const db = await options.database();
+      return db.transaction(async (query) => {
+        const made = await query("INSERT INTO sluice_datasets (name, description) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING RETURNING name", [input.name, (input.description ?? "").slice(0, 1_000)]);
+        if (made.rows.length === 0) throw new GatewayError("already_exists", `dataset ${quoteClientValue(input.name)} exists`);
+        const { rows } = await query<{ n: number }>(
+          `WITH picked AS (
+             SELECT id FROM sluice_recordings
+             WHERE alias = $2
+               AND ($3::timestamptz IS NULL OR at >= $3) AND ($4::timestamptz IS NULL OR at < $4)
+               AND ($5::text IS NULL OR tags ->> $5 = $6)
+             ORDER BY at, id LIMIT $7)
+           , added AS (INSERT INTO sluice_dataset_items (dataset, recording_id) SELECT $1, id FROM picked RETURNING 1)
+           SELECT count(*)::int AS n FROM added`,
+          [
+            input.name,
+            input.alias,
+            input.startMs === undefined ? null : new Date(input.startMs).toISOString(),
+            input.endMs === undefined ? null : new Date(input.endMs).toISOString(),
+            tag?.[0] ?? null,
+            tag?.[1] ?? null,
+            limit,
+          ],
+        );
+        const size = Number(rows[0]?.n ?? 0);
+        if (size === 0) throw new GatewayError("failed_precondition", `no recording of alias ${quoteClientValue(input.alias)} matches: record it first (models.<alias>.record)`);
+        return { name: input.name, size };
+      });
+    },
+
+    async start(input) {
+      const candidates = [...input.candidates];
+      if (candidates.length === 0 || candidates.length > MAX_CANDIDATES) throw invalid("candidates", `one to ${MAX_CANDIDATES} aliases`);
+      if (new Set(candidates).size !== candidates.length) throw invalid("candidates", "each alias once");
+      for (const alias of candidates) if (!options.hasAlias(alias)) throw new GatewayError("not_found", `no model alias ${quoteClientValue(alias)}`);
+      let owner = "";
+      if (input.key) {
+        const sha = options.keySha256(input.key);
+        if (!sha) throw new GatewayError("not_found", `no configured key ${quoteClientValue(input.key)}`);
+        owner = sha;
+      } else if (options.keysConfigured()) {
+        throw new GatewayError("failed_precondition", "key: name the configured key the replays run as and are charged to");
+      }
+      const db = await options.database();
+      const recorded = await recordingsOf(db, input.dataset);
+      if (recorded.length === 0) throw new GatewayError("not_found", `no dataset ${quoteClientValue(input.dataset)}`);
+      const id = `eval_${randomHex()}`;
+      const batches: Record<string, string> = {};
+      for (const alias of candidates) {
+        const lines: PendingLine[] = recorded.map((r, i) => ({ customId: r.id, line: i + 1, body: JSON.stringify({ request: { ...r.request, model: alias } } satisfies ReplayLine) }));
+        const batch = await options.batches.createBatch(
+          { id: `batch_${randomHex()}`, owner, endpoint: REPLAY_ENDPOINT, inputFileId: "", completionWindow: "24h", metadata: { evaluation: id, dataset: input.dataset, candidate: alias } },
+          lines,
+        );
+        batches[alias] = batch.id;
+      }
+      await db.query("INSERT INTO sluice_evaluations (id, dataset, batches) VALUES ($1, $2, $3)", [id, input.dataset, JSON.stringify(candidates.map((alias) => ({ alias, batch: batches[alias] })))]);
+      for (const alias of candidates) options.runner.add(batches[alias]!);
+      return { id, batches, size: recorded.length };
+    },
+
+    async report(id) {
+      const db = await options.database();
+      const { rows } = await db.query<Row>("SELECT dataset, batches FROM sluice_evaluations WHERE id = $1", [id]);
+      const row = rows[0];
+      if (!row) throw new GatewayError("not_found", `no evaluation ${quoteClientValue(id)}`);
+      const dataset = String(row.dataset);
+      const plan = (typeof row.batches === "string" ? JSON.parse(row.batches) : row.batches) as Array<{ alias: string; batch: string }>;
+      const recorded = await recordingsOf(db, dataset);
+      const candidates = [];
+      let finished = true;
+      for (const { alias, batch: batchId } of plan) {
+        const batch = await options.batches.batch(batchId);
+        const status = batch?.status ?? "unknown";
+        if (status === "in_progress" || status === "cancelling" || status === "validating" || status === "finalizing") finished = false;
+        const results = await db.query<{ result: string }>("SELECT result FROM sluice_batch_lines WHERE batch_id = $1 AND result IS NOT NULL", [batchId]);
+        const replayed = new Map<string, Replayed>();
+        for (const r of results.rows) {
+          const entry = replayedOf(String(r.result));
+          if (entry) replayed.set(...entry);
+        }
+        candidates.push({ alias, batchId, batchStatus: status, ...compareCandidate(recorded, replayed) });
+      }
+      return { id, dataset, finished, recorded: recordedStats(recorded), candidates };
+    },
+  };
+}
