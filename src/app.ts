@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { Config } from "./config/config.js";
 import { type ConfigSource, createLiveConfig, type LiveConfig } from "./config/live-config.js";
 import { GatewayError } from "./core/errors.js";
@@ -300,6 +301,19 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     keySha256: (name) => live.current().auth.keys.find((k) => k.name === name)?.sha256,
     keysConfigured: () => live.current().auth.keys.length > 0,
     maxLines: () => live.current().batch.maxLines,
+    embed: async (model, texts, owner) => {
+      const principal = owner === "" ? undefined : tenancy.keyByHash(owner);
+      if (owner !== "" && !principal) throw new GatewayError("unauthenticated", "the key this evaluation runs as is no longer configured");
+      // A report waits on this: bounded like a client's call would be.
+      const controller = new AbortController();
+      const timer = setTimeout(() => controller.abort(new GatewayError("deadline_exceeded", "embedding the answers took longer than 2 minutes")), 120_000);
+      try {
+        const call = { requestId: `eval_${randomUUID().replaceAll("-", "")}`, edge: "evaluation", signal: controller.signal, background: true };
+        return (await calls.embed({ model, inputs: texts }, principal, call).result).vectors;
+      } finally {
+        clearTimeout(timer);
+      }
+    },
   });
   let server: GatewayServer | undefined;
   const route = createRoutes({

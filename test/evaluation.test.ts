@@ -32,6 +32,7 @@ beforeAll(async () => {
         prod: { provider: "oa", model: "sim-1?tokens=6", price: PRICE, record: { sampleRate: 1, maxPerDay: 10_000 } },
         same: { provider: "oa", model: "sim-1?tokens=6", price: PRICE },
         cheap: { provider: "oa", model: "sim-1?tokens=3", price: { inputPerMTok: 1, outputPerMTok: 4 } },
+        embed: { provider: "oa", model: "sim-embed" },
       },
     }),
     env: { ADMIN, CALLER, EVALUATOR },
@@ -103,13 +104,23 @@ describe("evaluation replay", () => {
     expect(cheap!.stats!.costUsdMicros).toBeLessThan(recorded.costUsdMicros);
     expect(cheap!.jsonValidRate).toBe(1);
 
+    // With an embedding alias: identical answers are similar by 1, shorter ones by less.
+    const similar = await admin.getEvaluationReport({ evaluationId: started.evaluationId, embeddingModel: "embed" });
+    const [sameSim, cheapSim] = ["same", "cheap"].map((alias) => similar.candidates.find((c) => c.alias === alias)!);
+    expect(sameSim!.semanticCases).toBe(200);
+    expect(sameSim!.semanticSimilarity).toBeCloseTo(1, 5);
+    expect(cheapSim!.semanticSimilarity).toBeGreaterThan(0);
+    expect(cheapSim!.semanticSimilarity).toBeLessThan(0.999);
+    expect(report.candidates[0]).not.toHaveProperty("semanticSimilarity", expect.anything());
+
     // The same report for spreadsheets.
-    const csv = await fetch(`${h.url}/admin/v1/evaluations/${started.evaluationId}/report.csv`, { headers: { authorization: `Bearer ${ADMIN}` } });
+    const csv = await fetch(`${h.url}/admin/v1/evaluations/${started.evaluationId}/report.csv?embedding_model=embed`, { headers: { authorization: `Bearer ${ADMIN}` } });
     expect(csv.status).toBe(200);
     const rows = (await csv.text()).trim().split("\r\n");
     expect(rows).toHaveLength(4);
     expect(rows[0]).toMatch(/^side,batch_id,batch_status,requests,answered,errors,error_rate,/);
     expect(rows.slice(1).map((r) => r.split(",")[0])).toEqual(["recorded", "same", "cheap"]);
+    expect(rows[2]!.split(",").at(-2)).toBe("1.0000");
     expect((await fetch(`${h.url}/admin/v1/evaluations/${started.evaluationId}/report.csv`)).status).toBe(401);
 
     // Recordings keep no secret; replays are charged to the evaluator key, tagged with their batch.

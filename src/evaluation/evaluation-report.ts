@@ -25,6 +25,9 @@ export interface CandidateComparison {
   /** Of answered requests that asked for JSON: the share that is valid. */
   readonly jsonValidRate?: number;
   readonly jsonCases: number;
+  /** Mean cosine similarity of answer embeddings with the recorded answers' (when an embedding alias was named). */
+  readonly semanticSimilarity?: number;
+  readonly semanticCases?: number;
 }
 
 /** One dataset entry: the recorded request and answer. */
@@ -161,4 +164,26 @@ export function recordedStats(recorded: readonly Recorded[]): AnswerStats {
     recorded.map((r) => r.answer),
     0,
   );
+}
+
+/** Cosine similarity of two vectors of one model; 0 when either is all zeros. */
+export function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    dot += a[i]! * b[i]!;
+    na += a[i]! * a[i]!;
+    nb += b[i]! * b[i]!;
+  }
+  return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
+}
+
+/** Pairs of (recorded, replayed) answer texts a semantic comparison embeds: both answered, both with text. */
+export function textPairs(recorded: readonly Recorded[], replayed: ReadonlyMap<string, Replayed>): Array<readonly [string, string]> {
+  return recorded.flatMap((entry) => {
+    const replay = replayed.get(entry.id);
+    if (!replay?.ok || entry.answer.text.trim() === "" || replay.answer.text.trim() === "") return [];
+    return [[entry.answer.text, replay.answer.text] as const];
+  });
 }

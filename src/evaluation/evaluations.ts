@@ -5,7 +5,7 @@ import { quoteClientValue } from "../core/client-text.js";
 import { GatewayError } from "../core/errors.js";
 import type { Database } from "../db/database.js";
 import type { AnswerSummary } from "../recording/answer-summary.js";
-import { type AnswerStats, type CandidateComparison, compareCandidate, type Recorded, recordedStats, type Replayed } from "./evaluation-report.js";
+import { type AnswerStats, type CandidateComparison, compareCandidate, cosine, type Recorded, recordedStats, type Replayed, textPairs } from "./evaluation-report.js";
 import { REPLAY_ENDPOINT, replayedOf, type ReplayLine } from "./replay-lines.js";
 
 /** An evaluation's report: the recorded baseline and each candidate against it. */
@@ -31,7 +31,8 @@ export interface DatasetInput {
 export interface Evaluations {
   createDataset(input: DatasetInput): Promise<{ readonly name: string; readonly size: number }>;
   start(input: { readonly dataset: string; readonly candidates: readonly string[]; readonly key?: string }): Promise<{ readonly id: string; readonly batches: Readonly<Record<string, string>>; readonly size: number }>;
-  report(id: string): Promise<EvaluationReport>;
+  /** The report; with `embeddingModel`, each candidate's answers are embedded beside the recorded ones and compared by cosine. */
+  report(id: string, options?: { readonly embeddingModel?: string }): Promise<EvaluationReport>;
 }
 
 export interface EvaluationsOptions {
@@ -46,9 +47,14 @@ export interface EvaluationsOptions {
   readonly keysConfigured: () => boolean;
   /** Lines of one batch at most (batch.maxLines): a dataset's size at most. */
   readonly maxLines: () => number;
+  /** Vectors of `texts` from embedding alias `model`, called as the key with SHA-256 `owner` ("" without keys). */
+  readonly embed?: (model: string, texts: readonly string[], owner: string) => Promise<ReadonlyArray<ArrayLike<number>>>;
 }
 
 const NAME = /^[A-Za-z0-9._-]{1,64}$/;
+/** Texts per embedding call, and characters kept of each answer: well inside an embedding request's limits. */
+const EMBED_CHUNK = 256;
+const EMBED_CHARS = 8_000;
 const MAX_CANDIDATES = 8;
 const invalid = (field: string, why: string) => new GatewayError("invalid_request", `${field}: ${why}`, { field });
 
@@ -62,6 +68,22 @@ async function recordingsOf(db: Database, dataset: string): Promise<Recorded[]> 
     [dataset],
   );
   return rows.map((r) => ({ id: String(r.id), request: JSON.parse(String(r.request)) as ChatRequest, answer: JSON.parse(String(r.answer)) as AnswerSummary }));
+}
+
+/** The mean cosine of each pair's embeddings, embedded in chunks (the recorded text and the replayed one side by side). */
+async function semanticSimilarity(
+  pairs: ReadonlyArray<readonly [string, string]>,
+  model: string,
+  owner: string,
+  embed: NonNullable<EvaluationsOptions["embed"]>,
+): Promise<{ readonly semanticSimilarity?: number; readonly semanticCases: number }> {
+  let sum = 0;
+  for (let at = 0; at < pairs.length; at += EMBED_CHUNK / 2) {
+    const chunk = pairs.slice(at, at + EMBED_CHUNK / 2);
+    const vectors = await embed(model, chunk.flat().map((text) => text.slice(0, EMBED_CHARS)), owner);
+    for (let i = 0; i < chunk.length; i++) sum += cosine(vectors[2 * i]!, vectors[2 * i + 1]!);
+  }
+  return pairs.length === 0 ? { semanticCases: 0 } : { semanticSimilarity: sum / pairs.length, semanticCases: pairs.length };
 }
 
 /**
@@ -144,7 +166,9 @@ export function createEvaluations(options: EvaluationsOptions): Evaluations {
       return { id, batches, size: recorded.length };
     },
 
-    async report(id) {
+    async report(id, reportOptions = {}) {
+      const { embeddingModel } = reportOptions;
+      if (embeddingModel !== undefined && !options.hasAlias(embeddingModel)) throw new GatewayError("not_found", `no model alias ${quoteClientValue(embeddingModel)}`);
       const db = await options.database();
       const { rows } = await db.query<Row>("SELECT dataset, batches FROM sluice_evaluations WHERE id = $1", [id]);
       const row = rows[0];
@@ -164,7 +188,8 @@ export function createEvaluations(options: EvaluationsOptions): Evaluations {
           const entry = replayedOf(String(r.result));
           if (entry) replayed.set(...entry);
         }
-        candidates.push({ alias, batchId, batchStatus: status, ...compareCandidate(recorded, replayed) });
+        const similarity = embeddingModel !== undefined && options.embed ? await semanticSimilarity(textPairs(recorded, replayed), embeddingModel, batch?.owner ?? "", options.embed) : undefined;
+        candidates.push({ alias, batchId, batchStatus: status, ...compareCandidate(recorded, replayed), ...similarity });
       }
       return { id, dataset, finished, recorded: recordedStats(recorded), candidates };
     },

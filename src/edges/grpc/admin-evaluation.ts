@@ -62,7 +62,7 @@ export function evaluationHandlers(evaluations: Evaluations | undefined, guard: 
       })(ctx),
     getEvaluationReport: (req, ctx) =>
       guard(async () => {
-        const report = await need().report(req.evaluationId);
+        const report = await need().report(req.evaluationId, req.embeddingModel ? { embeddingModel: req.embeddingModel } : {});
         return create(GetEvaluationReportResponseSchema, {
           evaluationId: report.id,
           dataset: report.dataset,
@@ -79,6 +79,8 @@ export function evaluationHandlers(evaluations: Evaluations | undefined, guard: 
               toolCallCases: c.toolCallCases,
               ...(c.jsonValidRate === undefined ? {} : { jsonValidRate: c.jsonValidRate }),
               jsonCases: c.jsonCases,
+              ...(c.semanticSimilarity === undefined ? {} : { semanticSimilarity: c.semanticSimilarity }),
+              semanticCases: c.semanticCases ?? 0,
             }),
           ),
         });

@@ -27,6 +27,8 @@ const HEADER = [
   "tool_call_cases",
   "json_valid_rate",
   "json_cases",
+  "semantic_similarity",
+  "semantic_cases",
 ];
 
 const fixed = (n: number, digits = 3) => n.toFixed(digits);
@@ -55,7 +57,7 @@ function statsCells(s: AnswerStats): string[] {
 /** The report as CSV: the recorded baseline first, then one row per candidate (the columns GetEvaluationReport has). */
 export function evaluationCsv(report: EvaluationReport): string {
   const rows = [
-    ["recorded", "", "", ...statsCells(report.recorded), "", "", "", "", ""].join(","),
+    ["recorded", "", "", ...statsCells(report.recorded), "", "", "", "", "", "", ""].join(","),
     ...report.candidates.map((c) =>
       [
         csvField(c.alias),
@@ -67,17 +69,20 @@ export function evaluationCsv(report: EvaluationReport): string {
         String(c.toolCallCases),
         c.jsonValidRate === undefined ? "" : fixed(c.jsonValidRate, 4),
         String(c.jsonCases),
+        c.semanticSimilarity === undefined ? "" : fixed(c.semanticSimilarity, 4),
+        c.semanticCases === undefined ? "" : String(c.semanticCases),
       ].join(","),
     ),
   ];
   return `${[HEADER.join(","), ...rows].join("\r\n")}\r\n`;
 }
 
-/** GET /admin/v1/evaluations/{id}/report.csv: GetEvaluationReport for spreadsheets, with the admin key. */
+/** GET /admin/v1/evaluations/{id}/report.csv[?embedding_model=alias]: GetEvaluationReport for spreadsheets, with the admin key. */
 export async function evaluationCsvRoute(req: AnyRequest, res: AnyResponse, exchange: Exchange, options: { readonly admin: KeyAdmin; readonly evaluations: Evaluations }, id: string): Promise<void> {
   try {
     options.admin.authorize(headerOf(req, "authorization"));
-    const body = evaluationCsv(await options.evaluations.report(id));
+    const embeddingModel = new URL(req.url ?? "/", "http://x").searchParams.get("embedding_model");
+    const body = evaluationCsv(await options.evaluations.report(id, embeddingModel ? { embeddingModel } : {}));
     exchange.code = "ok";
     res.writeHead(200, { "content-type": "text/csv; charset=utf-8", "content-length": String(Buffer.byteLength(body)), "content-disposition": `attachment; filename="${id.replace(/[^A-Za-z0-9_-]/g, "")}.csv"` });
     res.end(body);
