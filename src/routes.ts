@@ -21,7 +21,13 @@ import type { StatsWatch } from "./edges/grpc/watch-stats.js";
 import { countTokens, messages, sendAnthropicError } from "./edges/anthropic/messages-route.js";
 import { chatCompletions, resumeChatCompletion } from "./edges/openai/chat-completions.js";
 import { embeddings } from "./edges/openai/embeddings.js";
-import { type BatchRoutes, cancelBatch, createBatch, fileContent, getBatch, getFile, listBatches, uploadFile } from "./edges/openai/batches.js";
+import { type BatchRoutes, cancelBatch, checkOpenAiLine, createBatch, fileContent, getBatch, getFile, listBatches, uploadFile } from "./edges/openai/batches.js";
+import { createBatchOperations } from "./batch/batch-operations.js";
+import type { BatchRunner } from "./batch/batch-runner.js";
+import type { BatchStore } from "./batch/batch-store.js";
+import type { BatchSettings } from "./config/config.js";
+import { createBatchService } from "./edges/grpc/batch-service.js";
+import { BatchService } from "../gen/sluice/v1/batch_service_pb.js";
 import { sendOpenAiError } from "./edges/openai/http-errors.js";
 import { listModels } from "./edges/openai/models.js";
 import { responses } from "./edges/responses/responses-route.js";
@@ -66,8 +72,8 @@ export interface RoutesOptions {
   /** AdminService/WatchStats, when the console may be watched. */
   readonly watch?: StatsWatch;
   readonly console: { readonly access: ConsoleAccess; readonly assets: ConsoleAssets };
-  /** The OpenAI Batch API (/v1/files, /v1/batches): its database, queue and limits (absent: not served). */
-  readonly batches?: Omit<BatchRoutes, "calls" | "limits">;
+  /** The Batch API (the facade's /v1/files and /v1/batches, and BatchService): its database, queue and settings (absent: not served). */
+  readonly batches?: { readonly store: BatchStore; readonly runner: BatchRunner; readonly settings: BatchSettings };
   /** GET /metrics here (absent when metrics are off or have a listener of their own). */
   readonly metrics?: Metrics;
   /** GET /debug/runtime, when debug endpoints are on. */
@@ -124,15 +130,20 @@ function matchPath(pattern: string, path: string): string | undefined | null {
  */
 export function createRoutes(options: RoutesOptions): Route {
   const { calls, health, watch } = options;
+  // One set of batch operations behind both edges: a file or batch is checked, stored and run alike whichever way it came.
+  const batchOperations = options.batches
+    ? createBatchOperations({ ...options.batches, limits: options.limits, checkLine: checkOpenAiLine(options.limits) })
+    : undefined;
   const rpc = createRpcHandler({
     routes: (router: ConnectRouter) => {
       router.service(ChatService, createChatService({ calls, maxJsonDepth: options.limits.maxJsonDepth }));
       router.service(EmbeddingService, createEmbeddingService(calls));
-      router.service(Health, createHealthService(health, [ChatService.typeName, EmbeddingService.typeName]));
+      if (batchOperations) router.service(BatchService, createBatchService(calls, batchOperations));
+      router.service(Health, createHealthService(health, [ChatService.typeName, EmbeddingService.typeName, ...(batchOperations ? [BatchService.typeName] : [])]));
       const admin = options.admin && options.cacheAdmin && options.reports ? createAdminService(options.admin, options.cacheAdmin, options.reports, options.audit, options.evaluations) : undefined;
       // WatchStats may be served without the rest (an open console with no admin key): the rest then answers UNIMPLEMENTED.
       if (admin || watch) router.service(AdminService, { ...admin, ...(watch ? { watchStats: watch.watchStats } : {}) });
-      registerReflection(router, admin || watch ? [ChatService, EmbeddingService, AdminService, Health] : [ChatService, EmbeddingService, Health]);
+      registerReflection(router, [ChatService, EmbeddingService, ...(batchOperations ? [BatchService] : []), ...(admin || watch ? [AdminService] : []), Health]);
     },
     limits: options.limits,
     sendTimeoutMs: options.sendTimeoutMs,
@@ -154,7 +165,7 @@ export function createRoutes(options: RoutesOptions): Route {
     { method: "POST", path: "/v1/messages", edge: "anthropic", serve: (req, res, exchange) => messages(req, res, exchange, edgeOptions) },
     { method: "POST", path: "/v1/messages/count_tokens", edge: "anthropic", serve: (req, res, exchange) => countTokens(req, res, exchange, edgeOptions) },
     { method: "POST", path: "/v1/responses", edge: "responses", serve: (req, res, exchange) => responses(req, res, exchange, edgeOptions) },
-    ...(options.batches ? batchRoutes({ ...options.batches, calls, limits: options.limits }) : []),
+    ...(options.batches && batchOperations ? batchRoutes({ operations: batchOperations, settings: options.batches.settings, calls, limits: options.limits }) : []),
     { method: "GET", path: "/v1/models", edge: "openai", serve: (req, res, exchange) => listModels(req, res, exchange, calls) },
     { method: "GET", path: "/v1/models/{id}", edge: "openai", serve: (req, res, exchange, id) => listModels(req, res, exchange, calls, id) },
     ...(options.admin && options.reports ? [{ method: "GET", path: "/admin/v1/spend.csv", serve: spendCsvRoute(options.admin, options.reports) }] : []),

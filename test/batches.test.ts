@@ -1,8 +1,11 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Code, createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
 import OpenAI, { toFile } from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BatchEndpoint, BatchService, BatchStatus } from "../gen/sluice/v1/batch_service_pb.js";
 import { scrape } from "./helpers/prometheus.js";
 import { type Harness, type HarnessOptions, startHarness } from "./helpers/harness.js";
 import { type OwnDatabase, ownDatabase } from "./helpers/postgres.js";
@@ -368,5 +371,64 @@ describe("batch lines use spare capacity", () => {
     await Promise.all(interactive);
     await h.sluice.batches.settled(created.id);
     expect(await owner.batches.retrieve(created.id)).toMatchObject({ status: "completed", request_counts: { total: 3, completed: 3, failed: 0 } });
+  });
+});
+
+describe("sluice.v1.BatchService: the same batches over gRPC, typed", () => {
+  let h: Harness;
+  let database: OwnDatabase;
+  const batchClient = (key: string) =>
+    createClient(
+      BatchService,
+      createGrpcTransport({ baseUrl: h.url, interceptors: [(next) => (req) => (req.header.set("authorization", `Bearer ${key}`), next(req))] }),
+    );
+
+  beforeAll(async () => {
+    database = await ownDatabase();
+    h = await startHarness(options({ store: { postgres: { url: database.url, poolSize: 4 } } }));
+  }, DB_TIMEOUT);
+  afterAll(async () => {
+    await h?.close();
+    await database?.drop();
+  });
+
+  it("uploads, creates, follows and reads a batch; the facade sees the same batch; another key sees nothing", async () => {
+    const owner = batchClient(KEYS.owner);
+    const ids = ["g-0", "g-1", "g-2"];
+    const { file } = await owner.uploadFile({ content: Buffer.from(jsonl(ids.map((id) => chatLine(id, "tokens=2")))), filename: "typed.jsonl" });
+    expect(file).toMatchObject({ purpose: "batch", filename: "typed.jsonl" });
+    const { batch: created } = await owner.createBatch({ inputFileId: file!.id, endpoint: BatchEndpoint.CHAT_COMPLETIONS, metadata: { job: "grpc" } });
+    expect(created).toMatchObject({ status: BatchStatus.IN_PROGRESS, endpointPath: "/v1/chat/completions", requestCounts: { total: 3 }, metadata: { job: "grpc" } });
+
+    await h.sluice.batches.settled(created!.id);
+    const { batch: done } = await owner.getBatch({ id: created!.id });
+    expect(done).toMatchObject({ status: BatchStatus.COMPLETED, requestCounts: { total: 3, completed: 3, failed: 0 }, errorFileId: "" });
+    expect(done!.completedAt).toBeDefined();
+    const { content } = await owner.getFileContent({ id: done!.outputFileId });
+    const lines = Buffer.from(content).toString("utf8").trim().split("\n").map((l) => JSON.parse(l) as OutputLine);
+    expect(lines.map((l) => l.custom_id)).toEqual(ids);
+    for (const line of lines) expect(line.response).toMatchObject({ status_code: 200, body: { object: "chat.completion" } });
+
+    // The facade reads the same batch, and the typed list holds it.
+    const sdk = new OpenAI({ baseURL: `${h.url}/v1`, apiKey: KEYS.owner, maxRetries: 0 });
+    expect(await sdk.batches.retrieve(created!.id)).toMatchObject({ status: "completed", output_file_id: done!.outputFileId, metadata: { job: "grpc" } });
+    const page = await owner.listBatches({ limit: 10 });
+    expect(page.batches.map((b) => b.id)).toContain(created!.id);
+
+    const other = batchClient(KEYS.other);
+    await expect(other.getBatch({ id: created!.id })).rejects.toMatchObject({ code: Code.NotFound });
+    await expect(other.getFileContent({ id: done!.outputFileId })).rejects.toMatchObject({ code: Code.NotFound });
+    await expect(batchClient("sk-wrong").listBatches({})).rejects.toMatchObject({ code: Code.Unauthenticated });
+  });
+
+  it("refuses what the facade refuses, with the gRPC code: a bad line, no endpoint, a bad page size", async () => {
+    const owner = batchClient(KEYS.owner);
+    const duplicate = Buffer.from(jsonl([chatLine("same", "tokens=1"), chatLine("same", "tokens=1")]));
+    await expect(owner.uploadFile({ content: duplicate })).rejects.toMatchObject({ code: Code.InvalidArgument, rawMessage: expect.stringContaining("line 2") });
+    await expect(owner.uploadFile({ content: Buffer.from([0xff, 0xfe]) })).rejects.toMatchObject({ code: Code.InvalidArgument });
+    const { file } = await owner.uploadFile({ content: Buffer.from(jsonl([chatLine("x", "tokens=1")])) });
+    await expect(owner.createBatch({ inputFileId: file!.id })).rejects.toMatchObject({ code: Code.InvalidArgument, rawMessage: expect.stringContaining("endpoint") });
+    await expect(owner.createBatch({ inputFileId: file!.id, endpoint: BatchEndpoint.EMBEDDINGS })).rejects.toMatchObject({ code: Code.InvalidArgument, rawMessage: expect.stringContaining("line 1") });
+    await expect(owner.listBatches({ limit: 1000 })).rejects.toMatchObject({ code: Code.InvalidArgument });
   });
 });

@@ -45,6 +45,7 @@ describe("buf curl with server reflection (no proto files)", () => {
       "grpc.health.v1.Health",
       "grpc.reflection.v1.ServerReflection",
       "grpc.reflection.v1alpha.ServerReflection",
+      "sluice.v1.BatchService",
       "sluice.v1.ChatService",
       "sluice.v1.EmbeddingService",
     ]);

@@ -51,6 +51,7 @@ describe("gRPC health checking (grpc.health.v1.Health)", () => {
       "": ServingStatus.SERVING,
       [CHAT]: ServingStatus.SERVING,
       "sluice.v1.EmbeddingService": ServingStatus.SERVING,
+      "sluice.v1.BatchService": ServingStatus.SERVING,
     });
   });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createBatchRunner, type LineExecutor } from "../../src/batch/batch-runner.js";
 import type { BatchStore, LineResult, PendingLine, StoredBatch } from "../../src/batch/batch-store.js";
-import { readBatchFile } from "../../src/edges/openai/batch-file.js";
+import { readBatchFile } from "../../src/batch/batch-file.js";
 import { createLogger } from "../../src/logging/logger.js";
 import { PassThrough } from "node:stream";
 

@@ -1,37 +1,30 @@
-import type { BatchRunner } from "../../batch/batch-runner.js";
-import { type BatchStore, randomHex, type StoredBatch, type StoredFile } from "../../batch/batch-store.js";
+import type { BatchOperations } from "../../batch/batch-operations.js";
+import type { StoredBatch, StoredFile } from "../../batch/batch-store.js";
 import type { CallLayer } from "../../call/call-layer.js";
 import type { BatchSettings } from "../../config/config.js";
-import { quoteClientValue } from "../../core/client-text.js";
 import { GatewayError } from "../../core/errors.js";
 import type { StructureLimits } from "../../core/structure-limits.js";
 import type { Exchange } from "../../http/exchange.js";
 import { type AnyRequest, type AnyResponse, headerOf, sendJson } from "../../http/node-http.js";
 import { type BodyLimits, readBody } from "../../http/read-body.js";
 import { readJsonBody } from "../../http/read-json.js";
-import { BATCH_ENDPOINTS, type BatchFileLine, readBatchFile } from "./batch-file.js";
+import { BATCH_ENDPOINTS, type BatchEndpoint, type BatchFileLine } from "../../batch/batch-file.js";
 import { callerOf } from "./chat-completions.js";
 import { embedRequestFromOpenAi } from "./embeddings.js";
 import { chatRequestFromOpenAi } from "./from-openai.js";
 import { sendOpenAiError } from "./http-errors.js";
 
-/** What the files and batches routes need: the caller's key, the database, the queue, and the limits. */
+/** What the files and batches routes need: the caller's key, the operations behind them, and the limits. */
 export interface BatchRoutes {
   readonly calls: CallLayer;
-  readonly store: BatchStore;
-  readonly runner: BatchRunner;
+  readonly operations: BatchOperations;
   readonly settings: BatchSettings;
   readonly limits: BodyLimits & StructureLimits;
 }
 
 /** Room for the multipart envelope around the file (boundaries, part headers, `purpose`). */
 const ENVELOPE_BYTES = 64 * 1024;
-/** OpenAI's bounds on a batch's metadata. */
-const MAX_METADATA = { pairs: 16, key: 64, value: 512 };
 const DEFAULT_PAGE = 20;
-const MAX_PAGE = 100;
-
-const notFound = (what: string, id: string) => new GatewayError("not_found", `no ${what} ${quoteClientValue(id)}`);
 
 /** The file as the API shows it (`FileObject`). */
 function fileObject(file: StoredFile): object {
@@ -115,56 +108,43 @@ export function uploadFile(req: AnyRequest, res: AnyResponse, exchange: Exchange
     } catch {
       throw new GatewayError("invalid_request", "file: not UTF-8 text", { field: "file" });
     }
-    readBatchFile(content, routes.settings, routes.limits);
-    const stored = await routes.store.putFile({ id: `file-${randomHex()}`, owner, purpose: "batch", filename: (file.name || "batch.jsonl").slice(0, 256), bytes: file.size }, content);
-    answer(res, exchange, fileObject(stored));
+    answer(res, exchange, fileObject(await routes.operations.upload(owner, file.name, content, file.size)));
   });
 }
 
 /** `GET /v1/files/{id}`. */
 export function getFile(req: AnyRequest, res: AnyResponse, exchange: Exchange, routes: BatchRoutes, id: string): Promise<void> {
-  return asCaller(req, res, exchange, routes.calls, async (owner) => {
-    const file = await routes.store.file(id, owner);
-    if (!file) throw notFound("file", id);
-    answer(res, exchange, fileObject(file));
-  });
+  return asCaller(req, res, exchange, routes.calls, async (owner) => answer(res, exchange, fileObject(await routes.operations.file(owner, id))));
 }
 
 /** `GET /v1/files/{id}/content`: the file's bytes (an input file as uploaded, an output or error file as JSONL). */
 export function fileContent(req: AnyRequest, res: AnyResponse, exchange: Exchange, routes: BatchRoutes, id: string): Promise<void> {
   return asCaller(req, res, exchange, routes.calls, async (owner) => {
-    const content = await routes.store.fileContent(id, owner);
-    if (content === undefined) throw notFound("file", id);
+    const content = await routes.operations.fileContent(owner, id);
     exchange.code = "ok";
     res.writeHead(200, { "content-type": "application/octet-stream", "content-length": String(Buffer.byteLength(content)) });
     res.end(content);
   });
 }
 
-/** A batch's `metadata`: at most 16 string pairs, as OpenAI bounds them. */
-function metadataOf(value: unknown): Record<string, string> | null {
+/** A batch's `metadata` from JSON: absent or an object (its pairs are checked by the operations). */
+function metadataOf(value: unknown): Record<string, unknown> | null {
   if (value === undefined || value === null) return null;
-  const bad = () => new GatewayError("invalid_request", `metadata: at most ${MAX_METADATA.pairs} string values, keys of at most ${MAX_METADATA.key} characters and values of at most ${MAX_METADATA.value}`, { field: "metadata" });
-  if (typeof value !== "object" || Array.isArray(value)) throw bad();
-  const entries = Object.entries(value);
-  if (entries.length > MAX_METADATA.pairs) throw bad();
-  for (const [k, v] of entries) if (typeof v !== "string" || k.length > MAX_METADATA.key || v.length > MAX_METADATA.value) throw bad();
-  return Object.fromEntries(entries) as Record<string, string>;
+  if (typeof value !== "object" || Array.isArray(value)) throw new GatewayError("invalid_request", "metadata: must be an object of string values", { field: "metadata" });
+  return value as Record<string, unknown>;
 }
 
-/** Every line's url is the batch's endpoint and its body decodes as that endpoint's request (not streamed). */
-function checkLines(lines: readonly BatchFileLine[], endpoint: string, limits: StructureLimits): void {
-  for (const line of lines) {
-    const at = (why: string) => new GatewayError("invalid_request", `input_file_id: line ${line.line}: ${why}`, { field: "input_file_id" });
-    if (line.url !== endpoint) throw at(`url ${line.url} differs from the batch's endpoint ${endpoint}`);
-    try {
-      if (endpoint === "/v1/embeddings") embedRequestFromOpenAi(line.body);
-      else if (chatRequestFromOpenAi(line.body, limits).stream) throw at("body.stream: a batch line is not streamed");
-    } catch (error) {
-      if (error instanceof GatewayError && error.code === "invalid_request" && !error.message.startsWith("input_file_id:")) throw at(`body.${error.message}`);
-      throw error;
-    }
-  }
+/**
+ * How a line's body is checked for its endpoint: decoded as the
+ * interactive route decodes it, and a chat line must not stream. Given to
+ * the batch operations by the composition, so the gRPC BatchService checks
+ * files the same way.
+ */
+export function checkOpenAiLine(limits: StructureLimits): (line: BatchFileLine, endpoint: BatchEndpoint) => void {
+  return (line, endpoint) => {
+    if (endpoint === "/v1/embeddings") embedRequestFromOpenAi(line.body);
+    else if (chatRequestFromOpenAi(line.body, limits).stream) throw new GatewayError("invalid_request", `input_file_id: line ${line.line}: body.stream: a batch line is not streamed`, { field: "input_file_id" });
+  };
 }
 
 /** `POST /v1/batches`: checks the input file against the endpoint, stores the batch with its lines, and queues it. */
@@ -173,8 +153,7 @@ export function createBatch(req: AnyRequest, res: AnyResponse, exchange: Exchang
     const json = await readJsonBody(req, routes.limits);
     if (typeof json !== "object" || json === null || Array.isArray(json)) throw new GatewayError("invalid_request", "request body: must be a JSON object");
     const b = json as Record<string, unknown>;
-    const endpoint = b.endpoint;
-    if (typeof endpoint !== "string" || !(BATCH_ENDPOINTS as readonly string[]).includes(endpoint)) {
+    if (typeof b.endpoint !== "string" || !(BATCH_ENDPOINTS as readonly string[]).includes(b.endpoint)) {
       throw new GatewayError("invalid_request", `endpoint: must be one of ${BATCH_ENDPOINTS.join(", ")}`, { field: "endpoint" });
     }
     if (b.completion_window !== "24h") throw new GatewayError("invalid_request", "completion_window: must be 24h", { field: "completion_window" });
@@ -182,30 +161,14 @@ export function createBatch(req: AnyRequest, res: AnyResponse, exchange: Exchang
     for (const key of Object.keys(b)) {
       if (!["endpoint", "completion_window", "input_file_id", "metadata"].includes(key)) throw new GatewayError("invalid_request", `${key}: not supported here`, { field: key });
     }
-    const metadata = metadataOf(b.metadata);
-    const file = await routes.store.file(b.input_file_id, owner);
-    if (!file || file.purpose !== "batch") throw notFound("batch input file", b.input_file_id);
-    const lines = readBatchFile((await routes.store.fileContent(file.id, owner)) ?? "", routes.settings, routes.limits);
-    checkLines(lines, endpoint, routes.limits);
-    if ((await routes.store.unfinished(owner)) >= routes.settings.maxBatchesPerKey) {
-      throw new GatewayError("rate_limited", `this key already has ${routes.settings.maxBatchesPerKey} batches unfinished (batch.maxBatchesPerKey)`);
-    }
-    const batch = await routes.store.createBatch(
-      { id: `batch_${randomHex()}`, owner, endpoint, inputFileId: file.id, completionWindow: "24h", metadata },
-      lines.map((l) => ({ customId: l.customId, line: l.line, body: JSON.stringify(l.body) })),
-    );
-    routes.runner.add(batch.id);
+    const batch = await routes.operations.create(owner, { inputFileId: b.input_file_id, endpoint: b.endpoint, metadata: metadataOf(b.metadata) });
     answer(res, exchange, batchObject(batch));
   });
 }
 
 /** `GET /v1/batches/{id}`. */
 export function getBatch(req: AnyRequest, res: AnyResponse, exchange: Exchange, routes: BatchRoutes, id: string): Promise<void> {
-  return asCaller(req, res, exchange, routes.calls, async (owner) => {
-    const batch = await routes.store.batch(id, owner);
-    if (!batch) throw notFound("batch", id);
-    answer(res, exchange, batchObject(batch));
-  });
+  return asCaller(req, res, exchange, routes.calls, async (owner) => answer(res, exchange, batchObject(await routes.operations.batch(owner, id))));
 }
 
 /** `GET /v1/batches?after=&limit=`: the caller's batches, newest first, as OpenAI's cursor page. */
@@ -213,19 +176,12 @@ export function listBatches(req: AnyRequest, res: AnyResponse, exchange: Exchang
   return asCaller(req, res, exchange, routes.calls, async (owner) => {
     const query = new URL(req.url ?? "/", "http://x").searchParams;
     const limitText = query.get("limit");
-    const limit = limitText === null ? DEFAULT_PAGE : Number(limitText);
-    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) throw new GatewayError("invalid_request", `limit: must be an integer from 1 to ${MAX_PAGE}`, { field: "limit" });
-    const { batches, hasMore } = await routes.store.list(owner, query.get("after") ?? undefined, limit);
+    const { batches, hasMore } = await routes.operations.list(owner, query.get("after") ?? undefined, limitText === null ? DEFAULT_PAGE : Number(limitText));
     answer(res, exchange, { object: "list", data: batches.map(batchObject), first_id: batches[0]?.id ?? null, last_id: batches.at(-1)?.id ?? null, has_more: hasMore });
   });
 }
 
 /** `POST /v1/batches/{id}/cancel`: no new lines start; running ones finish; then `cancelled` with the files of what finished. */
 export function cancelBatch(req: AnyRequest, res: AnyResponse, exchange: Exchange, routes: BatchRoutes, id: string): Promise<void> {
-  return asCaller(req, res, exchange, routes.calls, async (owner) => {
-    const batch = await routes.store.cancel(id, owner);
-    if (!batch) throw notFound("batch", id);
-    if (batch.status === "cancelling") routes.runner.cancel(id);
-    answer(res, exchange, batchObject(batch));
-  });
+  return asCaller(req, res, exchange, routes.calls, async (owner) => answer(res, exchange, batchObject(await routes.operations.cancel(owner, id))));
 }

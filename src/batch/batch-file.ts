@@ -1,8 +1,8 @@
-import { clipClientValue, quoteClientValue } from "../../core/client-text.js";
-import { GatewayError } from "../../core/errors.js";
-import type { StructureLimits } from "../../core/structure-limits.js";
-import type { BatchSettings } from "../../config/config.js";
-import { parseJsonBody } from "../../http/read-json.js";
+import { clipClientValue, quoteClientValue } from "../core/client-text.js";
+import { GatewayError } from "../core/errors.js";
+import type { StructureLimits } from "../core/structure-limits.js";
+import type { BatchSettings } from "../config/config.js";
+import { parseJsonBody } from "../http/read-json.js";
 
 /** The endpoints a batch may run. */
 export const BATCH_ENDPOINTS = ["/v1/chat/completions", "/v1/embeddings"] as const;

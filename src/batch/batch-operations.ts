@@ -1,0 +1,133 @@
+import type { BatchSettings } from "../config/config.js";
+import { quoteClientValue } from "../core/client-text.js";
+import { GatewayError } from "../core/errors.js";
+import type { StructureLimits } from "../core/structure-limits.js";
+import { BATCH_ENDPOINTS, type BatchEndpoint, type BatchFileLine, readBatchFile } from "./batch-file.js";
+import type { BatchRunner } from "./batch-runner.js";
+import { type BatchStore, randomHex, type StoredBatch, type StoredFile } from "./batch-store.js";
+
+/** OpenAI's bounds on a batch's metadata. */
+export const MAX_METADATA = { pairs: 16, key: 64, value: 512 };
+/** Batches listed per page at most. */
+export const MAX_PAGE = 100;
+
+/** What creating a batch asks for, whatever edge it came through. */
+export interface NewBatch {
+  readonly inputFileId: string;
+  readonly endpoint: string;
+  /** Checked here: at most 16 string values (checkMetadata). */
+  readonly metadata: Readonly<Record<string, unknown>> | null;
+}
+
+export interface BatchOperationsOptions {
+  readonly store: BatchStore;
+  readonly runner: BatchRunner;
+  readonly settings: BatchSettings;
+  readonly limits: StructureLimits;
+  /** Throws `invalid_request` for a line whose body is not a request of `endpoint` (the OpenAI edge decodes it as its route would). */
+  readonly checkLine: (line: BatchFileLine, endpoint: BatchEndpoint) => void;
+}
+
+/**
+ * The Batch API's operations, edge-neutral: the facade's HTTP routes and
+ * the gRPC BatchService both call these, so a file or batch is checked,
+ * stored and run the same way whichever way it came. Every call names the
+ * owner (the caller key's SHA-256, "" without keys): a key reaches only its
+ * own files and batches, and anything else is `not_found`, as an unknown
+ * id is.
+ */
+export interface BatchOperations {
+  /** Checks a JSONL batch file line by line, then stores it. */
+  upload(owner: string, filename: string, content: string, bytes: number): Promise<StoredFile>;
+  file(owner: string, id: string): Promise<StoredFile>;
+  fileContent(owner: string, id: string): Promise<string>;
+  /** Checks the input file against the endpoint, stores the batch with its lines, and queues it. */
+  create(owner: string, batch: NewBatch): Promise<StoredBatch>;
+  batch(owner: string, id: string): Promise<StoredBatch>;
+  list(owner: string, after: string | undefined, limit: number): Promise<{ readonly batches: StoredBatch[]; readonly hasMore: boolean }>;
+  /** No new lines start; running ones finish; then `cancelled` with the files of what finished. */
+  cancel(owner: string, id: string): Promise<StoredBatch>;
+}
+
+const notFound = (what: string, id: string) => new GatewayError("not_found", `no ${what} ${quoteClientValue(id)}`);
+
+/** A batch's `metadata`: at most 16 string pairs, as OpenAI bounds them. */
+export function checkMetadata(metadata: Readonly<Record<string, unknown>>): Record<string, string> {
+  const bad = () => new GatewayError("invalid_request", `metadata: at most ${MAX_METADATA.pairs} string values, keys of at most ${MAX_METADATA.key} characters and values of at most ${MAX_METADATA.value}`, { field: "metadata" });
+  const entries = Object.entries(metadata);
+  if (entries.length > MAX_METADATA.pairs) throw bad();
+  for (const [k, v] of entries) if (typeof v !== "string" || k.length > MAX_METADATA.key || v.length > MAX_METADATA.value) throw bad();
+  return Object.fromEntries(entries) as Record<string, string>;
+}
+
+export function createBatchOperations(options: BatchOperationsOptions): BatchOperations {
+  const { store, settings } = options;
+
+  /** Every line's url is the batch's endpoint and its body decodes as that endpoint's request (not streamed). */
+  const checkLines = (lines: readonly BatchFileLine[], endpoint: BatchEndpoint) => {
+    for (const line of lines) {
+      const at = (why: string) => new GatewayError("invalid_request", `input_file_id: line ${line.line}: ${why}`, { field: "input_file_id" });
+      if (line.url !== endpoint) throw at(`url ${line.url} differs from the batch's endpoint ${endpoint}`);
+      try {
+        options.checkLine(line, endpoint);
+      } catch (error) {
+        if (error instanceof GatewayError && error.code === "invalid_request" && !error.message.startsWith("input_file_id:")) throw at(`body.${error.message}`);
+        throw error;
+      }
+    }
+  };
+
+  const operations: BatchOperations = {
+    async upload(owner, filename, content, bytes) {
+      if (bytes > settings.maxFileBytes) throw new GatewayError("payload_too_large", `file: larger than ${settings.maxFileBytes} bytes (batch.maxFileBytes)`, { field: "file" });
+      readBatchFile(content, settings, options.limits);
+      return store.putFile({ id: `file-${randomHex()}`, owner, purpose: "batch", filename: (filename || "batch.jsonl").slice(0, 256), bytes }, content);
+    },
+    async file(owner, id) {
+      const file = await store.file(id, owner);
+      if (!file) throw notFound("file", id);
+      return file;
+    },
+    async fileContent(owner, id) {
+      const content = await store.fileContent(id, owner);
+      if (content === undefined) throw notFound("file", id);
+      return content;
+    },
+    async create(owner, batch) {
+      if (!(BATCH_ENDPOINTS as readonly string[]).includes(batch.endpoint)) {
+        throw new GatewayError("invalid_request", `endpoint: must be one of ${BATCH_ENDPOINTS.join(", ")}`, { field: "endpoint" });
+      }
+      const endpoint = batch.endpoint as BatchEndpoint;
+      const metadata = batch.metadata === null ? null : checkMetadata(batch.metadata);
+      const file = await store.file(batch.inputFileId, owner);
+      if (!file || file.purpose !== "batch") throw notFound("batch input file", batch.inputFileId);
+      const lines = readBatchFile((await store.fileContent(file.id, owner)) ?? "", settings, options.limits);
+      checkLines(lines, endpoint);
+      if ((await store.unfinished(owner)) >= settings.maxBatchesPerKey) {
+        throw new GatewayError("rate_limited", `this key already has ${settings.maxBatchesPerKey} batches unfinished (batch.maxBatchesPerKey)`);
+      }
+      const created = await store.createBatch(
+        { id: `batch_${randomHex()}`, owner, endpoint, inputFileId: file.id, completionWindow: "24h", metadata },
+        lines.map((l) => ({ customId: l.customId, line: l.line, body: JSON.stringify(l.body) })),
+      );
+      options.runner.add(created.id);
+      return created;
+    },
+    async batch(owner, id) {
+      const batch = await store.batch(id, owner);
+      if (!batch) throw notFound("batch", id);
+      return batch;
+    },
+    async list(owner, after, limit) {
+      if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) throw new GatewayError("invalid_request", `limit: must be an integer from 1 to ${MAX_PAGE}`, { field: "limit" });
+      return store.list(owner, after, limit);
+    },
+    async cancel(owner, id) {
+      const batch = await store.cancel(id, owner);
+      if (!batch) throw notFound("batch", id);
+      if (batch.status === "cancelling") options.runner.cancel(id);
+      return batch;
+    },
+  };
+  return operations;
+}
