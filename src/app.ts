@@ -27,6 +27,7 @@ import { createQueuedBatchRunner } from "./batch/queued-runner.js";
 import { createEvaluations, type Evaluations } from "./evaluation/evaluations.js";
 import { byEndpoint, createReplayLineExecutor } from "./evaluation/replay-lines.js";
 import { createRecorder, type Recorder } from "./recording/recorder.js";
+import { createShadowRunner, type ShadowRunner } from "./evaluation/shadow.js";
 import { createBatchStore } from "./batch/batch-store.js";
 import { createBatchLineExecutor } from "./edges/openai/batch-lines.js";
 import { startMetricsListener } from "./telemetry/metrics-route.js";
@@ -109,6 +110,7 @@ export interface Sluice {
   /** Calls kept for evaluation replay (flush: tests, before a dataset is made). */
   readonly recorder: Recorder;
   readonly evaluations: Evaluations;
+  readonly shadow: ShadowRunner;
   /**
    * Graceful shutdown: readiness turns unhealthy, no new streams are
    * accepted, in-flight streams get `drainMs` to finish, then the rest are
@@ -246,7 +248,14 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     ...(telemetry.metrics ? { instruments: telemetry.metrics.instruments } : {}),
   });
   // Recordings for evaluation replay go to the database in batches; it opens with the first one kept.
-  const recorder = createRecorder({ database: () => database.open(), logger, ...(telemetry.metrics ? { meter: telemetry.metrics.meter } : {}) });
+  // Shadow runs need the call layer, made from the pipeline the recorder is part of: bound once both exist.
+  let shadow: ShadowRunner | undefined;
+  const recorder = createRecorder({
+    database: () => database.open(),
+    logger,
+    shadow: (settings, plan, live) => shadow?.start(settings, plan, live),
+    ...(telemetry.metrics ? { meter: telemetry.metrics.meter } : {}),
+  });
   const stages = { config: live.current, client, telemetry, registry, gates, breakers, stats, order, random, tenancy, cache, logger, recorder, ...(auditLog ? { onCompliance: complianceAudit(trail) } : {}) };
   const pipeline = createChatPipeline(stages);
   const embeddings = createEmbedPipeline(stages);
@@ -293,6 +302,18 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
   const batches = sharedRedis
     ? createQueuedBatchRunner({ ...batchRunner, client: () => createQueueClient(sharedRedis.url), prefix: sharedRedis.prefix, leaseMs: config.batch.leaseMs })
     : createBatchRunner(batchRunner);
+  const priceOf = (alias: string, target: string) => live.current().models.get(alias)?.targets.find((t) => t.key === target)?.price;
+  shadow = createShadowRunner({
+    calls,
+    database: () => database.open(),
+    principalOf: (name) => {
+      const key = live.current().auth.keys.find((k) => k.name === name);
+      return key ? tenancy.keyByHash(key.sha256) : undefined;
+    },
+    priceOf,
+    logger,
+    ...(telemetry.metrics ? { meter: telemetry.metrics.meter } : {}),
+  });
   const evaluations = createEvaluations({
     database: () => database.open(),
     batches: batchStore,
@@ -330,6 +351,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
           reports: createSpendReports({ ...(ledger ? { database: () => database.open() } : {}), tagKeys: () => live.current().auth.tagKeys, thresholds: () => live.current().alerts.thresholds }),
           audit: { ...(auditLog ? { log: auditLog } : {}), trail, authFailed: (event) => auditObserver.authenticated?.(event) },
           evaluations,
+          shadow,
         }
       : {}),
     ...(statsWatch ? { watch: statsWatch } : {}),
@@ -391,6 +413,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     batches,
     recorder,
     evaluations,
+    shadow,
     async shutdown(drainMs = live.current().server.drainMs) {
       // Batch lines running now get the same drain as any stream (their results are written); no new line starts.
       const batchesClosed = batches.close(drainMs);
@@ -411,6 +434,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
       // Every stream has ended: their usage goes to the store before the connection closes.
       // Before tenancy's: the stream log borrows its Redis connection.
       await resumable.close();
+      await shadow.close();
       await closeTenancyAndLedger();
       await recorder.close(FINAL_WRITE_GRACE_MS);
       await database.close();
@@ -424,6 +448,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
       await closeServer();
       await client.close();
       await resumable.close();
+      await shadow.close();
       await closeTenancyAndLedger();
       await recorder.close(FINAL_WRITE_GRACE_MS);
       await database.close();

@@ -48,6 +48,7 @@ import type { TenancyObserver } from "./flow/observer.js";
 import { spendCsv } from "./edges/openai/spend-csv.js";
 import { evaluationCsvRoute } from "./edges/openai/evaluation-csv.js";
 import type { Evaluations } from "./evaluation/evaluations.js";
+import type { ShadowRunner } from "./evaluation/shadow.js";
 import { serveMetrics } from "./telemetry/metrics-route.js";
 import type { Metrics } from "./telemetry/metrics.js";
 
@@ -67,6 +68,8 @@ export interface RoutesOptions {
   readonly reports?: SpendReports;
   /** AdminService's datasets and evaluations, and GET /admin/v1/evaluations/{id}/report.csv. */
   readonly evaluations?: Evaluations;
+  /** AdminService's GetShadowReport. */
+  readonly shadow?: ShadowRunner;
   /** The audit log AdminService lists and verifies, and the trail its changing calls are recorded in. */
   readonly audit?: { readonly log?: AuditLog; readonly trail: AuditTrail; readonly authFailed?: TenancyObserver["authenticated"] };
   /** AdminService/WatchStats, when the console may be watched. */
@@ -140,7 +143,7 @@ export function createRoutes(options: RoutesOptions): Route {
       router.service(EmbeddingService, createEmbeddingService(calls));
       if (batchOperations) router.service(BatchService, createBatchService(calls, batchOperations));
       router.service(Health, createHealthService(health, [ChatService.typeName, EmbeddingService.typeName, ...(batchOperations ? [BatchService.typeName] : [])]));
-      const admin = options.admin && options.cacheAdmin && options.reports ? createAdminService(options.admin, options.cacheAdmin, options.reports, options.audit, options.evaluations) : undefined;
+      const admin = options.admin && options.cacheAdmin && options.reports ? createAdminService(options.admin, options.cacheAdmin, options.reports, options.audit, { ...(options.evaluations ? { evaluations: options.evaluations } : {}), ...(options.shadow ? { shadow: options.shadow } : {}) }) : undefined;
       // WatchStats may be served without the rest (an open console with no admin key): the rest then answers UNIMPLEMENTED.
       if (admin || watch) router.service(AdminService, { ...admin, ...(watch ? { watchStats: watch.watchStats } : {}) });
       registerReflection(router, [ChatService, EmbeddingService, ...(batchOperations ? [BatchService] : []), ...(admin || watch ? [AdminService] : []), Health]);

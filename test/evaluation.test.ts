@@ -33,6 +33,7 @@ beforeAll(async () => {
         same: { provider: "oa", model: "sim-1?tokens=6", price: PRICE },
         cheap: { provider: "oa", model: "sim-1?tokens=3", price: { inputPerMTok: 1, outputPerMTok: 4 } },
         embed: { provider: "oa", model: "sim-embed" },
+        shadowed: { provider: "oa", model: "sim-1?tokens=6", price: PRICE, shadow: { alias: "cheap", sampleRate: 1, key: "evaluator", maxInFlight: 100 } },
       },
     }),
     env: { ADMIN, CALLER, EVALUATOR },
@@ -136,4 +137,32 @@ describe("evaluation replay", () => {
       await client.end();
     }
   }, 180_000);
+});
+
+describe("shadow traffic", () => {
+  it("mirrors completed calls to the candidate after the caller's answer, charged to the shadow key, and compares them", async () => {
+    const sdk = new OpenAI({ baseURL: `${h.url}/v1`, apiKey: CALLER, maxRetries: 0 });
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => sdk.chat.completions.create({ model: "shadowed", max_tokens: 32, messages: [{ role: "user", content: `shadowed ${i}` }] })));
+    // The caller got the live alias's answer, whole.
+    for (const answer of answers) expect(answer.choices[0]!.finish_reason).toBe("stop");
+    await h.sluice.shadow.idle();
+
+    const report = await adminClient(h.url, ADMIN).getShadowReport({ alias: "shadowed" });
+    expect(report.live).toMatchObject({ requests: 20, answered: 20 });
+    expect(report.candidates.map((c) => c.alias)).toEqual(["cheap"]);
+    const cheap = report.candidates[0]!;
+    expect(cheap.stats).toMatchObject({ requests: 20, answered: 20, errors: 0 });
+    expect(cheap.exactMatchRate).toBeLessThan(1);
+    expect(cheap.stats!.costUsdMicros).toBeLessThan(report.live!.costUsdMicros);
+    // The shadow pairs keep the live request without anything of the caller's key.
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    try {
+      const rows = (await client.query<{ candidate: string; request: string }>("SELECT candidate, request FROM sluice_shadow WHERE alias = 'shadowed'")).rows;
+      expect(rows).toHaveLength(20);
+      expect(rows.every((r) => r.candidate === "cheap" && !r.request.includes(CALLER))).toBe(true);
+    } finally {
+      await client.end();
+    }
+  });
 });

@@ -57,6 +57,15 @@ export interface Price {
   readonly cachedInputPerMTok?: number;
 }
 
+/** Shadow traffic: a sampled share of an alias's completed calls mirrored to a candidate alias and compared. */
+export interface ShadowSettings {
+  readonly alias: string;
+  readonly sampleRate: number;
+  /** The configured key's name the mirrored calls run as; absent without keys. */
+  readonly key?: string;
+  readonly maxInFlight: number;
+}
+
 /** One place an alias can send a request: a provider and its model id. */
 export interface RouteTarget {
   /** `provider/model`: the identity breakers and statistics are kept under, shared by every alias that uses it. */
@@ -107,6 +116,8 @@ export interface ModelRoute {
   readonly maxToolResultTokens?: number;
   /** Keep a sample of completed calls for evaluation replay (recording/recorder.ts). */
   readonly record?: { readonly sampleRate: number; readonly maxPerDay: number };
+  /** Mirror a sample of completed calls to a candidate alias (evaluation/shadow.ts). */
+  readonly shadow?: ShadowSettings;
 }
 
 /** models.<alias>.cache, resolved. */
@@ -466,6 +477,7 @@ function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: Nod
       context: m.context,
       ...(m.maxToolResultTokens === undefined ? {} : { maxToolResultTokens: m.maxToolResultTokens }),
       ...(m.record ? { record: m.record } : {}),
+      ...(m.shadow ? { shadow: m.shadow } : {}),
       ...(m.cache
         ? {
             cache: {

@@ -213,6 +213,16 @@ function complianceProblems(input: unknown): ConfigProblem[] {
         else if (!isRecord(input.models) || !isRecord(input.models[context.summarizer])) problems.push({ path: ["models", alias, "context", "summarizer"], message: `unknown alias "${context.summarizer}"` });
         else if (context.summarizer === alias) problems.push({ path: ["models", alias, "context", "summarizer"], message: "cannot be the alias itself" });
       }
+      const shadow = isRecord(model.shadow) ? model.shadow : undefined;
+      if (shadow && typeof shadow.alias === "string") {
+        if (!isRecord(input.models[shadow.alias])) problems.push({ path: ["models", alias, "shadow", "alias"], message: `unknown alias "${shadow.alias}"` });
+        else if (shadow.alias === alias) problems.push({ path: ["models", alias, "shadow", "alias"], message: "cannot be the alias itself" });
+      }
+      if (shadow) {
+        const keys = Array.isArray(auth.keys) ? auth.keys.filter(isRecord) : [];
+        if (typeof shadow.key === "string" && !keys.some((k) => k.name === shadow.key)) problems.push({ path: ["models", alias, "shadow", "key"], message: `unknown key "${shadow.key}" (a configured key's name)` });
+        else if (shadow.key === undefined && keys.length > 0) problems.push({ path: ["models", alias, "shadow", "key"], message: "is required when keys are configured: the key mirrored calls run as and are charged to" });
+      }
       if (model.localOnly !== true) continue;
       const written = Array.isArray(model.targets) ? model.targets : [model];
       const providerLocal = (name: unknown) => {

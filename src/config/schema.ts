@@ -198,6 +198,19 @@ const modelSchema = z
         maxPerDay: z.number().int().min(1).max(10_000_000).default(1_000),
       })
       .optional(),
+    /** Mirror a sampled share of completed calls to a candidate alias, after the caller has its answer (docs/evaluation.md). */
+    shadow: z
+      .strictObject({
+        /** The candidate alias the calls are mirrored to. */
+        alias: z.string().min(1),
+        /** The share of completed calls mirrored, decided per call. */
+        sampleRate: z.number().min(0).max(1).default(0.01),
+        /** The configured key the mirrored calls run as and are charged to (required when keys are configured). */
+        key: z.string().min(1).optional(),
+        /** Mirrored calls in flight at most on this replica; past it a call is not mirrored (counted). */
+        maxInFlight: z.number().int().min(1).max(1_000).default(4),
+      })
+      .optional(),
   })
   .superRefine((model, ctx) => {
     const inline = model.provider !== undefined || model.model !== undefined;

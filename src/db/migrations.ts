@@ -221,6 +221,23 @@ export const MIGRATIONS: readonly Migration[] = [
         batches jsonb NOT NULL
       )`,
   },
+  {
+    version: 9,
+    name: "shadow traffic",
+    // One mirrored call: the live request and answer, and the candidate's answer or its error code.
+    sql: `
+      CREATE TABLE IF NOT EXISTS sluice_shadow (
+        id text PRIMARY KEY,
+        at timestamptz NOT NULL,
+        alias text NOT NULL,
+        candidate text NOT NULL,
+        request text NOT NULL,
+        live text NOT NULL,
+        shadow text,
+        error_code text
+      );
+      CREATE INDEX IF NOT EXISTS sluice_shadow_alias_at ON sluice_shadow (alias, at)`,
+  },
 ];
 
 /** What a migration run did: the versions applied, and those waiting for an extension the server does not offer. */

@@ -342,7 +342,7 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
         }
         await charge.admit(route);
         if (await consultCache()) return;
-        if (options.recorder && route.record) {
+        if (options.recorder && (route.record || route.shadow)) {
           recording = options.recorder.plan(
             route,
             { requestId: ctx.requestId, unredactedPii: screened.found !== undefined && !screened.vault, ...(ctx.background ? { background: true } : {}), ...(ctx.principal ? { keyName: ctx.principal.name } : {}), ...(ctx.tags ? { tags: ctx.tags } : {}) },

@@ -1,5 +1,5 @@
 import type { Meter } from "@opentelemetry/api";
-import type { ModelRoute, RouteTarget } from "../config/config.js";
+import type { ModelRoute, RouteTarget, ShadowSettings } from "../config/config.js";
 import type { ChatRequest } from "../core/chat-request.js";
 import type { Database } from "../db/database.js";
 import { causeOf } from "../drain/batch-writer.js";
@@ -22,6 +22,10 @@ export interface Recording {
 /** A call the draw kept: it watches the deltas and is offered once the call completed. */
 export interface RecordingPlan {
   readonly capture: AnswerCapture;
+  /** Kept as a recording (the alias records and its draw kept it). */
+  readonly record: boolean;
+  /** Mirrored to a candidate once completed (the alias shadows and its draw kept it). */
+  readonly shadow?: ShadowSettings;
   readonly alias: string;
   readonly request: ChatRequest;
   readonly id: string;
@@ -50,8 +54,13 @@ export interface Recorder {
   close(graceMs: number): Promise<number>;
 }
 
+/** Runs a completed call again on its alias's shadow candidate (evaluation/shadow.ts), given the live answer. */
+export type ShadowStarter = (settings: ShadowSettings, plan: RecordingPlan, live: AnswerSummary) => void;
+
 export interface RecorderOptions {
   readonly database: () => Promise<Database>;
+  /** Where sampled calls of aliases with `shadow` go once completed. */
+  readonly shadow?: ShadowStarter;
   readonly logger: Logger;
   readonly meter?: Meter;
   readonly random?: () => number;
@@ -126,17 +135,19 @@ export function createRecorder(options: RecorderOptions): Recorder {
 
   return {
     plan(route, call, request) {
-      const record = route.record;
-      if (!record || call.background || call.unredactedPii) return undefined;
-      if (record.sampleRate < 1 && random() >= record.sampleRate) return undefined;
-      const today = day(now());
-      const seen = kept.get(route.alias);
-      if (seen && seen.day === today && seen.count >= record.maxPerDay) {
-        counter?.add(1, { "sluice.recording.result": "capped" });
-        return undefined;
+      if (call.background || call.unredactedPii || (!route.record && !route.shadow)) return undefined;
+      const shadow = route.shadow && options.shadow && (route.shadow.sampleRate >= 1 || random() < route.shadow.sampleRate) ? route.shadow : undefined;
+      let record = false;
+      if (route.record && (route.record.sampleRate >= 1 || random() < route.record.sampleRate)) {
+        const seen = kept.get(route.alias);
+        record = !(seen && seen.day === day(now()) && seen.count >= route.record.maxPerDay);
+        if (!record) counter?.add(1, { "sluice.recording.result": "capped" });
       }
+      if (!record && !shadow) return undefined;
       return {
         capture: createAnswerCapture(),
+        record,
+        ...(shadow ? { shadow } : {}),
         alias: route.alias,
         request,
         id: call.requestId,
@@ -145,6 +156,8 @@ export function createRecorder(options: RecorderOptions): Recorder {
       };
     },
     offer(plan, servedBy) {
+      if (plan.shadow) options.shadow!(plan.shadow, plan, plan.capture.summary(servedBy.price));
+      if (!plan.record) return;
       // Counted when kept, not when planned: a call that fails leaves the day's room to the next one.
       const today = day(now());
       const seen = kept.get(plan.alias);

@@ -1,6 +1,7 @@
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
-import type { ModelRoute, RouteTarget } from "../../src/config/config.js";
+import { type ModelRoute, resolveConfig, type RouteTarget } from "../../src/config/config.js";
+import { configErrors } from "../helpers/config-errors.js";
 import type { ChatRequest } from "../../src/core/chat-request.js";
 import type { Database } from "../../src/db/database.js";
 import { answerStats, compareCandidate, percentile, type Recorded, validJson } from "../../src/evaluation/evaluation-report.js";
@@ -145,5 +146,26 @@ describe("the recorder", () => {
     capture.observe({ type: "tool_call", index: 0, arguments: ":1}" });
     now = 180;
     expect(capture.summary(undefined)).toMatchObject({ ttftMs: 30, durationMs: 80, toolCalls: [{ name: "get", arguments: '{"a":1}' }] });
+  });
+});
+
+describe("shadow settings", () => {
+  const base = (shadow: object, keys: object[] = []) => ({
+    providers: { p: { kind: "openai", baseUrl: "http://127.0.0.1:1" } },
+    models: { live: { provider: "p", model: "m", shadow }, candidate: { provider: "p", model: "n" } },
+    ...(keys.length > 0 ? { auth: { keys } } : {}),
+  });
+  const KEY = { name: "shadow-key", sha256: "b".repeat(64) };
+
+  it("refuses an unknown candidate, the alias itself, an unknown key, and no key when keys are configured", () => {
+    expect(configErrors(base({ alias: "nope" }))).toContain('models.live.shadow.alias: unknown alias "nope"');
+    expect(configErrors(base({ alias: "live" }))).toContain("models.live.shadow.alias: cannot be the alias itself");
+    expect(configErrors(base({ alias: "candidate", key: "ghost" }, [KEY]))).toContain('models.live.shadow.key: unknown key "ghost"');
+    expect(configErrors(base({ alias: "candidate" }, [KEY]))).toContain("models.live.shadow.key: is required when keys are configured");
+  });
+
+  it("takes a valid one, with its defaults", () => {
+    const config = resolveConfig(base({ alias: "candidate", key: "shadow-key" }, [KEY]), {}, "test.yaml");
+    expect(config.models.get("live")!.shadow).toEqual({ alias: "candidate", key: "shadow-key", sampleRate: 0.01, maxInFlight: 4 });
   });
 });

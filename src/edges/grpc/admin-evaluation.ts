@@ -2,7 +2,8 @@ import { create } from "@bufbuild/protobuf";
 import { timestampMs } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { GatewayError } from "../../core/errors.js";
-import type { AnswerStats } from "../../evaluation/evaluation-report.js";
+import type { AnswerStats, CandidateComparison } from "../../evaluation/evaluation-report.js";
+import type { ShadowRunner } from "../../evaluation/shadow.js";
 import type { Evaluations } from "../../evaluation/evaluations.js";
 import {
   type AdminService,
@@ -10,6 +11,7 @@ import {
   CandidateReportSchema,
   CreateDatasetResponseSchema,
   GetEvaluationReportResponseSchema,
+  GetShadowReportResponseSchema,
   StartEvaluationResponseSchema,
 } from "../../../gen/sluice/admin/v1/admin_service_pb.js";
 
@@ -35,8 +37,24 @@ function statsOf(s: AnswerStats) {
   });
 }
 
-/** AdminService's CreateDataset, StartEvaluation and GetEvaluationReport (docs/evaluation.md). */
-export function evaluationHandlers(evaluations: Evaluations | undefined, guard: Guard): Pick<Impl, "createDataset" | "startEvaluation" | "getEvaluationReport"> {
+function candidateOf(c: CandidateComparison & { readonly alias: string; readonly batchId?: string; readonly batchStatus?: string }) {
+  return create(CandidateReportSchema, {
+    alias: c.alias,
+    batchId: c.batchId ?? "",
+    batchStatus: c.batchStatus ?? "",
+    stats: statsOf(c.stats),
+    exactMatchRate: c.exactMatchRate,
+    ...(c.toolCallAgreement === undefined ? {} : { toolCallAgreement: c.toolCallAgreement }),
+    toolCallCases: c.toolCallCases,
+    ...(c.jsonValidRate === undefined ? {} : { jsonValidRate: c.jsonValidRate }),
+    jsonCases: c.jsonCases,
+    ...(c.semanticSimilarity === undefined ? {} : { semanticSimilarity: c.semanticSimilarity }),
+    semanticCases: c.semanticCases ?? 0,
+  });
+}
+
+/** AdminService's CreateDataset, StartEvaluation, GetEvaluationReport and GetShadowReport (docs/evaluation.md). */
+export function evaluationHandlers(evaluations: Evaluations | undefined, shadow: ShadowRunner | undefined, guard: Guard): Pick<Impl, "createDataset" | "startEvaluation" | "getEvaluationReport" | "getShadowReport"> {
   const need = () => {
     if (!evaluations) throw OFF();
     return evaluations;
@@ -68,22 +86,15 @@ export function evaluationHandlers(evaluations: Evaluations | undefined, guard: 
           dataset: report.dataset,
           finished: report.finished,
           recorded: statsOf(report.recorded),
-          candidates: report.candidates.map((c) =>
-            create(CandidateReportSchema, {
-              alias: c.alias,
-              batchId: c.batchId,
-              batchStatus: c.batchStatus,
-              stats: statsOf(c.stats),
-              exactMatchRate: c.exactMatchRate,
-              ...(c.toolCallAgreement === undefined ? {} : { toolCallAgreement: c.toolCallAgreement }),
-              toolCallCases: c.toolCallCases,
-              ...(c.jsonValidRate === undefined ? {} : { jsonValidRate: c.jsonValidRate }),
-              jsonCases: c.jsonCases,
-              ...(c.semanticSimilarity === undefined ? {} : { semanticSimilarity: c.semanticSimilarity }),
-              semanticCases: c.semanticCases ?? 0,
-            }),
-          ),
+          candidates: report.candidates.map(candidateOf),
         });
+      })(ctx),
+    getShadowReport: (req, ctx) =>
+      guard(async () => {
+        if (!shadow) throw OFF();
+        if (req.alias === "") throw new GatewayError("invalid_request", "alias: required", { field: "alias" });
+        const report = await shadow.report(req.alias, { ...(req.start ? { startMs: timestampMs(req.start) } : {}), ...(req.end ? { endMs: timestampMs(req.end) } : {}) });
+        return create(GetShadowReportResponseSchema, { alias: report.alias, live: statsOf(report.live), candidates: report.candidates.map(candidateOf) });
       })(ctx),
   };
 }

@@ -26,6 +26,7 @@ import { getSpendReport } from "./admin-spend.js";
 import { audited, auditHandlers } from "./admin-audit.js";
 import { evaluationHandlers } from "./admin-evaluation.js";
 import type { Evaluations } from "../../evaluation/evaluations.js";
+import type { ShadowRunner } from "../../evaluation/shadow.js";
 import type { AuditLog } from "../../audit/audit-log.js";
 import { NO_AUDIT, type AuditTrail } from "../../audit/audit-trail.js";
 import { AuthError } from "../../tenancy/authenticate.js";
@@ -71,7 +72,7 @@ export function createAdminService(
   cache: CacheAdmin,
   reports: SpendReports,
   audit: { readonly log?: AuditLog; readonly trail: AuditTrail; readonly authFailed?: TenancyObserver["authenticated"] } = { trail: NO_AUDIT },
-  evaluations?: Evaluations,
+  evaluation: { readonly evaluations?: Evaluations; readonly shadow?: ShadowRunner } = {},
 ): Omit<ServiceImpl<typeof AdminService>, "watchStats"> {
   const guarded =
     <R>(work: () => Promise<R>) =>
@@ -131,7 +132,7 @@ export function createAdminService(
     ...levelHandlers(admin.levels, guarded),
     getSpendReport: (req, ctx) => guarded(() => getSpendReport(reports, req))(ctx),
     ...auditHandlers(audit.log, guarded),
-    ...evaluationHandlers(evaluations, guarded),
+    ...evaluationHandlers(evaluation.evaluations, evaluation.shadow, guarded),
     purgeCache: (req, ctx) => guarded(async () => create(PurgeCacheResponseSchema, { purged: BigInt(await cache.purge(req.alias, req.keyName)) }))(ctx),
     getCacheStats: (_req, ctx) =>
       guarded(async () =>
