@@ -118,6 +118,23 @@ describe("background calls at a provider gate (batch lines)", () => {
     expect(gate.inFlight).toBe(0);
   });
 
+  it("take a share raised by a reload at once, and a lowered one as their streams end", async () => {
+    const gate = createProviderGate("p", share(8, 0.125));
+    const first = await gate.acquire(signal, "background");
+    const second = gate.acquire(signal, "background");
+    expect(gate.backgroundWaiting).toBe(1);
+    gate.configure(share(8, 0.25));
+    const admitted = await second;
+    expect(gate.backgroundInFlight).toBe(2);
+    gate.configure(share(8, 0.125));
+    const third = gate.acquire(signal, "background");
+    first();
+    expect(gate.backgroundWaiting).toBe(1); // one still in flight: the lowered share is full
+    admitted();
+    (await third)();
+    expect(gate.inFlight).toBe(0);
+  });
+
   it("leave the queue when their line is cancelled, and fail with the gate when it closes", async () => {
     const gate = createProviderGate("p", share(1, 1));
     const held = await gate.acquire(signal);

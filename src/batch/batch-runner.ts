@@ -162,8 +162,8 @@ export function createBatchRunner(options: BatchRunnerOptions): BatchRunner {
     controllers.add(controller);
     try {
       const outcome = await executor.run(a.batch!, line, controller.signal);
-      // Aborted by close(): not this line's answer; it runs again at the next start.
-      if (controller.signal.aborted) return;
+      // Aborted by close(), or refused by a gate or the registry closing: not this line's answer; it runs again at the next start.
+      if (controller.signal.aborted || (closed && !outcome.result.ok)) return;
       const written = await store.finishLine(a.id, line.customId, outcome.result);
       if (written) lines?.add(1, { "sluice.batch.status": outcome.result.ok ? "completed" : "failed" });
       if (!written) logger.warn({ event: "batch.line_duplicate", batch: a.id, customId: line.customId });

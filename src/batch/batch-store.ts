@@ -116,8 +116,8 @@ export interface BatchStore {
   /** Stores the batch in progress with all its lines. */
   createBatch(batch: { id: string; owner: string; endpoint: string; inputFileId: string; completionWindow: string; metadata: Record<string, string> | null }, lines: readonly PendingLine[]): Promise<StoredBatch>;
   batch(id: string, owner?: string): Promise<StoredBatch | undefined>;
-  /** `owner`'s batches, newest first, after the one with id `after`. */
-  list(owner: string, after: string | undefined, limit: number): Promise<{ readonly batches: StoredBatch[]; readonly hasMore: boolean }>;
+  /** `owner`'s batches (every owner's when undefined: the admin's view), newest first, after the one with id `after`. */
+  list(owner: string | undefined, after: string | undefined, limit: number): Promise<{ readonly batches: StoredBatch[]; readonly hasMore: boolean }>;
   /** Ids of batches a previous process left unfinished, oldest first. */
   resumable(): Promise<string[]>;
   /** Up to `limit` lines without a result, after line `after`, in file order. */
@@ -128,6 +128,10 @@ export interface BatchStore {
   line(batchId: string, line: number): Promise<StoredLine | undefined>;
   /** Marks a line never started, the batch being cancelled; false: it had a result or was skipped already. */
   skipLine(batchId: string, customId: string): Promise<boolean>;
+  /** Marks every line not started (nor running) of a cancelled batch skipped, in one statement; resolves with how many. */
+  skipRest(batchId: string): Promise<number>;
+  /** Claims a line for running; false: it has a result or was skipped (a cancel came first). */
+  markRunning(batchId: string, customId: string): Promise<boolean>;
   /** Records that a line was refused for the key's budget: the lines not yet run are written as not run. */
   stop(batchId: string): Promise<void>;
   /** Finishes the batch when every line has a result or was skipped; undefined when it is not settled (or gone). */
@@ -201,10 +205,10 @@ export function createBatchStore(db: () => Promise<Database>): BatchStore {
 
     async list(owner, after, limit) {
       const { rows } = await (await db()).query(
-        `SELECT * FROM sluice_batches WHERE owner = $1
-           AND ($2::text IS NULL OR seq < (SELECT seq FROM sluice_batches WHERE id = $2 AND owner = $1))
+        `SELECT * FROM sluice_batches WHERE ($1::text IS NULL OR owner = $1)
+           AND ($2::text IS NULL OR seq < (SELECT seq FROM sluice_batches WHERE id = $2 AND ($1::text IS NULL OR owner = $1)))
          ORDER BY seq DESC LIMIT $3`,
-        [owner, after ?? null, limit + 1],
+        [owner ?? null, after ?? null, limit + 1],
       );
       return { batches: rows.slice(0, limit).map(batchOf), hasMore: rows.length > limit };
     },
@@ -224,7 +228,8 @@ export function createBatchStore(db: () => Promise<Database>): BatchStore {
 
     async finishLine(batchId, customId, result) {
       return (await db()).transaction(async (query) => {
-        const { rows } = await query("UPDATE sluice_batch_lines SET status = $3, result = $4 WHERE batch_id = $1 AND custom_id = $2 AND result IS NULL RETURNING line", [
+        // A line skipped by a cancel stays skipped: counting it again would end the batch before its running lines.
+        const { rows } = await query("UPDATE sluice_batch_lines SET status = $3, result = $4 WHERE batch_id = $1 AND custom_id = $2 AND result IS NULL AND status IS DISTINCT FROM 'cancelled' RETURNING line", [
           batchId,
           customId,
           result.ok ? "completed" : "failed",
@@ -255,6 +260,26 @@ export function createBatchStore(db: () => Promise<Database>): BatchStore {
         await query("UPDATE sluice_batches SET skipped = skipped + 1 WHERE id = $1", [batchId]);
         return true;
       });
+    },
+
+    async skipRest(batchId) {
+      return (await db()).transaction(async (query) => {
+        const { rows } = await query<{ n: number }>(
+          "WITH skipped AS (UPDATE sluice_batch_lines SET status = 'cancelled' WHERE batch_id = $1 AND result IS NULL AND status IS NULL RETURNING 1) SELECT count(*)::int AS n FROM skipped",
+          [batchId],
+        );
+        const n = Number(rows[0]?.n ?? 0);
+        if (n > 0) await query("UPDATE sluice_batches SET skipped = skipped + $2 WHERE id = $1", [batchId, n]);
+        return n;
+      });
+    },
+
+    async markRunning(batchId, customId) {
+      const { rows } = await (await db()).query(
+        "UPDATE sluice_batch_lines SET status = 'running' WHERE batch_id = $1 AND custom_id = $2 AND result IS NULL AND status IS DISTINCT FROM 'cancelled' RETURNING line",
+        [batchId, customId],
+      );
+      return rows.length > 0;
     },
 
     async stop(batchId) {

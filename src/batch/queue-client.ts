@@ -13,6 +13,6 @@ import type { QueueClient } from "./queued-runner.js";
  * workers need: a blocking wait on a lost connection is retried, not failed.
  */
 export function createQueueClient(url: string): QueueClient {
-  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: null, connectTimeout: 5_000, retryStrategy: (times: number) => Math.min(50 * 2 ** Math.min(times, 10), 2_000) });
-  return client;
+  // It connects at once and keeps trying while Redis is away; BullMQ waits for it to be ready.
+  return new Redis(url, { maxRetriesPerRequest: null, connectTimeout: 5_000, retryStrategy: (times: number) => Math.min(50 * 2 ** Math.min(times, 10), 2_000) });
 }

@@ -1,13 +1,15 @@
 import type { Meter } from "@opentelemetry/api";
+import { setTimeout as delay } from "node:timers/promises";
 import { type Job, Queue, Worker } from "bullmq";
 import type { Logger } from "../logging/logger.js";
 import type { BatchRunner, LineExecutor } from "./batch-runner.js";
 import { type BatchStore, type StoredBatch, UNFINISHED } from "./batch-store.js";
 
-/** A Redis client BullMQ accepts (node-redis, the client the rest of Sluice uses); the runner connects and quits it. */
+/** A Redis client BullMQ accepts (queue-client.ts: ioredis, connecting and reconnecting on its own); the runner ends it. */
 export interface QueueClient {
-  connect(): Promise<unknown>;
   quit(): Promise<unknown>;
+  /** Drops the connection at once (a close that could not quit in time: Redis is away). */
+  disconnect(): void;
   on(event: "error", listener: (error: Error) => void): unknown;
 }
 
@@ -48,12 +50,24 @@ interface LineJob {
   readonly line: number;
 }
 
-/** Tries a job this many times when the gateway running it fails (its database away, a shutdown cutting it off). */
-const ATTEMPTS = 8;
+/** Tries a job this many times when the gateway running it fails (its database away, a shutdown cutting it off), a second apart. */
+const ATTEMPTS = 30;
+/** A close waits this long for BullMQ and Redis beyond the grace: past it the connections are dropped, so a shutdown never hangs on a Redis that is away. */
+const CLOSE_TIMEOUT_MS = 5_000;
+/** Attempts at writing a line's result after its call returned: the call is paid for, so the write is retried here rather than the job. */
+const WRITE_ATTEMPTS = 6;
 /** A line whose lease ran out this many times (replicas dying under it) fails for good; a resume queues it again. */
 const MAX_STALLED = 5;
 /** Pages of lines read when enqueueing a batch. */
 const PAGE = 500;
+
+/** Whether `work` settled within `ms` (it keeps running either way). */
+async function within(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const settled = await Promise.race([work.then(() => true, () => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)))]);
+  clearTimeout(timer);
+  return settled;
+}
 
 const describe = (error: unknown) => (error instanceof Error ? `${error.name}: ${error.message.slice(0, 200)}` : "unknown");
 
@@ -81,11 +95,27 @@ export function createQueuedBatchRunner(options: QueuedRunnerOptions): BatchRunn
   const lines = options.meter?.createCounter("sluice.batch.lines", { unit: "{line}", description: "Batch lines finished, by status: completed, failed (its result is an error), or not_run (the batch stopped for its key's budget)." });
   const connection = { queue: options.client(), worker: options.client() };
   for (const client of [connection.queue, connection.worker]) client.on("error", (error) => logger.debug({ event: "batch.queue_error", error: describe(error) }));
-  const connected = Promise.all([connection.queue.connect(), connection.worker.connect()]);
   const controllers = new Set<AbortController>();
   const waiting = new Map<string, { readonly promise: Promise<void>; readonly resolve: () => void }>();
-  const enqueueing = new Set<Promise<void>>();
+  /** Batches being queued, by id: one task each, however often they are added or swept. */
+  const enqueueing = new Map<string, Promise<void>>();
+  /** Aborted by close(): ends backoff sleeps at once. */
+  const closing = new AbortController();
   let closed = false;
+
+  const sleep = (ms: number) => delay(ms, undefined, { signal: closing.signal }).catch(() => undefined);
+
+  /** Writes a line's outcome, trying again while the database is away; its call was paid for, so the job must not run it again. */
+  const persist = async <T>(write: () => Promise<T>): Promise<T> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await write();
+      } catch (error) {
+        if (attempt >= WRITE_ATTEMPTS || closed) throw error;
+        await sleep(250 * 2 ** attempt);
+      }
+    }
+  };
 
   const settledHere = (id: string) => {
     waiting.get(id)?.resolve();
@@ -102,14 +132,17 @@ export function createQueuedBatchRunner(options: QueuedRunnerOptions): BatchRunn
   const runLine = async (batch: StoredBatch, line: { customId: string; line: number; body: string }): Promise<void> => {
     const controller = new AbortController();
     controllers.add(controller);
+    if (closed) controller.abort();
     try {
       const outcome = await executor.run(batch, line, controller.signal);
-      if (controller.signal.aborted) throw new ClosingError("the gateway closed while the line ran");
-      const written = await store.finishLine(batch.id, line.customId, outcome.result);
+      // While the gateway closes, a failure is the close's (a gate or the registry refusing, the call cut off), not the
+      // line's: it goes back to the queue for a replica still running instead of into the error file.
+      if (controller.signal.aborted || (closed && !outcome.result.ok)) throw new ClosingError("the gateway closed while the line ran");
+      const written = await persist(() => store.finishLine(batch.id, line.customId, outcome.result));
       if (written) lines?.add(1, { "sluice.batch.status": outcome.result.ok ? "completed" : "failed" });
       else logger.warn({ event: "batch.line_duplicate", batch: batch.id, customId: line.customId });
       if (outcome.stop) {
-        await store.stop(batch.id);
+        await persist(() => store.stop(batch.id));
         logger.info({ event: "batch.stopped", batch: batch.id, reason: "budget_exceeded" });
       }
     } finally {
@@ -128,7 +161,7 @@ export function createQueuedBatchRunner(options: QueuedRunnerOptions): BatchRunn
       await store.skipLine(id, line.customId);
     } else if (batch.stopped) {
       if (await store.finishLine(id, line.customId, executor.notRun(batch, line))) lines?.add(1, { "sluice.batch.status": "not_run" });
-    } else {
+    } else if (await store.markRunning(id, line.customId)) {
       await runLine(batch, line);
     }
     await finishIfSettled(id);
@@ -150,14 +183,11 @@ export function createQueuedBatchRunner(options: QueuedRunnerOptions): BatchRunn
   worker.on("failed", (job, error) => {
     if (job && !(error instanceof ClosingError)) logger.warn({ event: "batch.line_retry", batch: job.data.batch, line: job.data.line, attempt: job.attemptsMade, error: describe(error) });
   });
-  const running = connected.then(() => {
-    if (!closed) void worker.run().catch((error: unknown) => logger.warn({ event: "batch.worker_failed", error: describe(error) }));
-  });
-  running.catch((error: unknown) => logger.warn({ event: "batch.queue_unavailable", error: describe(error) }));
+  // BullMQ waits for Redis itself (at start, and after losing it): the worker runs from the start.
+  void worker.run().catch((error: unknown) => logger.warn({ event: "batch.worker_failed", error: describe(error) }));
 
   /** Queues every line of the batch without a result; a line already queued keeps its one job (its id). */
   const enqueue = async (id: string): Promise<number> => {
-    await connected;
     let count = 0;
     for (let after = 0; ; ) {
       const page = await store.pending(id, after, options.enqueueChunk ?? PAGE);
@@ -167,7 +197,7 @@ export function createQueuedBatchRunner(options: QueuedRunnerOptions): BatchRunn
         page.map((l) => ({
           name: "line",
           data: { batch: id, line: l.line },
-          opts: { jobId: lineJobId(id, l.line), attempts: ATTEMPTS, backoff: { type: "exponential", delay: 500 }, removeOnComplete: true, removeOnFail: true },
+          opts: { jobId: lineJobId(id, l.line), attempts: ATTEMPTS, backoff: { type: "fixed", delay: 1_000 }, removeOnComplete: true, removeOnFail: true },
         })),
       );
       count += page.length;
@@ -177,6 +207,7 @@ export function createQueuedBatchRunner(options: QueuedRunnerOptions): BatchRunn
 
   /** Queues the batch, trying again with backoff while Redis or the database is away, until it is queued or the gateway closes. */
   const add = (id: string) => {
+    if (closed || enqueueing.has(id)) return;
     const task = (async () => {
       for (let attempt = 0; !closed; attempt++) {
         try {
@@ -187,12 +218,12 @@ export function createQueuedBatchRunner(options: QueuedRunnerOptions): BatchRunn
           return;
         } catch (error) {
           logger.warn({ event: "batch.queue_failed", batch: id, attempt, error: describe(error) });
-          await new Promise((resolve) => setTimeout(resolve, Math.min(250 * 2 ** attempt, 30_000)).unref());
+          await sleep(Math.min(250 * 2 ** attempt, 30_000));
         }
       }
     })();
-    enqueueing.add(task);
-    void task.finally(() => enqueueing.delete(task));
+    enqueueing.set(id, task);
+    void task.finally(() => enqueueing.delete(id));
   };
 
   /** Queues again the unfinished batches of a queue that lost its jobs; a no-op while any job waits or runs. */
@@ -217,8 +248,13 @@ export function createQueuedBatchRunner(options: QueuedRunnerOptions): BatchRunn
   return {
     add,
     cancel(id) {
-      // The jobs see the batch cancelling and skip their lines; with none left, the batch ends here.
-      void finishIfSettled(id).catch((error: unknown) => logger.warn({ event: "batch.interrupted", batch: id, error: describe(error) }));
+      // Every line not started is skipped now, in one statement, not when its job reaches the front of the queue;
+      // the running ones finish, and whichever settles last ends the batch.
+      void (async () => {
+        const skipped = await store.skipRest(id);
+        if (skipped > 0) logger.info({ event: "batch.cancelling", batch: id, skipped });
+        await finishIfSettled(id);
+      })().catch((error: unknown) => logger.warn({ event: "batch.interrupted", batch: id, error: describe(error) }));
     },
     settled(id) {
       let entry = waiting.get(id);
@@ -245,17 +281,18 @@ export function createQueuedBatchRunner(options: QueuedRunnerOptions): BatchRunn
     async close(graceMs = 0) {
       if (closed) return;
       closed = true;
+      closing.abort();
       clearInterval(sweeper);
       const stopping = worker.close();
-      if (graceMs > 0 && controllers.size > 0) {
-        let timer: NodeJS.Timeout | undefined;
-        await Promise.race([stopping, new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))]);
-        clearTimeout(timer);
-      }
+      if (graceMs > 0) await within(stopping, graceMs);
       for (const controller of controllers) controller.abort();
-      await Promise.allSettled([stopping, ...enqueueing]);
-      await queue.close().catch(() => undefined);
-      await Promise.allSettled([connection.queue.quit(), connection.worker.quit()]);
+      // Handing the cut-off lines back needs Redis: bounded, so a Redis that is away never holds up the shutdown.
+      await within(Promise.allSettled([stopping, ...enqueueing.values(), queue.close()]), CLOSE_TIMEOUT_MS);
+      const quit = await within(Promise.allSettled([connection.queue.quit(), connection.worker.quit()]), CLOSE_TIMEOUT_MS);
+      if (!quit) {
+        connection.queue.disconnect();
+        connection.worker.disconnect();
+      }
       for (const entry of waiting.values()) entry.resolve();
       waiting.clear();
     },

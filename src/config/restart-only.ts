@@ -47,8 +47,13 @@ const RESTART_ONLY: Readonly<Record<string, (config: Config) => unknown>> = {
   cache: (c) => JSON.stringify(c.cache),
   // The ledger's writer (and its consumer in the usage stream's group) is set up once, behind the port.
   ledger: (c) => JSON.stringify(c.ledger),
-  // The batch worker's bounds and limits are set up once, with its queue.
-  batch: (c) => JSON.stringify(c.batch),
+  // The batch worker's bounds and limits are set up once, with its queue; maxShare is each provider gate's and applies on reload.
+  "batch.maxFileBytes": (c) => c.batch.maxFileBytes,
+  "batch.maxLines": (c) => c.batch.maxLines,
+  "batch.maxLineBytes": (c) => c.batch.maxLineBytes,
+  "batch.maxBatchesPerKey": (c) => c.batch.maxBatchesPerKey,
+  "batch.concurrency": (c) => c.batch.concurrency,
+  "batch.leaseMs": (c) => c.batch.leaseMs,
   // Custom detectors are compiled once; the audit log's writer is set up once, like the ledger's.
   compliance: (c) => JSON.stringify(c.compliance),
   // The webhook's queue and sender are set up once (the secret compared by its hash, never held in clear here).
@@ -56,7 +61,7 @@ const RESTART_ONLY: Readonly<Record<string, (config: Config) => unknown>> = {
 };
 
 /** The settings a reload applies without a restart, for the configuration reference (docs/configuration.md) and the completeness test. */
-export const LIVE_SETTINGS = ["server.drainMs", "server.watchConfig", "log.level", "limits.maxEventBytes", "providers", "models", "auth"] as const;
+export const LIVE_SETTINGS = ["server.drainMs", "server.watchConfig", "log.level", "limits.maxEventBytes", "batch.maxShare", "providers", "models", "auth"] as const;
 
 export const RESTART_ONLY_SETTINGS: readonly string[] = Object.keys(RESTART_ONLY);
 

@@ -152,17 +152,18 @@ export function createEvaluations(options: EvaluationsOptions): Evaluations {
       const recorded = await recordingsOf(db, input.dataset);
       if (recorded.length === 0) throw new GatewayError("not_found", `no dataset ${quoteClientValue(input.dataset)}`);
       const id = `eval_${randomHex()}`;
-      const batches: Record<string, string> = {};
+      const batches: Record<string, string> = Object.fromEntries(candidates.map((alias) => [alias, `batch_${randomHex()}`]));
+      // The evaluation first: a batch made after it is always one of its own (a failure half-way leaves it
+      // reporting the candidates it has, never a batch that belongs to nothing).
+      await db.query("INSERT INTO sluice_evaluations (id, dataset, batches) VALUES ($1, $2, $3)", [id, input.dataset, JSON.stringify(candidates.map((alias) => ({ alias, batch: batches[alias] })))]);
       for (const alias of candidates) {
         const lines: PendingLine[] = recorded.map((r, i) => ({ customId: r.id, line: i + 1, body: JSON.stringify({ request: { ...r.request, model: alias } } satisfies ReplayLine) }));
-        const batch = await options.batches.createBatch(
-          { id: `batch_${randomHex()}`, owner, endpoint: REPLAY_ENDPOINT, inputFileId: "", completionWindow: "24h", metadata: { evaluation: id, dataset: input.dataset, candidate: alias } },
+        await options.batches.createBatch(
+          { id: batches[alias]!, owner, endpoint: REPLAY_ENDPOINT, inputFileId: "", completionWindow: "24h", metadata: { evaluation: id, dataset: input.dataset, candidate: alias } },
           lines,
         );
-        batches[alias] = batch.id;
+        options.runner.add(batches[alias]!);
       }
-      await db.query("INSERT INTO sluice_evaluations (id, dataset, batches) VALUES ($1, $2, $3)", [id, input.dataset, JSON.stringify(candidates.map((alias) => ({ alias, batch: batches[alias] })))]);
-      for (const alias of candidates) options.runner.add(batches[alias]!);
       return { id, batches, size: recorded.length };
     },
 

@@ -139,9 +139,16 @@ export function createRecorder(options: RecorderOptions): Recorder {
       const shadow = route.shadow && options.shadow && (route.shadow.sampleRate >= 1 || random() < route.shadow.sampleRate) ? route.shadow : undefined;
       let record = false;
       if (route.record && (route.record.sampleRate >= 1 || random() < route.record.sampleRate)) {
+        // Counted when drawn, so calls in flight together cannot pass the cap; one that fails uses its place.
+        const today = day(now());
         const seen = kept.get(route.alias);
-        record = !(seen && seen.day === day(now()) && seen.count >= route.record.maxPerDay);
-        if (!record) counter?.add(1, { "sluice.recording.result": "capped" });
+        if (!seen || seen.day !== today) {
+          kept.set(route.alias, { day: today, count: 1 });
+          record = true;
+        } else if (seen.count < route.record.maxPerDay) {
+          seen.count++;
+          record = true;
+        } else counter?.add(1, { "sluice.recording.result": "capped" });
       }
       if (!record && !shadow) return undefined;
       return {
@@ -158,11 +165,6 @@ export function createRecorder(options: RecorderOptions): Recorder {
     offer(plan, servedBy) {
       if (plan.shadow) options.shadow!(plan.shadow, plan, plan.capture.summary(servedBy.price));
       if (!plan.record) return;
-      // Counted when kept, not when planned: a call that fails leaves the day's room to the next one.
-      const today = day(now());
-      const seen = kept.get(plan.alias);
-      if (seen && seen.day === today) seen.count++;
-      else kept.set(plan.alias, { day: today, count: 1 });
       try {
         const clean = withoutSecrets(plan.request, plan.capture.summary(servedBy.price));
         buffer.add({ id: plan.id, at: new Date(now()), alias: plan.alias, ...(plan.keyName === undefined ? {} : { keyName: plan.keyName }), tags: plan.tags, ...clean });
