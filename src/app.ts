@@ -352,6 +352,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
           audit: { ...(auditLog ? { log: auditLog } : {}), trail, authFailed: (event) => auditObserver.authenticated?.(event) },
           evaluations,
           shadow,
+          keyName: (sha256: string) => tenancy.keyByHash(sha256)?.name,
         }
       : {}),
     ...(statsWatch ? { watch: statsWatch } : {}),

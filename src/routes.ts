@@ -70,6 +70,8 @@ export interface RoutesOptions {
   readonly evaluations?: Evaluations;
   /** AdminService's GetShadowReport. */
   readonly shadow?: ShadowRunner;
+  /** A key's name from its SHA-256 (configured or runtime): ListAllBatches names each batch's key. */
+  readonly keyName?: (sha256: string) => string | undefined;
   /** The audit log AdminService lists and verifies, and the trail its changing calls are recorded in. */
   readonly audit?: { readonly log?: AuditLog; readonly trail: AuditTrail; readonly authFailed?: TenancyObserver["authenticated"] };
   /** AdminService/WatchStats, when the console may be watched. */
@@ -143,7 +145,11 @@ export function createRoutes(options: RoutesOptions): Route {
       router.service(EmbeddingService, createEmbeddingService(calls));
       if (batchOperations) router.service(BatchService, createBatchService(calls, batchOperations));
       router.service(Health, createHealthService(health, [ChatService.typeName, EmbeddingService.typeName, ...(batchOperations ? [BatchService.typeName] : [])]));
-      const admin = options.admin && options.cacheAdmin && options.reports ? createAdminService(options.admin, options.cacheAdmin, options.reports, options.audit, { ...(options.evaluations ? { evaluations: options.evaluations } : {}), ...(options.shadow ? { shadow: options.shadow } : {}) }) : undefined;
+      const admin = options.admin && options.cacheAdmin && options.reports ? createAdminService(options.admin, options.cacheAdmin, options.reports, options.audit, {
+              ...(options.evaluations ? { evaluations: options.evaluations } : {}),
+              ...(options.shadow ? { shadow: options.shadow } : {}),
+              ...(options.batches && options.keyName ? { batches: { store: options.batches.store, keyName: options.keyName } } : {}),
+            }) : undefined;
       // WatchStats may be served without the rest (an open console with no admin key): the rest then answers UNIMPLEMENTED.
       if (admin || watch) router.service(AdminService, { ...admin, ...(watch ? { watchStats: watch.watchStats } : {}) });
       registerReflection(router, [ChatService, EmbeddingService, ...(batchOperations ? [BatchService] : []), ...(admin || watch ? [AdminService] : []), Health]);

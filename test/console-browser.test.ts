@@ -1,5 +1,6 @@
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
+import OpenAI, { toFile } from "openai";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ChatService } from "../gen/sluice/v1/chat_service_pb.js";
@@ -7,6 +8,7 @@ import { simulatedText } from "../src/simulator/text.js";
 import { collectErrors, launchChromium, screenshot } from "./helpers/browser.js";
 import { collect, userRequest } from "./helpers/clients.js";
 import { FAR_TIMEOUTS, type Harness, startHarness } from "./helpers/harness.js";
+import { type OwnDatabase, ownDatabase } from "./helpers/postgres.js";
 
 /**
  * The console in Debian's Chromium against a real gateway and simulator.
@@ -323,6 +325,56 @@ describe("console spend page", () => {
     await page.getByTestId("spend-chart").locator(".u-legend", { hasText: "consumer" }).waitFor();
     expect(await page.getByTestId("spend-chart").locator(".u-legend").textContent()).toContain("revenue");
     await screenshot(page, "spend");
+    expect(tab.errors).toEqual([]);
+  }, 120_000);
+});
+
+describe("console batches page", () => {
+  const ADMIN_KEY = "console-admin-key-for-the-batches-page";
+  const KEY = "tenant-key-that-runs-the-nightly-batch";
+  let h: Harness;
+  let database: OwnDatabase;
+  const tab = useTab();
+  beforeAll(async () => {
+    database = await ownDatabase();
+    h = await startHarness({
+      models: { demo: "sim-1?tokens=2" },
+      provider: { timeouts: FAR_TIMEOUTS },
+      env: { SLUICE_ADMIN_KEY: ADMIN_KEY, NIGHTLY_KEY: KEY },
+      auth: { adminKeyEnv: "SLUICE_ADMIN_KEY", keys: [{ name: "nightly", keyEnv: "NIGHTLY_KEY" }] },
+      store: { postgres: { url: database.url, poolSize: 2 } },
+      batch: { concurrency: 1 },
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await h?.close();
+    await database?.drop();
+  });
+
+  it("lists every key's batches with their progress, and follows a batch to its end", async () => {
+    const sdk = new OpenAI({ baseURL: `${h.url}/v1`, apiKey: KEY, maxRetries: 0 });
+    // Two lines answer at once; the third holds mid-stream until the test lets it go.
+    const lines = ["a", "b", "c"].map((id, i) =>
+      JSON.stringify({ custom_id: id, method: "POST", url: "/v1/chat/completions", body: { model: "demo", messages: [{ role: "user", content: `#sim ${i === 2 ? "hold_at=1 tag=console-held" : "tokens=2"}\nline ${id}` }] } }),
+    );
+    const file = await sdk.files.create({ file: await toFile(Buffer.from(lines.join("\n")), "nightly.jsonl"), purpose: "batch" });
+    const batch = await sdk.batches.create({ input_file_id: file.id, endpoint: "/v1/chat/completions", completion_window: "24h" });
+    await h.sim.records.waitFor((r) => r.tag === "console-held" && r.heldAt !== undefined, 30_000);
+
+    const { page } = tab;
+    await page.goto(`${h.url}/console/#batches`);
+    await page.getByTestId("admin-key").fill(ADMIN_KEY);
+    await page.getByTestId("admin-key").press("Enter");
+    await page.getByTestId(`batch-counts-${batch.id}`).filter({ hasText: "2 / 3" }).waitFor();
+    expect(await page.getByTestId(`batch-status-${batch.id}`).textContent()).toBe("in progress");
+    expect(await page.getByTestId(`batch-${batch.id}`).textContent()).toContain("nightly");
+    await screenshot(page, "batches");
+
+    h.sim.records.release("console-held");
+    await h.sluice.batches.settled(batch.id);
+    // The page reads the list again by itself.
+    await page.getByTestId(`batch-status-${batch.id}`).filter({ hasText: "completed" }).waitFor();
+    expect(await page.getByTestId(`batch-counts-${batch.id}`).textContent()).toBe("3 / 3");
     expect(tab.errors).toEqual([]);
   }, 120_000);
 });

@@ -7,11 +7,12 @@ import { LiveView } from "./live/live-view.js";
 import { Playground } from "./playground/playground.js";
 import { setKey } from "./session.js";
 import { SpendView } from "./spend/spend-view.js";
+import { BatchesView } from "./batches/batches-view.js";
 import { useStats } from "./use-stats.js";
 
-type Tab = "live" | "spend" | "playground";
+type Tab = "live" | "spend" | "batches" | "playground";
 
-const tabOf = (hash: string): Tab => (hash === "#playground" ? "playground" : hash === "#spend" ? "spend" : "live");
+const tabOf = (hash: string): Tab => (hash === "#playground" ? "playground" : hash === "#spend" ? "spend" : hash === "#batches" ? "batches" : "live");
 
 /**
  * The console: a live view of this gateway, its spend from the ledger, and
@@ -41,6 +42,9 @@ function App() {
           <a href="#spend" class={tab === "spend" ? "active" : ""}>
             Spend
           </a>
+          <a href="#batches" class={tab === "batches" ? "active" : ""}>
+            Batches
+          </a>
           <a href="#playground" class={tab === "playground" ? "active" : ""}>
             Playground
           </a>
@@ -65,6 +69,8 @@ function App() {
           <p class="muted">Connecting to the gateway…</p>
         ) : tab === "spend" ? (
           <SpendView />
+        ) : tab === "batches" ? (
+          <BatchesView />
         ) : (
           <Playground />
         )}

@@ -25,6 +25,7 @@ import { levelHandlers } from "./admin-levels.js";
 import { getSpendReport } from "./admin-spend.js";
 import { audited, auditHandlers } from "./admin-audit.js";
 import { evaluationHandlers } from "./admin-evaluation.js";
+import { type AdminBatches, adminBatchHandlers } from "./admin-batches.js";
 import type { Evaluations } from "../../evaluation/evaluations.js";
 import type { ShadowRunner } from "../../evaluation/shadow.js";
 import type { AuditLog } from "../../audit/audit-log.js";
@@ -72,7 +73,7 @@ export function createAdminService(
   cache: CacheAdmin,
   reports: SpendReports,
   audit: { readonly log?: AuditLog; readonly trail: AuditTrail; readonly authFailed?: TenancyObserver["authenticated"] } = { trail: NO_AUDIT },
-  evaluation: { readonly evaluations?: Evaluations; readonly shadow?: ShadowRunner } = {},
+  features: { readonly evaluations?: Evaluations; readonly shadow?: ShadowRunner; readonly batches?: AdminBatches } = {},
 ): Omit<ServiceImpl<typeof AdminService>, "watchStats"> {
   const guarded =
     <R>(work: () => Promise<R>) =>
@@ -132,7 +133,8 @@ export function createAdminService(
     ...levelHandlers(admin.levels, guarded),
     getSpendReport: (req, ctx) => guarded(() => getSpendReport(reports, req))(ctx),
     ...auditHandlers(audit.log, guarded),
-    ...evaluationHandlers(evaluation.evaluations, evaluation.shadow, guarded),
+    ...evaluationHandlers(features.evaluations, features.shadow, guarded),
+    ...adminBatchHandlers(features.batches, guarded),
     purgeCache: (req, ctx) => guarded(async () => create(PurgeCacheResponseSchema, { purged: BigInt(await cache.purge(req.alias, req.keyName)) }))(ctx),
     getCacheStats: (_req, ctx) =>
       guarded(async () =>
