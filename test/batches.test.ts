@@ -432,3 +432,36 @@ describe("sluice.v1.BatchService: the same batches over gRPC, typed", () => {
     await expect(owner.listBatches({ limit: 1000 })).rejects.toMatchObject({ code: Code.InvalidArgument });
   });
 });
+
+describe("the shared queue on a Redis that is down when the gateway starts", () => {
+  let redis: OwnRedis;
+  let database: OwnDatabase;
+  let h: Harness;
+  const prefix = testPrefix("batch-redis-late");
+
+  beforeAll(async () => {
+    [redis, database] = await Promise.all([startOwnRedis(), ownDatabase()]);
+    await redis.kill();
+    h = await startHarness(
+      options({ store: { redis: { url: redis.url, prefix, failMode: "open", timeoutMs: 1_000 }, postgres: { url: database.url, poolSize: 4 } }, batch: { concurrency: 2, leaseMs: 1_000 } }),
+    );
+  }, DB_TIMEOUT);
+  afterAll(async () => {
+    await h?.close();
+    await redis?.kill();
+    await database?.drop();
+  });
+
+  it("takes batches while Redis is away and runs them once it answers", async () => {
+    const owner = new OpenAI({ baseURL: `${h.url}/v1`, apiKey: KEYS.owner, maxRetries: 0 });
+    const ids = Array.from({ length: 6 }, (_, i) => `late-${i}`);
+    const created = await owner.batches.create({ input_file_id: await upload(owner, jsonl(ids.map((id) => chatLine(id, `tokens=2 tag=${id}`)))), endpoint: "/v1/chat/completions", completion_window: "24h" });
+    expect(created.status).toBe("in_progress");
+    expect(h.sim.records.all().some((r) => ids.includes(r.tag ?? ""))).toBe(false);
+    await redis.restart();
+    await h.sluice.batches.settled(created.id);
+    const done = await owner.batches.retrieve(created.id);
+    expect(done).toMatchObject({ status: "completed", request_counts: { total: 6, completed: 6, failed: 0 } });
+    for (const id of ids) expect(h.sim.records.all().filter((r) => r.tag === id)).toHaveLength(1);
+  }, 2 * DB_TIMEOUT);
+});
