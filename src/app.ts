@@ -26,6 +26,7 @@ import { createQueueClient } from "./batch/queue-client.js";
 import { createQueuedBatchRunner } from "./batch/queued-runner.js";
 import { createEvaluations, type Evaluations } from "./evaluation/evaluations.js";
 import { byEndpoint, createReplayLineExecutor } from "./evaluation/replay-lines.js";
+import type { PriceOf } from "./evaluation/answer-call.js";
 import { createRecorder, type Recorder } from "./recording/recorder.js";
 import { createShadowRunner, type ShadowRunner } from "./evaluation/shadow.js";
 import { createBatchStore } from "./batch/batch-store.js";
@@ -287,10 +288,13 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
   const limits = { ...config.limits, requestTimeoutMs: config.server.requestTimeoutMs };
   // Batches need the database: the first batch call opens it (the embedded in-memory PGlite without store.postgres).
   const batchStore = createBatchStore(() => database.open());
+  /** What replays and shadow calls need of the configuration in force: a target's price, a configured key by name. */
+  const priceOf: PriceOf = (alias, target) => live.current().models.get(alias)?.targets.find((t) => t.key === target)?.price;
+  const configuredKeySha256 = (name: string) => live.current().auth.keys.find((k) => k.name === name)?.sha256;
   const batchRunner = {
     store: batchStore,
     executor: byEndpoint(
-      createReplayLineExecutor({ calls, principalOf: (sha256) => tenancy.keyByHash(sha256), priceOf: (alias, target) => live.current().models.get(alias)?.targets.find((t) => t.key === target)?.price }),
+      createReplayLineExecutor({ calls, principalOf: (sha256) => tenancy.keyByHash(sha256), priceOf }),
       createBatchLineExecutor({ calls, limits, principalOf: (sha256) => tenancy.keyByHash(sha256) }),
     ),
     concurrency: config.batch.concurrency,
@@ -302,13 +306,12 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
   const batches = sharedRedis
     ? createQueuedBatchRunner({ ...batchRunner, client: () => createQueueClient(sharedRedis.url), prefix: sharedRedis.prefix, leaseMs: config.batch.leaseMs })
     : createBatchRunner(batchRunner);
-  const priceOf = (alias: string, target: string) => live.current().models.get(alias)?.targets.find((t) => t.key === target)?.price;
   shadow = createShadowRunner({
     calls,
     database: () => database.open(),
     principalOf: (name) => {
-      const key = live.current().auth.keys.find((k) => k.name === name);
-      return key ? tenancy.keyByHash(key.sha256) : undefined;
+      const sha256 = configuredKeySha256(name);
+      return sha256 === undefined ? undefined : tenancy.keyByHash(sha256);
     },
     priceOf,
     logger,
@@ -319,7 +322,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     batches: batchStore,
     runner: batches,
     hasAlias: (alias) => live.current().models.has(alias),
-    keySha256: (name) => live.current().auth.keys.find((k) => k.name === name)?.sha256,
+    keySha256: configuredKeySha256,
     keysConfigured: () => live.current().auth.keys.length > 0,
     maxLines: () => live.current().batch.maxLines,
     embed: async (model, texts, owner) => {

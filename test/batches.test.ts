@@ -288,25 +288,32 @@ describe("a batch survives a restart on a database directory", () => {
   }, 3 * DB_TIMEOUT);
 });
 
-describe("the shared queue loses its Redis", () => {
-  let redis: OwnRedis;
-  let database: OwnDatabase;
-  let h: Harness;
-  const prefix = testPrefix("batch-redis-lost");
-
+/**
+ * A gateway on the shared queue over a redis-server of the test's own (which it may kill and restart) and a
+ * database of its own, one-second leases; Redis `down` kills it before the gateway starts.
+ */
+function useSharedQueueOnOwnRedis(name: string, redisAtStart: "up" | "down") {
+  const gw = { redis: undefined as unknown as OwnRedis, h: undefined as unknown as Harness, database: undefined as OwnDatabase | undefined };
   beforeAll(async () => {
-    [redis, database] = await Promise.all([startOwnRedis(), ownDatabase()]);
-    h = await startHarness(
-      options({ store: { redis: { url: redis.url, prefix, failMode: "open", timeoutMs: 1_000 }, postgres: { url: database.url, poolSize: 4 } }, batch: { concurrency: 2, leaseMs: 1_000 } }),
+    [gw.redis, gw.database] = await Promise.all([startOwnRedis(), ownDatabase()]);
+    if (redisAtStart === "down") await gw.redis.kill();
+    gw.h = await startHarness(
+      options({ store: { redis: { url: gw.redis.url, prefix: testPrefix(name), failMode: "open", timeoutMs: 1_000 }, postgres: { url: gw.database.url, poolSize: 4 } }, batch: { concurrency: 2, leaseMs: 1_000 } }),
     );
   }, DB_TIMEOUT);
   afterAll(async () => {
-    await h?.close();
-    await redis?.kill();
-    await database?.drop();
+    await gw.h?.close();
+    await gw.redis?.kill();
+    await gw.database?.drop();
   });
+  return gw;
+}
+
+describe("the shared queue loses its Redis", () => {
+  const gw = useSharedQueueOnOwnRedis("batch-redis-lost", "up");
 
   it("queues the batch again from the database when Redis comes back empty, and no line runs twice", async () => {
+    const { h, redis } = gw;
     const owner = new OpenAI({ baseURL: `${h.url}/v1`, apiKey: KEYS.owner, maxRetries: 0 });
     const ids = Array.from({ length: 10 }, (_, i) => `lost-${i}`);
     // The first two lines hold mid-stream while Redis goes away and comes back without its data (no persistence).
@@ -434,25 +441,10 @@ describe("sluice.v1.BatchService: the same batches over gRPC, typed", () => {
 });
 
 describe("the shared queue on a Redis that is down when the gateway starts", () => {
-  let redis: OwnRedis;
-  let database: OwnDatabase;
-  let h: Harness;
-  const prefix = testPrefix("batch-redis-late");
-
-  beforeAll(async () => {
-    [redis, database] = await Promise.all([startOwnRedis(), ownDatabase()]);
-    await redis.kill();
-    h = await startHarness(
-      options({ store: { redis: { url: redis.url, prefix, failMode: "open", timeoutMs: 1_000 }, postgres: { url: database.url, poolSize: 4 } }, batch: { concurrency: 2, leaseMs: 1_000 } }),
-    );
-  }, DB_TIMEOUT);
-  afterAll(async () => {
-    await h?.close();
-    await redis?.kill();
-    await database?.drop();
-  });
+  const gw = useSharedQueueOnOwnRedis("batch-redis-late", "down");
 
   it("takes batches while Redis is away and runs them once it answers", async () => {
+    const { h, redis } = gw;
     const owner = new OpenAI({ baseURL: `${h.url}/v1`, apiKey: KEYS.owner, maxRetries: 0 });
     const ids = Array.from({ length: 6 }, (_, i) => `late-${i}`);
     const created = await owner.batches.create({ input_file_id: await upload(owner, jsonl(ids.map((id) => chatLine(id, `tokens=2 tag=${id}`)))), endpoint: "/v1/chat/completions", completion_window: "24h" });

@@ -8,8 +8,9 @@ import { type BatchStore, randomHex, type StoredBatch, type StoredFile } from ".
 
 /** OpenAI's bounds on a batch's metadata. */
 export const MAX_METADATA = { pairs: 16, key: 64, value: 512 };
-/** Batches listed per page at most. */
+/** Batches listed per page at most, and when the caller names no size (OpenAI's default). */
 export const MAX_PAGE = 100;
+export const DEFAULT_PAGE = 20;
 
 /** What creating a batch asks for, whatever edge it came through. */
 export interface NewBatch {

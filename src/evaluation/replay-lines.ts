@@ -1,12 +1,11 @@
 import type { LineExecutor } from "../batch/batch-runner.js";
 import { randomHex } from "../batch/batch-store.js";
-import { type CallContext, type CallLayer, plainDeltas } from "../call/call-layer.js";
-import type { Price } from "../config/config.js";
+import type { CallContext, CallLayer } from "../call/call-layer.js";
 import type { ChatRequest } from "../core/chat-request.js";
 import { GatewayError, toGatewayError } from "../core/errors.js";
-import { type AnswerSummary, createAnswerCapture } from "../recording/answer-summary.js";
+import type { AnswerSummary } from "../recording/answer-summary.js";
 import type { Principal } from "../tenancy/principal.js";
-import { costMicros } from "../usage/cost.js";
+import { answerOf, type PriceOf } from "./answer-call.js";
 import type { Replayed } from "./evaluation-report.js";
 
 /** The batch endpoint of an evaluation's replays: lines are recorded ChatRequests, results AnswerSummaries (not OpenAI's wire). */
@@ -45,8 +44,7 @@ export function replayedOf(text: string): [string, Replayed] | undefined {
 export function createReplayLineExecutor(options: {
   readonly calls: CallLayer;
   readonly principalOf: (sha256: string) => Principal | undefined;
-  /** The configured price of the target that answered (`provider/model`) under `alias`. */
-  readonly priceOf: (alias: string, target: string) => Price | undefined;
+  readonly priceOf: PriceOf;
 }): LineExecutor {
   const line = (customId: string, result: Omit<ReplayResult, "custom_id">) => JSON.stringify({ custom_id: customId, ...result });
   return {
@@ -56,11 +54,7 @@ export function createReplayLineExecutor(options: {
         const principal = batch.owner === "" ? undefined : options.principalOf(batch.owner);
         if (batch.owner !== "" && !principal) throw new GatewayError("unauthenticated", "the key this evaluation runs as is no longer configured");
         const { request } = JSON.parse(pending.body) as ReplayLine;
-        const capture = createAnswerCapture();
-        const stream = options.calls.stream(request, principal, call, { heartbeatMs: 0 });
-        for await (const delta of plainDeltas(stream.items, stream.observe)) capture.observe(delta);
-        const summary = capture.summary(undefined);
-        const answer = { ...summary, costMicros: costMicros(summary.usage, options.priceOf(request.model, summary.target)) };
+        const answer = await answerOf(options.calls, request, principal, call, options.priceOf);
         return { result: { ok: true, text: line(pending.customId, { answer }) } };
       } catch (error) {
         const failure = toGatewayError(error);

@@ -1,15 +1,15 @@
 import type { Meter } from "@opentelemetry/api";
 import { randomHex } from "../batch/batch-store.js";
-import { type CallLayer, plainDeltas } from "../call/call-layer.js";
-import type { Price, ShadowSettings } from "../config/config.js";
+import type { CallLayer } from "../call/call-layer.js";
+import type { ShadowSettings } from "../config/config.js";
 import { GatewayError, toGatewayError } from "../core/errors.js";
 import type { Database } from "../db/database.js";
 import { causeOf } from "../drain/batch-writer.js";
 import type { Logger } from "../logging/logger.js";
-import { type AnswerSummary, createAnswerCapture } from "../recording/answer-summary.js";
+import type { AnswerSummary } from "../recording/answer-summary.js";
 import { type RecordingPlan, withoutSecrets } from "../recording/recorder.js";
 import type { Principal } from "../tenancy/principal.js";
-import { costMicros } from "../usage/cost.js";
+import { answerOf, type PriceOf } from "./answer-call.js";
 import { type AnswerStats, type CandidateComparison, compareCandidate, type Recorded, recordedStats, type Replayed } from "./evaluation-report.js";
 
 /** Longest a mirrored call may run: nobody waits on it, but nothing runs unbounded. */
@@ -39,8 +39,7 @@ export interface ShadowOptions {
   readonly database: () => Promise<Database>;
   /** The principal of the configured key named `name`; undefined when there is none. */
   readonly principalOf: (name: string) => Principal | undefined;
-  /** The configured price of the target that answered (`provider/model`) under `alias`. */
-  readonly priceOf: (alias: string, target: string) => Price | undefined;
+  readonly priceOf: PriceOf;
   readonly logger: Logger;
   readonly meter?: Meter;
 }
@@ -87,12 +86,8 @@ export function createShadowRunner(options: ShadowOptions): ShadowRunner {
     try {
       const principal = settings.key === undefined ? undefined : options.principalOf(settings.key);
       if (settings.key !== undefined && !principal) throw new GatewayError("unauthenticated", "the shadow key is no longer configured");
-      const request = { ...plan.request, model: settings.alias };
-      const capture = createAnswerCapture();
-      const stream = options.calls.stream(request, principal, { requestId: id, edge: "shadow", signal: controller.signal, tags: { shadow_of: plan.alias }, background: true }, { heartbeatMs: 0 });
-      for await (const delta of plainDeltas(stream.items, stream.observe)) capture.observe(delta);
-      const summary = capture.summary(undefined);
-      shadow = { ...summary, costMicros: costMicros(summary.usage, options.priceOf(settings.alias, summary.target)) };
+      const call = { requestId: id, edge: "shadow", signal: controller.signal, tags: { shadow_of: plan.alias }, background: true };
+      shadow = await answerOf(options.calls, { ...plan.request, model: settings.alias }, principal, call, options.priceOf);
     } catch (error) {
       errorCode = toGatewayError(error).code;
     } finally {

@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
-import type { BatchOperations } from "../../batch/batch-operations.js";
+import { type BatchOperations, DEFAULT_PAGE } from "../../batch/batch-operations.js";
 import type { BatchStatus as StoredStatus, StoredBatch, StoredFile } from "../../batch/batch-store.js";
 import type { CallLayer } from "../../call/call-layer.js";
 import { GatewayError } from "../../core/errors.js";
@@ -35,7 +35,6 @@ const STATUSES: Readonly<Record<StoredStatus, BatchStatus>> = {
   cancelled: BatchStatus.CANCELLED,
   expired: BatchStatus.EXPIRED,
 };
-const DEFAULT_PAGE = 20;
 
 const at = (seconds: number | null) => (seconds === null ? undefined : timestampFromMs(seconds * 1000));
 

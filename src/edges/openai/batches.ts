@@ -1,4 +1,4 @@
-import type { BatchOperations } from "../../batch/batch-operations.js";
+import { type BatchOperations, DEFAULT_PAGE } from "../../batch/batch-operations.js";
 import type { StoredBatch, StoredFile } from "../../batch/batch-store.js";
 import type { CallLayer } from "../../call/call-layer.js";
 import type { BatchSettings } from "../../config/config.js";
@@ -24,7 +24,6 @@ export interface BatchRoutes {
 
 /** Room for the multipart envelope around the file (boundaries, part headers, `purpose`). */
 const ENVELOPE_BYTES = 64 * 1024;
-const DEFAULT_PAGE = 20;
 
 /** The file as the API shows it (`FileObject`). */
 function fileObject(file: StoredFile): object {
