@@ -1,5 +1,6 @@
 import { writeSync } from "node:fs";
 import { pino, type Logger } from "pino";
+import { redactSecrets } from "./log-redaction.js";
 
 export type { Logger };
 
@@ -17,9 +18,10 @@ export const LOG_FLUSH_MS = 100;
 export const LOG_MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
 
 /**
- * JSON logs to stdout. Redaction is a second line of defence: secrets are
- * `Secret` objects that print as "[redacted]", and no code logs headers, but
- * should a header object slip in, its credentials are still cut.
+ * JSON logs to stdout. Redaction (log-redaction.ts) is a second line of
+ * defence: secrets are `Secret` objects that print as "[redacted]", and no
+ * code logs headers, but should a header object slip in, its credentials
+ * are still cut.
  *
  * Without a destination, output is buffered (above) and flushed on a timer,
  * at exit (pino's exit hook writes what is left synchronously) and by
@@ -30,10 +32,7 @@ export function createLogger(level: string, destination?: NodeJS.WritableStream)
   const options = {
     level,
     base: { service: "sluice" },
-    redact: {
-      paths: ["*.authorization", "*.headers.authorization", "*.headers['x-api-key']", "*.headers['x-goog-api-key']", "*.apiKey"],
-      censor: "[redacted]",
-    },
+    formatters: { log: redactSecrets },
   };
   if (destination) return pino(options, destination as pino.DestinationStream);
   const out = pino.destination({ dest: 1, sync: false, minLength: LOG_BUFFER_BYTES, maxLength: LOG_MAX_BUFFERED_BYTES });
