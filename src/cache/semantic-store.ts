@@ -88,20 +88,22 @@ export function createSemanticStore(database: () => Database | undefined): Seman
       const db = need();
       const dims = dimsOf(vector);
       await ensureIndex(db, dims);
-      // One bounded transaction: a stuck server cancels the write (the entry is simply not stored) instead of holding a connection.
-      await bounded(db, WRITE_TIMEOUT_MS, async (query) => {
-        await query(
-          `INSERT INTO sluice_semantic_cache (alias, scope, context, dims, embedding, answer, request_id, expires_at)
-           VALUES ($1, $2, $3, ${dims}, $4::vector, $5, $6, now() + make_interval(secs => $7::double precision / 1000))`,
-          [place.alias, place.scope, place.context, literal(vector), entry.answer, entry.requestId, entry.ttlMs],
-        );
-        await query(
-          `DELETE FROM sluice_semantic_cache WHERE id IN (
-             SELECT id FROM sluice_semantic_cache WHERE alias = $1 AND scope = $2 ORDER BY id DESC OFFSET $3 LIMIT ${TRIM_BATCH})`,
-          [place.alias, place.scope, entry.maxEntries],
-        );
-        await query(`DELETE FROM sluice_semantic_cache WHERE id IN (SELECT id FROM sluice_semantic_cache WHERE expires_at <= now() LIMIT ${TRIM_BATCH})`);
-      });
+      // One statement in one bounded transaction: a stuck server cancels the write (the entry is simply not stored) instead of holding a connection.
+      // Its parts see the table as it was before the insert, so the trim keeps maxEntries - 1 older rows beside the new one.
+      await bounded(db, WRITE_TIMEOUT_MS, (query) =>
+        query(
+          `WITH added AS (
+             INSERT INTO sluice_semantic_cache (alias, scope, context, dims, embedding, answer, request_id, expires_at)
+             VALUES ($1, $2, $3, ${dims}, $4::vector, $5, $6, now() + make_interval(secs => $7::double precision / 1000)) RETURNING 1),
+           trimmed AS (
+             DELETE FROM sluice_semantic_cache WHERE id IN (
+               SELECT id FROM sluice_semantic_cache WHERE alias = $1 AND scope = $2 ORDER BY id DESC OFFSET greatest($8::int - 1, 0) LIMIT ${TRIM_BATCH}) RETURNING 1),
+           expired AS (
+             DELETE FROM sluice_semantic_cache WHERE id IN (SELECT id FROM sluice_semantic_cache WHERE expires_at <= now() LIMIT ${TRIM_BATCH}) RETURNING 1)
+           SELECT (SELECT count(*) FROM added) AS added`,
+          [place.alias, place.scope, place.context, literal(vector), entry.answer, entry.requestId, entry.ttlMs, entry.maxEntries],
+        ),
+      );
       if (++inserts % ANALYZE_EVERY === 1 && !analyzing) {
         analyzing = true;
         void db
