@@ -15,6 +15,13 @@ export type LoadSpec =
       unique?: boolean;
       /** A second target, interleaved request by request (A B B A …) in each lane: its TTFTs come back apart, as `alternateSamples`. */
       alternate?: TargetSpec;
+      /**
+       * Rounds of `concurrency` requests sent and not timed before the timed
+       * ones, on the same connections: a load generator's first burst runs
+       * its own code cold (request encoding, response parsing), which timed
+       * the client's JIT warm-up, not the path.
+       */
+      warmUpRounds?: number;
     }
   | { scenario: "throughput"; target: TargetSpec; concurrency: number; prompt: string }
   | { scenario: "cancel"; target: TargetSpec; total: number; concurrency: number; prompt: string; seed: number }
@@ -42,6 +49,12 @@ async function ttft(target: Target, spec: Extract<LoadSpec, { scenario: "ttft" }
   let alternateErrors = 0;
   // `unique`: every request asks something no other one does (a cache miss every time).
   const run = `${process.pid}-${Date.now()}`;
+  for (let round = 0; round < (spec.warmUpRounds ?? 0); round++) {
+    await lanes(spec.concurrency, async (lane) => {
+      const prompt = spec.unique ? `${spec.prompt}\nwarm-up ${run}-${round}-${lane}` : spec.prompt;
+      await target.stream(prompt, new AbortController().signal, () => undefined).catch(() => undefined);
+    });
+  }
   await lanes(spec.concurrency, async (lane) => {
     for (let i = 0; i < spec.perLane; i++) {
       const started = performance.now();

@@ -8,7 +8,7 @@ import { execFileSync } from "node:child_process";
 import { parseArgs } from "node:util";
 import { stringify } from "yaml";
 import type { RequestRecord } from "../src/simulator/records.js";
-import { type SemanticResult, semanticScenario } from "./semantic.js";
+import { type SemanticResult, semanticScenario, servePgliteOverWire } from "./semantic.js";
 import { simulatedText } from "../src/simulator/text.js";
 import type { LoadSpec } from "./load.js";
 import { chartName, type Mode, resultsName, SIZES } from "./modes.js";
@@ -90,6 +90,8 @@ async function startServices(): Promise<Services> {
   );
   const dir = await mkdtemp(join(tmpdir(), "sluice-bench-"));
   const configFile = join(dir, "sluice.yaml");
+  let url: string | undefined;
+  let readySeen = false;
   await writeFile(
     configFile,
     stringify({
@@ -226,6 +228,8 @@ function targetSpec(s: Services, kind: TargetKind): TargetSpec {
   switch (kind) {
     case "direct":
       return { kind, url: s.simOpenAi, model: "sim-1" };
+    case "direct-embed":
+      return { kind, url: s.simOpenAi, model: "sim-embed" };
     case "floor-sse":
       return { kind, url: s.floorUrl, model: "sim-1" };
     case "sluice-grpc":
@@ -276,6 +280,7 @@ const NAMES: Record<TargetKind, string> = {
   "sluice-sse": "Sluice SSE facade",
   "peer-sse": "Portkey (peer)",
   "floor-sse": "floor: byte-for-byte Node proxy",
+  "direct-embed": "the simulator's embeddings API",
 };
 
 // 1. TTFT overhead ---------------------------------------------------------
@@ -495,9 +500,15 @@ async function slowScenario(s: Services) {
  * needs a fresh process, on the same simulator; `config` adds sections
  * (`telemetry`, `server`) to the plain one.
  */
-async function startGateway(s: Services, config: Record<string, unknown>, options: { exposeGc?: boolean; models?: Record<string, unknown>; provider?: Record<string, unknown> } = {}): Promise<{ proc: Proc; url: string }> {
+async function startGateway(
+  s: Services,
+  config: Record<string, unknown>,
+  options: { exposeGc?: boolean; models?: Record<string, unknown>; provider?: Record<string, unknown>; readyEvent?: string; timeoutMs?: number } = {},
+): Promise<{ proc: Proc; url: string }> {
   const dir = await mkdtemp(join(tmpdir(), "sluice-bench-"));
   const configFile = join(dir, "sluice.yaml");
+  let url: string | undefined;
+  let readySeen = false;
   await writeFile(
     configFile,
     stringify({ log: { level: "info" }, ...config, providers: { sim: { kind: "openai", baseUrl: s.simOpenAi, timeouts: BENCH_TIMEOUTS, ...options.provider } }, models: options.models ?? { bench: { provider: "sim", model: "sim-1" } } }),
@@ -505,7 +516,13 @@ async function startGateway(s: Services, config: Record<string, unknown>, option
   const { proc, value } = await startUntil(
     process.execPath,
     [...GATEWAY_NODE_FLAGS, ...(options.exposeGc ? ["--expose-gc"] : []), "dist/src/main.js", "--config", configFile, "--port", "0"],
-    (line) => (line.includes('"server.listening"') ? (JSON.parse(line) as { url: string }).url : undefined),
+    // With `readyEvent` (`db.ready`, say), the gateway is ready once it listens and that line came, in either order.
+    (line) => {
+      if (line.includes('"server.listening"')) url = (JSON.parse(line) as { url: string }).url;
+      if (options.readyEvent !== undefined && line.includes(`"event":"${options.readyEvent}"`)) readySeen = true;
+      return url !== undefined && (options.readyEvent === undefined || readySeen) ? url : undefined;
+    },
+    options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs },
   );
   return { proc, url: value };
 }
@@ -609,7 +626,8 @@ async function cacheScenario(s: Services) {
       for (let round = 0; round < rounds; round++) {
         for (const [name, path] of Object.entries(paths)) {
           const perLane = Math.max(1, Math.ceil(streams / concurrency / rounds));
-          const r = await load<{ samples: number[]; errors: number }>({ scenario: "ttft", target: path.target, concurrency, perLane, prompt, unique: path.unique });
+          // Five untimed bursts first, in the same load generator: the client's cold code and the gateway's first bursts of this size are not the path's cost.
+          const r = await load<{ samples: number[]; errors: number }>({ scenario: "ttft", target: path.target, concurrency, perLane, prompt, unique: path.unique, warmUpRounds: 5 });
           (samples[name] ??= []).push(...r.samples);
           errors[name] = (errors[name] ?? 0) + r.errors;
         }
@@ -630,7 +648,70 @@ async function cacheScenario(s: Services) {
     results,
     hitRatio: Object.fromEntries(levels.map((c) => [c, at("hit", c) / at("direct", c)])),
     missAddedMs: at("miss", levels[0]!) - at("off", levels[0]!),
+    semanticMiss: await semanticMisses(s, model, streams),
   };
+}
+
+/** Starting the embedded PGlite takes seconds on this machine (TOOLCHAIN: 5–16 s); the gateway is timed once it is ready. */
+const DB_READY_TIMEOUT_MS = 90_000;
+
+/**
+ * What a semantic-cache miss adds, one stream at a time: TTFT through an
+ * alias with a semantic cache (threshold 0.99, every question new, so each
+ * one is embedded, looked up in the embedded PGlite and stored after it
+ * completed) against an alias without a cache on the same gateway, and the
+ * embedding call itself (the simulator's `/embeddings`, straight), timed in
+ * the same rounds. The issue's bound is the embedding call + 1 ms.
+ */
+async function semanticMissScenario(s: Services, model: string, streams: number, mode: "pglite" | "url", store: Record<string, unknown>) {
+  const gw = await startGateway(
+    s,
+    { cache: { lookupTimeoutMs: 1_000 }, store },
+    {
+      models: {
+        off: { provider: "sim", model },
+        emb: { provider: "sim", model: "sim-embed" },
+        semantic: { provider: "sim", model, cache: { semantic: { embeddingModel: "emb", threshold: 0.99 } } },
+      },
+      readyEvent: "db.ready",
+      timeoutMs: DB_READY_TIMEOUT_MS,
+    },
+  );
+  const paths = {
+    embed: { kind: "direct-embed" as const, url: s.simOpenAi, model: "sim-embed" },
+    off: { kind: "sluice-grpc" as const, url: gw.url, model: "off" },
+    semanticMiss: { kind: "sluice-grpc" as const, url: gw.url, model: "semantic" },
+  };
+  const prompt = "Which regions does the service run in?";
+  const rounds = 3;
+  const samples: Record<string, number[]> = {};
+  const errors: Record<string, number> = {};
+  try {
+    for (const target of Object.values(paths)) await load({ scenario: "ttft", target, concurrency: 1, perLane: 20, prompt, unique: true });
+    for (let round = 0; round < rounds; round++) {
+      for (const [name, target] of Object.entries(paths)) {
+        const r = await load<{ samples: number[]; errors: number }>({ scenario: "ttft", target, concurrency: 1, perLane: Math.ceil(streams / rounds), prompt, unique: true, warmUpRounds: 5 });
+        (samples[name] ??= []).push(...r.samples);
+        errors[name] = (errors[name] ?? 0) + r.errors;
+      }
+    }
+  } finally {
+    await gw.proc.stop();
+  }
+  const results = Object.fromEntries(Object.keys(paths).map((name) => [name, { ...summary(samples[name]!), errors: errors[name]! }])) as Record<keyof typeof paths, ReturnType<typeof summary> & { errors: number }>;
+  for (const [name, r] of Object.entries(results)) log(`cache semantic (${mode}) c=1 ${name}: p50 ${round(r.p50)} ms p99 ${round(r.p99)} ms (${r.n} calls, ${r.errors} errors)`);
+  return { results, embedCallMs: results.embed.p50, addedMs: results.semanticMiss.p50 - results.off.p50 };
+}
+
+/** The semantic miss on both stores: PGlite in the gateway's process (its work on the gateway's thread) and a server by URL. */
+async function semanticMisses(s: Services, model: string, streams: number) {
+  const pglite = await semanticMissScenario(s, model, streams, "pglite", {});
+  const server = await servePgliteOverWire();
+  try {
+    return { pglite, url: await semanticMissScenario(s, model, streams, "url", { postgres: { url: server.url, poolSize: 2 } }) };
+  } finally {
+    await server.close();
+  }
 }
 
 /** The semantic cache's lookups at the mode's entry count, and the evaluation set's hit and false-hit rates. */

@@ -23,6 +23,26 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/**
+ * A PostgreSQL server by URL, in this process: PGlite with pgvector behind
+ * the Postgres wire protocol (the Debian server here has no pgvector), so
+ * the database's work is on the benchmark's CPU, not the gateway's, as with
+ * a real server.
+ */
+export async function servePgliteOverWire(): Promise<{ readonly url: string; close(): Promise<void> }> {
+  const db = await PGlite.create({ extensions: { vector } });
+  const port = await freePort();
+  const server = new PGLiteSocketServer({ db, port, host: "127.0.0.1", maxConnections: 4 });
+  await server.start();
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    close: async () => {
+      await server.stop();
+      await db.close();
+    },
+  };
+}
+
 /** Cosine similarity of every pair of the evaluation set, embedded by the simulator's model over its HTTP API. */
 async function pairSimilarities(simOpenAi: string): Promise<Array<{ same: boolean; similarity: number }>> {
   const pairs = questionPairs();
@@ -99,13 +119,10 @@ export async function semanticScenario(simOpenAi: string, entries: number, queri
   }
   log(`semantic lookup, PGlite, ${entries} entries: p50 ${pglite.p50.toFixed(2)} ms p99 ${pglite.p99.toFixed(2)} ms (index built in ${pglite.indexBuildS.toFixed(1)} s)`);
 
-  const served = await PGlite.create({ extensions: { vector } });
-  const port = await freePort();
-  const server = new PGLiteSocketServer({ db: served, port, host: "127.0.0.1", maxConnections: 4 });
+  const server = await servePgliteOverWire();
   let url: SemanticResult["lookupMs"]["url"];
   try {
-    await server.start();
-    const remote = openPgDatabase(`postgres://postgres@127.0.0.1:${port}/postgres`, 2, () => undefined);
+    const remote = openPgDatabase(server.url, 2, () => undefined);
     try {
       await migrate(remote);
       await fill(remote, entries);
@@ -114,8 +131,7 @@ export async function semanticScenario(simOpenAi: string, entries: number, queri
       await remote.close();
     }
   } finally {
-    await server.stop();
-    await served.close();
+    await server.close();
   }
   log(`semantic lookup, URL mode (PGlite over the wire), ${entries} entries: p50 ${url.p50.toFixed(2)} ms p99 ${url.p99.toFixed(2)} ms (index built in ${url.indexBuildS.toFixed(1)} s)`);
   return { entries, dims: DIMS, lookupMs: { pglite, url }, pairs: { positives: similarities.filter((s) => s.same).length, negatives: similarities.filter((s) => !s.same).length }, thresholds };

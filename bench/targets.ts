@@ -9,7 +9,7 @@ import { Role } from "../gen/sluice/v1/chat_pb.js";
 import { epochMs } from "./stats.js";
 
 /** Where a benchmark stream goes. */
-export type TargetKind = "direct" | "sluice-grpc" | "sluice-grpc-connect" | "sluice-sse" | "peer-sse" | "floor-sse";
+export type TargetKind = "direct" | "sluice-grpc" | "sluice-grpc-connect" | "sluice-sse" | "peer-sse" | "floor-sse" | "direct-embed";
 
 export interface TargetSpec {
   readonly kind: TargetKind;
@@ -205,7 +205,35 @@ function grpcConnectTarget(spec: TargetSpec): Target {
   };
 }
 
+/**
+ * One OpenAI-compatible `POST /embeddings` of the prompt, its response read
+ * whole: "first text" is the vector's arrival. What the semantic cache's
+ * embedding call costs the gateway upstream, timed by the same loop as the
+ * streams it is compared with.
+ */
+function embedTarget(spec: TargetSpec): Target {
+  const dispatcher = new Agent({ keepAliveTimeout: 30_000, pipelining: 1 });
+  return {
+    async stream(prompt, signal, onText) {
+      const res = await request(`${spec.url}/embeddings`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model: spec.model, input: prompt, encoding_format: "float" }),
+        signal,
+        dispatcher,
+      });
+      const body = await res.body.text();
+      if (res.statusCode !== 200) throw new Error(`embeddings: HTTP ${res.statusCode}`);
+      await onText(body.length);
+      return { textDeltas: 1, textChars: body.length, finished: true };
+    },
+    cancelSent: sentAtAbort,
+    close: () => dispatcher.close(),
+  };
+}
+
 export function createTarget(spec: TargetSpec): Target {
+  if (spec.kind === "direct-embed") return embedTarget(spec);
   if (spec.kind === "sluice-grpc") return grpcHttp2Target(spec);
   if (spec.kind === "sluice-grpc-connect") return grpcConnectTarget(spec);
   return sseTarget(spec);
