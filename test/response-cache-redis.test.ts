@@ -3,7 +3,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { simulatedText } from "../src/simulator/text.js";
 import { type Harness, startHarness } from "./helpers/harness.js";
 import { scrape } from "./helpers/prometheus.js";
-import { dropPrefix, inspector, keysUnder, SHARED_REDIS_URL, startOwnRedis, testPrefix } from "./helpers/redis.js";
+import { createRedisCacheStore } from "../src/cache/redis-cache-store.js";
+import { dropPrefix, inspector, keysUnder, SHARED_REDIS_URL, startOwnRedis, storeClient, testPrefix } from "./helpers/redis.js";
 
 const prefixes: string[] = [];
 const harnesses: Harness[] = [];
@@ -60,6 +61,32 @@ describe("the exact cache on Redis", () => {
       expect(Buffer.from(value, "base64").toString("utf8")).not.toContain(simulatedText(8, 5));
     } finally {
       redis.destroy();
+    }
+  });
+
+  it("finds an entry by the request that produced it, for as long as the entry lives, and removes both keys", async () => {
+    const prefix = testPrefix("cache-by");
+    prefixes.push(prefix);
+    const client = await storeClient();
+    const redis = await inspector();
+    try {
+      const store = createRedisCacheStore({ client, prefix, timeoutMs: 5_000 });
+      await store.set("exact:a:k1", "sealed-1", 30_000, "req_one");
+      await store.set("exact:a:k2", "sealed-2", 30_000, "req_two");
+      const index = `${prefix}cache-by:req_one`;
+      expect(await redis.get(index)).toBe("exact:a:k1");
+      expect(await redis.pTTL(index)).toBeGreaterThan(0);
+      expect(await store.purgeProducedBy("req_one")).toBe(1);
+      expect(await store.get("exact:a:k1")).toBeUndefined();
+      expect(await redis.exists(index)).toBe(0);
+      expect(await store.purgeProducedBy("req_one")).toBe(0);
+      expect(await store.get("exact:a:k2")).toBe("sealed-2");
+      // An entry purged by alias leaves its index to expire: it then names nothing, and removes nothing.
+      await store.purge("exact:a:");
+      expect(await store.purgeProducedBy("req_two")).toBe(0);
+    } finally {
+      redis.destroy();
+      client.destroy();
     }
   });
 

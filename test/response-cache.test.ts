@@ -222,4 +222,25 @@ describe("the exact cache", () => {
     const anonymous = await adminClient(h.url).getCacheStats({}).catch((e: unknown) => ConnectError.from(e));
     expect(anonymous).toMatchObject({ code: Code.Unauthenticated });
   });
+
+  it("AdminService: PurgeCache by entry id removes the one entry that request produced, and refuses an id beside other filters", async () => {
+    const admin = adminClient(h.url, ADMIN_KEY);
+    const [one, two] = [fresh("by-id"), fresh("by-id")];
+    const producers = [await completion(KEYS.a, "cached", one), await completion(KEYS.a, "cached", two)];
+    for (const p of producers) await stored(p.requestId);
+    // The hit names its entry by the request that produced it: that is the id PurgeCache takes.
+    const client = chatClient(transports(h.url)["grpc (connect-node, h2)"]!);
+    const hit = await collect(client.streamChat(userRequest("cached", one), { headers: { authorization: `Bearer ${KEYS.a}` } }));
+    expect(hit[0]!.delta).toMatchObject({ case: "start", value: { cache: CacheHit.EXACT, cacheRequestId: producers[0]!.requestId } });
+
+    expect((await admin.purgeCache({ requestId: producers[0]!.requestId })).purged).toBe(1n);
+    expect((await completion(KEYS.a, "cached", one)).cache).toBe("miss");
+    expect((await completion(KEYS.a, "cached", two)).cache).toBe("hit-exact");
+    expect((await admin.purgeCache({ requestId: "req_nothing_made_this" })).purged).toBe(0n);
+
+    for (const bad of [{ alias: "cached", requestId: producers[1]!.requestId }, { keyName: "a", requestId: producers[1]!.requestId }, { requestId: "r".repeat(129) }]) {
+      expect(await admin.purgeCache(bad).catch((e: unknown) => ConnectError.from(e))).toMatchObject({ code: Code.InvalidArgument });
+    }
+    expect((await completion(KEYS.a, "cached", two)).cache).toBe("hit-exact");
+  });
 });

@@ -5,6 +5,8 @@ import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { simulatedText } from "../src/simulator/text.js";
 import { MIGRATIONS } from "../src/db/migrations.js";
+import { createSemanticStore } from "../src/cache/semantic-store.js";
+import { openPgDatabase } from "../src/db/pg-database.js";
 import { type Harness, startHarness } from "./helpers/harness.js";
 import { freePort } from "./helpers/redis.js";
 
@@ -71,5 +73,22 @@ describe("the semantic cache on a PostgreSQL server by URL", () => {
     expect(rows.rows).toHaveLength(1);
     expect(rows.rows[0]!.answer).not.toContain(simulatedText(9, 5));
     expect(JSON.stringify(rows.rows)).not.toContain("documents");
+  });
+
+  it("removes the entry one request produced, by that request's id (PurgeCache by entry id), over the wire", async () => {
+    const [a, b] = replicas;
+    const first = await ask(a!, "How long does a wire transfer take?");
+    await a!.waitForLog((l) => l.event === "cache.stored" && l.layer === "semantic" && l.requestId === first.requestId);
+    const before = Number((await db.query<{ n: string }>("SELECT count(*) AS n FROM sluice_semantic_cache")).rows[0]!.n);
+    const remote = openPgDatabase(url, 1, () => undefined);
+    try {
+      const store = createSemanticStore(() => remote);
+      expect(await store.purgeProducedBy(first.requestId)).toBe(1);
+      expect(await store.purgeProducedBy(first.requestId)).toBe(0);
+    } finally {
+      await remote.close();
+    }
+    expect(Number((await db.query<{ n: string }>("SELECT count(*) AS n FROM sluice_semantic_cache")).rows[0]!.n)).toBe(before - 1);
+    expect((await ask(b!, "How long does a wire transfer take")).cache).toBe("miss");
   });
 });

@@ -5,10 +5,17 @@ import type { AliasCacheStats, ResponseCache } from "./response-cache.js";
 
 /** AdminService's cache calls, over the aliases of the configuration in force. */
 export interface CacheAdmin {
-  /** Removes an alias's entries, a key's, or one key's under one alias; throws `invalid_request` without either. */
-  purge(alias: string, keyName: string): Promise<number>;
+  /**
+   * Removes an alias's entries, a key's, one key's under one alias, or the
+   * entries one request produced (`requestId`, alone); throws
+   * `invalid_request` when nothing, or a request id with anything else, is named.
+   */
+  purge(alias: string, keyName: string, requestId?: string): Promise<number>;
   stats(): Promise<AliasCacheStats[]>;
 }
+
+/** The longest request id the gateway keeps (core/request-id.ts): a longer one names no entry and is refused before it reaches a store. */
+export const MAX_REQUEST_ID_CHARS = 128;
 
 /** The aliases that have a response cache, in configuration order. */
 export function cachedAliasesOf(config: Config): string[] {
@@ -18,8 +25,13 @@ export function cachedAliasesOf(config: Config): string[] {
 export function createCacheAdmin(cache: ResponseCache, config: () => Config): CacheAdmin {
   const cachedAliases = () => cachedAliasesOf(config());
   return {
-    purge(alias, keyName) {
-      if (alias === "" && keyName === "") return Promise.reject(new GatewayError("invalid_request", "name an alias, a key, or both", { field: "alias" }));
+    purge(alias, keyName, requestId = "") {
+      if (requestId !== "") {
+        if (alias !== "" || keyName !== "") return Promise.reject(new GatewayError("invalid_request", "request_id names entries alone: give it without alias or key_name", { field: "request_id" }));
+        if (requestId.length > MAX_REQUEST_ID_CHARS) return Promise.reject(new GatewayError("invalid_request", `request_id is longer than ${MAX_REQUEST_ID_CHARS} characters`, { field: "request_id" }));
+        return cache.purgeProducedBy(requestId);
+      }
+      if (alias === "" && keyName === "") return Promise.reject(new GatewayError("invalid_request", "name an alias, a key, both, or a request id", { field: "alias" }));
       const aliases = cachedAliases();
       if (alias !== "" && !aliases.includes(alias)) return Promise.reject(new GatewayError("invalid_request", `model ${quoteClientValue(alias)} has no cache`, { field: "alias" }));
       return cache.purge(alias === "" ? aliases : [alias], keyName === "" ? undefined : `key=${keyName}`);

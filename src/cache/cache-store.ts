@@ -6,7 +6,10 @@
  */
 export interface CacheStore {
   get(key: string): Promise<string | undefined>;
-  set(key: string, value: string, ttlMs: number): Promise<void>;
+  /** `producedBy`: the id of the request whose answer this is, so that `purgeProducedBy` can find the entry. */
+  set(key: string, value: string, ttlMs: number, producedBy?: string): Promise<void>;
+  /** Removes the entry a request produced (its id, as a hit's start delta names it); resolves with 0 or 1. */
+  purgeProducedBy(requestId: string): Promise<number>;
   /** Removes every entry whose key starts with `prefix` (an alias's, a key's); resolves with how many. */
   purge(prefix: string): Promise<number>;
   /** Entries held now whose key starts with `prefix` (a Redis store counts every replica's). */

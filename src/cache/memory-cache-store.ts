@@ -2,6 +2,7 @@ import type { CacheStore } from "./cache-store.js";
 
 interface Entry {
   readonly value: string;
+  readonly producedBy: string | undefined;
   readonly bytes: number;
   readonly expiresAt: number;
 }
@@ -14,24 +15,30 @@ interface Entry {
  */
 export function createMemoryCacheStore(options: { readonly maxBytes: number; readonly now?: () => number }): CacheStore {
   const entries = new Map<string, Entry>();
+  /** Entry key by the request that produced it. */
+  const byProducer = new Map<string, string>();
   const now = options.now ?? Date.now;
   let bytes = 0;
   const remove = (key: string, entry: Entry) => {
     entries.delete(key);
     bytes -= entry.bytes;
+    if (entry.producedBy !== undefined && byProducer.get(entry.producedBy) === key) byProducer.delete(entry.producedBy);
   };
   return {
     get(key) {
       const entry = entries.get(key);
       if (!entry) return Promise.resolve(undefined);
-      remove(key, entry);
-      if (entry.expiresAt <= now()) return Promise.resolve(undefined);
+      entries.delete(key);
+      if (entry.expiresAt <= now()) {
+        bytes -= entry.bytes;
+        if (entry.producedBy !== undefined && byProducer.get(entry.producedBy) === key) byProducer.delete(entry.producedBy);
+        return Promise.resolve(undefined);
+      }
       entries.set(key, entry);
-      bytes += entry.bytes;
       return Promise.resolve(entry.value);
     },
-    set(key, value, ttlMs) {
-      const size = key.length + value.length * 2;
+    set(key, value, ttlMs, producedBy) {
+      const size = key.length + value.length * 2 + (producedBy === undefined ? 0 : key.length + producedBy.length * 2);
       const old = entries.get(key);
       if (old) remove(key, old);
       if (size > options.maxBytes) return Promise.resolve();
@@ -39,9 +46,17 @@ export function createMemoryCacheStore(options: { readonly maxBytes: number; rea
         if (bytes + size <= options.maxBytes) break;
         remove(oldest, entry);
       }
-      entries.set(key, { value, bytes: size, expiresAt: now() + ttlMs });
+      entries.set(key, { value, producedBy, bytes: size, expiresAt: now() + ttlMs });
       bytes += size;
+      if (producedBy !== undefined) byProducer.set(producedBy, key);
       return Promise.resolve();
+    },
+    purgeProducedBy(requestId) {
+      const key = byProducer.get(requestId);
+      const entry = key === undefined ? undefined : entries.get(key);
+      if (key === undefined || !entry) return Promise.resolve(0);
+      remove(key, entry);
+      return Promise.resolve(entry.expiresAt <= now() ? 0 : 1);
     },
     purge(prefix) {
       let n = 0;

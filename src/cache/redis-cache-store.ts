@@ -14,6 +14,8 @@ const SCAN_COUNT = 500;
 export function createRedisCacheStore(options: { readonly client: SluiceRedisClient; readonly prefix: string; readonly timeoutMs: number }): CacheStore {
   const { client, timeoutMs } = options;
   const keyOf = (key: string) => `${options.prefix}cache:${key}`;
+  /** Beside an entry, for as long as it lives: the entry's key under the id of the request that produced it. */
+  const producerKeyOf = (requestId: string) => `${options.prefix}cache-by:${requestId}`;
 
   /** Every stored key under `match`, a step at a time; `each` sees each step's keys. */
   async function scan(match: string, each: (keys: string[]) => Promise<void>): Promise<void> {
@@ -30,8 +32,19 @@ export function createRedisCacheStore(options: { readonly client: SluiceRedisCli
       const value = await within(client.get(keyOf(key)), timeoutMs, "cache get");
       return typeof value === "string" ? value : undefined;
     },
-    async set(key, value, ttlMs) {
-      await within(client.set(keyOf(key), value, { PX: Math.max(1, Math.round(ttlMs)) }), timeoutMs, "cache set");
+    async set(key, value, ttlMs, producedBy) {
+      const px = Math.max(1, Math.round(ttlMs));
+      if (producedBy === undefined) {
+        await within(client.set(keyOf(key), value, { PX: px }), timeoutMs, "cache set");
+        return;
+      }
+      await within(client.multi().set(keyOf(key), value, { PX: px }).set(producerKeyOf(producedBy), key, { PX: px }).exec(), timeoutMs, "cache set");
+    },
+    async purgeProducedBy(requestId) {
+      const key = await within(client.get(producerKeyOf(requestId)), timeoutMs, "cache purge");
+      if (typeof key !== "string") return 0;
+      const [removed] = await within(client.multi().unlink(keyOf(key)).unlink(producerKeyOf(requestId)).exec(), timeoutMs, "cache purge");
+      return Number(removed);
     },
     async purge(prefix) {
       let n = 0;

@@ -61,6 +61,8 @@ export interface ResponseCache {
   readonly settings: CacheSettings;
   /** Removes entries: an alias's, a key's (`scope`, e.g. `key=team`), or both; resolves with how many. */
   purge(aliases: readonly string[], scope?: string): Promise<number>;
+  /** Removes the entries one request produced (exact and semantic), by its id as a hit names it; resolves with how many. */
+  purgeProducedBy(requestId: string): Promise<number>;
   /** This replica's lookups by result and savings, and the entries held, per alias asked for. */
   stats(aliases: readonly string[]): Promise<AliasCacheStats[]>;
   /** The same without the entries: read from memory only, so a live feed can send it every second. */
@@ -243,6 +245,11 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
       return n;
     },
 
+    async purgeProducedBy(requestId) {
+      const exact = await store.purgeProducedBy(requestId);
+      return exact + (options.semantic ? await options.semantic.store.purgeProducedBy(requestId).catch(() => 0) : 0);
+    },
+
     async stats(aliases) {
       return Promise.all(
         talliesOf(aliases).map(async (tallied) => {
@@ -275,7 +282,7 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
         logger.warn({ event: "cache.write_failed", layer, alias, requestId: origin.requestId, error: error instanceof Error ? error.message : String(error) });
       };
       const { exact, semantic } = plan;
-      if (exact) store.set(exact.key, seal(text, exact.secret), exact.ttlMs).then(written("exact"), lost("exact"));
+      if (exact) store.set(exact.key, seal(text, exact.secret), exact.ttlMs, origin.requestId).then(written("exact"), lost("exact"));
       if (semantic && options.semantic) {
         options.semantic.store
           .insert(semantic.place, semantic.vector, { answer: seal(text, semantic.secret), requestId: origin.requestId, ttlMs: semantic.ttlMs, maxEntries: semantic.maxEntries })

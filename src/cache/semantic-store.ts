@@ -21,6 +21,8 @@ export interface SemanticStore {
   /** Adds an entry, then trims the scope to `maxEntries` and drops expired entries, a bounded number per call. */
   insert(place: SemanticPlace, vector: Float32Array, entry: { readonly answer: string; readonly requestId: string; readonly ttlMs: number; readonly maxEntries: number }): Promise<void>;
   purge(aliases: readonly string[], scope?: string): Promise<number>;
+  /** Removes the entry a request produced; resolves with 0 or 1. */
+  purgeProducedBy(requestId: string): Promise<number>;
   size(alias: string): Promise<number>;
 }
 
@@ -119,6 +121,11 @@ export function createSemanticStore(database: () => Database | undefined): Seman
         `WITH gone AS (DELETE FROM sluice_semantic_cache WHERE alias = ANY($1::text[]) AND ($2::text IS NULL OR scope = $2) RETURNING 1) SELECT count(*) AS n FROM gone`,
         [aliases, scope ?? null],
       );
+      return Number(rows[0]?.n ?? 0);
+    },
+
+    async purgeProducedBy(requestId) {
+      const { rows } = await need().query<{ n: string }>("WITH gone AS (DELETE FROM sluice_semantic_cache WHERE request_id = $1 RETURNING 1) SELECT count(*) AS n FROM gone", [requestId]);
       return Number(rows[0]?.n ?? 0);
     },
 

@@ -238,6 +238,13 @@ export const MIGRATIONS: readonly Migration[] = [
       );
       CREATE INDEX IF NOT EXISTS sluice_shadow_alias_at ON sluice_shadow (alias, at)`,
   },
+  {
+    version: 10,
+    name: "semantic cache entries by the request that produced them",
+    requires: "vector",
+    // PurgeCache by entry id (the producing request's id, as a hit names it) finds its row without a scan.
+    sql: "CREATE INDEX IF NOT EXISTS sluice_semantic_cache_request ON sluice_semantic_cache (request_id)",
+  },
 ];
 
 /** What a migration run did: the versions applied, and those waiting for an extension the server does not offer. */

@@ -95,6 +95,24 @@ describe("the memory store", () => {
     expect(await store.purge("a")).toBe(1);
     expect(await store.size("")).toBe(0);
   });
+
+  it("removes an entry by the request that produced it; an evicted or expired entry names nothing", async () => {
+    let now = 0;
+    const store = createMemoryCacheStore({ maxBytes: 150, now: () => now });
+    await store.set("a", "x".repeat(20), 1_000, "req_a");
+    await store.set("b", "y".repeat(20), 1_000, "req_b");
+    expect(await store.purgeProducedBy("req_a")).toBe(1);
+    expect(await store.get("a")).toBeUndefined();
+    expect(await store.purgeProducedBy("req_a")).toBe(0);
+    await store.set("c", "z".repeat(20), 1_000, "req_c");
+    await store.set("d", "w".repeat(20), 5_000, "req_d"); // past the bound: b, the oldest, goes
+    expect(await store.get("b")).toBeUndefined();
+    expect(await store.purgeProducedBy("req_b")).toBe(0);
+    now = 1_000;
+    expect(await store.purgeProducedBy("req_c")).toBe(0); // expired, never read since
+    expect(await store.purgeProducedBy("req_d")).toBe(1);
+    expect(await store.size("")).toBe(0);
+  });
 });
 
 describe("the response cache's lookup", () => {
@@ -105,7 +123,7 @@ describe("the response cache's lookup", () => {
 
   it("is a miss counted as an error when the store does not answer within the deadline, and never fails", async () => {
     vi.useFakeTimers();
-    const hanging: CacheStore = { get: () => new Promise(() => undefined), set: () => Promise.resolve(), purge: () => Promise.resolve(0), size: () => Promise.resolve(0) };
+    const hanging: CacheStore = { get: () => new Promise(() => undefined), set: () => Promise.resolve(), purge: () => Promise.resolve(0), purgeProducedBy: () => Promise.resolve(0), size: () => Promise.resolve(0) };
     const cache = createResponseCache({ store: hanging, settings, logger });
     const lookup = cache.lookup(request("hi"), route, undefined, "default", call);
     await vi.advanceTimersByTimeAsync(50);
@@ -115,7 +133,7 @@ describe("the response cache's lookup", () => {
   });
 
   it("is a miss when the store fails or holds something that is not an entry", async () => {
-    const failing: CacheStore = { get: () => Promise.reject(new Error("down")), set: () => Promise.resolve(), purge: () => Promise.resolve(0), size: () => Promise.resolve(0) };
+    const failing: CacheStore = { get: () => Promise.reject(new Error("down")), set: () => Promise.resolve(), purge: () => Promise.resolve(0), purgeProducedBy: () => Promise.resolve(0), size: () => Promise.resolve(0) };
     expect((await createResponseCache({ store: failing, settings, logger }).lookup(request("hi"), route, undefined, "default", call)).result).toBe("error");
     const junk = createMemoryCacheStore({ maxBytes: 1 << 20 });
     const cache = createResponseCache({ store: junk, settings, logger });

@@ -109,8 +109,8 @@ const AUDITED: Partial<Record<keyof Impl, AuditedCall>> = {
   },
   purgeCache: {
     action: "cache.purge",
-    target: (req) => String(req.alias ?? "") || "*",
-    details: (req): AuditDetails => (req.keyName ? { key: String(req.keyName) } : {}),
+    target: (req) => String(req.alias ?? "") || String(req.requestId ?? "") || "*",
+    details: (req): AuditDetails => ({ ...(req.keyName ? { key: String(req.keyName) } : {}), ...(req.requestId ? { requestId: String(req.requestId) } : {}) }),
   },
 };
 

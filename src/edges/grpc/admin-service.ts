@@ -135,7 +135,7 @@ export function createAdminService(
     ...auditHandlers(audit.log, guarded),
     ...evaluationHandlers(features.evaluations, features.shadow, guarded),
     ...adminBatchHandlers(features.batches, guarded),
-    purgeCache: (req, ctx) => guarded(async () => create(PurgeCacheResponseSchema, { purged: BigInt(await cache.purge(req.alias, req.keyName)) }))(ctx),
+    purgeCache: (req, ctx) => guarded(async () => create(PurgeCacheResponseSchema, { purged: BigInt(await cache.purge(req.alias, req.keyName, req.requestId)) }))(ctx),
     getCacheStats: (_req, ctx) =>
       guarded(async () =>
         create(GetCacheStatsResponseSchema, {
