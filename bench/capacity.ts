@@ -25,7 +25,9 @@ export type ReadRuntime = (options?: { reset?: boolean; gc?: boolean }) => Promi
 export function runtimeAt(url: string): ReadRuntime {
   return async (options = {}) => {
     const query = [options.reset ? "reset=1" : "", options.gc ? "gc=1" : ""].filter(Boolean).join("&");
-    return (await (await fetch(`${url}${query ? `?${query}` : ""}`)).json()) as Runtime;
+    const res = await fetch(`${url}${query ? `?${query}` : ""}`);
+    if (!res.ok) throw new Error(`${url}: HTTP ${res.status}: ${(await res.text()).slice(0, 200)}`);
+    return (await res.json()) as Runtime;
   };
 }
 

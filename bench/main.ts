@@ -90,12 +90,12 @@ async function startServices(): Promise<Services> {
   );
   const dir = await mkdtemp(join(tmpdir(), "sluice-bench-"));
   const configFile = join(dir, "sluice.yaml");
-  let url: string | undefined;
-  let readySeen = false;
   await writeFile(
     configFile,
     stringify({
-      server: { debugEndpoints: true },
+      // The SSE capacity run holds one connection per stream, about as many as the default ceiling (10,000):
+      // the runtime probe beside them was once refused with a 503, and the whole run lost.
+      server: { debugEndpoints: true, maxConnections: 20_000 },
       log: { level: "info" },
       providers: {
         sim: { kind: "openai", baseUrl: simInfo.openAiBaseUrl, timeouts: BENCH_TIMEOUTS },
