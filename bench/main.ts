@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { createServer as createHttpServer } from "node:http";
 import { createServer } from "node:net";
 import { cpus, tmpdir } from "node:os";
@@ -29,6 +29,8 @@ const { values: args } = parseArgs({
     "no-peer": { type: "boolean", default: false },
     /** Run one scenario alone (`admission`, `resume`, `ttft`, `throughput`, `capacity`, `cancel`, `slow`, `telemetry`, `pii`, `needs`, …), written to bench/results/<mode>-<name>.json (admission and resume also .md). */
     only: { type: "string" },
+    /** Write the report (.md, chart, goals) again from a full or quick run's JSON, measuring nothing: after a change to how results are shown. */
+    render: { type: "string" },
   },
 });
 const MODE: Mode = args.quick ? "quick" : "full";
@@ -1046,6 +1048,11 @@ function runResume(s: Services) {
 async function main(): Promise<void> {
   const started = performance.now();
   await mkdir(RESULTS, { recursive: true });
+  if (args.render !== undefined) {
+    const { goals: _goals, ...measured } = JSON.parse(await readFile(args.render, "utf8")) as Result & { goals?: unknown };
+    await writeReport(measured);
+    return;
+  }
   const s = await startServices();
   log(`simulator ${s.simOrigin}, gateway ${s.gatewayUrl}${s.peerUrl ? `, peer ${s.peerUrl}` : ""}, limited gateway ${s.limitedUrl}`);
   try {
@@ -1268,13 +1275,22 @@ async function writeReport(r: Result): Promise<void> {
       ]),
     ),
     "",
-    `Semantic cache: nearest-entry lookup (the embedding call excluded) at ${r.semantic.entries} stored ${r.semantic.dims}-dimension vectors in one alias and scope, HNSW with iterative scan, 200 lookups each.`,
+    `Semantic cache: nearest-entry lookup (the embedding call excluded) at ${r.semantic.entries} stored ${r.semantic.dims}-dimension vectors in one alias and scope, HNSW with iterative scan, ${SEMANTIC_LOOKUPS[r.mode]} lookups each.`,
     table(
       ["store", "lookup p50 ms", "lookup p99 ms", "index build s"],
       [
         ["PGlite (embedded)", round(r.semantic.lookupMs.pglite.p50), round(r.semantic.lookupMs.pglite.p99), round(r.semantic.lookupMs.pglite.indexBuildS)],
         ["server by URL (PGlite over the wire)", round(r.semantic.lookupMs.url.p50), round(r.semantic.lookupMs.url.p99), round(r.semantic.lookupMs.url.indexBuildS)],
       ],
+    ),
+    "",
+    `Semantic cache, a miss (every question new: embedded, looked up, stored after it completed), 1 stream, TTFT p50 / p99 ms; the embedding call is the simulator's /embeddings called straight, in the same rounds:`,
+    table(
+      ["store", "alias without a cache", "semantic miss", "added p50", "embedding call"],
+      (["pglite", "url"] as const).map((m) => {
+        const x = r.cache.semanticMiss[m];
+        return [m === "pglite" ? "PGlite (embedded)" : "server by URL (PGlite over the wire)", `${round(x.results.off.p50)} / ${round(x.results.off.p99)}`, `${round(x.results.semanticMiss.p50)} / ${round(x.results.semanticMiss.p99)}`, `+${round(x.addedMs)}`, `${round(x.results.embed.p50)} / ${round(x.results.embed.p99)}`];
+      }),
     ),
     "",
     `The simulator's embedding model on the evaluation set (bench/paraphrases.ts: ${r.semantic.pairs.positives} reworded pairs, ${r.semantic.pairs.negatives} hard negatives sharing their wording):`,
