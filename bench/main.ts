@@ -602,6 +602,29 @@ async function telemetryScenario(s: Services) {
 /** The provider's time to first token in the cache scenario: a hit must beat a provider that thinks, not a zero-delay one. */
 const CACHE_UPSTREAM_TTFT_MS = 20;
 
+/** A path of a rounds-interleaved TTFT measurement: where it goes, and whether every question is new. */
+type RoundPath = { readonly target: TargetSpec; readonly unique: boolean };
+
+/**
+ * Each path's TTFT samples and errors, the paths interleaved in `rounds`
+ * and pooled: machine noise hits every path alike. Every run's load
+ * generator first sends five untimed bursts on the same connections: the
+ * client's cold code and the gateway's first bursts of this size are not
+ * the path's cost.
+ */
+async function pooledRounds<K extends string>(paths: Record<K, RoundPath>, rounds: number, run: { concurrency: number; perLane: number; prompt: string }) {
+  const samples = {} as Record<K, number[]>;
+  const errors = {} as Record<K, number>;
+  for (let round = 0; round < rounds; round++) {
+    for (const [name, path] of Object.entries(paths) as Array<[K, RoundPath]>) {
+      const r = await load<{ samples: number[]; errors: number }>({ scenario: "ttft", target: path.target, ...run, unique: path.unique, warmUpRounds: 5 });
+      (samples[name] ??= []).push(...r.samples);
+      errors[name] = (errors[name] ?? 0) + r.errors;
+    }
+  }
+  return { samples, errors };
+}
+
 async function cacheScenario(s: Services) {
   const model = `sim-1?tokens=8&ttft_ms=${CACHE_UPSTREAM_TTFT_MS}`;
   const gw = await startGateway(s, {}, {
@@ -620,21 +643,11 @@ async function cacheScenario(s: Services) {
   try {
     // Warm both gateways' paths, and store the hit path's one entry.
     for (const path of Object.values(paths)) await load({ scenario: "ttft", target: path.target, concurrency: 1, perLane: 20, prompt, unique: path.unique });
-    // Paths interleaved in rounds, samples pooled: machine noise hits every path alike (off and miss differ by less than it).
+    // Off and miss differ by less than this machine's noise: hence rounds, pooled.
     const rounds = 3;
     for (const concurrency of levels) {
-      const samples: Record<string, number[]> = {};
-      const errors: Record<string, number> = {};
-      for (let round = 0; round < rounds; round++) {
-        for (const [name, path] of Object.entries(paths)) {
-          const perLane = Math.max(1, Math.ceil(streams / concurrency / rounds));
-          // Five untimed bursts first, in the same load generator: the client's cold code and the gateway's first bursts of this size are not the path's cost.
-          const r = await load<{ samples: number[]; errors: number }>({ scenario: "ttft", target: path.target, concurrency, perLane, prompt, unique: path.unique, warmUpRounds: 5 });
-          (samples[name] ??= []).push(...r.samples);
-          errors[name] = (errors[name] ?? 0) + r.errors;
-        }
-      }
-      for (const name of Object.keys(paths)) {
+      const { samples, errors } = await pooledRounds(paths, rounds, { concurrency, perLane: Math.max(1, Math.ceil(streams / concurrency / rounds)), prompt });
+      for (const name of Object.keys(paths) as Array<keyof typeof paths>) {
         (results[name] ??= {})[concurrency] = { ...summary(samples[name]!), errors: errors[name]! };
         log(`cache c=${concurrency} ${name}: TTFT p50 ${round(results[name]![concurrency]!.p50)} ms p99 ${round(results[name]![concurrency]!.p99)} ms (${samples[name]!.length} streams, ${errors[name]} errors)`);
       }
@@ -680,27 +693,24 @@ async function semanticMissScenario(s: Services, model: string, streams: number,
     },
   );
   const paths = {
-    embed: { kind: "direct-embed" as const, url: s.simOpenAi, model: "sim-embed" },
-    off: { kind: "sluice-grpc" as const, url: gw.url, model: "off" },
-    semanticMiss: { kind: "sluice-grpc" as const, url: gw.url, model: "semantic" },
+    embed: { target: { kind: "direct-embed" as const, url: s.simOpenAi, model: "sim-embed" }, unique: true },
+    off: { target: { kind: "sluice-grpc" as const, url: gw.url, model: "off" }, unique: true },
+    semanticMiss: { target: { kind: "sluice-grpc" as const, url: gw.url, model: "semantic" }, unique: true },
   };
   const prompt = "Which regions does the service run in?";
   const rounds = 3;
-  const samples: Record<string, number[]> = {};
-  const errors: Record<string, number> = {};
+  let pooled: Awaited<ReturnType<typeof pooledRounds<keyof typeof paths>>>;
   try {
-    for (const target of Object.values(paths)) await load({ scenario: "ttft", target, concurrency: 1, perLane: 20, prompt, unique: true });
-    for (let round = 0; round < rounds; round++) {
-      for (const [name, target] of Object.entries(paths)) {
-        const r = await load<{ samples: number[]; errors: number }>({ scenario: "ttft", target, concurrency: 1, perLane: Math.ceil(streams / rounds), prompt, unique: true, warmUpRounds: 5 });
-        (samples[name] ??= []).push(...r.samples);
-        errors[name] = (errors[name] ?? 0) + r.errors;
-      }
-    }
+    for (const path of Object.values(paths)) await load({ scenario: "ttft", target: path.target, concurrency: 1, perLane: 20, prompt, unique: true });
+    pooled = await pooledRounds(paths, rounds, { concurrency: 1, perLane: Math.ceil(streams / rounds), prompt });
   } finally {
     await gw.proc.stop();
   }
-  const results = Object.fromEntries(Object.keys(paths).map((name) => [name, { ...summary(samples[name]!), errors: errors[name]! }])) as Record<keyof typeof paths, ReturnType<typeof summary> & { errors: number }>;
+  const { samples, errors } = pooled;
+  const results = Object.fromEntries(Object.keys(paths).map((name) => [name, { ...summary(samples[name as keyof typeof paths]), errors: errors[name as keyof typeof paths] }])) as Record<
+    keyof typeof paths,
+    ReturnType<typeof summary> & { errors: number }
+  >;
   for (const [name, r] of Object.entries(results)) log(`cache semantic (${mode}) c=1 ${name}: p50 ${round(r.p50)} ms p99 ${round(r.p99)} ms (${r.n} calls, ${r.errors} errors)`);
   return { results, embedCallMs: results.embed.p50, addedMs: results.semanticMiss.p50 - results.off.p50 };
 }

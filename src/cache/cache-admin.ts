@@ -1,6 +1,7 @@
 import type { Config } from "../config/config.js";
 import { quoteClientValue } from "../core/client-text.js";
 import { GatewayError } from "../core/errors.js";
+import { MAX_REQUEST_ID_CHARS } from "../core/request-id.js";
 import type { AliasCacheStats, ResponseCache } from "./response-cache.js";
 
 /** AdminService's cache calls, over the aliases of the configuration in force. */
@@ -14,9 +15,6 @@ export interface CacheAdmin {
   stats(): Promise<AliasCacheStats[]>;
 }
 
-/** The longest request id the gateway keeps (core/request-id.ts): a longer one names no entry and is refused before it reaches a store. */
-export const MAX_REQUEST_ID_CHARS = 128;
-
 /** The aliases that have a response cache, in configuration order. */
 export function cachedAliasesOf(config: Config): string[] {
   return [...config.models.values()].filter((route) => route.cache !== undefined).map((route) => route.alias);
@@ -28,6 +26,7 @@ export function createCacheAdmin(cache: ResponseCache, config: () => Config): Ca
     purge(alias, keyName, requestId = "") {
       if (requestId !== "") {
         if (alias !== "" || keyName !== "") return Promise.reject(new GatewayError("invalid_request", "request_id names entries alone: give it without alias or key_name", { field: "request_id" }));
+        // Longer than any id the gateway keeps: it names no entry, and never reaches a store.
         if (requestId.length > MAX_REQUEST_ID_CHARS) return Promise.reject(new GatewayError("invalid_request", `request_id is longer than ${MAX_REQUEST_ID_CHARS} characters`, { field: "request_id" }));
         return cache.purgeProducedBy(requestId);
       }

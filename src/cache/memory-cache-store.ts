@@ -28,12 +28,12 @@ export function createMemoryCacheStore(options: { readonly maxBytes: number; rea
     get(key) {
       const entry = entries.get(key);
       if (!entry) return Promise.resolve(undefined);
-      entries.delete(key);
       if (entry.expiresAt <= now()) {
-        bytes -= entry.bytes;
-        if (entry.producedBy !== undefined && byProducer.get(entry.producedBy) === key) byProducer.delete(entry.producedBy);
+        remove(key, entry);
         return Promise.resolve(undefined);
       }
+      // Last in the Map's order: the most recently used.
+      entries.delete(key);
       entries.set(key, entry);
       return Promise.resolve(entry.value);
     },

@@ -99,10 +99,10 @@ export function createSemanticStore(database: () => Database | undefined): Seman
              VALUES ($1, $2, $3, ${dims}, $4::vector, $5, $6, now() + make_interval(secs => $7::double precision / 1000)) RETURNING 1),
            trimmed AS (
              DELETE FROM sluice_semantic_cache WHERE id IN (
-               SELECT id FROM sluice_semantic_cache WHERE alias = $1 AND scope = $2 ORDER BY id DESC OFFSET greatest($8::int - 1, 0) LIMIT ${TRIM_BATCH}) RETURNING 1),
+               SELECT id FROM sluice_semantic_cache WHERE alias = $1 AND scope = $2 ORDER BY id DESC OFFSET greatest($8::int - 1, 0) LIMIT ${TRIM_BATCH})),
            expired AS (
-             DELETE FROM sluice_semantic_cache WHERE id IN (SELECT id FROM sluice_semantic_cache WHERE expires_at <= now() LIMIT ${TRIM_BATCH}) RETURNING 1)
-           SELECT (SELECT count(*) FROM added) AS added`,
+             DELETE FROM sluice_semantic_cache WHERE id IN (SELECT id FROM sluice_semantic_cache WHERE expires_at <= now() LIMIT ${TRIM_BATCH}))
+           SELECT count(*) FROM added`,
           [place.alias, place.scope, place.context, literal(vector), entry.answer, entry.requestId, entry.ttlMs, entry.maxEntries],
         ),
       );

@@ -1,6 +1,9 @@
 import { randomUUID } from "node:crypto";
 
-const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/** The longest caller-given request id kept; a longer one is replaced. */
+export const MAX_REQUEST_ID_CHARS = 128;
+
+const SAFE_ID = new RegExp(`^[A-Za-z0-9._:-]{1,${MAX_REQUEST_ID_CHARS}}$`);
 
 /**
  * The id that ties a request's log lines, response header and upstream call

@@ -31,8 +31,7 @@ const needsCensor = (value: unknown): value is Record<string, unknown> => isReco
  * property reads.
  */
 export function redactSecrets(line: Record<string, unknown>): Record<string, unknown> {
-  let out: Record<string, unknown> | undefined;
-  if (holdsSecret(line) || (isRecord(line.headers) && holdsSecret(line.headers))) out = censored(line);
+  let out = needsCensor(line) ? censored(line) : undefined;
   for (const key in line) {
     const value = line[key];
     if (key === "headers" || !needsCensor(value)) continue;
