@@ -67,7 +67,7 @@ export function piiPrompt(bytes: number): string {
 }
 
 /** Redact over every built-in kind, as `pii: { mode: redact }` without `detectors` makes it. */
-const REDACT_ALL: RequestPolicy = { mode: "redact", kinds: new Set(PII_KINDS), custom: [], localOnly: false };
+const REDACT_ALL: RequestPolicy = { mode: "redact", kinds: new Set(PII_KINDS), custom: [], localOnly: false, keptLocal: false };
 
 function chatRequest(prompt: string): ChatRequest {
   return {

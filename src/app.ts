@@ -29,6 +29,7 @@ import { byEndpoint, createReplayLineExecutor } from "./evaluation/replay-lines.
 import type { PriceOf } from "./evaluation/answer-call.js";
 import { createRecorder, type Recorder } from "./recording/recorder.js";
 import { createShadowRunner, type ShadowRunner } from "./evaluation/shadow.js";
+import { keptLocalNames } from "./compliance/pii-policy.js";
 import { createBatchStore } from "./batch/batch-store.js";
 import { createBatchLineExecutor } from "./edges/openai/batch-lines.js";
 import { startMetricsListener } from "./telemetry/metrics-route.js";
@@ -325,6 +326,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     keySha256: configuredKeySha256,
     keysConfigured: () => live.current().auth.keys.length > 0,
     maxLines: () => live.current().batch.maxLines,
+    keptLocal: () => keptLocalNames(live.current()),
     embed: async (model, texts, owner) => {
       const principal = owner === "" ? undefined : tenancy.keyByHash(owner);
       if (owner !== "" && !principal) throw new GatewayError("unauthenticated", "the key this evaluation runs as is no longer configured");

@@ -1,6 +1,5 @@
-import type { Config, ModelRoute, PiiMode, PiiPolicy } from "../config/config.js";
+import type { Config, KeySettings, ModelRoute, PiiMode, PiiPolicy } from "../config/config.js";
 import { PII_MODES } from "../config/compliance-schema.js";
-import type { Principal } from "../tenancy/principal.js";
 import { customDetector, type Detector, PII_KINDS } from "./pii-detectors.js";
 
 /** What applies to one request: the strictest mode of its key's, team's and alias's policies, and whether it must stay local. */
@@ -12,10 +11,21 @@ export interface RequestPolicy {
   readonly custom: readonly Detector[];
   /** A key, team or alias says `localOnly`, whatever the request holds. */
   readonly localOnly: boolean;
+  /**
+   * Its calls never leave local targets by another way (docs/compliance.md,
+   * "Copies of a call"): `localOnly`, or a key, team or alias whose PII mode
+   * is `local-only` (whatever was found: a detector can miss, and the
+   * operator said such traffic stays home). Such a call is never mirrored
+   * (shadow), recorded for replay, or replayed.
+   */
+  readonly keptLocal: boolean;
 }
 
 /** Nothing to look for and nowhere it must stay: the common case, decided without allocating. */
-export const NO_POLICY: RequestPolicy = { mode: "off", kinds: new Set(), custom: [], localOnly: false };
+export const NO_POLICY: RequestPolicy = { mode: "off", kinds: new Set(), custom: [], localOnly: false, keptLocal: false };
+
+/** What of a key the policy reads: a request's Principal, or a configured key by name (evaluation datasets). */
+export type PolicyHolder = Pick<KeySettings, "pii" | "team" | "localOnly">;
 
 const compiled = new WeakMap<Config["compliance"]["patterns"], ReadonlyMap<string, Detector>>();
 
@@ -42,12 +52,12 @@ export function stricter(a: PiiMode, b: PiiMode): PiiMode {
  * team's settings are its configured ones (teams created at runtime carry
  * no policy).
  */
-export function policyFor(config: Config, principal: Principal | undefined, route: ModelRoute | undefined): RequestPolicy {
+export function policyFor(config: Config, principal: PolicyHolder | undefined, route: ModelRoute | undefined): RequestPolicy {
   const team = principal?.team === undefined ? undefined : config.auth.teams.get(principal.team);
   const policies: PiiPolicy[] = [];
   for (const p of [principal?.pii, team?.pii, route?.pii]) if (p && p.mode !== "off") policies.push(p);
   const localOnly = principal?.localOnly === true || team?.localOnly === true || route?.localOnly === true;
-  if (policies.length === 0) return localOnly ? { ...NO_POLICY, localOnly } : NO_POLICY;
+  if (policies.length === 0) return localOnly ? { ...NO_POLICY, localOnly, keptLocal: true } : NO_POLICY;
   let mode: PiiMode = "off";
   const kinds = new Set<string>();
   for (const p of policies) {
@@ -56,5 +66,18 @@ export function policyFor(config: Config, principal: Principal | undefined, rout
   }
   const customs = customDetectors(config);
   const custom = [...kinds].flatMap((kind) => customs.get(kind) ?? []);
-  return { mode, kinds, custom, localOnly };
+  return { mode, kinds, custom, localOnly, keptLocal: localOnly || policies.some((p) => p.mode === "local-only") };
+}
+
+/**
+ * The aliases and configured keys whose calls are kept local now (a key's
+ * team counts): what evaluation datasets leave out, so that a recording
+ * made before its key, team or alias became local-only (or by a version
+ * that kept such calls) is never replayed elsewhere.
+ */
+export function keptLocalNames(config: Config): { readonly aliases: readonly string[]; readonly keyNames: readonly string[] } {
+  return {
+    aliases: [...config.models.values()].filter((route) => policyFor(config, undefined, route).keptLocal).map((route) => route.alias),
+    keyNames: config.auth.keys.filter((key) => policyFor(config, key, undefined).keptLocal).map((key) => key.name),
+  };
 }

@@ -47,6 +47,12 @@ export interface EvaluationsOptions {
   readonly keysConfigured: () => boolean;
   /** Lines of one batch at most (batch.maxLines): a dataset's size at most. */
   readonly maxLines: () => number;
+  /**
+   * Aliases and configured keys whose calls are kept local now
+   * (compliance/pii-policy.ts keptLocalNames): their recordings are never
+   * put in a dataset nor replayed, whenever they were made.
+   */
+  readonly keptLocal?: () => KeptLocal;
   /** Vectors of `texts` from embedding alias `model`, called as the key with SHA-256 `owner` ("" without keys). */
   readonly embed?: (model: string, texts: readonly string[], owner: string) => Promise<ReadonlyArray<ArrayLike<number>>>;
 }
@@ -60,12 +66,21 @@ const invalid = (field: string, why: string) => new GatewayError("invalid_reques
 
 type Row = Record<string, unknown>;
 
-/** Rows of a dataset's recordings, oldest first. */
-async function recordingsOf(db: Database, dataset: string): Promise<Recorded[]> {
+/** What stays home: recordings of these aliases or keys are left out. */
+export interface KeptLocal {
+  readonly aliases: readonly string[];
+  readonly keyNames: readonly string[];
+}
+
+const NOTHING_LOCAL: KeptLocal = { aliases: [], keyNames: [] };
+
+/** Rows of a dataset's recordings, oldest first, without those of aliases and keys kept local now. */
+async function recordingsOf(db: Database, dataset: string, local: KeptLocal): Promise<Recorded[]> {
   const { rows } = await db.query<{ id: string; request: string; answer: string }>(
     `SELECT r.id, r.request, r.answer FROM sluice_dataset_items d JOIN sluice_recordings r ON r.id = d.recording_id
-     WHERE d.dataset = $1 ORDER BY r.at, r.id`,
-    [dataset],
+     WHERE d.dataset = $1 AND NOT (r.alias = ANY($2::text[])) AND NOT (coalesce(r.key_name, '') = ANY($3::text[]))
+     ORDER BY r.at, r.id`,
+    [dataset, local.aliases, local.keyNames],
   );
   return rows.map((r) => ({ id: String(r.id), request: JSON.parse(String(r.request)) as ChatRequest, answer: JSON.parse(String(r.answer)) as AnswerSummary }));
 }
@@ -93,6 +108,7 @@ async function semanticSimilarity(
  * report comparing each candidate's answers with the recorded ones.
  */
 export function createEvaluations(options: EvaluationsOptions): Evaluations {
+  const keptLocal = () => options.keptLocal?.() ?? NOTHING_LOCAL;
   return {
     async createDataset(input) {
       if (!NAME.test(input.name)) throw invalid("name", "letters, digits, '.', '_' and '-', at most 64");
@@ -106,6 +122,8 @@ export function createEvaluations(options: EvaluationsOptions): Evaluations {
         if (colon <= 0) throw invalid("tag", "write key:value");
         tag = [input.tag.slice(0, colon), input.tag.slice(colon + 1)];
       }
+      const local = keptLocal();
+      if (local.aliases.includes(input.alias)) throw new GatewayError("failed_precondition", `alias ${quoteClientValue(input.alias)} is local-only: its calls are never kept for replay`);
       const db = await options.database();
       return db.transaction(async (query) => {
         const made = await query("INSERT INTO sluice_datasets (name, description) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING RETURNING name", [input.name, (input.description ?? "").slice(0, 1_000)]);
@@ -116,6 +134,7 @@ export function createEvaluations(options: EvaluationsOptions): Evaluations {
              WHERE alias = $2
                AND ($3::timestamptz IS NULL OR at >= $3) AND ($4::timestamptz IS NULL OR at < $4)
                AND ($5::text IS NULL OR tags ->> $5 = $6)
+               AND NOT (coalesce(key_name, '') = ANY($8::text[]))
              ORDER BY at, id LIMIT $7)
            , added AS (INSERT INTO sluice_dataset_items (dataset, recording_id) SELECT $1, id FROM picked RETURNING 1)
            SELECT count(*)::int AS n FROM added`,
@@ -127,6 +146,7 @@ export function createEvaluations(options: EvaluationsOptions): Evaluations {
             tag?.[0] ?? null,
             tag?.[1] ?? null,
             limit,
+            local.keyNames,
           ],
         );
         const size = Number(rows[0]?.n ?? 0);
@@ -149,8 +169,12 @@ export function createEvaluations(options: EvaluationsOptions): Evaluations {
         throw new GatewayError("failed_precondition", "key: name the configured key the replays run as and are charged to");
       }
       const db = await options.database();
-      const recorded = await recordingsOf(db, input.dataset);
-      if (recorded.length === 0) throw new GatewayError("not_found", `no dataset ${quoteClientValue(input.dataset)}`);
+      const recorded = await recordingsOf(db, input.dataset, keptLocal());
+      if (recorded.length === 0) {
+        const exists = await db.query("SELECT 1 FROM sluice_datasets WHERE name = $1", [input.dataset]);
+        if (exists.rows.length === 0) throw new GatewayError("not_found", `no dataset ${quoteClientValue(input.dataset)}`);
+        throw new GatewayError("failed_precondition", `dataset ${quoteClientValue(input.dataset)} holds only recordings of aliases or keys that are local-only now: they are never replayed`);
+      }
       const id = `eval_${randomHex()}`;
       const batches: Record<string, string> = Object.fromEntries(candidates.map((alias) => [alias, `batch_${randomHex()}`]));
       // The evaluation first: a batch made after it is always one of its own (a failure half-way leaves it
@@ -176,7 +200,7 @@ export function createEvaluations(options: EvaluationsOptions): Evaluations {
       if (!row) throw new GatewayError("not_found", `no evaluation ${quoteClientValue(id)}`);
       const dataset = String(row.dataset);
       const plan = (typeof row.batches === "string" ? JSON.parse(row.batches) : row.batches) as Array<{ alias: string; batch: string }>;
-      const recorded = await recordingsOf(db, dataset);
+      const recorded = await recordingsOf(db, dataset, keptLocal());
       const candidates = [];
       let finished = true;
       for (const { alias, batch: batchId } of plan) {

@@ -345,7 +345,7 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
         if (options.recorder && (route.record || route.shadow)) {
           recording = options.recorder.plan(
             route,
-            { requestId: ctx.requestId, unredactedPii: screened.found !== undefined && !screened.vault, ...(ctx.background ? { background: true } : {}), ...(ctx.principal ? { keyName: ctx.principal.name } : {}), ...(ctx.tags ? { tags: ctx.tags } : {}) },
+            { requestId: ctx.requestId, keptLocal: screened.policy.keptLocal || (screened.found !== undefined && !screened.vault), ...(ctx.background ? { background: true } : {}), ...(ctx.principal ? { keyName: ctx.principal.name } : {}), ...(ctx.tags ? { tags: ctx.tags } : {}) },
             request,
           );
         }

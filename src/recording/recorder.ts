@@ -40,8 +40,12 @@ export interface RecordedCall {
   readonly background?: boolean;
   readonly keyName?: string;
   readonly tags?: Readonly<Record<string, string>>;
-  /** Personal data was found and sent as written (local-only): such a call is never kept. */
-  readonly unredactedPii: boolean;
+  /**
+   * The call was kept on local targets (its policy's `keptLocal`), or personal
+   * data was found and sent as written: such a call is never kept, nor
+   * mirrored to a shadow candidate, which need not be local.
+   */
+  readonly keptLocal: boolean;
 }
 
 export interface Recorder {
@@ -71,7 +75,7 @@ export interface RecorderOptions {
 }
 
 /** Secrets are replaced in every recording, whatever the alias's PII policy says. */
-const SECRETS = { mode: "redact" as const, kinds: new Set(["secret"]), custom: [], localOnly: false };
+const SECRETS = { mode: "redact" as const, kinds: new Set(["secret"]), custom: [], localOnly: false, keptLocal: false };
 
 /** The request and answer with secrets replaced by placeholders, one vault for both so they agree. */
 export function withoutSecrets(request: ChatRequest, answer: AnswerSummary): { readonly request: ChatRequest; readonly answer: AnswerSummary } {
@@ -91,7 +95,8 @@ const day = (ms: number) => Math.floor(ms / 86_400_000);
  * (PII placeholders under a redact policy) and its folded answer, with
  * secrets always replaced, written to the database in batches from a
  * bounded buffer. Failed, cancelled and background calls are never kept,
- * nor calls whose personal data went out as written (local-only).
+ * nor calls kept local or whose personal data went out as written: neither
+ * mirrored nor recorded.
  */
 export function createRecorder(options: RecorderOptions): Recorder {
   const random = options.random ?? Math.random;
@@ -135,7 +140,7 @@ export function createRecorder(options: RecorderOptions): Recorder {
 
   return {
     plan(route, call, request) {
-      if (call.background || call.unredactedPii || (!route.record && !route.shadow)) return undefined;
+      if (call.background || call.keptLocal || (!route.record && !route.shadow)) return undefined;
       const shadow = route.shadow && options.shadow && (route.shadow.sampleRate >= 1 || random() < route.shadow.sampleRate) ? route.shadow : undefined;
       let record = false;
       if (route.record && (route.record.sampleRate >= 1 || random() < route.record.sampleRate)) {

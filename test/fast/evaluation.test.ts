@@ -78,7 +78,7 @@ describe("the evaluation report", () => {
 describe("the recorder", () => {
   const route = (record?: { sampleRate: number; maxPerDay: number }) => ({ alias: "prod", ...(record ? { record } : {}) }) as unknown as ModelRoute;
   const target = { key: "oa/m", price: { inputPerMTok: 1, outputPerMTok: 2 } } as unknown as RouteTarget;
-  const call = { requestId: "req-1", unredactedPii: false };
+  const call = { requestId: "req-1", keptLocal: false };
 
   /** A database that keeps the rows a recorder inserts. */
   function memoryDatabase() {
@@ -100,7 +100,7 @@ describe("the recorder", () => {
     expect(recorder.plan(route(), call, request("q"))).toBeUndefined();
     const on = route({ sampleRate: 1, maxPerDay: 10 });
     expect(recorder.plan(on, { ...call, background: true }, request("q"))).toBeUndefined();
-    expect(recorder.plan(on, { ...call, unredactedPii: true }, request("q"))).toBeUndefined();
+    expect(recorder.plan(on, { ...call, keptLocal: true }, request("q"))).toBeUndefined();
     expect(recorder.plan(on, call, request("q"))).toBeDefined();
   });
 
