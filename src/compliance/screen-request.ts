@@ -1,6 +1,8 @@
 import type { ModelRoute } from "../config/config.js";
 import type { ChatRequest } from "../core/chat-request.js";
+import { quoteClientValue } from "../core/client-text.js";
 import { GatewayError } from "../core/errors.js";
+import { detectPii } from "./pii-detectors.js";
 import { NO_POLICY, type RequestPolicy } from "./pii-policy.js";
 import type { PiiVault } from "./pii-vault.js";
 import { cacheViewOf, redactRequest } from "./redact-request.js";
@@ -62,4 +64,23 @@ export function enforce(screened: Screened, route: ModelRoute): ModelRoute {
     throw new GatewayError("failed_precondition", `model "${route.alias}" has no local target, and ${why}`);
   }
   return local.length === route.targets.length ? route : { ...route, targets: local };
+}
+
+/**
+ * A tag whose value holds what the policy's detectors find, and its
+ * refusal (naming the tag and the kinds, never the value); undefined when
+ * every tag is clean or the policy looks for nothing. Tags are not
+ * redacted: a placeholder in a spend report would be a value nobody sent.
+ */
+export function screenTags(tags: Readonly<Record<string, string>>, policy: RequestPolicy): { readonly found: Readonly<Record<string, number>>; readonly refusal: GatewayError } | undefined {
+  if (policy.mode === "off") return undefined;
+  for (const [key, value] of Object.entries(tags)) {
+    const spans = detectPii(value, policy.kinds, policy.custom);
+    if (spans.length === 0) continue;
+    const found: Record<string, number> = {};
+    for (const span of spans) found[span.kind] = (found[span.kind] ?? 0) + 1;
+    const kinds = Object.keys(found).sort().join(", ");
+    return { found, refusal: new GatewayError("invalid_request", `tag ${quoteClientValue(key)} holds personal data or secrets (${kinds}): the policy for this key or model keeps them out of tags, which the spend ledger and its reports keep`, { field: "metadata" }) };
+  }
+  return undefined;
 }

@@ -1,5 +1,5 @@
 import type { ChatRequest } from "./chat-request.js";
-import { quoteClientValue } from "./client-text.js";
+import { holdsUnsafeText, quoteClientValue, UNSAFE_TEXT_WORDS } from "./client-text.js";
 import { GatewayError } from "./errors.js";
 import { validateOptions } from "./validate-options.js";
 
@@ -83,7 +83,11 @@ export function validateChatRequest(request: ChatRequest, maxJsonDepth = DEFAULT
 
   const labels = Object.entries(request.metadata.labels);
   if (labels.length > MAX_LABELS) invalid("metadata.labels", `at most ${MAX_LABELS} labels`);
-  for (const [key] of labels) if (key.length === 0 || key.length > 64) invalid("metadata.labels", "keys must be 1-64 characters");
+  for (const [key, value] of labels) {
+    if (key.length === 0 || key.length > 64) invalid("metadata.labels", "keys must be 1-64 characters");
+    // Labels are the request's tags: what the ledger and the spend reports keep.
+    if (holdsUnsafeText(key) || holdsUnsafeText(value)) invalid("metadata.labels", `tag ${quoteClientValue(key)} holds ${UNSAFE_TEXT_WORDS}, which tags may not`);
+  }
   validateOptions(request, (value) => nestsDeeperThan(value, maxJsonDepth));
   return request;
 }

@@ -20,6 +20,7 @@ import type { Quota } from "../store/tenant-store.js";
 import type { Principal } from "../tenancy/principal.js";
 import type { Tenancy } from "../tenancy/tenancy.js";
 import { NO_CHARGE, type TenantCharge } from "../tenancy/tenant-charge.js";
+import { checkTagValues } from "../tenancy/tags.js";
 import { createUsageMeter } from "../usage/usage-meter.js";
 import { costMicros } from "../usage/cost.js";
 import type { CachePolicy } from "../core/cache-policy.js";
@@ -214,6 +215,7 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
     // The key's allowlist before the alias is looked up: a key learns nothing of aliases it may not use.
     let route: ModelRoute;
     try {
+      if (ctx.tags) checkTagValues(ctx.tags);
       if (options.tenancy) charge = options.tenancy.charge(ctx.principal, { request, requestId: ctx.requestId, ...(ctx.onQuota ? { onQuota: ctx.onQuota } : {}), ...(ctx.tags ? { tags: ctx.tags } : {}) });
       route = routes.lookup(request.model);
       if (screened.policy !== NO_POLICY) route = screenStage(screened, route, ctx, charge, options.onCompliance);

@@ -1,3 +1,4 @@
+import { holdsUnsafeText, quoteClientValue, UNSAFE_TEXT_WORDS } from "../core/client-text.js";
 import { GatewayError } from "../core/errors.js";
 
 /** Request header carrying cost-allocation tags: `project=search,env=prod` (values percent-encoded when they hold `,` or `=`). */
@@ -5,7 +6,7 @@ export const TAGS_HEADER = "sluice-tags";
 /** Response header naming the tags a request sent that were not kept (not in auth.tagKeys, or too long). */
 export const TAGS_DROPPED_HEADER = "sluice-tags-dropped";
 
-/** Longest tag value kept; a longer one is dropped (and named), never cut, so a report never shows a value nobody sent. */
+/** Longest tag value: a longer one is refused, never cut, so a report never shows a value nobody sent. */
 export const MAX_TAG_VALUE_CHARS = 256;
 /** Pairs read from the header at most: it is parsed before anything else is spent on the request. */
 const MAX_HEADER_TAGS = 32;
@@ -13,6 +14,10 @@ const TAG_KEY = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 
 function malformed(why: string): GatewayError {
   return new GatewayError("invalid_request", `${TAGS_HEADER}: ${why} (write key=value pairs separated by commas)`, { field: TAGS_HEADER });
+}
+
+function tooLong(field: string, key: string): string {
+  return `${field}: the value of tag ${quoteClientValue(key)} is longer than ${MAX_TAG_VALUE_CHARS} characters`;
 }
 
 /**
@@ -37,6 +42,8 @@ export function parseTagsHeader(value: string | undefined): Readonly<Record<stri
       throw malformed(`the value of ${key} is not valid percent-encoding`);
     }
     if (Object.hasOwn(tags, key)) throw malformed(`${key} given twice`);
+    if (holdsUnsafeText(tagValue)) throw new GatewayError("invalid_request", `${TAGS_HEADER}: tag ${quoteClientValue(key)} holds ${UNSAFE_TEXT_WORDS}, which tags may not`, { field: TAGS_HEADER });
+    if (tagValue.length > MAX_TAG_VALUE_CHARS) throw new GatewayError("invalid_request", tooLong(TAGS_HEADER, key), { field: TAGS_HEADER });
     tags[key] = tagValue;
   }
   return tags;
@@ -55,8 +62,10 @@ export const NO_TAGS: AllocationTags = Object.freeze({ tags: Object.freeze({}), 
  * facades' body `metadata`) and its `sluice-tags` header (which wins for a
  * key given in both), kept only for keys the operator allows
  * (auth.tagKeys: what reports may group by, so their cardinality stays
- * the operator's choice) and values of a bounded length. Every other tag
- * is named in `dropped`, for the response header: never dropped silently.
+ * the operator's choice). Every other tag is named in `dropped`, for the
+ * response header: never dropped silently. A kept value longer than the
+ * bound stays here whole, for the pipeline to refuse (checkTagValues): a
+ * caller whose tag did not fit must hear it, not find it missing.
  */
 export function allocationTags(labels: Readonly<Record<string, string>>, header: Readonly<Record<string, string>>, allowed: ReadonlySet<string>): AllocationTags {
   const merged = { ...labels, ...header };
@@ -66,10 +75,21 @@ export function allocationTags(labels: Readonly<Record<string, string>>, header:
   const dropped: string[] = [];
   for (const name of names) {
     const value = merged[name]!;
-    if (allowed.has(name) && value.length <= MAX_TAG_VALUE_CHARS) tags[name] = value;
+    if (allowed.has(name)) tags[name] = value;
     else dropped.push(name);
   }
   return { tags, dropped };
+}
+
+/**
+ * Refuses a kept tag whose value is longer than the bound (the body's
+ * metadata is read before the allowed keys are known: only kept tags are
+ * bounded, other metadata goes to providers that have bounds of their own).
+ */
+export function checkTagValues(tags: Readonly<Record<string, string>>): void {
+  for (const [key, value] of Object.entries(tags)) {
+    if (value.length > MAX_TAG_VALUE_CHARS) throw new GatewayError("invalid_request", tooLong("metadata", key), { field: "metadata" });
+  }
 }
 
 /** The dropped tags as a response header value (keys only, printable, bounded), or undefined when none were. */
