@@ -122,7 +122,13 @@ describe("content capture, when configured", () => {
   const captured = new InMemorySpanExporter();
   let c: Harness;
   beforeAll(async () => {
-    c = await startHarness({ spanExporter: captured, models: { sim: "sim-1?tokens=2&seed=4" }, telemetry: { tracing: { captureContent: true } } });
+    c = await startHarness({
+      spanExporter: captured,
+      models: { sim: "sim-1?tokens=2&seed=4", resident: "sim-1?tokens=2&seed=4", guarded: "sim-1?tokens=2&seed=4" },
+      provider: { local: true },
+      aliasOptions: { resident: { localOnly: true }, guarded: { pii: { mode: "local-only" } } },
+      telemetry: { tracing: { captureContent: true } },
+    });
   });
   afterAll(() => c.close());
 
@@ -133,6 +139,26 @@ describe("content capture, when configured", () => {
     const attempt = captured.getFinishedSpans().find((s) => s.kind === SpanKind.CLIENT)!;
     expect(String(attempt.attributes["gen_ai.input.messages"])).toContain(PROMPT);
     expect(String(attempt.attributes["gen_ai.output.messages"])).toContain('"role":"assistant"');
+  });
+
+  it("puts neither on the span of a call kept local (a localOnly alias, a local-only PII policy with or without findings)", async () => {
+    const calls = [
+      ["resident", PROMPT, "t-resident"],
+      ["guarded", PROMPT, "t-guarded"],
+      ["guarded", `${PROMPT} mail erin.local@example.com`, "t-guarded-pii"],
+    ] as const;
+    for (const [alias, prompt, id] of calls) {
+      await collect(chatClient(transports(c.url)["grpc (connect-node, h2)"]!).streamChat(userRequest(alias, prompt), { headers: { "x-request-id": id } }));
+      await c.waitForLog((l) => l.event === "access" && l.requestId === id);
+    }
+    await c.sluice.telemetry.tracing.flush();
+    const local = captured.getFinishedSpans().filter((s) => s.kind === SpanKind.CLIENT && ["resident", "guarded"].includes(String(s.attributes["sluice.alias"])));
+    expect(local).toHaveLength(3);
+    const everything = JSON.stringify(local.map((s) => ({ attributes: s.attributes, events: s.events })));
+    expect(everything).not.toContain(PROMPT);
+    expect(everything).not.toContain("erin.local");
+    expect(everything).not.toContain("gen_ai.input.messages");
+    expect(everything).not.toContain("gen_ai.output.messages");
   });
 });
 

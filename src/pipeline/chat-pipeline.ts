@@ -177,6 +177,7 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
       request,
       ...(ctx.trace ? { parent: ctx.trace } : {}),
       ...(ctx.fields ? { fields: ctx.fields } : {}),
+      ...(policy.keptLocal ? { withholdContent: true } : {}),
     });
     const meter = createUsageMeter(request);
     let charge: TenantCharge = NO_CHARGE;

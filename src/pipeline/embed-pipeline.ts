@@ -65,6 +65,7 @@ export function createEmbedPipeline(options: ChatPipelineOptions): EmbedPipeline
         operation: "embeddings",
         ...(ctx.trace ? { parent: ctx.trace } : {}),
         ...(ctx.fields ? { fields: ctx.fields } : {}),
+        ...(policy.keptLocal ? { withholdContent: true } : {}),
       });
       const controller = new AbortController();
       const onAbort = () => controller.abort(toGatewayError(ctx.signal.reason));

@@ -25,6 +25,12 @@ export interface StreamTelemetryRequest {
   readonly parent?: Context;
   /** The exchange's access-line fields, filled at the end. */
   readonly fields?: Record<string, unknown>;
+  /**
+   * A call kept local (compliance/pii-policy.ts keptLocal): its prompt and
+   * answer never go on a span, whatever `captureContent` says, since the
+   * collector is no local target.
+   */
+  readonly withholdContent?: boolean;
   /** The GenAI operation (`gen_ai.operation.name`); default `chat`. An embedding call reports as a stream of one usage delta. */
   readonly operation?: "chat" | "embeddings";
 }
@@ -99,6 +105,7 @@ export function createStreamTelemetry(options: StreamTelemetryOptions): StreamOb
   let deltas = 0;
   let output = "";
   let ended = false;
+  const captureContent = options.captureContent && options.withholdContent !== true;
 
   log?.debug({ event: "stream.accepted" });
 
@@ -129,7 +136,7 @@ export function createStreamTelemetry(options: StreamTelemetryOptions): StreamOb
       ...(s.topP === undefined ? {} : { "gen_ai.request.top_p": s.topP }),
       ...(s.topK === undefined ? {} : { "gen_ai.request.top_k": s.topK }),
     };
-    if (options.captureContent) {
+    if (captureContent) {
       attributes["gen_ai.input.messages"] = cut(JSON.stringify(options.request.messages.map((m) => ({ role: m.role, parts: m.content }))));
     }
     return tracing.tracer.startSpan(name, { kind: SpanKind.CLIENT, attributes }, options.parent);
@@ -207,7 +214,7 @@ export function createStreamTelemetry(options: StreamTelemetryOptions): StreamOb
           finish = delta.reason;
           return;
         case "text":
-          if (options.captureContent && output.length < CONTENT_CAP) output += delta.text;
+          if (captureContent && output.length < CONTENT_CAP) output += delta.text;
           break;
         default:
           break;
@@ -239,7 +246,7 @@ export function createStreamTelemetry(options: StreamTelemetryOptions): StreamOb
           ...(responseId ? { "gen_ai.response.id": responseId } : {}),
           ...(finish ? { "gen_ai.response.finish_reasons": [finish] } : {}),
           ...(usage ? { "gen_ai.usage.input_tokens": usage.inputTokens, "gen_ai.usage.output_tokens": usage.outputTokens } : {}),
-          ...(options.captureContent && output ? { "gen_ai.output.messages": cut(JSON.stringify([{ role: "assistant", parts: [{ type: "text", content: output }] }])) } : {}),
+          ...(captureContent && output ? { "gen_ai.output.messages": cut(JSON.stringify([{ role: "assistant", parts: [{ type: "text", content: output }] }])) } : {}),
         });
       }
       // Attempts still open (the request ended while they ran) end as cancelled.
