@@ -1,4 +1,5 @@
 import { isIPv6 } from "node:net";
+import { detectionText } from "./detection-text.js";
 
 /**
  * The kinds of personal data and secrets Sluice finds in text
@@ -182,36 +183,50 @@ export function customDetector(name: string, pattern: string): Detector {
  * Every finding in `text` of the `kinds` asked for, in order, without
  * overlaps: where two candidates overlap, the one found by the earlier
  * detector (the more specific: an email before a phone number inside it;
- * built-in detectors before custom ones) wins, then the longer. The whole
+ * built-in detectors before custom ones) wins. The whole
  * text is scanned (a request's texts are bounded by limits.maxRequestBytes
- * before this): a cut-off would let what lies past it through.
+ * before this): a cut-off would let what lies past it through. Detectors
+ * read a normalised copy (detection-text.ts: NFKC, other scripts' digits,
+ * dashes, no invisible characters); spans are of `text` itself.
  */
 export function detectPii(text: string, kinds: ReadonlySet<string> = ALL_KINDS, custom: readonly Detector[] = []): PiiSpan[] {
-  const found: Array<PiiSpan & { readonly rank: number }> = [];
-  const scan = (detector: Detector, rank: number) => {
+  const read = detectionText(text);
+  const spans = detectIn(read.text, kinds, custom);
+  if (read.text === text) return spans;
+  return spans.map((span) => ({ kind: span.kind, ...read.original(span.start, span.end) }));
+}
+
+/** detectPii on text already normalised. */
+function detectIn(text: string, kinds: ReadonlySet<string>, custom: readonly Detector[]): PiiSpan[] {
+  let kept: PiiSpan[] = [];
+  // Detectors in rank order; one detector's matches never overlap each other (a global pattern's matches are disjoint), so each
+  // is merged into what earlier ones kept in one pass beside it: linear in the findings, however they interleave.
+  const scan = (detector: Detector) => {
     if (!kinds.has(detector.kind)) return;
+    const accepted: PiiSpan[] = [];
+    let j = 0;
     for (const match of text.matchAll(detector.pattern)) {
-      if (match[0].length > 0 && detector.valid(match[0])) found.push({ kind: detector.kind, start: match.index, end: match.index + match[0].length, rank });
+      if (match[0].length === 0 || !detector.valid(match[0])) continue;
+      const span = { kind: detector.kind, start: match.index, end: match.index + match[0].length };
+      while (j < kept.length && kept[j]!.end <= span.start) j++;
+      if (j < kept.length && kept[j]!.start < span.end) continue;
+      accepted.push(span);
     }
+    if (accepted.length === 0) return;
+    if (kept.length === 0) {
+      kept = accepted;
+      return;
+    }
+    const merged: PiiSpan[] = [];
+    let a = 0;
+    let b = 0;
+    while (a < kept.length || b < accepted.length) {
+      if (b >= accepted.length || (a < kept.length && kept[a]!.start < accepted[b]!.start)) merged.push(kept[a++]!);
+      else merged.push(accepted[b++]!);
+    }
+    kept = merged;
   };
   DETECTORS.forEach(scan);
-  custom.forEach((detector, i) => scan(detector, DETECTORS.length + i));
-  if (found.length <= 1) return found.map(({ kind, start, end }) => ({ kind, start, end }));
-  found.sort((a, b) => a.rank - b.rank || b.end - b.start - (a.end - a.start));
-  // Kept spans sorted by start: a candidate overlaps one of them only if it overlaps its neighbours there (binary search, not a scan of all).
-  const kept: PiiSpan[] = [];
-  for (const span of found) {
-    let lo = 0;
-    let hi = kept.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (kept[mid]!.start < span.start) lo = mid + 1;
-      else hi = mid;
-    }
-    const before = kept[lo - 1];
-    const after = kept[lo];
-    if ((before && before.end > span.start) || (after && after.start < span.end)) continue;
-    kept.splice(lo, 0, { kind: span.kind, start: span.start, end: span.end });
-  }
+  custom.forEach(scan);
   return kept;
 }

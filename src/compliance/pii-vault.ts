@@ -9,6 +9,12 @@ import { type Detector, detectPii } from "./pii-detectors.js";
 export interface PiiVault {
   /** `text` with every finding of `kinds` replaced by its placeholder. */
   redact(text: string, kinds?: ReadonlySet<string>): string;
+  /**
+   * Texts a provider reads as one (adjacent text parts of a message),
+   * screened as one: a value split across two of them is found, and its
+   * placeholder goes where it starts, the rest of it cut from the next.
+   */
+  redactJoined(texts: readonly string[], kinds?: ReadonlySet<string>): string[];
   /** Findings so far, by kind (what logs and metrics may say: counts, never values). */
   readonly counts: Readonly<Record<string, number>>;
   /** The value behind a placeholder, if this vault made it. */
@@ -27,27 +33,60 @@ export function createPiiVault(custom: readonly Detector[] = []): PiiVault {
   const byPlaceholder = new Map<string, string>();
   const perKind = new Map<string, number>();
   const counts: Record<string, number> = {};
+  const placeholderOf = (kind: string, value: string): string => {
+    let placeholder = byValue.get(`${kind}\u0000${value}`);
+    if (!placeholder) {
+      const n = (perKind.get(kind) ?? 0) + 1;
+      perKind.set(kind, n);
+      placeholder = `<${kind.toUpperCase()}_${n}>`;
+      byValue.set(`${kind}\u0000${value}`, placeholder);
+      byPlaceholder.set(placeholder, value);
+    }
+    counts[kind] = (counts[kind] ?? 0) + 1;
+    return placeholder;
+  };
+  const redact = (text: string, kinds?: ReadonlySet<string>): string => {
+    const spans = detectPii(text, kinds, custom);
+    if (spans.length === 0) return text;
+    let out = "";
+    let at = 0;
+    for (const span of spans) {
+      out += text.slice(at, span.start) + placeholderOf(span.kind, text.slice(span.start, span.end));
+      at = span.end;
+    }
+    return out + text.slice(at);
+  };
   return {
-    redact(text, kinds) {
-      const spans = detectPii(text, kinds, custom);
-      if (spans.length === 0) return text;
-      let out = "";
+    redact,
+    redactJoined(texts, kinds) {
+      if (texts.length === 1) return [redact(texts[0]!, kinds)];
+      const joined = texts.join("");
+      const spans = detectPii(joined, kinds, custom);
+      if (spans.length === 0) return [...texts];
+      // Where each text ends in the joined one.
+      const ends: number[] = [];
+      let sum = 0;
+      for (const text of texts) ends.push((sum += text.length));
+      const out = texts.map(() => "");
+      let part = 0;
+      /** Copies joined[from, to) into the texts it came from. */
+      const copy = (from: number, to: number) => {
+        while (from < to) {
+          while (ends[part]! <= from) part++;
+          const stop = Math.min(to, ends[part]!);
+          out[part] += joined.slice(from, stop);
+          from = stop;
+        }
+      };
       let at = 0;
       for (const span of spans) {
-        const value = text.slice(span.start, span.end);
-        let placeholder = byValue.get(`${span.kind}\u0000${value}`);
-        if (!placeholder) {
-          const n = (perKind.get(span.kind) ?? 0) + 1;
-          perKind.set(span.kind, n);
-          placeholder = `<${span.kind.toUpperCase()}_${n}>`;
-          byValue.set(`${span.kind}\u0000${value}`, placeholder);
-          byPlaceholder.set(placeholder, value);
-        }
-        counts[span.kind] = (counts[span.kind] ?? 0) + 1;
-        out += text.slice(at, span.start) + placeholder;
+        copy(at, span.start);
+        while (ends[part]! <= span.start) part++;
+        out[part] += placeholderOf(span.kind, joined.slice(span.start, span.end));
         at = span.end;
       }
-      return out + text.slice(at);
+      copy(at, joined.length);
+      return out;
     },
     counts,
     valueOf: (placeholder) => byPlaceholder.get(placeholder),

@@ -23,6 +23,8 @@ export interface Screened {
   readonly vault?: PiiVault;
   /** Findings by detector (counts, never values); absent when nothing was found. */
   readonly found?: Readonly<Record<string, number>>;
+  /** Under `redact`, fields where something was found that no placeholder can stand in for (redact-request.ts): the request is refused. */
+  readonly unplaceable?: readonly string[];
 }
 
 /** Screens `request` under `policy`; never throws (enforce does, once the key's allowlist has passed). */
@@ -31,6 +33,7 @@ export function screenRequest(request: ChatRequest, policy: RequestPolicy): Scre
   const redacted = redactRequest(request, policy);
   if (redacted.vault.size === 0) return { policy, request, cacheRequest: request };
   const found = redacted.vault.counts;
+  if (policy.mode === "redact" && redacted.unplaceable.length > 0) return { policy, request, found, unplaceable: redacted.unplaceable };
   if (policy.mode === "redact") return { policy, request: redacted.request, cacheRequest: cacheViewOf(redacted), vault: redacted.vault, found };
   // local-only and block send the request as written (or not at all): its answer may hold the values, so it is never cached.
   return { policy, request, found };
@@ -56,6 +59,14 @@ export function enforce(screened: Screened, route: ModelRoute): ModelRoute {
   if (screened.policy.mode === "block" && screened.found) {
     const kinds = Object.keys(screened.found).sort().join(", ");
     throw new GatewayError("invalid_request", `the request holds personal data or secrets (${kinds}), which the policy for this key or model blocks`, { field: "messages" });
+  }
+  if (screened.unplaceable) {
+    const fields = screened.unplaceable.slice(0, 8).join(", ");
+    throw new GatewayError(
+      "invalid_request",
+      `${fields}: personal data or secrets found where no placeholder can stand in for them (a name or a URL); the policy for this key or model redacts, so the request is refused`,
+      { field: screened.unplaceable[0]! },
+    );
   }
   if (!mustStayLocal(screened)) return route;
   const local = route.targets.filter((target) => target.local === true);

@@ -36,7 +36,7 @@ export function screenStage(
   try {
     chosen = enforce(screened, asked);
   } catch (error) {
-    decide(screened.policy.mode === "block" && screened.found ? "pii.block" : localAction, "refused");
+    decide(screened.policy.mode === "block" && screened.found ? "pii.block" : screened.unplaceable ? "pii.redact" : localAction, "refused");
     throw error;
   }
   if (screened.vault) decide("pii.redact", "ok");

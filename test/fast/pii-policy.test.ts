@@ -130,6 +130,45 @@ describe("redacting every text a provider reads", () => {
     expect(vault.counts).toEqual({ email: 2, card: 1 });
   });
 
+  it("adjacent text parts are screened as one: a value split across them is found, its placeholder where it starts", () => {
+    const asked: ChatRequest = {
+      ...request(),
+      messages: [
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "mail ops@exa" },
+            { type: "text", text: "mple.com" },
+            { type: "text", text: " today" },
+            { type: "image_url", url: "data:image/png;base64,AAAA" },
+            { type: "text", text: "and x@example.org" },
+          ],
+        },
+      ],
+    };
+    const { request: sent } = redactRequest(asked, policy);
+    // The part left empty is dropped (providers refuse empty text blocks); the image still divides the runs.
+    expect(sent.messages[0]!.content).toEqual([
+      { type: "text", text: "mail <EMAIL_1>" },
+      { type: "text", text: " today" },
+      { type: "image_url", url: "data:image/png;base64,AAAA" },
+      { type: "text", text: "and <EMAIL_2>" },
+    ]);
+  });
+
+  it("a name or a URL that holds personal data cannot carry a placeholder: redact refuses, naming the field and not the value", () => {
+    const asked: ChatRequest = {
+      ...request("look it up"),
+      messages: [{ role: "user", name: "13812345678", content: [{ type: "text", text: "see https://example.org/u?mail=x@example.org" }, { type: "image_url", url: "https://example.org/u?mail=x@example.org" }] }],
+    };
+    const redact = { ...policy, mode: "redact" as const };
+    const screened = screenRequest(asked, redact);
+    expect(screened.unplaceable).toEqual(["messages[0].name", "messages[0].content[1].image_url.url"]);
+    expect(() => enforce(screened, route("plain"))).toThrow(expect.objectContaining({ code: "invalid_request", message: expect.not.stringContaining("x@example.org") }));
+    // block and local-only act on what was found there as on any finding.
+    expect(screenRequest(asked, policy).found).toMatchObject({ phone: 1, email: 2 });
+  });
+
   it("arguments that are not JSON are redacted as text", () => {
     const vault = createPiiVault();
     expect(redactArguments("{not json x@example.org", (t) => vault.redact(t))).toBe("{not json <EMAIL_1>");
@@ -139,9 +178,9 @@ describe("redacting every text a provider reads", () => {
   });
 
   it("the same value is the same placeholder across the request; the cache digest changes with the values", () => {
-    const { request: sent, vault } = redactRequest(request("a x@example.org", "b x@example.org y@example.org"), policy);
-    expect(sent.messages.map((m) => (m.content[0] as { text: string }).text)).toEqual(["a <EMAIL_1>", "b <EMAIL_1> <EMAIL_2>"]);
-    expect((cacheViewOf({ request: sent, vault }) as ChatRequest & { piiDigest: string }).piiDigest).toMatch(/^[0-9a-f]{64}$/);
+    const redacted = redactRequest(request("a x@example.org", "b x@example.org y@example.org"), policy);
+    expect(redacted.request.messages.map((m) => (m.content[0] as { text: string }).text)).toEqual(["a <EMAIL_1>", "b <EMAIL_1> <EMAIL_2>"]);
+    expect((cacheViewOf(redacted) as ChatRequest & { piiDigest: string }).piiDigest).toMatch(/^[0-9a-f]{64}$/);
   });
 });
 
