@@ -112,6 +112,18 @@ describe("calls kept local are never copied elsewhere", () => {
     expect(local.every((r) => r.model.startsWith("sim-local"))).toBe(true);
   });
 
+  it("the ledger says which calls a local target served and what personal data was found (counts, never values)", async () => {
+    await h.sluice.ledger!.flush();
+    const ledger = await rows<{ key_name: string; alias: string; local: boolean; pii: Record<string, number> | null }>("SELECT key_name, alias, local, pii FROM sluice_ledger");
+    const of = (key: string, alias: string) => ledger.filter((r) => r.key_name === key && r.alias === alias);
+    expect(of("hr-bot", "assistant")).toEqual([{ key_name: "hr-bot", alias: "assistant", local: true, pii: null }]);
+    expect(of("support", "assistant").map((r) => r.pii).sort()).toEqual([{ email: 1 }, null]);
+    expect(of("support", "assistant").every((r) => r.local)).toBe(true);
+    // The mirrored call ran on the cloud candidate, as the shadow key.
+    expect(of("evaluator", "cloudy")).toEqual([{ key_name: "evaluator", alias: "cloudy", local: false, pii: null }]);
+    expect(JSON.stringify(ledger)).not.toContain(EMAIL);
+  });
+
   it("evaluation: recordings of local keys or aliases, even ones an older version kept, are never put in a dataset nor replayed to a cloud candidate", async () => {
     await h.sluice.recorder.flush();
     const before = cloudTags().length;

@@ -245,6 +245,16 @@ export const MIGRATIONS: readonly Migration[] = [
     // PurgeCache by entry id (the producing request's id, as a hit names it) finds its row without a scan.
     sql: "CREATE INDEX IF NOT EXISTS sluice_semantic_cache_request ON sluice_semantic_cache (request_id)",
   },
+  {
+    version: 15,
+    name: "ledger: local and personal data found",
+    // What the usage record already said of each call, now in the ledger too, so that spend served on local
+    // targets and the personal data found (counts by detector, never values) can be reported over the same
+    // years as the spend itself. Rows written before this version read local false and pii null.
+    sql: `
+      ALTER TABLE sluice_ledger ADD COLUMN IF NOT EXISTS local boolean NOT NULL DEFAULT false;
+      ALTER TABLE sluice_ledger ADD COLUMN IF NOT EXISTS pii jsonb`,
+  },
 ];
 
 /** What a migration run did: the versions applied, and those waiting for an extension the server does not offer. */

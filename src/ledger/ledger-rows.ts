@@ -2,7 +2,7 @@ import { bounded, type Database } from "../db/database.js";
 
 /** Longest a batch may take in the database before it is cancelled there (and tried again later). */
 export const WRITE_TIMEOUT_MS = 30_000;
-import { parseTags } from "../store/redis-tenant-store.js";
+import { parseCounts, parseTags } from "../store/redis-tenant-store.js";
 import type { UsageRecord } from "../store/tenant-store.js";
 
 /**
@@ -34,6 +34,10 @@ export interface LedgerRow {
   readonly outcome: string;
   readonly error_code: string | null;
   readonly replica: string | null;
+  /** Served by a local target (docs/compliance.md, "Local targets"). */
+  readonly local: boolean | string;
+  /** Personal data found in the request, by detector (counts, never values); null when nothing was. */
+  readonly pii: Readonly<Record<string, number>> | null;
 }
 
 /** A settled record as a row; `fallbackId` keys a record written before records carried an id. */
@@ -61,6 +65,8 @@ export function rowOf(record: UsageRecord, fallbackId: string): LedgerRow {
     outcome: record.outcome,
     error_code: record.code ?? null,
     replica: record.replica ?? null,
+    local: record.local === true,
+    pii: record.pii && Object.keys(record.pii).length > 0 ? record.pii : null,
   };
 }
 
@@ -95,6 +101,8 @@ export function rowOfEntry(fields: Readonly<Record<string, string>>, entryId: st
     outcome,
     error_code: fields.code ?? null,
     replica: fields.replica ?? null,
+    local: fields.local === "1",
+    pii: fields.pii === undefined ? null : parseCounts(fields.pii),
   };
 }
 
@@ -121,11 +129,13 @@ const COLUMNS: ReadonlyArray<readonly [keyof LedgerRow, string]> = [
   ["outcome", "text"],
   ["error_code", "text"],
   ["replica", "text"],
+  ["local", "boolean"],
+  ["pii", "jsonb"],
 ];
 
 const INSERT_SQL = [
   `WITH written AS (INSERT INTO sluice_ledger (${COLUMNS.map(([c]) => c).join(", ")})`,
-  `SELECT ${COLUMNS.map(([c]) => (c === "at" ? "to_timestamp(r.at / 1000.0)" : c === "tags" ? "coalesce(r.tags, '{}'::jsonb)" : `r.${c}`)).join(", ")}`,
+  `SELECT ${COLUMNS.map(([c]) => (c === "at" ? "to_timestamp(r.at / 1000.0)" : c === "tags" ? "coalesce(r.tags, '{}'::jsonb)" : c === "local" ? "coalesce(r.local, false)" : `r.${c}`)).join(", ")}`,
   `FROM jsonb_to_recordset($1::jsonb) AS r(${COLUMNS.map(([c, type]) => `${c} ${type}`).join(", ")})`,
   "ON CONFLICT (id) DO NOTHING RETURNING 1) SELECT count(*)::int AS n FROM written",
 ].join(" ");

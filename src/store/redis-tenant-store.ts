@@ -163,6 +163,11 @@ export function parseTags(json: string): Readonly<Record<string, string>> {
   return entriesOf(json, (v): v is string => typeof v === "string");
 }
 
+/** A record's counts by detector as stored (a JSON object of numbers); anything else reads as none. */
+export function parseCounts(json: string): Readonly<Record<string, number>> {
+  return entriesOf(json, (v): v is number => typeof v === "number");
+}
+
 /** A JSON object's entries whose values pass `keep`; anything that is not a JSON object reads as none. */
 function entriesOf<T>(json: string, keep: (value: unknown) => value is T): Readonly<Record<string, T>> {
   try {
@@ -199,7 +204,7 @@ export function parseRecord(fields: Record<string, string>): UsageRecord {
     ...(fields.savedMicros === undefined ? {} : { savedMicros: num(fields.savedMicros) }),
     ...(fields.local === "1" ? { local: true } : {}),
     ...(fields.context === undefined ? {} : { context: fields.context }),
-    ...(fields.pii === undefined ? {} : { pii: entriesOf(fields.pii, (v): v is number => typeof v === "number") }),
+    ...(fields.pii === undefined ? {} : { pii: parseCounts(fields.pii) }),
     at: num(fields.at),
     ...(fields.replica === undefined ? {} : { replica: fields.replica }),
   };
