@@ -176,6 +176,17 @@ describe("redact: every field a provider reads carries placeholders", () => {
   });
 });
 
+describe("a long prompt", () => {
+  it("is screened in slices on its way through the pipeline: the provider reads placeholders, on slice edges too", async () => {
+    const filler = "the quarterly numbers look fine, nothing to add here. ".repeat(60_000);
+    const prompt = `#sim tag=every-long\n${filler.slice(0, 131_060)} ${EMAIL} ${filler.slice(0, 400_000)} mail ${EMAIL} again`;
+    const got = await post("/v1/chat/completions", { model: "redact-oa", max_tokens: 8, messages: [{ role: "user", content: prompt }] });
+    expect(got.status, got.text.slice(0, 200)).toBe(200);
+    const body = await upstreamBody("every-long");
+    expect(body.messages[0].content.match(/<EMAIL_1>/g)).toHaveLength(2);
+  });
+});
+
 describe("block: personal data in any one field refuses the request", () => {
   const FIELDS = ["system", "split", "arguments", "tool_result", "tool_description", "parameters", "format_description", "schema", "stop", "user", "metadata"];
   it("Chat Completions, field by field; a clean request passes", async () => {

@@ -230,3 +230,42 @@ function detectIn(text: string, kinds: ReadonlySet<string>, custom: readonly Det
   custom.forEach(scan);
   return kept;
 }
+
+/** Characters screened between two turns of the event loop, for a text screened in slices. */
+export const SLICE_CHARS = 128 * 1024;
+/**
+ * Characters each slice also reads on either side: more than any built-in
+ * finding spans (an email is at most about 600), with room for the chain of
+ * overlaps ranking resolves, so each slice decides the findings that start
+ * in it as the whole text would.
+ */
+const SLICE_CONTEXT = 8 * 1024;
+
+/** Lets the event loop turn: what a long screening does between slices. */
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * detectPii over a long text in slices of SLICE_CHARS, the event loop
+ * turning between them, so that screening a prompt of megabytes never holds
+ * every other stream for the whole of it. Each slice keeps the findings that
+ * start in it; a finding longer than the context (a custom pattern's match
+ * of more than 8 KiB) may be missed or cut.
+ */
+export async function detectPiiInSlices(text: string, kinds: ReadonlySet<string> = ALL_KINDS, custom: readonly Detector[] = [], signal?: AbortSignal): Promise<PiiSpan[]> {
+  if (text.length <= SLICE_CHARS) return detectPii(text, kinds, custom);
+  const out: PiiSpan[] = [];
+  for (let at = 0; at < text.length; at += SLICE_CHARS) {
+    if (at > 0) await turn();
+    signal?.throwIfAborted();
+    const from = Math.max(0, at - SLICE_CONTEXT);
+    const end = Math.min(text.length, at + SLICE_CHARS);
+    for (const span of detectPii(text.slice(from, Math.min(text.length, end + SLICE_CONTEXT)), kinds, custom)) {
+      const start = span.start + from;
+      if (start < at || start >= end) continue;
+      const last = out[out.length - 1];
+      if (last && last.end > start) continue;
+      out.push({ kind: span.kind, start, end: span.end + from });
+    }
+  }
+  return out;
+}

@@ -1,4 +1,4 @@
-import { type Detector, detectPii } from "./pii-detectors.js";
+import { type Detector, detectPii, type PiiSpan } from "./pii-detectors.js";
 
 /**
  * One request's placeholders: each value found gets `<KIND_N>` (the same
@@ -27,8 +27,14 @@ export interface PiiVault {
 /** Longest placeholder a vault makes (`<CN_ID_` + digits + `>`): what a restorer may hold back at most. */
 export const MAX_PLACEHOLDER_CHARS = 24;
 
-/** A vault for one request; `custom` are the operator's own detectors (compliance.patterns), found after the built-in ones. */
-export function createPiiVault(custom: readonly Detector[] = []): PiiVault {
+/** How a vault finds values: detectPii, or findings already made (a long text screened in slices). */
+export type Detect = (text: string, kinds: ReadonlySet<string> | undefined, custom: readonly Detector[]) => PiiSpan[];
+
+/**
+ * A vault for one request; `custom` are the operator's own detectors
+ * (compliance.patterns), found after the built-in ones.
+ */
+export function createPiiVault(custom: readonly Detector[] = [], detect: Detect = detectPii): PiiVault {
   const byValue = new Map<string, string>();
   const byPlaceholder = new Map<string, string>();
   const perKind = new Map<string, number>();
@@ -46,7 +52,7 @@ export function createPiiVault(custom: readonly Detector[] = []): PiiVault {
     return placeholder;
   };
   const redact = (text: string, kinds?: ReadonlySet<string>): string => {
-    const spans = detectPii(text, kinds, custom);
+    const spans = detect(text, kinds, custom);
     if (spans.length === 0) return text;
     let out = "";
     let at = 0;
@@ -61,7 +67,7 @@ export function createPiiVault(custom: readonly Detector[] = []): PiiVault {
     redactJoined(texts, kinds) {
       if (texts.length === 1) return [redact(texts[0]!, kinds)];
       const joined = texts.join("");
-      const spans = detectPii(joined, kinds, custom);
+      const spans = detect(joined, kinds, custom);
       if (spans.length === 0) return [...texts];
       // Where each text ends in the joined one.
       const ends: number[] = [];

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { ChatMessage, ChatRequest, ContentPart, ResponseFormat, ToolCall, ToolDefinition } from "../core/chat-request.js";
-import { createPiiVault, type PiiVault } from "./pii-vault.js";
+import { createPiiVault, type Detect, type PiiVault } from "./pii-vault.js";
 import type { RequestPolicy } from "./pii-policy.js";
 
 /** A request with its personal data replaced by placeholders, and the vault that puts them back. */
@@ -33,8 +33,8 @@ type Redact = (text: string) => string;
  * they are the request's tags, screened as such). The same vault serves
  * the answer (restoring-sink.ts).
  */
-export function redactRequest(request: ChatRequest, policy: RequestPolicy): RedactedRequest {
-  const vault = createPiiVault(policy.custom);
+export function redactRequest(request: ChatRequest, policy: RequestPolicy, detect?: Detect): RedactedRequest {
+  const vault = createPiiVault(policy.custom, detect);
   const redact: Redact = (text) => vault.redact(text, policy.kinds);
   const unplaceable: string[] = [];
   const name = (text: string | undefined, field: string) => {

@@ -2,10 +2,10 @@ import type { ModelRoute } from "../config/config.js";
 import type { ChatRequest } from "../core/chat-request.js";
 import { quoteClientValue } from "../core/client-text.js";
 import { GatewayError } from "../core/errors.js";
-import { detectPii } from "./pii-detectors.js";
+import { detectPii, detectPiiInSlices, type PiiSpan, SLICE_CHARS } from "./pii-detectors.js";
 import { NO_POLICY, type RequestPolicy } from "./pii-policy.js";
 import type { PiiVault } from "./pii-vault.js";
-import { cacheViewOf, redactRequest } from "./redact-request.js";
+import { cacheViewOf, type RedactedRequest, redactRequest } from "./redact-request.js";
 
 /**
  * A request after its policy looked at it, before anything is refused:
@@ -30,7 +30,45 @@ export interface Screened {
 /** Screens `request` under `policy`; never throws (enforce does, once the key's allowlist has passed). */
 export function screenRequest(request: ChatRequest, policy: RequestPolicy): Screened {
   if (policy.mode === "off") return { policy, request, cacheRequest: request };
-  const redacted = redactRequest(request, policy);
+  return screenedOf(request, policy, redactRequest(request, policy));
+}
+
+/**
+ * Whether screening `request` is long work: its messages hold more text
+ * than one slice. Rough by design (message texts and tool-call arguments,
+ * where megabytes come from): it only picks the way, not the result.
+ */
+export function screeningIsLong(request: ChatRequest): boolean {
+  let chars = 0;
+  for (const message of request.messages) {
+    for (const part of message.content) if (part.type === "text") chars += part.text.length;
+    for (const call of message.toolCalls ?? []) chars += call.arguments.length;
+    if (chars > SLICE_CHARS) return true;
+  }
+  return false;
+}
+
+/**
+ * screenRequest for a long request, without holding the event loop for
+ * the whole of it: a first pass finds which texts are long (and screens
+ * nothing), each of those is screened in slices with the event loop
+ * turning between them (detectPiiInSlices), and the real pass then uses
+ * those findings. Rejects with the signal's reason if the caller left.
+ */
+export async function screenRequestInSlices(request: ChatRequest, policy: RequestPolicy, signal?: AbortSignal): Promise<Screened> {
+  if (policy.mode === "off") return { policy, request, cacheRequest: request };
+  const long = new Set<string>();
+  redactRequest(request, policy, (text) => {
+    if (text.length > SLICE_CHARS) long.add(text);
+    return [];
+  });
+  const found = new Map<string, PiiSpan[]>();
+  for (const text of long) found.set(text, await detectPiiInSlices(text, policy.kinds, policy.custom, signal));
+  signal?.throwIfAborted();
+  return screenedOf(request, policy, redactRequest(request, policy, (text, kinds, custom) => found.get(text) ?? detectPii(text, kinds, custom)));
+}
+
+function screenedOf(request: ChatRequest, policy: RequestPolicy, redacted: RedactedRequest): Screened {
   if (redacted.vault.size === 0) return { policy, request, cacheRequest: request };
   const found = redacted.vault.counts;
   if (policy.mode === "redact" && redacted.unplaceable.length > 0) return { policy, request, found, unplaceable: redacted.unplaceable };

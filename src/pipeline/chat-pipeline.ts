@@ -29,7 +29,8 @@ import { cacheHeaderValue, type ResponseCache, type StorePlan } from "../cache/r
 import type { Recorder, RecordingPlan } from "../recording/recorder.js";
 import type { StreamRegistry } from "./stream-registry.js";
 import { NO_POLICY, policyFor } from "../compliance/pii-policy.js";
-import { type Screened, screenRequest, unscreened } from "../compliance/screen-request.js";
+import { type Screened, screeningIsLong, screenRequest, screenRequestInSlices, unscreened } from "../compliance/screen-request.js";
+import { feedAfter } from "./feed-after.js";
 import { screenStage } from "./screen-stage.js";
 import { routeByNeed } from "../routing/route-by-need.js";
 import { createSummaryCache, SUMMARY_MAX_TOKENS } from "../routing/summarize-turns.js";
@@ -166,7 +167,14 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
     const routes = routesOf(config);
     // Screened before telemetry sees it: a redacted prompt is the only one traces can capture.
     const policy = policyFor(config, ctx.principal, routes.has(asked.model) ? routes.lookup(asked.model) : undefined);
-    const screened: Screened = policy === NO_POLICY ? unscreened(asked) : screenRequest(asked, policy);
+    if (policy === NO_POLICY) return relayScreened(config, routes, unscreened(asked), ctx, sink);
+    // Megabytes of prompt are screened in slices, the event loop turning between them: other streams go on meanwhile.
+    if (screeningIsLong(asked)) return feedAfter(screenRequestInSlices(asked, policy, ctx.signal), sink, (screened) => relayScreened(config, routes, screened, ctx, sink));
+    return relayScreened(config, routes, screenRequest(asked, policy), ctx, sink);
+  }
+
+  function relayScreened(config: Config, routes: RouteTable, screened: Screened, ctx: StreamContext, sink: DeltaSink<Delta>): Feed {
+    const policy = screened.policy;
     let request = screened.request;
     if (screened.vault) sink = restoringSink(sink, screened.vault);
     const observer = options.telemetry.stream({

@@ -15,7 +15,7 @@ import { countedEmbedTokens } from "../usage/embed-tokens.js";
 import type { ChatPipelineOptions, StreamContext } from "./chat-pipeline.js";
 import { type ChatRequest, messageText } from "../core/chat-request.js";
 import { NO_POLICY, policyFor } from "../compliance/pii-policy.js";
-import { screenRequest, unscreened } from "../compliance/screen-request.js";
+import { screeningIsLong, screenRequest, screenRequestInSlices, unscreened } from "../compliance/screen-request.js";
 import { screenStage } from "./screen-stage.js";
 
 /** Embedding calls, through the same stages as a stream. */
@@ -53,7 +53,9 @@ export function createEmbedPipeline(options: ChatPipelineOptions): EmbedPipeline
       const config = options.config();
       const routes = routeTableOf(config.models);
       const policy = policyFor(config, ctx.principal, routes.has(asked.model) ? routes.lookup(asked.model) : undefined);
-      const screened = policy === NO_POLICY ? unscreened(embedAsChat(asked)) : screenRequest(embedAsChat(asked), policy);
+      const chat = embedAsChat(asked);
+      // Megabytes of input are screened in slices, the event loop turning between them.
+      const screened = policy === NO_POLICY ? unscreened(chat) : screeningIsLong(chat) ? await screenRequestInSlices(chat, policy, ctx.signal) : screenRequest(chat, policy);
       // Embeddings have no answer to restore: the redacted texts are what is embedded.
       const request = screened.vault ? redactedInputs(asked, screened.request) : asked;
       const view = screened.request;
