@@ -69,7 +69,7 @@ export const CONFIG_DOCS: Readonly<Record<string, KeyDoc>> = {
   "telemetry.tracing": { text: "Traces, exported over OTLP/HTTP; the standard `OTEL_*` variables apply too." },
   "telemetry.tracing.exporter": { text: "`otlp` exports spans over OTLP/HTTP; `none` exports nothing.", unset: "`otlp` when `OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT` is set, else `none`" },
   "telemetry.tracing.endpoint": { text: "The OTLP/HTTP traces URL (`…/v1/traces`).", unset: "what the `OTEL_*` variables say" },
-  "telemetry.tracing.captureContent": { text: "`true` puts prompts and answers on spans (`gen_ai.input.messages` and `gen_ai.output.messages`, cut to 16 KiB). Off: no message text ever leaves in telemetry." },
+  "telemetry.tracing.captureContent": { text: "`true` puts prompts and answers on spans (`gen_ai.input.messages` and `gen_ai.output.messages`, cut to 16 KiB), except for calls kept local (`localOnly`, or a `local-only` PII mode), whose spans carry no content; a redacted prompt is captured as redacted. Off: no message text ever leaves in telemetry." },
 
   facade: { text: "The OpenAI-compatible facade (see [streams.md](streams.md#openai-compatible-facade-v1chatcompletions))." },
   "facade.keepaliveMs": { text: "A `: keepalive` comment line on OpenAI-compatible streams after this much silence, also before the first token." },
