@@ -174,7 +174,6 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
   }
 
   function relayScreened(config: Config, routes: RouteTable, screened: Screened, ctx: StreamContext, sink: DeltaSink<Delta>): Feed {
-    const policy = screened.policy;
     let request = screened.request;
     if (screened.vault) sink = restoringSink(sink, screened.vault);
     const observer = options.telemetry.stream({
@@ -185,7 +184,7 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
       request,
       ...(ctx.trace ? { parent: ctx.trace } : {}),
       ...(ctx.fields ? { fields: ctx.fields } : {}),
-      ...(policy.keptLocal ? { withholdContent: true } : {}),
+      ...(screened.policy.keptLocal ? { withholdContent: true } : {}),
     });
     const meter = createUsageMeter(request);
     let charge: TenantCharge = NO_CHARGE;
