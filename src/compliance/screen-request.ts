@@ -34,12 +34,14 @@ export function screenRequest(request: ChatRequest, policy: RequestPolicy): Scre
 }
 
 /**
- * Whether screening `request` is long work: its messages hold more text
- * than one slice. Rough by design (message texts and tool-call arguments,
- * where megabytes come from): it only picks the way, not the result.
+ * Whether screening `request` is long work: it holds more text than one
+ * slice. Rough by design (message texts, tool-call arguments and tool
+ * descriptions, where megabytes come from): it only picks the way, not
+ * the result.
  */
 export function screeningIsLong(request: ChatRequest): boolean {
   let chars = 0;
+  for (const tool of request.tools) chars += tool.description.length;
   for (const message of request.messages) {
     for (const part of message.content) if (part.type === "text") chars += part.text.length;
     for (const call of message.toolCalls ?? []) chars += call.arguments.length;
