@@ -3,7 +3,7 @@ import { GatewayError } from "../core/errors.js";
 
 /** Request header carrying cost-allocation tags: `project=search,env=prod` (values percent-encoded when they hold `,` or `=`). */
 export const TAGS_HEADER = "sluice-tags";
-/** Response header naming the tags a request sent that were not kept (not in auth.tagKeys, or too long). */
+/** Response header naming the tags a request sent that were not kept (not in auth.tagKeys). */
 export const TAGS_DROPPED_HEADER = "sluice-tags-dropped";
 
 /** Longest tag value: a longer one is refused, never cut, so a report never shows a value nobody sent. */
