@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { adminClient } from "./helpers/admin.js";
 import { type Harness, startHarness } from "./helpers/harness.js";
 import { type OwnDatabase, ownDatabase } from "./helpers/postgres.js";
+import { tenancyEvents } from "./helpers/tenancy-events.js";
 
 /**
  * Issue #43 item 1, over real sockets and a real PostgreSQL: a call kept on
@@ -24,6 +25,7 @@ const EMAIL = "bob.payroll@example.com";
 
 let database: OwnDatabase;
 let h: Harness;
+const events = tenancyEvents();
 
 beforeAll(async () => {
   database = await ownDatabase();
@@ -63,6 +65,7 @@ beforeAll(async () => {
     },
     store: { postgres: { url: database.url, poolSize: 4 } },
     batch: { concurrency: 2 },
+    observer: events.observer,
   });
 }, 60_000);
 
@@ -113,6 +116,8 @@ describe("calls kept local are never copied elsewhere", () => {
   });
 
   it("the ledger says which calls a local target served and what personal data was found (counts, never values)", async () => {
+    // The five calls of the test before and the one mirrored call, settled.
+    await events.until(() => events.usage.length >= 6);
     await h.sluice.ledger!.flush();
     const ledger = await rows<{ key_name: string; alias: string; local: boolean; pii: Record<string, number> | null }>("SELECT key_name, alias, local, pii FROM sluice_ledger");
     const of = (key: string, alias: string) => ledger.filter((r) => r.key_name === key && r.alias === alias);
