@@ -35,6 +35,8 @@ beforeAll(async () => {
         "redact-an": { provider: "an", model: "sim-cloud?tokens=3", pii: { mode: "redact" } },
         "block-oa": { provider: "oa", model: "sim-cloud?tokens=3", pii: { mode: "block" } },
         "block-an": { provider: "an", model: "sim-cloud?tokens=3", pii: { mode: "block" } },
+        "embed-redact": { provider: "oa", model: "sim-embed", pii: { mode: "redact" } },
+        "embed-block": { provider: "oa", model: "sim-embed", pii: { mode: "block" } },
       },
     }),
   });
@@ -173,6 +175,19 @@ describe("redact: every field a provider reads carries placeholders", () => {
     expect(body.stop).toEqual(["<EMAIL_1>"]);
     expect(body.metadata).toEqual({ note: "<EMAIL_1>", "<EMAIL_1>": "x" });
     expect(body.prediction).toEqual({ type: "content", content: "draft for <EMAIL_1>" });
+  });
+});
+
+describe("embeddings", () => {
+  it("the inputs and the end user's id carry placeholders under redact; the id alone is refused under block", async () => {
+    const got = await post("/v1/embeddings", { model: "embed-redact", input: [`#sim tag=every-embed\nmail ${EMAIL}`], user: EMAIL });
+    expect(got.status, got.text.slice(0, 200)).toBe(200);
+    const body = await upstreamBody("every-embed");
+    expect(body.input).toEqual(["#sim tag=every-embed\nmail <EMAIL_1>"]);
+    expect(body.user).toBe("<EMAIL_1>");
+    const refused = await post("/v1/embeddings", { model: "embed-block", input: "nothing here", user: EMAIL });
+    expect(refused.status).toBe(400);
+    expect(refused.text).toContain("(email)");
   });
 });
 

@@ -39,9 +39,10 @@ const NO_USAGE: MeteredUsage = { inputTokens: 0, outputTokens: 0, cachedInputTok
  * usage delta. Targets of an alias whose provider has no embeddings API
  * are skipped; an alias with none is refused as the caller's mistake.
  */
-/** The request with its text inputs as the screen redacted them (one message per input, in order); token arrays are left as they are. */
+/** The request with its text inputs and end-user id as the screen redacted them (one message per input, in order); token arrays are left as they are. */
 function redactedInputs(request: EmbedRequest, redacted: ChatRequest): EmbedRequest {
-  return { ...request, inputs: request.inputs.map((input, i) => (typeof input === "string" ? messageText(redacted.messages[i]!) : input)) };
+  const user = redacted.metadata.userId;
+  return { ...request, inputs: request.inputs.map((input, i) => (typeof input === "string" ? messageText(redacted.messages[i]!) : input)), ...(user === undefined ? {} : { user }) };
 }
 
 export function createEmbedPipeline(options: ChatPipelineOptions): EmbedPipeline {

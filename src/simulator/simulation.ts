@@ -99,8 +99,10 @@ export function createSimulation(): Simulation {
     track(reply);
     let request: EmbeddingRequest;
     let knobs: Knobs;
+    let body: unknown;
     try {
-      request = wire.parseRequest(JSON.parse(await exchange.readBody()) as unknown, path);
+      body = JSON.parse(await exchange.readBody()) as unknown;
+      request = wire.parseRequest(body, path);
       knobs = knobsFor(scripts, request.model, request.inputs.filter((i): i is string => typeof i === "string"));
       if (!["none", "status", "reset_before_headers", "reset"].includes(knobs.fail)) throw new Error(`simulator knob fail=${knobs.fail} does not apply to embeddings`);
     } catch (error) {
@@ -111,7 +113,7 @@ export function createSimulation(): Simulation {
     const record = records.add({
       format: `${wire.name}-embeddings`,
       model: request.model,
-      ...(knobs.tag === undefined ? {} : { tag: knobs.tag }),
+      ...(knobs.tag === undefined ? {} : { tag: knobs.tag, body }),
       ...(typeof requestId === "string" ? { requestId } : {}),
       arrivedAt: now(),
       tokensWritten: 0,
