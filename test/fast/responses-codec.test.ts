@@ -423,7 +423,7 @@ describe("encoding deltas as Responses events", () => {
     ]);
     expect(events.map((e) => e.data.sequence_number)).toEqual(events.map((_, i) => i));
     expect(events[4]!.data).toEqual({ type: "response.output_text.delta", sequence_number: 4, item_id: "msg_0abc_0", output_index: 0, content_index: 0, delta: "Hel", logprobs: [] });
-    expect(events[0]!.data.response).toMatchObject({ id: "resp_0abc", object: "response", status: "in_progress", model: "sim-1", output: [], store: false });
+    expect(events[0]!.data.response).toMatchObject({ id: "resp_0abc", object: "response", status: "in_progress", model: "sim", output: [], store: false });
     expect(events.at(-1)!.data.response).toMatchObject({ status: "completed", store: false, usage: { input_tokens: 11, output_tokens: 7, total_tokens: 18 } });
   });
 

@@ -13,8 +13,6 @@ import { completionFromResult } from "./to-openai.js";
 /** The tag each line's usage record carries (kept when `batch_id` is in auth.tagKeys). */
 export const BATCH_TAG = "batch_id";
 
-const wholeCompletion = fromResult(completionFromResult, () => []);
-
 /** One output-file line: `{id, custom_id, response: {status_code, request_id, body}, error}`, as OpenAI writes them. */
 function outputLine(id: string, customId: string, response: { status_code: number; body: unknown } | null, error: { code: string; message: string } | null): string {
   return JSON.stringify({ id, custom_id: customId, response: response ? { status_code: response.status_code, request_id: id, body: response.body } : null, error });
@@ -29,7 +27,8 @@ async function answer(batch: StoredBatch, body: unknown, principal: Principal | 
   }
   const parsed = chatRequestFromOpenAi(body, limits);
   const stream = calls.stream(parsed.request, principal, call, { heartbeatMs: 0 });
-  return (await wholeCompletion(plainDeltas(stream.items, stream.observe))).body;
+  const whole = fromResult((result) => completionFromResult(result, parsed.request.model), () => []);
+  return (await whole(plainDeltas(stream.items, stream.observe))).body;
 }
 
 /**

@@ -7,8 +7,10 @@ import { responsesParam, toResponsesError } from "./responses-errors.js";
 
 export interface ResponseEncoderOptions {
   /**
-   * The model alias the client named: the response's model until `start`
-   * names the model that serves it (as the OpenAI edge reports it too).
+   * The model alias the client named: the response's `model`, as on every
+   * HTTP edge (docs/streams.md, "The model an answer names"). The model
+   * that serves it goes only into the encrypted reasoning envelope, whose
+   * signatures verify with that model alone.
    */
   readonly requestModel: string;
   /** From the decoded request (`ResponsesRequest.echo`). */
@@ -82,8 +84,9 @@ const seconds = () => Math.floor(Date.now() / 1000);
 export function createResponseEncoder(options: ResponseEncoderOptions): ResponseEncoder {
   const createdAt = seconds();
   let id = "";
-  let model = options.requestModel;
+  const model = options.requestModel;
   let provider = "";
+  let servedModel = "";
   let itemBase = "";
   let sequence = 0;
   let started = false;
@@ -121,7 +124,7 @@ export function createResponseEncoder(options: ResponseEncoderOptions): Response
     truncation: "disabled",
   });
 
-  const envelope = (fields: Omit<ReasoningEnvelope, "provider" | "model">) => encodeReasoning({ provider, model, ...fields });
+  const envelope = (fields: Omit<ReasoningEnvelope, "provider" | "model">) => encodeReasoning({ provider, model: servedModel, ...fields });
 
   const slotId = (prefix: string) => `${prefix}_${itemBase}_${slots.length}`;
 
@@ -267,7 +270,7 @@ export function createResponseEncoder(options: ResponseEncoderOptions): Response
         if (started) return;
         started = true;
         id = delta.responseId;
-        model = delta.model;
+        servedModel = delta.model;
         provider = delta.provider;
         itemBase = id.replace(/^resp_/, "");
         emit("response.created", { response: response() });
