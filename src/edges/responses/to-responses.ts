@@ -96,7 +96,7 @@ export function createResponseEncoder(options: ResponseEncoderOptions): Response
   let completedAt: number | null = null;
   let usage: ResponseUsage | undefined;
   const slots: Slot[] = [];
-  /** The open message or reasoning item; function calls stay open side by side (`calls`) until something else comes. */
+  /** The open message or reasoning item. */
   let open: Extract<Slot, { kind: "message" | "reasoning" }> | undefined;
   const calls = new Map<number, Extract<Slot, { kind: "function_call" }>>();
   let push: FramePush = discard;
@@ -240,6 +240,9 @@ export function createResponseEncoder(options: ResponseEncoderOptions): Response
     closeOpen("completed");
     let slot = calls.get(delta.index);
     if (!slot) {
+      // One output item at a time, as OpenAI streams parallel calls: a new call means the one before it is
+      // complete (providers stream calls one after another), so its `.done` events go out before this `.added`.
+      closeCalls("completed");
       slot = { kind: "function_call", index: slots.length, id: slotId("fc"), callId: delta.id ?? "", name: delta.name ?? "", args: "" };
       calls.set(delta.index, slot);
       add(slot);
@@ -247,8 +250,8 @@ export function createResponseEncoder(options: ResponseEncoderOptions): Response
     if (delta.id) slot.callId = delta.id;
     if (delta.name) slot.name = delta.name;
     if (delta.signature !== undefined) slot.signature = delta.signature;
-    // A fragment for a call already closed (text came between) still goes to its item: no provider
-    // does this, and the terminal event carries the whole call either way.
+    // A fragment for a call already closed (text or another call came between) still goes to its item: no
+    // provider does this, and the terminal event carries the whole call either way.
     if (delta.arguments === "") return;
     slot.args += delta.arguments;
     emit("response.function_call_arguments.delta", { item_id: slot.id, output_index: slot.index, delta: delta.arguments });
