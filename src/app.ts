@@ -16,7 +16,7 @@ import { createBreakers } from "./resilience/circuit-breaker.js";
 import { createTargetOrder } from "./routing/strategies.js";
 import { createTargetStats } from "./routing/target-stats.js";
 import { createStreamRegistry, type StreamRegistry } from "./pipeline/stream-registry.js";
-import { effectiveMaxConnections, openFileLimit } from "./server/fd-limit.js";
+import { effectiveMaxConnections, loweredCeilingLevel, openFileLimit } from "./server/fd-limit.js";
 import { type GatewayServer, startGatewayServer } from "./server/gateway-server.js";
 import { createCallLayer } from "./call/call-layer.js";
 import { createHealthState } from "./health/health-state.js";
@@ -264,7 +264,12 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
   const resumable = openResumableStreams(config, logger, tenancy.redis);
   const maxConnections = effectiveMaxConnections(config.server.maxConnections);
   if (maxConnections < config.server.maxConnections) {
-    logger.warn({ event: "server.max_connections_lowered", configured: config.server.maxConnections, effective: maxConnections, openFileLimit: openFileLimit() });
+    logger[loweredCeilingLevel(config.server.maxConnections, maxConnections)]({
+      event: "server.max_connections_lowered",
+      configured: config.server.maxConnections,
+      effective: maxConnections,
+      openFileLimit: openFileLimit(),
+    });
   }
   const health = createHealthState();
   // A fail-closed store that is not connected would refuse every keyed request: not ready until it is.

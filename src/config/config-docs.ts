@@ -49,7 +49,7 @@ export const CONFIG_DOCS: Readonly<Record<string, KeyDoc>> = {
   "server.requestTimeoutMs": { text: "The whole request body must arrive in this time: 408 on the facade, `DEADLINE_EXCEEDED` on the RPC edges." },
   "server.idleTimeoutMs": { text: "A connection with nothing in flight (HTTP/1.1 keep-alive, an HTTP/2 session with no stream) is closed (HTTP/2 gets GOAWAY)." },
   "server.sendTimeoutMs": { text: "A client that takes no bytes of its response for this long has its stream reset, and everything it held (slot, upstream request) is released; slow readers that keep reading are unaffected." },
-  "server.maxConnections": { text: "Open connections. A new connection beyond it closes the connection that has been idle longest (never one with a request in flight); if every connection is busy, it gets `503` and is closed. Lowered at start-up (and logged) when the process's open-file limit cannot hold it: each client stream also holds an upstream connection." },
+  "server.maxConnections": { text: "Open connections. A new connection beyond it closes the connection that has been idle longest (never one with a request in flight); if every connection is busy, it gets `503` and is closed. Lowered at start-up when the process's open-file limit cannot hold it (each client stream also holds an upstream connection, and 256 descriptors are kept for the rest): `server.max_connections_lowered` is a warning when the cut is more than a tenth, a debug line otherwise (the default under a 20,000-descriptor limit: 9,872)." },
   "server.maxStreamsPerConnection": { text: "Concurrent streams on one HTTP/2 connection, advertised in SETTINGS; clients queue above it, a client that ignores it gets `REFUSED_STREAM`." },
   "server.tls": { text: "TLS on the one port, which then speaks TLS only (ALPN `h2` and `http/1.1`; see [TLS](operations.md#tls)). Relative paths are relative to the working directory.", unset: "cleartext h2c and HTTP/1.1" },
   "server.tls.certFile": { text: "PEM certificate chain, leaf first." },
@@ -58,7 +58,7 @@ export const CONFIG_DOCS: Readonly<Record<string, KeyDoc>> = {
   "server.watchConfig": { text: "`true`: reload when the configuration file changes (SIGHUP always reloads; see [Reloading the configuration](operations.md#reloading-the-configuration))." },
 
   log: { text: "JSON log lines (pino) on stdout." },
-  "log.level": { text: "The lowest level written." },
+  "log.level": { text: "The lowest level written. Access lines are `info`, but for health probes answered 200 (`/healthz`, `/readyz` ready), which are `debug`." },
 
   telemetry: { text: "Metrics and traces (see [Observability](operations.md#observability))." },
   "telemetry.serviceName": { text: "`service.name` on spans and metrics (`OTEL_SERVICE_NAME` overrides)." },
