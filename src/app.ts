@@ -300,7 +300,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     store: batchStore,
     executor: byEndpoint(
       createReplayLineExecutor({ calls, principalOf: (sha256) => tenancy.keyByHash(sha256), priceOf }),
-      createBatchLineExecutor({ calls, limits, principalOf: (sha256) => tenancy.keyByHash(sha256) }),
+      createBatchLineExecutor({ calls, limits, principalOf: (sha256) => tenancy.keyByHash(sha256), logger }),
     ),
     concurrency: config.batch.concurrency,
     logger,
