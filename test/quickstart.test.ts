@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { FinishReason } from "../gen/sluice/v1/delta_pb.js";
@@ -12,6 +13,11 @@ describe("quick start: the gateway on its built-in default", () => {
     try {
       const url = gw.line.url as string;
       expect(gw.line.models).toEqual(["demo", "demo-embed", "demo-slow", "demo-tools"]);
+      // The README's quick start names every alias the default serves.
+      const readme = readFileSync("README.md", "utf8");
+      const quickStart = readme.slice(readme.indexOf("## Quick start"), readme.indexOf("\n## ", readme.indexOf("## Quick start") + 1));
+      for (const alias of gw.line.models as string[]) expect(quickStart).toContain(`\`${alias}\``);
+      expect(quickStart).toContain(`serves ${["one", "two", "three", "four", "five"][(gw.line.models as string[]).length - 1]} aliases`);
       const client = chatClient(transports(url)["connect (connect-node, HTTP/1.1)"]!);
       const messages = await collect(client.streamChat(userRequest("demo", "Hello")));
       expect(textOf(messages).split(" ").filter(Boolean)).toHaveLength(40);
