@@ -156,6 +156,14 @@ describe("what the reference pages promise to say", () => {
     expect(tags).toContain("| pairs in one `sluice-tags` header | 32 |");
   });
 
+  it("docs/configuration.md says what store.postgres holds, that only the semantic cache needs pgvector, and how batches run", () => {
+    const reference = readFileSync("docs/configuration.md", "utf8");
+    const row = (name: string) => reference.split("\n").find((line) => line.startsWith(`| \`${name}\` |`)) ?? "";
+    for (const feature of ["spend ledger", "audit log", "batches", "evaluation", "semantic cache"]) expect(row("store.postgres")).toContain(feature);
+    expect(row("store.postgres.url")).toMatch(/Only the semantic cache needs the pgvector extension/);
+    expect(reference).not.toContain("in-process worker");
+  });
+
   it("docs/evaluation.md warns that the evaluation's key reads what was replayed", () => {
     expect(section("docs/evaluation.md", "## Privacy")).toMatch(/evaluation's key reads what was replayed/);
   });
