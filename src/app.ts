@@ -149,10 +149,12 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
   // Open: anyone who can reach the port may watch, as they may read /metrics. Otherwise the admin key, when there is one.
   // Nobody can watch otherwise, and then streams do not feed the statistics at all.
   const watchable = config.console.access === "open" || config.auth.adminKeySha256 !== undefined;
+  /** The aliases routing to a target now: the console names a breaker by them, not by its upstream model string. */
+  const aliasesOf = (target: string) => [...live.current().models.values()].filter((route) => route.targets.some((t) => t.key === target)).map((route) => route.alias);
   const liveStats = watchable
     ? createLiveStats({
         timers,
-        sources: { activeStreams: () => registry.active, queues, breakers: () => [...breakers.states()].map(([target, state]) => ({ target, state })) },
+        sources: { activeStreams: () => registry.active, queues, breakers: () => [...breakers.states()].map(([target, state]) => ({ target, state, aliases: aliasesOf(target) })) },
       })
     : undefined;
   const telemetry = createTelemetry({
