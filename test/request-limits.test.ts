@@ -273,6 +273,26 @@ describe("Expect: 100-continue: the body is invited only when it will be read", 
     }
   });
 
+  it("HTTP/2, a body within the limit: continue, then the answer once the body is sent", async () => {
+    const session = h2connect(gw.url);
+    try {
+      const stream = session.request(
+        { ":method": "POST", ":path": "/v1/chat/completions", "content-type": "application/json", expect: "100-continue", "content-length": String(Buffer.byteLength(chat)) },
+        { endStream: false },
+      );
+      stream.once("continue", () => stream.end(chat));
+      const status = await new Promise<number>((resolve, reject) => {
+        stream.once("response", (h) => resolve(Number(h[":status"])));
+        stream.once("error", reject);
+      });
+      expect(status).toBe(200);
+      stream.resume();
+      await new Promise((resolve) => stream.once("end", resolve));
+    } finally {
+      session.close();
+    }
+  });
+
   it("HTTP/2, a declared content-length over the limit: 413 and no continue", async () => {
     const session = h2connect(gw.url);
     try {
