@@ -16,7 +16,7 @@ import { createBreakers } from "./resilience/circuit-breaker.js";
 import { createTargetOrder } from "./routing/strategies.js";
 import { createTargetStats } from "./routing/target-stats.js";
 import { createStreamRegistry, type StreamRegistry } from "./pipeline/stream-registry.js";
-import { effectiveMaxConnections, openFileLimit } from "./server/fd-limit.js";
+import { effectiveMaxConnections, loweredCeilingLevel, openFileLimit } from "./server/fd-limit.js";
 import { type GatewayServer, startGatewayServer } from "./server/gateway-server.js";
 import { createCallLayer } from "./call/call-layer.js";
 import { createHealthState } from "./health/health-state.js";
@@ -150,10 +150,12 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
   // Open: anyone who can reach the port may watch, as they may read /metrics. Otherwise the admin key, when there is one.
   // Nobody can watch otherwise, and then streams do not feed the statistics at all.
   const watchable = config.console.access === "open" || config.auth.adminKeySha256 !== undefined;
+  /** The aliases routing to a target now: the console names a breaker by them, not by its upstream model string. */
+  const aliasesOf = (target: string) => [...live.current().models.values()].filter((route) => route.targets.some((t) => t.key === target)).map((route) => route.alias);
   const liveStats = watchable
     ? createLiveStats({
         timers,
-        sources: { activeStreams: () => registry.active, queues, breakers: () => [...breakers.states()].map(([target, state]) => ({ target, state })) },
+        sources: { activeStreams: () => registry.active, queues, breakers: () => [...breakers.states()].map(([target, state]) => ({ target, state, aliases: aliasesOf(target) })) },
       })
     : undefined;
   const telemetry = createTelemetry({
@@ -265,7 +267,12 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
   const resumable = openResumableStreams(config, logger, tenancy.redis);
   const maxConnections = effectiveMaxConnections(config.server.maxConnections);
   if (maxConnections < config.server.maxConnections) {
-    logger.warn({ event: "server.max_connections_lowered", configured: config.server.maxConnections, effective: maxConnections, openFileLimit: openFileLimit() });
+    logger[loweredCeilingLevel(config.server.maxConnections, maxConnections)]({
+      event: "server.max_connections_lowered",
+      configured: config.server.maxConnections,
+      effective: maxConnections,
+      openFileLimit: openFileLimit(),
+    });
   }
   const health = createHealthState();
   // A fail-closed store that is not connected would refuse every keyed request: not ready until it is.
@@ -296,7 +303,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     store: batchStore,
     executor: byEndpoint(
       createReplayLineExecutor({ calls, principalOf: (sha256) => tenancy.keyByHash(sha256), priceOf }),
-      createBatchLineExecutor({ calls, limits, principalOf: (sha256) => tenancy.keyByHash(sha256) }),
+      createBatchLineExecutor({ calls, limits, principalOf: (sha256) => tenancy.keyByHash(sha256), logger }),
     ),
     concurrency: config.batch.concurrency,
     logger,

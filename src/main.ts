@@ -7,6 +7,7 @@ import { followConfigFile } from "./config/config-watch.js";
 import type { ConfigSource } from "./config/live-config.js";
 import { defaultConfig } from "./config/default-config.js";
 import type { Logger } from "./logging/logger.js";
+import { npmLauncher, watchLauncher } from "./cli/launcher.js";
 import { governHeapGrowth } from "./server/heap-growth.js";
 import { startSimulator, type Simulator } from "./simulator/server.js";
 
@@ -116,38 +117,73 @@ async function main(): Promise<void> {
   const watch = file !== undefined ? followConfigFile(sluice.config, file, sluice.logger) : undefined;
   const url = sluice.server.url;
   // The banner goes out before the listening line: whoever waits for that line may close the pipes at once.
-  if (simulator) {
-    process.stderr.write(
-      [
-        "",
-        `Sluice is listening on ${url} with the built-in upstream simulator.`,
-        "Try it:",
-        `  npx buf curl --protocol connect --data '{"model":"demo","messages":[{"role":"ROLE_USER","content":[{"text":"Hello"}]}]}' ${url}/sluice.v1.ChatService/StreamChat`,
-        `  npx buf curl --list-methods --http2-prior-knowledge ${url}`,
-        "",
-      ].join("\n"),
-    );
-  }
-  sluice.logger.info({ event: "server.listening", url, models: [...config.models.keys()], simulator: simulator?.openAiBaseUrl });
+  process.stderr.write(startBanner({ url, simulator: simulator !== undefined, console: config.console.access !== "off", file }));
+  sluice.logger.info({ event: "server.listening", url, pid: process.pid, models: [...config.models.keys()], simulator: simulator?.openAiBaseUrl });
   sluice.logger.flush();
 
   // First signal: drain, then exit 0. Second signal: exit at once.
   let stopping = false;
-  const onSignal = (signal: NodeJS.Signals) => {
+  let launcher: { close(): void } | undefined;
+  const stop = (cause: { signal: NodeJS.Signals } | { launcherGone: number }) => {
     if (stopping) {
-      sluice.logger.warn({ event: "server.forced_exit", signal });
+      sluice.logger.warn({ event: "server.forced_exit", ...cause });
       process.exit(1);
     }
     stopping = true;
-    sluice.logger.info({ event: "server.signal", signal });
+    if ("signal" in cause) sluice.logger.info({ event: "server.signal", signal: cause.signal });
+    launcher?.close();
     watch?.close();
     void sluice
       .shutdown()
       .then(() => simulator?.close())
       .then(() => exitWhenIdle(sluice.logger));
   };
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
+  process.on("SIGINT", (signal) => stop({ signal }));
+  process.on("SIGTERM", (signal) => stop({ signal }));
+  // npm passes on SIGINT and SIGTERM only: a gateway whose npm went away (a SIGHUP to `npm start`, a SIGTERM to
+  // `npx sluice`) stops as on SIGTERM rather than run on, orphaned, with nobody holding its pid.
+  const launcherPid = npmLauncher(process.env, process.ppid);
+  launcher =
+    launcherPid === undefined
+      ? undefined
+      : watchLauncher(launcherPid, () => {
+          sluice.logger.warn({
+            event: "server.launcher_gone",
+            launcherPid,
+            pid: process.pid,
+            message: `npm (pid ${launcherPid}), which started this gateway, has gone; draining and exiting. npm passes on only SIGINT and SIGTERM: send SIGHUP to the gateway's own pid (${process.pid}) to reload`,
+          });
+          stop({ launcherGone: launcherPid });
+        });
+}
+
+/**
+ * What a person starting the gateway reads on stderr: where it listens,
+ * its pid (the one SIGHUP reloads, not npm's), the console, and on the
+ * built-in default, commands that work as printed: curl, and buf through
+ * its package name (`npx buf` resolves only where @bufbuild/buf is
+ * installed, as in this repository; an installed sluice has it not).
+ */
+function startBanner(options: { readonly url: string; readonly simulator: boolean; readonly console: boolean; readonly file: string | undefined }): string {
+  const { url } = options;
+  const chat = `{"model":"demo","stream":true,"messages":[{"role":"user","content":"Hello"}]}`;
+  const rpc = `{"model":"demo","messages":[{"role":"ROLE_USER","content":[{"text":"Hello"}]}]}`;
+  return [
+    "",
+    `Sluice is listening on ${url} (pid ${process.pid})${options.simulator ? " with the built-in upstream simulator" : ""}.`,
+    ...(options.console ? [`Console: ${url}/console/`] : []),
+    ...(options.file !== undefined ? [`Reload ${options.file}: kill -HUP ${process.pid} (this pid: npm passes on only SIGINT and SIGTERM)`] : []),
+    ...(options.simulator
+      ? [
+          "Try it:",
+          `  curl --no-buffer ${url}/v1/chat/completions -H 'content-type: application/json' -d '${chat}'`,
+          `  npx @bufbuild/buf curl --protocol connect --data '${rpc}' ${url}/sluice.v1.ChatService/StreamChat`,
+          `  npx @bufbuild/buf curl --list-methods --http2-prior-knowledge ${url}`,
+        ]
+      : []),
+    "",
+    "",
+  ].join("\n");
 }
 
 main().catch((error: unknown) => {

@@ -53,6 +53,16 @@ describe("one access line per request, including those refused before routing", 
     });
   }
 
+  it("health probes answered 200 are debug lines (one every few seconds from every balancer); other requests info", async () => {
+    const [healthz, readyz, other] = [nextId(), nextId(), nextId()];
+    expect((await fetch(`${h.url}/healthz`, { headers: { "x-request-id": healthz } })).status).toBe(200);
+    expect((await fetch(`${h.url}/readyz`, { headers: { "x-request-id": readyz } })).status).toBe(200);
+    await fetch(`${h.url}/nothing/here`, { headers: { "x-request-id": other } });
+    expect(await accessLine(healthz)).toMatchObject({ edge: "health", route: "/healthz", level: 20 });
+    expect(await accessLine(readyz)).toMatchObject({ edge: "health", route: "/readyz", level: 20 });
+    expect(await accessLine(other)).toMatchObject({ level: 30 });
+  });
+
   it("a served stream: one access line with alias, target, attempts, TTFT, tokens and trace ids", async () => {
     const requestId = nextId();
     await collect(chatClient(transports(h.url)["grpc (connect-node, h2)"]!).streamChat(userRequest("sim", "one two"), { headers: { "x-request-id": requestId } }));

@@ -104,6 +104,30 @@ describe.each(PROVIDER_KINDS)("%s upstream", (kind: ProviderKind) => {
     });
   });
 
+  it("usage is four integers on message_start, message_delta and the whole message, never null", async () => {
+    const counts = (usage: object) => {
+      const u = usage as Record<string, unknown>;
+      for (const field of ["input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"]) {
+        expect(Number.isInteger(u[field]), `${field}: ${String(u[field])}`).toBe(true);
+      }
+      return u;
+    };
+    const whole = await client.messages.create(weatherRequest("sim", "#sim tokens=4 seed=3"));
+    expect(counts(whole.usage).output_tokens).toBe(4);
+    const usages: Array<[string, object]> = [];
+    for await (const event of await client.messages.create({ ...weatherRequest("sim", "#sim tokens=4 seed=3"), stream: true })) {
+      if (event.type === "message_start") usages.push([event.type, event.message.usage]);
+      if (event.type === "message_delta") usages.push([event.type, event.usage]);
+    }
+    expect(usages.map(([type]) => type)).toEqual(["message_start", "message_delta"]);
+    for (const [, usage] of usages) counts(usage);
+    expect(usages[1]![1]).toEqual(whole.usage);
+    // No usage from the provider: the gateway's count, still integers.
+    for await (const event of await client.messages.create({ ...weatherRequest("sim", "#sim tokens=4 seed=3 usage=never"), stream: true })) {
+      if (event.type === "message_delta") counts(event.usage);
+    }
+  });
+
   {
     // On Gemini too: it signs its function calls, a tool_use block has no field for that signature, and
     // the call layer keeps it aside under the tool_use id (call/replay-turns.ts) for the continuation.

@@ -147,6 +147,23 @@ describe.each(BACKINGS)("the OpenAI Batch API on %s", (_name, backing) => {
     expect((await scrape(`${h.url}/metrics`)).value("sluice_batch_lines_total", { sluice_batch_status: "completed" }) - completedBefore).toBe(50);
   }, DB_TIMEOUT);
 
+  it("writes one access line per batch line (edge openai-batch), answered or refused, under the line's request id", async () => {
+    const owner = client(KEYS.owner);
+    const lines = [chatLine("cid-served-1c9e", "tokens=2"), chatLine("cid-served-2d4b", "tokens=2"), { custom_id: "cid-refused-7f3a", body: { model: "nope", messages: [{ role: "user", content: "hi" }] } }];
+    const created = await owner.batches.create({ input_file_id: await upload(owner, jsonl(lines)), endpoint: "/v1/chat/completions", completion_window: "24h" });
+    await h.sluice.batches.settled(created.id);
+    const done = await owner.batches.retrieve(created.id);
+    const results = [...(await linesOf(owner, done.output_file_id)), ...(await linesOf(owner, done.error_file_id))];
+    expect(results).toHaveLength(3);
+    for (const result of results) {
+      const access = await h.waitForLog((l) => l.event === "access" && l.requestId === result.id);
+      expect(access).toMatchObject({ level: 30, edge: "openai-batch", route: "/v1/chat/completions", method: "POST", batchId: created.id, key: "owner", status: result.response!.status_code });
+      if (result.custom_id === "cid-refused-7f3a") expect(access).toMatchObject({ status: 404, code: "unknown_model" });
+      else expect(access).toMatchObject({ code: "ok", alias: "chat", outputTokens: 2, durationMs: expect.any(Number) });
+      expect(JSON.stringify(access)).not.toContain(result.custom_id); // the client's own text stays out
+    }
+  }, DB_TIMEOUT);
+
   it("runs an embeddings batch", async () => {
     const owner = client(KEYS.owner);
     const lines = ["alpha", "beta", "gamma"].map((text) => ({ custom_id: text, url: "/v1/embeddings", body: { model: "embed", input: text } }));

@@ -8,6 +8,7 @@ import { simulatedText } from "../src/simulator/text.js";
 import { chatClient, collect, textOf, transports, userRequest } from "./helpers/clients.js";
 import { type GatewayProcess, startGatewayProcess } from "./helpers/gateway-process.js";
 import { type Harness, startHarness } from "./helpers/harness.js";
+import { startCommand } from "./helpers/processes.js";
 import { closed, openSocket, rawExchange, statusOf } from "./helpers/raw.js";
 
 const HEADERS_MS = 300;
@@ -236,4 +237,27 @@ describe("3,000 idle connections", () => {
       for (const s of sockets) s.destroy();
     }
   }, 60_000);
+});
+
+describe("the connection ceiling under the open-file limit, said at start", () => {
+  /** The built-in default (maxConnections 10,000) under `ulimit -n`, at the default log level: the lines up to server.listening. */
+  async function startUnder(limit: number): Promise<ReadonlyArray<Record<string, unknown>>> {
+    const gw = await startCommand("sh", ["-c", `ulimit -n ${limit} && exec "${process.execPath}" dist/src/main.js --port 0`], (l) => l.event === "server.listening");
+    try {
+      return [...gw.lines()];
+    } finally {
+      await gw.stop();
+    }
+  }
+
+  it("the default lowered a little (20,000 descriptors: 9,872): no warning on every start", async () => {
+    const lines = await startUnder(20_000);
+    expect(lines.some((l) => l.event === "server.listening")).toBe(true);
+    expect(lines.filter((l) => l.event === "server.max_connections_lowered")).toEqual([]);
+  });
+
+  it("a limit far below the ceiling (4,096 descriptors: 1,920): a warning naming both", async () => {
+    const lines = await startUnder(4_096);
+    expect(lines.find((l) => l.event === "server.max_connections_lowered")).toMatchObject({ level: 40, configured: 10_000, effective: 1_920, openFileLimit: 4_096 });
+  });
 });

@@ -37,6 +37,16 @@ function useTab() {
   return tab;
 }
 
+/** How far a chart's drawing (its legend included) runs past the right edge of its card's content box, in CSS px. */
+async function overflowOf(page: Page, testid: string): Promise<number> {
+  return page.getByTestId(testid).evaluate((card) => {
+    const style = card.ownerDocument.defaultView!.getComputedStyle(card);
+    const contentRight = card.getBoundingClientRect().right - Number.parseFloat(style.paddingRight) - Number.parseFloat(style.borderRightWidth);
+    const drawn = [...card.querySelectorAll(".uplot, .u-legend")].map((e) => e.getBoundingClientRect().right);
+    return Math.max(0, ...drawn.map((right) => right - contentRight));
+  });
+}
+
 describe("console, open", () => {
   let h: Harness;
   const tab = useTab();
@@ -83,6 +93,35 @@ describe("console, open", () => {
     expect(await page.getByTestId("snippet-curl").textContent()).toContain(`"model":"demo"`);
     await screenshot(page, "playground");
     expect(tab.errors).toEqual([]);
+  }, 60_000);
+
+  it("without an admin key, Spend and Batches say what to configure, not that a method is not implemented", async () => {
+    const { page } = tab;
+    await page.goto(`${h.url}/console/#spend`);
+    const spend = await page.getByTestId("spend-problem").textContent();
+    expect(spend).toContain("set auth.adminKeyEnv");
+    expect(spend).toContain("store.postgres");
+    expect(spend).not.toContain("not implemented");
+    await screenshot(page, "spend-no-admin-key");
+    await page.goto(`${h.url}/console/#batches`);
+    const batches = await page.getByTestId("batches-problem").textContent();
+    expect(batches).toContain("set auth.adminKeyEnv");
+    expect(batches).not.toContain("not implemented");
+    // The browser logs each refused call's status (501) as an error of its own; nothing else may show.
+    expect(tab.errors.filter((e) => !e.startsWith("Failed to load resource"))).toEqual([]);
+  }, 60_000);
+
+  it("names each circuit breaker by the aliases routing to it, the upstream model string beside it; the chart stays in its card", async () => {
+    const { page } = tab;
+    const chat = createClient(ChatService, createConnectTransport({ baseUrl: h.url, httpVersion: "1.1" }));
+    await collect(chat.streamChat(userRequest("demo", "Hello")));
+    await page.goto(`${h.url}/console/#live`);
+    const target = `simulator/sim-1?tokens=${TOKENS}&delay_ms=5`;
+    await page.getByTestId(`breaker-${target}-aliases`).filter({ hasText: /^demo$/ }).waitFor();
+    expect(await page.getByTestId(`breaker-${target}`).textContent()).toBe(`demo${target}closed`);
+    await page.getByTestId("ttft-chart").locator(".u-legend").waitFor();
+    expect(await overflowOf(page, "ttft-chart")).toBeLessThan(1); // sub-pixel rounding; it was 13 px (the card's padding)
+    await screenshot(page, "live-breakers");
   }, 60_000);
 
   it("Stop cancels the RPC, and the simulator sees its request closed", async () => {
@@ -324,6 +363,10 @@ describe("console spend page", () => {
     await page.getByTestId("spend-grouping").selectOption("business_line");
     await page.getByTestId("spend-chart").locator(".u-legend", { hasText: "consumer" }).waitFor();
     expect(await page.getByTestId("spend-chart").locator(".u-legend").textContent()).toContain("revenue");
+    // The chart and its legend stay inside the card; the buckets are UTC hours, written as every page writes time.
+    expect(await overflowOf(page, "spend-chart")).toBeLessThan(1);
+    await page.getByTestId("spend-chart").locator(".u-over").hover();
+    expect(await page.getByTestId("spend-chart").locator(".u-legend .u-series").first().locator(".u-value").textContent()).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:00 UTC$/);
     await screenshot(page, "spend");
     expect(tab.errors).toEqual([]);
   }, 120_000);
@@ -368,6 +411,7 @@ describe("console batches page", () => {
     await page.getByTestId(`batch-counts-${batch.id}`).filter({ hasText: "2 / 3" }).waitFor();
     expect(await page.getByTestId(`batch-status-${batch.id}`).textContent()).toBe("in progress");
     expect(await page.getByTestId(`batch-${batch.id}`).textContent()).toContain("nightly");
+    expect(await page.getByTestId(`batch-created-${batch.id}`).textContent()).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC$/);
     await screenshot(page, "batches");
 
     h.sim.records.release("console-held");

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { clockLabel, LABEL_GAP, placeLabels, type Tick } from "../console/src/live/time-labels.js";
+import { bucketLabel, utcDate, utcDateTime } from "../console/src/time-format.js";
 
 /** Widths as a monospace font would give them: 7 px a character. */
 const mono = (text: string) => text.length * 7;
@@ -39,10 +40,30 @@ describe("time axis labels", () => {
     }
   });
 
-  it("writes clock times of one width: HH:MM:SS for ticks under a minute apart, HH:MM otherwise", () => {
-    const at = new Date(2026, 0, 2, 9, 5, 30).getTime() / 1000;
+  it("writes UTC clock times of one width: HH:MM:SS for ticks under a minute apart, HH:MM otherwise", () => {
+    const at = Date.UTC(2026, 0, 2, 9, 5, 30) / 1000;
     expect(clockLabel(at, 30)).toBe("09:05:30");
     expect(clockLabel(at, 60)).toBe("09:05");
     expect(clockLabel(at, 120)).toBe("09:05");
+  });
+});
+
+describe("one time format on every page: UTC, 24-hour, ISO order", () => {
+  const at = Date.UTC(2026, 11, 6, 20, 13, 14);
+
+  it("a date, and a date with its time, as the Batches page writes them", () => {
+    expect(utcDate(at)).toBe("2026-12-06");
+    expect(utcDateTime(at)).toBe("2026-12-06 20:13:14 UTC");
+    expect(utcDateTime(at, false)).toBe("2026-12-06 20:13 UTC");
+  });
+
+  it("the Spend chart's buckets: days by date; hours by clock time, the date where a day begins, date and time in the legend", () => {
+    const hour = Date.UTC(2026, 11, 6, 20) / 1000;
+    const midnight = Date.UTC(2026, 11, 7) / 1000;
+    expect(bucketLabel(hour, false, "axis")).toBe("20:00");
+    expect(bucketLabel(midnight, false, "axis")).toBe("2026-12-07");
+    expect(bucketLabel(hour, false, "legend")).toBe("2026-12-06 20:00 UTC");
+    expect(bucketLabel(midnight, true, "axis")).toBe("2026-12-07");
+    expect(bucketLabel(midnight, true, "legend")).toBe("2026-12-07");
   });
 });

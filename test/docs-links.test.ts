@@ -130,3 +130,41 @@ describe("the link check", () => {
     expect(slug("See [Tenancy](tenancy.md) now")).toBe("see-tenancy-now");
   });
 });
+
+describe("what the reference pages promise to say", () => {
+  /** A section of a markdown file: from its heading to the next heading of the same level. */
+  const section = (file: string, heading: string) => {
+    const text = readFileSync(file, "utf8");
+    const start = text.indexOf(`\n${heading}\n`);
+    expect(start, `${file}: ${heading}`).toBeGreaterThanOrEqual(0);
+    const level = heading.split(" ")[0]!;
+    const end = text.indexOf(`\n${level} `, start + heading.length + 2);
+    return text.slice(start, end < 0 ? undefined : end);
+  };
+
+  it("docs/tenancy.md names every column of spend.csv and what an empty group cell is", async () => {
+    const { SPEND_CSV_FIGURES } = await import("../src/edges/openai/spend-csv.js");
+    const reports = section("docs/tenancy.md", "## Reports");
+    for (const column of SPEND_CSV_FIGURES) expect(reports).toContain(`\`${column}\``);
+    expect(reports).toMatch(/empty cell/);
+  });
+
+  it("docs/tenancy.md gives the bounds of a tag", async () => {
+    const { MAX_TAG_VALUE_CHARS } = await import("../src/tenancy/tags.js");
+    const tags = section("docs/tenancy.md", "## Cost allocation by tag");
+    expect(tags).toContain(`| a value | ${MAX_TAG_VALUE_CHARS} characters |`);
+    expect(tags).toContain("| pairs in one `sluice-tags` header | 32 |");
+  });
+
+  it("docs/configuration.md says what store.postgres holds, that only the semantic cache needs pgvector, and how batches run", () => {
+    const reference = readFileSync("docs/configuration.md", "utf8");
+    const row = (name: string) => reference.split("\n").find((line) => line.startsWith(`| \`${name}\` |`)) ?? "";
+    for (const feature of ["spend ledger", "audit log", "batches", "evaluation", "semantic cache"]) expect(row("store.postgres")).toContain(feature);
+    expect(row("store.postgres.url")).toMatch(/Only the semantic cache needs the pgvector extension/);
+    expect(reference).not.toContain("in-process worker");
+  });
+
+  it("docs/evaluation.md warns that the evaluation's key reads what was replayed", () => {
+    expect(section("docs/evaluation.md", "## Privacy")).toMatch(/evaluation's key reads what was replayed/);
+  });
+});

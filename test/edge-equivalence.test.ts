@@ -2,9 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ProviderKind } from "../src/core/chat-request.js";
 import { simulatedText } from "../src/simulator/text.js";
 import { answerViaFacade, answerViaGrpc } from "./helpers/answers.js";
-import { answerViaMessages } from "./helpers/answer-via-messages.js";
+import OpenAI from "openai";
+import { answerViaMessages, messagesClient } from "./helpers/answer-via-messages.js";
 import { answerViaResponsesStream, responsesClient } from "./helpers/answer-via-responses.js";
 import { type Harness, startHarness } from "./helpers/harness.js";
+import { readFacadeEvents } from "./helpers/sse-events.js";
 
 /**
  * One request, four edges, each through the client its callers use:
@@ -46,5 +48,58 @@ describe.each(KINDS)("the same request through every edge, %s upstream", (kind) 
   it("compares real content (not four empty answers)", async () => {
     const answer = await answerViaGrpc(h.url, "sim", "#sim tokens=15 seed=3");
     expect(answer.text).toBe(simulatedText(3, 15));
+  });
+});
+
+/**
+ * The model an answer names (docs/streams.md): the alias the client asked
+ * for, on every HTTP edge, streamed or not, never the upstream model string
+ * (whose knobs, here the simulator's, are the operator's business).
+ */
+describe.each(KINDS)("every HTTP edge names the alias as the answer's model, %s upstream", (kind) => {
+  const UPSTREAM = "sim-1?tokens=6&delay_ms=1";
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({ kind, models: { sim: UPSTREAM } });
+  });
+  afterAll(() => h.close());
+
+  it("Chat Completions: the whole answer, every chunk of a stream, and a resumed stream", async () => {
+    const openai = new OpenAI({ baseURL: `${h.url}/v1`, apiKey: "not-used", maxRetries: 0 });
+    const whole = await openai.chat.completions.create({ model: "sim", messages: [{ role: "user", content: "Hi" }] });
+    expect(whole.model).toBe("sim");
+    const models = new Set<string>();
+    for await (const chunk of await openai.chat.completions.create({ model: "sim", messages: [{ role: "user", content: "Hi" }], stream: true, stream_options: { include_usage: true } })) {
+      models.add(chunk.model);
+    }
+    expect([...models]).toEqual(["sim"]);
+
+    const body = JSON.stringify({ model: "sim", messages: [{ role: "user", content: "Hi" }], stream: true, stream_options: { resumable: true } });
+    const first = await readFacadeEvents(`${h.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body }, (events) => events.some((e) => e.id !== undefined));
+    const id = (JSON.parse(first.events[0]!.data) as { id: string }).id;
+    const resumed = await readFacadeEvents(`${h.url}/v1/chat/completions/${id}/stream`, { method: "GET", headers: { "last-event-id": "0" } });
+    const chunks = resumed.events.filter((e) => e.data.startsWith("{")).map((e) => JSON.parse(e.data) as { model: string });
+    expect(chunks.length).toBeGreaterThan(0);
+    expect(new Set(chunks.map((c) => c.model))).toEqual(new Set(["sim"]));
+  });
+
+  it("Responses: the whole answer, and every response object a stream carries", async () => {
+    const client = responsesClient(h.url);
+    expect((await client.responses.create({ model: "sim", input: "Hi" })).model).toBe("sim");
+    const models = new Set<string>();
+    for await (const event of await client.responses.create({ model: "sim", input: "Hi", stream: true })) {
+      if ("response" in event) models.add(event.response.model);
+    }
+    expect([...models]).toEqual(["sim"]);
+  });
+
+  it("Messages: the whole answer and message_start", async () => {
+    const client = messagesClient(h.url);
+    expect((await client.messages.create({ model: "sim", max_tokens: 100, messages: [{ role: "user", content: "Hi" }] })).model).toBe("sim");
+    const models: string[] = [];
+    for await (const event of await client.messages.create({ model: "sim", max_tokens: 100, messages: [{ role: "user", content: "Hi" }], stream: true })) {
+      if (event.type === "message_start") models.push(event.message.model);
+    }
+    expect(models).toEqual(["sim"]);
   });
 });

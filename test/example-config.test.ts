@@ -36,6 +36,26 @@ describe(`${EXAMPLE}, the sample configuration`, () => {
     expect({ code, stdout }).toEqual({ code: 0, stdout: `${EXAMPLE}: OK (4 providers, 4 model aliases)\n` });
   });
 
+  it("points to documents and sections that exist", () => {
+    const comments = text
+      .split("\n")
+      .filter((line) => line.startsWith("#"))
+      .map((line) => line.replace(/^#\s?/, ""))
+      .join(" ");
+    const pointers = [...comments.matchAll(/\b(README|docs\/[a-z-]+\.md)\b(?:\s*\(([^)]*)\))?/g)];
+    expect(pointers.length).toBeGreaterThan(0);
+    for (const [, name, sections] of pointers) {
+      const file = name === "README" ? "README.md" : name!;
+      const headings = readFileSync(file, "utf8")
+        .split("\n")
+        .filter((line) => /^#{1,6} /.test(line))
+        .map((line) => line.replace(/^#+ /, "").trim());
+      for (const section of [...(sections ?? "").matchAll(/"([^"]+)"/g)].map((m) => m[1]!)) {
+        expect(headings, `${file} has no section "${section}"`).toContain(section);
+      }
+    }
+  });
+
   it("is where docs/configuration.md introduces the configuration", () => {
     const doc = readFileSync("docs/configuration.md", "utf8");
     const section = doc.slice(0, doc.indexOf("\n## Reference\n"));

@@ -129,7 +129,10 @@ describe("live statistics (injected clock)", () => {
         { provider: "b", waiting: 1, inFlight: 4 },
         { provider: "a", waiting: 0, inFlight: 1 },
       ],
-      breakers: () => [{ target: "b/m", state: "open" }, { target: "a/m", state: "closed" }],
+      breakers: () => [
+        { target: "b/m", state: "open", aliases: ["beta"] },
+        { target: "a/m", state: "closed", aliases: ["alpha", "also-alpha"] },
+      ],
     });
     expect(live.snapshot()).toMatchObject({
       activeStreams: 2,
@@ -138,8 +141,8 @@ describe("live statistics (injected clock)", () => {
         { provider: "b", waiting: 1, inFlight: 4 },
       ],
       breakers: [
-        { target: "a/m", state: "closed" },
-        { target: "b/m", state: "open" },
+        { target: "a/m", state: "closed", aliases: ["alpha", "also-alpha"] },
+        { target: "b/m", state: "open", aliases: ["beta"] },
       ],
     });
     active = 0;

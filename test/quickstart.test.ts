@@ -1,3 +1,6 @@
+import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { FinishReason } from "../gen/sluice/v1/delta_pb.js";
 import { chatClient, collect, textOf, transports, userRequest } from "./helpers/clients.js";
@@ -10,6 +13,11 @@ describe("quick start: the gateway on its built-in default", () => {
     try {
       const url = gw.line.url as string;
       expect(gw.line.models).toEqual(["demo", "demo-embed", "demo-slow", "demo-tools"]);
+      // The README's quick start names every alias the default serves.
+      const readme = readFileSync("README.md", "utf8");
+      const quickStart = readme.slice(readme.indexOf("## Quick start"), readme.indexOf("\n## ", readme.indexOf("## Quick start") + 1));
+      for (const alias of gw.line.models as string[]) expect(quickStart).toContain(`\`${alias}\``);
+      expect(quickStart).toContain(`serves ${["one", "two", "three", "four", "five"][(gw.line.models as string[]).length - 1]} aliases`);
       const client = chatClient(transports(url)["connect (connect-node, HTTP/1.1)"]!);
       const messages = await collect(client.streamChat(userRequest("demo", "Hello")));
       expect(textOf(messages).split(" ").filter(Boolean)).toHaveLength(40);
@@ -23,4 +31,26 @@ describe("quick start: the gateway on its built-in default", () => {
       expect(await gw.stop()).toBe(0);
     }
   }, 60_000); // a gateway process with its built-in simulator: ~2.5 s, 7 s with six CPU hogs
+
+  it("the start banner names the pid and the console, and its commands work as printed", async () => {
+    const env = { PATH: process.env.PATH ?? "", PORT: "0", HOME: process.env.HOME ?? "" };
+    const gw = await startProcess(["dist/src/main.js"], (l) => l.event === "server.listening", env);
+    try {
+      const url = gw.line.url as string;
+      const banner = gw.stderr();
+      expect(banner).toContain(`Sluice is listening on ${url} (pid ${String(gw.child.pid)})`);
+      expect(gw.line.pid).toBe(gw.child.pid);
+      const consoleUrl = /^Console: (\S+)$/m.exec(banner)?.[1];
+      expect(consoleUrl).toBe(`${url}/console/`);
+      expect((await fetch(consoleUrl!)).status).toBe(200);
+      const commands = banner.split("\n").filter((line) => line.startsWith("  "));
+      expect(commands.map((c) => c.trim().split(" ").slice(0, 3).join(" "))).toEqual(["curl --no-buffer " + url + "/v1/chat/completions", "npx @bufbuild/buf curl", "npx @bufbuild/buf curl"]);
+      const outputs = await Promise.all(commands.map((command) => promisify(execFile)("sh", ["-c", command], { env: process.env }).then((r) => r.stdout)));
+      expect(outputs[0]).toContain("data: [DONE]");
+      expect(outputs[1]).toContain('"finish"');
+      expect(outputs[2]).toContain("sluice.v1.ChatService/StreamChat");
+    } finally {
+      expect(await gw.stop()).toBe(0);
+    }
+  }, 60_000);
 });

@@ -226,6 +226,93 @@ describe("HTTP/1.1: a refused body is not read to its end", () => {
   });
 });
 
+/** Writes request headers on a raw socket and resolves with the first response head the gateway sends (up to its blank line). */
+async function firstHead(socket: import("node:net").Socket, head: string): Promise<string> {
+  let text = "";
+  const got = new Promise<string>((resolve, reject) => {
+    const onData = (d: Buffer) => {
+      text += d.toString("latin1");
+      const end = text.indexOf("\r\n\r\n");
+      if (end < 0) return;
+      socket.off("data", onData);
+      resolve(text.slice(0, end));
+    };
+    socket.on("data", onData);
+    socket.once("close", () => reject(new Error(`closed before a response head: ${JSON.stringify(text)}`)));
+  });
+  socket.write(head);
+  return got;
+}
+
+describe("Expect: 100-continue: the body is invited only when it will be read", () => {
+  const chat = JSON.stringify({ model: "sim", messages: [{ role: "user", content: "Hi" }] });
+  const headOf = (length: number) =>
+    `POST /v1/chat/completions HTTP/1.1\r\nhost: gateway\r\ncontent-type: application/json\r\nexpect: 100-continue\r\ncontent-length: ${length}\r\n\r\n`;
+
+  it("HTTP/1.1, a declared Content-Length over the limit: 413 at once, never 100 Continue", async () => {
+    const socket = netConnect(Number(new URL(gw.url).port), new URL(gw.url).hostname);
+    socket.on("error", () => undefined);
+    try {
+      await new Promise<void>((resolve) => socket.once("connect", () => resolve()));
+      const head = await firstHead(socket, headOf(100 * MiB));
+      expect(head).toMatch(/^HTTP\/1\.1 413 /);
+    } finally {
+      socket.destroy();
+    }
+  });
+
+  it("HTTP/1.1, a body within the limit: 100 Continue, then the answer once the body is sent", async () => {
+    const socket = netConnect(Number(new URL(gw.url).port), new URL(gw.url).hostname);
+    socket.on("error", () => undefined);
+    try {
+      await new Promise<void>((resolve) => socket.once("connect", () => resolve()));
+      expect(await firstHead(socket, headOf(Buffer.byteLength(chat)))).toBe("HTTP/1.1 100 Continue");
+      expect(await firstHead(socket, chat)).toMatch(/^HTTP\/1\.1 200 /);
+    } finally {
+      socket.destroy();
+    }
+  });
+
+  it("HTTP/2, a body within the limit: continue, then the answer once the body is sent", async () => {
+    const session = h2connect(gw.url);
+    try {
+      const stream = session.request(
+        { ":method": "POST", ":path": "/v1/chat/completions", "content-type": "application/json", expect: "100-continue", "content-length": String(Buffer.byteLength(chat)) },
+        { endStream: false },
+      );
+      stream.once("continue", () => stream.end(chat));
+      const status = await new Promise<number>((resolve, reject) => {
+        stream.once("response", (h) => resolve(Number(h[":status"])));
+        stream.once("error", reject);
+      });
+      expect(status).toBe(200);
+      stream.resume();
+      await new Promise((resolve) => stream.once("end", resolve));
+    } finally {
+      session.close();
+    }
+  });
+
+  it("HTTP/2, a declared content-length over the limit: 413 and no continue", async () => {
+    const session = h2connect(gw.url);
+    try {
+      const stream = session.request(
+        { ":method": "POST", ":path": "/v1/chat/completions", "content-type": "application/json", expect: "100-continue", "content-length": String(100 * MiB) },
+        { endStream: false },
+      );
+      let invited = false;
+      stream.on("continue", () => (invited = true));
+      stream.on("error", () => undefined);
+      const status = await new Promise<number>((resolve) => stream.once("response", (h) => resolve(Number(h[":status"]))));
+      expect(status).toBe(413);
+      expect(invited).toBe(false);
+      stream.close();
+    } finally {
+      session.close();
+    }
+  });
+});
+
 /** A request with one user message made of `parts` one-character text parts. */
 function manyParts(parts: number) {
   return create(StreamChatRequestSchema, {

@@ -5,7 +5,16 @@ import { z } from "zod";
 import { simulatedToolCalls } from "../src/simulator/script.js";
 import { simulatedText } from "../src/simulator/text.js";
 import { answerViaGrpc } from "./helpers/answers.js";
-import { answerOfResponse, answerViaResponses, answerViaResponsesEvents, answerViaResponsesStream, joinEvents, rejection, responsesClient } from "./helpers/answer-via-responses.js";
+import {
+  answerOfResponse,
+  answerViaResponses,
+  answerViaResponsesEvents,
+  answerViaResponsesStream,
+  joinEvents,
+  rejection,
+  responsesClient,
+  WEATHER_TOOL,
+} from "./helpers/answer-via-responses.js";
 import { baseUrlFor, FAR_TIMEOUTS, type Harness, PROVIDER_KINDS, type ProviderKind, startHarness } from "./helpers/harness.js";
 import { type LengthProxy, startLengthProxy } from "./helpers/length-proxy.js";
 
@@ -36,6 +45,7 @@ beforeAll(async () => {
     harnesses.set(kind, h);
   }
 });
+const responsesHarness = (kind: ProviderKind): Harness => harnesses.get(kind)!;
 afterAll(async () => {
   for (const h of harnesses.values()) await h.close();
   for (const p of proxies) await p.close();
@@ -80,6 +90,38 @@ describe.each(PROVIDER_KINDS)("via %s: /v1/responses says what the gRPC edge say
     const answer = await answerViaResponsesStream(responsesClient(h.url), "sim", "#sim reasoning=3 tokens=0 tools=2 seed=5");
     expect(answer.reasoning).toBe(simulatedText(5 + 7919, 3));
     expect(answer.toolCalls.map((c) => ({ ...c, arguments: JSON.stringify(c.arguments) }))).toEqual(simulatedToolCalls(5, 2, ["get_weather"]));
+  });
+});
+
+/**
+ * Output items one at a time, as OpenAI streams them: every event of item k
+ * comes between its `output_item.added` and its `output_item.done`, and
+ * item k+1 is added only after item k is done. The answer of the default
+ * configuration's demo-tools alias (`sim-1?tokens=8&tools=2`): text, then
+ * two calls streamed in fragments.
+ */
+describe.each(PROVIDER_KINDS)("via %s: parallel function calls stream as one output item after another", (kind) => {
+  it("no item is added before the one before it is done", async () => {
+    const client = responsesClient(responsesHarness(kind).url);
+    const trail: Array<[string, number]> = [];
+    for await (const event of await client.responses.create({ model: "sim", input: "#sim tokens=8 tools=2 seed=11", tools: [WEATHER_TOOL], stream: true })) {
+      if ("output_index" in event) trail.push([event.type, event.output_index]);
+    }
+    const calls = trail.filter(([type]) => type === "response.function_call_arguments.delta");
+    expect(new Set(calls.map(([, index]) => index)).size).toBe(2);
+    let open: number | undefined;
+    let next = 0;
+    for (const [type, index] of trail) {
+      if (type === "response.output_item.added") {
+        expect(open, `item ${index} added while item ${String(open)} is open`).toBeUndefined();
+        expect(index).toBe(next++);
+        open = index;
+      } else {
+        expect(index, `${type} outside its item`).toBe(open);
+        if (type === "response.output_item.done") open = undefined;
+      }
+    }
+    expect(open).toBeUndefined();
   });
 });
 

@@ -26,10 +26,26 @@ function commandLine(pid: number): string[] {
 function isRunning(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch {
     return false;
   }
+  // An orphan that exited stays a zombie until whoever adopted it reaps it: it runs no more.
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+/** Every process below `pid`, depth first. */
+function descendantsOf(pid: number): number[] {
+  return childrenOf(pid).flatMap((child) => [child, ...descendantsOf(child)]);
+}
+
+/** Resolves when every process holding the write end of `started`'s stdout has exited (the gateway's too). */
+function stdoutClosed(started: Started): Promise<void> {
+  return new Promise((resolve) => started.child.stdout!.once("close", () => resolve()));
 }
 
 /** Processes this file started, ended by pid if a test fails half-way. */
@@ -67,6 +83,26 @@ describe("the start command runs the gateway in the process that gets the signal
     await expect(fetch(`${url}/healthz`)).rejects.toThrow();
   });
 
+  it("npm start: SIGHUP to npm, which npm does not pass on, does not orphan the gateway: it sees npm gone, drains the stream in flight and exits", async () => {
+    const { npm, gatewayPid, url } = await npmStart();
+    expect(npm.line.pid).toBe(gatewayPid); // the pid to send SIGHUP to, in the listening line (and the banner)
+    const closed = stdoutClosed(npm);
+    const received: StreamChatResponse[] = [];
+    let gone: Promise<Record<string, unknown>> | undefined;
+    for await (const message of chatClient(transports(url)["grpc (connect-node, h2)"]!).streamChat(userRequest("demo-slow", "Hello"))) {
+      received.push(message);
+      if (!gone) {
+        process.kill(npm.child.pid!, "SIGHUP");
+        gone = npm.waitForLine((l) => l.event === "server.launcher_gone");
+      }
+    }
+    expect(received.at(-1)!.delta.case).toBe("finish");
+    expect(await gone).toMatchObject({ launcherPid: npm.child.pid, pid: gatewayPid });
+    await closed;
+    expect(isRunning(gatewayPid)).toBe(false);
+    expect(npm.lines().find((l) => l.event === "server.stopped")).toMatchObject({ drained: true });
+  });
+
   it("SIGTERM still ends it when whoever read its logs has gone away", async () => {
     const { npm, gatewayPid } = await npmStart();
     npm.child.stdout!.destroy();
@@ -81,6 +117,27 @@ describe("the start command runs the gateway in the process that gets the signal
     expect(stdout).toContain("usage: sluice");
     expect(stderr).not.toContain("building");
     expect(statSync("dist/src/main.js").mtimeMs).toBe(before);
+  });
+
+  it("npx sluice: SIGTERM to npx (whose shell dies and passes nothing on) stops the gateway too", async () => {
+    const project = await mkdtemp(join(tmpdir(), "sluice-npx-"));
+    try {
+      await writeFile(join(project, "package.json"), JSON.stringify({ name: "uses-sluice", version: "1.0.0", private: true }));
+      await run("npm", ["install", "--offline", "--no-audit", "--no-fund", ROOT], { cwd: project });
+      const npx = await startCommand("npx", ["sluice", "--port", "0"], listening, { cwd: project });
+      started.push(npx.child.pid!);
+      const gatewayPid = descendantsOf(npx.child.pid!).find((pid) => commandLine(pid).some((arg) => arg.endsWith("/sluice")) && /node$/.test(commandLine(pid)[0]!));
+      expect(gatewayPid).toBeDefined();
+      started.push(gatewayPid!);
+      expect(npx.line.pid).toBe(gatewayPid);
+      const closed = stdoutClosed(npx);
+      await npx.stop();
+      expect(await npx.waitForLine((l) => l.event === "server.launcher_gone")).toMatchObject({ pid: gatewayPid });
+      await closed;
+      expect(isRunning(gatewayPid!)).toBe(false);
+    } finally {
+      await rm(project, { recursive: true, force: true });
+    }
   });
 
   it("the installed sluice command starts the gateway itself and stops on SIGTERM", async () => {

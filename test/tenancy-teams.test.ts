@@ -101,7 +101,7 @@ describe("a team's budget", () => {
     expect(refusal.res.status).toBe(402);
     expect(refusal.json.error).toMatchObject({ code: "budget_exceeded", type: "insufficient_quota", param: null });
     expect(refusal.res.headers.get("sluice-budget-level")).toBe("team");
-    expect(refusal.res.headers.get("sluice-budget-reset")).toMatch(/^\d+m\d+s$/);
+    expect(refusal.res.headers.get("sluice-budget-reset")).toMatch(/^((\d+d)?(\d+h)?\d+m\d+s|[\d.]+m?s)$/);
     expect(refusal.json.error.message).toMatch(/^team search has spent its budget for this month \(it renews in/);
     expect(refusal.json.error.message).not.toMatch(/USD|\d+\.\d+/);
 

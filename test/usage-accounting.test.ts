@@ -50,6 +50,14 @@ describe("costs in integer micro-dollars", () => {
     expect(resetDuration(1_500)).toBe("1.5s");
     expect(resetDuration(360_000)).toBe("6m0s");
   });
+
+  it("a budget's reset hours or days away is written with hours and days, never thousands of minutes", () => {
+    expect(resetDuration(64_412_000)).toBe("17h53m32s"); // was 1073m32s
+    expect(resetDuration(3_600_000)).toBe("1h0m0s");
+    expect(resetDuration(604_800_000 - 3_600_000)).toBe("6d23h0m0s");
+    expect(resetDuration(30 * 86_400_000 + 1)).toBe("30d0h0m1s"); // rounded up: never before the renewal
+    expect(resetDuration(3_599_001)).toBe("1h0m0s");
+  });
 });
 
 describe("token counts the gateway makes itself", () => {

@@ -70,7 +70,8 @@ describe("WatchStats with the console open", () => {
       const during = await step();
       expect(during.activeStreams).toBe(1);
       expect(during.queues).toEqual([expect.objectContaining({ provider: "simulator", inFlight: 1 })]);
-      expect(during.breakers).toEqual([expect.objectContaining({ target: "simulator/sim-1?tokens=5" })]);
+      // Named by the alias callers use, the upstream model string beside it.
+      expect(during.breakers).toEqual([expect.objectContaining({ target: "simulator/sim-1?tokens=5", aliases: ["sim"] })]);
       h.sim.records.release("watch-active");
       await done;
       const after = await step();

@@ -134,7 +134,12 @@ export interface CallLayer {
   identify(credential: string | undefined, edge: string, fields?: Record<string, unknown>, remote?: string): Promise<Principal | undefined>;
   stream(request: ChatRequest, principal: Principal | undefined, call: CallContext, options: StreamOptions): CallStream;
   /** The rest of a resumable stream, after `options.after`; throws `not_found`, `permission_denied`, the original's error. */
-  resume(id: string, principal: Principal | undefined, signal: AbortSignal, options: ResumeOptions): Promise<{ readonly items: AsyncGenerator<Numbered | Heartbeat, void, undefined>; readonly includeUsage: boolean }>;
+  resume(
+    id: string,
+    principal: Principal | undefined,
+    signal: AbortSignal,
+    options: ResumeOptions,
+  ): Promise<{ readonly items: AsyncGenerator<Numbered | Heartbeat, void, undefined>; readonly includeUsage: boolean; readonly alias?: string }>;
   /** Stops the upstream of a resumable stream on whichever replica runs it. */
   cancel(id: string, principal: Principal | undefined): Promise<void>;
   /**
@@ -289,6 +294,7 @@ export function createCallLayer(options: CallLayerOptions): CallLayer {
           clientSignal: call.signal,
           ...(principal ? { principal } : {}),
           ...(streamOptions.includeUsage !== undefined ? { includeUsage: streamOptions.includeUsage } : {}),
+          alias: request.model,
           onNotResumable: () => {
             notResumable = true;
           },
@@ -319,7 +325,11 @@ export function createCallLayer(options: CallLayerOptions): CallLayer {
       if (!resumable) throw NO_RESUME();
       const resumed = await resumable.resume(id, principal, signal);
       const rest = unseen(resumed.entries, resumeOptions.after, resumeOptions.skipped);
-      return { includeUsage: resumed.includeUsage, items: resumeOptions.heartbeatMs > 0 ? withHeartbeats(rest, resumeOptions.heartbeatMs) : rest };
+      return {
+        includeUsage: resumed.includeUsage,
+        ...(resumed.alias !== undefined ? { alias: resumed.alias } : {}),
+        items: resumeOptions.heartbeatMs > 0 ? withHeartbeats(rest, resumeOptions.heartbeatMs) : rest,
+      };
     },
 
     async cancel(id, principal) {

@@ -49,7 +49,7 @@ export const CONFIG_DOCS: Readonly<Record<string, KeyDoc>> = {
   "server.requestTimeoutMs": { text: "The whole request body must arrive in this time: 408 on the facade, `DEADLINE_EXCEEDED` on the RPC edges." },
   "server.idleTimeoutMs": { text: "A connection with nothing in flight (HTTP/1.1 keep-alive, an HTTP/2 session with no stream) is closed (HTTP/2 gets GOAWAY)." },
   "server.sendTimeoutMs": { text: "A client that takes no bytes of its response for this long has its stream reset, and everything it held (slot, upstream request) is released; slow readers that keep reading are unaffected." },
-  "server.maxConnections": { text: "Open connections. A new connection beyond it closes the connection that has been idle longest (never one with a request in flight); if every connection is busy, it gets `503` and is closed. Lowered at start-up (and logged) when the process's open-file limit cannot hold it: each client stream also holds an upstream connection." },
+  "server.maxConnections": { text: "Open connections. A new connection beyond it closes the connection that has been idle longest (never one with a request in flight); if every connection is busy, it gets `503` and is closed. Lowered at start-up when the process's open-file limit cannot hold it (each client stream also holds an upstream connection, and 256 descriptors are kept for the rest): `server.max_connections_lowered` is a warning when the cut is more than a tenth, a debug line otherwise (the default under a 20,000-descriptor limit: 9,872)." },
   "server.maxStreamsPerConnection": { text: "Concurrent streams on one HTTP/2 connection, advertised in SETTINGS; clients queue above it, a client that ignores it gets `REFUSED_STREAM`." },
   "server.tls": { text: "TLS on the one port, which then speaks TLS only (ALPN `h2` and `http/1.1`; see [TLS](operations.md#tls)). Relative paths are relative to the working directory.", unset: "cleartext h2c and HTTP/1.1" },
   "server.tls.certFile": { text: "PEM certificate chain, leaf first." },
@@ -58,7 +58,7 @@ export const CONFIG_DOCS: Readonly<Record<string, KeyDoc>> = {
   "server.watchConfig": { text: "`true`: reload when the configuration file changes (SIGHUP always reloads; see [Reloading the configuration](operations.md#reloading-the-configuration))." },
 
   log: { text: "JSON log lines (pino) on stdout." },
-  "log.level": { text: "The lowest level written." },
+  "log.level": { text: "The lowest level written. Access lines are `info`, but for health probes answered 200 (`/healthz`, `/readyz` ready), which are `debug`." },
 
   telemetry: { text: "Metrics and traces (see [Observability](operations.md#observability))." },
   "telemetry.serviceName": { text: "`service.name` on spans and metrics (`OTEL_SERVICE_NAME` overrides)." },
@@ -111,7 +111,7 @@ export const CONFIG_DOCS: Readonly<Record<string, KeyDoc>> = {
   "alerts.webhook.timeoutMs": { text: "Longest one delivery attempt may take." },
   "alerts.webhook.maxAttempts": { text: "Attempts per alert, with doubling backoff from one second (a 2xx answer ends them); then the alert is dropped and counted." },
   "alerts.webhook.queueMax": { text: "Alerts waiting for delivery at most; past it new ones are dropped and counted." },
-  batch: { text: "The OpenAI Batch API on the facade (`/v1/files`, `/v1/batches`): files, batches and each line's result in the database (`store.postgres`, or the embedded in-memory PGlite, with which nothing survives a restart), run by an in-process worker (docs/batches.md)." },
+  batch: { text: "The OpenAI Batch API on the facade (`/v1/files`, `/v1/batches`): files, batches and each line's result in the database (`store.postgres`, or the embedded in-memory PGlite, with which nothing survives a restart). Lines run on this gateway's own queue, or, with both `store.redis` and `store.postgres`, on a queue every replica shares and takes lines from (`batch.leaseMs`; docs/batches.md)." },
   "batch.maxFileBytes": { text: "Bytes of one uploaded batch file at most; a larger upload is refused (413) before it is parsed." },
   "batch.maxLines": { text: "Lines (requests) of one batch file at most." },
   "batch.maxLineBytes": { text: "Bytes of one line of a batch file at most." },
@@ -182,8 +182,8 @@ export const CONFIG_DOCS: Readonly<Record<string, KeyDoc>> = {
 
   store: { text: "Where limits, spend, usage, runtime keys and cache entries are kept: Redis for what replicas share at once, PostgreSQL for what needs a database (see [Tenancy](tenancy.md), [Caching](caching.md)).", unset: "in process: right for one replica (limits, spend and runtime keys start empty after a restart)" },
   "store.redis": { text: "One Redis (standalone, or a primary with replicas behind Sentinel or a managed service), not Cluster, shared by every replica.", unset: "limits, spend, usage and exact-cache entries in process" },
-  "store.postgres": { text: "The one database of the features that need one (the semantic cache): a server by `url`, or the embedded PGlite. It opens behind the port when a feature first needs it; until it is open those features go without (the semantic cache misses).", unset: "the embedded PGlite in memory, opened only when an alias has a semantic cache" },
-  "store.postgres.url": { text: "`postgres://` or `postgresql://` of a server with the pgvector extension, shared by every replica; TLS as the URL's `sslmode` says. Only host, port and database are ever logged.", unset: "the embedded PGlite" },
+  "store.postgres": { text: "The one database of the features that need one: the spend ledger, the audit log, batches and their files, evaluation recordings and datasets, shadow comparisons, and the semantic cache. A server by `url`, or the embedded PGlite. It opens behind the port when a feature first needs it; until it is open those features go without or wait (the semantic cache misses; ledger and audit records wait for it).", unset: "the embedded PGlite in memory, opened when a feature first needs it (a semantic cache, a batch, a recording); the ledger and the audit log stay off, as nothing in it survives a restart" },
+  "store.postgres.url": { text: "`postgres://` or `postgresql://` of a server, shared by every replica. Only the semantic cache needs the pgvector extension (its tables are made once `vector` is available; the rest of the schema does not wait for it); the ledger, the audit log, batches, evaluation and shadow need no extension; TLS as the URL's `sslmode` says. Only host, port and database are ever logged.", unset: "the embedded PGlite" },
   "store.postgres.dataDir": { text: "Directory of the embedded PGlite's files (kept across restarts).", unset: "in memory: entries are gone at restart" },
   "store.postgres.poolSize": { text: "Connections to the server (`url` mode)." },
   "store.redis.url": { text: "`redis://` or `rediss://` (TLS). Only its host and port are ever logged." },

@@ -6,9 +6,13 @@ import type { Logger } from "./logger.js";
  * One line per HTTP request, whatever became of it: served, refused before
  * routing (unknown model, bad JSON, 413, 404), cancelled or crashed. Written
  * when the response closes, so the duration is the client's whole wait.
+ * Info level, but for health probes answered 200 (debug).
  */
 export function writeAccessLine(logger: Logger, exchange: Exchange, req: AnyRequest, res: AnyResponse): void {
-  logger.info({
+  // Probes come every few seconds from every balancer and orchestrator: a healthy answer is a debug line
+  // (info drowned the log in them); a probe answered 503 (not ready, draining) stays info.
+  const level = exchange.edge === "health" && exchange.code === "ok" ? "debug" : "info";
+  logger[level]({
     event: "access",
     requestId: exchange.requestId,
     edge: exchange.edge,

@@ -16,6 +16,8 @@ export interface RunInput {
   readonly principal?: Principal;
   /** The facade's include_usage, kept for a facade resume. */
   readonly includeUsage?: boolean;
+  /** The model alias the client named, which a resumed stream's chunks name too. */
+  readonly alias?: string;
   /** Told once when the stream stops being resumable (backlog bound, store failure). */
   readonly onNotResumable?: (reason: string) => void;
 }
@@ -29,6 +31,7 @@ export interface Numbered {
 /** A stream being resumed: its deltas with their original sequence numbers. */
 export interface Resumed {
   readonly includeUsage: boolean;
+  readonly alias?: string;
   readonly entries: AsyncGenerator<Numbered, void, undefined>;
 }
 
@@ -153,7 +156,7 @@ export function createResumableStreams(options: ResumableStreamsOptions): Resuma
       id = responseId;
       session.id = id;
       sessions.set(id, session);
-      const meta = { owner: input.principal?.sha256 ?? "", ...(input.includeUsage ? { includeUsage: true } : {}) };
+      const meta = { owner: input.principal?.sha256 ?? "", ...(input.includeUsage ? { includeUsage: true } : {}), ...(input.alias !== undefined ? { alias: input.alias } : {}) };
       try {
         await within(log.open(id, meta), options.storeTimeoutMs, "stream log open");
         writer = createLogWriter(log, id, settings, notResumable);
@@ -258,7 +261,7 @@ export function createResumableStreams(options: ResumableStreamsOptions): Resuma
     run,
     async resume(id, principal, signal) {
       const meta = await owned(id, principal);
-      return { includeUsage: meta.includeUsage === true, entries: readEntries(id, signal) };
+      return { includeUsage: meta.includeUsage === true, ...(meta.alias !== undefined ? { alias: meta.alias } : {}), entries: readEntries(id, signal) };
     },
     async cancel(id, principal) {
       await owned(id, principal);

@@ -25,6 +25,8 @@ export interface StreamMeta {
   readonly owner: string;
   /** The OpenAI facade's `stream_options.include_usage`, for a facade resume. */
   readonly includeUsage?: boolean;
+  /** The model alias the client named: a resumed stream's chunks name it, as the original's did. */
+  readonly alias?: string;
 }
 
 /** What replicas tell the stream's owner: a reader attached or left, or CancelStream. */

@@ -27,3 +27,13 @@ export function effectiveMaxConnections(configured: number, limit = openFileLimi
   if (limit === undefined) return configured;
   return Math.max(16, Math.min(configured, Math.floor((limit - RESERVED) / 2)));
 }
+
+/**
+ * How loud a lowered ceiling is said at start. A cut of at most a tenth is
+ * the default 10,000 under the common 20,000-descriptor limit (9,872): every
+ * start warned of it, and nobody could act on it. A larger cut means the
+ * limit is far below what the ceiling asks for: a warning.
+ */
+export function loweredCeilingLevel(configured: number, effective: number): "warn" | "debug" {
+  return effective < configured * 0.9 ? "warn" : "debug";
+}

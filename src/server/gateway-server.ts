@@ -2,6 +2,8 @@ import { once } from "node:events";
 import type { Http2Session } from "node:http2";
 import type { AddressInfo, Socket } from "node:net";
 import type { TlsCredentials } from "../config/tls-files.js";
+import { inviteBodyWhenRead } from "../http/expect-continue.js";
+import type { AnyRequest, AnyResponse } from "../http/node-http.js";
 import type { Logger } from "../logging/logger.js";
 import type { HealthState } from "../health/health-state.js";
 import type { Tracing } from "../telemetry/tracing.js";
@@ -104,14 +106,20 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
   };
 
   const sessions = new Set<Http2Session>();
+  const serve = guardRequests(route, logger, options.tracing);
   const server = new PolyglotServer(
     {
       http: { keepAliveTimeout: options.connections.idleTimeoutMs },
       http2: { settings: { maxConcurrentStreams: options.maxStreamsPerConnection } },
       ...(options.tls ? { tls: tlsListenerOptions(options.tls) } : {}),
     },
-    guardRequests(route, logger, options.tracing),
+    serve,
   );
+  // `Expect: 100-continue` (either HTTP version): the body is invited by whoever reads it, never before a refusal.
+  server.on("checkContinue", (req: AnyRequest, res: AnyResponse) => {
+    inviteBodyWhenRead(req, res);
+    serve(req, res);
+  });
   const guard = guardConnections(server, options.connections, logger);
   if (options.tls) refuseCleartext(server, logger);
   server.on("connection", (socket: Socket) => {

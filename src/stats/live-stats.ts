@@ -26,7 +26,14 @@ export interface LiveStatsSink {
 export interface LiveSources {
   activeStreams(): number;
   queues(): Iterable<{ readonly provider: string; readonly waiting: number; readonly inFlight: number }>;
-  breakers(): Iterable<{ readonly target: string; readonly state: BreakerStateName }>;
+  breakers(): Iterable<BreakerSnapshot>;
+}
+
+/** A target's breaker, and the aliases that route to it (the names callers use). */
+export interface BreakerSnapshot {
+  readonly target: string;
+  readonly state: BreakerStateName;
+  readonly aliases: readonly string[];
 }
 
 export interface SeriesPoint {
@@ -48,7 +55,7 @@ export interface StatsSnapshot {
   readonly outcomes: ReadonlyArray<{ readonly outcome: string; readonly total: number; readonly lastMinute: number }>;
   readonly clientAborts: number;
   readonly attempts: { readonly retries: number; readonly failovers: number; readonly hedgesStarted: number; readonly hedgesWon: number };
-  readonly breakers: ReadonlyArray<{ readonly target: string; readonly state: BreakerStateName }>;
+  readonly breakers: readonly BreakerSnapshot[];
   readonly queues: ReadonlyArray<{ readonly provider: string; readonly waiting: number; readonly inFlight: number }>;
 }
 

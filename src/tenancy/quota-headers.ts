@@ -2,14 +2,22 @@ import type { Quota } from "../store/tenant-store.js";
 
 /**
  * A duration the way OpenAI writes its x-ratelimit-reset-* headers:
- * `250ms`, `1.5s`, `6m0s`.
+ * `250ms`, `1.5s`, `6m0s`; past an hour with hours, past a day with days
+ * (`17h53m32s`, `6d23h0m0s`), so a budget's reset a month away reads as
+ * one (it read `1073m32s`). Seconds past a minute are whole, rounded up:
+ * the reset is never said to come before it does.
  */
 export function resetDuration(ms: number): string {
   const whole = Math.max(0, Math.ceil(ms));
   if (whole < 1_000) return `${whole}ms`;
   if (whole < 60_000) return `${Number((whole / 1_000).toFixed(3))}s`;
-  const minutes = Math.floor(whole / 60_000);
-  return `${minutes}m${Math.round((whole - minutes * 60_000) / 1_000)}s`;
+  const seconds = Math.ceil(whole / 1_000);
+  const days = Math.floor(seconds / 86_400);
+  const hours = Math.floor((seconds % 86_400) / 3_600);
+  const minutes = Math.floor((seconds % 3_600) / 60);
+  const rest = `${minutes}m${seconds % 60}s`;
+  if (days > 0) return `${days}d${hours}h${rest}`;
+  return hours > 0 ? `${hours}h${rest}` : rest;
 }
 
 /** Micro-dollars as a decimal USD string, without a float: 1234567 → "1.234567". */

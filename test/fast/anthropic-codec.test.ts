@@ -174,7 +174,7 @@ describe("the encoder's event sequence", () => {
         content: [],
         stop_reason: null,
         stop_sequence: null,
-        usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: null, cache_read_input_tokens: null },
+        usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
       },
     });
   });
@@ -200,7 +200,7 @@ describe("the encoder's event sequence", () => {
     expect(stops[0]).toEqual({
       type: "message_delta",
       delta: { stop_reason: "end_turn", stop_sequence: null },
-      usage: { input_tokens: 20, output_tokens: 5, cache_creation_input_tokens: null, cache_read_input_tokens: 10, output_tokens_details: { thinking_tokens: 2 } },
+      usage: { input_tokens: 20, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 10, output_tokens_details: { thinking_tokens: 2 } },
     });
   });
 
@@ -245,7 +245,7 @@ describe("a whole answer (non-streaming)", () => {
       ],
       stop_reason: "tool_use",
       stop_sequence: null,
-      usage: { input_tokens: 50, output_tokens: 80, cache_creation_input_tokens: null, cache_read_input_tokens: 0 },
+      usage: { input_tokens: 50, output_tokens: 80, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
     });
   });
 

@@ -114,13 +114,13 @@ const SCENARIOS: readonly Scenario[] = [
     sameOrder: true,
   },
   {
-    name: "parallel tool calls, fragments interleaved",
+    name: "parallel tool calls",
     deltas: [
       START,
       { type: "text", text: "Let me check." },
       { type: "tool_call", index: 0, id: "call_a", name: "get_weather", arguments: '{"city":' },
-      { type: "tool_call", index: 1, id: "call_b", name: "get_time", arguments: "{}" },
       { type: "tool_call", index: 0, arguments: '"Paris"}' },
+      { type: "tool_call", index: 1, id: "call_b", name: "get_time", arguments: "{}" },
       usage(),
       { type: "finish", reason: "tool_calls" },
     ],
@@ -423,11 +423,11 @@ describe("encoding deltas as Responses events", () => {
     ]);
     expect(events.map((e) => e.data.sequence_number)).toEqual(events.map((_, i) => i));
     expect(events[4]!.data).toEqual({ type: "response.output_text.delta", sequence_number: 4, item_id: "msg_0abc_0", output_index: 0, content_index: 0, delta: "Hel", logprobs: [] });
-    expect(events[0]!.data.response).toMatchObject({ id: "resp_0abc", object: "response", status: "in_progress", model: "sim-1", output: [], store: false });
+    expect(events[0]!.data.response).toMatchObject({ id: "resp_0abc", object: "response", status: "in_progress", model: "sim", output: [], store: false });
     expect(events.at(-1)!.data.response).toMatchObject({ status: "completed", store: false, usage: { input_tokens: 11, output_tokens: 7, total_tokens: 18 } });
   });
 
-  it("tool calls: each call's arguments stream under its own output index, and close before the end", () => {
+  it("parallel tool calls: one output item at a time, each call's arguments under its own index, closed before the next opens", () => {
     const events = framesOf(SCENARIOS[1]!.deltas).map(parseFrame);
     const names = events.map((e) => `${e.event}${"output_index" in e.data ? `@${String(e.data.output_index)}` : ""}`);
     expect(names).toEqual([
@@ -441,17 +441,31 @@ describe("encoding deltas as Responses events", () => {
       "response.output_item.done@0",
       "response.output_item.added@1",
       "response.function_call_arguments.delta@1",
-      "response.output_item.added@2",
-      "response.function_call_arguments.delta@2",
       "response.function_call_arguments.delta@1",
       "response.function_call_arguments.done@1",
       "response.output_item.done@1",
+      "response.output_item.added@2",
+      "response.function_call_arguments.delta@2",
       "response.function_call_arguments.done@2",
       "response.output_item.done@2",
       "response.completed",
     ]);
     expect(events.map((e) => e.data.sequence_number)).toEqual(events.map((_, i) => i));
-    expect(events[14]!.data.item).toEqual({ type: "function_call", id: "fc_0abc_1", call_id: "call_a", name: "get_weather", arguments: '{"city":"Paris"}', status: "completed" });
+    expect(events[12]!.data.item).toEqual({ type: "function_call", id: "fc_0abc_1", call_id: "call_a", name: "get_weather", arguments: '{"city":"Paris"}', status: "completed" });
+  });
+
+  it("a fragment for a call already closed (no provider sends one) still reaches its item: a late delta, and the terminal event carries the whole call", () => {
+    const events = framesOf([
+      START,
+      { type: "tool_call", index: 0, id: "call_a", name: "get_weather", arguments: '{"city":' },
+      { type: "tool_call", index: 1, id: "call_b", name: "get_time", arguments: "{}" },
+      { type: "tool_call", index: 0, arguments: '"Paris"}' },
+      { type: "finish", reason: "tool_calls" },
+    ]).map(parseFrame);
+    const names = events.map((e) => `${e.event}${"output_index" in e.data ? `@${String(e.data.output_index)}` : ""}`);
+    expect(names.indexOf("response.output_item.done@0")).toBeLessThan(names.indexOf("response.output_item.added@1"));
+    const output = (events.at(-1)!.data.response as { output: Array<{ arguments: string }> }).output;
+    expect(output.map((item) => item.arguments)).toEqual(['{"city":"Paris"}', "{}"]);
   });
 
   it("reasoning: summary part and text events; a signature or a withheld block rides in encrypted_content", () => {

@@ -1,10 +1,11 @@
-import { ConnectError } from "@connectrpc/connect";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { useEffect, useState } from "preact/hooks";
 import { BatchStatus } from "../../../gen/sluice/v1/batch_service_pb.js";
 import type { KeyBatch } from "../../../gen/sluice/admin/v1/admin_service_pb.js";
+import { adminProblem } from "../admin-problem.js";
 import { admin } from "../api.js";
 import { count } from "../format.js";
+import { utcDateTime } from "../time-format.js";
 
 /** How often the page reads the list again while it is shown. */
 const REFRESH_MS = 5_000;
@@ -60,7 +61,7 @@ export function BatchesView() {
           setProblem(undefined);
           setBatches(page.batches);
         },
-        (error: unknown) => current && setProblem(ConnectError.from(error).rawMessage),
+        (error: unknown) => current && setProblem(adminProblem(error, "batches")),
       );
     void load();
     const timer = setInterval(() => void load(), REFRESH_MS);
@@ -100,7 +101,7 @@ export function BatchesView() {
                 <td>
                   <Progress entry={entry} />
                 </td>
-                <td>{b.createdAt ? timestampDate(b.createdAt).toLocaleString() : "–"}</td>
+                <td data-testid={`batch-created-${b.id}`}>{b.createdAt ? utcDateTime(timestampDate(b.createdAt).getTime()) : "–"}</td>
               </tr>
             );
           })}

@@ -75,7 +75,7 @@ export function LiveView({ feed }: { readonly feed: Feed }) {
     <div class="live">
       <Numbers s={s} />
       <section>
-        <h2>Time to first token and deltas per second, last five minutes</h2>
+        <h2>Time to first token and deltas per second, last five minutes (UTC)</h2>
         <TtftChart series={s.series} />
       </section>
       <div class="columns">
@@ -101,10 +101,19 @@ export function LiveView({ feed }: { readonly feed: Feed }) {
         </Section>
         <Section title="Circuit breakers" empty={s.breakers.length === 0} emptyText="No target has been used yet.">
           <table data-testid="breakers">
+            <thead>
+              <tr>
+                <th>alias</th>
+                <th>target</th>
+                <th>state</th>
+              </tr>
+            </thead>
             <tbody>
               {s.breakers.map((b) => (
-                <tr key={b.target}>
-                  <td>{b.target}</td>
+                <tr key={b.target} data-testid={`breaker-${b.target}`}>
+                  {/* Named as callers name it; a target several aliases share has one breaker. */}
+                  <td data-testid={`breaker-${b.target}-aliases`}>{b.aliases.length > 0 ? b.aliases.join(", ") : "(no alias now)"}</td>
+                  <td class="muted target">{b.target}</td>
                   <td class={b.state === BreakerState.CLOSED ? "ok" : "bad"}>{BREAKER_NAMES[b.state]}</td>
                 </tr>
               ))}

@@ -1,3 +1,5 @@
+import { utcClock } from "../time-format.js";
+
 /**
  * Labels of the chart's time axis. uPlot's own put a date on the first tick
  * ("12/2/26 11:32am", twice as wide as ":30"), which ran into the next label
@@ -32,11 +34,7 @@ export function placeLabels(ticks: readonly Tick[], widthOf: (text: string) => n
   });
 }
 
-const two = (n: number) => String(n).padStart(2, "0");
-
-/** Local clock time of `seconds` since the epoch: HH:MM, and :SS when ticks are less than a minute apart (`incrSeconds`). */
+/** UTC clock time of `seconds` since the epoch (time-format.ts): HH:MM, and :SS when ticks are less than a minute apart (`incrSeconds`). */
 export function clockLabel(seconds: number, incrSeconds: number): string {
-  const t = new Date(seconds * 1000);
-  const minutes = `${two(t.getHours())}:${two(t.getMinutes())}`;
-  return incrSeconds % 60 === 0 ? minutes : `${minutes}:${two(t.getSeconds())}`;
+  return utcClock(seconds * 1000, incrSeconds % 60 !== 0);
 }

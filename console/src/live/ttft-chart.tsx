@@ -1,6 +1,7 @@
 import { useEffect, useRef } from "preact/hooks";
 import uPlot from "uplot";
 import type { SeriesPoint } from "../../../gen/sluice/admin/v1/stats_pb.js";
+import { chartWidth } from "../chart-width.js";
 import { clockLabel, placeLabels } from "./time-labels.js";
 
 /** uPlot's columns: seconds since the epoch, TTFT p50 and p99 (ms, gaps as null), deltas per second. */
@@ -50,7 +51,7 @@ export function TtftChart(props: { readonly series: readonly SeriesPoint[] }) {
     const element = box.current!;
     const chart = new uPlot(
       {
-        width: Math.max(320, element.clientWidth),
+        width: chartWidth(element),
         height: HEIGHT,
         legend: { live: false },
         cursor: { drag: { x: false, y: false } },
@@ -72,7 +73,7 @@ export function TtftChart(props: { readonly series: readonly SeriesPoint[] }) {
       element,
     );
     plot.current = chart;
-    const onResize = () => chart.setSize({ width: Math.max(320, element.clientWidth), height: HEIGHT });
+    const onResize = () => chart.setSize({ width: chartWidth(element), height: HEIGHT });
     window.addEventListener("resize", onResize);
     return () => {
       window.removeEventListener("resize", onResize);

@@ -29,7 +29,7 @@ export interface Snippets {
 export function snippetsFor(request: StreamChatRequest, origin: string, withKey: boolean): Snippets {
   const json = toJsonString(StreamChatRequestSchema, request);
   const auth = withKey ? ` \\\n  -H "authorization: Bearer $SLUICE_API_KEY"` : "";
-  const bufCurl = `npx buf curl --protocol connect${auth} \\\n  --data ${shellQuote(json)} \\\n  ${origin}/sluice.v1.ChatService/StreamChat`;
+  const bufCurl = `npx @bufbuild/buf curl --protocol connect${auth} \\\n  --data ${shellQuote(json)} \\\n  ${origin}/sluice.v1.ChatService/StreamChat`;
 
   const messages = request.messages
     .map((m) => `    { role: ${ROLE_ENUMS[m.role] ?? "Role.USER"}, content: [{ part: { case: "text", value: ${JSON.stringify(textOf(m))} } }] },`)

@@ -1,5 +1,5 @@
-import { ConnectError } from "@connectrpc/connect";
 import { useEffect, useState } from "preact/hooks";
+import { adminProblem } from "../admin-problem.js";
 import { count, usd } from "../format.js";
 import { BudgetGauges } from "./budget-gauges.js";
 import { SpendChart } from "./spend-chart.js";
@@ -51,7 +51,7 @@ export function SpendView() {
     setProblem(undefined);
     loadSpend(range, grouping).then(
       (loaded) => current && setData(loaded),
-      (error: unknown) => current && setProblem(ConnectError.from(error).rawMessage),
+      (error: unknown) => current && setProblem(adminProblem(error, "spend")),
     );
     return () => {
       current = false;
@@ -109,7 +109,7 @@ export function SpendView() {
             </div>
           </div>
           <section>
-            <h2>Spend over time, by {grouping === "team" ? "team" : "business line"}</h2>
+            <h2>Spend over time (UTC), by {grouping === "team" ? "team" : "business line"}</h2>
             <SpendChart series={data.series} />
           </section>
           <section>

@@ -38,26 +38,28 @@ export function stopReason(reason: FinishReason, stopSequence: string | undefine
 export interface AnthropicUsage {
   readonly input_tokens: number;
   readonly output_tokens: number;
-  readonly cache_creation_input_tokens: number | null;
-  readonly cache_read_input_tokens: number | null;
+  readonly cache_creation_input_tokens: number;
+  readonly cache_read_input_tokens: number;
   readonly output_tokens_details?: { readonly thinking_tokens: number };
 }
 
 /** Usage before anything is known: message_start comes first, the counts with message_delta. */
-export const UNKNOWN_USAGE: AnthropicUsage = { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: null, cache_read_input_tokens: null };
+export const UNKNOWN_USAGE: AnthropicUsage = { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
 
 /**
- * Our usage in Anthropic's fields. Our input count includes cache reads and
- * writes, Anthropic's excludes both: reads are known and taken out, writes
- * are not reported apart by every provider, so they stay in input_tokens
- * and cache_creation_input_tokens is null (unknown), never a false 0.
+ * Our usage in Anthropic's fields, integers always (clients add them up;
+ * a null beside a 0 broke their sums). Our input count includes cache reads
+ * and writes, Anthropic's excludes both: reads are known and taken out;
+ * writes are not reported apart by every provider, so they stay in
+ * input_tokens and cache_creation_input_tokens is 0. The three input
+ * fields still add up to every input token (docs/streams.md).
  */
 export function anthropicUsage(usage: Usage | undefined): AnthropicUsage {
   if (!usage) return { ...UNKNOWN_USAGE };
   return {
     input_tokens: Math.max(0, usage.inputTokens - usage.cachedInputTokens),
     output_tokens: usage.outputTokens,
-    cache_creation_input_tokens: null,
+    cache_creation_input_tokens: 0,
     cache_read_input_tokens: usage.cachedInputTokens,
     ...(usage.reasoningTokens > 0 ? { output_tokens_details: { thinking_tokens: usage.reasoningTokens } } : {}),
   };

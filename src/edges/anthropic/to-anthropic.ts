@@ -137,7 +137,7 @@ export function createMessageEncoder(options: { readonly requestModel: string })
           close(push);
           const stop = { stop_reason: stopReason(delta.reason, delta.stopSequence), stop_sequence: delta.stopSequence ?? null };
           // output_tokens is always present: the SDK copies it whatever else the event carries.
-          push(frame("message_delta", { delta: stop, usage: usage ? anthropicUsage(usage) : { output_tokens: 0 } }));
+          push(frame("message_delta", { delta: stop, usage: anthropicUsage(usage) }));
           push(frame("message_stop", {}));
           return;
         }

@@ -51,7 +51,7 @@ export function statsToProto(snapshot: StatsSnapshot, keys: readonly KeyStat[], 
       hedgesStarted: BigInt(snapshot.attempts.hedgesStarted),
       hedgesWon: BigInt(snapshot.attempts.hedgesWon),
     },
-    breakers: snapshot.breakers.map((b) => ({ target: b.target, state: breakerState(b.state) })),
+    breakers: snapshot.breakers.map((b) => ({ target: b.target, state: breakerState(b.state), aliases: [...b.aliases] })),
     queues: snapshot.queues.map((q) => ({ provider: q.provider, waiting: q.waiting, inFlight: q.inFlight })),
     keys: keys.map((k) => ({
       name: k.name,

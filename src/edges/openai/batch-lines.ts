@@ -3,6 +3,7 @@ import { randomHex, type LineResult, type PendingLine, type StoredBatch } from "
 import { type CallContext, type CallLayer, plainDeltas } from "../../call/call-layer.js";
 import { GatewayError, toGatewayError } from "../../core/errors.js";
 import type { StructureLimits } from "../../core/structure-limits.js";
+import type { Logger } from "../../logging/logger.js";
 import type { Principal } from "../../tenancy/principal.js";
 import { fromResult } from "../sse/http-call.js";
 import { embedRequestFromOpenAi, openAiEmbeddingsBody } from "./embeddings.js";
@@ -12,8 +13,6 @@ import { completionFromResult } from "./to-openai.js";
 
 /** The tag each line's usage record carries (kept when `batch_id` is in auth.tagKeys). */
 export const BATCH_TAG = "batch_id";
-
-const wholeCompletion = fromResult(completionFromResult, () => []);
 
 /** One output-file line: `{id, custom_id, response: {status_code, request_id, body}, error}`, as OpenAI writes them. */
 function outputLine(id: string, customId: string, response: { status_code: number; body: unknown } | null, error: { code: string; message: string } | null): string {
@@ -29,7 +28,32 @@ async function answer(batch: StoredBatch, body: unknown, principal: Principal | 
   }
   const parsed = chatRequestFromOpenAi(body, limits);
   const stream = calls.stream(parsed.request, principal, call, { heartbeatMs: 0 });
-  return (await wholeCompletion(plainDeltas(stream.items, stream.observe))).body;
+  const whole = fromResult((result) => completionFromResult(result, parsed.request.model), () => []);
+  return (await whole(plainDeltas(stream.items, stream.observe))).body;
+}
+
+/**
+ * One access line per batch line, as every HTTP request has one: edge
+ * `openai-batch`, the line's request id (the output file's `id`), the
+ * batch, the status the line's result carries and the call's summary.
+ * The line's own `custom_id` is the client's text and stays out.
+ */
+function writeBatchAccessLine(
+  logger: Logger | undefined,
+  line: { readonly id: string; readonly batch: StoredBatch; readonly status: number; readonly code: string; readonly startedAt: number; readonly fields: Record<string, unknown> },
+): void {
+  logger?.info({
+    event: "access",
+    requestId: line.id,
+    edge: "openai-batch",
+    route: line.batch.endpoint,
+    method: "POST",
+    batchId: line.batch.id,
+    status: line.status,
+    code: line.code,
+    durationMs: Math.round((performance.now() - line.startedAt) * 10) / 10,
+    ...line.fields,
+  });
 }
 
 /**
@@ -46,18 +70,27 @@ export function createBatchLineExecutor(options: {
   readonly limits: StructureLimits;
   /** The key behind an owner (its SHA-256), as configured now; undefined when it is gone. */
   readonly principalOf: (sha256: string) => Principal | undefined;
+  /** Where each line's access line goes. */
+  readonly logger?: Logger;
 }): LineExecutor {
   return {
     async run(batch, line, signal) {
       const id = `batch_req_${randomHex()}`;
-      const call: CallContext = { requestId: id, edge: "openai-batch", signal, tags: { [BATCH_TAG]: batch.id }, background: true };
+      // The call's summary (alias, provider, model, tokens, outcome) lands here, as an HTTP exchange's fields do.
+      const fields: Record<string, unknown> = {};
+      const call: CallContext = { requestId: id, edge: "openai-batch", signal, tags: { [BATCH_TAG]: batch.id }, background: true, fields };
+      const startedAt = performance.now();
+      const access = (status: number, code: string) => writeBatchAccessLine(options.logger, { id, batch, status, code, startedAt, fields });
       try {
         const principal = batch.owner === "" ? undefined : options.principalOf(batch.owner);
+        if (principal) fields.key = principal.name;
         if (batch.owner !== "" && !principal) throw new GatewayError("unauthenticated", "the key that created this batch is no longer configured");
         const body = await answer(batch, JSON.parse(line.body) as unknown, principal, call, options.calls, options.limits);
+        access(200, "ok");
         return { result: { ok: true, text: outputLine(id, line.customId, { status_code: 200, body }, null) } };
       } catch (error) {
         const refused = toOpenAiError(error);
+        access(refused.status, toGatewayError(error).code);
         return {
           result: { ok: false, text: outputLine(id, line.customId, { status_code: refused.status, body: refused.body }, null) },
           stop: toGatewayError(error).code === "budget_exceeded",

@@ -56,14 +56,14 @@ export async function chatCompletions(req: AnyRequest, res: AnyResponse, exchang
     cachePolicy: cachePolicyFromHeader(headerOf(req, "cache-control")),
   });
   if (parsed.stream) {
-    return writeSse(res, exchange, call, openAiSse(createChunkEncoder({ includeUsage: parsed.includeUsage })), {
+    return writeSse(res, exchange, call, openAiSse(createChunkEncoder({ includeUsage: parsed.includeUsage, model: parsed.request.model })), {
       sendTimeoutMs: options.sendTimeoutMs,
       beforeEnd: call.keepReplay,
       droppedParams: parsed.droppedParams,
     });
   }
   return answerWhole(res, exchange, call, {
-    answer: fromResult(completionFromResult, (result) => [...parsed.droppedParams, ...result.droppedParams.map(openAiParam)]),
+    answer: fromResult((result) => completionFromResult(result, parsed.request.model), (result) => [...parsed.droppedParams, ...result.droppedParams.map(openAiParam)]),
     refuse: sendOpenAiError,
     beforeAnswer: call.keepReplay,
   });
@@ -93,7 +93,7 @@ export async function resumeChatCompletion(req: AnyRequest, res: AnyResponse, ex
       heartbeatMs: options.keepaliveMs,
       skipped: (entry) => encoder?.encode(entry.delta),
     });
-    encoder = createChunkEncoder({ includeUsage: resumed.includeUsage });
+    encoder = createChunkEncoder({ includeUsage: resumed.includeUsage, ...(resumed.alias !== undefined ? { model: resumed.alias } : {}) });
   } catch (error) {
     return sendOpenAiError(res, exchange, error);
   }

@@ -57,6 +57,9 @@ export function csvField(value: string): string {
   return /[",\n\r]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe;
 }
 
+/** The figure columns after the group columns, in csvLine's order (docs/tenancy.md, "Reports", says what each holds). */
+export const SPEND_CSV_FIGURES = ["requests", "input_tokens", "cached_input_tokens", "output_tokens", "reasoning_tokens", "cost_usd", "saved_usd", "errors", "estimated_requests"] as const;
+
 const usd = (micros: number) => (micros / 1_000_000).toFixed(6);
 
 function csvLine(columns: readonly string[], row: SpendRow): string {
@@ -93,7 +96,7 @@ export async function spendCsv(req: AnyRequest, res: AnyResponse, exchange: Exch
       offset = page.nextOffset;
     }
     const columns = base.groupBy.map((d) => (d === "tag" ? `tag:${base.tagKey}` : d));
-    const header = [...columns.map(csvField), "requests", "input_tokens", "cached_input_tokens", "output_tokens", "reasoning_tokens", "cost_usd", "saved_usd", "errors", "estimated_requests"].join(",");
+    const header = [...columns.map(csvField), ...SPEND_CSV_FIGURES].join(",");
     const body = `${[header, ...rows.map((r) => csvLine(columns, r))].join("\r\n")}\r\n`;
     exchange.code = "ok";
     res.writeHead(200, { "content-type": "text/csv; charset=utf-8", "content-length": String(Buffer.byteLength(body)), "content-disposition": 'attachment; filename="spend.csv"' });

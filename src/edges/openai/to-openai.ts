@@ -55,9 +55,19 @@ export interface ChunkEncoder {
   events(delta: Delta, into: (part: string | Uint8Array) => void): void;
 }
 
-export function createChunkEncoder(options: { readonly includeUsage: boolean }): ChunkEncoder {
+export interface ChunkEncoderOptions {
+  readonly includeUsage: boolean;
+  /**
+   * The model alias the client named: every chunk's `model` (docs/streams.md,
+   * "The model an answer names"). Absent only for a resumed stream stored
+   * without it, which then names the model that served it.
+   */
+  readonly model?: string;
+}
+
+export function createChunkEncoder(options: ChunkEncoderOptions): ChunkEncoder {
   let id = "";
-  let model = "";
+  let model = options.model ?? "";
   const created = Math.floor(Date.now() / 1000);
   let pendingUsage: Usage | undefined;
 
@@ -92,7 +102,7 @@ export function createChunkEncoder(options: { readonly includeUsage: boolean }):
     switch (delta.type) {
       case "start":
         id = completionId(delta.responseId);
-        model = delta.model;
+        model = options.model ?? delta.model;
         // chunk({ content }) as JSON.stringify writes it (test/openai-chunks.test.ts compares the bytes).
         textPrefix = Buffer.from(
           `data: {"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":${created},"model":${JSON.stringify(model)},"choices":[{"index":0,"delta":{"content":`,
@@ -132,13 +142,13 @@ export function createChunkEncoder(options: { readonly includeUsage: boolean }):
   };
 }
 
-/** A whole answer as a `chat.completion` object. */
-export function completionFromResult(result: ChatResult): object {
+/** A whole answer as a `chat.completion` object; its `model` is the alias the client named (`requestModel`), as on every HTTP edge. */
+export function completionFromResult(result: ChatResult, requestModel: string): object {
   return {
     id: completionId(result.responseId),
     object: "chat.completion",
     created: Math.floor(Date.now() / 1000),
-    model: result.model,
+    model: requestModel,
     choices: [
       {
         index: 0,

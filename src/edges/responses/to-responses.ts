@@ -7,8 +7,10 @@ import { responsesParam, toResponsesError } from "./responses-errors.js";
 
 export interface ResponseEncoderOptions {
   /**
-   * The model alias the client named: the response's model until `start`
-   * names the model that serves it (as the OpenAI edge reports it too).
+   * The model alias the client named: the response's `model`, as on every
+   * HTTP edge (docs/streams.md, "The model an answer names"). The model
+   * that serves it goes only into the encrypted reasoning envelope, whose
+   * signatures verify with that model alone.
    */
   readonly requestModel: string;
   /** From the decoded request (`ResponsesRequest.echo`). */
@@ -82,8 +84,9 @@ const seconds = () => Math.floor(Date.now() / 1000);
 export function createResponseEncoder(options: ResponseEncoderOptions): ResponseEncoder {
   const createdAt = seconds();
   let id = "";
-  let model = options.requestModel;
+  const model = options.requestModel;
   let provider = "";
+  let servedModel = "";
   let itemBase = "";
   let sequence = 0;
   let started = false;
@@ -93,7 +96,7 @@ export function createResponseEncoder(options: ResponseEncoderOptions): Response
   let completedAt: number | null = null;
   let usage: ResponseUsage | undefined;
   const slots: Slot[] = [];
-  /** The open message or reasoning item; function calls stay open side by side (`calls`) until something else comes. */
+  /** The open message or reasoning item. */
   let open: Extract<Slot, { kind: "message" | "reasoning" }> | undefined;
   const calls = new Map<number, Extract<Slot, { kind: "function_call" }>>();
   let push: FramePush = discard;
@@ -121,7 +124,7 @@ export function createResponseEncoder(options: ResponseEncoderOptions): Response
     truncation: "disabled",
   });
 
-  const envelope = (fields: Omit<ReasoningEnvelope, "provider" | "model">) => encodeReasoning({ provider, model, ...fields });
+  const envelope = (fields: Omit<ReasoningEnvelope, "provider" | "model">) => encodeReasoning({ provider, model: servedModel, ...fields });
 
   const slotId = (prefix: string) => `${prefix}_${itemBase}_${slots.length}`;
 
@@ -237,6 +240,9 @@ export function createResponseEncoder(options: ResponseEncoderOptions): Response
     closeOpen("completed");
     let slot = calls.get(delta.index);
     if (!slot) {
+      // One output item at a time, as OpenAI streams parallel calls: a new call means the one before it is
+      // complete (providers stream calls one after another), so its `.done` events go out before this `.added`.
+      closeCalls("completed");
       slot = { kind: "function_call", index: slots.length, id: slotId("fc"), callId: delta.id ?? "", name: delta.name ?? "", args: "" };
       calls.set(delta.index, slot);
       add(slot);
@@ -244,8 +250,8 @@ export function createResponseEncoder(options: ResponseEncoderOptions): Response
     if (delta.id) slot.callId = delta.id;
     if (delta.name) slot.name = delta.name;
     if (delta.signature !== undefined) slot.signature = delta.signature;
-    // A fragment for a call already closed (text came between) still goes to its item: no provider
-    // does this, and the terminal event carries the whole call either way.
+    // A fragment for a call already closed (text or another call came between) still goes to its item: no
+    // provider does this, and the terminal event carries the whole call either way.
     if (delta.arguments === "") return;
     slot.args += delta.arguments;
     emit("response.function_call_arguments.delta", { item_id: slot.id, output_index: slot.index, delta: delta.arguments });
@@ -267,7 +273,7 @@ export function createResponseEncoder(options: ResponseEncoderOptions): Response
         if (started) return;
         started = true;
         id = delta.responseId;
-        model = delta.model;
+        servedModel = delta.model;
         provider = delta.provider;
         itemBase = id.replace(/^resp_/, "");
         emit("response.created", { response: response() });

@@ -1,0 +1,19 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+
+const NEEDS: Record<"spend" | "batches", { readonly page: string; readonly also: string }> = {
+  spend: { page: "Spend", also: 'Its figures come from the spend ledger, which needs store.postgres too (docs/tenancy.md, "The spend ledger").' },
+  batches: { page: "Batches", also: "Batches themselves need no more: they run on the embedded database without store.postgres (docs/batches.md)." },
+};
+
+/**
+ * What a page that reads the admin service says when it cannot: what to
+ * configure. On the built-in default there is no admin key, so the admin
+ * service is not served, and the page showed the RPC's own words
+ * ("…GetSpendReport is not implemented").
+ */
+export function adminProblem(error: unknown, page: "spend" | "batches"): string {
+  const e = ConnectError.from(error);
+  if (e.code !== Code.Unimplemented) return e.rawMessage;
+  const { page: name, also } = NEEDS[page];
+  return `The ${name} page reads the admin service, which this gateway serves only with an admin key: set auth.adminKeyEnv to the name of an environment variable holding one, and restart. ${also}`;
+}
