@@ -9,6 +9,8 @@ import { appendAudit, type AuditVerification, verifyAudit } from "./audit-store.
 import { causeOf, type WriterEvent } from "../drain/batch-writer.js";
 import { createGroupDrain, type GroupDrain, type StreamEntry } from "../drain/group-drain.js";
 import { createRetryingBuffer } from "../drain/retrying-buffer.js";
+import { DEAD_LETTER_TRIES, deadLetterCounter, writeDeadLetters } from "../drain/dead-letters.js";
+import type { DeadLetter } from "../drain/isolate.js";
 
 export interface AuditSettings {
   /** Events waiting in memory at most (and the Redis stream's approximate cap); past it new events are dropped and counted. */
@@ -42,6 +44,10 @@ export interface AuditStats {
   readonly dropped: number;
   readonly buffered: number;
   readonly failures: number;
+  /** Refusals of an event by the database (each try counts). */
+  readonly refused: number;
+  /** Events refused too often, kept aside in sluice_dead_letters (outside the chain). */
+  readonly deadLettered: number;
 }
 
 export interface AuditLog {
@@ -75,7 +81,8 @@ const GROUP = "sluice-audit";
  */
 export function createAuditLog(options: AuditLogOptions): AuditLog {
   const { settings, logger, redis } = options;
-  const totals = { written: 0, duplicates: 0, dropped: 0, failures: 0 };
+  const totals = { written: 0, duplicates: 0, dropped: 0, failures: 0, refused: 0, deadLettered: 0 };
+  const countDeadLetters = deadLetterCounter(options.meter, "audit");
   const events = options.meter?.createCounter("sluice.audit.events", { unit: "{event}", description: "Audit events by result: written, duplicate (written before: a batch written twice), or dropped (never reached the log)." });
   const failureCount = options.meter?.createCounter("sluice.audit.failures", { unit: "{batch}", description: "Audit batches that could not be written and wait to be tried again." });
   let failing = false;
@@ -113,19 +120,39 @@ export function createAuditLog(options: AuditLogOptions): AuditLog {
       case "claimed":
         logger.info({ event: "audit.claimed", events: event.count });
         break;
+      case "refused":
+        totals.refused += event.count;
+        break;
+      case "dead_lettered":
+        totals.deadLettered += event.letters.length;
+        events?.add(event.letters.length, { "sluice.audit.result": "dead_lettered" });
+        countDeadLetters(event.letters.length);
+        for (const letter of event.letters) logger.error({ event: "audit.dead_lettered", entryId: letter.id, code: letter.code });
+        break;
     }
   };
 
   const append = async (batch: readonly AuditEvent[]) => appendAudit(await options.database(), batch, settings.timeoutMs);
+  const deadLetter = async (letters: readonly DeadLetter[]) => writeDeadLetters(await options.database(), "audit", letters);
 
   const drop = () => onEvent({ type: "dropped", count: 1, total: totals.dropped + 1 });
-  const buffer = createRetryingBuffer<AuditEvent>({ maxBuffered: settings.maxBuffered, batchSize: settings.batchSize, flushMs: settings.flushMs, write: append, onEvent });
+  // An event the database refuses is appended alone after its batch failed, tried again, then kept aside: the chain goes on without it.
+  const buffer = createRetryingBuffer<AuditEvent>({
+    maxBuffered: settings.maxBuffered,
+    batchSize: settings.batchSize,
+    flushMs: settings.flushMs,
+    write: append,
+    isolation: { idOf: (e) => e.id, payloadOf: (e) => JSON.stringify(e), maxTries: DEAD_LETTER_TRIES, deadLetter },
+    onEvent,
+  });
 
   /** Stream entries to events; an entry that is not one (written by something else) is acknowledged and counted as dropped. */
   const writeEntries = async (entries: readonly StreamEntry[]) => {
     const batch = entries.flatMap((e) => parseAuditEvent(e.message.e ?? "") ?? []);
+    const result = await append(batch);
+    // Counted once the batch is written: a batch written again one entry at a time would count them twice.
     for (let i = batch.length; i < entries.length; i++) drop();
-    return append(batch);
+    return result;
   };
 
   const addToStream = (client: SluiceRedisClient, stream: string, event: AuditEvent) => {
@@ -164,6 +191,8 @@ export function createAuditLog(options: AuditLogOptions): AuditLog {
           group: GROUP,
           consumer: options.replica,
           write: writeEntries,
+          // Named by the stream entry's id: the event's own may not be readable.
+          isolation: { idOf: (e) => e.id, payloadOf: (e) => e.message.e ?? "", maxTries: DEAD_LETTER_TRIES, deadLetter },
           batchSize: settings.batchSize,
           flushMs: settings.flushMs,
           claimIdleMs: settings.claimIdleMs ?? 30_000,

@@ -1,5 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { Database } from "../db/database.js";
+import { writeDeadLetters } from "../drain/dead-letters.js";
+import type { DeadLetter } from "../drain/isolate.js";
 
 /** A batch's state, as the OpenAI Batch API names it. */
 export type BatchStatus = "validating" | "in_progress" | "finalizing" | "completed" | "failed" | "cancelling" | "cancelled" | "expired";
@@ -142,6 +144,8 @@ export interface BatchStore {
   cancel(id: string, owner: string): Promise<StoredBatch | undefined>;
   /** Writes the output and error files from the lines' results and ends the batch `completed` or `cancelled`. */
   finish(id: string): Promise<StoredBatch | undefined>;
+  /** Keeps results the database refused in the dead letters (line-writer.ts). */
+  deadLetter(letters: readonly DeadLetter[]): Promise<void>;
 }
 
 export function createBatchStore(db: () => Promise<Database>): BatchStore {
@@ -353,6 +357,9 @@ export function createBatchStore(db: () => Promise<Database>): BatchStore {
         );
         return batchOf(done.rows[0]!);
       });
+    },
+    async deadLetter(letters) {
+      await writeDeadLetters(await db(), "batch", letters);
     },
   };
   return store;

@@ -245,6 +245,22 @@ export const MIGRATIONS: readonly Migration[] = [
     // PurgeCache by entry id (the producing request's id, as a hit names it) finds its row without a scan.
     sql: "CREATE INDEX IF NOT EXISTS sluice_semantic_cache_request ON sluice_semantic_cache (request_id)",
   },
+  {
+    version: 11,
+    name: "dead letters",
+    // Records a writer's database refused several times (a NUL in a tag, a number out of range): kept aside so the
+    // writer goes on (src/drain/isolate.ts). The payload is bytes: the text or jsonb that refused it would refuse it here.
+    sql: `
+      CREATE TABLE IF NOT EXISTS sluice_dead_letters (
+        source text NOT NULL,
+        entry_id text NOT NULL,
+        at timestamptz NOT NULL DEFAULT now(),
+        code text NOT NULL,
+        payload bytea NOT NULL,
+        PRIMARY KEY (source, entry_id)
+      );
+      CREATE INDEX IF NOT EXISTS sluice_dead_letters_at ON sluice_dead_letters (at)`,
+  },
 ];
 
 /** What a migration run did: the versions applied, and those waiting for an extension the server does not offer. */

@@ -2,6 +2,7 @@ import type { Meter } from "@opentelemetry/api";
 import type { LedgerSettings } from "../config/config.js";
 import type { Database } from "../db/database.js";
 import { causeOf } from "../drain/batch-writer.js";
+import { deadLetterCounter, expireDeadLetters } from "../drain/dead-letters.js";
 import type { TenancyObserver } from "../flow/observer.js";
 import type { Logger } from "../logging/logger.js";
 import type { Tenancy } from "../tenancy/tenancy.js";
@@ -28,6 +29,10 @@ export interface LedgerStats {
   readonly dropped: number;
   readonly claimed: number;
   readonly failures: number;
+  /** Refusals of a record by the database (each try counts). */
+  readonly refused: number;
+  /** Records refused too often, kept aside in sluice_dead_letters. */
+  readonly deadLettered: number;
 }
 
 export interface Ledger {
@@ -57,7 +62,8 @@ const LOG_DROPS_EVERY = 1_000;
  */
 export function createLedger(options: LedgerOptions): Ledger {
   const { settings, logger } = options;
-  const totals = { written: 0, duplicates: 0, dropped: 0, claimed: 0, failures: 0 };
+  const totals = { written: 0, duplicates: 0, dropped: 0, claimed: 0, failures: 0, refused: 0, deadLettered: 0 };
+  const countDeadLetters = deadLetterCounter(options.meter, "ledger");
   const rows = options.meter?.createCounter("sluice.ledger.rows", { unit: "{row}", description: "Ledger rows by result: written, or duplicate (written before: a batch written twice)." });
   const dropped = options.meter?.createCounter("sluice.ledger.dropped", { unit: "{record}", description: "Records that never reached the ledger: a full buffer, or usage-stream entries trimmed before any replica wrote them." });
   const failures = options.meter?.createCounter("sluice.ledger.failures", { unit: "{batch}", description: "Batches that could not be written and wait to be tried again." });
@@ -92,6 +98,15 @@ export function createLedger(options: LedgerOptions): Ledger {
       case "claimed":
         totals.claimed += event.count;
         logger.info({ event: "ledger.claimed", records: event.count });
+        break;
+      case "refused":
+        totals.refused += event.count;
+        break;
+      case "dead_lettered":
+        totals.deadLettered += event.letters.length;
+        countDeadLetters(event.letters.length);
+        // One line per record, naming it by its id and the database's code, never by its content.
+        for (const letter of event.letters) logger.error({ event: "ledger.dead_lettered", entryId: letter.id, code: letter.code });
         break;
       case "expired":
         logger.info({ event: "ledger.expired", rows: event.count });
@@ -137,6 +152,8 @@ export function createLedger(options: LedgerOptions): Ledger {
       let removed = 0;
       for (let n = -1; n !== 0 && removed < 1_000_000; removed += n) n = await expireRows(db, settings.retentionDays);
       if (removed > 0) onEvent({ type: "expired", count: removed });
+      // Dead letters (every writer's) are kept as long as the ledger's rows, then go the same way.
+      for (let n = -1, gone = 0; n !== 0 && gone < 1_000_000; gone += n) n = await expireDeadLetters(db, settings.retentionDays);
     } catch (error) {
       logger.warn({ event: "ledger.expire_failed", cause: causeOf(error) });
     }
