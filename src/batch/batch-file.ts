@@ -1,4 +1,4 @@
-import { clipClientValue, quoteClientValue } from "../core/client-text.js";
+import { clipClientValue, controlCharacterIn, quoteClientValue } from "../core/client-text.js";
 import { GatewayError } from "../core/errors.js";
 import type { StructureLimits } from "../core/structure-limits.js";
 import type { BatchSettings } from "../config/config.js";
@@ -52,6 +52,8 @@ export function readBatchFile(content: string, settings: Pick<BatchSettings, "ma
     const { custom_id: customId, method, url, body } = json;
     if (typeof customId !== "string" || customId === "") throw invalid(n, "custom_id: must be a non-empty string");
     if (customId.length > MAX_CUSTOM_ID_CHARS) throw invalid(n, `custom_id: longer than ${MAX_CUSTOM_ID_CHARS} characters`);
+    const control = controlCharacterIn(customId);
+    if (control !== undefined) throw invalid(n, `custom_id: holds a control character (${control}), which an id may not`);
     if (seen.has(customId)) throw invalid(n, `custom_id ${quoteClientValue(customId)} appears more than once`);
     seen.add(customId);
     if (method !== "POST") throw invalid(n, "method: must be POST");

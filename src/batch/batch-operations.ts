@@ -1,5 +1,5 @@
 import type { BatchSettings } from "../config/config.js";
-import { quoteClientValue } from "../core/client-text.js";
+import { checkClientText, cleanClientText, quoteClientValue } from "../core/client-text.js";
 import { GatewayError } from "../core/errors.js";
 import type { StructureLimits } from "../core/structure-limits.js";
 import { BATCH_ENDPOINTS, type BatchEndpoint, type BatchFileLine, readBatchFile } from "./batch-file.js";
@@ -52,12 +52,19 @@ export interface BatchOperations {
 
 const notFound = (what: string, id: string) => new GatewayError("not_found", `no ${what} ${quoteClientValue(id)}`);
 
+/** An id from the client: one with a control character names nothing stored (and PostgreSQL could not even compare it). */
+const idOf = (id: string, field: string) => checkClientText(id, field);
+
 /** A batch's `metadata`: at most 16 string pairs, as OpenAI bounds them. */
 export function checkMetadata(metadata: Readonly<Record<string, unknown>>): Record<string, string> {
   const bad = () => new GatewayError("invalid_request", `metadata: at most ${MAX_METADATA.pairs} string values, keys of at most ${MAX_METADATA.key} characters and values of at most ${MAX_METADATA.value}`, { field: "metadata" });
   const entries = Object.entries(metadata);
   if (entries.length > MAX_METADATA.pairs) throw bad();
-  for (const [k, v] of entries) if (typeof v !== "string" || k.length > MAX_METADATA.key || v.length > MAX_METADATA.value) throw bad();
+  for (const [k, v] of entries) {
+    if (typeof v !== "string" || k.length > MAX_METADATA.key || v.length > MAX_METADATA.value) throw bad();
+    checkClientText(k, "metadata");
+    checkClientText(v, `metadata.${k}`, "text");
+  }
   return Object.fromEntries(entries) as Record<string, string>;
 }
 
@@ -82,14 +89,16 @@ export function createBatchOperations(options: BatchOperationsOptions): BatchOpe
     async upload(owner, filename, content, bytes) {
       if (bytes > settings.maxFileBytes) throw new GatewayError("payload_too_large", `file: larger than ${settings.maxFileBytes} bytes (batch.maxFileBytes)`, { field: "file" });
       readBatchFile(content, settings, options.limits);
-      return store.putFile({ id: `file-${randomHex()}`, owner, purpose: "batch", filename: (filename || "batch.jsonl").slice(0, 256), bytes }, content);
+      return store.putFile({ id: `file-${randomHex()}`, owner, purpose: "batch", filename: cleanClientText((filename || "batch.jsonl").slice(0, 256)), bytes }, content);
     },
     async file(owner, id) {
+      idOf(id, "file_id");
       const file = await store.file(id, owner);
       if (!file) throw notFound("file", id);
       return file;
     },
     async fileContent(owner, id) {
+      idOf(id, "file_id");
       const content = await store.fileContent(id, owner);
       if (content === undefined) throw notFound("file", id);
       return content;
@@ -99,6 +108,7 @@ export function createBatchOperations(options: BatchOperationsOptions): BatchOpe
         throw new GatewayError("invalid_request", `endpoint: must be one of ${BATCH_ENDPOINTS.join(", ")}`, { field: "endpoint" });
       }
       const endpoint = batch.endpoint as BatchEndpoint;
+      idOf(batch.inputFileId, "input_file_id");
       const metadata = batch.metadata === null ? null : checkMetadata(batch.metadata);
       const file = await store.file(batch.inputFileId, owner);
       if (!file || file.purpose !== "batch") throw notFound("batch input file", batch.inputFileId);
@@ -115,15 +125,18 @@ export function createBatchOperations(options: BatchOperationsOptions): BatchOpe
       return created;
     },
     async batch(owner, id) {
+      idOf(id, "batch_id");
       const batch = await store.batch(id, owner);
       if (!batch) throw notFound("batch", id);
       return batch;
     },
     async list(owner, after, limit) {
       if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) throw new GatewayError("invalid_request", `limit: must be an integer from 1 to ${MAX_PAGE}`, { field: "limit" });
+      if (after !== undefined) idOf(after, "after");
       return store.list(owner, after, limit);
     },
     async cancel(owner, id) {
+      idOf(id, "batch_id");
       const batch = await store.cancel(id, owner);
       if (!batch) throw notFound("batch", id);
       if (batch.status === "cancelling") options.runner.cancel(id);
