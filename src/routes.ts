@@ -21,7 +21,7 @@ import type { StatsWatch } from "./edges/grpc/watch-stats.js";
 import { countTokens, messages, sendAnthropicError } from "./edges/anthropic/messages-route.js";
 import { chatCompletions, resumeChatCompletion } from "./edges/openai/chat-completions.js";
 import { embeddings } from "./edges/openai/embeddings.js";
-import { type BatchRoutes, cancelBatch, checkOpenAiLine, createBatch, fileContent, getBatch, getFile, listBatches, uploadFile } from "./edges/openai/batches.js";
+import { type BatchRoutes, cancelBatch, checkOpenAiLine, createBatch, deleteFile, fileContent, getBatch, getFile, listBatches, uploadFile } from "./edges/openai/batches.js";
 import { createBatchOperations } from "./batch/batch-operations.js";
 import type { BatchRunner } from "./batch/batch-runner.js";
 import type { BatchStore } from "./batch/batch-store.js";
@@ -106,6 +106,7 @@ function batchRoutes(batches: BatchRoutes): HttpRoute[] {
   return [
     { method: "POST", path: "/v1/files", edge: "openai", serve: (req, res, exchange) => uploadFile(req, res, exchange, batches) },
     { method: "GET", path: "/v1/files/{id}", edge: "openai", serve: (req, res, exchange, id) => getFile(req, res, exchange, batches, id) },
+    { method: "DELETE", path: "/v1/files/{id}", edge: "openai", serve: (req, res, exchange, id) => deleteFile(req, res, exchange, batches, id) },
     { method: "GET", path: "/v1/files/{id}/content", edge: "openai", serve: (req, res, exchange, id) => fileContent(req, res, exchange, batches, id) },
     { method: "POST", path: "/v1/batches", edge: "openai", serve: (req, res, exchange) => createBatch(req, res, exchange, batches) },
     { method: "GET", path: "/v1/batches", edge: "openai", serve: (req, res, exchange) => listBatches(req, res, exchange, batches) },

@@ -537,6 +537,10 @@ export const configSchema = z
         maxLineBytes: z.number().int().min(256).max(16 * 1024 * 1024).default(1024 * 1024),
         /** Batches one key may have not yet finished (validating, in_progress, finalizing, cancelling). */
         maxBatchesPerKey: z.number().int().min(1).max(1_000).default(10),
+        /** Bytes one key may upload in batch files per UTC day, counted as they are stored; past it uploads are refused (429) until 00:00 UTC. */
+        maxUploadBytesPerDay: z.number().int().min(1_024).max(1024 ** 4).default(1024 ** 3),
+        /** Batch files (uploads) one key may store at once; one more is refused (429) until one is deleted. */
+        maxFilesPerKey: z.number().int().min(1).max(100_000).default(100),
         /** Lines run at once by this gateway, over all batches. */
         concurrency: z.number().int().min(1).max(256).default(4),
         /** With store.redis and store.postgres: how long a line stays claimed by a replica that stopped answering before another takes it. */

@@ -261,6 +261,30 @@ export const MIGRATIONS: readonly Migration[] = [
       );
       CREATE INDEX IF NOT EXISTS sluice_dead_letters_at ON sluice_dead_letters (at)`,
   },
+  {
+    version: 12,
+    name: "batch files in chunks",
+    // A file is stored as it streams in, in line-aligned chunks of about a MiB (src/batch/batch-upload.ts), never as one
+    // value held whole in the gateway's heap; it is read back chunk by chunk. A file is `complete` once every chunk is
+    // in: until then no read sees it, and one left incomplete by a crash is swept after a day. Older files keep their
+    // `content`. sluice_batch_uploads counts each key's uploaded bytes per UTC day (batch.maxUploadBytesPerDay).
+    sql: `
+      ALTER TABLE sluice_batch_files ALTER COLUMN content DROP NOT NULL;
+      ALTER TABLE sluice_batch_files ADD COLUMN IF NOT EXISTS complete boolean NOT NULL DEFAULT true;
+      CREATE INDEX IF NOT EXISTS sluice_batch_files_owner ON sluice_batch_files (owner, purpose);
+      CREATE TABLE IF NOT EXISTS sluice_batch_file_chunks (
+        file_id text NOT NULL REFERENCES sluice_batch_files (id) ON DELETE CASCADE,
+        seq integer NOT NULL,
+        content text NOT NULL,
+        PRIMARY KEY (file_id, seq)
+      );
+      CREATE TABLE IF NOT EXISTS sluice_batch_uploads (
+        owner text NOT NULL,
+        day date NOT NULL,
+        bytes bigint NOT NULL,
+        PRIMARY KEY (owner, day)
+      )`,
+  },
 ];
 
 /** What a migration run did: the versions applied, and those waiting for an extension the server does not offer. */

@@ -2,6 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { type BatchOperations, DEFAULT_PAGE } from "../../batch/batch-operations.js";
+import { uploadWhole } from "../../batch/batch-upload.js";
 import type { BatchStatus as StoredStatus, StoredBatch, StoredFile } from "../../batch/batch-store.js";
 import type { CallLayer } from "../../call/call-layer.js";
 import { GatewayError } from "../../core/errors.js";
@@ -86,15 +87,16 @@ export function createBatchService(calls: CallLayer, operations: BatchOperations
   return {
     uploadFile: (req, ctx) =>
       asCaller(async (owner) => {
-        let content: string;
-        try {
-          content = new TextDecoder("utf-8", { fatal: true }).decode(req.content);
-        } catch {
-          throw new GatewayError("invalid_request", "content: not UTF-8 text", { field: "content" });
-        }
-        return create(UploadFileResponseSchema, { file: fileOf(await operations.upload(owner, req.filename, content, req.content.byteLength)) });
+        // Checked (UTF-8, each line) and stored a slice at a time, as the facade's streamed upload is.
+        return create(UploadFileResponseSchema, { file: fileOf(await uploadWhole(await operations.upload(owner), req.content, req.filename)) });
       }, req)(ctx),
-    getFileContent: (req, ctx) => asCaller(async (owner) => create(GetFileContentResponseSchema, { content: Buffer.from(await operations.fileContent(owner, req.id)) }), req)(ctx),
+    getFileContent: (req, ctx) =>
+      asCaller(async (owner) => {
+        // One message holds the whole file (bounded by batch.maxFileBytes and the RPC's message limit); the facade streams it.
+        const chunks: Buffer[] = [];
+        for await (const chunk of await operations.fileContent(owner, req.id)) chunks.push(Buffer.from(chunk, "utf8"));
+        return create(GetFileContentResponseSchema, { content: Buffer.concat(chunks) });
+      }, req)(ctx),
     createBatch: (req, ctx) =>
       asCaller(async (owner) => {
         const endpoint = PATHS[req.endpoint];
