@@ -104,8 +104,12 @@ describe.each(kinds)("on the $name database, a record the database refuses", ({ 
   });
 
   const ledgerIds = async (ids: readonly string[]) => (await db.query<{ id: string }>("SELECT id FROM sluice_ledger WHERE id = ANY($1) ORDER BY id", [ids])).rows.map((r) => r.id);
+  /** The dead letters of a writer, payloads as text (bytes in the table: they may hold what text refuses). */
   const deadLetters = async (source: string) =>
-    (await db.query<{ entry_id: string; code: string; payload: string }>("SELECT entry_id, code, encode(payload, 'escape') AS payload FROM sluice_dead_letters WHERE source = $1 ORDER BY entry_id", [source])).rows;
+    (await db.query<{ entry_id: string; code: string; payload: string }>("SELECT entry_id, code, encode(payload, 'base64') AS payload FROM sluice_dead_letters WHERE source = $1 ORDER BY entry_id", [source])).rows.map((r) => ({
+      ...r,
+      payload: Buffer.from(r.payload, "base64").toString("utf8"),
+    }));
 
   function ledger(withRedis: boolean) {
     const prefix = testPrefix("dead-letters");
@@ -133,7 +137,7 @@ describe.each(kinds)("on the $name database, a record the database refuses", ({ 
     const ids = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `${run}-${from + i}`);
     const add = async (id: string, tags = '{"project":"ok"}') => redis.xAdd(`${prefix}usage`, "*", streamFields(id, tags));
     for (const id of ids(0, 2)) await add(id);
-    const poisonEntry = await add(`${run}-poison`, JSON.stringify({ project: "a\u0000b\n\r" }));
+    await add(`${run}-poison`, JSON.stringify({ project: "a\u0000b\n\r" }));
     for (const id of ids(2, 4)) await add(id);
     await l.flush();
     // The first batch (4 entries) held the poison: its three good records are written all the same.
@@ -146,11 +150,14 @@ describe.each(kinds)("on the $name database, a record the database refuses", ({ 
     for (const id of ids(4, 10)) await add(id);
     await l.flush();
     expect(await ledgerIds(ids(0, 10))).toEqual(ids(0, 10).sort());
+    // Named by its row's id (the record's own), its fields kept as the stream held them.
     const letters = await deadLetters("ledger");
-    expect(letters.find((d) => d.entry_id === poisonEntry)).toMatchObject({ code: "22P05" });
+    const letter = letters.find((d) => d.entry_id === `${run}-poison`);
+    expect(letter).toMatchObject({ code: "22P05" });
+    expect(JSON.parse(letter!.payload)).toMatchObject({ id: `${run}-poison`, tags: JSON.stringify({ project: "a\u0000b\n\r" }) });
     expect(metrics.total("sluice.dead_letters", "ledger")).toBe(1);
     const logged = captured.lines.filter((line) => line.event === "ledger.dead_lettered");
-    expect(logged).toEqual([expect.objectContaining({ entryId: poisonEntry, code: "22P05" })]);
+    expect(logged).toEqual([expect.objectContaining({ entryId: `${run}-poison`, code: "22P05" })]);
     // The log names the entry, never its content.
     expect(JSON.stringify(captured.lines)).not.toContain("a\\u0000b");
     // Nothing is left pending for this replica: the poison was acknowledged.
@@ -248,7 +255,7 @@ describe.each(kinds)("on the $name database, a record the database refuses", ({ 
     expect(results.map((r) => r.status)).toEqual(["completed", "completed", "failed", "completed", "completed", "completed"]);
     expect(JSON.parse(results[2]!.result)).toMatchObject({ custom_id: "c2", response: null, error: { code: "result_not_stored" } });
     const letters = (await deadLetters("batch")).filter((d) => d.entry_id === `${id}:3`);
-    expect(letters).toEqual([expect.objectContaining({ code: "22021" })]);
+    expect(letters).toEqual([expect.objectContaining({ code: "22021", payload: `{"answer":"nul\u0000here"}` })]);
     expect(metrics.total("sluice.dead_letters", "batch")).toBe(1);
     expect(captured.lines.filter((line) => line.event === "batch.dead_lettered")).toEqual([expect.objectContaining({ entryId: `${id}:3`, code: "22021" })]);
   }, 60_000);

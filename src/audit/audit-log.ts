@@ -5,10 +5,11 @@ import type { SluiceRedisClient } from "../store/redis-tenant-store.js";
 import { within } from "../store/within.js";
 import { type AuditEvent, type AuditInput, buildAuditEvent, parseAuditEvent } from "./audit-event.js";
 import { type AuditFilter, type AuditPage, type AuditPageRequest, listAudit } from "./audit-list.js";
-import { appendAudit, type AuditVerification, verifyAudit } from "./audit-store.js";
+import { appendAudit, type AuditVerification, presentAuditIds, verifyAudit } from "./audit-store.js";
 import { causeOf, type WriterEvent } from "../drain/batch-writer.js";
 import { createGroupDrain, type GroupDrain, type StreamEntry } from "../drain/group-drain.js";
 import { createRetryingBuffer } from "../drain/retrying-buffer.js";
+import { createHold } from "../drain/hold.js";
 import { DEAD_LETTER_TRIES, deadLetterCounter, writeDeadLetters } from "../drain/dead-letters.js";
 import type { DeadLetter } from "../drain/isolate.js";
 
@@ -48,6 +49,8 @@ export interface AuditStats {
   readonly refused: number;
   /** Events refused too often, kept aside in sluice_dead_letters (outside the chain). */
   readonly deadLettered: number;
+  /** With Redis: events this replica put in the stream and holds until it sees them in the log. */
+  readonly held: number;
 }
 
 export interface AuditLog {
@@ -155,10 +158,26 @@ export function createAuditLog(options: AuditLogOptions): AuditLog {
     return result;
   };
 
+  // A copy of each event this replica put in the stream, until the log has it: a Redis that comes back empty lost the
+  // stream's unwritten entries, and each replica then appends its own (drain/hold.ts).
+  const hold = createHold<AuditEvent>({
+    max: settings.maxBuffered,
+    idOf: (e) => e.id,
+    present: async (ids) => presentAuditIds(await options.database(), ids),
+    write: async (missing) => {
+      for (const event of missing) buffer.add(event);
+      logger.warn({ event: "audit.restored", events: missing.length, reason: "the audit stream lost events this replica recorded (Redis restarted empty?); appended from this replica's copies" });
+    },
+  });
+  let settlingHeld: Promise<unknown> | undefined;
+  const settleHeld = (minAgeMs: number) => (settlingHeld ??= hold.settle(minAgeMs).catch(() => 0).finally(() => (settlingHeld = undefined)));
+  let holdTimer: NodeJS.Timeout | undefined;
+
   const addToStream = (client: SluiceRedisClient, stream: string, event: AuditEvent) => {
     const added = (async () => {
       try {
         await within(client.xAdd(stream, "*", { e: JSON.stringify(event) }, { TRIM: { strategy: "MAXLEN", strategyModifier: "~", threshold: settings.maxBuffered } }), settings.timeoutMs, "audit add");
+        hold.add(event);
       } catch {
         // Redis away or slow: this event waits here instead. Should the add land after all, its id keeps it one row.
         buffer.add(event);
@@ -185,14 +204,19 @@ export function createAuditLog(options: AuditLogOptions): AuditLog {
       started = true;
       buffer.start();
       if (redis) {
+        holdTimer = setInterval(() => {
+          // A held event is checked once a dead replica's entries would have been claimed and written.
+          if (hold.size > 0) void settleHeld(settings.claimIdleMs ?? 30_000);
+        }, settings.flushMs);
+        holdTimer.unref();
         drain = createGroupDrain({
           client: redis.client,
           stream: `${redis.prefix}audit`,
           group: GROUP,
           consumer: options.replica,
           write: writeEntries,
-          // Named by the stream entry's id: the event's own may not be readable.
-          isolation: { idOf: (e) => e.id, payloadOf: (e) => e.message.e ?? "", maxTries: DEAD_LETTER_TRIES, deadLetter },
+          // Named by the event's id (this replica's copy of it finds it there too), or the entry's when it is not readable.
+          isolation: { idOf: (e) => parseAuditEvent(e.message.e ?? "")?.id ?? `stream:${e.id}`, payloadOf: (e) => e.message.e ?? "", maxTries: DEAD_LETTER_TRIES, deadLetter },
           batchSize: settings.batchSize,
           flushMs: settings.flushMs,
           claimIdleMs: settings.claimIdleMs ?? 30_000,
@@ -204,15 +228,20 @@ export function createAuditLog(options: AuditLogOptions): AuditLog {
     async flush() {
       await Promise.all(adding);
       await drain?.drainNow();
+      await settlingHeld;
+      await settleHeld(0);
       await buffer.flush();
     },
     async close(graceMs) {
+      if (holdTimer) clearInterval(holdTimer);
       await Promise.all(adding);
       await drain?.close(graceMs);
+      // What this replica recorded reaches the log before it goes, whatever became of the stream.
+      if (hold.size > 0) await Promise.race([settleHeld(0), new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref())]);
       const left = await buffer.close(graceMs);
       if (left > 0) logger.error({ event: "audit.unwritten", events: left });
     },
-    stats: () => ({ ...totals, buffered: buffer.waiting + adding.size }),
+    stats: () => ({ ...totals, buffered: buffer.waiting + adding.size, held: hold.size }),
     list: async (filter, page) => listAudit(await options.database(), filter, page),
     verify: async () => verifyAudit(await options.database(), { timeoutMs: Math.max(settings.timeoutMs, 10_000) }),
   };

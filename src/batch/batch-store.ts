@@ -170,7 +170,7 @@ export interface BatchStore {
   /** Writes the output and error files from the lines' results and ends the batch `completed` or `cancelled`. */
   finish(id: string): Promise<StoredBatch | undefined>;
   /** Keeps results the database refused in the dead letters (line-writer.ts). */
-  deadLetter(letters: readonly DeadLetter[]): Promise<void>;
+  deadLetter(letters: readonly DeadLetter[]): Promise<ReadonlySet<string>>;
 }
 
 export function createBatchStore(db: () => Promise<Database>): BatchStore {
@@ -421,7 +421,7 @@ export function createBatchStore(db: () => Promise<Database>): BatchStore {
       });
     },
     async deadLetter(letters) {
-      await writeDeadLetters(await db(), "batch", letters);
+      return writeDeadLetters(await db(), "batch", letters);
     },
   };
   return store;

@@ -42,9 +42,11 @@ export function createLineWriter(options: { readonly store: BatchStore; readonly
       }
     }
     const id = `${batchId}:${line.line}`;
-    await options.store.deadLetter([{ id, code, payload: result.text }]);
-    count(1);
-    options.logger.error({ event: "batch.dead_lettered", entryId: id, code });
+    // Counted once: a line run twice (a job retried after a replica died) may have been kept aside already.
+    if ((await options.store.deadLetter([{ id, code, payload: result.text }])).size > 0) {
+      count(1);
+      options.logger.error({ event: "batch.dead_lettered", entryId: id, code });
+    }
     return { written: await options.store.finishLine(batchId, line.customId, unstoredResult(line)), deadLettered: true };
   };
 }

@@ -22,16 +22,20 @@ export function storableId(id: string): string {
  * refused is still kept, for an operator to read, repair and write again
  * (docs/operations.md, "Dead letters").
  */
-export async function writeDeadLetters(db: Pick<Database, "transaction">, source: DeadLetterSource, letters: readonly DeadLetter[]): Promise<void> {
-  if (letters.length === 0) return;
-  await bounded(db, WRITE_TIMEOUT_MS, (query) =>
-    query(
+export async function writeDeadLetters(db: Pick<Database, "transaction">, source: DeadLetterSource, letters: readonly DeadLetter[]): Promise<ReadonlySet<string>> {
+  if (letters.length === 0) return new Set();
+  const ids = letters.map((l) => storableId(l.id));
+  const result = await bounded(db, WRITE_TIMEOUT_MS, (query) =>
+    query<{ entry_id: string }>(
       `INSERT INTO sluice_dead_letters (source, entry_id, code, payload)
        SELECT $1, r.id, r.code, decode(r.payload, 'base64') FROM unnest($2::text[], $3::text[], $4::text[]) AS r(id, code, payload)
-       ON CONFLICT (source, entry_id) DO NOTHING`,
-      [source, letters.map((l) => storableId(l.id)), letters.map((l) => l.code), letters.map((l) => Buffer.from(l.payload, "utf8").toString("base64"))],
+       ON CONFLICT (source, entry_id) DO NOTHING RETURNING entry_id`,
+      [source, ids, letters.map((l) => l.code), letters.map((l) => Buffer.from(l.payload, "utf8").toString("base64"))],
     ),
   );
+  // Named as the caller named them (a stored id may have been cleaned).
+  const fresh = new Set(result.rows.map((r) => r.entry_id));
+  return new Set(letters.filter((_, i) => fresh.has(ids[i]!)).map((l) => l.id));
 }
 
 /** Removes dead letters older than `days`, a bounded number per call; resolves with how many went. */

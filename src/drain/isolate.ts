@@ -16,15 +16,20 @@ export interface Isolation<T> {
   readonly payloadOf: (item: T) => string;
   /** Refusals of one record before it is dead-lettered. */
   readonly maxTries: number;
-  /** Keeps refused records aside (a table of their own); a failure leaves them waiting, to be tried again. */
-  readonly deadLetter: (letters: readonly DeadLetter[]) => Promise<void>;
+  /**
+   * Keeps refused records aside (a table of their own), once each;
+   * resolves with the ids it had not kept before (another writer may have
+   * kept the same record: it is counted once). A failure leaves them
+   * waiting, to be tried again.
+   */
+  readonly deadLetter: (letters: readonly DeadLetter[]) => Promise<ReadonlySet<string>>;
 }
 
 /** A batch's write, the refused records isolated. */
 export interface IsolatedResult<T> extends BatchResult {
   /** Records refused fewer than `maxTries` times: they wait to be tried again (their batch's good records landed). */
   readonly kept: readonly T[];
-  /** Records refused for good: kept aside, and to be treated as written. */
+  /** Records refused for good, newly kept aside (to be counted); every refused-for-good record is treated as written. */
   readonly deadLettered: readonly DeadLetter[];
 }
 
@@ -75,10 +80,12 @@ export function createIsolatingWriter<T>(write: (batch: readonly T[]) => Promise
         else kept.push(item);
       }
     }
+    let newlyKept = letters;
     if (letters.length > 0) {
-      await isolation.deadLetter(letters);
+      const fresh = await isolation.deadLetter(letters);
       for (const letter of letters) tries.delete(letter.id);
+      newlyKept = letters.filter((l) => fresh.has(l.id));
     }
-    return { written, duplicates, kept, deadLettered: letters };
+    return { written, duplicates, kept, deadLettered: newlyKept };
   };
 }

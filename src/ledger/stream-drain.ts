@@ -41,9 +41,10 @@ export function createStreamDrain(options: StreamDrainOptions): GroupDrain {
     return { written, duplicates: entries.length - written };
   };
   // An entry the database refuses (a NUL in a tag, a number that is not one) is isolated, then dead-lettered: the usage
-  // stream never waits behind it. It is named by its stream entry id; its fields are kept as JSON, as Redis held them.
+  // stream never waits behind it. It is named by its row's id; its fields are kept as JSON, as Redis held them.
   const isolation = {
-    idOf: (e: StreamEntry) => e.id,
+    // The row's own id (the record's, as rowOfEntry keys it): this replica's copy of the record (ledger.ts) finds it there too.
+    idOf: (e: StreamEntry) => e.message.id ?? `stream:${e.id}`,
     payloadOf: (e: StreamEntry) => JSON.stringify(e.message),
     maxTries: DEAD_LETTER_TRIES,
     deadLetter: async (letters: Parameters<typeof writeDeadLetters>[2]) => writeDeadLetters(await options.database(), "ledger", letters),
