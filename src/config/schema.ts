@@ -520,9 +520,9 @@ export const configSchema = z
         batchSize: z.number().int().min(1).max(5_000).default(500),
         /** How often new records are looked for and written. */
         flushMs: z.number().int().min(10).max(60_000).default(500),
-        /** With store.redis: entries a replica read but did not acknowledge for this long are taken over by another (it died mid-batch). */
+        /** With store.redis: entries a replica read but did not acknowledge for this long are taken over by another (it died mid-batch); a replica's copies of what it settled are looked up in the ledger after this long. */
         claimIdleMs: z.number().int().min(100).max(3_600_000).default(30_000),
-        /** Without store.redis: records held in memory while the database is away; past it new ones are dropped and counted. */
+        /** Without store.redis: records held in memory while the database is away (past it new ones are dropped and counted); with it: copies of what this replica put in the usage stream, held until seen in the ledger. */
         bufferMax: z.number().int().min(100).max(10_000_000).default(100_000),
       })
       .prefault({}),
