@@ -3,7 +3,7 @@ import { bounded, type Database } from "../db/database.js";
 import type { DeadLetter } from "./isolate.js";
 
 /** The writers whose refused records are kept aside (sluice_dead_letters.source). */
-export type DeadLetterSource = "ledger" | "audit" | "batch";
+export type DeadLetterSource = "ledger" | "audit" | "batch" | "recording";
 
 /** Tries before a record the database refuses is dead-lettered: a refusal is the record's fault, so a few suffice. */
 export const DEAD_LETTER_TRIES = 5;
@@ -49,6 +49,6 @@ export async function expireDeadLetters(db: Pick<Database, "query">, days: numbe
 
 /** `sluice_dead_letters_total{source}`: one counter for every writer, so one alert covers them. */
 export function deadLetterCounter(meter: Meter | undefined, source: DeadLetterSource): (count: number) => void {
-  const counter = meter?.createCounter("sluice.dead_letters", { unit: "{record}", description: "Records the database refused several times, kept aside in sluice_dead_letters, by writer (ledger, audit, batch)." });
+  const counter = meter?.createCounter("sluice.dead_letters", { unit: "{record}", description: "Records the database refused several times, kept aside in sluice_dead_letters, by writer (ledger, audit, batch, recording)." });
   return (count) => counter?.add(count, { "sluice.dead_letter.source": source });
 }

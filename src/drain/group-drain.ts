@@ -23,10 +23,9 @@ export interface GroupDrainOptions {
    * How an entry the database refuses is named and kept aside: it is
    * isolated (its batch's good entries land), tried again at the next
    * drains, then dead-lettered and acknowledged, so one bad entry never
-   * holds the stream (drain/isolate.ts). Without it a refused batch waits
-   * whole, as in an outage.
+   * holds the stream (drain/isolate.ts).
    */
-  readonly isolation?: Isolation<StreamEntry>;
+  readonly isolation: Isolation<StreamEntry>;
   readonly batchSize: number;
   readonly flushMs: number;
   /** Entries another consumer read but has not acknowledged for this long are taken over (it died mid-batch). */
@@ -87,9 +86,7 @@ export function createGroupDrain(options: GroupDrainOptions): GroupDrain {
     return (streams?.[0]?.messages ?? []).filter((m): m is StreamEntry => m !== null);
   };
 
-  const writeBatch: (entries: readonly StreamEntry[]) => Promise<IsolatedResult<StreamEntry>> = options.isolation
-    ? createIsolatingWriter(options.write, options.isolation)
-    : async (entries) => ({ ...(await options.write(entries)), kept: [], deadLettered: [] });
+  const writeBatch: (entries: readonly StreamEntry[]) => Promise<IsolatedResult<StreamEntry>> = createIsolatingWriter(options.write, options.isolation);
 
   /**
    * Writes then acknowledges one batch, but for the entries the database

@@ -11,10 +11,9 @@ export interface RetryingBufferOptions<T> {
    * How an item the database refuses is named and kept aside: it is
    * isolated (its batch's good items land), goes back to the front for the
    * next flushes, then to the dead-letter sink, so one bad item never
-   * holds the buffer (drain/isolate.ts). Without it a refused batch waits
-   * whole, as in an outage.
+   * holds the buffer (drain/isolate.ts).
    */
-  readonly isolation?: Isolation<T>;
+  readonly isolation: Isolation<T>;
   readonly onEvent: (event: WriterEvent) => void;
 }
 
@@ -67,9 +66,7 @@ export function createRetryingBuffer<T>(options: RetryingBufferOptions<T>): Retr
     timer.unref();
   };
 
-  const writeBatch: (batch: readonly T[]) => Promise<IsolatedResult<T>> = options.isolation
-    ? createIsolatingWriter(options.write, options.isolation)
-    : async (batch) => ({ ...(await options.write(batch)), kept: [], deadLettered: [] });
+  const writeBatch: (batch: readonly T[]) => Promise<IsolatedResult<T>> = createIsolatingWriter(options.write, options.isolation);
 
   const writeSome = async (): Promise<void> => {
     while (buffer.length > 0) {
