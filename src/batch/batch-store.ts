@@ -1,4 +1,6 @@
 import { randomBytes } from "node:crypto";
+import { quoteClientValue } from "../core/client-text.js";
+import { GatewayError } from "../core/errors.js";
 import type { Database } from "../db/database.js";
 import { writeDeadLetters } from "../drain/dead-letters.js";
 import type { DeadLetter } from "../drain/isolate.js";
@@ -245,8 +247,9 @@ export function createBatchStore(db: () => Promise<Database>): BatchStore {
       const now = seconds();
       const database = await db();
       const rows = await database.transaction(async (query) => {
-        const { rows: file } = await query<{ content: string | null }>("SELECT content FROM sluice_batch_files WHERE id = $1 AND owner = $2 AND complete", [batch.inputFileId, batch.owner]);
-        if (!file[0]) throw new Error("the input file is gone");
+        // FOR SHARE: a delete of the file waits for this batch's lines, so none is read from a file half gone.
+        const { rows: file } = await query<{ content: string | null }>("SELECT content FROM sluice_batch_files WHERE id = $1 AND owner = $2 AND complete FOR SHARE", [batch.inputFileId, batch.owner]);
+        if (!file[0]) throw new GatewayError("not_found", `no batch input file ${quoteClientValue(batch.inputFileId)}`);
         await query(
           `INSERT INTO sluice_batches (id, owner, endpoint, input_file_id, completion_window, metadata, status, total, created_at, in_progress_at, expires_at)
            VALUES ($1, $2, $3, $4, $5, $6, 'in_progress', 0, $7, $7, $8)`,
