@@ -50,5 +50,8 @@ export async function expireDeadLetters(db: Pick<Database, "query">, days: numbe
 /** `sluice_dead_letters_total{source}`: one counter for every writer, so one alert covers them. */
 export function deadLetterCounter(meter: Meter | undefined, source: DeadLetterSource): (count: number) => void {
   const counter = meter?.createCounter("sluice.dead_letters", { unit: "{record}", description: "Records the database refused several times, kept aside in sluice_dead_letters, by writer (ledger, audit, batch, recording)." });
-  return (count) => counter?.add(count, { "sluice.dead_letter.source": source });
+  const attributes = { "sluice.dead_letter.source": source };
+  // At 0 from the start: an alert on its rate sees the series before the first dead letter.
+  counter?.add(0, attributes);
+  return (count) => counter?.add(count, attributes);
 }
