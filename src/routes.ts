@@ -9,7 +9,7 @@ import type { ConsoleAccess } from "./config/config.js";
 import type { ConsoleAssets } from "./console/console-assets.js";
 import { createConsoleRoute } from "./console/console-route.js";
 import { GatewayError } from "./core/errors.js";
-import { clipClientValue } from "./core/client-text.js";
+import { clipClientValue, controlCharacterIn } from "./core/client-text.js";
 import { createAdminService } from "./edges/grpc/admin-service.js";
 import { createChatService } from "./edges/grpc/chat-service.js";
 import { createEmbeddingService } from "./edges/grpc/embedding-service.js";
@@ -21,7 +21,7 @@ import type { StatsWatch } from "./edges/grpc/watch-stats.js";
 import { countTokens, messages, sendAnthropicError } from "./edges/anthropic/messages-route.js";
 import { chatCompletions, resumeChatCompletion } from "./edges/openai/chat-completions.js";
 import { embeddings } from "./edges/openai/embeddings.js";
-import { type BatchRoutes, cancelBatch, checkOpenAiLine, createBatch, fileContent, getBatch, getFile, listBatches, uploadFile } from "./edges/openai/batches.js";
+import { type BatchRoutes, cancelBatch, checkOpenAiLine, createBatch, deleteFile, fileContent, getBatch, getFile, listBatches, uploadFile } from "./edges/openai/batches.js";
 import { createBatchOperations } from "./batch/batch-operations.js";
 import type { BatchRunner } from "./batch/batch-runner.js";
 import type { BatchStore } from "./batch/batch-store.js";
@@ -106,6 +106,7 @@ function batchRoutes(batches: BatchRoutes): HttpRoute[] {
   return [
     { method: "POST", path: "/v1/files", edge: "openai", serve: (req, res, exchange) => uploadFile(req, res, exchange, batches) },
     { method: "GET", path: "/v1/files/{id}", edge: "openai", serve: (req, res, exchange, id) => getFile(req, res, exchange, batches, id) },
+    { method: "DELETE", path: "/v1/files/{id}", edge: "openai", serve: (req, res, exchange, id) => deleteFile(req, res, exchange, batches, id) },
     { method: "GET", path: "/v1/files/{id}/content", edge: "openai", serve: (req, res, exchange, id) => fileContent(req, res, exchange, batches, id) },
     { method: "POST", path: "/v1/batches", edge: "openai", serve: (req, res, exchange) => createBatch(req, res, exchange, batches) },
     { method: "GET", path: "/v1/batches", edge: "openai", serve: (req, res, exchange) => listBatches(req, res, exchange, batches) },
@@ -123,7 +124,9 @@ function matchPath(pattern: string, path: string): string | undefined | null {
   if (!path.startsWith(prefix) || !path.endsWith(suffix) || path.length <= prefix.length + suffix.length) return null;
   const segment = path.slice(prefix.length, path.length - suffix.length);
   if (segment.includes("/")) return null;
-  return decodePathSegment(segment);
+  const id = decodePathSegment(segment);
+  // An id with a control character (`%00`) names nothing stored: refused here, once, for every route, before a query could be.
+  return id === undefined || controlCharacterIn(id) !== undefined ? undefined : id;
 }
 
 /**
@@ -159,7 +162,7 @@ export function createRoutes(options: RoutesOptions): Route {
   });
   const edgeOptions = { calls, limits: options.limits, keepaliveMs: options.sseKeepaliveMs, sendTimeoutMs: options.sendTimeoutMs };
   const openAi = { calls, limits: options.limits, keepaliveMs: options.sseKeepaliveMs, sendTimeoutMs: options.sendTimeoutMs };
-  const badId = (field: string, what: string) => new GatewayError("invalid_request", `path: malformed percent-escape in the ${what}`, { field });
+  const badId = (field: string, what: string) => new GatewayError("invalid_request", `path: the ${what} has a malformed percent-escape or a control character`, { field });
 
   const http: readonly HttpRoute[] = [
     { method: "POST", path: "/v1/chat/completions", edge: "openai", serve: (req, res, exchange) => chatCompletions(req, res, exchange, openAi) },

@@ -1,3 +1,4 @@
+import { checkClientText } from "../core/client-text.js";
 import { GatewayError } from "../core/errors.js";
 import { bounded, type Database } from "../db/database.js";
 import type { AuditRow } from "./audit-chain.js";
@@ -70,6 +71,10 @@ export async function listAudit(db: Pick<Database, "transaction">, filter: Audit
     add(condition, new Date(ms).toISOString());
   };
   if (page.token !== undefined && page.token !== "") add((p) => `seq < ${p}`, seqOfToken(page.token));
+  for (const [field, value] of [["filter.action", filter.action], ["filter.actor_id", filter.actorId], ["filter.target", filter.target]] as const) {
+    // The log holds no control character (audit-event.ts cleans them): a filter with one finds nothing, and a NUL would be a 500.
+    if (value !== undefined) checkClientText(value, field);
+  }
   if (filter.action !== undefined) add((p) => `action = ${p}`, filter.action);
   if (filter.actorId !== undefined) add((p) => `actor_id = ${p}`, filter.actorId);
   if (filter.target !== undefined) add((p) => `target = ${p}`, filter.target);

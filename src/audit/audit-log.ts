@@ -5,10 +5,13 @@ import type { SluiceRedisClient } from "../store/redis-tenant-store.js";
 import { within } from "../store/within.js";
 import { type AuditEvent, type AuditInput, buildAuditEvent, parseAuditEvent } from "./audit-event.js";
 import { type AuditFilter, type AuditPage, type AuditPageRequest, listAudit } from "./audit-list.js";
-import { appendAudit, type AuditVerification, verifyAudit } from "./audit-store.js";
+import { appendAudit, type AuditVerification, presentAuditIds, verifyAudit } from "./audit-store.js";
 import { causeOf, type WriterEvent } from "../drain/batch-writer.js";
 import { createGroupDrain, type GroupDrain, type StreamEntry } from "../drain/group-drain.js";
 import { createRetryingBuffer } from "../drain/retrying-buffer.js";
+import { createHold } from "../drain/hold.js";
+import { DEAD_LETTER_TRIES, deadLetterCounter, writeDeadLetters } from "../drain/dead-letters.js";
+import type { DeadLetter } from "../drain/isolate.js";
 
 export interface AuditSettings {
   /** Events waiting in memory at most (and the Redis stream's approximate cap); past it new events are dropped and counted. */
@@ -42,6 +45,12 @@ export interface AuditStats {
   readonly dropped: number;
   readonly buffered: number;
   readonly failures: number;
+  /** Refusals of an event by the database (each try counts). */
+  readonly refused: number;
+  /** Events refused too often, kept aside in sluice_dead_letters (outside the chain). */
+  readonly deadLettered: number;
+  /** With Redis: events this replica put in the stream and holds until it sees them in the log. */
+  readonly held: number;
 }
 
 export interface AuditLog {
@@ -75,7 +84,8 @@ const GROUP = "sluice-audit";
  */
 export function createAuditLog(options: AuditLogOptions): AuditLog {
   const { settings, logger, redis } = options;
-  const totals = { written: 0, duplicates: 0, dropped: 0, failures: 0 };
+  const totals = { written: 0, duplicates: 0, dropped: 0, failures: 0, refused: 0, deadLettered: 0 };
+  const countDeadLetters = deadLetterCounter(options.meter, "audit");
   const events = options.meter?.createCounter("sluice.audit.events", { unit: "{event}", description: "Audit events by result: written, duplicate (written before: a batch written twice), or dropped (never reached the log)." });
   const failureCount = options.meter?.createCounter("sluice.audit.failures", { unit: "{batch}", description: "Audit batches that could not be written and wait to be tried again." });
   let failing = false;
@@ -113,25 +123,61 @@ export function createAuditLog(options: AuditLogOptions): AuditLog {
       case "claimed":
         logger.info({ event: "audit.claimed", events: event.count });
         break;
+      case "refused":
+        totals.refused += event.count;
+        break;
+      case "dead_lettered":
+        totals.deadLettered += event.letters.length;
+        events?.add(event.letters.length, { "sluice.audit.result": "dead_lettered" });
+        countDeadLetters(event.letters.length);
+        for (const letter of event.letters) logger.error({ event: "audit.dead_lettered", entryId: letter.id, code: letter.code });
+        break;
     }
   };
 
   const append = async (batch: readonly AuditEvent[]) => appendAudit(await options.database(), batch, settings.timeoutMs);
+  const deadLetter = async (letters: readonly DeadLetter[]) => writeDeadLetters(await options.database(), "audit", letters);
 
   const drop = () => onEvent({ type: "dropped", count: 1, total: totals.dropped + 1 });
-  const buffer = createRetryingBuffer<AuditEvent>({ maxBuffered: settings.maxBuffered, batchSize: settings.batchSize, flushMs: settings.flushMs, write: append, onEvent });
+  // An event the database refuses is appended alone after its batch failed, tried again, then kept aside: the chain goes on without it.
+  const buffer = createRetryingBuffer<AuditEvent>({
+    maxBuffered: settings.maxBuffered,
+    batchSize: settings.batchSize,
+    flushMs: settings.flushMs,
+    write: append,
+    isolation: { idOf: (e) => e.id, payloadOf: (e) => JSON.stringify(e), maxTries: DEAD_LETTER_TRIES, deadLetter },
+    onEvent,
+  });
 
   /** Stream entries to events; an entry that is not one (written by something else) is acknowledged and counted as dropped. */
   const writeEntries = async (entries: readonly StreamEntry[]) => {
     const batch = entries.flatMap((e) => parseAuditEvent(e.message.e ?? "") ?? []);
+    const result = await append(batch);
+    // Counted once the batch is written: a batch written again one entry at a time would count them twice.
     for (let i = batch.length; i < entries.length; i++) drop();
-    return append(batch);
+    return result;
   };
+
+  // A copy of each event this replica put in the stream, until the log has it: a Redis that comes back empty lost the
+  // stream's unwritten entries, and each replica then appends its own (drain/hold.ts).
+  const hold = createHold<AuditEvent>({
+    max: settings.maxBuffered,
+    idOf: (e) => e.id,
+    present: async (ids) => presentAuditIds(await options.database(), ids),
+    write: async (missing) => {
+      for (const event of missing) buffer.add(event);
+      logger.warn({ event: "audit.restored", events: missing.length, reason: "the audit stream lost events this replica recorded (Redis restarted empty?); appended from this replica's copies" });
+    },
+  });
+  let settlingHeld: Promise<unknown> | undefined;
+  const settleHeld = (minAgeMs: number) => (settlingHeld ??= hold.settle(minAgeMs).catch(() => 0).finally(() => (settlingHeld = undefined)));
+  let holdTimer: NodeJS.Timeout | undefined;
 
   const addToStream = (client: SluiceRedisClient, stream: string, event: AuditEvent) => {
     const added = (async () => {
       try {
         await within(client.xAdd(stream, "*", { e: JSON.stringify(event) }, { TRIM: { strategy: "MAXLEN", strategyModifier: "~", threshold: settings.maxBuffered } }), settings.timeoutMs, "audit add");
+        hold.add(event);
       } catch {
         // Redis away or slow: this event waits here instead. Should the add land after all, its id keeps it one row.
         buffer.add(event);
@@ -158,12 +204,19 @@ export function createAuditLog(options: AuditLogOptions): AuditLog {
       started = true;
       buffer.start();
       if (redis) {
+        holdTimer = setInterval(() => {
+          // A held event is checked once a dead replica's entries would have been claimed and written.
+          if (hold.size > 0) void settleHeld(settings.claimIdleMs ?? 30_000);
+        }, settings.flushMs);
+        holdTimer.unref();
         drain = createGroupDrain({
           client: redis.client,
           stream: `${redis.prefix}audit`,
           group: GROUP,
           consumer: options.replica,
           write: writeEntries,
+          // Named by the event's id (this replica's copy of it finds it there too), or the entry's when it is not readable.
+          isolation: { idOf: (e) => parseAuditEvent(e.message.e ?? "")?.id ?? `stream:${e.id}`, payloadOf: (e) => e.message.e ?? "", maxTries: DEAD_LETTER_TRIES, deadLetter },
           batchSize: settings.batchSize,
           flushMs: settings.flushMs,
           claimIdleMs: settings.claimIdleMs ?? 30_000,
@@ -175,15 +228,20 @@ export function createAuditLog(options: AuditLogOptions): AuditLog {
     async flush() {
       await Promise.all(adding);
       await drain?.drainNow();
+      await settlingHeld;
+      await settleHeld(0);
       await buffer.flush();
     },
     async close(graceMs) {
+      if (holdTimer) clearInterval(holdTimer);
       await Promise.all(adding);
       await drain?.close(graceMs);
+      // What this replica recorded reaches the log before it goes, whatever became of the stream.
+      if (hold.size > 0) await Promise.race([settleHeld(0), new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref())]);
       const left = await buffer.close(graceMs);
       if (left > 0) logger.error({ event: "audit.unwritten", events: left });
     },
-    stats: () => ({ ...totals, buffered: buffer.waiting + adding.size }),
+    stats: () => ({ ...totals, buffered: buffer.waiting + adding.size, held: hold.size }),
     list: async (filter, page) => listAudit(await options.database(), filter, page),
     verify: async () => verifyAudit(await options.database(), { timeoutMs: Math.max(settings.timeoutMs, 10_000) }),
   };

@@ -104,6 +104,17 @@ export async function appendAudit(db: Pick<Database, "transaction">, events: rea
   });
 }
 
+/** The ids among `ids` (UUIDs) that are in the log, or kept aside as dead letters. */
+export async function presentAuditIds(db: Pick<Database, "query">, ids: readonly string[]): Promise<ReadonlySet<string>> {
+  if (ids.length === 0) return new Set();
+  // An event refused for good is in the dead letters: seen there, it is no longer this replica's to write.
+  const result = await db.query<{ id: string }>(
+    "SELECT id::text AS id FROM sluice_audit WHERE id = ANY($1::uuid[]) UNION SELECT entry_id FROM sluice_dead_letters WHERE source = 'audit' AND entry_id = ANY($2::text[])",
+    [ids, ids],
+  );
+  return new Set(result.rows.map((r) => r.id));
+}
+
 export interface AuditVerification {
   readonly ok: boolean;
   /** Rows found intact, from seq 1 on. */

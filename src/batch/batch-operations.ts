@@ -1,8 +1,9 @@
 import type { BatchSettings } from "../config/config.js";
-import { quoteClientValue } from "../core/client-text.js";
+import { checkClientText, cleanClientText, quoteClientValue } from "../core/client-text.js";
 import { GatewayError } from "../core/errors.js";
 import type { StructureLimits } from "../core/structure-limits.js";
-import { BATCH_ENDPOINTS, type BatchEndpoint, type BatchFileLine, readBatchFile } from "./batch-file.js";
+import { BATCH_ENDPOINTS, type BatchEndpoint, type BatchFileLine, batchLinesOf, createBatchLineReader } from "./batch-file.js";
+import { openUpload, type UploadSink } from "./batch-upload.js";
 import type { BatchRunner } from "./batch-runner.js";
 import { type BatchStore, randomHex, type StoredBatch, type StoredFile } from "./batch-store.js";
 
@@ -38,10 +39,13 @@ export interface BatchOperationsOptions {
  * id is.
  */
 export interface BatchOperations {
-  /** Checks a JSONL batch file line by line, then stores it. */
-  upload(owner: string, filename: string, content: string, bytes: number): Promise<StoredFile>;
+  /** Opens an upload: the file is checked line by line and stored in chunks as it streams in (batch-upload.ts); refused past the key's upload bounds. */
+  upload(owner: string): Promise<UploadSink>;
   file(owner: string, id: string): Promise<StoredFile>;
-  fileContent(owner: string, id: string): Promise<string>;
+  /** The file's text, a chunk at a time. */
+  fileContent(owner: string, id: string): Promise<AsyncIterable<string>>;
+  /** Removes a file of the caller's (a batch made from it keeps its lines). */
+  deleteFile(owner: string, id: string): Promise<void>;
   /** Checks the input file against the endpoint, stores the batch with its lines, and queues it. */
   create(owner: string, batch: NewBatch): Promise<StoredBatch>;
   batch(owner: string, id: string): Promise<StoredBatch>;
@@ -52,12 +56,19 @@ export interface BatchOperations {
 
 const notFound = (what: string, id: string) => new GatewayError("not_found", `no ${what} ${quoteClientValue(id)}`);
 
+/** An id from the client: one with a control character names nothing stored (and PostgreSQL could not even compare it). */
+const idOf = (id: string, field: string) => checkClientText(id, field);
+
 /** A batch's `metadata`: at most 16 string pairs, as OpenAI bounds them. */
 export function checkMetadata(metadata: Readonly<Record<string, unknown>>): Record<string, string> {
   const bad = () => new GatewayError("invalid_request", `metadata: at most ${MAX_METADATA.pairs} string values, keys of at most ${MAX_METADATA.key} characters and values of at most ${MAX_METADATA.value}`, { field: "metadata" });
   const entries = Object.entries(metadata);
   if (entries.length > MAX_METADATA.pairs) throw bad();
-  for (const [k, v] of entries) if (typeof v !== "string" || k.length > MAX_METADATA.key || v.length > MAX_METADATA.value) throw bad();
+  for (const [k, v] of entries) {
+    if (typeof v !== "string" || k.length > MAX_METADATA.key || v.length > MAX_METADATA.value) throw bad();
+    checkClientText(k, "metadata");
+    checkClientText(v, `metadata.${k}`, "text");
+  }
   return Object.fromEntries(entries) as Record<string, string>;
 }
 
@@ -79,51 +90,69 @@ export function createBatchOperations(options: BatchOperationsOptions): BatchOpe
   };
 
   const operations: BatchOperations = {
-    async upload(owner, filename, content, bytes) {
-      if (bytes > settings.maxFileBytes) throw new GatewayError("payload_too_large", `file: larger than ${settings.maxFileBytes} bytes (batch.maxFileBytes)`, { field: "file" });
-      readBatchFile(content, settings, options.limits);
-      return store.putFile({ id: `file-${randomHex()}`, owner, purpose: "batch", filename: (filename || "batch.jsonl").slice(0, 256), bytes }, content);
+    async upload(owner) {
+      const sink = await openUpload({ store, settings, limits: options.limits }, owner);
+      return {
+        write: (bytes) => sink.write(bytes),
+        finish: (filename) => sink.finish(cleanClientText((filename || "batch.jsonl").slice(0, 256))),
+        abort: () => sink.abort(),
+      };
     },
     async file(owner, id) {
+      idOf(id, "file_id");
       const file = await store.file(id, owner);
       if (!file) throw notFound("file", id);
       return file;
     },
     async fileContent(owner, id) {
-      const content = await store.fileContent(id, owner);
-      if (content === undefined) throw notFound("file", id);
-      return content;
+      idOf(id, "file_id");
+      const chunks = await store.fileChunks(id, owner);
+      if (chunks === undefined) throw notFound("file", id);
+      return chunks;
+    },
+    async deleteFile(owner, id) {
+      idOf(id, "file_id");
+      if (!(await store.deleteFile(id, owner))) throw notFound("file", id);
     },
     async create(owner, batch) {
       if (!(BATCH_ENDPOINTS as readonly string[]).includes(batch.endpoint)) {
         throw new GatewayError("invalid_request", `endpoint: must be one of ${BATCH_ENDPOINTS.join(", ")}`, { field: "endpoint" });
       }
       const endpoint = batch.endpoint as BatchEndpoint;
+      idOf(batch.inputFileId, "input_file_id");
       const metadata = batch.metadata === null ? null : checkMetadata(batch.metadata);
-      const file = await store.file(batch.inputFileId, owner);
-      if (!file || file.purpose !== "batch") throw notFound("batch input file", batch.inputFileId);
-      const lines = readBatchFile((await store.fileContent(file.id, owner)) ?? "", settings, options.limits);
-      checkLines(lines, endpoint);
       if ((await store.unfinished(owner)) >= settings.maxBatchesPerKey) {
         throw new GatewayError("rate_limited", `this key already has ${settings.maxBatchesPerKey} batches unfinished (batch.maxBatchesPerKey)`);
       }
-      const created = await store.createBatch(
+      const file = await store.file(batch.inputFileId, owner);
+      if (!file || file.purpose !== "batch") throw notFound("batch input file", batch.inputFileId);
+      // Read back a chunk at a time and checked a page at a time, inside the transaction that stores the lines: a
+      // 48,000-line file is never whole in memory and never holds the event loop.
+      const created = await store.createBatchFromFile(
         { id: `batch_${randomHex()}`, owner, endpoint, inputFileId: file.id, completionWindow: "24h", metadata },
-        lines.map((l) => ({ customId: l.customId, line: l.line, body: JSON.stringify(l.body) })),
+        async function* (chunks) {
+          for await (const page of batchLinesOf(chunks, createBatchLineReader(settings, options.limits))) {
+            checkLines(page, endpoint);
+            yield page.map((l) => ({ customId: l.customId, line: l.line, body: JSON.stringify(l.body) }));
+          }
+        },
       );
       options.runner.add(created.id);
       return created;
     },
     async batch(owner, id) {
+      idOf(id, "batch_id");
       const batch = await store.batch(id, owner);
       if (!batch) throw notFound("batch", id);
       return batch;
     },
     async list(owner, after, limit) {
       if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) throw new GatewayError("invalid_request", `limit: must be an integer from 1 to ${MAX_PAGE}`, { field: "limit" });
+      if (after !== undefined) idOf(after, "after");
       return store.list(owner, after, limit);
     },
     async cancel(owner, id) {
+      idOf(id, "batch_id");
       const batch = await store.cancel(id, owner);
       if (!batch) throw notFound("batch", id);
       if (batch.status === "cancelling") options.runner.cancel(id);

@@ -1,6 +1,7 @@
 import type { Meter } from "@opentelemetry/api";
 import type { Logger } from "../logging/logger.js";
 import type { BatchStore, LineResult, PendingLine, StoredBatch } from "./batch-store.js";
+import { createLineWriter } from "./line-writer.js";
 
 /** What became of one line: its result, and whether the batch must stop (the key's budget is spent). */
 export interface LineOutcome {
@@ -84,6 +85,7 @@ const describe = (error: unknown) => (error instanceof Error ? `${error.name}: $
 export function createBatchRunner(options: BatchRunnerOptions): BatchRunner {
   const { store, executor, logger } = options;
   const lines = options.meter?.createCounter("sluice.batch.lines", { unit: "{line}", description: "Batch lines finished, by status: completed, failed (its result is an error), or not_run (the batch stopped for its key's budget)." });
+  const writeLine = createLineWriter({ store, logger, ...(options.meter ? { meter: options.meter } : {}) });
   const active = new Map<string, Active>();
   const running = new Set<Promise<void>>();
   const controllers = new Set<AbortController>();
@@ -164,8 +166,8 @@ export function createBatchRunner(options: BatchRunnerOptions): BatchRunner {
       const outcome = await executor.run(a.batch!, line, controller.signal);
       // Aborted by close(), or refused by a gate or the registry closing: not this line's answer; it runs again at the next start.
       if (controller.signal.aborted || (closed && !outcome.result.ok)) return;
-      const written = await store.finishLine(a.id, line.customId, outcome.result);
-      if (written) lines?.add(1, { "sluice.batch.status": outcome.result.ok ? "completed" : "failed" });
+      const { written, deadLettered } = await writeLine(a.id, line, outcome.result);
+      if (written) lines?.add(1, { "sluice.batch.status": outcome.result.ok && !deadLettered ? "completed" : "failed" });
       if (!written) logger.warn({ event: "batch.line_duplicate", batch: a.id, customId: line.customId });
       if (outcome.stop) a.stopped = true;
     } catch (error) {

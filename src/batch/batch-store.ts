@@ -1,5 +1,9 @@
 import { randomBytes } from "node:crypto";
+import { quoteClientValue } from "../core/client-text.js";
+import { GatewayError } from "../core/errors.js";
 import type { Database } from "../db/database.js";
+import { writeDeadLetters } from "../drain/dead-letters.js";
+import type { DeadLetter } from "../drain/isolate.js";
 
 /** A batch's state, as the OpenAI Batch API names it. */
 export type BatchStatus = "validating" | "in_progress" | "finalizing" | "completed" | "failed" | "cancelling" | "cancelled" | "expired";
@@ -108,11 +112,36 @@ const INSERT_CHUNK = 1_000;
  * read that a caller asks for names the owner: a key finds only its own.
  */
 export interface BatchStore {
-  putFile(file: Omit<StoredFile, "createdAt">, content: string): Promise<StoredFile>;
+  /** Starts a file that streams in: invisible to every read until completeFile. */
+  beginFile(file: Pick<StoredFile, "id" | "owner" | "purpose">): Promise<void>;
+  /** Stores chunk `seq` of a file being written (line-aligned text). */
+  putChunk(fileId: string, seq: number, content: string): Promise<void>;
+  /** Makes a file that streamed in visible, with its name and size. */
+  completeFile(id: string, filename: string, bytes: number): Promise<StoredFile>;
+  /** Removes a file and its chunks; false when `owner` has no such file. */
+  deleteFile(id: string, owner: string): Promise<boolean>;
+  /** Files of `purpose` that `owner` stores, complete or streaming in. */
+  countFiles(owner: string, purpose: string): Promise<number>;
+  /** Adds `bytes` to what `owner` uploaded this UTC day; resolves with the day's total. */
+  addUploadBytes(owner: string, bytes: number): Promise<number>;
+  /** What `owner` uploaded this UTC day. */
+  uploadedToday(owner: string): Promise<number>;
+  /** Removes files left streaming in (a gateway stopped mid-upload) for more than a day, and upload counts of past days. */
+  sweepUploads(): Promise<void>;
   file(id: string, owner: string): Promise<StoredFile | undefined>;
-  fileContent(id: string, owner: string): Promise<string | undefined>;
+  /** A complete file's text, a chunk at a time; undefined when `owner` has no such file. */
+  fileChunks(id: string, owner: string): Promise<AsyncIterable<string> | undefined>;
   /** Batches of `owner` not yet finished. */
   unfinished(owner: string): Promise<number>;
+  /**
+   * Stores a batch in progress from its input file, in one transaction:
+   * `lines` turns the file's chunks (read through the transaction) into
+   * pages of lines, checking them; a throw leaves nothing stored.
+   */
+  createBatchFromFile(
+    batch: { id: string; owner: string; endpoint: string; inputFileId: string; completionWindow: string; metadata: Record<string, string> | null },
+    lines: (chunks: AsyncIterable<string>) => AsyncIterable<readonly PendingLine[]>,
+  ): Promise<StoredBatch>;
   /** Stores the batch in progress with all its lines. */
   createBatch(batch: { id: string; owner: string; endpoint: string; inputFileId: string; completionWindow: string; metadata: Record<string, string> | null }, lines: readonly PendingLine[]): Promise<StoredBatch>;
   batch(id: string, owner?: string): Promise<StoredBatch | undefined>;
@@ -142,37 +171,99 @@ export interface BatchStore {
   cancel(id: string, owner: string): Promise<StoredBatch | undefined>;
   /** Writes the output and error files from the lines' results and ends the batch `completed` or `cancelled`. */
   finish(id: string): Promise<StoredBatch | undefined>;
+  /** Keeps results the database refused in the dead letters (line-writer.ts). */
+  deadLetter(letters: readonly DeadLetter[]): Promise<ReadonlySet<string>>;
 }
 
 export function createBatchStore(db: () => Promise<Database>): BatchStore {
   const store: BatchStore = {
-    async putFile(file, content) {
-      const createdAt = seconds();
-      await (await db()).query("INSERT INTO sluice_batch_files (id, owner, purpose, filename, bytes, content, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)", [
+    async beginFile(file) {
+      await (await db()).query("INSERT INTO sluice_batch_files (id, owner, purpose, filename, bytes, content, created_at, complete) VALUES ($1, $2, $3, '', 0, NULL, $4, false)", [
         file.id,
         file.owner,
         file.purpose,
-        file.filename,
-        file.bytes,
-        content,
-        createdAt,
+        seconds(),
       ]);
-      return { ...file, createdAt };
+    },
+
+    async putChunk(fileId, seq, content) {
+      await (await db()).query("INSERT INTO sluice_batch_file_chunks (file_id, seq, content) VALUES ($1, $2, $3)", [fileId, seq, content]);
+    },
+
+    async completeFile(id, filename, bytes) {
+      const { rows } = await (await db()).query("UPDATE sluice_batch_files SET filename = $2, bytes = $3, complete = true WHERE id = $1 RETURNING id, owner, purpose, filename, bytes, created_at", [id, filename, bytes]);
+      if (!rows[0]) throw new Error("the file being written is gone");
+      return fileOf(rows[0]);
+    },
+
+    async deleteFile(id, owner) {
+      const { rows } = await (await db()).query("DELETE FROM sluice_batch_files WHERE id = $1 AND owner = $2 RETURNING id", [id, owner]);
+      return rows.length > 0;
+    },
+
+    async countFiles(owner, purpose) {
+      const { rows } = await (await db()).query<{ n: number }>("SELECT count(*)::int AS n FROM sluice_batch_files WHERE owner = $1 AND purpose = $2", [owner, purpose]);
+      return Number(rows[0]?.n ?? 0);
+    },
+
+    async addUploadBytes(owner, bytes) {
+      const { rows } = await (await db()).query<{ bytes: string | number }>(
+        "INSERT INTO sluice_batch_uploads (owner, day, bytes) VALUES ($1, (now() AT TIME ZONE 'UTC')::date, $2) ON CONFLICT (owner, day) DO UPDATE SET bytes = sluice_batch_uploads.bytes + excluded.bytes RETURNING bytes",
+        [owner, bytes],
+      );
+      return Number(rows[0]?.bytes ?? bytes);
+    },
+
+    async uploadedToday(owner) {
+      const { rows } = await (await db()).query<{ bytes: string | number }>("SELECT bytes FROM sluice_batch_uploads WHERE owner = $1 AND day = (now() AT TIME ZONE 'UTC')::date", [owner]);
+      return Number(rows[0]?.bytes ?? 0);
+    },
+
+    async sweepUploads() {
+      const database = await db();
+      await database.query("DELETE FROM sluice_batch_files WHERE complete = false AND created_at < $1", [seconds() - 86_400]);
+      await database.query("DELETE FROM sluice_batch_uploads WHERE day < (now() AT TIME ZONE 'UTC')::date - 1");
     },
 
     async file(id, owner) {
-      const { rows } = await (await db()).query("SELECT id, owner, purpose, filename, bytes, created_at FROM sluice_batch_files WHERE id = $1 AND owner = $2", [id, owner]);
+      const { rows } = await (await db()).query("SELECT id, owner, purpose, filename, bytes, created_at FROM sluice_batch_files WHERE id = $1 AND owner = $2 AND complete", [id, owner]);
       return rows[0] ? fileOf(rows[0]) : undefined;
     },
 
-    async fileContent(id, owner) {
-      const { rows } = await (await db()).query<{ content: string }>("SELECT content FROM sluice_batch_files WHERE id = $1 AND owner = $2", [id, owner]);
-      return rows[0]?.content;
+    async fileChunks(id, owner) {
+      const database = await db();
+      const { rows } = await database.query<{ content: string | null }>("SELECT content FROM sluice_batch_files WHERE id = $1 AND owner = $2 AND complete", [id, owner]);
+      if (!rows[0]) return undefined;
+      const whole = rows[0].content;
+      return whole !== null ? oneChunk(whole) : chunksOf((sql, params) => database.query(sql, params), id);
     },
 
     async unfinished(owner) {
       const { rows } = await (await db()).query<{ n: number }>("SELECT count(*)::int AS n FROM sluice_batches WHERE owner = $1 AND status = ANY($2)", [owner, UNFINISHED]);
       return Number(rows[0]?.n ?? 0);
+    },
+
+    async createBatchFromFile(batch, lines) {
+      const now = seconds();
+      const database = await db();
+      const rows = await database.transaction(async (query) => {
+        // FOR SHARE: a delete of the file waits for this batch's lines, so none is read from a file half gone.
+        const { rows: file } = await query<{ content: string | null }>("SELECT content FROM sluice_batch_files WHERE id = $1 AND owner = $2 AND complete FOR SHARE", [batch.inputFileId, batch.owner]);
+        if (!file[0]) throw new GatewayError("not_found", `no batch input file ${quoteClientValue(batch.inputFileId)}`);
+        await query(
+          `INSERT INTO sluice_batches (id, owner, endpoint, input_file_id, completion_window, metadata, status, total, created_at, in_progress_at, expires_at)
+           VALUES ($1, $2, $3, $4, $5, $6, 'in_progress', 0, $7, $7, $8)`,
+          [batch.id, batch.owner, batch.endpoint, batch.inputFileId, batch.completionWindow, batch.metadata === null ? null : JSON.stringify(batch.metadata), now, now + 24 * 3600],
+        );
+        const whole = file[0].content;
+        let total = 0;
+        for await (const page of lines(whole !== null ? oneChunk(whole) : chunksOf(query, batch.inputFileId))) {
+          await insertLines(query, batch.id, page);
+          total += page.length;
+        }
+        return (await query("UPDATE sluice_batches SET total = $2 WHERE id = $1 RETURNING *", [batch.id, total])).rows;
+      });
+      return batchOf(rows[0]!);
     },
 
     async createBatch(batch, lines) {
@@ -184,15 +275,7 @@ export function createBatchStore(db: () => Promise<Database>): BatchStore {
            VALUES ($1, $2, $3, $4, $5, $6, 'in_progress', $7, $8, $8, $9) RETURNING *`,
           [batch.id, batch.owner, batch.endpoint, batch.inputFileId, batch.completionWindow, batch.metadata === null ? null : JSON.stringify(batch.metadata), lines.length, now, now + 24 * 3600],
         );
-        for (let at = 0; at < lines.length; at += INSERT_CHUNK) {
-          const chunk = lines.slice(at, at + INSERT_CHUNK);
-          await query("INSERT INTO sluice_batch_lines (batch_id, custom_id, line, body) SELECT $1, * FROM unnest($2::text[], $3::int[], $4::text[])", [
-            batch.id,
-            chunk.map((l) => l.customId),
-            chunk.map((l) => l.line),
-            chunk.map((l) => l.body),
-          ]);
-        }
+        for (let at = 0; at < lines.length; at += INSERT_CHUNK) await insertLines(query, batch.id, lines.slice(at, at + INSERT_CHUNK));
         return created.rows;
       });
       return batchOf(rows[0]!);
@@ -330,22 +413,8 @@ export function createBatchStore(db: () => Promise<Database>): BatchStore {
         if (!rows[0]) return undefined;
         const batch = batchOf(rows[0]);
         if (!UNFINISHED.includes(batch.status)) return batch;
-        const put = async (content: string, kind: string): Promise<string | null> => {
-          if (content === "") return null;
-          const fileId = `file-${randomHex()}`;
-          await query("INSERT INTO sluice_batch_files (id, owner, purpose, filename, bytes, content, created_at) VALUES ($1, $2, 'batch_output', $3, $4, $5, $6)", [
-            fileId,
-            batch.owner,
-            `${id}_${kind}.jsonl`,
-            Buffer.byteLength(content),
-            content,
-            now,
-          ]);
-          return fileId;
-        };
-        const files = await resultsOf(query, id);
-        const output = await put(files.output, "output");
-        const error = await put(files.error, "error");
+        const output = await writeResults(query, batch, now, "completed");
+        const error = await writeResults(query, batch, now, "failed");
         const cancelled = batch.status === "cancelling";
         const done = await query(
           `UPDATE sluice_batches SET status = $2, output_file_id = $3, error_file_id = $4, finalizing_at = $5, ${cancelled ? "cancelled_at" : "completed_at"} = $5 WHERE id = $1 RETURNING *`,
@@ -354,20 +423,87 @@ export function createBatchStore(db: () => Promise<Database>): BatchStore {
         return batchOf(done.rows[0]!);
       });
     },
+    async deadLetter(letters) {
+      return writeDeadLetters(await db(), "batch", letters);
+    },
   };
   return store;
 }
 
-/** Lines with results, in file order, for the output and error files. */
-async function resultsOf(query: Database["query"], batchId: string): Promise<{ readonly output: string; readonly error: string }> {
-  const { rows } = await query<{ status: string; result: string }>("SELECT status, result FROM sluice_batch_lines WHERE batch_id = $1 AND result IS NOT NULL ORDER BY line", [batchId]);
-  let output = "";
-  let error = "";
-  for (const r of rows) {
-    if (r.status === "completed") output += `${r.result}\n`;
-    else error += `${r.result}\n`;
+/** Text of about this many characters per stored chunk of a file. */
+export const CHUNK_CHARS = 1024 * 1024;
+/** Result lines read per query when a batch's files are written. */
+const RESULT_PAGE = 1_000;
+
+async function insertLines(query: Database["query"], batchId: string, lines: readonly PendingLine[]): Promise<void> {
+  if (lines.length === 0) return;
+  await query("INSERT INTO sluice_batch_lines (batch_id, custom_id, line, body) SELECT $1, * FROM unnest($2::text[], $3::int[], $4::text[])", [
+    batchId,
+    lines.map((l) => l.customId),
+    lines.map((l) => l.line),
+    lines.map((l) => l.body),
+  ]);
+}
+
+async function* oneChunk(content: string): AsyncGenerator<string> {
+  yield content;
+}
+
+/** A chunked file's text, one chunk per query, in order: never the whole file at once. */
+async function* chunksOf(query: Database["query"], fileId: string): AsyncGenerator<string> {
+  for (let seq = -1; ; ) {
+    const { rows } = await query<{ seq: number; content: string }>("SELECT seq, content FROM sluice_batch_file_chunks WHERE file_id = $1 AND seq > $2 ORDER BY seq LIMIT 1", [fileId, seq]);
+    const row = rows[0];
+    if (!row) return;
+    seq = Number(row.seq);
+    yield String(row.content);
   }
-  return { output, error };
+}
+
+/**
+ * The output (`completed`) or error (`failed`) file of a batch, written
+ * from its lines' results a page at a time into chunks of about
+ * CHUNK_CHARS: no file is built whole in memory. Resolves with its id, or
+ * null when no line has that status.
+ */
+async function writeResults(query: Database["query"], batch: StoredBatch, now: number, status: "completed" | "failed"): Promise<string | null> {
+  const fileId = `file-${randomHex()}`;
+  let seq = 0;
+  let bytes = 0;
+  let text = "";
+  let created = false;
+  const flush = async () => {
+    if (text === "") return;
+    if (!created) {
+      await query("INSERT INTO sluice_batch_files (id, owner, purpose, filename, bytes, content, created_at, complete) VALUES ($1, $2, 'batch_output', $3, 0, NULL, $4, false)", [
+        fileId,
+        batch.owner,
+        `${batch.id}_${status === "completed" ? "output" : "error"}.jsonl`,
+        now,
+      ]);
+      created = true;
+    }
+    await query("INSERT INTO sluice_batch_file_chunks (file_id, seq, content) VALUES ($1, $2, $3)", [fileId, seq++, text]);
+    bytes += Buffer.byteLength(text);
+    text = "";
+  };
+  for (let after = 0; ; ) {
+    const { rows } = await query<{ line: number; status: string; result: string }>(
+      "SELECT line, status, result FROM sluice_batch_lines WHERE batch_id = $1 AND line > $2 AND result IS NOT NULL ORDER BY line LIMIT $3",
+      [batch.id, after, RESULT_PAGE],
+    );
+    for (const r of rows) {
+      // A line counts as failed unless it completed (the error file holds every other result).
+      if ((r.status === "completed") === (status === "completed")) text += `${r.result}\n`;
+      if (text.length >= CHUNK_CHARS) await flush();
+    }
+    if (rows.length < RESULT_PAGE) break;
+    after = Number(rows[rows.length - 1]!.line);
+  }
+  await flush();
+  if (!created) return null;
+  await query("UPDATE sluice_batch_files SET bytes = $2, complete = true WHERE id = $1", [fileId, bytes]);
+  return fileId;
 }
 
 /** 24 random hex digits: the tail of file, batch and line ids. */

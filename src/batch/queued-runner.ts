@@ -4,6 +4,7 @@ import { type Job, Queue, Worker } from "bullmq";
 import type { Logger } from "../logging/logger.js";
 import type { BatchRunner, LineExecutor } from "./batch-runner.js";
 import { type BatchStore, type StoredBatch, UNFINISHED } from "./batch-store.js";
+import { createLineWriter } from "./line-writer.js";
 
 /** A Redis client BullMQ accepts (queue-client.ts: ioredis, connecting and reconnecting on its own); the runner ends it. */
 export interface QueueClient {
@@ -95,6 +96,7 @@ export function createQueuedBatchRunner(options: QueuedRunnerOptions): BatchRunn
   const lines = options.meter?.createCounter("sluice.batch.lines", { unit: "{line}", description: "Batch lines finished, by status: completed, failed (its result is an error), or not_run (the batch stopped for its key's budget)." });
   const connection = { queue: options.client(), worker: options.client() };
   for (const client of [connection.queue, connection.worker]) client.on("error", (error) => logger.debug({ event: "batch.queue_error", error: describe(error) }));
+  const writeLine = createLineWriter({ store, logger, ...(options.meter ? { meter: options.meter } : {}) });
   const controllers = new Set<AbortController>();
   const waiting = new Map<string, { readonly promise: Promise<void>; readonly resolve: () => void }>();
   /** Batches being queued, by id: one task each, however often they are added or swept. */
@@ -138,8 +140,8 @@ export function createQueuedBatchRunner(options: QueuedRunnerOptions): BatchRunn
       // While the gateway closes, a failure is the close's (a gate or the registry refusing, the call cut off), not the
       // line's: it goes back to the queue for a replica still running instead of into the error file.
       if (controller.signal.aborted || (closed && !outcome.result.ok)) throw new ClosingError("the gateway closed while the line ran");
-      const written = await persist(() => store.finishLine(batch.id, line.customId, outcome.result));
-      if (written) lines?.add(1, { "sluice.batch.status": outcome.result.ok ? "completed" : "failed" });
+      const { written, deadLettered } = await persist(() => writeLine(batch.id, line, outcome.result));
+      if (written) lines?.add(1, { "sluice.batch.status": outcome.result.ok && !deadLettered ? "completed" : "failed" });
       else logger.warn({ event: "batch.line_duplicate", batch: batch.id, customId: line.customId });
       if (outcome.stop) {
         await persist(() => store.stop(batch.id));

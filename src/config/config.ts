@@ -266,6 +266,8 @@ export interface BatchSettings {
   readonly maxLines: number;
   readonly maxLineBytes: number;
   readonly maxBatchesPerKey: number;
+  readonly maxUploadBytesPerDay: number;
+  readonly maxFilesPerKey: number;
   readonly concurrency: number;
   readonly leaseMs: number;
   readonly maxShare: number;

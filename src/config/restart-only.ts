@@ -52,6 +52,8 @@ const RESTART_ONLY: Readonly<Record<string, (config: Config) => unknown>> = {
   "batch.maxLines": (c) => c.batch.maxLines,
   "batch.maxLineBytes": (c) => c.batch.maxLineBytes,
   "batch.maxBatchesPerKey": (c) => c.batch.maxBatchesPerKey,
+  "batch.maxUploadBytesPerDay": (c) => c.batch.maxUploadBytesPerDay,
+  "batch.maxFilesPerKey": (c) => c.batch.maxFilesPerKey,
   "batch.concurrency": (c) => c.batch.concurrency,
   "batch.leaseMs": (c) => c.batch.leaseMs,
   // Custom detectors are compiled once; the audit log's writer is set up once, like the ledger's.

@@ -520,9 +520,9 @@ export const configSchema = z
         batchSize: z.number().int().min(1).max(5_000).default(500),
         /** How often new records are looked for and written. */
         flushMs: z.number().int().min(10).max(60_000).default(500),
-        /** With store.redis: entries a replica read but did not acknowledge for this long are taken over by another (it died mid-batch). */
+        /** With store.redis: entries a replica read but did not acknowledge for this long are taken over by another (it died mid-batch); a replica's copies of what it settled are looked up in the ledger after this long. */
         claimIdleMs: z.number().int().min(100).max(3_600_000).default(30_000),
-        /** Without store.redis: records held in memory while the database is away; past it new ones are dropped and counted. */
+        /** Without store.redis: records held in memory while the database is away (past it new ones are dropped and counted); with it: copies of what this replica put in the usage stream, held until seen in the ledger. */
         bufferMax: z.number().int().min(100).max(10_000_000).default(100_000),
       })
       .prefault({}),
@@ -537,6 +537,10 @@ export const configSchema = z
         maxLineBytes: z.number().int().min(256).max(16 * 1024 * 1024).default(1024 * 1024),
         /** Batches one key may have not yet finished (validating, in_progress, finalizing, cancelling). */
         maxBatchesPerKey: z.number().int().min(1).max(1_000).default(10),
+        /** Bytes one key may upload in batch files per UTC day, counted as they are stored; past it uploads are refused (429) until 00:00 UTC. */
+        maxUploadBytesPerDay: z.number().int().min(1_024).max(1024 ** 4).default(1024 ** 3),
+        /** Batch files (uploads) one key may store at once; one more is refused (429) until one is deleted. */
+        maxFilesPerKey: z.number().int().min(1).max(100_000).default(100),
         /** Lines run at once by this gateway, over all batches. */
         concurrency: z.number().int().min(1).max(256).default(4),
         /** With store.redis and store.postgres: how long a line stays claimed by a replica that stopped answering before another takes it. */

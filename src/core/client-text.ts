@@ -1,3 +1,5 @@
+import { GatewayError } from "./errors.js";
+
 /**
  * Longest client-supplied value the gateway ever echoes back (in an error
  * message, a log line, a header). Anything longer is cut: a 70 KB model name
@@ -22,18 +24,42 @@ export function clipClientValue(value: string, max = MAX_ECHO_CHARS): string {
   return value.length > max ? `${value.slice(0, max)}…` : value;
 }
 
-/**
- * C0 and C1 control characters (NUL, CR and LF among them) and unpaired
- * surrogates: text that breaks what it is written into (PostgreSQL's jsonb
- * refuses NUL and lone surrogates; a CSV report or a header line breaks on
- * CR and LF). Client text kept for reports (tags) must hold none.
- */
-const UNSAFE_TEXT = /[\u0000-\u001f\u007f-\u009f]|\p{Cs}/u;
+/** Control characters (C0, DEL, C1) and lone surrogates: no id, name or filter holds one, and PostgreSQL stores no NUL at all. */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+/** The same in free text (a description), where tabs and line breaks are text. */
+const CONTROL_IN_TEXT = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
-/** Whether `text` holds a control character or an unpaired surrogate. */
-export function holdsUnsafeText(text: string): boolean {
-  return UNSAFE_TEXT.test(text);
+/** What a client's value may hold: `id` (ids, names, filters) no control character at all; `text` tabs and line breaks. */
+export type ClientTextKind = "id" | "text";
+
+/** The first control character of `value` as `U+0000`, or undefined when it has none. */
+export function controlCharacterIn(value: string, kind: ClientTextKind = "id"): string | undefined {
+  const found = (kind === "id" ? CONTROL : CONTROL_IN_TEXT).exec(value);
+  return found ? `U+${found[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}` : undefined;
+}
+
+/**
+ * The one check of client text on its way to the database (or into an id
+ * that names a stored thing): a value with a control character is refused
+ * with `invalid_request` naming the field and the character, never echoing
+ * the value. A NUL reaching PostgreSQL would be a 500, or a record that
+ * stops a writer.
+ */
+export function checkClientText<T extends string>(value: T, field: string, kind: ClientTextKind = "id"): T {
+  const found = controlCharacterIn(value, kind);
+  if (found !== undefined) throw new GatewayError("invalid_request", `${field}: holds a control character (${found}), which ${kind === "id" ? "an id, a name or a filter" : "this text"} may not`, { field });
+  return value;
+}
+
+/** Client text kept for display only (a file's name): control characters and lone surrogates become U+FFFD rather than refuse the upload. */
+export function cleanClientText(value: string): string {
+  return value.replace(new RegExp(CONTROL.source, "g"), "\uFFFD");
 }
 
 /** What a refusal says of such text: never the text itself. */
 export const UNSAFE_TEXT_WORDS = "a control character (NUL, CR, LF or another C0 or C1 code) or an unpaired surrogate";
+
+/** Whether `text` holds a control character or an unpaired surrogate: text that breaks what it is written into (jsonb, a CSV report, a header line). */
+export function holdsUnsafeText(text: string): boolean {
+  return controlCharacterIn(text) !== undefined;
+}

@@ -246,6 +246,46 @@ export const MIGRATIONS: readonly Migration[] = [
     sql: "CREATE INDEX IF NOT EXISTS sluice_semantic_cache_request ON sluice_semantic_cache (request_id)",
   },
   {
+    version: 11,
+    name: "dead letters",
+    // Records a writer's database refused several times (a NUL in a tag, a number out of range): kept aside so the
+    // writer goes on (src/drain/isolate.ts). The payload is bytes: the text or jsonb that refused it would refuse it here.
+    sql: `
+      CREATE TABLE IF NOT EXISTS sluice_dead_letters (
+        source text NOT NULL,
+        entry_id text NOT NULL,
+        at timestamptz NOT NULL DEFAULT now(),
+        code text NOT NULL,
+        payload bytea NOT NULL,
+        PRIMARY KEY (source, entry_id)
+      );
+      CREATE INDEX IF NOT EXISTS sluice_dead_letters_at ON sluice_dead_letters (at)`,
+  },
+  {
+    version: 12,
+    name: "batch files in chunks",
+    // A file is stored as it streams in, in line-aligned chunks of about a MiB (src/batch/batch-upload.ts), never as one
+    // value held whole in the gateway's heap; it is read back chunk by chunk. A file is `complete` once every chunk is
+    // in: until then no read sees it, and one left incomplete by a crash is swept after a day. Older files keep their
+    // `content`. sluice_batch_uploads counts each key's uploaded bytes per UTC day (batch.maxUploadBytesPerDay).
+    sql: `
+      ALTER TABLE sluice_batch_files ALTER COLUMN content DROP NOT NULL;
+      ALTER TABLE sluice_batch_files ADD COLUMN IF NOT EXISTS complete boolean NOT NULL DEFAULT true;
+      CREATE INDEX IF NOT EXISTS sluice_batch_files_owner ON sluice_batch_files (owner, purpose);
+      CREATE TABLE IF NOT EXISTS sluice_batch_file_chunks (
+        file_id text NOT NULL REFERENCES sluice_batch_files (id) ON DELETE CASCADE,
+        seq integer NOT NULL,
+        content text NOT NULL,
+        PRIMARY KEY (file_id, seq)
+      );
+      CREATE TABLE IF NOT EXISTS sluice_batch_uploads (
+        owner text NOT NULL,
+        day date NOT NULL,
+        bytes bigint NOT NULL,
+        PRIMARY KEY (owner, day)
+      )`,
+  },
+  {
     version: 15,
     name: "ledger: local and personal data found",
     // What the usage record already said of each call, now in the ledger too, so that spend served on local

@@ -1,6 +1,7 @@
 import type { SluiceRedisClient } from "../store/redis-tenant-store.js";
 import { within } from "../store/within.js";
 import { type BatchResult, causeOf, MAX_BACKOFF_MS, settleWithin, type WriterEvent } from "./batch-writer.js";
+import { createIsolatingWriter, type Isolation, type IsolatedResult } from "./isolate.js";
 
 /** One stream entry as read. */
 export interface StreamEntry {
@@ -18,6 +19,13 @@ export interface GroupDrainOptions {
   readonly label?: string;
   /** Writes one batch; the entries are acknowledged only once it resolves. It must be idempotent (an entry may come twice). */
   readonly write: (entries: readonly StreamEntry[]) => Promise<BatchResult>;
+  /**
+   * How an entry the database refuses is named and kept aside: it is
+   * isolated (its batch's good entries land), tried again at the next
+   * drains, then dead-lettered and acknowledged, so one bad entry never
+   * holds the stream (drain/isolate.ts).
+   */
+  readonly isolation: Isolation<StreamEntry>;
   readonly batchSize: number;
   readonly flushMs: number;
   /** Entries another consumer read but has not acknowledged for this long are taken over (it died mid-batch). */
@@ -78,27 +86,37 @@ export function createGroupDrain(options: GroupDrainOptions): GroupDrain {
     return (streams?.[0]?.messages ?? []).filter((m): m is StreamEntry => m !== null);
   };
 
-  /** Writes then acknowledges one batch; resolves with its size. */
-  const write = async (entries: readonly StreamEntry[]): Promise<number> => {
-    if (entries.length === 0) return 0;
-    const result = await options.write(entries);
-    await redis(
-      client.xAck(
-        stream,
-        group,
-        entries.map((e) => e.id),
-      ),
-      "ack",
-    );
-    options.onEvent({ type: "written", ...result });
-    return entries.length;
+  const writeBatch: (entries: readonly StreamEntry[]) => Promise<IsolatedResult<StreamEntry>> = createIsolatingWriter(options.write, options.isolation);
+
+  /**
+   * Writes then acknowledges one batch, but for the entries the database
+   * refused and that wait for another try; resolves with the entries done
+   * and those kept (a drain stops at a kept one: the next try is the next
+   * drain's, never the same instant's).
+   */
+  const write = async (entries: readonly StreamEntry[]): Promise<{ readonly done: number; readonly kept: number }> => {
+    if (entries.length === 0) return { done: 0, kept: 0 };
+    const result = await writeBatch(entries);
+    const kept = new Set(result.kept.map((e) => e.id));
+    const done = entries.filter((e) => !kept.has(e.id)).map((e) => e.id);
+    if (done.length > 0) await redis(client.xAck(stream, group, done), "ack");
+    options.onEvent({ type: "written", written: result.written, duplicates: result.duplicates });
+    if (result.deadLettered.length > 0) options.onEvent({ type: "dead_lettered", letters: result.deadLettered.map((l) => ({ id: l.id, code: l.code })) });
+    if (result.kept.length > 0) options.onEvent({ type: "refused", count: result.kept.length });
+    return { done: done.length, kept: kept.size };
   };
 
-  /** One step: this consumer's own unacknowledged entries first (a failed batch), then others' stale ones, then new ones. */
-  const step = async (): Promise<number> => {
+  /**
+   * One step: this consumer's own unacknowledged entries first (a failed batch), then others' stale ones, then new
+   * ones. `more`: another step may find work (not after a refused entry, which waits for the next drain).
+   */
+  const step = async (): Promise<{ readonly done: number; readonly more: boolean }> => {
     await ensureGroup();
     const own = entriesOf(await redis(client.xReadGroup(group, consumer, { key: stream, id: "0" }, { COUNT: options.batchSize }), "pending"));
-    if (own.length > 0) return write(own);
+    if (own.length > 0) {
+      const { done, kept } = await write(own);
+      return { done, more: kept === 0 };
+    }
     const claimed = await redis(client.xAutoClaim(stream, group, consumer, options.claimIdleMs, claimCursor, { COUNT: options.batchSize }), "claim");
     claimCursor = String(claimed.nextId);
     const taken = claimed.messages.filter((m): m is StreamEntry => m !== null);
@@ -108,20 +126,23 @@ export function createGroupDrain(options: GroupDrainOptions): GroupDrain {
     }
     if (taken.length > 0) {
       options.onEvent({ type: "claimed", count: taken.length });
-      return write(taken);
+      const { done, kept } = await write(taken);
+      return { done, more: kept === 0 };
     }
-    return write(entriesOf(await redis(client.xReadGroup(group, consumer, { key: stream, id: ">" }, { COUNT: options.batchSize }), "read")));
+    const fresh = entriesOf(await redis(client.xReadGroup(group, consumer, { key: stream, id: ">" }, { COUNT: options.batchSize }), "read"));
+    const { done, kept } = await write(fresh);
+    return { done, more: kept === 0 && fresh.length >= options.batchSize };
   };
 
   /** One drain, its failure reported (the entries stay pending in Redis) and backed off from, never thrown. */
   const attempt = async (): Promise<number> => {
     try {
       let total = 0;
-      let n: number;
+      let n: { readonly done: number; readonly more: boolean };
       do {
         n = await step();
-        total += n;
-      } while (n >= options.batchSize && !closed);
+        total += n.done;
+      } while (n.more && !closed);
       if (failing) options.onEvent({ type: "recovered" });
       failing = false;
       backoffMs = options.flushMs;

@@ -1,4 +1,5 @@
 import { type BatchResult, causeOf, MAX_BACKOFF_MS, settleWithin, type WriterEvent } from "./batch-writer.js";
+import { createIsolatingWriter, type Isolation, type IsolatedResult } from "./isolate.js";
 
 export interface RetryingBufferOptions<T> {
   readonly maxBuffered: number;
@@ -6,6 +7,13 @@ export interface RetryingBufferOptions<T> {
   readonly flushMs: number;
   /** Writes one batch, in order; rejects to have it kept and tried again. */
   readonly write: (batch: readonly T[]) => Promise<BatchResult>;
+  /**
+   * How an item the database refuses is named and kept aside: it is
+   * isolated (its batch's good items land), goes back to the front for the
+   * next flushes, then to the dead-letter sink, so one bad item never
+   * holds the buffer (drain/isolate.ts).
+   */
+  readonly isolation: Isolation<T>;
   readonly onEvent: (event: WriterEvent) => void;
 }
 
@@ -58,17 +66,27 @@ export function createRetryingBuffer<T>(options: RetryingBufferOptions<T>): Retr
     timer.unref();
   };
 
+  const writeBatch: (batch: readonly T[]) => Promise<IsolatedResult<T>> = createIsolatingWriter(options.write, options.isolation);
+
   const writeSome = async (): Promise<void> => {
     while (buffer.length > 0) {
       const batch = buffer.splice(0, options.batchSize);
       writing = batch.length;
       try {
-        const result = await options.write(batch);
+        const result = await writeBatch(batch);
         writing = 0;
-        options.onEvent({ type: "written", ...result });
+        options.onEvent({ type: "written", written: result.written, duplicates: result.duplicates });
+        if (result.deadLettered.length > 0) options.onEvent({ type: "dead_lettered", letters: result.deadLettered.map((l) => ({ id: l.id, code: l.code })) });
         if (failing) options.onEvent({ type: "recovered" });
         failing = false;
         backoffMs = options.flushMs;
+        if (result.kept.length > 0) {
+          // Refused records wait at the front, in order, for the next flush (not this instant: a refusal repeats).
+          buffer.unshift(...result.kept);
+          options.onEvent({ type: "refused", count: result.kept.length });
+          schedule(options.flushMs);
+          return;
+        }
       } catch (error) {
         writing = 0;
         buffer.unshift(...batch);

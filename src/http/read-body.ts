@@ -87,3 +87,72 @@ export function readBody(req: AnyRequest, limits: BodyLimits, inspect?: (first: 
     req.on("close", onClose);
   });
 }
+
+/**
+ * A request body as it arrives, a chunk at a time, for bodies too large to
+ * hold (a batch file): the same bounds as readBody (`maxRequestBytes`,
+ * `requestTimeoutMs` for the whole body), with backpressure: the request is
+ * paused while the consumer works on a chunk, so a slow consumer slows the
+ * client rather than filling the heap. A consumer that stops early (a
+ * refusal) leaves the rest to be discarded, never buffered, and the
+ * connection able to carry the answer.
+ */
+export async function* bodyChunks(req: AnyRequest, limits: BodyLimits): AsyncGenerator<Buffer> {
+  const declared = Number(req.headers["content-length"]);
+  if (Number.isFinite(declared) && declared > limits.maxRequestBytes) {
+    discardRest(req);
+    throw bodyTooLarge(limits.maxRequestBytes);
+  }
+  if (req.destroyed || req.readableEnded) throw LEFT;
+  const queue: Buffer[] = [];
+  let size = 0;
+  let ended = false;
+  let failure: unknown;
+  let wake: (() => void) | undefined;
+  const poke = () => {
+    const w = wake;
+    wake = undefined;
+    w?.();
+  };
+  const onData = (chunk: Buffer) => {
+    size += chunk.length;
+    if (size > limits.maxRequestBytes) failure ??= bodyTooLarge(limits.maxRequestBytes);
+    else queue.push(chunk);
+    req.pause();
+    poke();
+  };
+  const onEnd = () => {
+    ended = true;
+    poke();
+  };
+  const onClose = () => {
+    if (!ended) failure ??= LEFT;
+    poke();
+  };
+  const timer = setTimeout(() => {
+    failure ??= new GatewayError("request_timeout", `request body not received within ${limits.requestTimeoutMs} ms (server.requestTimeoutMs)`);
+    poke();
+  }, clampDelay(limits.requestTimeoutMs));
+  req.on("data", onData);
+  req.on("end", onEnd);
+  req.on("close", onClose);
+  try {
+    for (;;) {
+      if (failure !== undefined) throw failure;
+      const chunk = queue.shift();
+      if (chunk !== undefined) {
+        yield chunk;
+        continue;
+      }
+      if (ended) return;
+      req.resume();
+      await new Promise<void>((resolve) => (wake = resolve));
+    }
+  } finally {
+    clearTimeout(timer);
+    req.off("data", onData);
+    req.off("end", onEnd);
+    req.off("close", onClose);
+    if (!ended) discardRest(req);
+  }
+}

@@ -1,5 +1,6 @@
 import type { Database } from "../db/database.js";
 import type { BatchResult } from "../drain/batch-writer.js";
+import { DEAD_LETTER_TRIES, writeDeadLetters } from "../drain/dead-letters.js";
 import { createRetryingBuffer, type RetryingBuffer } from "../drain/retrying-buffer.js";
 import type { UsageRecord } from "../store/tenant-store.js";
 import { insertRows, rowOf } from "./ledger-rows.js";
@@ -32,7 +33,13 @@ export function createBufferedLedger(options: BufferedLedgerOptions): RetryingBu
     );
     return { written, duplicates: batch.length - written };
   };
-  const buffer = createRetryingBuffer<UsageRecord>({ maxBuffered: options.bufferMax, batchSize: options.batchSize, flushMs: options.flushMs, write, onEvent: options.onEvent });
+  const isolation = {
+    idOf: (r: UsageRecord) => r.id ?? `${r.requestId}:${r.at}`,
+    payloadOf: (r: UsageRecord) => JSON.stringify(r),
+    maxTries: DEAD_LETTER_TRIES,
+    deadLetter: async (letters: Parameters<typeof writeDeadLetters>[2]) => writeDeadLetters(await options.database(), "ledger", letters),
+  };
+  const buffer = createRetryingBuffer<UsageRecord>({ maxBuffered: options.bufferMax, batchSize: options.batchSize, flushMs: options.flushMs, write, isolation, onEvent: options.onEvent });
   buffer.start();
   return buffer;
 }

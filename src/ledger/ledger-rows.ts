@@ -155,6 +155,14 @@ export async function insertRows(db: Pick<Database, "transaction">, rows: readon
   return Number(result.rows[0]?.n ?? 0);
 }
 
+/** The ids among `ids` that are rows of the ledger, or kept aside as dead letters. */
+export async function presentIds(db: Pick<Database, "query">, ids: readonly string[]): Promise<ReadonlySet<string>> {
+  if (ids.length === 0) return new Set();
+  // A record refused for good is in the dead letters: seen there, it is no longer this replica's to write.
+  const result = await db.query<{ id: string }>("SELECT id FROM sluice_ledger WHERE id = ANY($1::text[]) UNION SELECT entry_id FROM sluice_dead_letters WHERE source = 'ledger' AND entry_id = ANY($1::text[])", [ids]);
+  return new Set(result.rows.map((r) => r.id));
+}
+
 /** Removes rows older than `days`, a bounded number per call (a sweep never holds the table long). Resolves with how many went. */
 export async function expireRows(db: Pick<Database, "query">, days: number, limit = 10_000): Promise<number> {
   const result = await db.query<{ id: string }>(

@@ -2,11 +2,15 @@ import type { Meter } from "@opentelemetry/api";
 import type { LedgerSettings } from "../config/config.js";
 import type { Database } from "../db/database.js";
 import { causeOf } from "../drain/batch-writer.js";
+import { deadLetterCounter, expireDeadLetters, writeDeadLetters } from "../drain/dead-letters.js";
+import { createHold } from "../drain/hold.js";
+import { createIsolatingWriter } from "../drain/isolate.js";
+import type { UsageRecord } from "../store/tenant-store.js";
 import type { TenancyObserver } from "../flow/observer.js";
 import type { Logger } from "../logging/logger.js";
 import type { Tenancy } from "../tenancy/tenancy.js";
 import { createBufferedLedger } from "./buffered-ledger.js";
-import { addRefusals, expireRows, type RefusalCount } from "./ledger-rows.js";
+import { addRefusals, expireRows, insertRows, presentIds, type RefusalCount, rowOf } from "./ledger-rows.js";
 import type { LedgerEvent } from "./ledger-events.js";
 import { createStreamDrain } from "./stream-drain.js";
 
@@ -28,6 +32,14 @@ export interface LedgerStats {
   readonly dropped: number;
   readonly claimed: number;
   readonly failures: number;
+  /** Refusals of a record by the database (each try counts). */
+  readonly refused: number;
+  /** Records refused too often, kept aside in sluice_dead_letters. */
+  readonly deadLettered: number;
+  /** With Redis: records this replica settled and holds until it sees them in the ledger. */
+  readonly held: number;
+  /** With Redis: records the usage stream lost (Redis restarted empty) that this replica wrote from its hold. */
+  readonly restored: number;
 }
 
 export interface Ledger {
@@ -57,7 +69,8 @@ const LOG_DROPS_EVERY = 1_000;
  */
 export function createLedger(options: LedgerOptions): Ledger {
   const { settings, logger } = options;
-  const totals = { written: 0, duplicates: 0, dropped: 0, claimed: 0, failures: 0 };
+  const totals = { written: 0, duplicates: 0, dropped: 0, claimed: 0, failures: 0, refused: 0, deadLettered: 0, restored: 0 };
+  const countDeadLetters = deadLetterCounter(options.meter, "ledger");
   const rows = options.meter?.createCounter("sluice.ledger.rows", { unit: "{row}", description: "Ledger rows by result: written, or duplicate (written before: a batch written twice)." });
   const dropped = options.meter?.createCounter("sluice.ledger.dropped", { unit: "{record}", description: "Records that never reached the ledger: a full buffer, or usage-stream entries trimmed before any replica wrote them." });
   const failures = options.meter?.createCounter("sluice.ledger.failures", { unit: "{batch}", description: "Batches that could not be written and wait to be tried again." });
@@ -93,6 +106,15 @@ export function createLedger(options: LedgerOptions): Ledger {
         totals.claimed += event.count;
         logger.info({ event: "ledger.claimed", records: event.count });
         break;
+      case "refused":
+        totals.refused += event.count;
+        break;
+      case "dead_lettered":
+        totals.deadLettered += event.letters.length;
+        countDeadLetters(event.letters.length);
+        // One line per record, naming it by its id and the database's code, never by its content.
+        for (const letter of event.letters) logger.error({ event: "ledger.dead_lettered", entryId: letter.id, code: letter.code });
+        break;
       case "expired":
         logger.info({ event: "ledger.expired", rows: event.count });
         break;
@@ -101,6 +123,45 @@ export function createLedger(options: LedgerOptions): Ledger {
 
   const redis = options.redis;
   let drain: ReturnType<typeof createStreamDrain> | undefined;
+  // With Redis, a copy of each record this replica put in the usage stream, until the ledger has it: a Redis that
+  // comes back empty lost the stream's unwritten entries, and each replica then writes its own (drain/hold.ts).
+  const writeHeld = createIsolatingWriter(
+    async (records: readonly UsageRecord[]) => {
+      const written = await insertRows(await options.database(), records.map((r) => rowOf(r, r.id ?? "")));
+      return { written, duplicates: records.length - written };
+    },
+    {
+      idOf: (r) => r.id ?? "",
+      payloadOf: (r) => JSON.stringify(r),
+      // One try: the hold lets go of what it wrote, so a refused record is kept aside at once, never dropped.
+      maxTries: 1,
+      deadLetter: async (letters) => writeDeadLetters(await options.database(), "ledger", letters),
+    },
+  );
+  const hold = createHold<UsageRecord>({
+    max: settings.bufferMax,
+    idOf: (r) => r.id ?? "",
+    present: async (ids) => presentIds(await options.database(), ids),
+    write: async (records) => {
+      const result = await writeHeld(records);
+      onEvent({ type: "written", written: result.written, duplicates: result.duplicates });
+      if (result.deadLettered.length > 0) onEvent({ type: "dead_lettered", letters: result.deadLettered });
+    },
+  });
+  /** Lets go of held records the ledger has and writes those it lacks; a failure (the database away) keeps them. */
+  const settleHeld = async (minAgeMs: number) => {
+    try {
+      const restored = await hold.settle(minAgeMs);
+      if (restored > 0) {
+        totals.restored += restored;
+        logger.warn({ event: "ledger.restored", records: restored, reason: "the usage stream lost records this replica settled (Redis restarted empty?); written from this replica's copies" });
+      }
+    } catch (error) {
+      logger.debug({ event: "ledger.hold_check_failed", cause: causeOf(error) });
+    }
+  };
+  let settlingHeld: Promise<void> | undefined;
+  const settleHeldOnce = (minAgeMs: number) => (settlingHeld ??= settleHeld(minAgeMs).finally(() => (settlingHeld = undefined)));
   const buffered = redis
     ? undefined
     : createBufferedLedger({ database: options.database, bufferMax: settings.bufferMax, batchSize: settings.batchSize, flushMs: settings.flushMs, onEvent });
@@ -137,6 +198,8 @@ export function createLedger(options: LedgerOptions): Ledger {
       let removed = 0;
       for (let n = -1; n !== 0 && removed < 1_000_000; removed += n) n = await expireRows(db, settings.retentionDays);
       if (removed > 0) onEvent({ type: "expired", count: removed });
+      // Dead letters (every writer's) are kept as long as the ledger's rows, then go the same way.
+      for (let n = -1, gone = 0; n !== 0 && gone < 1_000_000; gone += n) n = await expireDeadLetters(db, settings.retentionDays);
     } catch (error) {
       logger.warn({ event: "ledger.expire_failed", cause: causeOf(error) });
     }
@@ -147,6 +210,8 @@ export function createLedger(options: LedgerOptions): Ledger {
       usageRecorded({ record, result }) {
         // "stored" once per settle (a duplicate settle was stored before); the memory store reports nothing else.
         if (buffered && result === "stored") buffered.add(record);
+        // With Redis: in the usage stream now ("flushed": after an outage), held until seen in the ledger.
+        else if (!buffered && (result === "stored" || result === "flushed") && record.id !== undefined) hold.add(record);
       },
       tenantRefused({ key, reason, level }) {
         countRefusal(key, level ?? "key", reason);
@@ -169,14 +234,20 @@ export function createLedger(options: LedgerOptions): Ledger {
       }
       retention ??= setInterval(() => void expire(), HOUR_MS);
       retention.unref();
-      refusalTimer ??= setInterval(() => void writeRefusals(), settings.flushMs);
+      refusalTimer ??= setInterval(() => {
+        void writeRefusals();
+        // A held record is checked once a dead replica's entries would have been claimed and written.
+        if (hold.size > 0) void settleHeldOnce(settings.claimIdleMs);
+      }, settings.flushMs);
       refusalTimer.unref();
     },
-    stats: () => ({ ...totals }),
+    stats: () => ({ ...totals, held: hold.size }),
     async flush() {
       if (drain) await drain.drainNow();
       await buffered?.flush();
       await writeRefusals();
+      await settlingHeld;
+      await settleHeldOnce(0);
     },
     async close(graceMs) {
       if (retention) clearInterval(retention);
@@ -185,6 +256,9 @@ export function createLedger(options: LedgerOptions): Ledger {
       await Promise.race([writeRefusals(), new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))]);
       clearTimeout(timer);
       await drain?.close(graceMs);
+      // What this replica settled reaches the ledger before it goes, whatever became of the stream.
+      if (hold.size > 0) await Promise.race([settleHeldOnce(0), new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref())]);
+      if (hold.size > 0) logger.error({ event: "ledger.unconfirmed", records: hold.size });
       const left = (await buffered?.close(graceMs)) ?? 0;
       if (left > 0) logger.error({ event: "ledger.unwritten", records: left });
     },

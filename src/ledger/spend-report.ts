@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { bounded, type Database } from "../db/database.js";
+import { checkClientText } from "../core/client-text.js";
 import { GatewayError } from "../core/errors.js";
 
 /** What a report can group by: a level, a key, what was asked and what served, a UTC day or hour, or one tag. */
@@ -78,7 +79,11 @@ export function checkSpendQuery(query: SpendQuery, allowedTags: ReadonlySet<stri
   for (const [name, list] of Object.entries(query.filter)) {
     const size = Array.isArray(list) ? list.length : Object.keys(list ?? {}).length;
     if (size > MAX_FILTER_VALUES) throw invalid(`filter.${name}`, `at most ${MAX_FILTER_VALUES} values`);
+    // Names, tags and their keys reach the database as parameters: none may hold a control character (a NUL is a 500 there).
+    const values = Array.isArray(list) ? (list as readonly string[]) : Object.entries(list ?? {}).flat();
+    for (const value of values) checkClientText(value, `filter.${name}`);
   }
+  if (query.tagKey !== undefined) checkClientText(query.tagKey, "group_by_tag");
   if (!Number.isInteger(query.pageSize) || query.pageSize < 1 || query.pageSize > MAX_PAGE_SIZE) throw invalid("page_size", `1 to ${MAX_PAGE_SIZE}`);
   if (!Number.isInteger(query.offset) || query.offset < 0) throw invalid("page_token", "not a token this service gave");
   return query;

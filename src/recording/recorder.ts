@@ -4,6 +4,7 @@ import type { ChatRequest } from "../core/chat-request.js";
 import type { Database } from "../db/database.js";
 import { causeOf } from "../drain/batch-writer.js";
 import { createRetryingBuffer } from "../drain/retrying-buffer.js";
+import { DEAD_LETTER_TRIES, deadLetterCounter, writeDeadLetters } from "../drain/dead-letters.js";
 import { redactRequest } from "../compliance/redact-request.js";
 import type { Logger } from "../logging/logger.js";
 import { type AnswerCapture, type AnswerSummary, createAnswerCapture } from "./answer-summary.js";
@@ -104,6 +105,7 @@ export function createRecorder(options: RecorderOptions): Recorder {
   const kept = new Map<string, { day: number; count: number }>();
   const counter = options.meter?.createCounter("sluice.recordings", { unit: "{recording}", description: "Calls kept for evaluation replay, by result: written, dropped (buffer full), capped (the alias's maxPerDay)." });
 
+  const countDeadLetters = deadLetterCounter(options.meter, "recording");
   const write = async (batch: readonly Recording[]) => {
     const db = await options.database();
     const { rows } = await db.query<{ id: string }>(
@@ -128,8 +130,19 @@ export function createRecorder(options: RecorderOptions): Recorder {
     batchSize: 200,
     flushMs: options.flushMs ?? 1_000,
     write,
+    // A recording the database refuses (a NUL in a tag) is kept aside after a few tries: it never holds the others.
+    isolation: {
+      idOf: (r) => r.id,
+      payloadOf: (r) => JSON.stringify(r),
+      maxTries: DEAD_LETTER_TRIES,
+      deadLetter: async (letters) => writeDeadLetters(await options.database(), "recording", letters),
+    },
     onEvent: (event) => {
       if (event.type === "failed") options.logger.warn({ event: "recording.write_failed", cause: event.cause, waiting: event.waiting });
+      if (event.type === "dead_lettered") {
+        countDeadLetters(event.letters.length);
+        for (const letter of event.letters) options.logger.error({ event: "recording.dead_lettered", entryId: letter.id, code: letter.code });
+      }
       if (event.type === "dropped") {
         counter?.add(event.count, { "sluice.recording.result": "dropped" });
         options.logger.warn({ event: "recording.dropped", total: event.total });

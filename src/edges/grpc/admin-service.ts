@@ -40,6 +40,7 @@ const remoteOf = (ctx: HandlerContext) => {
 };
 import { budgetOf, budgetToProto, limitsOf, limitsToProto, maskedFields, PERIODS, periodKind } from "./admin-wire.js";
 import { toConnectError } from "./connect-errors.js";
+import { withCheckedText } from "./request-text.js";
 
 /** Wire values to settings; bounds are checked by the key admin, as for configured keys. */
 function settingsOf(name: string, team: string, models: readonly string[], limits: ProtoKeyLimits | undefined, budget: Budget | undefined): KeySettings {
@@ -90,7 +91,16 @@ export function createAdminService(
         throw toConnectError(error);
       }
     };
-  return audited({
+  const authorized = (ctx: HandlerContext) => {
+    try {
+      admin.authorize(ctx.requestHeader.get("authorization") ?? undefined);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  // Every request's text is checked (no control character in an id, a name, a filter) before its call reads it.
+  return audited(withCheckedText({
     createKey: (req, ctx) =>
       guarded(async () => {
         const { key, info } = await admin.create(settingsOf(req.name, req.team, req.models, req.limits, req.budget));
@@ -154,5 +164,5 @@ export function createAdminService(
           ),
         }),
       )(ctx),
-  }, audit.trail);
+  }, authorized), audit.trail);
 }

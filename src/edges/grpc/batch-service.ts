@@ -2,6 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { type BatchOperations, DEFAULT_PAGE } from "../../batch/batch-operations.js";
+import { uploadWhole } from "../../batch/batch-upload.js";
 import type { BatchStatus as StoredStatus, StoredBatch, StoredFile } from "../../batch/batch-store.js";
 import type { CallLayer } from "../../call/call-layer.js";
 import { GatewayError } from "../../core/errors.js";
@@ -22,6 +23,7 @@ import {
 } from "../../../gen/sluice/v1/batch_service_pb.js";
 import { toConnectError } from "./connect-errors.js";
 import { callerOf } from "./handler-call.js";
+import { checkRequestText } from "./request-text.js";
 
 const PATHS: Readonly<Record<number, string>> = { [BatchEndpoint.CHAT_COMPLETIONS]: "/v1/chat/completions", [BatchEndpoint.EMBEDDINGS]: "/v1/embeddings" };
 const ENDPOINTS: Readonly<Record<string, BatchEndpoint>> = { "/v1/chat/completions": BatchEndpoint.CHAT_COMPLETIONS, "/v1/embeddings": BatchEndpoint.EMBEDDINGS };
@@ -71,10 +73,12 @@ export function batchOf(batch: StoredBatch): Batch {
  */
 export function createBatchService(calls: CallLayer, operations: BatchOperations): ServiceImpl<typeof BatchService> {
   const asCaller =
-    <R>(work: (owner: string) => Promise<R>) =>
+    <R>(work: (owner: string) => Promise<R>, req?: object) =>
     async (ctx: HandlerContext): Promise<R> => {
       const principal = await callerOf(calls, ctx);
       try {
+        // Ids, names and metadata name stored things: no control character reaches the database (the file's bytes are checked as they are read).
+        if (req) checkRequestText(req);
         return await work(principal?.sha256 ?? "");
       } catch (error) {
         throw toConnectError(error);
@@ -83,28 +87,29 @@ export function createBatchService(calls: CallLayer, operations: BatchOperations
   return {
     uploadFile: (req, ctx) =>
       asCaller(async (owner) => {
-        let content: string;
-        try {
-          content = new TextDecoder("utf-8", { fatal: true }).decode(req.content);
-        } catch {
-          throw new GatewayError("invalid_request", "content: not UTF-8 text", { field: "content" });
-        }
-        return create(UploadFileResponseSchema, { file: fileOf(await operations.upload(owner, req.filename, content, req.content.byteLength)) });
-      })(ctx),
-    getFileContent: (req, ctx) => asCaller(async (owner) => create(GetFileContentResponseSchema, { content: Buffer.from(await operations.fileContent(owner, req.id)) }))(ctx),
+        // Checked (UTF-8, each line) and stored a slice at a time, as the facade's streamed upload is.
+        return create(UploadFileResponseSchema, { file: fileOf(await uploadWhole(await operations.upload(owner), req.content, req.filename)) });
+      }, req)(ctx),
+    getFileContent: (req, ctx) =>
+      asCaller(async (owner) => {
+        // One message holds the whole file (bounded by batch.maxFileBytes and the RPC's message limit); the facade streams it.
+        const chunks: Buffer[] = [];
+        for await (const chunk of await operations.fileContent(owner, req.id)) chunks.push(Buffer.from(chunk, "utf8"));
+        return create(GetFileContentResponseSchema, { content: Buffer.concat(chunks) });
+      }, req)(ctx),
     createBatch: (req, ctx) =>
       asCaller(async (owner) => {
         const endpoint = PATHS[req.endpoint];
         if (!endpoint) throw new GatewayError("invalid_request", "endpoint: CHAT_COMPLETIONS or EMBEDDINGS", { field: "endpoint" });
         const metadata = Object.keys(req.metadata).length > 0 ? req.metadata : null;
         return create(CreateBatchResponseSchema, { batch: batchOf(await operations.create(owner, { inputFileId: req.inputFileId, endpoint, metadata })) });
-      })(ctx),
-    getBatch: (req, ctx) => asCaller(async (owner) => create(GetBatchResponseSchema, { batch: batchOf(await operations.batch(owner, req.id)) }))(ctx),
+      }, req)(ctx),
+    getBatch: (req, ctx) => asCaller(async (owner) => create(GetBatchResponseSchema, { batch: batchOf(await operations.batch(owner, req.id)) }), req)(ctx),
     listBatches: (req, ctx) =>
       asCaller(async (owner) => {
         const page = await operations.list(owner, req.after === "" ? undefined : req.after, req.limit === 0 ? DEFAULT_PAGE : req.limit);
         return create(ListBatchesResponseSchema, { batches: page.batches.map(batchOf), hasMore: page.hasMore });
-      })(ctx),
-    cancelBatch: (req, ctx) => asCaller(async (owner) => create(CancelBatchResponseSchema, { batch: batchOf(await operations.cancel(owner, req.id)) }))(ctx),
+      }, req)(ctx),
+    cancelBatch: (req, ctx) => asCaller(async (owner) => create(CancelBatchResponseSchema, { batch: batchOf(await operations.cancel(owner, req.id)) }), req)(ctx),
   };
 }

@@ -5,8 +5,10 @@ import type { BatchSettings } from "../../config/config.js";
 import { GatewayError } from "../../core/errors.js";
 import type { StructureLimits } from "../../core/structure-limits.js";
 import type { Exchange } from "../../http/exchange.js";
-import { type AnyRequest, type AnyResponse, headerOf, sendJson } from "../../http/node-http.js";
-import { type BodyLimits, readBody } from "../../http/read-body.js";
+import { type AnyRequest, type AnyResponse, headerOf, sendJson, writeChunk } from "../../http/node-http.js";
+import { bodyChunks, type BodyLimits } from "../../http/read-body.js";
+import { boundaryOf, createMultipartParser, type PartHeaders } from "../../http/multipart.js";
+import type { UploadSink } from "../../batch/batch-upload.js";
 import { readJsonBody } from "../../http/read-json.js";
 import { BATCH_ENDPOINTS, type BatchEndpoint, type BatchFileLine } from "../../batch/batch-file.js";
 import { callerOf } from "./chat-completions.js";
@@ -73,41 +75,86 @@ const answer = (res: AnyResponse, exchange: Exchange, body: unknown) => {
   sendJson(res, 200, body);
 };
 
-/** The upload's bytes, refused past batch.maxFileBytes before anything is parsed. */
-async function readUpload(req: AnyRequest, routes: BatchRoutes): Promise<FormData> {
-  const type = headerOf(req, "content-type") ?? "";
-  if (!/^multipart\/form-data\s*;/i.test(type)) throw new GatewayError("invalid_request", "content-type: send the file as multipart/form-data", { field: "file" });
+/** Bytes of a form's text field (`purpose`) kept at most. */
+const MAX_FIELD_BYTES = 256;
+
+/**
+ * The multipart form of an upload, read as it streams in: the `file`
+ * part's bytes go to `sink` (checked and stored in chunks: never held
+ * whole), `purpose` is kept (a few bytes); a `purpose` other than batch
+ * stops the upload the moment it is read.
+ */
+async function streamForm(req: AnyRequest, routes: BatchRoutes, sink: UploadSink): Promise<{ readonly purpose: string; readonly filename: string | undefined; readonly file: boolean }> {
+  const boundary = boundaryOf(headerOf(req, "content-type") ?? "");
+  if (boundary === undefined) throw new GatewayError("invalid_request", "content-type: send the file as multipart/form-data", { field: "file" });
+  const parser = createMultipartParser(boundary);
   const max = routes.settings.maxFileBytes;
-  let raw: Buffer;
+  let part: PartHeaders | undefined;
+  let purpose = "";
+  let filename: string | undefined;
+  let file = false;
+  let fileDone = false;
   try {
-    raw = await readBody(req, { maxRequestBytes: max + ENVELOPE_BYTES, requestTimeoutMs: routes.limits.requestTimeoutMs });
+    for await (const chunk of bodyChunks(req, { maxRequestBytes: max + ENVELOPE_BYTES, requestTimeoutMs: routes.limits.requestTimeoutMs })) {
+      for (const event of parser.push(chunk)) {
+        if (event.type === "part") {
+          part = event.headers;
+          if (part.name === "file") {
+            if (file) throw new GatewayError("invalid_request", "file: one file per upload", { field: "file" });
+            file = true;
+            filename = part.filename;
+          }
+        } else if (event.type === "data" && part?.name === "file") {
+          await sink.write(event.bytes);
+        } else if (event.type === "data" && part?.name === "purpose") {
+          purpose += event.bytes.toString("utf8");
+          if (purpose.length > MAX_FIELD_BYTES) throw new GatewayError("invalid_request", "purpose: only batch files are served here", { field: "purpose" });
+        } else if (event.type === "end") {
+          if (part?.name === "purpose" && purpose !== "batch") throw new GatewayError("invalid_request", "purpose: only batch files are served here", { field: "purpose" });
+          if (part?.name === "file") fileDone = true;
+          part = undefined;
+        }
+      }
+    }
   } catch (error) {
     if (error instanceof GatewayError && error.code === "payload_too_large") throw new GatewayError("payload_too_large", `file: larger than ${max} bytes (batch.maxFileBytes)`, { field: "file" });
     throw error;
   }
-  try {
-    return await new Response(raw, { headers: { "content-type": type } }).formData();
-  } catch {
-    throw new GatewayError("invalid_request", "request body is not valid multipart/form-data", { field: "file" });
-  }
+  parser.end();
+  return { purpose, filename, file: file && fileDone };
 }
 
-/** `POST /v1/files`: a JSONL batch file (`purpose` batch), checked line by line before it is stored. */
+/**
+ * `POST /v1/files`: a JSONL batch file (`purpose` batch), checked line by
+ * line and stored in chunks as it streams in (batch/batch-upload.ts), with
+ * turns of the event loop between bounded pieces of work, so an upload of
+ * any size never stalls other streams; refused past the key's bounds on
+ * files and bytes per day.
+ */
 export function uploadFile(req: AnyRequest, res: AnyResponse, exchange: Exchange, routes: BatchRoutes): Promise<void> {
   return asCaller(req, res, exchange, routes.calls, async (owner) => {
-    const form = await readUpload(req, routes);
-    const purpose = form.get("purpose");
-    if (purpose !== "batch") throw new GatewayError("invalid_request", "purpose: only batch files are served here", { field: "purpose" });
-    const file = form.get("file");
-    if (file === null || typeof file === "string") throw new GatewayError("invalid_request", "file: missing (a file part named file)", { field: "file" });
-    if (file.size > routes.settings.maxFileBytes) throw new GatewayError("payload_too_large", `file: larger than ${routes.settings.maxFileBytes} bytes (batch.maxFileBytes)`, { field: "file" });
-    let content: string;
+    if (boundaryOf(headerOf(req, "content-type") ?? "") === undefined) throw new GatewayError("invalid_request", "content-type: send the file as multipart/form-data", { field: "file" });
+    const declared = Number(req.headers["content-length"]);
+    const max = routes.settings.maxFileBytes;
+    if (Number.isFinite(declared) && declared > max + ENVELOPE_BYTES) throw new GatewayError("payload_too_large", `file: larger than ${max} bytes (batch.maxFileBytes)`, { field: "file" });
+    const sink = await routes.operations.upload(owner);
     try {
-      content = new TextDecoder("utf-8", { fatal: true }).decode(await file.arrayBuffer());
-    } catch {
-      throw new GatewayError("invalid_request", "file: not UTF-8 text", { field: "file" });
+      const form = await streamForm(req, routes, sink);
+      if (form.purpose !== "batch") throw new GatewayError("invalid_request", "purpose: only batch files are served here", { field: "purpose" });
+      if (!form.file) throw new GatewayError("invalid_request", "file: missing (a file part named file)", { field: "file" });
+      answer(res, exchange, fileObject(await sink.finish(form.filename ?? "")));
+    } catch (error) {
+      await sink.abort();
+      throw error;
     }
-    answer(res, exchange, fileObject(await routes.operations.upload(owner, file.name, content, file.size)));
+  });
+}
+
+/** `DELETE /v1/files/{id}`: frees the key's room for another file (batch.maxFilesPerKey); a batch made from it keeps its lines. */
+export function deleteFile(req: AnyRequest, res: AnyResponse, exchange: Exchange, routes: BatchRoutes, id: string): Promise<void> {
+  return asCaller(req, res, exchange, routes.calls, async (owner) => {
+    await routes.operations.deleteFile(owner, id);
+    answer(res, exchange, { id, object: "file", deleted: true });
   });
 }
 
@@ -119,10 +166,24 @@ export function getFile(req: AnyRequest, res: AnyResponse, exchange: Exchange, r
 /** `GET /v1/files/{id}/content`: the file's bytes (an input file as uploaded, an output or error file as JSONL). */
 export function fileContent(req: AnyRequest, res: AnyResponse, exchange: Exchange, routes: BatchRoutes, id: string): Promise<void> {
   return asCaller(req, res, exchange, routes.calls, async (owner) => {
-    const content = await routes.operations.fileContent(owner, id);
+    const file = await routes.operations.file(owner, id);
+    const chunks = await routes.operations.fileContent(owner, id);
     exchange.code = "ok";
-    res.writeHead(200, { "content-type": "application/octet-stream", "content-length": String(Buffer.byteLength(content)) });
-    res.end(content);
+    res.writeHead(200, { "content-type": "application/octet-stream", "content-length": String(file.bytes) });
+    // A chunk at a time, each written once the last one drained: a 100 MiB file is never whole in memory.
+    for await (const chunk of chunks) {
+      if (res.destroyed) return;
+      if (!writeChunk(res, chunk)) await new Promise<void>((resolve) => {
+        const done = () => {
+          res.off("drain", done);
+          res.off("close", done);
+          resolve();
+        };
+        res.on("drain", done);
+        res.on("close", done);
+      });
+    }
+    res.end();
   });
 }
 
