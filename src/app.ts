@@ -76,6 +76,8 @@ export interface SluiceOptions {
   readonly storeClock?: () => number;
   /** The live statistics' clock and WatchStats' timers; tests move time instead of sleeping. */
   readonly timers?: Timers;
+  /** The tenancy heartbeat's clock and timer (stream leases); tests move time instead of sleeping. */
+  readonly leaseTimers?: Timers;
   /** Where the built console is (default: dist/console of this package). */
   readonly consoleDir?: string;
   /** Tests: the upstream client (e.g. over the in-process simulator) instead of undici's connection pools. */
@@ -201,6 +203,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     logger,
     observer: bothTenancyObservers(bothTenancyObservers(telemetry.tenancy, toLedger), options.tenancyObserver),
     ...(options.storeClock ? { storeClock: options.storeClock } : {}),
+    ...(options.leaseTimers ? { timers: options.leaseTimers } : {}),
   });
   // The database opens behind the port, when a feature first needs it: until then the semantic cache is empty.
   const database = createDatabaseHandle(config.store?.postgres, logger);

@@ -59,7 +59,26 @@ export interface ChargeDeps {
   readonly replica?: string;
   /** A level's budget is full (spent or held): its 100 % alert (budget-alerts.ts). */
   readonly budgetFull?: (level: TenantLevel, name: string) => void;
+  /**
+   * The replica's streams whose leases its heartbeat renews (tenancy.ts):
+   * held from admission until the settle, for at most `untilMs` (epoch ms)
+   * so a stream whose end never came is still released a lease later.
+   */
+  readonly leases?: { hold(admissionId: string, untilMs: number): void; drop(admissionId: string): void };
+  /** Epoch ms, for `leases` (injected with the heartbeat's timers). */
+  readonly now?: () => number;
+  /**
+   * The version of this replica's copy of runtime keys, teams and lines,
+   * sent with each admission of a key that may depend on them; absent
+   * without a shared store (the copy is the store's own).
+   */
+  readonly settingsVersion?: () => string | undefined;
+  /** Re-reads the copy now and returns the key by hash as it is then (undefined: revoked). */
+  readonly reread?: (sha256: string) => Promise<Principal | undefined>;
 }
+
+/** Admissions asked again after a `stale` answer, at most; then admitted on the copy as re-read (an admin writing without pause cannot starve requests). */
+const STALE_RETRIES = 3;
 
 export interface ChargeInput {
   readonly principal: Principal;
@@ -69,6 +88,8 @@ export interface ChargeInput {
   readonly onQuota?: (quota: Quota) => void;
   /** Cost-allocation tags kept for the record (tags.ts). */
   readonly tags?: Readonly<Record<string, string>>;
+  /** The client's address, for the audit log's refusals. */
+  readonly remote?: string;
 }
 
 /** Anonymous requests (authentication off): nothing to check, nothing to charge. */
@@ -88,7 +109,7 @@ const LEVEL_WORDS = { team: "team", business_line: "business line" } as const;
  * but gives no figures: they are the sum of other keys' use, which this
  * key's holder has no business seeing.
  */
-function parentRefusal(parent: ParentLevel, result: Extract<AdmitResult, { ok: false }>, budgetStatus: 402 | 429): GatewayError {
+function parentRefusal(parent: ParentLevel, result: Extract<AdmitResult, { ok: false }>, budgetStatus: 402 | 429, reservedMicros: number): GatewayError {
   const who = `${LEVEL_WORDS[parent.level]} ${parent.name}`;
   const retry = result.retryAfterMs === undefined ? {} : { retryAfterMs: result.retryAfterMs };
   const limits = parent.limits;
@@ -105,20 +126,39 @@ function parentRefusal(parent: ParentLevel, result: Extract<AdmitResult, { ok: f
       const budget = parent.budget!;
       const refused = { budget: { level: parent.level, httpStatus: budgetStatus, ...(result.retryAfterMs === undefined ? {} : { reset: resetDuration(result.retryAfterMs) }) } } as const;
       if (result.retryAfterMs === undefined) return new GatewayError("budget_exceeded", `the request could cost more than ${who}'s whole budget per ${budget.period}; lower max_tokens`, refused);
-      return new GatewayError("budget_exceeded", `${who} has spent its budget for this ${budget.period} (it renews in ${resetDuration(result.retryAfterMs)})`, { ...retry, ...refused });
+      return new GatewayError("budget_exceeded", `${who} ${budgetState(result, budget.usdMicros, budget.period, reservedMicros)} (it renews in ${resetDuration(result.retryAfterMs)})`, { ...retry, ...refused });
     }
   }
 }
 
+/**
+ * Why a level above the key has no room, in words and without figures
+ * (they are other keys' spend): spent, or held by streams still running
+ * (which free what they do not use when they end), or too little left.
+ */
+export function budgetState(result: Extract<AdmitResult, { ok: false }>, limitMicros: number, period: string, requestMicros: number): string {
+  const used = result.levelBudget?.usedMicros;
+  const held = result.levelBudget?.reservedMicros ?? 0;
+  if (used === undefined || used - held >= limitMicros) return `has spent its budget for this ${period}`;
+  // Would it fit once every stream in flight ended? Then the streams hold what it needs; otherwise spend alone leaves too little.
+  if (held > 0 && used - held + requestMicros <= limitMicros) {
+    const spent = used - held > 0 ? "part of it is spent and " : "";
+    return `has no room left in its budget for this ${period}: ${spent}streams in flight hold what this request would need (what they do not use comes back when they end)`;
+  }
+  return `has too little of its budget for this ${period} left for this request; lower max_tokens`;
+}
+
 function refusal(principal: Principal, parents: readonly ParentLevel[], result: Extract<AdmitResult, { ok: false }>, reserved: number, reservedMicros: number, budgetStatus: 402 | 429): GatewayError {
   const parent = result.level === undefined ? undefined : parents.find((p) => p.level === result.level);
-  if (parent && result.reason !== "revoked") return parentRefusal(parent, result, budgetStatus);
+  if (parent && result.reason !== "revoked") return parentRefusal(parent, result, budgetStatus, reservedMicros);
   const name = principal.name;
   const retry = result.retryAfterMs === undefined ? {} : { retryAfterMs: result.retryAfterMs };
   const limits = principal.limits;
   switch (result.reason) {
     case "revoked":
       return new GatewayError("unauthenticated", "invalid API key");
+    case "stale":
+      return new GatewayError("store_unavailable", "the gateway's copy of this key's settings could not be brought up to date; retry shortly", retry);
     case "requests":
       return new GatewayError("rate_limited", `key ${name} is over its limit of ${limits.requestsPerMinute} requests per minute`, retry);
     case "streams":
@@ -136,7 +176,8 @@ function refusal(principal: Principal, parents: readonly ParentLevel[], result: 
       const whole = `${usdFromMicros(budget.usdMicros)} USD per ${budget.period}`;
       const refused = { budget: { level: "key", httpStatus: budgetStatus, ...(result.retryAfterMs === undefined ? {} : { reset: resetDuration(result.retryAfterMs) }) } } as const;
       if (result.retryAfterMs === undefined) return new GatewayError("budget_exceeded", `the request could cost more than key ${name}'s whole budget of ${whole}; lower max_tokens`, refused);
-      return new GatewayError("budget_exceeded", `key ${name} cannot reserve ${usdFromMicros(reservedMicros)} USD for this request: ${budgetUse(result.quota, budget.usdMicros, budget.period)} (it renews in ${resetDuration(result.retryAfterMs)})`, { ...retry, ...refused });
+      const use = result.local ? localBudgetUse(result.quota, budget.period) : budgetUse(result.levelBudget ?? result.quota.budget, budget.usdMicros, budget.period);
+      return new GatewayError("budget_exceeded", `key ${name} cannot reserve ${usdFromMicros(reservedMicros)} USD for this request: ${use} (it renews in ${resetDuration(result.retryAfterMs)})`, { ...retry, ...refused });
     }
   }
 }
@@ -146,27 +187,70 @@ function refusal(principal: Principal, parents: readonly ParentLevel[], result: 
  * "used" when most of it was only reserved by streams still running sent
  * people looking for spend that had not happened.
  */
-function budgetUse(quota: Quota, limitMicros: number, period: string): string {
+function budgetUse(use: { readonly usedMicros: number; readonly reservedMicros: number } | undefined, limitMicros: number, period: string): string {
+  const reserved = use?.reservedMicros ?? 0;
+  const spent = Math.max(0, (use?.usedMicros ?? 0) - reserved);
+  const held = reserved > 0 ? `, and streams in flight hold ${usdFromMicros(reserved)} USD more` : ", and no stream in flight holds any of it";
+  return `it has spent ${usdFromMicros(spent)} USD of its budget of ${usdFromMicros(limitMicros)} USD for this ${period}${held}`;
+}
+
+/**
+ * A refusal on this replica's share while the shared store is away: its
+ * figures are the share's and this replica's alone, and say so (the
+ * shared spend and the other replicas' streams are not known here).
+ */
+function localBudgetUse(quota: Quota, period: string): string {
+  const limit = quota.budget?.limitMicros ?? 0;
   const reserved = quota.budget?.reservedMicros ?? 0;
   const spent = Math.max(0, (quota.budget?.usedMicros ?? 0) - reserved);
-  const held = reserved > 0 ? `, and streams in flight hold ${usdFromMicros(reserved)} USD more` : "";
-  return `it has spent ${usdFromMicros(spent)} USD of its budget of ${usdFromMicros(limitMicros)} USD for this ${period}${held}`;
+  return `the shared store is unreachable, and this replica's share of what is left of its budget for this ${period}, ${usdFromMicros(limit)} USD, is used: ${usdFromMicros(spent)} USD spent here and ${usdFromMicros(reserved)} USD held by streams in flight here`;
+}
+
+/** What one admission reserves: tokens where a level limits them (estimated input + max output), and the most the request can cost where one has a budget. */
+function reservation(principal: Principal, parents: readonly ParentLevel[], request: ChatRequest, route: ModelRoute): { readonly tokens: number; readonly micros: number } {
+  const levels = [principal, ...parents];
+  const limitsTokens = levels.some((l) => l.limits.tokensPerMinute !== undefined);
+  const hasBudget = levels.some((l) => l.budget !== undefined);
+  const inputTokens = limitsTokens || hasBudget ? estimatedInputTokens(request) : 0;
+  const outputTokens = request.sampling.maxTokens ?? DEFAULT_RESERVED_OUTPUT_TOKENS;
+  return { tokens: limitsTokens ? inputTokens + outputTokens : 0, micros: hasBudget ? maxCostMicros(inputTokens, outputTokens, route.targets) : 0 };
+}
+
+/**
+ * The longest a stream of `route` can run: every attempt is bounded by its
+ * target's totalMs, and failover tries each target, twice at most with a
+ * retry. Its lease is renewed no longer than this, so a stream whose end
+ * the gateway never saw still frees its slot and reservation.
+ */
+export function longestRunMs(route: ModelRoute): number {
+  return 2 * route.targets.reduce((sum, t) => sum + t.timeouts.totalMs, 0);
 }
 
 const outcomeOf = (reason: GatewayError | undefined): StreamOutcome => (reason === undefined ? "completed" : reason.code === "canceled" ? "canceled" : "failed");
 
 /** Opens the charge of one request; the allowlist is checked here, before the alias is looked up (a key learns nothing of aliases it may not use). */
 export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
-  const { principal, request } = input;
+  const { request } = input;
   const alias = request.model;
-  const key = principal.name;
-  if (!mayUse(principal, alias)) {
-    deps.observer?.tenantRefused?.({ key, alias, reason: "not_allowed", requestId: input.requestId });
-    throw new GatewayError("permission_denied", `key ${key} may not use model ${quoteClientValue(alias)}`, { field: "model" });
-  }
-  const parents = parentsOf(principal, deps.hierarchy);
-  const team = parents.find((p) => p.level === "team")?.name;
-  const businessLine = parents.find((p) => p.level === "business_line")?.name;
+  const remote = input.remote ? { remote: input.remote } : {};
+  /** The key's settings and levels; read again when the store says the copy they came from is stale. */
+  let principal = input.principal;
+  let key = principal.name;
+  let parents: readonly ParentLevel[] = [];
+  let team: string | undefined;
+  let businessLine: string | undefined;
+  const resolve = (p: Principal) => {
+    principal = p;
+    key = p.name;
+    if (!mayUse(p, alias)) {
+      deps.observer?.tenantRefused?.({ key, alias, reason: "not_allowed", requestId: input.requestId, ...remote });
+      throw new GatewayError("permission_denied", `key ${key} may not use model ${quoteClientValue(alias)}`, { field: "model" });
+    }
+    parents = parentsOf(p, deps.hierarchy);
+    team = parents.find((l) => l.level === "team")?.name;
+    businessLine = parents.find((l) => l.level === "business_line")?.name;
+  };
+  resolve(principal);
   const startedAt = performance.now();
   let state: "new" | "admitting" | "admitted" | "closed" = "new";
   let admission: { readonly id: string; readonly admittedAt: number; readonly shared: boolean; readonly tokens: number; readonly micros: number; readonly parentTokens: readonly number[] } | undefined;
@@ -179,6 +263,7 @@ export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
   const settle = (meter: ChargedUsage, reason: GatewayError | undefined) => {
     state = "closed";
     const held = admission!;
+    deps.leases?.drop(held.id);
     const durationMs = performance.now() - startedAt;
     const at = Date.now();
     const work = (async () => {
@@ -228,42 +313,51 @@ export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
   return {
     async admit(route) {
       state = "admitting";
-      const { limits, budget } = principal;
-      const levels = [principal, ...parents];
-      const limitsTokens = levels.some((l) => l.limits.tokensPerMinute !== undefined);
-      const hasBudget = levels.some((l) => l.budget !== undefined);
-      const inputTokens = limitsTokens || hasBudget ? estimatedInputTokens(request) : 0;
-      const outputTokens = request.sampling.maxTokens ?? DEFAULT_RESERVED_OUTPUT_TOKENS;
-      const reserveTokens = limitsTokens ? inputTokens + outputTokens : 0;
-      const reserveMicros = hasBudget ? maxCostMicros(inputTokens, outputTokens, route.targets) : 0;
-      const tokensAt = (l: { readonly limits: { readonly tokensPerMinute?: number } }) => (l.limits.tokensPerMinute !== undefined ? reserveTokens : 0);
       const id = randomUUID();
+      let plan: ReturnType<typeof reservation>;
       let result: AdmitResult;
       try {
-        result = await deps.store.admit({
-          key,
-          admissionId: id,
-          limits,
-          ...(budget ? { budget } : {}),
-          ...(principal.source === "runtime" ? { runtimeSha256: principal.sha256 } : {}),
-          reserveTokens,
-          reserveMicros,
-          ...(parents.length > 0 ? { parents } : {}),
-        });
+        for (let attempt = 0; ; attempt++) {
+          plan = reservation(principal, parents, request, route);
+          // A key whose settings, team or line may have been changed at run time is admitted on the settings Redis holds now.
+          const version = attempt < STALE_RETRIES && (principal.source === "runtime" || principal.team !== undefined) ? deps.settingsVersion?.() : undefined;
+          result = await deps.store.admit({
+            key,
+            admissionId: id,
+            limits: principal.limits,
+            ...(principal.budget ? { budget: principal.budget } : {}),
+            ...(principal.source === "runtime" ? { runtimeSha256: principal.sha256 } : {}),
+            reserveTokens: plan.tokens,
+            reserveMicros: plan.micros,
+            ...(version === undefined ? {} : { settingsVersion: version }),
+            ...(parents.length > 0 ? { parents } : {}),
+          });
+          if (result.ok || result.reason !== "stale" || !deps.reread) break;
+          const fresh = await deps.reread(principal.sha256);
+          if (!fresh) {
+            result = { ok: false, reason: "revoked", quota: {} };
+            break;
+          }
+          resolve(fresh);
+        }
       } catch (error) {
         state = "closed";
-        deps.observer?.tenantRefused?.({ key, alias, reason: "store_unavailable", requestId: input.requestId });
+        if (error instanceof GatewayError && error.code === "permission_denied") throw error;
+        deps.observer?.tenantRefused?.({ key, alias, reason: "store_unavailable", requestId: input.requestId, ...remote });
         throw toGatewayError(error);
       }
       input.onQuota?.(result.quota);
       if (!result.ok) {
         state = "closed";
-        deps.observer?.tenantRefused?.({ key, alias, reason: result.reason, requestId: input.requestId, ...(result.reason === "revoked" ? {} : { level: result.level ?? "key" }) });
+        const reason = result.reason === "stale" ? "store_unavailable" : result.reason;
+        deps.observer?.tenantRefused?.({ key, alias, reason, requestId: input.requestId, ...(reason === "revoked" ? {} : { level: result.level ?? "key" }), ...remote });
         // Full, not merely smaller than this one request: the budget is used up until its period renews.
         if (result.reason === "budget" && result.retryAfterMs !== undefined) deps.budgetFull?.(result.level ?? "key", result.level ? parents.find((p) => p.level === result.level)!.name : key);
-        throw refusal(principal, parents, result, reserveTokens, reserveMicros, deps.budgetExceededStatus);
+        throw refusal(principal, parents, result, plan.tokens, plan.micros, deps.budgetExceededStatus);
       }
-      admission = { id, admittedAt: result.admittedAt, shared: result.shared, tokens: tokensAt(principal), micros: reserveMicros, parentTokens: parents.map(tokensAt) };
+      const tokensAt = (l: { readonly limits: { readonly tokensPerMinute?: number } }) => (l.limits.tokensPerMinute !== undefined ? plan.tokens : 0);
+      admission = { id, admittedAt: result.admittedAt, shared: result.shared, tokens: tokensAt(principal), micros: plan.micros, parentTokens: parents.map(tokensAt) };
+      deps.leases?.hold(id, (deps.now ?? Date.now)() + longestRunMs(route));
       state = "admitted";
       deps.observer?.tenantAdmitted?.({ key, alias, shared: result.shared });
       // The request ended while its admission was on its way: settle it now.
