@@ -42,7 +42,7 @@ import { createLiveStats, type LiveStats } from "./stats/live-stats.js";
 import { createUpstreamClient, type UpstreamClient } from "./upstream/http-client.js";
 import type { TenancyObserver } from "./flow/observer.js";
 import { type AuditLog, createAuditLog } from "./audit/audit-log.js";
-import { type AuditTrail, authFailureAudit, complianceAudit, NO_AUDIT, refusalAudit, reloadDetails } from "./audit/audit-trail.js";
+import { type AuditTrail, authFailureAudit, budgetAlertAudit, complianceAudit, NO_AUDIT, refusalAudit, reloadDetails } from "./audit/audit-trail.js";
 import { createLedger, type Ledger } from "./ledger/ledger.js";
 import { createSpendReports } from "./ledger/spend-reports.js";
 import { createTenancy, replicaName, type Tenancy } from "./tenancy/tenancy.js";
@@ -194,6 +194,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
       auditObserver.tenantRefused?.(event);
     },
     authenticated: (event) => auditObserver.authenticated?.(event),
+    budgetAlert: (event) => auditObserver.budgetAlert?.(event),
   };
   const replica = replicaName();
   // Keys and limits are read from live.current() per request: a reload applies from the next request on.
@@ -235,7 +236,11 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     : undefined;
   const trail: AuditTrail = auditLog ?? NO_AUDIT;
   if (auditLog) {
-    auditObserver = { authenticated: authFailureAudit(trail, config.compliance.audit.authFailuresPerMinute), tenantRefused: refusalAudit(trail, config.compliance.audit.refusalsPerMinute) };
+    auditObserver = {
+      authenticated: authFailureAudit(trail, config.compliance.audit.authFailuresPerMinute),
+      tenantRefused: refusalAudit(trail, config.compliance.audit.refusalsPerMinute),
+      budgetAlert: budgetAlertAudit(trail, replica),
+    };
     live.onChange((next, previous) => trail.record({ actor: { kind: "system", id: replica }, action: "config.reload", outcome: "ok", details: reloadDetails(previous, next) }));
   }
   const cache = createResponseCache({

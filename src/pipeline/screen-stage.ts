@@ -13,12 +13,12 @@ import type { Principal } from "../tenancy/principal.js";
 export function screenStage(
   screened: Screened,
   asked: ModelRoute,
-  ctx: { readonly requestId: string; readonly principal?: Principal; readonly fields?: Record<string, unknown> },
+  ctx: { readonly requestId: string; readonly principal?: Principal; readonly remote?: string; readonly fields?: Record<string, unknown> },
   charge: Pick<TenantCharge, "found">,
   onCompliance: ((decision: ComplianceDecision) => void) | undefined,
 ): ModelRoute {
   const decide = (action: ComplianceDecision["action"], outcome: ComplianceDecision["outcome"]) =>
-    onCompliance?.({ action, outcome, alias: asked.alias, requestId: ctx.requestId, ...(ctx.principal ? { principal: ctx.principal } : {}), ...(screened.found ? { found: screened.found } : {}) });
+    onCompliance?.({ action, outcome, alias: asked.alias, requestId: ctx.requestId, ...(ctx.principal ? { principal: ctx.principal } : {}), ...(ctx.remote ? { remote: ctx.remote } : {}), ...(screened.found ? { found: screened.found } : {}) });
   if (screened.found) {
     charge.found(screened.found);
     if (ctx.fields) ctx.fields.pii = Object.keys(screened.found).sort().join(",");

@@ -223,7 +223,15 @@ export function createTenancy(options: TenancyOptions): Tenancy {
         ...(alert.spentMicros === undefined ? {} : { spentUsd: usdFromMicros(alert.spentMicros) }),
         budgetUsd: usdFromMicros(alert.budgetMicros),
       });
-      observer?.budgetAlert?.({ level: alert.level, name: alert.name, threshold: alert.threshold });
+      observer?.budgetAlert?.({
+        level: alert.level,
+        name: alert.name,
+        threshold: alert.threshold,
+        period: alert.period,
+        periodId: alert.periodId,
+        budgetMicros: alert.budgetMicros,
+        ...(alert.spentMicros === undefined ? {} : { spentMicros: alert.spentMicros }),
+      });
       webhook?.send(alert);
     },
   });
