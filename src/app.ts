@@ -46,6 +46,7 @@ import { type AuditTrail, authFailureAudit, budgetAlertAudit, complianceAudit, N
 import { createLedger, type Ledger } from "./ledger/ledger.js";
 import { createSpendReports } from "./ledger/spend-reports.js";
 import { createTenancy, replicaName, type Tenancy } from "./tenancy/tenancy.js";
+import { unpricedBudgets } from "./tenancy/unpriced-budgets.js";
 import { openResumableStreams } from "./resume/open-stream-log.js";
 import type { ResumableStreams } from "./resume/resumable-streams.js";
 import { createMemoryReplayStore, DEFAULT_REPLAY_STORE } from "./store/memory-replay-store.js";
@@ -273,6 +274,9 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
   const maxConnections = effectiveMaxConnections(config.server.maxConnections);
   if (maxConnections < config.server.maxConnections) {
     logger.warn({ event: "server.max_connections_lowered", configured: config.server.maxConnections, effective: maxConnections, openFileLimit: openFileLimit() });
+  }
+  for (const u of unpricedBudgets(config)) {
+    logger.warn({ event: "config.unpriced_budget", key: u.key, budgets: u.budgets, aliases: u.aliases.map((a) => a.alias), targets: [...new Set(u.aliases.flatMap((a) => a.targets))] });
   }
   const health = createHealthState();
   // A fail-closed store that is not connected would refuse every keyed request: not ready until it is.
