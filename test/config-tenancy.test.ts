@@ -141,7 +141,10 @@ describe("a budget that can never spend", () => {
   it("is said at start: one warning line per key whose budget may reach an alias with an unpriced target", async () => {
     const { startHarness } = await import("./helpers/harness.js");
     const h = await startHarness({
-      models: { free: "sim-1", priced: { model: "sim-1", price: { inputPerMTok: 1, outputPerMTok: 1 } } },
+      routing: (sim) => ({
+        providers: { simulator: { kind: "openai", baseUrl: sim.openAiBaseUrl } },
+        models: { free: { provider: "simulator", model: "sim-1" }, priced: { provider: "simulator", model: "sim-1", price: { inputPerMTok: 1, outputPerMTok: 1 } } },
+      }),
       env: { CAPPED: KEY },
       auth: { keys: [{ name: "capped", keyEnv: "CAPPED", budget: { usd: 1, period: "day" } }] },
     });
