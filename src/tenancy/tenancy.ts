@@ -264,6 +264,8 @@ export function createTenancy(options: TenancyOptions): Tenancy {
     });
     client.on("ready", () => {
       errorLogged = false;
+      // Connecting means Redis answered its handshake: it is not silent any more.
+      storeDown = false;
       logger.info({ event: "store.connected", redis: host, prefix: redisConfig.prefix });
       wrapper.reconnected();
     });
