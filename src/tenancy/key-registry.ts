@@ -9,8 +9,10 @@ import type { Principal } from "./principal.js";
  * does not know (at most once per MISS_REFRESH_MS, so unknown keys cannot
  * turn into a flood of Redis reads), and after this replica's own admin
  * writes. Revocation does not wait for it: every admission checks that a
- * runtime key is still active, in the same Redis round trip. Teams and
- * business lines created at run time ride on the same version and reads.
+ * runtime key is still active, in the same Redis round trip. Nor do
+ * updates: an admission carries the version this copy was read at, and a
+ * stale one is re-read (catchUp) and asked again. Teams and business lines
+ * created at run time ride on the same version and reads.
  */
 export interface KeyRegistry extends Hierarchy {
   get(sha256: string): Principal | undefined;

@@ -26,7 +26,8 @@ export const DEFAULT_RESERVED_OUTPUT_TOKENS = 1_024;
  * reserves tokens and the most the request can cost, and at the end,
  * whichever way it comes, one settle that replaces the reservations with
  * what was used and records the stream. The settle runs after the last
- * delta went out, off the client's path.
+ * delta went out, off the client's path. Between the two, the replica's
+ * heartbeat renews the stream's lease (ChargeDeps.leases).
  */
 export interface TenantCharge {
   /** Checks and reserves; throws `rate_limited`, `budget_exceeded`, `unauthenticated` (revoked) or `store_unavailable`. */
