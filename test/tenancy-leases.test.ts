@@ -26,28 +26,34 @@ describe("a stream longer than its lease", () => {
   const events: TenancyEvents = tenancyEvents();
   let timers: ManualTimers;
   let h: Harness;
+  /** A second replica on the same Redis, clock and heartbeat timer. */
+  let other: Harness;
   let redis: Awaited<ReturnType<typeof inspector>>;
 
   beforeAll(async () => {
     // The heartbeat's timer and the store's clock are the test's: leases pass without anyone waiting for them.
     timers = createManualTimers(Date.UTC(2026, 4, 20, 12));
-    h = await startHarness({
-      routing: (sim) => ({
-        providers: { simulator: { kind: "openai", baseUrl: baseUrlFor(sim, "openai"), breaker: { failures: 10_000 } } },
-        models: { sim: { provider: "simulator", model: "sim-1?tokens=3", price: PRICE } },
-      }),
-      env: { LONG: KEY },
-      auth: { keys: [{ name: "long", keyEnv: "LONG", limits: { concurrentStreams: 1 }, budget: { usd: 1, period: "month" } }] },
-      store: { redis: { url: SHARED_REDIS_URL, prefix, failMode: "closed", timeoutMs: 5_000, streamLeaseMs: LEASE_MS } },
-      storeClock: timers.now,
-      leaseTimers: timers,
-      observer: events.observer,
-    });
+    const replica = () =>
+      startHarness({
+        routing: (sim) => ({
+          providers: { simulator: { kind: "openai", baseUrl: baseUrlFor(sim, "openai"), breaker: { failures: 10_000 } } },
+          models: { sim: { provider: "simulator", model: "sim-1?tokens=3", price: PRICE } },
+        }),
+        env: { LONG: KEY },
+        auth: { keys: [{ name: "long", keyEnv: "LONG", limits: { concurrentStreams: 1 }, budget: { usd: 1, period: "month" } }] },
+        store: { redis: { url: SHARED_REDIS_URL, prefix, failMode: "closed", timeoutMs: 5_000, streamLeaseMs: LEASE_MS } },
+        storeClock: timers.now,
+        leaseTimers: timers,
+        observer: events.observer,
+      });
+    h = await replica();
+    other = await replica();
     redis = await inspector();
   });
   afterAll(async () => {
     redis?.destroy();
     await h?.close();
+    await other?.close();
     await dropPrefix(prefix);
   });
 
@@ -84,14 +90,16 @@ describe("a stream longer than its lease", () => {
     expect(held).toBeGreaterThan(0);
     await outliveTwoLeases();
 
-    // Two leases after its admission it still holds the key's only slot, and its reservation.
-    const second = await fetch(`${h.url}/v1/chat/completions`, {
-      method: "POST",
-      headers: { "content-type": "application/json", authorization: `Bearer ${KEY}` },
-      body: JSON.stringify({ model: "sim", max_tokens: 10, messages: [{ role: "user", content: "hi" }] }),
-    });
-    expect(second.status).toBe(429);
-    expect(((await second.json()) as { error: { message: string } }).error.message).toMatch(/concurrent streams in use/);
+    // Two leases after its admission it still holds the key's only slot, and its reservation, on every replica.
+    for (const replica of [h, other]) {
+      const second = await fetch(`${replica.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${KEY}` },
+        body: JSON.stringify({ model: "sim", max_tokens: 10, messages: [{ role: "user", content: "hi" }] }),
+      });
+      expect(second.status).toBe(429);
+      expect(((await second.json()) as { error: { message: string } }).error.message).toMatch(/concurrent streams in use/);
+    }
     expect(await reserved()).toBe(held);
 
     h.sim.records.release(tag);
