@@ -75,6 +75,8 @@ describe("a runtime key while Redis is frozen", () => {
     redises.push(redis);
     const prefix = testPrefix("frozen-key");
     const a = await gateway(redis, prefix, "open");
+    // Failing open, a replica serves before its store connects; the admin service needs it.
+    await a.waitForLog((l) => l.event === "store.connected");
     const created = await adminClient(a.url, ADMIN_KEY).createKey({ name: "frozen-key", models: ["sim"] });
     expect((await chat(a, created.key)).status).toBe(200);
 
