@@ -152,8 +152,8 @@ describe("a replica killed mid-stream", () => {
       providers: { simulator: { kind: "openai", baseUrl: sim.openAiBaseUrl } },
       models: { sim: { provider: "simulator", model: "sim-1?tokens=3", price: PRICE } },
       auth: { adminKeyEnv: "SLUICE_ADMIN_KEY", keys: [{ name: "doomed", sha256: sha256Hex(KEY), budget: { usd: 1, period: "month" } }] },
-      // A short lease (renewed every third of it): a dead replica's streams are released within a second or two.
-      store: { redis: { url: SHARED_REDIS_URL, prefix, failMode: "closed", timeoutMs: 5_000, streamLeaseMs: 1_000 } },
+      // A short lease (renewed every second): a dead replica's streams are released within a few seconds.
+      store: { redis: { url: SHARED_REDIS_URL, prefix, failMode: "closed", timeoutMs: 5_000, streamLeaseMs: 3_000 } },
     };
     gateways = await Promise.all([0, 1].map(() => startGatewayProcess(config, { env: { ...process.env, SLUICE_ADMIN_KEY: ADMIN_KEY } })));
     await Promise.all(gateways.map((g) => g.waitForLine((l) => l.event === "server.readiness" && l.ready === true)));

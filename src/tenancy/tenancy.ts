@@ -300,6 +300,8 @@ export function createTenancy(options: TenancyOptions): Tenancy {
   const leaseMs = redisConfig?.streamLeaseMs ?? DEFAULT_LEASE_MS;
   const live = new Map<string, number>();
   let beating = false;
+  /** A beat came due while one was in flight: it runs when that one ends (never two at once, never one lost). */
+  let beatAgain = false;
   let beatTimer: unknown;
   const beat = async () => {
     const now = timers.now();
@@ -310,13 +312,22 @@ export function createTenancy(options: TenancyOptions): Tenancy {
       // the store reports its own trouble; the next beat tries again
     }
   };
+  const tick = () => {
+    if (beating) {
+      beatAgain = true;
+      return;
+    }
+    beating = true;
+    void beat().finally(() => {
+      beating = false;
+      if (!beatAgain) return;
+      beatAgain = false;
+      tick();
+    });
+  };
   const scheduleBeat = () => {
     beatTimer = timers.setTimeout(() => {
-      if (beating) return scheduleBeat();
-      beating = true;
-      void beat().finally(() => {
-        beating = false;
-      });
+      tick();
       scheduleBeat();
     }, Math.max(1, Math.floor(leaseMs / 3)));
     (beatTimer as { unref?: () => void } | undefined)?.unref?.();
