@@ -15,6 +15,7 @@ import { createBudgetAlerts } from "./budget-alerts.js";
 import { usdFromMicros } from "./quota-headers.js";
 import { AuthError, authenticate, keyByHash } from "./authenticate.js";
 import { createKeyAdmin, type KeyAdmin } from "./key-admin.js";
+import { createLeaseHeartbeat } from "./lease-heartbeat.js";
 import { configHierarchy } from "./hierarchy.js";
 import { createKeyRegistry, type KeyRegistry } from "./key-registry.js";
 import { mayUse, type ModelViewer, type Principal } from "./principal.js";
@@ -294,49 +295,9 @@ export function createTenancy(options: TenancyOptions): Tenancy {
     onError: () => undefined, // the store reports its own trouble
   });
 
-  // The heartbeat: every third of a lease, one store call renews the leases of this replica's running streams
-  // (a stream may outlive one lease) and releases every lease that ran out (a replica that died mid-stream).
+  // Renews this replica's running streams' leases and releases those that ran out anywhere.
   const timers = options.timers ?? systemTimers;
-  const leaseMs = redisConfig?.streamLeaseMs ?? DEFAULT_LEASE_MS;
-  const live = new Map<string, number>();
-  let beating = false;
-  /** A beat came due while one was in flight: it runs when that one ends (never two at once, never one lost). */
-  let beatAgain = false;
-  let beatTimer: unknown;
-  const beat = async () => {
-    const now = timers.now();
-    for (const [id, until] of live) if (until <= now) live.delete(id);
-    try {
-      await store.heartbeat([...live.keys()]);
-    } catch {
-      // the store reports its own trouble; the next beat tries again
-    }
-  };
-  const tick = () => {
-    if (beating) {
-      beatAgain = true;
-      return;
-    }
-    beating = true;
-    void beat().finally(() => {
-      beating = false;
-      if (!beatAgain) return;
-      beatAgain = false;
-      tick();
-    });
-  };
-  const scheduleBeat = () => {
-    beatTimer = timers.setTimeout(() => {
-      tick();
-      scheduleBeat();
-    }, Math.max(1, Math.floor(leaseMs / 3)));
-    (beatTimer as { unref?: () => void } | undefined)?.unref?.();
-  };
-  scheduleBeat();
-  const leases = {
-    hold: (id: string, untilMs: number) => void live.set(id, untilMs),
-    drop: (id: string) => void live.delete(id),
-  };
+  const leases = createLeaseHeartbeat({ store, leaseMs: redisConfig?.streamLeaseMs ?? DEFAULT_LEASE_MS, timers });
 
   const settled = (work: Promise<{ readonly record: UsageRecord; readonly result: SettleResult }>, requestId: string) => {
     const tracked = work.then(
@@ -420,7 +381,7 @@ export function createTenancy(options: TenancyOptions): Tenancy {
     },
     async close(graceMs = 2_000) {
       registry.close();
-      timers.clearTimeout(beatTimer);
+      leases.close();
       let timer: NodeJS.Timeout | undefined;
       const deadline = new Promise<"late">((resolve) => (timer = setTimeout(resolve, graceMs, "late")));
       const done = (async () => {
