@@ -155,7 +155,11 @@ describe("a replica killed mid-stream", () => {
       // A short lease (renewed every second): a dead replica's streams are released within a few seconds.
       store: { redis: { url: SHARED_REDIS_URL, prefix, failMode: "closed", timeoutMs: 5_000, streamLeaseMs: 3_000 } },
     };
-    gateways = await Promise.all([0, 1].map(() => startGatewayProcess(config, { env: { ...process.env, SLUICE_ADMIN_KEY: ADMIN_KEY } })));
+    // Every process that started is stopped after the suite, even when the other did not start.
+    const started = await Promise.allSettled([0, 1].map(() => startGatewayProcess(config, { env: { ...process.env, SLUICE_ADMIN_KEY: ADMIN_KEY } })));
+    gateways = started.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));
+    const failed = started.find((s): s is PromiseRejectedResult => s.status === "rejected");
+    if (failed) throw failed.reason;
     await Promise.all(gateways.map((g) => g.waitForLine((l) => l.event === "server.readiness" && l.ready === true)));
   }, 60_000);
   afterAll(async () => {
