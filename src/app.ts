@@ -43,10 +43,11 @@ import { createLiveStats, type LiveStats } from "./stats/live-stats.js";
 import { createUpstreamClient, type UpstreamClient } from "./upstream/http-client.js";
 import type { TenancyObserver } from "./flow/observer.js";
 import { type AuditLog, createAuditLog } from "./audit/audit-log.js";
-import { type AuditTrail, authFailureAudit, complianceAudit, NO_AUDIT, refusalAudit, reloadDetails } from "./audit/audit-trail.js";
+import { type AuditTrail, authFailureAudit, budgetAlertAudit, complianceAudit, NO_AUDIT, refusalAudit, reloadDetails } from "./audit/audit-trail.js";
 import { createLedger, type Ledger } from "./ledger/ledger.js";
 import { createSpendReports } from "./ledger/spend-reports.js";
 import { createTenancy, replicaName, type Tenancy } from "./tenancy/tenancy.js";
+import { unpricedBudgets } from "./tenancy/unpriced-budgets.js";
 import { openResumableStreams } from "./resume/open-stream-log.js";
 import type { ResumableStreams } from "./resume/resumable-streams.js";
 import { createMemoryReplayStore, DEFAULT_REPLAY_STORE } from "./store/memory-replay-store.js";
@@ -77,6 +78,8 @@ export interface SluiceOptions {
   readonly storeClock?: () => number;
   /** The live statistics' clock and WatchStats' timers; tests move time instead of sleeping. */
   readonly timers?: Timers;
+  /** The tenancy heartbeat's clock and timer (stream leases); tests move time instead of sleeping. */
+  readonly leaseTimers?: Timers;
   /** Where the built console is (default: dist/console of this package). */
   readonly consoleDir?: string;
   /** Tests: the upstream client (e.g. over the in-process simulator) instead of undici's connection pools. */
@@ -195,6 +198,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
       auditObserver.tenantRefused?.(event);
     },
     authenticated: (event) => auditObserver.authenticated?.(event),
+    budgetAlert: (event) => auditObserver.budgetAlert?.(event),
   };
   const replica = replicaName();
   // Keys and limits are read from live.current() per request: a reload applies from the next request on.
@@ -204,6 +208,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     logger,
     observer: bothTenancyObservers(bothTenancyObservers(telemetry.tenancy, toLedger), options.tenancyObserver),
     ...(options.storeClock ? { storeClock: options.storeClock } : {}),
+    ...(options.leaseTimers ? { timers: options.leaseTimers } : {}),
   });
   // The database opens behind the port, when a feature first needs it: until then the semantic cache is empty.
   const database = createDatabaseHandle(config.store?.postgres, logger);
@@ -235,7 +240,11 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     : undefined;
   const trail: AuditTrail = auditLog ?? NO_AUDIT;
   if (auditLog) {
-    auditObserver = { authenticated: authFailureAudit(trail, config.compliance.audit.authFailuresPerMinute), tenantRefused: refusalAudit(trail, config.compliance.audit.refusalsPerMinute) };
+    auditObserver = {
+      authenticated: authFailureAudit(trail, config.compliance.audit.authFailuresPerMinute),
+      tenantRefused: refusalAudit(trail, config.compliance.audit.refusalsPerMinute),
+      budgetAlert: budgetAlertAudit(trail, replica),
+    };
     live.onChange((next, previous) => trail.record({ actor: { kind: "system", id: replica }, action: "config.reload", outcome: "ok", details: reloadDetails(previous, next) }));
   }
   const cache = createResponseCache({
@@ -273,6 +282,9 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
       effective: maxConnections,
       openFileLimit: openFileLimit(),
     });
+  }
+  for (const u of unpricedBudgets(config)) {
+    logger.warn({ event: "config.unpriced_budget", key: u.key, budgets: u.budgets, aliases: u.aliases.map((a) => a.alias), targets: [...new Set(u.aliases.flatMap((a) => a.targets))] });
   }
   const health = createHealthState();
   // A fail-closed store that is not connected would refuse every keyed request: not ready until it is.

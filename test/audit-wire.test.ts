@@ -17,6 +17,7 @@ import { type OwnDatabase, ownDatabase } from "./helpers/postgres.js";
  */
 const ADMIN = "sk-test-admin-audit-4c6e8a0b2d1f3957";
 const KEY = "sk-test-audit-key-7d9f1b3c5e0a2846";
+const SPENDER = "sk-test-audit-spender-2b4d6f8a0c1e3957";
 const EMAIL = "carol.diaz@example.com";
 const prefix = testPrefix("audit-wire");
 
@@ -31,10 +32,19 @@ beforeAll(async () => {
       models: {
         redacting: { provider: "simulator", model: "sim-1?tokens=3", pii: { mode: "redact" } },
         blocking: { provider: "simulator", model: "sim-1?tokens=3", pii: { mode: "block" } },
+        priced: { provider: "simulator", model: "sim-1?tokens=3", price: { inputPerMTok: 1_000, outputPerMTok: 2_000 } },
       },
     }),
-    env: { ADMIN, KEY },
-    auth: { adminKeyEnv: "ADMIN", keys: [{ name: "audited-key", keyEnv: "KEY", limits: { requestsPerMinute: 2 } }] },
+    env: { ADMIN, KEY, SPENDER },
+    auth: {
+      adminKeyEnv: "ADMIN",
+      keys: [
+        { name: "audited-key", keyEnv: "KEY", limits: { requestsPerMinute: 2 } },
+        { name: "spender", keyEnv: "SPENDER", budget: { usd: 0.05, period: "month" } },
+      ],
+    },
+    // One call of "priced" (3 output tokens alone cost 0.006 USD) crosses a tenth of the spender's budget.
+    alerts: { thresholds: [0.1] },
     store: { redis: { url: SHARED_REDIS_URL, prefix, failMode: "closed", timeoutMs: 5_000 }, postgres: { url: db.url, poolSize: 2 } },
     compliance: { audit: { flushMs: 60_000, authFailuresPerMinute: 2 } },
   });
@@ -76,6 +86,8 @@ describe("the audit log of a running gateway", () => {
     for (let i = 0; i < 4; i++) await expect(stranger.models.list()).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
     const badAdmin = await adminClient(h.url, "sk-wrong-admin-key-000000000000").listKeys({}).catch((e: unknown) => ConnectError.from(e));
     expect((badAdmin as ConnectError).code).toBe(Code.Unauthenticated);
+    await new OpenAI({ baseURL: `${h.url}/v1`, apiKey: SPENDER, maxRetries: 0 }).chat.completions.create({ model: "priced", max_tokens: 5, messages: [{ role: "user", content: "hi" }] });
+    await h.waitForLog((l) => l.event === "budget.alert" && l.name === "spender");
 
     await h.sluice.audit!.flush();
     const events = await allEvents();
@@ -100,6 +112,15 @@ describe("the audit log of a running gateway", () => {
     expect(redact[0]!.requestId).not.toBe("");
     expect(find("pii.block", "blocking")[0]!.outcome).toBe("refused");
     expect(find("limit.refuse", "redacting")[0]!.details).toEqual({ reason: "requests", level: "key" });
+    // Every event about a key's request names the address it came from, as admin and authentication events do.
+    for (const e of [...redact, ...find("pii.block", "blocking"), ...find("limit.refuse", "redacting")]) expect(e.actor!.remote, e.action).toMatch(/127\.0\.0\.1/);
+
+    // A budget alert is an event of the gateway's own, once.
+    const alerts = find("budget.alert", "spender");
+    expect(alerts).toHaveLength(1);
+    expect(alerts[0]!.actor!.kind).toBe("system");
+    expect(alerts[0]!.details).toMatchObject({ level: "key", threshold: "0.1", period: "month", budgetUsd: "0.05" });
+    expect(alerts[0]!.details.spentUsd).toMatch(/^0\.0\d+$/);
 
     // Five failures from one address (four bad keys, one bad admin key): at most two recorded per minute, the second saying so.
     const failures = find("auth.fail");

@@ -136,3 +136,23 @@ describe("auth and store configuration", () => {
     expect(report).not.toContain(KEY);
   });
 });
+
+describe("a budget that can never spend", () => {
+  it("is said at start: one warning line per key whose budget may reach an alias with an unpriced target", async () => {
+    const { startHarness } = await import("./helpers/harness.js");
+    const h = await startHarness({
+      routing: (sim) => ({
+        providers: { simulator: { kind: "openai", baseUrl: sim.openAiBaseUrl } },
+        models: { free: { provider: "simulator", model: "sim-1" }, priced: { provider: "simulator", model: "sim-1", price: { inputPerMTok: 1, outputPerMTok: 1 } } },
+      }),
+      env: { CAPPED: KEY },
+      auth: { keys: [{ name: "capped", keyEnv: "CAPPED", budget: { usd: 1, period: "day" } }] },
+    });
+    try {
+      const lines = h.logs().filter((l) => l.event === "config.unpriced_budget");
+      expect(lines).toEqual([expect.objectContaining({ level: 40, key: "capped", budgets: ["key"], aliases: ["free"], targets: ["simulator/sim-1"] })]);
+    } finally {
+      await h.close();
+    }
+  });
+});

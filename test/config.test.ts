@@ -193,6 +193,34 @@ describe("sluice check-config", () => {
     expect(set.stdout + set.stderr).not.toContain("sk-check-secret");
   });
 
+  it("warns of a key whose budget can reach an unpriced alias (its calls there never spend), and still exits 0", async () => {
+    const path = await file(
+      [
+        "providers:",
+        "  main: { kind: openai, baseUrl: 'http://127.0.0.1:9/v1' }",
+        "models:",
+        "  priced: { provider: main, model: x, price: { inputPerMTok: 1, outputPerMTok: 2 } }",
+        "  free: { provider: main, model: y }",
+        "auth:",
+        "  teams: [{ name: crew, budget: { usd: 5, period: month } }]",
+        "  keys:",
+        "    - { name: capped, sha256: " + "a".repeat(64) + ", budget: { usd: 1, period: day } }",
+        "    - { name: pricedonly, sha256: " + "b".repeat(64) + ", models: [priced], budget: { usd: 1, period: day } }",
+        "    - { name: inteam, sha256: " + "c".repeat(64) + ", team: crew }",
+        "    - { name: unbudgeted, sha256: " + "d".repeat(64) + " }",
+        "",
+      ].join("\n"),
+    );
+    const { code, stdout } = await sluice(["check-config", path]);
+    expect(code).toBe(0);
+    expect(stdout.split("\n")).toEqual([
+      `${path}: OK (1 provider, 2 model aliases)`,
+      "warning: key capped has a budget (key) but may use aliases with unpriced targets: free (main/y); calls served there cost nothing and never count against the budget (set price on those targets)",
+      "warning: key inteam has a budget (team crew) but may use aliases with unpriced targets: free (main/y); calls served there cost nothing and never count against the budget (set price on those targets)",
+      "",
+    ]);
+  });
+
   it("names every YAML syntax error, and an unreadable file, and exits 1", async () => {
     const broken = await sluice(["check-config", await file("a: [\nb: {\n")]);
     expect(broken.code).toBe(1);

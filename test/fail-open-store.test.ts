@@ -116,6 +116,19 @@ async function admitted(store: TenantStore, req: AdmitRequest | Promise<AdmitRes
   return result;
 }
 
+describe("the fail-open store's local fallback", () => {
+  it("admits a runtime key from the replica's copy (the local store holds no runtime keys), and marks its refusals as the share's", async () => {
+    const { store, disconnect } = wrap(scriptedShared().store);
+    disconnect();
+    const runtime = { ...request(), runtimeSha256: "c".repeat(64), settingsVersion: "7" };
+    expect(await admitted(store, runtime)).toMatchObject({ shared: false });
+    const budget = { usdMicros: 1_000, period: "month" as const };
+    // Two replicas: this one's share is 500.
+    const refused = await store.admit({ ...request(), budget, reserveMicros: 600 });
+    expect(refused).toMatchObject({ ok: false, reason: "budget", local: true });
+  });
+});
+
 describe("the fail-open store, with a shared store that answers late", () => {
   it("waits past the deadline for a slow answer and uses it: Redis decides, nothing falls back, nothing is called down", async () => {
     const redis = scriptedShared();

@@ -158,7 +158,7 @@ describe("budgets", () => {
     expect(refusal?.json.error).toMatchObject({ code: "budget_exceeded", type: "insufficient_quota", param: null });
     expect(refusal?.res.headers.get("sluice-budget-level")).toBe("key");
     expect(refusal?.res.headers.get("sluice-budget-reset")).toMatch(/^((\d+d)?(\d+h)?\d+m\d+s|[\d.]+m?s)$/);
-    expect(refusal?.json.error.message).toMatch(new RegExp(`key budget cannot reserve [0-9.]+ USD for this request: it has spent ${usdFromMicros(spent).replace(".", "\\.")} USD of its budget of 0\\.05 USD for this month \\(it renews in`));
+    expect(refusal?.json.error.message).toMatch(new RegExp(`key budget cannot reserve [0-9.]+ USD for this request: it has spent ${usdFromMicros(spent).replace(".", "\\.")} USD of its budget of 0\\.05 USD for this month, and no stream in flight holds any of it \\(it renews in`));
     expect(Number(refusal?.res.headers.get("retry-after"))).toBe(Math.ceil((Date.UTC(2026, 5, 1) - clockMs) / 1000));
     const remaining = Math.round(Number(refusal?.res.headers.get("sluice-budget-remaining-usd")) * 1e6);
     expect(spent).toBeLessThanOrEqual(50_000);

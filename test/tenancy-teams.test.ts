@@ -23,6 +23,8 @@ const KEYS = {
   beta: "sk-test-beta-8e0a2c4b6d1f3957",
   gamma: "sk-test-gamma-3f5b7d9c1e2a4068",
   outsider: "sk-test-outsider-6a8c0e2b4d1f3957",
+  delta: "sk-test-delta-2c4e6a8b0d1f3957",
+  epsilon: "sk-test-epsilon-7b9d1f3a5c2e4068",
 };
 const PRICE = { inputPerMTok: 1_000, outputPerMTok: 2_000 };
 const prefix = testPrefix("teams");
@@ -36,7 +38,7 @@ beforeAll(async () => {
       providers: { simulator: { kind: "openai", baseUrl: baseUrlFor(sim, "openai"), breaker: { failures: 10_000 } } },
       models: { sim: { provider: "simulator", model: "sim-1?tokens=3", price: PRICE } },
     }),
-    env: { ADMIN_KEY, ALPHA: KEYS.alpha, BETA: KEYS.beta, GAMMA: KEYS.gamma, OUTSIDER: KEYS.outsider },
+    env: { ADMIN_KEY, ALPHA: KEYS.alpha, BETA: KEYS.beta, GAMMA: KEYS.gamma, OUTSIDER: KEYS.outsider, DELTA: KEYS.delta, EPSILON: KEYS.epsilon },
     auth: {
       adminKeyEnv: "ADMIN_KEY",
       keys: [
@@ -44,10 +46,13 @@ beforeAll(async () => {
         { name: "beta", keyEnv: "BETA", team: "search" },
         { name: "gamma", keyEnv: "GAMMA", team: "thrift" },
         { name: "outsider", keyEnv: "OUTSIDER" },
+        { name: "delta", keyEnv: "DELTA", team: "books" },
+        { name: "epsilon", keyEnv: "EPSILON", team: "books" },
       ],
       teams: [
         { name: "search", businessLine: "consumer", budget: { usd: 0.05, period: "month" } },
         { name: "thrift", businessLine: "retail" },
+        { name: "books", budget: { usd: 0.05, period: "month" } },
       ],
       businessLines: [{ name: "consumer" }, { name: "retail", budget: { usd: 0.04, period: "month" } }],
       tagKeys: ["project", "env"],
@@ -102,7 +107,8 @@ describe("a team's budget", () => {
     expect(refusal.json.error).toMatchObject({ code: "budget_exceeded", type: "insufficient_quota", param: null });
     expect(refusal.res.headers.get("sluice-budget-level")).toBe("team");
     expect(refusal.res.headers.get("sluice-budget-reset")).toMatch(/^((\d+d)?(\d+h)?\d+m\d+s|[\d.]+m?s)$/);
-    expect(refusal.json.error.message).toMatch(/^team search has spent its budget for this month \(it renews in/);
+    // Spent so far plus this request's reservation would pass the budget: too little is left, not all spent.
+    expect(refusal.json.error.message).toMatch(/^team search has too little of its budget for this month left for this request; lower max_tokens \(it renews in/);
     expect(refusal.json.error.message).not.toMatch(/USD|\d+\.\d+/);
 
     // Both keys are refused; a key outside the team is not.
@@ -140,13 +146,36 @@ describe("a team's budget", () => {
   });
 });
 
+describe("a team's budget held by a member's stream in flight", () => {
+  it("says the streams hold it, not that it is spent, and shows no figures", async () => {
+    // Delta's stream reserves its prompt estimate and 12 output tokens (about 0.04 USD of the team's 0.05), then holds.
+    const tag = `books-held-${Date.now()}`;
+    const held = fetch(`${h.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...bearer(KEYS.delta) },
+      body: JSON.stringify({ model: "sim", max_tokens: 12, stream: true, messages: [{ role: "user", content: `#sim tokens=3 hold_at=1 tag=${tag}` }] }),
+    });
+    await h.sim.records.waitFor((r) => r.tag === tag && r.heldAt !== undefined, 10_000);
+    try {
+      const refusal = await chatCompletion(KEYS.epsilon);
+      expect(refusal.res.status).toBe(402);
+      expect(refusal.res.headers.get("sluice-budget-level")).toBe("team");
+      expect(refusal.json.error.message).toMatch(/^team books has no room left in its budget for this month: streams in flight hold what this request would need/);
+      expect(refusal.json.error.message).not.toMatch(/spent|USD|\d+\.\d+/);
+    } finally {
+      h.sim.records.release(tag);
+    }
+    expect((await held).status).toBe(200);
+  });
+});
+
 describe("a business line's budget", () => {
   it("refuses every key of every team in the line once spent, naming the business line", async () => {
     const { refusal, spent } = await spendUntilRefused([KEYS.gamma]);
     expect(spent).toBeLessThanOrEqual(40_000);
     expect(refusal.res.status).toBe(402);
     expect(refusal.res.headers.get("sluice-budget-level")).toBe("business_line");
-    expect(refusal.json.error.message).toMatch(/^business line retail has spent its budget/);
+    expect(refusal.json.error.message).toMatch(/^business line retail has too little of its budget/);
     const grpcRefused = await rpcFailure(collect(grpcClient().streamChat(userRequest("sim", "hi", { sampling: { maxTokens: 5 } }), { headers: bearer(KEYS.gamma) })));
     expect(grpcRefused.findDetails(ErrorInfoSchema)[0]).toMatchObject({ reason: "BUDGET_EXCEEDED", metadata: { level: "business_line" } });
   });
@@ -165,6 +194,7 @@ describe("AdminService: teams and business lines", () => {
     expect((await a.listTeams({})).teams.map((t) => [t.name, t.source])).toEqual([
       ["search", KeySource.CONFIG],
       ["thrift", KeySource.CONFIG],
+      ["books", KeySource.CONFIG],
       ["infra", KeySource.RUNTIME],
     ]);
 

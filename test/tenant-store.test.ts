@@ -160,6 +160,78 @@ for (const [name, make] of Object.entries(STORES)) {
       expect(later.quota.budget?.usedMicros).toBe(800);
     });
 
+    it("releases a lease that ran out whoever looks next, and never shows a dead stream's reservation", async () => {
+      const { store, clock } = make();
+      const budget: KeyBudget = { usdMicros: 1_000, period: "month" };
+      const parents: ParentLevel[] = [{ level: "team", name: "t", limits: {}, budget: { usdMicros: 5_000, period: "day" } }];
+      await admitOk(store, admission("dead", { concurrentStreams: 1 }, { budget, reserveMicros: 800, parents }));
+      expect((await store.usage("dead", "month")).reservedMicros).toBe(800);
+      clock.advance(LEASE_MS + 1);
+      // Nobody of that key or team was admitted since: the read itself releases it, at every level.
+      expect((await store.usage("dead", "month")).reservedMicros).toBe(0);
+      expect((await store.usage(subjectOf(parents[0]!), "day")).reservedMicros).toBe(0);
+      const again = await admitOk(store, admission("dead", { concurrentStreams: 1 }, { budget, reserveMicros: 800 }));
+      expect(again.quota.budget).toMatchObject({ usedMicros: 800, reservedMicros: 800 });
+    });
+
+    it("renews a running stream's lease on each heartbeat, and its settle frees slot and reservation once", async () => {
+      const { store, clock } = make();
+      const budget: KeyBudget = { usdMicros: 1_000, period: "month" };
+      const limits = { concurrentStreams: 1 };
+      const parents: ParentLevel[] = [{ level: "team", name: "t", limits: { concurrentStreams: 1 }, budget: { usdMicros: 5_000, period: "day" } }];
+      const a = admission("k", limits, { budget, reserveMicros: 300, parents });
+      const first = await admitOk(store, a);
+      for (let i = 0; i < 3; i++) {
+        clock.advance(LEASE_MS / 2);
+        await store.heartbeat([a.admissionId]);
+      }
+      // A lease and a half after admission the stream still holds its slot (at the key and the team) and its reservation.
+      expect(await store.admit(admission("k", limits, { budget, reserveMicros: 300 }))).toMatchObject({ ok: false, reason: "streams" });
+      expect(await store.admit(admission("other", {}, { parents }))).toMatchObject({ ok: false, reason: "streams", level: "team" });
+      expect((await store.usage("k", "month")).reservedMicros).toBe(300);
+      await store.settle(settlement(a, first.admittedAt, { costMicros: 100 }, { parents: [{ level: "team", name: "t", reservedTokens: 0 }] }));
+      expect(await store.usage("k", "month")).toMatchObject({ spendMicros: 100, reservedMicros: 0 });
+      expect(await store.usage(subjectOf(parents[0]!), "day")).toMatchObject({ spendMicros: 100, reservedMicros: 0 });
+      await admitOk(store, admission("k", limits, { budget, reserveMicros: 300 }));
+    });
+
+    it("does not revive a lease that ran out before its heartbeat: the later settle counts the spend and frees nothing twice", async () => {
+      const { store, clock } = make();
+      const budget: KeyBudget = { usdMicros: 1_000, period: "month" };
+      const a = admission("k", { concurrentStreams: 1 }, { budget, reserveMicros: 300 });
+      const first = await admitOk(store, a);
+      const b = admission("other", {}, { budget, reserveMicros: 200 });
+      await admitOk(store, b);
+      clock.advance(LEASE_MS + 1);
+      // Another replica's heartbeat releases both leases that ran out, renewing only its own live stream.
+      await store.heartbeat([b.admissionId]);
+      await store.heartbeat([a.admissionId]);
+      expect((await store.usage("k", "month")).reservedMicros).toBe(0);
+      await store.settle(settlement(a, first.admittedAt, { costMicros: 250 }));
+      expect(await store.usage("k", "month")).toMatchObject({ spendMicros: 250, reservedMicros: 0 });
+    });
+
+    it("refuses an admission on settings older than the store's as stale, counting nothing", async () => {
+      const { store } = make();
+      const version = await store.keysVersion();
+      await admitOk(store, admission("k", { requestsPerMinute: 1 }, { settingsVersion: version }));
+      await store.putLevel("team", { name: "t", limits: {}, createdAt: 1 }, "create");
+      expect(await store.admit(admission("k", { requestsPerMinute: 2 }, { settingsVersion: version }))).toMatchObject({ ok: false, reason: "stale" });
+      const fresh = await admitOk(store, admission("k", { requestsPerMinute: 2 }, { settingsVersion: await store.keysVersion() }));
+      expect(fresh.quota.requests?.remaining).toBe(0);
+    });
+
+    it("tells a budget refusal's level figures, so the words can say spent or held", async () => {
+      const { store } = make();
+      const parents: ParentLevel[] = [{ level: "team", name: "t", limits: {}, budget: { usdMicros: 1_000, period: "month" } }];
+      const a = admission("a", {}, { parents, reserveMicros: 300 });
+      const first = await admitOk(store, a);
+      await store.settle(settlement(a, first.admittedAt, { costMicros: 200 }, { parents: [{ level: "team", name: "t", reservedTokens: 0 }] }));
+      await admitOk(store, admission("a", {}, { parents, reserveMicros: 700 }));
+      const held = await store.admit(admission("b", {}, { parents, reserveMicros: 400 }));
+      expect(held).toMatchObject({ ok: false, reason: "budget", level: "team", levelBudget: { usedMicros: 900, reservedMicros: 700 } });
+    });
+
     it("reserves the most a request can cost, settles what it did cost, and refuses once the budget is spent", async () => {
       const { store, clock } = make();
       const budget: KeyBudget = { usdMicros: 1_000, period: "month" };
@@ -414,6 +486,27 @@ describe("the Redis store's headroom", () => {
     expect(next.quota.requests?.remaining).toBe(4);
     expect(next.quota.tokens?.remaining).toBe(490);
     expect(await dumpPrefix(prefix)).not.toBe(before);
+  });
+});
+
+describe("the Redis store's lease index", () => {
+  it("releases a dead replica's reservation after that key's own lease keys expired, at the next admission of any key or heartbeat", async () => {
+    const prefix = testPrefix("lease-index");
+    prefixes.push(prefix);
+    const clock = testClock();
+    const store = createRedisTenantStore({ client: redis, prefix, streamLeaseMs: LEASE_MS, usageStreamMaxLen: 1_000, now: clock.now });
+    const budget: KeyBudget = { usdMicros: 1_000, period: "month" };
+    const rollup = `${prefix}use:{dead}:m2026-05`;
+    for (const look of ["admission", "heartbeat"] as const) {
+      await admitOk(store, admission("dead", { concurrentStreams: 1 }, { budget, reserveMicros: 800 }));
+      expect(Number(await redis.hGet(rollup, "reserved"))).toBe(800);
+      clock.advance(LEASE_MS + 1);
+      // What Redis does to the key's lease keys lease + 1 s after its last admission (PEXPIRE), on its own clock.
+      await redis.del([`${prefix}fly:{dead}`, `${prefix}flya:{dead}`]);
+      if (look === "admission") await admitOk(store, admission("someone-else", {}));
+      else await store.heartbeat([]);
+      expect(Number(await redis.hGet(rollup, "reserved")), look).toBe(0);
+    }
   });
 });
 

@@ -2,6 +2,7 @@ import type { ComplianceDecision } from "../compliance/compliance-decision.js";
 import type { Config } from "../config/config.js";
 import { diffConfig, type NamedChanges } from "../config/config-diff.js";
 import type { TenancyObserver } from "../flow/observer.js";
+import { usdFromMicros } from "../tenancy/quota-headers.js";
 import type { AuditDetails, AuditInput } from "./audit-event.js";
 
 /** Where the gateway tells what happened; the audit log, or nothing while it is off. */
@@ -70,12 +71,36 @@ export function refusalAudit(trail: AuditTrail, perMinute = Number.POSITIVE_INFI
     if (verdict === "drop") return;
     const action = event.reason === "budget" ? "budget.refuse" : event.reason === "revoked" || event.reason === "not_allowed" ? "key.refuse" : event.reason === "store_unavailable" ? "store.refuse" : "limit.refuse";
     trail.record({
-      actor: { kind: "key", id: event.key },
+      actor: { kind: "key", id: event.key, ...(event.remote ? { remote: event.remote } : {}) },
       action,
       target: event.alias,
       outcome: "refused",
       ...(event.requestId ? { requestId: event.requestId } : {}),
       details: { reason: event.reason, ...(event.level ? { level: event.level } : {}), ...(verdict === "last" ? { limited: true } : {}) },
+    });
+  };
+}
+
+/**
+ * An announced budget alert (tenancy/budget-alerts.ts): announced once per
+ * level, period and threshold across replicas, so written once too. The
+ * gateway acts (the announcing replica); the target is the level's name.
+ */
+export function budgetAlertAudit(trail: AuditTrail, replica: string): NonNullable<TenancyObserver["budgetAlert"]> {
+  return (event) => {
+    trail.record({
+      actor: { kind: "system", id: replica },
+      action: "budget.alert",
+      target: event.name,
+      outcome: "ok",
+      details: {
+        level: event.level,
+        threshold: event.threshold,
+        ...(event.period ? { period: event.period } : {}),
+        ...(event.periodId ? { periodId: event.periodId } : {}),
+        ...(event.budgetMicros === undefined ? {} : { budgetUsd: usdFromMicros(event.budgetMicros) }),
+        ...(event.spentMicros === undefined ? {} : { spentUsd: usdFromMicros(event.spentMicros) }),
+      },
     });
   };
 }
@@ -86,7 +111,7 @@ export function complianceAudit(trail: AuditTrail): (decision: ComplianceDecisio
     const details: Record<string, string | number> = {};
     for (const [kind, n] of Object.entries(decision.found ?? {})) details[`found.${kind}`] = n;
     trail.record({
-      actor: decision.principal ? { kind: "key", id: decision.principal.name } : { kind: "anonymous", id: "" },
+      actor: { ...(decision.principal ? { kind: "key", id: decision.principal.name } : { kind: "anonymous", id: "" }), ...(decision.remote ? { remote: decision.remote } : {}) },
       action: decision.action,
       target: decision.alias,
       outcome: decision.outcome,

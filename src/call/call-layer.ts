@@ -43,6 +43,8 @@ export interface CallContext {
   readonly tags?: Readonly<Record<string, string>>;
   /** A batch line: it yields to interactive calls at each provider's gate (batch.maxShare). */
   readonly background?: boolean;
+  /** The client's address, for the audit log's events about this call (refusals, PII decisions, local-only routing). */
+  readonly remote?: string;
 }
 
 /** How a call streams, beside its request. */

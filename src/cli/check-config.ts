@@ -1,4 +1,5 @@
 import { ConfigError, loadConfigFile } from "../config/config.js";
+import { describeUnpriced, unpricedBudgets } from "../tenancy/unpriced-budgets.js";
 
 const count = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
@@ -13,6 +14,8 @@ export async function checkConfigCommand(path: string, env: NodeJS.ProcessEnv, o
   try {
     const config = await loadConfigFile(path, env);
     out.write(`${path}: OK (${count(config.providers.size, "provider")}, ${count(config.models.size, "model alias", "model aliases")})\n`);
+    // Warnings: the file starts, but something in it will not do what it seems to.
+    for (const u of unpricedBudgets(config)) out.write(`warning: ${describeUnpriced(u)}\n`);
     return 0;
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;

@@ -7,5 +7,7 @@ export interface ComplianceDecision {
   readonly alias: string;
   readonly requestId: string;
   readonly principal?: Principal;
+  /** The client's address. */
+  readonly remote?: string;
   readonly found?: Readonly<Record<string, number>>;
 }

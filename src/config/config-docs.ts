@@ -196,7 +196,7 @@ export const CONFIG_DOCS: Readonly<Record<string, KeyDoc>> = {
   "store.redis.downAfterTimeouts": { text: "Redis is down after this many `timeoutMs` with no answer to any call (or at once when the connection drops); then the fail mode applies." },
   "store.redis.usageStreamMaxLen": { text: "Usage records kept in the Redis Stream (approximately: `XADD MAXLEN ~`)." },
   "store.redis.bufferMax": { text: "Usage records held in memory while Redis is away; past it they are dropped, counted and logged." },
-  "store.redis.streamLeaseMs": { text: "A stream's concurrency slot and budget reservation are released after this if its replica died before the stream ended." },
+  "store.redis.streamLeaseMs": { text: "A stream's concurrency slot and budget reservation are released this long after its replica last renewed them (every third of it, while the stream runs): how long a replica that died mid-stream keeps them." },
 
   providers: { text: "The upstreams, each under a name of your choice that aliases refer to (see [Providers](providers.md))." },
   "providers.<name>.kind": { text: "Wire format of the provider: `openai` (any Chat Completions server: OpenAI, vLLM, llama.cpp, Ollama, Groq, DeepSeek…), `anthropic` or `gemini`." },

@@ -346,7 +346,7 @@ const redisStoreSchema = z.strictObject({
   /** Usage records held in memory while Redis is unreachable; past it they are dropped and counted. */
   bufferMax: z.number().int().min(0).max(1_000_000).default(10_000),
   /** A stream's concurrency slot and budget reservation are released after this even if its replica died. */
-  streamLeaseMs: z.number().int().min(60_000).max(86_400_000).default(900_000),
+  streamLeaseMs: z.number().int().min(1_000).max(86_400_000).default(900_000),
 });
 
 export const configSchema = z

@@ -78,6 +78,8 @@ export interface TenancyObserver {
     /** The level whose limit refused, when a limit did (key, team, business_line). */
     readonly level?: string;
     readonly requestId?: string;
+    /** The client's address. */
+    readonly remote?: string;
   }): void;
   /**
    * A stream's usage reached the store (`stored`), or waits for Redis
@@ -90,8 +92,18 @@ export interface TenancyObserver {
   storeFallback?(event: { readonly operation: "admit" | "settle" }): void;
   /** Redis stopped answering (`up` false, with the cause) or answers again. */
   storeState?(event: { readonly up: boolean; readonly cause?: string }): void;
-  /** A budget threshold was crossed and announced (once per period, by one replica). */
-  budgetAlert?(event: { readonly level: string; readonly name: string; readonly threshold: number }): void;
+  /** A budget threshold was crossed and announced (once per period, by one replica); the audit log records it. */
+  budgetAlert?(event: {
+    readonly level: string;
+    readonly name: string;
+    readonly threshold: number;
+    readonly period?: string;
+    /** The budget period's id (`m2026-12`). */
+    readonly periodId?: string;
+    readonly budgetMicros?: number;
+    /** Absent for a budget found full at admission. */
+    readonly spentMicros?: number;
+  }): void;
   /** What became of an alert's webhook delivery. */
   alertDelivery?(event: { readonly result: "delivered" | "retried" | "dropped" }): void;
 }

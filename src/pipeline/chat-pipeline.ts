@@ -62,6 +62,8 @@ export interface StreamContext {
   readonly fields?: Record<string, unknown>;
   /** The key the edge authenticated; absent while authentication is off. */
   readonly principal?: Principal;
+  /** The client's address, for the audit log's events about this call. */
+  readonly remote?: string;
   /** Told what is left of the key's limits, before the first delta (or the refusal): the edge's response headers. */
   readonly onQuota?: (quota: Quota) => void;
   /** Cost-allocation tags for the usage record (tenancy/tags.ts). */
@@ -224,7 +226,7 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
     let route: ModelRoute;
     try {
       if (ctx.tags) checkTagValues(ctx.tags);
-      if (options.tenancy) charge = options.tenancy.charge(ctx.principal, { request, requestId: ctx.requestId, ...(ctx.onQuota ? { onQuota: ctx.onQuota } : {}), ...(ctx.tags ? { tags: ctx.tags } : {}) });
+      if (options.tenancy) charge = options.tenancy.charge(ctx.principal, { request, requestId: ctx.requestId, ...(ctx.onQuota ? { onQuota: ctx.onQuota } : {}), ...(ctx.tags ? { tags: ctx.tags } : {}), ...(ctx.remote ? { remote: ctx.remote } : {}) });
       route = routes.lookup(request.model);
       if (screened.policy !== NO_POLICY) route = screenStage(screened, route, ctx, charge, options.onCompliance);
       release = registry.admit(end);

@@ -78,7 +78,7 @@ export function createEmbedPipeline(options: ChatPipelineOptions): EmbedPipeline
       let failure: GatewayError | undefined;
       try {
         // The key's allowlist before the alias is looked up: a key learns nothing of aliases it may not use.
-        if (options.tenancy) charge = options.tenancy.charge(ctx.principal, { request: view, requestId: ctx.requestId, ...(ctx.onQuota ? { onQuota: ctx.onQuota } : {}), ...(ctx.tags ? { tags: ctx.tags } : {}) });
+        if (options.tenancy) charge = options.tenancy.charge(ctx.principal, { request: view, requestId: ctx.requestId, ...(ctx.onQuota ? { onQuota: ctx.onQuota } : {}), ...(ctx.tags ? { tags: ctx.tags } : {}), ...(ctx.remote ? { remote: ctx.remote } : {}) });
         const route = policy === NO_POLICY ? routes.lookup(request.model) : screenStage(screened, routes.lookup(request.model), ctx, charge, options.onCompliance);
         const order = options.order.order(route).filter(embeds);
         if (order.length === 0) {

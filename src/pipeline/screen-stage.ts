@@ -14,12 +14,12 @@ import type { Principal } from "../tenancy/principal.js";
 export function screenStage(
   screened: Screened,
   asked: ModelRoute,
-  ctx: { readonly requestId: string; readonly principal?: Principal; readonly fields?: Record<string, unknown>; readonly tags?: Readonly<Record<string, string>> },
+  ctx: { readonly requestId: string; readonly principal?: Principal; readonly remote?: string; readonly fields?: Record<string, unknown>; readonly tags?: Readonly<Record<string, string>> },
   charge: Pick<TenantCharge, "found">,
   onCompliance: ((decision: ComplianceDecision) => void) | undefined,
 ): ModelRoute {
   const decide = (action: ComplianceDecision["action"], outcome: ComplianceDecision["outcome"], found = screened.found) =>
-    onCompliance?.({ action, outcome, alias: asked.alias, requestId: ctx.requestId, ...(ctx.principal ? { principal: ctx.principal } : {}), ...(found ? { found } : {}) });
+    onCompliance?.({ action, outcome, alias: asked.alias, requestId: ctx.requestId, ...(ctx.principal ? { principal: ctx.principal } : {}), ...(ctx.remote ? { remote: ctx.remote } : {}), ...(found ? { found } : {}) });
   // Tags go to the ledger and the spend reports, kept for years: personal data has no place there, whatever the mode.
   const tagged = ctx.tags ? screenTags(ctx.tags, screened.policy) : undefined;
   if (tagged) {

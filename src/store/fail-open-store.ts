@@ -292,12 +292,25 @@ export function createFailOpenStore(options: FailOpenStoreOptions): FailOpenStor
       limits: shareLimits(p.limits, options.replicas),
       ...(p.budget ? { budget: { ...p.budget, usdMicros: Math.floor(p.budget.usdMicros / options.replicas) } } : {}),
     }));
-    const result = await local.admit({ ...req, limits, ...(budget ? { budget } : {}), ...(parents ? { parents } : {}) });
-    return result.ok ? { ...result, shared: false } : result;
+    // Runtime keys are known from this replica's copy, and revocation is not checked while Redis is away: the local
+    // store holds no runtime keys, and asking it would turn every valid runtime key into an unknown one (401).
+    const { runtimeSha256: _sha, settingsVersion: _version, ...unchecked } = req;
+    const result = await local.admit({ ...unchecked, limits, ...(budget ? { budget } : {}), ...(parents ? { parents } : {}) });
+    return result.ok ? { ...result, shared: false } : { ...result, local: true };
   };
 
-  /** Administrative calls: bounded, no fallback, and they do not decide whether Redis is down (admissions and settles do). */
-  const bounded = <T>(work: Promise<T>, operation: string) => watch.wait(work, operation).catch(unavailable);
+  /**
+   * Administrative calls: bounded, no fallback. Their silence counts
+   * toward Redis being down like any call's (the watch is the
+   * connection's), and an answer says Redis is up again: on a replica
+   * taking no streams (not ready while Redis was down) they are what
+   * finds Redis back.
+   */
+  const bounded = <T>(work: Promise<T>, operation: string) =>
+    watch.wait(work, operation).then((value) => {
+      answered();
+      return value;
+    }, unavailable);
 
   return {
     get buffered() {
@@ -356,6 +369,19 @@ export function createFailOpenStore(options: FailOpenStoreOptions): FailOpenStor
 
     async release(a) {
       releaseLater(a);
+    },
+
+    async heartbeat(ids) {
+      // Locally admitted streams hold their slots here; unknown ids are skipped by each store.
+      await local.heartbeat(ids);
+      if (!healthy()) return;
+      try {
+        await watch.wait(shared.heartbeat(ids), "heartbeat");
+        answered();
+      } catch (error) {
+        // A stream whose lease runs out while Redis is away loses its slot there, never its settle.
+        failed("heartbeat", error);
+      }
     },
 
     usage: (key, kind, atMs) => bounded(shared.usage(key, kind, atMs), "usage"),

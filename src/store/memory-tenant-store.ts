@@ -37,7 +37,8 @@ export interface MemoryTenantStoreOptions {
 
 /** How long a settled admission is remembered, so a repeated settle (a retried flush) counts once. */
 export const SETTLED_MEMORY_MS = 3_600_000;
-const DEFAULT_LEASE_MS = 900_000;
+/** A stream's lease when none is given: what `store.redis.streamLeaseMs` defaults to. */
+export const DEFAULT_LEASE_MS = 900_000;
 
 interface Entry {
   readonly at: number;
@@ -115,6 +116,8 @@ export function createMemoryTenantStore(options: MemoryTenantStoreOptions = {}):
   const names = new Map<string, string>();
   const levels: Record<LevelKind, Map<string, StoredLevel>> = { team: new Map(), business_line: new Map() };
   let version = 0;
+  /** admission id → its lease and the subjects it holds a slot at; insertion order is expiry order (a renewal re-inserts). */
+  const leases = new Map<string, { readonly expiresAt: number; readonly subjects: readonly string[] }>();
 
   const stateOf = (key: string): KeyState => {
     let s = states.get(key);
@@ -141,6 +144,29 @@ export function createMemoryTenantStore(options: MemoryTenantStoreOptions = {}):
     return rollupOf(key, kind, periodId, at);
   };
 
+  /** Frees one admission's slot and budget reservation at every level it holds one (the Redis script's end_lease); false when it held none. */
+  const endLease = (id: string, at: number): boolean => {
+    const lease = leases.get(id);
+    if (!lease) return false;
+    leases.delete(id);
+    for (const subject of lease.subjects) {
+      const s = states.get(subject);
+      const held = s?.inFlight.get(id);
+      if (!s || !held) continue;
+      s.inFlight.delete(id);
+      if (held.periodId !== undefined) budgetRollup(subject, held.periodId, at).reservedMicros -= held.micros;
+    }
+    return true;
+  };
+
+  /** Leases that ran out, whichever key they belong to. */
+  const sweepLeases = (at: number) => {
+    for (const [id, lease] of leases) {
+      if (lease.expiresAt > at) break;
+      endLease(id, at);
+    }
+  };
+
   /** Expired window entries and leases, and (everywhere) expired rollups and settle markers. */
   const sweep = (key: string, s: KeyState, at: number) => {
     const since = at - WINDOW_MS;
@@ -153,8 +179,10 @@ export function createMemoryTenantStore(options: MemoryTenantStoreOptions = {}):
       s.tokens.delete(id);
       s.tokenSum -= e.amount;
     }
+    sweepLeases(at);
     for (const [id, f] of s.inFlight) {
       if (f.expiresAt > at) break;
+      if (endLease(id, at)) continue;
       s.inFlight.delete(id);
       if (f.periodId !== undefined) budgetRollup(key, f.periodId, at).reservedMicros -= f.micros;
     }
@@ -208,6 +236,7 @@ export function createMemoryTenantStore(options: MemoryTenantStoreOptions = {}):
     async admit(req: AdmitRequest): Promise<AdmitResult> {
       const at = now();
       if (req.runtimeSha256 !== undefined && !keys.has(req.runtimeSha256)) return { ok: false, reason: "revoked", quota: {} };
+      if (req.settingsVersion !== undefined && req.settingsVersion !== String(version)) return { ok: false, reason: "stale", quota: {} };
       const levels: Level[] = [
         { subject: req.key, limits: req.limits, ...(req.budget ? { budget: req.budget } : {}) },
         ...(req.parents ?? []).map((p) => ({ subject: subjectOf(p), level: p.level, limits: p.limits, ...(p.budget ? { budget: p.budget } : {}) })),
@@ -252,6 +281,7 @@ export function createMemoryTenantStore(options: MemoryTenantStoreOptions = {}):
           ...(level.level ? { level: level.level } : {}),
           ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
           quota: quota(0),
+          ...(reason === "budget" && roll ? { levelBudget: { usedMicros: roll.spendMicros + roll.reservedMicros, reservedMicros: roll.reservedMicros } } : {}),
         });
         const { requestsPerMinute: rpm, tokensPerMinute: tpm, concurrentStreams: maxStreams } = level.limits;
         if (rpm && s.requests.size >= rpm) {
@@ -279,6 +309,7 @@ export function createMemoryTenantStore(options: MemoryTenantStoreOptions = {}):
         s.inFlight.set(req.admissionId, { expiresAt: at + leaseMs, micros, ...(period ? { periodId: period.id } : {}) });
         if (roll) roll.reservedMicros += micros;
       }
+      leases.set(req.admissionId, { expiresAt: at + leaseMs, subjects: levels.map((l) => l.subject) });
       return { ok: true, quota: quota(1), admittedAt: at, shared: true };
     },
 
@@ -289,6 +320,7 @@ export function createMemoryTenantStore(options: MemoryTenantStoreOptions = {}):
       for (const { subject } of levels) sweep(subject, stateOf(subject), at);
       if (settled.has(settlement.admissionId)) return "duplicate";
       settled.set(settlement.admissionId, at + SETTLED_MEMORY_MS);
+      endLease(settlement.admissionId, at);
       const actual = record.inputTokens + record.outputTokens;
       const spent: LevelSpend[] = [];
       for (const { subject, reservedTokens } of levels) {
@@ -349,6 +381,7 @@ export function createMemoryTenantStore(options: MemoryTenantStoreOptions = {}):
 
     async release(a) {
       const at = now();
+      endLease(a.admissionId, at);
       for (const subject of [a.key, ...(a.parents ?? []).map(subjectOf)]) {
         const s = stateOf(subject);
         sweep(subject, s, at);
@@ -356,7 +389,28 @@ export function createMemoryTenantStore(options: MemoryTenantStoreOptions = {}):
       }
     },
 
+    async heartbeat(ids) {
+      const at = now();
+      sweepLeases(at);
+      const expiresAt = at + leaseMs;
+      for (const id of ids) {
+        const lease = leases.get(id);
+        if (!lease) continue;
+        // Re-inserted, so insertion order stays expiry order (one lease length per store).
+        leases.delete(id);
+        leases.set(id, { expiresAt, subjects: lease.subjects });
+        for (const subject of lease.subjects) {
+          const s = states.get(subject);
+          const held = s?.inFlight.get(id);
+          if (!s || !held) continue;
+          s.inFlight.delete(id);
+          s.inFlight.set(id, { ...held, expiresAt });
+        }
+      }
+    },
+
     async usage(key, kind, atMs): Promise<UsageTotals> {
+      sweepLeases(now());
       const period = periodOf(kind, atMs ?? now());
       const r = rollups[kind].get(`${key}\u0000${period.id}`);
       const { expiresAt: _, ...totals } = r ?? emptyRollup(0);

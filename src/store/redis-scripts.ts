@@ -18,6 +18,8 @@
  *   P toka:{N}     hash        entry id → tokens, `_sum` → total
  *   P fly:{N}      sorted set  admission id → lease expiry        (streams in flight)
  *   P flya:{N}     hash        admission id → "micros|budget period id"
+ *   P leases       sorted set  admission id → lease expiry        (every level's leases, one entry)
+ *   P leasel       hash        admission id → JSON [[fly, flya, rollup prefix, "micros|period"], …]
  *   P use:{N}:ID   hash        rollup of period ID: requests, input, output, cached, reasoning, spend, estimated, reserved
  *   P usage        stream      usage records, capped (MAXLEN ~)
  *   P done:ADM     string      settle marker of one admission, for an hour
@@ -114,26 +116,57 @@ local function release_admission(req, tok, toka, fly, flya, id, use_prefix)
   redis.call('ZREM', fly, id)
 end
 
--- leases that ran out (a replica died mid-stream): free the slot and the reservation
-local function sweep_leases(fly, flya, use_prefix, now)
+-- ends one admission's lease at every level it holds one: its slots and
+-- budget reservations freed from what the lease index recorded at
+-- admission, so it works even after a level's own keys expired (nobody of
+-- that key was admitted since its replica died). Idempotent: the index
+-- entry goes first, and whoever finds it gone has nothing to free.
+local function end_lease(leases, leasel, id)
+  redis.call('ZREM', leases, id)
+  local rec = redis.call('HGET', leasel, id)
+  if not rec then return false end
+  redis.call('HDEL', leasel, id)
+  for _, l in ipairs(cjson.decode(rec)) do
+    release_held(l[4], l[3])
+    redis.call('HDEL', l[2], id)
+    redis.call('ZREM', l[1], id)
+  end
+  return true
+end
+
+-- leases that ran out anywhere (a replica died mid-stream, or stopped
+-- renewing): at most limit of them, oldest first
+local function sweep_index(leases, leasel, now, limit)
+  local gone = redis.call('ZRANGEBYSCORE', leases, '-inf', now, 'LIMIT', 0, limit)
+  for _, id in ipairs(gone) do end_lease(leases, leasel, id) end
+  return #gone
+end
+
+-- leases of one level that ran out: the whole admission's lease ends (every
+-- level); an entry the index does not know (written before it existed)
+-- frees what this level holds
+local function sweep_leases(fly, flya, use_prefix, now, leases, leasel)
   local gone = redis.call('ZRANGEBYSCORE', fly, '-inf', now)
   if #gone == 0 then return end
-  batches(gone, function(batch)
-    for _, held in ipairs(redis.call('HMGET', flya, unpack(batch))) do
+  for _, id in ipairs(gone) do
+    if not end_lease(leases, leasel, id) then
+      local held = redis.call('HGET', flya, id)
       if held then release_held(held, use_prefix) end
+      redis.call('HDEL', flya, id)
     end
-    redis.call('HDEL', flya, unpack(batch))
-  end)
+  end
   redis.call('ZREMRANGEBYSCORE', fly, '-inf', now)
 end
 `;
 
 /**
- * KEYS: keys, then for each level (the key first, then its team, then the
- *       team's business line): req, tok, toka, fly, flya
+ * KEYS: keys, keys:version, leases, leasel, then for each level (the key
+ *       first, then its team, then the team's business line): req, tok,
+ *       toka, fly, flya
  * ARGV: now override ('' = Redis TIME), admission id, window ms, lease ms,
  *       runtime key sha256 ('' for configured keys), reserve tokens,
- *       reserve micros, then for each level: rpm, tpm, max streams,
+ *       reserve micros, settings version ('' = not checked), leases swept
+ *       at most, then for each level: rpm, tpm, max streams,
  *       budget micros, budget period kind, rollup key prefix (P use:{N}:),
  *       budget rollup TTL ms (0 = that limit is not set)
  * Every level is read and checked before any is written, so a refusal at
@@ -143,8 +176,17 @@ end
  * Reply: {status, now, reason, retry ms, refusing level (1 = the key, 0
  *         when admitted), then the key's figures: requests, requests reset
  *         ms, tokens, tokens reset ms, streams, budget used micros (spent +
- *         reserved), of which reserved by streams in flight}
- *   status ok | limited | revoked; retry > 0 in ms, 0 = the caller's own
+ *         reserved), of which reserved by streams in flight, then the
+ *         refusing level's budget used and reserved (the words of a
+ *         refusal say spent or held truthfully; a level above the key
+ *         shows no figures)}
+ * Before anything, up to that many leases that ran out anywhere are
+ * released (whoever looks next frees a dead replica's reservations).
+ * A settings version that is not the current one (the replica's copy of
+ * runtime keys, teams and lines is older than Redis's) refuses with
+ * 'stale' before anything is counted: the replica re-reads and asks again,
+ * so an update applies from every replica's next admission on.
+ *   status ok | limited | revoked | stale; retry > 0 in ms, 0 = the caller's own
  *   hint (streams: nobody knows when one ends), -1 = no retry can succeed,
  *   -2 = at the end of the refusing level's budget period (the caller
  *   knows the calendar)
@@ -153,22 +195,29 @@ export const ADMIT_SCRIPT = `${PRELUDE}
 local now = clock(ARGV[1])
 local id, window, lease, runtime_sha = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
 local reserve_tokens, reserve_micros = tonumber(ARGV[6]), tonumber(ARGV[7])
-local levels = (#KEYS - 1) / 5
+local settings_version, sweep_limit = ARGV[8], tonumber(ARGV[9])
+local leases, leasel = KEYS[3], KEYS[4]
+local levels = (#KEYS - 4) / 5
 
 if runtime_sha ~= '' and redis.call('HEXISTS', KEYS[1], runtime_sha) == 0 then
   return {'revoked', now, '', 0, 1, 0, 0, 0, 0, 0, 0, 0}
 end
+if settings_version ~= '' and (redis.call('GET', KEYS[2]) or '0') ~= settings_version then
+  return {'stale', now, '', 0, 1, 0, 0, 0, 0, 0, 0, 0}
+end
+sweep_index(leases, leasel, now, sweep_limit)
 
 local since = now - window
 local seen = {}
 
 local function reply(status, reason, retry, level)
   local s = seen[1] or {requests = 0, requests_reset = window, tokens = 0, tokens_reset = window, streams = 0, used = 0, reserved = 0}
-  return {status, now, reason, retry, level, s.requests, s.requests_reset, s.tokens, s.tokens_reset, s.streams, s.used, s.reserved}
+  local r = seen[level] or s
+  return {status, now, reason, retry, level, s.requests, s.requests_reset, s.tokens, s.tokens_reset, s.streams, s.used, s.reserved, r.used, r.reserved}
 end
 
 for l = 1, levels do
-  local k, a = 1 + (l - 1) * 5, 7 + (l - 1) * 7
+  local k, a = 4 + (l - 1) * 5, 9 + (l - 1) * 7
   local s = {
     req = KEYS[k + 1], tok = KEYS[k + 2], toka = KEYS[k + 3], fly = KEYS[k + 4], flya = KEYS[k + 5],
     rpm = tonumber(ARGV[a + 1]), tpm = tonumber(ARGV[a + 2]), max_streams = tonumber(ARGV[a + 3]),
@@ -194,7 +243,7 @@ for l = 1, levels do
   -- limits streams or spend
   s.leased = l == 1 or s.max_streams > 0 or s.budget > 0
   if s.leased then
-    sweep_leases(s.fly, s.flya, s.use_prefix, now)
+    sweep_leases(s.fly, s.flya, s.use_prefix, now, leases, leasel)
     s.streams = redis.call('ZCARD', s.fly)
   else
     s.streams = 0
@@ -229,10 +278,13 @@ for l = 1, levels do
   end
   if s.budget > 0 then
     if reserve_micros > s.budget then return reply('limited', 'budget', -1, l) end
-    if s.used + reserve_micros > s.budget then return reply('limited', 'budget', -2, l) end
+    if s.used + reserve_micros > s.budget then
+      return reply('limited', 'budget', -2, l)
+    end
   end
 end
 
+local lease_levels = {}
 for l = 1, levels do
   local s = seen[l]
   if s.rpm > 0 then
@@ -262,13 +314,16 @@ for l = 1, levels do
     s.used = s.used + held
     s.reserved = s.reserved + held
   end
+  if s.leased then lease_levels[#lease_levels + 1] = {s.fly, s.flya, s.use_prefix, held .. '|' .. s.pid} end
 end
+redis.call('ZADD', leases, now + lease, id)
+redis.call('HSET', leasel, id, cjson.encode(lease_levels))
 return reply('ok', '', 0, 0)
 `;
 
 /**
- * KEYS: done marker, usage stream, then for each level (key, team,
- *       business line): req, tok, toka, fly, flya
+ * KEYS: done marker, usage stream, leases, leasel, then for each level
+ *       (key, team, business line): req, tok, toka, fly, flya
  * ARGV: now override, admission id, window ms, admitted at, shared (0/1),
  *       stream max length, marker TTL ms, input, output, cached, reasoning,
  *       cost micros, estimated (0/1), rollup TTL ms for day, week, month,
@@ -294,19 +349,21 @@ local shared, maxlen, marker_ttl = ARGV[5] == '1', ARGV[6], tonumber(ARGV[7])
 local input, output, cached, reasoning = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
 local cost, estimated = tonumber(ARGV[12]), tonumber(ARGV[13])
 local ttls = {day = tonumber(ARGV[14]), week = tonumber(ARGV[15]), month = tonumber(ARGV[16])}
-local levels = (#KEYS - 2) / 5
+local levels = (#KEYS - 4) / 5
 
 if not redis.call('SET', KEYS[1], '1', 'NX', 'PX', marker_ttl) then return 'duplicate' end
+-- the lease at every level, once: its slots and budget reservations
+end_lease(KEYS[3], KEYS[4], id)
 
 local actual = input + output
 local spent = {}
 local counted = {{'input', input}, {'output', output}, {'cached', cached}, {'reasoning', reasoning}, {'spend', cost}, {'estimated', estimated}}
 for l = 1, levels do
-  local k, a = 2 + (l - 1) * 5, 16 + (l - 1) * 2
+  local k, a = 4 + (l - 1) * 5, 16 + (l - 1) * 2
   local req, tok, toka, fly, flya = KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], KEYS[k + 5]
   local reserved, use_prefix = tonumber(ARGV[a + 1]), ARGV[a + 2]
 
-  -- the slot and the budget reservation: whatever this admission holds here
+  -- the slot and the budget reservation of an admission the lease index does not know
   local held = redis.call('HGET', flya, id)
   if held then
     release_held(held, use_prefix)
@@ -364,16 +421,48 @@ return {'ok', unpack(spent)}
 
 /**
  * An admission whose reply came after its caller gave up (release_admission).
- * KEYS: for each level: req, tok, toka, fly, flya
+ * KEYS: leases, leasel, then for each level: req, tok, toka, fly, flya
  * ARGV: admission id, then each level's rollup key prefix
  * Reply: 'ok'
  */
 export const RELEASE_SCRIPT = `${PRELUDE}
-for l = 1, #KEYS / 5 do
-  local k = (l - 1) * 5
+end_lease(KEYS[1], KEYS[2], ARGV[1])
+for l = 1, (#KEYS - 2) / 5 do
+  local k = 2 + (l - 1) * 5
   release_admission(KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], KEYS[k + 5], ARGV[1], ARGV[l + 1])
 end
 return 'ok'
+`;
+
+/**
+ * A replica's heartbeat: the leases of its streams still running are
+ * renewed at every level they hold one (a stream may outlive one lease),
+ * after the leases that ran out anywhere are released, so a stream whose
+ * lease ran out before its renewal (its replica stalled) is not revived.
+ * KEYS: leases, leasel
+ * ARGV: now override, lease ms, leases swept at most, then admission ids
+ * Reply: {leases renewed, leases released}
+ */
+export const HEARTBEAT_SCRIPT = `${PRELUDE}
+local now = clock(ARGV[1])
+local lease = tonumber(ARGV[2])
+local released = sweep_index(KEYS[1], KEYS[2], now, tonumber(ARGV[3]))
+local renewed = 0
+for i = 4, #ARGV do
+  local id = ARGV[i]
+  local rec = redis.call('HGET', KEYS[2], id)
+  if rec then
+    for _, l in ipairs(cjson.decode(rec)) do
+      if redis.call('ZADD', l[1], 'XX', 'CH', now + lease, id) == 1 then
+        redis.call('PEXPIRE', l[1], lease + 1000)
+        redis.call('PEXPIRE', l[2], lease + 1000)
+      end
+    end
+    redis.call('ZADD', KEYS[1], 'XX', now + lease, id)
+    renewed = renewed + 1
+  end
+end
+return {renewed, released}
 `;
 
 /**
@@ -400,10 +489,15 @@ return {requests, tokens, streams}
 `;
 
 /**
- * ARGV: now override, rollup key prefix, period kind, at (ms, '' = now)
+ * KEYS: leases, leasel
+ * ARGV: now override, rollup key prefix, period kind, at (ms, '' = now),
+ *       leases swept at most
  * Reply: {period id, field, value, ...}
+ * Leases that ran out are released first: a dead stream's reservation is
+ * never shown as held.
  */
 export const USAGE_SCRIPT = `${PRELUDE}
+sweep_index(KEYS[1], KEYS[2], clock(ARGV[1]), tonumber(ARGV[5]))
 local at = ARGV[4] ~= '' and tonumber(ARGV[4]) or clock(ARGV[1])
 local pid = period_id(ARGV[3], at)
 local out = {pid}

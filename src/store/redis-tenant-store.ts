@@ -6,6 +6,7 @@ import {
   CREATE_KEY_SCRIPT,
   DELETE_LEVEL_SCRIPT,
   HEADROOM_SCRIPT,
+  HEARTBEAT_SCRIPT,
   PUT_LEVEL_SCRIPT,
   RELEASE_SCRIPT,
   REVOKE_KEY_SCRIPT,
@@ -69,7 +70,8 @@ const SCRIPTS = {
   sluiceAdmit: variadic(ADMIT_SCRIPT),
   sluiceSettle: variadic(SETTLE_SCRIPT),
   sluiceRelease: variadic(RELEASE_SCRIPT),
-  sluiceUsage: script(USAGE_SCRIPT, 0),
+  sluiceUsage: script(USAGE_SCRIPT, 2),
+  sluiceHeartbeat: script(HEARTBEAT_SCRIPT, 2),
   sluiceHeadroom: script(HEADROOM_SCRIPT, 4),
   sluiceCreateKey: script(CREATE_KEY_SCRIPT, 3),
   sluiceRevokeKey: script(REVOKE_KEY_SCRIPT, 3),
@@ -121,6 +123,13 @@ export interface RedisTenantStoreOptions {
 }
 
 const num = (value: unknown): number => Number(value ?? 0);
+
+/** Leases that ran out released at most per admission or usage read: a few commands each, so a backlog never slows one admission much. */
+const ADMIT_SWEEP = 20;
+/** Leases that ran out released at most per heartbeat. */
+const HEARTBEAT_SWEEP = 500;
+/** Admissions renewed per heartbeat script. */
+const HEARTBEAT_BATCH = 500;
 
 function limitReason(reason: string): LimitReason {
   return reason === "requests" || reason === "tokens" || reason === "streams" ? reason : "budget";
@@ -265,6 +274,7 @@ export function createRedisTenantStore(options: RedisTenantStoreOptions): Tenant
   const k = (name: string) => `{${name}}`;
   const usePrefix = (name: string) => `${prefix}use:${k(name)}:`;
   const keyTable = [`${prefix}keys`, `${prefix}keynames`, `${prefix}keys:version`];
+  const leaseIndex = [`${prefix}leases`, `${prefix}leasel`];
   const levelTable = (kind: LevelKind) => `${prefix}${kind === "team" ? "teams" : "lines"}`;
   const windowKeys = (subject: string) => {
     const n = k(subject);
@@ -275,7 +285,7 @@ export function createRedisTenantStore(options: RedisTenantStoreOptions): Tenant
     async admit(req): Promise<AdmitResult> {
       const levels = [{ subject: req.key, limits: req.limits, budget: req.budget }, ...(req.parents ?? []).map((p) => ({ subject: subjectOf(p), limits: p.limits, budget: p.budget }))];
       const reply = (await client.sluiceAdmit(
-        [keyTable[0]!, ...levels.flatMap((l) => windowKeys(l.subject))],
+        [keyTable[0]!, keyTable[2]!, ...leaseIndex, ...levels.flatMap((l) => windowKeys(l.subject))],
         [
           clockArg(),
           req.admissionId,
@@ -284,6 +294,8 @@ export function createRedisTenantStore(options: RedisTenantStoreOptions): Tenant
           req.runtimeSha256 ?? "",
           String(req.reserveTokens),
           String(req.reserveMicros),
+          req.settingsVersion ?? "",
+          String(ADMIT_SWEEP),
           ...levels.flatMap(({ subject, limits, budget }) => {
             const kind = budget?.period ?? "month";
             return [
@@ -298,9 +310,9 @@ export function createRedisTenantStore(options: RedisTenantStoreOptions): Tenant
           }),
         ],
       )) as unknown[];
-      const [status, nowMs, reason, retry, refusedAt, requests, requestsReset, tokens, tokensReset, streams, used, reserved] = reply.map((v, i) => (i === 0 || i === 2 ? String(v) : num(v)));
+      const [status, nowMs, reason, retry, refusedAt, requests, requestsReset, tokens, tokensReset, streams, used, reserved, levelUsed, levelReserved] = reply.map((v, i) => (i === 0 || i === 2 ? String(v) : num(v)));
       const at = nowMs as number;
-      if (status === "revoked") return { ok: false, reason: "revoked", quota: {} };
+      if (status === "revoked" || status === "stale") return { ok: false, reason: status, quota: {} };
       const { requestsPerMinute: rpm, tokensPerMinute: tpm, concurrentStreams: maxStreams } = req.limits;
       const period = req.budget ? periodOf(req.budget.period, at) : undefined;
       const quota: Quota = {
@@ -314,14 +326,22 @@ export function createRedisTenantStore(options: RedisTenantStoreOptions): Tenant
       const refusedBudget = parent ? parent.budget : req.budget;
       const retryMs = retry as number;
       const retryAfterMs = retryMs > 0 ? retryMs : retryMs === 0 ? STREAMS_RETRY_MS : retryMs === -2 && refusedBudget ? periodOf(refusedBudget.period, at).endMs - at : undefined;
-      return { ok: false, reason: limitReason(reason as string), ...(parent ? { level: parent.level } : {}), quota, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
+      const why = limitReason(reason as string);
+      return {
+        ok: false,
+        reason: why,
+        ...(parent ? { level: parent.level } : {}),
+        quota,
+        ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+        ...(why === "budget" ? { levelBudget: { usedMicros: levelUsed as number, reservedMicros: levelReserved as number } } : {}),
+      };
     },
 
     async settle(s) {
       const r = s.record;
       const levels = [{ subject: s.key, reservedTokens: s.reservedTokens }, ...(s.parents ?? []).map((p) => ({ subject: subjectOf(p), reservedTokens: p.reservedTokens }))];
       const result = await client.sluiceSettle(
-        [`${prefix}done:${s.admissionId}`, `${prefix}usage`, ...levels.flatMap((l) => windowKeys(l.subject))],
+        [`${prefix}done:${s.admissionId}`, `${prefix}usage`, ...leaseIndex, ...levels.flatMap((l) => windowKeys(l.subject))],
         [
           clockArg(),
           s.admissionId,
@@ -359,11 +379,18 @@ export function createRedisTenantStore(options: RedisTenantStoreOptions): Tenant
 
     async release(a: AdmissionRef) {
       const subjects = [a.key, ...(a.parents ?? []).map(subjectOf)];
-      await client.sluiceRelease(subjects.flatMap(windowKeys), [a.admissionId, ...subjects.map(usePrefix)]);
+      await client.sluiceRelease([...leaseIndex, ...subjects.flatMap(windowKeys)], [a.admissionId, ...subjects.map(usePrefix)]);
+    },
+
+    async heartbeat(ids) {
+      // One script per batch: a replica's whole set of streams is renewed in a round trip or a few, never one per stream.
+      for (let i = 0; i === 0 || i < ids.length; i += HEARTBEAT_BATCH) {
+        await client.sluiceHeartbeat(leaseIndex, [clockArg(), String(options.streamLeaseMs), String(HEARTBEAT_SWEEP), ...ids.slice(i, i + HEARTBEAT_BATCH)]);
+      }
     },
 
     async usage(key, kind, atMs): Promise<UsageTotals> {
-      const reply = (await client.sluiceUsage([], [clockArg(), usePrefix(key), kind, atMs === undefined ? "" : String(atMs)])) as unknown[];
+      const reply = (await client.sluiceUsage(leaseIndex, [clockArg(), usePrefix(key), kind, atMs === undefined ? "" : String(atMs), String(ADMIT_SWEEP)])) as unknown[];
       const fields: Record<string, number> = {};
       for (let i = 1; i + 1 < reply.length; i += 2) fields[String(reply[i])] = num(reply[i + 1]);
       return {

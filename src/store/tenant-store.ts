@@ -20,7 +20,16 @@ export interface TenantStore {
    * so nothing is counted twice or held until the lease runs out. Idempotent.
    */
   release(admission: AdmissionRef): Promise<void>;
-  /** A key's totals for the period of `kind` containing `atMs` (the store's clock when absent). */
+  /**
+   * A replica's heartbeat, every third of the stream lease: renews the
+   * leases of `admissionIds` (streams still running on this replica, which
+   * may outlive one lease) at every level they hold one, and releases every
+   * lease that ran out, whoever held it (a replica that died mid-stream),
+   * slot and budget reservation. An admission already settled, released or
+   * expired is not renewed.
+   */
+  heartbeat(admissionIds: readonly string[]): Promise<void>;
+  /** A key's totals for the period of `kind` containing `atMs` (the store's clock when absent); leases that ran out are released first, so no dead stream's reservation shows. */
   usage(key: string, kind: BudgetPeriod, atMs?: number): Promise<UsageTotals>;
   /**
    * What is left of a key's per-minute limits and how many streams hold a
@@ -111,6 +120,13 @@ export interface AdmitRequest {
   /** Micro-dollars reserved against the budget: the most the request can cost. */
   readonly reserveMicros: number;
   /**
+   * The version of runtime keys, teams and lines (keysVersion) the caller's
+   * settings were read at. When the store's version differs, nothing is
+   * counted and the answer is `stale`: the caller re-reads and asks again,
+   * so an update reaches every replica's next admission. Absent: not checked.
+   */
+  readonly settingsVersion?: string;
+  /**
    * The key's team, then the team's business line: checked with the key in
    * the same atomic step, each level reserving what it limits (tokens
    * where it has tokensPerMinute, micro-dollars where it has a budget).
@@ -145,9 +161,18 @@ export type AdmitResult =
     }
   | {
       readonly ok: false;
-      readonly reason: LimitReason | "revoked";
+      /** `stale`: the caller's settings are older than the store's (AdmitRequest.settingsVersion); nothing was counted. */
+      readonly reason: LimitReason | "revoked" | "stale";
       /** The level whose limit refused (absent: the key, or a revoked key). */
       readonly level?: Exclude<TenantLevel, "key">;
+      /**
+       * A budget refusal: the refusing level's spent plus reserved, and of
+       * that what streams in flight hold, so the refusal can say spent or
+       * held truthfully (a level above the key shows no figures).
+       */
+      readonly levelBudget?: { readonly usedMicros: number; readonly reservedMicros: number };
+      /** Decided on this replica's share of the limits while the shared store is away (fail-open-store.ts). */
+      readonly local?: boolean;
       /** When a retry can succeed; absent when it cannot (a reservation larger than the limit). */
       readonly retryAfterMs?: number;
       readonly quota: Quota;

@@ -56,7 +56,9 @@ export function sameDigest(a: string, b: string): boolean {
  * The principal behind an `authorization` header: the key is hashed and
  * looked up among the configured keys (of the configuration in force now)
  * and the runtime keys this replica knows, re-reading those once if the
- * key is new to it. The lookup is by hash, so its timing depends on the
+ * key is new to it. A key it cannot find while the runtime keys cannot be
+ * read is `store_unavailable` (UNAVAILABLE / 503), never `unauthenticated`:
+ * a slow store must not turn a valid key into an invalid one. The lookup is by hash, so its timing depends on the
  * hash of what the caller sent, which tells the caller nothing about any
  * stored key; the final comparison is in constant time all the same.
  */
@@ -66,6 +68,8 @@ export async function authenticate(header: string | undefined, config: Config, r
   if (!found) {
     await registry.refreshOnMiss();
     found = registry.get(hash);
+    // The runtime keys could not be read (a slow or absent store): this may be a valid key the copy does not know yet.
+    if (!found && registry.unreadable()) throw new GatewayError("store_unavailable", "the gateway's shared store is unreachable, so this key cannot be checked now; retry shortly", { retryAfterMs: 1_000 });
   }
   if (!found || !sameDigest(found.sha256, hash)) throw new AuthError("unknown");
   return found;

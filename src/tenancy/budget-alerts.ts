@@ -11,6 +11,8 @@ export interface BudgetAlert {
   /** The fraction of the budget crossed (0.8). */
   readonly threshold: number;
   readonly period: BudgetPeriod;
+  /** The period's id (`m2026-12`, usage/periods.ts). */
+  readonly periodId: string;
   readonly periodStart: number;
   readonly periodEnd: number;
   readonly budgetMicros: number;
@@ -75,6 +77,7 @@ export function createBudgetAlerts(options: BudgetAlertOptions): BudgetAlerts {
           name,
           threshold,
           period: budget.period,
+          periodId: period.id,
           periodStart: period.startMs,
           periodEnd: period.endMs,
           budgetMicros: budget.usdMicros,

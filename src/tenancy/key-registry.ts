@@ -9,8 +9,10 @@ import type { Principal } from "./principal.js";
  * does not know (at most once per MISS_REFRESH_MS, so unknown keys cannot
  * turn into a flood of Redis reads), and after this replica's own admin
  * writes. Revocation does not wait for it: every admission checks that a
- * runtime key is still active, in the same Redis round trip. Teams and
- * business lines created at run time ride on the same version and reads.
+ * runtime key is still active, in the same Redis round trip. Nor do
+ * updates: an admission carries the version this copy was read at, and a
+ * stale one is re-read (catchUp) and asked again. Teams and business lines
+ * created at run time ride on the same version and reads.
  */
 export interface KeyRegistry extends Hierarchy {
   get(sha256: string): Principal | undefined;
@@ -21,6 +23,16 @@ export interface KeyRegistry extends Hierarchy {
   refreshOnMiss(): Promise<void>;
   /** Re-reads now (after a create or revoke on this replica). */
   refresh(): Promise<void>;
+  /** Re-reads if the store's version moved, now (an admission found this copy stale); waits for a read in flight first. */
+  catchUp(): Promise<void>;
+  /** The store's key version this copy was read at (undefined before the first read). */
+  version(): string | undefined;
+  /**
+   * True while the store could not be read the last time this copy tried
+   * (Redis slow or away): a key the copy does not know may exist, so it is
+   * refused as unavailable, never as invalid.
+   */
+  unreadable(): boolean;
   close(): void;
 }
 
@@ -46,6 +58,7 @@ export function createKeyRegistry(options: { readonly store: TenantStore; readon
   let teams = new Map<string, StoredLevel>();
   let lines = new Map<string, StoredLevel>();
   let version: string | undefined;
+  let failing = false;
   let inFlight: Promise<void> | undefined;
   let lastMiss = Number.NEGATIVE_INFINITY;
 
@@ -53,13 +66,16 @@ export function createKeyRegistry(options: { readonly store: TenantStore; readon
     inFlight ??= (async () => {
       try {
         const current = await store.keysVersion();
-        if (!force && current === version) return;
-        const [keys, teamList, lineList] = await Promise.all([store.listKeys(), store.listLevels("team"), store.listLevels("business_line")]);
-        byHash = new Map(keys.map((k) => [k.sha256, principalOf(k)]));
-        teams = new Map(teamList.map((t) => [t.name, t]));
-        lines = new Map(lineList.map((l) => [l.name, l]));
-        version = current;
+        if (force || current !== version) {
+          const [keys, teamList, lineList] = await Promise.all([store.listKeys(), store.listLevels("team"), store.listLevels("business_line")]);
+          byHash = new Map(keys.map((k) => [k.sha256, principalOf(k)]));
+          teams = new Map(teamList.map((t) => [t.name, t]));
+          lines = new Map(lineList.map((l) => [l.name, l]));
+          version = current;
+        }
+        failing = false;
       } catch (error) {
+        failing = true;
         options.onError(error);
       } finally {
         inFlight = undefined;
@@ -89,6 +105,12 @@ export function createKeyRegistry(options: { readonly store: TenantStore; readon
       await inFlight;
       await load(true);
     },
+    async catchUp() {
+      await inFlight;
+      await load(false);
+    },
+    version: () => version,
+    unreadable: () => failing || version === undefined,
     close() {
       if (timer) clearInterval(timer);
     },

@@ -1,18 +1,21 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import type { Config, KeyBudget } from "../config/config.js";
+import { GatewayError } from "../core/errors.js";
 import type { TenancyObserver } from "../flow/observer.js";
 import type { Logger } from "../logging/logger.js";
 import { createFailOpenStore, type StoreEvent } from "../store/fail-open-store.js";
-import { createMemoryTenantStore } from "../store/memory-tenant-store.js";
+import { createMemoryTenantStore, DEFAULT_LEASE_MS } from "../store/memory-tenant-store.js";
 import { createRedisTenantStore, createStoreClient, type SluiceRedisClient } from "../store/redis-tenant-store.js";
 import type { SettleResult, TenantLevel, TenantStore, UsageRecord } from "../store/tenant-store.js";
 import { within } from "../store/within.js";
+import { systemTimers, type Timers } from "../core/timers.js";
 import { createAlertWebhook } from "./alert-webhook.js";
 import { createBudgetAlerts } from "./budget-alerts.js";
 import { usdFromMicros } from "./quota-headers.js";
 import { AuthError, authenticate, keyByHash } from "./authenticate.js";
 import { createKeyAdmin, type KeyAdmin } from "./key-admin.js";
+import { createLeaseHeartbeat } from "./lease-heartbeat.js";
 import { configHierarchy } from "./hierarchy.js";
 import { createKeyRegistry, type KeyRegistry } from "./key-registry.js";
 import { mayUse, type ModelViewer, type Principal } from "./principal.js";
@@ -27,6 +30,8 @@ export interface TenancyOptions {
   readonly storeClock?: () => number;
   /** This gateway's name on usage records (replicaName()). */
   readonly replica?: string;
+  /** The heartbeat's clock and timer (tests move them instead of sleeping). */
+  readonly timers?: Timers;
 }
 
 /**
@@ -55,7 +60,10 @@ export interface Tenancy {
   /**
    * False while every keyed request would be refused for want of the store:
    * a fail-closed Redis that is not connected (at start, or after losing the
-   * connection). Always true otherwise. Readiness follows it.
+   * connection), or connected but counted down (silent past
+   * `downAfterTimeouts × timeoutMs`, e.g. a frozen process whose TCP
+   * connection stays open) until it answers again. Always true otherwise.
+   * Readiness follows it.
    */
   readonly ready: boolean;
   /**
@@ -135,17 +143,25 @@ export function createTenancy(options: TenancyOptions): Tenancy {
     ready = value;
     for (const listener of [...readyListeners]) listener(value);
   };
+  /** Whether the fail-open wrapper counts Redis down (silent, or disconnected) now. */
+  let storeDown = false;
+  /** Fail-closed only: how readiness is worked out again (connection and answers); a no-op otherwise. */
+  let followStore: () => void = () => undefined;
 
   const onStoreEvent = (event: StoreEvent) => {
     switch (event.type) {
       case "down":
         logger.warn({ event: "store.down", operation: event.operation, cause: event.cause });
         observer?.storeState?.({ up: false, cause: event.cause });
+        storeDown = true;
+        followStore();
         break;
       case "up":
         logger.info({ event: "store.up", fallbackAdmissions: fallbacks.admit, fallbackSettles: fallbacks.settle });
         fallbacks = { admit: 0, settle: 0 };
         observer?.storeState?.({ up: true });
+        storeDown = false;
+        followStore();
         break;
       case "slow":
         // A slow answer is waited for, not an outage (a busy replica or a loaded Redis): one line per run of them.
@@ -208,7 +224,15 @@ export function createTenancy(options: TenancyOptions): Tenancy {
         ...(alert.spentMicros === undefined ? {} : { spentUsd: usdFromMicros(alert.spentMicros) }),
         budgetUsd: usdFromMicros(alert.budgetMicros),
       });
-      observer?.budgetAlert?.({ level: alert.level, name: alert.name, threshold: alert.threshold });
+      observer?.budgetAlert?.({
+        level: alert.level,
+        name: alert.name,
+        threshold: alert.threshold,
+        period: alert.period,
+        periodId: alert.periodId,
+        budgetMicros: alert.budgetMicros,
+        ...(alert.spentMicros === undefined ? {} : { spentMicros: alert.spentMicros }),
+      });
       webhook?.send(alert);
     },
   });
@@ -241,13 +265,16 @@ export function createTenancy(options: TenancyOptions): Tenancy {
     });
     client.on("ready", () => {
       errorLogged = false;
+      // Connecting means Redis answered its handshake: it is not silent any more.
+      storeDown = false;
       logger.info({ event: "store.connected", redis: host, prefix: redisConfig.prefix });
       wrapper.reconnected();
     });
     if (redisConfig.failMode === "closed") {
       ready = false;
-      const follow = () => setReady(client.isReady);
-      for (const event of ["ready", "end", "error", "reconnecting"]) client.on(event, follow);
+      // Connected is not enough: a frozen Redis keeps its connection open while every admission is refused.
+      followStore = () => setReady(client.isReady && !storeDown);
+      for (const event of ["ready", "end", "error", "reconnecting"]) client.on(event, followStore);
     }
     // Not awaited: a gateway starts (and, failing open, serves) while Redis is away.
     client.connect().catch(() => undefined);
@@ -267,6 +294,10 @@ export function createTenancy(options: TenancyOptions): Tenancy {
     poll: redisConfig !== undefined,
     onError: () => undefined, // the store reports its own trouble
   });
+
+  // Renews this replica's running streams' leases and releases those that ran out anywhere.
+  const timers = options.timers ?? systemTimers;
+  const leases = createLeaseHeartbeat({ store, leaseMs: redisConfig?.streamLeaseMs ?? DEFAULT_LEASE_MS, timers });
 
   const settled = (work: Promise<{ readonly record: UsageRecord; readonly result: SettleResult }>, requestId: string) => {
     const tracked = work.then(
@@ -321,6 +352,18 @@ export function createTenancy(options: TenancyOptions): Tenancy {
           ...(options.replica ? { replica: options.replica } : {}),
           budgetFull: (level, name) => alerts.refused(level, name, Date.now()),
           ...(observer ? { observer } : {}),
+          leases,
+          now: timers.now,
+          ...(redisConfig
+            ? {
+                settingsVersion: registry.version,
+                reread: async (sha256: string) => {
+                  await registry.catchUp();
+                  if (registry.unreadable()) throw new GatewayError("store_unavailable", "the gateway's shared store is unreachable; retry shortly", { retryAfterMs: 1_000 });
+                  return keyByHash(sha256, options.config(), registry);
+                },
+              }
+            : {}),
         },
         { ...input, principal },
       );
@@ -338,6 +381,7 @@ export function createTenancy(options: TenancyOptions): Tenancy {
     },
     async close(graceMs = 2_000) {
       registry.close();
+      leases.close();
       let timer: NodeJS.Timeout | undefined;
       const deadline = new Promise<"late">((resolve) => (timer = setTimeout(resolve, graceMs, "late")));
       const done = (async () => {

@@ -10,7 +10,7 @@ import { estimatedInputTokens } from "../usage/prompt-size.js";
 import type { UsageMeter } from "../usage/usage-meter.js";
 import { type Hierarchy, parentsOf } from "./hierarchy.js";
 import { mayUse, type Principal } from "./principal.js";
-import { resetDuration, usdFromMicros } from "./quota-headers.js";
+import { refusal } from "./refusal.js";
 
 /**
  * Output tokens reserved when a request sets no max_tokens: what a typical
@@ -26,7 +26,8 @@ export const DEFAULT_RESERVED_OUTPUT_TOKENS = 1_024;
  * reserves tokens and the most the request can cost, and at the end,
  * whichever way it comes, one settle that replaces the reservations with
  * what was used and records the stream. The settle runs after the last
- * delta went out, off the client's path.
+ * delta went out, off the client's path. Between the two, the replica's
+ * heartbeat renews the stream's lease (ChargeDeps.leases).
  */
 export interface TenantCharge {
   /** Checks and reserves; throws `rate_limited`, `budget_exceeded`, `unauthenticated` (revoked) or `store_unavailable`. */
@@ -59,7 +60,26 @@ export interface ChargeDeps {
   readonly replica?: string;
   /** A level's budget is full (spent or held): its 100 % alert (budget-alerts.ts). */
   readonly budgetFull?: (level: TenantLevel, name: string) => void;
+  /**
+   * The replica's streams whose leases its heartbeat renews (tenancy.ts):
+   * held from admission until the settle, for at most `untilMs` (epoch ms)
+   * so a stream whose end never came is still released a lease later.
+   */
+  readonly leases?: { hold(admissionId: string, untilMs: number): void; drop(admissionId: string): void };
+  /** Epoch ms, for `leases` (injected with the heartbeat's timers). */
+  readonly now?: () => number;
+  /**
+   * The version of this replica's copy of runtime keys, teams and lines,
+   * sent with each admission of a key that may depend on them; absent
+   * without a shared store (the copy is the store's own).
+   */
+  readonly settingsVersion?: () => string | undefined;
+  /** Re-reads the copy now and returns the key by hash as it is then (undefined: revoked). */
+  readonly reread?: (sha256: string) => Promise<Principal | undefined>;
 }
+
+/** Admissions asked again after a `stale` answer, at most; then admitted on the copy as re-read (an admin writing without pause cannot starve requests). */
+const STALE_RETRIES = 3;
 
 export interface ChargeInput {
   readonly principal: Principal;
@@ -69,6 +89,8 @@ export interface ChargeInput {
   readonly onQuota?: (quota: Quota) => void;
   /** Cost-allocation tags kept for the record (tags.ts). */
   readonly tags?: Readonly<Record<string, string>>;
+  /** The client's address, for the audit log's refusals. */
+  readonly remote?: string;
 }
 
 /** Anonymous requests (authentication off): nothing to check, nothing to charge. */
@@ -81,92 +103,51 @@ export const NO_CHARGE: TenantCharge = Object.freeze({
   end: () => undefined,
 });
 
-const LEVEL_WORDS = { team: "team", business_line: "business line" } as const;
-
-/**
- * A refusal by a team or business line. It names the level and its limit
- * but gives no figures: they are the sum of other keys' use, which this
- * key's holder has no business seeing.
- */
-function parentRefusal(parent: ParentLevel, result: Extract<AdmitResult, { ok: false }>, budgetStatus: 402 | 429): GatewayError {
-  const who = `${LEVEL_WORDS[parent.level]} ${parent.name}`;
-  const retry = result.retryAfterMs === undefined ? {} : { retryAfterMs: result.retryAfterMs };
-  const limits = parent.limits;
-  switch (result.reason) {
-    case "requests":
-      return new GatewayError("rate_limited", `${who} is over its limit of ${limits.requestsPerMinute} requests per minute`, retry);
-    case "streams":
-      return new GatewayError("rate_limited", `${who} has all of its ${limits.concurrentStreams} concurrent streams in use`, retry);
-    case "tokens":
-      return result.retryAfterMs === undefined
-        ? new GatewayError("rate_limited", `the request reserves more tokens (prompt estimate + max_tokens) than ${who}'s limit of ${limits.tokensPerMinute} tokens per minute; lower max_tokens`, { field: "sampling.max_tokens" })
-        : new GatewayError("rate_limited", `${who} is over its limit of ${limits.tokensPerMinute} tokens per minute`, retry);
-    default: {
-      const budget = parent.budget!;
-      const refused = { budget: { level: parent.level, httpStatus: budgetStatus, ...(result.retryAfterMs === undefined ? {} : { reset: resetDuration(result.retryAfterMs) }) } } as const;
-      if (result.retryAfterMs === undefined) return new GatewayError("budget_exceeded", `the request could cost more than ${who}'s whole budget per ${budget.period}; lower max_tokens`, refused);
-      return new GatewayError("budget_exceeded", `${who} has spent its budget for this ${budget.period} (it renews in ${resetDuration(result.retryAfterMs)})`, { ...retry, ...refused });
-    }
-  }
-}
-
-function refusal(principal: Principal, parents: readonly ParentLevel[], result: Extract<AdmitResult, { ok: false }>, reserved: number, reservedMicros: number, budgetStatus: 402 | 429): GatewayError {
-  const parent = result.level === undefined ? undefined : parents.find((p) => p.level === result.level);
-  if (parent && result.reason !== "revoked") return parentRefusal(parent, result, budgetStatus);
-  const name = principal.name;
-  const retry = result.retryAfterMs === undefined ? {} : { retryAfterMs: result.retryAfterMs };
-  const limits = principal.limits;
-  switch (result.reason) {
-    case "revoked":
-      return new GatewayError("unauthenticated", "invalid API key");
-    case "requests":
-      return new GatewayError("rate_limited", `key ${name} is over its limit of ${limits.requestsPerMinute} requests per minute`, retry);
-    case "streams":
-      return new GatewayError("rate_limited", `key ${name} has all of its ${limits.concurrentStreams} concurrent streams in use`, retry);
-    case "tokens":
-      return result.retryAfterMs === undefined
-        ? new GatewayError(
-            "rate_limited",
-            `the request reserves ${reserved} tokens (prompt estimate + max_tokens), more than key ${name}'s limit of ${limits.tokensPerMinute} tokens per minute; lower max_tokens`,
-            { field: "sampling.max_tokens" },
-          )
-        : new GatewayError("rate_limited", `key ${name} is over its limit of ${limits.tokensPerMinute} tokens per minute`, retry);
-    case "budget": {
-      const budget = principal.budget!;
-      const whole = `${usdFromMicros(budget.usdMicros)} USD per ${budget.period}`;
-      const refused = { budget: { level: "key", httpStatus: budgetStatus, ...(result.retryAfterMs === undefined ? {} : { reset: resetDuration(result.retryAfterMs) }) } } as const;
-      if (result.retryAfterMs === undefined) return new GatewayError("budget_exceeded", `the request could cost more than key ${name}'s whole budget of ${whole}; lower max_tokens`, refused);
-      return new GatewayError("budget_exceeded", `key ${name} cannot reserve ${usdFromMicros(reservedMicros)} USD for this request: ${budgetUse(result.quota, budget.usdMicros, budget.period)} (it renews in ${resetDuration(result.retryAfterMs)})`, { ...retry, ...refused });
-    }
-  }
+/** What one admission reserves: tokens where a level limits them (estimated input + max output), and the most the request can cost where one has a budget. */
+function reservation(principal: Principal, parents: readonly ParentLevel[], request: ChatRequest, route: ModelRoute): { readonly tokens: number; readonly micros: number } {
+  const levels = [principal, ...parents];
+  const limitsTokens = levels.some((l) => l.limits.tokensPerMinute !== undefined);
+  const hasBudget = levels.some((l) => l.budget !== undefined);
+  const inputTokens = limitsTokens || hasBudget ? estimatedInputTokens(request) : 0;
+  const outputTokens = request.sampling.maxTokens ?? DEFAULT_RESERVED_OUTPUT_TOKENS;
+  return { tokens: limitsTokens ? inputTokens + outputTokens : 0, micros: hasBudget ? maxCostMicros(inputTokens, outputTokens, route.targets) : 0 };
 }
 
 /**
- * Where a key's budget went, spent and held apart: a refusal that said
- * "used" when most of it was only reserved by streams still running sent
- * people looking for spend that had not happened.
+ * The longest a stream of `route` can run: every attempt is bounded by its
+ * target's totalMs, and failover tries each target, twice at most with a
+ * retry. Its lease is renewed no longer than this, so a stream whose end
+ * the gateway never saw still frees its slot and reservation.
  */
-function budgetUse(quota: Quota, limitMicros: number, period: string): string {
-  const reserved = quota.budget?.reservedMicros ?? 0;
-  const spent = Math.max(0, (quota.budget?.usedMicros ?? 0) - reserved);
-  const held = reserved > 0 ? `, and streams in flight hold ${usdFromMicros(reserved)} USD more` : "";
-  return `it has spent ${usdFromMicros(spent)} USD of its budget of ${usdFromMicros(limitMicros)} USD for this ${period}${held}`;
+export function longestRunMs(route: ModelRoute): number {
+  return 2 * route.targets.reduce((sum, t) => sum + t.timeouts.totalMs, 0);
 }
 
 const outcomeOf = (reason: GatewayError | undefined): StreamOutcome => (reason === undefined ? "completed" : reason.code === "canceled" ? "canceled" : "failed");
 
 /** Opens the charge of one request; the allowlist is checked here, before the alias is looked up (a key learns nothing of aliases it may not use). */
 export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
-  const { principal, request } = input;
+  const { request } = input;
   const alias = request.model;
-  const key = principal.name;
-  if (!mayUse(principal, alias)) {
-    deps.observer?.tenantRefused?.({ key, alias, reason: "not_allowed", requestId: input.requestId });
-    throw new GatewayError("permission_denied", `key ${key} may not use model ${quoteClientValue(alias)}`, { field: "model" });
-  }
-  const parents = parentsOf(principal, deps.hierarchy);
-  const team = parents.find((p) => p.level === "team")?.name;
-  const businessLine = parents.find((p) => p.level === "business_line")?.name;
+  const remote = input.remote ? { remote: input.remote } : {};
+  /** The key's settings and levels; read again when the store says the copy they came from is stale. */
+  let principal = input.principal;
+  let key = principal.name;
+  let parents: readonly ParentLevel[] = [];
+  let team: string | undefined;
+  let businessLine: string | undefined;
+  const resolve = (p: Principal) => {
+    principal = p;
+    key = p.name;
+    if (!mayUse(p, alias)) {
+      deps.observer?.tenantRefused?.({ key, alias, reason: "not_allowed", requestId: input.requestId, ...remote });
+      throw new GatewayError("permission_denied", `key ${key} may not use model ${quoteClientValue(alias)}`, { field: "model" });
+    }
+    parents = parentsOf(p, deps.hierarchy);
+    team = parents.find((l) => l.level === "team")?.name;
+    businessLine = parents.find((l) => l.level === "business_line")?.name;
+  };
+  resolve(principal);
   const startedAt = performance.now();
   let state: "new" | "admitting" | "admitted" | "closed" = "new";
   let admission: { readonly id: string; readonly admittedAt: number; readonly shared: boolean; readonly tokens: number; readonly micros: number; readonly parentTokens: readonly number[] } | undefined;
@@ -179,6 +160,7 @@ export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
   const settle = (meter: ChargedUsage, reason: GatewayError | undefined) => {
     state = "closed";
     const held = admission!;
+    deps.leases?.drop(held.id);
     const durationMs = performance.now() - startedAt;
     const at = Date.now();
     const work = (async () => {
@@ -228,42 +210,51 @@ export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
   return {
     async admit(route) {
       state = "admitting";
-      const { limits, budget } = principal;
-      const levels = [principal, ...parents];
-      const limitsTokens = levels.some((l) => l.limits.tokensPerMinute !== undefined);
-      const hasBudget = levels.some((l) => l.budget !== undefined);
-      const inputTokens = limitsTokens || hasBudget ? estimatedInputTokens(request) : 0;
-      const outputTokens = request.sampling.maxTokens ?? DEFAULT_RESERVED_OUTPUT_TOKENS;
-      const reserveTokens = limitsTokens ? inputTokens + outputTokens : 0;
-      const reserveMicros = hasBudget ? maxCostMicros(inputTokens, outputTokens, route.targets) : 0;
-      const tokensAt = (l: { readonly limits: { readonly tokensPerMinute?: number } }) => (l.limits.tokensPerMinute !== undefined ? reserveTokens : 0);
       const id = randomUUID();
+      let plan: ReturnType<typeof reservation>;
       let result: AdmitResult;
       try {
-        result = await deps.store.admit({
-          key,
-          admissionId: id,
-          limits,
-          ...(budget ? { budget } : {}),
-          ...(principal.source === "runtime" ? { runtimeSha256: principal.sha256 } : {}),
-          reserveTokens,
-          reserveMicros,
-          ...(parents.length > 0 ? { parents } : {}),
-        });
+        for (let attempt = 0; ; attempt++) {
+          plan = reservation(principal, parents, request, route);
+          // A key whose settings, team or line may have been changed at run time is admitted on the settings Redis holds now.
+          const version = attempt < STALE_RETRIES && (principal.source === "runtime" || principal.team !== undefined) ? deps.settingsVersion?.() : undefined;
+          result = await deps.store.admit({
+            key,
+            admissionId: id,
+            limits: principal.limits,
+            ...(principal.budget ? { budget: principal.budget } : {}),
+            ...(principal.source === "runtime" ? { runtimeSha256: principal.sha256 } : {}),
+            reserveTokens: plan.tokens,
+            reserveMicros: plan.micros,
+            ...(version === undefined ? {} : { settingsVersion: version }),
+            ...(parents.length > 0 ? { parents } : {}),
+          });
+          if (result.ok || result.reason !== "stale" || !deps.reread) break;
+          const fresh = await deps.reread(principal.sha256);
+          if (!fresh) {
+            result = { ok: false, reason: "revoked", quota: {} };
+            break;
+          }
+          resolve(fresh);
+        }
       } catch (error) {
         state = "closed";
-        deps.observer?.tenantRefused?.({ key, alias, reason: "store_unavailable", requestId: input.requestId });
+        if (error instanceof GatewayError && error.code === "permission_denied") throw error;
+        deps.observer?.tenantRefused?.({ key, alias, reason: "store_unavailable", requestId: input.requestId, ...remote });
         throw toGatewayError(error);
       }
       input.onQuota?.(result.quota);
       if (!result.ok) {
         state = "closed";
-        deps.observer?.tenantRefused?.({ key, alias, reason: result.reason, requestId: input.requestId, ...(result.reason === "revoked" ? {} : { level: result.level ?? "key" }) });
+        const reason = result.reason === "stale" ? "store_unavailable" : result.reason;
+        deps.observer?.tenantRefused?.({ key, alias, reason, requestId: input.requestId, ...(reason === "revoked" ? {} : { level: result.level ?? "key" }), ...remote });
         // Full, not merely smaller than this one request: the budget is used up until its period renews.
         if (result.reason === "budget" && result.retryAfterMs !== undefined) deps.budgetFull?.(result.level ?? "key", result.level ? parents.find((p) => p.level === result.level)!.name : key);
-        throw refusal(principal, parents, result, reserveTokens, reserveMicros, deps.budgetExceededStatus);
+        throw refusal(principal, parents, result, plan.tokens, plan.micros, deps.budgetExceededStatus);
       }
-      admission = { id, admittedAt: result.admittedAt, shared: result.shared, tokens: tokensAt(principal), micros: reserveMicros, parentTokens: parents.map(tokensAt) };
+      const tokensAt = (l: { readonly limits: { readonly tokensPerMinute?: number } }) => (l.limits.tokensPerMinute !== undefined ? plan.tokens : 0);
+      admission = { id, admittedAt: result.admittedAt, shared: result.shared, tokens: tokensAt(principal), micros: plan.micros, parentTokens: parents.map(tokensAt) };
+      deps.leases?.hold(id, (deps.now ?? Date.now)() + longestRunMs(route));
       state = "admitted";
       deps.observer?.tenantAdmitted?.({ key, alias, shared: result.shared });
       // The request ended while its admission was on its way: settle it now.

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { AuditInput } from "../../src/audit/audit-event.js";
-import { authFailureAudit, complianceAudit, refusalAudit, reloadDetails } from "../../src/audit/audit-trail.js";
+import { authFailureAudit, budgetAlertAudit, complianceAudit, refusalAudit, reloadDetails } from "../../src/audit/audit-trail.js";
 import { resolveConfig } from "../../src/config/config.js";
 
 function trail() {
@@ -15,6 +15,23 @@ const base = {
 };
 
 describe("what the audit trail records", () => {
+  it("a budget alert: the gateway as actor, the level's name as target, the figures in USD", () => {
+    const t = trail();
+    budgetAlertAudit(t, "host/1/abc")({ level: "team", name: "crew", threshold: 0.8, period: "month", periodId: "m2026-12", budgetMicros: 500_000_000, spentMicros: 400_120_000 });
+    budgetAlertAudit(t, "host/1/abc")({ level: "key", name: "k1", threshold: 1, period: "day", periodId: "d2026-12-06", budgetMicros: 1_000_000 });
+    expect(t.events).toEqual([
+      { actor: { kind: "system", id: "host/1/abc" }, action: "budget.alert", target: "crew", outcome: "ok", details: { level: "team", threshold: 0.8, period: "month", periodId: "m2026-12", budgetUsd: "500", spentUsd: "400.12" } },
+      { actor: { kind: "system", id: "host/1/abc" }, action: "budget.alert", target: "k1", outcome: "ok", details: { level: "key", threshold: 1, period: "day", periodId: "d2026-12-06", budgetUsd: "1" } },
+    ]);
+  });
+
+  it("events about a key's request carry the client's address: refusals and compliance decisions", () => {
+    const t = trail();
+    refusalAudit(t)({ key: "k1", alias: "a", reason: "budget", level: "team", remote: "10.0.0.9" });
+    complianceAudit(t)({ action: "route.local_only", outcome: "ok", alias: "a", requestId: "r1", remote: "10.0.0.9" });
+    expect(t.events.map((e) => e.actor.remote)).toEqual(["10.0.0.9", "10.0.0.9"]);
+  });
+
   it("authentication failures: at most N per address and minute, the N-th saying so, a new minute counting again; never the presented key", () => {
     const t = trail();
     let now = 60_000 * 100;

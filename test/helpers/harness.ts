@@ -102,6 +102,8 @@ export interface HarnessOptions {
   readonly console?: ConfigInput["console"];
   /** The live statistics' clock and WatchStats' timers (tests/helpers/manual-timers.ts). */
   readonly timers?: Timers;
+  /** The tenancy heartbeat's clock and timer (stream leases). */
+  readonly leaseTimers?: Timers;
   /** Where the built console is read from (default dist/console). */
   readonly consoleDir?: string;
   /** `in-process`: the simulator behind an undici Dispatcher, no upstream socket (the gateway's own port stays real). */
@@ -159,6 +161,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     ...(options.observer ? { tenancyObserver: options.observer } : {}),
     ...(options.storeClock ? { storeClock: options.storeClock } : {}),
     ...(options.timers ? { timers: options.timers } : {}),
+    ...(options.leaseTimers ? { leaseTimers: options.leaseTimers } : {}),
     ...(options.consoleDir ? { consoleDir: options.consoleDir } : {}),
     ...(inProcess ? { upstream: createUpstreamClient({ dispatcher: inProcess.dispatcher }) } : {}),
   });

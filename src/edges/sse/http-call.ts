@@ -11,7 +11,7 @@ import { parseTagsHeader, TAGS_HEADER } from "../../tenancy/tags.js";
 
 /** An HTTP exchange as the call layer's context: its id, its signal, its trace and access-line fields, and its `sluice-tags` (parsed by beginHttpCall). */
 export function httpCall(exchange: Exchange, edge: string, tags?: Readonly<Record<string, string>>): CallContext {
-  return { requestId: exchange.requestId, edge, signal: exchange.signal, trace: exchange.trace(), fields: exchange.fields, ...(tags ? { tags } : {}) };
+  return { requestId: exchange.requestId, edge, signal: exchange.signal, trace: exchange.trace(), fields: exchange.fields, ...(tags ? { tags } : {}), ...(exchange.remote ? { remote: exchange.remote } : {}) };
 }
 
 /** Sends a failure in the edge's own error body; `headers` are the key's quota, when it has any. */
