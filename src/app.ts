@@ -5,6 +5,7 @@ import { GatewayError } from "./core/errors.js";
 import { createLogger, type Logger } from "./logging/logger.js";
 import { createProviderGates, type ProviderGates } from "./admission/provider-gate.js";
 import { createChatPipeline, type ChatPipeline } from "./pipeline/chat-pipeline.js";
+import { reportCuts } from "./pipeline/stream-cut.js";
 import { createEmbedPipeline } from "./pipeline/embed-pipeline.js";
 import { createMemoryCacheStore } from "./cache/memory-cache-store.js";
 import { createRedisCacheStore } from "./cache/redis-cache-store.js";
@@ -257,7 +258,8 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     shadow: (settings, plan, live) => shadow?.start(settings, plan, live),
     ...(telemetry.metrics ? { meter: telemetry.metrics.meter } : {}),
   });
-  const stages = { config: live.current, client, telemetry, registry, gates, breakers, stats, order, random, tenancy, cache, logger, recorder, ...(auditLog ? { onCompliance: complianceAudit(trail) } : {}) };
+  const onCut = reportCuts({ logger, trail, ...(telemetry.metrics ? { counter: telemetry.metrics.instruments.streamCuts } : {}) });
+  const stages = { config: live.current, client, telemetry, registry, gates, breakers, stats, order, random, tenancy, cache, logger, recorder, onCut, ...(auditLog ? { onCompliance: complianceAudit(trail) } : {}) };
   const pipeline = createChatPipeline(stages);
   const embeddings = createEmbedPipeline(stages);
   // Settings are read at start: the store's connections and the running streams' bounds stay as they started.

@@ -41,6 +41,19 @@ export interface TenantCharge {
   fitted(context: string): void;
   /** The stream ended (no reason: completed). Idempotent: the first end counts. */
   end(meter: ChargedUsage, reason?: GatewayError): void;
+  /**
+   * Once admitted under a key budget: what the request may spend (its
+   * reservation plus what was left of the key's budget when it was
+   * admitted) and the prompt estimate it was reserved with; undefined
+   * without a key budget. The output guard cuts the answer past it.
+   */
+  allowance(): Allowance | undefined;
+}
+
+/** What one admitted request may spend, in micro-dollars, and its prompt as estimated at admission. */
+export interface Allowance {
+  readonly micros: number;
+  readonly inputTokens: number;
 }
 
 /** What a settle reads of a request's usage: a stream's meter, or an embedding call's count. */
@@ -79,6 +92,7 @@ export const NO_CHARGE: TenantCharge = Object.freeze({
   found: () => undefined,
   fitted: () => undefined,
   end: () => undefined,
+  allowance: () => undefined,
 });
 
 const LEVEL_WORDS = { team: "team", business_line: "business line" } as const;
@@ -175,6 +189,7 @@ export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
   let pii: Readonly<Record<string, number>> | undefined;
   let context: string | undefined;
   let pending: { readonly meter: ChargedUsage; readonly reason: GatewayError | undefined } | undefined;
+  let allowance: Allowance | undefined;
 
   const settle = (meter: ChargedUsage, reason: GatewayError | undefined) => {
     state = "closed";
@@ -264,6 +279,9 @@ export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
         throw refusal(principal, parents, result, reserveTokens, reserveMicros, deps.budgetExceededStatus);
       }
       admission = { id, admittedAt: result.admittedAt, shared: result.shared, tokens: tokensAt(principal), micros: reserveMicros, parentTokens: parents.map(tokensAt) };
+      // The quota counts this reservation as used: what is left beyond it is the budget's rest.
+      const keyBudget = result.quota.budget;
+      if (budget && keyBudget) allowance = { micros: reserveMicros + Math.max(0, keyBudget.limitMicros - keyBudget.usedMicros), inputTokens };
       state = "admitted";
       deps.observer?.tenantAdmitted?.({ key, alias, shared: result.shared });
       // The request ended while its admission was on its way: settle it now.
@@ -281,6 +299,7 @@ export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
     fitted(value) {
       context = value;
     },
+    allowance: () => allowance,
     end(meter, reason) {
       if (state === "admitting") pending ??= { meter, reason };
       else if (state === "admitted") settle(meter, reason);
