@@ -286,7 +286,14 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
         authorize: config.console.access === "open" ? () => undefined : (header) => tenancy.admin.authorize(header),
       })
     : undefined;
-  const calls = createCallLayer({ pipeline, embeddings, tenancy, resumable, replayStore: tenancy.redis ? sharedReplayStore(tenancy.redis) : createMemoryReplayStore() });
+  const calls = createCallLayer({
+    pipeline,
+    embeddings,
+    tenancy,
+    resumable,
+    replayStore: tenancy.redis ? sharedReplayStore(tenancy.redis) : createMemoryReplayStore(),
+    maxAnswerBytes: () => live.current().limits.maxAnswerBytes,
+  });
   const limits = { ...config.limits, requestTimeoutMs: config.server.requestTimeoutMs };
   // Batches need the database: the first batch call opens it (the embedded in-memory PGlite without store.postgres).
   const batchStore = createBatchStore(() => database.open());

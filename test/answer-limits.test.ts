@@ -3,7 +3,8 @@ import { simulatedText } from "../src/simulator/text.js";
 import { tokenCounter } from "../src/usage/token-count.js";
 import { CAP_CHARS_PER_TOKEN, CAP_MARGIN_CHARS } from "../src/pipeline/output-guard.js";
 import { adminClient } from "./helpers/admin.js";
-import { chatClient, collect, textOf, transports, userRequest } from "./helpers/clients.js";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { chatClient, collect, textOf, transports, unary, userRequest } from "./helpers/clients.js";
 import { FAR_TIMEOUTS, type Harness, startHarness } from "./helpers/harness.js";
 import { scrape } from "./helpers/prometheus.js";
 import { tenancyEvents } from "./helpers/tenancy-events.js";
@@ -20,6 +21,8 @@ const ADMIN_KEY = "sk-test-limits-admin-5d7f9b1a3c2e4068";
 /** 1,000 USD per million output tokens: a thousandth of a dollar a token, so a budget of 2 USD buys about 2,000. */
 const PRICE = { inputPerMTok: 1, outputPerMTok: 1_000 };
 const BUDGET_USD = 2;
+/** Small enough that a long answer passes it in a moment; the answers of the max_tokens tests stay far below it. */
+const MAX_ANSWER_BYTES = 64 * 1024;
 
 const events = tenancyEvents();
 let h: Harness;
@@ -34,6 +37,7 @@ beforeAll(async () => {
       providers: { sim: { kind: "openai", baseUrl: sim.openAiBaseUrl, breaker: { failures: 10_000 }, timeouts: FAR_TIMEOUTS } },
       models: {
         sim: { provider: "sim", model: "sim-1", price: PRICE },
+        recorded: { provider: "sim", model: "sim-1", record: { sampleRate: 1, maxPerDay: 10_000 } },
       },
     }),
     env: { CAPPED_KEY: KEYS.capped, BUDGET_KEY: KEYS.budget, ADMIN_KEY },
@@ -45,6 +49,7 @@ beforeAll(async () => {
       ],
     },
     store: { postgres: { url: db.url, poolSize: 2 } },
+    limits: { maxAnswerBytes: MAX_ANSWER_BYTES },
     compliance: { audit: { flushMs: 60_000 } },
     observer: events.observer,
   });
@@ -134,3 +139,55 @@ describe("an answer that would spend past its key's budget", () => {
   });
 });
 
+describe("an answer held whole in memory", () => {
+  it("a non-streamed answer past limits.maxAnswerBytes: 502 naming the setting, and the upstream is closed (Chat Completions)", async () => {
+    const tag = "limits-whole-facade";
+    const requestId = `whole-${++ids}`;
+    const res = await fetch(`${h.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...headers(KEYS.capped, requestId) },
+      body: JSON.stringify({ model: "sim", messages: [{ role: "user", content: `#sim tokens=200000 tag=${tag}` }] }),
+    });
+    expect(res.status).toBe(502);
+    const body = (await res.json()) as { error: { message: string } };
+    expect(body.error.message).toContain("limits.maxAnswerBytes");
+    const record = await h.sim.records.waitFor((r) => r.tag === tag && r.endedAt !== undefined, 10_000);
+    expect(record.outcome).toBe("client_closed");
+    expect(record.tokensWritten).toBeLessThan(200_000);
+    expect((await events.recorded(requestId)).outcome).toBe("failed");
+  });
+
+  it("the same on gRPC's unary Chat: INTERNAL naming the setting", async () => {
+    const tag = "limits-whole-grpc";
+    const error = await grpc()
+      .chat(unary(userRequest("sim", `#sim tokens=200000 tag=${tag}`)), { headers: headers(KEYS.capped, `whole-${++ids}`) })
+      .then(
+        () => undefined,
+        (e: unknown) => ConnectError.from(e),
+      );
+    expect(error?.code).toBe(Code.Internal);
+    expect(error?.rawMessage).toContain("limits.maxAnswerBytes");
+    expect((await h.sim.records.waitFor((r) => r.tag === tag && r.endedAt !== undefined, 10_000)).outcome).toBe("client_closed");
+  });
+
+  it("an answer under the bound is served whole as before", async () => {
+    const res = await grpc().chat(unary(userRequest("sim", "#sim tokens=30")), { headers: headers(KEYS.capped, `whole-${++ids}`) });
+    expect(res.text).toBe(simulatedText(1, 30));
+  });
+
+  it("a recorded call whose answer passes the bound streams whole to its client; the recording is dropped and counted", async () => {
+    const recordings = async (result: string) => {
+      const metrics = await scrape(`${h.url}/metrics`);
+      const family = metrics.families.find((f) => f.name === "sluice_recordings_total");
+      return (family?.metrics ?? []).filter((m) => m.labels?.sluice_recording_result === result).reduce((sum, m) => sum + Number(m.value), 0);
+    };
+    const long = await collect(grpc().streamChat(userRequest("recorded", "#sim tokens=12000 token_chars=10"), { headers: headers(KEYS.capped, `recorded-${++ids}`) }));
+    expect(textOf(long).length).toBeGreaterThan(MAX_ANSWER_BYTES);
+    expect(long.at(-1)!.delta.value).toMatchObject({ reason: 1 /* FINISH_REASON_STOP */ });
+    await h.waitForLog((l) => l.event === "recording.too_large");
+    expect(await recordings("too_large")).toBe(1);
+    await collect(grpc().streamChat(userRequest("recorded", "#sim tokens=10"), { headers: headers(KEYS.capped, `recorded-${++ids}`) }));
+    await h.sluice.recorder.flush();
+    expect(await recordings("written")).toBe(1);
+  });
+});

@@ -377,7 +377,7 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
         if (options.recorder && (route.record || route.shadow)) {
           recording = options.recorder.plan(
             route,
-            { requestId: ctx.requestId, unredactedPii: screened.found !== undefined && !screened.vault, ...(ctx.background ? { background: true } : {}), ...(ctx.principal ? { keyName: ctx.principal.name } : {}), ...(ctx.tags ? { tags: ctx.tags } : {}) },
+            { requestId: ctx.requestId, unredactedPii: screened.found !== undefined && !screened.vault, maxAnswerBytes: config.limits.maxAnswerBytes, ...(ctx.background ? { background: true } : {}), ...(ctx.principal ? { keyName: ctx.principal.name } : {}), ...(ctx.tags ? { tags: ctx.tags } : {}) },
             request,
           );
         }
