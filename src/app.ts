@@ -5,6 +5,7 @@ import { GatewayError } from "./core/errors.js";
 import { createLogger, type Logger } from "./logging/logger.js";
 import { createProviderGates, type ProviderGates } from "./admission/provider-gate.js";
 import { createChatPipeline, type ChatPipeline } from "./pipeline/chat-pipeline.js";
+import { reportCuts } from "./pipeline/stream-cut.js";
 import { createEmbedPipeline } from "./pipeline/embed-pipeline.js";
 import { createMemoryCacheStore } from "./cache/memory-cache-store.js";
 import { createRedisCacheStore } from "./cache/redis-cache-store.js";
@@ -269,7 +270,8 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     shadow: (settings, plan, live) => shadow?.start(settings, plan, live),
     ...(telemetry.metrics ? { meter: telemetry.metrics.meter } : {}),
   });
-  const stages = { config: live.current, client, telemetry, registry, gates, breakers, stats, order, random, tenancy, cache, logger, recorder, ...(auditLog ? { onCompliance: complianceAudit(trail) } : {}) };
+  const onCut = reportCuts({ logger, trail, ...(telemetry.metrics ? { counter: telemetry.metrics.instruments.streamCuts } : {}) });
+  const stages = { config: live.current, client, telemetry, registry, gates, breakers, stats, order, random, tenancy, cache, logger, recorder, onCut, ...(auditLog ? { onCompliance: complianceAudit(trail) } : {}) };
   const pipeline = createChatPipeline(stages);
   const embeddings = createEmbedPipeline(stages);
   // Settings are read at start: the store's connections and the running streams' bounds stay as they started.
@@ -304,7 +306,14 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
         authorize: config.console.access === "open" ? () => undefined : (header) => tenancy.admin.authorize(header),
       })
     : undefined;
-  const calls = createCallLayer({ pipeline, embeddings, tenancy, resumable, replayStore: tenancy.redis ? sharedReplayStore(tenancy.redis) : createMemoryReplayStore() });
+  const calls = createCallLayer({
+    pipeline,
+    embeddings,
+    tenancy,
+    resumable,
+    replayStore: tenancy.redis ? sharedReplayStore(tenancy.redis) : createMemoryReplayStore(),
+    maxAnswerBytes: () => live.current().limits.maxAnswerBytes,
+  });
   const limits = { ...config.limits, requestTimeoutMs: config.server.requestTimeoutMs };
   // Batches need the database: the first batch call opens it (the embedded in-memory PGlite without store.postgres).
   const batchStore = createBatchStore(() => database.open());

@@ -32,6 +32,7 @@ beforeAll(async () => {
         shared: { provider: "sim", model: "sim-1?tokens=6&seed=3", cache: { exact: { ttlS: 60 }, scope: "global" } },
         crew: { provider: "sim", model: "sim-1?tokens=6&seed=3", cache: { exact: { ttlS: 60 }, scope: "team" } },
         tools: { provider: "sim", model: "sim-1?tokens=2&tools=1", cache: { exact: { ttlS: 60 } } },
+        toolsCached: { provider: "sim", model: "sim-1?tokens=2&tools=2", cache: { exact: { ttlS: 60 }, cacheToolCalls: true } },
         plain: { provider: "sim", model: "sim-1?tokens=6&seed=3" },
       },
     }),
@@ -177,6 +178,21 @@ describe("the exact cache", () => {
     expect((await completion(KEYS.a, "tools", tools)).cache).toBe("miss");
   });
 
+  it("stores an answer that calls tools when the alias sets cacheToolCalls, and replays its calls whole", async () => {
+    const prompt = fresh("tools-cached");
+    const ask = () => sdk(KEYS.a).chat.completions.create({ model: "toolsCached", messages: [{ role: "user", content: prompt }] }).withResponse();
+    const first = await ask();
+    expect(first.data.choices[0]!.finish_reason).toBe("tool_calls");
+    expect(first.data.choices[0]!.message.tool_calls).toHaveLength(2);
+    expect(first.response.headers.get("sluice-cache")).toBe("miss");
+    await stored(first.response.headers.get("x-request-id")!);
+    const second = await ask();
+    expect(second.response.headers.get("sluice-cache")).toBe("hit-exact");
+    expect(second.data.choices[0]!.finish_reason).toBe("tool_calls");
+    expect(second.data.choices[0]!.message.tool_calls).toEqual(first.data.choices[0]!.message.tool_calls);
+    expect(upstreamCalls(prompt)).toBe(1);
+  });
+
   it("says off for an alias without a cache, writes cache= on the access line, and counts lookups by result", async () => {
     const off = await completion(KEYS.a, "plain", fresh("off"));
     expect(off.cache).toBe("off");
@@ -203,7 +219,7 @@ describe("the exact cache", () => {
     expect((await completion(KEYS.a, "cached", prompt)).cache).toBe("hit-exact");
 
     const { aliases } = await admin.getCacheStats({});
-    expect(aliases.map((a) => a.alias)).toEqual(["cached", "crew", "shared", "tools"]);
+    expect(aliases.map((a) => a.alias)).toEqual(["cached", "crew", "shared", "tools", "toolsCached"]);
     const cached = aliases[0]!;
     expect(cached.hits).toBeGreaterThan(0n);
     expect(cached.entries).toBeGreaterThan(0n);

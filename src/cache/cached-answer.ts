@@ -58,7 +58,7 @@ export function createAnswerCapture(options: { readonly maxBytes: number; readon
         default:
           break;
       }
-      const size = delta.type === "text" ? delta.text.length : delta.type === "reasoning" ? delta.text.length + 64 : 64;
+      const size = delta.type === "text" ? delta.text.length : delta.type === "reasoning" ? delta.text.length + 64 : delta.type === "tool_call" ? delta.arguments.length + 64 : 64;
       bytes += size;
       if (bytes > options.maxBytes) {
         tooLarge = true;
@@ -73,7 +73,9 @@ export function createAnswerCapture(options: { readonly maxBytes: number; readon
     },
     result(origin, now) {
       if (tooLarge) return { verdict: "too_large" };
-      if (finish !== "stop" || !usage) return { verdict: "not_completed" };
+      // An answer that calls tools ends with `tool_calls` (some providers say `stop`): complete either way, stored only where the alias allows it.
+      const completed = finish === "stop" || (finish === "tool_calls" && toolCalls);
+      if (!completed || !usage) return { verdict: "not_completed" };
       if (toolCalls && !options.toolCalls) return { verdict: "tool_calls" };
       return { verdict: "stored", answer: { deltas: [...deltas], usage, ...origin, storedAt: now } };
     },

@@ -17,6 +17,7 @@ import type { Numbered, ResumableStreams } from "../resume/resumable-streams.js"
 import type { ModelInfo } from "../routing/route-table.js";
 import type { ReplayStore } from "../store/replay-store.js";
 import { createReplayCapture, keepReplay, type ReplayKind, restoreReplay } from "./replay-turns.js";
+import { wholeAnswer } from "./whole-answer.js";
 import type { Quota } from "../store/tenant-store.js";
 import { mayUse, type Principal } from "../tenancy/principal.js";
 import { quotaHeaders } from "../tenancy/quota-headers.js";
@@ -114,6 +115,12 @@ export interface CallStream {
   readonly observe?: (delta: Delta) => void;
   /** Stores what the next tool turn must replay (`StreamOptions.replay`); resolves at once otherwise. Before the end is written: a client may send its next turn the moment it sees it. */
   readonly keepReplay: () => Promise<void>;
+  /**
+   * The deltas of an answer the edge folds whole (a non-streamed response,
+   * a batch line, a replay), each observed, bounded by `limits.maxAnswerBytes`
+   * (whole-answer.ts). Use this, `items` or `relay`, not two.
+   */
+  readonly whole: () => AsyncGenerator<Delta, void, undefined>;
 }
 
 /** Items of a resumed stream the client already has are skipped; `skipped` sees them (an encoder rebuilding its state). */
@@ -176,6 +183,8 @@ export interface CallLayerOptions {
   readonly resumable?: ResumableStreams;
   /** Where thinking signatures wait for the next tool turn (shared by replicas with a Redis store). */
   readonly replayStore?: ReplayStore;
+  /** limits.maxAnswerBytes as configured now: the most an answer folded whole may hold (unbounded when absent). */
+  readonly maxAnswerBytes?: () => number;
 }
 
 const NO_RESUME = () => new GatewayError("not_found", "resumable streams are not served here");
@@ -208,19 +217,6 @@ async function* observed(deltas: AsyncIterable<Delta>, observe: (delta: Delta) =
   for await (const delta of deltas) {
     observe(delta);
     yield delta;
-  }
-}
-
-/**
- * A plain call's deltas, for edges that answer with one whole message
- * (their calls ask for no heartbeats and are never resumable), each shown
- * to `observe` first.
- */
-export async function* plainDeltas(items: AsyncIterable<CallItem>, observe?: (delta: Delta) => void): AsyncGenerator<Delta, void, undefined> {
-  for await (const item of items) {
-    if ("sequence" in item || item.type === "heartbeat") continue;
-    observe?.(item);
-    yield item;
   }
 }
 
@@ -277,6 +273,7 @@ export function createCallLayer(options: CallLayerOptions): CallLayer {
           : {}),
       };
       const withBeats = <T>(source: AsyncGenerator<T, void, undefined>) => (streamOptions.heartbeatMs > 0 ? withHeartbeats(source, streamOptions.heartbeatMs) : source);
+      const maxAnswerBytes = options.maxAnswerBytes?.() ?? Number.POSITIVE_INFINITY;
       const base = {
         keepReplay: streamOptions.keepReplay,
         quota: () => ({ ...quota, ...cache, ...fitted, ...tagged.headers }),
@@ -302,7 +299,7 @@ export function createCallLayer(options: CallLayerOptions): CallLayer {
           },
         });
         const items = withBeats(entries);
-        return { ...base, resumable: true, items, relay: (sink) => pushFrom(items, sink), buffered: NONE };
+        return { ...base, resumable: true, items, relay: (sink) => pushFrom(items, sink), buffered: NONE, whole: () => wholeAnswer(items, maxAnswerBytes) };
       }
       const { heartbeatMs } = streamOptions;
       const relay = (sink: DeltaSink<CallItem>): Feed =>
@@ -310,16 +307,20 @@ export function createCallLayer(options: CallLayerOptions): CallLayer {
       // Pulled only by edges that fold a whole answer: made on first use, so a pushed stream starts nothing twice.
       let deltas: DeltaStream | undefined;
       let items: AsyncGenerator<CallItem, void, undefined> | undefined;
+      const pulled = () => {
+        deltas ??= pipeline.stream(request, context);
+        return (items ??= withBeats(deltas));
+      };
       return {
         ...base,
         resumable: false,
         get items() {
-          deltas ??= pipeline.stream(request, context);
-          return (items ??= withBeats(deltas));
+          return pulled();
         },
         relay,
         buffered: () => deltas?.buffered() ?? 0,
         ...(streamOptions.observe ? { observe: streamOptions.observe } : {}),
+        whole: () => wholeAnswer(pulled(), maxAnswerBytes, streamOptions.observe),
       };
     },
 

@@ -1,4 +1,4 @@
-import { DEFAULT_MAX_REQUEST_BYTES, DEFAULT_TIMEOUTS } from "./schema.js";
+import { DEFAULT_MAX_ANSWER_BYTES, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_TIMEOUTS } from "./schema.js";
 
 /**
  * The words of the configuration reference, docs/configuration.md, which
@@ -77,6 +77,10 @@ export const CONFIG_DOCS: Readonly<Record<string, KeyDoc>> = {
 
   limits: { text: "What one request or one upstream event may hold. Every limit answers with a clear status and is counted before the expensive work it protects (see [Limits and timeouts](operations.md#limits-and-timeouts))." },
   "limits.maxEventBytes": { text: "Largest upstream SSE event, in bytes; a larger one ends the stream with an error." },
+  "limits.maxAnswerBytes": {
+    text: "Largest answer the gateway holds whole in memory, in bytes of text: a non-streamed response (Chat, `stream: false`), a batch line, an evaluation replay, and the answer an alias that `record`s or `shadow`s keeps. Past it a non-streamed call fails with 502 / `INTERNAL` (`upstream_protocol`, naming this setting) and its upstream request is closed; a recording is dropped and counted (`sluice_recordings_total{sluice_recording_result=\"too_large\"}`). Streamed answers are not held, so not bounded by it (their output is bounded by `max_tokens`, see [Enforcing what was reserved](tenancy.md#enforcing-what-was-reserved)).",
+    unset: bytes(DEFAULT_MAX_ANSWER_BYTES),
+  },
   "limits.maxRequestBytes": {
     text: "The request body on every edge and protocol, and any one message after gzip decompression: `RESOURCE_EXHAUSTED` / 413, checked against `Content-Length` (and an RPC envelope's declared length) before the body is read, and while it arrives; the rest is discarded as it comes, never buffered: HTTP/2 resets the stream (`NO_ERROR`) once the status is out, HTTP/1.1 closes the connection after the answer, lingering at most 2 s / 8 MiB so that a client still sending can read its status.",
     unset: `\`facade.maxBodyBytes\` when set, else ${bytes(DEFAULT_MAX_REQUEST_BYTES)}`,

@@ -317,6 +317,8 @@ export interface Config {
   readonly telemetry: TelemetryConfig;
   readonly limits: {
     readonly maxEventBytes: number;
+    /** The most an answer held whole in memory may hold (whole-answer.ts, the recorder's capture). */
+    readonly maxAnswerBytes: number;
     readonly maxRequestBytes: number;
     readonly maxRequestElements: number;
     readonly maxJsonDepth: number;
@@ -505,6 +507,7 @@ function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: Nod
     },
     limits: {
       maxEventBytes: file.limits.maxEventBytes,
+      maxAnswerBytes: file.limits.maxAnswerBytes,
       maxRequestBytes: file.limits.maxRequestBytes ?? file.facade.maxBodyBytes ?? DEFAULT_MAX_REQUEST_BYTES,
       maxRequestElements: file.limits.maxRequestElements,
       maxJsonDepth: file.limits.maxJsonDepth,

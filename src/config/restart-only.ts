@@ -63,7 +63,7 @@ const RESTART_ONLY: Readonly<Record<string, (config: Config) => unknown>> = {
 };
 
 /** The settings a reload applies without a restart, for the configuration reference (docs/configuration.md) and the completeness test. */
-export const LIVE_SETTINGS = ["server.drainMs", "server.watchConfig", "log.level", "limits.maxEventBytes", "batch.maxShare", "providers", "models", "auth"] as const;
+export const LIVE_SETTINGS = ["server.drainMs", "server.watchConfig", "log.level", "limits.maxEventBytes", "limits.maxAnswerBytes", "batch.maxShare", "providers", "models", "auth"] as const;
 
 export const RESTART_ONLY_SETTINGS: readonly string[] = Object.keys(RESTART_ONLY);
 

@@ -30,6 +30,12 @@ export const DEFAULT_TIMEOUTS: TimeoutsConfig = {
 /** limits.maxRequestBytes when neither it nor the deprecated facade.maxBodyBytes is set. */
 export const DEFAULT_MAX_REQUEST_BYTES = 4 * 1024 * 1024;
 
+/**
+ * limits.maxAnswerBytes when unset: a long answer (a few hundred thousand
+ * tokens) fits; an upstream that never stops does not take the heap.
+ */
+export const DEFAULT_MAX_ANSWER_BYTES = 8 * 1024 * 1024;
+
 /** Timeouts as written at provider or model level: each one optional, merged over the level above. */
 const partialTimeoutsSchema = z.strictObject({
   connectMs: milliseconds.optional(),
@@ -421,6 +427,8 @@ export const configSchema = z
       .strictObject({
         /** Largest upstream SSE event accepted, in bytes; larger ones end the stream with an error. */
         maxEventBytes: z.number().int().min(1024).default(1_048_576),
+        /** Largest answer held whole in memory (a non-streamed response, a batch line, a recording), in bytes. */
+        maxAnswerBytes: z.number().int().min(1024).max(256 * 1024 * 1024).default(DEFAULT_MAX_ANSWER_BYTES),
         /** Largest request body on every edge (RESOURCE_EXHAUSTED / 413), also the largest message after decompression. */
         maxRequestBytes: z.number().int().min(1024).max(256 * 1024 * 1024).optional(),
         /** Fields, list items and JSON values in one request, counted before decoding (RESOURCE_EXHAUSTED / 413). */

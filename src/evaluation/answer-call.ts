@@ -1,4 +1,4 @@
-import { type CallContext, type CallLayer, plainDeltas } from "../call/call-layer.js";
+import type { CallContext, CallLayer } from "../call/call-layer.js";
 import type { Price } from "../config/config.js";
 import type { ChatRequest } from "../core/chat-request.js";
 import { type AnswerSummary, createAnswerCapture } from "../recording/answer-summary.js";
@@ -17,7 +17,7 @@ export type PriceOf = (alias: string, target: string) => Price | undefined;
 export async function answerOf(calls: CallLayer, request: ChatRequest, principal: Principal | undefined, call: CallContext, priceOf: PriceOf): Promise<AnswerSummary> {
   const capture = createAnswerCapture();
   const stream = calls.stream(request, principal, call, { heartbeatMs: 0 });
-  for await (const delta of plainDeltas(stream.items, stream.observe)) capture.observe(delta);
+  for await (const delta of stream.whole()) capture.observe(delta);
   const summary = capture.summary(undefined);
   return { ...summary, costMicros: costMicros(summary.usage, priceOf(request.model, summary.target)) };
 }

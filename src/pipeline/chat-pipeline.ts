@@ -35,12 +35,17 @@ import { screenStage } from "./screen-stage.js";
 import { routeByNeed } from "../routing/route-by-need.js";
 import { createSummaryCache, SUMMARY_MAX_TOKENS } from "../routing/summarize-turns.js";
 import { type ChatMessage, messageText } from "../core/chat-request.js";
+import { createOutputGuard, type OutputCut, type OutputGuard, outputLimits } from "./output-guard.js";
+import type { StreamCut } from "./stream-cut.js";
 
 /** What the summarizer is told: keep what later turns may rely on, in few words. */
 const SUMMARY_INSTRUCTIONS =
   "Summarise the conversation below for the assistant that continues it. Keep facts, names, numbers, decisions, open questions and what each tool call returned; leave out pleasantries. Write plain prose, at most a few paragraphs.";
 import { restoringSink } from "../compliance/restoring-sink.js";
 import type { ComplianceDecision } from "../compliance/compliance-decision.js";
+
+/** Why the upstream of a cut answer was stopped (its attempt's outcome); the client sees finish `length`. */
+const ANSWER_CUT = new GatewayError("canceled", "the answer passed what its request reserved; the gateway ended it");
 
 export interface StreamContext {
   /**
@@ -125,6 +130,8 @@ export interface ChatPipelineOptions {
   readonly onCompliance?: (decision: ComplianceDecision) => void;
   /** Keeps a sample of completed calls of aliases that record (evaluation replay). */
   readonly recorder?: Recorder;
+  /** Told of every answer the gateway cut because it passed its max_tokens or its key's budget (stream-cut.ts). */
+  readonly onCut?: (cut: StreamCut) => void;
 }
 
 
@@ -200,6 +207,9 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
     /** This call, kept for evaluation replay once it completed (aliases that record, when the draw keeps it). */
     let recording: RecordingPlan | undefined;
     let servedBy: RouteTarget | undefined;
+    /** Counts the committed attempt's output against what the request reserved (output-guard.ts); none when nothing bounds it. */
+    let guard: OutputGuard | undefined;
+    let cut: OutputCut | undefined;
 
     /**
      * Whatever ends the stream, once: the upstream is aborted first (the
@@ -218,7 +228,7 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
       if (!failure && storePlan && servedBy) {
         options.cache!.offer(route.alias, storePlan, { requestId: ctx.requestId, target: servedBy.key, provider: servedBy.provider.name, model: servedBy.model });
       }
-      if (!failure && recording && servedBy) options.recorder!.offer(recording, servedBy);
+      if (!failure && !cut && recording && servedBy) options.recorder!.offer(recording, servedBy);
     };
     const onAbort = () => end(toGatewayError(ctx.signal.reason));
 
@@ -250,12 +260,34 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
     // A provider that reports no usage gets an estimate before `finish`; counting is async, so what follows waits behind it.
     let held: Array<{ readonly delta: ContentDelta; readonly more: boolean }> | undefined;
     let heldEnd: { readonly error?: GatewayError } | undefined;
+    /** The answer passed what was reserved: the upstream stops now, what was delivered is counted, and the client gets `length`. */
+    const cutAnswer = (passed: OutputCut): false => {
+      cut = passed;
+      held = [];
+      controller.abort(ANSWER_CUT);
+      options.onCut?.({ requestId: ctx.requestId, alias: route.alias, ...(ctx.principal ? { key: ctx.principal.name } : {}), target: servedBy?.key ?? "", ...passed });
+      if (ctx.fields) ctx.fields.cut = passed.reason;
+      void meter.estimateIfMissing().then(
+        (estimate) => {
+          if (ended) return;
+          if (estimate) forward(estimate, true);
+          forward({ type: "finish", reason: "length" }, false);
+          end();
+        },
+        (error: unknown) => end(toGatewayError(error)),
+      );
+      return false;
+    };
     const content: DeltaSink<ContentDelta> = {
       push(delta, more) {
         if (ended) return false;
         if (held) {
-          held.push({ delta, more });
+          if (!cut) held.push({ delta, more });
           return false;
+        }
+        if (guard) {
+          const passed = guard.tap(delta);
+          if (passed) return cutAnswer(passed);
         }
         if (delta.type !== "finish" || !meter.missingUsage) {
           meter.observe(delta);
@@ -357,7 +389,7 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
         if (options.recorder && (route.record || route.shadow)) {
           recording = options.recorder.plan(
             route,
-            { requestId: ctx.requestId, keptLocal: screened.policy.keptLocal || (screened.found !== undefined && !screened.vault), ...(ctx.background ? { background: true } : {}), ...(ctx.principal ? { keyName: ctx.principal.name } : {}), ...(ctx.tags ? { tags: ctx.tags } : {}) },
+            { requestId: ctx.requestId, keptLocal: screened.policy.keptLocal || (screened.found !== undefined && !screened.vault), maxAnswerBytes: config.limits.maxAnswerBytes, ...(ctx.background ? { background: true } : {}), ...(ctx.principal ? { keyName: ctx.principal.name } : {}), ...(ctx.tags ? { tags: ctx.tags } : {}) },
             request,
           );
         }
@@ -387,7 +419,15 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
       observer.committed(committed.records);
       charge.serving(attempt.target);
       servedBy = attempt.target;
-      attempt.signal.addEventListener("abort", () => end(toGatewayError(attempt.signal.reason)), { once: true });
+      // A cut stops its attempt on purpose: the answer ends as cut, not as failed.
+      attempt.signal.addEventListener(
+        "abort",
+        () => {
+          if (!cut) end(toGatewayError(attempt.signal.reason));
+        },
+        { once: true },
+      );
+      guard = createOutputGuard(outputLimits(request, attempt.target, charge.allowance()));
 
       const dropped = attempt.droppedParams();
       forward(

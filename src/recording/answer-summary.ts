@@ -26,18 +26,40 @@ const NO_USAGE: Usage = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0,
 /** Folds deltas as they pass into an AnswerSummary; `observe` is cheap enough for the per-delta path of a sampled call. */
 export interface AnswerCapture {
   observe(delta: Delta): void;
+  /** True once the answer passed the capture's bound: what it held is let go, and it has no summary worth keeping. */
+  readonly tooLarge: boolean;
   /** The answer so far, priced with the target's price. */
   summary(price: Price | undefined): AnswerSummary;
 }
 
-export function createAnswerCapture(startedAt = performance.now(), now: () => number = () => performance.now()): AnswerCapture {
+/**
+ * `maxBytes` (limits.maxAnswerBytes) bounds the text and tool-call
+ * arguments it keeps: past it everything kept is let go and `tooLarge`
+ * says so, so an answer that never ends cannot take the heap.
+ */
+export function createAnswerCapture(startedAt = performance.now(), now: () => number = () => performance.now(), maxBytes = Number.POSITIVE_INFINITY): AnswerCapture {
   let text = "";
+  let bytes = 0;
+  let tooLarge = false;
   const calls = new Map<number, { name: string; arguments: string }>();
   let finishReason: FinishReason = "unspecified";
   let usage: Usage = NO_USAGE;
   let firstAt: number | undefined;
   let target = "";
+  /** Counts what a delta adds; false once past the bound (everything kept let go). */
+  const fits = (added: string): boolean => {
+    if (tooLarge) return false;
+    bytes += Buffer.byteLength(added, "utf8");
+    if (bytes <= maxBytes) return true;
+    tooLarge = true;
+    text = "";
+    calls.clear();
+    return false;
+  };
   return {
+    get tooLarge() {
+      return tooLarge;
+    },
     observe(delta) {
       switch (delta.type) {
         case "start":
@@ -45,10 +67,11 @@ export function createAnswerCapture(startedAt = performance.now(), now: () => nu
           break;
         case "text":
           firstAt ??= now();
-          text += delta.text;
+          if (fits(delta.text)) text += delta.text;
           break;
         case "tool_call": {
           firstAt ??= now();
+          if (!fits(delta.arguments)) break;
           const call = calls.get(delta.index) ?? { name: "", arguments: "" };
           if (delta.name) call.name = delta.name;
           call.arguments += delta.arguments;

@@ -47,6 +47,8 @@ export interface RecordedCall {
    * mirrored to a shadow candidate, which need not be local.
    */
   readonly keptLocal: boolean;
+  /** limits.maxAnswerBytes: an answer past it is not kept (dropped and counted as `too_large`). */
+  readonly maxAnswerBytes?: number;
 }
 
 export interface Recorder {
@@ -103,7 +105,7 @@ export function createRecorder(options: RecorderOptions): Recorder {
   const random = options.random ?? Math.random;
   const now = options.now ?? Date.now;
   const kept = new Map<string, { day: number; count: number }>();
-  const counter = options.meter?.createCounter("sluice.recordings", { unit: "{recording}", description: "Calls kept for evaluation replay, by result: written, dropped (buffer full), capped (the alias's maxPerDay)." });
+  const counter = options.meter?.createCounter("sluice.recordings", { unit: "{recording}", description: "Calls kept for evaluation replay, by result: written, dropped (buffer full), capped (the alias's maxPerDay), too_large (past limits.maxAnswerBytes)." });
 
   const countDeadLetters = deadLetterCounter(options.meter, "recording");
   const write = async (batch: readonly Recording[]) => {
@@ -170,7 +172,7 @@ export function createRecorder(options: RecorderOptions): Recorder {
       }
       if (!record && !shadow) return undefined;
       return {
-        capture: createAnswerCapture(),
+        capture: createAnswerCapture(undefined, undefined, call.maxAnswerBytes),
         record,
         ...(shadow ? { shadow } : {}),
         alias: route.alias,
@@ -181,6 +183,12 @@ export function createRecorder(options: RecorderOptions): Recorder {
       };
     },
     offer(plan, servedBy) {
+      if (plan.capture.tooLarge) {
+        // Neither kept nor mirrored: its answer was let go past limits.maxAnswerBytes.
+        counter?.add(1, { "sluice.recording.result": "too_large" });
+        options.logger.warn({ event: "recording.too_large", requestId: plan.id, alias: plan.alias });
+        return;
+      }
       if (plan.shadow) options.shadow!(plan.shadow, plan, plan.capture.summary(servedBy.price));
       if (!plan.record) return;
       try {

@@ -187,7 +187,7 @@ export function createResumableStreams(options: ResumableStreamsOptions): Resuma
       if (wait) await wait;
       // The client learns the id from `start`: by then a reader anywhere must find it.
       if (delta.type === "start") await writer?.flushed();
-      if (delta.type === "finish") await end();
+      // `finish` is not the end: the pipeline settles, counts and frees its slot when its source ends, so the stream is read on to that end.
       return { done: false, value: numbered };
     };
     const detach = () => {

@@ -50,6 +50,8 @@ export interface Instruments {
   readonly cacheSaved: Counter;
   /** Answers offered to the cache, by `sluice.cache.write` (stored, failed, and why others were not). */
   readonly cacheWrites: Counter;
+  /** Answers the gateway ended itself past their max_tokens or their key's budget, by `sluice.cut.reason`. */
+  readonly streamCuts: Counter;
   /** Where the per-stream counters (streams, deltas, tokens, attempts) are summed until a collection. */
   readonly series: SeriesCounters;
 }
@@ -126,6 +128,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
     cacheLookupDuration: meter.createHistogram("sluice.cache.lookup.duration", { unit: "s", description: "Time a response-cache lookup took (hits and misses)." }),
     cacheSaved: meter.createCounter("sluice.cache.saved_usd_micros", { unit: "{usd_micro}", description: "What cache hits would have cost upstream, in micro-dollars." }),
     cacheWrites: meter.createCounter("sluice.cache.writes", { unit: "{answer}", description: "Answers offered to the response cache, by what became of them." }),
+    streamCuts: meter.createCounter("sluice.streams.cut", { unit: "{stream}", description: "Answers the gateway ended (finish length) because the upstream passed max_tokens or the key's budget, by reason." }),
     series: createSeriesCounters(),
   };
 
@@ -134,7 +137,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
   // attributes form a closed list (reload results, shed reason per provider), each
   // series starts at 0; the others are keyed by alias × target × edge (× outcome),
   // so one series with no attributes stands at 0 for sum() and rate() to read.
-  for (const counter of [instruments.retries, instruments.failovers, instruments.hedgesStarted, instruments.hedgesWon, instruments.clientAborts, instruments.deltasAfterAbort]) {
+  for (const counter of [instruments.retries, instruments.failovers, instruments.hedgesStarted, instruments.hedgesWon, instruments.clientAborts, instruments.deltasAfterAbort, instruments.streamCuts]) {
     counter.add(0);
   }
   for (const result of Object.keys(RELOAD_RESULTS)) instruments.configReloads.add(0, { result });

@@ -42,6 +42,19 @@ export interface TenantCharge {
   fitted(context: string): void;
   /** The stream ended (no reason: completed). Idempotent: the first end counts. */
   end(meter: ChargedUsage, reason?: GatewayError): void;
+  /**
+   * Once admitted under a key budget: what the request may spend (its
+   * reservation plus what was left of the key's budget when it was
+   * admitted) and the prompt estimate it was reserved with; undefined
+   * without a key budget. The output guard cuts the answer past it.
+   */
+  allowance(): Allowance | undefined;
+}
+
+/** What one admitted request may spend, in micro-dollars, and its prompt as estimated at admission. */
+export interface Allowance {
+  readonly micros: number;
+  readonly inputTokens: number;
 }
 
 /** What a settle reads of a request's usage: a stream's meter, or an embedding call's count. */
@@ -101,16 +114,17 @@ export const NO_CHARGE: TenantCharge = Object.freeze({
   found: () => undefined,
   fitted: () => undefined,
   end: () => undefined,
+  allowance: () => undefined,
 });
 
 /** What one admission reserves: tokens where a level limits them (estimated input + max output), and the most the request can cost where one has a budget. */
-function reservation(principal: Principal, parents: readonly ParentLevel[], request: ChatRequest, route: ModelRoute): { readonly tokens: number; readonly micros: number } {
+function reservation(principal: Principal, parents: readonly ParentLevel[], request: ChatRequest, route: ModelRoute): { readonly tokens: number; readonly micros: number; readonly inputTokens: number } {
   const levels = [principal, ...parents];
   const limitsTokens = levels.some((l) => l.limits.tokensPerMinute !== undefined);
   const hasBudget = levels.some((l) => l.budget !== undefined);
   const inputTokens = limitsTokens || hasBudget ? estimatedInputTokens(request) : 0;
   const outputTokens = request.sampling.maxTokens ?? DEFAULT_RESERVED_OUTPUT_TOKENS;
-  return { tokens: limitsTokens ? inputTokens + outputTokens : 0, micros: hasBudget ? maxCostMicros(inputTokens, outputTokens, route.targets) : 0 };
+  return { tokens: limitsTokens ? inputTokens + outputTokens : 0, micros: hasBudget ? maxCostMicros(inputTokens, outputTokens, route.targets) : 0, inputTokens };
 }
 
 /**
@@ -156,6 +170,7 @@ export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
   let pii: Readonly<Record<string, number>> | undefined;
   let context: string | undefined;
   let pending: { readonly meter: ChargedUsage; readonly reason: GatewayError | undefined } | undefined;
+  let allowance: Allowance | undefined;
 
   const settle = (meter: ChargedUsage, reason: GatewayError | undefined) => {
     state = "closed";
@@ -255,6 +270,9 @@ export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
       const tokensAt = (l: { readonly limits: { readonly tokensPerMinute?: number } }) => (l.limits.tokensPerMinute !== undefined ? plan.tokens : 0);
       admission = { id, admittedAt: result.admittedAt, shared: result.shared, tokens: tokensAt(principal), micros: plan.micros, parentTokens: parents.map(tokensAt) };
       deps.leases?.hold(id, (deps.now ?? Date.now)() + longestRunMs(route));
+      // The quota counts this reservation as used: what is left beyond it is the budget's rest.
+      const keyBudget = result.quota.budget;
+      if (principal.budget && keyBudget) allowance = { micros: plan.micros + Math.max(0, keyBudget.limitMicros - keyBudget.usedMicros), inputTokens: plan.inputTokens };
       state = "admitted";
       deps.observer?.tenantAdmitted?.({ key, alias, shared: result.shared });
       // The request ended while its admission was on its way: settle it now.
@@ -272,6 +290,7 @@ export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
     fitted(value) {
       context = value;
     },
+    allowance: () => allowance,
     end(meter, reason) {
       if (state === "admitting") pending ??= { meter, reason };
       else if (state === "admitted") settle(meter, reason);

@@ -53,3 +53,15 @@ export function maxCostMicros(inputTokens: number, outputTokens: number, targets
   for (const target of targets) max = Math.max(max, costMicros(usage, target.price));
   return max;
 }
+
+/**
+ * The most output tokens `micros` pays for at `price` after `inputTokens`
+ * of prompt (none when the prompt alone costs more); unbounded for a
+ * target whose output is free.
+ */
+export function outputTokensWithin(micros: number, inputTokens: number, price: Price): number {
+  const p = integerPrice(price);
+  if (p.output === 0n) return Number.POSITIVE_INFINITY;
+  const left = BigInt(Math.max(0, Math.floor(micros))) * MICROS_N - BigInt(inputTokens) * p.input;
+  return left <= 0n ? 0 : Number(left / p.output);
+}

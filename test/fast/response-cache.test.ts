@@ -70,13 +70,25 @@ describe("the answer capture", () => {
     large.observe({ type: "text", text: "far more than ten characters" });
     expect(large.result(origin, 0).verdict).toBe("too_large");
 
-    for (const toolCalls of [false, true]) {
-      const tools = createAnswerCapture({ maxBytes: 1024, toolCalls });
-      tools.observe({ type: "tool_call", index: 0, id: "c", name: "f", arguments: "{}" });
-      tools.observe({ type: "usage", inputTokens: 1, outputTokens: 1, cachedInputTokens: 0, reasoningTokens: 0 });
-      tools.observe({ type: "finish", reason: "stop" });
-      expect(tools.result(origin, 0).verdict).toBe(toolCalls ? "stored" : "tool_calls");
+    // Providers end an answer that calls tools with `tool_calls` (OpenAI, Anthropic's tool_use) or `stop` (Gemini).
+    for (const reason of ["tool_calls", "stop"] as const) {
+      for (const toolCalls of [false, true]) {
+        const tools = createAnswerCapture({ maxBytes: 1024, toolCalls });
+        tools.observe({ type: "tool_call", index: 0, id: "c", name: "f", arguments: "{}" });
+        tools.observe({ type: "usage", inputTokens: 1, outputTokens: 1, cachedInputTokens: 0, reasoningTokens: 0 });
+        tools.observe({ type: "finish", reason });
+        expect(tools.result(origin, 0).verdict).toBe(toolCalls ? "stored" : "tool_calls");
+      }
     }
+    // `tool_calls` with no tool call is not a finished answer.
+    const empty = createAnswerCapture({ maxBytes: 1024, toolCalls: true });
+    empty.observe({ type: "usage", inputTokens: 1, outputTokens: 1, cachedInputTokens: 0, reasoningTokens: 0 });
+    empty.observe({ type: "finish", reason: "tool_calls" });
+    expect(empty.result(origin, 0).verdict).toBe("not_completed");
+    // A tool call's arguments count toward the entry's size.
+    const big = createAnswerCapture({ maxBytes: 1024, toolCalls: true });
+    big.observe({ type: "tool_call", index: 0, id: "c", name: "f", arguments: JSON.stringify({ note: "x".repeat(2048) }) });
+    expect(big.result(origin, 0).verdict).toBe("too_large");
   });
 });
 

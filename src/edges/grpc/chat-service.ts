@@ -1,7 +1,7 @@
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
 import { aggregateDeltas } from "../../core/aggregate.js";
-import { type CallContext, type CallItem, type CallLayer, DROPPED_PARAMS_HEADER, plainDeltas } from "../../call/call-layer.js";
+import { type CallContext, type CallItem, type CallLayer, DROPPED_PARAMS_HEADER } from "../../call/call-layer.js";
 import type { Delta } from "../../core/delta.js";
 import { GatewayError, toGatewayError } from "../../core/errors.js";
 import type { Heartbeat } from "../../core/heartbeats.js";
@@ -233,7 +233,7 @@ export function createChatService(options: ChatServiceOptions): ServiceImpl<type
       const link = pipelineSignal(ctx);
       const call = calls.stream(request, principal, callOf(ctx, "grpc-unary", link.signal, tags), { heartbeatMs: 0, cachePolicy: CACHE_POLICY[req.cachePolicy] });
       try {
-        const result = await aggregateDeltas(plainDeltas(call.items));
+        const result = await aggregateDeltas(call.whole());
         setQuota(ctx, call.quota());
         if (result.droppedParams.length > 0) ctx.responseHeader.set(DROPPED_PARAMS_HEADER, result.droppedParams.join(","));
         return resultToProto(result);

@@ -1,6 +1,6 @@
 import type { LineExecutor } from "../../batch/batch-runner.js";
 import { randomHex, type LineResult, type PendingLine, type StoredBatch } from "../../batch/batch-store.js";
-import { type CallContext, type CallLayer, plainDeltas } from "../../call/call-layer.js";
+import type { CallContext, CallLayer } from "../../call/call-layer.js";
 import { GatewayError, toGatewayError } from "../../core/errors.js";
 import type { StructureLimits } from "../../core/structure-limits.js";
 import type { Logger } from "../../logging/logger.js";
@@ -29,7 +29,7 @@ async function answer(batch: StoredBatch, body: unknown, principal: Principal | 
   const parsed = chatRequestFromOpenAi(body, limits);
   const stream = calls.stream(parsed.request, principal, call, { heartbeatMs: 0 });
   const whole = fromResult((result) => completionFromResult(result, parsed.request.model), () => []);
-  return (await whole(plainDeltas(stream.items, stream.observe))).body;
+  return (await whole(stream.whole())).body;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { type CallContext, type CallLayer, type CallStream, DROPPED_PARAMS_HEADER, plainDeltas } from "../../call/call-layer.js";
+import { type CallContext, type CallLayer, type CallStream, DROPPED_PARAMS_HEADER } from "../../call/call-layer.js";
 import { aggregateDeltas, type ChatResult } from "../../core/aggregate.js";
 import type { Delta } from "../../core/delta.js";
 import type { StructureLimits } from "../../core/structure-limits.js";
@@ -72,7 +72,7 @@ export async function answerWhole(
   edge: { readonly answer: (deltas: AsyncIterable<Delta>) => Promise<WholeAnswer>; readonly refuse: Refuse; readonly beforeAnswer?: () => Promise<void> },
 ): Promise<void> {
   try {
-    const { body, dropped } = await edge.answer(plainDeltas(call.items, call.observe));
+    const { body, dropped } = await edge.answer(call.whole());
     await edge.beforeAnswer?.();
     exchange.code = "ok";
     const names = [...new Set(dropped)].join(",");
