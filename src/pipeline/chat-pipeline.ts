@@ -265,7 +265,7 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
       cut = passed;
       held = [];
       controller.abort(ANSWER_CUT);
-      options.onCut?.({ requestId: ctx.requestId, alias: route.alias, ...(ctx.principal ? { key: ctx.principal.name } : {}), target: servedBy?.key ?? "", ...passed });
+      options.onCut?.({ requestId: ctx.requestId, alias: route.alias, ...(ctx.principal ? { key: ctx.principal.name } : {}), ...(ctx.remote ? { remote: ctx.remote } : {}), target: servedBy?.key ?? "", ...passed });
       if (ctx.fields) ctx.fields.cut = passed.reason;
       void meter.estimateIfMissing().then(
         (estimate) => {

@@ -9,6 +9,8 @@ export interface StreamCut {
   readonly alias: string;
   /** The key's name, when there is one. */
   readonly key?: string;
+  /** The client's address, as every event about a key's request carries it. */
+  readonly remote?: string;
   /** The serving target (`provider/model`). */
   readonly target: string;
   readonly reason: CutReason;
@@ -26,7 +28,7 @@ export function reportCuts(deps: { readonly logger: Logger; readonly trail: Audi
     deps.logger.warn({ event: "stream.cut", requestId: cut.requestId, alias: cut.alias, target: cut.target, reason: cut.reason, limitTokens: cut.limitTokens, deliveredChars: cut.deliveredChars });
     deps.counter?.add(1, { "gen_ai.request.model": cut.alias, "sluice.cut.reason": cut.reason });
     deps.trail.record({
-      actor: cut.key === undefined ? { kind: "anonymous", id: "" } : { kind: "key", id: cut.key },
+      actor: { ...(cut.key === undefined ? { kind: "anonymous" as const, id: "" } : { kind: "key" as const, id: cut.key }), ...(cut.remote ? { remote: cut.remote } : {}) },
       action: "stream.cut",
       target: cut.alias,
       outcome: "refused",
