@@ -47,7 +47,7 @@ beforeAll(async () => {
   ]);
   // The Redis connections come up after the listener: wait for them before the first request.
   await Promise.all([a, b, c].flatMap((g) => [g.waitForLine((l) => l.event === "store.connected"), g.waitForLine((l) => l.event === "resume.connected")]));
-}, 60_000);
+});
 
 afterAll(async () => {
   await Promise.all([a, b, c].filter(Boolean).map((g) => g.stop()));
