@@ -22,5 +22,5 @@ describe("quick start: the gateway on its built-in default", () => {
     } finally {
       expect(await gw.stop()).toBe(0);
     }
-  }, 60_000); // a gateway process with its built-in simulator: ~2.5 s, 7 s with six CPU hogs
+  });
 });

@@ -115,5 +115,5 @@ describe("Redis stopped with SIGSTOP under two replicas failing open", () => {
     const after = await stream(a.h);
     expect(after.code).toBe(Code.ResourceExhausted);
     expect(a.events.fallbacks.admit).toBe(6);
-  }, 60_000);
+  });
 });
