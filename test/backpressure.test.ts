@@ -53,7 +53,7 @@ describe("a slow client slows the upstream read; gateway memory stays flat", () 
       } catch {
         // our own abort
       }
-      const record = await sim.records.waitFor((r) => r.tag === tag && r.endedAt !== undefined, 5000);
+      const record = await sim.records.waitFor((r) => r.tag === tag && r.endedAt !== undefined, 30_000);
       const growth = peak - baseline;
       const ahead = Math.max(...heldBack);
       console.log(

@@ -203,7 +203,7 @@ describe("the connection ceiling", () => {
       holds.push(abort);
       streams.push(collect(client.streamChat(userRequest("sim", `#sim fail=stall fail_at=1 tag=hold-${i}`), { signal: abort.signal })).catch(() => undefined));
     }
-    await Promise.all(Array.from({ length: 20 }, (_, i) => small.sim.records.waitFor((r) => r.tag === `hold-${i}` && r.outcome === "stalled", 10_000)));
+    await Promise.all(Array.from({ length: 20 }, (_, i) => small.sim.records.waitFor((r) => r.tag === `hold-${i}` && r.outcome === "stalled", 30_000)));
     const res = await rawExchange(small.url, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
     expect(statusOf(res)).toBe(503);
     expect(small.sluice.server.connections.closed.refused).toBeGreaterThanOrEqual(1);

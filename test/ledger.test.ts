@@ -309,7 +309,7 @@ describe("spend reports", () => {
 });
 
 /** Re-checks `condition` after each event-loop turn that lets I/O through, up to a deadline: for state held in another system (Redis, the database) that emits no event here. */
-async function until(condition: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+async function until(condition: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
   const deadline = performance.now() + timeoutMs;
   while (!(await condition())) {
     if (performance.now() > deadline) throw new Error(`condition not reached within ${timeoutMs} ms`);

@@ -86,7 +86,7 @@ describe("graceful shutdown on SIGTERM", () => {
     expect(received.some((m) => m.delta.case === "finish")).toBe(false);
     expect(error?.code).toBe(Code.Unavailable);
     expect(error?.rawMessage).toMatch(/shutting down/);
-    const record = await sim.records.waitFor((r) => r.tag === "drain-cut" && r.endedAt !== undefined, 10_000);
+    const record = await sim.records.waitFor((r) => r.tag === "drain-cut" && r.endedAt !== undefined, 30_000);
     expect(record.outcome).toBe("client_closed");
     expect(record.tokensWritten).toBe(5);
     expect(await exited).toBe(0);
