@@ -14,7 +14,7 @@ import { rpcUntilError } from "./helpers/until-error.js";
  * on a loaded machine. Every upstream stalls, and every gateway timeout is far
  * away, so the deadline is the only thing that can end those streams.
  */
-const DEADLINE_MS = 1500;
+const DEADLINE_MS = 5_000;
 
 /**
  * A deadline the server alone enforces: the header without the client's own

@@ -85,10 +85,10 @@ describe("hygiene after 1,000 streams cancelled at random points", () => {
 
       // Closing the gateway's upstream pool leaves the simulator with no connection at all.
       await h.sluice.close();
-      await h.sim.whenNoConnections(5000);
+      await h.sim.whenNoConnections(30_000);
       expect(h.sim.stats().openConnections).toBe(0);
     } finally {
       process.off("warning", onWarning);
     }
-  }, 120_000);
+  }, 300_000); // 1,000 streams: 72 s at load ~20, over 120 s beside two CPU burners
 });
