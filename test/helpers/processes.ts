@@ -62,8 +62,8 @@ export interface Started {
   lines(): ReadonlyArray<Record<string, unknown>>;
   /** Resolves with the first stdout JSON line matching `predicate` (now or later); rejects after `timeoutMs`. */
   waitForLine(predicate: (line: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>;
-  /** Sends SIGTERM and resolves with the exit code. */
-  stop(): Promise<number | null>;
+  /** Sends SIGTERM and resolves with the exit code; SIGKILL (exit code null) if it has not exited after `graceMs`. */
+  stop(graceMs?: number): Promise<number | null>;
 }
 
 /**
@@ -143,9 +143,14 @@ export function startCommand(
         stderr: () => stderr,
         lines: () => lines,
         waitForLine,
-        stop: () => {
+        stop: async (graceMs = 60_000) => {
           child.kill("SIGTERM");
-          return exited;
+          const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
+          try {
+            return await exited;
+          } finally {
+            clearTimeout(timer);
+          }
         },
       });
     });
