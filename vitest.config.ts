@@ -8,9 +8,13 @@ import { configDefaults, defineConfig } from "vitest/config";
  */
 export default defineConfig({
   test: {
-    testTimeout: 20_000,
-    hookTimeout: 20_000,
+    // Generous: a bound for a hung test, not a speed target. Tests and hooks start processes (gateways, Redis)
+    // whose readiness waits are bounded at 90 s (test/helpers/processes.ts) and fail sooner, with the process's output.
+    testTimeout: 120_000,
+    hookTimeout: 120_000,
     pool: "forks",
+    // Stops every child process a test file left running, however it ended.
+    setupFiles: ["./test/helpers/stop-children.ts"],
     reporters: ["default", "./test/summary-reporter.ts"],
     projects: [
       {

@@ -1,15 +1,10 @@
 #!/usr/bin/env node
 import { parseArgs } from "node:util";
-import { startSluice } from "./app.js";
-import { checkConfigCommand } from "./cli/check-config.js";
-import { ConfigError, type Config, loadConfigFile, readConfigFile, resolveConfig } from "./config/config.js";
-import { followConfigFile } from "./config/config-watch.js";
+import type { Config } from "./config/config.js";
 import type { ConfigSource } from "./config/live-config.js";
-import { defaultConfig } from "./config/default-config.js";
 import type { Logger } from "./logging/logger.js";
 import { npmLauncher, watchLauncher } from "./cli/launcher.js";
-import { governHeapGrowth } from "./server/heap-growth.js";
-import { startSimulator, type Simulator } from "./simulator/server.js";
+import type { Simulator } from "./simulator/server.js";
 
 const USAGE = `usage: sluice [--config FILE] [--host HOST] [--port PORT]
        sluice check-config FILE      (or: sluice --config FILE --check)
@@ -26,12 +21,6 @@ aliases and providers, API key variables) and exits 0 when it would start.`;
 /** A command line the gateway does not understand: the message, then the usage. */
 class UsageError extends Error {
   override readonly name = "UsageError";
-}
-
-function parsePort(value: string, source: string): number {
-  const port = Number(value);
-  if (!/^\d+$/.test(value) || port > 65_535) throw new ConfigError(`${source}: not a port number: ${value}`);
-  return port;
 }
 
 /** How long a stopped gateway may take to release its last handles before it exits anyway. */
@@ -87,16 +76,38 @@ async function main(): Promise<void> {
   if (command === "check-config" || values.check) {
     const file = command ? rest[0] : values.config;
     if (file === undefined || rest.length > 1) throw new UsageError(command ? "check-config needs one FILE" : "--check needs --config FILE");
+    const { checkConfigCommand } = await import("./cli/check-config.js");
     process.exitCode = await checkConfigCommand(file, process.env, process.stdout);
     return;
   }
-  governHeapGrowth();
-  const port = values.port !== undefined ? parsePort(values.port, "--port") : process.env.PORT ? parsePort(process.env.PORT, "PORT") : undefined;
+  await serve({ port: values.port, host: values.host, file: values.config });
+}
 
+/**
+ * Starts the gateway. Its modules are imported here, not at the top of the
+ * file: `--help` and `check-config` need none of them, and loading the whole
+ * gateway made each of those commands cost 8-10 times a bare Node start.
+ */
+async function serve(options: { readonly port: string | undefined; readonly host: string | undefined; readonly file: string | undefined }): Promise<void> {
+  const [{ startSluice }, { ConfigError, loadConfigFile, readConfigFile, resolveConfig }, { followConfigFile }, { defaultConfig }, { governHeapGrowth }, { startSimulator }] = await Promise.all([
+    import("./app.js"),
+    import("./config/config.js"),
+    import("./config/config-watch.js"),
+    import("./config/default-config.js"),
+    import("./server/heap-growth.js"),
+    import("./simulator/server.js"),
+  ]);
+  const parsePort = (value: string, source: string): number => {
+    const port = Number(value);
+    if (!/^\d+$/.test(value) || port > 65_535) throw new ConfigError(`${source}: not a port number: ${value}`);
+    return port;
+  };
+  const port = options.port !== undefined ? parsePort(options.port, "--port") : process.env.PORT ? parsePort(process.env.PORT, "PORT") : undefined;
+  governHeapGrowth();
+  const { file } = options;
   let simulator: Simulator | undefined;
   let config: Config;
   let source: ConfigSource | undefined;
-  const file = values.config;
   if (file !== undefined) {
     config = await loadConfigFile(file, process.env);
     // Reloads read the file with the same loader, and the environment as it is then.
@@ -109,7 +120,7 @@ async function main(): Promise<void> {
   const sluice = await startSluice({
     config,
     ...(source ? { source } : {}),
-    ...(values.host ? { host: values.host } : {}),
+    ...(options.host ? { host: options.host } : {}),
     ...(port !== undefined ? { port } : {}),
   });
   // SIGHUP re-reads the file; the process goes on serving whatever the file holds.
@@ -186,11 +197,12 @@ function startBanner(options: { readonly url: string; readonly simulator: boolea
   ].join("\n");
 }
 
-main().catch((error: unknown) => {
+main().catch(async (error: unknown) => {
   if (error instanceof UsageError) {
     process.stderr.write(`sluice: ${error.message}\n${USAGE}\n`);
     process.exit(2);
   }
+  const { ConfigError } = await import("./config/config.js");
   const message = error instanceof ConfigError ? error.message : error instanceof Error ? `${error.name}: ${error.message}` : String(error);
   process.stderr.write(`sluice: ${message}\n`);
   process.exit(1);

@@ -94,7 +94,7 @@ describe("the admin service", () => {
   });
 
   it("is listed by server reflection", async () => {
-    const { stdout } = await promisify(execFile)("node_modules/.bin/buf", ["curl", "--http2-prior-knowledge", "--list-services", h.url], { timeout: 15_000 });
+    const { stdout } = await promisify(execFile)("node_modules/.bin/buf", ["curl", "--http2-prior-knowledge", "--list-services", h.url], { timeout: 60_000 });
     expect(stdout.split("\n")).toContain("sluice.admin.v1.AdminService");
   });
 });

@@ -27,7 +27,7 @@ const client = () => chatClient(transports(h.url)["grpc (connect-node, h2)"]!);
 async function hold(model: string, tag: string): Promise<{ release(): Promise<void> }> {
   const abort = new AbortController();
   const done = collect(client().streamChat(userRequest(model, `#sim fail=stall fail_at=1 tag=${tag}`), { signal: abort.signal })).catch(() => undefined);
-  await h.sim.records.waitFor((r) => r.tag === tag && r.outcome === "stalled", 10_000);
+  await h.sim.records.waitFor((r) => r.tag === tag && r.outcome === "stalled", 30_000);
   return {
     async release() {
       abort.abort();

@@ -157,7 +157,7 @@ describe.each(PROVIDER_KINDS)("%s upstream", (kind: ProviderKind) => {
           });
           expect(second.stop_reason).toBe("end_turn");
           expect(answerFromMessage(second).text).toBe(simulatedText(9, 3));
-          const sent = (await h.sim.records.waitFor((r) => r.tag === tag, 10_000)).body;
+          const sent = (await h.sim.records.waitFor((r) => r.tag === tag, 30_000)).body;
           // Gemini has no call ids: what goes back there is the call's signature, kept aside by the call layer.
           expect(JSON.stringify(sent)).toContain(kind === "gemini" ? '"thoughtSignature":"fcsig.' : "call_sim_31_1");
         });
@@ -194,7 +194,7 @@ describe.each(PROVIDER_KINDS)("%s upstream", (kind: ProviderKind) => {
     const stalled = (tag: string) => weatherRequest("sim", `#sim tokens=2000 fail=stall fail_at=5 tag=${tag}`);
 
     async function expectClosed(tag: string) {
-      const record = await h.sim.records.waitFor((r) => r.tag === tag && r.endedAt !== undefined, 10_000);
+      const record = await h.sim.records.waitFor((r) => r.tag === tag && r.endedAt !== undefined, 30_000);
       expect(record.outcome).toBe("client_closed");
       expect(record.tokensWritten).toBe(5);
       expect(await endLog(record.requestId)).toMatchObject({ outcome: "canceled" });
@@ -235,7 +235,7 @@ describe.each(PROVIDER_KINDS)("%s upstream", (kind: ProviderKind) => {
       const tag = `abort-whole-${kind}`;
       const abort = new AbortController();
       const answer = failureOf(client.messages.create(stalled(tag), { signal: abort.signal }));
-      await h.sim.records.waitFor((r) => r.tag === tag && r.outcome === "stalled", 10_000);
+      await h.sim.records.waitFor((r) => r.tag === tag && r.outcome === "stalled", 30_000);
       abort.abort();
       expect(await answer).toBeInstanceOf(Anthropic.APIUserAbortError);
       await expectClosed(tag);
@@ -245,10 +245,10 @@ describe.each(PROVIDER_KINDS)("%s upstream", (kind: ProviderKind) => {
       const tag = `abort-held-${kind}`;
       const stream = client.messages.stream(weatherRequest("sim", `#sim tokens=4 hold_at=0 tag=${tag}`));
       const ended = failureOf(stream.done());
-      await h.sim.records.waitFor((r) => r.tag === tag && r.heldAt !== undefined, 10_000);
+      await h.sim.records.waitFor((r) => r.tag === tag && r.heldAt !== undefined, 30_000);
       stream.abort();
       expect(await ended).toBeInstanceOf(Anthropic.APIUserAbortError);
-      const record = await h.sim.records.waitFor((r) => r.tag === tag && r.endedAt !== undefined, 10_000);
+      const record = await h.sim.records.waitFor((r) => r.tag === tag && r.endedAt !== undefined, 30_000);
       expect(record.outcome).toBe("client_closed");
       expect(record.tokensWritten).toBe(0);
     });

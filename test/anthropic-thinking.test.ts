@@ -38,7 +38,7 @@ const sdk = () => new OpenAI({ baseURL: `${h.url}/v1`, apiKey: "unused", maxRetr
 /** What the simulator received for one tagged OpenAI SDK call through the facade. */
 async function sent(alias: string, tag: string, extra: Partial<OpenAI.ChatCompletionCreateParamsNonStreaming> = {}): Promise<Record<string, unknown>> {
   await sdk().chat.completions.create({ model: alias, messages: [{ role: "user", content: `#sim tag=${tag} reasoning=3 tokens=3` }], ...extra });
-  return (await h.sim.records.waitFor((r) => r.tag === tag, 5000)).body as Record<string, unknown>;
+  return (await h.sim.records.waitFor((r) => r.tag === tag, 30_000)).body as Record<string, unknown>;
 }
 
 describe("reasoning_effort on an Anthropic target", () => {

@@ -59,7 +59,7 @@ describe("one attempt", () => {
   it("its phase timer ends it with the phase's error, and the upstream sees the close", async () => {
     const attempt = startAttempt(plan("sim-1?headers_ms=60000&tag=attempt-headers", "hi", { headersMs: 100 }), deps(), new AbortController().signal);
     await expect(drain(attemptDeltas(attempt))).rejects.toThrow(/^headers timeout: provider sim sent no response headers within 100 ms$/);
-    const record = await sim.records.waitFor((r) => r.tag === "attempt-headers" && r.endedAt !== undefined, 10_000);
+    const record = await sim.records.waitFor((r) => r.tag === "attempt-headers" && r.endedAt !== undefined, 30_000);
     expect(record.outcome).toBe("client_closed");
   });
 
@@ -67,9 +67,9 @@ describe("one attempt", () => {
     const parent = new AbortController();
     const attempt = startAttempt(plan("sim-1?tokens=100000&token_chars=1000&tag=attempt-abort"), deps(), parent.signal);
     await attempt.first();
-    await sim.records.waitFor((r) => r.tag === "attempt-abort" && r.waitingForDrain === true, 10_000);
+    await sim.records.waitFor((r) => r.tag === "attempt-abort" && r.waitingForDrain === true, 30_000);
     parent.abort(new GatewayError("canceled", "gone"));
-    const record = await sim.records.waitFor((r) => r.tag === "attempt-abort" && r.endedAt !== undefined, 10_000);
+    const record = await sim.records.waitFor((r) => r.tag === "attempt-abort" && r.endedAt !== undefined, 30_000);
     expect(record.outcome).toBe("client_closed");
     expect(attempt.signal.aborted).toBe(true);
   });

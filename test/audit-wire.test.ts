@@ -48,7 +48,7 @@ beforeAll(async () => {
     store: { redis: { url: SHARED_REDIS_URL, prefix, failMode: "closed", timeoutMs: 5_000 }, postgres: { url: db.url, poolSize: 2 } },
     compliance: { audit: { flushMs: 60_000, authFailuresPerMinute: 2 } },
   });
-}, 60_000);
+});
 afterAll(async () => {
   await h?.close();
   await db?.drop();

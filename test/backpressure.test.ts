@@ -53,7 +53,7 @@ describe("a slow client slows the upstream read; gateway memory stays flat", () 
       } catch {
         // our own abort
       }
-      const record = await sim.records.waitFor((r) => r.tag === tag && r.endedAt !== undefined, 5000);
+      const record = await sim.records.waitFor((r) => r.tag === tag && r.endedAt !== undefined, 30_000);
       const growth = peak - baseline;
       const ahead = Math.max(...heldBack);
       console.log(
@@ -75,6 +75,6 @@ describe("a slow client slows the upstream read; gateway memory stays flat", () 
       // later a leak, so it gets the whole first half (15 reads, 1.5 s or more).
       expect(heldBack.at(-1)!).toBeLessThan(Math.max(...heldBack.slice(0, heldBack.length / 2)) + 4 * MiB);
       expect(growth).toBeLessThan(32 * MiB);
-    }, 60_000); // CPU-bound (a 10 MB warm-up through the gateway process): ~5 s, 10 s with six CPU hogs
+    });
   }
 });

@@ -188,7 +188,7 @@ describe.each(BACKINGS)("the OpenAI Batch API on %s", (_name, backing) => {
       completion_window: "24h",
     });
     // Concurrency 2: the first two lines run and hold.
-    await Promise.all(["hold-0", "hold-1"].map((tag) => h.sim.records.waitFor((r) => r.tag === tag && r.heldAt !== undefined, 10_000)));
+    await Promise.all(["hold-0", "hold-1"].map((tag) => h.sim.records.waitFor((r) => r.tag === tag && r.heldAt !== undefined, 30_000)));
     const cancelling = await owner.batches.cancel(created.id);
     expect(cancelling.status).toBe("cancelling");
     expect(cancelling.cancelling_at).toBeGreaterThan(0);
@@ -279,7 +279,7 @@ describe("a batch survives a restart on a database directory", () => {
       const owner = new OpenAI({ baseURL: `${first.url}/v1`, apiKey: KEYS.owner, maxRetries: 0 });
       const created = await owner.batches.create({ input_file_id: await upload(owner, body), endpoint: "/v1/chat/completions", completion_window: "24h" });
       batchId = created.id;
-      await Promise.all(["restart-2", "restart-3"].map((tag) => first.sim.records.waitFor((r) => r.tag === tag && r.heldAt !== undefined, 10_000)));
+      await Promise.all(["restart-2", "restart-3"].map((tag) => first.sim.records.waitFor((r) => r.tag === tag && r.heldAt !== undefined, 30_000)));
       expect(await owner.batches.retrieve(batchId)).toMatchObject({ status: "in_progress", request_counts: { completed: 2 } });
     } finally {
       await first.close();
@@ -336,7 +336,7 @@ describe("the shared queue loses its Redis", () => {
     // The first two lines hold mid-stream while Redis goes away and comes back without its data (no persistence).
     const body = jsonl(ids.map((id, i) => chatLine(id, i < 2 ? `tokens=2 hold_at=1 tag=${id}` : `tokens=2 tag=${id}`)));
     const created = await owner.batches.create({ input_file_id: await upload(owner, body), endpoint: "/v1/chat/completions", completion_window: "24h" });
-    await Promise.all(["lost-0", "lost-1"].map((tag) => h.sim.records.waitFor((r) => r.tag === tag && r.heldAt !== undefined, 20_000)));
+    await Promise.all(["lost-0", "lost-1"].map((tag) => h.sim.records.waitFor((r) => r.tag === tag && r.heldAt !== undefined, 30_000)));
     await redis.kill();
     await redis.restart();
     h.sim.records.release("lost-0");
@@ -379,16 +379,16 @@ describe("batch lines use spare capacity", () => {
       completion_window: "24h",
     });
     // A quarter of 4 streams is one: one line runs, the other two wait at the gate although batch.concurrency is 4.
-    await h.sim.records.waitFor((r) => r.tag === "share-0" && r.heldAt !== undefined, 20_000);
+    await h.sim.records.waitFor((r) => r.tag === "share-0" && r.heldAt !== undefined, 30_000);
     const gate = await h.sluice.gates.until("oa", (g) => g.backgroundWaiting === 2);
     expect(gate.backgroundInFlight).toBe(1);
     // Interactive calls fill the other three streams; a fourth waits.
     const interactive = ["i-0", "i-1", "i-2", "i-3"].map((tag) => owner.chat.completions.create({ model: "chat", messages: [{ role: "user", content: `#sim tokens=2 hold_at=1 tag=${tag}\nhi` }] }));
-    await Promise.all(["i-0", "i-1", "i-2"].map((tag) => h.sim.records.waitFor((r) => r.tag === tag && r.heldAt !== undefined, 20_000)));
+    await Promise.all(["i-0", "i-1", "i-2"].map((tag) => h.sim.records.waitFor((r) => r.tag === tag && r.heldAt !== undefined, 30_000)));
     await h.sluice.gates.until("oa", (g) => g.waiting === 1);
     // The batch line ends: its stream goes to the waiting interactive call, not to the next line.
     h.sim.records.release("share-0");
-    await h.sim.records.waitFor((r) => r.tag === "i-3" && r.heldAt !== undefined, 20_000);
+    await h.sim.records.waitFor((r) => r.tag === "i-3" && r.heldAt !== undefined, 30_000);
     expect(h.sim.records.all().some((r) => r.tag === "share-1" || r.tag === "share-2")).toBe(false);
     expect({ background: gate.backgroundInFlight, waiting: gate.backgroundWaiting }).toEqual({ background: 0, waiting: 2 });
     for (const tag of ["i-0", "i-1", "i-2", "i-3", "share-1", "share-2"]) h.sim.records.release(tag);

@@ -124,5 +124,5 @@ describe("budget alerts over the wire", () => {
     expect(h.logs().filter((l) => l.event === "budget.alert")).toHaveLength(deliveries.length);
     // The secret never reaches a log line.
     expect(JSON.stringify(h.logs())).not.toContain(SECRET);
-  }, 30_000);
+  });
 });

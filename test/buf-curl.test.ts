@@ -14,7 +14,7 @@ beforeAll(async () => {
 afterAll(() => h.close());
 
 async function bufCurl(...args: string[]): Promise<string> {
-  const { stdout } = await run(BUF, ["curl", ...args], { timeout: 15_000 });
+  const { stdout } = await run(BUF, ["curl", ...args], { timeout: 60_000 });
   return stdout;
 }
 

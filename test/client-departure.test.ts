@@ -101,9 +101,9 @@ describe("HTTP/1.1 client departure through the gateway", () => {
     const body = JSON.stringify({ model: "sim", stream: true, messages: [{ role: "user", content: `#sim tokens=2000 fail=stall fail_at=3 tag=${tag}` }] });
     socket.write(`POST /v1/chat/completions HTTP/1.1\r\nhost: ${host}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
     // The upstream stalls after 3 tokens with every timeout far away: only the FIN can end it.
-    await h.sim.records.waitFor((r) => r.tag === tag && r.tokensWritten === 3, 15_000);
+    await h.sim.records.waitFor((r) => r.tag === tag && r.tokensWritten === 3, 30_000);
     socket.end();
-    const record = await h.sim.records.waitFor((r) => r.tag === tag && r.endedAt !== undefined, 15_000);
+    const record = await h.sim.records.waitFor((r) => r.tag === tag && r.endedAt !== undefined, 30_000);
     expect(record.outcome).toBe("client_closed");
     expect(await h.waitForLog((l) => l.event === "stream.end" && l.requestId === record.requestId)).toMatchObject({ outcome: "canceled" });
     socket.destroy();

@@ -102,7 +102,7 @@ describe("every client streams the same deltas", () => {
       }),
     );
     expect(header).toBe("trace-123");
-    const record = await h.sim.records.waitFor((r) => r.tag === "rid", 2000);
+    const record = await h.sim.records.waitFor((r) => r.tag === "rid", 30_000);
     expect(record.requestId).toBe("trace-123");
   });
 });

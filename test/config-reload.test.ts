@@ -64,7 +64,7 @@ describe("configuration reload on SIGHUP", () => {
     const gw = await gateway(before);
     // A stream on `a` holds after 3 of its 8 tokens until the test releases it: in flight across the reload.
     const held = consume(gw, "a", "#sim tokens=8 hold_at=3 tag=reload-held");
-    await simA.records.waitFor((r) => r.tag === "reload-held" && r.heldAt !== undefined, 10_000);
+    await simA.records.waitFor((r) => r.tag === "reload-held" && r.heldAt !== undefined, 30_000);
 
     const line = await reload(gw, {
       server: { debugEndpoints: true },
@@ -100,7 +100,7 @@ describe("configuration reload on SIGHUP", () => {
     expect(startOf(old.received)).toMatchObject({ provider: "main", model: "sim-old" });
     expect(textOf(old.received)).toBe(simulatedText(1, 8));
     expect(finished(old.received)).toBe(true);
-    const record = await simA.records.waitFor((r) => r.tag === "reload-held" && r.endedAt !== undefined, 10_000);
+    const record = await simA.records.waitFor((r) => r.tag === "reload-held" && r.endedAt !== undefined, 30_000);
     expect(record).toMatchObject({ outcome: "completed", tokensWritten: 8 });
 
     expect((await runtimeStats(gw.url)).configReloads).toEqual({ ok: 1, failed: 0 });
@@ -171,7 +171,7 @@ describe("configuration reload on SIGHUP", () => {
     /** A stream admitted upstream and held there; wrapped, so awaiting this does not await the stream. */
     const admittedAndHeld = async (tag: string) => {
       const stream = consume(gw, "n", `#sim tokens=3 hold_at=1 tag=${tag}`);
-      await simA.records.waitFor((r) => r.tag === tag && r.heldAt !== undefined, 10_000);
+      await simA.records.waitFor((r) => r.tag === tag && r.heldAt !== undefined, 30_000);
       return { stream, tag };
     };
     const shed = async (limit: number) => {

@@ -120,7 +120,7 @@ describe("configuration", () => {
     const dir = await mkdtemp(join(tmpdir(), "sluice-"));
     const file = join(dir, "sluice.yaml");
     await writeFile(file, "providers:\n  main:\n    kind: openai\n    baseUrl: ftp://nope\nmodels:\n  m: { provider: main, model: x }\n");
-    const result = await run(process.execPath, ["dist/src/main.js", "--config", file, "--port", "0"]).then(
+    const result = await run(process.execPath, ["dist/src/main.js", "--config", file, "--port", "0"], { timeout: 60_000 }).then(
       () => ({ code: 0, stderr: "" }),
       (e: { code: number; stderr: string }) => e,
     );

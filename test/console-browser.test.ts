@@ -21,7 +21,7 @@ const TOKENS = 12;
 let browser: Browser;
 beforeAll(async () => {
   browser = await launchChromium();
-}, 60_000);
+});
 afterAll(() => browser?.close());
 
 /** A fresh tab per test, its errors collected. */
@@ -63,7 +63,7 @@ describe("console, open", () => {
     await page.goto(`${h.url}/console/#playground`);
     await page.getByTestId("alias").locator("option", { hasText: "demo" }).waitFor({ state: "attached" });
     expect(tab.errors).toEqual([]);
-  }, 60_000);
+  });
 
   it("streams the demo alias in the playground: start's target, the text, then usage and finish", async () => {
     const { page } = tab;
@@ -93,7 +93,7 @@ describe("console, open", () => {
     expect(await page.getByTestId("snippet-curl").textContent()).toContain(`"model":"demo"`);
     await screenshot(page, "playground");
     expect(tab.errors).toEqual([]);
-  }, 60_000);
+  });
 
   it("without an admin key, Spend and Batches say what to configure, not that a method is not implemented", async () => {
     const { page } = tab;
@@ -139,7 +139,7 @@ describe("console, open", () => {
     expect(record.tokensWritten).toBe(3);
     await page.getByTestId("run-status").filter({ hasText: "stopped" }).waitFor();
     expect(await page.getByTestId("finish").textContent()).toBe("–");
-  }, 60_000);
+  });
 });
 
 describe("console live view", () => {
@@ -166,7 +166,7 @@ describe("console live view", () => {
     await active.filter({ hasText: /^0$/ }).waitFor();
     await screenshot(page, "live");
     expect(tab.errors).toEqual([]);
-  }, 60_000);
+  });
 });
 
 describe("console behind the admin key", () => {
@@ -205,7 +205,7 @@ describe("console behind the admin key", () => {
     expect(await page.evaluate('window.sessionStorage.getItem("sluice.adminKey")')).toBe(ADMIN_KEY);
     expect(h.logText()).not.toContain(ADMIN_KEY);
     expect(h.logText()).not.toContain("a-wrong-admin-key");
-  }, 60_000);
+  });
 
   it("signed in as admin on a gateway with virtual keys, the playground lists every alias, and streams with a virtual key", async () => {
     const { page } = tab;
@@ -225,7 +225,7 @@ describe("console behind the admin key", () => {
     expect(await page.getByTestId("answer").textContent()).toBe(simulatedText(1, TOKENS));
     expect(h.logText()).not.toContain(TENANT_KEY);
     expect(tab.errors).toEqual([]);
-  }, 60_000);
+  });
 });
 
 describe("console keys table", () => {
@@ -261,7 +261,7 @@ describe("console keys table", () => {
     expect((await done).at(-1)?.delta.case).toBe("finish");
     await streams.filter({ hasText: "0 / 3" }).waitFor();
     expect(tab.errors).toEqual([]);
-  }, 60_000);
+  });
 });
 
 describe("console cache table", () => {
@@ -298,7 +298,7 @@ describe("console cache table", () => {
     expect(await page.getByTestId("cache-faq-saved").textContent()).toBe(`$${(savedMicros / 1e6).toFixed(4)}`);
     await screenshot(page, "live-cache");
     expect(tab.errors).toEqual([]);
-  }, 60_000);
+  });
 });
 
 describe("console spend page", () => {

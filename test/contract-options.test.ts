@@ -43,7 +43,7 @@ describe("what the OpenAI SDK sends reaches an OpenAI-kind upstream as OpenAI ex
       stop: ["END"],
       reasoning_effort: "low",
     });
-    const record = await openaiKind.sim.records.waitFor((r) => r.tag === "sdk-params", 2000);
+    const record = await openaiKind.sim.records.waitFor((r) => r.tag === "sdk-params", 30_000);
     expect(record.body).toMatchObject({
       max_completion_tokens: 40,
       presence_penalty: 0.5,
@@ -67,7 +67,7 @@ describe("what the OpenAI SDK sends reaches an OpenAI-kind upstream as OpenAI ex
         userRequest("sim", "#sim tag=options", { providerOptions: { openai: { prediction: { type: "content", content: "x" } }, anthropic: { top_k: 3 } }, serviceTier: ServiceTier.PRIORITY }),
       ),
     );
-    const record = await openaiKind.sim.records.waitFor((r) => r.tag === "options", 2000);
+    const record = await openaiKind.sim.records.waitFor((r) => r.tag === "options", 30_000);
     expect(record.body).toMatchObject({ prediction: { type: "content", content: "x" }, service_tier: "priority" });
     expect(record.body).not.toHaveProperty("top_k");
   });
@@ -103,7 +103,7 @@ describe("a parameter the provider cannot honour", () => {
     expect(messages[0]!.delta).toMatchObject({ case: "start", value: { droppedParams: ["sampling.seed", "logprobs"] } });
     expect(header).toBe("sampling.seed,logprobs");
     expect(textOf(messages)).toBe(simulatedText(5, 6));
-    const record = await anthropicKind.sim.records.waitFor((r) => r.tag === "dropped-grpc", 2000);
+    const record = await anthropicKind.sim.records.waitFor((r) => r.tag === "dropped-grpc", 30_000);
     expect(record.body).toMatchObject({ temperature: 0.5 });
     expect(record.body).not.toHaveProperty("seed");
 
@@ -130,7 +130,7 @@ describe("a parameter the provider cannot honour", () => {
     );
     expect(error?.rawMessage).toMatch(/^reasoning\.effort: not supported by provider simulator \(gemini\)/);
     await collect(grpc(geminiKind).streamChat(userRequest("sim", "#sim tag=budget", { reasoning: { budgetTokens: 100, includeReasoning: true } })));
-    const record = await geminiKind.sim.records.waitFor((r) => r.tag === "budget", 2000);
+    const record = await geminiKind.sim.records.waitFor((r) => r.tag === "budget", 30_000);
     expect(record.body).toMatchObject({ generationConfig: { thinkingConfig: { thinkingBudget: 100, includeThoughts: true } } });
   });
 });

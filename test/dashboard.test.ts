@@ -47,7 +47,7 @@ beforeAll(async () => {
   for (const model of ["sim", "retried", "failover", "hedged"]) await collect(client.streamChat(userRequest(model, "hi")));
   const abort = new AbortController();
   const held = collect(client.streamChat(userRequest("narrow", "#sim fail=stall fail_at=1 tag=dash-held"), { signal: abort.signal })).catch(() => undefined);
-  await h.sim.records.waitFor((r) => r.tag === "dash-held" && r.outcome === "stalled", 10_000);
+  await h.sim.records.waitFor((r) => r.tag === "dash-held" && r.outcome === "stalled", 30_000);
   await collect(client.streamChat(userRequest("narrow", "hi"))).catch(() => undefined); // shed: the queue holds nobody
   abort.abort(); // a client abort
   await held;

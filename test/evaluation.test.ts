@@ -48,7 +48,7 @@ beforeAll(async () => {
     store: { postgres: { url: database.url, poolSize: 4 } },
     batch: { concurrency: 4 },
   });
-}, 60_000);
+});
 
 afterAll(async () => {
   await h?.close();

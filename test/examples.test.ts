@@ -40,7 +40,7 @@ describe("the examples run as docs/clients.md says, against a started gateway", 
   });
 
   it("examples/structured-output.ts prints an object that matches its schema", async () => {
-    const { stdout } = await run(process.execPath, ["dist/examples/structured-output.js"], { env: { PATH: process.env.PATH ?? "", SLUICE_URL: url }, timeout: 30_000 });
+    const { stdout } = await run(process.execPath, ["dist/examples/structured-output.js"], { env: { PATH: process.env.PATH ?? "", SLUICE_URL: url }, timeout: 60_000 });
     const parsed = JSON.parse(stdout) as { city: unknown; days: unknown };
     expect(typeof parsed.city).toBe("string");
     expect(Number.isInteger(parsed.days)).toBe(true);
@@ -48,7 +48,7 @@ describe("the examples run as docs/clients.md says, against a started gateway", 
 
   for (const { file, command } of EXAMPLES) {
     it(`${file} streams the demo answer`, async () => {
-      const { stdout } = await run(command[0]!, command.slice(1), { env: { PATH: process.env.PATH ?? "", SLUICE_URL: url }, timeout: 30_000 });
+      const { stdout } = await run(command[0]!, command.slice(1), { env: { PATH: process.env.PATH ?? "", SLUICE_URL: url }, timeout: 60_000 });
       if (file.endsWith(".sh")) {
         expect(sseText(stdout)).toEqual({ text: DEMO_TEXT, done: true });
       } else {

@@ -46,7 +46,7 @@ describe("hedged first token", () => {
     expect(textOf(messages)).toBe(simulatedText(9, 20));
     const [loser] = records("hedge-slow");
     // Its upstream request was aborted, not left to run for 60 s.
-    const closed = await h.sim.records.waitFor((r) => r.id === loser!.id && r.endedAt !== undefined, 10_000);
+    const closed = await h.sim.records.waitFor((r) => r.id === loser!.id && r.endedAt !== undefined, 30_000);
     expect(closed.outcome).toBe("client_closed");
     expect(closed.tokensWritten).toBe(0);
     // The hedge came second, after the first attempt had had its chance.

@@ -41,7 +41,7 @@ beforeAll(async () => {
     ledger: { flushMs: 60_000 },
     observer: events.observer,
   });
-}, 60_000);
+});
 afterAll(async () => {
   await h?.close();
   await database?.drop();
@@ -76,7 +76,7 @@ describe("the ledger on a PostgreSQL server", () => {
     const usage = await admin.getUsage({ name: "pg-key" });
     expect(report.rows).toHaveLength(1);
     expect(report.rows[0]).toMatchObject({ group: { key: "pg-key" }, requests: usage.requests, costUsdMicros: usage.spendUsdMicros });
-  }, 60_000);
+  });
 
   it("cancels a statement past its bound in the database, and removes rows past the retention in bounded batches", async () => {
     const db = openPgDatabase(database.url, 1, () => undefined);
@@ -93,5 +93,5 @@ describe("the ledger on a PostgreSQL server", () => {
     } finally {
       await db.close();
     }
-  }, 30_000);
+  });
 });

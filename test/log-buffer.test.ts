@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { createInterface } from "node:readline";
 import { afterEach, describe, expect, it } from "vitest";
+import { adopt } from "./helpers/processes.js";
 
 /**
  * The default logger writes to fd 1 through a buffer, so it is tested in a
@@ -26,7 +27,7 @@ afterEach(() => {
 });
 
 function startChild() {
-  const child = spawn(process.execPath, ["--input-type=module", "-e", SCRIPT], { stdio: ["pipe", "pipe", "inherit"] });
+  const child = adopt(spawn(process.execPath, ["--input-type=module", "-e", SCRIPT], { stdio: ["pipe", "pipe", "inherit"] }));
   children.push(child);
   const lines: Array<Record<string, unknown>> = [];
   const waiters: Array<() => void> = [];

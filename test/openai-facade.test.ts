@@ -86,7 +86,7 @@ describe("the official openai SDK against the facade", () => {
     for await (const chunk of stream) {
       if (chunk.choices[0]?.delta.content && ++received === 5) stream.controller.abort();
     }
-    const record = await h.sim.records.waitFor((r) => r.tag === "sdk-abort" && r.endedAt !== undefined, 10_000);
+    const record = await h.sim.records.waitFor((r) => r.tag === "sdk-abort" && r.endedAt !== undefined, 30_000);
     expect(received).toBe(5);
     expect(record.outcome).toBe("client_closed");
     expect(record.tokensWritten).toBe(5);
@@ -202,7 +202,7 @@ describe("SSE on the wire", () => {
     } catch {
       // our abort
     }
-    const record = await h.sim.records.waitFor((r) => r.tag === "raw-abort" && r.endedAt !== undefined, 10_000);
+    const record = await h.sim.records.waitFor((r) => r.tag === "raw-abort" && r.endedAt !== undefined, 30_000);
     expect(record.outcome).toBe("client_closed");
     expect(h.logs().find((l) => l.event === "stream.end" && l.requestId === record.requestId)).toMatchObject({ outcome: "canceled" });
   });

@@ -108,7 +108,7 @@ describe("every field the openai SDK declares is acted on or named in sluice-dro
     expect(data.choices[0]!.message.content).not.toBe("");
     expect(dropped(response.headers.get("sluice-dropped-params"))).toEqual([...NOT_ACTED_ON].sort());
     // And the ones acted on reached the upstream.
-    const record = await h.sim.records.waitFor((r) => r.tag === "every-field", 5000);
+    const record = await h.sim.records.waitFor((r) => r.tag === "every-field", 30_000);
     expect(record.body).toMatchObject({ seed: 3, top_p: 0.9, user: "u-1", logprobs: true, top_logprobs: 2, reasoning_effort: "low" });
     for (const field of NOT_ACTED_ON) expect(record.body).not.toHaveProperty(field);
   });

@@ -63,7 +63,7 @@ describe.each(KINDS)("PII policies, %s upstream", (kind) => {
       expect(got.toolCalls).toHaveLength(1);
       expect((got.toolCalls[0]!.arguments as { note: string }).note).toBe(SENSITIVE);
 
-      const record = await h.sim.records.waitFor((r) => r.tag === tag, 5_000);
+      const record = await h.sim.records.waitFor((r) => r.tag === tag, 30_000);
       const sent = JSON.stringify(record.body);
       for (const value of [EMAIL, CARD, CN_ID]) expect(sent).not.toContain(value);
       expect(sent).toContain("<EMAIL_1>");
@@ -101,9 +101,9 @@ describe.each(KINDS)("PII policies, %s upstream", (kind) => {
 
   it("local-only: a request with PII goes to the local target only, one without stays on the first; an alias with no local target refuses", async () => {
     await answerViaFacade(h.url, "sensitive", `#sim tokens=3 tag=pii-${kind}-local\n${SENSITIVE}`);
-    expect((await h.sim.records.waitFor((r) => r.tag === `pii-${kind}-local`, 5_000)).model).toContain("sim-local");
+    expect((await h.sim.records.waitFor((r) => r.tag === `pii-${kind}-local`, 30_000)).model).toContain("sim-local");
     await answerViaFacade(h.url, "sensitive", `#sim tokens=3 tag=pii-${kind}-plain\nwhat is the capital of France?`);
-    expect((await h.sim.records.waitFor((r) => r.tag === `pii-${kind}-plain`, 5_000)).model).toContain("sim-cloud");
+    expect((await h.sim.records.waitFor((r) => r.tag === `pii-${kind}-plain`, 30_000)).model).toContain("sim-cloud");
 
     const failure = await rpcFailure(collect(chatClient(transports(h.url)["grpc (connect-node, h2)"]!).streamChat(userRequest("cloud-only", SENSITIVE))));
     expect(failure.code).toBe(Code.FailedPrecondition);
@@ -112,7 +112,7 @@ describe.each(KINDS)("PII policies, %s upstream", (kind) => {
 
   it("localOnly: every request of the alias is served locally, whatever it holds", async () => {
     await answerViaGrpc(h.url, "resident", `#sim tokens=3 tag=pii-${kind}-resident\nwhat is the capital of France?`);
-    expect((await h.sim.records.waitFor((r) => r.tag === `pii-${kind}-resident`, 5_000)).model).toContain("sim-local");
+    expect((await h.sim.records.waitFor((r) => r.tag === `pii-${kind}-resident`, 30_000)).model).toContain("sim-local");
   });
 
   // Anthropic has no embeddings API: its wire is left out here, not skipped.

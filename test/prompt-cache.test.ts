@@ -112,7 +112,7 @@ async function converse(ask: Ask, alias: string, system: string, tag: string) {
     const turn = await ask(alias, system, conversation);
     turns.push(turn);
     conversation.push({ role: "assistant", content: turn.text });
-    bodies.push((await h.sim.records.waitFor((r) => r.tag === `${tag}-${n}`, 5000)).body as Record<string, unknown>);
+    bodies.push((await h.sim.records.waitFor((r) => r.tag === `${tag}-${n}`, 30_000)).body as Record<string, unknown>);
   }
   return { conversation, turns, bodies };
 }

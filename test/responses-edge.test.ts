@@ -147,7 +147,7 @@ describe.each(PROVIDER_KINDS)("via %s: structured output with text.format", (kin
     expect(response.output_parsed).not.toBeNull();
     expect(Forecast.parse(response.output_parsed)).toEqual(response.output_parsed);
     expect(JSON.parse(response.output_text)).toEqual(response.output_parsed);
-    const record = await h.sim.records.waitFor((r) => r.tag === `responses-parse-${kind}`, 10_000);
+    const record = await h.sim.records.waitFor((r) => r.tag === `responses-parse-${kind}`, 30_000);
     expect(schemaSent(kind, record.body as Record<string, unknown>)).toEqual(format.schema);
   });
 
@@ -166,7 +166,7 @@ describe.each(PROVIDER_KINDS)("via %s: a client that stops reading closes the up
    * can only be the client's abort travelling up.
    */
   async function closedUpstream(h: Harness, tag: string) {
-    const record = await h.sim.records.waitFor((r) => r.tag === tag && r.endedAt !== undefined, 10_000);
+    const record = await h.sim.records.waitFor((r) => r.tag === tag && r.endedAt !== undefined, 30_000);
     expect(record.outcome).toBe("client_closed");
     expect(record.tokensWritten).toBe(5);
     const end = await h.waitForLog((l) => l.event === "stream.end" && l.requestId === record.requestId);
@@ -204,7 +204,7 @@ describe.each(PROVIDER_KINDS)("via %s: a client that stops reading closes the up
     const abort = new AbortController();
     const pending = responsesClient(h.url).responses.create({ model: "sim", input: `#sim tokens=2000 fail=stall fail_at=5 tag=${tag}` }, { signal: abort.signal });
     // The gateway gathers the answer for a JSON reply: abort once the upstream has written its 5 tokens and stalled.
-    await h.sim.records.waitFor((r) => r.tag === tag && r.tokensWritten === 5, 10_000);
+    await h.sim.records.waitFor((r) => r.tag === tag && r.tokensWritten === 5, 30_000);
     abort.abort();
     await expect(pending).rejects.toBeInstanceOf(OpenAI.APIUserAbortError);
     await closedUpstream(h, tag);

@@ -35,7 +35,7 @@ describe("resumable streams, one gateway (in-process store)", () => {
     expect(first.filter((m) => m.delta.case === "text")).toHaveLength(8);
     const last = first.at(-1)!.sequence;
     // The upstream holds after 12 tokens, so it is still running when the reader arrives: stored messages first, then live ones.
-    await h.sim.records.waitFor((r) => r.tag === "resume-grpc" && r.heldAt !== undefined, 10_000);
+    await h.sim.records.waitFor((r) => r.tag === "resume-grpc" && r.heldAt !== undefined, 30_000);
     const resumed = collect(client.resumeStream({ responseId: id, afterSequence: last }));
     h.sim.records.release("resume-grpc");
     const rest = await resumed;
@@ -44,7 +44,7 @@ describe("resumable streams, one gateway (in-process store)", () => {
     expect(textOf(all)).toBe(direct);
     expect(direct).toBe(simulatedText(1, 30));
     expect(all.at(-1)!.delta.case).toBe("finish");
-    const record = await h.sim.records.waitFor((r) => r.tag === "resume-grpc" && r.endedAt !== undefined, 10_000);
+    const record = await h.sim.records.waitFor((r) => r.tag === "resume-grpc" && r.endedAt !== undefined, 30_000);
     expect(record.outcome).toBe("completed");
   });
 
@@ -62,7 +62,7 @@ describe("resumable streams, one gateway (in-process store)", () => {
     const first = await startAndDrop(client, "#sim tokens=2000 fail=stall fail_at=4 tag=resume-cancel", 4);
     const id = responseIdOf(first);
     await client.cancelStream({ responseId: id });
-    const record = await h.sim.records.waitFor((r) => r.tag === "resume-cancel" && r.endedAt !== undefined, 10_000);
+    const record = await h.sim.records.waitFor((r) => r.tag === "resume-cancel" && r.endedAt !== undefined, 30_000);
     expect(record.outcome).toBe("client_closed");
     const error = await rpcFailure(collect(client.resumeStream({ responseId: id, afterSequence: 1n })));
     expect(error.code).toBe(Code.Canceled);
@@ -114,7 +114,7 @@ describe("resumable streams: detach grace and backlog bound", () => {
 
   it("cancel the upstream when nobody resumes within the grace, and tell later readers why", async () => {
     const first = await startAndDrop(client, "#sim tokens=2000 fail=stall fail_at=3 tag=grace-expiry", 3);
-    const record = await h.sim.records.waitFor((r) => r.tag === "grace-expiry" && r.endedAt !== undefined, 10_000);
+    const record = await h.sim.records.waitFor((r) => r.tag === "grace-expiry" && r.endedAt !== undefined, 30_000);
     expect(record.outcome).toBe("client_closed");
     const error = await rpcFailure(collect(client.resumeStream({ responseId: responseIdOf(first), afterSequence: 3n })));
     expect(error.code).toBe(Code.Canceled);

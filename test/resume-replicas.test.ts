@@ -47,7 +47,7 @@ beforeAll(async () => {
   ]);
   // The Redis connections come up after the listener: wait for them before the first request.
   await Promise.all([a, b, c].flatMap((g) => [g.waitForLine((l) => l.event === "store.connected"), g.waitForLine((l) => l.event === "resume.connected")]));
-}, 60_000);
+});
 
 afterAll(async () => {
   await Promise.all([a, b, c].filter(Boolean).map((g) => g.stop()));
@@ -68,7 +68,7 @@ describe("resumable streams across gateway processes sharing one Redis", () => {
     const direct = textOf(await collect(client(a).streamChat(userRequest("sim", "#sim tokens=40"), bearer(OWNER_KEY))));
     const first = await startAndDrop(a, "#sim tokens=40 hold_at=15 tag=replicas-resume", 10);
     expect(first.filter((m) => m.delta.case === "text")).toHaveLength(10);
-    await sim.records.waitFor((r) => r.tag === "replicas-resume" && r.heldAt !== undefined, 10_000);
+    await sim.records.waitFor((r) => r.tag === "replicas-resume" && r.heldAt !== undefined, 30_000);
     const resume = (g: GatewayProcess) => collect(client(g).resumeStream({ responseId: responseIdOf(first), afterSequence: first.at(-1)!.sequence }, bearer(OWNER_KEY)));
     const resumed = Promise.all([resume(b), resume(c)]);
     sim.records.release("replicas-resume");
@@ -79,7 +79,7 @@ describe("resumable streams across gateway processes sharing one Redis", () => {
     expect(textOf(all)).toBe(direct);
     expect(direct).toBe(simulatedText(1, 40));
     expect(all.at(-1)!.delta.case).toBe("finish");
-    expect((await sim.records.waitFor((r) => r.tag === "replicas-resume" && r.endedAt !== undefined, 10_000)).outcome).toBe("completed");
+    expect((await sim.records.waitFor((r) => r.tag === "replicas-resume" && r.endedAt !== undefined, 30_000)).outcome).toBe("completed");
   });
 
   it("refuse another key with PERMISSION_DENIED, on every replica, for resume and cancel", async () => {
@@ -90,14 +90,14 @@ describe("resumable streams across gateway processes sharing one Redis", () => {
       expect((await rpcFailure(client(g).cancelStream({ responseId: id }, bearer(OTHER_KEY)))).code).toBe(Code.PermissionDenied);
     }
     await client(b).cancelStream({ responseId: id }, bearer(OWNER_KEY));
-    await sim.records.waitFor((r) => r.tag === "replicas-other-key" && r.endedAt !== undefined, 10_000);
+    await sim.records.waitFor((r) => r.tag === "replicas-other-key" && r.endedAt !== undefined, 30_000);
   });
 
   it("stop the upstream on replica A when CancelStream reaches replica B; a reader then gets CANCELLED", async () => {
     const first = await startAndDrop(a, "#sim tokens=2000 fail=stall fail_at=3 tag=replicas-cancel", 3);
     const id = responseIdOf(first);
     await client(b).cancelStream({ responseId: id }, bearer(OWNER_KEY));
-    const record = await sim.records.waitFor((r) => r.tag === "replicas-cancel" && r.endedAt !== undefined, 10_000);
+    const record = await sim.records.waitFor((r) => r.tag === "replicas-cancel" && r.endedAt !== undefined, 30_000);
     expect(record.outcome).toBe("client_closed");
     expect(record.tokensWritten).toBe(3);
     const error = await rpcFailure(collect(client(b).resumeStream({ responseId: id, afterSequence: 3n }, bearer(OWNER_KEY))));
@@ -107,7 +107,7 @@ describe("resumable streams across gateway processes sharing one Redis", () => {
   it("cancel the upstream when nobody resumes within the grace, then answer NOT_FOUND naming the id once the retention has passed", async () => {
     const first = await startAndDrop(c, "#sim tokens=2000 fail=stall fail_at=2 tag=replicas-expiry", 2);
     const id = responseIdOf(first);
-    const record = await sim.records.waitFor((r) => r.tag === "replicas-expiry" && r.endedAt !== undefined, 10_000);
+    const record = await sim.records.waitFor((r) => r.tag === "replicas-expiry" && r.endedAt !== undefined, 30_000);
     expect(record.outcome).toBe("client_closed");
     // Retention is the subject: wait until Redis itself has dropped the stream (its PEXPIRE), whatever the machine's speed.
     const redis = await inspector();
@@ -134,7 +134,7 @@ describe("resumable streams across gateway processes sharing one Redis", () => {
     const lastId = first.events.at(-1)!.id!;
     expect(lastId).toMatch(/^\d+$/);
     const completionId = (JSON.parse(first.events[0]!.data) as { id: string }).id;
-    await sim.records.waitFor((r) => r.tag === "replicas-facade" && r.heldAt !== undefined, 10_000);
+    await sim.records.waitFor((r) => r.tag === "replicas-facade" && r.heldAt !== undefined, 30_000);
     const resumed = readFacadeEvents(`${b.url}/v1/chat/completions/${completionId}/stream`, { method: "GET", headers: { authorization: `Bearer ${OWNER_KEY}`, "last-event-id": lastId } });
     sim.records.release("replicas-facade");
     const rest = await resumed;

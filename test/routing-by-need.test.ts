@@ -68,7 +68,7 @@ describe("routing by what a request needs", () => {
     expect(sent.map((r) => r.model)).toEqual(["sim-vision?tokens=3"]);
     // Text alone still goes to the primary.
     await openai().chat.completions.create({ model: "seeing", messages: [{ role: "user", content: "#sim tag=need-text\nhello" }] });
-    expect((await h.sim.records.waitFor((r) => r.tag === "need-text", 5_000)).model).toBe("sim-text?tokens=3");
+    expect((await h.sim.records.waitFor((r) => r.tag === "need-text", 30_000)).model).toBe("sim-text?tokens=3");
   });
 
   it("a request needing tools where no target calls them is refused before any upstream call, naming the capability", async () => {
@@ -96,7 +96,7 @@ describe("routing by what a request needs", () => {
     const dropped = Number(header!.split("=")[1]);
     expect(dropped).toBeGreaterThan(0);
 
-    const record = await h.sim.records.waitFor((r) => r.tag === "need-long", 5_000);
+    const record = await h.sim.records.waitFor((r) => r.tag === "need-long", 30_000);
     const body = record.body as { messages: Array<{ role: string; content: string }> };
     expect(body.messages[0]).toEqual({ role: "system", content: "You answer questions about the archive." });
     expect(body.messages.at(-1)!.content).toContain("what did turn 99 say?");
@@ -123,7 +123,7 @@ describe("routing by what a request needs", () => {
     expect(k % 8).toBe(0);
     expect(summaries()).toBe(before + 1);
 
-    const record = await h.sim.records.waitFor((r) => r.tag === "need-summary-1", 5_000);
+    const record = await h.sim.records.waitFor((r) => r.tag === "need-summary-1", 30_000);
     const body = record.body as { messages: Array<{ role: string; content: string }> };
     expect(body.messages[0]!.content).toBe("You answer questions about the archive.");
     expect(body.messages[1]!.role).toBe("system");

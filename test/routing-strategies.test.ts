@@ -134,7 +134,7 @@ describe("strategies over real requests", () => {
   it("least-busy sends the next request where fewer streams are in flight", async () => {
     const abort = new AbortController();
     const held = collect(client().streamChat(userRequest("busy", "#sim fail=stall fail_at=1 tag=b-held"), { signal: abort.signal })).catch(() => undefined);
-    await h.sim.records.waitFor((r) => r.tag === "b-held" && r.outcome === "stalled", 10_000);
+    await h.sim.records.waitFor((r) => r.tag === "b-held" && r.outcome === "stalled", 30_000);
     expect(await servedBy("busy")).toBe("two");
     abort.abort();
     await held;

@@ -86,7 +86,7 @@ describe("graceful shutdown on SIGTERM", () => {
     expect(received.some((m) => m.delta.case === "finish")).toBe(false);
     expect(error?.code).toBe(Code.Unavailable);
     expect(error?.rawMessage).toMatch(/shutting down/);
-    const record = await sim.records.waitFor((r) => r.tag === "drain-cut" && r.endedAt !== undefined, 10_000);
+    const record = await sim.records.waitFor((r) => r.tag === "drain-cut" && r.endedAt !== undefined, 30_000);
     expect(record.outcome).toBe("client_closed");
     expect(record.tokensWritten).toBe(5);
     expect(await exited).toBe(0);
@@ -116,7 +116,7 @@ describe("a stopped gateway leaves nothing open upstream", () => {
     await collect(chatClient(transports(gw.url)["grpc (connect-node, h2)"]!).streamChat(userRequest("sim", "#sim tokens=3")));
     expect(sim.stats().openConnections).toBeGreaterThan(0);
     expect(await gw.stop()).toBe(0);
-    await sim.whenNoConnections(5000);
+    await sim.whenNoConnections(30_000);
     expect(sim.stats()).toMatchObject({ openConnections: 0, activeRequests: 0 });
   });
 });

@@ -110,7 +110,7 @@ describe("the simulator's embedding APIs", () => {
   it("records each embedding request", async () => {
     const tag = `emb-rec-${Date.now()}`;
     await post("/v1/embeddings", { model: `sim-embed?tag=${tag}`, input: ["a", "b", "c"] });
-    const record = await sim.records.waitFor((r) => r.tag === tag && r.outcome === "completed", 5_000);
+    const record = await sim.records.waitFor((r) => r.tag === tag && r.outcome === "completed", 30_000);
     expect(record.format).toBe("openai-embeddings");
     expect(record.tokensWritten).toBe(3);
   });

@@ -54,13 +54,13 @@ describe("simulator", () => {
       body: JSON.stringify({ model: "sim-1?fail=stall&tag=stalled", stream: true, messages: [{ role: "user", content: "x" }] }),
       signal: abort.signal,
     });
-    await sim.records.waitFor((r) => r.tag === "stalled", 10_000);
+    await sim.records.waitFor((r) => r.tag === "stalled", 30_000);
     const idle = await request(`${sim.origin}/_sim/idle?timeout_ms=100`);
     expect(idle.statusCode).toBe(408);
     await idle.body.dump();
     abort.abort();
     await stalled.then((r) => r.body.dump()).catch(() => undefined);
-    await sim.records.waitFor((r) => r.tag === "stalled" && r.endedAt !== undefined, 10_000);
+    await sim.records.waitFor((r) => r.tag === "stalled" && r.endedAt !== undefined, 30_000);
   });
 
   it("hold_at holds a stream silent after N tokens until its tag is released", async () => {
@@ -69,7 +69,7 @@ describe("simulator", () => {
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ model: "sim-1?tokens=5&seed=9&hold_at=2&tag=held", stream: true, messages: [{ role: "user", content: "x" }] }),
     });
-    const held = await sim.records.waitFor((r) => r.tag === "held" && r.heldAt !== undefined, 10_000);
+    const held = await sim.records.waitFor((r) => r.tag === "held" && r.heldAt !== undefined, 30_000);
     expect(held).toMatchObject({ tokensWritten: 2, outcome: "streaming" });
     expect(held.endedAt).toBeUndefined();
     const release = await request(`${sim.origin}/_sim/release?tag=held`, { method: "POST" });

@@ -45,7 +45,7 @@ describe.each(PROVIDER_KINDS)("structured outputs via %s", (kind) => {
     });
     const parsed = completion.choices[0]!.message.parsed;
     expect(Forecast.parse(parsed)).toEqual(parsed);
-    const record = await h.sim.records.waitFor((r) => r.tag === `parse-${kind}`, 2000);
+    const record = await h.sim.records.waitFor((r) => r.tag === `parse-${kind}`, 30_000);
     expect(schemaSent(kind, record.body as Record<string, unknown>)).toEqual(format.json_schema.schema);
   });
 
@@ -133,7 +133,7 @@ describe("JSON mode without a schema", () => {
     expect(res.statusCode).toBe(200);
     expect(res.headers["sluice-dropped-params"]).toBe("response_format");
     await res.body.json();
-    const record = await h.sim.records.waitFor((r) => r.tag === "json-dropped", 2000);
+    const record = await h.sim.records.waitFor((r) => r.tag === "json-dropped", 30_000);
     expect(record.body).not.toHaveProperty("output_config");
   });
 });

@@ -45,7 +45,7 @@ beforeAll(async () => {
   gateways = await Promise.all([0, 1, 2].map(() => startGatewayProcess(config, { env: { ...process.env, SLUICE_ADMIN_KEY: ADMIN_KEY } })));
   await Promise.all(gateways.map((g) => g.waitForLine((l) => l.event === "store.connected")));
   load = await startCpuLoad();
-}, 60_000);
+});
 
 afterAll(async () => {
   await load?.stop();

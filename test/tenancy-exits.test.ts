@@ -47,7 +47,7 @@ describe("usage is settled on every way a stream can end", () => {
       await first;
       stream.pause();
       // Backpressure reached the upstream: the gateway is blocked writing to this client.
-      await h.sim.records.waitFor((r) => r.tag === tag && r.waitingForDrain === true, 15_000);
+      await h.sim.records.waitFor((r) => r.tag === tag && r.waitingForDrain === true, 30_000);
       session.destroy();
       const record = await events.recorded(tag);
       expect(record).toMatchObject({ outcome: "canceled", code: "canceled", estimated: true });

@@ -213,7 +213,7 @@ describe("a budget refusal while streams are in flight", () => {
       headers: { "content-type": "application/json", ...bearer(KEYS.held), "x-request-id": heldId },
       body: JSON.stringify({ model: "sim", max_tokens: 10, stream: true, messages: [{ role: "user", content: `#sim tokens=3 hold_at=1 tag=${tag}` }] }),
     });
-    await h.sim.records.waitFor((r) => r.tag === tag && r.heldAt !== undefined, 10_000);
+    await h.sim.records.waitFor((r) => r.tag === tag && r.heldAt !== undefined, 30_000);
     try {
       const refused = await chatCompletion(KEYS.held, { model: "sim", max_tokens: 10 });
       expect(refused.res.status).toBe(402);
@@ -292,7 +292,7 @@ describe("usage records", () => {
     } catch {
       // our own abort
     }
-    await h.sim.records.waitFor((r) => r.tag === tag && r.endedAt !== undefined, 10_000);
+    await h.sim.records.waitFor((r) => r.tag === tag && r.endedAt !== undefined, 30_000);
     const record = await stored(id);
     expect(record).toMatchObject({
       outcome: "canceled",

@@ -60,7 +60,7 @@ describe.each(PROVIDER_KINDS)("per-phase timeouts, %s upstream", (kind) => {
       expect(error?.code).toBe(Code.Unavailable);
       expect(error?.rawMessage).toBe(message);
       expect(received.some((m) => m.delta.case === "finish")).toBe(false);
-      const record = await h.sim.records.waitFor((r) => r.tag === tag && r.endedAt !== undefined, 10_000);
+      const record = await h.sim.records.waitFor((r) => r.tag === tag && r.endedAt !== undefined, 30_000);
       expect(record.outcome).toBe("client_closed");
     });
   }

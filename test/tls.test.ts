@@ -94,7 +94,7 @@ describe("TLS on the listener", () => {
 
   it("answers buf curl (Go's TLS stack) through reflection, verifying with --cacert", async () => {
     const { stdout } = await run("node_modules/.bin/buf", ["curl", "--cacert", pki.ca.certFile, "--data", '{"service":""}', `${h.url}/grpc.health.v1.Health/Check`], {
-      timeout: 15_000,
+      timeout: 60_000,
     });
     expect(JSON.parse(stdout)).toEqual({ status: "SERVING" });
   });

@@ -28,6 +28,6 @@ describe("the gateway with its upstream in process", () => {
     const { received, record } = await cancelAfter(h, "grpc (connect-node, h2)", "cancel-in-process", 3);
     expect(received).toBe(3);
     expect(record).toMatchObject({ outcome: "client_closed", tokensWritten: 3 });
-    await h.sim.whenNoConnections(10_000);
+    await h.sim.whenNoConnections(30_000);
   });
 });

@@ -129,6 +129,6 @@ describe("bad requests", () => {
     });
     const messages = await collect(client.streamChat(request));
     expect(messages.at(-1)!.delta.case).toBe("finish");
-    expect((await h.sim.records.waitFor((r) => r.tag === "full", 1000)).outcome).toBe("completed");
+    expect((await h.sim.records.waitFor((r) => r.tag === "full", 30_000)).outcome).toBe("completed");
   });
 });

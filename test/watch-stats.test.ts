@@ -66,7 +66,7 @@ describe("WatchStats with the console open", () => {
       const okBefore = before.outcomes.find((o) => o.outcome === "ok")?.total ?? 0n;
       const chat = chatClient(transports(h.url)["connect (connect-node, HTTP/1.1)"]!);
       const done = collect(chat.streamChat(userRequest("sim", "#sim hold_at=2 tag=watch-active")));
-      await h.sim.records.waitFor((r) => r.tag === "watch-active" && r.heldAt !== undefined, 10_000);
+      await h.sim.records.waitFor((r) => r.tag === "watch-active" && r.heldAt !== undefined, 30_000);
       const during = await step();
       expect(during.activeStreams).toBe(1);
       expect(during.queues).toEqual([expect.objectContaining({ provider: "simulator", inFlight: 1 })]);
@@ -157,7 +157,7 @@ describe("WatchStats per-key headroom", () => {
       const chat = chatClient(transports(h.url)["grpc (connect-node, h2)"]!);
       const request = userRequest("sim", "#sim hold_at=2 tag=watch-headroom", { sampling: { maxTokens: 50 } });
       const done = collect(chat.streamChat(request, { headers: { authorization: `Bearer ${TENANT_KEY}`, "x-request-id": "watch-headroom" } }));
-      await h.sim.records.waitFor((r) => r.tag === "watch-headroom" && r.heldAt !== undefined, 10_000);
+      await h.sim.records.waitFor((r) => r.tag === "watch-headroom" && r.heldAt !== undefined, 30_000);
       const during = await team();
       // Admitted: one request of the minute used, the prompt's estimate plus max_tokens reserved, one slot held.
       expect(during).toMatchObject({ requestsRemaining: 9, streamsActive: 1 });

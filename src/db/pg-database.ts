@@ -7,11 +7,20 @@ import { type Database, SESSION_SETTINGS } from "./database.js";
  * bound their waits (the cache's lookup deadline) and count them.
  */
 export function openPgDatabase(url: string, poolSize: number, onError: (error: Error) => void): Database {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 30_000 });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolSize,
+    connectionTimeoutMillis: 5_000,
+    idleTimeoutMillis: 30_000,
+    // Awaited before the new connection is handed out: issued from the "connect" event instead, the settings
+    // ran beside the caller's first query on the same client, which pg deprecates (and warned about). A
+    // failure is reported, not thrown: the connection works without them, as it did then.
+    onConnect: async (client) => {
+      await client.query(SESSION_SETTINGS).catch(onError);
+    },
+  });
   // An idle client's error (the server restarted) must not take the process down.
   pool.on("error", onError);
-  // Queued before the connection's first query: pg runs a client's queries in order.
-  pool.on("connect", (client) => void client.query(SESSION_SETTINGS).catch(onError));
   return {
     kind: "server",
     async query(sql, params) {

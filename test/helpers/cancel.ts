@@ -39,7 +39,7 @@ export async function cancelAfter(h: Harness, kind: CancelClient, tag: string, a
     for (let at = 0; n < tokens.length && text.startsWith(tokens[n]!, at); at += tokens[n++]!.length);
     return n;
   };
-  const closed = () => h.sim.records.waitFor((r) => r.tag === tag && r.endedAt !== undefined, 10_000);
+  const closed = () => h.sim.records.waitFor((r) => r.tag === tag && r.endedAt !== undefined, 30_000);
   if (kind === "grpc (@grpc/grpc-js)") {
     const s = grpcJsStream(h.url, request);
     await new Promise<void>((resolve) => {

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { availableParallelism } from "node:os";
+import { adopt } from "./processes.js";
 
 /** Busy-loop processes, one per core: a machine that is busy for reasons of its own. */
 export interface CpuLoad {
@@ -12,7 +13,7 @@ export interface CpuLoad {
 export async function startCpuLoad(count = availableParallelism()): Promise<CpuLoad> {
   const children: ChildProcess[] = [];
   for (let i = 0; i < count; i++) {
-    const child = spawn(process.execPath, ["-e", "process.stdout.write('spinning\\n'); for (;;) {}"], { stdio: ["ignore", "pipe", "ignore"] });
+    const child = adopt(spawn(process.execPath, ["-e", "process.stdout.write('spinning\\n'); for (;;) {}"], { stdio: ["ignore", "pipe", "ignore"] }));
     children.push(child);
     await once(child.stdout!, "data");
   }

@@ -177,7 +177,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     url: sluice.server.url,
     logText: () => text,
     logs,
-    waitForLog(predicate, timeoutMs = 10_000) {
+    waitForLog(predicate, timeoutMs = 30_000) {
       return new Promise((resolve, reject) => {
         const check = () => {
           const found = logs().find(predicate);
@@ -205,7 +205,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
  * Waits until the gateway reports ready (a fail-closed store connects
  * asynchronously), as a load balancer would before sending it traffic.
  */
-async function untilReady(health: HealthState, timeoutMs = 10_000): Promise<void> {
+async function untilReady(health: HealthState, timeoutMs = 60_000): Promise<void> {
   const signal = AbortSignal.timeout(timeoutMs);
   while (!health.ready) {
     if (signal.aborted || health.closed) throw new Error(`gateway not ready within ${timeoutMs} ms (waiting for ${health.waitingFor.join(", ")})`);

@@ -5,6 +5,7 @@ import { createConnection, createServer, type Socket } from "node:net";
 import { createClient } from "redis";
 import { createStoreClient, parseRecord, type SluiceRedisClient } from "../../src/store/redis-tenant-store.js";
 import type { UsageRecord } from "../../src/store/tenant-store.js";
+import { adopt } from "./processes.js";
 
 /** The machine's shared Redis (README: `.ci/run` starts one when `redis-cli ping` fails). */
 export const SHARED_REDIS_URL = process.env.SLUICE_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
@@ -94,10 +95,13 @@ export interface OwnRedis {
 }
 
 async function launch(port: number, extra: readonly string[]): Promise<ChildProcess> {
-  const child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", ...extra], { stdio: ["ignore", "pipe", "pipe"] });
+  const child = adopt(spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", ...extra], { stdio: ["ignore", "pipe", "pipe"] }));
   let out = "";
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`redis-server on ${port} did not start: ${out}`)), 10_000);
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`redis-server on ${port} did not start within 60 s: ${out}`));
+    }, 60_000);
     child.stdout!.on("data", (d: Buffer) => {
       out += d.toString();
       if (out.includes("Ready to accept connections")) {

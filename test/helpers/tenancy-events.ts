@@ -21,7 +21,7 @@ export function tenancyEvents(): TenancyEvents {
   const usage: TenancyEvents["usage"] = [];
   const fallbacks = { admit: 0, settle: 0 };
   const states: TenancyEvents["states"] = [];
-  const until = (predicate: () => boolean, timeoutMs = 15_000) =>
+  const until = (predicate: () => boolean, timeoutMs = 30_000) =>
     new Promise<void>((resolve, reject) => {
       if (predicate()) return resolve();
       const check = () => {
