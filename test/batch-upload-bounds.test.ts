@@ -31,7 +31,7 @@ beforeAll(async () => {
     // Key c's day ends at 3 MiB; every key stores 3 files at most.
     batch: { maxFileBytes: 8 * MiB, maxFilesPerKey: 3, maxUploadBytesPerDay: 3 * MiB },
   });
-}, 60_000);
+});
 afterAll(async () => {
   await h?.close();
   await db?.drop();
@@ -90,7 +90,7 @@ describe("batch files stored in chunks", () => {
     expect(error.status).toBe(400);
     expect(error.message).toMatch(/file: line 3007: /);
     expect(await query("SELECT id FROM sluice_batch_files WHERE filename = 'bad.jsonl' OR (complete = false)")).toEqual([]);
-  }, 60_000);
+  });
 
   it("stores at most batch.maxFilesPerKey files per key; deleting one makes room, and other keys are not counted", async () => {
     const b = sdk(KEYS.b);
@@ -104,7 +104,7 @@ describe("batch files stored in chunks", () => {
     expect(await b.files.delete(ids[0]!)).toMatchObject({ id: ids[0], deleted: true });
     expect(await status(b.files.retrieve(ids[0]!))).toBe(404);
     expect(await status(b.files.create({ file: await toFile(Buffer.from(jsonl(2)), "f4.jsonl"), purpose: "batch" }))).toBe(200);
-  }, 60_000);
+  });
 
   it("takes at most batch.maxUploadBytesPerDay from a key in a UTC day: the upload that passes it is refused and discarded, later ones refused at once", async () => {
     const c = sdk(KEYS.c);
@@ -118,5 +118,5 @@ describe("batch files stored in chunks", () => {
     expect(await status(c.files.create({ file: await toFile(Buffer.from(jsonl(1)), "small.jsonl"), purpose: "batch" }))).toBe(429);
     // Another key's day is its own.
     expect(await status(sdk(KEYS.a).files.create({ file: await toFile(Buffer.from(jsonl(1)), "a.jsonl"), purpose: "batch" }))).toBe(200);
-  }, 60_000);
+  });
 });

@@ -47,7 +47,7 @@ beforeAll(async () => {
     store: { postgres: { url: db.url, poolSize: 4 } },
     batch: { maxFileBytes: 128 * MiB },
   }, { env: { ...process.env, UPLOAD_KEY: KEY } });
-}, 60_000);
+});
 afterAll(async () => {
   await gw?.stop();
   await db?.drop();

@@ -109,7 +109,7 @@ describe("console, open", () => {
     expect(batches).not.toContain("not implemented");
     // The browser logs each refused call's status (501) as an error of its own; nothing else may show.
     expect(tab.errors.filter((e) => !e.startsWith("Failed to load resource"))).toEqual([]);
-  }, 60_000);
+  });
 
   it("names each circuit breaker by the aliases routing to it, the upstream model string beside it; the chart stays in its card", async () => {
     const { page } = tab;
@@ -122,7 +122,7 @@ describe("console, open", () => {
     await page.getByTestId("ttft-chart").locator(".u-legend").waitFor();
     expect(await overflowOf(page, "ttft-chart")).toBeLessThan(1); // sub-pixel rounding; it was 13 px (the card's padding)
     await screenshot(page, "live-breakers");
-  }, 60_000);
+  });
 
   it("Stop cancels the RPC, and the simulator sees its request closed", async () => {
     const { page } = tab;

@@ -43,7 +43,7 @@ beforeAll(async () => {
     batch: { concurrency: 2 },
     observer: events.observer,
   });
-}, 60_000);
+});
 afterAll(async () => {
   await h?.close();
   await redis?.kill();

@@ -67,7 +67,7 @@ beforeAll(async () => {
     batch: { concurrency: 2 },
     observer: events.observer,
   });
-}, 60_000);
+});
 
 afterAll(async () => {
   await h?.close();
@@ -164,5 +164,5 @@ describe("calls kept local are never copied elsewhere", () => {
     await rows("INSERT INTO sluice_dataset_items (dataset, recording_id) VALUES ('legacy-local', 'legacy-hr'), ('legacy-local', 'legacy-resident')");
     await expect(admin.startEvaluation({ dataset: "legacy-local", candidates: ["cloudy"], key: "evaluator" })).rejects.toMatchObject({ rawMessage: expect.stringContaining("local-only") });
     expect(cloudTags().filter((tag) => tag.startsWith("local-"))).toEqual([]);
-  }, 60_000);
+  });
 });

@@ -78,7 +78,7 @@ async function post(path: string, body: unknown): Promise<{ status: number; text
 }
 
 async function upstreamBody(tag: string): Promise<Record<string, any>> {
-  const record = await h.sim.records.waitFor((r) => r.tag === tag, 10_000);
+  const record = await h.sim.records.waitFor((r) => r.tag === tag, 30_000);
   const body = record.body as Record<string, any>;
   const sent = JSON.stringify(body);
   for (const value of NEVER) expect(sent, `${tag}: ${value}`).not.toContain(value);

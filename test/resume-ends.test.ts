@@ -99,7 +99,7 @@ describe.each(["in-process", "redis"] as const)("a resumable stream's end, %s st
     const id = requestId("resumed");
     const tag = `resume-ends-${store}-resumed`;
     const first = await streamAndDrop(client, userRequest("sim", `#sim tokens=12 hold_at=6 tag=${tag}`, resumable), 3, headers(id));
-    await h.sim.records.waitFor((r) => r.tag === tag && r.heldAt !== undefined, 10_000);
+    await h.sim.records.waitFor((r) => r.tag === tag && r.heldAt !== undefined, 30_000);
     const rest = collect(client.resumeStream({ responseId: responseIdOf(first), afterSequence: first.at(-1)!.sequence }, { headers: { authorization: `Bearer ${KEY}` } }));
     h.sim.records.release(tag);
     const all = [...first, ...(await rest)];

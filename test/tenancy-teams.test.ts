@@ -155,7 +155,7 @@ describe("a team's budget held by a member's stream in flight", () => {
       headers: { "content-type": "application/json", ...bearer(KEYS.delta) },
       body: JSON.stringify({ model: "sim", max_tokens: 12, stream: true, messages: [{ role: "user", content: `#sim tokens=3 hold_at=1 tag=${tag}` }] }),
     });
-    await h.sim.records.waitFor((r) => r.tag === tag && r.heldAt !== undefined, 10_000);
+    await h.sim.records.waitFor((r) => r.tag === tag && r.heldAt !== undefined, 30_000);
     try {
       const refusal = await chatCompletion(KEYS.epsilon);
       expect(refusal.res.status).toBe(402);

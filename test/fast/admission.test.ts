@@ -35,7 +35,7 @@ const gateOf = (g: InMemoryGateway) => g.gates.gateFor(g.config.providers.get("a
 /** A stream that holds provider a's one slot until `release()`. */
 async function holder(g: InMemoryGateway) {
   const done = run(g, "#sim hold_at=1 tag=holder");
-  await g.sim.records.waitFor((r) => r.tag === "holder" && r.heldAt !== undefined, 10_000);
+  await g.sim.records.waitFor((r) => r.tag === "holder" && r.heldAt !== undefined, 30_000);
   return {
     async release() {
       g.sim.records.release("holder");

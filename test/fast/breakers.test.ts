@@ -80,7 +80,7 @@ describe("a target's breaker in the attempt loop", () => {
     for (let i = 0; i < 3; i++) await run(g);
     await clock.advance(5_000);
     const probe = run(g, "#sim ttft_ms=1000 tag=probe");
-    await g.sim.records.waitFor((r) => r.tag === "probe" && r.headersAt !== undefined, 10_000);
+    await g.sim.records.waitFor((r) => r.tag === "probe" && r.headersAt !== undefined, 30_000);
     expect((await run(g)).error?.code).toBe("circuit_open");
     await clock.advance(1_000);
     expect((await probe).error).toBeUndefined();
@@ -105,7 +105,7 @@ describe("a target's breaker in the attempt loop", () => {
     for (let i = 0; i < 5; i++) {
       const client = new AbortController();
       const left = run(g, `#sim fail=stall fail_at=0 tag=left-${i}`, client.signal);
-      await g.sim.records.waitFor((r) => r.tag === `left-${i}` && r.outcome === "stalled", 10_000);
+      await g.sim.records.waitFor((r) => r.tag === `left-${i}` && r.outcome === "stalled", 30_000);
       client.abort(new GatewayError("canceled", "client left"));
       expect((await left).error?.code).toBe("canceled");
     }

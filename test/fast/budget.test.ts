@@ -47,7 +47,7 @@ describe("budget reservation and settle (memory store)", () => {
     const { g, principal } = await open(1);
     const text = "#sim hold_at=2 tag=held";
     const done = run(g, principal, text);
-    await g.sim.records.waitFor((r) => r.tag === "held" && r.heldAt !== undefined, 10_000);
+    await g.sim.records.waitFor((r) => r.tag === "held" && r.heldAt !== undefined, 30_000);
     expect(await spend(g)).toMatchObject({ reservedMicros: reservation(text), spendMicros: 0, requests: 0 });
     g.sim.records.release("held");
     expect((await done).error).toBeUndefined();
@@ -61,7 +61,7 @@ describe("budget reservation and settle (memory store)", () => {
     // Room for one reservation (~0.010 USD), not two.
     const { g, principal } = await open(0.015);
     const first = run(g, principal, "#sim hold_at=1 tag=first");
-    await g.sim.records.waitFor((r) => r.tag === "first" && r.heldAt !== undefined, 10_000);
+    await g.sim.records.waitFor((r) => r.tag === "first" && r.heldAt !== undefined, 30_000);
     const { received, error } = await run(g, principal, "second");
     expect(received).toEqual([]);
     expect(error?.code).toBe("budget_exceeded");

@@ -73,7 +73,7 @@ describe("hedged first token", () => {
     const g = open(hedged);
     const clock = useFakeClock();
     const outcome = untilError(g.stream("m", "hi"), toGatewayError);
-    await g.sim.records.waitFor((r) => r.tag === "slow" && r.headersAt !== undefined, 10_000);
+    await g.sim.records.waitFor((r) => r.tag === "slow" && r.headersAt !== undefined, 30_000);
     await clock.advance(199);
     expect(tried(g)).toEqual(["a"]);
     await clock.advance(1);
@@ -84,7 +84,7 @@ describe("hedged first token", () => {
     expect(starts(g).map((e) => e.hedge)).toEqual([false, true]);
     expect(g.attempts.find((e) => e.type === "ended" && e.index === 0)).toMatchObject({ outcome: "lost_hedge" });
     // Closed now, not after its 60 s.
-    const loser = await g.sim.records.waitFor((r) => r.tag === "slow" && r.endedAt !== undefined, 10_000);
+    const loser = await g.sim.records.waitFor((r) => r.tag === "slow" && r.endedAt !== undefined, 30_000);
     expect(loser).toMatchObject({ outcome: "client_closed", tokensWritten: 0 });
   });
 
@@ -110,9 +110,9 @@ describe("hedged first token", () => {
     });
     const clock = useFakeClock();
     const outcome = untilError(g.stream("m", "hi"), toGatewayError);
-    await g.sim.records.waitFor((r) => r.tag === "s1" && r.headersAt !== undefined, 10_000);
+    await g.sim.records.waitFor((r) => r.tag === "s1" && r.headersAt !== undefined, 30_000);
     await clock.advance(100);
-    await g.sim.records.waitFor((r) => r.tag === "s2" && r.headersAt !== undefined, 10_000);
+    await g.sim.records.waitFor((r) => r.tag === "s2" && r.headersAt !== undefined, 30_000);
     await clock.advance(899);
     expect(tried(g)).toEqual(["a", "b"]);
     await clock.advance(1);

@@ -65,7 +65,7 @@ describe("the in-process simulator", () => {
 
   it("a reader that stops reading stops the simulator at its next write: what it wrote stays within the reader's buffer", async () => {
     const res = await post("sim-1?tokens=100&token_chars=10000&tag=paused");
-    const waiting = await sim.records.waitFor((r) => r.tag === "paused" && r.waitingForDrain === true, 10_000);
+    const waiting = await sim.records.waitFor((r) => r.tag === "paused" && r.waitingForDrain === true, 30_000);
     const written = waiting.bytesWritten;
     await settled();
     // Held at undici's 64 KiB high-water mark, of a 1 MB answer, however long nobody reads.
@@ -78,9 +78,9 @@ describe("the in-process simulator", () => {
 
   it("destroying the body is the client leaving: the simulator sees the close and writes nothing more", async () => {
     const res = await post("sim-1?tokens=100&token_chars=10000&tag=left");
-    await sim.records.waitFor((r) => r.tag === "left" && r.waitingForDrain === true, 10_000);
+    await sim.records.waitFor((r) => r.tag === "left" && r.waitingForDrain === true, 30_000);
     res.body.destroy();
-    const ended = await sim.records.waitFor((r) => r.tag === "left" && r.endedAt !== undefined, 10_000);
+    const ended = await sim.records.waitFor((r) => r.tag === "left" && r.endedAt !== undefined, 30_000);
     expect(ended.outcome).toBe("client_closed");
     expect(ended.tokensAfterClose).toBe(0);
     await sim.whenNoConnections(10_000);
@@ -90,10 +90,10 @@ describe("the in-process simulator", () => {
   it("aborting the request while the simulator stalls closes the exchange, as a socket close would", async () => {
     const abort = new AbortController();
     const res = await post("sim-1?fail=stall&fail_at=2&tag=stalled", { signal: abort.signal });
-    await sim.records.waitFor((r) => r.tag === "stalled" && r.outcome === "stalled", 10_000);
+    await sim.records.waitFor((r) => r.tag === "stalled" && r.outcome === "stalled", 30_000);
     abort.abort(new Error("gone"));
     await expect(res.body.text()).rejects.toThrow("gone");
-    const ended = await sim.records.waitFor((r) => r.tag === "stalled" && r.endedAt !== undefined, 10_000);
+    const ended = await sim.records.waitFor((r) => r.tag === "stalled" && r.endedAt !== undefined, 30_000);
     expect(ended).toMatchObject({ outcome: "client_closed", tokensWritten: 2 });
   });
 

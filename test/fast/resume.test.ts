@@ -71,11 +71,11 @@ describe("resumable streams, replayed from the stream log", () => {
     const clock = useFakeClock();
     const g = open();
     const original = await readUntilLeaving(g, "#sim hold_at=2 tag=grace", (received) => texts(received) === 1);
-    await g.sim.records.waitFor((r) => r.tag === "grace" && r.heldAt !== undefined, 10_000);
+    await g.sim.records.waitFor((r) => r.tag === "grace" && r.heldAt !== undefined, 30_000);
     await clock.advance(999);
     expect(g.sim.records.all()[0]?.endedAt).toBeUndefined();
     await clock.advance(1);
-    const closed = await g.sim.records.waitFor((r) => r.tag === "grace" && r.endedAt !== undefined, 10_000);
+    const closed = await g.sim.records.waitFor((r) => r.tag === "grace" && r.endedAt !== undefined, 30_000);
     expect(closed).toMatchObject({ outcome: "client_closed", tokensWritten: 2 });
     const { received, error } = await resume(g, idOf(original));
     expect(textOf(received)).toBe(simulatedText(1, 2));
@@ -85,9 +85,9 @@ describe("resumable streams, replayed from the stream log", () => {
   it("CancelStream stops a detached stream's upstream at once", async () => {
     const g = open();
     const original = await readUntilLeaving(g, "#sim hold_at=2 tag=cancel", (received) => texts(received) === 1);
-    await g.sim.records.waitFor((r) => r.tag === "cancel" && r.heldAt !== undefined, 10_000);
+    await g.sim.records.waitFor((r) => r.tag === "cancel" && r.heldAt !== undefined, 30_000);
     await g.resumable.cancel(idOf(original), undefined);
-    const closed = await g.sim.records.waitFor((r) => r.tag === "cancel" && r.endedAt !== undefined, 10_000);
+    const closed = await g.sim.records.waitFor((r) => r.tag === "cancel" && r.endedAt !== undefined, 30_000);
     expect(closed.outcome).toBe("client_closed");
     const { error } = await resume(g, idOf(original));
     expect(error).toMatchObject({ code: "canceled", message: "the stream was cancelled by CancelStream" });

@@ -183,7 +183,7 @@ describe("phase timeouts on the fake clock", () => {
     });
     const clock = useFakeClock();
     const outcome = untilError(g.stream("m", "hi"), toGatewayError);
-    await g.sim.records.waitFor((r) => r.tag === "slow" && r.headersAt !== undefined, 10_000);
+    await g.sim.records.waitFor((r) => r.tag === "slow" && r.headersAt !== undefined, 30_000);
     await clock.advance(999);
     expect(started(g)).toHaveLength(1);
     await clock.advance(1);
@@ -192,7 +192,7 @@ describe("phase timeouts on the fake clock", () => {
     expect(textOf(received)).toBe(simulatedText(4, 20));
     const ended = g.attempts.find(isEnd(0));
     expect(ended).toMatchObject({ outcome: "failed", code: "upstream_timeout" });
-    const slow = await g.sim.records.waitFor((r) => r.tag === "slow" && r.endedAt !== undefined, 10_000);
+    const slow = await g.sim.records.waitFor((r) => r.tag === "slow" && r.endedAt !== undefined, 30_000);
     expect(slow.outcome).toBe("client_closed");
   });
 });
