@@ -152,6 +152,8 @@ export interface CacheSettings {
   readonly chargeHits: boolean;
   readonly maxEntryBytes: number;
   readonly maxMemoryBytes: number;
+  readonly redisMaxBytes: number;
+  readonly aliasMaxBytes: number;
   readonly maxEmbedChars: number;
 }
 
