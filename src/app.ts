@@ -352,7 +352,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     ...(config.auth.adminKeySha256 !== undefined
       ? {
           admin: tenancy.admin,
-          cacheAdmin: createCacheAdmin(cache, live.current),
+          cacheAdmin: createCacheAdmin(cache, live.current, tenancy.keyIdsNamed),
           reports: createSpendReports({ ...(ledger ? { database: () => database.open() } : {}), tagKeys: () => live.current().auth.tagKeys, thresholds: () => live.current().alerts.thresholds }),
           audit: { ...(auditLog ? { log: auditLog } : {}), trail, authFailed: (event) => auditObserver.authenticated?.(event) },
           evaluations,

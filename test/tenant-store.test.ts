@@ -308,9 +308,9 @@ for (const [name, make] of Object.entries(STORES)) {
     });
 
     describe("with a team and a business line above the key", () => {
-      const team = (limits: KeyLimits, budget?: KeyBudget): ParentLevel => ({ level: "team", name: "search", limits, ...(budget ? { budget } : {}) });
-      const line = (limits: KeyLimits, budget?: KeyBudget): ParentLevel => ({ level: "business_line", name: "consumer", limits, ...(budget ? { budget } : {}) });
-      const parentsOfSettle = (req: AdmitRequest) => req.parents!.map((p) => ({ level: p.level, name: p.name, reservedTokens: p.limits.tokensPerMinute ? req.reserveTokens : 0 }));
+      const team = (limits: KeyLimits, budget?: KeyBudget): ParentLevel => ({ level: "team", id: "search-1", name: "search", limits, ...(budget ? { budget } : {}) });
+      const line = (limits: KeyLimits, budget?: KeyBudget): ParentLevel => ({ level: "business_line", id: "consumer-1", name: "consumer", limits, ...(budget ? { budget } : {}) });
+      const parentsOfSettle = (req: AdmitRequest) => req.parents!.map((p) => ({ level: p.level, id: p.id, name: p.name, reservedTokens: p.limits.tokensPerMinute ? req.reserveTokens : 0 }));
 
       it("refuses at the team when two keys together reach its limit, naming the team, and leaves the refused key's own windows untouched", async () => {
         const { store } = make();
@@ -363,7 +363,7 @@ for (const [name, make] of Object.entries(STORES)) {
         const second = admission("b", {}, { parents, reserveTokens: 900 });
         await admitOk(store, second);
         expect(await store.admit(admission("c", {}, { parents, reserveTokens: 10 }))).toMatchObject({ ok: false, reason: "streams", level: "team" });
-        await store.release({ key: second.key, admissionId: second.admissionId, parents: parents.map(({ level, name }) => ({ level, name })) });
+        await store.release({ key: second.key, admissionId: second.admissionId, parents: parents.map(({ level, id, name }) => ({ level, id, name })) });
         await admitOk(store, admission("c", {}, { parents, reserveTokens: 900 }));
       });
 

@@ -115,12 +115,25 @@ export function entryPrefix(alias: string, scope?: string): string {
 /**
  * Whose entries a request may read: its key's (scope `key`; anonymous
  * callers share one scope), its team's (scope `team`; a key in no team
- * keeps to its own, never to everyone's), or everyone's.
+ * keeps to its own, never to everyone's), or everyone's. Keys and teams
+ * by id, never by name: a key or team created under a removed one's name
+ * reads none of its entries. (Scopes of versions before ids, `key=` and
+ * `team=` with a name, are read by nobody now and leave by their TTL.)
  */
 export function scopeOf(route: { readonly cache: NonNullable<ModelRoute["cache"]> }, principal: Principal | undefined): string {
   if (route.cache.scope === "global") return "*global";
-  if (route.cache.scope === "team" && principal?.team !== undefined) return `team=${principal.team}`;
-  return `key=${principal?.name ?? "*anonymous"}`;
+  if (route.cache.scope === "team" && principal?.team !== undefined && principal.teamId !== undefined) return teamScope(principal.teamId);
+  return principal ? keyScope(principal.id) : "key=*anonymous";
+}
+
+/** A key's cache scope, by its id (Principal.id). */
+export function keyScope(id: string): string {
+  return `kid=${id}`;
+}
+
+/** A team's cache scope, by its id. */
+export function teamScope(id: string): string {
+  return `tid=${id}`;
 }
 
 const NONE = Symbol("timed out");

@@ -267,6 +267,8 @@ export const keyBudgetSchema = z.strictObject({
 /** A team or business line: what its keys may do together, per minute and per budget period. */
 const levelFields = {
   name: keyNameSchema,
+  /** What its counters, spend and team cache scope are kept under; default: its name. A new id starts the level afresh under the same name. */
+  id: keyNameSchema.optional(),
   limits: keyLimitsSchema.prefault({}),
   budget: keyBudgetSchema.optional(),
 };

@@ -72,7 +72,10 @@ export interface TenancyObserver {
   tenantAdmitted?(event: { readonly key: string; readonly alias: string; readonly shared: boolean }): void;
   /** A key's request was refused before any upstream attempt. */
   tenantRefused?(event: {
+    /** The key's name, for people. */
     readonly key: string;
+    /** The key's id (Principal.id): who it was. */
+    readonly keyId: string;
     readonly alias: string;
     readonly reason: LimitReason | "revoked" | "not_allowed" | "store_unavailable";
     /** The level whose limit refused, when a limit did (key, team, business_line). */

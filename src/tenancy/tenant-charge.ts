@@ -4,7 +4,7 @@ import type { ChatRequest } from "../core/chat-request.js";
 import { quoteClientValue } from "../core/client-text.js";
 import { GatewayError, toGatewayError } from "../core/errors.js";
 import type { TenancyObserver } from "../flow/observer.js";
-import type { AdmitResult, ParentLevel, Quota, SettleResult, StreamOutcome, TenantLevel, TenantStore, UsageRecord } from "../store/tenant-store.js";
+import { type AdmitResult, type ParentLevel, type Quota, type SettleResult, type StreamOutcome, subjectOf, type TenantLevel, type TenantStore, type UsageRecord } from "../store/tenant-store.js";
 import { costMicros, maxCostMicros } from "../usage/cost.js";
 import { estimatedInputTokens } from "../usage/prompt-size.js";
 import type { UsageMeter } from "../usage/usage-meter.js";
@@ -43,6 +43,12 @@ export interface TenantCharge {
   end(meter: ChargedUsage, reason?: GatewayError): void;
 }
 
+/** A key, team or business line: its id (what is kept) and its name (what is said). */
+export interface LevelIdentity {
+  readonly id: string;
+  readonly name: string;
+}
+
 /** What a settle reads of a request's usage: a stream's meter, or an embedding call's count. */
 export type ChargedUsage = Pick<UsageMeter, "final" | "ttftMs">;
 
@@ -58,7 +64,7 @@ export interface ChargeDeps {
   /** This replica, named on every record (host/pid). */
   readonly replica?: string;
   /** A level's budget is full (spent or held): its 100 % alert (budget-alerts.ts). */
-  readonly budgetFull?: (level: TenantLevel, name: string) => void;
+  readonly budgetFull?: (level: TenantLevel, ref: LevelIdentity) => void;
 }
 
 export interface ChargeInput {
@@ -159,14 +165,16 @@ const outcomeOf = (reason: GatewayError | undefined): StreamOutcome => (reason =
 export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
   const { principal, request } = input;
   const alias = request.model;
+  // The name is for people (messages, records, metrics); what is counted is kept under the id, which no later key takes.
   const key = principal.name;
+  const subject = subjectOf({ level: "key", id: principal.id });
   if (!mayUse(principal, alias)) {
-    deps.observer?.tenantRefused?.({ key, alias, reason: "not_allowed", requestId: input.requestId });
+    deps.observer?.tenantRefused?.({ key, keyId: principal.id, alias, reason: "not_allowed", requestId: input.requestId });
     throw new GatewayError("permission_denied", `key ${key} may not use model ${quoteClientValue(alias)}`, { field: "model" });
   }
   const parents = parentsOf(principal, deps.hierarchy);
-  const team = parents.find((p) => p.level === "team")?.name;
-  const businessLine = parents.find((p) => p.level === "business_line")?.name;
+  const team = parents.find((p) => p.level === "team");
+  const businessLine = parents.find((p) => p.level === "business_line");
   const startedAt = performance.now();
   let state: "new" | "admitting" | "admitted" | "closed" = "new";
   let admission: { readonly id: string; readonly admittedAt: number; readonly shared: boolean; readonly tokens: number; readonly micros: number; readonly parentTokens: readonly number[] } | undefined;
@@ -187,8 +195,9 @@ export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
         id: held.id,
         requestId: input.requestId,
         key,
-        ...(team === undefined ? {} : { team }),
-        ...(businessLine === undefined ? {} : { businessLine }),
+        keyId: principal.id,
+        ...(team === undefined ? {} : { team: team.name, teamId: team.id }),
+        ...(businessLine === undefined ? {} : { businessLine: businessLine.name, businessLineId: businessLine.id }),
         ...(input.tags && Object.keys(input.tags).length > 0 ? { tags: input.tags } : {}),
         alias,
         target: target?.key ?? "",
@@ -211,13 +220,13 @@ export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
       };
       const result = await deps.store.settle({
         admissionId: held.id,
-        key,
+        key: subject,
         admittedAt: held.admittedAt,
         shared: held.shared,
         ...(principal.budget ? { budgetPeriod: principal.budget.period } : {}),
         reservedTokens: held.tokens,
         reservedMicros: held.micros,
-        ...(parents.length > 0 ? { parents: parents.map((p, i) => ({ level: p.level, name: p.name, reservedTokens: held.parentTokens[i]! })) } : {}),
+        ...(parents.length > 0 ? { parents: parents.map((p, i) => ({ level: p.level, id: p.id, name: p.name, reservedTokens: held.parentTokens[i]! })) } : {}),
         record,
       });
       return { record, result };
@@ -241,7 +250,7 @@ export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
       let result: AdmitResult;
       try {
         result = await deps.store.admit({
-          key,
+          key: subject,
           admissionId: id,
           limits,
           ...(budget ? { budget } : {}),
@@ -252,15 +261,15 @@ export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
         });
       } catch (error) {
         state = "closed";
-        deps.observer?.tenantRefused?.({ key, alias, reason: "store_unavailable", requestId: input.requestId });
+        deps.observer?.tenantRefused?.({ key, keyId: principal.id, alias, reason: "store_unavailable", requestId: input.requestId });
         throw toGatewayError(error);
       }
       input.onQuota?.(result.quota);
       if (!result.ok) {
         state = "closed";
-        deps.observer?.tenantRefused?.({ key, alias, reason: result.reason, requestId: input.requestId, ...(result.reason === "revoked" ? {} : { level: result.level ?? "key" }) });
+        deps.observer?.tenantRefused?.({ key, keyId: principal.id, alias, reason: result.reason, requestId: input.requestId, ...(result.reason === "revoked" ? {} : { level: result.level ?? "key" }) });
         // Full, not merely smaller than this one request: the budget is used up until its period renews.
-        if (result.reason === "budget" && result.retryAfterMs !== undefined) deps.budgetFull?.(result.level ?? "key", result.level ? parents.find((p) => p.level === result.level)!.name : key);
+        if (result.reason === "budget" && result.retryAfterMs !== undefined) deps.budgetFull?.(result.level ?? "key", result.level ? parents.find((p) => p.level === result.level)! : { id: principal.id, name: key });
         throw refusal(principal, parents, result, reserveTokens, reserveMicros, deps.budgetExceededStatus);
       }
       admission = { id, admittedAt: result.admittedAt, shared: result.shared, tokens: tokensAt(principal), micros: reserveMicros, parentTokens: parents.map(tokensAt) };

@@ -36,25 +36,25 @@ describe("what the audit trail records", () => {
   it("refusals are capped per key and reason a minute, like authentication failures", () => {
     const t = trail();
     const hear = refusalAudit(t, 2, () => 0);
-    for (let i = 0; i < 5; i++) hear({ key: "k1", alias: "a", reason: "requests", level: "key" });
-    hear({ key: "k1", alias: "a", reason: "budget", level: "key" });
-    hear({ key: "k2", alias: "a", reason: "requests", level: "key" });
+    for (let i = 0; i < 5; i++) hear({ key: "k1", keyId: "id-k1", alias: "a", reason: "requests", level: "key" });
+    hear({ key: "k1", keyId: "id-k1", alias: "a", reason: "budget", level: "key" });
+    hear({ key: "k2", keyId: "id-k2", alias: "a", reason: "requests", level: "key" });
     expect(t.events.map((e) => [e.actor.id, e.action, e.details?.limited ?? false])).toEqual([
-      ["k1", "limit.refuse", false],
-      ["k1", "limit.refuse", true],
-      ["k1", "budget.refuse", false],
-      ["k2", "limit.refuse", false],
+      ["id-k1", "limit.refuse", false],
+      ["id-k1", "limit.refuse", true],
+      ["id-k1", "budget.refuse", false],
+      ["id-k2", "limit.refuse", false],
     ]);
   });
 
   it("refusals name the reason and the level; PII decisions carry counts by detector", () => {
     const t = trail();
-    refusalAudit(t)({ key: "k1", alias: "a", reason: "budget", level: "team", requestId: "r1" });
-    refusalAudit(t)({ key: "k1", alias: "a", reason: "revoked" });
+    refusalAudit(t)({ key: "k1", keyId: "id-k1", alias: "a", reason: "budget", level: "team", requestId: "r1" });
+    refusalAudit(t)({ key: "k1", keyId: "id-k1", alias: "a", reason: "revoked" });
     complianceAudit(t)({ action: "pii.redact", outcome: "ok", alias: "a", requestId: "r2", found: { email: 2, card: 1 } });
     expect(t.events.map((e) => [e.action, e.outcome, e.details])).toEqual([
-      ["budget.refuse", "refused", { reason: "budget", level: "team" }],
-      ["key.refuse", "refused", { reason: "revoked" }],
+      ["budget.refuse", "refused", { key: "k1", reason: "budget", level: "team" }],
+      ["key.refuse", "refused", { key: "k1", reason: "revoked" }],
       ["pii.redact", "ok", { "found.email": 2, "found.card": 1 }],
     ]);
   });
