@@ -7,6 +7,8 @@ import { openPgDatabase } from "../src/db/pg-database.js";
 import { migrate } from "../src/db/migrations.js";
 import { createStreamDrain } from "../src/ledger/stream-drain.js";
 import type { UsageRecord } from "../src/store/tenant-store.js";
+import { sha256Hex } from "../src/config/key-hash.js";
+import { keyId } from "../src/tenancy/principal.js";
 import { Code } from "@connectrpc/connect";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { SpendDimension } from "../gen/sluice/admin/v1/admin_service_pb.js";
@@ -100,7 +102,8 @@ describe("the spend ledger without Redis", () => {
       await h.sluice.ledger!.flush();
       const rows = await rowsOf(before.map((r) => r.requestId));
       expect(rows).toHaveLength(5);
-      expect(rows[0]).toMatchObject({ key_name: "ledger-key", team: "finance", tags: { project: "atlas" } });
+      // By id too: the name is for people, the id says which key it was (a later key may bear the name).
+      expect(rows[0]).toMatchObject({ key_name: "ledger-key", key_id: keyId(sha256Hex(KEY)), team: "finance", team_id: "finance", tags: { project: "atlas" } });
       expect(rowMicros(rows)).toBe(micros(before));
       expect(new Set(rows.map((r) => r.id))).toEqual(new Set(before.map((r) => r.id)));
 
