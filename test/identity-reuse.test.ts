@@ -1,5 +1,7 @@
+import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import OpenAI, { toFile } from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SpendDimension } from "../gen/sluice/admin/v1/admin_service_pb.js";
 import { adminClient } from "./helpers/admin.js";
 import { type Harness, startHarness } from "./helpers/harness.js";
 import { periodOf } from "../src/usage/periods.js";
@@ -107,6 +109,13 @@ describe("a key created under a revoked key's name", () => {
     // Usage records in the shared stream carry each key's id beside the name.
     const records = (await usageRecords(prefix)).filter((r) => r.key === "counted");
     expect(new Set(records.map((r) => r.keyId))).toEqual(new Set([first.info!.id, second.info!.id]));
+    // And so do the ledger and its reports: one name, two keys, two rows.
+    await h.sluice.ledger!.flush();
+    const report = await admin().getSpendReport({ start: timestampFromMs(Date.now() - 3_600_000), end: timestampFromMs(Date.now() + 60_000), groupBy: [SpendDimension.KEY], filter: { keys: ["counted"] } });
+    expect(report.rows.map((r) => [r.group, Number(r.requests)]).sort((a, b) => Number(a[1]) - Number(b[1]))).toEqual([
+      [{ key: "counted", key_id: second.info!.id }, 1],
+      [{ key: "counted", key_id: first.info!.id }, 3],
+    ]);
   });
 });
 

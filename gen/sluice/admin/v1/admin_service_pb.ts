@@ -1384,7 +1384,10 @@ export const GetSpendReportRequestSchema: GenMessage<GetSpendReportRequest> = /*
 export type SpendReportRow = Message<"sluice.admin.v1.SpendReportRow"> & {
   /**
    * Per dimension grouped by, its value: business_line, team, key, alias,
-   * target, day, hour, and tag:<key>.
+   * target, day, hour, and tag:<key>. A key, team or business line is
+   * grouped by its id too (key_id, team_id, business_line_id beside the
+   * name; empty for calls recorded before ids): two of one name, such as a
+   * revoked key and a new key of its name, are two rows.
    *
    * @generated from field: map<string, string> group = 1;
    */
