@@ -89,6 +89,12 @@ describe("auth and store configuration", () => {
     expect(report).toContain('auth.businessLines.1.name: duplicate name "b" (also auth.businessLines.0)');
   });
 
+  it("refuses two teams under one id (written, or a name that is another's id): they would share counters and spend", () => {
+    const report = configErrors({ ...base, auth: { teams: [{ name: "old", id: "crew" }, { name: "crew" }, { name: "x", id: "y" }, { name: "z", id: "y" }] } }, {});
+    expect(report).toContain(`auth.teams.1.name: id "crew" is also auth.teams.0's`);
+    expect(report).toContain(`auth.teams.3.id: id "y" is also auth.teams.2's`);
+  });
+
   it("an admin key alone turns authentication on (its keys are created at run time)", () => {
     expect(resolveConfig({ ...base, auth: { adminKeyEnv: "ADMIN" } }, { ADMIN: "admin-key-0123456789abcdef" }).auth.required).toBe(true);
   });

@@ -157,8 +157,8 @@ describe("three busy replicas sharing one Redis, on default store settings", () 
     const redis = await inspector();
     try {
       // Exactly the admitted requests in the window: none counted twice, none orphaned.
-      expect(await redis.zCard(`${prefix}req:{${key.info!.name}}`)).toBe(30);
-      expect(await redis.zCard(`${prefix}fly:{${key.info!.name}}`)).toBe(0);
+      expect(await redis.zCard(`${prefix}req:{~k:${key.info!.id}}`)).toBe(30);
+      expect(await redis.zCard(`${prefix}fly:{~k:${key.info!.id}}`)).toBe(0);
     } finally {
       redis.destroy();
     }
@@ -186,7 +186,7 @@ describe("three busy replicas sharing one Redis, on default store settings", () 
     await finish(tag, sent);
     const redis = await inspector();
     try {
-      expect(await redis.zCard(`${prefix}fly:{${key.info!.name}}`)).toBe(0);
+      expect(await redis.zCard(`${prefix}fly:{~k:${key.info!.id}}`)).toBe(0);
     } finally {
       redis.destroy();
     }
@@ -204,7 +204,7 @@ describe("three busy replicas sharing one Redis, on default store settings", () 
     await finish(tag, sent);
     const redis = await inspector();
     try {
-      const [rollup] = await redis.keys(`${prefix}use:{${key.info!.name}}:m*`);
+      const [rollup] = await redis.keys(`${prefix}use:{~k:${key.info!.id}}:m*`);
       expect(await redis.hGet(rollup!, "reserved")).toBe("0");
       expect(await redis.hGet(rollup!, "requests")).toBe(String(fits));
     } finally {
