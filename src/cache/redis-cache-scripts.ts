@@ -12,6 +12,7 @@ import type { SluiceRedisClient } from "../store/redis-tenant-store.js";
  *   P cache-lru:G      sorted set  the same, group G's entries
  *   P cache-meta       hash        entry → "bytes|G"
  *   P cache-bytes      hash        `*` → bytes of every entry, G → bytes of G's
+ *   P cache-meta-clock string      the last use's time, so that uses keep their order within a millisecond
  * An entry Redis expired stays counted until it is met: a lookup that
  * misses it, a write to its group once it is older than the group's TTL
  * (last used before now − TTL means written before it too), or an eviction.
@@ -22,9 +23,16 @@ import type { SluiceRedisClient } from "../store/redis-tenant-store.js";
 /** forget(member): out of both orders and the counters; evict(member): the entry too. */
 const PRELUDE = `
 local lru, meta, bytes, glru_prefix = KEYS[1], KEYS[2], KEYS[3], ARGV[1]
+-- A score as text: Lua's own conversion keeps 14 digits, and a time in ms with hundredths has 15 or 16.
+local function score(ms) return string.format('%.2f', ms) end
+-- Redis's clock in ms, made strictly increasing: two uses in one millisecond keep their order (a tie would be broken by name).
 local function now_ms()
   local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local last = tonumber(redis.call('GET', meta .. '-clock') or '0')
+  if ms <= last then ms = last + 0.01 end
+  redis.call('SET', meta .. '-clock', score(ms))
+  return ms
 end
 local function forget(member)
   redis.call('ZREM', lru, member)
@@ -58,9 +66,10 @@ local max_all, max_group, budget = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumbe
 local producer, indexed_as = ARGV[9], ARGV[10]
 local glru = glru_prefix .. group
 local now = now_ms()
-forget(entry)
+-- An entry written again replaces the old one, which goes even if the new one does not fit: nothing stays uncounted.
+evict(entry)
 if size > max_all or size > max_group then return 0 end
-local stale = redis.call('ZRANGEBYSCORE', glru, '-inf', '(' .. (now - px), 'LIMIT', 0, budget)
+local stale = redis.call('ZRANGEBYSCORE', glru, '-inf', '(' .. score(now - px), 'LIMIT', 0, budget)
 for _, m in ipairs(stale) do
   evict(m)
   redis.call('ZREM', glru, m)
@@ -85,8 +94,8 @@ end
 if not room(glru, group, max_group) or not room(lru, '*', max_all) then return 0 end
 redis.call('SET', entry, value, 'PX', px)
 if producer ~= '' then redis.call('SET', producer, indexed_as, 'PX', px) end
-redis.call('ZADD', lru, now, entry)
-redis.call('ZADD', glru, now, entry)
+redis.call('ZADD', lru, score(now), entry)
+redis.call('ZADD', glru, score(now), entry)
 redis.call('HSET', meta, entry, size .. '|' .. group)
 redis.call('HINCRBY', bytes, '*', size)
 redis.call('HINCRBY', bytes, group, size)
@@ -99,8 +108,8 @@ local entry = KEYS[4]
 local value = redis.call('GET', entry)
 if value then
   local now = now_ms()
-  redis.call('ZADD', lru, 'XX', now, entry)
-  redis.call('ZADD', glru_prefix .. ARGV[2], 'XX', now, entry)
+  redis.call('ZADD', lru, 'XX', score(now), entry)
+  redis.call('ZADD', glru_prefix .. ARGV[2], 'XX', score(now), entry)
 else
   forget(entry)
 end
