@@ -250,7 +250,9 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
   }
   const cache = createResponseCache({
     // Shared by the replicas on one Redis; otherwise this process's memory, bounded.
-    store: tenancy.redis ? createRedisCacheStore(tenancy.redis) : createMemoryCacheStore({ maxBytes: config.cache.maxMemoryBytes }),
+    store: tenancy.redis
+      ? createRedisCacheStore({ ...tenancy.redis, maxBytes: config.cache.redisMaxBytes, maxGroupBytes: config.cache.aliasMaxBytes })
+      : createMemoryCacheStore({ maxBytes: config.cache.maxMemoryBytes, maxGroupBytes: config.cache.aliasMaxBytes }),
     semantic: {
       store: createSemanticStore(openedDatabase),
       // As the caller: its key's allowlist, limits and budget apply to the embedding too.
@@ -380,7 +382,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     ...(config.auth.adminKeySha256 !== undefined
       ? {
           admin: tenancy.admin,
-          cacheAdmin: createCacheAdmin(cache, live.current),
+          cacheAdmin: createCacheAdmin(cache, live.current, tenancy.keyIdsNamed),
           reports: createSpendReports({ ...(ledger ? { database: () => database.open() } : {}), tagKeys: () => live.current().auth.tagKeys, thresholds: () => live.current().alerts.thresholds }),
           audit: { ...(auditLog ? { log: auditLog } : {}), trail, authFailed: (event) => auditObserver.authenticated?.(event) },
           evaluations,

@@ -73,8 +73,9 @@ describe("the admin service", () => {
     expect((await admin.revokeKey({ name: "team-c" })).key?.name).toBe("team-c");
     expect((await rpcFailure(collect(grpc.streamChat(userRequest("sim", "hi"), { headers })))).code).toBe(Code.Unauthenticated);
     expect((await admin.listKeys({})).keys.map((k) => k.name)).toEqual(["configured"]);
-    // Usage outlives the key.
-    expect((await admin.getUsage({ name: "team-c", period: Period.DAY })).requests).toBe(2n);
+    // Usage outlives the key, under its id; its name names no key now.
+    expect(await admin.getUsage({ id: created.info!.id, period: Period.DAY })).toMatchObject({ name: "", id: created.info!.id, requests: 2n });
+    expect((await rpcFailure(admin.getUsage({ name: "team-c", period: Period.DAY }))).code).toBe(Code.NotFound);
   });
 
   it("checks what it is given as the configuration is checked", async () => {

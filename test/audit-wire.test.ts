@@ -2,6 +2,8 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AuditBreak, type AuditEvent } from "../gen/sluice/admin/v1/admin_service_pb.js";
+import { sha256Hex } from "../src/config/key-hash.js";
+import { keyId } from "../src/tenancy/principal.js";
 import { adminClient } from "./helpers/admin.js";
 import { type Harness, startHarness } from "./helpers/harness.js";
 import { dropPrefix, SHARED_REDIS_URL, testPrefix } from "./helpers/redis.js";
@@ -100,18 +102,21 @@ describe("the audit log of a running gateway", () => {
     expect(adminId.kind).toBe("admin");
     expect(adminId.id).toMatch(/^[0-9a-f]{12}$/);
     expect(adminId.remote).not.toBe("");
-    expect(find("key.update", "temp")[0]!.details).toEqual({ fields: "limits" });
+    // The key acted on by id as well as by name: a later key may bear the name.
+    expect(find("key.create", "temp")[0]!.details).toEqual({ id: created.info!.id });
+    expect(find("key.update", "temp")[0]!.details).toEqual({ fields: "limits", id: created.info!.id });
     expect(find("key.revoke", "temp")).toHaveLength(1);
     expect(find("team.create", "auditors")[0]!.outcome).toBe("ok");
     expect(find("team.delete", "nobody")[0]!.outcome).toBe("failed");
 
     const redact = find("pii.redact", "redacting");
     expect(redact).toHaveLength(1);
-    expect(redact[0]!.actor!.id).toBe("audited-key");
-    expect(redact[0]!.details).toEqual({ "found.email": "1" });
+    // A key acts by id (its name, which a later key may bear, is in the details).
+    expect(redact[0]!.actor!.id).toBe(keyId(sha256Hex(KEY)));
+    expect(redact[0]!.details).toEqual({ key: "audited-key", "found.email": "1" });
     expect(redact[0]!.requestId).not.toBe("");
     expect(find("pii.block", "blocking")[0]!.outcome).toBe("refused");
-    expect(find("limit.refuse", "redacting")[0]!.details).toEqual({ reason: "requests", level: "key" });
+    expect(find("limit.refuse", "redacting")[0]!.details).toEqual({ key: "audited-key", reason: "requests", level: "key" });
     // Every event about a key's request names the address it came from, as admin and authentication events do.
     for (const e of [...redact, ...find("pii.block", "blocking"), ...find("limit.refuse", "redacting")]) expect(e.actor!.remote, e.action).toMatch(/127\.0\.0\.1/);
 
@@ -119,7 +124,7 @@ describe("the audit log of a running gateway", () => {
     const alerts = find("budget.alert", "spender");
     expect(alerts).toHaveLength(1);
     expect(alerts[0]!.actor!.kind).toBe("system");
-    expect(alerts[0]!.details).toMatchObject({ level: "key", threshold: "0.1", period: "month", budgetUsd: "0.05" });
+    expect(alerts[0]!.details).toMatchObject({ id: expect.any(String), level: "key", threshold: "0.1", period: "month", budgetUsd: "0.05" });
     expect(alerts[0]!.details.spentUsd).toMatch(/^0\.0\d+$/);
 
     // Five failures from one address (four bad keys, one bad admin key): at most two recorded per minute, the second saying so.

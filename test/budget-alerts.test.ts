@@ -20,8 +20,8 @@ describe("thresholds and signatures", () => {
   });
 
   it("signs the time with the body, so a receiver can refuse forgeries and replays", () => {
-    const body = alertBody({ id: "a:m2026-12:500", level: "team", name: "crew", threshold: 0.5, period: "month", periodId: "m2026-12", periodStart: 0, periodEnd: 1, budgetMicros: 2_000_000, spentMicros: 1_000_001, at: 0 });
-    expect(JSON.parse(body)).toMatchObject({ type: "budget.threshold", level: "team", name: "crew", budgetUsd: "2", spentUsd: "1.000001" });
+    const body = alertBody({ id: "a:m2026-12:500", level: "team", name: "crew", levelId: "crew-1", threshold: 0.5, period: "month", periodId: "m2026-12", periodStart: 0, periodEnd: 1, budgetMicros: 2_000_000, spentMicros: 1_000_001, at: 0 });
+    expect(JSON.parse(body)).toMatchObject({ type: "budget.threshold", level: "team", name: "crew", levelId: "crew-1", budgetUsd: "2", spentUsd: "1.000001" });
     const header = signature(SECRET, body, 1_700_000_000);
     expect(header).toBe(`t=1700000000,v1=${createHmac("sha256", SECRET).update(`1700000000.${body}`).digest("hex")}`);
     expect(signature(SECRET, `${body} `, 1_700_000_000)).not.toBe(header);

@@ -58,16 +58,17 @@ describe("auth and store configuration", () => {
         ...base,
         auth: {
           keys: [{ name: "a", keyEnv: "A_KEY", team: "search" }],
-          teams: [{ name: "search", businessLine: "consumer", budget: { usd: 10, period: "day" }, limits: { concurrentStreams: 5 } }, { name: "lab" }],
+          teams: [{ name: "search", businessLine: "consumer", budget: { usd: 10, period: "day" }, limits: { concurrentStreams: 5 } }, { name: "lab", id: "lab-2027" }],
           businessLines: [{ name: "consumer", budget: { usd: 1_000 } }],
         },
       },
       { A_KEY: KEY },
     );
     expect(config.auth.keys[0]).toMatchObject({ name: "a", team: "search" });
-    expect(config.auth.teams.get("search")).toEqual({ name: "search", businessLine: "consumer", limits: { concurrentStreams: 5 }, budget: { usdMicros: 10_000_000, period: "day" } });
-    expect(config.auth.teams.get("lab")).toEqual({ name: "lab", limits: {} });
-    expect(config.auth.businessLines.get("consumer")).toEqual({ name: "consumer", limits: {}, budget: { usdMicros: 1_000_000_000, period: "month" } });
+    // A configured level's id is its name, unless it is given one (to start afresh under an old name).
+    expect(config.auth.teams.get("search")).toEqual({ name: "search", id: "search", businessLine: "consumer", limits: { concurrentStreams: 5 }, budget: { usdMicros: 10_000_000, period: "day" } });
+    expect(config.auth.teams.get("lab")).toEqual({ name: "lab", id: "lab-2027", limits: {} });
+    expect(config.auth.businessLines.get("consumer")).toEqual({ name: "consumer", id: "consumer", limits: {}, budget: { usdMicros: 1_000_000_000, period: "month" } });
   });
 
   it("refuses a key in an unknown team, a team in an unknown business line, and duplicate names, in one report", () => {
@@ -86,6 +87,12 @@ describe("auth and store configuration", () => {
     expect(report).toContain('auth.teams.0.businessLine: unknown business line "ghost-line"');
     expect(report).toContain('auth.teams.1.name: duplicate name "t" (also auth.teams.0)');
     expect(report).toContain('auth.businessLines.1.name: duplicate name "b" (also auth.businessLines.0)');
+  });
+
+  it("refuses two teams under one id (written, or a name that is another's id): they would share counters and spend", () => {
+    const report = configErrors({ ...base, auth: { teams: [{ name: "old", id: "crew" }, { name: "crew" }, { name: "x", id: "y" }, { name: "z", id: "y" }] } }, {});
+    expect(report).toContain(`auth.teams.1.name: id "crew" is also auth.teams.0's`);
+    expect(report).toContain(`auth.teams.3.id: id "y" is also auth.teams.2's`);
   });
 
   it("an admin key alone turns authentication on (its keys are created at run time)", () => {

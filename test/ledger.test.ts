@@ -7,6 +7,8 @@ import { openPgDatabase } from "../src/db/pg-database.js";
 import { migrate } from "../src/db/migrations.js";
 import { createStreamDrain } from "../src/ledger/stream-drain.js";
 import type { UsageRecord } from "../src/store/tenant-store.js";
+import { sha256Hex } from "../src/config/key-hash.js";
+import { keyId } from "../src/tenancy/principal.js";
 import { Code } from "@connectrpc/connect";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { SpendDimension } from "../gen/sluice/admin/v1/admin_service_pb.js";
@@ -100,7 +102,8 @@ describe("the spend ledger without Redis", () => {
       await h.sluice.ledger!.flush();
       const rows = await rowsOf(before.map((r) => r.requestId));
       expect(rows).toHaveLength(5);
-      expect(rows[0]).toMatchObject({ key_name: "ledger-key", team: "finance", tags: { project: "atlas" } });
+      // By id too: the name is for people, the id says which key it was (a later key may bear the name).
+      expect(rows[0]).toMatchObject({ key_name: "ledger-key", key_id: keyId(sha256Hex(KEY)), team: "finance", team_id: "finance", tags: { project: "atlas" } });
       expect(rowMicros(rows)).toBe(micros(before));
       expect(new Set(rows.map((r) => r.id))).toEqual(new Set(before.map((r) => r.id)));
 
@@ -252,9 +255,9 @@ describe("spend reports", () => {
 
       const byTeamAndTag = await admin.getSpendReport({ ...range, groupBy: [SpendDimension.TEAM, SpendDimension.TAG], groupByTag: "project" });
       expect(byTeamAndTag.rows.map((r) => [r.group, Number(r.requests), Number(r.costUsdMicros)])).toEqual([
-        [{ team: "", "tag:project": "atlas" }, 1, cost("report-b")],
-        [{ team: "reporting", "tag:project": "apollo" }, 1, cost("report-a", "apollo")],
-        [{ team: "reporting", "tag:project": "atlas" }, 2, cost("report-a", "atlas")],
+        [{ team: "", team_id: "", "tag:project": "atlas" }, 1, cost("report-b")],
+        [{ team: "reporting", team_id: "reporting", "tag:project": "apollo" }, 1, cost("report-a", "apollo")],
+        [{ team: "reporting", team_id: "reporting", "tag:project": "atlas" }, 2, cost("report-a", "atlas")],
       ]);
 
       // The same figures as GetUsage (the rollups) and as the records the streams settled.
@@ -267,10 +270,11 @@ describe("spend reports", () => {
       expect(first.rows).toHaveLength(1);
       const second = await admin.getSpendReport({ ...range, groupBy: [SpendDimension.ALIAS, SpendDimension.KEY], pageSize: 1, pageToken: first.nextPageToken });
       const third = await admin.getSpendReport({ ...range, groupBy: [SpendDimension.ALIAS, SpendDimension.KEY], pageSize: 1, pageToken: second.nextPageToken });
+      const idOf = (key: string) => keyId(sha256Hex(key === "report-a" ? A : B));
       expect([first, second, third].map((p) => p.rows[0]!.group)).toEqual([
-        { alias: "other", key: "report-a" },
-        { alias: "sim", key: "report-a" },
-        { alias: "sim", key: "report-b" },
+        { alias: "other", key: "report-a", key_id: idOf("report-a") },
+        { alias: "sim", key: "report-a", key_id: idOf("report-a") },
+        { alias: "sim", key: "report-b", key_id: idOf("report-b") },
       ]);
       expect(third.nextPageToken).toBe("");
       await expect(admin.getSpendReport({ ...range, groupBy: [SpendDimension.KEY], pageToken: first.nextPageToken })).rejects.toMatchObject({ code: Code.InvalidArgument });
@@ -284,12 +288,12 @@ describe("spend reports", () => {
       expect(csv.status).toBe(200);
       expect(csv.headers.get("content-type")).toBe("text/csv; charset=utf-8");
       const lines = (await csv.text()).trim().split("\r\n");
-      expect(lines[0]).toBe("key,business_line,requests,input_tokens,cached_input_tokens,output_tokens,reasoning_tokens,cost_usd,saved_usd,errors,estimated_requests");
-      expect(lines.slice(1).map((l) => l.split(",").slice(0, 3))).toEqual([
-        ["report-a", "insights", "3"],
-        ["report-b", "", "1"],
+      expect(lines[0]).toBe("key,key_id,business_line,business_line_id,requests,input_tokens,cached_input_tokens,output_tokens,reasoning_tokens,cost_usd,saved_usd,errors,estimated_requests");
+      expect(lines.slice(1).map((l) => l.split(",").slice(0, 5))).toEqual([
+        ["report-a", idOf("report-a"), "insights", "insights", "3"],
+        ["report-b", idOf("report-b"), "", "", "1"],
       ]);
-      expect(lines[1]!.split(",")[7]).toBe((cost("report-a") / 1e6).toFixed(6));
+      expect(lines[1]!.split(",")[9]).toBe((cost("report-a") / 1e6).toFixed(6));
       const bad = await fetch(csvUrl.replace(/start=[^&]+/, "start=yesterday"), { headers: { authorization: `Bearer ${ADMIN}` } });
       expect(bad.status).toBe(400);
     } finally {

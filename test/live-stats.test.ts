@@ -1,5 +1,8 @@
 import { describe, expect, it } from "vitest";
+import { sha256Hex } from "../src/config/key-hash.js";
 import { createMemoryTenantStore } from "../src/store/memory-tenant-store.js";
+import { subjectOf } from "../src/store/tenant-store.js";
+import { keyId } from "../src/tenancy/principal.js";
 import { createTenantKeyStats, MAX_KEYS_SHOWN } from "../src/stats/key-stats.js";
 import { bucketOf, createLatencyHistogram, latencyQuantile, recordLatency } from "../src/stats/latency-histogram.js";
 import { createLiveStats, type LiveSources, SERIES_SECONDS, WINDOW_SECONDS } from "../src/stats/live-stats.js";
@@ -151,7 +154,11 @@ describe("live statistics (injected clock)", () => {
 });
 
 describe("per-key figures from the tenant store", () => {
-  const settle = async (store: ReturnType<typeof createMemoryTenantStore>, key: string, id: string, outputTokens: number, costMicros: number) => {
+  // Keys by name as a test writes them; their figures are kept under their ids.
+  const hashOf = (name: string) => sha256Hex(`sk-${name}`);
+  const subject = (name: string) => subjectOf({ level: "key", id: keyId(hashOf(name)) });
+  const settle = async (store: ReturnType<typeof createMemoryTenantStore>, name: string, id: string, outputTokens: number, costMicros: number) => {
+    const key = subject(name);
     const admitted = await store.admit({ key, admissionId: id, limits: {}, reserveTokens: 0, reserveMicros: 0 });
     if (!admitted.ok) throw new Error("not admitted");
     await store.settle({
@@ -179,8 +186,8 @@ describe("per-key figures from the tenant store", () => {
       store: counting,
       timers: { now: () => now },
       configured: () => [
-        { name: "quiet", limits: { requestsPerMinute: 60 } },
-        { name: "busy", limits: { tokensPerMinute: 1000, concurrentStreams: 2 }, budget: { usdMicros: 5_000_000, period: "day" } },
+        { name: "quiet", sha256: hashOf("quiet"), limits: { requestsPerMinute: 60 } },
+        { name: "busy", sha256: hashOf("busy"), limits: { tokensPerMinute: 1000, concurrentStreams: 2 }, budget: { usdMicros: 5_000_000, period: "day" } },
       ],
     });
     await settle(store, "busy", "a1", 10, 1_000);
@@ -196,7 +203,7 @@ describe("per-key figures from the tenant store", () => {
     expect([reads, headroomReads]).toEqual([2, 2]);
     now += 1_000;
     // A stream admitted and still running shows in the next second's figures.
-    await store.admit({ key: "quiet", admissionId: "q1", limits: { requestsPerMinute: 60 }, reserveTokens: 0, reserveMicros: 0 });
+    await store.admit({ key: subject("quiet"), admissionId: "q1", limits: { requestsPerMinute: 60 }, reserveTokens: 0, reserveMicros: 0 });
     expect((await stats()).find((k) => k.name === "quiet")).toMatchObject({ requestsRemaining: 59, streamsActive: 1 });
     expect([reads, headroomReads]).toEqual([4, 4]);
     expect(MAX_KEYS_SHOWN).toBeGreaterThan(0);
@@ -208,12 +215,12 @@ describe("per-key figures from the tenant store", () => {
     const stats = createTenantKeyStats({
       store: { ...store, headroom: (key, limits) => (asked.push(key), store.headroom(key, limits)) },
       timers: { now: () => T0 },
-      configured: () => Array.from({ length: MAX_KEYS_SHOWN + 5 }, (_, i) => ({ name: `k${String(i).padStart(3, "0")}`, limits: { requestsPerMinute: 5 } })),
+      configured: () => Array.from({ length: MAX_KEYS_SHOWN + 5 }, (_, i) => ({ name: `k${String(i).padStart(3, "0")}`, sha256: hashOf(`k${String(i).padStart(3, "0")}`), limits: { requestsPerMinute: 5 } })),
     });
     await settle(store, "k104", "b1", 1, 1);
     const shown = await stats();
     expect(shown).toHaveLength(MAX_KEYS_SHOWN);
     expect(shown[0]).toMatchObject({ name: "k104", requests: 1, requestsRemaining: 5, streamsActive: 0 });
-    expect(asked.sort()).toEqual(shown.map((k) => k.name).sort());
+    expect(asked.sort()).toEqual(shown.map((k) => subject(k.name)).sort());
   });
 });

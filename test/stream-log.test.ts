@@ -109,7 +109,7 @@ describe.each(Object.keys(LOGS))("the %s stream log", (name) => {
 });
 
 const SETTINGS = { detachGraceMs: 60_000, retentionMs: 60_000, maxBacklogMessages: 16, maxBacklogBytes: 1_000_000, maxReaders: 2 };
-const owner = (sha256: string) => ({ name: sha256, sha256, source: "config", limits: {} }) as unknown as Principal;
+const owner = (sha256: string) => ({ name: sha256, id: sha256.slice(0, 12), sha256, source: "config", limits: {} }) as unknown as Principal;
 
 /** A pipeline stand-in: start, `n` texts, finish; or stalls after `stallAfter` texts until its signal aborts. */
 function fakePipeline(n: number, stallAfter?: number) {

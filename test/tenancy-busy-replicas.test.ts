@@ -157,8 +157,8 @@ describe("three busy replicas sharing one Redis, on default store settings", () 
     const redis = await inspector();
     try {
       // Exactly the admitted requests in the window: none counted twice, none orphaned.
-      expect(await redis.zCard(`${prefix}req:{${key.info!.name}}`)).toBe(30);
-      expect(await redis.zCard(`${prefix}fly:{${key.info!.name}}`)).toBe(0);
+      expect(await redis.zCard(`${prefix}req:{~k:${key.info!.id}}`)).toBe(30);
+      expect(await redis.zCard(`${prefix}fly:{~k:${key.info!.id}}`)).toBe(0);
     } finally {
       redis.destroy();
     }
@@ -186,7 +186,7 @@ describe("three busy replicas sharing one Redis, on default store settings", () 
     await finish(tag, sent);
     const redis = await inspector();
     try {
-      expect(await redis.zCard(`${prefix}fly:{${key.info!.name}}`)).toBe(0);
+      expect(await redis.zCard(`${prefix}fly:{~k:${key.info!.id}}`)).toBe(0);
     } finally {
       redis.destroy();
     }
@@ -204,7 +204,7 @@ describe("three busy replicas sharing one Redis, on default store settings", () 
     await finish(tag, sent);
     const redis = await inspector();
     try {
-      const [rollup] = await redis.keys(`${prefix}use:{${key.info!.name}}:m*`);
+      const [rollup] = await redis.keys(`${prefix}use:{~k:${key.info!.id}}:m*`);
       expect(await redis.hGet(rollup!, "reserved")).toBe("0");
       expect(await redis.hGet(rollup!, "requests")).toBe(String(fits));
     } finally {
@@ -217,7 +217,7 @@ describe("three busy replicas sharing one Redis, on default store settings", () 
     const { micros } = await reservation();
     const fits = 10;
     const team = `team-${randomUUID().slice(0, 8)}`;
-    await admin().createTeam({ name: team, budget: { usdMicros: BigInt(fits * micros + Math.floor(micros / 2)) } });
+    const { team: created } = await admin().createTeam({ name: team, budget: { usdMicros: BigInt(fits * micros + Math.floor(micros / 2)) } });
     // Four keys over three replicas: every key is admitted on every replica. No key has a limit of its own.
     const keys = await Promise.all([0, 1, 2, 3].map((i) => admin().createKey({ name: `member-${i}-${randomUUID().slice(0, 8)}`, team })));
     const tag = newTag();
@@ -241,7 +241,7 @@ describe("three busy replicas sharing one Redis, on default store settings", () 
     await finish(tag, sent);
     const redis = await inspector();
     try {
-      const [rollup] = await redis.keys(`${prefix}use:{~team:${team}}:m*`);
+      const [rollup] = await redis.keys(`${prefix}use:{~t:${created!.id}}:m*`);
       expect(await redis.hGet(rollup!, "reserved")).toBe("0");
       expect(await redis.hGet(rollup!, "requests")).toBe(String(fits));
     } finally {

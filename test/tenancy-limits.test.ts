@@ -10,6 +10,9 @@ import { chatClient, collect, rpcFailure, textOf, transports, userRequest } from
 import { baseUrlFor, type Harness, startHarness } from "./helpers/harness.js";
 import { dropPrefix, dumpPrefix, SHARED_REDIS_URL, testPrefix, usageRecords } from "./helpers/redis.js";
 import { tenancyEvents } from "./helpers/tenancy-events.js";
+import { sha256Hex } from "../src/config/key-hash.js";
+import { subjectOf } from "../src/store/tenant-store.js";
+import { keyId } from "../src/tenancy/principal.js";
 
 const KEYS = {
   rpm: "sk-test-rpm-7f3a9c2e5b1d4f60",
@@ -164,7 +167,7 @@ describe("budgets", () => {
     expect(spent).toBeLessThanOrEqual(50_000);
     // What is left is less than the most the next request could cost.
     expect(remaining).toBe(50_000 - spent);
-    const usage = await h.sluice.tenancy.store.usage("budget", "month");
+    const usage = await h.sluice.tenancy.store.usage(subjectOf({ level: "key", id: keyId(sha256Hex(KEYS.budget)) }), "month");
     expect(usage).toMatchObject({ requests: admitted, spendMicros: spent, reservedMicros: 0 });
 
     // The official SDK does not retry a 402 (it would retry a 429): it sends the request once.

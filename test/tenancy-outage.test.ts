@@ -1,10 +1,15 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { sha256Hex } from "../src/config/key-hash.js";
+import { subjectOf } from "../src/store/tenant-store.js";
+import { keyId } from "../src/tenancy/principal.js";
 import { chatClient, collect, transports, userRequest } from "./helpers/clients.js";
 import { type Harness, startHarness } from "./helpers/harness.js";
 import { inspector, type OwnRedis, type StallingProxy, startOwnRedis, startStallingProxy, testPrefix, usageRecords } from "./helpers/redis.js";
 import { type TenancyEvents, tenancyEvents } from "./helpers/tenancy-events.js";
 
+/** Where the key's state is kept in Redis: its id, not its name "k". */
+const K = (): string => subjectOf({ level: "key", id: keyId(sha256Hex(KEY)) });
 const KEY = "sk-test-outage-5a7c9e1b3d2f4068";
 const running: Array<{ h: Harness; redis: OwnRedis }> = [];
 
@@ -122,7 +127,7 @@ describe("Redis slow (blocked), failing open", () => {
       expect((await storedRecords(redis, prefix)).map((x) => x.requestId)).toEqual([r.id]);
       // The admission that timed out still ran in Redis, late; the flushed settle released what it held there.
       const client = await inspector(redis.url);
-      expect(await client.zCard(`${prefix}fly:{k}`)).toBe(0);
+      expect(await client.zCard(`${prefix}fly:{${K()}}`)).toBe(0);
       client.destroy();
     } finally {
       await proxy?.close();

@@ -1,5 +1,8 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, describe, expect, it, vi } from "vitest";
+import { sha256Hex } from "../src/config/key-hash.js";
+import { subjectOf } from "../src/store/tenant-store.js";
+import { keyId } from "../src/tenancy/principal.js";
 import { chatClient, collect, transports, userRequest } from "./helpers/clients.js";
 import { type Harness, startHarness } from "./helpers/harness.js";
 import { inspector, type OwnRedis, startOwnRedis, testPrefix, usageRecords } from "./helpers/redis.js";
@@ -15,6 +18,8 @@ import { type TenancyEvents, tenancyEvents } from "./helpers/tenancy-events.js";
  * stored once, and nothing is left in flight or reserved.
  */
 
+/** Where the key's state is kept in Redis: its id, not its name "k". */
+const K = (): string => subjectOf({ level: "key", id: keyId(sha256Hex(KEY)) });
 const KEY = "sk-test-stopped-3e5a7c9b1d2f4068";
 const PRICE = { inputPerMTok: 1_000, outputPerMTok: 2_000 };
 const prefix = testPrefix("stopped");
@@ -93,19 +98,19 @@ describe("Redis stopped with SIGSTOP under two replicas failing open", () => {
       await vi.waitFor(
         async () => {
           // Everything granted late is released: no slot in flight, no budget reserved.
-          expect(await client.zCard(`${prefix}fly:{k}`)).toBe(0);
-          for (const rollup of await client.keys(`${prefix}use:{k}:*`)) expect(Number((await client.hGet(rollup, "reserved")) ?? 0)).toBe(0);
+          expect(await client.zCard(`${prefix}fly:{${K()}}`)).toBe(0);
+          for (const rollup of await client.keys(`${prefix}use:{${K()}}:*`)) expect(Number((await client.hGet(rollup, "reserved")) ?? 0)).toBe(0);
         },
         { timeout: 30_000, interval: 50 },
       );
       // Every admitted request counted once in the window: 2 through Redis, 10 on the replicas' shares.
-      const window = await client.zRange(`${prefix}req:{k}`, 0, -1);
+      const window = await client.zRange(`${prefix}req:{${K()}}`, 0, -1);
       expect(window).toHaveLength(12);
       expect(window.filter((m) => m.endsWith(":local"))).toHaveLength(10);
       const records = await usageRecords(prefix, redis.url);
       expect(records.map((r) => r.requestId).sort()).toEqual([...before, ...served].map((r) => r.id).sort());
       // Each period's rollup (day, week, month) counts each request once.
-      const rollups = await client.keys(`${prefix}use:{k}:*`);
+      const rollups = await client.keys(`${prefix}use:{${K()}}:*`);
       expect(rollups.length).toBeGreaterThan(0);
       for (const rollup of rollups) expect(Number(await client.hGet(rollup, "requests"))).toBe(12);
     } finally {

@@ -2,6 +2,8 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sha256Hex } from "../src/config/key-hash.js";
+import { subjectOf } from "../src/store/tenant-store.js";
+import { keyId } from "../src/tenancy/principal.js";
 import type { ConfigInput } from "../src/config/schema.js";
 import { startSimulator, type Simulator } from "../src/simulator/server.js";
 import { adminClient } from "./helpers/admin.js";
@@ -68,7 +70,7 @@ describe("three gateway processes sharing one Redis", () => {
     try {
       const records = (await usageRecords(prefix)).filter((r) => r.key === "shared");
       expect(records).toHaveLength(30);
-      const day = (await redis.keys(`${prefix}use:{shared}:d*`))[0]!;
+      const day = (await redis.keys(`${prefix}use:{${subjectOf({ level: "key", id: keyId(sha256Hex(SHARED_KEY)) })}}:d*`))[0]!;
       expect(await redis.hGet(day, "requests")).toBe("30");
     } finally {
       redis.destroy();

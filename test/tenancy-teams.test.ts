@@ -3,7 +3,9 @@ import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ErrorInfoSchema, QuotaFailureSchema } from "../gen/google/rpc/error_details_pb.js";
 import { KeySource } from "../gen/sluice/admin/v1/admin_service_pb.js";
+import { sha256Hex } from "../src/config/key-hash.js";
 import { subjectOf } from "../src/store/tenant-store.js";
+import { keyId } from "../src/tenancy/principal.js";
 import { adminClient } from "./helpers/admin.js";
 import { chatClient, collect, rpcFailure, transports, userRequest } from "./helpers/clients.js";
 import { baseUrlFor, type Harness, startHarness } from "./helpers/harness.js";
@@ -136,9 +138,9 @@ describe("a team's budget", () => {
     expect(grpcRefused.metadata.get("sluice-budget-level")).toBe("team");
 
     // The team's rollup is what its keys spent; nothing is left reserved; the keys' own rollups split it.
-    expect(await h.sluice.tenancy.store.usage(subjectOf({ level: "team", name: "search" }), "month")).toMatchObject({ requests: records.length, spendMicros: spent, reservedMicros: 0 });
-    const alpha = await h.sluice.tenancy.store.usage("alpha", "month");
-    const beta = await h.sluice.tenancy.store.usage("beta", "month");
+    expect(await h.sluice.tenancy.store.usage(subjectOf({ level: "team", id: "search" }), "month")).toMatchObject({ requests: records.length, spendMicros: spent, reservedMicros: 0 });
+    const alpha = await h.sluice.tenancy.store.usage(subjectOf({ level: "key", id: keyId(sha256Hex(KEYS.alpha)) }), "month");
+    const beta = await h.sluice.tenancy.store.usage(subjectOf({ level: "key", id: keyId(sha256Hex(KEYS.beta)) }), "month");
     expect(alpha.spendMicros + beta.spendMicros).toBe(spent);
     // The usage stream carries the team and business line of each record.
     const stored = (await usageRecords(prefix)).filter((r) => r.requestId === records[0]!.requestId);

@@ -163,7 +163,7 @@ for (const [name, make] of Object.entries(STORES)) {
     it("releases a lease that ran out whoever looks next, and never shows a dead stream's reservation", async () => {
       const { store, clock } = make();
       const budget: KeyBudget = { usdMicros: 1_000, period: "month" };
-      const parents: ParentLevel[] = [{ level: "team", name: "t", limits: {}, budget: { usdMicros: 5_000, period: "day" } }];
+      const parents: ParentLevel[] = [{ level: "team", id: "t", name: "t", limits: {}, budget: { usdMicros: 5_000, period: "day" } }];
       await admitOk(store, admission("dead", { concurrentStreams: 1 }, { budget, reserveMicros: 800, parents }));
       expect((await store.usage("dead", "month")).reservedMicros).toBe(800);
       clock.advance(LEASE_MS + 1);
@@ -178,7 +178,7 @@ for (const [name, make] of Object.entries(STORES)) {
       const { store, clock } = make();
       const budget: KeyBudget = { usdMicros: 1_000, period: "month" };
       const limits = { concurrentStreams: 1 };
-      const parents: ParentLevel[] = [{ level: "team", name: "t", limits: { concurrentStreams: 1 }, budget: { usdMicros: 5_000, period: "day" } }];
+      const parents: ParentLevel[] = [{ level: "team", id: "t", name: "t", limits: { concurrentStreams: 1 }, budget: { usdMicros: 5_000, period: "day" } }];
       const a = admission("k", limits, { budget, reserveMicros: 300, parents });
       const first = await admitOk(store, a);
       for (let i = 0; i < 3; i++) {
@@ -189,7 +189,7 @@ for (const [name, make] of Object.entries(STORES)) {
       expect(await store.admit(admission("k", limits, { budget, reserveMicros: 300 }))).toMatchObject({ ok: false, reason: "streams" });
       expect(await store.admit(admission("other", {}, { parents }))).toMatchObject({ ok: false, reason: "streams", level: "team" });
       expect((await store.usage("k", "month")).reservedMicros).toBe(300);
-      await store.settle(settlement(a, first.admittedAt, { costMicros: 100 }, { parents: [{ level: "team", name: "t", reservedTokens: 0 }] }));
+      await store.settle(settlement(a, first.admittedAt, { costMicros: 100 }, { parents: [{ level: "team", id: "t", name: "t", reservedTokens: 0 }] }));
       expect(await store.usage("k", "month")).toMatchObject({ spendMicros: 100, reservedMicros: 0 });
       expect(await store.usage(subjectOf(parents[0]!), "day")).toMatchObject({ spendMicros: 100, reservedMicros: 0 });
       await admitOk(store, admission("k", limits, { budget, reserveMicros: 300 }));
@@ -223,10 +223,10 @@ for (const [name, make] of Object.entries(STORES)) {
 
     it("tells a budget refusal's level figures, so the words can say spent or held", async () => {
       const { store } = make();
-      const parents: ParentLevel[] = [{ level: "team", name: "t", limits: {}, budget: { usdMicros: 1_000, period: "month" } }];
+      const parents: ParentLevel[] = [{ level: "team", id: "t", name: "t", limits: {}, budget: { usdMicros: 1_000, period: "month" } }];
       const a = admission("a", {}, { parents, reserveMicros: 300 });
       const first = await admitOk(store, a);
-      await store.settle(settlement(a, first.admittedAt, { costMicros: 200 }, { parents: [{ level: "team", name: "t", reservedTokens: 0 }] }));
+      await store.settle(settlement(a, first.admittedAt, { costMicros: 200 }, { parents: [{ level: "team", id: "t", name: "t", reservedTokens: 0 }] }));
       await admitOk(store, admission("a", {}, { parents, reserveMicros: 700 }));
       const held = await store.admit(admission("b", {}, { parents, reserveMicros: 400 }));
       expect(held).toMatchObject({ ok: false, reason: "budget", level: "team", levelBudget: { usedMicros: 900, reservedMicros: 700 } });
@@ -380,9 +380,9 @@ for (const [name, make] of Object.entries(STORES)) {
     });
 
     describe("with a team and a business line above the key", () => {
-      const team = (limits: KeyLimits, budget?: KeyBudget): ParentLevel => ({ level: "team", name: "search", limits, ...(budget ? { budget } : {}) });
-      const line = (limits: KeyLimits, budget?: KeyBudget): ParentLevel => ({ level: "business_line", name: "consumer", limits, ...(budget ? { budget } : {}) });
-      const parentsOfSettle = (req: AdmitRequest) => req.parents!.map((p) => ({ level: p.level, name: p.name, reservedTokens: p.limits.tokensPerMinute ? req.reserveTokens : 0 }));
+      const team = (limits: KeyLimits, budget?: KeyBudget): ParentLevel => ({ level: "team", id: "search-1", name: "search", limits, ...(budget ? { budget } : {}) });
+      const line = (limits: KeyLimits, budget?: KeyBudget): ParentLevel => ({ level: "business_line", id: "consumer-1", name: "consumer", limits, ...(budget ? { budget } : {}) });
+      const parentsOfSettle = (req: AdmitRequest) => req.parents!.map((p) => ({ level: p.level, id: p.id, name: p.name, reservedTokens: p.limits.tokensPerMinute ? req.reserveTokens : 0 }));
 
       it("refuses at the team when two keys together reach its limit, naming the team, and leaves the refused key's own windows untouched", async () => {
         const { store } = make();
@@ -435,7 +435,7 @@ for (const [name, make] of Object.entries(STORES)) {
         const second = admission("b", {}, { parents, reserveTokens: 900 });
         await admitOk(store, second);
         expect(await store.admit(admission("c", {}, { parents, reserveTokens: 10 }))).toMatchObject({ ok: false, reason: "streams", level: "team" });
-        await store.release({ key: second.key, admissionId: second.admissionId, parents: parents.map(({ level, name }) => ({ level, name })) });
+        await store.release({ key: second.key, admissionId: second.admissionId, parents: parents.map(({ level, id, name }) => ({ level, id, name })) });
         await admitOk(store, admission("c", {}, { parents, reserveTokens: 900 }));
       });
 

@@ -1,10 +1,12 @@
 import { randomUUID } from "node:crypto";
 
-/** Who acted: an admin key (its id), a virtual key (its name), nobody known, or the gateway itself. */
+/** Who acted: an admin key (its id), a virtual key (its id; its name is in the details), nobody known, or the gateway itself. */
 export interface AuditActor {
   readonly kind: "admin" | "key" | "anonymous" | "system";
   /**
-   * The admin key's id or the virtual key's name; never a secret. An
+   * The admin key's id or the virtual key's id (keyId: the first 12 hex
+   * digits of its SHA-256, as ListKeys shows it), never its name, which a
+   * later key may bear; never a secret. An
    * authentication failure has no actor to name: `anonymous`, and at most
    * a fingerprint of what was presented, never the presented key.
    */

@@ -67,16 +67,17 @@ export function authFailureAudit(trail: AuditTrail, perMinute: number, now: () =
 export function refusalAudit(trail: AuditTrail, perMinute = Number.POSITIVE_INFINITY, now: () => number = Date.now): NonNullable<TenancyObserver["tenantRefused"]> {
   const limit = perMinuteLimiter(perMinute, now);
   return (event) => {
-    const verdict = limit(`${event.key}\u0000${event.reason}`);
+    const verdict = limit(`${event.keyId}\u0000${event.reason}`);
     if (verdict === "drop") return;
     const action = event.reason === "budget" ? "budget.refuse" : event.reason === "revoked" || event.reason === "not_allowed" ? "key.refuse" : event.reason === "store_unavailable" ? "store.refuse" : "limit.refuse";
     trail.record({
-      actor: { kind: "key", id: event.key, ...(event.remote ? { remote: event.remote } : {}) },
+      // The key by id: its name may be borne later by another key; the name rides along for people.
+      actor: { kind: "key", id: event.keyId, ...(event.remote ? { remote: event.remote } : {}) },
       action,
       target: event.alias,
       outcome: "refused",
       ...(event.requestId ? { requestId: event.requestId } : {}),
-      details: { reason: event.reason, ...(event.level ? { level: event.level } : {}), ...(verdict === "last" ? { limited: true } : {}) },
+      details: { key: event.key, reason: event.reason, ...(event.level ? { level: event.level } : {}), ...(verdict === "last" ? { limited: true } : {}) },
     });
   };
 }
@@ -94,6 +95,7 @@ export function budgetAlertAudit(trail: AuditTrail, replica: string): NonNullabl
       target: event.name,
       outcome: "ok",
       details: {
+        id: event.id,
         level: event.level,
         threshold: event.threshold,
         ...(event.period ? { period: event.period } : {}),
@@ -108,10 +110,10 @@ export function budgetAlertAudit(trail: AuditTrail, replica: string): NonNullabl
 /** A PII block, redaction or local-only routing, with counts by detector (never a value). */
 export function complianceAudit(trail: AuditTrail): (decision: ComplianceDecision) => void {
   return (decision) => {
-    const details: Record<string, string | number> = {};
+    const details: Record<string, string | number> = decision.principal ? { key: decision.principal.name } : {};
     for (const [kind, n] of Object.entries(decision.found ?? {})) details[`found.${kind}`] = n;
     trail.record({
-      actor: { ...(decision.principal ? { kind: "key", id: decision.principal.name } : { kind: "anonymous", id: "" }), ...(decision.remote ? { remote: decision.remote } : {}) },
+      actor: { ...(decision.principal ? { kind: "key", id: decision.principal.id } : { kind: "anonymous", id: "" }), ...(decision.remote ? { remote: decision.remote } : {}) },
       action: decision.action,
       target: decision.alias,
       outcome: decision.outcome,

@@ -2,7 +2,7 @@ import type { Config } from "../config/config.js";
 import { quoteClientValue } from "../core/client-text.js";
 import { GatewayError } from "../core/errors.js";
 import { MAX_REQUEST_ID_CHARS } from "../core/request-id.js";
-import type { AliasCacheStats, ResponseCache } from "./response-cache.js";
+import { type AliasCacheStats, keyScope, type ResponseCache } from "./response-cache.js";
 
 /** AdminService's cache calls, over the aliases of the configuration in force. */
 export interface CacheAdmin {
@@ -20,7 +20,13 @@ export function cachedAliasesOf(config: Config): string[] {
   return [...config.models.values()].filter((route) => route.cache !== undefined).map((route) => route.alias);
 }
 
-export function createCacheAdmin(cache: ResponseCache, config: () => Config): CacheAdmin {
+/**
+ * `keyIdsNamed`: the ids of the keys that bear a name now (configured or
+ * runtime): purging a key's entries by name purges those, never a revoked
+ * key's of the same name, which nobody can read anyway and which leave by
+ * their TTL.
+ */
+export function createCacheAdmin(cache: ResponseCache, config: () => Config, keyIdsNamed: (name: string) => readonly string[]): CacheAdmin {
   const cachedAliases = () => cachedAliasesOf(config());
   return {
     purge(alias, keyName, requestId = "") {
@@ -33,7 +39,13 @@ export function createCacheAdmin(cache: ResponseCache, config: () => Config): Ca
       if (alias === "" && keyName === "") return Promise.reject(new GatewayError("invalid_request", "name an alias, a key, both, or a request id", { field: "alias" }));
       const aliases = cachedAliases();
       if (alias !== "" && !aliases.includes(alias)) return Promise.reject(new GatewayError("invalid_request", `model ${quoteClientValue(alias)} has no cache`, { field: "alias" }));
-      return cache.purge(alias === "" ? aliases : [alias], keyName === "" ? undefined : `key=${keyName}`);
+      const purged = alias === "" ? aliases : [alias];
+      if (keyName === "") return cache.purge(purged);
+      return (async () => {
+        let n = 0;
+        for (const id of keyIdsNamed(keyName)) n += await cache.purge(purged, keyScope(id));
+        return n;
+      })();
     },
     stats: () => cache.stats(cachedAliases()),
   };

@@ -25,8 +25,10 @@ export type Storability = "stored" | "not_completed" | "tool_calls" | "too_large
  * Watches one stream's content deltas and keeps what a cache entry needs.
  * Consecutive text and unsigned reasoning fragments are joined as they come
  * (their boundaries carry no meaning), so an entry holds a few deltas
- * however many tokens the answer had; past `maxBytes` it stops keeping
- * anything and the answer is not stored.
+ * however many tokens the answer had; past `maxBytes` (UTF-8 bytes of its
+ * text, a lower bound of the stored entry's size) it stops keeping anything
+ * and the answer is not stored. The stored entry itself is measured again
+ * once sealed (response-cache.ts).
  */
 export interface AnswerCapture {
   observe(delta: ContentDelta): void;
@@ -58,7 +60,8 @@ export function createAnswerCapture(options: { readonly maxBytes: number; readon
         default:
           break;
       }
-      const size = delta.type === "text" ? delta.text.length : delta.type === "reasoning" ? delta.text.length + 64 : delta.type === "tool_call" ? delta.arguments.length + 64 : 64;
+      // Bytes as stored (UTF-8), not characters: a bound in characters let entries three times its size through.
+      const size = delta.type === "text" ? Buffer.byteLength(delta.text) : delta.type === "reasoning" ? Buffer.byteLength(delta.text) + 64 : delta.type === "tool_call" ? Buffer.byteLength(delta.arguments) + 64 : 64;
       bytes += size;
       if (bytes > options.maxBytes) {
         tooLarge = true;

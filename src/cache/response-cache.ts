@@ -7,7 +7,7 @@ import type { Principal } from "../tenancy/principal.js";
 import { exactCacheKeys } from "./cache-key.js";
 import type { CacheStore } from "./cache-store.js";
 import { type AnswerCapture, type CachedAnswer, createAnswerCapture, decodeAnswer, encodeAnswer, type Origin } from "./cached-answer.js";
-import { seal, unseal } from "./sealed-entry.js";
+import { seal, sealedBytes, unseal } from "./sealed-entry.js";
 import { splitQuestion } from "./semantic-question.js";
 import type { SemanticPlace, SemanticStore } from "./semantic-store.js";
 
@@ -115,12 +115,25 @@ export function entryPrefix(alias: string, scope?: string): string {
 /**
  * Whose entries a request may read: its key's (scope `key`; anonymous
  * callers share one scope), its team's (scope `team`; a key in no team
- * keeps to its own, never to everyone's), or everyone's.
+ * keeps to its own, never to everyone's), or everyone's. Keys and teams
+ * by id, never by name: a key or team created under a removed one's name
+ * reads none of its entries. (Scopes of versions before ids, `key=` and
+ * `team=` with a name, are read by nobody now and leave by their TTL.)
  */
 export function scopeOf(route: { readonly cache: NonNullable<ModelRoute["cache"]> }, principal: Principal | undefined): string {
   if (route.cache.scope === "global") return "*global";
-  if (route.cache.scope === "team" && principal?.team !== undefined) return `team=${principal.team}`;
-  return `key=${principal?.name ?? "*anonymous"}`;
+  if (route.cache.scope === "team" && principal?.team !== undefined && principal.teamId !== undefined) return teamScope(principal.teamId);
+  return principal ? keyScope(principal.id) : "key=*anonymous";
+}
+
+/** A key's cache scope, by its id (Principal.id). */
+export function keyScope(id: string): string {
+  return `kid=${id}`;
+}
+
+/** A team's cache scope, by its id. */
+export function teamScope(id: string): string {
+  return `tid=${id}`;
 }
 
 const NONE = Symbol("timed out");
@@ -165,7 +178,7 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
 
   /** The exact cache's part of a lookup: its entry, or NONE when the store failed. */
   const exactLookup = async (alias: string, key: string, secret: Buffer): Promise<CachedAnswer | undefined | typeof NONE> => {
-    const text = await bounded(alias, () => store.get(key));
+    const text = await bounded(alias, () => store.get(key, alias));
     if (text === NONE) return NONE;
     const opened = text === undefined ? undefined : unseal(text, secret);
     return opened === undefined ? undefined : decodeAnswer(opened);
@@ -273,16 +286,21 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
         return;
       }
       const text = encodeAnswer(answer);
-      const written = (layer: string) => () => {
-        instruments?.cacheWrites.add(1, { "gen_ai.request.model": alias, "sluice.cache.write": "stored" });
-        logger.debug({ event: "cache.stored", layer, alias, requestId: origin.requestId });
+      // Bytes as a store holds them: a bound on characters let an answer in three-byte characters (or JSON escapes) through at three times its size.
+      if (sealedBytes(Buffer.byteLength(text)) > settings.maxEntryBytes) {
+        instruments?.cacheWrites.add(1, { "gen_ai.request.model": alias, "sluice.cache.write": "too_large" });
+        return;
+      }
+      const written = (layer: string) => (stored: boolean | void) => {
+        instruments?.cacheWrites.add(1, { "gen_ai.request.model": alias, "sluice.cache.write": stored === false ? "no_room" : "stored" });
+        logger.debug({ event: stored === false ? "cache.no_room" : "cache.stored", layer, alias, requestId: origin.requestId });
       };
       const lost = (layer: string) => (error: unknown) => {
         instruments?.cacheWrites.add(1, { "gen_ai.request.model": alias, "sluice.cache.write": "failed" });
         logger.warn({ event: "cache.write_failed", layer, alias, requestId: origin.requestId, error: error instanceof Error ? error.message : String(error) });
       };
       const { exact, semantic } = plan;
-      if (exact) store.set(exact.key, seal(text, exact.secret), exact.ttlMs, origin.requestId).then(written("exact"), lost("exact"));
+      if (exact) store.set(exact.key, seal(text, exact.secret), { ttlMs: exact.ttlMs, group: alias, producedBy: origin.requestId }).then(written("exact"), lost("exact"));
       if (semantic && options.semantic) {
         options.semantic.store
           .insert(semantic.place, semantic.vector, { answer: seal(text, semantic.secret), requestId: origin.requestId, ttlMs: semantic.ttlMs, maxEntries: semantic.maxEntries })

@@ -17,6 +17,11 @@ export function seal(text: string, secret: Buffer): string {
   return Buffer.concat([iv, cipher.getAuthTag(), body]).toString("base64");
 }
 
+/** The length of `seal(text)` for a text of `textBytes` UTF-8 bytes (base64: ASCII, one byte a character): what a store holds. */
+export function sealedBytes(textBytes: number): number {
+  return 4 * Math.ceil((IV_BYTES + TAG_BYTES + textBytes) / 3);
+}
+
 /** The value back; undefined when it was not sealed with this secret or was altered. */
 export function unseal(sealed: string, secret: Buffer): string | undefined {
   const bytes = Buffer.from(sealed, "base64");

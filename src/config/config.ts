@@ -152,6 +152,8 @@ export interface CacheSettings {
   readonly chargeHits: boolean;
   readonly maxEntryBytes: number;
   readonly maxMemoryBytes: number;
+  readonly redisMaxBytes: number;
+  readonly aliasMaxBytes: number;
   readonly maxEmbedChars: number;
 }
 
@@ -206,6 +208,12 @@ export interface KeyBudget {
 /** A team or business line: limits and a budget shared by every key below it. */
 export interface LevelSettings {
   readonly name: string;
+  /**
+   * What the level's counters, spend and team cache scope are kept under,
+   * never reused: minted at creation for runtime levels; for configured
+   * ones, `id` as written, or the name (tenancy/level-id.ts).
+   */
+  readonly id: string;
   readonly limits: KeyLimits;
   readonly budget?: KeyBudget;
 }
@@ -423,6 +431,16 @@ export function resolveConfig(
 
 /** A checked file made ready for use: defaults applied, keys read from `env`, timeouts merged, targets attached. */
 /** A budget as the file writes it (USD) in integer micro-dollars, as every store counts it. */
+/**
+ * A configured team's or business line's id: as written, or its name. The
+ * file is the operator's own record of its levels: one written again under
+ * an old name continues the old one (its period's spend, its team cache
+ * scope) unless it is given a new `id`. Runtime levels get a random id.
+ */
+export function configuredLevelId(level: { readonly name: string; readonly id?: string | undefined }): string {
+  return level.id ?? level.name;
+}
+
 export function budgetOf(budget: { readonly usd: number; readonly period: BudgetPeriod }): KeyBudget {
   return { usdMicros: Math.round(budget.usd * 1_000_000), period: budget.period };
 }
@@ -536,6 +554,7 @@ function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: Nod
           t.name,
           {
             name: t.name,
+            id: configuredLevelId(t),
             ...(t.businessLine === undefined ? {} : { businessLine: t.businessLine }),
             limits: t.limits,
             ...(t.budget ? { budget: budgetOf(t.budget) } : {}),
@@ -545,7 +564,7 @@ function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: Nod
         ]),
       ),
       tagKeys: new Set(file.auth.tagKeys),
-      businessLines: new Map(file.auth.businessLines.map((b) => [b.name, { name: b.name, limits: b.limits, ...(b.budget ? { budget: budgetOf(b.budget) } : {}) }])),
+      businessLines: new Map(file.auth.businessLines.map((b) => [b.name, { name: b.name, id: configuredLevelId(b), limits: b.limits, ...(b.budget ? { budget: budgetOf(b.budget) } : {}) }])),
       budgetExceededStatus: file.auth.budgetExceededStatus,
     },
     ledger: { ...file.ledger, enabled: file.ledger.enabled ?? file.store?.postgres !== undefined },

@@ -157,12 +157,18 @@ function hierarchyProblems(input: unknown): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   const namesOf = (list: unknown, path: string): Set<string> => {
     const names = new Map<string, number>();
+    // Two levels under one id would share their counters and spend: an id (its name when none is given) is one level's.
+    const ids = new Map<string, number>();
     if (Array.isArray(list)) {
       list.forEach((item: unknown, i) => {
         if (!isRecord(item) || typeof item.name !== "string") return;
         const first = names.get(item.name);
         if (first !== undefined) problems.push({ path: ["auth", path, i, "name"], message: `duplicate name "${item.name}" (also auth.${path}.${first})` });
         else names.set(item.name, i);
+        const id = typeof item.id === "string" ? item.id : item.name;
+        const firstId = ids.get(id);
+        if (firstId !== undefined && first === undefined) problems.push({ path: ["auth", path, i, typeof item.id === "string" ? "id" : "name"], message: `id "${id}" is also auth.${path}.${firstId}'s (a level's id is its name when it has no id)` });
+        else if (firstId === undefined) ids.set(id, i);
       });
     }
     return new Set(names.keys());

@@ -273,6 +273,8 @@ export const keyBudgetSchema = z.strictObject({
 /** A team or business line: what its keys may do together, per minute and per budget period. */
 const levelFields = {
   name: keyNameSchema,
+  /** What its counters, spend and team cache scope are kept under; default: its name. A new id starts the level afresh under the same name. */
+  id: keyNameSchema.optional(),
   limits: keyLimitsSchema.prefault({}),
   budget: keyBudgetSchema.optional(),
 };
@@ -487,10 +489,14 @@ export const configSchema = z
         lookupTimeoutMs: z.number().int().min(1).max(10_000).default(50),
         /** Charge a hit as if the provider had answered. Off: a hit costs nothing and its usage record carries the cost saved. */
         chargeHits: z.boolean().default(false),
-        /** Largest answer stored (text and reasoning characters and deltas); larger answers are not cached. */
+        /** Largest entry stored, in bytes as a store holds it (sealed); larger answers are not cached. */
         maxEntryBytes: z.number().int().min(1_024).max(64 * 1024 * 1024).default(1_048_576),
         /** Memory for entries when there is no store.redis (least recently used go first). */
         maxMemoryBytes: z.number().int().min(65_536).max(16 * 1024 * 1024 * 1024).default(67_108_864),
+        /** Bytes of exact-cache entries in store.redis, every alias together (least recently used go first). */
+        redisMaxBytes: z.number().int().min(65_536).max(1024 * 1024 * 1024 * 1024).default(268_435_456),
+        /** Bytes of one alias's exact-cache entries, in Redis or in memory (its least recently used go first). */
+        aliasMaxBytes: z.number().int().min(65_536).max(1024 * 1024 * 1024 * 1024).default(67_108_864),
         /** Longest last question (characters) the semantic cache embeds; longer ones get the exact cache only. */
         maxEmbedChars: z.number().int().min(1).max(1_000_000).default(8_192),
       })

@@ -286,6 +286,29 @@ export const MIGRATIONS: readonly Migration[] = [
       )`,
   },
   {
+    version: 13,
+    name: "ledger ids",
+    // Who each call was charged to by id, beside the names people read: a key created under a revoked
+    // key's name, or a team created again under a deleted one's, is another key or team. Rows written
+    // before ids keep NULL here (their records carried names only; no id can be recovered for them).
+    sql: `
+      ALTER TABLE sluice_ledger ADD COLUMN IF NOT EXISTS key_id text;
+      ALTER TABLE sluice_ledger ADD COLUMN IF NOT EXISTS team_id text;
+      ALTER TABLE sluice_ledger ADD COLUMN IF NOT EXISTS business_line_id text;
+      CREATE INDEX IF NOT EXISTS sluice_ledger_key_id_at ON sluice_ledger (key_id, at);
+      CREATE INDEX IF NOT EXISTS sluice_ledger_team_id_at ON sluice_ledger (team_id, at)`,
+  },
+  {
+    version: 14,
+    name: "refusals by key id",
+    // Refusal counts by key id too, so that two keys of one name on one day are two rows. Rows written
+    // before ids have key_id '' (a key id is never empty).
+    sql: `
+      ALTER TABLE sluice_ledger_refusals ADD COLUMN IF NOT EXISTS key_id text NOT NULL DEFAULT '';
+      ALTER TABLE sluice_ledger_refusals DROP CONSTRAINT IF EXISTS sluice_ledger_refusals_pkey;
+      ALTER TABLE sluice_ledger_refusals ADD PRIMARY KEY (day, key_id, key_name, level, reason, replica)`,
+  },
+  {
     version: 15,
     name: "ledger: local and personal data found",
     // What the usage record already said of each call, now in the ledger too, so that spend served on local

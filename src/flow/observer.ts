@@ -72,7 +72,10 @@ export interface TenancyObserver {
   tenantAdmitted?(event: { readonly key: string; readonly alias: string; readonly shared: boolean }): void;
   /** A key's request was refused before any upstream attempt. */
   tenantRefused?(event: {
+    /** The key's name, for people. */
     readonly key: string;
+    /** The key's id (Principal.id): who it was. */
+    readonly keyId: string;
     readonly alias: string;
     readonly reason: LimitReason | "revoked" | "not_allowed" | "store_unavailable";
     /** The level whose limit refused, when a limit did (key, team, business_line). */
@@ -95,6 +98,8 @@ export interface TenancyObserver {
   /** A budget threshold was crossed and announced (once per period, by one replica); the audit log records it. */
   budgetAlert?(event: {
     readonly level: string;
+    /** The level's id: what the alert is about (its name may be borne later by another). */
+    readonly id: string;
     readonly name: string;
     readonly threshold: number;
     readonly period?: string;

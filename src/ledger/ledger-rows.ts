@@ -16,8 +16,12 @@ export interface LedgerRow {
   readonly at: number | string;
   readonly request_id: string;
   readonly key_name: string;
+  /** Who the key, team and business line were (ids never reused); null on rows of records written before ids. */
+  readonly key_id: string | null;
   readonly team: string | null;
+  readonly team_id: string | null;
   readonly business_line: string | null;
+  readonly business_line_id: string | null;
   readonly tags: Readonly<Record<string, string>> | null;
   readonly alias: string;
   readonly target: string;
@@ -47,8 +51,11 @@ export function rowOf(record: UsageRecord, fallbackId: string): LedgerRow {
     at: record.at,
     request_id: record.requestId,
     key_name: record.key,
+    key_id: record.keyId ?? null,
     team: record.team ?? null,
+    team_id: record.teamId ?? null,
     business_line: record.businessLine ?? null,
+    business_line_id: record.businessLineId ?? null,
     tags: record.tags ?? null,
     alias: record.alias,
     target: record.target,
@@ -83,8 +90,11 @@ export function rowOfEntry(fields: Readonly<Record<string, string>>, entryId: st
     at: fields.at ?? "0",
     request_id: fields.requestId ?? "",
     key_name: fields.key ?? "",
+    key_id: fields.keyId ?? null,
     team: fields.team ?? null,
+    team_id: fields.teamId ?? null,
     business_line: fields.businessLine ?? null,
+    business_line_id: fields.businessLineId ?? null,
     tags: fields.tags === undefined ? null : parseTags(fields.tags),
     alias: fields.alias ?? "",
     target: fields.target ?? "",
@@ -111,8 +121,11 @@ const COLUMNS: ReadonlyArray<readonly [keyof LedgerRow, string]> = [
   ["at", "double precision"],
   ["request_id", "text"],
   ["key_name", "text"],
+  ["key_id", "text"],
   ["team", "text"],
+  ["team_id", "text"],
   ["business_line", "text"],
+  ["business_line_id", "text"],
   ["tags", "jsonb"],
   ["alias", "text"],
   ["target", "text"],
@@ -175,7 +188,9 @@ export async function expireRows(db: Pick<Database, "query">, days: number, limi
 /** Refusals counted since the last write, by UTC day, key, level and reason. */
 export interface RefusalCount {
   readonly day: string;
+  /** The key's name, and its id (who it was). */
   readonly key: string;
+  readonly keyId: string;
   readonly level: string;
   readonly reason: string;
   readonly count: number;
@@ -186,12 +201,12 @@ export async function addRefusals(db: Pick<Database, "query">, replica: string, 
   if (counts.length === 0) return;
   const params: unknown[] = [replica];
   const tuples = counts.map((c) => {
-    params.push(c.day, c.key, c.level, c.reason, c.count);
+    params.push(c.day, c.keyId, c.key, c.level, c.reason, c.count);
     const n = params.length;
-    return `($${n - 4}::date, $${n - 3}, $${n - 2}, $${n - 1}, $1, $${n})`;
+    return `($${n - 5}::date, $${n - 4}, $${n - 3}, $${n - 2}, $${n - 1}, $1, $${n})`;
   });
   await db.query(
-    `INSERT INTO sluice_ledger_refusals (day, key_name, level, reason, replica, count) VALUES ${tuples.join(", ")} ON CONFLICT (day, key_name, level, reason, replica) DO UPDATE SET count = sluice_ledger_refusals.count + excluded.count`,
+    `INSERT INTO sluice_ledger_refusals (day, key_id, key_name, level, reason, replica, count) VALUES ${tuples.join(", ")} ON CONFLICT (day, key_id, key_name, level, reason, replica) DO UPDATE SET count = sluice_ledger_refusals.count + excluded.count`,
     params,
   );
 }

@@ -169,12 +169,12 @@ export function createLedger(options: LedgerOptions): Ledger {
   let refusalTimer: NodeJS.Timeout | undefined;
   let refusals = new Map<string, RefusalCount>();
 
-  const countRefusal = (key: string, level: string, reason: string) => {
+  const countRefusal = (keyId: string, key: string, level: string, reason: string) => {
     const day = new Date().toISOString().slice(0, 10);
-    const id = `${day}\u0000${key}\u0000${level}\u0000${reason}`;
+    const id = `${day}\u0000${keyId}\u0000${key}\u0000${level}\u0000${reason}`;
     const known = refusals.get(id);
     if (known) refusals.set(id, { ...known, count: known.count + 1 });
-    else if (refusals.size < MAX_REFUSAL_COUNTS) refusals.set(id, { day, key, level, reason, count: 1 });
+    else if (refusals.size < MAX_REFUSAL_COUNTS) refusals.set(id, { day, key, keyId, level, reason, count: 1 });
   };
 
   /** This replica's refusal counts since the last write, added to its rows; kept for the next try when the database is away. */
@@ -213,8 +213,8 @@ export function createLedger(options: LedgerOptions): Ledger {
         // With Redis: in the usage stream now ("flushed": after an outage), held until seen in the ledger.
         else if (!buffered && (result === "stored" || result === "flushed") && record.id !== undefined) hold.add(record);
       },
-      tenantRefused({ key, reason, level }) {
-        countRefusal(key, level ?? "key", reason);
+      tenantRefused({ key, keyId, reason, level }) {
+        countRefusal(keyId, key, level ?? "key", reason);
       },
     },
     start() {

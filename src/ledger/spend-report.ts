@@ -110,7 +110,10 @@ export function spendSql(query: SpendQuery): { readonly sql: string; readonly pa
     hour: () => `to_char(date_trunc('hour', at AT TIME ZONE 'UTC'), 'YYYY-MM-DD"T"HH24":00Z"')`,
     tag: () => `coalesce(tags ->> ${param(query.tagKey)}, '')`,
   };
-  const groups = query.groupBy.map((d, i) => `${expression[d]()} AS g${i}`);
+  // A key, team or business line is grouped by its id as well as its name: two of one name (a revoked key's name
+  // taken by a new key) are two rows, each saying its id. Rows written before ids have none ('').
+  const ids: Partial<Record<SpendDimension, string>> = { key: "key_id", team: "team_id", business_line: "business_line_id" };
+  const groups = query.groupBy.flatMap((d, i) => [`${expression[d]()} AS g${i}`, ...(ids[d] ? [`coalesce(${ids[d]}, '') AS i${i}`] : [])]);
   const where = ["at >= $1", "at < $2"];
   const list = (column: string, values: readonly string[] | undefined) => {
     if (values && values.length > 0) where.push(`${column} = ANY(${param([...values])})`);
@@ -121,7 +124,7 @@ export function spendSql(query: SpendQuery): { readonly sql: string; readonly pa
   list("alias", query.filter.aliases);
   list("target", query.filter.targets);
   for (const [key, value] of Object.entries(query.filter.tags ?? {})) where.push(`tags ->> ${param(key)} = ${param(value)}`);
-  const keys = query.groupBy.map((_, i) => `g${i}`);
+  const keys = query.groupBy.flatMap((d, i) => [`g${i}`, ...(ids[d] ? [`i${i}`] : [])]);
   const sql = [
     `SELECT ${[...groups, "count(*) AS requests", "sum(input_tokens) AS input", "sum(cached_input_tokens) AS cached", "sum(output_tokens) AS output", "sum(reasoning_tokens) AS reasoning", "sum(cost_micros) AS cost", "sum(saved_micros) AS saved", "count(*) FILTER (WHERE outcome = 'failed') AS errors", "count(*) FILTER (WHERE estimated) AS estimated"].join(", ")}`,
     `FROM sluice_ledger WHERE ${where.join(" AND ")}`,
@@ -141,7 +144,9 @@ export async function spendReport(db: Pick<Database, "transaction">, query: Spen
   const result = await bounded(db, REPORT_TIMEOUT_MS, (q) => q<Record<string, unknown>>(sql, params));
   const rows = result.rows.slice(0, query.pageSize).map(
     (r): SpendRow => ({
-      group: Object.fromEntries(query.groupBy.map((d, i) => [d === "tag" ? `tag:${query.tagKey}` : d, String(r[`g${i}`] ?? "")])),
+      group: Object.fromEntries(
+        query.groupBy.flatMap((d, i) => [[d === "tag" ? `tag:${query.tagKey}` : d, String(r[`g${i}`] ?? "")], ...(r[`i${i}`] === undefined ? [] : [[`${d}_id`, String(r[`i${i}`])]])]),
+      ),
       requests: n(r.requests),
       inputTokens: n(r.input),
       cachedInputTokens: n(r.cached),

@@ -265,7 +265,7 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
       cut = passed;
       held = [];
       controller.abort(ANSWER_CUT);
-      options.onCut?.({ requestId: ctx.requestId, alias: route.alias, ...(ctx.principal ? { key: ctx.principal.name } : {}), ...(ctx.remote ? { remote: ctx.remote } : {}), target: servedBy?.key ?? "", ...passed });
+      options.onCut?.({ requestId: ctx.requestId, alias: route.alias, ...(ctx.principal ? { key: { id: ctx.principal.id, name: ctx.principal.name } } : {}), ...(ctx.remote ? { remote: ctx.remote } : {}), target: servedBy?.key ?? "", ...passed });
       if (ctx.fields) ctx.fields.cut = passed.reason;
       void meter.estimateIfMissing().then(
         (estimate) => {
@@ -373,8 +373,8 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
         const routed = await routeByNeed(request, route, {
           summarize: (turns) => summarizeTurns(turns, route.context?.summarizer ?? "", ctx, controller.signal),
           summaries,
-          // A summary is the summarizer's, for one key: neither another key nor another summarizer reads it.
-          scope: `${ctx.principal?.name ?? ""}\u0000${route.context?.summarizer ?? ""}`,
+          // A summary is the summarizer's, for one key (by id: a key created under a revoked key's name is another key): neither another key nor another summarizer reads it.
+          scope: `${ctx.principal?.id ?? ""}\u0000${route.context?.summarizer ?? ""}`,
           onSummaryFailed: (error) => options.logger?.warn({ event: "context.summary_failed", requestId: ctx.requestId, alias: route.alias, error: toGatewayError(error).message }),
         });
         route = routed.route;

@@ -7,8 +7,8 @@ import type { CutReason } from "./output-guard.js";
 export interface StreamCut {
   readonly requestId: string;
   readonly alias: string;
-  /** The key's name, when there is one. */
-  readonly key?: string;
+  /** The key, by id (what the audit names) and name (for people), when there is one. */
+  readonly key?: { readonly id: string; readonly name: string };
   /** The client's address, as every event about a key's request carries it. */
   readonly remote?: string;
   /** The serving target (`provider/model`). */
@@ -28,12 +28,12 @@ export function reportCuts(deps: { readonly logger: Logger; readonly trail: Audi
     deps.logger.warn({ event: "stream.cut", requestId: cut.requestId, alias: cut.alias, target: cut.target, reason: cut.reason, limitTokens: cut.limitTokens, deliveredChars: cut.deliveredChars });
     deps.counter?.add(1, { "gen_ai.request.model": cut.alias, "sluice.cut.reason": cut.reason });
     deps.trail.record({
-      actor: { ...(cut.key === undefined ? { kind: "anonymous" as const, id: "" } : { kind: "key" as const, id: cut.key }), ...(cut.remote ? { remote: cut.remote } : {}) },
+      actor: { ...(cut.key === undefined ? { kind: "anonymous" as const, id: "" } : { kind: "key" as const, id: cut.key.id }), ...(cut.remote ? { remote: cut.remote } : {}) },
       action: "stream.cut",
       target: cut.alias,
       outcome: "refused",
       requestId: cut.requestId,
-      details: { reason: cut.reason, limitTokens: cut.limitTokens, deliveredChars: cut.deliveredChars, target: cut.target },
+      details: { ...(cut.key ? { key: cut.key.name } : {}), reason: cut.reason, limitTokens: cut.limitTokens, deliveredChars: cut.deliveredChars, target: cut.target },
     });
   };
 }

@@ -1,6 +1,7 @@
-import type { KeySettings } from "../config/config.js";
+import type { KeyLimits, KeySettings } from "../config/config.js";
 import type { Timers } from "../core/timers.js";
-import type { TenantStore } from "../store/tenant-store.js";
+import { subjectOf, type TenantStore } from "../store/tenant-store.js";
+import { keyId } from "../tenancy/principal.js";
 
 /** Keys one snapshot shows at most, busiest first: the table stays readable and a snapshot stays small. */
 export const MAX_KEYS_SHOWN = 100;
@@ -31,7 +32,7 @@ export type KeyStatsSource = () => Promise<readonly KeyStat[]>;
 export interface TenantKeyStatsOptions {
   readonly store: TenantStore;
   /** The configured keys of the configuration in force. */
-  readonly configured: () => readonly KeySettings[];
+  readonly configured: () => ReadonlyArray<KeySettings & { readonly sha256: string }>;
   readonly timers: Pick<Timers, "now">;
 }
 
@@ -49,12 +50,15 @@ export function createTenantKeyStats(options: TenantKeyStatsOptions): KeyStatsSo
 
   async function read(): Promise<readonly KeyStat[]> {
     const runtime = await options.store.listKeys();
-    const keys: KeySettings[] = [...options.configured(), ...runtime];
+    const keys = [...options.configured(), ...runtime];
+    // Figures are kept under each key's id (its subject); the name is what the table shows.
+    const subjects = new Map<KeyStat, { readonly subject: string; readonly limits: KeyLimits }>();
     const usage = await Promise.all(
       keys.map(async (key): Promise<KeyStat> => {
-        const totals = await options.store.usage(key.name, key.budget?.period ?? "month");
+        const subject = subjectOf({ level: "key", id: keyId(key.sha256) });
+        const totals = await options.store.usage(subject, key.budget?.period ?? "month");
         const { limits, budget } = key;
-        return {
+        const stat: KeyStat = {
           name: key.name,
           requests: totals.requests,
           inputTokens: totals.inputTokens,
@@ -65,13 +69,15 @@ export function createTenantKeyStats(options: TenantKeyStatsOptions): KeyStatsSo
           ...(limits.tokensPerMinute === undefined ? {} : { tokensPerMinute: limits.tokensPerMinute }),
           ...(limits.concurrentStreams === undefined ? {} : { concurrentStreams: limits.concurrentStreams }),
         };
+        subjects.set(stat, { subject, limits });
+        return stat;
       }),
     );
     const shown = usage.sort((a, b) => b.requests - a.requests || a.name.localeCompare(b.name)).slice(0, MAX_KEYS_SHOWN);
-    const limitsOf = new Map(keys.map((key) => [key.name, key.limits]));
     return Promise.all(
       shown.map(async (stat): Promise<KeyStat> => {
-        const room = await options.store.headroom(stat.name, limitsOf.get(stat.name) ?? {});
+        const { subject, limits } = subjects.get(stat)!;
+        const room = await options.store.headroom(subject, limits);
         return {
           ...stat,
           ...(room.requestsRemaining === undefined ? {} : { requestsRemaining: room.requestsRemaining }),

@@ -270,7 +270,7 @@ export function createFailOpenStore(options: FailOpenStoreOptions): FailOpenStor
     work.then(
       (result) => {
         answered();
-        if (result.ok) releaseLater({ key: req.key, admissionId: req.admissionId, ...(req.parents ? { parents: req.parents.map(({ level, name }) => ({ level, name })) } : {}) });
+        if (result.ok) releaseLater({ key: req.key, admissionId: req.admissionId, ...(req.parents ? { parents: req.parents.map(({ level, id, name }) => ({ level, id, name })) } : {}) });
         options.onEvent({ type: "late", operation: "admit", outcome: result.ok ? "released" : "refused" });
       },
       () => undefined,

@@ -29,7 +29,7 @@ export interface TenantStore {
    * expired is not renewed.
    */
   heartbeat(admissionIds: readonly string[]): Promise<void>;
-  /** A key's totals for the period of `kind` containing `atMs` (the store's clock when absent); leases that ran out are released first, so no dead stream's reservation shows. */
+  /** A key's totals (`key`: its subject) for the period of `kind` containing `atMs` (the store's clock when absent); leases that ran out are released first, so no dead stream's reservation shows. */
   usage(key: string, kind: BudgetPeriod, atMs?: number): Promise<UsageTotals>;
   /**
    * What is left of a key's per-minute limits and how many streams hold a
@@ -72,7 +72,9 @@ export interface StoredKey extends KeySettings {
 }
 
 /** A team or business line created through the admin service. Business lines have no `businessLine`. */
-export interface StoredLevel extends TeamSettings {
+export interface StoredLevel extends Omit<TeamSettings, "id"> {
+  /** Minted at creation, never reused; absent on levels stored before ids (tenancy/level-id.ts derives one). */
+  readonly id?: string;
   /** Epoch milliseconds. */
   readonly createdAt: number;
 }
@@ -84,9 +86,11 @@ export type LimitReason = "requests" | "tokens" | "streams" | "budget";
 /** Where a limit or budget sits: the key itself, its team, or the team's business line. */
 export type TenantLevel = "key" | "team" | "business_line";
 
-/** A level above the key, by name. */
+/** A level above the key: its id, which its state is kept under, and its name, for messages. */
 export interface LevelRef {
   readonly level: Exclude<TenantLevel, "key">;
+  /** Never reused: a level deleted and created again under its name has a new id, and none of the old one's state. */
+  readonly id: string;
   readonly name: string;
 }
 
@@ -97,17 +101,19 @@ export interface ParentLevel extends LevelRef {
 }
 
 /**
- * The name a level's windows, leases and rollups are kept under. A key
- * keeps its own name (so state written before teams existed is still
- * found); a team or business line gets a prefix no key name can start
- * with (key names start with a letter or digit), so the three never meet.
+ * The name a level's windows, leases and rollups are kept under: its id
+ * (Principal.id for a key), never its name, which a key or level created
+ * after it was removed may take again. Each level has a prefix that no
+ * name can start with (names start with a letter or digit), so none meets
+ * another, nor the state versions before ids kept under names (`{name}`,
+ * `~team:{name}`, `~bl:{name}`; docs/tenancy.md, "Upgrading to ids").
  */
-export function subjectOf(ref: LevelRef | { readonly level: "key"; readonly name: string }): string {
-  return ref.level === "key" ? ref.name : `${ref.level === "team" ? "~team:" : "~bl:"}${ref.name}`;
+export function subjectOf(ref: { readonly level: TenantLevel; readonly id: string }): string {
+  return `${ref.level === "key" ? "~k:" : ref.level === "team" ? "~t:" : "~b:"}${ref.id}`;
 }
 
 export interface AdmitRequest {
-  /** The key's name: limits, spend and usage are kept per name. */
+  /** The key's subject, subjectOf its id: limits, spend and usage are kept per key id, never per name. */
   readonly key: string;
   /** For runtime keys: the key's hash, which must still be active (revocation is checked here, at every admission). */
   readonly runtimeSha256?: string;
@@ -136,6 +142,7 @@ export interface AdmitRequest {
 
 /** One admission, by the key (and the levels above it) it was counted under. */
 export interface AdmissionRef {
+  /** The key's subject (subjectOf its id). */
   readonly key: string;
   readonly admissionId: string;
   readonly parents?: readonly LevelRef[];
@@ -192,10 +199,15 @@ export interface UsageRecord {
   /** Unique per charged call (its admission id): the ledger's row key, so a record written twice is one row. */
   readonly id?: string;
   readonly requestId: string;
+  /** The key's name, for people to read. */
   readonly key: string;
-  /** The key's team and business line when the request was admitted, for allocation. */
+  /** The key's id (Principal.id): who it was, whatever key bears its name later. */
+  readonly keyId?: string;
+  /** The key's team and business line when the request was admitted, for allocation: names, and their ids. */
   readonly team?: string;
+  readonly teamId?: string;
   readonly businessLine?: string;
+  readonly businessLineId?: string;
   /** Cost-allocation tags the request carried, of the keys auth.tagKeys allows. */
   readonly tags?: Readonly<Record<string, string>>;
   readonly alias: string;
@@ -231,6 +243,7 @@ export interface UsageRecord {
 
 export interface Settlement {
   readonly admissionId: string;
+  /** The key's subject (subjectOf its id). */
   readonly key: string;
   readonly admittedAt: number;
   /**

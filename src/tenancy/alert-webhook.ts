@@ -17,6 +17,7 @@ export function alertBody(alert: BudgetAlert): string {
     id: alert.id,
     level: alert.level,
     name: alert.name,
+    levelId: alert.levelId,
     threshold: alert.threshold,
     period: alert.period,
     periodStart: new Date(alert.periodStart).toISOString(),

@@ -3,7 +3,7 @@ import type { Config, ConfiguredKey } from "../config/config.js";
 import { sha256Hex } from "../config/key-hash.js";
 import { GatewayError } from "../core/errors.js";
 import type { KeyRegistry } from "./key-registry.js";
-import type { Principal } from "./principal.js";
+import { keyId, type Principal } from "./principal.js";
 
 /** `Bearer <token>`: the OpenAI SDKs' apiKey, gRPC metadata, curl -H. A token is printable ASCII, at most 512 characters. */
 const BEARER = /^\s*Bearer\s+([\x21-\x7e]{1,512})\s*$/i;
@@ -26,7 +26,7 @@ const indexes = new WeakMap<readonly ConfiguredKey[], ReadonlyMap<string, Princi
 function configuredKeys(keys: readonly ConfiguredKey[]): ReadonlyMap<string, Principal> {
   let index = indexes.get(keys);
   if (!index) {
-    index = new Map(keys.map((k) => [k.sha256, { ...k, source: "config" as const }]));
+    index = new Map(keys.map((k) => [k.sha256, { ...k, source: "config" as const, id: keyId(k.sha256) }]));
     indexes.set(keys, index);
   }
   return index;

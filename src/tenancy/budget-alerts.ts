@@ -1,6 +1,7 @@
 import type { BudgetPeriod, KeyBudget } from "../config/config.js";
 import { type LevelSpend, type Settlement, subjectOf, type TenantLevel } from "../store/tenant-store.js";
 import { periodOf } from "../usage/periods.js";
+import type { LevelIdentity } from "./tenant-charge.js";
 
 /** A budget threshold crossed: what the log line, the metric and the webhook say. */
 export interface BudgetAlert {
@@ -8,6 +9,8 @@ export interface BudgetAlert {
   readonly id: string;
   readonly level: TenantLevel;
   readonly name: string;
+  /** The level's id (a key's Principal.id): a key or team of the same name created later is another. */
+  readonly levelId: string;
   /** The fraction of the budget crossed (0.8). */
   readonly threshold: number;
   readonly period: BudgetPeriod;
@@ -25,8 +28,8 @@ export interface BudgetAlert {
 export interface BudgetAlertOptions {
   /** Ascending fractions of a budget. */
   readonly thresholds: () => readonly number[];
-  /** A level's budget now (absent: it has none, and nothing is announced). */
-  readonly budgetOf: (level: TenantLevel, name: string) => KeyBudget | undefined;
+  /** A level's budget now (absent: it has none, or the level is gone, and nothing is announced). */
+  readonly budgetOf: (level: TenantLevel, ref: LevelIdentity) => KeyBudget | undefined;
   /**
    * Takes the right to announce `id` once: true for the first replica that
    * asks in the period (Redis SET NX), false for every other. Until `ttlMs`.
@@ -59,14 +62,15 @@ export interface BudgetAlerts {
    * could pass it; a refusal is what "the budget is used up" means to
    * the people paying.
    */
-  readonly refused: (level: TenantLevel, name: string, atMs: number) => void;
+  readonly refused: (level: TenantLevel, ref: LevelIdentity, atMs: number) => void;
 }
 
 export function createBudgetAlerts(options: BudgetAlertOptions): BudgetAlerts {
   const now = options.now ?? Date.now;
-  const announceOnce = (level: TenantLevel, name: string, budget: KeyBudget, threshold: number, atMs: number, spentMicros?: number) => {
+  const announceOnce = (level: TenantLevel, ref: LevelIdentity, budget: KeyBudget, threshold: number, atMs: number, spentMicros?: number) => {
     const period = periodOf(budget.period, atMs);
-    const id = `${subjectOf({ level, name } as Parameters<typeof subjectOf>[0])}:${period.id}:${Math.round(threshold * 1000)}`;
+    const { name } = ref;
+    const id = `${subjectOf({ level, id: ref.id })}:${period.id}:${Math.round(threshold * 1000)}`;
     const at = now();
     void options.claim(id, Math.max(60_000, period.endMs - at + 86_400_000)).then(
       (first) => {
@@ -75,6 +79,7 @@ export function createBudgetAlerts(options: BudgetAlertOptions): BudgetAlerts {
           id,
           level,
           name,
+          levelId: ref.id,
           threshold,
           period: budget.period,
           periodId: period.id,
@@ -88,21 +93,23 @@ export function createBudgetAlerts(options: BudgetAlertOptions): BudgetAlerts {
       () => undefined, // the store reports its own trouble; an alert it could not claim is not announced twice
     );
   };
-  const refused: BudgetAlerts["refused"] = (level, name, atMs) => {
-    const budget = options.budgetOf(level, name);
-    if (budget && options.thresholds().includes(1)) announceOnce(level, name, budget, 1, atMs);
+  const refused: BudgetAlerts["refused"] = (level, ref, atMs) => {
+    const budget = options.budgetOf(level, ref);
+    if (budget && options.thresholds().includes(1)) announceOnce(level, ref, budget, 1, atMs);
   };
   const onSpend: BudgetAlerts["onSpend"] = (settlement, spent) => {
     const cost = settlement.record.costMicros;
     if (cost <= 0) return;
-    const levels: Array<{ readonly level: TenantLevel; readonly name: string }> = [{ level: "key", name: settlement.key }, ...(settlement.parents ?? [])];
-    levels.forEach(({ level, name }, i) => {
-      const budget = options.budgetOf(level, name);
+    const { record } = settlement;
+    const levels: Array<LevelIdentity & { readonly level: TenantLevel }> = [{ level: "key", id: record.keyId ?? "", name: record.key }, ...(settlement.parents ?? [])];
+    levels.forEach((ref, i) => {
+      const { level } = ref;
+      const budget = options.budgetOf(level, ref);
       const figures = spent[i];
       if (!budget || !figures) return;
       const after = figures[budget.period];
       if (after < 0) return;
-      for (const threshold of crossed(options.thresholds(), budget.usdMicros, after - cost, after)) announceOnce(level, name, budget, threshold, settlement.admittedAt, after);
+      for (const threshold of crossed(options.thresholds(), budget.usdMicros, after - cost, after)) announceOnce(level, ref, budget, threshold, settlement.admittedAt, after);
     });
   };
   return { onSpend, refused };

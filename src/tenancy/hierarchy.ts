@@ -30,10 +30,10 @@ export function parentsOf(principal: Principal, hierarchy: Hierarchy): readonly 
   if (principal.team === undefined) return [];
   const team = hierarchy.team(principal.team);
   if (!team) throw new GatewayError("permission_denied", `key ${principal.name} belongs to team ${principal.team}, which no longer exists; an operator must give the key a team`);
-  const parents: ParentLevel[] = [{ level: "team", name: team.name, limits: team.limits, ...(team.budget ? { budget: team.budget } : {}) }];
+  const parents: ParentLevel[] = [{ level: "team", id: team.id, name: team.name, limits: team.limits, ...(team.budget ? { budget: team.budget } : {}) }];
   if (team.businessLine === undefined) return parents;
   const line = hierarchy.businessLine(team.businessLine);
   if (!line) throw new GatewayError("permission_denied", `team ${team.name} belongs to business line ${team.businessLine}, which no longer exists; an operator must give the team a business line`);
-  parents.push({ level: "business_line", name: line.name, limits: line.limits, ...(line.budget ? { budget: line.budget } : {}) });
+  parents.push({ level: "business_line", id: line.id, name: line.name, limits: line.limits, ...(line.budget ? { budget: line.budget } : {}) });
   return parents;
 }

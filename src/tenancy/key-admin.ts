@@ -5,7 +5,7 @@ import { sha256Hex } from "../config/key-hash.js";
 import { KEY_BOUNDS, keyLimitsSchema, keyNameSchema } from "../config/schema.js";
 import { quoteClientValue } from "../core/client-text.js";
 import { GatewayError } from "../core/errors.js";
-import { MAX_RUNTIME_KEYS, type StoredKey, type TenantStore, type UsageTotals } from "../store/tenant-store.js";
+import { MAX_RUNTIME_KEYS, type StoredKey, subjectOf, type TenantStore, type UsageTotals } from "../store/tenant-store.js";
 import { type Period, periodFromId, periodOf } from "../usage/periods.js";
 import { AuthError, bearerToken, sameDigest } from "./authenticate.js";
 import { configHierarchy } from "./hierarchy.js";
@@ -22,7 +22,9 @@ export interface KeyInfo extends KeySettings {
 }
 
 export interface KeyUsage {
+  /** The key's name; empty for the id of a key that no longer exists. */
   readonly name: string;
+  readonly id: string;
   readonly period: Period;
   readonly totals: UsageTotals;
   /** The key's budget, when it has one for this period kind. */
@@ -42,7 +44,8 @@ export interface KeyAdmin {
   update(name: string, patch: KeyPatch): Promise<KeyInfo>;
   list(): Promise<KeyInfo[]>;
   revoke(name: string): Promise<KeyInfo>;
-  usage(name: string, kind: BudgetPeriod | undefined, atMs?: number): Promise<KeyUsage>;
+  /** A key's usage: `{ name }` of a key that exists now, or `{ id }` of any key, revoked ones included. */
+  usage(who: { readonly name: string } | { readonly id: string }, kind: BudgetPeriod | undefined, atMs?: number): Promise<KeyUsage>;
   /** Teams and business lines. */
   readonly levels: LevelAdmin;
 }
@@ -111,7 +114,10 @@ export function createKeyAdmin(options: { readonly config: () => Config; readonl
     async create(spec) {
       const { name, team, models, limits, budget } = await check(spec);
       if (options.config().auth.keys.some((k) => k.name === name)) throw new GatewayError("already_exists", `a configured key is named ${name}`, { field: "name" });
-      const key = newKey();
+      // Ids are 48 bits of the key's hash: a new key whose id another known key has is minted again, so no two keys ever share one.
+      const taken = new Set([...options.config().auth.keys.map((k) => keyId(k.sha256)), ...registry.all().map((k) => k.id)]);
+      let key = newKey();
+      while (taken.has(keyId(sha256Hex(key)))) key = newKey();
       const stored: StoredKey = {
         name,
         sha256: sha256Hex(key),
@@ -172,13 +178,25 @@ export function createKeyAdmin(options: { readonly config: () => Config; readonl
       return runtimeInfo(removed);
     },
 
-    async usage(name, kind, atMs) {
-      if (!keyNameSchema.safeParse(name).success) throw new GatewayError("invalid_request", "name: not a key name", { field: "name" });
-      const budget = options.config().auth.keys.find((k) => k.name === name)?.budget ?? registry.all().find((k) => k.name === name)?.budget;
+    async usage(who, kind, atMs) {
+      // A key that exists now, by name or id; usage is kept by id, so a revoked key's stays its own and is never a new key's of its name.
+      const find = (key: { readonly name: string; readonly sha256: string }) => ("id" in who ? keyId(key.sha256) === who.id : key.name === who.name);
+      if ("id" in who) {
+        if (!/^[0-9a-f]{12}$/.test(who.id)) throw new GatewayError("invalid_request", "id: not a key id (12 hex digits)", { field: "id" });
+      } else if (!keyNameSchema.safeParse(who.name).success) throw new GatewayError("invalid_request", "name: not a key name", { field: "name" });
+      let key: { readonly name: string; readonly sha256: string; readonly budget?: KeyBudget } | undefined = options.config().auth.keys.find(find) ?? registry.all().find(find);
+      if (!key) {
+        await registry.refresh();
+        key = registry.all().find(find);
+      }
+      if (!key && !("id" in who)) throw new GatewayError("not_found", `no key is named ${quoteClientValue(who.name)} (a revoked key's usage is read by its id)`, { field: "name" });
+      const id = "id" in who ? who.id : keyId(key!.sha256);
+      const budget = key?.budget;
       const periodKind = kind ?? budget?.period ?? "month";
-      const totals = await store.usage(name, periodKind, atMs);
+      const totals = await store.usage(subjectOf({ level: "key", id }), periodKind, atMs);
       return {
-        name,
+        name: key?.name ?? "",
+        id,
         // The store's calendar (Redis's clock) decides which period "now" is.
         period: periodFromId(periodKind, totals.periodId) ?? periodOf(periodKind, atMs ?? Date.now()),
         totals,

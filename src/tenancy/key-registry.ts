@@ -1,6 +1,11 @@
-import type { StoredKey, StoredLevel, TenantStore } from "../store/tenant-store.js";
+import type { TeamSettings } from "../config/config.js";
+import type { StoredKey, TenantStore } from "../store/tenant-store.js";
 import type { Hierarchy } from "./hierarchy.js";
-import type { Principal } from "./principal.js";
+import { withLevelId } from "./level-id.js";
+import { keyId, type Principal } from "./principal.js";
+
+/** A team or business line created at run time, with its id. */
+export type RuntimeLevel = TeamSettings & { readonly createdAt: number };
 
 /**
  * This replica's copy of the keys created at run time, so that
@@ -17,8 +22,8 @@ import type { Principal } from "./principal.js";
 export interface KeyRegistry extends Hierarchy {
   get(sha256: string): Principal | undefined;
   all(): readonly Principal[];
-  teams(): readonly StoredLevel[];
-  businessLines(): readonly StoredLevel[];
+  teams(): readonly RuntimeLevel[];
+  businessLines(): readonly RuntimeLevel[];
   /** Re-reads if the version moved (single flight), unless a miss did so very recently. */
   refreshOnMiss(): Promise<void>;
   /** Re-reads now (after a create or revoke on this replica). */
@@ -42,6 +47,7 @@ const MISS_REFRESH_MS = 100;
 function principalOf(key: StoredKey): Principal {
   return {
     source: "runtime",
+    id: keyId(key.sha256),
     name: key.name,
     sha256: key.sha256,
     createdAt: key.createdAt,
@@ -55,8 +61,8 @@ function principalOf(key: StoredKey): Principal {
 export function createKeyRegistry(options: { readonly store: TenantStore; readonly poll: boolean; readonly onError: (error: unknown) => void }): KeyRegistry {
   const { store } = options;
   let byHash = new Map<string, Principal>();
-  let teams = new Map<string, StoredLevel>();
-  let lines = new Map<string, StoredLevel>();
+  let teams = new Map<string, RuntimeLevel>();
+  let lines = new Map<string, RuntimeLevel>();
   let version: string | undefined;
   let failing = false;
   let inFlight: Promise<void> | undefined;
@@ -69,8 +75,8 @@ export function createKeyRegistry(options: { readonly store: TenantStore; readon
         if (force || current !== version) {
           const [keys, teamList, lineList] = await Promise.all([store.listKeys(), store.listLevels("team"), store.listLevels("business_line")]);
           byHash = new Map(keys.map((k) => [k.sha256, principalOf(k)]));
-          teams = new Map(teamList.map((t) => [t.name, t]));
-          lines = new Map(lineList.map((l) => [l.name, l]));
+          teams = new Map(teamList.map((t) => [t.name, withLevelId("team", t)]));
+          lines = new Map(lineList.map((l) => [l.name, withLevelId("business_line", l)]));
           version = current;
         }
         failing = false;

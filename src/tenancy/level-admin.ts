@@ -7,6 +7,7 @@ import { type LevelKind, MAX_LEVELS, type StoredLevel, type TenantStore } from "
 import { configHierarchy } from "./hierarchy.js";
 import { budgetSchema, invalid } from "./key-admin-schema.js";
 import type { KeyRegistry } from "./key-registry.js";
+import { newLevelId, withLevelId } from "./level-id.js";
 
 /** A team or business line as the admin service shows it. */
 export interface LevelInfo extends TeamSettings {
@@ -31,7 +32,8 @@ export interface LevelPatch {
  * changed only in the configuration, and a name is never both.
  */
 export interface LevelAdmin {
-  create(kind: LevelKind, spec: TeamSettings): Promise<LevelInfo>;
+  /** Creates a level with a new id: one created again under a deleted level's name has none of its state. */
+  create(kind: LevelKind, spec: Omit<TeamSettings, "id">): Promise<LevelInfo>;
   update(kind: LevelKind, name: string, patch: LevelPatch): Promise<LevelInfo>;
   remove(kind: LevelKind, name: string): Promise<LevelInfo>;
   list(kind: LevelKind): Promise<LevelInfo[]>;
@@ -52,7 +54,7 @@ export function createLevelAdmin(options: { readonly config: () => Config; reado
     const auth = options.config().auth;
     return kind === "team" ? auth.teams : auth.businessLines;
   };
-  const runtimeInfo = (level: StoredLevel): LevelInfo => ({ ...level, source: "runtime" });
+  const runtimeInfo = (kind: LevelKind, level: StoredLevel): LevelInfo => ({ ...withLevelId(kind, level), source: "runtime" });
 
   /** A business line that exists now: configured, or runtime (re-read once when this replica has not seen it yet). */
   const requireLine = async (name: string) => {
@@ -80,26 +82,27 @@ export function createLevelAdmin(options: { readonly config: () => Config; reado
     async create(kind, spec) {
       const level = await check(kind, spec);
       if (configured(kind).has(level.name)) throw new GatewayError("already_exists", `a configured ${WORDS[kind]} is named ${level.name}`, { field: "name" });
-      const stored: StoredLevel = { ...level, createdAt: Date.now() };
+      const stored: StoredLevel = { ...level, id: newLevelId(), createdAt: Date.now() };
       const result = await store.putLevel(kind, stored, "create");
       if (result === "exists") throw new GatewayError("already_exists", `a ${WORDS[kind]} is named ${level.name}`, { field: "name" });
       if (result === "full") throw new GatewayError("invalid_request", `the gateway holds its maximum of ${MAX_LEVELS} runtime ${WORDS[kind]}s; delete one first`);
       await registry.refresh();
-      return runtimeInfo(stored);
+      return runtimeInfo(kind, stored);
     },
 
     async update(kind, name, patch) {
       runtimeName(kind, name);
       const current = (await store.listLevels(kind)).find((l) => l.name === name);
       if (!current) throw new GatewayError("not_found", `no runtime ${WORDS[kind]} is named ${quoteClientValue(name)}`, { field: "name" });
-      const { createdAt, ...settings } = current;
+      // A level stored before ids keeps the id it has been read with since, from now on stored with it.
+      const { createdAt, id, ...settings } = withLevelId(kind, current);
       const businessLine = patch.businessLine === undefined ? settings.businessLine : (patch.businessLine ?? undefined);
       const budget = patch.budget === undefined ? settings.budget : (patch.budget ?? undefined);
       const level = await check(kind, { name, limits: patch.limits ?? settings.limits, ...(businessLine === undefined ? {} : { businessLine }), ...(budget ? { budget } : {}) });
-      const stored: StoredLevel = { ...level, createdAt };
+      const stored: StoredLevel = { ...level, id, createdAt };
       if ((await store.putLevel(kind, stored, "update")) === "missing") throw new GatewayError("not_found", `no runtime ${WORDS[kind]} is named ${quoteClientValue(name)}`, { field: "name" });
       await registry.refresh();
-      return runtimeInfo(stored);
+      return runtimeInfo(kind, stored);
     },
 
     async remove(kind, name) {
@@ -116,11 +119,11 @@ export function createLevelAdmin(options: { readonly config: () => Config; reado
       const removed = await store.deleteLevel(kind, name);
       if (!removed) throw new GatewayError("not_found", `no runtime ${WORDS[kind]} is named ${quoteClientValue(name)}`, { field: "name" });
       await registry.refresh();
-      return runtimeInfo(removed);
+      return runtimeInfo(kind, removed);
     },
 
     async list(kind) {
-      const runtime = (await store.listLevels(kind)).map(runtimeInfo).sort((a, b) => a.name.localeCompare(b.name));
+      const runtime = (await store.listLevels(kind)).map((l) => runtimeInfo(kind, l)).sort((a, b) => a.name.localeCompare(b.name));
       return [...[...configured(kind).values()].map((l): LevelInfo => ({ ...l, source: "config" })), ...runtime];
     },
   };

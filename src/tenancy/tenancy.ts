@@ -7,7 +7,7 @@ import type { Logger } from "../logging/logger.js";
 import { createFailOpenStore, type StoreEvent } from "../store/fail-open-store.js";
 import { createMemoryTenantStore, DEFAULT_LEASE_MS } from "../store/memory-tenant-store.js";
 import { createRedisTenantStore, createStoreClient, type SluiceRedisClient } from "../store/redis-tenant-store.js";
-import type { SettleResult, TenantLevel, TenantStore, UsageRecord } from "../store/tenant-store.js";
+import { type SettleResult, subjectOf, type TenantLevel, type TenantStore, type UsageRecord } from "../store/tenant-store.js";
 import { within } from "../store/within.js";
 import { systemTimers, type Timers } from "../core/timers.js";
 import { createAlertWebhook } from "./alert-webhook.js";
@@ -18,8 +18,9 @@ import { createKeyAdmin, type KeyAdmin } from "./key-admin.js";
 import { createLeaseHeartbeat } from "./lease-heartbeat.js";
 import { configHierarchy } from "./hierarchy.js";
 import { createKeyRegistry, type KeyRegistry } from "./key-registry.js";
-import { mayUse, type ModelViewer, type Principal } from "./principal.js";
-import { type ChargeInput, NO_CHARGE, openCharge, type TenantCharge } from "./tenant-charge.js";
+import { carryNamedRollups } from "./named-state.js";
+import { keyId, mayUse, type ModelViewer, type Principal } from "./principal.js";
+import { type ChargeInput, type LevelIdentity, NO_CHARGE, openCharge, type TenantCharge } from "./tenant-charge.js";
 
 export interface TenancyOptions {
   /** The configuration in force (read per request, so a reload applies to the next one). */
@@ -51,6 +52,8 @@ export interface Tenancy {
   viewer(authorization: string | undefined, edge: string, remote?: string): Promise<ModelViewer>;
   /** The key with this SHA-256 as configured now, for work it queued that runs later (a batch's lines); undefined when it is gone. */
   keyByHash(sha256: string): Principal | undefined;
+  /** The ids of the keys (configured or runtime) that bear `name` now: what an admin call naming a key acts on. */
+  keyIdsNamed(name: string): string[];
   /** The admission stage of one request (a no-op without a principal); throws `permission_denied` for an alias the key may not use. */
   charge(principal: Principal | undefined, input: Omit<ChargeInput, "principal">): TenantCharge;
   /** The tag keys kept for cost allocation, from the configuration in force. */
@@ -112,16 +115,45 @@ function memoryClaims(): (id: string, ttlMs: number) => Promise<boolean> {
 
 const budgetIndexes = new WeakMap<Config["auth"]["keys"], ReadonlyMap<string, KeyBudget | undefined>>();
 
-/** A level's budget now: a configured or runtime key's, a team's, a business line's. */
-function budgetOf(config: Config, registry: KeyRegistry, level: TenantLevel, name: string): KeyBudget | undefined {
-  if (level === "team") return configHierarchy(config, registry).team(name)?.budget;
-  if (level === "business_line") return configHierarchy(config, registry).businessLine(name)?.budget;
+/**
+ * A level's budget now: a configured or runtime key's, a team's, a
+ * business line's. Found by name, then its id checked: a level of that
+ * name created since is another, and its budget not this one's.
+ */
+function budgetOf(config: Config, registry: KeyRegistry, level: TenantLevel, ref: LevelIdentity): KeyBudget | undefined {
+  const { id, name } = ref;
+  if (level === "team") {
+    const team = configHierarchy(config, registry).team(name);
+    return team?.id === id ? team.budget : undefined;
+  }
+  if (level === "business_line") {
+    const line = configHierarchy(config, registry).businessLine(name);
+    return line?.id === id ? line.budget : undefined;
+  }
   let index = budgetIndexes.get(config.auth.keys);
   if (!index) {
-    index = new Map(config.auth.keys.map((k) => [k.name, k.budget]));
+    index = new Map(config.auth.keys.map((k) => [keyId(k.sha256), k.budget]));
     budgetIndexes.set(config.auth.keys, index);
   }
-  return index.has(name) ? index.get(name) : registry.all().find((k) => k.name === name)?.budget;
+  return index.has(id) ? index.get(id) : registry.all().find((k) => k.id === id)?.budget;
+}
+
+/** Every key's and level's subject before ids (its name) → its subject now (its id), for carrying state kept under names. */
+function legacySubjects(config: Config, registry: KeyRegistry): Map<string, string> {
+  const subjects = new Map<string, string>();
+  for (const key of config.auth.keys) subjects.set(key.name, subjectOf({ level: "key", id: keyId(key.sha256) }));
+  for (const key of registry.all()) if (!subjects.has(key.name)) subjects.set(key.name, subjectOf({ level: "key", id: key.id }));
+  const hierarchy = configHierarchy(config, registry);
+  for (const name of new Set([...config.auth.teams.keys(), ...registry.teams().map((t) => t.name)])) subjects.set(`~team:${name}`, subjectOf({ level: "team", id: hierarchy.team(name)!.id }));
+  for (const name of new Set([...config.auth.businessLines.keys(), ...registry.businessLines().map((l) => l.name)])) subjects.set(`~bl:${name}`, subjectOf({ level: "business_line", id: hierarchy.businessLine(name)!.id }));
+  return subjects;
+}
+
+/** The principal with its team's id as the team is now (a team created again under its name is another team). */
+function withTeamId(principal: Principal, config: Config, registry: KeyRegistry): Principal {
+  if (principal.team === undefined) return principal;
+  const teamId = configHierarchy(config, registry).team(principal.team)?.id;
+  return teamId === undefined ? principal : { ...principal, teamId };
 }
 
 /** Drops are logged at the first of an outage and then every LOG_DROPS_EVERY-th, with the running total. */
@@ -212,7 +244,7 @@ export function createTenancy(options: TenancyOptions): Tenancy {
     : undefined;
   const alerts = createBudgetAlerts({
     thresholds: () => options.config().alerts.thresholds,
-    budgetOf: (level, name) => budgetOf(options.config(), registry, level, name),
+    budgetOf: (level, ref) => budgetOf(options.config(), registry, level, ref),
     claim: (id, ttlMs) => claim(id, ttlMs),
     announce: (alert) => {
       logger.warn({
@@ -226,6 +258,7 @@ export function createTenancy(options: TenancyOptions): Tenancy {
       });
       observer?.budgetAlert?.({
         level: alert.level,
+        id: alert.levelId,
         name: alert.name,
         threshold: alert.threshold,
         period: alert.period,
@@ -299,6 +332,28 @@ export function createTenancy(options: TenancyOptions): Tenancy {
   const timers = options.timers ?? systemTimers;
   const leases = createLeaseHeartbeat({ store, leaseMs: redisConfig?.streamLeaseMs ?? DEFAULT_LEASE_MS, timers });
 
+  if (redis) {
+    // State kept under names by versions before ids goes to the ids of the keys and levels that bear those names (named-state.ts): once, at the first connection that can do it.
+    const shared = redis;
+    let carrying = false;
+    let carried = false;
+    const carry = async () => {
+      if (carried || carrying) return;
+      carrying = true;
+      try {
+        await registry.refresh();
+        const count = await carryNamedRollups({ ...shared, subjects: legacySubjects(options.config(), registry) });
+        carried = true;
+        if (count > 0) logger.info({ event: "tenancy.named_state_carried", rollups: count });
+      } catch (error) {
+        logger.warn({ event: "tenancy.named_state_carry_failed", cause: describe(error) });
+      } finally {
+        carrying = false;
+      }
+    };
+    shared.client.on("ready", () => void carry());
+  }
+
   const settled = (work: Promise<{ readonly record: UsageRecord; readonly result: SettleResult }>, requestId: string) => {
     const tracked = work.then(
       ({ record, result }) => {
@@ -326,7 +381,7 @@ export function createTenancy(options: TenancyOptions): Tenancy {
       const config = options.config();
       if (!config.auth.required) return undefined;
       try {
-        const principal = await authenticate(authorization, config, registry);
+        const principal = withTeamId(await authenticate(authorization, config, registry), config, registry);
         observer?.authenticated?.({ edge, key: principal.name });
         return principal;
       } catch (error) {
@@ -339,7 +394,12 @@ export function createTenancy(options: TenancyOptions): Tenancy {
       const principal = await tenancy.identify(authorization, edge, remote);
       return { ...(principal ? { principal } : {}), sees: (alias) => mayUse(principal, alias) };
     },
-    keyByHash: (sha256) => keyByHash(sha256, options.config(), registry),
+    keyByHash: (sha256) => {
+      const config = options.config();
+      const principal = keyByHash(sha256, config, registry);
+      return principal && withTeamId(principal, config, registry);
+    },
+    keyIdsNamed: (name) => [...options.config().auth.keys.filter((k) => k.name === name).map((k) => keyId(k.sha256)), ...registry.all().filter((k) => k.name === name).map((k) => k.id)],
     charge(principal, input) {
       if (!principal) return NO_CHARGE;
       const config = options.config();
@@ -350,7 +410,7 @@ export function createTenancy(options: TenancyOptions): Tenancy {
           budgetExceededStatus: config.auth.budgetExceededStatus,
           hierarchy: configHierarchy(config, registry),
           ...(options.replica ? { replica: options.replica } : {}),
-          budgetFull: (level, name) => alerts.refused(level, name, Date.now()),
+          budgetFull: (level, ref) => alerts.refused(level, ref, Date.now()),
           ...(observer ? { observer } : {}),
           leases,
           now: timers.now,

@@ -4,7 +4,7 @@ import type { ChatRequest } from "../core/chat-request.js";
 import { quoteClientValue } from "../core/client-text.js";
 import { GatewayError, toGatewayError } from "../core/errors.js";
 import type { TenancyObserver } from "../flow/observer.js";
-import type { AdmitResult, ParentLevel, Quota, SettleResult, StreamOutcome, TenantLevel, TenantStore, UsageRecord } from "../store/tenant-store.js";
+import { type AdmitResult, type ParentLevel, type Quota, type SettleResult, type StreamOutcome, subjectOf, type TenantLevel, type TenantStore, type UsageRecord } from "../store/tenant-store.js";
 import { costMicros, maxCostMicros } from "../usage/cost.js";
 import { estimatedInputTokens } from "../usage/prompt-size.js";
 import type { UsageMeter } from "../usage/usage-meter.js";
@@ -57,6 +57,12 @@ export interface Allowance {
   readonly inputTokens: number;
 }
 
+/** A key, team or business line: its id (what is kept) and its name (what is said). */
+export interface LevelIdentity {
+  readonly id: string;
+  readonly name: string;
+}
+
 /** What a settle reads of a request's usage: a stream's meter, or an embedding call's count. */
 export type ChargedUsage = Pick<UsageMeter, "final" | "ttftMs">;
 
@@ -72,7 +78,7 @@ export interface ChargeDeps {
   /** This replica, named on every record (host/pid). */
   readonly replica?: string;
   /** A level's budget is full (spent or held): its 100 % alert (budget-alerts.ts). */
-  readonly budgetFull?: (level: TenantLevel, name: string) => void;
+  readonly budgetFull?: (level: TenantLevel, ref: LevelIdentity) => void;
   /**
    * The replica's streams whose leases its heartbeat renews (tenancy.ts):
    * held from admission until the settle, for at most `untilMs` (epoch ms)
@@ -146,20 +152,23 @@ export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
   const remote = input.remote ? { remote: input.remote } : {};
   /** The key's settings and levels; read again when the store says the copy they came from is stale. */
   let principal = input.principal;
+  // The name is for people (messages, records, metrics); what is counted is kept under the id, which no later key takes.
   let key = principal.name;
+  let subject = subjectOf({ level: "key", id: principal.id });
   let parents: readonly ParentLevel[] = [];
-  let team: string | undefined;
-  let businessLine: string | undefined;
+  let team: ParentLevel | undefined;
+  let businessLine: ParentLevel | undefined;
   const resolve = (p: Principal) => {
     principal = p;
     key = p.name;
+    subject = subjectOf({ level: "key", id: p.id });
     if (!mayUse(p, alias)) {
-      deps.observer?.tenantRefused?.({ key, alias, reason: "not_allowed", requestId: input.requestId, ...remote });
+      deps.observer?.tenantRefused?.({ key, keyId: p.id, alias, reason: "not_allowed", requestId: input.requestId, ...remote });
       throw new GatewayError("permission_denied", `key ${key} may not use model ${quoteClientValue(alias)}`, { field: "model" });
     }
     parents = parentsOf(p, deps.hierarchy);
-    team = parents.find((l) => l.level === "team")?.name;
-    businessLine = parents.find((l) => l.level === "business_line")?.name;
+    team = parents.find((l) => l.level === "team");
+    businessLine = parents.find((l) => l.level === "business_line");
   };
   resolve(principal);
   const startedAt = performance.now();
@@ -184,8 +193,9 @@ export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
         id: held.id,
         requestId: input.requestId,
         key,
-        ...(team === undefined ? {} : { team }),
-        ...(businessLine === undefined ? {} : { businessLine }),
+        keyId: principal.id,
+        ...(team === undefined ? {} : { team: team.name, teamId: team.id }),
+        ...(businessLine === undefined ? {} : { businessLine: businessLine.name, businessLineId: businessLine.id }),
         ...(input.tags && Object.keys(input.tags).length > 0 ? { tags: input.tags } : {}),
         alias,
         target: target?.key ?? "",
@@ -208,13 +218,13 @@ export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
       };
       const result = await deps.store.settle({
         admissionId: held.id,
-        key,
+        key: subject,
         admittedAt: held.admittedAt,
         shared: held.shared,
         ...(principal.budget ? { budgetPeriod: principal.budget.period } : {}),
         reservedTokens: held.tokens,
         reservedMicros: held.micros,
-        ...(parents.length > 0 ? { parents: parents.map((p, i) => ({ level: p.level, name: p.name, reservedTokens: held.parentTokens[i]! })) } : {}),
+        ...(parents.length > 0 ? { parents: parents.map((p, i) => ({ level: p.level, id: p.id, name: p.name, reservedTokens: held.parentTokens[i]! })) } : {}),
         record,
       });
       return { record, result };
@@ -234,7 +244,7 @@ export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
           // A key whose settings, team or line may have been changed at run time is admitted on the settings Redis holds now.
           const version = attempt < STALE_RETRIES && (principal.source === "runtime" || principal.team !== undefined) ? deps.settingsVersion?.() : undefined;
           result = await deps.store.admit({
-            key,
+            key: subject,
             admissionId: id,
             limits: principal.limits,
             ...(principal.budget ? { budget: principal.budget } : {}),
@@ -255,16 +265,16 @@ export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
       } catch (error) {
         state = "closed";
         if (error instanceof GatewayError && error.code === "permission_denied") throw error;
-        deps.observer?.tenantRefused?.({ key, alias, reason: "store_unavailable", requestId: input.requestId, ...remote });
+        deps.observer?.tenantRefused?.({ key, keyId: principal.id, alias, reason: "store_unavailable", requestId: input.requestId, ...remote });
         throw toGatewayError(error);
       }
       input.onQuota?.(result.quota);
       if (!result.ok) {
         state = "closed";
         const reason = result.reason === "stale" ? "store_unavailable" : result.reason;
-        deps.observer?.tenantRefused?.({ key, alias, reason, requestId: input.requestId, ...(reason === "revoked" ? {} : { level: result.level ?? "key" }), ...remote });
+        deps.observer?.tenantRefused?.({ key, keyId: principal.id, alias, reason, requestId: input.requestId, ...(reason === "revoked" ? {} : { level: result.level ?? "key" }), ...remote });
         // Full, not merely smaller than this one request: the budget is used up until its period renews.
-        if (result.reason === "budget" && result.retryAfterMs !== undefined) deps.budgetFull?.(result.level ?? "key", result.level ? parents.find((p) => p.level === result.level)!.name : key);
+        if (result.reason === "budget" && result.retryAfterMs !== undefined) deps.budgetFull?.(result.level ?? "key", result.level ? parents.find((p) => p.level === result.level)! : { id: principal.id, name: key });
         throw refusal(principal, parents, result, plan.tokens, plan.micros, deps.budgetExceededStatus);
       }
       const tokensAt = (l: { readonly limits: { readonly tokensPerMinute?: number } }) => (l.limits.tokensPerMinute !== undefined ? plan.tokens : 0);

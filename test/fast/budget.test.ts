@@ -2,10 +2,11 @@ import { afterEach, describe, expect, it } from "vitest";
 import { sha256Hex } from "../../src/config/key-hash.js";
 import { toGatewayError } from "../../src/core/errors.js";
 import { toOpenAiError } from "../../src/edges/openai/http-errors.js";
-import type { Principal } from "../../src/tenancy/principal.js";
+import { keyId, type Principal } from "../../src/tenancy/principal.js";
 import { estimatedInputTokens } from "../../src/usage/prompt-size.js";
 import { createInMemoryGateway, type InMemoryGateway, request } from "../helpers/in-memory-gateway.js";
 import { untilError } from "../helpers/until-error.js";
+import { subjectOf } from "../../src/store/tenant-store.js";
 
 /**
  * A key's budget through the pipeline, against the in-process tenant store:
@@ -38,7 +39,7 @@ async function open(budgetUsd: number, budgetExceededStatus?: 402 | 429): Promis
 }
 
 const run = (g: InMemoryGateway, principal: Principal, text: string) => untilError(g.stream("m", text, { principal, maxTokens: MAX_TOKENS }), toGatewayError);
-const spend = (g: InMemoryGateway) => g.tenancy.store.usage("team", "day");
+const spend = (g: InMemoryGateway) => g.tenancy.store.usage(subjectOf({ level: "key", id: keyId(sha256Hex(KEY)) }), "day");
 /** What admission reserves for `text`: every input token it estimates and max_tokens of output, at the price. */
 const reservation = (text: string) => estimatedInputTokens(request("m", text, MAX_TOKENS)) * 1 + MAX_TOKENS * 10;
 

@@ -32,7 +32,7 @@ const config = resolveConfig(
   {},
 );
 
-const principal = (name: string, extra: Partial<Principal> = {}): Principal => ({ ...config.auth.keys.find((k) => k.name === name)!, source: "config", ...extra });
+const principal = (name: string, extra: Partial<Principal> = {}): Principal => ({ ...config.auth.keys.find((k) => k.name === name)!, source: "config", id: name, ...extra });
 const route = (alias: string) => config.models.get(alias)!;
 
 function request(...texts: string[]): ChatRequest {

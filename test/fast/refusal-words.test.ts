@@ -13,8 +13,8 @@ import { request } from "../helpers/in-memory-gateway.js";
  */
 
 const DAY_MS = 86_400_000;
-const principal: Principal = { source: "config", name: "k", sha256: "a".repeat(64), team: "crew", limits: {}, budget: { usdMicros: 1_000_000, period: "month" } };
-const hierarchy = { team: (name: string) => (name === "crew" ? { name, limits: {}, budget: { usdMicros: 1_000, period: "month" as const } } : undefined), businessLine: () => undefined };
+const principal: Principal = { source: "config", id: "k-id", name: "k", sha256: "a".repeat(64), team: "crew", limits: {}, budget: { usdMicros: 1_000_000, period: "month" } };
+const hierarchy = { team: (name: string) => (name === "crew" ? { id: "crew-id", name, limits: {}, budget: { usdMicros: 1_000, period: "month" as const } } : undefined), businessLine: () => undefined };
 
 async function refusal(result: AdmitResult, reserve = 400): Promise<GatewayError> {
   const store = { admit: async () => result } as unknown as TenantStore;

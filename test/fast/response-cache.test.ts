@@ -95,47 +95,61 @@ describe("the answer capture", () => {
 describe("the memory store", () => {
   it("expires entries by the injected clock and evicts the least recently used past its byte bound", async () => {
     let now = 0;
-    const store = createMemoryCacheStore({ maxBytes: 100, now: () => now });
-    await store.set("a", "x".repeat(20), 1_000);
-    await store.set("b", "y".repeat(20), 1_000);
-    expect(await store.get("a")).toBe("x".repeat(20)); // a is now the most recently used
-    await store.set("c", "z".repeat(20), 1_000);
-    expect(await store.get("b")).toBeUndefined();
-    expect(await store.get("a")).toBeDefined();
+    const store = createMemoryCacheStore({ maxBytes: 100, maxGroupBytes: 100, now: () => now });
+    const ttl = { ttlMs: 1_000, group: "g" };
+    await store.set("a", "x".repeat(20), ttl);
+    await store.set("b", "y".repeat(20), ttl);
+    expect(await store.get("a", "g")).toBe("x".repeat(20)); // a is now the most recently used
+    await store.set("c", "z".repeat(20), ttl);
+    expect(await store.get("b", "g")).toBeUndefined();
+    expect(await store.get("a", "g")).toBeDefined();
     now = 1_000;
-    expect(await store.get("c")).toBeUndefined();
+    expect(await store.get("c", "g")).toBeUndefined();
     expect(await store.purge("a")).toBe(1);
     expect(await store.size("")).toBe(0);
   });
 
   it("removes an entry by the request that produced it; an evicted or expired entry names nothing", async () => {
     let now = 0;
-    const store = createMemoryCacheStore({ maxBytes: 150, now: () => now });
-    await store.set("a", "x".repeat(20), 1_000, "req_a");
-    await store.set("b", "y".repeat(20), 1_000, "req_b");
+    const store = createMemoryCacheStore({ maxBytes: 150, maxGroupBytes: 150, now: () => now });
+    await store.set("a", "x".repeat(20), { ttlMs: 1_000, group: "g", producedBy: "req_a" });
+    await store.set("b", "y".repeat(20), { ttlMs: 1_000, group: "g", producedBy: "req_b" });
     expect(await store.purgeProducedBy("req_a")).toBe(1);
-    expect(await store.get("a")).toBeUndefined();
+    expect(await store.get("a", "g")).toBeUndefined();
     expect(await store.purgeProducedBy("req_a")).toBe(0);
-    await store.set("c", "z".repeat(20), 1_000, "req_c");
-    await store.set("d", "w".repeat(20), 5_000, "req_d"); // past the bound: b, the oldest, goes
-    expect(await store.get("b")).toBeUndefined();
+    await store.set("c", "z".repeat(20), { ttlMs: 1_000, group: "g", producedBy: "req_c" });
+    await store.set("d", "w".repeat(20), { ttlMs: 5_000, group: "g", producedBy: "req_d" }); // past the bound: b, the oldest, goes
+    expect(await store.get("b", "g")).toBeUndefined();
     expect(await store.purgeProducedBy("req_b")).toBe(0);
     now = 1_000;
     expect(await store.purgeProducedBy("req_c")).toBe(0); // expired, never read since
     expect(await store.purgeProducedBy("req_d")).toBe(1);
     expect(await store.size("")).toBe(0);
   });
+
+  it("bounds each group apart: one busy group evicts its own least recently used entries, never another's", async () => {
+    const store = createMemoryCacheStore({ maxBytes: 1_000, maxGroupBytes: 100 });
+    await store.set("quiet", "q".repeat(20), { ttlMs: 60_000, group: "quiet" });
+    for (const key of ["a", "b", "c", "d"]) expect(await store.set(key, "x".repeat(20), { ttlMs: 60_000, group: "busy" })).toBe(true);
+    expect(await store.get("a", "busy")).toBeUndefined();
+    expect(await store.get("d", "busy")).toBeDefined();
+    expect(await store.get("quiet", "quiet")).toBeDefined();
+    // Larger than the group's bound on its own: not stored, nothing evicted for it.
+    expect(await store.set("huge", "h".repeat(60), { ttlMs: 60_000, group: "busy" })).toBe(false);
+    expect(await store.get("d", "busy")).toBeDefined();
+  });
 });
 
 describe("the response cache's lookup", () => {
   const route = { alias: "cached", targets: [], strategy: "priority", retry: { maxAttempts: 1, baseBackoffMs: 0, maxBackoffMs: 0 }, dropUnsupportedParams: false, cache: { exactTtlMs: 60_000, scope: "key", cacheToolCalls: false } } as const satisfies ModelRoute;
-  const settings = { lookupTimeoutMs: 50, chargeHits: false, maxEntryBytes: 1024, maxMemoryBytes: 1 << 20, maxEmbedChars: 8192 };
+  const settings = { lookupTimeoutMs: 50, chargeHits: false, maxEntryBytes: 1024, maxMemoryBytes: 1 << 20, redisMaxBytes: 1 << 20, aliasMaxBytes: 1 << 20, maxEmbedChars: 8192 };
+  const memory = () => createMemoryCacheStore({ maxBytes: 1 << 20, maxGroupBytes: 1 << 20 });
   const call = { requestId: "r", signal: new AbortController().signal };
   const logger = createLogger("silent", new PassThrough());
 
   it("is a miss counted as an error when the store does not answer within the deadline, and never fails", async () => {
     vi.useFakeTimers();
-    const hanging: CacheStore = { get: () => new Promise(() => undefined), set: () => Promise.resolve(), purge: () => Promise.resolve(0), purgeProducedBy: () => Promise.resolve(0), size: () => Promise.resolve(0) };
+    const hanging: CacheStore = { get: () => new Promise(() => undefined), set: () => Promise.resolve(true), purge: () => Promise.resolve(0), purgeProducedBy: () => Promise.resolve(0), size: () => Promise.resolve(0) };
     const cache = createResponseCache({ store: hanging, settings, logger });
     const lookup = cache.lookup(request("hi"), route, undefined, "default", call);
     await vi.advanceTimersByTimeAsync(50);
@@ -145,17 +159,17 @@ describe("the response cache's lookup", () => {
   });
 
   it("is a miss when the store fails or holds something that is not an entry", async () => {
-    const failing: CacheStore = { get: () => Promise.reject(new Error("down")), set: () => Promise.resolve(), purge: () => Promise.resolve(0), purgeProducedBy: () => Promise.resolve(0), size: () => Promise.resolve(0) };
+    const failing: CacheStore = { get: () => Promise.reject(new Error("down")), set: () => Promise.resolve(true), purge: () => Promise.resolve(0), purgeProducedBy: () => Promise.resolve(0), size: () => Promise.resolve(0) };
     expect((await createResponseCache({ store: failing, settings, logger }).lookup(request("hi"), route, undefined, "default", call)).result).toBe("error");
-    const junk = createMemoryCacheStore({ maxBytes: 1 << 20 });
+    const junk = memory();
     const cache = createResponseCache({ store: junk, settings, logger });
     const first = await cache.lookup(request("hi"), route, undefined, "default", call);
-    await junk.set(first.store!.exact!.key, "not sealed", 60_000);
+    await junk.set(first.store!.exact!.key, "not sealed", { ttlMs: 60_000, group: "cached" });
     expect((await cache.lookup(request("hi"), route, undefined, "default", call)).result).toBe("miss");
   });
 
   it("stores what a miss completed, and follows the caller's policy", async () => {
-    const cache = createResponseCache({ store: createMemoryCacheStore({ maxBytes: 1 << 20 }), settings, logger });
+    const cache = createResponseCache({ store: memory(), settings, logger });
     const miss = await cache.lookup(request("hi"), route, undefined, "default", call);
     miss.store!.capture.observe({ type: "text", text: "hello" });
     miss.store!.capture.observe({ type: "usage", inputTokens: 1, outputTokens: 1, cachedInputTokens: 0, reasoningTokens: 0 });

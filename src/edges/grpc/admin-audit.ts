@@ -82,9 +82,18 @@ interface AuditedCall {
   readonly action: string;
   readonly target: (req: Record<string, unknown>) => string;
   readonly details?: (req: Record<string, unknown>) => AuditDetails;
+  /** What the answer adds: the id of the key or level acted on, which its name alone does not tell (a later one may bear it). */
+  readonly resultDetails?: (res: Record<string, unknown>) => AuditDetails;
 }
 
 const byName = (req: Record<string, unknown>) => String(req.name ?? "");
+/** The id of the key, team or business line an answer carries in `field`. */
+const idIn =
+  (field: string) =>
+  (res: Record<string, unknown>): AuditDetails => {
+    const id = (res[field] as { id?: unknown } | undefined)?.id;
+    return typeof id === "string" && id !== "" ? { id } : {};
+  };
 const masked = (req: Record<string, unknown>): AuditDetails => {
   const paths = (req.updateMask as { paths?: string[] } | undefined)?.paths ?? [];
   return paths.length > 0 ? { fields: paths.join(",") } : {};
@@ -92,15 +101,15 @@ const masked = (req: Record<string, unknown>): AuditDetails => {
 
 /** The admin calls that change something; reads are not audited. */
 const AUDITED: Partial<Record<keyof Impl, AuditedCall>> = {
-  createKey: { action: "key.create", target: byName },
-  updateKey: { action: "key.update", target: byName, details: masked },
-  revokeKey: { action: "key.revoke", target: byName },
-  createTeam: { action: "team.create", target: byName },
-  updateTeam: { action: "team.update", target: byName, details: masked },
-  deleteTeam: { action: "team.delete", target: byName },
-  createBusinessLine: { action: "business_line.create", target: byName },
-  updateBusinessLine: { action: "business_line.update", target: byName, details: masked },
-  deleteBusinessLine: { action: "business_line.delete", target: byName },
+  createKey: { action: "key.create", target: byName, resultDetails: idIn("info") },
+  updateKey: { action: "key.update", target: byName, details: masked, resultDetails: idIn("key") },
+  revokeKey: { action: "key.revoke", target: byName, resultDetails: idIn("key") },
+  createTeam: { action: "team.create", target: byName, resultDetails: idIn("team") },
+  updateTeam: { action: "team.update", target: byName, details: masked, resultDetails: idIn("team") },
+  deleteTeam: { action: "team.delete", target: byName, resultDetails: idIn("team") },
+  createBusinessLine: { action: "business_line.create", target: byName, resultDetails: idIn("businessLine") },
+  updateBusinessLine: { action: "business_line.update", target: byName, details: masked, resultDetails: idIn("businessLine") },
+  deleteBusinessLine: { action: "business_line.delete", target: byName, resultDetails: idIn("businessLine") },
   createDataset: { action: "dataset.create", target: byName, details: (req): AuditDetails => ({ alias: String(req.alias ?? "") }) },
   startEvaluation: {
     action: "evaluation.start",
@@ -145,7 +154,7 @@ export function audited(impl: Impl, trail: AuditTrail): Impl {
       };
       try {
         const result = await original(req, ctx);
-        record("ok");
+        record("ok", call.resultDetails?.(result as Record<string, unknown>));
         return result;
       } catch (error) {
         const code = ConnectError.from(error).code;

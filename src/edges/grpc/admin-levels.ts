@@ -22,6 +22,7 @@ type Guard = <R>(work: () => Promise<R>) => (ctx: HandlerContext) => Promise<R>;
 
 const common = (info: LevelInfo) => ({
   name: info.name,
+  id: info.id,
   limits: limitsToProto(info.limits),
   ...budgetToProto(info.budget),
   source: info.source === "config" ? KeySource.CONFIG : KeySource.RUNTIME,

@@ -122,10 +122,11 @@ export function createAdminService(
     revokeKey: (req, ctx) => guarded(async () => create(RevokeKeyResponseSchema, { key: keyInfo(await admin.revoke(req.name)) }))(ctx),
     getUsage: (req, ctx) =>
       guarded(async () => {
-        const usage = await admin.usage(req.name, periodKind(req.period), req.at ? timestampMs(req.at) : undefined);
+        const usage = await admin.usage(req.id === "" ? { name: req.name } : { id: req.id }, periodKind(req.period), req.at ? timestampMs(req.at) : undefined);
         const t = usage.totals;
         return create(GetUsageResponseSchema, {
           name: usage.name,
+          id: usage.id,
           period: PERIODS[usage.period.kind],
           periodStart: timestampFromMs(usage.period.startMs),
           periodEnd: timestampFromMs(usage.period.endMs),

@@ -95,7 +95,8 @@ export async function spendCsv(req: AnyRequest, res: AnyResponse, exchange: Exch
       if (rows.length > MAX_CSV_ROWS) throw invalid("query", `the report has more than ${MAX_CSV_ROWS} rows: narrow its range or filters, or page through GetSpendReport`);
       offset = page.nextOffset;
     }
-    const columns = base.groupBy.map((d) => (d === "tag" ? `tag:${base.tagKey}` : d));
+    // A key, team or business line has its id beside its name: two of one name are two rows.
+    const columns = base.groupBy.flatMap((d) => (d === "tag" ? [`tag:${base.tagKey}`] : d === "key" || d === "team" || d === "business_line" ? [d, `${d}_id`] : [d]));
     const header = [...columns.map(csvField), ...SPEND_CSV_FIGURES].join(",");
     const body = `${[header, ...rows.map((r) => csvLine(columns, r))].join("\r\n")}\r\n`;
     exchange.code = "ok";

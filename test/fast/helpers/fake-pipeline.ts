@@ -9,7 +9,7 @@ import type { Tenancy } from "../../../src/tenancy/tenancy.js";
 /** A pipeline and a tenancy scripted in memory, for the call layer and the edges above it. */
 
 export const REQUEST: ChatRequest = { model: "sim", messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }], tools: [], sampling: { stop: [] }, metadata: { labels: {} } };
-export const KEY: Principal = { name: "team-a", sha256: "a".repeat(64), source: "config", models: ["sim"], limits: {} } as unknown as Principal;
+export const KEY: Principal = { name: "team-a", id: "aaaaaaaaaaaa", sha256: "a".repeat(64), source: "config", models: ["sim"], limits: {} } as unknown as Principal;
 export const ADMIN_CREDENTIAL = "Bearer admin";
 
 export const script = (responseId: string): Delta[] => [
