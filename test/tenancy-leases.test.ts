@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { sha256Hex } from "../src/config/key-hash.js";
+import { subjectOf } from "../src/store/tenant-store.js";
+import { keyId } from "../src/tenancy/principal.js";
 import type { ConfigInput } from "../src/config/schema.js";
 import { startSimulator, type Simulator } from "../src/simulator/server.js";
 import { adminClient } from "./helpers/admin.js";
@@ -70,7 +72,7 @@ describe("a stream longer than its lease", () => {
   };
 
   /** The key's one lease in Redis, as its expiry (store clock), or undefined when none is held. */
-  const leaseExpiry = async () => (await redis.zRangeWithScores(`${prefix}fly:{long}`, 0, -1))[0]?.score;
+  const leaseExpiry = async () => (await redis.zRangeWithScores(`${prefix}fly:{~k:${keyId(sha256Hex(KEY))}}`, 0, -1))[0]?.score;
 
   /** Moves the clock two whole leases on, a heartbeat period at a time, waiting for each renewal to land in Redis. */
   const outliveTwoLeases = async () => {
@@ -80,7 +82,7 @@ describe("a stream longer than its lease", () => {
     }
   };
 
-  const reserved = async () => (await h.sluice.tenancy.store.usage("long", "month")).reservedMicros;
+  const reserved = async () => (await h.sluice.tenancy.store.usage(subjectOf({ level: "key", id: keyId(sha256Hex(KEY)) }), "month")).reservedMicros;
 
   it("keeps its slot and reservation while it runs, and frees both once when it completes", async () => {
     const tag = `long-done-${Date.now()}`;
@@ -108,7 +110,7 @@ describe("a stream longer than its lease", () => {
     expect(await done.text()).toContain("data: [DONE]");
     const record = await events.recorded(first.id);
     expect(record.outcome).toBe("completed");
-    const usage = await h.sluice.tenancy.store.usage("long", "month");
+    const usage = await h.sluice.tenancy.store.usage(subjectOf({ level: "key", id: keyId(sha256Hex(KEY)) }), "month");
     expect(usage).toMatchObject({ reservedMicros: 0, spendMicros: record.costMicros, requests: 1 });
     expect(await leaseExpiry()).toBeUndefined();
     expect(await redis.zCard(`${prefix}leases`)).toBe(0);
@@ -179,7 +181,7 @@ describe("a replica killed mid-stream", () => {
     await sim.records.waitFor((r) => r.tag === tag && r.heldAt !== undefined, 30_000);
     const redis = await inspector();
     try {
-      const rollup = (await redis.keys(`${prefix}use:{doomed}:m*`))[0]!;
+      const rollup = (await redis.keys(`${prefix}use:{~k:${keyId(sha256Hex(KEY))}}:m*`))[0]!;
       expect(Number(await redis.hGet(rollup, "reserved"))).toBeGreaterThan(0);
       const admin = adminClient(survivor.url, ADMIN_KEY);
       expect((await admin.getUsage({ name: "doomed" })).reservedUsdMicros).toBeGreaterThan(0n);
@@ -188,7 +190,7 @@ describe("a replica killed mid-stream", () => {
       await stream;
       // The survivor's heartbeat finds the lease that ran out and releases it: nobody asks for the key again.
       await vi.waitFor(async () => expect(Number(await redis.hGet(rollup, "reserved"))).toBe(0), { timeout: 20_000, interval: 50 });
-      expect(await redis.zCard(`${prefix}fly:{doomed}`)).toBe(0);
+      expect(await redis.zCard(`${prefix}fly:{~k:${keyId(sha256Hex(KEY))}}`)).toBe(0);
       expect((await admin.getUsage({ name: "doomed" })).reservedUsdMicros).toBe(0n);
     } finally {
       sim.records.release(tag);
