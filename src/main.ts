@@ -3,7 +3,6 @@ import { parseArgs } from "node:util";
 import type { Config } from "./config/config.js";
 import type { ConfigSource } from "./config/live-config.js";
 import type { Logger } from "./logging/logger.js";
-import { npmLauncher, watchLauncher } from "./cli/launcher.js";
 import type { Simulator } from "./simulator/server.js";
 
 const USAGE = `usage: sluice [--config FILE] [--host HOST] [--port PORT]
@@ -89,13 +88,14 @@ async function main(): Promise<void> {
  * gateway made each of those commands cost 8-10 times a bare Node start.
  */
 async function serve(options: { readonly port: string | undefined; readonly host: string | undefined; readonly file: string | undefined }): Promise<void> {
-  const [{ startSluice }, { ConfigError, loadConfigFile, readConfigFile, resolveConfig }, { followConfigFile }, { defaultConfig }, { governHeapGrowth }, { startSimulator }] = await Promise.all([
+  const [{ startSluice }, { ConfigError, loadConfigFile, readConfigFile, resolveConfig }, { followConfigFile }, { defaultConfig }, { governHeapGrowth }, { startSimulator }, { npmLauncher, watchLauncher }] = await Promise.all([
     import("./app.js"),
     import("./config/config.js"),
     import("./config/config-watch.js"),
     import("./config/default-config.js"),
     import("./server/heap-growth.js"),
     import("./simulator/server.js"),
+    import("./cli/launcher.js"),
   ]);
   const parsePort = (value: string, source: string): number => {
     const port = Number(value);

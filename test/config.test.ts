@@ -37,7 +37,7 @@ describe("configuration", () => {
       maxStreamsPerConnection: 1_000,
       watchConfig: false,
     });
-    expect(config.limits).toEqual({ maxEventBytes: 1_048_576, maxRequestBytes: 4 * 1024 * 1024, maxRequestElements: 20_000, maxJsonDepth: 32 });
+    expect(config.limits).toEqual({ maxAnswerBytes: 8_388_608, maxEventBytes: 1_048_576, maxRequestBytes: 4 * 1024 * 1024, maxRequestElements: 20_000, maxJsonDepth: 32 });
     expect(config.providers.get("main")!.baseUrl).toBe("http://127.0.0.1:9/v1");
     expect(config.models.get("m")!.targets[0]!.timeouts).toMatchObject({ idleMs: 2000, connectMs: 50, headersMs: 30_000 });
   });
