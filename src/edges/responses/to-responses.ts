@@ -310,6 +310,8 @@ export function createResponseEncoder(options: ResponseEncoderOptions): Response
       push = into;
       try {
         const { status: httpStatus, body } = toResponsesError(reason, options.param ?? responsesParam);
+        // Strict clients read one item open at a time to the end: what was open closes as incomplete first.
+        if (started) closeAll("incomplete");
         status = "failed";
         error = { code: httpStatus === 429 ? "rate_limit_exceeded" : "server_error", message: body.error.message };
         if (started) emit("response.failed", { response: response() });
