@@ -13,8 +13,9 @@ function resolve(schema: Schema, root: Schema): Schema {
 
 function typeOf(schema: Schema): string | undefined {
   const type = schema.type;
-  if (typeof type === "string") return type;
-  if (Array.isArray(type)) return (type as unknown[]).find((t): t is string => typeof t === "string" && t !== "null");
+  // Lower case: Gemini's OpenAPI-style schemas write types as STRING, OBJECT.
+  if (typeof type === "string") return type.toLowerCase();
+  if (Array.isArray(type)) return (type as unknown[]).find((t): t is string => typeof t === "string" && t.toLowerCase() !== "null")?.toLowerCase();
   if (schema.properties) return "object";
   return undefined;
 }
@@ -65,6 +66,11 @@ export function jsonAnswer(schema: Schema | undefined, seed: number): string {
   const next = createRandom(seed ^ 0x150);
   if (!schema) return JSON.stringify({ answer: simulatedTokens(seed, 3).join("").trim() });
   return JSON.stringify(instance(schema, schema, next, 0));
+}
+
+/** A deterministic instance of a JSON schema: tool-call arguments valid for a declared tool's parameters. */
+export function schemaInstance(schema: Schema, seed: number): unknown {
+  return instance(schema, schema, createRandom(seed ^ 0x7001), 0);
 }
 
 /** Splits an answer into token-sized pieces (about four characters), as a model streams it. */
