@@ -104,12 +104,14 @@ describe.each(PROVIDER_KINDS)("%s upstream", (kind: ProviderKind) => {
     });
   });
 
-  it("usage is four integers on message_start, message_delta and the whole message, never null", async () => {
+  it(`usage is integers on message_start, message_delta and the whole message, never null; message_start has ${kind === "anthropic" ? "the input the upstream stated up front" : "zeros (this upstream states usage at the end)"}`, async () => {
     const counts = (usage: object) => {
       const u = usage as Record<string, unknown>;
       for (const field of ["input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"]) {
         expect(Number.isInteger(u[field]), `${field}: ${String(u[field])}`).toBe(true);
       }
+      const split = u.cache_creation as Record<string, unknown>;
+      for (const field of ["ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens"]) expect(Number.isInteger(split[field]), field).toBe(true);
       return u;
     };
     const whole = await client.messages.create(weatherRequest("sim", "#sim tokens=4 seed=3"));
@@ -122,6 +124,17 @@ describe.each(PROVIDER_KINDS)("%s upstream", (kind: ProviderKind) => {
     expect(usages.map(([type]) => type)).toEqual(["message_start", "message_delta"]);
     for (const [, usage] of usages) counts(usage);
     expect(usages[1]![1]).toEqual(whole.usage);
+    const inputOf = (usage: object) => {
+      const { output_tokens: _output, output_tokens_details: _details, ...input } = usage as Record<string, unknown>;
+      return input;
+    };
+    const atStart = usages[0]![1] as Record<string, unknown>;
+    expect(atStart.output_tokens).toBe(0);
+    if (kind === "anthropic") {
+      // Claude Code's cost display reads message_start: the real input, the same as the cumulative message_delta's.
+      expect(atStart.input_tokens).toBeGreaterThan(0);
+      expect(inputOf(atStart)).toEqual(inputOf(whole.usage));
+    } else expect(inputOf(atStart)).toEqual({ input_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 } });
     // No usage from the provider: the gateway's count, still integers.
     for await (const event of await client.messages.create({ ...weatherRequest("sim", "#sim tokens=4 seed=3 usage=never"), stream: true })) {
       if (event.type === "message_delta") counts(event.usage);

@@ -28,6 +28,7 @@ const FIXTURES: Fixture[] = [
     name: "text, usage only at the end",
     wire: start(12) + textBlock(0, "Hello", " there") + end("end_turn", 6),
     deltas: [
+      { type: "usage", inputTokens: 12, outputTokens: 0, cachedInputTokens: 0, reasoningTokens: 0, early: true },
       { type: "text", text: "Hello" },
       { type: "text", text: " there" },
       { type: "usage", inputTokens: 12, outputTokens: 6, cachedInputTokens: 0, reasoningTokens: 0 },
@@ -44,6 +45,7 @@ const FIXTURES: Fixture[] = [
       textBlock(3, "Done.") +
       end("tool_use", 40),
     deltas: [
+      { type: "usage", inputTokens: 25, outputTokens: 0, cachedInputTokens: 0, reasoningTokens: 0, early: true },
       { type: "text", text: "Checking." },
       { type: "tool_call", index: 0, id: "toolu_a", name: "weather", arguments: "" },
       { type: "tool_call", index: 0, arguments: '{"city":' },
@@ -66,6 +68,7 @@ const FIXTURES: Fixture[] = [
       textBlock(1, "42") +
       end("end_turn", 9),
     deltas: [
+      { type: "usage", inputTokens: 25, outputTokens: 0, cachedInputTokens: 0, reasoningTokens: 0, early: true },
       { type: "reasoning", text: "Let me think" },
       { type: "reasoning", text: "", signature: "EqQB..." },
       { type: "text", text: "42" },
@@ -77,17 +80,36 @@ const FIXTURES: Fixture[] = [
     name: "pings before the first event and between blocks",
     wire: ev("ping") + start(3) + ev("ping") + textBlock(0, "a") + ev("ping") + end("max_tokens", 1),
     deltas: [
+      { type: "usage", inputTokens: 3, outputTokens: 0, cachedInputTokens: 0, reasoningTokens: 0, early: true },
       { type: "text", text: "a" },
       { type: "usage", inputTokens: 3, outputTokens: 1, cachedInputTokens: 0, reasoningTokens: 0 },
       { type: "finish", reason: "length" },
     ],
   },
   {
-    name: "cache reads and writes count as input",
+    name: "cache reads and writes count as input; a write total without a split is five-minute writes",
     wire: start(10, { cache_read_input_tokens: 100, cache_creation_input_tokens: 5 }) + textBlock(0, "x") + end("stop_sequence", 2),
     deltas: [
+      { type: "usage", inputTokens: 115, outputTokens: 0, cachedInputTokens: 100, reasoningTokens: 0, cacheWrite5mTokens: 5, early: true },
       { type: "text", text: "x" },
-      { type: "usage", inputTokens: 115, outputTokens: 2, cachedInputTokens: 100, reasoningTokens: 0 },
+      { type: "usage", inputTokens: 115, outputTokens: 2, cachedInputTokens: 100, reasoningTokens: 0, cacheWrite5mTokens: 5 },
+      { type: "finish", reason: "stop" },
+    ],
+  },
+  {
+    name: "cache writes split by lifetime (cache_creation), reported at message_start and again, cumulative, at message_delta",
+    wire:
+      start(6, { cache_read_input_tokens: 0, cache_creation_input_tokens: 159_217, cache_creation: { ephemeral_5m_input_tokens: 159_000, ephemeral_1h_input_tokens: 217 } }) +
+      textBlock(0, "x") +
+      ev("message_delta", {
+        delta: { stop_reason: "end_turn", stop_sequence: null },
+        usage: { input_tokens: 6, output_tokens: 2745, cache_read_input_tokens: 0, cache_creation_input_tokens: 159_217, cache_creation: { ephemeral_5m_input_tokens: 159_000, ephemeral_1h_input_tokens: 217 } },
+      }) +
+      ev("message_stop"),
+    deltas: [
+      { type: "usage", inputTokens: 159_223, outputTokens: 0, cachedInputTokens: 0, reasoningTokens: 0, cacheWrite5mTokens: 159_000, cacheWrite1hTokens: 217, early: true },
+      { type: "text", text: "x" },
+      { type: "usage", inputTokens: 159_223, outputTokens: 2745, cachedInputTokens: 0, reasoningTokens: 0, cacheWrite5mTokens: 159_000, cacheWrite1hTokens: 217 },
       { type: "finish", reason: "stop" },
     ],
   },
@@ -95,6 +117,7 @@ const FIXTURES: Fixture[] = [
     name: "a stop sequence is named with the finish",
     wire: start(4) + textBlock(0, "1, 2") + end("stop_sequence", 3, ", 3"),
     deltas: [
+      { type: "usage", inputTokens: 4, outputTokens: 0, cachedInputTokens: 0, reasoningTokens: 0, early: true },
       { type: "text", text: "1, 2" },
       { type: "usage", inputTokens: 4, outputTokens: 3, cachedInputTokens: 0, reasoningTokens: 0 },
       { type: "finish", reason: "stop", stopSequence: ", 3" },
@@ -112,6 +135,7 @@ const FIXTURES: Fixture[] = [
       textBlock(2, "no") +
       end("refusal", 1),
     deltas: [
+      { type: "usage", inputTokens: 25, outputTokens: 0, cachedInputTokens: 0, reasoningTokens: 0, early: true },
       { type: "reasoning", text: "", redactedData: "xyz" },
       { type: "text", text: "no" },
       { type: "usage", inputTokens: 25, outputTokens: 1, cachedInputTokens: 0, reasoningTokens: 0 },

@@ -288,7 +288,7 @@ describe("spend reports", () => {
       expect(csv.status).toBe(200);
       expect(csv.headers.get("content-type")).toBe("text/csv; charset=utf-8");
       const lines = (await csv.text()).trim().split("\r\n");
-      expect(lines[0]).toBe("key,key_id,business_line,business_line_id,requests,input_tokens,cached_input_tokens,output_tokens,reasoning_tokens,cost_usd,saved_usd,errors,estimated_requests");
+      expect(lines[0]).toBe("key,key_id,business_line,business_line_id,requests,input_tokens,cached_input_tokens,output_tokens,reasoning_tokens,cost_usd,saved_usd,errors,estimated_requests,cache_write_5m_tokens,cache_write_1h_tokens,cost_usd_exact");
       expect(lines.slice(1).map((l) => l.split(",").slice(0, 5))).toEqual([
         ["report-a", idOf("report-a"), "insights", "insights", "3"],
         ["report-b", idOf("report-b"), "", "", "1"],

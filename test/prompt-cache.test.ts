@@ -40,6 +40,22 @@ interface Turn {
   readonly text: string;
   readonly input: number;
   readonly cached: number;
+  /** Input written to the cache, as the edge reports it (all five-minute writes here: promptCache auto marks ephemeral). */
+  readonly written: number;
+}
+
+/** What the OpenAI-shaped edges add to cached_tokens: writes in all and by lifetime (Sluice extensions). */
+interface WriteDetails {
+  readonly cache_write_tokens?: number;
+  readonly cache_write_5m_tokens?: number;
+  readonly cache_write_1h_tokens?: number;
+}
+
+/** A write count that must be all five-minute writes. */
+function fiveMinuteWrites(details: WriteDetails | undefined): number {
+  expect(details?.cache_write_1h_tokens).toBe(0);
+  expect(details?.cache_write_5m_tokens).toBe(details?.cache_write_tokens);
+  return details?.cache_write_tokens ?? -1;
 }
 
 type Conversation = ReadonlyArray<{ role: "user" | "assistant"; content: string }>;
@@ -59,13 +75,29 @@ const EDGES: Record<string, Ask> = {
       tools: [{ type: "function", function: TOOL }],
     });
     const usage = completion.usage!;
-    return { text: completion.choices[0]!.message.content ?? "", input: usage.prompt_tokens, cached: usage.prompt_tokens_details?.cached_tokens ?? 0 };
+    const written = fiveMinuteWrites(usage.prompt_tokens_details as WriteDetails | undefined);
+    return { text: completion.choices[0]!.message.content ?? "", input: usage.prompt_tokens, cached: usage.prompt_tokens_details?.cached_tokens ?? 0, written };
+  },
+  "Responses edge (openai SDK)": async (alias, system, conversation) => {
+    const openai = new OpenAI({ baseURL: `${h.url}/v1`, apiKey: "not-used", maxRetries: 0 });
+    const response = await openai.responses.create({
+      model: alias,
+      instructions: system,
+      input: conversation.map((m) => ({ role: m.role, content: m.content })),
+      tools: [{ type: "function", name: TOOL.name, description: TOOL.description, parameters: TOOL.parameters, strict: false }],
+    });
+    const usage = response.usage!;
+    const written = fiveMinuteWrites(usage.input_tokens_details as WriteDetails);
+    return { text: response.output_text, input: usage.input_tokens, cached: usage.input_tokens_details.cached_tokens, written };
   },
   "Messages edge (Anthropic SDK)": async (alias, system, conversation) => {
     const message = await messagesClient(h.url).messages.create({ model: alias, max_tokens: 1024, system, messages: [...conversation], tools: [WEATHER_TOOL] });
     const cached = message.usage.cache_read_input_tokens ?? 0;
+    const written = message.usage.cache_creation_input_tokens ?? -1;
+    // As Anthropic's API: input_tokens excludes cache reads and writes; the split says the writes' lifetime.
+    expect(message.usage.cache_creation).toEqual({ ephemeral_5m_input_tokens: written, ephemeral_1h_input_tokens: 0 });
     const text = message.content.map((b) => (b.type === "text" ? b.text : "")).join("");
-    return { text, input: message.usage.input_tokens + cached, cached };
+    return { text, input: message.usage.input_tokens + cached + written, cached, written };
   },
   "gRPC (connect-node, h2)": async (alias, system, conversation) => {
     const roles = { system: Role.SYSTEM, user: Role.USER, assistant: Role.ASSISTANT };
@@ -77,12 +109,14 @@ const EDGES: Record<string, Ask> = {
       })),
       tools: [TOOL],
     });
-    const turn = { text: "", input: 0, cached: 0 };
+    const turn = { text: "", input: 0, cached: 0, written: -1 };
     for await (const m of chatClient(transports(h.url)["grpc (connect-node, h2)"]!).streamChat(request)) {
       if (m.delta.case === "text") turn.text += m.delta.value.text;
       if (m.delta.case === "usage") {
         turn.input = Number(m.delta.value.inputTokens);
         turn.cached = Number(m.delta.value.cachedInputTokens);
+        expect(m.delta.value.cacheWrite1hTokens).toBe(0n);
+        turn.written = Number(m.delta.value.cacheWrite5mTokens);
       }
     }
     return turn;
@@ -129,6 +163,9 @@ describe.each(Object.entries(EDGES))("promptCache: auto through the %s", (edge, 
     expect(turns.map((t) => t.input)).toEqual([words(system, u1), words(system, u1, a1, u2), words(system, u1, a1, u2, a2, u3)]);
     expect(turns.map((t) => t.cached)).toEqual([0, words(system, u1), words(system, u1, a1, u2)]);
     expect(turns[1]!.cached).toBeGreaterThan(1024);
+    // The breakpoint on the new question writes everything from the cached prefix to it: the rest of the input.
+    expect(turns.map((t) => t.written)).toEqual(turns.map((t) => t.input - t.cached));
+    expect(turns[0]!.written).toBe(words(system, u1));
 
     // The last tool, the system prompt, the question the last answer replied to, the new question: four at most.
     expect(bodies.map(breakpoints)).toEqual([
@@ -142,6 +179,7 @@ describe.each(Object.entries(EDGES))("promptCache: auto through the %s", (edge, 
   it("an alias without promptCache sends no cache_control and is never cached", async () => {
     const { turns, bodies } = await converse(ask, "plain", `${systemPrompt(edge)} (plain)`, `plain-${tag}`);
     expect(turns.map((t) => t.cached)).toEqual([0, 0, 0]);
+    expect(turns.map((t) => t.written)).toEqual([0, 0, 0]);
     for (const body of bodies) expect(JSON.stringify(body)).not.toContain("cache_control");
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { resolveConfig } from "../src/config/config.js";
 import { resetDuration, usdFromMicros } from "../src/tenancy/quota-headers.js";
-import { costMicros, maxCostMicros } from "../src/usage/cost.js";
+import { costMicros, costPicos, maxCostMicros } from "../src/usage/cost.js";
 import { periodOf } from "../src/usage/periods.js";
 import { estimatedInputTokens } from "../src/usage/prompt-size.js";
 import { boundedCount, tokenCounter } from "../src/usage/token-count.js";
@@ -21,6 +21,41 @@ describe("costs in integer micro-dollars", () => {
     expect(costMicros(usage(5, 5), undefined)).toBe(0);
     // Far beyond 2^53 in intermediate products, still exact.
     expect(costMicros(usage(10_000_000, 10_000_000), { inputPerMTok: 1_000_000, outputPerMTok: 1_000_000 })).toBe(20_000_000_000_000);
+  });
+
+  it("Anthropic cache writes are priced at their own rates: 6 fresh + 159,217 written (5m) + 2,745 output at $5 / $6.25 / $25 is exactly $1.06376125", () => {
+    const config = resolveConfig(
+      {
+        providers: { a: { kind: "anthropic", baseUrl: "http://127.0.0.1:9" }, o: { kind: "openai", baseUrl: "http://127.0.0.1:9/v1" } },
+        models: {
+          // The write rates unset: Anthropic's 1.25x and 2x of input.
+          claude: { provider: "a", model: "claude-opus-4-5", price: { inputPerMTok: 5, outputPerMTok: 25 } },
+          written: { provider: "a", model: "claude-opus-4-5", price: { inputPerMTok: 5, outputPerMTok: 25, cacheWrite5mPerMTok: 7, cacheWrite1hPerMTok: 9 } },
+          gpt: { provider: "o", model: "gpt", price: { inputPerMTok: 5, outputPerMTok: 25 } },
+        },
+      },
+      {},
+    );
+    const price = config.models.get("claude")!.targets[0]!.price!;
+    expect(price).toEqual({ inputPerMTok: 5, outputPerMTok: 25, cacheWrite5mPerMTok: 6.25, cacheWrite1hPerMTok: 10 });
+    const call = { inputTokens: 6 + 159_217, outputTokens: 2_745, cachedInputTokens: 0, reasoningTokens: 0, cacheWrite5mTokens: 159_217 };
+    // 6 × 5 + 159,217 × 6.25 + 2,745 × 25 = 1,063,761.25 micro-dollars: exact in pico-dollars, rounded up in micro-dollars.
+    expect(costPicos(call, price)).toBe(1_063_761_250_000n);
+    expect(Number(costPicos(call, price)) / 1e12).toBe(1.06376125);
+    expect(costMicros(call, price)).toBe(1_063_762);
+    // The same tokens written for an hour: 2x input.
+    const hour = { ...call, cacheWrite5mTokens: 0, cacheWrite1hTokens: 159_217 };
+    expect(costPicos(hour, price)).toBe((6n * 5n + 159_217n * 10n + 2_745n * 25n) * 1_000_000n);
+    // Both lifetimes and reads in one call: each at its rate, the rest fresh.
+    const mixed = { inputTokens: 1_000, outputTokens: 0, cachedInputTokens: 100, reasoningTokens: 0, cacheWrite5mTokens: 200, cacheWrite1hTokens: 300 };
+    expect(costPicos(mixed, price)).toBe((400n * 5_000_000n + 100n * 5_000_000n + 200n * 6_250_000n + 300n * 10_000_000n) * 1n);
+    // Configured rates win over the defaults.
+    expect(costPicos(call, config.models.get("written")!.targets[0]!.price)).toBe((6n * 5n + 159_217n * 7n + 2_745n * 25n) * 1_000_000n);
+    // On other providers an unset write rate is the input price (they report no writes).
+    expect(config.models.get("gpt")!.targets[0]!.price).toEqual({ inputPerMTok: 5, outputPerMTok: 25 });
+    expect(costPicos(call, config.models.get("gpt")!.targets[0]!.price)).toBe(((6n + 159_217n) * 5n + 2_745n * 25n) * 1_000_000n);
+    // Counts past the input (an inconsistent report) are never charged twice.
+    expect(costPicos({ inputTokens: 10, outputTokens: 0, cachedInputTokens: 8, reasoningTokens: 0, cacheWrite5mTokens: 8 }, price)).toBe(8n * 5_000_000n + 2n * 6_250_000n);
   });
 
   it("a reservation takes the dearest target of the alias", () => {

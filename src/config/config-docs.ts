@@ -309,7 +309,9 @@ export const CONFIG_GROUPS: Readonly<Record<string, { readonly title: string; re
     keys: {
       inputPerMTok: { text: "Fresh input." },
       outputPerMTok: { text: "Output." },
-      cachedInputPerMTok: { text: "Cached input.", unset: "the input price" },
+      cachedInputPerMTok: { text: "Cached input (read from the provider's prompt cache).", unset: "the input price" },
+      cacheWrite5mPerMTok: { text: "Input written to the provider's prompt cache for five minutes (reported by Anthropic targets).", unset: "1.25 × the input price on `anthropic` targets, the input price elsewhere" },
+      cacheWrite1hPerMTok: { text: "Input written to the provider's prompt cache for an hour (reported by Anthropic targets).", unset: "2 × the input price on `anthropic` targets, the input price elsewhere" },
     },
   },
 };

@@ -8,6 +8,7 @@ import type { TlsCredentials } from "./tls-files.js";
 import type { PII_MODES } from "./compliance-schema.js";
 import type { CONTEXT_STRATEGIES } from "./capabilities-schema.js";
 import { builtInCapabilities, type Capabilities } from "./capability-table.js";
+import { withCacheWriteDefaults } from "./price-defaults.js";
 
 /** config.resume: detach grace, retention and backlog bounds of resumable streams (docs/streams.md, "Resumable streams"). */
 export type ResumeSettings = ConfigFile["resume"];
@@ -55,6 +56,8 @@ export interface Price {
   readonly inputPerMTok: number;
   readonly outputPerMTok: number;
   readonly cachedInputPerMTok?: number;
+  readonly cacheWrite5mPerMTok?: number;
+  readonly cacheWrite1hPerMTok?: number;
 }
 
 /** Shadow traffic: a sampled share of an alias's completed calls mirrored to a candidate alias and compared. */
@@ -475,7 +478,7 @@ function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: Nod
         provider,
         model: t.model,
         weight: t.weight,
-        ...(t.price ? { price: t.price } : {}),
+        ...(t.price ? { price: withCacheWriteDefaults(t.price, provider.kind) } : {}),
         timeouts: { ...provider.timeouts, ...m.timeouts, ...("timeouts" in t ? t.timeouts : {}) },
         ...(thinking ? { thinking } : {}),
         local: ("local" in t ? t.local : undefined) ?? provider.local,

@@ -95,6 +95,10 @@ const priceSchema = z.strictObject({
   inputPerMTok: z.number().min(0).max(1_000_000),
   outputPerMTok: z.number().min(0).max(1_000_000),
   cachedInputPerMTok: z.number().min(0).max(1_000_000).optional(),
+  /** Input written to the provider's prompt cache for five minutes (Anthropic bills 1.25× input). */
+  cacheWrite5mPerMTok: z.number().min(0).max(1_000_000).optional(),
+  /** Input written to the provider's prompt cache for an hour (Anthropic bills 2× input). */
+  cacheWrite1hPerMTok: z.number().min(0).max(1_000_000).optional(),
 });
 
 const targetSchema = z.strictObject({

@@ -29,6 +29,13 @@ export interface StartDelta {
   readonly restored?: boolean;
   /** Set when the answer is replayed from the response cache: which cache, and the request that produced it. */
   readonly cache?: { readonly kind: "exact" | "semantic"; readonly requestId: string; readonly similarity?: number };
+  /**
+   * The input usage the provider reported before its answer (Anthropic's
+   * message_start; output 0), taken off the early usage delta that came
+   * with the first content: the Messages edge's message_start carries it.
+   * The whole usage delta still comes before `finish`.
+   */
+  readonly inputUsage?: Usage;
 }
 
 export interface TextDelta {
@@ -80,16 +87,33 @@ export interface LogprobsDelta {
 }
 
 export interface Usage {
+  /** Every prompt token: fresh, read from the provider's cache and written to it. */
   readonly inputTokens: number;
   readonly outputTokens: number;
+  /** Prompt tokens read from the provider's cache (part of inputTokens). */
   readonly cachedInputTokens: number;
   readonly reasoningTokens: number;
+  /**
+   * Prompt tokens written to the provider's cache for five minutes (part of
+   * inputTokens; absent is 0): Anthropic bills them above fresh input, so
+   * they are counted apart to be priced apart (usage/cost.ts).
+   */
+  readonly cacheWrite5mTokens?: number;
+  /** Prompt tokens written to the provider's cache for an hour (part of inputTokens; absent is 0). */
+  readonly cacheWrite1hTokens?: number;
   /** The provider reported no usage: the gateway counted the tokens itself (usage/usage-meter.ts). */
   readonly estimated?: boolean;
 }
 
 export interface UsageDelta extends Usage {
   readonly type: "usage";
+  /**
+   * Input counts the provider reported before the answer (Anthropic's
+   * message_start), output not yet known: an adapter sends it just before
+   * its first content delta, and the pipeline moves it onto `start`
+   * (`inputUsage`), so edges see usage once. A whole usage delta follows.
+   */
+  readonly early?: boolean;
 }
 
 /** Closed list, mirrored by the protobuf enum and the OpenAI facade. */

@@ -318,6 +318,19 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE sluice_ledger ADD COLUMN IF NOT EXISTS local boolean NOT NULL DEFAULT false;
       ALTER TABLE sluice_ledger ADD COLUMN IF NOT EXISTS pii jsonb`,
   },
+  {
+    version: 16,
+    name: "ledger: cache writes and the exact cost",
+    // Anthropic bills prompt-cache writes above input (1.25x for five minutes, 2x for an hour): the ledger
+    // keeps both counts (part of input_tokens, as cached_input_tokens is) and the cost exactly, in
+    // pico-dollars, since a priced write (6.25 USD per million tokens) has no integer micro-dollar value.
+    // cost_micros stays what budgets count (rounded up). Rows written before this version read 0 writes
+    // and a null exact cost.
+    sql: `
+      ALTER TABLE sluice_ledger ADD COLUMN IF NOT EXISTS cache_write_5m_tokens bigint NOT NULL DEFAULT 0;
+      ALTER TABLE sluice_ledger ADD COLUMN IF NOT EXISTS cache_write_1h_tokens bigint NOT NULL DEFAULT 0;
+      ALTER TABLE sluice_ledger ADD COLUMN IF NOT EXISTS cost_picos bigint`,
+  },
 ];
 
 /** What a migration run did: the versions applied, and those waiting for an extension the server does not offer. */

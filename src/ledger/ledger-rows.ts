@@ -27,9 +27,13 @@ export interface LedgerRow {
   readonly target: string;
   readonly input_tokens: number | string;
   readonly cached_input_tokens: number | string;
+  readonly cache_write_5m_tokens: number | string;
+  readonly cache_write_1h_tokens: number | string;
   readonly output_tokens: number | string;
   readonly reasoning_tokens: number | string;
   readonly cost_micros: number | string;
+  /** The exact cost in pico-dollars (1e-12 USD); null on records written before it. */
+  readonly cost_picos: number | string | null;
   readonly estimated: boolean | string;
   readonly cache: string | null;
   readonly saved_micros: number | string;
@@ -61,9 +65,12 @@ export function rowOf(record: UsageRecord, fallbackId: string): LedgerRow {
     target: record.target,
     input_tokens: record.inputTokens,
     cached_input_tokens: record.cachedInputTokens,
+    cache_write_5m_tokens: record.cacheWrite5mTokens ?? 0,
+    cache_write_1h_tokens: record.cacheWrite1hTokens ?? 0,
     output_tokens: record.outputTokens,
     reasoning_tokens: record.reasoningTokens,
     cost_micros: record.costMicros,
+    cost_picos: record.costPicos ?? null,
     estimated: record.estimated,
     cache: record.cache ?? null,
     saved_micros: record.savedMicros ?? 0,
@@ -100,9 +107,12 @@ export function rowOfEntry(fields: Readonly<Record<string, string>>, entryId: st
     target: fields.target ?? "",
     input_tokens: fields.inputTokens ?? "0",
     cached_input_tokens: fields.cachedInputTokens ?? "0",
+    cache_write_5m_tokens: fields.cacheWrite5mTokens ?? "0",
+    cache_write_1h_tokens: fields.cacheWrite1hTokens ?? "0",
     output_tokens: fields.outputTokens ?? "0",
     reasoning_tokens: fields.reasoningTokens ?? "0",
     cost_micros: fields.costMicros ?? "0",
+    cost_picos: fields.costPicos ?? null,
     estimated: fields.estimated === "1",
     cache: fields.cache === "exact" || fields.cache === "semantic" ? fields.cache : null,
     saved_micros: fields.savedMicros ?? "0",
@@ -131,9 +141,12 @@ const COLUMNS: ReadonlyArray<readonly [keyof LedgerRow, string]> = [
   ["target", "text"],
   ["input_tokens", "bigint"],
   ["cached_input_tokens", "bigint"],
+  ["cache_write_5m_tokens", "bigint"],
+  ["cache_write_1h_tokens", "bigint"],
   ["output_tokens", "bigint"],
   ["reasoning_tokens", "bigint"],
   ["cost_micros", "bigint"],
+  ["cost_picos", "bigint"],
   ["estimated", "boolean"],
   ["cache", "text"],
   ["saved_micros", "bigint"],
@@ -148,7 +161,7 @@ const COLUMNS: ReadonlyArray<readonly [keyof LedgerRow, string]> = [
 
 const INSERT_SQL = [
   `WITH written AS (INSERT INTO sluice_ledger (${COLUMNS.map(([c]) => c).join(", ")})`,
-  `SELECT ${COLUMNS.map(([c]) => (c === "at" ? "to_timestamp(r.at / 1000.0)" : c === "tags" ? "coalesce(r.tags, '{}'::jsonb)" : c === "local" ? "coalesce(r.local, false)" : `r.${c}`)).join(", ")}`,
+  `SELECT ${COLUMNS.map(([c]) => (c === "at" ? "to_timestamp(r.at / 1000.0)" : c === "tags" ? "coalesce(r.tags, '{}'::jsonb)" : c === "local" ? "coalesce(r.local, false)" : c === "cache_write_5m_tokens" || c === "cache_write_1h_tokens" ? `coalesce(r.${c}, 0)` : `r.${c}`)).join(", ")}`,
   `FROM jsonb_to_recordset($1::jsonb) AS r(${COLUMNS.map(([c, type]) => `${c} ${type}`).join(", ")})`,
   "ON CONFLICT (id) DO NOTHING RETURNING 1) SELECT count(*)::int AS n FROM written",
 ].join(" ");

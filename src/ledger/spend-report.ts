@@ -33,9 +33,15 @@ export interface SpendRow {
   readonly requests: number;
   readonly inputTokens: number;
   readonly cachedInputTokens: number;
+  /** Input tokens written to the provider's cache for five minutes and for an hour (Anthropic bills them above input). */
+  readonly cacheWrite5mTokens: number;
+  readonly cacheWrite1hTokens: number;
   readonly outputTokens: number;
   readonly reasoningTokens: number;
+  /** The sum of each call's cost rounded up to a micro-dollar: what budgets counted. */
   readonly costMicros: number;
+  /** The exact cost in US dollars, a decimal string (rows from before the exact cost count at their rounded cost). */
+  readonly costUsd: string;
   readonly savedMicros: number;
   readonly errors: number;
   readonly estimatedRequests: number;
@@ -89,6 +95,23 @@ export function checkSpendQuery(query: SpendQuery, allowedTags: ReadonlySet<stri
   return query;
 }
 
+/** What a report sums per group. */
+const FIGURES = [
+  "count(*) AS requests",
+  "sum(input_tokens) AS input",
+  "sum(cached_input_tokens) AS cached",
+  "sum(cache_write_5m_tokens) AS written5m",
+  "sum(cache_write_1h_tokens) AS written1h",
+  "sum(output_tokens) AS output",
+  "sum(reasoning_tokens) AS reasoning",
+  "sum(cost_micros) AS cost",
+  // Exact, in pico-dollars, as text: a sum past 2^53 stays exact on its way to the gateway.
+  "sum(coalesce(cost_picos, cost_micros * 1000000))::text AS picos",
+  "sum(saved_micros) AS saved",
+  "count(*) FILTER (WHERE outcome = 'failed') AS errors",
+  "count(*) FILTER (WHERE estimated) AS estimated",
+];
+
 /**
  * The SQL of a report: one GROUP BY over the ledger rows of the range,
  * every value a parameter (names and tags never reach the SQL text), in a
@@ -126,7 +149,7 @@ export function spendSql(query: SpendQuery): { readonly sql: string; readonly pa
   for (const [key, value] of Object.entries(query.filter.tags ?? {})) where.push(`tags ->> ${param(key)} = ${param(value)}`);
   const keys = query.groupBy.flatMap((d, i) => [`g${i}`, ...(ids[d] ? [`i${i}`] : [])]);
   const sql = [
-    `SELECT ${[...groups, "count(*) AS requests", "sum(input_tokens) AS input", "sum(cached_input_tokens) AS cached", "sum(output_tokens) AS output", "sum(reasoning_tokens) AS reasoning", "sum(cost_micros) AS cost", "sum(saved_micros) AS saved", "count(*) FILTER (WHERE outcome = 'failed') AS errors", "count(*) FILTER (WHERE estimated) AS estimated"].join(", ")}`,
+    `SELECT ${[...groups, ...FIGURES].join(", ")}`,
     `FROM sluice_ledger WHERE ${where.join(" AND ")}`,
     keys.length > 0 ? `GROUP BY ${keys.join(", ")} ORDER BY ${keys.join(", ")}` : "",
     `LIMIT ${param(query.pageSize + 1)} OFFSET ${param(query.offset)}`,
@@ -137,6 +160,15 @@ export function spendSql(query: SpendQuery): { readonly sql: string; readonly pa
 }
 
 const n = (value: unknown) => Number(value ?? 0);
+
+const PICOS_PER_USD = 1_000_000_000_000n;
+
+/** Pico-dollars as exact US dollars: a decimal string without trailing zeros ("1.06376125", "0", "12"). */
+export function usdOfPicos(picos: bigint): string {
+  const whole = picos / PICOS_PER_USD;
+  const fraction = (picos % PICOS_PER_USD).toString().padStart(12, "0").replace(/0+$/, "");
+  return fraction === "" ? whole.toString() : `${whole}.${fraction}`;
+}
 
 /** Runs a checked report query, cancelled in the database past REPORT_TIMEOUT_MS: one page, and whether there is another. */
 export async function spendReport(db: Pick<Database, "transaction">, query: SpendQuery): Promise<SpendPage> {
@@ -150,9 +182,12 @@ export async function spendReport(db: Pick<Database, "transaction">, query: Spen
       requests: n(r.requests),
       inputTokens: n(r.input),
       cachedInputTokens: n(r.cached),
+      cacheWrite5mTokens: n(r.written5m),
+      cacheWrite1hTokens: n(r.written1h),
       outputTokens: n(r.output),
       reasoningTokens: n(r.reasoning),
       costMicros: n(r.cost),
+      costUsd: usdOfPicos(typeof r.picos === "string" && /^\d+$/.test(r.picos) ? BigInt(r.picos) : 0n),
       savedMicros: n(r.saved),
       errors: n(r.errors),
       estimatedRequests: n(r.estimated),

@@ -31,6 +31,7 @@ import type { StreamRegistry } from "./stream-registry.js";
 import { NO_POLICY, policyFor } from "../compliance/pii-policy.js";
 import { type Screened, screeningIsLong, screenRequest, screenRequestInSlices, unscreened } from "../compliance/screen-request.js";
 import { feedAfter } from "./feed-after.js";
+import { earlyUsage } from "./early-usage.js";
 import { screenStage } from "./screen-stage.js";
 import { routeByNeed } from "../routing/route-by-need.js";
 import { createSummaryCache, SUMMARY_MAX_TOKENS } from "../routing/summarize-turns.js";
@@ -430,6 +431,7 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
       guard = createOutputGuard(outputLimits(request, attempt.target, charge.allowance()));
 
       const dropped = attempt.droppedParams();
+      const inputUsage = earlyUsage(first);
       forward(
         {
           type: "start",
@@ -438,11 +440,12 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
           model: attempt.target.model,
           ...(dropped.length > 0 ? { droppedParams: dropped } : {}),
           ...(screened.vault ? { restored: true } : {}),
+          ...(inputUsage ? { inputUsage } : {}),
         },
         !first.done,
       );
       if (first.done) return content.end();
-      attemptFeed = attempt.pipe(content, !credit, first.value);
+      attemptFeed = attempt.pipe(content, !credit, inputUsage ? undefined : first.value);
     };
     void run();
 

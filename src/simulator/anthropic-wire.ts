@@ -103,17 +103,23 @@ function blockOf(step: ScriptStep): BlockKind {
  * input_tokens counts only what is neither read from nor written to the
  * cache, and both cache fields are present (0 when nothing was).
  */
-function inputUsage(script: Script): Record<string, number> {
+function inputUsage(script: Script): Record<string, unknown> {
   const cache = script.promptCache;
   if (!cache) return { input_tokens: script.inputTokens };
-  return { input_tokens: script.inputTokens - cache.read - cache.written, cache_creation_input_tokens: cache.written, cache_read_input_tokens: cache.read };
+  return {
+    input_tokens: script.inputTokens - cache.read - cache.written,
+    cache_creation_input_tokens: cache.written,
+    cache_read_input_tokens: cache.read,
+    // The writes by lifetime, as Anthropic splits them (5m and 1h are billed at different rates).
+    cache_creation: { ephemeral_5m_input_tokens: cache.written - cache.written1h, ephemeral_1h_input_tokens: cache.written1h },
+  };
 }
 
 function stopReason(script: Script): string {
   return script.finishReason === "tool_calls" ? "tool_use" : script.finishReason === "length" ? "max_tokens" : "end_turn";
 }
 
-function usage(script: Script): Record<string, number> {
+function usage(script: Script): Record<string, unknown> {
   return { ...inputUsage(script), output_tokens: script.outputTokens };
 }
 

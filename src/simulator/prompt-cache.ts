@@ -16,6 +16,13 @@ export interface CacheUsage {
   readonly read: number;
   /** Tokens from there to the last breakpoint: written to the cache now. */
   readonly written: number;
+  /**
+   * The part of `written` written for an hour: the tokens up to a `ttl: "1h"`
+   * breakpoint (each written segment takes the TTL of the breakpoint that
+   * ends it); the rest are five-minute writes. Anthropic reports and bills
+   * the two apart (usage.cache_creation).
+   */
+  readonly written1h: number;
 }
 
 export interface PromptCache {
@@ -23,6 +30,9 @@ export interface PromptCache {
   use(model: string, blocks: readonly PromptBlock[]): CacheUsage;
   clear(): void;
 }
+
+/** A breakpoint this long-lived writes at the one-hour rate. */
+const ONE_HOUR_MS = 3_600_000;
 
 /** Anthropic looks for an earlier cache entry at most this many blocks before each breakpoint. */
 export const LOOKBACK_BLOCKS = 20;
@@ -81,7 +91,7 @@ export function createPromptCache(limit = 4096, now: () => number = Date.now): P
       const { hashes, tokens } = prefixes(model, blocks);
       const breakpoints = blocks.flatMap((b, i) => (b.breakpointTtlMs === undefined ? [] : [{ index: i, ttlMs: b.breakpointTtlMs }]));
       const last = breakpoints.at(-1);
-      if (!last) return { read: 0, written: 0 };
+      if (!last) return { read: 0, written: 0, written1h: 0 };
       let hit = -1;
       for (const { index } of breakpoints) {
         for (let i = index; i >= Math.max(0, index - LOOKBACK_BLOCKS) && i > hit; i--) {
@@ -94,7 +104,15 @@ export function createPromptCache(limit = 4096, now: () => number = Date.now): P
       if (hit >= 0) keep(hashes[hit]!, 0);
       for (const { index, ttlMs } of breakpoints) keep(hashes[index]!, ttlMs);
       const read = hit >= 0 ? tokens[hit]! : 0;
-      return { read, written: tokens[last.index]! - read };
+      let covered = read;
+      let written1h = 0;
+      for (const { index, ttlMs } of breakpoints) {
+        const end = tokens[index]!;
+        if (end <= covered) continue;
+        if (ttlMs >= ONE_HOUR_MS) written1h += end - covered;
+        covered = end;
+      }
+      return { read, written: tokens[last.index]! - read, written1h };
     },
     clear: () => entries.clear(),
   };

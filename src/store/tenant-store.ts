@@ -216,8 +216,18 @@ export interface UsageRecord {
   readonly inputTokens: number;
   readonly outputTokens: number;
   readonly cachedInputTokens: number;
+  /** Input tokens written to the provider's cache for five minutes and for an hour (part of inputTokens); absent is 0. */
+  readonly cacheWrite5mTokens?: number;
+  readonly cacheWrite1hTokens?: number;
   readonly reasoningTokens: number;
+  /** What budgets count: the cost in micro-dollars, rounded up. */
   readonly costMicros: number;
+  /**
+   * The same cost exactly, in pico-dollars (usage/cost.ts): a figure like
+   * $1.06376125 has no integer micro-dollar value. Exact below $9,000 per
+   * call (a double's integers). Absent on records written before it.
+   */
+  readonly costPicos?: number;
   /** The provider reported no usage: the gateway counted it. */
   readonly estimated: boolean;
   readonly ttftMs?: number;

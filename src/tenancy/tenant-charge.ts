@@ -5,7 +5,7 @@ import { quoteClientValue } from "../core/client-text.js";
 import { GatewayError, toGatewayError } from "../core/errors.js";
 import type { TenancyObserver } from "../flow/observer.js";
 import { type AdmitResult, type ParentLevel, type Quota, type SettleResult, type StreamOutcome, subjectOf, type TenantLevel, type TenantStore, type UsageRecord } from "../store/tenant-store.js";
-import { costMicros, maxCostMicros } from "../usage/cost.js";
+import { costPicos, maxCostMicros, microsOf } from "../usage/cost.js";
 import { estimatedInputTokens } from "../usage/prompt-size.js";
 import type { UsageMeter } from "../usage/usage-meter.js";
 import { type Hierarchy, parentsOf } from "./hierarchy.js";
@@ -189,6 +189,7 @@ export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
     const at = Date.now();
     const work = (async () => {
       const usage = await meter.final();
+      const picos = costPicos(usage, target?.price);
       const record: UsageRecord = {
         id: held.id,
         requestId: input.requestId,
@@ -202,8 +203,11 @@ export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
         inputTokens: usage.inputTokens,
         outputTokens: usage.outputTokens,
         cachedInputTokens: usage.cachedInputTokens,
+        ...(usage.cacheWrite5mTokens ? { cacheWrite5mTokens: usage.cacheWrite5mTokens } : {}),
+        ...(usage.cacheWrite1hTokens ? { cacheWrite1hTokens: usage.cacheWrite1hTokens } : {}),
         reasoningTokens: usage.reasoningTokens,
-        costMicros: costMicros(usage, target?.price),
+        costMicros: microsOf(picos),
+        costPicos: Number(picos),
         estimated: usage.estimated,
         ...(meter.ttftMs === undefined ? {} : { ttftMs: meter.ttftMs }),
         durationMs,

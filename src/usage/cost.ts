@@ -6,11 +6,15 @@ import type { Usage } from "../core/delta.js";
  * A configured price (USD per million tokens, a decimal) becomes integer
  * micro-dollars per million tokens once; a cost is then
  * Σ tokens × price ÷ 1e6, computed in BigInt and rounded up: a request is
- * never charged less than it cost.
+ * never charged less than it cost. Before that division the sum is exact in
+ * pico-dollars (1e-12 USD: micro-dollars per million tokens × tokens), which
+ * the ledger keeps beside the rounded figure (costPicos).
  */
 interface IntegerPrice {
   readonly input: bigint;
   readonly cachedInput: bigint;
+  readonly cacheWrite5m: bigint;
+  readonly cacheWrite1h: bigint;
   readonly output: bigint;
 }
 
@@ -23,9 +27,12 @@ function integerPrice(price: Price): IntegerPrice {
   let p = cache.get(price);
   if (!p) {
     const input = BigInt(Math.round(price.inputPerMTok * MICROS));
+    const or = (perMTok: number | undefined): bigint => (perMTok === undefined ? input : BigInt(Math.round(perMTok * MICROS)));
     p = {
       input,
-      cachedInput: price.cachedInputPerMTok === undefined ? input : BigInt(Math.round(price.cachedInputPerMTok * MICROS)),
+      cachedInput: or(price.cachedInputPerMTok),
+      cacheWrite5m: or(price.cacheWrite5mPerMTok),
+      cacheWrite1h: or(price.cacheWrite1hPerMTok),
       output: BigInt(Math.round(price.outputPerMTok * MICROS)),
     };
     cache.set(price, p);
@@ -33,14 +40,37 @@ function integerPrice(price: Price): IntegerPrice {
   return p;
 }
 
-/** What `usage` cost at `price`, in micro-dollars (0 for an unpriced target). Cached input is part of input. */
-export function costMicros(usage: Usage, price: Price | undefined): number {
-  if (!price) return 0;
+/**
+ * What `usage` cost at `price`, exactly, in pico-dollars (0n for an
+ * unpriced target). Cache reads and writes are part of input and priced
+ * at their own rates; what is left of input is fresh. Counts that add up
+ * to more than the input (a provider's inconsistency) are capped in that
+ * order (reads, 1h writes, 5m writes), never charged twice.
+ */
+export function costPicos(usage: Usage, price: Price | undefined): bigint {
+  if (!price) return 0n;
   const p = integerPrice(price);
-  const cached = BigInt(Math.min(usage.cachedInputTokens, usage.inputTokens));
-  const fresh = BigInt(usage.inputTokens) - cached;
-  const scaled = fresh * p.input + cached * p.cachedInput + BigInt(usage.outputTokens) * p.output;
-  return Number((scaled + MICROS_N - 1n) / MICROS_N);
+  let left = BigInt(usage.inputTokens);
+  const take = (n: number | undefined): bigint => {
+    const wanted = BigInt(Math.max(0, n ?? 0));
+    const part = wanted < left ? wanted : left;
+    left -= part;
+    return part;
+  };
+  const cached = take(usage.cachedInputTokens);
+  const written1h = take(usage.cacheWrite1hTokens);
+  const written5m = take(usage.cacheWrite5mTokens);
+  return left * p.input + cached * p.cachedInput + written5m * p.cacheWrite5m + written1h * p.cacheWrite1h + BigInt(usage.outputTokens) * p.output;
+}
+
+/** What `usage` cost at `price`, in micro-dollars rounded up (0 for an unpriced target): what budgets count. */
+export function costMicros(usage: Usage, price: Price | undefined): number {
+  return microsOf(costPicos(usage, price));
+}
+
+/** Pico-dollars as micro-dollars, rounded up. */
+export function microsOf(picos: bigint): number {
+  return Number((picos + MICROS_N - 1n) / MICROS_N);
 }
 
 /**

@@ -73,11 +73,15 @@ export function createUsageMeter(request: ChatRequest): UsageMeter {
       ttftMs ??= performance.now() - startedAt;
       switch (delta.type) {
         case "usage":
+          // Input counts sent early are not the usage: the whole one follows (or, if the stream is cut, the count does).
+          if (delta.early) break;
           reported = {
             inputTokens: delta.inputTokens,
             outputTokens: delta.outputTokens,
             cachedInputTokens: delta.cachedInputTokens,
             reasoningTokens: delta.reasoningTokens,
+            ...(delta.cacheWrite5mTokens ? { cacheWrite5mTokens: delta.cacheWrite5mTokens } : {}),
+            ...(delta.cacheWrite1hTokens ? { cacheWrite1hTokens: delta.cacheWrite1hTokens } : {}),
             estimated: delta.estimated === true,
           };
           break;

@@ -174,7 +174,7 @@ describe("the encoder's event sequence", () => {
         content: [],
         stop_reason: null,
         stop_sequence: null,
-        usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+        usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 } },
       },
     });
   });
@@ -200,8 +200,16 @@ describe("the encoder's event sequence", () => {
     expect(stops[0]).toEqual({
       type: "message_delta",
       delta: { stop_reason: "end_turn", stop_sequence: null },
-      usage: { input_tokens: 20, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 10, output_tokens_details: { thinking_tokens: 2 } },
+      usage: { input_tokens: 20, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 10, cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 }, output_tokens_details: { thinking_tokens: 2 } },
     });
+  });
+
+  it("message_start carries the input usage the upstream stated up front; message_delta the whole, writes out of input_tokens", () => {
+    const inputUsage = { inputTokens: 159_223 + 40, outputTokens: 0, cachedInputTokens: 40, reasoningTokens: 0, cacheWrite5mTokens: 159_000, cacheWrite1hTokens: 217 };
+    const out = events(encode([{ ...START, inputUsage }, { type: "text", text: "hi" }, { type: "usage", ...inputUsage, outputTokens: 2_745 }, { type: "finish", reason: "stop" }]));
+    const input = { input_tokens: 6, cache_creation_input_tokens: 159_217, cache_read_input_tokens: 40, cache_creation: { ephemeral_5m_input_tokens: 159_000, ephemeral_1h_input_tokens: 217 } };
+    expect((out[0]!.message as { usage: unknown }).usage).toEqual({ ...input, output_tokens: 0 });
+    expect(out.find((e) => e.type === "message_delta")!.usage).toEqual({ ...input, output_tokens: 2_745 });
   });
 
   it("a heartbeat is a ping event", () => {
@@ -245,7 +253,7 @@ describe("a whole answer (non-streaming)", () => {
       ],
       stop_reason: "tool_use",
       stop_sequence: null,
-      usage: { input_tokens: 50, output_tokens: 80, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+      usage: { input_tokens: 50, output_tokens: 80, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 } },
     });
   });
 

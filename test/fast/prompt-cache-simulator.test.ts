@@ -18,26 +18,26 @@ const blocks = (n: number, marks: number[], tokens = 10, prefix = "b"): PromptBl
 describe("the prompt cache rule", () => {
   it("writes on the first request, reads the same prefix on the next, and only the new part of a longer one", () => {
     const cache = createPromptCache();
-    expect(cache.use("m", blocks(4, [1, 3]))).toEqual({ read: 0, written: 40 });
-    expect(cache.use("m", blocks(4, [1, 3]))).toEqual({ read: 40, written: 0 });
-    expect(cache.use("m", blocks(7, [1, 3, 6]))).toEqual({ read: 40, written: 30 });
-    expect(cache.use("other-model", blocks(4, [1, 3]))).toEqual({ read: 0, written: 40 });
+    expect(cache.use("m", blocks(4, [1, 3]))).toEqual({ read: 0, written: 40, written1h: 0 });
+    expect(cache.use("m", blocks(4, [1, 3]))).toEqual({ read: 40, written: 0, written1h: 0 });
+    expect(cache.use("m", blocks(7, [1, 3, 6]))).toEqual({ read: 40, written: 30, written1h: 0 });
+    expect(cache.use("other-model", blocks(4, [1, 3]))).toEqual({ read: 0, written: 40, written1h: 0 });
   });
 
   it("a changed block ends the match there: breakpoints before it still hit", () => {
     const cache = createPromptCache();
     cache.use("m", blocks(6, [1, 5]));
     const changed = blocks(6, [1, 5]).map((b, i) => (i === 3 ? { ...b, key: "edited" } : b));
-    expect(cache.use("m", changed)).toEqual({ read: 20, written: 40 });
+    expect(cache.use("m", changed)).toEqual({ read: 20, written: 40, written1h: 0 });
   });
 
   it(`finds an earlier entry up to ${LOOKBACK_BLOCKS} blocks before a breakpoint, not further`, () => {
     const cache = createPromptCache();
     cache.use("m", blocks(3, [2]));
-    expect(cache.use("m", blocks(3 + LOOKBACK_BLOCKS, [2 + LOOKBACK_BLOCKS]))).toEqual({ read: 30, written: 10 * LOOKBACK_BLOCKS });
+    expect(cache.use("m", blocks(3 + LOOKBACK_BLOCKS, [2 + LOOKBACK_BLOCKS]))).toEqual({ read: 30, written: 10 * LOOKBACK_BLOCKS, written1h: 0 });
     const far = createPromptCache();
     far.use("m", blocks(3, [2]));
-    expect(far.use("m", blocks(4 + LOOKBACK_BLOCKS, [3 + LOOKBACK_BLOCKS]))).toEqual({ read: 0, written: 10 * (4 + LOOKBACK_BLOCKS) });
+    expect(far.use("m", blocks(4 + LOOKBACK_BLOCKS, [3 + LOOKBACK_BLOCKS]))).toEqual({ read: 0, written: 10 * (4 + LOOKBACK_BLOCKS), written1h: 0 });
   });
 
   it("forgets an entry five minutes after its last use, and a read keeps it", () => {
@@ -49,7 +49,7 @@ describe("the prompt cache rule", () => {
     now += FIVE_MINUTES - 1;
     expect(cache.use("m", blocks(2, [1])).read).toBe(20);
     now += FIVE_MINUTES;
-    expect(cache.use("m", blocks(2, [1]))).toEqual({ read: 0, written: 20 });
+    expect(cache.use("m", blocks(2, [1]))).toEqual({ read: 0, written: 20, written1h: 0 });
   });
 
   it("is bounded: past its limit the least recently used prefix goes", () => {
@@ -86,7 +86,8 @@ describe("the Anthropic endpoint with cache_control", () => {
 
   it("splits the input into cache reads, cache writes and the rest, adding up to the word count", async () => {
     const first = await post({ system: marked(SYSTEM), messages: [{ role: "user", content: marked("alpha beta") }] });
-    expect(first.json.usage).toEqual({ input_tokens: 0, cache_creation_input_tokens: 12, cache_read_input_tokens: 0, output_tokens: 2 });
+    const fiveMinutes = (n: number) => ({ ephemeral_5m_input_tokens: n, ephemeral_1h_input_tokens: 0 });
+    expect(first.json.usage).toEqual({ input_tokens: 0, cache_creation_input_tokens: 12, cache_read_input_tokens: 0, cache_creation: fiveMinutes(12), output_tokens: 2 });
     const next = await post({
       system: marked(SYSTEM),
       messages: [
@@ -95,7 +96,21 @@ describe("the Anthropic endpoint with cache_control", () => {
         { role: "user", content: [{ type: "text", text: "delta epsilon", cache_control: EPHEMERAL }, { type: "text", text: "zeta eta theta" }] },
       ],
     });
-    expect(next.json.usage).toEqual({ input_tokens: 3, cache_creation_input_tokens: 3, cache_read_input_tokens: 12, output_tokens: 2 });
+    expect(next.json.usage).toEqual({ input_tokens: 3, cache_creation_input_tokens: 3, cache_read_input_tokens: 12, cache_creation: fiveMinutes(3), output_tokens: 2 });
+  });
+
+  it("splits cache writes by lifetime: up to a ttl 1h breakpoint an hour, after it five minutes", async () => {
+    const hour = { type: "ephemeral", ttl: "1h" };
+    const body = { system: [{ type: "text", text: SYSTEM, cache_control: hour }], messages: [{ role: "user", content: marked("alpha beta") }] };
+    const first = await post(body);
+    expect(first.json.usage).toMatchObject({ input_tokens: 0, cache_creation_input_tokens: 12, cache_read_input_tokens: 0 });
+    const split = (first.json.usage as { cache_creation: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number } }).cache_creation;
+    expect(split.ephemeral_1h_input_tokens).toBeGreaterThan(0);
+    expect(split.ephemeral_5m_input_tokens).toBeGreaterThan(0);
+    expect(split.ephemeral_1h_input_tokens + split.ephemeral_5m_input_tokens).toBe(12);
+    // The unit test of the same split, in tokens.
+    const blocks = [{ key: "a", tokens: 100, breakpointTtlMs: 3_600_000 }, { key: "b", tokens: 7 }, { key: "c", tokens: 30, breakpointTtlMs: 300_000 }];
+    expect(createPromptCache().use("m", blocks)).toEqual({ read: 0, written: 137, written1h: 100 });
   });
 
   it("a request without breakpoints is never cached and reports no cache fields", async () => {

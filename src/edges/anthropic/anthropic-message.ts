@@ -40,27 +40,39 @@ export interface AnthropicUsage {
   readonly output_tokens: number;
   readonly cache_creation_input_tokens: number;
   readonly cache_read_input_tokens: number;
+  /** cache_creation_input_tokens by lifetime. */
+  readonly cache_creation: { readonly ephemeral_5m_input_tokens: number; readonly ephemeral_1h_input_tokens: number };
   readonly output_tokens_details?: { readonly thinking_tokens: number };
 }
 
 /** Usage before anything is known: message_start comes first, the counts with message_delta. */
-export const UNKNOWN_USAGE: AnthropicUsage = { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+export const UNKNOWN_USAGE: AnthropicUsage = {
+  input_tokens: 0,
+  output_tokens: 0,
+  cache_creation_input_tokens: 0,
+  cache_read_input_tokens: 0,
+  cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
+};
 
 /**
  * Our usage in Anthropic's fields, integers always (clients add them up;
  * a null beside a 0 broke their sums). Our input count includes cache reads
- * and writes, Anthropic's excludes both: reads are known and taken out;
- * writes are not reported apart by every provider, so they stay in
- * input_tokens and cache_creation_input_tokens is 0. The three input
- * fields still add up to every input token (docs/streams.md).
+ * and writes; Anthropic's input_tokens excludes both, as here: reads go to
+ * cache_read_input_tokens, writes to cache_creation_input_tokens and their
+ * split by lifetime to cache_creation. The three input fields add up to
+ * every input token (docs/streams.md). Providers that report no writes
+ * (OpenAI, Gemini) give 0 there.
  */
 export function anthropicUsage(usage: Usage | undefined): AnthropicUsage {
   if (!usage) return { ...UNKNOWN_USAGE };
+  const written5m = usage.cacheWrite5mTokens ?? 0;
+  const written1h = usage.cacheWrite1hTokens ?? 0;
   return {
-    input_tokens: Math.max(0, usage.inputTokens - usage.cachedInputTokens),
+    input_tokens: Math.max(0, usage.inputTokens - usage.cachedInputTokens - written5m - written1h),
     output_tokens: usage.outputTokens,
-    cache_creation_input_tokens: 0,
+    cache_creation_input_tokens: written5m + written1h,
     cache_read_input_tokens: usage.cachedInputTokens,
+    cache_creation: { ephemeral_5m_input_tokens: written5m, ephemeral_1h_input_tokens: written1h },
     ...(usage.reasoningTokens > 0 ? { output_tokens_details: { thinking_tokens: usage.reasoningTokens } } : {}),
   };
 }

@@ -116,7 +116,8 @@ export function createMessageEncoder(options: { readonly requestModel: string })
             content: [],
             stop_reason: null,
             stop_sequence: null,
-            usage: UNKNOWN_USAGE,
+            // The input the upstream stated up front (Anthropic does; Claude Code's cost display reads it), else zeros.
+            usage: delta.inputUsage ? anthropicUsage(delta.inputUsage) : UNKNOWN_USAGE,
           };
           push(frame("message_start", { message }));
           return;

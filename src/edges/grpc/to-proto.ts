@@ -28,6 +28,8 @@ function usage(u: Usage): ProtoUsage {
     cachedInputTokens: BigInt(u.cachedInputTokens),
     reasoningTokens: BigInt(u.reasoningTokens),
     estimated: u.estimated === true,
+    cacheWrite5mTokens: BigInt(u.cacheWrite5mTokens ?? 0),
+    cacheWrite1hTokens: BigInt(u.cacheWrite1hTokens ?? 0),
   });
 }
 

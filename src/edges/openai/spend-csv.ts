@@ -58,7 +58,21 @@ export function csvField(value: string): string {
 }
 
 /** The figure columns after the group columns, in csvLine's order (docs/tenancy.md, "Reports", says what each holds). */
-export const SPEND_CSV_FIGURES = ["requests", "input_tokens", "cached_input_tokens", "output_tokens", "reasoning_tokens", "cost_usd", "saved_usd", "errors", "estimated_requests"] as const;
+export const SPEND_CSV_FIGURES = [
+  "requests",
+  "input_tokens",
+  "cached_input_tokens",
+  "output_tokens",
+  "reasoning_tokens",
+  "cost_usd",
+  "saved_usd",
+  "errors",
+  "estimated_requests",
+  // Added after the others, so that readers by position keep working.
+  "cache_write_5m_tokens",
+  "cache_write_1h_tokens",
+  "cost_usd_exact",
+] as const;
 
 const usd = (micros: number) => (micros / 1_000_000).toFixed(6);
 
@@ -74,6 +88,9 @@ function csvLine(columns: readonly string[], row: SpendRow): string {
     usd(row.savedMicros),
     row.errors,
     row.estimatedRequests,
+    row.cacheWrite5mTokens,
+    row.cacheWrite1hTokens,
+    row.costUsd,
   ].join(",");
 }
 

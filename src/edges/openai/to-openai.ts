@@ -16,11 +16,19 @@ function usage(u: Usage): Record<string, unknown> {
     prompt_tokens: u.inputTokens,
     completion_tokens: u.outputTokens,
     total_tokens: u.inputTokens + u.outputTokens,
-    prompt_tokens_details: { cached_tokens: u.cachedInputTokens },
+    // cache_write_tokens (OpenRouter's name) and its split: Sluice extensions, 0 unless the provider reports writes (Anthropic).
+    prompt_tokens_details: { cached_tokens: u.cachedInputTokens, ...cacheWrites(u) },
     completion_tokens_details: { reasoning_tokens: u.reasoningTokens },
     // Sluice extension: the provider reported no usage and the gateway counted it.
     ...(u.estimated ? { estimated: true } : {}),
   };
+}
+
+/** Prompt tokens written to the provider's cache: in all, and by lifetime. */
+function cacheWrites(u: Usage): { cache_write_tokens: number; cache_write_5m_tokens: number; cache_write_1h_tokens: number } {
+  const written5m = u.cacheWrite5mTokens ?? 0;
+  const written1h = u.cacheWrite1hTokens ?? 0;
+  return { cache_write_tokens: written5m + written1h, cache_write_5m_tokens: written5m, cache_write_1h_tokens: written1h };
 }
 
 function topLogprob(t: TopLogprob): Record<string, unknown> {

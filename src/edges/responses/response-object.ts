@@ -52,7 +52,17 @@ export type OutputItem = MessageOutput | FunctionCallOutput | ReasoningOutput;
 /** No `cache_write_tokens`: the canonical usage has no such count (cache writes are inside the input tokens), and 0 would be untrue. */
 export interface ResponseUsage {
   readonly input_tokens: number;
-  readonly input_tokens_details: { readonly cached_tokens: number };
+  /**
+   * cached_tokens: read from the provider's cache. cache_write_tokens (all
+   * writes) and its split by lifetime are Sluice extensions, 0 unless the
+   * provider reports writes (Anthropic bills them above input).
+   */
+  readonly input_tokens_details: {
+    readonly cached_tokens: number;
+    readonly cache_write_tokens: number;
+    readonly cache_write_5m_tokens: number;
+    readonly cache_write_1h_tokens: number;
+  };
   readonly output_tokens: number;
   readonly output_tokens_details: { readonly reasoning_tokens: number };
   readonly total_tokens: number;

@@ -54,9 +54,11 @@ export interface ResponseEncoder {
 const discard: FramePush = () => undefined;
 
 function usageOf(u: Usage): ResponseUsage {
+  const written5m = u.cacheWrite5mTokens ?? 0;
+  const written1h = u.cacheWrite1hTokens ?? 0;
   return {
     input_tokens: u.inputTokens,
-    input_tokens_details: { cached_tokens: u.cachedInputTokens },
+    input_tokens_details: { cached_tokens: u.cachedInputTokens, cache_write_tokens: written5m + written1h, cache_write_5m_tokens: written5m, cache_write_1h_tokens: written1h },
     output_tokens: u.outputTokens,
     output_tokens_details: { reasoning_tokens: u.reasoningTokens },
     total_tokens: u.inputTokens + u.outputTokens,

@@ -8,6 +8,8 @@ interface Usage {
   output_tokens?: unknown;
   cache_read_input_tokens?: unknown;
   cache_creation_input_tokens?: unknown;
+  /** The write split by lifetime, where the API gives it. */
+  cache_creation?: { ephemeral_5m_input_tokens?: unknown; ephemeral_1h_input_tokens?: unknown } | null;
 }
 
 interface AnthropicEvent {
@@ -21,6 +23,21 @@ interface AnthropicEvent {
 }
 
 const count = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? Math.floor(v) : 0);
+
+/**
+ * Cache-write tokens by lifetime: the `cache_creation` split where the API
+ * gives one, else the `cache_creation_input_tokens` total as five-minute
+ * writes (the default lifetime, and the cheaper rate: never over-charged).
+ * A split that adds up to less than the total leaves the rest as 5m.
+ */
+function cacheWrites(usage: Usage): { readonly fiveMinutes: number; readonly oneHour: number } {
+  const total = count(usage.cache_creation_input_tokens);
+  const split = usage.cache_creation;
+  if (!split || typeof split !== "object") return { fiveMinutes: total, oneHour: 0 };
+  const oneHour = count(split.ephemeral_1h_input_tokens);
+  const fiveMinutes = Math.max(count(split.ephemeral_5m_input_tokens), total - oneHour);
+  return { fiveMinutes, oneHour };
+}
 
 /** Anthropic stop reasons in our vocabulary. */
 export function anthropicFinishReason(value: string): FinishReason {
@@ -48,8 +65,12 @@ interface StreamState {
   toolCount: number;
   inputTokens: number;
   cachedInputTokens: number;
+  cacheWrite5mTokens: number;
+  cacheWrite1hTokens: number;
   outputTokens: number;
   reportedUsage: boolean;
+  /** Input usage from message_start not yet handed on: it goes out just before the first content. */
+  earlyPending: boolean;
   finish?: FinishReason;
   stopSequence?: string;
   done: boolean;
@@ -72,8 +93,11 @@ export function createAnthropicTranslator(target: UpstreamTarget): StreamTransla
     toolCount: 0,
     inputTokens: 0,
     cachedInputTokens: 0,
+    cacheWrite5mTokens: 0,
+    cacheWrite1hTokens: 0,
     outputTokens: 0,
     reportedUsage: false,
+    earlyPending: false,
     done: false,
   };
 
@@ -83,24 +107,43 @@ export function createAnthropicTranslator(target: UpstreamTarget): StreamTransla
     if (usage.input_tokens !== undefined) {
       // Anthropic's input_tokens excludes cache reads and writes; ours includes them.
       state.cachedInputTokens = count(usage.cache_read_input_tokens);
-      state.inputTokens = count(usage.input_tokens) + state.cachedInputTokens + count(usage.cache_creation_input_tokens);
+      const written = cacheWrites(usage);
+      state.cacheWrite5mTokens = written.fiveMinutes;
+      state.cacheWrite1hTokens = written.oneHour;
+      state.inputTokens = count(usage.input_tokens) + state.cachedInputTokens + written.fiveMinutes + written.oneHour;
     }
     if (usage.output_tokens !== undefined) state.outputTokens = count(usage.output_tokens);
+  }
+
+  function usageDelta(early: boolean): UsageDelta {
+    return {
+      type: "usage",
+      inputTokens: state.inputTokens,
+      outputTokens: early ? 0 : state.outputTokens,
+      cachedInputTokens: state.cachedInputTokens,
+      reasoningTokens: 0,
+      ...(state.cacheWrite5mTokens > 0 ? { cacheWrite5mTokens: state.cacheWrite5mTokens } : {}),
+      ...(state.cacheWrite1hTokens > 0 ? { cacheWrite1hTokens: state.cacheWrite1hTokens } : {}),
+      ...(early ? { early: true } : {}),
+    };
+  }
+
+  /**
+   * The input usage message_start reported, put before the first content
+   * delta rather than sent alone: a delta commits the attempt, and nothing
+   * the caller can see has come yet (failover stays possible until it has).
+   */
+  function withEarlyUsage(deltas: ContentDelta[]): ContentDelta[] {
+    if (!state.earlyPending || deltas.length === 0) return deltas;
+    state.earlyPending = false;
+    return [usageDelta(true), ...deltas];
   }
 
   function close(): ContentDelta[] {
     state.done = true;
     const out: ContentDelta[] = [];
-    if (state.reportedUsage) {
-      const usage: UsageDelta = {
-        type: "usage",
-        inputTokens: state.inputTokens,
-        outputTokens: state.outputTokens,
-        cachedInputTokens: state.cachedInputTokens,
-        reasoningTokens: 0,
-      };
-      out.push(usage);
-    }
+    state.earlyPending = false;
+    if (state.reportedUsage) out.push(usageDelta(false));
     out.push({ type: "finish", reason: state.finish ?? "unspecified", ...(state.stopSequence === undefined ? {} : { stopSequence: state.stopSequence }) });
     return out;
   }
@@ -170,11 +213,12 @@ export function createAnthropicTranslator(target: UpstreamTarget): StreamTransla
       switch (e.type ?? sse.event) {
         case "message_start":
           addUsage(e.message?.usage);
+          state.earlyPending = e.message?.usage?.input_tokens !== undefined;
           return [];
         case "content_block_start":
-          return blockStart(e);
+          return withEarlyUsage(blockStart(e));
         case "content_block_delta":
-          return blockDelta(e);
+          return withEarlyUsage(blockDelta(e));
         case "message_delta":
           if (typeof e.delta?.stop_reason === "string") state.finish = anthropicFinishReason(e.delta.stop_reason);
           if (e.delta?.stop_reason === "stop_sequence" && typeof e.delta.stop_sequence === "string") state.stopSequence = e.delta.stop_sequence;
