@@ -112,3 +112,55 @@ describe.each(PROVIDER_KINDS)("the Gemini edge, %s upstream", (kind) => {
     expect((await ai.models.get({ model: "demo" })).name).toBe("models/demo");
   });
 });
+
+/**
+ * Thought signatures: each goes back to the caller, and from the caller
+ * back upstream on the wire that issued it. The simulators refuse a
+ * replayed thinking block or function call whose signature is wrong, so
+ * a turn that passes proves the signature came through intact.
+ */
+describe.each(PROVIDER_KINDS)("thought signatures through the Gemini edge, %s upstream", (kind) => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({ kind, models: { think: "sim-1?tokens=3&reasoning=5&tools=1&seed=2", plain: "sim-1?tokens=4&seed=9" } });
+  });
+  afterAll(() => h.close());
+
+  it("thinking and a function call, streamed, then the history with its signatures sent back", async () => {
+    const ai = client(h.url);
+    const history: Content[] = [{ role: "user", parts: [{ text: "Weather in Oslo?" }] }];
+    const config = { tools: [{ functionDeclarations: [WEATHER] }], thinkingConfig: { includeThoughts: true } };
+    const modelParts = [];
+    for await (const chunk of await ai.models.generateContentStream({ model: "think", contents: history, config })) modelParts.push(...(chunk.candidates?.[0]?.content?.parts ?? []));
+    const signatures = modelParts.map((p) => p.thoughtSignature).filter((s): s is string => s !== undefined);
+    if (kind === "openai") expect(signatures).toEqual([]);
+    else expect(signatures.length).toBeGreaterThan(0);
+    // A Gemini signature reaches the caller as Gemini issued it; another wire's is marked with its wire.
+    if (kind === "anthropic") expect(signatures.every((s) => s.startsWith("sluice1:anthropic:"))).toBe(true);
+    if (kind === "gemini") expect(signatures.some((s) => s.startsWith("sluice1:"))).toBe(false);
+    const call = modelParts.find((p) => p.functionCall)!.functionCall!;
+    history.push({ role: "model", parts: modelParts });
+    history.push({ role: "user", parts: [{ functionResponse: { id: call.id!, name: call.name!, response: { output: "sunny" } } }] });
+    const next = await ai.models.generateContent({ model: "plain", contents: history, config });
+    expect(textOf(next)).toBe(simulatedText(9, 4));
+  });
+
+  it("a signature from another wire is not sent upstream (the simulators would refuse it)", async () => {
+    const foreign = kind === "gemini" ? "sluice1:anthropic:not-gemini" : "google-issued-signature";
+    const contents: Content[] = [
+      { role: "user", parts: [{ text: "Weather in Rome?" }] },
+      {
+        role: "model",
+        parts: [
+          { text: "Let me check", thought: true, thoughtSignature: foreign },
+          { functionCall: { id: "call-1", name: "get_weather", args: { city: "Rome" } }, thoughtSignature: foreign },
+        ],
+      },
+      { role: "user", parts: [{ functionResponse: { id: "call-1", name: "get_weather", response: { output: "warm" } } }] },
+    ];
+    const answer = client(h.url).models.generateContent({ model: "plain", contents, config: { tools: [{ functionDeclarations: [WEATHER] }] } });
+    // Gemini 3 refuses a replayed call without a signature; the simulator's Gemini wire does too: the foreign one is left out, not forged.
+    if (kind === "gemini") return expect(answer).rejects.toThrow(/missing a thought_signature/);
+    expect(textOf(await answer)).toBe(simulatedText(9, 4));
+  });
+});
