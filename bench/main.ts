@@ -21,6 +21,7 @@ import { goals } from "./goals.js";
 import { type PiiResult, piiScenario, piiSection } from "./pii.js";
 import { type NeedsResult, needsScenario, needsSection } from "./needs.js";
 import { type BatchResult, batchScenario, batchSection } from "./batch.js";
+import { agentScenario, agentSection } from "./agents.js";
 import type { TargetKind, TargetSpec } from "./targets.js";
 
 const { values: args } = parseArgs({
@@ -1050,6 +1051,13 @@ function batchRun(s: Services): Promise<BatchResult> {
   });
 }
 
+/** Coding agents' request sizes and marks (issue #44), on a gateway of its own on the simulator's Anthropic wire. */
+async function agentsRun(s: Services) {
+  const result = await agentScenario(SIZE.agents, { startGateway: (models, provider) => startGateway(s, {}, { models, provider }), simOrigin: s.simOrigin, log });
+  log(agentSection(result));
+  return result;
+}
+
 /** Resumable streams on vs off, on the gateway with a Redis store (the limited one). */
 function runResume(s: Services) {
   return resumeScenario(s.limitedUrl, BENCH_KEY, SIZE.resume, log, { gateway: () => s.limited.cpuSeconds(), ...(s.redis ? { redis: () => s.redis!.cpuSeconds() } : {}) });
@@ -1097,6 +1105,7 @@ async function main(): Promise<void> {
       pii: piiRun,
       needs: needsRun,
       batch: batchRun,
+      agents: agentsRun,
     };
     const run = args.only === undefined ? undefined : single[args.only];
     if (run) {

@@ -1,3 +1,4 @@
+import type { AgentSizes } from "./agents.js";
 /**
  * What a benchmark run measures, by mode, in one table. The full run's
  * figures are the ones committed (bench/results/latest.*) and quoted in
@@ -31,6 +32,7 @@ export interface Sizes {
   readonly pii: PiiSizes;
   readonly needs: NeedsSizes;
   readonly batch: BatchSizes;
+  readonly agents: AgentSizes;
 }
 
 /**
@@ -93,6 +95,7 @@ export const SIZES: Readonly<Record<Mode, Sizes>> = {
     pii: { iterations: 2_000, tokens: 10_000, rounds: 20 },
     needs: { promptBytes: 4_096, warmUp: 200, rounds: 8, streamsPerRound: 200, routeBatches: 500, countTokens: 100_000, countRuns: 15 },
     batch: { lines: 4_000, rounds: 6, streamsPerRound: 400, concurrency: 4 },
+    agents: { levels: [1, 100], streams: 1_200, warmUp: 6 },
   },
   // Each load-generator run is a process of its own (~0.4 s to start on a busy
   // 2-core machine): the quick run saves runs as much as streams.
@@ -113,6 +116,7 @@ export const SIZES: Readonly<Record<Mode, Sizes>> = {
     pii: { iterations: 500, tokens: 3_000, rounds: 3 },
     needs: { promptBytes: 4_096, warmUp: 50, rounds: 2, streamsPerRound: 100, routeBatches: 100, countTokens: 100_000, countRuns: 5 },
     batch: { lines: 2_000, rounds: 2, streamsPerRound: 200, concurrency: 4 },
+    agents: { levels: [1, 100], streams: 300, warmUp: 3 },
   },
 };
 
