@@ -59,6 +59,8 @@ const STORES = {
 describe.each(Object.entries(STORES))("cache writes in the ledger (%s)", (name, store) => {
   let h: Harness;
   const events = tenancyEvents();
+  // A key name per gateway: both write to one database, and the report below is of this one's calls.
+  const keyName = `cache-writer-${name.startsWith("Redis") ? "redis" : "postgres"}`;
   beforeAll(async () => {
     h = await startHarness({
       routing: (sim) => ({
@@ -66,7 +68,7 @@ describe.each(Object.entries(STORES))("cache writes in the ledger (%s)", (name, 
         models: { claude: { provider: "claude", model: `sim-1?tokens=${OUTPUT_TOKENS}`, promptCache: "auto", price: PRICE } },
       }),
       env: { CACHE_KEY: KEY, ADMIN },
-      auth: { adminKeyEnv: "ADMIN", keys: [{ name: "cache-writer", keyEnv: "CACHE_KEY" }] },
+      auth: { adminKeyEnv: "ADMIN", keys: [{ name: keyName, keyEnv: "CACHE_KEY" }] },
       store: store(),
       ledger: { flushMs: 60_000 },
       observer: events.observer,
@@ -116,11 +118,31 @@ describe.each(Object.entries(STORES))("cache writes in the ledger (%s)", (name, 
     });
 
     // The spend report sums the writes and says the exact cost in dollars.
-    const report = await adminClient(h.url, ADMIN).getSpendReport({ start: timestampFromMs(startedAt), end: timestampFromMs(Date.now() + 60_000), groupBy: [SpendDimension.KEY], filter: { keys: ["cache-writer"] } });
+    const report = await adminClient(h.url, ADMIN).getSpendReport({ start: timestampFromMs(startedAt), end: timestampFromMs(Date.now() + 60_000), groupBy: [SpendDimension.KEY], filter: { keys: [keyName] } });
     expect(report.rows).toHaveLength(1);
     expect(Number(report.rows[0]!.cacheWrite5mTokens)).toBe(written);
     const dollars = picos / 1_000_000_000_000n;
     const fraction = (picos % 1_000_000_000_000n).toString().padStart(12, "0").replace(/0+$/, "");
     expect(report.rows[0]!.costUsd).toBe(`${dollars}.${fraction}`);
+  });
+
+  it("a streamed call's message_start carries the input the upstream stated up front (reads and writes as integers); message_delta the same input, cumulative, with the output", async () => {
+    const system = `You summarise the ${name} changelog. ${"Keep every version number you read. ".repeat(300)}`;
+    const client = messagesClient(h.url, { apiKey: KEY });
+    const ask = async (question: string) => {
+      const usages: Array<Record<string, unknown>> = [];
+      for await (const event of await client.messages.create({ model: "claude", max_tokens: 4_096, system, messages: [{ role: "user", content: question }], stream: true })) {
+        if (event.type === "message_start") usages.push({ ...event.message.usage });
+        if (event.type === "message_delta") usages.push({ ...event.usage });
+      }
+      return usages;
+    };
+    await ask("What changed first?");
+    // The second question reads the system prompt the first wrote, and writes itself.
+    const [start, delta] = await ask("And what changed last?");
+    const input = { input_tokens: 0, cache_read_input_tokens: words(system), cache_creation_input_tokens: words("And what changed last?") };
+    expect(start).toMatchObject({ ...input, output_tokens: 0, cache_creation: { ephemeral_5m_input_tokens: input.cache_creation_input_tokens, ephemeral_1h_input_tokens: 0 } });
+    expect(delta).toMatchObject({ ...input, output_tokens: OUTPUT_TOKENS });
+    for (const usage of [start!, delta!]) for (const field of Object.keys(input)) expect(Number.isInteger(usage[field]), field).toBe(true);
   });
 });
