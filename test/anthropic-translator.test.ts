@@ -114,6 +114,20 @@ const FIXTURES: Fixture[] = [
     ],
   },
   {
+    name: "a message_delta that repeats the write total without its split keeps the split message_start gave",
+    wire:
+      start(6, { cache_creation_input_tokens: 300, cache_creation: { ephemeral_5m_input_tokens: 100, ephemeral_1h_input_tokens: 200 } }) +
+      textBlock(0, "x") +
+      ev("message_delta", { delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { input_tokens: 6, output_tokens: 3, cache_read_input_tokens: 0, cache_creation_input_tokens: 300 } }) +
+      ev("message_stop"),
+    deltas: [
+      { type: "usage", inputTokens: 306, outputTokens: 0, cachedInputTokens: 0, reasoningTokens: 0, cacheWrite5mTokens: 100, cacheWrite1hTokens: 200, early: true },
+      { type: "text", text: "x" },
+      { type: "usage", inputTokens: 306, outputTokens: 3, cachedInputTokens: 0, reasoningTokens: 0, cacheWrite5mTokens: 100, cacheWrite1hTokens: 200 },
+      { type: "finish", reason: "stop" },
+    ],
+  },
+  {
     name: "a stop sequence is named with the finish",
     wire: start(4) + textBlock(0, "1, 2") + end("stop_sequence", 3, ", 3"),
     deltas: [

@@ -108,8 +108,12 @@ export function createAnthropicTranslator(target: UpstreamTarget): StreamTransla
       // Anthropic's input_tokens excludes cache reads and writes; ours includes them.
       state.cachedInputTokens = count(usage.cache_read_input_tokens);
       const written = cacheWrites(usage);
-      state.cacheWrite5mTokens = written.fiveMinutes;
-      state.cacheWrite1hTokens = written.oneHour;
+      // A later report with the same total and no split (message_delta may omit it) keeps the split stated before.
+      const sameTotal = written.fiveMinutes + written.oneHour === state.cacheWrite5mTokens + state.cacheWrite1hTokens;
+      if (!(usage.cache_creation == null && sameTotal)) {
+        state.cacheWrite5mTokens = written.fiveMinutes;
+        state.cacheWrite1hTokens = written.oneHour;
+      }
       state.inputTokens = count(usage.input_tokens) + state.cachedInputTokens + written.fiveMinutes + written.oneHour;
     }
     if (usage.output_tokens !== undefined) state.outputTokens = count(usage.output_tokens);
