@@ -109,6 +109,13 @@ describe("the next action", () => {
     expect(mapped).toMatchObject({ kind: "calls", calls: [{ name: "Read", arguments: '{"file_path":"/etc/hosts"}' }] });
   });
 
+  it("keeps the request's tool choice: none calls nothing (plan or knob), a named tool is the one called", () => {
+    const none = { tools: [BASH, READ], turns: conversation(prompt, []), choice: "none" as const };
+    expect(nextAction(none, { seed: 1, tools: 2 })).toEqual({ kind: "answer" });
+    const named = nextAction({ tools: [BASH, READ], turns: conversation("go", []), choice: { name: "Read" } }, { seed: 1, tools: 2 });
+    expect(callsOf(named).map((c) => c.name)).toEqual(["Read", "Read"]);
+  });
+
   it("answers a fresh prompt without calls when nothing asks for them", () => {
     expect(nextAction({ tools: [BASH], turns: conversation("hello", []) }, { seed: 1, tools: 0 })).toEqual({ kind: "answer" });
   });
