@@ -17,6 +17,11 @@ const BASH: DeclaredTool = {
   kind: "function",
   schema: { type: "object", properties: { command: { type: "string" }, shell: { type: "string", enum: ["sh", "bash"] }, timeout: { type: "integer" } }, required: ["command"] },
 };
+const BOUNDED: DeclaredTool = {
+  name: "Wait",
+  kind: "function",
+  schema: { type: "object", properties: { seconds: { type: "integer", minimum: 500, maximum: 600 }, ratio: { type: "number", exclusiveMaximum: 0.5, minimum: 0.25 } } },
+};
 const READ: DeclaredTool = { name: "Read", kind: "function", schema: { type: "object", properties: { file_path: { type: "string" } }, required: ["file_path"] } };
 const PATCH: DeclaredTool = { name: "apply_patch", kind: "custom" };
 
@@ -93,6 +98,17 @@ describe("the next action", () => {
     const after = nextAction({ tools: [BASH], turns: conversation("run something", [calls.map((c) => ({ ...c, output: `out-${c.id}` }))]) }, { seed: 9, tools: 2 });
     expect(after.kind).toBe("quote");
     for (const c of calls) expect((after.kind === "quote" ? after.text : "")).toContain(`out-${c.id}`);
+  });
+
+  it("keeps numbers inside their schema's bounds", () => {
+    for (const seed of [1, 2, 3, 4, 5]) {
+      const [call] = callsOf(nextAction({ tools: [BOUNDED], turns: conversation("wait", []) }, { seed, tools: 1 }));
+      const args = JSON.parse(call!.arguments) as { seconds: number; ratio: number };
+      expect(args.seconds).toBeGreaterThanOrEqual(500);
+      expect(args.seconds).toBeLessThanOrEqual(600);
+      expect(args.ratio).toBeGreaterThanOrEqual(0.25);
+      expect(args.ratio).toBeLessThan(0.5);
+    }
   });
 
   it("never reuses an id the conversation holds, even a history it did not write", () => {
