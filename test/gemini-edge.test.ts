@@ -131,6 +131,16 @@ describe.each(PROVIDER_KINDS)("the Gemini edge, %s upstream", (kind) => {
     expect(await second.text()).toContain('"finishReason":"STOP"');
   });
 
+  it("a function response reporting a failure (Gemini's error key) reaches every wire", async () => {
+    const contents: Content[] = [
+      { role: "user", parts: [{ text: "Weather in Lima?" }] },
+      { role: "model", parts: [{ functionCall: { id: "call-9", name: "get_weather", args: { city: "Lima" } } }] },
+      { role: "user", parts: [{ functionResponse: { id: "call-9", name: "get_weather", response: { error: "params must have required property 'city'" } } }] },
+    ];
+    const next = await client(h.url).models.generateContent({ model: "demo", contents, config: { tools: [{ functionDeclarations: [WEATHER] }] } });
+    expect(textOf(next)).toBe(simulatedText(4, 12));
+  });
+
   it("countTokens counts the prompt", async () => {
     const counted = await client(h.url).models.countTokens({ model: "demo", contents: "How many tokens are in this sentence?" });
     expect(counted.totalTokens).toBeGreaterThan(5);
