@@ -132,12 +132,14 @@ describe.each(PROVIDER_KINDS)("the Gemini edge, %s upstream", (kind) => {
   });
 
   it("a function response reporting a failure (Gemini's error key) reaches every wire", async () => {
-    const contents: Content[] = [
-      { role: "user", parts: [{ text: "Weather in Lima?" }] },
-      { role: "model", parts: [{ functionCall: { id: "call-9", name: "get_weather", args: { city: "Lima" } } }] },
-      { role: "user", parts: [{ functionResponse: { id: "call-9", name: "get_weather", response: { error: "params must have required property 'city'" } } }] },
-    ];
-    const next = await client(h.url).models.generateContent({ model: "demo", contents, config: { tools: [{ functionDeclarations: [WEATHER] }] } });
+    const ai = client(h.url);
+    const config = { tools: [{ functionDeclarations: [WEATHER] }] };
+    const contents: Content[] = [{ role: "user", parts: [{ text: "Weather in Lima?" }] }];
+    const called = await ai.models.generateContent({ model: "demo-tools", contents, config });
+    const parts = called.candidates![0]!.content!.parts!;
+    const call = parts.find((p) => p.functionCall)!.functionCall!;
+    contents.push({ role: "model", parts }, { role: "user", parts: [{ functionResponse: { id: call.id!, name: call.name!, response: { error: "params must have required property 'city'" } } }] });
+    const next = await ai.models.generateContent({ model: "demo", contents, config });
     expect(textOf(next)).toBe(simulatedText(4, 12));
   });
 
