@@ -1,4 +1,4 @@
-import { GoogleGenAI, type Content, type GenerateContentResponse } from "@google/genai";
+import { GoogleGenAI, type Content, type GenerateContentResponse, Type } from "@google/genai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { simulatedText } from "../src/simulator/text.js";
 import { type Harness, PROVIDER_KINDS, startHarness } from "./helpers/harness.js";
@@ -141,6 +141,22 @@ describe.each(PROVIDER_KINDS)("the Gemini edge, %s upstream", (kind) => {
     contents.push({ role: "model", parts }, { role: "user", parts: [{ functionResponse: { id: call.id!, name: call.name!, response: { error: "params must have required property 'city'" } } }] });
     const next = await ai.models.generateContent({ model: "demo", contents, config });
     expect(textOf(next)).toBe(simulatedText(4, 12));
+  });
+
+  it("responseMimeType with a schema (either dialect): the answer is JSON of that shape", async () => {
+    const ai = client(h.url);
+    const jsonSchema = await ai.models.generateContent({
+      model: "demo",
+      contents: "A city",
+      config: { responseMimeType: "application/json", responseJsonSchema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } },
+    });
+    expect(typeof (JSON.parse(textOf(jsonSchema)) as { city: unknown }).city).toBe("string");
+    const openApi = await ai.models.generateContent({
+      model: "demo",
+      contents: "A count",
+      config: { responseMimeType: "application/json", responseSchema: { type: Type.OBJECT, properties: { count: { type: Type.INTEGER } }, required: ["count"] } },
+    });
+    expect(Number.isInteger((JSON.parse(textOf(openApi)) as { count: unknown }).count)).toBe(true);
   });
 
   it("countTokens counts the prompt", async () => {
