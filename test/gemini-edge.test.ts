@@ -1,4 +1,4 @@
-import { GoogleGenAI, type Content, type GenerateContentResponse } from "@google/genai";
+import { GoogleGenAI, type Content, type GenerateContentResponse, Type } from "@google/genai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { simulatedText } from "../src/simulator/text.js";
 import { type Harness, PROVIDER_KINDS, startHarness } from "./helpers/harness.js";
@@ -131,6 +131,34 @@ describe.each(PROVIDER_KINDS)("the Gemini edge, %s upstream", (kind) => {
     expect(await second.text()).toContain('"finishReason":"STOP"');
   });
 
+  it("a function response reporting a failure (Gemini's error key) reaches every wire", async () => {
+    const ai = client(h.url);
+    const config = { tools: [{ functionDeclarations: [WEATHER] }] };
+    const contents: Content[] = [{ role: "user", parts: [{ text: "Weather in Lima?" }] }];
+    const called = await ai.models.generateContent({ model: "demo-tools", contents, config });
+    const parts = called.candidates![0]!.content!.parts!;
+    const call = parts.find((p) => p.functionCall)!.functionCall!;
+    contents.push({ role: "model", parts }, { role: "user", parts: [{ functionResponse: { id: call.id!, name: call.name!, response: { error: "params must have required property 'city'" } } }] });
+    const next = await ai.models.generateContent({ model: "demo", contents, config });
+    expect(textOf(next)).toBe(simulatedText(4, 12));
+  });
+
+  it("responseMimeType with a schema (either dialect): the answer is JSON of that shape", async () => {
+    const ai = client(h.url);
+    const jsonSchema = await ai.models.generateContent({
+      model: "demo",
+      contents: "A city",
+      config: { responseMimeType: "application/json", responseJsonSchema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } },
+    });
+    expect(typeof (JSON.parse(textOf(jsonSchema)) as { city: unknown }).city).toBe("string");
+    const openApi = await ai.models.generateContent({
+      model: "demo",
+      contents: "A count",
+      config: { responseMimeType: "application/json", responseSchema: { type: Type.OBJECT, properties: { count: { type: Type.INTEGER } }, required: ["count"] } },
+    });
+    expect(Number.isInteger((JSON.parse(textOf(openApi)) as { count: unknown }).count)).toBe(true);
+  });
+
   it("countTokens counts the prompt", async () => {
     const counted = await client(h.url).models.countTokens({ model: "demo", contents: "How many tokens are in this sentence?" });
     expect(counted.totalTokens).toBeGreaterThan(5);
@@ -142,6 +170,18 @@ describe.each(PROVIDER_KINDS)("the Gemini edge, %s upstream", (kind) => {
     const answer = await embedding;
     expect(answer.embeddings).toHaveLength(2);
     expect(answer.embeddings![0]!.values!.length).toBeGreaterThan(0);
+  });
+
+  it("embedContent, raw: one vector; taskType is a hint, dropped and named", async () => {
+    const response = await fetch(`${h.url}/v1beta/models/demo-embed:embedContent`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-goog-api-key": "k" },
+      body: JSON.stringify({ model: "models/demo-embed", content: { parts: [{ text: "reset my password" }] }, taskType: "RETRIEVAL_QUERY", outputDimensionality: 16 }),
+    });
+    if (kind === "anthropic") return expect(response.status).toBe(400);
+    expect(response.status).toBe(200);
+    expect(response.headers.get("sluice-dropped-params")).toBe("taskType");
+    expect(((await response.json()) as { embedding: { values: number[] } }).embedding.values).toHaveLength(16);
   });
 
   it("models.list and models.get name the aliases", async () => {

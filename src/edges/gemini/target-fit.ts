@@ -1,5 +1,4 @@
-import type { ChatRequest, ProviderKind, ReasoningEffort } from "../../core/chat-request.js";
-import { MIN_THINKING_BUDGET_TOKENS } from "../../core/chat-request.js";
+import { type ChatRequest, MIN_THINKING_BUDGET_TOKENS, messageText, type ProviderKind, type ReasoningEffort } from "../../core/chat-request.js";
 import type { RouteTarget } from "../../config/config.js";
 import { signaturesFor } from "./thought-signatures.js";
 
@@ -37,6 +36,24 @@ function samplingFor(request: ChatRequest, kind: ProviderKind, dropped: string[]
   return { ...request, sampling };
 }
 
+/**
+ * A function response that reports a failure (Gemini's `{"error": …}`) on
+ * a wire with no failure flag (Chat Completions): the tool message says it
+ * in its text, as the caller wrote it, instead of the request being
+ * refused for a flag the caller never set.
+ */
+function toolErrorsFor(request: ChatRequest, kind: ProviderKind): ChatRequest {
+  if (kind !== "openai" || !request.messages.some((m) => m.isError)) return request;
+  return {
+    ...request,
+    messages: request.messages.map((m) => {
+      if (!m.isError) return m;
+      const { isError: _flag, ...message } = m;
+      return { ...message, content: [{ type: "text" as const, text: JSON.stringify({ error: messageText(m) }) }] };
+    }),
+  };
+}
+
 /** What the edge learns while a call is prepared for its targets. */
 export interface TargetFit {
   readonly prepare: (request: ChatRequest, target: RouteTarget) => Promise<ChatRequest>;
@@ -53,7 +70,7 @@ export interface TargetFit {
 /**
  * The per-call `prepare` stage of the Gemini edge: the request fitted to
  * each target it is tried on: signatures kept for their own wire, thinking
- * settings and sampling hints in the wire's terms.
+ * settings, sampling hints and failed tool results in the wire's terms.
  */
 export function createTargetFit(droppedByEdge: readonly string[]): TargetFit {
   let served: ProviderKind | undefined;
@@ -62,7 +79,7 @@ export function createTargetFit(droppedByEdge: readonly string[]): TargetFit {
     prepare: async (request, target) => {
       const kind = target.provider.kind;
       served = kind;
-      return samplingFor(thinkingFor(signaturesFor(request, kind), kind), kind, dropped);
+      return samplingFor(thinkingFor(toolErrorsFor(signaturesFor(request, kind), kind), kind), kind, dropped);
     },
     servedKind: () => served,
     dropped,
