@@ -19,7 +19,9 @@ export async function scratch(): Promise<Scratch> {
   const root = await mkdtemp(join(tmpdir(), "sluice-client-"));
   const home = join(root, "home");
   const work = join(root, "work");
-  for (const dir of [home, work, join(home, ".config"), join(home, ".local", "share"), join(home, ".cache"), join(home, ".local", "state")]) await mkdir(dir, { recursive: true });
+  // TMPDIR beside HOME, not above it: Codex creates no helper binaries (its apply_patch alias) under a temporary directory.
+  const tmp = join(root, "tmp");
+  for (const dir of [home, work, tmp, join(home, ".config"), join(home, ".local", "share"), join(home, ".cache"), join(home, ".local", "state")]) await mkdir(dir, { recursive: true });
   return {
     home,
     work,
@@ -32,7 +34,7 @@ export async function scratch(): Promise<Scratch> {
       XDG_DATA_HOME: join(home, ".local", "share"),
       XDG_CACHE_HOME: join(home, ".cache"),
       XDG_STATE_HOME: join(home, ".local", "state"),
-      TMPDIR: root,
+      TMPDIR: tmp,
       NO_COLOR: "1",
       CI: "1",
     },

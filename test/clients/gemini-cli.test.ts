@@ -1,0 +1,56 @@
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ClientGateway, nonce, startClientGateway, WIRES } from "./helpers/gateway.js";
+import { evidence, type Ran, runClient, scratch } from "./helpers/run.js";
+import { bin, GEMINI_EDGE, named, runnable } from "./helpers/tier.js";
+
+/**
+ * Gemini CLI (`gemini -p`, @google/gemini-cli) through the Gemini edge
+ * (issue 44 §3b), on every upstream wire: an API-key login pointed at the
+ * gateway, its shell tool run with a nonce.
+ */
+const installed = runnable(["@google/gemini-cli"]);
+const GEMINI = installed.ok && !GEMINI_EDGE ? { ok: false, reason: "this branch serves no Gemini edge (src/edges/gemini)" } : installed;
+
+async function gemini(g: ClientGateway, key: string, prompt: string): Promise<Ran> {
+  const s = await scratch();
+  await mkdir(join(s.home, ".gemini"), { recursive: true });
+  await writeFile(join(s.home, ".gemini", "settings.json"), JSON.stringify({ security: { auth: { selectedType: "gemini-api-key" } }, privacy: { usageStatisticsEnabled: false } }));
+  return runClient(bin("gemini"), ["-p", prompt, "-m", "agent", "--approval-mode", "yolo", "--output-format", "json"], {
+    cwd: s.work,
+    env: { ...s.env, GOOGLE_GEMINI_BASE_URL: g.url, GEMINI_API_KEY: key, GEMINI_CLI_TRUST_WORKSPACE: "true" },
+  });
+}
+
+describe.each(WIRES)("Gemini CLI through the Gemini edge, upstream wire %s", (wire) => {
+  let g: ClientGateway;
+  beforeAll(async () => {
+    g = await startClientGateway(wire);
+  });
+  afterAll(() => g?.close());
+
+  it.runIf(GEMINI.ok)(named("runs its shell tool through the gateway and its answer quotes the output", GEMINI), async () => {
+    const echoed = nonce("echo");
+    const prompt = ["Run the command and tell me what it printed.", `#sim call=run_shell_command args=${JSON.stringify({ command: `echo ${echoed}` })}`].join("\n");
+    const ran = await gemini(g, g.key, prompt);
+    expect(ran.hung, evidence(ran)).toBe(false);
+    expect(ran.code, evidence(ran)).toBe(0);
+    const out = JSON.parse(ran.stdout.slice(ran.stdout.indexOf("{"))) as { response?: string };
+    expect(out.response, evidence(ran)).toContain(echoed);
+    const records = g.records("open");
+    expect(records.length, evidence(ran)).toBeGreaterThanOrEqual(2);
+    expect(new Set(records.map((r) => r.requestId)).size).toBe(records.length);
+    for (const r of records) expect(r).toMatchObject({ alias: "agent", outcome: "completed" });
+  });
+
+  it.runIf(GEMINI.ok)(named("shows a 402 budget refusal mid-session as an error and exits non-zero, without hanging", GEMINI), async () => {
+    const before = g.records("tight").length;
+    const prompt = ["Run the command.", `#sim call=run_shell_command args=${JSON.stringify({ command: `echo ${nonce("spent")}` })}`].join("\n");
+    const ran = await gemini(g, g.tightKey, prompt);
+    expect(ran.hung, evidence(ran)).toBe(false);
+    expect(ran.code, evidence(ran)).not.toBe(0);
+    expect(`${ran.stdout}\n${ran.stderr}`, evidence(ran)).toMatch(/402|budget|quota/i);
+    expect(g.records("tight").length - before, evidence(ran)).toBe(1);
+  });
+});
