@@ -31,6 +31,7 @@ import { BatchService } from "../gen/sluice/v1/batch_service_pb.js";
 import { sendOpenAiError } from "./edges/openai/http-errors.js";
 import { listModels } from "./edges/openai/models.js";
 import { responses } from "./edges/responses/responses-route.js";
+import { geminiModelMethod, geminiModels, sendGoogleError } from "./edges/gemini/gemini-route.js";
 import type { HealthState } from "./health/health-state.js";
 import type { Exchange } from "./http/exchange.js";
 import { type AnyRequest, type AnyResponse, decodePathSegment, pathOf } from "./http/node-http.js";
@@ -178,6 +179,11 @@ export function createRoutes(options: RoutesOptions): Route {
     { method: "POST", path: "/v1/messages/count_tokens", edge: "anthropic", serve: (req, res, exchange) => countTokens(req, res, exchange, edgeOptions) },
     { method: "POST", path: "/v1/responses", edge: "responses", serve: (req, res, exchange) => responses(req, res, exchange, edgeOptions) },
     ...(options.batches && batchOperations ? batchRoutes({ operations: batchOperations, settings: options.batches.settings, calls, limits: options.limits }) : []),
+    // The Gemini API (generativelanguage's paths): `{id}` is `model:method`; `/v1/models/…` is the same API's stable prefix (POST only: GET /v1/models is OpenAI's).
+    { method: "POST", path: "/v1beta/models/{id}", edge: "gemini", serve: (req, res, exchange, id) => geminiModelMethod(req, res, exchange, edgeOptions, id) },
+    { method: "POST", path: "/v1/models/{id}", edge: "gemini", serve: (req, res, exchange, id) => geminiModelMethod(req, res, exchange, edgeOptions, id) },
+    { method: "GET", path: "/v1beta/models", edge: "gemini", serve: (req, res, exchange) => geminiModels(req, res, exchange, calls) },
+    { method: "GET", path: "/v1beta/models/{id}", edge: "gemini", serve: (req, res, exchange, id) => geminiModels(req, res, exchange, calls, id) },
     { method: "GET", path: "/v1/models", edge: "openai", serve: (req, res, exchange) => listModels(req, res, exchange, calls) },
     { method: "GET", path: "/v1/models/{id}", edge: "openai", serve: (req, res, exchange, id) => listModels(req, res, exchange, calls, id) },
     ...(options.admin && options.reports ? [{ method: "GET", path: "/admin/v1/spend.csv", serve: spendCsvRoute(options.admin, options.reports) }] : []),
@@ -186,6 +192,7 @@ export function createRoutes(options: RoutesOptions): Route {
   const idField: Record<string, [string, string]> = {
     "/v1/chat/completions/{id}/stream": ["response_id", "response id"],
     "/v1/models/{id}": ["model", "model id"],
+    "/v1beta/models/{id}": ["model", "model id"],
     "/v1/files/{id}": ["file_id", "file id"],
     "/v1/files/{id}/content": ["file_id", "file id"],
     "/v1/batches/{id}": ["batch_id", "batch id"],
@@ -210,9 +217,15 @@ export function createRoutes(options: RoutesOptions): Route {
       exchange.route = route.path;
       if (id === undefined) {
         const [field, what] = idField[route.path]!;
-        return sendOpenAiError(res, exchange, badId(field, what));
+        return (route.edge === "gemini" ? sendGoogleError : sendOpenAiError)(res, exchange, badId(field, what));
       }
       return route.serve(req, res, exchange, id);
+    }
+    if (path.startsWith("/v1beta/")) {
+      // A Gemini client on a path not served here (files, cachedContents, tunedModels…) reads Google's error shape.
+      exchange.edge = "gemini";
+      exchange.route = "other";
+      return sendGoogleError(res, exchange, new GatewayError("not_found", `no route ${clipClientValue(req.method ?? "")} ${clipClientValue(path)}`));
     }
     if (path.startsWith("/v1/")) {
       // An SDK on a path not served here (messages.batches, assistants…) reads an error in its own format.

@@ -5,8 +5,7 @@ import type { ContentDelta } from "../core/delta.js";
 import { type DeltaSink, type Feed, type PulledStream, pullFrom } from "../core/delta-sink.js";
 import { finished, type Readable } from "node:stream";
 import { GatewayError, toGatewayError } from "../core/errors.js";
-import type { OptionalParam } from "../core/request-params.js";
-import { prepareRequest } from "../providers/param-policy.js";
+import { type DroppedParam, prepareRequest } from "../providers/param-policy.js";
 import type { UpstreamTarget } from "../providers/provider.js";
 import { adapterFor } from "../providers/registry.js";
 import { createSseDecoder, type SseEvent } from "../sse/decoder.js";
@@ -71,7 +70,7 @@ export interface Attempt {
    */
   pipe(sink: DeltaSink<ContentDelta>, paused?: boolean, lead?: ContentDelta): Feed;
   /** Parameters dropped for this target; known once the request was built. */
-  droppedParams(): readonly OptionalParam[];
+  droppedParams(): readonly DroppedParam[];
   /** Ends the attempt now: the upstream request is destroyed. */
   abort(reason: GatewayError): void;
 }
@@ -121,7 +120,7 @@ export function startAttempt(plan: AttemptPlan, deps: AttemptDeps, parent: Abort
 
   let timer: PhaseTimer | undefined;
   let release: (() => void) | undefined;
-  let dropped: readonly OptionalParam[] = [];
+  let dropped: readonly DroppedParam[] = [];
   let released = false;
   const cleanup = () => {
     timer?.stop();

@@ -19,6 +19,8 @@ export interface ChatRequest {
   readonly logprobs?: { readonly topLogprobs?: number };
   readonly parallelToolCalls?: boolean;
   readonly serviceTier?: ServiceTier;
+  /** Fields that do not change the answer, carried to targets that take them (carried-params.ts). */
+  readonly carried?: CarriedFields;
   /** Per provider kind, a JSON object merged into that provider's request body unchecked. */
   readonly providerOptions?: Readonly<Partial<Record<ProviderKind, Readonly<Record<string, unknown>>>>>;
 }
@@ -48,6 +50,39 @@ export interface ReasoningOptions {
   readonly budgetTokens?: number;
   /** false: reasoning text is never forwarded; undefined: as the provider returns it. */
   readonly includeReasoning?: boolean;
+  /**
+   * Anthropic's `thinking.display`, as the caller sent it: forwarded to
+   * Anthropic targets; elsewhere `includeReasoning` already says what it means.
+   */
+  readonly display?: ThinkingDisplay;
+}
+
+export type ThinkingDisplay = "omitted" | "summarized" | "updates";
+
+/**
+ * A prompt-cache breakpoint the caller placed (Anthropic's `cache_control`).
+ * It changes what the request costs, never what it answers: kept on
+ * Anthropic targets, dropped by name on the others (which cache prefixes on
+ * their own).
+ */
+export interface CacheMark {
+  readonly ttl?: "5m" | "1h";
+}
+
+/**
+ * Request fields the gateway does not act on and no answer depends on,
+ * carried to the targets whose API takes them and dropped (named in
+ * `sluice-dropped-params`) elsewhere: see carried-params.ts.
+ */
+export interface CarriedFields {
+  /** `anthropic-beta` header values an Anthropic target understands. */
+  readonly anthropicBetas?: readonly string[];
+  /** Anthropic's `context_management` (clearing old thinking and tool results). */
+  readonly contextManagement?: Readonly<Record<string, unknown>>;
+  /** OpenAI's `prompt_cache_key`: which cache shard a prefix goes to. */
+  readonly promptCacheKey?: string;
+  /** OpenAI's `safety_identifier`: a hashed end-user id for abuse detection. */
+  readonly safetyIdentifier?: string;
 }
 
 export type ServiceTier = "auto" | "default" | "flex" | "priority" | "scale";
@@ -66,11 +101,13 @@ export interface ChatMessage {
    * from a result, and not every provider has a field for it.
    */
   readonly isError?: boolean;
+  /** A tool message's breakpoint (on Anthropic's tool_result block). */
+  readonly cache?: CacheMark;
 }
 
 export type ContentPart =
-  | { readonly type: "text"; readonly text: string }
-  | { readonly type: "image_url"; readonly url: string; readonly detail?: "auto" | "low" | "high" }
+  | { readonly type: "text"; readonly text: string; readonly cache?: CacheMark }
+  | { readonly type: "image_url"; readonly url: string; readonly detail?: "auto" | "low" | "high"; readonly cache?: CacheMark }
   | ReasoningPart;
 
 /**
@@ -92,6 +129,11 @@ export interface ToolDefinition {
   /** JSON Schema object, passed to providers as is. */
   readonly parameters: Readonly<Record<string, unknown>>;
   readonly strict?: boolean;
+  readonly cache?: CacheMark;
+  /** Anthropic's tool search: the definition is loaded only when the model searches for it. */
+  readonly deferLoading?: boolean;
+  /** Anthropic's fine-grained tool streaming: input streamed before it is valid JSON. */
+  readonly eagerInputStreaming?: boolean;
 }
 
 export interface ToolCall {
@@ -101,6 +143,7 @@ export interface ToolCall {
   readonly arguments: string;
   /** The provider's signature issued with the call (Gemini thoughtSignature). */
   readonly signature?: string;
+  readonly cache?: CacheMark;
 }
 
 export type ToolChoice =

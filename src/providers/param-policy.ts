@@ -1,26 +1,35 @@
 import type { ChatRequest } from "../core/chat-request.js";
 import { GatewayError } from "../core/errors.js";
 import { type OptionalParam, withoutParams } from "../core/request-params.js";
+import { type CarriedParam, carriedParamsDroppedBy, withoutCarried } from "../core/carried-params.js";
 import type { ProviderAdapter, UpstreamTarget } from "./provider.js";
 
 export interface PreparedRequest {
   /** What may be sent to this target. */
   readonly request: ChatRequest;
-  /** What was removed because the target cannot honour it (empty: nothing). */
-  readonly droppedParams: readonly OptionalParam[];
+  /** What was removed because the target cannot honour it or has no place for it (empty: nothing). */
+  readonly droppedParams: readonly DroppedParam[];
 }
+
+/** A parameter left out for one target: one it cannot honour (dropped by the alias's choice) or a carried one it has no place for (always). */
+export type DroppedParam = OptionalParam | CarriedParam;
 
 /**
  * The unsupported-parameter rule, applied once per upstream attempt: a
  * parameter the target cannot honour is never dropped silently. By default
  * the request fails with INVALID_ARGUMENT naming the parameters and the
  * provider; an alias with `dropUnsupportedParams` sends the request without
- * them and the edges report what was dropped.
+ * them and the edges report what was dropped. Carried fields
+ * (carried-params.ts) a target has no place for are always left out and
+ * reported, whatever the alias says.
  */
-export function prepareRequest(adapter: ProviderAdapter, request: ChatRequest, target: UpstreamTarget, dropUnsupported: boolean): PreparedRequest {
+export function prepareRequest(adapter: ProviderAdapter, original: ChatRequest, target: UpstreamTarget, dropUnsupported: boolean): PreparedRequest {
+  // Carried fields change no answer: a target without a place for them gets the request without them, named.
+  const carried = carriedParamsDroppedBy(original, target.provider.kind);
+  const request = carried.length > 0 ? withoutCarried(original, carried) : original;
   const unsupported = adapter.unsupportedParams(request, target);
-  if (unsupported.length === 0) return { request, droppedParams: [] };
-  if (dropUnsupported) return { request: withoutParams(request, unsupported), droppedParams: unsupported };
+  if (unsupported.length === 0) return { request, droppedParams: carried };
+  if (dropUnsupported) return { request: withoutParams(request, unsupported), droppedParams: [...unsupported, ...carried] };
   const provider = target.provider;
   throw new GatewayError(
     "invalid_request",

@@ -145,10 +145,42 @@ describe("promptCache: auto on an Anthropic body", () => {
     expect(withCacheBreakpoints(plain)).toEqual(first);
   });
 
-  it("stands down when provider options already mark breakpoints", () => {
-    const own = [{ type: "text", text: "S", cache_control: { type: "ephemeral" } }];
+  it("keeps the caller's own breakpoints first and adds its own only where none is, up to four", () => {
+    const own = [{ type: "text", text: "S", cache_control: { type: "ephemeral", ttl: "1h" } }];
     const body = bodyOf({ ...request([user("u1"), assistant("a1"), user("u2")]), providerOptions: { anthropic: { system: own } } });
-    expect(breakpoints(body)).toEqual(["system.0"]);
+    expect(breakpoints(body)).toEqual(["tools.0", "system.0", "messages.0.content.0", "messages.2.content.0"]);
+    expect((body.system as Json[])[0]!.cache_control).toEqual({ type: "ephemeral", ttl: "1h" });
+  });
+
+  it("adds none when the caller marked four already", () => {
+    const mark = { cache: {} };
+    const r: ChatRequest = {
+      ...request([
+        { role: "system", content: [{ ...text("S1"), ...mark }, { ...text("S2"), ...mark }] },
+        { role: "user", content: [{ ...text("u1"), ...mark }] },
+        assistant("a1"),
+        { role: "user", content: [{ ...text("u2"), ...mark }] },
+      ]),
+    };
+    expect(breakpoints(bodyOf(r))).toEqual(["system.0", "system.1", "messages.0.content.0", "messages.2.content.0"]);
+  });
+
+  it("keeps the last four of more than four caller breakpoints, with or without promptCache: auto", () => {
+    const mark = { cache: {} };
+    const r: ChatRequest = {
+      ...request([
+        { role: "system", content: [{ ...text("S1"), ...mark }, { ...text("S2"), ...mark }, { ...text("S3"), ...mark }] },
+        { role: "user", content: [{ ...text("u1"), ...mark }] },
+        assistant("a1"),
+        { role: "user", content: [{ ...text("u2"), ...mark }] },
+      ]),
+      tools: [{ ...TOOL, ...mark }],
+    };
+    const expected = ["system.1", "system.2", "messages.0.content.0", "messages.2.content.0"];
+    expect(breakpoints(bodyOf(r))).toEqual(expected);
+    const config = resolveConfig({ providers: { p: { kind: "anthropic", baseUrl: "https://example.test/v1" } }, models: { m: { provider: "p", model: "claude-x" } } }, {});
+    const sent = JSON.parse(buildAnthropicRequest(r, { provider: config.providers.get("p")!, model: "claude-x" }).body as string) as Json;
+    expect(breakpoints(sent)).toEqual(expected);
   });
 
   it("changes nothing without promptCache: auto, and marks with it", () => {

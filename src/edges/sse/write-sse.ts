@@ -25,6 +25,8 @@ export interface SseCodec {
   events(delta: Delta, push: (part: string | Uint8Array) => void): void;
   /** A resumable stream's delta: its events with the sequence on the `id:` line of the last one (EventSource's Last-Event-ID). */
   numbered?(item: Numbered, push: (part: string) => void): void;
+  /** The response's headers when they are not SSE's (the Gemini edge's JSON-array stream). */
+  readonly headers?: Readonly<Record<string, string>>;
   /** What a heartbeat is on this wire (a comment, Anthropic's `ping` event). */
   readonly heartbeat: string;
   /** Parameters the target's alias dropped, in this wire's names, for the header. */
@@ -77,7 +79,7 @@ export function writeSse(
   };
   const writeHead = (targetDropped: readonly string[] | undefined) => {
     const dropped = droppedValue(targetDropped);
-    res.writeHead(200, { ...SSE_HEADERS, ...source.quota(), ...(dropped ? { [DROPPED_PARAMS_HEADER]: dropped } : {}) });
+    res.writeHead(200, { ...(codec.headers ?? SSE_HEADERS), ...source.quota(), ...(dropped ? { [DROPPED_PARAMS_HEADER]: dropped } : {}) });
     committed = true;
   };
   const batch = createByteBatch();

@@ -1,11 +1,11 @@
-import { type ChatMessage, type ChatRequest, messageText, type ReasoningEffort, type ToolChoice } from "../../core/chat-request.js";
+import { type CacheMark, type ChatMessage, type ChatRequest, messageText, type ReasoningEffort, type ToolChoice, type ToolDefinition } from "../../core/chat-request.js";
 import { hasLogitBias, hasProviderMetadata, type OptionalParam } from "../../core/request-params.js";
 import type { AnthropicThinking } from "../../config/schema.js";
 import { GatewayError } from "../../core/errors.js";
 import type { UpstreamRequest, UpstreamTarget } from "../provider.js";
 import { withProviderOptions } from "../provider-options.js";
 import { parseDataUrl, parseToolArguments } from "../tool-arguments.js";
-import { withCacheBreakpoints } from "./cache-breakpoints.js";
+import { withCacheBreakpoints, withinBreakpointLimit } from "./cache-breakpoints.js";
 import { EFFORT_BUDGET_TOKENS, thinkingModeFor } from "./thinking-modes.js";
 import { MIN_THINKING_BUDGET_TOKENS } from "../../core/chat-request.js";
 
@@ -22,10 +22,15 @@ const EFFORT: Record<Exclude<ReasoningEffort, "none">, string> = {
   xhigh: "max",
 };
 
+/** The caller's breakpoint as Anthropic's `cache_control`, spread into its block. */
+function cacheControl(mark: CacheMark | undefined): Record<string, unknown> {
+  return mark ? { cache_control: { type: "ephemeral", ...(mark.ttl ? { ttl: mark.ttl } : {}) } } : {};
+}
+
 function contentBlocks(m: ChatMessage): Array<Record<string, unknown>> {
   const blocks: Array<Record<string, unknown>> = [];
   for (const part of m.content) {
-    if (part.type === "text") blocks.push({ type: "text", text: part.text });
+    if (part.type === "text") blocks.push({ type: "text", text: part.text, ...cacheControl(part.cache) });
     else if (part.type === "reasoning") {
       // Anthropic verifies a thinking block's signature against its text:
       // reasoning without both (another provider's, or a bare Gemini text
@@ -36,8 +41,8 @@ function contentBlocks(m: ChatMessage): Array<Record<string, unknown>> {
       const data = parseDataUrl(part.url);
       blocks.push(
         data
-          ? { type: "image", source: { type: "base64", media_type: data.mediaType, data: data.data } }
-          : { type: "image", source: { type: "url", url: part.url } },
+          ? { type: "image", source: { type: "base64", media_type: data.mediaType, data: data.data }, ...cacheControl(part.cache) }
+          : { type: "image", source: { type: "url", url: part.url }, ...cacheControl(part.cache) },
       );
     }
   }
@@ -46,11 +51,20 @@ function contentBlocks(m: ChatMessage): Array<Record<string, unknown>> {
 
 function message(m: ChatMessage, i: number): Record<string, unknown> {
   if (m.role === "tool") {
-    return { role: "user", content: [{ type: "tool_result", tool_use_id: m.toolCallId, content: messageText(m), ...(m.isError ? { is_error: true } : {}) }] };
+    return {
+      role: "user",
+      content: [{ type: "tool_result", tool_use_id: m.toolCallId, content: messageText(m), ...(m.isError ? { is_error: true } : {}), ...cacheControl(m.cache) }],
+    };
   }
   const blocks = contentBlocks(m);
   (m.toolCalls ?? []).forEach((call, j) => {
-    blocks.push({ type: "tool_use", id: call.id, name: call.name, input: parseToolArguments(call.arguments, `messages[${i}].tool_calls[${j}].arguments`) });
+    blocks.push({
+      type: "tool_use",
+      id: call.id,
+      name: call.name,
+      input: parseToolArguments(call.arguments, `messages[${i}].tool_calls[${j}].arguments`),
+      ...cacheControl(call.cache),
+    });
   });
   return { role: m.role === "assistant" ? "assistant" : "user", content: blocks };
 }
@@ -126,6 +140,14 @@ function effortBudget(wanted: number, maxTokens: number | undefined): number {
  * model); `none` turns thinking off.
  */
 function thinkingFor(request: ChatRequest, mode: AnthropicThinking): Thinking {
+  const chosen = thinkingForm(request, mode);
+  const display = request.reasoning?.display;
+  // The caller's display goes with the thinking it asked for (never with disabled).
+  if (display === undefined || chosen.thinking === undefined || chosen.thinking.type === "disabled") return chosen;
+  return { ...chosen, thinking: { ...chosen.thinking, display } };
+}
+
+function thinkingForm(request: ChatRequest, mode: AnthropicThinking): Thinking {
   const r = request.reasoning;
   const effort = r?.effort === "none" ? undefined : r?.effort;
   const word = effort !== undefined && mode === "adaptive" ? { effort: EFFORT[effort] } : {};
@@ -155,9 +177,32 @@ function reasoningFields(request: ChatRequest, thinking: Thinking): Record<strin
  * and choices translated, reasoning in the form `mode` names (by default
  * the one the model-name table gives).
  */
+/**
+ * The system prompt: one string as before, or, when the caller marked a
+ * breakpoint in it, text blocks (one per system message part) so the mark
+ * stays on the block it was placed on.
+ */
+function systemPrompt(request: ChatRequest): string | Array<Record<string, unknown>> {
+  const system = request.messages.filter((m) => m.role === "system");
+  if (!system.some((m) => m.content.some((p) => p.type === "text" && p.cache !== undefined))) return system.map(messageText).join("\n\n");
+  return system.flatMap((m) => m.content.flatMap((p) => (p.type === "text" && p.text !== "" ? [{ type: "text", text: p.text, ...cacheControl(p.cache) }] : [])));
+}
+
+function tool(t: ToolDefinition): Record<string, unknown> {
+  return {
+    name: t.name,
+    ...(t.description ? { description: t.description } : {}),
+    input_schema: t.parameters,
+    ...(t.strict === undefined ? {} : { strict: t.strict }),
+    ...(t.deferLoading === undefined ? {} : { defer_loading: t.deferLoading }),
+    ...(t.eagerInputStreaming === undefined ? {} : { eager_input_streaming: t.eagerInputStreaming }),
+    ...cacheControl(t.cache),
+  };
+}
+
 export function anthropicRequestBody(request: ChatRequest, model: string, mode: AnthropicThinking = thinkingModeFor(model)): Record<string, unknown> {
   const s = request.sampling;
-  const system = request.messages.filter((m) => m.role === "system").map(messageText).join("\n\n");
+  const system = systemPrompt(request);
   const messages = request.messages
     .map((m, i) => [m, i] as const)
     .filter(([m]) => m.role !== "system")
@@ -169,18 +214,9 @@ export function anthropicRequestBody(request: ChatRequest, model: string, mode: 
     // budget_tokens must stay below max_tokens: an unset limit leaves the usual room for the answer.
     max_tokens: s.maxTokens ?? thinking.budget + ANTHROPIC_DEFAULT_MAX_TOKENS,
     stream: true,
-    ...(system ? { system } : {}),
+    ...(system.length > 0 ? { system } : {}),
     messages,
-    ...(request.tools.length > 0
-      ? {
-          tools: request.tools.map((t) => ({
-            name: t.name,
-            ...(t.description ? { description: t.description } : {}),
-            input_schema: t.parameters,
-            ...(t.strict === undefined ? {} : { strict: t.strict }),
-          })),
-        }
-      : {}),
+    ...(request.tools.length > 0 ? { tools: request.tools.map(tool) } : {}),
     ...(choice ? { tool_choice: choice } : {}),
     ...reasoningFields(request, thinking),
     ...(s.temperature === undefined ? {} : { temperature: s.temperature }),
@@ -189,6 +225,7 @@ export function anthropicRequestBody(request: ChatRequest, model: string, mode: 
     ...(s.stop.length > 0 ? { stop_sequences: s.stop } : {}),
     ...(request.serviceTier === "auto" ? { service_tier: "auto" } : request.serviceTier === "default" ? { service_tier: "standard_only" } : {}),
     ...(request.metadata.userId ? { metadata: { user_id: request.metadata.userId } } : {}),
+    ...(request.carried?.contextManagement ? { context_management: request.carried.contextManagement } : {}),
   };
   return withProviderOptions(body, request, "anthropic");
 }
@@ -196,6 +233,7 @@ export function anthropicRequestBody(request: ChatRequest, model: string, mode: 
 export function buildAnthropicRequest(request: ChatRequest, target: UpstreamTarget): UpstreamRequest {
   const key = target.provider.apiKey;
   const body = anthropicRequestBody(request, target.model, target.thinking ?? thinkingModeFor(target.model));
+  const betas = request.carried?.anthropicBetas ?? [];
   return {
     url: `${target.provider.baseUrl}/messages`,
     headers: {
@@ -203,7 +241,8 @@ export function buildAnthropicRequest(request: ChatRequest, target: UpstreamTarg
       accept: "text/event-stream",
       "anthropic-version": ANTHROPIC_VERSION,
       ...(key ? { "x-api-key": key.reveal() } : {}),
+      ...(betas.length > 0 ? { "anthropic-beta": betas.join(",") } : {}),
     },
-    body: JSON.stringify(target.promptCache === "auto" ? withCacheBreakpoints(body) : body),
+    body: JSON.stringify(target.promptCache === "auto" ? withCacheBreakpoints(body) : withinBreakpointLimit(body)),
   };
 }

@@ -1,0 +1,222 @@
+import type { CallLayer } from "../../call/call-layer.js";
+import { DROPPED_PARAMS_HEADER } from "../../call/call-layer.js";
+import { cachePolicyFromHeader } from "../../core/cache-policy.js";
+import { clipClientValue } from "../../core/client-text.js";
+import type { Delta } from "../../core/delta.js";
+import { GatewayError, toGatewayError } from "../../core/errors.js";
+import type { StructureLimits } from "../../core/structure-limits.js";
+import type { Exchange } from "../../http/exchange.js";
+import { type AnyRequest, type AnyResponse, headerOf, sendJson } from "../../http/node-http.js";
+import type { BodyLimits } from "../../http/read-body.js";
+import { countedInputTokens } from "../../usage/prompt-size.js";
+import { answerWhole, beginHttpCall, httpCall } from "../sse/http-call.js";
+import { type SseCodec, writeSse } from "../sse/write-sse.js";
+import { countTokensRequestFrom, geminiRequestFrom } from "./from-gemini.js";
+import { embedRequestFromGemini, geminiEmbeddingsBody } from "./gemini-embed.js";
+import { toGoogleError } from "./gemini-errors.js";
+import { geminiParam } from "./gemini-params.js";
+import { createSignatureRouting } from "./thought-signatures.js";
+import { createGeminiEncoder, type GenerateContentResponse, joinChunks } from "./to-gemini.js";
+
+export interface GeminiOptions {
+  readonly calls: CallLayer;
+  readonly limits: BodyLimits & StructureLimits;
+  /** Silence on a stream after which a keepalive is sent. */
+  readonly keepaliveMs: number;
+  readonly sendTimeoutMs: number;
+}
+
+/** Sends `reason` in Google's error shape; `headers` (the key's quota) go beside its own. */
+export function sendGoogleError(res: AnyResponse, exchange: Exchange, reason: unknown, headers: Readonly<Record<string, string>> = {}): void {
+  exchange.code = toGatewayError(reason).code;
+  const { status, headers: own, body } = toGoogleError(reason);
+  sendJson(res, status, body, { ...headers, ...own });
+}
+
+/**
+ * The caller's key, from where Google's clients put it: `x-goog-api-key`
+ * (the SDKs, Gemini CLI), `?key=` (curl examples, older clients), or a
+ * Bearer `authorization` (OAuth-style clients, and Sluice's own habit).
+ * The query is never logged: the access line names the route, not the URL.
+ */
+export function credentialOf(req: AnyRequest): string | undefined {
+  const header = headerOf(req, "x-goog-api-key");
+  if (header !== undefined) return `Bearer ${header}`;
+  const query = (req.url ?? "").split("?")[1];
+  const key = query === undefined ? null : new URLSearchParams(query).get("key");
+  if (key !== null && key !== "") return `Bearer ${key}`;
+  return headerOf(req, "authorization");
+}
+
+function queryOf(req: AnyRequest, name: string): string | null {
+  const query = (req.url ?? "").split("?")[1];
+  return query === undefined ? null : new URLSearchParams(query).get(name);
+}
+
+const SSE_KEEPALIVE = ": keepalive\n\n";
+
+/** `?alt=sse`: `data: {chunk}` events; a failure after the start is an `{"error": …}` chunk, as Google sends it. */
+function sseCodec(encode: (delta: Delta) => GenerateContentResponse[]): SseCodec {
+  return {
+    events: (delta, push) => {
+      for (const chunk of encode(delta)) push(`data: ${JSON.stringify(chunk)}\r\n\r\n`);
+    },
+    heartbeat: SSE_KEEPALIVE,
+    dropped: (params) => params.map(geminiParam),
+    end: () => undefined,
+    failure: (error, push) => push(`data: ${JSON.stringify(toGoogleError(error).body)}\r\n\r\n`),
+    refuse: sendGoogleError,
+  };
+}
+
+/**
+ * Without `alt=sse`, streamGenerateContent answers one JSON array written
+ * element by element (`[{…}\n,{…}]`). Whitespace is the keepalive; a
+ * failure after the start is a last `{"error": …}` element and the array
+ * is closed, so the body is still valid JSON a client reads the error from.
+ */
+function arrayCodec(encode: (delta: Delta) => GenerateContentResponse[]): SseCodec {
+  let opened = false;
+  const open = () => {
+    const first = !opened;
+    opened = true;
+    return first ? "[" : "\r\n,";
+  };
+  return {
+    headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-cache", "x-accel-buffering": "no" },
+    events: (delta, push) => {
+      for (const chunk of encode(delta)) push(`${open()}${JSON.stringify(chunk)}`);
+    },
+    heartbeat: "\n",
+    dropped: (params) => params.map(geminiParam),
+    end: (push) => push(opened ? "]" : "[]"),
+    failure: (error, push) => push(`${open()}${JSON.stringify(toGoogleError(error).body)}]`),
+    refuse: sendGoogleError,
+  };
+}
+
+type Shape = "whole" | "sse" | "array";
+
+/**
+ * `:generateContent` and `:streamGenerateContent` for any configured alias
+ * (a Gemini client may be answered by an OpenAI or Anthropic target).
+ * Thought signatures travel in the caller's own fields; each goes back
+ * only to the wire that issued it (thought-signatures.ts).
+ */
+async function generate(req: AnyRequest, res: AnyResponse, exchange: Exchange, options: GeminiOptions, model: string, shape: Shape): Promise<void> {
+  const begun = await beginHttpCall(req, res, exchange, { ...options, credential: credentialOf(req), refuse: sendGoogleError }, (json) => geminiRequestFrom(json, model, options.limits));
+  if (!begun) return;
+  const { request, dropped, includeThoughts } = begun.parsed;
+  const signatures = createSignatureRouting();
+  const streamed = shape !== "whole";
+  const call = options.calls.stream(request, begun.principal, httpCall(exchange, `gemini-${shape === "whole" ? "json" : shape}`, begun.tags), {
+    heartbeatMs: streamed ? options.keepaliveMs : 0,
+    cachePolicy: cachePolicyFromHeader(headerOf(req, "cache-control")),
+    prepare: signatures.prepare,
+  });
+  const encoder = createGeminiEncoder({ requestModel: model, includeThoughts, servedKind: signatures.servedKind });
+  const encode = (delta: Delta) => encoder.chunks(delta);
+  if (streamed) {
+    return writeSse(res, exchange, call, shape === "sse" ? sseCodec(encode) : arrayCodec(encode), { sendTimeoutMs: options.sendTimeoutMs, droppedParams: dropped });
+  }
+  return answerWhole(res, exchange, call, {
+    answer: async (deltas) => {
+      const chunks: GenerateContentResponse[] = [];
+      let targetDropped: readonly string[] = [];
+      for await (const delta of deltas) {
+        if (delta.type === "start") targetDropped = delta.droppedParams ?? [];
+        chunks.push(...encode(delta));
+      }
+      return { body: joinChunks(chunks, model), dropped: [...dropped, ...targetDropped.map(geminiParam)] };
+    },
+    refuse: sendGoogleError,
+  });
+}
+
+/**
+ * `:countTokens`: the prompt's tokens as the gateway counts them (the same
+ * estimate the Messages edge's count_tokens gives, usage/prompt-size.ts),
+ * not forwarded: an alias may fail over between providers that count
+ * differently.
+ */
+async function countTokens(req: AnyRequest, res: AnyResponse, exchange: Exchange, options: GeminiOptions, model: string): Promise<void> {
+  const begun = await beginHttpCall(req, res, exchange, { ...options, credential: credentialOf(req), refuse: sendGoogleError }, (json) => countTokensRequestFrom(json, model, options.limits));
+  if (!begun) return;
+  try {
+    options.calls.checkAlias(begun.principal, model);
+    const totalTokens = await countedInputTokens(begun.parsed);
+    exchange.code = "ok";
+    sendJson(res, 200, { totalTokens });
+  } catch (error) {
+    sendGoogleError(res, exchange, error);
+  }
+}
+
+/** `:embedContent` and `:batchEmbedContents`, through the same admission as a chat call. */
+async function embed(req: AnyRequest, res: AnyResponse, exchange: Exchange, options: GeminiOptions, model: string, batch: boolean): Promise<void> {
+  const begun = await beginHttpCall(req, res, exchange, { ...options, credential: credentialOf(req), refuse: sendGoogleError }, (json) => embedRequestFromGemini(json, model, batch));
+  if (!begun) return;
+  const call = options.calls.embed(begun.parsed.request, begun.principal, httpCall(exchange, "gemini-embeddings", begun.tags));
+  try {
+    const result = await call.result;
+    exchange.code = "ok";
+    const dropped = begun.parsed.dropped.join(",");
+    sendJson(res, 200, geminiEmbeddingsBody(result, batch), { ...call.quota(), ...(dropped ? { [DROPPED_PARAMS_HEADER]: dropped } : {}) });
+  } catch (error) {
+    if (!exchange.signal.aborted) sendGoogleError(res, exchange, error, call.quota());
+  }
+}
+
+/**
+ * `POST /v1beta/models/{model}:{method}`: the method after the last colon
+ * (a model id has none in Google's naming; an alias with one is still
+ * found, as only the last colon splits).
+ */
+export async function geminiModelMethod(req: AnyRequest, res: AnyResponse, exchange: Exchange, options: GeminiOptions, id: string): Promise<void> {
+  res.setHeader("x-request-id", exchange.requestId);
+  const colon = id.lastIndexOf(":");
+  const model = colon > 0 ? id.slice(0, colon) : id;
+  const method = colon > 0 ? id.slice(colon + 1) : "";
+  switch (method) {
+    case "generateContent":
+      return generate(req, res, exchange, options, model, "whole");
+    case "streamGenerateContent":
+      return generate(req, res, exchange, options, model, queryOf(req, "alt") === "sse" ? "sse" : "array");
+    case "countTokens":
+      return countTokens(req, res, exchange, options, model);
+    case "embedContent":
+      return embed(req, res, exchange, options, model, false);
+    case "batchEmbedContents":
+      return embed(req, res, exchange, options, model, true);
+    default:
+      return sendGoogleError(res, exchange, new GatewayError("not_found", `no method ${JSON.stringify(clipClientValue(method, 64))} on models: this gateway serves generateContent, streamGenerateContent, countTokens, embedContent and batchEmbedContents`));
+  }
+}
+
+/** A model as Google lists it: `models/{alias}`, with the methods every alias serves here. */
+function modelResource(id: string): Record<string, unknown> {
+  return {
+    name: `models/${id}`,
+    baseModelId: id,
+    version: "sluice",
+    displayName: id,
+    supportedGenerationMethods: ["generateContent", "streamGenerateContent", "countTokens", "embedContent", "batchEmbedContents"],
+  };
+}
+
+/** `GET /v1beta/models[/{model}]`: the aliases the caller's key may use, in Google's Model resources. */
+export async function geminiModels(req: AnyRequest, res: AnyResponse, exchange: Exchange, calls: CallLayer, id?: string): Promise<void> {
+  try {
+    const visible = await calls.models(credentialOf(req), exchange.edge, exchange.fields, exchange.remote);
+    if (id === undefined) {
+      exchange.code = "ok";
+      return sendJson(res, 200, { models: visible.map((m) => modelResource(m.id)) });
+    }
+    const name = id.startsWith("models/") ? id.slice("models/".length) : id;
+    if (!visible.some((m) => m.id === name)) throw new GatewayError("unknown_model", `unknown model ${JSON.stringify(clipClientValue(name))}: not configured on this gateway`, { field: "model" });
+    exchange.code = "ok";
+    sendJson(res, 200, modelResource(name));
+  } catch (error) {
+    sendGoogleError(res, exchange, error);
+  }
+}
