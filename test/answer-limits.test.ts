@@ -11,7 +11,7 @@ import { tenancyEvents } from "./helpers/tenancy-events.js";
 import { type OwnDatabase, ownDatabase } from "./helpers/postgres.js";
 
 /**
- * An upstream that ignores max_tokens (the simulator writes `tokens`
+ * An upstream that ignores max_tokens (the simulator with ignore_max_tokens=1 writes `tokens`
  * whatever the request says) meets a gateway that enforces what the
  * request reserved: the answer is cut with finish `length`, the upstream is
  * closed, what was delivered is charged, and the cut is counted and audited.
@@ -36,8 +36,8 @@ beforeAll(async () => {
     routing: (sim) => ({
       providers: { sim: { kind: "openai", baseUrl: sim.openAiBaseUrl, breaker: { failures: 10_000 }, timeouts: FAR_TIMEOUTS } },
       models: {
-        sim: { provider: "sim", model: "sim-1", price: PRICE },
-        recorded: { provider: "sim", model: "sim-1", record: { sampleRate: 1, maxPerDay: 10_000 } },
+        sim: { provider: "sim", model: "sim-1?ignore_max_tokens=1", price: PRICE },
+        recorded: { provider: "sim", model: "sim-1?ignore_max_tokens=1", record: { sampleRate: 1, maxPerDay: 10_000 } },
       },
     }),
     env: { CAPPED_KEY: KEYS.capped, BUDGET_KEY: KEYS.budget, ADMIN_KEY },

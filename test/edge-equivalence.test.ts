@@ -5,13 +5,14 @@ import { answerViaFacade, answerViaGrpc } from "./helpers/answers.js";
 import OpenAI from "openai";
 import { answerViaMessages, messagesClient } from "./helpers/answer-via-messages.js";
 import { answerViaResponsesStream, responsesClient } from "./helpers/answer-via-responses.js";
+import { answerViaGemini, geminiClient } from "./helpers/answer-via-gemini.js";
 import { type Harness, startHarness } from "./helpers/harness.js";
 import { readFacadeEvents } from "./helpers/sse-events.js";
 
 /**
- * One request, four edges, each through the client its callers use:
+ * One request, five edges, each through the client its callers use:
  * connect over HTTP/2 (gRPC), the openai SDK (Chat Completions and
- * Responses) and @anthropic-ai/sdk (Messages). For each provider wire the
+ * Responses), @anthropic-ai/sdk (Messages) and @google/genai (Gemini). For each provider wire the
  * gateway speaks upstream, the same simulator script must give the same
  * text, reasoning, tool calls, finish reason and usage on every edge.
  */
@@ -42,6 +43,7 @@ describe.each(KINDS)("the same request through every edge, %s upstream", (kind) 
       expect(await answerViaFacade(h.url, "sim", prompt), "Chat Completions").toEqual(viaGrpc);
       expect(await answerViaMessages(h.url, "sim", prompt, "stream"), "Anthropic Messages").toEqual(viaGrpc);
       expect(await answerViaResponsesStream(responsesClient(h.url), "sim", prompt), "OpenAI Responses").toEqual(viaGrpc);
+      expect(await answerViaGemini(h.url, "sim", prompt), "Gemini generateContent").toEqual(viaGrpc);
     });
   }
 
@@ -90,6 +92,14 @@ describe.each(KINDS)("every HTTP edge names the alias as the answer's model, %s 
     for await (const event of await client.responses.create({ model: "sim", input: "Hi", stream: true })) {
       if ("response" in event) models.add(event.response.model);
     }
+    expect([...models]).toEqual(["sim"]);
+  });
+
+  it("Gemini: the whole answer and every chunk of a stream (modelVersion)", async () => {
+    const ai = geminiClient(h.url);
+    expect((await ai.models.generateContent({ model: "sim", contents: "Hi" })).modelVersion).toBe("sim");
+    const models = new Set<string | undefined>();
+    for await (const chunk of await ai.models.generateContentStream({ model: "sim", contents: "Hi" })) models.add(chunk.modelVersion);
     expect([...models]).toEqual(["sim"]);
   });
 

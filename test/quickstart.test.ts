@@ -12,7 +12,7 @@ describe("quick start: the gateway on its built-in default", () => {
     const gw = await startProcess(["dist/src/main.js"], (l) => l.event === "server.listening", env);
     try {
       const url = gw.line.url as string;
-      expect(gw.line.models).toEqual(["demo", "demo-embed", "demo-slow", "demo-tools"]);
+      expect(gw.line.models).toEqual(["demo", "demo-embed", "demo-slow", "demo-thinking", "demo-tools"]);
       // The README's quick start names every alias the default serves.
       const readme = readFileSync("README.md", "utf8");
       const quickStart = readme.slice(readme.indexOf("## Quick start"), readme.indexOf("\n## ", readme.indexOf("## Quick start") + 1));
@@ -24,6 +24,11 @@ describe("quick start: the gateway on its built-in default", () => {
       expect(messages.at(-1)!.delta).toMatchObject({ case: "finish", value: { reason: FinishReason.STOP } });
       const tools = await collect(client.streamChat(userRequest("demo-tools", "Weather?")));
       expect(tools.some((m) => m.delta.case === "toolCall")).toBe(true);
+      // demo-thinking answers over the Anthropic wire with signed thinking, on the Messages edge.
+      const thought = await fetch(`${url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "demo-thinking", max_tokens: 2048, messages: [{ role: "user", content: "Hello" }] }) });
+      const message = (await thought.json()) as { content: Array<{ type: string; signature?: string }> };
+      expect(message.content.map((b) => b.type)).toEqual(["thinking", "text"]);
+      expect(message.content[0]!.signature).toMatch(/\S/);
       const embedded = await fetch(`${url}/v1/embeddings`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "demo-embed", input: ["Hello", "Hi"] }) });
       expect(embedded.status).toBe(200);
       expect(((await embedded.json()) as { data: unknown[] }).data).toHaveLength(2);

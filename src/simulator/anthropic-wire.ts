@@ -1,4 +1,5 @@
 import { anthropicPromptBlocks, blockTexts, countBreakpoints } from "./anthropic-prompt.js";
+import { anthropicLoopInput, maxTokensOf } from "./loop-input.js";
 import type { Script, ScriptStep } from "./script.js";
 import { redactedIsValid, signRedacted, signThinking } from "./signatures.js";
 import type { Frame, SimRequest, WireFormat } from "./wire.js";
@@ -108,6 +109,10 @@ function inputUsage(script: Script): Record<string, number> {
   return { input_tokens: script.inputTokens - cache.read - cache.written, cache_creation_input_tokens: cache.written, cache_read_input_tokens: cache.read };
 }
 
+function stopReason(script: Script): string {
+  return script.finishReason === "tool_calls" ? "tool_use" : script.finishReason === "length" ? "max_tokens" : "end_turn";
+}
+
 function usage(script: Script): Record<string, number> {
   return { ...inputUsage(script), output_tokens: script.outputTokens };
 }
@@ -122,13 +127,13 @@ export const anthropicWire: WireFormat = {
     checkThinking(body, body.model.split("?")[0]!);
     checkReplay(body);
     const promptBlocks = countBreakpoints(body) > 0 ? anthropicPromptBlocks(body) : undefined;
-    const tools = Array.isArray(body.tools) ? (body.tools as Array<{ name?: unknown }>) : [];
     const format = body.output_config?.format;
     return {
       model: body.model,
       stream: body.stream === true,
       texts: [...blockTexts(body.system), ...(body.messages as Array<{ content?: unknown }>).flatMap((m) => blockTexts(m.content))],
-      toolNames: tools.map((t) => t.name).filter((n): n is string => typeof n === "string"),
+      ...anthropicLoopInput(body),
+      ...maxTokensOf(body.max_tokens),
       includeUsage: true,
       ...(promptBlocks ? { promptBlocks } : {}),
       ...(format?.type === "json_schema" ? { json: { schema: (format.schema ?? {}) as Record<string, unknown> } } : {}),
@@ -193,7 +198,7 @@ export const anthropicWire: WireFormat = {
     close();
     frames.push(
       event("message_delta", {
-        delta: { stop_reason: script.finishReason === "tool_calls" ? "tool_use" : "end_turn", stop_sequence: null },
+        delta: { stop_reason: stopReason(script), stop_sequence: null },
         ...(withUsage ? { usage: { output_tokens: script.outputTokens } } : {}),
       }),
     );
@@ -226,7 +231,7 @@ export const anthropicWire: WireFormat = {
       role: "assistant",
       model: request.model,
       content,
-      stop_reason: script.finishReason === "tool_calls" ? "tool_use" : "end_turn",
+      stop_reason: stopReason(script),
       stop_sequence: null,
       usage: usage(script),
     };

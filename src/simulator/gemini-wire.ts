@@ -1,3 +1,4 @@
+import { geminiLoopInput, maxTokensOf } from "./loop-input.js";
 import type { Script } from "./script.js";
 import { signCall, signThinking } from "./signatures.js";
 import type { Frame, SimRequest, WireFormat } from "./wire.js";
@@ -12,6 +13,7 @@ interface GeminiBody {
     responseSchema?: unknown;
     responseLogprobs?: unknown;
     logprobs?: unknown;
+    maxOutputTokens?: unknown;
   };
 }
 
@@ -79,6 +81,11 @@ export function isGeminiPath(path: string): boolean {
   return PATH.test(path);
 }
 
+/** Gemini says STOP after calls too; MAX_TOKENS when cut at maxOutputTokens. */
+function finishReason(script: Script): string {
+  return script.finishReason === "length" ? "MAX_TOKENS" : "STOP";
+}
+
 function usageMetadata(script: Script): Record<string, number> {
   return {
     promptTokenCount: script.inputTokens,
@@ -122,7 +129,6 @@ export const geminiWire: WireFormat = {
     const body = raw as GeminiBody;
     if (!Array.isArray(body.contents)) throw new Error("contents is required");
     checkReplay(body.contents as Array<{ role?: unknown; parts?: unknown }>);
-    const tools = Array.isArray(body.tools) ? (body.tools as Array<{ functionDeclarations?: Array<{ name?: unknown }> }>) : [];
     const config = body.generationConfig ?? {};
     const schema = (config.responseJsonSchema ?? config.responseSchema) as Record<string, unknown> | undefined;
     return {
@@ -131,7 +137,8 @@ export const geminiWire: WireFormat = {
       model: decodeURIComponent(match[1]!),
       stream: match[2] === "streamGenerateContent",
       texts: [...partTexts(body.systemInstruction?.parts), ...(body.contents as Array<{ parts?: unknown }>).flatMap((c) => partTexts(c.parts))],
-      toolNames: tools.flatMap((t) => t.functionDeclarations ?? []).map((f) => f.name).filter((n): n is string => typeof n === "string"),
+      ...geminiLoopInput(body),
+      ...maxTokensOf(config.maxOutputTokens),
       includeUsage: true,
     } satisfies SimRequest;
   },
@@ -148,7 +155,7 @@ export const geminiWire: WireFormat = {
       // tool_args: already inside the whole call.
     }
     const usage = knobs.usage === "never" ? {} : { usageMetadata: usageMetadata(script) };
-    frames.push({ data: chunk([{ text: "", ...textSignature(script) }], request.model, { finishReason: "STOP" }, usage), token: false });
+    frames.push({ data: chunk([{ text: "", ...textSignature(script) }], request.model, { finishReason: finishReason(script) }, usage), token: false });
     return frames;
   },
   completeBody(script, request) {
@@ -162,7 +169,7 @@ export const geminiWire: WireFormat = {
     const signature = textSignature(script);
     const lastText = parts.findLast((p) => typeof (p as { text?: unknown }).text === "string" && (p as { thought?: unknown }).thought !== true);
     if (lastText) Object.assign(lastText as object, signature);
-    return { candidates: [{ content: { role: "model", parts }, finishReason: "STOP", index: 0 }], usageMetadata: usageMetadata(script), modelVersion: request.model };
+    return { candidates: [{ content: { role: "model", parts }, finishReason: finishReason(script), index: 0 }], usageMetadata: usageMetadata(script), modelVersion: request.model };
   },
   errorBody(status, message) {
     const code = status === 429 ? "RESOURCE_EXHAUSTED" : status === 404 ? "NOT_FOUND" : status === 403 ? "PERMISSION_DENIED" : status >= 500 ? "UNAVAILABLE" : "INVALID_ARGUMENT";

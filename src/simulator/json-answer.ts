@@ -67,6 +67,11 @@ export function jsonAnswer(schema: Schema | undefined, seed: number): string {
   return JSON.stringify(instance(schema, schema, next, 0));
 }
 
+/** A deterministic instance of a JSON schema: tool-call arguments valid for a declared tool's parameters. */
+export function schemaInstance(schema: Schema, seed: number): unknown {
+  return instance(schema, schema, createRandom(seed ^ 0x7001), 0);
+}
+
 /** Splits an answer into token-sized pieces (about four characters), as a model streams it. */
 export function answerTokens(text: string): string[] {
   const out: string[] = [];

@@ -1,3 +1,5 @@
+import { isToolDirective } from "./tool-directives.js";
+
 /**
  * Per-request behaviour of the simulator. Knobs come from the model name
  * (`sim-1?tokens=5&delay_ms=10`, so a gateway alias can fix them) and are
@@ -72,6 +74,12 @@ export interface Knobs {
    * tests of rewritten prompts (PII placeholders) read back.
    */
   readonly echo: boolean;
+  /**
+   * Write `tokens` whatever the request's max_tokens says: an upstream that
+   * ignores the limit, what the gateway's own cut is tested against. By
+   * default the simulator stops at max_tokens with finish `length`, as providers do.
+   */
+  readonly ignoreMaxTokens: boolean;
 }
 
 /** In-band error classes, each rendered in every format's own words. */
@@ -114,6 +122,7 @@ const DEFAULTS: Knobs = {
   inband: "server",
   structured: true,
   echo: false,
+  ignoreMaxTokens: false,
 };
 
 function int(value: string, name: string, max = 10_000_000): number {
@@ -165,6 +174,7 @@ function apply(knobs: Knobs, pairs: Iterable<[string, string]>): Knobs {
       case "redacted": k.redacted = int(value, key, 8); break;
       case "inband": k.inband = oneOf(value, ["server", "rate_limit", "quota", "auth"], key); break;
       case "structured": k.structured = oneOf(value, ["0", "1"], key) === "1"; break;
+      case "ignore_max_tokens": k.ignoreMaxTokens = oneOf(value, ["0", "1"], key) === "1"; break;
       case "echo": k.echo = oneOf(value, ["0", "1"], key) === "1"; break;
       case "dims": k.dims = Math.max(1, int(value, key, 4_096)); break;
       default: throw new Error(`unknown simulator knob ${key}`);
@@ -173,7 +183,13 @@ function apply(knobs: Knobs, pairs: Iterable<[string, string]>): Knobs {
   return k;
 }
 
-const DIRECTIVE = /^#sim\s+(.+)$/m;
+const DIRECTIVE = /^#sim[ \t]+(.+)$/gm;
+
+/** The first knob line of a text (tool directives, `#sim call=…`, are the tool loop's: tool-directives.ts). */
+function knobLine(text: string): string | undefined {
+  for (const match of text.matchAll(DIRECTIVE)) if (!isToolDirective(match[1]!)) return match[1]!;
+  return undefined;
+}
 
 /**
  * Applies a request's place in its script: the `n`th request (from 1) with
@@ -193,8 +209,8 @@ export function parseKnobs(model: string, texts: readonly string[]): Knobs {
   const q = model.indexOf("?");
   if (q >= 0) knobs = apply(knobs, new URLSearchParams(model.slice(q + 1)));
   for (const text of texts) {
-    const match = DIRECTIVE.exec(text);
-    if (match) knobs = apply(knobs, match[1]!.trim().split(/[\s&]+/).map((pair): [string, string] => {
+    const line = knobLine(text);
+    if (line !== undefined) knobs = apply(knobs, line.trim().split(/[\s&]+/).map((pair): [string, string] => {
       const eq = pair.indexOf("=");
       return eq < 0 ? [pair, ""] : [pair.slice(0, eq), pair.slice(eq + 1)];
     }));

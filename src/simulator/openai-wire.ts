@@ -1,3 +1,4 @@
+import { maxTokensOf, openAiLoopInput } from "./loop-input.js";
 import type { Script, ScriptStep } from "./script.js";
 import type { Frame, SimRequest, WireFormat } from "./wire.js";
 
@@ -10,6 +11,8 @@ interface OpenAiBody {
   response_format?: { type?: unknown; json_schema?: { schema?: unknown } };
   logprobs?: unknown;
   top_logprobs?: unknown;
+  max_tokens?: unknown;
+  max_completion_tokens?: unknown;
 }
 
 /** A deterministic log probability for the i-th token, and `top` alternatives below it. */
@@ -78,14 +81,14 @@ export const openAiWire: WireFormat = {
   parseRequest(raw) {
     const body = raw as OpenAiBody;
     if (typeof body.model !== "string") throw new Error("model must be a string");
-    const tools = Array.isArray(body.tools) ? (body.tools as Array<{ function?: { name?: unknown } }>) : [];
     const format = body.response_format;
     const schema = format?.json_schema?.schema;
     return {
       model: body.model,
       stream: body.stream === true,
       texts: textsOf(body.messages),
-      toolNames: tools.map((t) => t.function?.name).filter((n): n is string => typeof n === "string"),
+      ...openAiLoopInput(body),
+      ...maxTokensOf(body.max_completion_tokens ?? body.max_tokens),
       includeUsage: body.stream_options?.include_usage === true,
       ...(format?.type === "json_schema" ? { json: { schema: (schema ?? { type: "object" }) as Record<string, unknown> } } : {}),
       ...(format?.type === "json_object" ? { json: {} } : {}),

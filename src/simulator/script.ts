@@ -1,7 +1,7 @@
 import type { Knobs } from "./knobs.js";
 import type { CacheUsage } from "./prompt-cache.js";
-import { createRandom } from "./random.js";
 import { simulatedTokens } from "./text.js";
+import type { NextAction } from "./tool-loop.js";
 
 /**
  * What the simulated model "says", independent of any provider's wire
@@ -12,12 +12,14 @@ import { simulatedTokens } from "./text.js";
 export type ScriptStep =
   | { readonly type: "reasoning"; readonly text: string }
   | { readonly type: "text"; readonly text: string }
-  | { readonly type: "tool_call"; readonly index: number; readonly id: string; readonly name: string; readonly arguments: string }
+  /** `custom`: a freeform tool's call, whose `arguments` are its raw input rather than JSON. */
+  | { readonly type: "tool_call"; readonly index: number; readonly id: string; readonly name: string; readonly arguments: string; readonly custom?: boolean }
   | { readonly type: "tool_args"; readonly index: number; readonly fragment: string };
 
 export interface Script {
   readonly steps: readonly ScriptStep[];
-  readonly finishReason: "stop" | "tool_calls";
+  /** `length`: cut at the request's max_tokens, as providers stop. */
+  readonly finishReason: "stop" | "tool_calls" | "length";
   readonly inputTokens: number;
   readonly outputTokens: number;
   readonly reasoningTokens: number;
@@ -25,51 +27,68 @@ export interface Script {
   readonly promptCache?: CacheUsage;
 }
 
-/** The complete tool calls a script makes, for assertions. */
-export interface SimulatedToolCall {
-  readonly id: string;
-  readonly name: string;
-  readonly arguments: string;
-}
-
-const CITIES = ["Paris", "Lagos", "Osaka", "Lima", "Oslo", "Quito"];
-
-/** Tool calls for a seed: deterministic names (from the request's tools) and JSON arguments. */
-export function simulatedToolCalls(seed: number, count: number, toolNames: readonly string[]): SimulatedToolCall[] {
-  const next = createRandom(seed ^ 0x5eed);
-  const calls: SimulatedToolCall[] = [];
-  for (let i = 0; i < count; i++) {
-    const name = toolNames.length > 0 ? toolNames[i % toolNames.length]! : "get_weather";
-    const args = { city: CITIES[Math.floor(next() * CITIES.length)]!, days: 1 + Math.floor(next() * 9) };
-    calls.push({ id: `call_sim_${seed}_${i}`, name, arguments: JSON.stringify(args) });
-  }
-  return calls;
-}
+export { simulatedToolCalls, type SimulatedToolCall } from "./tool-loop.js";
 
 function pad(text: string, chars: number): string {
   return chars > text.length ? text + "·".repeat(chars - text.length) : text;
 }
 
-/** `answer`: the text tokens to say instead of the seeded words (a JSON answer, say); `note`: a text every tool call's arguments carry (the echo knob). */
-export function buildScript(knobs: Knobs, toolNames: readonly string[], inputTokens: number, answer?: readonly string[], note?: string): Script {
+/** What one script says, beyond the knobs: the loop's next action, an answer to say instead of the seeded words, the request's limit. */
+export interface ScriptInput {
+  readonly inputTokens: number;
+  /** The tool loop's decision (tool-loop.ts): calls, a quote of tool results, or a plain answer. */
+  readonly action: NextAction;
+  /** Text tokens to say instead of the seeded words (a JSON answer, an echo). */
+  readonly answer?: readonly string[];
+  /** A text every seeded tool call's arguments carry (the echo knob). */
+  readonly note?: string;
+  /** The request's max_tokens; unset: no limit. */
+  readonly maxTokens?: number;
+}
+
+/** Splits a text into token-sized pieces (about four characters), as a model streams it. */
+function pieces(text: string): string[] {
+  const out: string[] = [];
+  for (let at = 0; at < text.length; at += 4) out.push(text.slice(at, at + 4));
+  return out;
+}
+
+/**
+ * Stops at `max` tokens as a provider does (finish `length`). A tool call
+ * cut before its last fragment is left out whole, so what is sent always
+ * parses; the count of tokens is what was kept.
+ */
+function cut(steps: readonly ScriptStep[], max: number): ScriptStep[] {
+  const kept = steps.slice(0, max);
+  const next = steps[max];
+  if (next?.type !== "tool_args") return kept;
+  return kept.filter((s) => !((s.type === "tool_call" || s.type === "tool_args") && s.index === next.index));
+}
+
+export function buildScript(knobs: Knobs, input: ScriptInput): Script {
+  const { action, note } = input;
   const steps: ScriptStep[] = [];
   for (const text of simulatedTokens(knobs.seed + 7919, knobs.reasoning)) steps.push({ type: "reasoning", text });
-  for (const text of answer ?? simulatedTokens(knobs.seed, knobs.tokens)) steps.push({ type: "text", text: pad(text, knobs.tokenChars) });
-  const seeded = simulatedToolCalls(knobs.seed, knobs.tools, toolNames);
-  const calls = note === undefined ? seeded : seeded.map((call) => ({ ...call, arguments: JSON.stringify({ ...(JSON.parse(call.arguments) as object), note }) }));
+  // A JSON answer (or an echo) is said even after tool results; otherwise the results are quoted.
+  const words = input.answer ?? (action.kind === "quote" ? pieces(action.text) : simulatedTokens(knobs.seed, knobs.tokens));
+  for (const text of words) steps.push({ type: "text", text: pad(text, knobs.tokenChars) });
+  const made = action.kind === "calls" ? action.calls : [];
+  const calls = note === undefined ? made : made.map((call) => (call.custom ? call : { ...call, arguments: JSON.stringify({ ...(JSON.parse(call.arguments) as object), note }) }));
   calls.forEach((call, index) => {
     // The call opens with a first fragment, the rest follow in pieces of 5
     // characters, so reassembly across fragments is always exercised.
-    steps.push({ type: "tool_call", index, id: call.id, name: call.name, arguments: call.arguments.slice(0, 5) });
+    steps.push({ type: "tool_call", index, id: call.id, name: call.name, arguments: call.arguments.slice(0, 5), ...(call.custom ? { custom: true } : {}) });
     for (let at = 5; at < call.arguments.length; at += 5) {
       steps.push({ type: "tool_args", index, fragment: call.arguments.slice(at, at + 5) });
     }
   });
+  const limited = !knobs.ignoreMaxTokens && input.maxTokens !== undefined && steps.length > input.maxTokens;
+  const said = limited ? cut(steps, input.maxTokens!) : steps;
   return {
-    steps,
-    finishReason: calls.length > 0 ? "tool_calls" : "stop",
-    inputTokens,
-    outputTokens: steps.length,
-    reasoningTokens: knobs.reasoning,
+    steps: said,
+    finishReason: limited ? "length" : said.some((s) => s.type === "tool_call") ? "tool_calls" : "stop",
+    inputTokens: input.inputTokens,
+    outputTokens: said.length,
+    reasoningTokens: Math.min(knobs.reasoning, said.length),
   };
 }

@@ -11,6 +11,7 @@ import { createRandom } from "./random.js";
 import { createRecordBook, now, type RecordBook } from "./records.js";
 import { buildScript, type Script } from "./script.js";
 import { pause, streamResponse } from "./stream-response.js";
+import { nextAction } from "./tool-loop.js";
 import { countWords } from "./text.js";
 import type { SimRequest, WireFormat } from "./wire.js";
 
@@ -42,11 +43,21 @@ function formatFor(method: string, path: string): WireFormat | undefined {
   return undefined;
 }
 
-/** What the model says: the seeded words, or a JSON answer when the request asked for JSON. */
+/**
+ * What the model says: the tool loop's next action (calls, or a quote of
+ * the tool results it was given), with the seeded words, or a JSON answer
+ * when the request asked for JSON.
+ */
 function scriptFor(knobs: Knobs, request: SimRequest): Script {
   const echoed = knobs.echo ? echoOf(request.texts) : undefined;
   const answer = request.json ? answerTokens(jsonAnswer(request.json.schema, knobs.seed)) : echoed === undefined ? undefined : piecesOf(echoed, 3);
-  return buildScript(knobs, request.toolNames, countWords(request.texts), answer, echoed);
+  return buildScript(knobs, {
+    inputTokens: countWords(request.texts),
+    action: nextAction(request, knobs),
+    ...(answer === undefined ? {} : { answer }),
+    ...(echoed === undefined ? {} : { note: echoed }),
+    ...(request.maxTokens === undefined ? {} : { maxTokens: request.maxTokens }),
+  });
 }
 
 /** The last text of a request without its `#sim` directive lines. */

@@ -1,6 +1,7 @@
 import type { InBandKind, Knobs } from "./knobs.js";
 import type { PromptBlock } from "./prompt-cache.js";
 import type { Script } from "./script.js";
+import type { DeclaredTool, Turn } from "./tool-loop.js";
 
 /** One SSE event the simulator will write. `token` events are paced and counted. */
 export interface Frame {
@@ -15,7 +16,11 @@ export interface SimRequest {
   readonly stream: boolean;
   /** Every text in the request, for `#sim` directives and token counting. */
   readonly texts: readonly string[];
-  readonly toolNames: readonly string[];
+  /** The declared tools and the conversation, as the tool loop reads them (tool-loop.ts). */
+  readonly tools: readonly DeclaredTool[];
+  readonly turns: readonly Turn[];
+  /** The request's output limit (max_tokens, max_completion_tokens, maxOutputTokens). */
+  readonly maxTokens?: number;
   readonly includeUsage: boolean;
   /** The request asked for JSON: with a schema (structured outputs) or any object (JSON mode). */
   readonly json?: { readonly schema?: Record<string, unknown> };

@@ -41,7 +41,7 @@ export function sendGoogleError(res: AnyResponse, exchange: Exchange, reason: un
  */
 export function credentialOf(req: AnyRequest): string | undefined {
   const header = headerOf(req, "x-goog-api-key");
-  if (header !== undefined) return `Bearer ${header}`;
+  if (header !== undefined && header !== "") return `Bearer ${header}`;
   const query = (req.url ?? "").split("?")[1];
   const key = query === undefined ? null : new URLSearchParams(query).get("key");
   if (key !== null && key !== "") return `Bearer ${key}`;

@@ -1,0 +1,106 @@
+import type { DeclaredTool, LoopRequest, Turn } from "./tool-loop.js";
+
+/**
+ * Each wire's request read as the tool loop's input (tool-loop.ts): the
+ * declared tools with their schemas, and the conversation as user prompts,
+ * assistant calls and tool results. One reader per wire, so the loop itself
+ * never sees a wire's shapes.
+ */
+
+type Json = Record<string, unknown>;
+
+const isObject = (v: unknown): v is Json => v !== null && typeof v === "object" && !Array.isArray(v);
+const schemaOf = (v: unknown): Record<string, unknown> | undefined => (isObject(v) ? v : undefined);
+const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+
+/** Text parts joined: a content string, or the `text` of each text block/part. */
+function joinedText(content: unknown): string {
+  if (typeof content === "string") return content;
+  return list(content)
+    .filter((p): p is Json => isObject(p) && typeof p.text === "string" && (p.type === undefined || p.type === "text" || p.type === "input_text"))
+    .map((p) => p.text as string)
+    .join("\n");
+}
+
+function tool(name: unknown, schema: unknown, kind: DeclaredTool["kind"] = "function"): DeclaredTool[] {
+  if (typeof name !== "string") return [];
+  const parameters = schemaOf(schema);
+  return [{ name, kind, ...(parameters ? { schema: parameters } : {}) }];
+}
+
+/** OpenAI Chat Completions: `tools[].function`, and messages with `tool_calls` and role `tool`. */
+export function openAiLoopInput(body: { tools?: unknown; messages?: unknown }): LoopRequest {
+  const tools = list(body.tools).flatMap((t) => (isObject(t) && isObject(t.function) ? tool(t.function.name, t.function.parameters) : []));
+  const turns = list(body.messages).flatMap((m): Turn[] => {
+    if (!isObject(m)) return [];
+    switch (m.role) {
+      case "user":
+        return [{ role: "user", text: joinedText(m.content) }];
+      case "assistant":
+        return [{ role: "assistant", calls: list(m.tool_calls).filter(isObject).map((c) => ({ id: String(c.id), name: String(isObject(c.function) ? c.function.name : "") })) }];
+      case "tool":
+        return [{ role: "tool", ...(typeof m.tool_call_id === "string" ? { callId: m.tool_call_id } : {}), output: joinedText(m.content) }];
+      case "function":
+        return [{ role: "tool", ...(typeof m.name === "string" ? { name: m.name } : {}), output: joinedText(m.content) }];
+      default:
+        return [];
+    }
+  });
+  return { tools, turns };
+}
+
+/** Anthropic Messages: client tools (`input_schema`), `tool_use` blocks, and user messages of `tool_result` blocks. */
+export function anthropicLoopInput(body: { tools?: unknown; messages?: unknown }): LoopRequest {
+  // Server tools (web search, code execution) carry a versioned type; the loop calls only client tools.
+  const tools = list(body.tools).flatMap((t) => (isObject(t) && (t.type === undefined || t.type === "custom") ? tool(t.name, t.input_schema) : []));
+  const turns = list(body.messages).flatMap((m): Turn[] => {
+    if (!isObject(m)) return [];
+    const blocks = list(m.content).filter(isObject);
+    if (m.role === "assistant") {
+      return [{ role: "assistant", calls: blocks.filter((b) => b.type === "tool_use").map((b) => ({ id: String(b.id), name: String(b.name) })) }];
+    }
+    if (m.role !== "user") return [];
+    const results = blocks.filter((b) => b.type === "tool_result");
+    // A message of tool results is the results, whatever text rides along with them (agents add reminders).
+    if (results.length === 0) return [{ role: "user", text: joinedText(m.content) }];
+    return results.map((r) => ({ role: "tool", ...(typeof r.tool_use_id === "string" ? { callId: r.tool_use_id } : {}), output: joinedText(r.content) }));
+  });
+  return { tools, turns };
+}
+
+/** A function response as text: its one string field verbatim, else its JSON. */
+function responseText(response: unknown): string {
+  if (!isObject(response)) return JSON.stringify(response ?? null);
+  const values = Object.values(response);
+  return values.length === 1 && typeof values[0] === "string" ? values[0] : JSON.stringify(response);
+}
+
+/** Gemini: `functionDeclarations`, model `functionCall` parts, and user `functionResponse` parts. */
+export function geminiLoopInput(body: { tools?: unknown; contents?: unknown }): LoopRequest {
+  const tools = list(body.tools)
+    .filter(isObject)
+    .flatMap((t) => list(t.functionDeclarations).filter(isObject))
+    .flatMap((f) => tool(f.name, f.parametersJsonSchema ?? f.parameters));
+  const turns = list(body.contents).flatMap((c, i): Turn[] => {
+    if (!isObject(c)) return [];
+    const parts = list(c.parts).filter(isObject);
+    if (c.role === "model") {
+      const calls = parts.map((p) => p.functionCall).filter(isObject);
+      return [{ role: "assistant", calls: calls.map((f, j) => ({ id: typeof f.id === "string" ? f.id : `gemini_${i}_${j}`, name: String(f.name) })) }];
+    }
+    const responses = parts.map((p) => p.functionResponse).filter(isObject);
+    if (responses.length === 0) return [{ role: "user", text: joinedText(parts) }];
+    return responses.map((r) => ({
+      role: "tool",
+      ...(typeof r.name === "string" ? { name: r.name } : {}),
+      ...(typeof r.id === "string" ? { callId: r.id } : {}),
+      output: responseText(r.response),
+    }));
+  });
+  return { tools, turns };
+}
+
+/** The request's output limit, when it sets a usable one. */
+export function maxTokensOf(value: unknown): { maxTokens?: number } {
+  return typeof value === "number" && Number.isInteger(value) && value > 0 ? { maxTokens: value } : {};
+}
