@@ -19,16 +19,19 @@ export const AGENT_MODEL = "sim-1?tokens=8&tools=1";
  */
 const MICRO_PRICE = { inputPerMTok: 0.000001, outputPerMTok: 0.000001 };
 
+/** Budget tests a file may hold per gateway: each spends its own key's budget. */
+const TIGHT_KEYS = 4;
+
 export interface ClientGateway {
   readonly h: Harness;
   readonly url: string;
   /** A virtual key without limits. */
   readonly key: string;
-  /** A virtual key whose budget pays for one request. */
-  readonly tightKey: string;
+  /** Virtual keys whose budget pays for one request each: one per budget test of a file. */
+  readonly tightKeys: readonly string[];
   readonly events: TenancyEvents;
-  /** Usage records of one key, in the order they were written. */
-  records(key: "open" | "tight"): UsageRecord[];
+  /** Usage records of one key (`key`, or one of `tightKeys`), in the order they were written. */
+  records(key: string): UsageRecord[];
   close(): Promise<void>;
 }
 
@@ -38,7 +41,8 @@ export interface ClientGateway {
  */
 export async function startClientGateway(wire: Wire): Promise<ClientGateway> {
   const key = `sk-client-${randomBytes(12).toString("hex")}`;
-  const tightKey = `sk-client-tight-${randomBytes(12).toString("hex")}`;
+  const tightKeys = Array.from({ length: TIGHT_KEYS }, () => `sk-client-tight-${randomBytes(12).toString("hex")}`);
+  const names = new Map<string, string>([[key, "client"], ...tightKeys.map((k, i): [string, string] => [k, `tight-${i}`])]);
   const events = tenancyEvents();
   const h = await startHarness({
     routing: (sim) => ({
@@ -51,17 +55,22 @@ export async function startClientGateway(wire: Wire): Promise<ClientGateway> {
         embed: { provider: "embedder", model: "sim-embed", price: MICRO_PRICE },
       },
     }),
-    env: { CLIENT_KEY: key, TIGHT_KEY: tightKey },
-    auth: { keys: [{ name: "client", keyEnv: "CLIENT_KEY" }, { name: "tight", keyEnv: "TIGHT_KEY", budget: { usd: 0.000001, period: "month" } }] },
+    env: Object.fromEntries([["CLIENT_KEY", key], ...tightKeys.map((k, i) => [`TIGHT_KEY_${i}`, k])]),
+    auth: {
+      keys: [
+        { name: "client", keyEnv: "CLIENT_KEY" },
+        ...tightKeys.map((_, i) => ({ name: `tight-${i}`, keyEnv: `TIGHT_KEY_${i}`, budget: { usd: 0.000001, period: "month" as const } })),
+      ],
+    },
     observer: events.observer,
   });
   return {
     h,
     url: h.url,
     key,
-    tightKey,
+    tightKeys,
     events,
-    records: (which) => events.usage.map((e) => e.record).filter((r) => r.key === (which === "open" ? "client" : "tight")),
+    records: (k) => events.usage.map((e) => e.record).filter((r) => r.key === names.get(k)),
     close: () => h.close(),
   };
 }
