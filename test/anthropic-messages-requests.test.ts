@@ -170,7 +170,7 @@ describe("hostile bodies get Anthropic's errors, and nothing reaches the upstrea
     ],
     ["invalid JSON", () => '{"model":"sim",', 400, "invalid_request_error", /not valid JSON/],
     ["an unknown top-level field", () => ({ ...user("hi"), frobnicate: true }), 400, "invalid_request_error", /^frobnicate: not supported by this gateway/],
-    ["a field this gateway cannot honour", () => ({ ...user([{ type: "text", text: "hi", cache_control: { type: "ephemeral" } }]) }), 400, "invalid_request_error", /prompt caching/],
+    ["a field this gateway cannot honour", () => ({ ...user([{ type: "text", text: "hi", citations: [{ type: "char_location" }] }]) }), 400, "invalid_request_error", /^messages\[0\]\.content\[0\]\.citations/],
     ["no max_tokens", () => ({ model: "sim", messages: [{ role: "user", content: "hi" }] }), 400, "invalid_request_error", /^max_tokens: /],
   ];
 

@@ -13,6 +13,9 @@ const PARAM: Record<string, string> = {
   "tools.strict": "tools[].strict",
   "messages.is_error": "messages[].content[].is_error",
   "metadata.labels": "metadata",
+  response_format: "output_config.format",
+  "tools.defer_loading": "tools[].defer_loading",
+  "tools.eager_input_streaming": "tools[].eager_input_streaming",
 };
 
 /**

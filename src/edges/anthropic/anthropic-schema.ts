@@ -2,13 +2,15 @@ import { MIN_THINKING_BUDGET_TOKENS } from "../../core/chat-request.js";
 import { z } from "zod";
 
 /**
- * The Messages API request body as far as Sluice can honour it. Every object
- * is strict: a field this gateway cannot pass on (prompt caching, citations,
- * server tools, containers, …) fails the request with its name instead of
- * being dropped, because a client that asked for it would otherwise get a
- * different answer than it asked for without knowing. Fields that carry
- * nothing when null (`cache_control: null`, `citations: []`, which SDKs
- * send back when a response's blocks are replayed) are accepted.
+ * The Messages API request body as far as Sluice can honour or carry it,
+ * following the rows of anthropic-fields.ts. Every object is strict: a
+ * field that would change the answer if ignored (citations, server tools,
+ * containers, …) fails the request with its name instead of being dropped,
+ * because a client that asked for it would otherwise get a different answer
+ * than it asked for without knowing. Fields that change no answer (prompt
+ * caching, deferred tools, context management) are carried to targets
+ * that take them. Fields that carry nothing when null (`citations: []`,
+ * which SDKs send back when a response's blocks are replayed) are accepted.
  */
 
 const NOT_SUPPORTED = "not supported by this gateway";
@@ -18,7 +20,8 @@ function refused(reason = NOT_SUPPORTED) {
   return z.null({ error: reason }).optional();
 }
 
-const cacheControl = refused("prompt caching is not supported by this gateway");
+/** A breakpoint: carried to Anthropic targets, dropped by name elsewhere (carried-params.ts). */
+const cacheControl = z.strictObject({ type: z.literal("ephemeral"), ttl: z.enum(["5m", "1h"]).nullish() }).nullish();
 
 /** `"text"` as shorthand for one text block, as the API allows for content and system. */
 function textShorthand(value: unknown): unknown {
@@ -57,7 +60,8 @@ const toolResult = z.strictObject({
   toolset_name: refused(),
 });
 
-const thinking = z.strictObject({ type: z.literal("thinking"), thinking: z.string(), signature: z.string() });
+// A missing or empty signature is one no provider can verify: the block is dropped (from-anthropic), not refused.
+const thinking = z.strictObject({ type: z.literal("thinking"), thinking: z.string(), signature: z.string().nullish() });
 const redactedThinking = z.strictObject({ type: z.literal("redacted_thinking"), data: z.string().min(1) });
 
 const toolUse = z.strictObject({
@@ -89,6 +93,8 @@ const tool = z.strictObject({
   input_schema: z.record(z.string(), z.unknown(), { error: "must be a JSON Schema object" }),
   strict: z.boolean().nullish(),
   cache_control: cacheControl,
+  defer_loading: z.boolean().nullish(),
+  eager_input_streaming: z.boolean().nullish(),
 });
 
 const parallel = { disable_parallel_tool_use: z.boolean().nullish() };
@@ -101,7 +107,7 @@ const toolChoice = z.discriminatedUnion("type", [
 
 /** Anthropic's documented floor for a thinking budget. */
 
-const display = z.enum(["summarized", "omitted"]).nullish();
+const display = z.enum(["summarized", "omitted", "updates"]).nullish();
 const thinkingConfig = z.discriminatedUnion("type", [
   z.strictObject({ type: z.literal("enabled"), budget_tokens: z.int().min(MIN_THINKING_BUDGET_TOKENS), display }),
   z.strictObject({ type: z.literal("adaptive"), display }),
@@ -115,6 +121,13 @@ const countTokensFields = {
   tools: z.array(tool).nullish(),
   tool_choice: toolChoice.nullish(),
   thinking: thinkingConfig.nullish(),
+  context_management: z.record(z.string(), z.unknown(), { error: "must be an object" }).nullish(),
+  output_config: z
+    .strictObject({
+      effort: z.enum(["low", "medium", "high", "max", "xhigh"]).nullish(),
+      format: z.strictObject({ type: z.literal("json_schema"), schema: z.record(z.string(), z.unknown(), { error: "must be a JSON Schema object" }) }).nullish(),
+    })
+    .nullish(),
 };
 
 /** `POST /v1/messages`. Ranges are Anthropic's own, so a request valid here is valid there. */
@@ -127,6 +140,7 @@ export const messagesBody = z.strictObject({
   top_k: z.int().min(1).nullish(),
   stop_sequences: z.array(z.string()).nullish(),
   metadata: z.strictObject({ user_id: z.string().nullish() }).nullish(),
+  service_tier: z.enum(["auto", "standard_only"]).nullish(),
 });
 
 /** `POST /v1/messages/count_tokens`: the prompt without the generation settings. */
@@ -137,3 +151,5 @@ export type AnthropicMessageParam = z.infer<typeof message>;
 export type SystemBlocks = z.infer<typeof systemBlocks>;
 export type ToolChoiceBody = z.infer<typeof toolChoice>;
 export type ThinkingBody = z.infer<typeof thinkingConfig>;
+export type CacheControlBody = z.infer<typeof cacheControl>;
+export type ToolBody = z.infer<typeof tool>;

@@ -1,8 +1,8 @@
-import type { ChatMessage, ContentPart, ToolCall } from "../../core/chat-request.js";
+import type { CacheMark, ChatMessage, ContentPart, ToolCall } from "../../core/chat-request.js";
 import { GatewayError } from "../../core/errors.js";
 import { TOOL_NAME } from "../../core/validate.js";
 import { OPTION_LIMITS } from "../../core/validate-options.js";
-import type { AnthropicMessageParam, SystemBlocks } from "./anthropic-schema.js";
+import type { AnthropicMessageParam, CacheControlBody, SystemBlocks } from "./anthropic-schema.js";
 
 type Blocks<R extends AnthropicMessageParam["role"]> = Extract<AnthropicMessageParam, { role: R }>["content"];
 
@@ -16,8 +16,14 @@ interface Builder {
   readonly toolUseIds: Set<string>;
 }
 
-function textPart(text: string): ContentPart {
-  return { type: "text", text };
+/** A `cache_control` as the canonical breakpoint (carried to Anthropic targets); null is none. */
+export function cacheMark(control: CacheControlBody): { readonly cache?: CacheMark } {
+  if (control === null || control === undefined) return {};
+  return { cache: control.ttl ? { ttl: control.ttl } : {} };
+}
+
+function textPart(text: string, control?: CacheControlBody): ContentPart {
+  return { type: "text", text, ...cacheMark(control) };
 }
 
 function systemTurns(b: Builder, blocks: SystemBlocks): number {
@@ -25,16 +31,18 @@ function systemTurns(b: Builder, blocks: SystemBlocks): number {
   blocks.forEach((block) => {
     // One message per block: providers join system messages with a blank line, as blocks read.
     if (block.text === "") return;
-    b.messages.push({ role: "system", content: [textPart(block.text)] });
+    b.messages.push({ role: "system", content: [textPart(block.text, block.cache_control)] });
     added++;
   });
   return added;
 }
 
-function imagePart(source: Extract<Blocks<"user">[number], { type: "image" }>["source"], at: string): ContentPart {
-  if (source.type === "base64") return { type: "image_url", url: `data:${source.media_type};base64,${source.data}` };
+function imagePart(block: Extract<Blocks<"user">[number], { type: "image" }>, at: string): ContentPart {
+  const source = block.source;
+  const mark = cacheMark(block.cache_control);
+  if (source.type === "base64") return { type: "image_url", url: `data:${source.media_type};base64,${source.data}`, ...mark };
   if (!/^https?:\/\//i.test(source.url)) invalid(`${at}.source.url`, "must be an http(s) URL");
-  return { type: "image_url", url: source.url };
+  return { type: "image_url", url: source.url, ...mark };
 }
 
 function userTurns(b: Builder, blocks: Blocks<"user">, at: string): void {
@@ -50,10 +58,10 @@ function userTurns(b: Builder, blocks: Blocks<"user">, at: string): void {
     const blockAt = `${at}.content[${j}]`;
     switch (block.type) {
       case "text":
-        if (block.text !== "") pending.push(textPart(block.text));
+        if (block.text !== "") pending.push(textPart(block.text, block.cache_control));
         break;
       case "image":
-        pending.push(imagePart(block.source, blockAt));
+        pending.push(imagePart(block, blockAt));
         break;
       case "tool_result": {
         if (!b.toolUseIds.has(block.tool_use_id)) invalid(`${blockAt}.tool_use_id`, "no tool_use block with this id in an earlier assistant message");
@@ -66,6 +74,8 @@ function userTurns(b: Builder, blocks: Blocks<"user">, at: string): void {
           // An empty result is still a result: providers receive it as empty text.
           content: parts.length > 0 ? parts : [textPart("")],
           ...(block.is_error === true ? { isError: true } : {}),
+          // A mark on the result or on its last text block: Anthropic caches up to the result either way.
+          ...cacheMark(block.cache_control ?? (block.content ?? []).findLast((p) => p.cache_control)?.cache_control),
         });
         added++;
         break;
@@ -79,18 +89,25 @@ function userTurns(b: Builder, blocks: Blocks<"user">, at: string): void {
 function assistantTurn(b: Builder, blocks: Blocks<"assistant">, at: string): void {
   const content: ContentPart[] = [];
   const toolCalls: ToolCall[] = [];
+  let unsigned = 0;
   blocks.forEach((block, j) => {
     const blockAt = `${at}.content[${j}]`;
     switch (block.type) {
       case "text":
-        if (block.text !== "") content.push(textPart(block.text));
+        if (block.text !== "") content.push(textPart(block.text, block.cache_control));
         break;
-      case "thinking":
-        if (block.signature.length > OPTION_LIMITS.maxSignatureChars) invalid(`${blockAt}.signature`, `at most ${OPTION_LIMITS.maxSignatureChars} characters`);
-        if (block.thinking === "" && block.signature === "") break;
+      case "thinking": {
+        const signature = block.signature ?? "";
+        if (signature.length > OPTION_LIMITS.maxSignatureChars) invalid(`${blockAt}.signature`, `at most ${OPTION_LIMITS.maxSignatureChars} characters`);
+        // Unsigned thinking (resumed Claude Code transcripts carry it) verifies nowhere: dropped, not refused.
+        if (signature === "") {
+          unsigned++;
+          break;
+        }
         // The signature is what lets the provider that issued it accept the turn again.
-        content.push({ type: "reasoning", text: block.thinking, ...(block.signature === "" ? {} : { signature: block.signature }) });
+        content.push({ type: "reasoning", text: block.thinking, signature });
         break;
+      }
       case "redacted_thinking":
         content.push({ type: "reasoning", text: "", redactedData: block.data });
         break;
@@ -98,11 +115,15 @@ function assistantTurn(b: Builder, blocks: Blocks<"assistant">, at: string): voi
         if (!TOOL_NAME.test(block.name)) invalid(`${blockAt}.name`, "must be 1-64 letters, digits, '_' or '-'");
         if (b.toolUseIds.has(block.id)) invalid(`${blockAt}.id`, "a tool_use id must be unique in the conversation");
         b.toolUseIds.add(block.id);
-        toolCalls.push({ id: block.id, name: block.name, arguments: JSON.stringify(block.input) });
+        toolCalls.push({ id: block.id, name: block.name, arguments: JSON.stringify(block.input), ...cacheMark(block.cache_control) });
         break;
     }
   });
-  if (content.length === 0 && toolCalls.length === 0) invalid(`${at}.content`, "must not be empty");
+  if (content.length === 0 && toolCalls.length === 0) {
+    // A turn of nothing but unsigned thinking: nothing of it can be replayed, so it is left out.
+    if (unsigned > 0) return;
+    invalid(`${at}.content`, "must not be empty");
+  }
   // Tool calls follow the turn's text and reasoning, where Claude puts them.
   b.messages.push({ role: "assistant", content, ...(toolCalls.length > 0 ? { toolCalls } : {}) });
 }

@@ -1,17 +1,37 @@
 import type { z } from "zod";
-import type { ChatRequest, ReasoningOptions, ToolChoice } from "../../core/chat-request.js";
+import type { CarriedFields, ChatRequest, ReasoningEffort, ReasoningOptions, ResponseFormat, ServiceTier, ToolChoice, ToolDefinition } from "../../core/chat-request.js";
 import { clipClientValue, quoteClientValue } from "../../core/client-text.js";
 import { GatewayError } from "../../core/errors.js";
 import { pathSegment, type StructureLimits } from "../../core/structure-limits.js";
 import { validateChatRequest } from "../../core/validate.js";
-import { canonicalMessages } from "./anthropic-turns.js";
+import { cacheMark, canonicalMessages } from "./anthropic-turns.js";
+import { FORWARDED_BETAS } from "./anthropic-fields.js";
 import { anthropicParam, renameLeadingFields } from "./anthropic-params.js";
-import { type CountTokensBody, countTokensBody, messagesBody, type ThinkingBody, type ToolChoiceBody } from "./anthropic-schema.js";
+import { type CountTokensBody, countTokensBody, messagesBody, type ThinkingBody, type ToolBody, type ToolChoiceBody } from "./anthropic-schema.js";
 
 /** What a `POST /v1/messages` route needs: the canonical request and whether to answer with SSE. */
 export interface AnthropicMessagesRequest {
   readonly request: ChatRequest;
   readonly stream: boolean;
+  /** What the edge itself left out (`anthropic-beta=<value>` for betas no target is sent), for `sluice-dropped-params`. */
+  readonly droppedParams: readonly string[];
+}
+
+/** What a Messages request carries beside its body. */
+export interface MessagesHeaders {
+  /** The `anthropic-beta` header(s), comma-separated as sent. */
+  readonly betas?: string;
+}
+
+/** The betas an Anthropic target is sent, and the others named as dropped (anthropic-fields.ts). */
+function betasOf(header: string | undefined): { readonly forwarded: string[]; readonly dropped: string[] } {
+  const forwarded: string[] = [];
+  const dropped: string[] = [];
+  for (const value of new Set((header ?? "").split(",").map((v) => v.trim()).filter((v) => v !== ""))) {
+    if (FORWARDED_BETAS.has(value)) forwarded.push(value);
+    else dropped.push(`anthropic-beta=${clipClientValue(value, 64)}`);
+  }
+  return { forwarded, dropped };
 }
 
 function invalid(field: string, problem: string): never {
@@ -79,10 +99,32 @@ function toolChoice(choice: ToolChoiceBody): ToolChoice {
  * effort high again, other providers their high effort. `display: omitted`
  * is `includeReasoning: false`: signatures still reach the client, text not.
  */
-function reasoningOptions(thinking: ThinkingBody): ReasoningOptions {
+function reasoningOptions(thinking: ThinkingBody | null | undefined, effort: ReasoningEffort | undefined): ReasoningOptions | undefined {
+  if (!thinking) return effort === undefined ? undefined : { effort };
   if (thinking.type === "disabled") return { effort: "none" };
-  const shown = thinking.display === "omitted" ? { includeReasoning: false } : thinking.display === "summarized" ? { includeReasoning: true } : {};
-  return thinking.type === "enabled" ? { budgetTokens: thinking.budget_tokens, ...shown } : { effort: "high", ...shown };
+  const display = thinking.display ?? undefined;
+  const shown = display === undefined ? {} : { includeReasoning: display !== "omitted", display };
+  return thinking.type === "enabled"
+    ? { budgetTokens: thinking.budget_tokens, ...(effort === undefined ? {} : { effort }), ...shown }
+    : { effort: effort ?? "high", ...shown };
+}
+
+/** `output_config.effort` in canonical words: Anthropic's `max` is the top, xhigh. */
+function effortOf(effort: string | null | undefined): ReasoningEffort | undefined {
+  if (effort === null || effort === undefined) return undefined;
+  return effort === "max" ? "xhigh" : (effort as ReasoningEffort);
+}
+
+function canonicalTool(t: ToolBody): ToolDefinition {
+  return {
+    name: t.name,
+    description: t.description ?? "",
+    parameters: t.input_schema,
+    ...(t.strict === null || t.strict === undefined ? {} : { strict: t.strict }),
+    ...cacheMark(t.cache_control),
+    ...(t.defer_loading === null || t.defer_loading === undefined ? {} : { deferLoading: t.defer_loading }),
+    ...(t.eager_input_streaming === null || t.eager_input_streaming === undefined ? {} : { eagerInputStreaming: t.eager_input_streaming }),
+  };
 }
 
 /**
@@ -98,23 +140,29 @@ function inAnthropicTerms(error: unknown): unknown {
   return new GatewayError(error.code, renameLeadingFields(error.message, error.field, rename), { field: rename(error.field) });
 }
 
-function canonicalRequest(body: CountTokensBody, settings: Pick<ChatRequest, "sampling" | "metadata">, maxJsonDepth: number): ChatRequest {
+function canonicalRequest(
+  body: CountTokensBody,
+  settings: Pick<ChatRequest, "sampling" | "metadata" | "serviceTier">,
+  carried: CarriedFields,
+  maxJsonDepth: number,
+): ChatRequest {
   const messages = canonicalMessages(body.system ?? [], body.messages);
   const choice = body.tool_choice;
+  const reasoning = reasoningOptions(body.thinking, effortOf(body.output_config?.effort));
+  const format = body.output_config?.format;
+  const responseFormat: ResponseFormat | undefined = format ? { type: "json_schema", name: "output", schema: format.schema } : undefined;
+  const withContext: CarriedFields = body.context_management ? { ...carried, contextManagement: body.context_management } : carried;
   const draft: ChatRequest = {
     model: body.model,
     messages,
-    tools: (body.tools ?? []).map((t) => ({
-      name: t.name,
-      description: t.description ?? "",
-      parameters: t.input_schema,
-      ...(t.strict === null || t.strict === undefined ? {} : { strict: t.strict }),
-    })),
+    tools: (body.tools ?? []).map(canonicalTool),
     ...(choice ? { toolChoice: toolChoice(choice) } : {}),
     // Parallel calls are the default everywhere: only their refusal is said.
     ...(choice && choice.type !== "none" && choice.disable_parallel_tool_use === true ? { parallelToolCalls: false } : {}),
     ...settings,
-    ...(body.thinking ? { reasoning: reasoningOptions(body.thinking) } : {}),
+    ...(reasoning ? { reasoning } : {}),
+    ...(responseFormat ? { responseFormat } : {}),
+    ...(Object.keys(withContext).length > 0 ? { carried: withContext } : {}),
   };
   try {
     return validateChatRequest(draft, maxJsonDepth);
@@ -131,8 +179,10 @@ function canonicalRequest(body: CountTokensBody, settings: Pick<ChatRequest, "sa
  * thinking budget at least 1024 and below max_tokens), so a request this
  * accepts is one Anthropic accepts too.
  */
-export function anthropicRequestFrom(json: unknown, limits: Pick<StructureLimits, "maxJsonDepth">): AnthropicMessagesRequest {
+export function anthropicRequestFrom(json: unknown, limits: Pick<StructureLimits, "maxJsonDepth">, headers: MessagesHeaders = {}): AnthropicMessagesRequest {
   const b = parse(messagesBody, json);
+  const betas = betasOf(headers.betas);
+  const tier: ServiceTier | undefined = b.service_tier === "auto" ? "auto" : b.service_tier === "standard_only" ? "default" : undefined;
   if (b.thinking?.type === "enabled" && b.thinking.budget_tokens >= b.max_tokens) invalid("thinking.budget_tokens", "must be less than max_tokens");
   const present = <T>(value: T | null | undefined): value is T => value !== null && value !== undefined;
   const request = canonicalRequest(
@@ -146,10 +196,12 @@ export function anthropicRequestFrom(json: unknown, limits: Pick<StructureLimits
         ...(present(b.top_k) ? { topK: b.top_k } : {}),
       },
       metadata: { labels: {}, ...(present(b.metadata?.user_id) ? { userId: b.metadata.user_id } : {}) },
+      ...(tier ? { serviceTier: tier } : {}),
     },
+    betas.forwarded.length > 0 ? { anthropicBetas: betas.forwarded } : {},
     limits.maxJsonDepth,
   );
-  return { request, stream: b.stream === true };
+  return { request, stream: b.stream === true, droppedParams: betas.dropped };
 }
 
 /**
@@ -159,5 +211,5 @@ export function anthropicRequestFrom(json: unknown, limits: Pick<StructureLimits
  * like any unknown field.
  */
 export function countTokensRequestFrom(json: unknown, limits: Pick<StructureLimits, "maxJsonDepth">): ChatRequest {
-  return canonicalRequest(parse(countTokensBody, json), { sampling: { stop: [] }, metadata: { labels: {} } }, limits.maxJsonDepth);
+  return canonicalRequest(parse(countTokensBody, json), { sampling: { stop: [] }, metadata: { labels: {} } }, {}, limits.maxJsonDepth);
 }

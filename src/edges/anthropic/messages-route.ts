@@ -57,7 +57,9 @@ function messagesSse(requestModel: string, requestId: string): SseCodec {
  */
 export async function messages(req: AnyRequest, res: AnyResponse, exchange: Exchange, options: MessagesOptions): Promise<void> {
   res.setHeader("request-id", exchange.requestId);
-  const begun = await beginHttpCall(req, res, exchange, { ...options, credential: credentialOf(req), refuse: sendAnthropicError }, (json) => anthropicRequestFrom(json, options.limits));
+  const begun = await beginHttpCall(req, res, exchange, { ...options, credential: credentialOf(req), refuse: sendAnthropicError }, (json) =>
+    anthropicRequestFrom(json, options.limits, { betas: headerOf(req, "anthropic-beta") }),
+  );
   if (!begun) return;
   const { parsed } = begun;
   const call = options.calls.stream(parsed.request, begun.principal, httpCall(exchange, parsed.stream ? "anthropic-sse" : "anthropic-json", begun.tags), {
@@ -67,12 +69,16 @@ export async function messages(req: AnyRequest, res: AnyResponse, exchange: Exch
     replay: "call-signatures",
   });
   if (parsed.stream) {
-    return writeSse(res, exchange, call, messagesSse(parsed.request.model, exchange.requestId), { sendTimeoutMs: options.sendTimeoutMs, beforeEnd: call.keepReplay });
+    return writeSse(res, exchange, call, messagesSse(parsed.request.model, exchange.requestId), {
+      sendTimeoutMs: options.sendTimeoutMs,
+      beforeEnd: call.keepReplay,
+      droppedParams: parsed.droppedParams,
+    });
   }
   return answerWhole(res, exchange, call, {
     answer: fromResult(
       (result) => messageFromResult(result, parsed.request.model),
-      (result) => result.droppedParams.map(anthropicParam),
+      (result) => [...parsed.droppedParams, ...result.droppedParams.map(anthropicParam)],
     ),
     refuse: sendAnthropicError,
     beforeAnswer: call.keepReplay,
