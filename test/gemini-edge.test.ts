@@ -91,6 +91,46 @@ describe.each(PROVIDER_KINDS)("the Gemini edge, %s upstream", (kind) => {
     expect(textOf(next)).toBe(simulatedText(4, 12));
   });
 
+  it("a Gemini CLI turn (raw SSE): its sampling, thinking and tool declarations in both schema dialects, then the tool result", async () => {
+    // What gemini-cli 0.61 sends for a model it does not know (its chat-base config), as captured in issue 44.
+    const turn = (contents: unknown[]) =>
+      fetch(`${h.url}/v1beta/models/demo-tools:streamGenerateContent?alt=sse`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-goog-api-key": "gemini-cli-key" },
+        body: JSON.stringify({
+          contents,
+          systemInstruction: { role: "user", parts: [{ text: "You are an interactive CLI agent." }] },
+          tools: [
+            {
+              functionDeclarations: [
+                { name: "run_shell_command", description: "Runs a shell command", parametersJsonSchema: { type: "object", properties: { command: { type: "string" } }, required: ["command"] } },
+                { name: "read_file", description: "Reads a file", parameters: { type: "OBJECT", properties: { absolute_path: { type: "STRING" }, limit: { type: "NUMBER", nullable: true } }, required: ["absolute_path"] } },
+              ],
+            },
+          ],
+          generationConfig: { temperature: 1, topP: 0.95, topK: 64, thinkingConfig: { includeThoughts: true } },
+        }),
+      });
+    const first = await turn([{ role: "user", parts: [{ text: "List the files" }] }]);
+    expect(first.status).toBe(200);
+    expect(first.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    const dropped = first.headers.get("sluice-dropped-params")?.split(",") ?? [];
+    // Chat Completions has no top-k: left out and named, not refused.
+    if (kind === "openai") expect(dropped).toContain("generationConfig.topK");
+    else expect(dropped).not.toContain("generationConfig.topK");
+    const chunks = (await first.text()).split("\r\n\r\n").filter((e) => e.startsWith("data: ")).map((e) => JSON.parse(e.slice(6)) as GenerateContentResponse);
+    const parts = chunks.flatMap((c) => c.candidates?.[0]?.content?.parts ?? []);
+    const call = parts.find((p) => p.functionCall)?.functionCall;
+    expect(call?.name).toMatch(/^(run_shell_command|read_file)$/);
+    const second = await turn([
+      { role: "user", parts: [{ text: "List the files" }] },
+      { role: "model", parts },
+      { role: "user", parts: [{ functionResponse: { id: call!.id, name: call!.name, response: { output: "a.txt b.txt" } } }] },
+    ]);
+    expect(second.status).toBe(200);
+    expect(await second.text()).toContain('"finishReason":"STOP"');
+  });
+
   it("countTokens counts the prompt", async () => {
     const counted = await client(h.url).models.countTokens({ model: "demo", contents: "How many tokens are in this sentence?" });
     expect(counted.totalTokens).toBeGreaterThan(5);

@@ -15,7 +15,7 @@ import { countTokensRequestFrom, geminiRequestFrom } from "./from-gemini.js";
 import { embedRequestFromGemini, geminiEmbeddingsBody } from "./gemini-embed.js";
 import { toGoogleError } from "./gemini-errors.js";
 import { geminiParam } from "./gemini-params.js";
-import { createSignatureRouting } from "./thought-signatures.js";
+import { createTargetFit } from "./target-fit.js";
 import { createGeminiEncoder, type GenerateContentResponse, joinChunks } from "./to-gemini.js";
 
 export interface GeminiOptions {
@@ -107,17 +107,17 @@ async function generate(req: AnyRequest, res: AnyResponse, exchange: Exchange, o
   const begun = await beginHttpCall(req, res, exchange, { ...options, credential: credentialOf(req), refuse: sendGoogleError }, (json) => geminiRequestFrom(json, model, options.limits));
   if (!begun) return;
   const { request, dropped, includeThoughts } = begun.parsed;
-  const signatures = createSignatureRouting();
+  const fit = createTargetFit(dropped);
   const streamed = shape !== "whole";
   const call = options.calls.stream(request, begun.principal, httpCall(exchange, `gemini-${shape === "whole" ? "json" : shape}`, begun.tags), {
     heartbeatMs: streamed ? options.keepaliveMs : 0,
     cachePolicy: cachePolicyFromHeader(headerOf(req, "cache-control")),
-    prepare: signatures.prepare,
+    prepare: fit.prepare,
   });
-  const encoder = createGeminiEncoder({ requestModel: model, includeThoughts, servedKind: signatures.servedKind });
+  const encoder = createGeminiEncoder({ requestModel: model, includeThoughts, servedKind: fit.servedKind });
   const encode = (delta: Delta) => encoder.chunks(delta);
   if (streamed) {
-    return writeSse(res, exchange, call, shape === "sse" ? sseCodec(encode) : arrayCodec(encode), { sendTimeoutMs: options.sendTimeoutMs, droppedParams: dropped });
+    return writeSse(res, exchange, call, shape === "sse" ? sseCodec(encode) : arrayCodec(encode), { sendTimeoutMs: options.sendTimeoutMs, droppedParams: fit.dropped });
   }
   return answerWhole(res, exchange, call, {
     answer: async (deltas) => {
@@ -127,7 +127,7 @@ async function generate(req: AnyRequest, res: AnyResponse, exchange: Exchange, o
         if (delta.type === "start") targetDropped = delta.droppedParams ?? [];
         chunks.push(...encode(delta));
       }
-      return { body: joinChunks(chunks, model), dropped: [...dropped, ...targetDropped.map(geminiParam)] };
+      return { body: joinChunks(chunks, model), dropped: [...fit.dropped, ...targetDropped.map(geminiParam)] };
     },
     refuse: sendGoogleError,
   });

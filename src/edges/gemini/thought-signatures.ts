@@ -1,5 +1,4 @@
 import type { ChatMessage, ChatRequest, ProviderKind } from "../../core/chat-request.js";
-import type { RouteTarget } from "../../config/config.js";
 
 /**
  * Thought signatures on the Gemini edge travel in the caller's own
@@ -48,20 +47,4 @@ function forTarget(m: ChatMessage, kind: ProviderKind): ChatMessage {
 /** The request with each signature kept for the target's wire only. */
 export function signaturesFor(request: ChatRequest, kind: ProviderKind): ChatRequest {
   return { ...request, messages: request.messages.map((m) => forTarget(m, kind)) };
-}
-
-/**
- * The per-call `prepare` stage that filters signatures per target, and the
- * wire of the target it last prepared: the one whose answer the caller
- * receives (a failover prepares the next target before its first byte).
- */
-export function createSignatureRouting(): { readonly prepare: (request: ChatRequest, target: RouteTarget) => Promise<ChatRequest>; readonly servedKind: () => ProviderKind | undefined } {
-  let served: ProviderKind | undefined;
-  return {
-    prepare: async (request, target) => {
-      served = target.provider.kind;
-      return signaturesFor(request, target.provider.kind);
-    },
-    servedKind: () => served,
-  };
 }
