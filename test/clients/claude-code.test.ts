@@ -13,7 +13,7 @@ import { claudeBinary, named, runnable } from "./helpers/tier.js";
  */
 const CLAUDE = runnable([`@anthropic-ai/claude-code-${process.platform}-${process.arch}`]);
 
-async function claude(g: ClientGateway, key: string, prompt: string): Promise<{ ran: Ran; work: string }> {
+async function claude(g: ClientGateway, key: string, prompt: string, model = "agent"): Promise<{ ran: Ran; work: string }> {
   const s = await scratch();
   const ran = await runClient(claudeBinary(), ["-p", prompt, "--output-format", "stream-json", "--verbose", "--allowedTools", "Bash", "Read", "--max-turns", "6"], {
     cwd: s.work,
@@ -21,9 +21,9 @@ async function claude(g: ClientGateway, key: string, prompt: string): Promise<{ 
       ...s.env,
       ANTHROPIC_BASE_URL: g.url,
       ANTHROPIC_API_KEY: key,
-      ANTHROPIC_MODEL: "agent",
-      ANTHROPIC_SMALL_FAST_MODEL: "agent",
-      ANTHROPIC_DEFAULT_HAIKU_MODEL: "agent",
+      ANTHROPIC_MODEL: model,
+      ANTHROPIC_SMALL_FAST_MODEL: model,
+      ANTHROPIC_DEFAULT_HAIKU_MODEL: model,
       DISABLE_TELEMETRY: "1",
       DISABLE_ERROR_REPORTING: "1",
       DISABLE_AUTOUPDATER: "1",
@@ -68,6 +68,27 @@ describe.each(WIRES)("Claude Code through the Messages edge, upstream wire %s", 
     expect(new Set(records.map((r) => r.requestId)).size).toBe(records.length);
     for (const r of records) expect(r).toMatchObject({ alias: "agent", outcome: "completed" });
     expect(records.every((r) => r.outputTokens > 0)).toBe(true);
+  });
+
+  it.runIf(CLAUDE.ok)(named("with thinking: signed thinking round-trips across the tool loop, and marked prompts are read from the cache", CLAUDE), async () => {
+    const echoed = nonce("echo");
+    const prompt = ["Run the command and tell me what it printed.", `#sim call=Bash args=${JSON.stringify({ command: `echo ${echoed}`, description: "echo a nonce" })}`].join("\n");
+    const before = g.records(g.key).length;
+    const { ran } = await claude(g, g.key, prompt, "agent-thinking");
+    const result = jsonLines(ran.stdout).find((e) => e.type === "result");
+    expect(result, evidence(ran)).toMatchObject({ subtype: "success", is_error: false });
+    expect(String(result!.result), evidence(ran)).toContain(echoed);
+    const records = g.records(g.key).slice(before);
+    expect(records.length, evidence(ran)).toBeGreaterThanOrEqual(2);
+    if (wire === "anthropic") {
+      // The simulator refuses a replayed turn whose thinking signature is missing or altered: the second request
+      // succeeding is the round trip; the block itself reached Claude Code.
+      const blocks = jsonLines(ran.stdout).flatMap((e) => (e.type === "assistant" ? ((e.message as { content?: Array<{ type: string }> }).content ?? []) : []));
+      expect(blocks.map((b) => b.type), evidence(ran)).toContain("thinking");
+    }
+    // Claude Code marks its system prompt and last message with cache_control on every request: on an
+    // Anthropic target the marks are kept, so a later request reads the prefix an earlier one wrote.
+    if (wire === "anthropic") expect(records.slice(1).some((r) => r.cachedInputTokens > 0), JSON.stringify(records)).toBe(true);
   });
 
   it.runIf(CLAUDE.ok)(named("shows a 402 budget refusal mid-session as an error and exits non-zero, without hanging", CLAUDE), async () => {

@@ -52,6 +52,8 @@ export async function startClientGateway(wire: Wire): Promise<ClientGateway> {
       },
       models: {
         agent: { provider: "simulator", model: AGENT_MODEL, price: MICRO_PRICE },
+        // The same loop with reasoning first: signed thinking on the Anthropic wire, reasoning on the others.
+        "agent-thinking": { provider: "simulator", model: `${AGENT_MODEL}&reasoning=6`, price: MICRO_PRICE },
         embed: { provider: "embedder", model: "sim-embed", price: MICRO_PRICE },
       },
     }),
