@@ -176,13 +176,52 @@ const ACCEPTED: Accepted[] = [
   {
     name: "adaptive thinking is Anthropic's default effort, high; display omitted keeps the text in the gateway",
     body: body({ thinking: { type: "adaptive", display: "omitted" } }),
-    request: canonical({ reasoning: { effort: "high", includeReasoning: false } }),
+    request: canonical({ reasoning: { effort: "high", includeReasoning: false, display: "omitted" } }),
+  },
+  {
+    name: "output_config.effort is the canonical effort (max is xhigh), beside adaptive thinking",
+    body: body({ thinking: { type: "adaptive", display: "updates" }, output_config: { effort: "max" } }),
+    request: canonical({ reasoning: { effort: "xhigh", includeReasoning: true, display: "updates" } }),
+  },
+  {
+    name: "prompt caching on blocks, tools and tool results is carried as breakpoints",
+    body: body({
+      system: [{ type: "text", text: "S", cache_control: { type: "ephemeral", ttl: "1h" } }],
+      tools: [{ ...WEATHER, cache_control: { type: "ephemeral" }, defer_loading: true, eager_input_streaming: true }],
+      messages: [
+        user([{ type: "text", text: "x", cache_control: { type: "ephemeral" } }]),
+        assistant([{ ...CALL, cache_control: { type: "ephemeral" } }]),
+        user([{ type: "tool_result", tool_use_id: "toolu_1", content: "r", cache_control: { type: "ephemeral" } }]),
+      ],
+      context_management: { edits: [{ type: "clear_thinking_20251015", keep: "all" }] },
+    }),
+    request: canonical({
+      messages: [
+        { role: "system", content: [{ type: "text", text: "S", cache: { ttl: "1h" } }] },
+        { role: "user", content: [{ type: "text", text: "x", cache: {} }] },
+        { role: "assistant", content: [], toolCalls: [{ id: "toolu_1", name: CALL.name, arguments: JSON.stringify(CALL.input), cache: {} }] },
+        { role: "tool", toolCallId: "toolu_1", content: [{ type: "text", text: "r" }], cache: {} },
+      ],
+      tools: [{ name: WEATHER.name, description: WEATHER.description, parameters: WEATHER.input_schema, cache: {}, deferLoading: true, eagerInputStreaming: true }],
+      carried: { contextManagement: { edits: [{ type: "clear_thinking_20251015", keep: "all" }] } },
+    }),
+  },
+  {
+    name: "a thinking block without a signature is dropped, and a turn of nothing else with it",
+    body: body({ messages: [user("q"), assistant([{ type: "thinking", thinking: "t", signature: "" }]), assistant([{ type: "thinking", thinking: "u" }, { type: "text", text: "a" }]), user("q2")] }),
+    request: canonical({
+      messages: [
+        { role: "user", content: [{ type: "text", text: "q" }] },
+        { role: "assistant", content: [{ type: "text", text: "a" }] },
+        { role: "user", content: [{ type: "text", text: "q2" }] },
+      ],
+    }),
   },
   { name: "thinking disabled is effort none", body: body({ thinking: { type: "disabled" } }), request: canonical({ reasoning: { effort: "none" } }) },
   {
     name: "display summarized asks for the reasoning text",
     body: body({ max_tokens: 2000, thinking: { type: "enabled", budget_tokens: 1024, display: "summarized" } }),
-    request: canonical({ sampling: { maxTokens: 2000, stop: [] }, reasoning: { budgetTokens: 1024, includeReasoning: true } }),
+    request: canonical({ sampling: { maxTokens: 2000, stop: [] }, reasoning: { budgetTokens: 1024, includeReasoning: true, display: "summarized" } }),
   },
 ];
 
@@ -196,7 +235,7 @@ interface Refused {
 
 const REFUSED: Refused[] = [
   { name: "a field the gateway cannot pass on", body: body({ container: "c-1" }), field: "container", message: "container: not supported by this gateway" },
-  { name: "output_config (not supported yet)", body: body({ output_config: { effort: "low" } }), field: "output_config" },
+  { name: "an output_config field the gateway has no mapping for", body: body({ output_config: { effort: "low", verbosity: "x" } }), field: "output_config.verbosity" },
   { name: "a misspelt field", body: body({ max_token: 5 }), field: "max_token" },
   { name: "max_tokens is required, as at Anthropic", body: { model: "claude", messages: [user("hi")] }, field: "max_tokens" },
   { name: "a non-object body", body: [1], field: "body", message: /^request body: / },
@@ -205,7 +244,7 @@ const REFUSED: Refused[] = [
   { name: "more stop sequences than the gateway passes on", body: body({ stop_sequences: ["a", "b", "c", "d", "e"] }), field: "stop_sequences", message: "stop_sequences: at most 4 stop sequences" },
   { name: "no messages", body: body({ messages: [] }), field: "messages" },
   { name: "an empty message", body: body({ messages: [user([])] }), field: "messages[0].content", message: "messages[0].content: must not be empty" },
-  { name: "prompt caching on a block", body: body({ messages: [user([{ type: "text", text: "x", cache_control: { type: "ephemeral" } }])] }), field: "messages[0].content[0].cache_control", message: /prompt caching/ },
+  { name: "a cache_control type Anthropic does not have", body: body({ messages: [user([{ type: "text", text: "x", cache_control: { type: "forever" } }])] }), field: "messages[0].content[0].cache_control.type" },
   { name: "citations in a replayed block", body: body({ messages: [user("q"), assistant([{ type: "text", text: "x", citations: [{ type: "char_location" }] }])] }), field: "messages[1].content[0].citations[0]" },
   { name: "a document block", body: body({ messages: [user([{ type: "document", source: {} }])] }), field: "messages[0].content[0].type", message: 'messages[0].content[0].type: "document" is not supported here (expected "text", "image", "tool_result")' },
   { name: "a tool_use block from the user", body: body({ messages: [user([CALL])] }), field: "messages[0].content[0].type" },
@@ -222,7 +261,7 @@ const REFUSED: Refused[] = [
   { name: "a tool_use id used twice", body: body({ messages: [user("q"), assistant([CALL, CALL])] }), field: "messages[1].content[1].id" },
   { name: "tool input that is not an object", body: body({ messages: [user("q"), assistant([{ ...CALL, input: [1] }])] }), field: "messages[1].content[0].input" },
   { name: "a server tool", body: body({ tools: [{ type: "web_search_20250305", name: "web_search", max_uses: 3 }] }), field: "tools[0].type", message: /server tools are not supported/ },
-  { name: "a tool field the gateway cannot pass on", body: body({ tools: [{ ...WEATHER, defer_loading: true }] }), field: "tools[0].defer_loading" },
+  { name: "a tool field the gateway cannot pass on", body: body({ tools: [{ ...WEATHER, cache: true }] }), field: "tools[0].cache" },
   { name: "tool_choice naming no tool", body: body({ tools: [WEATHER], tool_choice: { type: "tool", name: "clock" } }), field: "tool_choice.name", message: 'tool_choice.name: no tool named "clock" in tools' },
   { name: "tool_choice any without tools", body: body({ tool_choice: { type: "any" } }), field: "tool_choice" },
   { name: "a thinking budget below Anthropic's 1024", body: body({ thinking: { type: "enabled", budget_tokens: 500 } }), field: "thinking.budget_tokens" },
@@ -240,7 +279,7 @@ const REFUSED: Refused[] = [
 
 describe("Anthropic Messages request → canonical request", () => {
   it.each(ACCEPTED)("$name", ({ body: b, request, stream }) => {
-    expect(decode(b)).toEqual({ request, stream: stream ?? false });
+    expect(decode(b)).toEqual({ request, stream: stream ?? false, droppedParams: [] });
   });
 });
 

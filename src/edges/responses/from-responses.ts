@@ -1,6 +1,6 @@
 import { parseJsonBody } from "../../http/read-json.js";
 import { z } from "zod";
-import type { ChatRequest, ResponseFormat, ToolChoice, ToolDefinition } from "../../core/chat-request.js";
+import type { CarriedFields, ChatRequest, ResponseFormat, ToolChoice, ToolDefinition } from "../../core/chat-request.js";
 import { GatewayError } from "../../core/errors.js";
 import type { StructureLimits } from "../../core/structure-limits.js";
 import { validateChatRequest } from "../../core/validate.js";
@@ -23,6 +23,8 @@ export interface ResponsesRequest {
   readonly origins: readonly ReplayOrigin[];
   /** A canonical field path (validation, the pipeline) as this request names it: for `toResponsesError`. */
   readonly param: (field: string) => string;
+  /** Body fields the edge accepted and does not act on (responses-fields.ts), set in this body, for `sluice-dropped-params`. */
+  readonly droppedParams: readonly string[];
 }
 
 function toolFrom(value: unknown, at: string): WireFunctionTool {
@@ -40,6 +42,15 @@ function toolFrom(value: unknown, at: string): WireFunctionTool {
  */
 function canonicalTool(t: WireFunctionTool): ToolDefinition {
   return { name: t.name, description: t.description ?? "", parameters: t.parameters ?? { type: "object", properties: {} }, strict: t.strict ?? undefined };
+}
+
+/** OpenAI's prompt-cache and safety keys, carried to OpenAI targets (core/carried-params.ts). */
+function carriedOf(promptCacheKey: string | null | undefined, safetyIdentifier: string | null | undefined): CarriedFields | undefined {
+  const carried: CarriedFields = {
+    ...(promptCacheKey ? { promptCacheKey } : {}),
+    ...(safetyIdentifier ? { safetyIdentifier } : {}),
+  };
+  return Object.keys(carried).length > 0 ? carried : undefined;
 }
 
 const functionChoice = z.object({ type: z.literal("function"), name: z.string() });
@@ -73,7 +84,7 @@ export function responsesRequestFrom(json: unknown, limits: Pick<StructureLimits
   if (json === null || typeof json !== "object" || Array.isArray(json)) {
     throw new GatewayError("invalid_request", "request body: must be a JSON object", { field: "body" });
   }
-  refuseUnservedFields(json as Record<string, unknown>);
+  const droppedParams = refuseUnservedFields(json as Record<string, unknown>);
   const b = parseAt(responsesBody, json, "");
   const tools = (b.tools ?? []).map((t, i) => toolFrom(t, `tools[${i}]`));
   const toolChoice = toolChoiceFrom(b.tool_choice);
@@ -98,6 +109,7 @@ export function responsesRequestFrom(json: unknown, limits: Pick<StructureLimits
         reasoning: effort === undefined ? undefined : { effort },
         parallelToolCalls: b.parallel_tool_calls ?? undefined,
         serviceTier: b.service_tier ?? undefined,
+        carried: carriedOf(b.prompt_cache_key, b.safety_identifier),
       },
       limits.maxJsonDepth,
     );
@@ -120,7 +132,7 @@ export function responsesRequestFrom(json: unknown, limits: Pick<StructureLimits
     safety_identifier: b.safety_identifier ?? undefined,
     prompt_cache_key: b.prompt_cache_key ?? undefined,
   };
-  return { request, stream: b.stream === true, echo, origins, param };
+  return { request, stream: b.stream === true, echo, origins, param, droppedParams };
 }
 
 /** The same from the raw body, counted and measured before it is parsed (http/read-json.ts). */

@@ -1,45 +1,9 @@
 import { quoteClientValue } from "../../core/client-text.js";
 import { invalidField } from "./invalid-field.js";
+import { RESPONSES_FIELDS } from "./responses-fields.js";
 
-/** Body fields this edge honours (some only with certain values, below). */
-const SERVED = new Set([
-  "model",
-  "input",
-  "instructions",
-  "tools",
-  "tool_choice",
-  "parallel_tool_calls",
-  "text",
-  "reasoning",
-  "max_output_tokens",
-  "temperature",
-  "top_p",
-  "metadata",
-  "user",
-  "safety_identifier",
-  "prompt_cache_key",
-  "service_tier",
-  "truncation",
-  "stream",
-  "store",
-  "include",
-]);
-
-const NO_STORAGE = "this gateway keeps no responses";
-
-/**
- * Fields that need something this stateless gateway does not have, with
- * what to do instead. Each is refused only for a value that asks for it:
- * `store: false`, `background: false` and nulls are what the gateway does anyway.
- */
-const REFUSED = new Map<string, { readonly refuses: (value: unknown) => boolean; readonly instead: string }>([
-  ["previous_response_id", { refuses: (v) => v !== null, instead: `${NO_STORAGE}: send the whole conversation in input, earlier output items included` }],
-  ["conversation", { refuses: (v) => v !== null, instead: `${NO_STORAGE} or conversations: send the whole conversation in input` }],
-  ["store", { refuses: (v) => v === true, instead: `${NO_STORAGE}: omit store or set it to false, and send the whole conversation in input` }],
-  ["background", { refuses: (v) => v === true, instead: `${NO_STORAGE}, which background mode needs: stream the response instead (stream: true)` }],
-  ["prompt", { refuses: (v) => v !== null, instead: "stored prompt templates are not served here: send instructions and input instead" }],
-  ["truncation", { refuses: (v) => v === "auto", instead: "this gateway does not truncate input: shorten the conversation yourself, or omit truncation" }],
-]);
+/** The top-level rows of the table by field name (rows naming headers or items are documentation only). */
+const ROWS = new Map(RESPONSES_FIELDS.filter((rule) => /^[a-z_]+$/.test(rule.field)).map((rule) => [rule.field, rule]));
 
 /** Hosted tools OpenAI runs itself; here a caller declares a function tool and runs it. */
 const HOSTED_TOOLS = new Set([
@@ -61,19 +25,21 @@ const HOSTED_TOOLS = new Set([
 ]);
 
 /**
- * Refuses, naming the field, what the gateway cannot honour: every body
- * field it does not serve (OpenAI ignores none of its own, so neither does
- * this edge: a caller would otherwise get an answer to a question it did
- * not ask), state it does not keep, and `include` entries it cannot fill.
+ * Sorts the body's fields by the edge's table (responses-fields.ts):
+ * refuses, naming the field, what the gateway cannot honour (a field in no
+ * row: OpenAI ignores none of its own, so neither does this edge, or a
+ * caller would get an answer to a question it did not ask; state it does
+ * not keep; `include` entries it cannot fill), and returns the `dropped`
+ * fields that are set, for `sluice-dropped-params`.
  */
-export function refuseUnservedFields(body: Readonly<Record<string, unknown>>): void {
+export function refuseUnservedFields(body: Readonly<Record<string, unknown>>): string[] {
+  const dropped: string[] = [];
   for (const [key, value] of Object.entries(body)) {
-    const refused = REFUSED.get(key);
-    if (refused) {
-      if (value !== undefined && refused.refuses(value)) invalidField(key, refused.instead);
-    } else if (!SERVED.has(key)) {
-      invalidField(key, "not served on /v1/responses by this gateway: remove it");
-    }
+    const rule = ROWS.get(key);
+    if (rule === undefined) invalidField(key, "not served on /v1/responses by this gateway: remove it");
+    else if (rule.treatment === "refused") {
+      if (value !== undefined && (rule.refusedWhen ?? (() => true))(value)) invalidField(key, rule.why);
+    } else if (rule.treatment === "dropped" && value !== null && value !== undefined) dropped.push(key);
   }
   const include = body.include;
   if (Array.isArray(include)) {
@@ -87,6 +53,7 @@ export function refuseUnservedFields(body: Readonly<Record<string, unknown>>): v
   if (text !== null && typeof text === "object" && "verbosity" in text && (text as { verbosity?: unknown }).verbosity != null) {
     invalidField("text.verbosity", "not served by this gateway: remove it");
   }
+  return dropped;
 }
 
 /** A 400 for a tool that is not a function tool, saying what to declare instead. */

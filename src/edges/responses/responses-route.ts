@@ -59,12 +59,12 @@ export async function responses(req: AnyRequest, res: AnyResponse, exchange: Exc
     cachePolicy: cachePolicyFromHeader(headerOf(req, "cache-control")),
     prepare: async (request, target) => replayForTarget(request, parsed.origins, { provider: target.provider.name, model: target.model }),
   });
-  if (parsed.stream) return writeSse(res, exchange, call, responsesSse(parsed), { sendTimeoutMs: options.sendTimeoutMs });
+  if (parsed.stream) return writeSse(res, exchange, call, responsesSse(parsed), { sendTimeoutMs: options.sendTimeoutMs, droppedParams: parsed.droppedParams });
   return answerWhole(res, exchange, call, {
     // Folded by the stream's own encoder, not core/aggregate.ts: a whole response keeps its items in the order the deltas came.
     answer: async (deltas) => {
       const { response, droppedParams } = await responseFromDeltas(deltas, { requestModel: parsed.request.model, echo: parsed.echo, param: parsed.param });
-      return { body: response, dropped: droppedParams.map(parsed.param) };
+      return { body: response, dropped: [...parsed.droppedParams, ...droppedParams.map(parsed.param)] };
     },
     refuse: (r, e, error, headers) => sendResponsesError(r, e, error, headers, parsed.param),
   });

@@ -109,6 +109,8 @@ export function openAiRequestBody(request: ChatRequest, model: string): Record<s
     ...(request.serviceTier ? { service_tier: request.serviceTier } : {}),
     ...(request.metadata.userId ? { user: request.metadata.userId } : {}),
     ...(Object.keys(metadata).length > 0 ? { metadata } : {}),
+    ...(request.carried?.promptCacheKey ? { prompt_cache_key: request.carried.promptCacheKey } : {}),
+    ...(request.carried?.safetyIdentifier ? { safety_identifier: request.carried.safetyIdentifier } : {}),
   };
   return withProviderOptions(body, request, "openai");
 }
