@@ -156,10 +156,12 @@ describe.each(PROVIDER_KINDS)("%s upstream", (kind: ProviderKind) => {
             ],
           });
           expect(second.stop_reason).toBe("end_turn");
-          expect(answerFromMessage(second).text).toBe(simulatedText(9, 3));
+          // After tool results the simulator quotes them: what the client sent reached the provider and came back.
+          const results = resultsFor(first, `tag=${tag}`);
+          expect(answerFromMessage(second).text).toBe(results.map((r) => `get_weather returned: ${String(r.content)}`).join("\n"));
           const sent = (await h.sim.records.waitFor((r) => r.tag === tag, 30_000)).body;
           // Gemini has no call ids: what goes back there is the call's signature, kept aside by the call layer.
-          expect(JSON.stringify(sent)).toContain(kind === "gemini" ? '"thoughtSignature":"fcsig.' : "call_sim_31_1");
+          expect(JSON.stringify(sent)).toContain(kind === "gemini" ? '"thoughtSignature":"fcsig.' : "call_sim_31_0_1");
         });
       }
 

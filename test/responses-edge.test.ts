@@ -89,7 +89,7 @@ describe.each(PROVIDER_KINDS)("via %s: /v1/responses says what the gRPC edge say
     expect(outputText).toBe(simulatedText(3, 15));
     const answer = await answerViaResponsesStream(responsesClient(h.url), "sim", "#sim reasoning=3 tokens=0 tools=2 seed=5");
     expect(answer.reasoning).toBe(simulatedText(5 + 7919, 3));
-    expect(answer.toolCalls.map((c) => ({ ...c, arguments: JSON.stringify(c.arguments) }))).toEqual(simulatedToolCalls(5, 2, ["get_weather"]));
+    expect(answer.toolCalls.map((c) => ({ ...c, arguments: JSON.stringify(c.arguments) }))).toEqual(simulatedToolCalls(5, 2, [{ name: "get_weather", kind: "function", schema: WEATHER_TOOL.parameters! }]));
   });
 });
 

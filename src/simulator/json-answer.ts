@@ -13,8 +13,9 @@ function resolve(schema: Schema, root: Schema): Schema {
 
 function typeOf(schema: Schema): string | undefined {
   const type = schema.type;
-  if (typeof type === "string") return type;
-  if (Array.isArray(type)) return (type as unknown[]).find((t): t is string => typeof t === "string" && t !== "null");
+  // Lower case: Gemini's OpenAPI-style schemas write types as STRING, OBJECT.
+  if (typeof type === "string") return type.toLowerCase();
+  if (Array.isArray(type)) return (type as unknown[]).find((t): t is string => typeof t === "string" && t.toLowerCase() !== "null")?.toLowerCase();
   if (schema.properties) return "object";
   return undefined;
 }
