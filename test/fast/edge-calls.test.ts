@@ -7,6 +7,7 @@ import { createChatService } from "../../src/edges/grpc/chat-service.js";
 import { anthropicParam } from "../../src/edges/anthropic/anthropic-params.js";
 import { openAiParam } from "../../src/edges/openai/http-errors.js";
 import { responsesParam } from "../../src/edges/responses/responses-errors.js";
+import { geminiParam } from "../../src/edges/gemini/gemini-params.js";
 import { createHealthState } from "../../src/health/health-state.js";
 import { createRoutes } from "../../src/routes.js";
 import { createMemoryReplayStore } from "../../src/store/memory-replay-store.js";
@@ -41,6 +42,8 @@ function routeOver(pipeline = fakePipeline()) {
 interface HttpEdge {
   readonly name: string;
   readonly path: string;
+  /** Where a stream is asked for, when that is the path rather than the body (the Gemini API). */
+  readonly streamPath?: string;
   readonly body: (stream: boolean) => unknown;
   readonly auth: (key: string) => Record<string, string>;
   /** The edge's error body's message. */
@@ -73,12 +76,23 @@ const EDGES: readonly HttpEdge[] = [
     errorMessage: (b) => (b as { error: { message: string } }).error.message,
     droppedName: responsesParam("reasoning.effort"),
   },
+  {
+    name: "Gemini API",
+    path: "/v1beta/models/sim:generateContent",
+    streamPath: "/v1beta/models/sim:streamGenerateContent?alt=sse",
+    body: () => ({ contents: [{ role: "user", parts: [{ text: "hi" }] }] }),
+    auth: (key) => ({ "x-goog-api-key": key }),
+    errorMessage: (b) => (b as { error: { message: string } }).error.message,
+    droppedName: geminiParam("reasoning.effort"),
+  },
 ];
+
+const pathOf = (edge: HttpEdge, stream: boolean) => (stream && edge.streamPath ? edge.streamPath : edge.path);
 
 describe.each(EDGES)("$name, in memory", (edge) => {
   it("refuses a bad key with 401 before it reads the body, and starts no stream", async () => {
     const { route, pipeline } = routeOver();
-    const answer = await inject(route, { path: edge.path, headers: edge.auth("wrong"), body: edge.body(true) });
+    const answer = await inject(route, { path: pathOf(edge, true), headers: edge.auth("wrong"), body: edge.body(true) });
     expect(answer.status).toBe(401);
     expect(edge.errorMessage(JSON.parse(answer.body))).toMatch(/invalid API key/);
     expect(answer.bodyRead).toBe(false);
@@ -87,7 +101,7 @@ describe.each(EDGES)("$name, in memory", (edge) => {
 
   it("streams with the key's quota and the dropped parameters in the headers", async () => {
     const { route, pipeline } = routeOver();
-    const answer = await inject(route, { path: edge.path, headers: edge.auth("good"), body: edge.body(true) });
+    const answer = await inject(route, { path: pathOf(edge, true), headers: edge.auth("good"), body: edge.body(true) });
     expect(answer.status).toBe(200);
     expect(answer.headers["content-type"]).toMatch(/^text\/event-stream/);
     expect(answer.headers["x-ratelimit-remaining-requests"]).toBe("9");
@@ -101,7 +115,7 @@ describe.each(EDGES)("$name, in memory", (edge) => {
 
   it("answers a whole message with the same headers", async () => {
     const { route } = routeOver();
-    const answer = await inject(route, { path: edge.path, headers: edge.auth("good"), body: edge.body(false) });
+    const answer = await inject(route, { path: pathOf(edge, false), headers: edge.auth("good"), body: edge.body(false) });
     expect(answer.status).toBe(200);
     expect(answer.headers["x-ratelimit-remaining-requests"]).toBe("9");
     expect(answer.headers["sluice-dropped-params"]?.split(",")).toContain(edge.droppedName);
@@ -110,7 +124,7 @@ describe.each(EDGES)("$name, in memory", (edge) => {
 
   it("keeps the key's quota headers on a refusal, with a 429", async () => {
     const { route } = routeOver(fakePipeline({ refuse: new GatewayError("rate_limited", "key team-a: 10 requests per minute", { retryAfterMs: 1_500 }) }));
-    const answer = await inject(route, { path: edge.path, headers: edge.auth("good"), body: edge.body(true) });
+    const answer = await inject(route, { path: pathOf(edge, true), headers: edge.auth("good"), body: edge.body(true) });
     expect(answer.status).toBe(429);
     expect(answer.headers["x-ratelimit-remaining-requests"]).toBe("9");
     expect(answer.headers["retry-after"]).toBe("2");
@@ -120,7 +134,7 @@ describe.each(EDGES)("$name, in memory", (edge) => {
   it("aborts the pipeline when the client leaves mid-stream", async () => {
     const pipeline = fakePipeline({ hold: true });
     const { route } = routeOver(pipeline);
-    const answer = await inject(route, { path: edge.path, headers: edge.auth("good"), body: edge.body(true), leaveAfterWrites: 1 });
+    const answer = await inject(route, { path: pathOf(edge, true), headers: edge.auth("good"), body: edge.body(true), leaveAfterWrites: 1 });
     await pipeline.closed(0);
     expect(pipeline.contexts[0]!.signal.aborted).toBe(true);
     expect(sseEvents(answer.body).length).toBeGreaterThan(0);
@@ -192,5 +206,12 @@ describe("paths under /v1/ that no edge serves", () => {
     const files = await inject(route, { method: "GET", path: "/v1/files" });
     expect(files.status).toBe(404);
     expect(JSON.parse(files.body)).toMatchObject({ error: { type: "invalid_request_error", code: "not_found" } });
+  });
+
+  it("answer 404 in Google's shape under /v1beta/", async () => {
+    const { route } = routeOver();
+    const files = await inject(route, { method: "GET", path: "/v1beta/files", headers: { "x-goog-api-key": "good" } });
+    expect(files.status).toBe(404);
+    expect(JSON.parse(files.body)).toMatchObject({ error: { code: 404, status: "NOT_FOUND" } });
   });
 });

@@ -46,9 +46,11 @@ function signed(out: ContentPart[], signature: string | undefined): void {
   if (signature !== undefined && signature !== "") out.push({ type: "reasoning", text: "", signature });
 }
 
-function userParts(parts: readonly PartBody[], at: string): ContentPart[] {
+/** A turn's content parts (function calls and responses are the caller's to take apart), in order, named by their index in the turn. */
+function contentParts(parts: readonly PartBody[], at: string): ContentPart[] {
   const out: ContentPart[] = [];
   parts.forEach((p, j) => {
+    if (p.functionCall || p.functionResponse) return;
     const where = `${at}.parts[${j}]`;
     if (p.executableCode !== undefined || p.codeExecutionResult !== undefined) invalid(where, "code execution parts are not served by this gateway");
     if (p.thought === true) {
@@ -86,7 +88,7 @@ function resultOf(response: Readonly<Record<string, unknown>> | undefined): { re
  * matched to a call by id, else by name in order, and placed before the
  * turn's other parts as every provider wants them.
  */
-function canonicalMessages(system: ContentBody | undefined, contents: readonly ContentBody[]): ChatMessage[] {
+function canonicalMessages(system: ContentBody | undefined, contents: readonly ContentBody[], dropped: string[]): ChatMessage[] {
   const messages: ChatMessage[] = [];
   const systemText = (system?.parts ?? []).map((p) => p.text ?? "").join("");
   if (systemText !== "") messages.push({ role: "system", content: [{ type: "text", text: systemText }] });
@@ -98,20 +100,22 @@ function canonicalMessages(system: ContentBody | undefined, contents: readonly C
       const content: ContentPart[] = [];
       const calls: ToolCall[] = [];
       parts.forEach((p, j) => {
-        if (p.functionCall) {
-          const call = p.functionCall;
-          calls.push({ id: call.id || `call_${i}_${j}`, name: call.name, arguments: JSON.stringify(call.args ?? {}), ...(p.thoughtSignature ? { signature: p.thoughtSignature } : {}) });
-        } else content.push(...userParts([p], at));
+        if (p.functionResponse) invalid(`${at}.parts[${j}].functionResponse`, "function responses belong in a user turn");
+        const call = p.functionCall;
+        if (call) calls.push({ id: call.id || `call_${i}_${j}`, name: call.name, arguments: JSON.stringify(call.args ?? {}), ...(p.thoughtSignature ? { signature: p.thoughtSignature } : {}) });
       });
+      content.push(...contentParts(parts, at));
       open = [...calls];
       if (content.length > 0 || calls.length > 0) messages.push({ role: "assistant", content, ...(calls.length > 0 ? { toolCalls: calls } : {}) });
       return;
     }
     if (c.role !== undefined && c.role !== "user" && c.role !== "function") invalid(`${at}.role`, "must be user or model");
-    const rest: PartBody[] = [];
     parts.forEach((p, j) => {
-      if (!p.functionResponse) return void rest.push(p);
+      if (p.functionCall) invalid(`${at}.parts[${j}].functionCall`, "function calls belong in a model turn");
       const r = p.functionResponse;
+      if (!r) return;
+      // Multimodal parts of a tool result have no place in the canonical tool message (text): left out and named.
+      if (r.parts !== undefined && r.parts.length > 0 && !dropped.includes("functionResponse.parts")) dropped.push("functionResponse.parts");
       const at2 = `${at}.parts[${j}].functionResponse`;
       const index = r.id ? open.findIndex((call) => call.id === r.id) : open.findIndex((call) => call.name === r.name);
       if (index < 0) invalid(at2, "answers no function call of the model turn before it");
@@ -119,7 +123,7 @@ function canonicalMessages(system: ContentBody | undefined, contents: readonly C
       const { text, isError } = resultOf(r.response);
       messages.push({ role: "tool", toolCallId: call.id, content: [{ type: "text", text }], ...(isError ? { isError } : {}) });
     });
-    const content = userParts(rest, at);
+    const content = contentParts(parts, at);
     if (content.length > 0) messages.push({ role: "user", content });
   });
   return messages;
@@ -206,7 +210,7 @@ function decode(b: GenerateContentBody, model: string, maxJsonDepth: number): Ge
   const format = responseFormat(g);
   const draft: ChatRequest = {
     model,
-    messages: canonicalMessages(b.systemInstruction, b.contents),
+    messages: canonicalMessages(b.systemInstruction, b.contents, dropped),
     tools,
     ...(choice ? { toolChoice: choice } : {}),
     sampling: {

@@ -55,7 +55,14 @@ function queryOf(req: AnyRequest, name: string): string | null {
 
 const SSE_KEEPALIVE = ": keepalive\n\n";
 
-/** `?alt=sse`: `data: {chunk}` events; a failure after the start is an `{"error": …}` chunk, as Google sends it. */
+/**
+ * `?alt=sse`: `data: {chunk}` events. A failure after the start is an
+ * `{"error": …}` event, then the same object bare, with no event around
+ * it: the genai SDK (and so Gemini CLI) raises only on a bare error body
+ * or on bytes left over at the end, never on an error event, and would
+ * otherwise take the truncated answer as whole. SSE parsers skip the bare
+ * line and read the event.
+ */
 function sseCodec(encode: (delta: Delta) => GenerateContentResponse[]): SseCodec {
   return {
     events: (delta, push) => {
@@ -64,7 +71,10 @@ function sseCodec(encode: (delta: Delta) => GenerateContentResponse[]): SseCodec
     heartbeat: SSE_KEEPALIVE,
     dropped: (params) => params.map(geminiParam),
     end: () => undefined,
-    failure: (error, push) => push(`data: ${JSON.stringify(toGoogleError(error).body)}\r\n\r\n`),
+    failure: (error, push) => {
+      const body = JSON.stringify(toGoogleError(error).body);
+      push(`data: ${body}\r\n\r\n${body}`);
+    },
     refuse: sendGoogleError,
   };
 }
