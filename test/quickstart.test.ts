@@ -1,6 +1,7 @@
 import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { promisify } from "node:util";
+import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
 import { FinishReason } from "../gen/sluice/v1/delta_pb.js";
 import { chatClient, collect, textOf, transports, userRequest } from "./helpers/clients.js";
@@ -24,6 +25,17 @@ describe("quick start: the gateway on its built-in default", () => {
       expect(messages.at(-1)!.delta).toMatchObject({ case: "finish", value: { reason: FinishReason.STOP } });
       const tools = await collect(client.streamChat(userRequest("demo-tools", "Weather?")));
       expect(tools.some((m) => m.delta.case === "toolCall")).toBe(true);
+      // demo-tools behaves as a model in an agent loop: it calls the declared tool, then answers with its result, and the loop ends.
+      const runner = new OpenAI({ baseURL: `${url}/v1`, apiKey: "unused", maxRetries: 0 }).chat.completions.runTools(
+        {
+          model: "demo-tools",
+          messages: [{ role: "user", content: "Weather in Oslo?" }],
+          tools: [{ type: "function", function: { name: "get_weather", description: "Weather for a city", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] }, parse: JSON.parse, function: (a: { city: string }) => `sunny in ${a.city}` } }],
+        },
+        { maxChatCompletions: 4 },
+      );
+      expect(await runner.finalContent()).toMatch(/^get_weather returned: sunny in \S+/);
+      expect(runner.messages.filter((m) => m.role === "tool")).toHaveLength(2);
       // demo-thinking answers over the Anthropic wire with signed thinking, on the Messages edge.
       const thought = await fetch(`${url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "demo-thinking", max_tokens: 2048, messages: [{ role: "user", content: "Hello" }] }) });
       const message = (await thought.json()) as { content: Array<{ type: string; signature?: string }> };

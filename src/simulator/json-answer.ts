@@ -20,6 +20,17 @@ function typeOf(schema: Schema): string | undefined {
   return undefined;
 }
 
+/** A number moved inside the schema's bounds (`minimum`, `maximum`, and their exclusive forms). */
+function within(s: Schema, n: number, integer: boolean): number {
+  const step = integer ? 1 : 0.01;
+  const low = typeof s.minimum === "number" ? s.minimum : typeof s.exclusiveMinimum === "number" ? s.exclusiveMinimum + step : undefined;
+  const high = typeof s.maximum === "number" ? s.maximum : typeof s.exclusiveMaximum === "number" ? s.exclusiveMaximum - step : undefined;
+  let value = n;
+  if (high !== undefined && value > high) value = integer ? Math.floor(high) : high;
+  if (low !== undefined && value < low) value = integer ? Math.ceil(low) : low;
+  return value;
+}
+
 /**
  * A deterministic JSON value that satisfies the common subset of JSON
  * Schema that structured-output schemas use (objects with required
@@ -49,9 +60,9 @@ function instance(schema: Schema, root: Schema, next: () => number, depth: numbe
     case "string":
       return simulatedTokens(Math.floor(next() * 1000), 2).join("").trim();
     case "integer":
-      return Math.floor(next() * 100);
+      return within(s, Math.floor(next() * 100), true);
     case "number":
-      return Math.round(next() * 10_000) / 100;
+      return within(s, Math.round(next() * 10_000) / 100, false);
     case "boolean":
       return next() < 0.5;
     case "null":

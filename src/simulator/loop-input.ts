@@ -28,8 +28,13 @@ function tool(name: unknown, schema: unknown, kind: DeclaredTool["kind"] = "func
   return [{ name, kind, ...(parameters ? { schema: parameters } : {}) }];
 }
 
+/** The tool choice where it limits the model, from each wire's words for "none" and for one named tool. */
+function choiceOf(none: boolean, name: unknown): Pick<LoopRequest, "choice"> {
+  return none ? { choice: "none" } : typeof name === "string" ? { choice: { name } } : {};
+}
+
 /** OpenAI Chat Completions: `tools[].function`, and messages with `tool_calls` and role `tool`. */
-export function openAiLoopInput(body: { tools?: unknown; messages?: unknown }): LoopRequest {
+export function openAiLoopInput(body: { tools?: unknown; messages?: unknown; tool_choice?: unknown }): LoopRequest {
   const tools = list(body.tools).flatMap((t) => (isObject(t) && isObject(t.function) ? tool(t.function.name, t.function.parameters) : []));
   const turns = list(body.messages).flatMap((m): Turn[] => {
     if (!isObject(m)) return [];
@@ -46,11 +51,12 @@ export function openAiLoopInput(body: { tools?: unknown; messages?: unknown }): 
         return [];
     }
   });
-  return { tools, turns };
+  const choice = body.tool_choice;
+  return { tools, turns, ...choiceOf(choice === "none", isObject(choice) && isObject(choice.function) ? choice.function.name : undefined) };
 }
 
 /** Anthropic Messages: client tools (`input_schema`), `tool_use` blocks, and user messages of `tool_result` blocks. */
-export function anthropicLoopInput(body: { tools?: unknown; messages?: unknown }): LoopRequest {
+export function anthropicLoopInput(body: { tools?: unknown; messages?: unknown; tool_choice?: unknown }): LoopRequest {
   // Server tools (web search, code execution) carry a versioned type; the loop calls only client tools.
   const tools = list(body.tools).flatMap((t) => (isObject(t) && (t.type === undefined || t.type === "custom") ? tool(t.name, t.input_schema) : []));
   const turns = list(body.messages).flatMap((m): Turn[] => {
@@ -65,7 +71,8 @@ export function anthropicLoopInput(body: { tools?: unknown; messages?: unknown }
     if (results.length === 0) return [{ role: "user", text: joinedText(m.content) }];
     return results.map((r) => ({ role: "tool", ...(typeof r.tool_use_id === "string" ? { callId: r.tool_use_id } : {}), output: joinedText(r.content) }));
   });
-  return { tools, turns };
+  const choice = isObject(body.tool_choice) ? body.tool_choice : {};
+  return { tools, turns, ...choiceOf(choice.type === "none", choice.type === "tool" ? choice.name : undefined) };
 }
 
 /** A function response as text: its one string field verbatim, else its JSON. */
@@ -76,7 +83,7 @@ function responseText(response: unknown): string {
 }
 
 /** Gemini: `functionDeclarations`, model `functionCall` parts, and user `functionResponse` parts. */
-export function geminiLoopInput(body: { tools?: unknown; contents?: unknown }): LoopRequest {
+export function geminiLoopInput(body: { tools?: unknown; contents?: unknown; toolConfig?: unknown }): LoopRequest {
   const tools = list(body.tools)
     .filter(isObject)
     .flatMap((t) => list(t.functionDeclarations).filter(isObject))
@@ -97,7 +104,9 @@ export function geminiLoopInput(body: { tools?: unknown; contents?: unknown }): 
       output: responseText(r.response),
     }));
   });
-  return { tools, turns };
+  const config = isObject(body.toolConfig) && isObject(body.toolConfig.functionCallingConfig) ? body.toolConfig.functionCallingConfig : {};
+  const allowed = list(config.allowedFunctionNames);
+  return { tools, turns, ...choiceOf(config.mode === "NONE", config.mode === "ANY" && allowed.length === 1 ? allowed[0] : undefined) };
 }
 
 /** The request's output limit, when it sets a usable one. */

@@ -29,6 +29,8 @@ export type Turn =
 export interface LoopRequest {
   readonly tools: readonly DeclaredTool[];
   readonly turns: readonly Turn[];
+  /** The request's tool choice where it limits the model: no calls at all, or only this tool. */
+  readonly choice?: "none" | { readonly name: string };
 }
 
 /** One complete tool call the simulator makes. `arguments` is JSON for a function, the raw input for a custom tool. */
@@ -132,7 +134,8 @@ export function nextAction(request: LoopRequest, knobs: { readonly seed: number;
     return id;
   };
 
-  const plan = parseToolDirectives(prompt);
+  // tool_choice none: a provider's model calls nothing, whatever the prompt says.
+  const plan = request.choice === "none" ? [] : parseToolDirectives(prompt);
   if (rounds < plan.length) {
     return { kind: "calls", calls: plan[rounds]!.map((d, i) => directedCall(d, tools, freshId(i), knobs.seed + rounds * 31 + i)) };
   }
@@ -140,8 +143,10 @@ export function nextAction(request: LoopRequest, knobs: { readonly seed: number;
     const names = new Map(since.flatMap((t) => (t.role === "assistant" ? t.calls.map((c): [string, string] => [c.id, c.name]) : [])));
     return { kind: "quote", text: quoteResults(since.filter((t): t is Extract<Turn, { role: "tool" }> => t.role === "tool"), names) };
   }
-  if (knobs.tools > 0 && plan.length === 0) {
-    return { kind: "calls", calls: simulatedToolCalls(knobs.seed, knobs.tools, tools, turn).map((c, i) => ({ ...c, id: freshId(i) })) };
+  if (knobs.tools > 0 && plan.length === 0 && request.choice !== "none") {
+    const choice = request.choice;
+    const offered = choice === undefined ? tools : tools.filter((t) => t.name === choice.name);
+    return { kind: "calls", calls: simulatedToolCalls(knobs.seed, knobs.tools, offered, turn).map((c, i) => ({ ...c, id: freshId(i) })) };
   }
   return { kind: "answer" };
 }

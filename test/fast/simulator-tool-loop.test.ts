@@ -17,6 +17,11 @@ const BASH: DeclaredTool = {
   kind: "function",
   schema: { type: "object", properties: { command: { type: "string" }, shell: { type: "string", enum: ["sh", "bash"] }, timeout: { type: "integer" } }, required: ["command"] },
 };
+const BOUNDED: DeclaredTool = {
+  name: "Wait",
+  kind: "function",
+  schema: { type: "object", properties: { seconds: { type: "integer", minimum: 500, maximum: 600 }, ratio: { type: "number", exclusiveMaximum: 0.5, minimum: 0.25 } } },
+};
 const READ: DeclaredTool = { name: "Read", kind: "function", schema: { type: "object", properties: { file_path: { type: "string" } }, required: ["file_path"] } };
 const PATCH: DeclaredTool = { name: "apply_patch", kind: "custom" };
 
@@ -95,6 +100,17 @@ describe("the next action", () => {
     for (const c of calls) expect((after.kind === "quote" ? after.text : "")).toContain(`out-${c.id}`);
   });
 
+  it("keeps numbers inside their schema's bounds", () => {
+    for (const seed of [1, 2, 3, 4, 5]) {
+      const [call] = callsOf(nextAction({ tools: [BOUNDED], turns: conversation("wait", []) }, { seed, tools: 1 }));
+      const args = JSON.parse(call!.arguments) as { seconds: number; ratio: number };
+      expect(args.seconds).toBeGreaterThanOrEqual(500);
+      expect(args.seconds).toBeLessThanOrEqual(600);
+      expect(args.ratio).toBeGreaterThanOrEqual(0.25);
+      expect(args.ratio).toBeLessThan(0.5);
+    }
+  });
+
   it("never reuses an id the conversation holds, even a history it did not write", () => {
     const planned = `${prompt}\n#sim call=Bash`;
     const held = { id: "call_sim_1_1_0", name: "Bash", output: "x" };
@@ -107,6 +123,13 @@ describe("the next action", () => {
     expect(custom).toMatchObject({ kind: "calls", calls: [{ name: "apply_patch", arguments: "*** Begin Patch", custom: true }] });
     const mapped = nextAction({ tools: [READ], turns: conversation("#sim call=Read input=/etc/hosts", []) }, { seed: 1, tools: 0 });
     expect(mapped).toMatchObject({ kind: "calls", calls: [{ name: "Read", arguments: '{"file_path":"/etc/hosts"}' }] });
+  });
+
+  it("keeps the request's tool choice: none calls nothing (plan or knob), a named tool is the one called", () => {
+    const none = { tools: [BASH, READ], turns: conversation(prompt, []), choice: "none" as const };
+    expect(nextAction(none, { seed: 1, tools: 2 })).toEqual({ kind: "answer" });
+    const named = nextAction({ tools: [BASH, READ], turns: conversation("go", []), choice: { name: "Read" } }, { seed: 1, tools: 2 });
+    expect(callsOf(named).map((c) => c.name)).toEqual(["Read", "Read"]);
   });
 
   it("answers a fresh prompt without calls when nothing asks for them", () => {
