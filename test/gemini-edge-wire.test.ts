@@ -163,3 +163,20 @@ describe("refused, dropped, not found", () => {
     expect(get.status).toBe(404);
   });
 });
+
+describe("the other methods, raw", () => {
+  it("countTokens takes a whole generateContentRequest too", async () => {
+    const contents = await post("/v1beta/models/demo:countTokens", { body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "How many tokens are here?" }] }] }) });
+    const whole = await post("/v1beta/models/demo:countTokens", { body: JSON.stringify({ generateContentRequest: { model: "models/demo", contents: [{ role: "user", parts: [{ text: "How many tokens are here?" }] }] } }) });
+    expect(contents.status).toBe(200);
+    const counted = ((await contents.json()) as { totalTokens: number }).totalTokens;
+    expect(counted).toBeGreaterThan(3);
+    expect(((await whole.json()) as { totalTokens: number }).totalTokens).toBe(counted);
+  });
+
+  it("models.get names the alias in Google's resource shape", async () => {
+    const response = await fetch(`${h.url}/v1beta/models/demo`, { headers: { "x-goog-api-key": KEY } });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ name: "models/demo", supportedGenerationMethods: expect.arrayContaining(["generateContent", "streamGenerateContent"]) });
+  });
+});

@@ -144,6 +144,18 @@ describe.each(PROVIDER_KINDS)("the Gemini edge, %s upstream", (kind) => {
     expect(answer.embeddings![0]!.values!.length).toBeGreaterThan(0);
   });
 
+  it("embedContent, raw: one vector; taskType is a hint, dropped and named", async () => {
+    const response = await fetch(`${h.url}/v1beta/models/demo-embed:embedContent`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-goog-api-key": "k" },
+      body: JSON.stringify({ model: "models/demo-embed", content: { parts: [{ text: "reset my password" }] }, taskType: "RETRIEVAL_QUERY", outputDimensionality: 16 }),
+    });
+    if (kind === "anthropic") return expect(response.status).toBe(400);
+    expect(response.status).toBe(200);
+    expect(response.headers.get("sluice-dropped-params")).toBe("taskType");
+    expect(((await response.json()) as { embedding: { values: number[] } }).embedding.values).toHaveLength(16);
+  });
+
   it("models.list and models.get name the aliases", async () => {
     const ai = client(h.url);
     const names: string[] = [];

@@ -143,6 +143,16 @@ describe("deltas as GenerateContentResponse chunks", () => {
   });
 });
 
+describe("a bare signature after text", () => {
+  it("goes out on an empty text part, as Gemini ends a stream, and comes back as that text's signature", () => {
+    const encoder = createGeminiEncoder({ requestModel: "alias", includeThoughts: true, servedKind: () => "gemini" });
+    const parts = ([{ type: "text", text: "hello" }, { type: "reasoning", text: "", signature: "text-sig" }] as Delta[]).flatMap((d) => encoder.chunks(d)).flatMap((c) => c.candidates[0]!.content.parts);
+    expect(parts).toEqual([{ text: "hello" }, { text: "", thoughtSignature: "text-sig" }]);
+    const { request } = geminiRequestFrom({ contents: [user("hi"), { role: "model", parts }, user("more")] }, "sim", LIMITS);
+    expect(request.messages[1]!.content).toEqual([{ type: "text", text: "hello" }, { type: "reasoning", text: "", signature: "text-sig" }]);
+  });
+});
+
 describe("signatures go back only to the wire that issued them", () => {
   const request = {
     model: "m",

@@ -60,7 +60,8 @@ function contentParts(parts: readonly PartBody[], at: string): ContentPart[] {
         out[out.length - 1] = { type: "reasoning", text: prev.text + (p.text ?? ""), ...(p.thoughtSignature ? { signature: p.thoughtSignature } : {}) };
       } else if (p.text || p.thoughtSignature) out.push({ type: "reasoning", text: p.text ?? "", ...(p.thoughtSignature ? { signature: p.thoughtSignature } : {}) });
     } else if (p.text !== undefined) {
-      out.push({ type: "text", text: p.text });
+      // An empty text part carries only its signature (providers refuse empty text blocks).
+      if (p.text !== "") out.push({ type: "text", text: p.text });
       signed(out, p.thoughtSignature);
     } else if (p.inlineData) {
       if (!p.inlineData.mimeType.startsWith("image/")) invalid(`${where}.inlineData.mimeType`, "only images are served by this gateway");

@@ -203,13 +203,21 @@ export async function geminiModelMethod(req: AnyRequest, res: AnyResponse, excha
   }
 }
 
-/** A model as Google lists it: `models/{alias}`, with the methods every alias serves here. */
-function modelResource(id: string): Record<string, unknown> {
+/**
+ * A model as Google lists it: `models/{alias}`, with the methods every
+ * alias serves here, and the limits every target of the alias keeps
+ * (what a client may rely on whichever target answers).
+ */
+function modelResource(model: Awaited<ReturnType<CallLayer["models"]>>[number]): Record<string, unknown> {
+  const every = model.capabilities?.everyTarget;
   return {
-    name: `models/${id}`,
-    baseModelId: id,
+    name: `models/${model.id}`,
+    baseModelId: model.id,
     version: "sluice",
-    displayName: id,
+    displayName: model.id,
+    ...(every?.contextWindow === undefined ? {} : { inputTokenLimit: every.contextWindow }),
+    ...(every?.maxOutputTokens === undefined ? {} : { outputTokenLimit: every.maxOutputTokens }),
+    ...(every?.reasoning === undefined ? {} : { thinking: every.reasoning }),
     supportedGenerationMethods: ["generateContent", "streamGenerateContent", "countTokens", "embedContent", "batchEmbedContents"],
   };
 }
@@ -220,12 +228,13 @@ export async function geminiModels(req: AnyRequest, res: AnyResponse, exchange: 
     const visible = await calls.models(credentialOf(req), exchange.edge, exchange.fields, exchange.remote);
     if (id === undefined) {
       exchange.code = "ok";
-      return sendJson(res, 200, { models: visible.map((m) => modelResource(m.id)) });
+      return sendJson(res, 200, { models: visible.map(modelResource) });
     }
     const name = id.startsWith("models/") ? id.slice("models/".length) : id;
-    if (!visible.some((m) => m.id === name)) throw new GatewayError("unknown_model", `unknown model ${JSON.stringify(clipClientValue(name))}: not configured on this gateway`, { field: "model" });
+    const model = visible.find((m) => m.id === name);
+    if (!model) throw new GatewayError("unknown_model", `unknown model ${JSON.stringify(clipClientValue(name))}: not configured on this gateway`, { field: "model" });
     exchange.code = "ok";
-    sendJson(res, 200, modelResource(name));
+    sendJson(res, 200, modelResource(model));
   } catch (error) {
     sendGoogleError(res, exchange, error);
   }

@@ -89,6 +89,8 @@ function parsedArgs(text: string): Record<string, unknown> {
 export function createGeminiEncoder(options: { readonly requestModel: string; readonly includeThoughts: boolean; readonly servedKind: () => ProviderKind | undefined }): GeminiEncoder {
   let responseId = "";
   let usage: Usage | undefined;
+  // What the last content delta was: a bare signature signs it, and goes out as a part of its kind (Gemini signs text parts too).
+  let after: "text" | "thought" = "text";
   const calls = new Map<number, OpenCall>();
   const chunk = (parts: GeminiPart[]): GenerateContentResponse => ({ candidates: [{ content: { role: "model", parts }, index: 0 }], modelVersion: options.requestModel, responseId });
   const mark = (signature: string) => signatureForCaller(signature, options.servedKind());
@@ -99,11 +101,17 @@ export function createGeminiEncoder(options: { readonly requestModel: string; re
           responseId = delta.responseId;
           return [];
         case "text":
-          return delta.text === "" ? [] : [chunk([{ text: delta.text }])];
+          if (delta.text === "") return [];
+          after = "text";
+          return [chunk([{ text: delta.text }])];
         case "reasoning": {
+          if (delta.text !== "") after = "thought";
           const shown = options.includeThoughts && delta.text !== "";
           if (!shown && delta.signature === undefined) return [];
-          return [chunk([{ text: shown ? delta.text : "", thought: true, ...(delta.signature === undefined ? {} : { thoughtSignature: mark(delta.signature) }) }])];
+          const signature = delta.signature === undefined ? {} : { thoughtSignature: mark(delta.signature) };
+          // A bare signature after text is the text's (as Gemini ends a stream with `{text: "", thoughtSignature}`); after thoughts, the thoughts'.
+          if (!shown && after === "text") return [chunk([{ text: "", ...signature }])];
+          return [chunk([{ text: shown ? delta.text : "", thought: true, ...signature }])];
         }
         case "tool_call": {
           const open = calls.get(delta.index) ?? { id: "", name: "", args: "" };
