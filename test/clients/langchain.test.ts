@@ -69,9 +69,9 @@ describe.each(WIRES)("LangChain JS, upstream wire %s", (wire) => {
       );
       expect(failed).toBeInstanceOf(Error);
       expect(String((failed as Error).message)).toMatch(/402|budget/);
-            // The first request was admitted and recorded; the refusal came at the second.
-    await g.events.until(() => g.records(tight).length >= 1).catch(() => undefined);
-    expect(g.records(tight)).toHaveLength(1);
+      // The first request was admitted and recorded; the refusal came at the second.
+      await g.events.until(() => g.records(tight).length >= 1).catch(() => undefined);
+      expect(g.records(tight)).toHaveLength(1);
     });
   }
 });

@@ -96,7 +96,12 @@ export function runClient(command: string, args: readonly string[], options: { e
 
 /** What a failed assertion shows of a client's run. */
 export function evidence(ran: Ran): string {
-  return `exit ${ran.code}${ran.signal ? ` (${ran.signal})` : ""}${ran.hung ? ", killed after the bound" : ""} in ${ran.ms} ms\nstdout (tail):\n${ran.stdout.slice(-6_000)}\nstderr (tail):\n${ran.stderr.slice(-4_000)}`;
+  // Claude Code's first line lists its tools, commands and plugins (~4 KB): what it says of itself, not of the run.
+  const stdout = ran.stdout
+    .split("\n")
+    .filter((line) => !line.startsWith('{"type":"system","subtype":"init"'))
+    .join("\n");
+  return `exit ${ran.code}${ran.signal ? ` (${ran.signal})` : ""}${ran.hung ? ", killed after the bound" : ""} in ${ran.ms} ms\nstdout (tail):\n${stdout.slice(-6_000)}\nstderr (tail):\n${ran.stderr.slice(-4_000)}`;
 }
 
 /** Every JSON line in `text` (JSONL output of the CLIs), skipping lines that are not JSON. */
