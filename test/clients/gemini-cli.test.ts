@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ClientGateway, nonce, startClientGateway, WIRES } from "./helpers/gateway.js";
 import { evidence, type Ran, runClient, scratch } from "./helpers/run.js";
 import { bin, GEMINI_EDGE, named, runnable } from "./helpers/tier.js";
+import { LOOKUP_DESCRIPTION, toolTask } from "./helpers/tool-task.js";
 
 /**
  * Gemini CLI (`gemini -p`, @google/gemini-cli) through the Gemini edge
@@ -11,7 +12,11 @@ import { bin, GEMINI_EDGE, named, runnable } from "./helpers/tier.js";
  * gateway, its shell tool run with a nonce.
  */
 const installed = runnable(["@google/gemini-cli"]);
-const GEMINI = installed.ok && !GEMINI_EDGE ? { ok: false, reason: "this branch serves no Gemini edge (src/edges/gemini)" } : installed;
+const NO_EDGE = { ok: false, reason: "this branch serves no Gemini edge (src/edges/gemini)" };
+const GEMINI = installed.ok && !GEMINI_EDGE ? NO_EDGE : installed;
+/** The SDK Gemini CLI is built on, on its own; it declares Node >= 22. */
+const genaiInstalled = runnable(["@google/genai"]);
+const GENAI = genaiInstalled.ok && !GEMINI_EDGE ? NO_EDGE : genaiInstalled;
 
 async function gemini(g: ClientGateway, key: string, prompt: string): Promise<Ran> {
   const s = await scratch();
@@ -42,6 +47,26 @@ describe.each(WIRES)("Gemini CLI through the Gemini edge, upstream wire %s", (wi
     expect(records.length, evidence(ran)).toBeGreaterThanOrEqual(2);
     expect(new Set(records.map((r) => r.requestId)).size).toBe(records.length);
     for (const r of records) expect(r).toMatchObject({ alias: "agent", outcome: "completed" });
+  });
+
+  it.runIf(GENAI.ok)(named("@google/genai: generateContentStream calls the function, and the next turn quotes its result", GENAI), async () => {
+    const { GoogleGenAI } = await import("@google/genai");
+    type Content = import("@google/genai").Content;
+    const ai = new GoogleGenAI({ apiKey: g.key, httpOptions: { baseUrl: g.url } });
+    const task = toolTask();
+    const config = { tools: [{ functionDeclarations: [{ name: "lookup", description: LOOKUP_DESCRIPTION, parametersJsonSchema: { type: "object", properties: { code: { type: "string" } }, required: ["code"] } }] }] };
+    const contents: Content[] = [{ role: "user", parts: [{ text: task.prompt }] }];
+    const before = g.records(g.key).length;
+    const modelParts: NonNullable<Content["parts"]> = [];
+    for await (const chunk of await ai.models.generateContentStream({ model: "agent", contents, config })) modelParts.push(...(chunk.candidates?.[0]?.content?.parts ?? []));
+    const call = modelParts.find((p) => p.functionCall)?.functionCall;
+    expect(call?.name).toBe("lookup");
+    contents.push({ role: "model", parts: modelParts }, { role: "user", parts: [{ functionResponse: { ...(call?.id ? { id: call.id } : {}), name: "lookup", response: { output: task.result } } }] });
+    let text = "";
+    for await (const chunk of await ai.models.generateContentStream({ model: "agent", contents, config })) text += chunk.text ?? "";
+    expect(text).toContain(task.expected);
+    await g.events.until(() => g.records(g.key).length >= before + 2).catch(() => undefined);
+    expect(g.records(g.key).slice(before)).toHaveLength(2);
   });
 
   it.runIf(GEMINI.ok)(named("shows a 402 budget refusal mid-session as an error and exits non-zero, without hanging", GEMINI), async () => {
