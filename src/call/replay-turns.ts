@@ -1,4 +1,4 @@
-import type { ChatMessage, ChatRequest } from "../core/chat-request.js";
+import type { ChatMessage, ChatRequest, ProviderKind } from "../core/chat-request.js";
 import type { Delta } from "../core/delta.js";
 import { createReasoningCollector, hasReplayState } from "../core/reasoning-parts.js";
 import { MAX_REPLAY_KEY_CHARS, type ReplayEntry, type ReplayStore } from "../store/replay-store.js";
@@ -103,18 +103,21 @@ function withoutForeignThinking(message: ChatMessage): ChatMessage {
  * nowhere else. For a client whose API carries its own thinking
  * (`call-signatures`), a turn the store says another provider or model
  * answered (failover, a changed alias) loses the signed thinking the
- * client sent with it, before the request leaves.
+ * client sent with it, before the request leaves; on an Anthropic target,
+ * which refuses a thinking request whose tool turn starts without
+ * thinking, that one step is then asked without thinking.
  */
 export async function restoreReplay(
   request: ChatRequest,
   store: ReplayStore,
-  served: { provider: string; model: string } | undefined,
+  served: { provider: string; model: string; kind?: ProviderKind } | undefined,
   what: ReplayKind = "reasoning-and-signatures",
 ): Promise<ChatRequest> {
   if (!served) return request;
   const lastUser = request.messages.findLastIndex((m) => m.role === "user");
   let restored = 0;
   let changed = false;
+  let foreign = false;
   const messages = await Promise.all(
     request.messages.map(async (m, i) => {
       if (i < lastUser || m.role !== "assistant" || !m.toolCalls?.length) return m;
@@ -124,7 +127,7 @@ export async function restoreReplay(
       if (entry.provider !== served.provider || entry.model !== served.model) {
         if (what !== "call-signatures") return m;
         const clean = withoutForeignThinking(m);
-        if (clean !== m) changed = true;
+        if (clean !== m) changed = foreign = true;
         return clean;
       }
       changed = true;
@@ -140,7 +143,10 @@ export async function restoreReplay(
       };
     }),
   );
-  return changed ? { ...request, messages } : request;
+  if (!changed) return request;
+  // Anthropic refuses a thinking request whose tool turn starts without thinking: this one step is answered without.
+  if (foreign && served.kind === "anthropic" && request.reasoning !== undefined) return { ...request, messages, reasoning: { effort: "none" } };
+  return { ...request, messages };
 }
 
 /** Keeps an answer's signatures for the next tool turn. The store failing costs only that continuation, never this answer. */
