@@ -109,6 +109,14 @@ describe("Claude Code's first request (POST /v1/messages?beta=true)", () => {
     expect(names(response.headers.get("sluice-dropped-params"))).toEqual(UNKNOWN_BETAS);
   });
 
+  it("its count_tokens call (the same prompt without generation settings) is counted", async () => {
+    const { max_tokens: _max, stream: _stream, metadata: _metadata, ...prompt }: Json = claudeCodeBody("on-anthropic", "Say hello");
+    const res = await post("/v1/messages/count_tokens?beta=true", prompt, CLAUDE_CODE_HEADERS);
+    const body = (await res.body.json()) as { input_tokens: number };
+    expect(res.statusCode, JSON.stringify(body)).toBe(200);
+    expect(body.input_tokens).toBeGreaterThan(100);
+  });
+
   it("the AI SDK's shape (cache_control on system[0], eager_input_streaming on every tool) is served", async () => {
     const res = await post("/v1/messages", {
       model: "on-openai",

@@ -24,6 +24,13 @@ beforeAll(async () => {
       models: {
         a: { provider: "first", model: "sim-1" },
         b: { provider: "second", model: "sim-1" },
+        // Its first target always fails: every answer comes from the second, which failover reaches after it.
+        fo: {
+          targets: [
+            { provider: "first", model: "sim-1?fail=status&status=503&script=fo-primary" },
+            { provider: "second", model: "sim-1?script=fo-backup" },
+          ],
+        },
       },
     }),
   });
@@ -57,6 +64,27 @@ describe("signed thinking from another provider is dropped before the request le
 
     expect((await ask("b", next("other-provider"))).stop_reason).toBe("end_turn");
     expect(await thinkingSent("other-provider")).toEqual([]);
+  });
+
+  it("on failover: the target that did not issue the thinking is sent none, the one that did gets it back", async () => {
+    const first: Anthropic.MessageParam = { role: "user", content: "#sim reasoning=4 tokens=2 tools=1 seed=32" };
+    const answer = await ask("fo", [first]);
+    const call = answer.content.find((b): b is Anthropic.ToolUseBlock => b.type === "tool_use");
+    expect(call).toBeDefined();
+    const next = await ask("fo", [
+      first,
+      { role: "assistant", content: answer.content as Anthropic.ContentBlockParam[] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: call!.id, content: "21 degrees\n#sim tools=0 tag=failover-turn" }] },
+    ]);
+    expect(next.stop_reason).toBe("end_turn");
+    const sent = h.sim.records.all().filter((r) => r.tag === "failover-turn");
+    const thinking = (body: unknown) => JSON.stringify(body).includes('"type":"thinking"');
+    const primary = sent.filter((r) => r.model.includes("fo-primary"));
+    const backup = sent.filter((r) => r.model.includes("fo-backup"));
+    expect(primary.length).toBeGreaterThan(0);
+    expect(backup).toHaveLength(1);
+    for (const r of primary) expect(thinking(r.body)).toBe(false);
+    expect(thinking(backup[0]!.body)).toBe(true);
   });
 
   it("a thinking block with an empty signature (a resumed transcript) is dropped, not refused", async () => {
