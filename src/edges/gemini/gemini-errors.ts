@@ -1,4 +1,6 @@
 import { type ErrorCode, type GatewayError, toGatewayError } from "../../core/errors.js";
+import type { Exchange } from "../../http/exchange.js";
+import { type AnyResponse, sendJson } from "../../http/node-http.js";
 import { geminiParam, renameLeadingFields } from "./gemini-params.js";
 
 /** The google.rpc.Code names Sluice answers with. */
@@ -93,4 +95,11 @@ export function toGoogleError(reason: unknown): { readonly status: number; reado
   if (error.budget) headers["sluice-budget-level"] = error.budget.level;
   if (error.budget?.reset !== undefined) headers["sluice-budget-reset"] = error.budget.reset;
   return { status, headers, body: { error: { code: status, message, status: mapped.name } } };
+}
+
+/** Sends `reason` in Google's error shape; `headers` (the key's quota) go beside its own. */
+export function sendGoogleError(res: AnyResponse, exchange: Exchange, reason: unknown, headers: Readonly<Record<string, string>> = {}): void {
+  exchange.code = toGatewayError(reason).code;
+  const { status, headers: own, body } = toGoogleError(reason);
+  sendJson(res, status, body, { ...headers, ...own });
 }

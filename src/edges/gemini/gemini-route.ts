@@ -3,17 +3,19 @@ import { DROPPED_PARAMS_HEADER } from "../../call/call-layer.js";
 import { cachePolicyFromHeader } from "../../core/cache-policy.js";
 import { clipClientValue } from "../../core/client-text.js";
 import type { Delta } from "../../core/delta.js";
-import { GatewayError, toGatewayError } from "../../core/errors.js";
+import { GatewayError } from "../../core/errors.js";
 import type { StructureLimits } from "../../core/structure-limits.js";
 import type { Exchange } from "../../http/exchange.js";
 import { type AnyRequest, type AnyResponse, headerOf, sendJson } from "../../http/node-http.js";
 import type { BodyLimits } from "../../http/read-body.js";
 import { countedInputTokens } from "../../usage/prompt-size.js";
 import { answerWhole, beginHttpCall, httpCall } from "../sse/http-call.js";
-import { type SseCodec, writeSse } from "../sse/write-sse.js";
+import { writeSse } from "../sse/write-sse.js";
 import { countTokensRequestFrom, geminiRequestFrom } from "./from-gemini.js";
 import { embedRequestFromGemini, geminiEmbeddingsBody } from "./gemini-embed.js";
-import { toGoogleError } from "./gemini-errors.js";
+import { sendGoogleError } from "./gemini-errors.js";
+import { credentialOf } from "./gemini-key.js";
+import { arrayCodec, sseCodec } from "./gemini-streams.js";
 import { geminiParam } from "./gemini-params.js";
 import { createTargetFit } from "./target-fit.js";
 import { createGeminiEncoder, type GenerateContentResponse, joinChunks } from "./to-gemini.js";
@@ -26,83 +28,9 @@ export interface GeminiOptions {
   readonly sendTimeoutMs: number;
 }
 
-/** Sends `reason` in Google's error shape; `headers` (the key's quota) go beside its own. */
-export function sendGoogleError(res: AnyResponse, exchange: Exchange, reason: unknown, headers: Readonly<Record<string, string>> = {}): void {
-  exchange.code = toGatewayError(reason).code;
-  const { status, headers: own, body } = toGoogleError(reason);
-  sendJson(res, status, body, { ...headers, ...own });
-}
-
-/**
- * The caller's key, from where Google's clients put it: `x-goog-api-key`
- * (the SDKs, Gemini CLI), `?key=` (curl examples, older clients), or a
- * Bearer `authorization` (OAuth-style clients, and Sluice's own habit).
- * The query is never logged: the access line names the route, not the URL.
- */
-export function credentialOf(req: AnyRequest): string | undefined {
-  const header = headerOf(req, "x-goog-api-key");
-  if (header !== undefined && header !== "") return `Bearer ${header}`;
-  const query = (req.url ?? "").split("?")[1];
-  const key = query === undefined ? null : new URLSearchParams(query).get("key");
-  if (key !== null && key !== "") return `Bearer ${key}`;
-  return headerOf(req, "authorization");
-}
-
 function queryOf(req: AnyRequest, name: string): string | null {
   const query = (req.url ?? "").split("?")[1];
   return query === undefined ? null : new URLSearchParams(query).get(name);
-}
-
-const SSE_KEEPALIVE = ": keepalive\n\n";
-
-/**
- * `?alt=sse`: `data: {chunk}` events. A failure after the start is an
- * `{"error": …}` event, then the same object bare, with no event around
- * it: the genai SDK (and so Gemini CLI) raises only on a bare error body
- * or on bytes left over at the end, never on an error event, and would
- * otherwise take the truncated answer as whole. SSE parsers skip the bare
- * line and read the event.
- */
-function sseCodec(encode: (delta: Delta) => GenerateContentResponse[]): SseCodec {
-  return {
-    events: (delta, push) => {
-      for (const chunk of encode(delta)) push(`data: ${JSON.stringify(chunk)}\r\n\r\n`);
-    },
-    heartbeat: SSE_KEEPALIVE,
-    dropped: (params) => params.map(geminiParam),
-    end: () => undefined,
-    failure: (error, push) => {
-      const body = JSON.stringify(toGoogleError(error).body);
-      push(`data: ${body}\r\n\r\n${body}`);
-    },
-    refuse: sendGoogleError,
-  };
-}
-
-/**
- * Without `alt=sse`, streamGenerateContent answers one JSON array written
- * element by element (`[{…}\n,{…}]`). Whitespace is the keepalive; a
- * failure after the start is a last `{"error": …}` element and the array
- * is closed, so the body is still valid JSON a client reads the error from.
- */
-function arrayCodec(encode: (delta: Delta) => GenerateContentResponse[]): SseCodec {
-  let opened = false;
-  const open = () => {
-    const first = !opened;
-    opened = true;
-    return first ? "[" : "\r\n,";
-  };
-  return {
-    headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-cache", "x-accel-buffering": "no" },
-    events: (delta, push) => {
-      for (const chunk of encode(delta)) push(`${open()}${JSON.stringify(chunk)}`);
-    },
-    heartbeat: "\n",
-    dropped: (params) => params.map(geminiParam),
-    end: (push) => push(opened ? "]" : "[]"),
-    failure: (error, push) => push(`${open()}${JSON.stringify(toGoogleError(error).body)}]`),
-    refuse: sendGoogleError,
-  };
 }
 
 type Shape = "whole" | "sse" | "array";
@@ -200,42 +128,5 @@ export async function geminiModelMethod(req: AnyRequest, res: AnyResponse, excha
       return embed(req, res, exchange, options, model, true);
     default:
       return sendGoogleError(res, exchange, new GatewayError("not_found", `no method ${JSON.stringify(clipClientValue(method, 64))} on models: this gateway serves generateContent, streamGenerateContent, countTokens, embedContent and batchEmbedContents`));
-  }
-}
-
-/**
- * A model as Google lists it: `models/{alias}`, with the methods every
- * alias serves here, and the limits every target of the alias keeps
- * (what a client may rely on whichever target answers).
- */
-function modelResource(model: Awaited<ReturnType<CallLayer["models"]>>[number]): Record<string, unknown> {
-  const every = model.capabilities?.everyTarget;
-  return {
-    name: `models/${model.id}`,
-    baseModelId: model.id,
-    version: "sluice",
-    displayName: model.id,
-    ...(every?.contextWindow === undefined ? {} : { inputTokenLimit: every.contextWindow }),
-    ...(every?.maxOutputTokens === undefined ? {} : { outputTokenLimit: every.maxOutputTokens }),
-    ...(every?.reasoning === undefined ? {} : { thinking: every.reasoning }),
-    supportedGenerationMethods: ["generateContent", "streamGenerateContent", "countTokens", "embedContent", "batchEmbedContents"],
-  };
-}
-
-/** `GET /v1beta/models[/{model}]`: the aliases the caller's key may use, in Google's Model resources. */
-export async function geminiModels(req: AnyRequest, res: AnyResponse, exchange: Exchange, calls: CallLayer, id?: string): Promise<void> {
-  try {
-    const visible = await calls.models(credentialOf(req), exchange.edge, exchange.fields, exchange.remote);
-    if (id === undefined) {
-      exchange.code = "ok";
-      return sendJson(res, 200, { models: visible.map(modelResource) });
-    }
-    const name = id.startsWith("models/") ? id.slice("models/".length) : id;
-    const model = visible.find((m) => m.id === name);
-    if (!model) throw new GatewayError("unknown_model", `unknown model ${JSON.stringify(clipClientValue(name))}: not configured on this gateway`, { field: "model" });
-    exchange.code = "ok";
-    sendJson(res, 200, modelResource(model));
-  } catch (error) {
-    sendGoogleError(res, exchange, error);
   }
 }
