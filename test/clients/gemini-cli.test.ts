@@ -14,7 +14,7 @@ import { LOOKUP_DESCRIPTION, toolTask } from "./helpers/tool-task.js";
 const installed = runnable(["@google/gemini-cli"]);
 const NO_EDGE = { ok: false, reason: "this branch serves no Gemini edge (src/edges/gemini)" };
 const GEMINI = installed.ok && !GEMINI_EDGE ? NO_EDGE : installed;
-/** The SDK Gemini CLI is built on, on its own; it declares Node >= 22. */
+/** The SDK Gemini CLI is built on, on its own (pinned to the gateway's own 1.x, which runs on Node 20). */
 const genaiInstalled = runnable(["@google/genai"]);
 const GENAI = genaiInstalled.ok && !GEMINI_EDGE ? NO_EDGE : genaiInstalled;
 
