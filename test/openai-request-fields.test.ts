@@ -61,6 +61,8 @@ const ACTED_ON = new Set([
   "n",
   "parallel_tool_calls",
   "presence_penalty",
+  "prompt_cache_key",
+  "safety_identifier",
   "reasoning_effort",
   "response_format",
   "seed",
@@ -109,7 +111,7 @@ describe("every field the openai SDK declares is acted on or named in sluice-dro
     expect(dropped(response.headers.get("sluice-dropped-params"))).toEqual([...NOT_ACTED_ON].sort());
     // And the ones acted on reached the upstream.
     const record = await h.sim.records.waitFor((r) => r.tag === "every-field", 30_000);
-    expect(record.body).toMatchObject({ seed: 3, top_p: 0.9, user: "u-1", logprobs: true, top_logprobs: 2, reasoning_effort: "low" });
+    expect(record.body).toMatchObject({ seed: 3, top_p: 0.9, user: "u-1", logprobs: true, top_logprobs: 2, reasoning_effort: "low", prompt_cache_key: "k-1", safety_identifier: "user-hash" });
     for (const field of NOT_ACTED_ON) expect(record.body).not.toHaveProperty(field);
   });
 
@@ -139,6 +141,30 @@ describe("every field the openai SDK declares is acted on or named in sluice-dro
       .chat.completions.create({ model: "lenient", messages: [{ role: "user", content: "hi" }], stream: true, store: true, seed: 4 })
       .withResponse();
     expect(dropped(response.headers.get("sluice-dropped-params"))).toEqual(["seed", "store"]);
+  });
+});
+
+describe("carried fields: forwarded to targets that take them, named where they go nowhere", () => {
+  it("prompt_cache_key and safety_identifier reach an OpenAI target; to an Anthropic target they are named, and cache_control is kept there", async () => {
+    const body = {
+      messages: [{ role: "user", content: [{ type: "text", text: "#sim tag=carried-chat tokens=2", cache_control: { type: "ephemeral" } }] }],
+      prompt_cache_key: "k-2",
+      safety_identifier: "s-2",
+    };
+    const toOpenAi = await post({ ...body, model: "sim" });
+    expect(toOpenAi.statusCode).toBe(200);
+    expect(dropped(toOpenAi.headers["sluice-dropped-params"])).toEqual(["cache_control"]);
+    await toOpenAi.body.dump();
+    const toAnthropic = await post({ ...body, model: "lenient", messages: [{ role: "user", content: [{ type: "text", text: "#sim tag=carried-chat-a tokens=2", cache_control: { type: "ephemeral" } }] }] });
+    expect(toAnthropic.statusCode).toBe(200);
+    expect(dropped(toAnthropic.headers["sluice-dropped-params"])).toEqual(["prompt_cache_key", "safety_identifier"]);
+    await toAnthropic.body.dump();
+    const openAiRecord = await h.sim.records.waitFor((r) => r.tag === "carried-chat", 30_000);
+    expect(openAiRecord.body).toMatchObject({ prompt_cache_key: "k-2", safety_identifier: "s-2" });
+    expect(JSON.stringify(openAiRecord.body)).not.toContain("cache_control");
+    const anthropicRecord = await h.sim.records.waitFor((r) => r.tag === "carried-chat-a", 30_000);
+    expect(anthropicRecord.body).toMatchObject({ messages: [{ role: "user", content: [{ type: "text", cache_control: { type: "ephemeral" } }] }] });
+    expect(anthropicRecord.body).not.toHaveProperty("prompt_cache_key");
   });
 });
 

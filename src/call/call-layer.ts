@@ -205,7 +205,7 @@ function withReplay(options: StreamOptions, store: ReplayStore, kind: ReplayKind
         }
       : (delta) => capture.observe(delta),
     prepare: async (request, target) => {
-      const restored = await restoreReplay(request, store, { provider: target.provider.name, model: target.model }, kind);
+      const restored = await restoreReplay(request, store, { provider: target.provider.name, model: target.model, kind: target.provider.kind }, kind);
       return prepare ? prepare(restored, target) : restored;
     },
     keepReplay: () => keepReplay(capture, store),

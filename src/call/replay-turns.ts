@@ -1,4 +1,4 @@
-import type { ChatMessage, ChatRequest } from "../core/chat-request.js";
+import type { ChatMessage, ChatRequest, ProviderKind } from "../core/chat-request.js";
 import type { Delta } from "../core/delta.js";
 import { createReasoningCollector, hasReplayState } from "../core/reasoning-parts.js";
 import { MAX_REPLAY_KEY_CHARS, type ReplayEntry, type ReplayStore } from "../store/replay-store.js";
@@ -81,29 +81,55 @@ async function entryFor(message: ChatMessage, store: ReplayStore): Promise<Repla
   return undefined;
 }
 
+/** Whether a reasoning part carries something only its issuer can verify. */
+const signed = (part: ChatMessage["content"][number]): boolean => part.type === "reasoning" && (part.signature !== undefined || part.redactedData !== undefined);
+
+/**
+ * A turn another provider or model answered, as this target may receive it:
+ * the signed thinking the client sent back with it (an Anthropic client
+ * does) left out, since it verifies only where it was issued and the target
+ * would refuse the whole request over it. Unchanged when it holds none.
+ */
+function withoutForeignThinking(message: ChatMessage): ChatMessage {
+  if (!message.content.some(signed)) return message;
+  return { ...message, content: message.content.filter((part) => !signed(part)) };
+}
+
 /**
  * The request with stored reasoning and signatures put back into the
  * assistant turns of the current tool-use loop (after the last user
  * message), where providers check them. Only entries issued by the same
  * provider and model as the alias serves now are used: signatures verify
- * nowhere else.
+ * nowhere else. For a client whose API carries its own thinking
+ * (`call-signatures`), a turn the store says another provider or model
+ * answered (failover, a changed alias) loses the signed thinking the
+ * client sent with it, before the request leaves; on an Anthropic target,
+ * which refuses a thinking request whose tool turn starts without
+ * thinking, that one step is then asked without thinking.
  */
 export async function restoreReplay(
   request: ChatRequest,
   store: ReplayStore,
-  served: { provider: string; model: string } | undefined,
+  served: { provider: string; model: string; kind?: ProviderKind } | undefined,
   what: ReplayKind = "reasoning-and-signatures",
 ): Promise<ChatRequest> {
   if (!served) return request;
   const lastUser = request.messages.findLastIndex((m) => m.role === "user");
   let restored = 0;
   let changed = false;
+  let foreign = false;
   const messages = await Promise.all(
     request.messages.map(async (m, i) => {
       if (i < lastUser || m.role !== "assistant" || !m.toolCalls?.length) return m;
       if (++restored > MAX_RESTORED_TURNS) return m;
       const entry = await entryFor(m, store);
-      if (!entry || entry.provider !== served.provider || entry.model !== served.model) return m;
+      if (!entry) return m;
+      if (entry.provider !== served.provider || entry.model !== served.model) {
+        if (what !== "call-signatures") return m;
+        const clean = withoutForeignThinking(m);
+        if (clean !== m) changed = foreign = true;
+        return clean;
+      }
       changed = true;
       // A turn that carries its own reasoning keeps it, and a client whose API carries reasoning gets none added: only the calls' signatures.
       const ownReasoning = what === "call-signatures" || m.content.some((p) => p.type === "reasoning");
@@ -117,7 +143,10 @@ export async function restoreReplay(
       };
     }),
   );
-  return changed ? { ...request, messages } : request;
+  if (!changed) return request;
+  // Anthropic refuses a thinking request whose tool turn starts without thinking: this one step is answered without.
+  if (foreign && served.kind === "anthropic" && request.reasoning !== undefined) return { ...request, messages, reasoning: { effort: "none" } };
+  return { ...request, messages };
 }
 
 /** Keeps an answer's signatures for the next tool turn. The store failing costs only that continuation, never this answer. */

@@ -19,6 +19,8 @@ export interface RequestRecord {
   readonly traceparent?: string;
   /** The parsed request body, kept for tagged requests only (tests assert what the gateway sent). */
   readonly body?: unknown;
+  /** The `anthropic-beta` header the gateway sent, kept for tagged requests only. */
+  readonly betas?: string;
   readonly arrivedAt: number;
   headersAt?: number;
   firstTokenAt?: number;

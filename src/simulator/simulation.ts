@@ -178,10 +178,11 @@ export function createSimulation(): Simulation {
     }
     const requestId = exchange.headers["x-request-id"];
     const traceparent = exchange.headers.traceparent;
+    const betas = exchange.headers["anthropic-beta"];
     const record = records.add({
       format: format.name,
       model: request.model,
-      ...(knobs.tag === undefined ? {} : { tag: knobs.tag, body }),
+      ...(knobs.tag === undefined ? {} : { tag: knobs.tag, body, ...(typeof betas === "string" ? { betas } : {}) }),
       ...(typeof requestId === "string" ? { requestId } : {}),
       ...(typeof traceparent === "string" ? { traceparent } : {}),
       arrivedAt: now(),

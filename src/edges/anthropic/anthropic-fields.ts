@@ -36,7 +36,7 @@ export const ANTHROPIC_FIELDS: FieldTable = [
   { field: "model, max_tokens, messages, system, stream", treatment: "honoured", why: "the request itself." },
   { field: "temperature, top_p, top_k, stop_sequences", treatment: "honoured", why: "sampling; a target that cannot honour one refuses it by name unless the alias sets dropUnsupportedParams." },
   { field: "tools, tool_choice", treatment: "honoured", why: "custom tools; tool_choice forcing a tool that is not declared is refused, since the answer would not call it." },
-  { field: "messages[] role system", treatment: "honoured", why: "joined into the system prompt at its place, as Claude Code sends a reminder." },
+  { field: "messages[] role system", treatment: "honoured", why: "a system message where it stands (Claude Code sends reminders so); Anthropic targets receive it in the system prompt." },
   { field: "thinking", treatment: "honoured", why: "enabled (a budget), adaptive (effort high unless output_config says otherwise) or disabled: the canonical reasoning settings." },
   {
     field: "thinking.display",

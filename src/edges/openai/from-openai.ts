@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { type ChatMessage, type ChatRequest, type ContentPart, PROVIDER_KINDS, type ResponseFormat, type ToolChoice } from "../../core/chat-request.js";
+import { type CacheMark, type ChatMessage, type ChatRequest, type ContentPart, PROVIDER_KINDS, type ResponseFormat, type ToolChoice } from "../../core/chat-request.js";
 import { clipClientValue } from "../../core/client-text.js";
 import { GatewayError } from "../../core/errors.js";
 import type { StructureLimits } from "../../core/structure-limits.js";
@@ -8,10 +8,13 @@ import { droppedFields } from "./request-fields.js";
 
 // Inside messages and tools unknown fields are ignored (z.object strips
 // them), as OpenAI's API does; at the top level request-fields.ts decides.
-const textPart = z.object({ type: z.literal("text"), text: z.string() });
+// Anthropic-style breakpoints, as OpenAI-compatible clients put them on parts and tools: carried (chat-fields.ts).
+const cacheControl = z.object({ type: z.literal("ephemeral"), ttl: z.enum(["5m", "1h"]).nullish() }).nullish();
+const textPart = z.object({ type: z.literal("text"), text: z.string(), cache_control: cacheControl });
 const imagePart = z.object({
   type: z.literal("image_url"),
   image_url: z.object({ url: z.string(), detail: z.enum(["auto", "low", "high"]).optional() }),
+  cache_control: cacheControl,
 });
 const content = z.union([z.string(), z.array(z.union([textPart, imagePart]))]);
 const toolCall = z.object({
@@ -47,6 +50,7 @@ const body = z.object({
           parameters: z.record(z.string(), z.unknown()).optional(),
           strict: z.boolean().nullish(),
         }),
+        cache_control: cacheControl,
       }),
     )
     .nullish(),
@@ -85,6 +89,8 @@ const body = z.object({
   top_logprobs: z.number().int().nullish(),
   parallel_tool_calls: z.boolean().nullish(),
   service_tier: z.enum(["auto", "default", "flex", "priority", "scale"]).nullish(),
+  prompt_cache_key: z.string().nullish(),
+  safety_identifier: z.string().nullish(),
   // Sluice extensions (OpenAI has no field for these): a thinking budget and
   // reasoning visibility, and the per-provider escape hatch.
   reasoning: z
@@ -114,11 +120,17 @@ function param(path: readonly PropertyKey[]): string {
   return path.reduce<string>((out, key) => (typeof key === "number" ? `${out}[${key}]` : out ? `${out}.${String(key)}` : String(key)), "");
 }
 
+function cacheMark(control: z.infer<typeof cacheControl>): { readonly cache?: CacheMark } {
+  return control ? { cache: control.ttl ? { ttl: control.ttl } : {} } : {};
+}
+
 function parts(value: z.infer<typeof content> | null | undefined): ContentPart[] {
   if (value === null || value === undefined) return [];
   if (typeof value === "string") return value === "" ? [] : [{ type: "text", text: value }];
   return value.map((p) =>
-    p.type === "text" ? { type: "text", text: p.text } : { type: "image_url", url: p.image_url.url, ...(p.image_url.detail ? { detail: p.image_url.detail } : {}) },
+    p.type === "text"
+      ? { type: "text", text: p.text, ...cacheMark(p.cache_control) }
+      : { type: "image_url", url: p.image_url.url, ...(p.image_url.detail ? { detail: p.image_url.detail } : {}), ...cacheMark(p.cache_control) },
   );
 }
 
@@ -136,8 +148,12 @@ function toMessage(m: z.infer<typeof message>): ChatMessage {
         ...(m.name ? { name: m.name } : {}),
         ...(m.tool_calls?.length ? { toolCalls: m.tool_calls.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })) } : {}),
       };
-    case "tool":
-      return { role: "tool", content: parts(m.content), toolCallId: m.tool_call_id };
+    case "tool": {
+      const content = parts(m.content);
+      // A mark on any part of a result marks the result (Anthropic's tool_result block).
+      const mark = content.findLast((p) => p.type !== "reasoning" && p.cache !== undefined);
+      return { role: "tool", content, toolCallId: m.tool_call_id, ...(mark && mark.type !== "reasoning" ? { cache: mark.cache } : {}) };
+    }
   }
 }
 
@@ -200,6 +216,7 @@ export function chatRequestFromOpenAi(json: unknown, limits: Pick<StructureLimit
       description: t.function.description ?? "",
       parameters: t.function.parameters ?? { type: "object", properties: {} },
       ...(t.function.strict === null || t.function.strict === undefined ? {} : { strict: t.function.strict }),
+      ...cacheMark(t.cache_control),
     })),
     ...(b.tool_choice ? { toolChoice: toolChoice(b.tool_choice)! } : {}),
     sampling: {
@@ -222,6 +239,9 @@ export function chatRequestFromOpenAi(json: unknown, limits: Pick<StructureLimit
     ...(b.logprobs === true ? { logprobs: present({ topLogprobs: b.top_logprobs }) } : {}),
     ...present({ parallelToolCalls: b.parallel_tool_calls, serviceTier: b.service_tier }),
     ...(b.provider_options ? { providerOptions: b.provider_options } : {}),
+    ...(b.prompt_cache_key || b.safety_identifier
+      ? { carried: { ...(b.prompt_cache_key ? { promptCacheKey: b.prompt_cache_key } : {}), ...(b.safety_identifier ? { safetyIdentifier: b.safety_identifier } : {}) } }
+      : {}),
   }, limits.maxJsonDepth);
   return {
     request,

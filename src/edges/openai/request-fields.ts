@@ -1,30 +1,18 @@
 import { clipClientValue } from "../../core/client-text.js";
 import { GatewayError } from "../../core/errors.js";
+import { fieldsTreated } from "../../core/field-rules.js";
+import { CHAT_FIELDS } from "./chat-fields.js";
 
 /**
  * Top-level fields the official SDK declares (openai v6,
- * `ChatCompletionCreateParams`) that the facade does not act on: a
- * request may carry them, since SDKs and frameworks send them, and the
- * answer names the ones that were set in `sluice-dropped-params`, so a
- * caller can tell it got a plain text answer without audio, a prediction,
- * web search or a stored completion. test/openai-request-fields.test.ts
- * checks this list against the SDK's type.
+ * `ChatCompletionCreateParams`) that the facade does not act on: the
+ * `dropped` rows of chat-fields.ts. A request may carry them, since SDKs
+ * and frameworks send them, and the answer names the ones that were set in
+ * `sluice-dropped-params`, so a caller can tell it got a plain text answer
+ * without audio, a prediction, web search or a stored completion.
+ * test/openai-request-fields.test.ts checks this list against the SDK's type.
  */
-export const UNHONOURED_FIELDS: ReadonlySet<string> = new Set([
-  "audio",
-  "function_call",
-  "functions",
-  "modalities",
-  "moderation",
-  "prediction",
-  "prompt_cache_key",
-  "prompt_cache_options",
-  "prompt_cache_retention",
-  "safety_identifier",
-  "store",
-  "verbosity",
-  "web_search_options",
-]);
+export const UNHONOURED_FIELDS: ReadonlySet<string> = fieldsTreated(CHAT_FIELDS, "dropped");
 
 /** Unknown fields named in one refusal; the rest are counted. */
 const NAMED_AT_MOST = 5;
