@@ -23,13 +23,17 @@ export interface MessagesHeaders {
   readonly betas?: string;
 }
 
+/** What a beta value looks like (`interleaved-thinking-2025-05-14`). */
+const BETA_NAME = /^[A-Za-z0-9._-]{1,64}$/;
+
 /** The betas an Anthropic target is sent, and the others named as dropped (anthropic-fields.ts). */
 function betasOf(header: string | undefined): { readonly forwarded: string[]; readonly dropped: string[] } {
   const forwarded: string[] = [];
   const dropped: string[] = [];
   for (const value of new Set((header ?? "").split(",").map((v) => v.trim()).filter((v) => v !== ""))) {
     if (FORWARDED_BETAS.has(value)) forwarded.push(value);
-    else dropped.push(`anthropic-beta=${clipClientValue(value, 64)}`);
+    // Named with its value when it looks like a beta name; anything else could not go into a response header safely.
+    else dropped.push(BETA_NAME.test(value) ? `anthropic-beta=${value}` : "anthropic-beta");
   }
   return { forwarded, dropped };
 }
