@@ -44,12 +44,15 @@ async function loadSources() {
   }
 }
 
-const cell = (text) => text.replaceAll("|", "\\|");
-const field = (name) =>
-  name
-    .split(", ")
-    .map((part) => (/^(header|query|any|messages\[\] role|input\[\] role|thinking blocks|citations)/.test(part) ? part : `\`${part}\``))
-    .join(", ");
+const cell = (text) => text.replaceAll("|", "\\|").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
+/** A row's field(s) as code, after a leading word that says where they are (`header`, `query`) or a row that is prose. */
+function field(name) {
+  if (/^(any|thinking blocks|messages\[\] role|input\[\] role)/.test(name)) return name;
+  const where = /^(header|query) /.exec(name);
+  const rest = where ? name.slice(where[0].length) : name;
+  const fields = rest.split(", ").map((part) => (/^[a-z]/i.test(part) && !part.includes(" ") ? `\`${part}\`` : part));
+  return `${where ? where[0] : ""}${fields.join(", ")}`;
+}
 
 function table(rows) {
   const lines = ["| field | what the gateway does | why |", "|---|---|---|"];

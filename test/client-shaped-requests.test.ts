@@ -109,6 +109,14 @@ describe("Claude Code's first request (POST /v1/messages?beta=true)", () => {
     expect(names(response.headers.get("sluice-dropped-params"))).toEqual(UNKNOWN_BETAS);
   });
 
+  it("a beta value that is no beta name is dropped by the header's name alone, never echoed into a header", async () => {
+    const body = { model: "on-anthropic", max_tokens: 64, messages: [{ role: "user", content: "#sim tokens=2\nhi" }] };
+    const res = await post("/v1/messages", body, { "anthropic-beta": `effort-2025-11-24, ${"x".repeat(100)}, a b` });
+    expect(res.statusCode).toBe(200);
+    expect(names(res.headers["sluice-dropped-params"])).toEqual(["anthropic-beta"]);
+    await res.body.dump();
+  });
+
   it("its count_tokens call (the same prompt without generation settings) is counted", async () => {
     const { max_tokens: _max, stream: _stream, metadata: _metadata, ...prompt }: Json = claudeCodeBody("on-anthropic", "Say hello");
     const res = await post("/v1/messages/count_tokens?beta=true", prompt, CLAUDE_CODE_HEADERS);

@@ -234,7 +234,7 @@ interface Refused {
 }
 
 const REFUSED: Refused[] = [
-  { name: "a field the gateway cannot pass on", body: body({ container: "c-1" }), field: "container", message: "container: not supported by this gateway" },
+  { name: "a field the gateway cannot pass on", body: body({ container: "c-1" }), field: "container", message: "container: not supported by this gateway: it changes the answer, and the gateway has no way to honour it." },
   { name: "an output_config field the gateway has no mapping for", body: body({ output_config: { effort: "low", verbosity: "x" } }), field: "output_config.verbosity" },
   { name: "a misspelt field", body: body({ max_token: 5 }), field: "max_token" },
   { name: "max_tokens is required, as at Anthropic", body: { model: "claude", messages: [user("hi")] }, field: "max_tokens" },

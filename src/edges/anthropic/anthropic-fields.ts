@@ -59,6 +59,6 @@ export const ANTHROPIC_FIELDS: FieldTable = [
   { field: "query beta=true", treatment: "ignored", why: "the SDKs' beta surface is the same API here." },
   { field: "header anthropic-version, x-claude-code-session-id, x-app, x-stainless-*", treatment: "ignored", why: "they describe the client, not the answer." },
   { field: "thinking blocks with an empty signature", treatment: "dropped", why: "resumed transcripts carry them; no target could verify them, and the text was the model's own." },
-  { field: "citations (non-empty), tool_result images, container, mcp_servers", treatment: "refused", why: "they change the answer and the gateway has no way to honour them." },
+  { field: "citations (non-empty), tool_result images, container, mcp_servers", treatment: "refused", why: "it changes the answer, and the gateway has no way to honour it." },
   { field: "any other field", treatment: "refused", why: "named as not supported: a misspelt or newer field is never ignored in silence." },
 ];

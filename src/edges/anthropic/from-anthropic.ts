@@ -5,7 +5,7 @@ import { GatewayError } from "../../core/errors.js";
 import { pathSegment, type StructureLimits } from "../../core/structure-limits.js";
 import { validateChatRequest } from "../../core/validate.js";
 import { cacheMark, canonicalMessages } from "./anthropic-turns.js";
-import { FORWARDED_BETAS } from "./anthropic-fields.js";
+import { ANTHROPIC_FIELDS, FORWARDED_BETAS } from "./anthropic-fields.js";
 import { anthropicParam, renameLeadingFields } from "./anthropic-params.js";
 import { type CountTokensBody, countTokensBody, messagesBody, type ThinkingBody, type ToolBody, type ToolChoiceBody } from "./anthropic-schema.js";
 
@@ -23,13 +23,17 @@ export interface MessagesHeaders {
   readonly betas?: string;
 }
 
+/** What a beta value looks like (`interleaved-thinking-2025-05-14`). */
+const BETA_NAME = /^[A-Za-z0-9._-]{1,64}$/;
+
 /** The betas an Anthropic target is sent, and the others named as dropped (anthropic-fields.ts). */
 function betasOf(header: string | undefined): { readonly forwarded: string[]; readonly dropped: string[] } {
   const forwarded: string[] = [];
   const dropped: string[] = [];
   for (const value of new Set((header ?? "").split(",").map((v) => v.trim()).filter((v) => v !== ""))) {
     if (FORWARDED_BETAS.has(value)) forwarded.push(value);
-    else dropped.push(`anthropic-beta=${clipClientValue(value, 64)}`);
+    // Named with its value when it looks like a beta name; anything else could not go into a response header safely.
+    else dropped.push(BETA_NAME.test(value) ? `anthropic-beta=${value}` : "anthropic-beta");
   }
   return { forwarded, dropped };
 }
@@ -61,7 +65,8 @@ function refusal(issue: z.core.$ZodIssue, json: unknown): GatewayError {
   const at = fieldOf(issue.path);
   if (issue.code === "unrecognized_keys") {
     const field = clipClientValue(pathSegment(at, issue.keys[0] ?? ""));
-    return new GatewayError("invalid_request", `${field}: not supported by this gateway`, { field });
+    const why = refusedWhy(field);
+    return new GatewayError("invalid_request", `${field}: not supported by this gateway${why ? `: ${why}` : ""}`, { field });
   }
   const field = clipClientValue(at);
   const what = field === "" ? "request body" : field;
@@ -72,6 +77,11 @@ function refusal(issue: z.core.$ZodIssue, json: unknown): GatewayError {
     return new GatewayError("invalid_request", `${what}: ${problem} (expected ${expected})`, { field: field || "body" });
   }
   return new GatewayError("invalid_request", `${what}: ${clipClientValue(issue.message)}`, { field: field || "body" });
+}
+
+/** The table's reason for refusing a top-level field it names (anthropic-fields.ts), if any. */
+function refusedWhy(field: string): string | undefined {
+  return ANTHROPIC_FIELDS.find((rule) => rule.treatment === "refused" && rule.field.split(", ").includes(field))?.why;
 }
 
 function parse<T extends z.ZodType>(schema: T, json: unknown): z.infer<T> {

@@ -12,7 +12,7 @@ const set = (v: unknown): boolean => v !== null;
  * (`input[] role developer`) are documentation only.
  */
 export const RESPONSES_FIELDS: FieldTable = [
-  { field: "model", treatment: "honoured", why: "the alias." },
+  { field: "model", treatment: "honoured", why: "the alias that routes the request." },
   { field: "input", treatment: "honoured", why: "messages, function calls and their outputs, reasoning items this gateway issued." },
   { field: "input[] role developer", treatment: "honoured", why: "a system message, as OpenAI treats it for models without a developer role." },
   { field: "instructions", treatment: "honoured", why: "the first system message." },
@@ -22,8 +22,8 @@ export const RESPONSES_FIELDS: FieldTable = [
   { field: "text", treatment: "honoured", why: "text.format: text, json_object or a JSON schema (refused by name where no target can enforce it); text.verbosity is refused: it changes the answer." },
   { field: "reasoning", treatment: "honoured", why: "effort is the canonical reasoning effort; summary asks for the reasoning text the answer carries as summary items." },
   { field: "max_output_tokens", treatment: "honoured", why: "the answer's token limit." },
-  { field: "temperature", treatment: "honoured", why: "sampling." },
-  { field: "top_p", treatment: "honoured", why: "sampling." },
+  { field: "temperature", treatment: "honoured", why: "sampling, within the range the target takes." },
+  { field: "top_p", treatment: "honoured", why: "sampling, within the range the target takes." },
   { field: "metadata", treatment: "honoured", why: "the request's labels, and OpenAI targets' metadata." },
   { field: "user", treatment: "honoured", why: "the end user: OpenAI's user, Anthropic's metadata.user_id." },
   { field: "service_tier", treatment: "honoured", why: "sent where a target takes the tier; refused by name where it cannot be kept." },
