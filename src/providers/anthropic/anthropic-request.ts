@@ -27,7 +27,12 @@ function cacheControl(mark: CacheMark | undefined): Record<string, unknown> {
   return mark ? { cache_control: { type: "ephemeral", ...(mark.ttl ? { ttl: mark.ttl } : {}) } } : {};
 }
 
-function contentBlocks(m: ChatMessage): Array<Record<string, unknown>> {
+/**
+ * `omitted`: the caller asked for thinking without its text (Claude Code
+ * does), so the signed blocks it sends back have empty text, as Anthropic
+ * issued them, and are replayed as they are.
+ */
+function contentBlocks(m: ChatMessage, omitted: boolean): Array<Record<string, unknown>> {
   const blocks: Array<Record<string, unknown>> = [];
   for (const part of m.content) {
     if (part.type === "text") blocks.push({ type: "text", text: part.text, ...cacheControl(part.cache) });
@@ -36,7 +41,7 @@ function contentBlocks(m: ChatMessage): Array<Record<string, unknown>> {
       // reasoning without both (another provider's, or a bare Gemini text
       // signature) cannot be replayed here and is left out.
       if (part.redactedData !== undefined) blocks.push({ type: "redacted_thinking", data: part.redactedData });
-      else if (part.signature !== undefined && part.text !== "") blocks.push({ type: "thinking", thinking: part.text, signature: part.signature });
+      else if (part.signature !== undefined && (part.text !== "" || omitted)) blocks.push({ type: "thinking", thinking: part.text, signature: part.signature });
     } else {
       const data = parseDataUrl(part.url);
       blocks.push(
@@ -49,14 +54,14 @@ function contentBlocks(m: ChatMessage): Array<Record<string, unknown>> {
   return blocks;
 }
 
-function message(m: ChatMessage, i: number): Record<string, unknown> {
+function message(m: ChatMessage, i: number, omitted: boolean): Record<string, unknown> {
   if (m.role === "tool") {
     return {
       role: "user",
       content: [{ type: "tool_result", tool_use_id: m.toolCallId, content: messageText(m), ...(m.isError ? { is_error: true } : {}), ...cacheControl(m.cache) }],
     };
   }
-  const blocks = contentBlocks(m);
+  const blocks = contentBlocks(m, omitted);
   (m.toolCalls ?? []).forEach((call, j) => {
     blocks.push({
       type: "tool_use",
@@ -206,7 +211,7 @@ export function anthropicRequestBody(request: ChatRequest, model: string, mode: 
   const messages = request.messages
     .map((m, i) => [m, i] as const)
     .filter(([m]) => m.role !== "system")
-    .map(([m, i]) => message(m, i));
+    .map(([m, i]) => message(m, i, request.reasoning?.display === "omitted"));
   const thinking = thinkingFor(request, mode);
   const choice = request.tools.length > 0 || request.toolChoice ? toolChoice(request.toolChoice, request.parallelToolCalls) : undefined;
   const body = {
