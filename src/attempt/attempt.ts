@@ -5,7 +5,7 @@ import type { ContentDelta } from "../core/delta.js";
 import { type DeltaSink, type Feed, type PulledStream, pullFrom } from "../core/delta-sink.js";
 import { finished, type Readable } from "node:stream";
 import { GatewayError, toGatewayError } from "../core/errors.js";
-import type { OptionalParam } from "../core/request-params.js";
+import type { HostedToolsPolicy } from "../providers/hosted-tools.js";
 import { prepareRequest } from "../providers/param-policy.js";
 import type { UpstreamTarget } from "../providers/provider.js";
 import { adapterFor } from "../providers/registry.js";
@@ -22,6 +22,8 @@ export interface AttemptPlan {
   readonly request: ChatRequest;
   readonly target: RouteTarget;
   readonly dropUnsupportedParams: boolean;
+  /** The alias's `hostedTools`: a hosted tool a target cannot run is dropped (`offer`, the default) or fails the request. */
+  readonly hostedTools?: HostedToolsPolicy;
   readonly requestId: string;
   readonly maxEventBytes: number;
   /**
@@ -71,7 +73,7 @@ export interface Attempt {
    */
   pipe(sink: DeltaSink<ContentDelta>, paused?: boolean, lead?: ContentDelta): Feed;
   /** Parameters dropped for this target; known once the request was built. */
-  droppedParams(): readonly OptionalParam[];
+  droppedParams(): readonly string[];
   /** Ends the attempt now: the upstream request is destroyed. */
   abort(reason: GatewayError): void;
 }
@@ -121,7 +123,7 @@ export function startAttempt(plan: AttemptPlan, deps: AttemptDeps, parent: Abort
 
   let timer: PhaseTimer | undefined;
   let release: (() => void) | undefined;
-  let dropped: readonly OptionalParam[] = [];
+  let dropped: readonly string[] = [];
   let released = false;
   const cleanup = () => {
     timer?.stop();
@@ -275,7 +277,7 @@ export function startAttempt(plan: AttemptPlan, deps: AttemptDeps, parent: Abort
       signal.throwIfAborted();
       plan.observer?.admitted(performance.now() - queuedAt);
       const request = plan.prepare ? await plan.prepare(plan.request, target) : plan.request;
-      const prepared = prepareRequest(adapter, request, upstreamTarget, plan.dropUnsupportedParams);
+      const prepared = prepareRequest(adapter, request, upstreamTarget, plan.dropUnsupportedParams, plan.hostedTools);
       dropped = prepared.droppedParams;
       timer = createPhaseTimer(target.timeouts, (expired) => abort(phaseTimeout(expired, provider.name, target.timeouts)));
       const built = adapter.buildRequest(prepared.request, upstreamTarget);

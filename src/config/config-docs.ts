@@ -274,6 +274,7 @@ export const CONFIG_DOCS: Readonly<Record<string, KeyDoc>> = {
   "models.<alias>.cache.exact.ttlS": { text: "How long an entry is reused, in seconds." },
   "models.<alias>.cache.scope": { text: "`key`: an entry is reused only for the virtual key that produced it; `team`: for every key of the producing key's team (a key in no team keeps to its own); `global`: for every caller of the alias. Read [Scope](caching.md#scope-and-its-risk) before choosing `team` or `global`." },
   "models.<alias>.cache.cacheToolCalls": { text: "Also store answers that call tools. `false`: such answers are served and not stored (a tool call depends on state the cache cannot see)." },
+  "models.<alias>.hostedTools": { text: "A declared hosted tool (`web_search`, `code_interpreter`, Anthropic's server tools) that a target can neither run nor replace with its own equivalent. `offer`: the request goes without it, named in `sluice-dropped-params` (a declaration is an offer; a `tool_choice` that forces the tool is refused anyway); `refuse`: the request fails naming it." },
   "models.<alias>.dropUnsupportedParams": { text: "`false`: a parameter the provider cannot honour fails the request; `true`: it is dropped and reported (`sluice-dropped-params`; see [Unsupported parameters](providers.md#unsupported-parameters))." },
 };
 

@@ -104,6 +104,8 @@ export interface ModelRoute {
   readonly hedge?: { readonly afterMs: number };
   /** Drop parameters a target's provider cannot honour instead of rejecting the request. */
   readonly dropUnsupportedParams: boolean;
+  /** A hosted tool no target can run: dropped and named (`offer`, absent) or refused. */
+  readonly hostedTools?: "offer" | "refuse";
   /** The alias's response cache; absent: off. */
   readonly cache?: AliasCache;
   /** Personal data in the alias's requests (docs/compliance.md). */
@@ -494,6 +496,7 @@ function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: Nod
       },
       ...(m.hedge ? { hedge: m.hedge } : {}),
       dropUnsupportedParams: m.dropUnsupportedParams,
+      ...(m.hostedTools === "refuse" ? { hostedTools: m.hostedTools } : {}),
       ...(m.pii ? { pii: m.pii } : {}),
       localOnly: m.localOnly,
       context: m.context,

@@ -183,6 +183,12 @@ const modelSchema = z
      * INVALID_ARGUMENT / 400.
      */
     dropUnsupportedParams: z.boolean().default(false),
+    /**
+     * A hosted tool (web search, code interpreter…) a target can neither run
+     * nor replace with its own: `offer` sends the request without it (named
+     * in `sluice-dropped-params`), `refuse` fails the request naming it.
+     */
+    hostedTools: z.enum(["offer", "refuse"]).default("offer"),
     /** Answer repeated requests from a cache (docs/caching.md). */
     cache: aliasCacheSchema.optional(),
     /** Personal data in this alias's requests (docs/compliance.md). */

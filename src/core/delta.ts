@@ -1,3 +1,5 @@
+import type { HostedOrigin } from "./chat-request.js";
+
 /**
  * The one vocabulary every provider adapter speaks and every edge consumes.
  * Adapters translate wire events into these; edges translate these into wire
@@ -9,6 +11,7 @@ export type Delta =
   | TextDelta
   | ReasoningDelta
   | ToolCallDelta
+  | HostedItemDelta
   | UsageDelta
   | LogprobsDelta
   | FinishDelta;
@@ -62,6 +65,18 @@ export interface ToolCallDelta {
   readonly signature?: string;
 }
 
+/**
+ * A hosted tool's call or result, whole, as the provider wrote it (a
+ * Responses `web_search_call` item; an Anthropic `server_tool_use` or
+ * `web_search_tool_result` block). Edges of the same origin relay it; the
+ * others have nothing to show it with and skip it.
+ */
+export interface HostedItemDelta {
+  readonly type: "hosted_item";
+  readonly origin: HostedOrigin;
+  readonly item: Readonly<Record<string, unknown>>;
+}
+
 export interface TopLogprob {
   readonly token: string;
   readonly logprob: number;
@@ -84,6 +99,8 @@ export interface Usage {
   readonly outputTokens: number;
   readonly cachedInputTokens: number;
   readonly reasoningTokens: number;
+  /** Searches a hosted web search tool ran for this answer (priced by `price.perWebSearch`); absent: none. */
+  readonly webSearches?: number;
   /** The provider reported no usage: the gateway counted the tokens itself (usage/usage-meter.ts). */
   readonly estimated?: boolean;
 }

@@ -1,13 +1,14 @@
 import type { ChatRequest } from "../core/chat-request.js";
 import { GatewayError } from "../core/errors.js";
 import { type OptionalParam, withoutParams } from "../core/request-params.js";
+import { type HostedToolsPolicy, prepareHostedTools } from "./hosted-tools.js";
 import type { ProviderAdapter, UpstreamTarget } from "./provider.js";
 
 export interface PreparedRequest {
   /** What may be sent to this target. */
   readonly request: ChatRequest;
-  /** What was removed because the target cannot honour it (empty: nothing). */
-  readonly droppedParams: readonly OptionalParam[];
+  /** What was removed because the target cannot honour it (empty: nothing): optional parameters, hosted tools (`tools.web_search`) and their items. */
+  readonly droppedParams: readonly string[];
 }
 
 /**
@@ -17,10 +18,17 @@ export interface PreparedRequest {
  * provider; an alias with `dropUnsupportedParams` sends the request without
  * them and the edges report what was dropped.
  */
-export function prepareRequest(adapter: ProviderAdapter, request: ChatRequest, target: UpstreamTarget, dropUnsupported: boolean): PreparedRequest {
-  const unsupported = adapter.unsupportedParams(request, target);
-  if (unsupported.length === 0) return { request, droppedParams: [] };
-  if (dropUnsupported) return { request: withoutParams(request, unsupported), droppedParams: unsupported };
+export function prepareRequest(
+  adapter: ProviderAdapter,
+  original: ChatRequest,
+  target: UpstreamTarget,
+  dropUnsupported: boolean,
+  hostedTools: HostedToolsPolicy = "offer",
+): PreparedRequest {
+  const { request, dropped } = prepareHostedTools(adapter, original, target, hostedTools);
+  const unsupported: OptionalParam[] = adapter.unsupportedParams(request, target);
+  if (unsupported.length === 0) return { request, droppedParams: dropped };
+  if (dropUnsupported) return { request: withoutParams(request, unsupported), droppedParams: [...dropped, ...unsupported] };
   const provider = target.provider;
   throw new GatewayError(
     "invalid_request",

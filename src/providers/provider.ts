@@ -5,6 +5,7 @@ import type { OptionalParam } from "../core/request-params.js";
 import type { ProviderConfig } from "../config/config.js";
 import type { AnthropicThinking } from "../config/schema.js";
 import type { SseEvent } from "../sse/decoder.js";
+import type { HostedSupport } from "./hosted-tools.js";
 
 /** Where one request goes: the configured provider and its model id. */
 export interface UpstreamTarget {
@@ -56,4 +57,6 @@ export interface ProviderAdapter {
   /** A translator for one response to `request` (which decides, e.g., whether reasoning text is forwarded). */
   createTranslator(target: UpstreamTarget, request: ChatRequest): StreamTranslator;
   errorFromResponse(failure: UpstreamFailure, target: UpstreamTarget): GatewayError;
+  /** The hosted tools this provider runs, as declared or as its own equivalent; absent: none (hosted-tools.ts). */
+  readonly hosted?: HostedSupport;
 }

@@ -41,25 +41,6 @@ const REFUSED = new Map<string, { readonly refuses: (value: unknown) => boolean;
   ["truncation", { refuses: (v) => v === "auto", instead: "this gateway does not truncate input: shorten the conversation yourself, or omit truncation" }],
 ]);
 
-/** Hosted tools OpenAI runs itself; here a caller declares a function tool and runs it. */
-const HOSTED_TOOLS = new Set([
-  "web_search",
-  "web_search_preview",
-  "web_search_2025_08_26",
-  "web_search_preview_2025_03_11",
-  "file_search",
-  "code_interpreter",
-  "computer",
-  "computer_use",
-  "computer_use_preview",
-  "mcp",
-  "image_generation",
-  "local_shell",
-  "shell",
-  "apply_patch",
-  "tool_search",
-]);
-
 /**
  * Refuses, naming the field, what the gateway cannot honour: every body
  * field it does not serve (OpenAI ignores none of its own, so neither does
@@ -87,12 +68,4 @@ export function refuseUnservedFields(body: Readonly<Record<string, unknown>>): v
   if (text !== null && typeof text === "object" && "verbosity" in text && (text as { verbosity?: unknown }).verbosity != null) {
     invalidField("text.verbosity", "not served by this gateway: remove it");
   }
-}
-
-/** A 400 for a tool that is not a function tool, saying what to declare instead. */
-export function refuseTool(type: unknown, at: string): never {
-  if (typeof type === "string" && HOSTED_TOOLS.has(type)) {
-    invalidField(`${at}.type`, `${quoteClientValue(type, 64)} is a hosted tool, which this gateway does not run: declare a function tool and run it yourself`);
-  }
-  return invalidField(`${at}.type`, `${typeof type === "string" ? quoteClientValue(type, 64) : "this"} tool type is not served: declare function tools`);
 }
