@@ -122,7 +122,8 @@ export const anthropicWire: WireFormat = {
     checkThinking(body, body.model.split("?")[0]!);
     checkReplay(body);
     const promptBlocks = countBreakpoints(body) > 0 ? anthropicPromptBlocks(body) : undefined;
-    const tools = Array.isArray(body.tools) ? (body.tools as Array<{ name?: unknown }>) : [];
+    // Server tools (web_search_20250305, …) are run by the provider, never called by the model as a tool_use.
+    const tools = Array.isArray(body.tools) ? (body.tools as Array<{ name?: unknown; type?: unknown }>).filter((t) => t.type === undefined || t.type === "custom") : [];
     const format = body.output_config?.format;
     return {
       model: body.model,
