@@ -311,6 +311,7 @@ export const CONFIG_GROUPS: Readonly<Record<string, { readonly title: string; re
       inputPerMTok: { text: "Fresh input." },
       outputPerMTok: { text: "Output." },
       cachedInputPerMTok: { text: "Cached input.", unset: "the input price" },
+      perWebSearch: { text: "USD per search a hosted web search tool ran (`web_search` on a Responses upstream, Anthropic's web search), counted in the usage record.", unset: "searches cost nothing" },
     },
   },
 };

@@ -55,6 +55,8 @@ export interface Price {
   readonly inputPerMTok: number;
   readonly outputPerMTok: number;
   readonly cachedInputPerMTok?: number;
+  /** USD per hosted web search (Usage.webSearches). */
+  readonly perWebSearch?: number;
 }
 
 /** Shadow traffic: a sampled share of an alias's completed calls mirrored to a candidate alias and compared. */

@@ -95,6 +95,8 @@ const priceSchema = z.strictObject({
   inputPerMTok: z.number().min(0).max(1_000_000),
   outputPerMTok: z.number().min(0).max(1_000_000),
   cachedInputPerMTok: z.number().min(0).max(1_000_000).optional(),
+  /** USD per search a hosted web search tool ran. */
+  perWebSearch: z.number().min(0).max(1_000).optional(),
 });
 
 const targetSchema = z.strictObject({

@@ -12,6 +12,8 @@ interface IntegerPrice {
   readonly input: bigint;
   readonly cachedInput: bigint;
   readonly output: bigint;
+  /** Micro-dollars per hosted web search (a price per call, not per million). */
+  readonly webSearch: bigint;
 }
 
 const MICROS = 1_000_000;
@@ -27,20 +29,21 @@ function integerPrice(price: Price): IntegerPrice {
       input,
       cachedInput: price.cachedInputPerMTok === undefined ? input : BigInt(Math.round(price.cachedInputPerMTok * MICROS)),
       output: BigInt(Math.round(price.outputPerMTok * MICROS)),
+      webSearch: BigInt(Math.round((price.perWebSearch ?? 0) * MICROS)),
     };
     cache.set(price, p);
   }
   return p;
 }
 
-/** What `usage` cost at `price`, in micro-dollars (0 for an unpriced target). Cached input is part of input. */
+/** What `usage` cost at `price`, in micro-dollars (0 for an unpriced target). Cached input is part of input; hosted web searches are priced per search. */
 export function costMicros(usage: Usage, price: Price | undefined): number {
   if (!price) return 0;
   const p = integerPrice(price);
   const cached = BigInt(Math.min(usage.cachedInputTokens, usage.inputTokens));
   const fresh = BigInt(usage.inputTokens) - cached;
   const scaled = fresh * p.input + cached * p.cachedInput + BigInt(usage.outputTokens) * p.output;
-  return Number((scaled + MICROS_N - 1n) / MICROS_N);
+  return Number((scaled + MICROS_N - 1n) / MICROS_N) + Number(BigInt(usage.webSearches ?? 0) * p.webSearch);
 }
 
 /**

@@ -78,6 +78,7 @@ export function createUsageMeter(request: ChatRequest): UsageMeter {
             outputTokens: delta.outputTokens,
             cachedInputTokens: delta.cachedInputTokens,
             reasoningTokens: delta.reasoningTokens,
+            ...(delta.webSearches ? { webSearches: delta.webSearches } : {}),
             estimated: delta.estimated === true,
           };
           break;
