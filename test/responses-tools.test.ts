@@ -10,8 +10,8 @@ import { baseUrlFor, FAR_TIMEOUTS, type Harness, startHarness } from "./helpers/
  * real sockets, on every upstream wire: a freeform (custom) tool, a namespace
  * tool and a hosted web search declared together, as Codex declares them.
  */
-type Wire = "openai" | "anthropic" | "gemini";
-const WIRES: readonly Wire[] = ["openai", "anthropic", "gemini"];
+type Wire = "openai" | "anthropic" | "gemini" | "openai-responses";
+const WIRES: readonly Wire[] = ["openai", "anthropic", "gemini", "openai-responses"];
 
 /** Codex's shapes: apply_patch is freeform with a grammar, multi_agent_v1 a namespace, web_search hosted. */
 const TOOLS: Tool[] = [
@@ -90,7 +90,14 @@ describe("custom, namespace and hosted tools on every upstream wire (Responses e
         expect.objectContaining({ type: "function_call", call_id: spawn!.id, name: "spawn", namespace: "multi_agent_v1", arguments: spawn!.arguments }),
       ]);
 
-      const sent = upstreamTools(kind, await upstreamBody(h, tag));
+      const body = await upstreamBody(h, tag);
+      const sent = upstreamTools(kind, body);
+      if (kind === "openai-responses") {
+        expect(body).toMatchObject({ stream: true, store: false, include: ["reasoning.encrypted_content"] });
+        // A Responses upstream takes every kind of tool as the caller declared it.
+        expect(sent).toEqual(TOOLS);
+        return;
+      }
       expect(sent.find((t) => t.name === "apply_patch")).toMatchObject({ [kind === "anthropic" ? "input_schema" : "parameters"]: { required: ["input"] } });
       expect(sent.some((t) => t.name === "multi_agent_v1__spawn")).toBe(true);
       if (kind === "anthropic") expect(sent).toContainEqual({ type: "web_search_20250305", name: "web_search" });
@@ -124,7 +131,7 @@ describe("custom, namespace and hosted tools on every upstream wire (Responses e
       const argument = `"input":${JSON.stringify(text)}`;
       expect(body).toContain(kind === "openai" ? JSON.stringify(argument).slice(1, -1) : argument);
       expect(body).toContain("Done: a.txt");
-      expect(body).toContain("multi_agent_v1__spawn");
+      expect(body).toContain(kind === "openai-responses" ? '"name":"spawn","namespace":"multi_agent_v1"' : "multi_agent_v1__spawn");
       expect(body).toContain("spawned");
     });
   }
