@@ -2,18 +2,6 @@ import type { ChatMessage, ChatRequest, ContentPart, HostedOrigin, HostedTool, T
 import { GatewayError } from "../core/errors.js";
 import type { ProviderAdapter, UpstreamTarget } from "./provider.js";
 
-/**
- * What a provider does with hosted tools: the origin whose declarations and
- * items it takes as they are, and its own equivalent of another origin's
- * tool (web search on Anthropic for OpenAI's `web_search`; Google Search
- * grounding on Gemini).
- */
-export interface HostedSupport {
-  readonly origin?: HostedOrigin;
-  /** This provider's declaration for `tool` from another origin; undefined: it has none. */
-  equivalent(tool: HostedTool): HostedTool | undefined;
-}
-
 /** `hostedTools` of an alias: `offer` drops what a target cannot run (named), `refuse` fails the request instead. */
 export type HostedToolsPolicy = "offer" | "refuse";
 

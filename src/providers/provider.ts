@@ -1,11 +1,10 @@
-import type { ChatRequest } from "../core/chat-request.js";
+import type { ChatRequest, HostedOrigin, HostedTool } from "../core/chat-request.js";
 import type { ContentDelta } from "../core/delta.js";
 import type { GatewayError } from "../core/errors.js";
 import type { OptionalParam } from "../core/request-params.js";
 import type { ProviderConfig } from "../config/config.js";
 import type { AnthropicThinking } from "../config/schema.js";
 import type { SseEvent } from "../sse/decoder.js";
-import type { HostedSupport } from "./hosted-tools.js";
 
 /** Where one request goes: the configured provider and its model id. */
 export interface UpstreamTarget {
@@ -59,4 +58,16 @@ export interface ProviderAdapter {
   errorFromResponse(failure: UpstreamFailure, target: UpstreamTarget): GatewayError;
   /** The hosted tools this provider runs, as declared or as its own equivalent; absent: none (hosted-tools.ts). */
   readonly hosted?: HostedSupport;
+}
+
+/**
+ * What a provider does with hosted tools: the origin whose declarations and
+ * items it takes as they are, and its own equivalent of another origin's
+ * tool (web search on Anthropic for OpenAI's `web_search`; Google Search
+ * grounding on Gemini).
+ */
+export interface HostedSupport {
+  readonly origin?: HostedOrigin;
+  /** This provider's declaration for `tool` from another origin; undefined: it has none. */
+  equivalent(tool: HostedTool): HostedTool | undefined;
 }

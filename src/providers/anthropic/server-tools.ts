@@ -1,5 +1,5 @@
 import type { ChatRequest, HostedTool } from "../../core/chat-request.js";
-import type { HostedSupport } from "../hosted-tools.js";
+import type { HostedSupport } from "../provider.js";
 
 /** The version of Anthropic's web search tool an OpenAI `web_search` declaration becomes. */
 export const ANTHROPIC_WEB_SEARCH = "web_search_20250305";

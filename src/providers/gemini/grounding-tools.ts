@@ -1,5 +1,5 @@
 import type { ChatRequest, HostedKind, HostedTool } from "../../core/chat-request.js";
-import type { HostedSupport } from "../hosted-tools.js";
+import type { HostedSupport } from "../provider.js";
 
 /** Gemini's own tools for the hosted kinds it has: Google Search grounding, URL context. */
 const GEMINI_TOOL: Partial<Record<HostedKind, Record<string, unknown>>> = {

@@ -1,6 +1,5 @@
 import type { HostedTool } from "../../core/chat-request.js";
-import type { HostedSupport } from "../hosted-tools.js";
-import type { ProviderAdapter } from "../provider.js";
+import type { HostedSupport, ProviderAdapter } from "../provider.js";
 import { withReasoningVisibility } from "../reasoning-visibility.js";
 import { errorFromResponse } from "../upstream-errors.js";
 import { buildResponsesRequest, responsesUnsupportedParams } from "./responses-request.js";
