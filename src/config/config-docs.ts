@@ -207,7 +207,7 @@ export const CONFIG_DOCS: Readonly<Record<string, KeyDoc>> = {
   "store.redis.streamLeaseMs": { text: "A stream's concurrency slot and budget reservation are released this long after its replica last renewed them (every third of it, while the stream runs): how long a replica that died mid-stream keeps them." },
 
   providers: { text: "The upstreams, each under a name of your choice that aliases refer to (see [Providers](providers.md))." },
-  "providers.<name>.kind": { text: "Wire format of the provider: `openai` (any Chat Completions server: OpenAI, vLLM, llama.cpp, Ollama, Groq, DeepSeek…), `anthropic` or `gemini`." },
+  "providers.<name>.kind": { text: "Wire format of the provider: `openai` (any Chat Completions server: OpenAI, vLLM, llama.cpp, Ollama, Groq, DeepSeek…), `anthropic`, `gemini`, or `openai-responses` (an upstream's `/v1/responses`: reasoning items, custom and hosted tools reach it as they are; see [Providers](providers.md#openai-responses-upstream))." },
   "providers.<name>.baseUrl": { text: "Base URL including the version path (`…/v1`)." },
   "providers.<name>.apiKeyEnv": { text: "Environment variable with the API key, sent in the provider's own header; the NAME of the variable, never the key itself. Unset variable = start-up failure.", unset: "no key sent (e.g. a local server)" },
   "providers.<name>.timeouts": { text: "Phase timeouts for every alias of this provider.", group: "timeouts", unset: "the defaults" },
