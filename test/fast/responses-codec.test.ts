@@ -395,6 +395,26 @@ describe("decoding /v1/responses bodies", () => {
     expect(param("tools[1].parameters")).toBe("tools[1].tools[0].parameters");
   });
 
+  it("relays a hosted web search as a web_search_call item: OpenAI's as it came, Anthropic's server_tool_use in those words", () => {
+    const encoder = createResponseEncoder({ requestModel: "m", echo: DEFAULT_ECHO });
+    const frames: string[] = [];
+    const push = (f: string) => frames.push(f);
+    encoder.events({ type: "start", responseId: "resp_1", provider: "p", model: "m" }, push);
+    encoder.events({ type: "hosted_item", origin: "openai", item: { type: "web_search_call", id: "ws_1", status: "completed", action: { type: "search", query: "a" } } }, push);
+    encoder.events({ type: "hosted_item", origin: "anthropic", item: { type: "server_tool_use", id: "srvtoolu_1", name: "web_search", input: { query: "b" } } }, push);
+    // A result block has no Responses item: its pages reach the caller as the answer's text.
+    encoder.events({ type: "hosted_item", origin: "anthropic", item: { type: "web_search_tool_result", tool_use_id: "srvtoolu_1", content: [] } }, push);
+    encoder.events({ type: "text", text: "found" }, push);
+    encoder.events({ type: "finish", reason: "stop" }, push);
+    expect(encoder.response().output).toEqual([
+      { type: "web_search_call", id: "ws_1", status: "completed", action: { type: "search", query: "a" } },
+      { type: "web_search_call", id: "srvtoolu_1", status: "completed", action: { type: "search", query: "b" } },
+      expect.objectContaining({ type: "message" }),
+    ]);
+    const types = frames.map((f) => f.slice(7, f.indexOf("\n")));
+    expect(types.filter((t) => t === "response.output_item.added")).toHaveLength(3);
+  });
+
   it("streams a freeform call back as a custom_tool_call, its input decoded as the arguments arrive", () => {
     const encoder = createResponseEncoder({ requestModel: "m", echo: DEFAULT_ECHO, calls: new Map([["apply_patch", { freeform: true }], ["ns__f", { freeform: false, namespace: { name: "ns", member: "f" } }]]) });
     const frames: string[] = [];
