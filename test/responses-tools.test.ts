@@ -174,3 +174,41 @@ describe("custom, namespace and hosted tools on every upstream wire (Responses e
     expect(response.headers.get("sluice-dropped-params")).toBe("input[1]");
   });
 });
+
+describe("Anthropic server tools declared on the Messages edge", () => {
+  const request = (model: string, tag: string, extra: Record<string, unknown> = {}) =>
+    JSON.stringify({
+      model,
+      max_tokens: 64,
+      messages: [{ role: "user", content: `#sim tokens=2 tag=${tag}` }],
+      tools: [{ type: "web_search_20250305", name: "web_search", max_uses: 2 }],
+      ...extra,
+    });
+  const post = (h: Harness, body: string) =>
+    fetch(`${h.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json", "x-api-key": "not-used", "anthropic-version": "2023-06-01" }, body });
+
+  it("go to an Anthropic target as declared, to a Responses target as web_search, and are dropped by name on the chat wire", async () => {
+    for (const kind of WIRES) {
+      const h = harnesses.get(kind)!;
+      const tag = `server-${kind}`;
+      const res = await post(h, request("sim", tag));
+      expect(res.status, kind).toBe(200);
+      await res.json();
+      const sent = upstreamTools(kind, await upstreamBody(h, tag));
+      if (kind === "anthropic") expect(sent).toEqual([{ type: "web_search_20250305", name: "web_search", max_uses: 2 }]);
+      if (kind === "openai-responses") expect(sent).toEqual([{ type: "web_search" }]);
+      if (kind === "gemini") expect(sent).toEqual([{ googleSearch: {} }]);
+      if (kind === "openai") {
+        expect(sent).toEqual([]);
+        expect(res.headers.get("sluice-dropped-params")).toBe("tools.web_search_20250305");
+      }
+    }
+  });
+
+  it("a tool_choice that forces the server tool is refused by name where no target runs it", async () => {
+    const res = await post(harnesses.get("openai")!, request("sim", "server-forced", { tool_choice: { type: "tool", name: "web_search" } }));
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { error: { message: string } };
+    expect(body.error.message).toContain("tools.web_search_20250305");
+  });
+});

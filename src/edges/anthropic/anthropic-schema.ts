@@ -81,15 +81,35 @@ const message = z.discriminatedUnion("role", [
   z.strictObject({ role: z.literal("system"), content: systemBlocks }),
 ]);
 
-const tool = z.strictObject({
-  // First, so a server tool (web_search_…) is refused for its type rather than for its missing input_schema.
-  type: z.literal("custom", { error: `only custom tools (name, description, input_schema) are supported; server tools are ${NOT_SUPPORTED}` }).nullish(),
-  name: z.string(),
-  description: z.string().nullish(),
-  input_schema: z.record(z.string(), z.unknown(), { error: "must be a JSON Schema object" }),
-  strict: z.boolean().nullish(),
-  cache_control: cacheControl,
-});
+/** Anthropic's server tools, which the provider runs itself: carried as declared (providers/hosted-tools.ts). */
+export const SERVER_TOOL_TYPE = /^(web_search|web_fetch|code_execution)_\d{8}$/;
+
+const tool = z
+  .strictObject({
+    // First, so another Anthropic-defined tool (bash_…, a computer tool) is refused for its type rather than for its missing input_schema.
+    type: z
+      .string()
+      .refine((type) => type === "custom" || SERVER_TOOL_TYPE.test(type), {
+        error: `only custom tools (name, description, input_schema) and the server tools web_search_*, web_fetch_* and code_execution_* are supported; other Anthropic-defined tools are ${NOT_SUPPORTED}`,
+      })
+      .nullish(),
+    name: z.string(),
+    description: z.string().nullish(),
+    input_schema: z.record(z.string(), z.unknown(), { error: "must be a JSON Schema object" }).optional(),
+    strict: z.boolean().nullish(),
+    cache_control: cacheControl,
+    // A server tool's own settings.
+    max_uses: z.int().min(1).nullish(),
+    allowed_domains: z.array(z.string()).nullish(),
+    blocked_domains: z.array(z.string()).nullish(),
+    user_location: z.record(z.string(), z.unknown()).nullish(),
+    citations: z.record(z.string(), z.unknown()).nullish(),
+    max_content_tokens: z.int().min(1).nullish(),
+  })
+  .superRefine((t, ctx) => {
+    const server = typeof t.type === "string" && SERVER_TOOL_TYPE.test(t.type);
+    if (!server && t.input_schema === undefined) ctx.addIssue({ code: "custom", path: ["input_schema"], message: "must be a JSON Schema object" });
+  });
 
 const parallel = { disable_parallel_tool_use: z.boolean().nullish() };
 const toolChoice = z.discriminatedUnion("type", [
