@@ -205,6 +205,39 @@ describe("Anthropic server tools declared on the Messages edge", () => {
     }
   });
 
+  it("a server tool's blocks in an earlier turn go back to an Anthropic target, and are dropped by name elsewhere", async () => {
+    const history = (tag: string) =>
+      JSON.stringify({
+        model: "sim",
+        max_tokens: 64,
+        messages: [
+          { role: "user", content: "find it" },
+          {
+            role: "assistant",
+            content: [
+              { type: "server_tool_use", id: "srvtoolu_1", name: "web_search", input: { query: "sluice" } },
+              { type: "web_search_tool_result", tool_use_id: "srvtoolu_1", content: [{ type: "web_search_result", url: "https://x.test", title: "X", encrypted_content: "e" }] },
+              { type: "text", text: "found it" },
+            ],
+          },
+          { role: "user", content: `#sim tokens=2 tag=${tag}` },
+        ],
+        tools: [{ type: "web_search_20250305", name: "web_search" }],
+      });
+    const anthropic = harnesses.get("anthropic")!;
+    const kept = await post(anthropic, history("server-history-anthropic"));
+    expect(kept.status).toBe(200);
+    await kept.json();
+    const body = (await upstreamBody(anthropic, "server-history-anthropic")) as { messages: Array<{ content: Array<{ type: string }> }> };
+    expect(body.messages[1]!.content.map((b) => b.type)).toEqual(["server_tool_use", "web_search_tool_result", "text"]);
+
+    const gemini = harnesses.get("gemini")!;
+    const dropped = await post(gemini, history("server-history-gemini"));
+    expect(dropped.status).toBe(200);
+    await dropped.json();
+    expect(dropped.headers.get("sluice-dropped-params")).toBe("messages[1].content[0],messages[1].content[1]");
+  });
+
   it("a tool_choice that forces the server tool is refused by name where no target runs it", async () => {
     const res = await post(harnesses.get("openai")!, request("sim", "server-forced", { tool_choice: { type: "tool", name: "web_search" } }));
     expect(res.status).toBe(400);

@@ -71,8 +71,13 @@ const toolUse = z.strictObject({
   toolset_name: refused(),
 });
 
+/** A server tool's call or result from an earlier turn: kept whole for an Anthropic target, dropped (named) elsewhere. */
+const serverBlock = z.looseObject({
+  type: z.enum(["server_tool_use", "web_search_tool_result", "web_fetch_tool_result", "code_execution_tool_result", "bash_code_execution_tool_result", "text_editor_code_execution_tool_result"]),
+});
+
 const userBlock = z.discriminatedUnion("type", [text, image, toolResult]);
-const assistantBlock = z.discriminatedUnion("type", [text, thinking, redactedThinking, toolUse]);
+const assistantBlock = z.discriminatedUnion("type", [text, thinking, redactedThinking, toolUse, serverBlock]);
 const systemBlocks = blocks(z.discriminatedUnion("type", [text]));
 
 const message = z.discriminatedUnion("role", [
