@@ -4,7 +4,7 @@ import { z } from "zod";
 /**
  * The Messages API request body as far as Sluice can honour it. Every object
  * is strict: a field this gateway cannot pass on (prompt caching, citations,
- * server tools, containers, …) fails the request with its name instead of
+ * containers, …) fails the request with its name instead of
  * being dropped, because a client that asked for it would otherwise get a
  * different answer than it asked for without knowing. Fields that carry
  * nothing when null (`cache_control: null`, `citations: []`, which SDKs
