@@ -143,7 +143,7 @@ const FIXTURES: Fixture[] = [
       start() +
       ev("content_block_start", { index: 0, content_block: { type: "redacted_thinking", data: "xyz" } }) +
       ev("content_block_stop", { index: 0 }) +
-      ev("content_block_start", { index: 1, content_block: { type: "server_tool_use", id: "s1", name: "web_search", input: {} } }) +
+      ev("content_block_start", { index: 1, content_block: { type: "some_future_block", id: "s1" } }) +
       ev("content_block_stop", { index: 1 }) +
       ev("some_future_event", { x: 1 }) +
       textBlock(2, "no") +
@@ -154,6 +154,27 @@ const FIXTURES: Fixture[] = [
       { type: "text", text: "no" },
       { type: "usage", inputTokens: 25, outputTokens: 1, cachedInputTokens: 0, reasoningTokens: 0 },
       { type: "finish", reason: "content_filter" },
+    ],
+  },
+  {
+    name: "a server tool's call (input streamed) and result are relayed whole; its searches are counted",
+    wire:
+      start() +
+      ev("content_block_start", { index: 0, content_block: { type: "server_tool_use", id: "srvtoolu_1", name: "web_search", input: {} } }) +
+      ev("content_block_delta", { index: 0, delta: { type: "input_json_delta", partial_json: '{"query":' } }) +
+      ev("content_block_delta", { index: 0, delta: { type: "input_json_delta", partial_json: '"sluice"}' } }) +
+      ev("content_block_stop", { index: 0 }) +
+      ev("content_block_start", { index: 1, content_block: { type: "web_search_tool_result", tool_use_id: "srvtoolu_1", content: [{ type: "web_search_result", url: "https://x.test", title: "X" }] } }) +
+      ev("content_block_stop", { index: 1 }) +
+      textBlock(2, "found") +
+      ev("message_delta", { delta: { stop_reason: "end_turn" }, usage: { output_tokens: 4, server_tool_use: { web_search_requests: 1 } } }) +
+      ev("message_stop", {}),
+    deltas: [
+      { type: "hosted_item", origin: "anthropic", item: { type: "server_tool_use", id: "srvtoolu_1", name: "web_search", input: { query: "sluice" } } },
+      { type: "hosted_item", origin: "anthropic", item: { type: "web_search_tool_result", tool_use_id: "srvtoolu_1", content: [{ type: "web_search_result", url: "https://x.test", title: "X" }] } },
+      { type: "text", text: "found" },
+      { type: "usage", inputTokens: 25, outputTokens: 4, cachedInputTokens: 0, reasoningTokens: 0, webSearches: 1 },
+      { type: "finish", reason: "stop" },
     ],
   },
 ];

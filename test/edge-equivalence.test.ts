@@ -26,7 +26,7 @@ const SCRIPTS: Array<[string, string]> = [
   ["the whole answer in one upstream write (gRPC joins deltas)", "#sim reasoning=6 tokens=40 tools=2 seed=4 chunking=bulk"],
 ];
 
-const KINDS: readonly ProviderKind[] = ["openai", "anthropic", "gemini"];
+const KINDS: readonly ProviderKind[] = ["openai", "anthropic", "gemini", "openai-responses"];
 
 describe.each(KINDS)("the same request through every edge, %s upstream", (kind) => {
   let h: Harness;

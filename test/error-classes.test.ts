@@ -12,7 +12,7 @@ const CLASSES = [
   { inband: "server", grpc: Code.Unavailable, http: 502, code: "upstream_stream_error" },
 ] as const;
 
-describe.each(PROVIDER_KINDS)("in-band errors from %s map by their class", (kind) => {
+describe.each([...PROVIDER_KINDS, "openai-responses" as const])("in-band errors from %s map by their class", (kind) => {
   let h: Harness;
   beforeAll(async () => {
     h = await startHarness({ kind });

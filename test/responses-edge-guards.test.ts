@@ -41,7 +41,8 @@ describe("what a stateless gateway refuses, naming the field, before anything go
     ["previous_response_id", { previous_response_id: "resp_123" }, "previous_response_id"],
     ["store: true", { store: true }, "store"],
     ["background: true", { background: true }, "background"],
-    ["a hosted tool (web_search)", { tools: [{ type: "web_search" }] }, "tools[0].type"],
+    // Declared, a hosted tool is an offer (dropped where no target runs it); forced, it is refused by name.
+    ["a forced hosted tool (web_search_preview) no target runs", { tools: [{ type: "web_search_preview" }], tool_choice: { type: "web_search_preview" } }, "tools.web_search_preview"],
   ];
   for (const [name, fields, param] of CASES) {
     it(`${name} → 400 with param ${param}, streaming or not`, async () => {

@@ -5,6 +5,7 @@ import type { ContentDelta } from "../core/delta.js";
 import { type DeltaSink, type Feed, type PulledStream, pullFrom } from "../core/delta-sink.js";
 import { finished, type Readable } from "node:stream";
 import { GatewayError, toGatewayError } from "../core/errors.js";
+import type { HostedToolsPolicy } from "../providers/hosted-tools.js";
 import { type DroppedParam, prepareRequest } from "../providers/param-policy.js";
 import type { UpstreamTarget } from "../providers/provider.js";
 import { adapterFor } from "../providers/registry.js";
@@ -21,6 +22,8 @@ export interface AttemptPlan {
   readonly request: ChatRequest;
   readonly target: RouteTarget;
   readonly dropUnsupportedParams: boolean;
+  /** The alias's `hostedTools`: a hosted tool a target cannot run is dropped (`offer`, the default) or fails the request. */
+  readonly hostedTools?: HostedToolsPolicy;
   readonly requestId: string;
   readonly maxEventBytes: number;
   /**
@@ -274,7 +277,7 @@ export function startAttempt(plan: AttemptPlan, deps: AttemptDeps, parent: Abort
       signal.throwIfAborted();
       plan.observer?.admitted(performance.now() - queuedAt);
       const request = plan.prepare ? await plan.prepare(plan.request, target) : plan.request;
-      const prepared = prepareRequest(adapter, request, upstreamTarget, plan.dropUnsupportedParams);
+      const prepared = prepareRequest(adapter, request, upstreamTarget, plan.dropUnsupportedParams, plan.hostedTools);
       dropped = prepared.droppedParams;
       timer = createPhaseTimer(target.timeouts, (expired) => abort(phaseTimeout(expired, provider.name, target.timeouts)));
       const built = adapter.buildRequest(prepared.request, upstreamTarget);

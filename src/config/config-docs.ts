@@ -207,7 +207,7 @@ export const CONFIG_DOCS: Readonly<Record<string, KeyDoc>> = {
   "store.redis.streamLeaseMs": { text: "A stream's concurrency slot and budget reservation are released this long after its replica last renewed them (every third of it, while the stream runs): how long a replica that died mid-stream keeps them." },
 
   providers: { text: "The upstreams, each under a name of your choice that aliases refer to (see [Providers](providers.md))." },
-  "providers.<name>.kind": { text: "Wire format of the provider: `openai` (any Chat Completions server: OpenAI, vLLM, llama.cpp, Ollama, Groq, DeepSeek…), `anthropic` or `gemini`." },
+  "providers.<name>.kind": { text: "Wire format of the provider: `openai` (any Chat Completions server: OpenAI, vLLM, llama.cpp, Ollama, Groq, DeepSeek…), `anthropic`, `gemini`, or `openai-responses` (an upstream's `/v1/responses`: reasoning items, custom and hosted tools reach it as they are; see [Providers](providers.md#openai-responses-upstream))." },
   "providers.<name>.baseUrl": { text: "Base URL including the version path (`…/v1`)." },
   "providers.<name>.apiKeyEnv": { text: "Environment variable with the API key, sent in the provider's own header; the NAME of the variable, never the key itself. Unset variable = start-up failure.", unset: "no key sent (e.g. a local server)" },
   "providers.<name>.timeouts": { text: "Phase timeouts for every alias of this provider.", group: "timeouts", unset: "the defaults" },
@@ -274,6 +274,7 @@ export const CONFIG_DOCS: Readonly<Record<string, KeyDoc>> = {
   "models.<alias>.cache.exact.ttlS": { text: "How long an entry is reused, in seconds." },
   "models.<alias>.cache.scope": { text: "`key`: an entry is reused only for the virtual key that produced it; `team`: for every key of the producing key's team (a key in no team keeps to its own); `global`: for every caller of the alias. Read [Scope](caching.md#scope-and-its-risk) before choosing `team` or `global`." },
   "models.<alias>.cache.cacheToolCalls": { text: "Also store answers that call tools. `false`: such answers are served and not stored (a tool call depends on state the cache cannot see)." },
+  "models.<alias>.hostedTools": { text: "A declared hosted tool (`web_search`, `code_interpreter`, Anthropic's server tools) that a target can neither run nor replace with its own equivalent. `offer`: the request goes without it, named in `sluice-dropped-params` (a declaration is an offer; a `tool_choice` that forces the tool is refused anyway); `refuse`: the request fails naming it." },
   "models.<alias>.dropUnsupportedParams": { text: "`false`: a parameter the provider cannot honour fails the request; `true`: it is dropped and reported (`sluice-dropped-params`; see [Unsupported parameters](providers.md#unsupported-parameters))." },
 };
 
@@ -312,6 +313,7 @@ export const CONFIG_GROUPS: Readonly<Record<string, { readonly title: string; re
       cachedInputPerMTok: { text: "Cached input (read from the provider's prompt cache).", unset: "the input price" },
       cacheWrite5mPerMTok: { text: "Input written to the provider's prompt cache for five minutes (reported by Anthropic targets).", unset: "1.25 × the input price on `anthropic` targets, the input price elsewhere" },
       cacheWrite1hPerMTok: { text: "Input written to the provider's prompt cache for an hour (reported by Anthropic targets).", unset: "2 × the input price on `anthropic` targets, the input price elsewhere" },
+      perWebSearch: { text: "USD per search a hosted web search tool ran (`web_search` on a Responses upstream, Anthropic's web search), counted in the usage record.", unset: "searches cost nothing" },
     },
   },
 };

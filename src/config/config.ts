@@ -58,6 +58,8 @@ export interface Price {
   readonly cachedInputPerMTok?: number;
   readonly cacheWrite5mPerMTok?: number;
   readonly cacheWrite1hPerMTok?: number;
+  /** USD per hosted web search (Usage.webSearches). */
+  readonly perWebSearch?: number;
 }
 
 /** Shadow traffic: a sampled share of an alias's completed calls mirrored to a candidate alias and compared. */
@@ -107,6 +109,8 @@ export interface ModelRoute {
   readonly hedge?: { readonly afterMs: number };
   /** Drop parameters a target's provider cannot honour instead of rejecting the request. */
   readonly dropUnsupportedParams: boolean;
+  /** A hosted tool no target can run: dropped and named (`offer`, absent) or refused. */
+  readonly hostedTools?: "offer" | "refuse";
   /** The alias's response cache; absent: off. */
   readonly cache?: AliasCache;
   /** Personal data in the alias's requests (docs/compliance.md). */
@@ -497,6 +501,7 @@ function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: Nod
       },
       ...(m.hedge ? { hedge: m.hedge } : {}),
       dropUnsupportedParams: m.dropUnsupportedParams,
+      ...(m.hostedTools === "refuse" ? { hostedTools: m.hostedTools } : {}),
       ...(m.pii ? { pii: m.pii } : {}),
       localOnly: m.localOnly,
       context: m.context,

@@ -99,6 +99,8 @@ const priceSchema = z.strictObject({
   cacheWrite5mPerMTok: z.number().min(0).max(1_000_000).optional(),
   /** Input written to the provider's prompt cache for an hour (Anthropic bills 2× input). */
   cacheWrite1hPerMTok: z.number().min(0).max(1_000_000).optional(),
+  /** USD per search a hosted web search tool ran. */
+  perWebSearch: z.number().min(0).max(1_000).optional(),
 });
 
 const targetSchema = z.strictObject({
@@ -187,6 +189,12 @@ const modelSchema = z
      * INVALID_ARGUMENT / 400.
      */
     dropUnsupportedParams: z.boolean().default(false),
+    /**
+     * A hosted tool (web search, code interpreter…) a target can neither run
+     * nor replace with its own: `offer` sends the request without it (named
+     * in `sluice-dropped-params`), `refuse` fails the request naming it.
+     */
+    hostedTools: z.enum(["offer", "refuse"]).default("offer"),
     /** Answer repeated requests from a cache (docs/caching.md). */
     cache: aliasCacheSchema.optional(),
     /** Personal data in this alias's requests (docs/compliance.md). */

@@ -29,7 +29,7 @@ const TAKEN_BY: Readonly<Record<CarriedParam, readonly ProviderKind[]>> = {
 };
 
 const marked = (value: { readonly cache?: unknown }): boolean => value.cache !== undefined;
-const partsMarked = (m: ChatMessage): boolean => marked(m) || m.content.some((p) => p.type !== "reasoning" && marked(p)) || (m.toolCalls ?? []).some(marked);
+const partsMarked = (m: ChatMessage): boolean => marked(m) || m.content.some((p) => p.type !== "reasoning" && p.type !== "hosted_item" && marked(p)) || (m.toolCalls ?? []).some(marked);
 
 /** The carried fields `request` sets, in a fixed order. */
 export function carriedParamsOf(request: ChatRequest): CarriedParam[] {
@@ -58,7 +58,7 @@ function unmarked<T extends { readonly cache?: unknown }>(value: T): T {
 
 function withoutMarks(m: ChatMessage): ChatMessage {
   if (!partsMarked(m)) return m;
-  const content = m.content.map((p): ContentPart => (p.type === "reasoning" ? p : unmarked(p)));
+  const content = m.content.map((p): ContentPart => (p.type === "reasoning" || p.type === "hosted_item" ? p : unmarked(p)));
   return unmarked({ ...m, content, ...(m.toolCalls ? { toolCalls: m.toolCalls.map(unmarked) } : {}) });
 }
 

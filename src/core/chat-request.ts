@@ -8,6 +8,12 @@ export interface ChatRequest {
   readonly model: string;
   readonly messages: readonly ChatMessage[];
   readonly tools: readonly ToolDefinition[];
+  /**
+   * Tools the provider runs itself (web search, code execution…), as the
+   * caller declared them. An offer, not a demand: a target that has neither
+   * the tool nor an equivalent goes without it (providers/hosted-tools.ts).
+   */
+  readonly hostedTools?: readonly HostedTool[];
   readonly toolChoice?: ToolChoice;
   readonly sampling: Sampling;
   readonly metadata: RequestMetadata;
@@ -26,7 +32,7 @@ export interface ChatRequest {
 }
 
 /** The wire formats the gateway speaks upstream; also the keys of `providerOptions`. */
-export const PROVIDER_KINDS = ["openai", "anthropic", "gemini"] as const;
+export const PROVIDER_KINDS = ["openai", "anthropic", "gemini", "openai-responses"] as const;
 export type ProviderKind = (typeof PROVIDER_KINDS)[number];
 
 export type ResponseFormat =
@@ -108,7 +114,43 @@ export interface ChatMessage {
 export type ContentPart =
   | { readonly type: "text"; readonly text: string; readonly cache?: CacheMark }
   | { readonly type: "image_url"; readonly url: string; readonly detail?: "auto" | "low" | "high"; readonly cache?: CacheMark }
-  | ReasoningPart;
+  | ReasoningPart
+  | HostedItemPart;
+
+/**
+ * The API whose hosted tools a declaration or an item is written for:
+ * OpenAI's Responses API (`web_search`, `web_search_call`) or Anthropic's
+ * Messages API (`web_search_20250305`, `server_tool_use`), or Gemini (only
+ * as a target: its Google Search grounding is what the others map to).
+ */
+export type HostedOrigin = "openai" | "anthropic" | "gemini";
+
+/**
+ * What a hosted tool does, across APIs: how a declaration finds its
+ * equivalent on another provider (web search on Anthropic, Google Search
+ * grounding on Gemini). `other`: no equivalent anywhere.
+ */
+export type HostedKind = "web_search" | "web_fetch" | "file_search" | "code_interpreter" | "code_execution" | "image_generation" | "other";
+
+export interface HostedTool {
+  /** The declaration's `type` as the caller sent it (`web_search`, `web_search_20250305`): how a drop or refusal names it. */
+  readonly type: string;
+  readonly kind: HostedKind;
+  readonly origin: HostedOrigin;
+  /** The whole declaration, settings included (max_uses, filters, user_location), for a target of the same origin. */
+  readonly declaration: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * A hosted tool's call or result from an earlier turn (a `web_search_call`
+ * item, a `server_tool_use` or `web_search_tool_result` block), kept as the
+ * provider wrote it: only a target of the same origin can take it back.
+ */
+export interface HostedItemPart {
+  readonly type: "hosted_item";
+  readonly origin: HostedOrigin;
+  readonly item: Readonly<Record<string, unknown>>;
+}
 
 /**
  * Reasoning from an earlier assistant turn, kept with the provider's
@@ -134,6 +176,32 @@ export interface ToolDefinition {
   readonly deferLoading?: boolean;
   /** Anthropic's fine-grained tool streaming: input streamed before it is valid JSON. */
   readonly eagerInputStreaming?: boolean;
+  /**
+   * A freeform tool (Responses `custom`): it takes text, not JSON. Its
+   * canonical form is a function with one string parameter, `input`
+   * (FREEFORM_PARAMETERS), which every provider can call; a Responses
+   * upstream gets it back as a custom tool with its grammar (`format`).
+   */
+  readonly freeform?: { readonly format?: Readonly<Record<string, unknown>> };
+  /**
+   * The namespace the caller declared this tool in (Responses `namespace`
+   * tools): `name` is then the flat `namespace__member` every provider takes,
+   * as Codex flattens them itself.
+   */
+  readonly namespace?: { readonly name: string; readonly description: string; readonly member: string };
+}
+
+/** The parameters of a freeform tool in its canonical form: one string, the text the model writes. */
+export const FREEFORM_PARAMETERS: Readonly<Record<string, unknown>> = Object.freeze({
+  type: "object",
+  properties: { input: { type: "string", description: "The tool's freeform input text." } },
+  required: ["input"],
+  additionalProperties: false,
+});
+
+/** The flat name of a namespaced tool: `namespace__member`, stray underscores at the seam trimmed (Codex's own flat form). */
+export function flatToolName(namespace: string, member: string): string {
+  return `${namespace.replace(/_+$/, "")}__${member.replace(/^_+/, "")}`;
 }
 
 export interface ToolCall {
@@ -150,7 +218,9 @@ export type ToolChoice =
   | { readonly type: "auto" }
   | { readonly type: "none" }
   | { readonly type: "required" }
-  | { readonly type: "function"; readonly name: string };
+  | { readonly type: "function"; readonly name: string }
+  /** A hosted tool the caller forces (by its declared `type`): refused on a target that cannot run it. */
+  | { readonly type: "hosted"; readonly tool: string };
 
 export interface Sampling {
   readonly temperature?: number;

@@ -1,3 +1,5 @@
+import type { HostedOrigin } from "./chat-request.js";
+
 /**
  * The one vocabulary every provider adapter speaks and every edge consumes.
  * Adapters translate wire events into these; edges translate these into wire
@@ -9,6 +11,7 @@ export type Delta =
   | TextDelta
   | ReasoningDelta
   | ToolCallDelta
+  | HostedItemDelta
   | UsageDelta
   | LogprobsDelta
   | FinishDelta;
@@ -69,6 +72,18 @@ export interface ToolCallDelta {
   readonly signature?: string;
 }
 
+/**
+ * A hosted tool's call or result, whole, as the provider wrote it (a
+ * Responses `web_search_call` item; an Anthropic `server_tool_use` or
+ * `web_search_tool_result` block). Edges of the same origin relay it; the
+ * others have nothing to show it with and skip it.
+ */
+export interface HostedItemDelta {
+  readonly type: "hosted_item";
+  readonly origin: HostedOrigin;
+  readonly item: Readonly<Record<string, unknown>>;
+}
+
 export interface TopLogprob {
   readonly token: string;
   readonly logprob: number;
@@ -101,6 +116,8 @@ export interface Usage {
   readonly cacheWrite5mTokens?: number;
   /** Prompt tokens written to the provider's cache for an hour (part of inputTokens; absent is 0). */
   readonly cacheWrite1hTokens?: number;
+  /** Searches a hosted web search tool ran for this answer (priced by `price.perWebSearch`); absent: none. */
+  readonly webSearches?: number;
   /** The provider reported no usage: the gateway counted the tokens itself (usage/usage-meter.ts). */
   readonly estimated?: boolean;
 }

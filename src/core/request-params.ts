@@ -13,6 +13,7 @@ export type OptionalParam =
   | "reasoning.budget_tokens"
   | "sampling.seed"
   | "sampling.top_k"
+  | "sampling.stop"
   | "sampling.presence_penalty"
   | "sampling.frequency_penalty"
   | "sampling.logit_bias"
@@ -64,6 +65,9 @@ export function withoutParams(request: ChatRequest, params: readonly OptionalPar
         break;
       case "sampling.top_k":
         out = { ...out, sampling: without(out.sampling, "topK") };
+        break;
+      case "sampling.stop":
+        out = { ...out, sampling: { ...out.sampling, stop: [] } };
         break;
       case "sampling.presence_penalty":
         out = { ...out, sampling: without(out.sampling, "presencePenalty") };

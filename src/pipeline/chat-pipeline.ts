@@ -401,6 +401,7 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
             plan: {
               request,
               dropUnsupportedParams: route.dropUnsupportedParams,
+              ...(route.hostedTools ? { hostedTools: route.hostedTools } : {}),
               requestId: ctx.requestId,
               maxEventBytes: config.limits.maxEventBytes,
               ...(ctx.prepare ? { prepare: ctx.prepare } : {}),

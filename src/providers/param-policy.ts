@@ -2,17 +2,19 @@ import type { ChatRequest } from "../core/chat-request.js";
 import { GatewayError } from "../core/errors.js";
 import { type OptionalParam, withoutParams } from "../core/request-params.js";
 import { type CarriedParam, carriedParamsDroppedBy, withoutCarried } from "../core/carried-params.js";
+import { type HostedToolsPolicy, prepareHostedTools } from "./hosted-tools.js";
 import type { ProviderAdapter, UpstreamTarget } from "./provider.js";
 
 export interface PreparedRequest {
   /** What may be sent to this target. */
   readonly request: ChatRequest;
-  /** What was removed because the target cannot honour it or has no place for it (empty: nothing). */
+  /** What was removed because the target cannot honour it or has no place for it (empty: nothing): optional parameters, carried fields, hosted tools (`tools.web_search`) and their items. */
   readonly droppedParams: readonly DroppedParam[];
 }
 
 /** A parameter left out for one target: one it cannot honour (dropped by the alias's choice) or a carried one it has no place for (always). */
-export type DroppedParam = OptionalParam | CarriedParam;
+/** A name in `sluice-dropped-params`: an optional parameter, a carried field, or a hosted tool or item (`tools.web_search`). */
+export type DroppedParam = OptionalParam | CarriedParam | (string & {});
 
 /**
  * The unsupported-parameter rule, applied once per upstream attempt: a
@@ -23,13 +25,21 @@ export type DroppedParam = OptionalParam | CarriedParam;
  * (carried-params.ts) a target has no place for are always left out and
  * reported, whatever the alias says.
  */
-export function prepareRequest(adapter: ProviderAdapter, original: ChatRequest, target: UpstreamTarget, dropUnsupported: boolean): PreparedRequest {
+export function prepareRequest(
+  adapter: ProviderAdapter,
+  original: ChatRequest,
+  target: UpstreamTarget,
+  dropUnsupported: boolean,
+  hostedTools: HostedToolsPolicy = "offer",
+): PreparedRequest {
   // Carried fields change no answer: a target without a place for them gets the request without them, named.
   const carried = carriedParamsDroppedBy(original, target.provider.kind);
-  const request = carried.length > 0 ? withoutCarried(original, carried) : original;
-  const unsupported = adapter.unsupportedParams(request, target);
-  if (unsupported.length === 0) return { request, droppedParams: carried };
-  if (dropUnsupported) return { request: withoutParams(request, unsupported), droppedParams: [...unsupported, ...carried] };
+  const unmarked = carried.length > 0 ? withoutCarried(original, carried) : original;
+  const { request, dropped: hosted } = prepareHostedTools(adapter, unmarked, target, hostedTools);
+  const dropped: DroppedParam[] = [...hosted, ...carried];
+  const unsupported: OptionalParam[] = adapter.unsupportedParams(request, target);
+  if (unsupported.length === 0) return { request, droppedParams: dropped };
+  if (dropUnsupported) return { request: withoutParams(request, unsupported), droppedParams: [...dropped, ...unsupported] };
   const provider = target.provider;
   throw new GatewayError(
     "invalid_request",

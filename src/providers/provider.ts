@@ -1,4 +1,4 @@
-import type { ChatRequest } from "../core/chat-request.js";
+import type { ChatRequest, HostedOrigin, HostedTool } from "../core/chat-request.js";
 import type { ContentDelta } from "../core/delta.js";
 import type { GatewayError } from "../core/errors.js";
 import type { OptionalParam } from "../core/request-params.js";
@@ -56,4 +56,18 @@ export interface ProviderAdapter {
   /** A translator for one response to `request` (which decides, e.g., whether reasoning text is forwarded). */
   createTranslator(target: UpstreamTarget, request: ChatRequest): StreamTranslator;
   errorFromResponse(failure: UpstreamFailure, target: UpstreamTarget): GatewayError;
+  /** The hosted tools this provider runs, as declared or as its own equivalent; absent: none (hosted-tools.ts). */
+  readonly hosted?: HostedSupport;
+}
+
+/**
+ * What a provider does with hosted tools: the origin whose declarations and
+ * items it takes as they are, and its own equivalent of another origin's
+ * tool (web search on Anthropic for OpenAI's `web_search`; Google Search
+ * grounding on Gemini).
+ */
+export interface HostedSupport {
+  readonly origin?: HostedOrigin;
+  /** This provider's declaration for `tool` from another origin; undefined: it has none. */
+  equivalent(tool: HostedTool): HostedTool | undefined;
 }

@@ -5,6 +5,7 @@ import { geminiEmbeddings } from "./gemini/gemini-embeddings.js";
 import { openAiEmbeddings } from "./openai/openai-embeddings.js";
 import { geminiAdapter } from "./gemini/gemini-adapter.js";
 import { openAiAdapter } from "./openai/openai-adapter.js";
+import { responsesAdapter } from "./openai-responses/responses-adapter.js";
 import type { ProviderAdapter } from "./provider.js";
 
 /** The adapter for a provider kind; the config schema guarantees the kind exists. */
@@ -16,6 +17,8 @@ export function adapterFor(kind: ProviderConfig["kind"]): ProviderAdapter {
       return anthropicAdapter;
     case "gemini":
       return geminiAdapter;
+    case "openai-responses":
+      return responsesAdapter;
   }
 }
 
@@ -23,6 +26,8 @@ export function adapterFor(kind: ProviderConfig["kind"]): ProviderAdapter {
 export function embeddingAdapterFor(kind: ProviderConfig["kind"]): EmbeddingAdapter | undefined {
   switch (kind) {
     case "openai":
+    case "openai-responses":
+      // The same upstream serves /v1/embeddings beside /v1/responses.
       return openAiEmbeddings;
     case "gemini":
       return geminiEmbeddings;

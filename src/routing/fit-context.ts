@@ -6,7 +6,7 @@ import { IMAGE_TOKENS, TOKENS_PER_MESSAGE, TOKENS_PER_REQUEST } from "../usage/p
 /** One message's tokens by the gateway's tokenizer, framing and images included (the same rule as usage/prompt-size.ts). */
 export function messageTokens(message: ChatMessage, count: CountTokens): number {
   let tokens = TOKENS_PER_MESSAGE;
-  for (const part of message.content) tokens += part.type === "image_url" ? IMAGE_TOKENS : count(part.text);
+  for (const part of message.content) tokens += part.type === "image_url" ? IMAGE_TOKENS : part.type === "hosted_item" ? count(JSON.stringify(part.item)) : count(part.text);
   for (const call of message.toolCalls ?? []) tokens += count(call.name) + count(call.arguments);
   return tokens;
 }

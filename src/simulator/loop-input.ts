@@ -113,3 +113,39 @@ export function geminiLoopInput(body: { tools?: unknown; contents?: unknown; too
 export function maxTokensOf(value: unknown): { maxTokens?: number } {
   return typeof value === "number" && Number.isInteger(value) && value > 0 ? { maxTokens: value } : {};
 }
+
+/**
+ * OpenAI Responses: `function` and `custom` tools (namespace members flat as
+ * `ns__member`, hosted tools left out: the provider runs those), and input
+ * items: messages, `function_call` / `custom_tool_call` items (one assistant
+ * turn per run of them) and their `_output` items.
+ */
+export function responsesLoopInput(body: { tools?: unknown; input?: unknown; tool_choice?: unknown }): LoopRequest {
+  const declare = (t: unknown, namespace?: string): DeclaredTool[] => {
+    if (!isObject(t) || typeof t.name !== "string") return [];
+    const name = namespace === undefined ? t.name : `${namespace}__${t.name}`;
+    if (t.type === "custom") return [{ name, kind: "custom" }];
+    return t.type === "function" ? tool(name, t.parameters) : [];
+  };
+  const tools = list(body.tools).flatMap((t) =>
+    isObject(t) && t.type === "namespace" && typeof t.name === "string" ? list(t.tools).flatMap((m) => declare(m, t.name as string)) : declare(t),
+  );
+  const turns: Turn[] = [];
+  if (typeof body.input === "string") turns.push({ role: "user", text: body.input });
+  for (const item of list(body.input).filter(isObject)) {
+    if (item.type === "function_call" || item.type === "custom_tool_call") {
+      const call = { id: String(item.call_id), name: typeof item.namespace === "string" ? `${item.namespace}__${String(item.name)}` : String(item.name) };
+      const last = turns.at(-1);
+      if (last?.role === "assistant") turns[turns.length - 1] = { role: "assistant", calls: [...last.calls, call] };
+      else turns.push({ role: "assistant", calls: [call] });
+    } else if (item.type === "function_call_output" || item.type === "custom_tool_call_output") {
+      turns.push({ role: "tool", ...(typeof item.call_id === "string" ? { callId: item.call_id } : {}), output: joinedText(item.output) });
+    } else if ((item.type === undefined || item.type === "message") && item.role === "user") {
+      turns.push({ role: "user", text: joinedText(item.content) });
+    } else if ((item.type === undefined || item.type === "message") && item.role === "assistant") {
+      turns.push({ role: "assistant", calls: [] });
+    }
+  }
+  const choice = body.tool_choice;
+  return { tools, turns, ...choiceOf(choice === "none", isObject(choice) && (choice.type === "function" || choice.type === "custom") ? choice.name : undefined) };
+}

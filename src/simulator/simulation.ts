@@ -6,6 +6,7 @@ import { answerTokens, jsonAnswer } from "./json-answer.js";
 import { embed, type EmbeddingRequest, type EmbeddingsWire, embeddingsWireFor } from "./embeddings-wire.js";
 import { applyScript, type Knobs, parseKnobs } from "./knobs.js";
 import { openAiWire } from "./openai-wire.js";
+import { responsesWire } from "./responses-wire.js";
 import { createPromptCache } from "./prompt-cache.js";
 import { createRandom } from "./random.js";
 import { createRecordBook, now, type RecordBook } from "./records.js";
@@ -39,6 +40,7 @@ function formatFor(method: string, path: string): WireFormat | undefined {
   if (method !== "POST") return undefined;
   if (path === "/v1/chat/completions") return openAiWire;
   if (path === "/v1/messages") return anthropicWire;
+  if (path === "/v1/responses") return responsesWire;
   if (isGeminiPath(path)) return geminiWire;
   return undefined;
 }

@@ -16,6 +16,8 @@ interface IntegerPrice {
   readonly cacheWrite5m: bigint;
   readonly cacheWrite1h: bigint;
   readonly output: bigint;
+  /** Micro-dollars per hosted web search (a price per call, not per million). */
+  readonly webSearch: bigint;
 }
 
 const MICROS = 1_000_000;
@@ -34,6 +36,7 @@ function integerPrice(price: Price): IntegerPrice {
       cacheWrite5m: or(price.cacheWrite5mPerMTok),
       cacheWrite1h: or(price.cacheWrite1hPerMTok),
       output: BigInt(Math.round(price.outputPerMTok * MICROS)),
+      webSearch: BigInt(Math.round((price.perWebSearch ?? 0) * MICROS)),
     };
     cache.set(price, p);
   }
@@ -45,7 +48,8 @@ function integerPrice(price: Price): IntegerPrice {
  * unpriced target). Cache reads and writes are part of input and priced
  * at their own rates; what is left of input is fresh. Counts that add up
  * to more than the input (a provider's inconsistency) are capped in that
- * order (reads, 1h writes, 5m writes), never charged twice.
+ * order (reads, 1h writes, 5m writes), never charged twice. Hosted web
+ * searches are priced per search (`price.perWebSearch`).
  */
 export function costPicos(usage: Usage, price: Price | undefined): bigint {
   if (!price) return 0n;
@@ -60,7 +64,8 @@ export function costPicos(usage: Usage, price: Price | undefined): bigint {
   const cached = take(usage.cachedInputTokens);
   const written1h = take(usage.cacheWrite1hTokens);
   const written5m = take(usage.cacheWrite5mTokens);
-  return left * p.input + cached * p.cachedInput + written5m * p.cacheWrite5m + written1h * p.cacheWrite1h + BigInt(usage.outputTokens) * p.output;
+  const searches = BigInt(Math.max(0, usage.webSearches ?? 0)) * p.webSearch * MICROS_N;
+  return left * p.input + cached * p.cachedInput + written5m * p.cacheWrite5m + written1h * p.cacheWrite1h + BigInt(usage.outputTokens) * p.output + searches;
 }
 
 /** What `usage` cost at `price`, in micro-dollars rounded up (0 for an unpriced target): what budgets count. */

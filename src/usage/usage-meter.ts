@@ -82,6 +82,7 @@ export function createUsageMeter(request: ChatRequest): UsageMeter {
             reasoningTokens: delta.reasoningTokens,
             ...(delta.cacheWrite5mTokens ? { cacheWrite5mTokens: delta.cacheWrite5mTokens } : {}),
             ...(delta.cacheWrite1hTokens ? { cacheWrite1hTokens: delta.cacheWrite1hTokens } : {}),
+            ...(delta.webSearches ? { webSearches: delta.webSearches } : {}),
             estimated: delta.estimated === true,
           };
           break;

@@ -316,10 +316,13 @@ describe("decoding /v1/responses bodies", () => {
     ["truncation: auto", { truncation: "auto" }, "truncation", "shorten the conversation yourself"],
     ["text.verbosity", { text: { verbosity: "low" } }, "text.verbosity", "remove it"],
     ["an unknown reasoning setting", { reasoning: { effort: "low", mode: "pro" } }, "reasoning", "Unrecognized key"],
-    ["a hosted tool_choice", { tools: [{ type: "function", name: "f" }], tool_choice: { type: "web_search_preview" } }, "tool_choice", "hosted tools"],
-    ["a custom tool", { tools: [{ type: "custom", name: "c" }] }, "tools[0].type", "declare function tools"],
+    ["a hosted tool_choice it does not declare", { tools: [{ type: "function", name: "f" }], tool_choice: { type: "web_search_preview" } }, "tool_choice", "which tools does not declare"],
+    ["an allowed_tools tool_choice", { tools: [{ type: "function", name: "f" }], tool_choice: { type: "allowed_tools", mode: "auto", tools: [] } }, "tool_choice", "allowed_tools is not served"],
+    ["an unknown tool type", { tools: [{ type: "frobnicator", name: "c" }] }, "tools[0].type", "declare function, custom, namespace or hosted tools"],
+    ["a hosted tool inside a namespace", { tools: [{ type: "namespace", name: "ns", description: "", tools: [{ type: "web_search" }] }] }, "tools[0].tools[0].type", "inside a namespace"],
+    ["a bad member name in a namespace", { tools: [{ type: "namespace", name: "ns", description: "", tools: [{ type: "function", name: "has space" }] }] }, "tools[0].tools[0].name", "letters, digits"],
     ["an item_reference", { input: [{ type: "item_reference", id: "msg_1" }] }, "input[0]", "send the item itself"],
-    ["a hosted tool's output item", { input: [{ type: "web_search_call", id: "ws_1", status: "completed" }] }, "input[0].type", "items are not served"],
+    ["an item of an unknown type", { input: [{ type: "frobnicate_call", id: "x_1" }] }, "input[0].type", "items are not served"],
     ["an image by file_id", { input: [{ role: "user", content: [{ type: "input_image", file_id: "file_1", detail: "auto" }] }] }, "input[0].content[0].file_id", "send the image as image_url"],
     ["an input_file", { input: [{ role: "user", content: [{ type: "input_file", file_id: "file_1" }] }] }, "input[0].content[0].type", "send the file's text as input_text"],
     ["an image in function output", { input: [{ type: "function_call_output", call_id: "c", output: [{ type: "input_image", image_url: "https://x/y.png" }] }] }, "input[0].output[0].type", "send input_text"],
@@ -353,12 +356,85 @@ describe("decoding /v1/responses bodies", () => {
   }
 
   for (const tool of ["web_search", "web_search_preview", "file_search", "code_interpreter", "computer_use", "computer_use_preview", "mcp", "image_generation", "local_shell"]) {
-    it(`refuses the hosted tool ${tool}, naming tools[1].type`, () => {
-      const error = refusal({ tools: [{ type: "function", name: "f" }, { type: tool }] });
-      expect(error.field).toBe("tools[1].type");
-      expect(error.message).toContain(`"${tool}" is a hosted tool, which this gateway does not run: declare a function tool`);
+    it(`carries the hosted tool ${tool} as an offer, beside the function tools`, () => {
+      const { request, echo } = responsesRequestFrom({ model: "m", input: "q", tools: [{ type: "function", name: "f" }, { type: tool }] }, { maxJsonDepth: 64 });
+      expect(request.tools.map((t) => t.name)).toEqual(["f"]);
+      expect(request.hostedTools).toEqual([expect.objectContaining({ type: tool, origin: "openai", declaration: { type: tool } })]);
+      expect(echo.tools).toEqual([expect.objectContaining({ type: "function", name: "f" }), { type: tool }]);
     });
   }
+
+  it("takes custom tools as functions of one string and namespace members by their flat names", () => {
+    const { request, calls, param } = responsesRequestFrom(
+      {
+        model: "m",
+        input: [
+          { role: "user", content: "q" },
+          { type: "custom_tool_call", call_id: "c1", name: "apply_patch", input: "*** Begin Patch\n*** End Patch" },
+          { type: "custom_tool_call_output", call_id: "c1", output: "Done" },
+          { type: "function_call", call_id: "c2", name: "spawn", namespace: "multi_agent_v1", arguments: "{}" },
+          { type: "function_call_output", call_id: "c2", output: "ok" },
+        ],
+        tools: [
+          { type: "custom", name: "apply_patch", description: "Patch files", format: { type: "grammar", syntax: "lark", definition: "start: /.+/" } },
+          { type: "namespace", name: "multi_agent_v1", description: "Agents", tools: [{ type: "function", name: "spawn", parameters: { type: "object", properties: {} } }] },
+        ],
+        tool_choice: { type: "custom", name: "apply_patch" },
+      },
+      { maxJsonDepth: 64 },
+    );
+    expect(request.tools.map((t) => t.name)).toEqual(["apply_patch", "multi_agent_v1__spawn"]);
+    expect(request.tools[0]).toMatchObject({ freeform: { format: { type: "grammar" } }, parameters: { required: ["input"] } });
+    expect(request.tools[1]).toMatchObject({ namespace: { name: "multi_agent_v1", member: "spawn" } });
+    expect(request.toolChoice).toEqual({ type: "function", name: "apply_patch" });
+    expect(request.messages[1]!.toolCalls).toEqual([{ id: "c1", name: "apply_patch", arguments: JSON.stringify({ input: "*** Begin Patch\n*** End Patch" }) }]);
+    expect(request.messages[2]).toMatchObject({ role: "tool", toolCallId: "c1" });
+    expect(request.messages[3]!.toolCalls![0]!.name).toBe("multi_agent_v1__spawn");
+    expect(calls.get("apply_patch")).toEqual({ freeform: true });
+    expect(calls.get("multi_agent_v1__spawn")).toEqual({ freeform: false, namespace: { name: "multi_agent_v1", member: "spawn" } });
+    expect(param("tools[1].parameters")).toBe("tools[1].tools[0].parameters");
+  });
+
+  it("relays a hosted web search as a web_search_call item: OpenAI's as it came, Anthropic's server_tool_use in those words", () => {
+    const encoder = createResponseEncoder({ requestModel: "m", echo: DEFAULT_ECHO });
+    const frames: string[] = [];
+    const push = (f: string) => frames.push(f);
+    encoder.events({ type: "start", responseId: "resp_1", provider: "p", model: "m" }, push);
+    encoder.events({ type: "hosted_item", origin: "openai", item: { type: "web_search_call", id: "ws_1", status: "completed", action: { type: "search", query: "a" } } }, push);
+    encoder.events({ type: "hosted_item", origin: "anthropic", item: { type: "server_tool_use", id: "srvtoolu_1", name: "web_search", input: { query: "b" } } }, push);
+    // A result block has no Responses item: its pages reach the caller as the answer's text.
+    encoder.events({ type: "hosted_item", origin: "anthropic", item: { type: "web_search_tool_result", tool_use_id: "srvtoolu_1", content: [] } }, push);
+    encoder.events({ type: "text", text: "found" }, push);
+    encoder.events({ type: "finish", reason: "stop" }, push);
+    expect(encoder.response().output).toEqual([
+      { type: "web_search_call", id: "ws_1", status: "completed", action: { type: "search", query: "a" } },
+      { type: "web_search_call", id: "srvtoolu_1", status: "completed", action: { type: "search", query: "b" } },
+      expect.objectContaining({ type: "message" }),
+    ]);
+    const types = frames.map((f) => f.slice(7, f.indexOf("\n")));
+    expect(types.filter((t) => t === "response.output_item.added")).toHaveLength(3);
+  });
+
+  it("streams a freeform call back as a custom_tool_call, its input decoded as the arguments arrive", () => {
+    const encoder = createResponseEncoder({ requestModel: "m", echo: DEFAULT_ECHO, calls: new Map([["apply_patch", { freeform: true }], ["ns__f", { freeform: false, namespace: { name: "ns", member: "f" } }]]) });
+    const frames: string[] = [];
+    const push = (f: string) => frames.push(f);
+    const args = JSON.stringify({ input: 'line "one"\nline two \u00e9' });
+    encoder.events({ type: "start", responseId: "resp_1", provider: "p", model: "m" }, push);
+    encoder.events({ type: "tool_call", index: 0, id: "call_1", name: "apply_patch", arguments: "" }, push);
+    for (let i = 0; i < args.length; i += 3) encoder.events({ type: "tool_call", index: 0, arguments: args.slice(i, i + 3) }, push);
+    encoder.events({ type: "tool_call", index: 1, id: "call_2", name: "ns__f", arguments: "{}" }, push);
+    encoder.events({ type: "finish", reason: "tool_calls" }, push);
+    const events = frames.map((f) => JSON.parse(f.slice(f.indexOf("data: ") + 6)) as { type: string; delta?: string; input?: string });
+    const deltas = events.filter((e) => e.type === "response.custom_tool_call_input.delta");
+    expect(deltas.length).toBeGreaterThan(3);
+    expect(deltas.map((e) => e.delta).join("")).toBe('line "one"\nline two \u00e9');
+    expect(events.find((e) => e.type === "response.custom_tool_call_input.done")?.input).toBe('line "one"\nline two \u00e9');
+    expect(encoder.response().output).toEqual([
+      { type: "custom_tool_call", id: expect.any(String), call_id: "call_1", name: "apply_patch", input: 'line "one"\nline two \u00e9' },
+      expect.objectContaining({ type: "function_call", call_id: "call_2", name: "f", namespace: "ns", arguments: "{}" }),
+    ]);
+  });
 
   it("refuses reasoning it did not issue, and envelopes that were altered", () => {
     const openAiOwn = refusal({ input: [{ role: "user", content: "q" }, { type: "reasoning", id: "rs_1", summary: [], encrypted_content: "gAAAAABoSomethingFernet" }] });
@@ -596,7 +672,7 @@ describe("the openai SDK reading the encoder's events (in memory, through its fe
     expect(error).toBeInstanceOf(BadRequestError);
     expect((error as BadRequestError).param).toBe("previous_response_id");
     expect((error as BadRequestError).message).toContain("send the whole conversation in input");
-    const hosted: unknown = await client.responses.create({ model: "sim", input: "q", tools: [{ type: "web_search" }] }).catch((e: unknown) => e);
+    const hosted: unknown = await client.responses.create({ model: "sim", input: "q", tools: [{ type: "frobnicator" } as never] }).catch((e: unknown) => e);
     expect((hosted as BadRequestError).param).toBe("tools[0].type");
   });
 
@@ -634,11 +710,11 @@ type Writable<T> = T extends readonly (infer U)[] ? Writable<U>[] : T extends ob
  * (Anthropic's cache writes are inside the input tokens), and a 0 would say
  * something untrue.
  */
-type SdkWireResponse = Omit<SdkResponse, "output_text" | "usage"> & {
+type SdkWireResponse = Omit<SdkResponse, "output_text" | "usage" | "tools" | "tool_choice"> & {
   usage?: Omit<SdkUsage, "input_tokens_details"> & { input_tokens_details: Omit<SdkUsage["input_tokens_details"], "cache_write_tokens"> };
 };
 
-// Compile-time only: the response object is one the SDK's own type describes.
+// Compile-time only: the response object is one the SDK's own type describes (`tools` and `tool_choice` repeat the caller's own declarations).
 export type ResponseObjectIsSdkResponse = Writable<ResponseObject> extends SdkWireResponse ? true : never;
 const _responseObjectFits: ResponseObjectIsSdkResponse = true;
 void _responseObjectFits;

@@ -43,12 +43,12 @@ export const FAR_TIMEOUTS: TimeoutsConfig = {
 /** A gateway alias: the simulator model string (knobs after `?`), optionally with its own timeouts. */
 export type HarnessModel = string | { readonly model: string; readonly timeouts: Partial<TimeoutsConfig> };
 
-export type ProviderKind = "openai" | "anthropic" | "gemini";
+export type ProviderKind = "openai" | "anthropic" | "gemini" | "openai-responses";
 export const PROVIDER_KINDS: readonly ProviderKind[] = ["openai", "anthropic", "gemini"];
 
 /** The simulator's base URL for a wire format. */
 export function baseUrlFor(sim: Simulator, kind: ProviderKind): string {
-  return kind === "openai" ? sim.openAiBaseUrl : kind === "anthropic" ? sim.anthropicBaseUrl : sim.geminiBaseUrl;
+  return kind === "openai" || kind === "openai-responses" ? sim.openAiBaseUrl : kind === "anthropic" ? sim.anthropicBaseUrl : sim.geminiBaseUrl;
 }
 
 export interface HarnessOptions {

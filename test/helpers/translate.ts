@@ -5,7 +5,7 @@ import type { StreamTranslator, UpstreamTarget } from "../../src/providers/provi
 import { createSseDecoder } from "../../src/sse/decoder.js";
 
 /** A provider target for translator unit tests (provider named "up"). */
-export function testTarget(kind: "openai" | "anthropic" | "gemini"): UpstreamTarget {
+export function testTarget(kind: "openai" | "anthropic" | "gemini" | "openai-responses"): UpstreamTarget {
   const config = resolveConfig(
     { providers: { up: { kind, baseUrl: "http://127.0.0.1:1/v1" } }, models: { m: { provider: "up", model: "x" } } },
     {},

@@ -82,7 +82,14 @@ export type ContentBlock =
   | { readonly type: "text"; readonly text: string }
   | { readonly type: "thinking"; readonly thinking: string; readonly signature: string }
   | { readonly type: "redacted_thinking"; readonly data: string }
-  | { readonly type: "tool_use"; readonly id: string; readonly name: string; readonly input: Record<string, unknown> };
+  | { readonly type: "tool_use"; readonly id: string; readonly name: string; readonly input: Record<string, unknown> }
+  /** A server tool's block (`server_tool_use`, `web_search_tool_result`, …) from an Anthropic upstream, as it came. */
+  | ServerToolBlock;
+
+export interface ServerToolBlock {
+  readonly type: string;
+  readonly [field: string]: unknown;
+}
 
 function reasoningBlock(part: ReasoningPart): ContentBlock {
   if (part.redactedData !== undefined) return { type: "redacted_thinking", data: part.redactedData };

@@ -4,8 +4,8 @@ import { z } from "zod";
 /**
  * The Messages API request body as far as Sluice can honour or carry it,
  * following the rows of anthropic-fields.ts. Every object is strict: a
- * field that would change the answer if ignored (citations, server tools,
- * containers, …) fails the request with its name instead of being dropped,
+ * field that would change the answer if ignored (citations, containers,
+ * Anthropic-defined tools other than its server tools, …) fails the request with its name instead of being dropped,
  * because a client that asked for it would otherwise get a different answer
  * than it asked for without knowing. Fields that change no answer (prompt
  * caching, deferred tools, context management) are carried to targets
@@ -75,8 +75,13 @@ const toolUse = z.strictObject({
   toolset_name: refused(),
 });
 
+/** A server tool's call or result from an earlier turn: kept whole for an Anthropic target, dropped (named) elsewhere. */
+const serverBlock = z.looseObject({
+  type: z.enum(["server_tool_use", "web_search_tool_result", "web_fetch_tool_result", "code_execution_tool_result", "bash_code_execution_tool_result", "text_editor_code_execution_tool_result"]),
+});
+
 const userBlock = z.discriminatedUnion("type", [text, image, toolResult]);
-const assistantBlock = z.discriminatedUnion("type", [text, thinking, redactedThinking, toolUse]);
+const assistantBlock = z.discriminatedUnion("type", [text, thinking, redactedThinking, toolUse, serverBlock]);
 const systemBlocks = blocks(z.discriminatedUnion("type", [text]));
 
 const message = z.discriminatedUnion("role", [
@@ -85,17 +90,37 @@ const message = z.discriminatedUnion("role", [
   z.strictObject({ role: z.literal("system"), content: systemBlocks }),
 ]);
 
-const tool = z.strictObject({
-  // First, so a server tool (web_search_…) is refused for its type rather than for its missing input_schema.
-  type: z.literal("custom", { error: `only custom tools (name, description, input_schema) are supported; server tools are ${NOT_SUPPORTED}` }).nullish(),
-  name: z.string(),
-  description: z.string().nullish(),
-  input_schema: z.record(z.string(), z.unknown(), { error: "must be a JSON Schema object" }),
-  strict: z.boolean().nullish(),
-  cache_control: cacheControl,
-  defer_loading: z.boolean().nullish(),
-  eager_input_streaming: z.boolean().nullish(),
-});
+/** Anthropic's server tools, which the provider runs itself: carried as declared (providers/hosted-tools.ts). */
+export const SERVER_TOOL_TYPE = /^(web_search|web_fetch|code_execution)_\d{8}$/;
+
+const tool = z
+  .strictObject({
+    // First, so another Anthropic-defined tool (bash_…, a computer tool) is refused for its type rather than for its missing input_schema.
+    type: z
+      .string()
+      .refine((type) => type === "custom" || SERVER_TOOL_TYPE.test(type), {
+        error: `only custom tools (name, description, input_schema) and the server tools web_search_*, web_fetch_* and code_execution_* are supported; other Anthropic-defined tools are ${NOT_SUPPORTED}`,
+      })
+      .nullish(),
+    name: z.string(),
+    description: z.string().nullish(),
+    input_schema: z.record(z.string(), z.unknown(), { error: "must be a JSON Schema object" }).optional(),
+    strict: z.boolean().nullish(),
+    cache_control: cacheControl,
+    defer_loading: z.boolean().nullish(),
+    eager_input_streaming: z.boolean().nullish(),
+    // A server tool's own settings.
+    max_uses: z.int().min(1).nullish(),
+    allowed_domains: z.array(z.string()).nullish(),
+    blocked_domains: z.array(z.string()).nullish(),
+    user_location: z.record(z.string(), z.unknown()).nullish(),
+    citations: z.record(z.string(), z.unknown()).nullish(),
+    max_content_tokens: z.int().min(1).nullish(),
+  })
+  .superRefine((t, ctx) => {
+    const server = typeof t.type === "string" && SERVER_TOOL_TYPE.test(t.type);
+    if (!server && t.input_schema === undefined) ctx.addIssue({ code: "custom", path: ["input_schema"], message: "must be a JSON Schema object" });
+  });
 
 const parallel = { disable_parallel_tool_use: z.boolean().nullish() };
 const toolChoice = z.discriminatedUnion("type", [

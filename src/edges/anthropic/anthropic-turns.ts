@@ -117,6 +117,10 @@ function assistantTurn(b: Builder, blocks: Blocks<"assistant">, at: string): voi
         b.toolUseIds.add(block.id);
         toolCalls.push({ id: block.id, name: block.name, arguments: JSON.stringify(block.input), ...cacheMark(block.cache_control) });
         break;
+      default:
+        // A server tool's block (server_tool_use, web_search_tool_result, …), in its place in the turn.
+        content.push({ type: "hosted_item", origin: "anthropic", item: block });
+        break;
     }
   });
   if (content.length === 0 && toolCalls.length === 0) {

@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import type { CarriedFields, ChatRequest, ReasoningEffort, ReasoningOptions, ResponseFormat, ServiceTier, ToolChoice, ToolDefinition } from "../../core/chat-request.js";
+import type { CarriedFields, ChatRequest, HostedKind, HostedTool, ReasoningEffort, ReasoningOptions, ResponseFormat, ServiceTier, ToolChoice, ToolDefinition } from "../../core/chat-request.js";
 import { clipClientValue, quoteClientValue } from "../../core/client-text.js";
 import { GatewayError } from "../../core/errors.js";
 import { pathSegment, type StructureLimits } from "../../core/structure-limits.js";
@@ -7,7 +7,7 @@ import { validateChatRequest } from "../../core/validate.js";
 import { cacheMark, canonicalMessages } from "./anthropic-turns.js";
 import { ANTHROPIC_FIELDS, FORWARDED_BETAS } from "./anthropic-fields.js";
 import { anthropicParam, renameLeadingFields } from "./anthropic-params.js";
-import { type CountTokensBody, countTokensBody, messagesBody, type ThinkingBody, type ToolBody, type ToolChoiceBody } from "./anthropic-schema.js";
+import { type CountTokensBody, countTokensBody, messagesBody, SERVER_TOOL_TYPE, type ThinkingBody, type ToolBody, type ToolChoiceBody } from "./anthropic-schema.js";
 
 /** What a `POST /v1/messages` route needs: the canonical request and whether to answer with SSE. */
 export interface AnthropicMessagesRequest {
@@ -129,7 +129,7 @@ function canonicalTool(t: ToolBody): ToolDefinition {
   return {
     name: t.name,
     description: t.description ?? "",
-    parameters: t.input_schema,
+    parameters: t.input_schema ?? {},
     ...(t.strict === null || t.strict === undefined ? {} : { strict: t.strict }),
     ...cacheMark(t.cache_control),
     ...(t.defer_loading === null || t.defer_loading === undefined ? {} : { deferLoading: t.defer_loading }),
@@ -150,6 +150,13 @@ function inAnthropicTerms(error: unknown): unknown {
   return new GatewayError(error.code, renameLeadingFields(error.message, error.field, rename), { field: rename(error.field) });
 }
 
+/** A server tool as a hosted tool of Anthropic's origin: its kind from its type (`web_search_20250305` → web_search). */
+function serverTool(t: Record<string, unknown> & { type: string }): HostedTool {
+  const kind: HostedKind = t.type.startsWith("web_search_") ? "web_search" : t.type.startsWith("web_fetch_") ? "web_fetch" : "code_execution";
+  const declaration = Object.fromEntries(Object.entries(t).filter(([, v]) => v !== null && v !== undefined));
+  return { type: t.type, kind, origin: "anthropic", declaration };
+}
+
 function canonicalRequest(
   body: CountTokensBody,
   settings: Pick<ChatRequest, "sampling" | "metadata" | "serviceTier">,
@@ -162,11 +169,17 @@ function canonicalRequest(
   const format = body.output_config?.format;
   const responseFormat: ResponseFormat | undefined = format ? { type: "json_schema", name: "output", schema: format.schema } : undefined;
   const withContext: CarriedFields = body.context_management ? { ...carried, contextManagement: body.context_management } : carried;
+  const tools = body.tools ?? [];
+  const isServer = (t: (typeof tools)[number]) => typeof t.type === "string" && SERVER_TOOL_TYPE.test(t.type);
+  const server = tools.filter(isServer).map((t) => serverTool(t as Record<string, unknown> & { type: string }));
+  // `{"type": "tool", "name": "web_search"}` forcing a server tool: refused by name on a target that cannot run it.
+  const forcedServer = choice?.type === "tool" ? server.find((t) => t.declaration.name === choice.name) : undefined;
   const draft: ChatRequest = {
     model: body.model,
     messages,
-    tools: (body.tools ?? []).map(canonicalTool),
-    ...(choice ? { toolChoice: toolChoice(choice) } : {}),
+    tools: tools.filter((t) => !isServer(t)).map(canonicalTool),
+    ...(server.length > 0 ? { hostedTools: server } : {}),
+    ...(choice ? { toolChoice: forcedServer ? { type: "hosted", tool: forcedServer.type } : toolChoice(choice) } : {}),
     // Parallel calls are the default everywhere: only their refusal is said.
     ...(choice && choice.type !== "none" && choice.disable_parallel_tool_use === true ? { parallelToolCalls: false } : {}),
     ...settings,

@@ -134,6 +134,12 @@ export function createMessageEncoder(options: { readonly requestModel: string })
         case "logprobs":
           // The request cannot ask for them here, and Anthropic's stream has no field for them.
           return;
+        case "hosted_item":
+          // Anthropic's own server tool blocks go out whole; another API's items have no block here.
+          if (delta.origin !== "anthropic") return;
+          start(delta.item as ContentBlock, push);
+          push(frame("content_block_stop", { index: nextIndex - 1 }));
+          return;
         case "finish": {
           close(push);
           const stop = { stop_reason: stopReason(delta.reason, delta.stopSequence), stop_sequence: delta.stopSequence ?? null };

@@ -126,6 +126,8 @@ export function createGeminiEncoder(options: { readonly requestModel: string; re
           usage = delta;
           return [];
         case "logprobs":
+        // A hosted tool's item (a web search) has no place in a Gemini answer.
+        case "hosted_item":
           return [];
         case "finish": {
           const parts: GeminiPart[] = [...calls.values()].map((c) => ({

@@ -151,8 +151,8 @@ function toMessage(m: z.infer<typeof message>): ChatMessage {
     case "tool": {
       const content = parts(m.content);
       // A mark on any part of a result marks the result (Anthropic's tool_result block).
-      const mark = content.findLast((p) => p.type !== "reasoning" && p.cache !== undefined);
-      return { role: "tool", content, toolCallId: m.tool_call_id, ...(mark && mark.type !== "reasoning" ? { cache: mark.cache } : {}) };
+      const mark = content.findLast((p) => p.type !== "reasoning" && p.type !== "hosted_item" && p.cache !== undefined);
+      return { role: "tool", content, toolCallId: m.tool_call_id, ...(mark && mark.type !== "reasoning" && mark.type !== "hosted_item" ? { cache: mark.cache } : {}) };
     }
   }
 }

@@ -87,7 +87,7 @@ export function createChunkEncoder(options: ChunkEncoderOptions): ChunkEncoder {
     choices: [{ index: 0, delta, logprobs: tokenLogprobs, finish_reason: finishReason }],
   });
 
-  function content(delta: Exclude<ContentDelta, { type: "usage" | "finish" | "logprobs" | "reasoning" }>): Record<string, unknown> {
+  function content(delta: Exclude<ContentDelta, { type: "usage" | "finish" | "logprobs" | "reasoning" | "hosted_item" }>): Record<string, unknown> {
     switch (delta.type) {
       case "text":
         return { content: delta.text };
@@ -124,6 +124,9 @@ export function createChunkEncoder(options: ChunkEncoderOptions): ChunkEncoder {
         return delta.text === "" ? [] : [chunk({ reasoning_content: delta.text })];
       case "logprobs":
         return [chunk({}, null, logprobs(delta.tokens))];
+      case "hosted_item":
+        // Chat Completions has no item for a search the provider ran: the answer's text is what it shows.
+        return [];
       case "finish": {
         const out: object[] = [chunk({}, FINISH[delta.reason])];
         if (options.includeUsage && pendingUsage) {

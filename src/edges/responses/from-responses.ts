@@ -1,17 +1,20 @@
 import { parseJsonBody } from "../../http/read-json.js";
 import { z } from "zod";
-import type { CarriedFields, ChatRequest, ResponseFormat, ToolChoice, ToolDefinition } from "../../core/chat-request.js";
+import { type CarriedFields, type ChatRequest, flatToolName, type ResponseFormat, type ToolChoice } from "../../core/chat-request.js";
+import { quoteClientValue } from "../../core/client-text.js";
 import { GatewayError } from "../../core/errors.js";
 import type { StructureLimits } from "../../core/structure-limits.js";
 import { validateChatRequest } from "../../core/validate.js";
 import { messagesFromInput } from "./input-items.js";
 import { inputParam } from "./input-paths.js";
 import { invalidField, parseAt } from "./invalid-field.js";
-import { refuseTool, refuseUnservedFields } from "./refused-fields.js";
+import { type DeclaredTools, declaredTools, isHostedType } from "./declared-tools.js";
+import { refuseUnservedFields } from "./refused-fields.js";
 import type { ReplayOrigin } from "./replay-origins.js";
-import type { ResponseEcho, WireFunctionTool, WireTextFormat, WireToolChoice } from "./response-object.js";
+import type { ResponseEcho, WireTextFormat, WireToolChoice } from "./response-object.js";
 import { inResponsesWords, responsesParam } from "./responses-errors.js";
-import { functionTool, responsesBody } from "./responses-schema.js";
+import { responsesBody } from "./responses-schema.js";
+import type { DeclaredCall } from "./to-responses.js";
 
 /** What serving one `POST /v1/responses` needs beyond the canonical request. */
 export interface ResponsesRequest {
@@ -25,24 +28,11 @@ export interface ResponsesRequest {
   readonly param: (field: string) => string;
   /** Body fields the edge accepted and does not act on (responses-fields.ts), set in this body, for `sluice-dropped-params`. */
   readonly droppedParams: readonly string[];
+  /** Freeform tools and namespace members by canonical name: for the encoder (`ResponseEncoderOptions.calls`). */
+  readonly calls: ReadonlyMap<string, DeclaredCall>;
 }
 
-function toolFrom(value: unknown, at: string): WireFunctionTool {
-  const type = value !== null && typeof value === "object" ? (value as { type?: unknown }).type : undefined;
-  if (type !== "function") refuseTool(type, at);
-  const t = parseAt(functionTool, value, at);
-  return { type: "function", name: t.name, description: t.description ?? null, parameters: t.parameters ?? null, strict: t.strict ?? null };
-}
-
-/**
- * A wire tool as a canonical one. `strict` goes upstream only when the
- * caller set it: OpenAI's own default (strict where the schema allows) is
- * not something every provider can do, and an unrequested parameter must
- * not make a provider refuse the call.
- */
-function canonicalTool(t: WireFunctionTool): ToolDefinition {
-  return { name: t.name, description: t.description ?? "", parameters: t.parameters ?? { type: "object", properties: {} }, strict: t.strict ?? undefined };
-}
+const namedChoice = z.object({ type: z.enum(["function", "custom"]), name: z.string(), namespace: z.string().nullish() });
 
 /** OpenAI's prompt-cache and safety keys, carried to OpenAI targets (core/carried-params.ts). */
 function carriedOf(promptCacheKey: string | null | undefined, safetyIdentifier: string | null | undefined): CarriedFields | undefined {
@@ -53,19 +43,32 @@ function carriedOf(promptCacheKey: string | null | undefined, safetyIdentifier: 
   return Object.keys(carried).length > 0 ? carried : undefined;
 }
 
-const functionChoice = z.object({ type: z.literal("function"), name: z.string() });
-
-function toolChoiceFrom(value: unknown): WireToolChoice | undefined {
+function toolChoiceFrom(value: unknown, declared: DeclaredTools): WireToolChoice | undefined {
   if (value === undefined || value === null) return undefined;
   if (value === "auto" || value === "none" || value === "required") return value;
-  if (value !== null && typeof value === "object" && (value as { type?: unknown }).type === "function") {
-    return { type: "function", name: parseAt(functionChoice, value, "tool_choice").name };
+  const type = value !== null && typeof value === "object" ? (value as { type?: unknown }).type : undefined;
+  if (type === "function" || type === "custom") {
+    const c = parseAt(namedChoice, value, "tool_choice");
+    return { type: c.type, name: c.namespace ? flatToolName(c.namespace, c.name) : c.name };
   }
-  return invalidField("tool_choice", 'must be "auto", "none", "required" or {"type": "function", "name": …}: hosted tools and allowed_tools are not served');
+  if (typeof type === "string" && isHostedType(type)) {
+    if (!declared.hosted.some((t) => t.type === type)) invalidField("tool_choice", `forces the hosted tool ${quoteClientValue(type, 64)}, which tools does not declare`);
+    return { type };
+  }
+  return invalidField("tool_choice", 'must be "auto", "none", "required", {"type": "function" or "custom", "name": …} or a declared hosted tool: allowed_tools is not served');
 }
 
 function canonicalChoice(choice: WireToolChoice): ToolChoice {
-  return typeof choice === "string" ? { type: choice } : choice;
+  if (typeof choice === "string") return { type: choice };
+  if ("name" in choice && (choice.type === "function" || choice.type === "custom")) return { type: "function", name: choice.name };
+  return { type: "hosted", tool: choice.type };
+}
+
+/** A canonical path naming a tool (`tools[2].parameters`) as the request named it (`tools[4].tools[1].parameters`). */
+function toolParam(field: string, paths: readonly string[]): string | undefined {
+  const m = /^tools\[(\d+)\](.*)$/.exec(field);
+  const path = m ? paths[Number(m[1])] : undefined;
+  return path === undefined ? undefined : `${path}${m![2]}`;
 }
 
 function canonicalFormat(format: WireTextFormat): ResponseFormat {
@@ -86,12 +89,12 @@ export function responsesRequestFrom(json: unknown, limits: Pick<StructureLimits
   }
   const droppedParams = refuseUnservedFields(json as Record<string, unknown>);
   const b = parseAt(responsesBody, json, "");
-  const tools = (b.tools ?? []).map((t, i) => toolFrom(t, `tools[${i}]`));
-  const toolChoice = toolChoiceFrom(b.tool_choice);
+  const declared = declaredTools(b.tools ?? []);
+  const toolChoice = toolChoiceFrom(b.tool_choice, declared);
   const f = b.text?.format ?? undefined;
   const format: WireTextFormat | undefined = f?.type === "json_schema" ? { ...f, description: f.description ?? undefined, strict: f.strict ?? null } : f;
   const { messages, sources, origins } = messagesFromInput(b.input, b.instructions ?? undefined);
-  const param = (field: string) => inputParam(field, sources) ?? responsesParam(field);
+  const param = (field: string) => inputParam(field, sources) ?? toolParam(field, declared.paths) ?? responsesParam(field);
   const metadata = b.metadata ?? {};
   const effort = b.reasoning?.effort ?? undefined;
   let request: ChatRequest;
@@ -100,7 +103,8 @@ export function responsesRequestFrom(json: unknown, limits: Pick<StructureLimits
       {
         model: b.model,
         messages,
-        tools: tools.map(canonicalTool),
+        tools: declared.tools,
+        ...(declared.hosted.length > 0 ? { hostedTools: declared.hosted } : {}),
         toolChoice: toolChoice === undefined ? undefined : canonicalChoice(toolChoice),
         sampling: { temperature: b.temperature ?? undefined, topP: b.top_p ?? undefined, maxTokens: b.max_output_tokens ?? undefined, stop: [] },
         // As on the OpenAI edge, metadata is both the labels (logs) and what OpenAI-kind providers receive.
@@ -124,7 +128,7 @@ export function responsesRequestFrom(json: unknown, limits: Pick<StructureLimits
     temperature: b.temperature ?? null,
     top_p: b.top_p ?? null,
     tool_choice: toolChoice ?? "auto",
-    tools,
+    tools: declared.echo,
     text: { format: format ?? { type: "text" } },
     reasoning: { effort: effort ?? null, summary: b.reasoning?.summary ?? b.reasoning?.generate_summary ?? null },
     service_tier: b.service_tier ?? undefined,
@@ -132,7 +136,7 @@ export function responsesRequestFrom(json: unknown, limits: Pick<StructureLimits
     safety_identifier: b.safety_identifier ?? undefined,
     prompt_cache_key: b.prompt_cache_key ?? undefined,
   };
-  return { request, stream: b.stream === true, echo, origins, param, droppedParams };
+  return { request, stream: b.stream === true, echo, origins, param, droppedParams, calls: declared.calls };
 }
 
 /** The same from the raw body, counted and measured before it is parsed (http/read-json.ts). */

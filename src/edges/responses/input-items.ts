@@ -1,10 +1,19 @@
-import type { ChatMessage, ContentPart, ReasoningPart, ToolCall } from "../../core/chat-request.js";
+import { type ChatMessage, type ContentPart, flatToolName, type ReasoningPart, type ToolCall } from "../../core/chat-request.js";
 import { quoteClientValue } from "../../core/client-text.js";
 import { decodeReasoning } from "./encrypted-reasoning.js";
 import { invalidField, parseAt } from "./invalid-field.js";
 import { assistantPart, contentParts, inputPart, outputPart } from "./input-parts.js";
 import type { ReplayOrigin } from "./replay-origins.js";
-import { functionCallItem, functionCallOutputItem, messageItem, type ReasoningItem, reasoningItem } from "./responses-schema.js";
+import {
+  customToolCallItem,
+  customToolCallOutputItem,
+  functionCallItem,
+  functionCallOutputItem,
+  hostedCallItem,
+  messageItem,
+  type ReasoningItem,
+  reasoningItem,
+} from "./responses-schema.js";
 
 /** Where each canonical message came from, so validation errors name the item the caller sent. */
 export interface MessageSource {
@@ -125,8 +134,25 @@ export function messagesFromInput(input: string | readonly unknown[], instructio
       case "function_call": {
         const call = parseAt(functionCallItem, item, at);
         const t = openTurn(at);
-        t.calls.push({ id: call.call_id, name: call.name, arguments: call.arguments });
+        t.calls.push({ id: call.call_id, name: call.namespace ? flatToolName(call.namespace, call.name) : call.name, arguments: call.arguments });
         t.callPaths.push(at);
+        return;
+      }
+      case "custom_tool_call": {
+        // A freeform call in its canonical form: a function of one string, `input` (core/chat-request.ts).
+        const call = parseAt(customToolCallItem, item, at);
+        const t = openTurn(at);
+        t.calls.push({ id: call.call_id, name: call.namespace ? flatToolName(call.namespace, call.name) : call.name, arguments: JSON.stringify({ input: call.input }) });
+        t.callPaths.push(at);
+        return;
+      }
+      case "web_search_call":
+      case "file_search_call":
+      case "code_interpreter_call":
+      case "image_generation_call": {
+        const t = openTurn(at);
+        t.content.push({ type: "hosted_item", origin: "openai", item: parseAt(hostedCallItem, item, at) });
+        t.parts.push(at);
         return;
       }
       case "reasoning": {
@@ -138,9 +164,10 @@ export function messagesFromInput(input: string | readonly unknown[], instructio
         t.parts.push(at);
         return;
       }
-      case "function_call_output": {
+      case "function_call_output":
+      case "custom_tool_call_output": {
         endTurn();
-        const out = parseAt(functionCallOutputItem, item, at);
+        const out = type === "function_call_output" ? parseAt(functionCallOutputItem, item, at) : parseAt(customToolCallOutputItem, item, at);
         const { parts, paths } = contentParts(out.output, `${at}.output`, outputPart);
         push({ role: "tool", toolCallId: out.call_id, content: parts }, { path: at, content: `${at}.output`, parts: paths, calls: [] });
         return;
@@ -148,7 +175,7 @@ export function messagesFromInput(input: string | readonly unknown[], instructio
       case "item_reference":
         return invalidField(at, "item_reference points to a stored item, and this gateway stores none: send the item itself");
       default:
-        return invalidField(`${at}.type`, `${quoteClientValue(type, 64)} items are not served here: send message, function_call, function_call_output and reasoning items`);
+        return invalidField(`${at}.type`, `${quoteClientValue(type, 64)} items are not served here: send message, function_call, custom_tool_call, their outputs, reasoning and hosted tool call items`);
     }
   });
   endTurn();

@@ -1,4 +1,5 @@
-import type { ItemStatus, OutputItem, OutputText } from "./response-object.js";
+import type { FreeformDecoder } from "./freeform-input.js";
+import type { HostedCallOutput, ItemStatus, OutputItem, OutputText } from "./response-object.js";
 
 /**
  * One output item while it streams: what it has gathered so far, and its
@@ -14,8 +15,15 @@ export type Slot = {
 } & (
   | { readonly kind: "message"; text: string; readonly head: string }
   | { readonly kind: "reasoning"; text: string; summary: boolean; encrypted?: string }
-  | { readonly kind: "function_call"; callId: string; name: string; args: string; signature?: string }
+  | { readonly kind: "function_call"; callId: string; name: string; args: string; signature?: string; namespace?: string }
+  | { readonly kind: "custom_tool_call"; callId: string; name: string; readonly decoder: FreeformDecoder; signature?: string; namespace?: string }
+  | { readonly kind: "hosted"; readonly item: HostedCallOutput }
 );
+
+/** The call kinds: their `.done` events wait until the next item opens. */
+export type CallSlot = Extract<Slot, { kind: "function_call" | "custom_tool_call" }>;
+
+const ns = (namespace: string | undefined) => (namespace === undefined ? {} : { namespace });
 
 export function outputText(text: string): OutputText {
   return { type: "output_text", text, annotations: [], logprobs: [] };
@@ -35,7 +43,11 @@ export function itemOf(slot: Slot, status: ItemStatus): OutputItem {
         status,
       };
     case "function_call":
-      return { type: "function_call", id: slot.id, call_id: slot.callId, name: slot.name, arguments: slot.args, status };
+      return { type: "function_call", id: slot.id, call_id: slot.callId, name: slot.name, ...ns(slot.namespace), arguments: slot.args, status };
+    case "custom_tool_call":
+      return { type: "custom_tool_call", id: slot.id, call_id: slot.callId, name: slot.name, ...ns(slot.namespace), input: slot.decoder.input };
+    case "hosted":
+      return slot.item;
   }
 }
 
@@ -47,6 +59,10 @@ export function addedItemOf(slot: Slot): OutputItem {
     case "reasoning":
       return { type: "reasoning", id: slot.id, summary: [], status: "in_progress" };
     case "function_call":
-      return { type: "function_call", id: slot.id, call_id: slot.callId, name: slot.name, arguments: "", status: "in_progress" };
+      return { type: "function_call", id: slot.id, call_id: slot.callId, name: slot.name, ...ns(slot.namespace), arguments: "", status: "in_progress" };
+    case "custom_tool_call":
+      return { type: "custom_tool_call", id: slot.id, call_id: slot.callId, name: slot.name, ...ns(slot.namespace), input: "" };
+    case "hosted":
+      return { ...slot.item, status: "in_progress" };
   }
 }

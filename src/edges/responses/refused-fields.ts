@@ -5,25 +5,6 @@ import { RESPONSES_FIELDS } from "./responses-fields.js";
 /** The top-level rows of the table by field name (rows naming headers or items are documentation only). */
 const ROWS = new Map(RESPONSES_FIELDS.filter((rule) => /^[a-z_]+$/.test(rule.field)).map((rule) => [rule.field, rule]));
 
-/** Hosted tools OpenAI runs itself; here a caller declares a function tool and runs it. */
-const HOSTED_TOOLS = new Set([
-  "web_search",
-  "web_search_preview",
-  "web_search_2025_08_26",
-  "web_search_preview_2025_03_11",
-  "file_search",
-  "code_interpreter",
-  "computer",
-  "computer_use",
-  "computer_use_preview",
-  "mcp",
-  "image_generation",
-  "local_shell",
-  "shell",
-  "apply_patch",
-  "tool_search",
-]);
-
 /**
  * Sorts the body's fields by the edge's table (responses-fields.ts):
  * refuses, naming the field, what the gateway cannot honour (a field in no
@@ -54,12 +35,4 @@ export function refuseUnservedFields(body: Readonly<Record<string, unknown>>): s
     invalidField("text.verbosity", "not served by this gateway: remove it");
   }
   return dropped;
-}
-
-/** A 400 for a tool that is not a function tool, saying what to declare instead. */
-export function refuseTool(type: unknown, at: string): never {
-  if (typeof type === "string" && HOSTED_TOOLS.has(type)) {
-    invalidField(`${at}.type`, `${quoteClientValue(type, 64)} is a hosted tool, which this gateway does not run: declare a function tool and run it yourself`);
-  }
-  return invalidField(`${at}.type`, `${typeof type === "string" ? quoteClientValue(type, 64) : "this"} tool type is not served: declare function tools`);
 }

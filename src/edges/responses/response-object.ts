@@ -29,8 +29,31 @@ export interface FunctionCallOutput {
   readonly id: string;
   readonly call_id: string;
   readonly name: string;
+  /** The namespace the caller declared the tool in (a `namespace` tool), `name` being the member's own. */
+  readonly namespace?: string;
   readonly arguments: string;
   readonly status: ItemStatus;
+}
+
+/** A call of a freeform (`custom`) tool: its text in `input`. */
+export interface CustomToolCallOutput {
+  readonly type: "custom_tool_call";
+  readonly id: string;
+  readonly call_id: string;
+  readonly name: string;
+  readonly namespace?: string;
+  readonly input: string;
+}
+
+/** A hosted web search the provider ran: its own item from a Responses upstream, Anthropic's search call put in these words. */
+export interface HostedCallOutput {
+  readonly type: "web_search_call";
+  readonly id: string;
+  readonly status: "in_progress" | "searching" | "completed" | "failed";
+  readonly action:
+    | { readonly type: "search"; readonly query?: string; readonly queries?: readonly string[]; readonly sources?: readonly { readonly type: "url"; readonly url: string }[] }
+    | { readonly type: "open_page"; readonly url?: string | null }
+    | { readonly type: "find_in_page"; readonly pattern: string; readonly url: string };
 }
 
 export interface SummaryText {
@@ -47,7 +70,7 @@ export interface ReasoningOutput {
   readonly status: ItemStatus;
 }
 
-export type OutputItem = MessageOutput | FunctionCallOutput | ReasoningOutput;
+export type OutputItem = MessageOutput | FunctionCallOutput | CustomToolCallOutput | ReasoningOutput | HostedCallOutput;
 
 /** No `cache_write_tokens`: the canonical usage has no such count (cache writes are inside the input tokens), and 0 would be untrue. */
 export interface ResponseUsage {
@@ -70,7 +93,14 @@ export interface ResponseUsage {
   readonly estimated?: true;
 }
 
-export type WireToolChoice = "auto" | "none" | "required" | { readonly type: "function"; readonly name: string };
+export type WireToolChoice =
+  | "auto"
+  | "none"
+  | "required"
+  | { readonly type: "function"; readonly name: string }
+  | { readonly type: "custom"; readonly name: string }
+  /** A hosted tool, by its declared type (`{"type": "web_search"}`). */
+  | { readonly type: string };
 
 export interface WireFunctionTool {
   readonly type: "function";
@@ -79,6 +109,9 @@ export interface WireFunctionTool {
   readonly parameters: Readonly<Record<string, unknown>> | null;
   readonly strict: boolean | null;
 }
+
+/** A tool as the request declared it and the response repeats it: function, custom, namespace or hosted. */
+export type WireTool = WireFunctionTool | { readonly type: string; readonly [field: string]: unknown };
 
 export type WireTextFormat =
   | { readonly type: "text" }
@@ -106,7 +139,7 @@ export interface ResponseEcho {
   readonly temperature: number | null;
   readonly top_p: number | null;
   readonly tool_choice: WireToolChoice;
-  readonly tools: readonly WireFunctionTool[];
+  readonly tools: readonly WireTool[];
   readonly text: { readonly format: WireTextFormat };
   readonly reasoning: { readonly effort: ReasoningEffort | null; readonly summary: ReasoningSummary | null };
   readonly service_tier?: ServiceTier;

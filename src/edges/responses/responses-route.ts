@@ -33,7 +33,7 @@ function sendResponsesError(res: AnyResponse, exchange: Exchange, reason: unknow
  * on failure `response.failed` and `error`, after which the SDK raises.
  */
 function responsesSse(parsed: ResponsesRequest): SseCodec {
-  const encoder = createResponseEncoder({ requestModel: parsed.request.model, echo: parsed.echo, param: parsed.param });
+  const encoder = createResponseEncoder({ requestModel: parsed.request.model, echo: parsed.echo, param: parsed.param, calls: parsed.calls });
   return {
     events: (delta, push) => encoder.events(delta, push),
     heartbeat: ": keepalive\n\n",
@@ -63,7 +63,7 @@ export async function responses(req: AnyRequest, res: AnyResponse, exchange: Exc
   return answerWhole(res, exchange, call, {
     // Folded by the stream's own encoder, not core/aggregate.ts: a whole response keeps its items in the order the deltas came.
     answer: async (deltas) => {
-      const { response, droppedParams } = await responseFromDeltas(deltas, { requestModel: parsed.request.model, echo: parsed.echo, param: parsed.param });
+      const { response, droppedParams } = await responseFromDeltas(deltas, { requestModel: parsed.request.model, echo: parsed.echo, param: parsed.param, calls: parsed.calls });
       return { body: response, dropped: [...parsed.droppedParams, ...droppedParams.map(parsed.param)] };
     },
     refuse: (r, e, error, headers) => sendResponsesError(r, e, error, headers, parsed.param),

@@ -17,7 +17,29 @@ export const functionCallItem = z.object({
   type: z.literal("function_call"),
   call_id: z.string(),
   name: z.string(),
+  /** The namespace of a `namespace` tool's member: the canonical name is the flat `namespace__name`. */
+  namespace: z.string().nullish(),
   arguments: z.string(),
+});
+
+export const customToolCallItem = z.object({
+  type: z.literal("custom_tool_call"),
+  call_id: z.string(),
+  name: z.string(),
+  namespace: z.string().nullish(),
+  input: z.string(),
+});
+
+export const customToolCallOutputItem = z.object({
+  type: z.literal("custom_tool_call_output"),
+  call_id: z.string(),
+  output: content,
+});
+
+/** A hosted tool's item from an earlier turn: kept whole, for a target that runs the tool (providers/hosted-tools.ts). */
+export const hostedCallItem = z.looseObject({
+  type: z.enum(["web_search_call", "file_search_call", "code_interpreter_call", "image_generation_call"]),
+  id: z.string(),
 });
 
 export const functionCallOutputItem = z.object({

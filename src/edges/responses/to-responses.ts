@@ -1,7 +1,9 @@
 import type { ChatResult } from "../../core/aggregate.js";
-import type { Delta, FinishReason, ReasoningDelta, ToolCallDelta, Usage } from "../../core/delta.js";
+import type { Delta, FinishReason, HostedItemDelta, ReasoningDelta, ToolCallDelta, Usage } from "../../core/delta.js";
+import { createFreeformDecoder } from "./freeform-input.js";
+import { hostedOutputItem } from "./hosted-items.js";
 import { encodeReasoning, type ReasoningEnvelope } from "./encrypted-reasoning.js";
-import { addedItemOf, itemOf, outputText, type Slot } from "./output-slots.js";
+import { addedItemOf, type CallSlot, itemOf, outputText, type Slot } from "./output-slots.js";
 import type { ItemStatus, ResponseEcho, ResponseObject, ResponseStatus, ResponseUsage } from "./response-object.js";
 import { responsesParam, toResponsesError } from "./responses-errors.js";
 
@@ -17,6 +19,19 @@ export interface ResponseEncoderOptions {
   readonly echo: ResponseEcho;
   /** From the decoded request (`ResponsesRequest.param`): names a failure's field the way the request did. */
   readonly param?: (field: string) => string;
+  /**
+   * From the decoded request (`ResponsesRequest.calls`): which canonical
+   * tool names are freeform tools or namespace members, so their calls go
+   * back as `custom_tool_call` items and under their namespace.
+   */
+  readonly calls?: ReadonlyMap<string, DeclaredCall>;
+}
+
+/** How a canonical tool name is called back on this edge. */
+export interface DeclaredCall {
+  readonly freeform: boolean;
+  /** The member's own name and its namespace, for a tool declared in a `namespace`. */
+  readonly namespace?: { readonly name: string; readonly member: string };
 }
 
 /** Receives one SSE frame, `event: <type>\ndata: <json>\n\n`. */
@@ -100,7 +115,7 @@ export function createResponseEncoder(options: ResponseEncoderOptions): Response
   const slots: Slot[] = [];
   /** The open message or reasoning item. */
   let open: Extract<Slot, { kind: "message" | "reasoning" }> | undefined;
-  const calls = new Map<number, Extract<Slot, { kind: "function_call" }>>();
+  const calls = new Map<number, CallSlot>();
   let push: FramePush = discard;
 
   const emit = (type: string, fields: Record<string, unknown>) => {
@@ -179,7 +194,13 @@ export function createResponseEncoder(options: ResponseEncoderOptions): Response
 
   function closeCalls(itemStatus: ItemStatus): void {
     for (const slot of [...calls.values()].filter((s) => s.closed === undefined).sort((a, b) => a.index - b.index)) {
-      emit("response.function_call_arguments.done", { item_id: slot.id, output_index: slot.index, name: slot.name, arguments: slot.args });
+      if (slot.kind === "custom_tool_call") {
+        const tail = slot.decoder.end();
+        if (tail !== "") emit("response.custom_tool_call_input.delta", { item_id: slot.id, output_index: slot.index, delta: tail });
+        emit("response.custom_tool_call_input.done", { item_id: slot.id, output_index: slot.index, input: slot.decoder.input });
+      } else {
+        emit("response.function_call_arguments.done", { item_id: slot.id, output_index: slot.index, name: slot.name, arguments: slot.args });
+      }
       done(slot, itemStatus);
       // A call's signature has no field of its own: a reasoning item carries it, as it carries every other replay state.
       if (slot.signature !== undefined) {
@@ -238,6 +259,17 @@ export function createResponseEncoder(options: ResponseEncoderOptions): Response
     }
   }
 
+  /** A new call's slot: a custom tool call for a freeform tool, under its namespace for a namespace member. */
+  function callSlot(delta: ToolCallDelta): CallSlot {
+    const declared = delta.name === undefined ? undefined : options.calls?.get(delta.name);
+    const name = declared?.namespace?.member ?? delta.name ?? "";
+    const namespace = declared?.namespace?.name;
+    const common = { index: slots.length, callId: delta.id ?? "", name, ...(namespace === undefined ? {} : { namespace }) };
+    return declared?.freeform
+      ? { kind: "custom_tool_call", id: slotId("ctc"), decoder: createFreeformDecoder(), ...common }
+      : { kind: "function_call", id: slotId("fc"), args: "", ...common };
+  }
+
   function toolCall(delta: ToolCallDelta): void {
     closeOpen("completed");
     let slot = calls.get(delta.index);
@@ -245,18 +277,32 @@ export function createResponseEncoder(options: ResponseEncoderOptions): Response
       // One output item at a time, as OpenAI streams parallel calls: a new call means the one before it is
       // complete (providers stream calls one after another), so its `.done` events go out before this `.added`.
       closeCalls("completed");
-      slot = { kind: "function_call", index: slots.length, id: slotId("fc"), callId: delta.id ?? "", name: delta.name ?? "", args: "" };
+      slot = callSlot(delta);
       calls.set(delta.index, slot);
       add(slot);
     }
     if (delta.id) slot.callId = delta.id;
-    if (delta.name) slot.name = delta.name;
     if (delta.signature !== undefined) slot.signature = delta.signature;
     // A fragment for a call already closed (text or another call came between) still goes to its item: no
     // provider does this, and the terminal event carries the whole call either way.
     if (delta.arguments === "") return;
+    if (slot.kind === "custom_tool_call") {
+      const text = slot.decoder.push(delta.arguments);
+      if (text !== "") emit("response.custom_tool_call_input.delta", { item_id: slot.id, output_index: slot.index, delta: text });
+      return;
+    }
     slot.args += delta.arguments;
     emit("response.function_call_arguments.delta", { item_id: slot.id, output_index: slot.index, delta: delta.arguments });
+  }
+
+  /** A hosted tool's item, whole: opened and closed at once, as the provider already ran it. */
+  function hostedItem(delta: HostedItemDelta): void {
+    const item = hostedOutputItem(delta, () => slotId("ws"));
+    if (!item) return;
+    closeAll("completed");
+    const slot: Slot = { kind: "hosted", index: slots.length, id: item.id, item };
+    add(slot);
+    done(slot, "completed");
   }
 
   function finish(reason: FinishReason): void {
@@ -287,6 +333,8 @@ export function createResponseEncoder(options: ResponseEncoderOptions): Response
         return reasoning(delta);
       case "tool_call":
         return toolCall(delta);
+      case "hosted_item":
+        return hostedItem(delta);
       case "usage":
         usage = usageOf(delta);
         return;

@@ -7,6 +7,7 @@ import { withProviderOptions } from "../provider-options.js";
 import { parseDataUrl, parseToolArguments } from "../tool-arguments.js";
 import { withCacheBreakpoints, withinBreakpointLimit } from "./cache-breakpoints.js";
 import { EFFORT_BUDGET_TOKENS, thinkingModeFor } from "./thinking-modes.js";
+import { serverToolName, serverTools } from "./server-tools.js";
 import { MIN_THINKING_BUDGET_TOKENS } from "../../core/chat-request.js";
 
 /** Anthropic requires max_tokens; this is used when the client sets none (on top of a thinking budget). */
@@ -42,6 +43,9 @@ function contentBlocks(m: ChatMessage, omitted: boolean): Array<Record<string, u
       // signature) cannot be replayed here and is left out.
       if (part.redactedData !== undefined) blocks.push({ type: "redacted_thinking", data: part.redactedData });
       else if (part.signature !== undefined && (part.text !== "" || omitted)) blocks.push({ type: "thinking", thinking: part.text, signature: part.signature });
+    } else if (part.type === "hosted_item") {
+      // Server tool blocks of an earlier turn; other origins' items were dropped by name before (providers/hosted-tools.ts).
+      if (part.origin === "anthropic") blocks.push({ ...part.item });
     } else {
       const data = parseDataUrl(part.url);
       blocks.push(
@@ -74,7 +78,7 @@ function message(m: ChatMessage, i: number, omitted: boolean): Record<string, un
   return { role: m.role === "assistant" ? "assistant" : "user", content: blocks };
 }
 
-function toolChoice(choice: ToolChoice | undefined, parallel: boolean | undefined): Record<string, unknown> | undefined {
+function toolChoice(choice: ToolChoice | undefined, parallel: boolean | undefined, request: ChatRequest): Record<string, unknown> | undefined {
   const noParallel = parallel === false ? { disable_parallel_tool_use: true } : {};
   switch (choice?.type) {
     case undefined:
@@ -87,6 +91,8 @@ function toolChoice(choice: ToolChoice | undefined, parallel: boolean | undefine
       return { type: "any", ...noParallel };
     case "function":
       return { type: "tool", name: choice.name, ...noParallel };
+    case "hosted":
+      return { type: "tool", name: serverToolName(request, choice.tool), ...noParallel };
   }
 }
 
@@ -213,7 +219,8 @@ export function anthropicRequestBody(request: ChatRequest, model: string, mode: 
     .filter(([m]) => m.role !== "system")
     .map(([m, i]) => message(m, i, request.reasoning?.display === "omitted"));
   const thinking = thinkingFor(request, mode);
-  const choice = request.tools.length > 0 || request.toolChoice ? toolChoice(request.toolChoice, request.parallelToolCalls) : undefined;
+  const server = serverTools(request);
+  const choice = request.tools.length > 0 || server.length > 0 || request.toolChoice ? toolChoice(request.toolChoice, request.parallelToolCalls, request) : undefined;
   const body = {
     model,
     // budget_tokens must stay below max_tokens: an unset limit leaves the usual room for the answer.
@@ -221,7 +228,7 @@ export function anthropicRequestBody(request: ChatRequest, model: string, mode: 
     stream: true,
     ...(system.length > 0 ? { system } : {}),
     messages,
-    ...(request.tools.length > 0 ? { tools: request.tools.map(tool) } : {}),
+    ...(request.tools.length > 0 || server.length > 0 ? { tools: [...request.tools.map(tool), ...server] } : {}),
     ...(choice ? { tool_choice: choice } : {}),
     ...reasoningFields(request, thinking),
     ...(s.temperature === undefined ? {} : { temperature: s.temperature }),

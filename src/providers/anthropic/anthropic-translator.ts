@@ -10,13 +10,14 @@ interface Usage {
   cache_creation_input_tokens?: unknown;
   /** The write split by lifetime, where the API gives it. */
   cache_creation?: { ephemeral_5m_input_tokens?: unknown; ephemeral_1h_input_tokens?: unknown } | null;
+  server_tool_use?: { web_search_requests?: unknown };
 }
 
 interface AnthropicEvent {
   type?: unknown;
   index?: unknown;
   message?: { usage?: Usage };
-  content_block?: { type?: unknown; id?: unknown; name?: unknown; text?: unknown; thinking?: unknown; data?: unknown; signature?: unknown };
+  content_block?: { type?: unknown; id?: unknown; name?: unknown; text?: unknown; thinking?: unknown; data?: unknown; signature?: unknown; [key: string]: unknown };
   delta?: { type?: unknown; text?: unknown; partial_json?: unknown; thinking?: unknown; signature?: unknown; stop_reason?: unknown; stop_sequence?: unknown };
   usage?: Usage;
   error?: { type?: unknown };
@@ -58,7 +59,13 @@ export function anthropicFinishReason(value: string): FinishReason {
 }
 
 /** What an open content block turns into. */
-type Block = { readonly kind: "text" } | { readonly kind: "thinking" } | { readonly kind: "tool"; readonly toolIndex: number } | { readonly kind: "other" };
+type Block =
+  | { readonly kind: "text" }
+  | { readonly kind: "thinking" }
+  | { readonly kind: "tool"; readonly toolIndex: number }
+  /** A server tool's call (its input streams like a tool call's) or result: relayed whole when it closes. */
+  | { readonly kind: "server"; readonly block: Record<string, unknown>; json: string }
+  | { readonly kind: "other" };
 
 interface StreamState {
   readonly blocks: Map<number, Block>;
@@ -68,6 +75,7 @@ interface StreamState {
   cacheWrite5mTokens: number;
   cacheWrite1hTokens: number;
   outputTokens: number;
+  webSearches: number;
   reportedUsage: boolean;
   /** Input usage from message_start not yet handed on: it goes out just before the first content. */
   earlyPending: boolean;
@@ -96,6 +104,7 @@ export function createAnthropicTranslator(target: UpstreamTarget): StreamTransla
     cacheWrite5mTokens: 0,
     cacheWrite1hTokens: 0,
     outputTokens: 0,
+    webSearches: 0,
     reportedUsage: false,
     earlyPending: false,
     done: false,
@@ -117,6 +126,7 @@ export function createAnthropicTranslator(target: UpstreamTarget): StreamTransla
       state.inputTokens = count(usage.input_tokens) + state.cachedInputTokens + written.fiveMinutes + written.oneHour;
     }
     if (usage.output_tokens !== undefined) state.outputTokens = count(usage.output_tokens);
+    if (usage.server_tool_use?.web_search_requests !== undefined) state.webSearches = count(usage.server_tool_use.web_search_requests);
   }
 
   function usageDelta(early: boolean): UsageDelta {
@@ -128,6 +138,7 @@ export function createAnthropicTranslator(target: UpstreamTarget): StreamTransla
       reasoningTokens: 0,
       ...(state.cacheWrite5mTokens > 0 ? { cacheWrite5mTokens: state.cacheWrite5mTokens } : {}),
       ...(state.cacheWrite1hTokens > 0 ? { cacheWrite1hTokens: state.cacheWrite1hTokens } : {}),
+      ...(!early && state.webSearches > 0 ? { webSearches: state.webSearches } : {}),
       ...(early ? { early: true } : {}),
     };
   }
@@ -176,8 +187,16 @@ export function createAnthropicTranslator(target: UpstreamTarget): StreamTransla
         state.blocks.set(index, { kind: "tool", toolIndex });
         return [{ type: "tool_call", index: toolIndex, id: block.id, name: block.name, arguments: "" }];
       }
+      case "server_tool_use":
+      case "web_search_tool_result":
+      case "web_fetch_tool_result":
+      case "code_execution_tool_result":
+      case "bash_code_execution_tool_result":
+      case "text_editor_code_execution_tool_result":
+        state.blocks.set(index, { kind: "server", block: { ...block }, json: "" });
+        return [];
       default:
-        // Block kinds we do not translate (server tools, citations): skipped whole.
+        // Block kinds we do not translate (citations, future kinds): skipped whole.
         state.blocks.set(index, { kind: "other" });
         return [];
     }
@@ -196,12 +215,31 @@ export function createAnthropicTranslator(target: UpstreamTarget): StreamTransla
     if (delta.type === "input_json_delta" && block.kind === "tool" && typeof delta.partial_json === "string") {
       return delta.partial_json === "" ? [] : [{ type: "tool_call", index: block.toolIndex, arguments: delta.partial_json }];
     }
+    if (delta.type === "input_json_delta" && block.kind === "server" && typeof delta.partial_json === "string") {
+      block.json += delta.partial_json;
+      return [];
+    }
     if (delta.type === "signature_delta" && block.kind === "thinking" && typeof delta.signature === "string") {
       // Signs the thinking block it ends; the client needs it to replay the turn.
       return delta.signature === "" ? [] : [{ type: "reasoning", text: "", signature: delta.signature }];
     }
     // citations and future delta kinds carry nothing we stream.
     return [];
+  }
+
+  /** A server tool block, whole, once it closed: its streamed input parsed back into the block. */
+  function blockStop(e: AnthropicEvent): ContentDelta[] {
+    const block = state.blocks.get(count(e.index));
+    if (block?.kind !== "server") return [];
+    let item = block.block;
+    if (block.json !== "") {
+      try {
+        item = { ...item, input: JSON.parse(block.json) as unknown };
+      } catch (cause) {
+        throw malformed(provider, cause);
+      }
+    }
+    return [{ type: "hosted_item", origin: "anthropic", item }];
   }
 
   return {
@@ -223,6 +261,8 @@ export function createAnthropicTranslator(target: UpstreamTarget): StreamTransla
           return withEarlyUsage(blockStart(e));
         case "content_block_delta":
           return withEarlyUsage(blockDelta(e));
+        case "content_block_stop":
+          return withEarlyUsage(blockStop(e));
         case "message_delta":
           if (typeof e.delta?.stop_reason === "string") state.finish = anthropicFinishReason(e.delta.stop_reason);
           if (e.delta?.stop_reason === "stop_sequence" && typeof e.delta.stop_sequence === "string") state.stopSequence = e.delta.stop_sequence;
@@ -233,7 +273,7 @@ export function createAnthropicTranslator(target: UpstreamTarget): StreamTransla
         case "error":
           throw errorFromInBand(provider, [e.error?.type]);
         default:
-          // ping, content_block_stop, and event types added later.
+          // ping and event types added later.
           return [];
       }
     },

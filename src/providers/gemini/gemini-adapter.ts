@@ -3,6 +3,7 @@ import { withReasoningVisibility } from "../reasoning-visibility.js";
 import { errorFromResponse } from "../upstream-errors.js";
 import { buildGeminiRequest, geminiUnsupportedParams } from "./gemini-request.js";
 import { createGeminiTranslator } from "./gemini-translator.js";
+import { geminiHosted } from "./grounding-tools.js";
 
 /** Google Gemini API (generativelanguage), streaming with `alt=sse`. */
 export const geminiAdapter: ProviderAdapter = {
@@ -10,4 +11,5 @@ export const geminiAdapter: ProviderAdapter = {
   buildRequest: buildGeminiRequest,
   createTranslator: (target, request) => withReasoningVisibility(createGeminiTranslator(target), request),
   errorFromResponse,
+  hosted: geminiHosted,
 };

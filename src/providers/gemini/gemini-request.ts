@@ -3,6 +3,7 @@ import { GatewayError } from "../../core/errors.js";
 import { hasLogitBias, hasProviderMetadata, hasStrictTools, type OptionalParam } from "../../core/request-params.js";
 import type { UpstreamRequest, UpstreamTarget } from "../provider.js";
 import { withProviderOptions } from "../provider-options.js";
+import { groundingTools } from "./grounding-tools.js";
 import { parseDataUrl, parseToolArguments } from "../tool-arguments.js";
 
 const IMAGE_TYPES: Record<string, string> = { png: "image/png", jpg: "image/jpeg", jpeg: "image/jpeg", gif: "image/gif", webp: "image/webp" };
@@ -29,7 +30,7 @@ function parts(m: ChatMessage): Array<Record<string, unknown>> {
       if (part.text !== "") out.push({ text: part.text, thought: true, ...signature });
       else if (last && last.thoughtSignature === undefined) Object.assign(last, signature);
       else if (part.signature !== undefined) out.push({ text: "", ...signature });
-    } else {
+    } else if (part.type === "image_url") {
       const data = parseDataUrl(part.url);
       out.push(data ? { inlineData: { mimeType: data.mediaType, data: data.data } } : { fileData: { mimeType: imageType(part.url), fileUri: part.url } });
     }
@@ -91,6 +92,9 @@ function toolConfig(choice: ToolChoice): Record<string, unknown> {
       return { functionCallingConfig: { mode: "ANY" } };
     case "function":
       return { functionCallingConfig: { mode: "ANY", allowedFunctionNames: [choice.name] } };
+    case "hosted":
+      // Google Search grounding is not a function Gemini can be forced to call: only the tool's presence asks for it.
+      return { functionCallingConfig: { mode: "AUTO" } };
   }
 }
 
@@ -165,19 +169,25 @@ export function geminiRequestBody(request: ChatRequest): Record<string, unknown>
       : {}),
     ...(thinking ? { thinkingConfig: thinking } : {}),
   };
+  const grounding = groundingTools(request);
   return withProviderOptions({
     contents: contents(request.messages),
     ...(system ? { systemInstruction: { parts: [{ text: system }] } } : {}),
-    ...(request.tools.length > 0
+    ...(request.tools.length > 0 || grounding.length > 0
       ? {
           tools: [
-            {
-              functionDeclarations: request.tools.map((t) => ({
-                name: t.name,
-                ...(t.description ? { description: t.description } : {}),
-                parameters: t.parameters,
-              })),
-            },
+            ...(request.tools.length > 0
+              ? [
+                  {
+                    functionDeclarations: request.tools.map((t) => ({
+                      name: t.name,
+                      ...(t.description ? { description: t.description } : {}),
+                      parameters: t.parameters,
+                    })),
+                  },
+                ]
+              : []),
+            ...grounding,
           ],
         }
       : {}),

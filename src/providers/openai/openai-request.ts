@@ -5,7 +5,8 @@ import { withProviderOptions } from "../provider-options.js";
 
 function content(message: ChatMessage): unknown {
   // Chat Completions has no input field for earlier reasoning: replayed reasoning parts are not sent.
-  const parts = message.content.filter((part) => part.type !== "reasoning");
+  // Nor for hosted tools' items, which only their own provider takes back (providers/hosted-tools.ts drops them first, by name).
+  const parts = message.content.filter((part) => part.type === "text" || part.type === "image_url");
   if (parts.every((part) => part.type === "text")) return messageText(message);
   return parts.map((part) =>
     part.type === "text"
