@@ -88,7 +88,8 @@ describe.each(PROVIDER_KINDS)("the Gemini edge, %s upstream", (kind) => {
     history.push({ role: "model", parts: modelParts });
     history.push({ role: "user", parts: [{ functionResponse: { id: call.id!, name: call.name!, response: { temperature: "21C" } } }] });
     const next = await ai.models.generateContent({ model: "demo", contents: history, config });
-    expect(textOf(next)).toBe(simulatedText(4, 12));
+    // The simulator quotes the result it was sent (src/simulator/README.md, "The tool loop"): the response reached the upstream.
+    expect(textOf(next)).toMatch(/^get_weather returned: .*21C/);
   });
 
   it("a Gemini CLI turn (raw SSE): its sampling, thinking and tool declarations in both schema dialects, then the tool result", async () => {
@@ -140,7 +141,7 @@ describe.each(PROVIDER_KINDS)("the Gemini edge, %s upstream", (kind) => {
     const call = parts.find((p) => p.functionCall)!.functionCall!;
     contents.push({ role: "model", parts }, { role: "user", parts: [{ functionResponse: { id: call.id!, name: call.name!, response: { error: "params must have required property 'city'" } } }] });
     const next = await ai.models.generateContent({ model: "demo", contents, config });
-    expect(textOf(next)).toBe(simulatedText(4, 12));
+    expect(textOf(next)).toMatch(/^get_weather returned: .*params must have required property 'city'/);
   });
 
   it("responseMimeType with a schema (either dialect): the answer is JSON of that shape", async () => {
@@ -222,7 +223,7 @@ describe.each(PROVIDER_KINDS)("thought signatures through the Gemini edge, %s up
     history.push({ role: "model", parts: modelParts });
     history.push({ role: "user", parts: [{ functionResponse: { id: call.id!, name: call.name!, response: { output: "sunny" } } }] });
     const next = await ai.models.generateContent({ model: "plain", contents: history, config });
-    expect(textOf(next)).toBe(simulatedText(9, 4));
+    expect(textOf(next)).toMatch(/^get_weather returned: .*sunny/);
   });
 
   it("a signature from another wire is not sent upstream (the simulators would refuse it)", async () => {
@@ -241,6 +242,6 @@ describe.each(PROVIDER_KINDS)("thought signatures through the Gemini edge, %s up
     const answer = client(h.url).models.generateContent({ model: "plain", contents, config: { tools: [{ functionDeclarations: [WEATHER] }] } });
     // Gemini 3 refuses a replayed call without a signature; the simulator's Gemini wire does too: the foreign one is left out, not forged.
     if (kind === "gemini") return expect(answer).rejects.toThrow(/missing a thought_signature/);
-    expect(textOf(await answer)).toBe(simulatedText(9, 4));
+    expect(textOf(await answer)).toMatch(/^get_weather returned: .*warm/);
   });
 });
