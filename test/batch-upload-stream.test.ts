@@ -71,6 +71,17 @@ describe("a 100 MiB batch file upload", () => {
     let batchOpen = false;
     let streamDone = false;
     let started: (() => void) | undefined;
+    let tokenArrived: (() => void) | undefined;
+    /** The stream's next token, or a failure naming the stall: a gateway busy with the upload stops the stream's tokens. */
+    const nextToken = () =>
+      new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`the stream received no token for 30 s during the upload (${received.length} so far)`)), 30_000);
+        tokenArrived = () => {
+          clearTimeout(timer);
+          tokenArrived = undefined;
+          resolve();
+        };
+      });
 
     // The concurrent stream: Chat Completions over its own connection, read as it arrives.
     const url = new URL(gw.url);
@@ -99,6 +110,7 @@ describe("a 100 MiB batch file upload", () => {
               log.push({ kind: "delta", index: received.length, batch });
               received.push(content);
               if (received.length === 20) started?.();
+              tokenArrived?.();
             }
           }
         });
@@ -148,9 +160,13 @@ describe("a 100 MiB batch file upload", () => {
       let piece = "";
       for (let j = i; j < Math.min(LINES, i + PIECE_LINES); j++) piece += fileLine(j, width);
       await write(piece);
+      const tenth = Math.floor((sent / fileBytes) * 10);
       sent += Buffer.byteLength(piece);
       log.push({ kind: "upload", bytes: sent });
       peakRss = Math.max(peakRss, gw.rss());
+      // On into the file, and into each next tenth of it, only once the stream has had a token there: how fast this
+      // process writes is not what is measured, whether the gateway keeps streaming while it reads is.
+      if ((i === 0 || Math.floor((sent / fileBytes) * 10) > tenth) && sent < fileBytes) await nextToken();
     }
     upload.end(tail);
     const result = await answered;
