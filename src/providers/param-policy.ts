@@ -15,11 +15,23 @@ export interface PreparedRequest {
 export type DroppedParam = OptionalParam | CarriedParam;
 
 /**
+ * Unsupported parameters dropped and named whatever the alias says, as
+ * carried fields are (issue 44 §1): `strict` on a function tool asks for
+ * arguments that keep to the schema, which every target is already asked
+ * for by the schema itself; a target without the flag (Gemini) gets the
+ * tool without it rather than a 400 every agent SDK that sets it (the
+ * OpenAI Agents SDK does, on every tool) would hit. Gemini's nearest
+ * switch, function-calling mode `VALIDATED`, is a preview that changes
+ * the tool choice for every tool, not a per-tool flag: not used for it.
+ */
+const OFFERS: ReadonlySet<OptionalParam> = new Set<OptionalParam>(["tools.strict"]);
+
+/**
  * The unsupported-parameter rule, applied once per upstream attempt: a
  * parameter the target cannot honour is never dropped silently. By default
  * the request fails with INVALID_ARGUMENT naming the parameters and the
  * provider; an alias with `dropUnsupportedParams` sends the request without
- * them and the edges report what was dropped. Carried fields
+ * them and the edges report what was dropped. OFFERS and carried fields
  * (carried-params.ts) a target has no place for are always left out and
  * reported, whatever the alias says.
  */
@@ -27,9 +39,11 @@ export function prepareRequest(adapter: ProviderAdapter, original: ChatRequest, 
   // Carried fields change no answer: a target without a place for them gets the request without them, named.
   const carried = carriedParamsDroppedBy(original, target.provider.kind);
   const request = carried.length > 0 ? withoutCarried(original, carried) : original;
-  const unsupported = adapter.unsupportedParams(request, target);
-  if (unsupported.length === 0) return { request, droppedParams: carried };
-  if (dropUnsupported) return { request: withoutParams(request, unsupported), droppedParams: [...unsupported, ...carried] };
+  const all = adapter.unsupportedParams(request, target);
+  const offers = all.filter((param) => OFFERS.has(param));
+  const unsupported = all.filter((param) => !OFFERS.has(param));
+  if (unsupported.length === 0) return { request: withoutParams(request, offers), droppedParams: [...offers, ...carried] };
+  if (dropUnsupported) return { request: withoutParams(request, all), droppedParams: [...all, ...carried] };
   const provider = target.provider;
   throw new GatewayError(
     "invalid_request",
