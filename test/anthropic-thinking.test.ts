@@ -129,4 +129,46 @@ describe("the simulator's Anthropic endpoint keeps Anthropic's thinking rules", 
     expect(res.statusCode, text).toBe(status);
     if (status === 400) expect(JSON.parse(text)).toMatchObject({ type: "error", error: { type: "invalid_request_error" } });
   });
+
+  // A tool-use turn replayed without a thinking block: with `enabled` the model always thinks first, so the turn
+  // was altered (400); with `adaptive` thinking is optional for the model, so it is a turn that skipped it (200).
+  // Claude Code sends adaptive on every request, also to a model that did not think on the turn before.
+  it.each([
+    [{ type: "enabled", budget_tokens: 2048 }, 400],
+    [{ type: "adaptive" }, 200],
+  ])("a tool-use turn without thinking replayed with thinking %j → %i", async (thinking, status) => {
+    const res = await post({
+      model: "sim-1",
+      max_tokens: 4096,
+      thinking,
+      messages: [
+        { role: "user", content: "Run it" },
+        { role: "assistant", content: [{ type: "text", text: "Running." }, { type: "tool_use", id: "toolu_1", name: "Bash", input: { command: "true" } }] },
+        { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content: "ok" }] },
+      ],
+    });
+    const text = await res.body.text();
+    expect(res.statusCode, text).toBe(status);
+    if (status === 400) expect(JSON.parse(text).error.message).toMatch(/must start with a thinking block/);
+  });
+
+  it("under thinking enabled the model always thinks, knob or not, so its own tool turn replays", async () => {
+    const thinking = { type: "enabled", budget_tokens: 2048 };
+    const prompt = { role: "user", content: "Run it" };
+    const tools = [{ name: "Bash", input_schema: { type: "object", properties: { command: { type: "string" } } } }];
+    const first = await post({ model: "sim-1?tools=1&tokens=2", max_tokens: 4096, thinking, tools, messages: [prompt] });
+    const answer = (await first.body.json()) as { content: Array<{ type: string; id?: string }> };
+    expect(answer.content.map((b) => b.type)).toEqual(["thinking", "text", "tool_use"]);
+    const call = answer.content.find((b) => b.type === "tool_use")!;
+    const second = await post({
+      model: "sim-1?tools=1&tokens=2",
+      max_tokens: 4096,
+      thinking,
+      tools,
+      messages: [prompt, { role: "assistant", content: answer.content }, { role: "user", content: [{ type: "tool_result", tool_use_id: call.id, content: "ok" }] }],
+    });
+    const text = await second.body.text();
+    expect(second.statusCode, text).toBe(200);
+    expect(JSON.parse(text).content.at(-1)).toEqual({ type: "text", text: "Bash returned: ok" });
+  });
 });

@@ -84,6 +84,8 @@ export interface GatewayErrorOptions {
   readonly upstreamStatus?: number;
   /** Set on `budget_exceeded`. */
   readonly budget?: BudgetRefusal;
+  /** A fixed word a client's SDK branches on, beside the code (Anthropic's `error.details.error_code`). */
+  readonly reason?: string;
 }
 
 /**
@@ -99,6 +101,7 @@ export class GatewayError extends Error {
   readonly field?: string;
   readonly upstreamStatus?: number;
   readonly budget?: BudgetRefusal;
+  readonly reason?: string;
 
   constructor(code: ErrorCode, message: string, options: GatewayErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -108,6 +111,7 @@ export class GatewayError extends Error {
     if (options.field !== undefined) this.field = options.field;
     if (options.upstreamStatus !== undefined) this.upstreamStatus = options.upstreamStatus;
     if (options.budget !== undefined) this.budget = options.budget;
+    if (options.reason !== undefined) this.reason = options.reason;
   }
 }
 

@@ -17,11 +17,23 @@ export interface PreparedRequest {
 export type DroppedParam = OptionalParam | CarriedParam | (string & {});
 
 /**
+ * Unsupported parameters dropped and named whatever the alias says, as
+ * carried fields are (issue 44 §1): `strict` on a function tool asks for
+ * arguments that keep to the schema, which every target is already asked
+ * for by the schema itself; a target without the flag (Gemini) gets the
+ * tool without it rather than a 400 every agent SDK that sets it (the
+ * OpenAI Agents SDK does, on every tool) would hit. Gemini's nearest
+ * switch, function-calling mode `VALIDATED`, is a preview that changes
+ * the tool choice for every tool, not a per-tool flag: not used for it.
+ */
+const OFFERS: ReadonlySet<OptionalParam> = new Set<OptionalParam>(["tools.strict"]);
+
+/**
  * The unsupported-parameter rule, applied once per upstream attempt: a
  * parameter the target cannot honour is never dropped silently. By default
  * the request fails with INVALID_ARGUMENT naming the parameters and the
  * provider; an alias with `dropUnsupportedParams` sends the request without
- * them and the edges report what was dropped. Carried fields
+ * them and the edges report what was dropped. OFFERS and carried fields
  * (carried-params.ts) a target has no place for are always left out and
  * reported, whatever the alias says.
  */
@@ -37,9 +49,11 @@ export function prepareRequest(
   const unmarked = carried.length > 0 ? withoutCarried(original, carried) : original;
   const { request, dropped: hosted } = prepareHostedTools(adapter, unmarked, target, hostedTools);
   const dropped: DroppedParam[] = [...hosted, ...carried];
-  const unsupported: OptionalParam[] = adapter.unsupportedParams(request, target);
-  if (unsupported.length === 0) return { request, droppedParams: dropped };
-  if (dropUnsupported) return { request: withoutParams(request, unsupported), droppedParams: [...dropped, ...unsupported] };
+  const all: OptionalParam[] = adapter.unsupportedParams(request, target);
+  const offers = all.filter((param) => OFFERS.has(param));
+  const unsupported = all.filter((param) => !OFFERS.has(param));
+  if (unsupported.length === 0) return { request: offers.length > 0 ? withoutParams(request, offers) : request, droppedParams: [...dropped, ...offers] };
+  if (dropUnsupported) return { request: withoutParams(request, all), droppedParams: [...dropped, ...all] };
   const provider = target.provider;
   throw new GatewayError(
     "invalid_request",

@@ -26,8 +26,15 @@ interface Block {
 /**
  * Anthropic's replay rules, as the Messages API enforces them: a thinking
  * block must carry the signature issued for exactly its text, redacted
- * blocks must be returned as issued, and with thinking enabled the last
- * assistant turn that used tools must start with its thinking block.
+ * blocks must be returned as issued, and with thinking `enabled` the last
+ * assistant turn that used tools must start with its thinking block. Only
+ * `enabled`: there the model always thinks before it answers, so a turn
+ * without its thinking block was altered. With `adaptive` thinking is
+ * optional for the model (Anthropic's adaptive-thinking docs), a turn may
+ * come without any, and the stateless API cannot tell a turn that skipped
+ * thinking from one stripped of it: Claude Code sends adaptive on every
+ * request, and the simulator, thinking only when `reasoning` says so, must
+ * accept the turns it produced itself.
  */
 function checkReplay(body: AnthropicBody): void {
   const messages = body.messages as Array<{ role?: unknown; content?: unknown }>;
@@ -42,7 +49,7 @@ function checkReplay(body: AnthropicBody): void {
       }
     });
   });
-  const thinking = body.thinking?.type === "enabled" || body.thinking?.type === "adaptive";
+  const thinking = body.thinking?.type === "enabled";
   const lastAssistant = messages.findLastIndex((m) => m.role === "assistant");
   const content = lastAssistant >= 0 ? messages[lastAssistant]!.content : undefined;
   if (!thinking || !Array.isArray(content)) return;
@@ -142,6 +149,7 @@ export const anthropicWire: WireFormat = {
       ...maxTokensOf(body.max_tokens),
       includeUsage: true,
       ...(promptBlocks ? { promptBlocks } : {}),
+      ...(body.thinking?.type === "enabled" ? { mustThink: true } : {}),
       ...(format?.type === "json_schema" ? { json: { schema: (format.schema ?? {}) as Record<string, unknown> } } : {}),
     } satisfies SimRequest;
   },

@@ -46,11 +46,21 @@ function formatFor(method: string, path: string): WireFormat | undefined {
 }
 
 /**
+ * Reasoning tokens of a model that must think (Anthropic `thinking:
+ * enabled`, under which Claude always starts with a thinking block) and
+ * whose knobs set none: without them the simulator would answer a turn
+ * it then refuses on replay for its missing thinking block.
+ */
+const BRIEF_THOUGHT = 2;
+
+/**
  * What the model says: the tool loop's next action (calls, or a quote of
  * the tool results it was given), with the seeded words, or a JSON answer
  * when the request asked for JSON.
  */
-function scriptFor(knobs: Knobs, request: SimRequest): Script {
+function scriptFor(asked: Knobs, request: SimRequest): Script {
+  // A model told to think always does: a brief thought where the knobs set none (see BRIEF_THOUGHT).
+  const knobs = request.mustThink && asked.reasoning === 0 ? { ...asked, reasoning: BRIEF_THOUGHT } : asked;
   const echoed = knobs.echo ? echoOf(request.texts) : undefined;
   const answer = request.json ? answerTokens(jsonAnswer(request.json.schema, knobs.seed)) : echoed === undefined ? undefined : piecesOf(echoed, 3);
   return buildScript(knobs, {

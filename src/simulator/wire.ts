@@ -28,6 +28,8 @@ export interface SimRequest {
   readonly logprobs?: { readonly top: number };
   /** The prompt in cache order, when it marks cache breakpoints (Anthropic); other requests are never cached. */
   readonly promptBlocks?: readonly PromptBlock[];
+  /** The request makes the model think on every turn (Anthropic `thinking: enabled`): it thinks even when the `reasoning` knob is 0. */
+  readonly mustThink?: boolean;
 }
 
 /**

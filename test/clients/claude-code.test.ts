@@ -81,8 +81,9 @@ describe.each(WIRES)("Claude Code through the Messages edge, upstream wire %s", 
     const records = g.records(g.key).slice(before);
     expect(records.length, evidence(ran)).toBeGreaterThanOrEqual(2);
     if (wire === "anthropic") {
-      // The simulator refuses a replayed turn whose thinking signature is missing or altered: the second request
-      // succeeding is the round trip; the block itself reached Claude Code.
+      // The simulator refuses a replayed turn whose thinking signature is altered (Claude Code sends adaptive
+      // thinking, under which a turn may come without thinking): the second request succeeding is the round trip;
+      // the block itself reached Claude Code.
       const blocks = jsonLines(ran.stdout).flatMap((e) => (e.type === "assistant" ? ((e.message as { content?: Array<{ type: string }> }).content ?? []) : []));
       expect(blocks.map((b) => b.type), evidence(ran)).toContain("thinking");
     }

@@ -163,6 +163,20 @@ describe("the encoder's event sequence", () => {
     ]);
   });
 
+  // Gemini signs its text, the signature arriving after the text: a thinking block there would end the message,
+  // which Claude never does (Claude Code took its empty text as the answer). Before more content it is interleaved thinking.
+  it("a signature alone after text is not written after the last block; before a tool call it is its own thinking block", async () => {
+    const thought: Delta = { type: "reasoning", text: "Quote the result." };
+    const signedText: Delta[] = [START, thought, { type: "text", text: "Bash returned: ok" }, { type: "reasoning", text: "", signature: "g-text-sig" }];
+    const ended = (await sdkFinalMessage(encode([...signedText, usage(3, 4), { type: "finish", reason: "stop" }]))) as Anthropic.Message;
+    expect(ended.content.map((b) => b.type)).toEqual(["thinking", "text"]);
+    expect(ended.content.at(-1)).toEqual({ type: "text", text: "Bash returned: ok" });
+    const more = [...signedText, { type: "tool_call", index: 0, id: "toolu_x", name: "now", arguments: "{}" } as const, { type: "finish", reason: "tool_calls" } as const];
+    const called = (await sdkFinalMessage(encode(more))) as Anthropic.Message;
+    expect(called.content.map((b) => b.type)).toEqual(["thinking", "text", "thinking", "tool_use"]);
+    expect(called.content[2]).toEqual({ type: "thinking", thinking: "", signature: "g-text-sig" });
+  });
+
   it("message_start names the alias the caller asked for and a msg_ id from the response id", () => {
     expect(events(encode([START]))[0]).toEqual({
       type: "message_start",

@@ -119,5 +119,6 @@ export function toAnthropicError(reason: unknown, requestId?: string): Anthropic
   }
   if (error.budget) headers["sluice-budget-level"] = error.budget.level;
   if (error.budget?.reset !== undefined) headers["sluice-budget-reset"] = error.budget.reset;
-  return { status, headers, body: { type: "error", error: { type, message }, ...(requestId === undefined ? {} : { request_id: requestId }) } };
+  const details = error.reason === undefined ? {} : { details: { error_code: error.reason } };
+  return { status, headers, body: { type: "error", error: { type, message, ...details }, ...(requestId === undefined ? {} : { request_id: requestId }) } };
 }

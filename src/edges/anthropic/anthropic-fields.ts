@@ -56,6 +56,11 @@ export const ANTHROPIC_FIELDS: FieldTable = [
     why: `${ANTHROPIC_ONLY}. clear_thinking is what the gateway does anyway on other targets: they never receive earlier turns' thinking.`,
   },
   { field: "header anthropic-beta", treatment: "carried", why: "values an Anthropic target understands (FORWARDED_BETAS in anthropic-fields.ts) are forwarded; others are dropped and named anthropic-beta=<value>." },
+  {
+    field: "thread",
+    treatment: "dropped",
+    why: "type create (the SDK's tool runner): the gateway stores no thread, the conversation is all in the request; named. type continue sends only new messages: refused with error_code thread_not_found, on which the SDK resends the whole conversation.",
+  },
   { field: "query beta=true", treatment: "ignored", why: "the SDKs' beta surface is the same API here." },
   { field: "header anthropic-version, x-claude-code-session-id, x-app, x-stainless-*", treatment: "ignored", why: "they describe the client, not the answer." },
   { field: "thinking blocks with an empty signature", treatment: "dropped", why: "resumed transcripts carry them; no target could verify them, and the text was the model's own." },

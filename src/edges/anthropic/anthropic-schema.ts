@@ -166,6 +166,10 @@ export const messagesBody = z.strictObject({
   stop_sequences: z.array(z.string()).nullish(),
   metadata: z.strictObject({ user_id: z.string().nullish() }).nullish(),
   service_tier: z.enum(["auto", "standard_only"]).nullish(),
+  // A message thread (the SDK's tool runner): the gateway stores none; from-anthropic.ts drops `create`, refuses `continue`.
+  thread: z
+    .discriminatedUnion("type", [z.strictObject({ type: z.literal("create") }), z.strictObject({ type: z.literal("continue"), previous_message_id: z.string() })])
+    .nullish(),
 });
 
 /** `POST /v1/messages/count_tokens`: the prompt without the generation settings. */

@@ -207,6 +207,10 @@ export function anthropicRequestFrom(json: unknown, limits: Pick<StructureLimits
   const betas = betasOf(headers.betas);
   const tier: ServiceTier | undefined = b.service_tier === "auto" ? "auto" : b.service_tier === "standard_only" ? "default" : undefined;
   if (b.thinking?.type === "enabled" && b.thinking.budget_tokens >= b.max_tokens) invalid("thinking.budget_tokens", "must be less than max_tokens");
+  if (b.thread?.type === "continue") {
+    // Only the new messages came: answering them without the history would change the answer. The SDK resends it all.
+    throw new GatewayError("invalid_request", "thread: this gateway stores no message thread: send the whole conversation", { field: "thread", reason: "thread_not_found" });
+  }
   const present = <T>(value: T | null | undefined): value is T => value !== null && value !== undefined;
   const request = canonicalRequest(
     b,
@@ -224,7 +228,8 @@ export function anthropicRequestFrom(json: unknown, limits: Pick<StructureLimits
     betas.forwarded.length > 0 ? { anthropicBetas: betas.forwarded } : {},
     limits.maxJsonDepth,
   );
-  return { request, stream: b.stream === true, droppedParams: betas.dropped };
+  // A thread to create changes no answer: the conversation is all here, and nothing is stored.
+  return { request, stream: b.stream === true, droppedParams: b.thread ? [...betas.dropped, "thread"] : betas.dropped };
 }
 
 /**

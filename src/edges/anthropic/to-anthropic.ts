@@ -44,12 +44,20 @@ export interface MessageEncoder {
  * new one, as the blocks of a ChatResult (core/reasoning-parts.ts) are cut.
  * A tool call's later pieces go to its block's index even if another block
  * came between (no provider interleaves them; the SDK accumulates by index).
+ *
+ * A signature alone after text or a tool call (Gemini signs its text parts,
+ * the signature coming after the text) is held: written as its own thinking
+ * block before the next content, dropped if the message ends first. Claude
+ * never ends a message with a thinking block, and clients read the answer
+ * from the last block (Claude Code's `result` was empty); Gemini asks for
+ * text signatures back only as a recommendation, not a requirement.
  */
 export function createMessageEncoder(options: { readonly requestModel: string }): MessageEncoder {
   let nextIndex = 0;
   let open: OpenBlock | undefined;
   const toolBlocks = new Map<number, number>();
   let usage: Usage | undefined;
+  let heldSignature: string | undefined;
 
   function close(push: (frame: string) => void): void {
     if (!open) return;
@@ -59,6 +67,14 @@ export function createMessageEncoder(options: { readonly requestModel: string })
 
   function start(block: ContentBlock, push: (frame: string) => void): number {
     close(push);
+    if (heldSignature !== undefined) {
+      const signature = heldSignature;
+      heldSignature = undefined;
+      const index = nextIndex++;
+      push(frame("content_block_start", { index, content_block: { type: "thinking", thinking: "", signature: "" } }));
+      push(frame("content_block_delta", { index, delta: { type: "signature_delta", signature } }));
+      push(frame("content_block_stop", { index }));
+    }
     const index = nextIndex++;
     push(frame("content_block_start", { index, content_block: block }));
     return index;
@@ -81,6 +97,10 @@ export function createMessageEncoder(options: { readonly requestModel: string })
       return;
     }
     if (delta.text === "" && delta.signature === undefined) return;
+    if (delta.text === "" && (open?.kind === "text" || open?.kind === "tool")) {
+      heldSignature = delta.signature;
+      return;
+    }
     if (open?.kind !== "thinking" || open.signed) {
       open = { kind: "thinking", index: start({ type: "thinking", thinking: "", signature: "" }, push), signed: false };
     }
