@@ -170,6 +170,7 @@ const FIXTURES: Fixture[] = [
       ev("message_delta", { delta: { stop_reason: "end_turn" }, usage: { output_tokens: 4, server_tool_use: { web_search_requests: 1 } } }) +
       ev("message_stop", {}),
     deltas: [
+      { type: "usage", inputTokens: 25, outputTokens: 0, cachedInputTokens: 0, reasoningTokens: 0, early: true },
       { type: "hosted_item", origin: "anthropic", item: { type: "server_tool_use", id: "srvtoolu_1", name: "web_search", input: { query: "sluice" } } },
       { type: "hosted_item", origin: "anthropic", item: { type: "web_search_tool_result", tool_use_id: "srvtoolu_1", content: [{ type: "web_search_result", url: "https://x.test", title: "X" }] } },
       { type: "text", text: "found" },
