@@ -35,7 +35,7 @@ describe("new request options: out-of-range and hostile values → INVALID_ARGUM
     [
       "provider options for an unknown kind, with a long name",
       userRequest("sim", "x", { providerOptions: { ["k".repeat(500)]: {} } }),
-      `provider_options[${JSON.stringify("k".repeat(32)).slice(0, -1)}…" (500 characters)]: keys must be a provider kind: openai, anthropic, gemini`,
+      `provider_options[${JSON.stringify("k".repeat(32)).slice(0, -1)}…" (500 characters)]: keys must be a provider kind: openai, anthropic, gemini, openai-responses`,
     ],
     [
       "17 provider metadata entries",
