@@ -15,12 +15,15 @@ function effortOf(budget: number): ReasoningEffort {
   return "high";
 }
 
+/** OpenAI's two wires (Chat Completions, Responses): thinking by level, no top-k, no failure flag on a tool's output. */
+const openAiWire = (kind: ProviderKind): boolean => kind === "openai" || kind === "openai-responses";
+
 /** The thinking settings as `kind`'s wire takes them: a budget becomes an effort on OpenAI's, and at least Anthropic's minimum on Anthropic's. */
 function thinkingFor(request: ChatRequest, kind: ProviderKind): ChatRequest {
   const budget = request.reasoning?.budgetTokens;
   if (budget === undefined || kind === "gemini") return request;
   const { budgetTokens: _budget, ...rest } = request.reasoning!;
-  if (kind === "openai") return { ...request, reasoning: { ...rest, effort: effortOf(budget) } };
+  if (openAiWire(kind)) return { ...request, reasoning: { ...rest, effort: effortOf(budget) } };
   return budget >= MIN_THINKING_BUDGET_TOKENS ? request : { ...request, reasoning: { ...rest, budgetTokens: MIN_THINKING_BUDGET_TOKENS } };
 }
 
@@ -30,7 +33,7 @@ function thinkingFor(request: ChatRequest, kind: ProviderKind): ChatRequest {
  * rather than failing every request of that client on an OpenAI target.
  */
 function samplingFor(request: ChatRequest, kind: ProviderKind, dropped: string[]): ChatRequest {
-  if (kind !== "openai" || request.sampling.topK === undefined) return request;
+  if (!openAiWire(kind) || request.sampling.topK === undefined) return request;
   const { topK: _topK, ...sampling } = request.sampling;
   if (!dropped.includes("generationConfig.topK")) dropped.push("generationConfig.topK");
   return { ...request, sampling };
@@ -43,7 +46,7 @@ function samplingFor(request: ChatRequest, kind: ProviderKind, dropped: string[]
  * refused for a flag the caller never set.
  */
 function toolErrorsFor(request: ChatRequest, kind: ProviderKind): ChatRequest {
-  if (kind !== "openai" || !request.messages.some((m) => m.isError)) return request;
+  if (!openAiWire(kind) || !request.messages.some((m) => m.isError)) return request;
   return {
     ...request,
     messages: request.messages.map((m) => {

@@ -1,11 +1,11 @@
 import { randomBytes } from "node:crypto";
 import type { UsageRecord } from "../../../src/store/tenant-store.js";
-import { type Harness, startHarness } from "../../helpers/harness.js";
+import { baseUrlFor, type Harness, startHarness } from "../../helpers/harness.js";
 import { tenancyEvents, type TenancyEvents } from "../../helpers/tenancy-events.js";
 
 /** The upstream wires a client's request can be served over (the gateway's provider kinds). */
-export type Wire = "openai" | "anthropic" | "gemini";
-export const WIRES: readonly Wire[] = ["openai", "anthropic", "gemini"];
+export type Wire = "openai" | "anthropic" | "gemini" | "openai-responses";
+export const WIRES: readonly Wire[] = ["openai", "anthropic", "gemini", "openai-responses"];
 
 /** The simulator model behind the alias the clients use: short answers, a tool loop that ends (issue 44 §4). */
 export const AGENT_MODEL = "sim-1?tokens=8&tools=1";
@@ -47,7 +47,7 @@ export async function startClientGateway(wire: Wire): Promise<ClientGateway> {
   const h = await startHarness({
     routing: (sim) => ({
       providers: {
-        simulator: { kind: wire, baseUrl: wire === "gemini" ? sim.geminiBaseUrl : wire === "anthropic" ? sim.anthropicBaseUrl : sim.openAiBaseUrl, breaker: { failures: 10_000 } },
+        simulator: { kind: wire, baseUrl: baseUrlFor(sim, wire), breaker: { failures: 10_000 } },
         embedder: { kind: "openai", baseUrl: sim.openAiBaseUrl },
       },
       models: {
