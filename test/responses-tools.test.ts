@@ -139,6 +139,18 @@ describe("custom, namespace and hosted tools on every upstream wire (Responses e
     });
   }
 
+  it("carries Codex's prompt_cache_key and safety_identifier to a Responses upstream, as to a chat one", async () => {
+    for (const kind of ["openai-responses", "openai"] as const) {
+      const h = harnesses.get(kind)!;
+      const tag = `carried-${kind}`;
+      const { response } = await responsesClient(h.url)
+        .responses.create({ model: "sim", input: `#sim tokens=2 tag=${tag}`, prompt_cache_key: "thread-7", safety_identifier: "user-hash-1" })
+        .withResponse();
+      expect(response.headers.get("sluice-dropped-params")).toBeNull();
+      expect(await upstreamBody(h, tag)).toMatchObject({ prompt_cache_key: "thread-7", safety_identifier: "user-hash-1" });
+    }
+  });
+
   it("refuses, by name, a hosted tool that tool_choice forces on a target with no equivalent", async () => {
     const client = responsesClient(harnesses.get("openai")!.url);
     const error = await client.responses.create({ model: "sim", input: "q", tools: TOOLS, tool_choice: { type: "web_search" } as never }).catch((e: unknown) => e);

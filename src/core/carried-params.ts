@@ -24,8 +24,8 @@ const TAKEN_BY: Readonly<Record<CarriedParam, readonly ProviderKind[]>> = {
   "tools.eager_input_streaming": ["anthropic"],
   context_management: ["anthropic"],
   "anthropic-beta": ["anthropic"],
-  prompt_cache_key: ["openai"],
-  safety_identifier: ["openai"],
+  prompt_cache_key: ["openai", "openai-responses"],
+  safety_identifier: ["openai", "openai-responses"],
 };
 
 const marked = (value: { readonly cache?: unknown }): boolean => value.cache !== undefined;

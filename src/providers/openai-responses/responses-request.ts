@@ -154,7 +154,8 @@ export function responsesRequestBody(request: ChatRequest, model: string): Recor
     ...(s.topP === undefined ? {} : { top_p: s.topP }),
     ...(s.maxTokens === undefined ? {} : { max_output_tokens: s.maxTokens }),
     ...(request.serviceTier ? { service_tier: request.serviceTier } : {}),
-    ...(request.metadata.userId ? { safety_identifier: request.metadata.userId } : {}),
+    ...(request.carried?.promptCacheKey ? { prompt_cache_key: request.carried.promptCacheKey } : {}),
+    ...((request.carried?.safetyIdentifier ?? request.metadata.userId) ? { safety_identifier: request.carried?.safetyIdentifier ?? request.metadata.userId } : {}),
     ...(Object.keys(metadata).length > 0 ? { metadata } : {}),
   };
   return withProviderOptions(body, request, "openai-responses");
