@@ -12,11 +12,9 @@
 // The sources are TypeScript and `npm run check` runs before any build, so
 // esbuild bundles them (zod included) into one module, imported from a
 // scratch folder.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
-import { build } from "esbuild";
+import { loadTs } from "./load-ts.mjs";
 
 const root = new URL("..", import.meta.url).pathname;
 const OUTPUT = "docs/configuration.md";
@@ -30,26 +28,7 @@ export { CONFIG_DOCS, CONFIG_GROUPS, MAP_KEYS } from "./src/config/config-docs.t
 export { LIVE_SETTINGS, RESTART_ONLY_SETTINGS } from "./src/config/restart-only.ts";
 `;
 
-async function loadSources() {
-  const result = await build({
-    absWorkingDir: root,
-    stdin: { contents: ENTRY, resolveDir: root, sourcefile: "gen-config-docs-entry.ts", loader: "ts" },
-    bundle: true,
-    write: false,
-    format: "esm",
-    platform: "node",
-    target: "node20",
-    logLevel: "warning",
-  });
-  const dir = mkdtempSync(join(tmpdir(), "sluice-config-docs-"));
-  try {
-    const file = join(dir, "sources.mjs");
-    writeFileSync(file, result.outputFiles[0].text);
-    return await import(pathToFileURL(file).href);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
+const loadSources = () => loadTs(ENTRY, "config-docs");
 
 const number = (n) => n.toLocaleString("en-US");
 

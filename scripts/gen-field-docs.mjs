@@ -8,11 +8,9 @@
 //
 //   node scripts/gen-field-docs.mjs           rewrite the tables in docs/streams.md
 //   node scripts/gen-field-docs.mjs --check   exit 1 if they are stale
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
-import { build } from "esbuild";
+import { loadTs } from "./load-ts.mjs";
 
 const root = new URL("..", import.meta.url).pathname;
 const OUTPUT = "docs/streams.md";
@@ -23,26 +21,7 @@ export { RESPONSES_FIELDS } from "./src/edges/responses/responses-fields.ts";
 export { CHAT_FIELDS } from "./src/edges/openai/chat-fields.ts";
 `;
 
-async function loadSources() {
-  const result = await build({
-    absWorkingDir: root,
-    stdin: { contents: ENTRY, resolveDir: root, sourcefile: "gen-field-docs-entry.ts", loader: "ts" },
-    bundle: true,
-    write: false,
-    format: "esm",
-    platform: "node",
-    target: "node20",
-    logLevel: "warning",
-  });
-  const dir = mkdtempSync(join(tmpdir(), "sluice-field-docs-"));
-  try {
-    const file = join(dir, "sources.mjs");
-    writeFileSync(file, result.outputFiles[0].text);
-    return await import(pathToFileURL(file).href);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
+const loadSources = () => loadTs(ENTRY, "field-docs");
 
 const cell = (text) => text.replaceAll("|", "\\|").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
 /** A row's field(s) as code, after a leading word that says where they are (`header`, `query`) or a row that is prose. */
