@@ -24,6 +24,17 @@ const FIXTURES: Fixture[] = [
     ],
   },
   {
+    name: "Google Search grounding: each distinct query the model searched is a web search in the usage",
+    wire:
+      chunk([{ text: "Rome is sunny." }], { groundingMetadata: { webSearchQueries: ["weather rome", "rome forecast"] } }) +
+      chunk([{ text: "" }], { finishReason: "STOP", groundingMetadata: { webSearchQueries: ["weather rome", "rome forecast"] } }, usage(5, 4)),
+    deltas: [
+      { type: "text", text: "Rome is sunny." },
+      { type: "usage", inputTokens: 5, outputTokens: 4, cachedInputTokens: 0, reasoningTokens: 0, webSearches: 2 },
+      { type: "finish", reason: "stop" },
+    ],
+  },
+  {
     name: "interleaved text and parallel function calls (whole calls, one with an id)",
     wire:
       chunk([{ text: "Checking." }]) +

@@ -22,7 +22,14 @@ interface LogprobsResult {
 }
 
 interface GeminiChunk {
-  candidates?: Array<{ content?: { parts?: Part[] }; finishReason?: unknown; index?: unknown; logprobsResult?: LogprobsResult }>;
+  candidates?: Array<{
+    content?: { parts?: Part[] };
+    finishReason?: unknown;
+    index?: unknown;
+    logprobsResult?: LogprobsResult;
+    /** Google Search grounding: the queries the model searched for this answer. */
+    groundingMetadata?: { webSearchQueries?: unknown };
+  }>;
   usageMetadata?: {
     promptTokenCount?: unknown;
     candidatesTokenCount?: unknown;
@@ -86,6 +93,8 @@ interface StreamState {
   toolCount: number;
   finish?: FinishReason;
   usage?: UsageDelta;
+  /** Distinct grounding queries seen (a chunk may repeat them): the searches `price.perWebSearch` counts. */
+  searches: Set<string>;
 }
 
 /**
@@ -96,7 +105,7 @@ interface StreamState {
  */
 export function createGeminiTranslator(target: UpstreamTarget): StreamTranslator {
   const provider = target.provider.name;
-  const state: StreamState = { toolCount: 0 };
+  const state: StreamState = { toolCount: 0, searches: new Set() };
   const malformed = (cause?: unknown) => new GatewayError("upstream_protocol", `provider ${provider} sent a malformed event`, { provider, cause });
 
   return {
@@ -139,13 +148,16 @@ export function createGeminiTranslator(target: UpstreamTarget): StreamTranslator
       const logprobs = candidate?.logprobsResult ? geminiLogprobs(candidate.logprobsResult) : [];
       if (logprobs.length > 0) out.push({ type: "logprobs", tokens: logprobs });
       if (typeof candidate?.finishReason === "string") state.finish = geminiFinishReason(candidate.finishReason, state.toolCount > 0);
+      const queries = candidate?.groundingMetadata?.webSearchQueries;
+      if (Array.isArray(queries)) for (const q of queries) if (typeof q === "string" && state.searches.size < 1_000) state.searches.add(q);
       return out;
     },
     end() {
       if (state.finish === undefined) {
         throw new GatewayError("upstream_protocol", `provider ${provider} ended the stream before it was complete`, { provider });
       }
-      return state.usage ? [state.usage, { type: "finish", reason: state.finish }] : [{ type: "finish", reason: state.finish }];
+      const usage = state.usage && state.searches.size > 0 ? { ...state.usage, webSearches: state.searches.size } : state.usage;
+      return usage ? [usage, { type: "finish", reason: state.finish }] : [{ type: "finish", reason: state.finish }];
     },
   };
 }
