@@ -5,22 +5,20 @@ import { quoteClientValue } from "../core/client-text.js";
 import { GatewayError } from "../core/errors.js";
 import { type Heartbeat, withHeartbeats, withPushedHeartbeats } from "../core/heartbeats.js";
 import { type DeltaSink, type Feed, pushFrom } from "../core/delta-sink.js";
-import type { ChatPipeline, DeltaStream, StreamContext } from "../pipeline/chat-pipeline.js";
+import type { ChatPipeline, DeltaStream } from "../pipeline/chat-pipeline.js";
+import type { StreamContext } from "../pipeline/stream-context.js";
 import type { EmbedRequest, EmbedResult } from "../core/embed-request.js";
 import type { EmbedPipeline } from "../pipeline/embed-pipeline.js";
-import { CACHE_HEADER, CACHE_SIMILARITY_HEADER } from "../cache/response-cache.js";
+import type { CallFacts, CallSummary } from "../core/call-summary.js";
 
 /** How the gateway fitted the conversation to the context window (`truncated=K`): a response header on every edge. */
-export const CONTEXT_HEADER = "sluice-context";
 import type { CachePolicy } from "../core/cache-policy.js";
 import type { Numbered, ResumableStreams } from "../resume/resumable-streams.js";
 import type { ModelInfo } from "../routing/route-table.js";
 import type { ReplayStore } from "../store/replay-store.js";
 import { createReplayCapture, keepReplay, type ReplayKind, restoreReplay } from "./replay-turns.js";
 import { wholeAnswer } from "./whole-answer.js";
-import type { Quota } from "../store/tenant-store.js";
 import { mayUse, type Principal } from "../tenancy/principal.js";
-import { quotaHeaders } from "../tenancy/quota-headers.js";
 import { allocationTags, type AllocationTags, droppedTagsHeader, NO_TAGS, TAGS_DROPPED_HEADER } from "../tenancy/tags.js";
 import type { Tenancy } from "../tenancy/tenancy.js";
 
@@ -236,6 +234,16 @@ function tagsFor(tenancy: CallLayerOptions["tenancy"], labels: Readonly<Record<s
   return { allocation, headers: dropped === undefined ? {} : { [TAGS_DROPPED_HEADER]: dropped } };
 }
 
+/**
+ * The call's one record (core/call-summary.ts). Its facts are the
+ * exchange's access-line fields, so what the stages settle is on the
+ * access line without any of them knowing the exchange; a call without an
+ * exchange (a batch line) gets a record of its own.
+ */
+function summaryFor(call: CallContext): CallSummary {
+  return { headers: {}, facts: (call.fields ?? {}) as CallFacts };
+}
+
 export function createCallLayer(options: CallLayerOptions): CallLayer {
   const { pipeline, resumable } = options;
   return {
@@ -247,36 +255,22 @@ export function createCallLayer(options: CallLayerOptions): CallLayer {
 
     stream(request, principal, call, requested) {
       const streamOptions = options.replayStore && requested.replay ? withReplay(requested, options.replayStore, requested.replay) : { ...requested, keepReplay: NOTHING_TO_KEEP };
-      let quota: Readonly<Record<string, string>> = {};
-      let cache: Readonly<Record<string, string>> = {};
-      let fitted: Readonly<Record<string, string>> = {};
+      const summary = summaryFor(call);
       let notResumable = false;
       const tagged = tagsFor(options.tenancy, request.metadata.labels, call);
       const context: StreamContext = {
         ...call,
+        summary,
         ...(Object.keys(tagged.allocation.tags).length > 0 ? { tags: tagged.allocation.tags } : {}),
         ...(streamOptions.prepare ? { prepare: streamOptions.prepare } : {}),
         ...(streamOptions.cachePolicy ? { cachePolicy: streamOptions.cachePolicy } : {}),
-        onContext: (value: string) => {
-          fitted = { [CONTEXT_HEADER]: value };
-        },
-        onCache: (value: string, similarity?: number) => {
-          cache = similarity === undefined ? { [CACHE_HEADER]: value } : { [CACHE_HEADER]: value, [CACHE_SIMILARITY_HEADER]: similarity.toFixed(4) };
-        },
-        ...(principal
-          ? {
-              principal,
-              onQuota: (q: Quota) => {
-                quota = quotaHeaders(q);
-              },
-            }
-          : {}),
+        ...(principal ? { principal } : {}),
       };
       const withBeats = <T>(source: AsyncGenerator<T, void, undefined>) => (streamOptions.heartbeatMs > 0 ? withHeartbeats(source, streamOptions.heartbeatMs) : source);
       const maxAnswerBytes = options.maxAnswerBytes?.() ?? Number.POSITIVE_INFINITY;
       const base = {
         keepReplay: streamOptions.keepReplay,
-        quota: () => ({ ...quota, ...cache, ...fitted, ...tagged.headers }),
+        quota: () => ({ ...summary.headers, ...tagged.headers }),
         takeNotResumable: () => {
           if (!notResumable) return false;
           notResumable = false;
@@ -341,15 +335,16 @@ export function createCallLayer(options: CallLayerOptions): CallLayer {
     },
 
     embed(request, principal, call) {
-      let quota: Readonly<Record<string, string>> = {};
+      const summary = summaryFor(call);
       const tagged = tagsFor(options.tenancy, {}, call);
       const context: StreamContext = {
         ...call,
+        summary,
         ...(Object.keys(tagged.allocation.tags).length > 0 ? { tags: tagged.allocation.tags } : {}),
-        ...(principal ? { principal, onQuota: (q: Quota) => (quota = quotaHeaders(q)) } : {}),
+        ...(principal ? { principal } : {}),
       };
       const result = options.embeddings ? options.embeddings.embed(request, context) : Promise.reject(new GatewayError("not_found", "embeddings are not served here"));
-      return { result, quota: () => ({ ...quota, ...tagged.headers }) };
+      return { result, quota: () => ({ ...summary.headers, ...tagged.headers }) };
     },
 
     checkAlias(principal, alias) {

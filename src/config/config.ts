@@ -121,6 +121,8 @@ export interface ModelRoute {
   readonly context?: ContextSettings;
   /** Tool results longer than this are cut to head and tail. */
   readonly maxToolResultTokens?: number;
+  /** Sent first in every request of the alias (pipeline/stages/system-prompt.ts). */
+  readonly systemPrompt?: string;
   /** Keep a sample of completed calls for evaluation replay (recording/recorder.ts). */
   readonly record?: { readonly sampleRate: number; readonly maxPerDay: number };
   /** Mirror a sample of completed calls to a candidate alias (evaluation/shadow.ts). */
@@ -506,6 +508,7 @@ function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: Nod
       localOnly: m.localOnly,
       context: m.context,
       ...(m.maxToolResultTokens === undefined ? {} : { maxToolResultTokens: m.maxToolResultTokens }),
+      ...(m.systemPrompt === undefined ? {} : { systemPrompt: m.systemPrompt }),
       ...(m.record ? { record: m.record } : {}),
       ...(m.shadow ? { shadow: m.shadow } : {}),
       ...(m.cache

@@ -205,6 +205,8 @@ const modelSchema = z
     context: contextSchema.prefault({}),
     /** Each tool result longer than this many tokens is cut to its head and tail, the middle marked as elided. */
     maxToolResultTokens: z.number().int().min(16).max(10_000_000).optional(),
+    /** Instructions sent first in every request of this alias, as a system message before the caller's own. */
+    systemPrompt: z.string().min(1).max(32_768).optional(),
     /** `auto`: on Anthropic targets, mark the stable prefix (tools, system prompt, oldest turns) for the provider's prompt cache. */
     promptCache: z.enum(["off", "auto"]).default("off"),
     /** Keep a sample of this alias's completed calls (request and answer) for evaluation replay (docs/evaluation.md). */

@@ -9,14 +9,18 @@ import type { EmbeddingAnswer } from "../providers/embedding-adapter.js";
 import { embeddingAdapterFor } from "../providers/registry.js";
 import { runAttempts } from "../resilience/attempts.js";
 import { routeTableOf } from "../routing/route-table.js";
-import { NO_CHARGE, type TenantCharge } from "../tenancy/tenant-charge.js";
-import type { MeteredUsage } from "../usage/usage-meter.js";
+import { NO_CHARGE } from "../tenancy/tenant-charge.js";
+import type { MeteredUsage, UsageMeter } from "../usage/usage-meter.js";
 import { countedEmbedTokens } from "../usage/embed-tokens.js";
-import type { ChatPipelineOptions, StreamContext } from "./chat-pipeline.js";
+import type { ChatPipelineOptions } from "./chat-pipeline.js";
+import type { StreamContext } from "./stream-context.js";
 import { type ChatRequest, messageText } from "../core/chat-request.js";
-import { NO_POLICY, policyFor } from "../compliance/pii-policy.js";
-import { screeningIsLong, screenRequest, screenRequestInSlices, unscreened } from "../compliance/screen-request.js";
-import { screenStage } from "./screen-stage.js";
+import { unscreened } from "../compliance/screen-request.js";
+import { createCallSummary } from "../core/call-summary.js";
+import { endCall, openCall, openStages } from "./open-stages.js";
+import { QUIET_OBSERVER } from "./quiet-observer.js";
+import type { CallState } from "./stage.js";
+import { embeddingStages } from "./stages/index.js";
 
 /** Embedding calls, through the same stages as a stream. */
 export interface EmbedPipeline {
@@ -48,72 +52,93 @@ function redactedInputs(request: EmbedRequest, redacted: ChatRequest): EmbedRequ
 export function createEmbedPipeline(options: ChatPipelineOptions): EmbedPipeline {
   const runDeps = { breakers: options.breakers, stats: options.stats, random: options.random ?? Math.random };
   const attemptDeps = { client: options.client, admit: (target: RouteTarget, signal: AbortSignal, priority?: Priority) => options.gates.gateFor(target.provider).acquire(signal, priority) };
+  const stages = embeddingStages({
+    telemetry: options.telemetry,
+    registry: options.registry,
+    subcall: () => {
+      throw new GatewayError("internal", "an embedding call has no conversation to summarise");
+    },
+    ...(options.tenancy ? { tenancy: options.tenancy } : {}),
+    ...(options.onCompliance ? { onCompliance: options.onCompliance } : {}),
+  });
+  const reportEndFailure = (error: unknown) => options.logger?.error({ event: "stage.end_failed", error: toGatewayError(error).message });
 
   return {
     async embed(asked, ctx) {
       const config = options.config();
-      const routes = routeTableOf(config.models);
-      const policy = policyFor(config, ctx.principal, routes.has(asked.model) ? routes.lookup(asked.model) : undefined);
-      const chat = embedAsChat(asked);
-      // Megabytes of input are screened in slices, the event loop turning between them.
-      const screened = policy === NO_POLICY ? unscreened(chat) : screeningIsLong(chat) ? await screenRequestInSlices(chat, policy, ctx.signal) : screenRequest(chat, policy);
-      // Embeddings have no answer to restore: the redacted texts are what is embedded.
-      const request = screened.vault ? redactedInputs(asked, screened.request) : asked;
-      const view = screened.request;
-      const observer = options.telemetry.stream({
-        requestId: ctx.requestId,
-        edge: ctx.edge,
-        alias: routes.has(request.model) ? request.model : "unknown",
-        request: view,
-        operation: "embeddings",
-        ...(ctx.trace ? { parent: ctx.trace } : {}),
-        ...(ctx.fields ? { fields: ctx.fields } : {}),
-        ...(policy.keptLocal ? { withholdContent: true } : {}),
-      });
       const controller = new AbortController();
-      const onAbort = () => controller.abort(toGatewayError(ctx.signal.reason));
-      let charge: TenantCharge = NO_CHARGE;
-      let release: () => void = () => undefined;
+      const chat = embedAsChat(asked);
       let usage: MeteredUsage = NO_USAGE;
+      const call: CallState = {
+        config,
+        routes: routeTableOf(config.models),
+        ctx,
+        summary: ctx.summary ?? createCallSummary(),
+        operation: "embeddings",
+        signal: controller.signal,
+        meter: embeddingMeter(() => usage),
+        stop: (reason) => controller.abort(reason),
+        request: chat,
+        route: undefined,
+        charge: NO_CHARGE,
+        observer: QUIET_OBSERVER,
+        screened: unscreened(chat),
+        cacheRequest: undefined,
+        restored: false,
+        servedBy: undefined,
+        cut: undefined,
+      };
+      const open = openCall();
+      const onAbort = () => controller.abort(toGatewayError(ctx.signal.reason));
+      if (ctx.signal.aborted) onAbort();
+      else ctx.signal.addEventListener("abort", onAbort, { once: true });
       let failure: GatewayError | undefined;
       try {
-        // The key's allowlist before the alias is looked up: a key learns nothing of aliases it may not use.
-        if (options.tenancy) charge = options.tenancy.charge(ctx.principal, { request: view, requestId: ctx.requestId, ...(ctx.onQuota ? { onQuota: ctx.onQuota } : {}), ...(ctx.tags ? { tags: ctx.tags } : {}), ...(ctx.remote ? { remote: ctx.remote } : {}) });
-        const route = policy === NO_POLICY ? routes.lookup(request.model) : screenStage(screened, routes.lookup(request.model), ctx, charge, options.onCompliance);
+        await openStages(stages, call, open);
+        if (controller.signal.aborted) throw controller.signal.reason;
+        // Embeddings have no answer to restore: the redacted texts are what is embedded.
+        const request = call.screened.vault ? redactedInputs(asked, call.screened.request) : asked;
+        const route = call.route!;
         const order = options.order.order(route).filter(embeds);
         if (order.length === 0) {
           const kinds = [...new Set(route.targets.map((t) => t.provider.kind))].join(", ");
           throw new GatewayError("invalid_request", `model ${quoteClientValue(request.model)} cannot embed: its providers (${kinds}) have no embeddings API`, { field: "model" });
         }
-        release = options.registry.admit((reason) => controller.abort(reason));
-        if (ctx.signal.aborted) onAbort();
-        else ctx.signal.addEventListener("abort", onAbort, { once: true });
-        await charge.admit(route);
         const settled = await runAttempts<EmbeddingAnswer, EmbedAttempt>(
-          { route, order, signal: controller.signal, observer, ...(ctx.deadlineAt === undefined ? {} : { deadlineAt: ctx.deadlineAt }) },
+          { route, order, signal: controller.signal, observer: call.observer, ...(ctx.deadlineAt === undefined ? {} : { deadlineAt: ctx.deadlineAt }) },
           runDeps,
           (target, attemptObserver, ended) =>
             startEmbedAttempt(request, target, embeddingAdapterFor(target.provider.kind)!, { requestId: ctx.requestId, observer: attemptObserver, ended, ...(ctx.background ? { priority: "background" as const } : {}) }, attemptDeps, controller.signal),
         );
         const { attempt, first: answer } = settled;
-        observer.committed(settled.records);
-        charge.serving(attempt.target);
+        call.observer.committed(settled.records);
+        call.charge.serving(attempt.target);
+        call.servedBy = attempt.target;
         const estimated = answer.inputTokens === undefined;
         usage = { ...NO_USAGE, inputTokens: answer.inputTokens ?? (await countedEmbedTokens(request)), estimated };
-        observer.delta({ type: "start", responseId: `emb_${randomUUID().replaceAll("-", "")}`, provider: attempt.target.provider.name, model: attempt.target.model });
-        observer.delta({ type: "usage", ...usage });
-        observer.delta({ type: "finish", reason: "stop" });
+        call.observer.delta({ type: "start", responseId: `emb_${randomUUID().replaceAll("-", "")}`, provider: attempt.target.provider.name, model: attempt.target.model });
+        call.observer.delta({ type: "usage", ...usage });
+        call.observer.delta({ type: "finish", reason: "stop" });
         return { vectors: answer.vectors, inputTokens: usage.inputTokens, estimated, provider: attempt.target.provider.name, model: attempt.target.model };
       } catch (error) {
         failure = controller.signal.aborted ? toGatewayError(controller.signal.reason) : toGatewayError(error);
         throw failure;
       } finally {
         ctx.signal.removeEventListener("abort", onAbort);
-        observer.ended(failure);
-        release();
-        const settledUsage = usage;
-        charge.end({ ttftMs: undefined, final: () => Promise.resolve(settledUsage) }, failure);
+        endCall(open, failure ? { failure } : {}, reportEndFailure);
       }
     },
+  };
+}
+
+/** What an embedding call's charge settles with: its one usage, known once the answer came; nothing counted per delta. */
+function embeddingMeter(usage: () => MeteredUsage): UsageMeter {
+  return {
+    observe: () => undefined,
+    produced: false,
+    ttftMs: undefined,
+    missingUsage: false,
+    estimateIfMissing: () => Promise.resolve(undefined),
+    final: () => Promise.resolve(usage()),
   };
 }

@@ -1,4 +1,5 @@
 import { type Attributes, type Context, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import type { CallFacts } from "../core/call-summary.js";
 import type { ChatRequest } from "../core/chat-request.js";
 import type { Delta, FinishReason, Usage } from "../core/delta.js";
 import type { GatewayError } from "../core/errors.js";
@@ -23,8 +24,8 @@ export interface StreamTelemetryRequest {
   readonly request: ChatRequest;
   /** The server span's context (or an incoming trace context): attempts are its children. */
   readonly parent?: Context;
-  /** The exchange's access-line fields, filled at the end. */
-  readonly fields?: Record<string, unknown>;
+  /** The call summary's facts (the access line's), filled at the end. */
+  readonly facts?: CallFacts;
   /**
    * A call kept local (compliance/pii-policy.ts keptLocal): its prompt and
    * answer never go on a span, whatever `captureContent` says, since the
@@ -288,7 +289,7 @@ export function createStreamTelemetry(options: StreamTelemetryOptions): StreamOb
         outcome: error ? error.code : "completed",
         ...(error ? { errorCode: error.code, error: error.message, upstreamStatus: error.upstreamStatus, cause: describeCause(error.cause) } : {}),
       };
-      if (options.fields) Object.assign(options.fields, summary);
+      if (options.facts) Object.assign(options.facts, summary);
       log?.debug({ event: "stream.end", ...summary, durationMs: Math.round((now - startedAt) * 10) / 10 });
     },
   };

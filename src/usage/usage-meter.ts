@@ -40,7 +40,8 @@ export const MAX_KEPT_CHARS = 65_536;
 
 const NONE: MeteredUsage = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, reasoningTokens: 0, estimated: false };
 
-export function createUsageMeter(request: ChatRequest): UsageMeter {
+/** `request` may be a function: read when the meter counts, so a request the stages rewrote after the meter started is counted as sent. */
+export function createUsageMeter(request: ChatRequest | (() => ChatRequest)): UsageMeter {
   const startedAt = performance.now();
   let ttftMs: number | undefined;
   let reported: MeteredUsage | undefined;
@@ -57,7 +58,7 @@ export function createUsageMeter(request: ChatRequest): UsageMeter {
   };
 
   const counted = async (): Promise<MeteredUsage> => {
-    const input = await countedInputTokens(request);
+    const input = await countedInputTokens(typeof request === "function" ? request() : request);
     const count = await tokenCounter();
     const kept = output.join("");
     const keptTokens = count(kept);

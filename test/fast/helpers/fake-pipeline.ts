@@ -4,6 +4,7 @@ import { pushFrom } from "../../../src/core/delta-sink.js";
 import { GatewayError } from "../../../src/core/errors.js";
 import type { ChatPipeline, DeltaStream, StreamContext } from "../../../src/pipeline/chat-pipeline.js";
 import type { Principal } from "../../../src/tenancy/principal.js";
+import { quotaHeaders } from "../../../src/tenancy/quota-headers.js";
 import type { Tenancy } from "../../../src/tenancy/tenancy.js";
 
 /** A pipeline and a tenancy scripted in memory, for the call layer and the edges above it. */
@@ -51,7 +52,7 @@ export function fakePipeline(options: { hold?: boolean; refuse?: GatewayError } 
       let pending = deltas.length;
       async function* run(): AsyncGenerator<Delta, void, undefined> {
         try {
-          ctx.onQuota?.({ requests: { limit: 10, remaining: 9, resetMs: 60_000 } });
+          if (ctx.summary) Object.assign(ctx.summary.headers, quotaHeaders({ requests: { limit: 10, remaining: 9, resetMs: 60_000 } }));
           if (options.refuse) throw options.refuse;
           for (const [i, delta] of deltas.entries()) {
             if (options.hold && i === deltas.length - 1) {
