@@ -3,7 +3,7 @@ import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SpendDimension } from "../gen/sluice/admin/v1/admin_service_pb.js";
-import type { UsageRecord } from "../src/store/tenant-store.js";
+import type { UsageRecord } from "../src/usage/usage-record.js";
 import { adminClient } from "./helpers/admin.js";
 import { messagesClient } from "./helpers/answer-via-messages.js";
 import { baseUrlFor, type Harness, startHarness } from "./helpers/harness.js";

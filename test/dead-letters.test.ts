@@ -12,7 +12,7 @@ import { openPgliteDatabase } from "../src/db/pglite-database.js";
 import { createLedger, type Ledger } from "../src/ledger/ledger.js";
 import { createLogger } from "../src/logging/logger.js";
 import type { SluiceRedisClient } from "../src/store/redis-tenant-store.js";
-import type { UsageRecord } from "../src/store/tenant-store.js";
+import type { UsageRecord } from "../src/usage/usage-record.js";
 import { type OwnDatabase, ownDatabase } from "./helpers/postgres.js";
 import { dropPrefix, storeClient, testPrefix } from "./helpers/redis.js";
 

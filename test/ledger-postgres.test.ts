@@ -3,7 +3,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SpendDimension } from "../gen/sluice/admin/v1/admin_service_pb.js";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
-import type { UsageRecord } from "../src/store/tenant-store.js";
+import type { UsageRecord } from "../src/usage/usage-record.js";
 import { bounded } from "../src/db/database.js";
 import { openPgDatabase } from "../src/db/pg-database.js";
 import { expireRows } from "../src/ledger/ledger-rows.js";

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openPgDatabase } from "../src/db/pg-database.js";
 import { migrate } from "../src/db/migrations.js";
 import { createStreamDrain } from "../src/ledger/stream-drain.js";
-import type { UsageRecord } from "../src/store/tenant-store.js";
+import type { UsageRecord } from "../src/usage/usage-record.js";
 import { sha256Hex } from "../src/config/key-hash.js";
 import { keyId } from "../src/tenancy/principal.js";
 import { Code } from "@connectrpc/connect";

@@ -2,7 +2,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import OpenAI from "openai";
 import { ErrorInfoSchema, QuotaFailureSchema, RetryInfoSchema } from "../gen/google/rpc/error_details_pb.js";
-import type { UsageRecord } from "../src/store/tenant-store.js";
+import type { UsageRecord } from "../src/usage/usage-record.js";
 import { simulatedText } from "../src/simulator/text.js";
 import { usdFromMicros } from "../src/tenancy/quota-headers.js";
 import { tokenCounter } from "../src/usage/token-count.js";

@@ -3,7 +3,8 @@ import type { KeyBudget, KeyLimits } from "../src/config/config.js";
 import { createFailOpenStore } from "../src/store/fail-open-store.js";
 import { createMemoryTenantStore } from "../src/store/memory-tenant-store.js";
 import { createRedisTenantStore, type SluiceRedisClient } from "../src/store/redis-tenant-store.js";
-import { type AdmitRequest, type ParentLevel, type Settlement, subjectOf, type TenantStore, type UsageRecord } from "../src/store/tenant-store.js";
+import { type AdmitRequest, type ParentLevel, type Settlement, subjectOf, type TenantStore } from "../src/store/tenant-store.js";
+import type { UsageRecord } from "../src/usage/usage-record.js";
 import { PERIOD_KINDS, periodOf } from "../src/usage/periods.js";
 import { dropPrefix, dumpPrefix, startOwnRedis, storeClient, testPrefix } from "./helpers/redis.js";
 

@@ -241,7 +241,7 @@ function tagsFor(tenancy: CallLayerOptions["tenancy"], labels: Readonly<Record<s
  * exchange (a batch line) gets a record of its own.
  */
 function summaryFor(call: CallContext): CallSummary {
-  return { headers: {}, facts: (call.fields ?? {}) as CallFacts };
+  return { headers: {}, facts: (call.fields ?? {}) as CallFacts, record: {} };
 }
 
 export function createCallLayer(options: CallLayerOptions): CallLayer {

@@ -14,6 +14,18 @@ export interface CallSummary {
   readonly headers: Record<string, string>;
   /** Facts for the access line and the debug log; each is set by the one stage that owns it. */
   readonly facts: CallFacts;
+  /** What the usage record keeps of the call besides its usage (usage/usage-record.ts). */
+  readonly record: CallRecordFacts;
+}
+
+/** The usage record's facts a stage settles: counts and labels, never values. */
+export interface CallRecordFacts {
+  /** Served from the response cache, and what that saved (0 when hits are charged). */
+  cacheHit?: { readonly kind: "exact" | "semantic"; readonly savedMicros: number };
+  /** Personal data found in the request, by detector: counts only. */
+  pii?: Readonly<Record<string, number>>;
+  /** How the conversation was fitted to the context window (`truncated=K`). */
+  context?: string;
 }
 
 /** The access line's view of a call. Optional: a call refused early has few. */
@@ -46,5 +58,5 @@ export interface CallFacts {
 }
 
 export function createCallSummary(): CallSummary {
-  return { headers: {}, facts: {} };
+  return { headers: {}, facts: {}, record: {} };
 }

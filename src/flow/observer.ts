@@ -1,7 +1,8 @@
 import type { RouteTarget } from "../config/config.js";
 import type { Delta } from "../core/delta.js";
 import type { GatewayError } from "../core/errors.js";
-import type { LimitReason, SettleResult, UsageRecord } from "../store/tenant-store.js";
+import type { LimitReason, SettleResult } from "../store/tenant-store.js";
+import type { UsageRecord } from "../usage/usage-record.js";
 
 /** How one upstream attempt ended, from the request's point of view. */
 export type AttemptOutcome =

@@ -2,7 +2,7 @@ import type { Database } from "../db/database.js";
 import type { BatchResult } from "../drain/batch-writer.js";
 import { DEAD_LETTER_TRIES, writeDeadLetters } from "../drain/dead-letters.js";
 import { createRetryingBuffer, type RetryingBuffer } from "../drain/retrying-buffer.js";
-import type { UsageRecord } from "../store/tenant-store.js";
+import type { UsageRecord } from "../usage/usage-record.js";
 import { insertRows, rowOf } from "./ledger-rows.js";
 import type { LedgerEvent } from "./ledger-events.js";
 

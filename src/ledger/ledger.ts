@@ -5,7 +5,7 @@ import { causeOf } from "../drain/batch-writer.js";
 import { deadLetterCounter, expireDeadLetters, writeDeadLetters } from "../drain/dead-letters.js";
 import { createHold } from "../drain/hold.js";
 import { createIsolatingWriter } from "../drain/isolate.js";
-import type { UsageRecord } from "../store/tenant-store.js";
+import type { UsageRecord } from "../usage/usage-record.js";
 import type { TenancyObserver } from "../flow/observer.js";
 import type { Logger } from "../logging/logger.js";
 import type { Tenancy } from "../tenancy/tenancy.js";

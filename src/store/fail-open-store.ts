@@ -1,6 +1,7 @@
 import type { KeyLimits } from "../config/config.js";
 import { GatewayError, toGatewayError } from "../core/errors.js";
-import type { AdmissionRef, AdmitRequest, AdmitResult, Settlement, SettleResult, TenantStore, UsageRecord } from "./tenant-store.js";
+import type { AdmissionRef, AdmitRequest, AdmitResult, Settlement, SettleResult, TenantStore } from "./tenant-store.js";
+import type { UsageRecord } from "../usage/usage-record.js";
 import { createRedisWatch } from "./redis-watch.js";
 import { StoreTimeoutError } from "./within.js";
 

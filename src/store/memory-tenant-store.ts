@@ -1,28 +1,7 @@
 import type { BudgetPeriod, KeyBudget, KeyLimits } from "../config/config.js";
 import { PERIOD_KINDS, periodOf, ROLLUP_TTL_MS } from "../usage/periods.js";
-import {
-  type AdmitRequest,
-  type AdmitResult,
-  type Headroom,
-  type LevelKind,
-  type LevelRef,
-  type LimitReason,
-  MAX_LEVELS,
-  MAX_RUNTIME_KEYS,
-  type Quota,
-  type LevelSpend,
-  type SettleResult,
-  type Settlement,
-  type SpendListener,
-  type StoredKey,
-  type StoredLevel,
-  STREAMS_RETRY_MS,
-  subjectOf,
-  type TenantStore,
-  type UsageRecord,
-  type UsageTotals,
-  WINDOW_MS,
-} from "./tenant-store.js";
+import { type AdmitRequest, type AdmitResult, type Headroom, type LevelKind, type LevelRef, type LimitReason, MAX_LEVELS, MAX_RUNTIME_KEYS, type Quota, type LevelSpend, type SettleResult, type Settlement, type SpendListener, type StoredKey, type StoredLevel, STREAMS_RETRY_MS, subjectOf, type TenantStore, type UsageTotals, WINDOW_MS } from "./tenant-store.js";
+import type { UsageRecord } from "../usage/usage-record.js";
 
 export interface MemoryTenantStoreOptions {
   /** Epoch milliseconds; tests move it instead of sleeping. */

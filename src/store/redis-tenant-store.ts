@@ -30,10 +30,10 @@ import {
   STREAMS_RETRY_MS,
   subjectOf,
   type TenantStore,
-  type UsageRecord,
   type UsageTotals,
   WINDOW_MS,
 } from "./tenant-store.js";
+import type { UsageRecord } from "../usage/usage-record.js";
 
 /** A script with a fixed number of keys, called with string keys and arguments. */
 function script(source: string, keys: number) {

@@ -1,4 +1,5 @@
 import type { BudgetPeriod, KeyBudget, KeyLimits, KeySettings, TeamSettings } from "../config/config.js";
+import type { UsageRecord } from "../usage/usage-record.js";
 
 /**
  * Where tenancy keeps its state: rate-limit windows, in-flight streams,
@@ -191,65 +192,6 @@ export type AdmitResult =
  * because that buffer was full (counted and reported).
  */
 export type SettleResult = "stored" | "duplicate" | "buffered" | "dropped";
-
-export type StreamOutcome = "completed" | "canceled" | "failed";
-
-/** One stream's end, as kept in the usage stream and counted into rollups. */
-export interface UsageRecord {
-  /** Unique per charged call (its admission id): the ledger's row key, so a record written twice is one row. */
-  readonly id?: string;
-  readonly requestId: string;
-  /** The key's name, for people to read. */
-  readonly key: string;
-  /** The key's id (Principal.id): who it was, whatever key bears its name later. */
-  readonly keyId?: string;
-  /** The key's team and business line when the request was admitted, for allocation: names, and their ids. */
-  readonly team?: string;
-  readonly teamId?: string;
-  readonly businessLine?: string;
-  readonly businessLineId?: string;
-  /** Cost-allocation tags the request carried, of the keys auth.tagKeys allows. */
-  readonly tags?: Readonly<Record<string, string>>;
-  readonly alias: string;
-  /** `provider/model` that served; empty when no attempt produced anything. */
-  readonly target: string;
-  readonly inputTokens: number;
-  readonly outputTokens: number;
-  readonly cachedInputTokens: number;
-  /** Input tokens written to the provider's cache for five minutes and for an hour (part of inputTokens); absent is 0. */
-  readonly cacheWrite5mTokens?: number;
-  readonly cacheWrite1hTokens?: number;
-  readonly reasoningTokens: number;
-  /** What budgets count: the cost in micro-dollars, rounded up. */
-  readonly costMicros: number;
-  /**
-   * The same cost exactly, in pico-dollars (usage/cost.ts): a figure like
-   * $1.06376125 has no integer micro-dollar value. Exact below $9,000 per
-   * call (a double's integers). Absent on records written before it.
-   */
-  readonly costPicos?: number;
-  /** The provider reported no usage: the gateway counted it. */
-  readonly estimated: boolean;
-  readonly ttftMs?: number;
-  readonly durationMs: number;
-  readonly outcome: StreamOutcome;
-  /** The gateway error code when the stream did not complete. */
-  readonly code?: string;
-  /** Served from the response cache (no provider was called). */
-  readonly cache?: "exact" | "semantic";
-  /** A cache hit's cost had a provider answered, at the producing target's price; 0 when hits are charged. */
-  readonly savedMicros?: number;
-  /** Served by a target marked local (docs/compliance.md, "Local targets"). */
-  readonly local?: boolean;
-  /** How the conversation was fitted to the context window (`truncated=K`). */
-  readonly context?: string;
-  /** Personal data found in the request, by detector: counts only, never values. */
-  readonly pii?: Readonly<Record<string, number>>;
-  /** Epoch milliseconds when the stream ended (the replica's clock). */
-  readonly at: number;
-  /** The replica that served it (host/pid). */
-  readonly replica?: string;
-}
 
 export interface Settlement {
   readonly admissionId: string;

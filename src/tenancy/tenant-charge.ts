@@ -1,11 +1,13 @@
 import { randomUUID } from "node:crypto";
 import type { ModelRoute, RouteTarget } from "../config/config.js";
+import type { CallRecordFacts } from "../core/call-summary.js";
 import type { ChatRequest } from "../core/chat-request.js";
 import { quoteClientValue } from "../core/client-text.js";
 import { GatewayError, toGatewayError } from "../core/errors.js";
 import type { TenancyObserver } from "../flow/observer.js";
-import { type AdmitResult, type ParentLevel, type Quota, type SettleResult, type StreamOutcome, subjectOf, type TenantLevel, type TenantStore, type UsageRecord } from "../store/tenant-store.js";
-import { costPicos, maxCostMicros, microsOf } from "../usage/cost.js";
+import { type AdmitResult, type ParentLevel, type Quota, type SettleResult, subjectOf, type TenantLevel, type TenantStore } from "../store/tenant-store.js";
+import { maxCostMicros } from "../usage/cost.js";
+import { type UsageRecord, usageRecordOf } from "../usage/usage-record.js";
 import { estimatedInputTokens } from "../usage/prompt-size.js";
 import type { UsageMeter } from "../usage/usage-meter.js";
 import { type Hierarchy, parentsOf } from "./hierarchy.js";
@@ -34,12 +36,6 @@ export interface TenantCharge {
   admit(route: ModelRoute): Promise<void>;
   /** The target whose first delta committed the request: its price settles the cost. */
   serving(target: RouteTarget): void;
-  /** The answer came from the response cache, sparing `savedMicros`; the record says so. */
-  cached(hit: { readonly kind: "exact" | "semantic"; readonly savedMicros: number }): void;
-  /** Personal data the request held, by detector (counts only): the record says so. */
-  found(counts: Readonly<Record<string, number>>): void;
-  /** How the conversation was fitted to the context window (`truncated=K`): the record says so. */
-  fitted(context: string): void;
   /** The stream ended (no reason: completed). Idempotent: the first end counts. */
   end(meter: ChargedUsage, reason?: GatewayError): void;
   /**
@@ -110,15 +106,14 @@ export interface ChargeInput {
   readonly tags?: Readonly<Record<string, string>>;
   /** The client's address, for the audit log's refusals. */
   readonly remote?: string;
+  /** The call summary's record facts (cache hit, personal data found, context fit), read when the call settles. */
+  readonly record?: CallRecordFacts;
 }
 
 /** Anonymous requests (authentication off): nothing to check, nothing to charge. */
 export const NO_CHARGE: TenantCharge = Object.freeze({
   admit: () => Promise.resolve(),
   serving: () => undefined,
-  cached: () => undefined,
-  found: () => undefined,
-  fitted: () => undefined,
   end: () => undefined,
   allowance: () => undefined,
 });
@@ -143,7 +138,6 @@ export function longestRunMs(route: ModelRoute): number {
   return 2 * route.targets.reduce((sum, t) => sum + t.timeouts.totalMs, 0);
 }
 
-const outcomeOf = (reason: GatewayError | undefined): StreamOutcome => (reason === undefined ? "completed" : reason.code === "canceled" ? "canceled" : "failed");
 
 /** Opens the charge of one request; the allowlist is checked here, before the alias is looked up (a key learns nothing of aliases it may not use). */
 export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
@@ -175,9 +169,6 @@ export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
   let state: "new" | "admitting" | "admitted" | "closed" = "new";
   let admission: { readonly id: string; readonly admittedAt: number; readonly shared: boolean; readonly tokens: number; readonly micros: number; readonly parentTokens: readonly number[] } | undefined;
   let target: RouteTarget | undefined;
-  let hit: { readonly kind: "exact" | "semantic"; readonly savedMicros: number } | undefined;
-  let pii: Readonly<Record<string, number>> | undefined;
-  let context: string | undefined;
   let pending: { readonly meter: ChargedUsage; readonly reason: GatewayError | undefined } | undefined;
   let allowance: Allowance | undefined;
 
@@ -189,37 +180,25 @@ export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
     const at = Date.now();
     const work = (async () => {
       const usage = await meter.final();
-      const picos = costPicos(usage, target?.price);
-      const record: UsageRecord = {
+      const record = usageRecordOf({
         id: held.id,
-        requestId: input.requestId,
-        key,
-        keyId: principal.id,
-        ...(team === undefined ? {} : { team: team.name, teamId: team.id }),
-        ...(businessLine === undefined ? {} : { businessLine: businessLine.name, businessLineId: businessLine.id }),
-        ...(input.tags && Object.keys(input.tags).length > 0 ? { tags: input.tags } : {}),
-        alias,
-        target: target?.key ?? "",
-        inputTokens: usage.inputTokens,
-        outputTokens: usage.outputTokens,
-        cachedInputTokens: usage.cachedInputTokens,
-        ...(usage.cacheWrite5mTokens ? { cacheWrite5mTokens: usage.cacheWrite5mTokens } : {}),
-        ...(usage.cacheWrite1hTokens ? { cacheWrite1hTokens: usage.cacheWrite1hTokens } : {}),
-        reasoningTokens: usage.reasoningTokens,
-        costMicros: microsOf(picos),
-        costPicos: Number(picos),
-        estimated: usage.estimated,
-        ...(meter.ttftMs === undefined ? {} : { ttftMs: meter.ttftMs }),
+        identity: {
+          requestId: input.requestId,
+          key: { id: principal.id, name: key },
+          ...(team ? { team } : {}),
+          ...(businessLine ? { businessLine } : {}),
+          ...(input.tags ? { tags: input.tags } : {}),
+          alias,
+        },
+        target,
+        usage,
+        ttftMs: meter.ttftMs,
         durationMs,
-        outcome: outcomeOf(reason),
-        ...(reason ? { code: reason.code } : {}),
-        ...(hit ? { cache: hit.kind, savedMicros: hit.savedMicros } : {}),
-        ...(target?.local ? { local: true } : {}),
-        ...(pii ? { pii } : {}),
-        ...(context ? { context } : {}),
+        failure: reason,
+        call: input.record ?? {},
         at,
         ...(deps.replica === undefined ? {} : { replica: deps.replica }),
-      };
+      });
       const result = await deps.store.settle({
         admissionId: held.id,
         key: subject,
@@ -294,15 +273,6 @@ export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
     },
     serving(t) {
       target = t;
-    },
-    cached(h) {
-      hit = h;
-    },
-    found(counts) {
-      pii = counts;
-    },
-    fitted(value) {
-      context = value;
     },
     allowance: () => allowance,
     end(meter, reason) {

@@ -16,7 +16,7 @@ import { createTargetOrder } from "../../src/routing/strategies.js";
 import { createTargetStats } from "../../src/routing/target-stats.js";
 import { createInProcessSimulator, type InProcessSimulator } from "../../src/simulator/in-process.js";
 import { createTelemetry, type Telemetry } from "../../src/telemetry/telemetry.js";
-import type { UsageRecord } from "../../src/store/tenant-store.js";
+import type { UsageRecord } from "../../src/usage/usage-record.js";
 import type { Principal } from "../../src/tenancy/principal.js";
 import { createTenancy, type Tenancy } from "../../src/tenancy/tenancy.js";
 import { createUpstreamClient, type UpstreamClient } from "../../src/upstream/http-client.js";

@@ -4,7 +4,7 @@ import { once } from "node:events";
 import { createConnection, createServer, type Socket } from "node:net";
 import { createClient } from "redis";
 import { createStoreClient, parseRecord, type SluiceRedisClient } from "../../src/store/redis-tenant-store.js";
-import type { UsageRecord } from "../../src/store/tenant-store.js";
+import type { UsageRecord } from "../../src/usage/usage-record.js";
 import { adopt } from "./processes.js";
 
 /** The machine's shared Redis (README: `.ci/run` starts one when `redis-cli ping` fails). */

@@ -1,6 +1,7 @@
 import { EventEmitter } from "node:events";
 import type { TenancyObserver } from "../../src/flow/observer.js";
-import type { SettleResult, UsageRecord } from "../../src/store/tenant-store.js";
+import type { SettleResult } from "../../src/store/tenant-store.js";
+import type { UsageRecord } from "../../src/usage/usage-record.js";
 
 export interface TenancyEvents {
   readonly observer: TenancyObserver;

@@ -21,6 +21,7 @@ export function allowlistStage(tenancy: Pick<Tenancy, "charge"> | undefined): St
         request: call.request,
         requestId: ctx.requestId,
         onQuota: (quota) => Object.assign(call.summary.headers, quotaHeaders(quota)),
+        record: call.summary.record,
         ...(ctx.tags ? { tags: ctx.tags } : {}),
         ...(ctx.remote ? { remote: ctx.remote } : {}),
       });

@@ -41,9 +41,9 @@ function hit(cache: ResponseCache, call: CallState, route: ModelRoute, answer: C
   const savedMicros = costMicros(answer.usage, target?.price);
   if (cache.settings.chargeHits) {
     if (target) call.charge.serving(target);
-    call.charge.cached({ kind: kind.kind, savedMicros: 0 });
+    call.summary.record.cacheHit = { kind: kind.kind, savedMicros: 0 };
   } else {
-    call.charge.cached({ kind: kind.kind, savedMicros });
+    call.summary.record.cacheHit = { kind: kind.kind, savedMicros };
     cache.saved(route.alias, savedMicros);
   }
   const said = { kind: kind.kind, requestId: answer.requestId, ...(kind.similarity === undefined ? {} : { similarity: kind.similarity }) };

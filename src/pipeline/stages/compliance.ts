@@ -2,9 +2,8 @@ import type { ComplianceDecision } from "../../compliance/compliance-decision.js
 import { NO_POLICY } from "../../compliance/pii-policy.js";
 import { enforce, mustStayLocal, type Screened, screenTags } from "../../compliance/screen-request.js";
 import type { ModelRoute } from "../../config/config.js";
-import type { CallFacts } from "../../core/call-summary.js";
+import type { CallSummary } from "../../core/call-summary.js";
 import type { Principal } from "../../tenancy/principal.js";
-import type { TenantCharge } from "../../tenancy/tenant-charge.js";
 import { routeOf, type Stage } from "../stage.js";
 
 /** Who a compliance decision is about, for the audit log. */
@@ -19,15 +18,15 @@ export interface Screenee {
  * What the PII policy decides for the screened call, after the key's
  * allowlist: the route it may take (its local targets only, when it must
  * stay local) or the refusal (also of a tag in which the policy finds
- * something), with what was found told to the usage record (counts), the
- * access line (kinds) and the audit log (each decision).
+ * something), with what was found in the call summary (counts for the usage
+ * record, kinds for the access line) and each decision told to the audit log.
  */
 export function complianceStage(onCompliance: ((decision: ComplianceDecision) => void) | undefined): Stage {
   return {
     name: "compliance",
     open(call) {
       if (call.screened.policy === NO_POLICY) return undefined;
-      call.route = enforcePolicy(call.screened, routeOf(call), call.ctx, call.charge, call.summary.facts, onCompliance);
+      call.route = enforcePolicy(call.screened, routeOf(call), call.ctx, call.summary, onCompliance);
       return undefined;
     },
   };
@@ -38,8 +37,7 @@ export function enforcePolicy(
   screened: Screened,
   asked: ModelRoute,
   who: Screenee,
-  charge: Pick<TenantCharge, "found">,
-  facts: CallFacts,
+  summary: Pick<CallSummary, "facts" | "record">,
   onCompliance: ((decision: ComplianceDecision) => void) | undefined,
 ): ModelRoute {
   const decide = (action: ComplianceDecision["action"], outcome: ComplianceDecision["outcome"], found = screened.found) =>
@@ -51,8 +49,8 @@ export function enforcePolicy(
     throw tagged.refusal;
   }
   if (screened.found) {
-    charge.found(screened.found);
-    facts.pii = Object.keys(screened.found).sort().join(",");
+    summary.record.pii = screened.found;
+    summary.facts.pii = Object.keys(screened.found).sort().join(",");
   }
   const local = mustStayLocal(screened);
   const localAction = screened.found && screened.policy.mode === "local-only" ? "pii.local_only" : "route.local_only";

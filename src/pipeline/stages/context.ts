@@ -48,7 +48,7 @@ export function contextStage(deps: ContextDeps): Stage {
       if (routed.context !== undefined) {
         call.summary.headers[CONTEXT_HEADER] = routed.context;
         call.summary.facts.context = routed.context;
-        call.charge.fitted(routed.context);
+        call.summary.record.context = routed.context;
       }
       return undefined;
     },

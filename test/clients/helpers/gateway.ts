@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { UsageRecord } from "../../../src/store/tenant-store.js";
+import type { UsageRecord } from "../../../src/usage/usage-record.js";
 import { baseUrlFor, type Harness, startHarness } from "../../helpers/harness.js";
 import { tenancyEvents, type TenancyEvents } from "../../helpers/tenancy-events.js";
 
