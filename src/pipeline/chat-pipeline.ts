@@ -23,6 +23,7 @@ import type { Tenancy } from "../tenancy/tenancy.js";
 import { NO_CHARGE } from "../tenancy/tenant-charge.js";
 import type { UpstreamClient } from "../upstream/http-client.js";
 import { createUsageMeter } from "../usage/usage-meter.js";
+import { answerPath } from "./answer-path.js";
 import { earlyUsage } from "./early-usage.js";
 import { QUIET_OBSERVER } from "./quiet-observer.js";
 import { endCall, openCall, openStages } from "./open-stages.js";
@@ -95,8 +96,9 @@ function responseId(): string {
 /**
  * The path every request takes, whichever edge it came through: the
  * stages in their table's order (stages/index.ts: screening, telemetry,
- * the key's allowlist, the route, compliance, a stream slot, the context
- * fit, the charge, the cache, recording, the answer's limits, usage), then
+ * the key's allowlist, the route, compliance, a stream slot, the alias's
+ * system prompt, the context fit, the charge, the cache, recording, the
+ * answer's limits, usage), then
  * attempts (retry, failover and hedging until one produces its first
  * delta: resilience/attempts.ts), then the relay: the committed attempt's
  * deltas pushed into the edge's sink under its credit, each shown to the
@@ -181,73 +183,22 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
       if (!out.push(delta, more)) credit = false;
       return credit;
     };
-    // Deltas after one a stage must add to first (an estimated usage before `finish`) wait behind it.
-    let held: Array<{ readonly delta: ContentDelta; readonly more: boolean }> | undefined;
-    let heldEnd: { readonly error?: GatewayError } | undefined;
-    /** What the stages add before `finish`, when any has something to add (undefined: nothing to wait for). */
-    const beforeFinish = (): Promise<Delta[]> | undefined => {
-      let pending: Array<Promise<Delta | undefined>> | undefined;
-      for (const part of open.parts) {
-        const adding = part.beforeFinish?.();
-        if (adding) (pending ??= []).push(adding);
-      }
-      return pending && Promise.all(pending).then((added) => added.filter((delta): delta is Delta => delta !== undefined));
-    };
-    /** A stage stopped the answer: the upstream stops now, what was delivered is counted, and the client gets the stop's finish. */
-    const cutAnswer = (stop: Stop): false => {
-      call.cut = stop;
-      held = [];
-      controller.abort(ANSWER_CUT);
-      void (beforeFinish() ?? Promise.resolve([])).then(
-        (added) => {
-          if (ended) return;
-          for (const delta of added) forward(delta, true);
-          forward({ type: "finish", reason: stop.finish }, false);
-          end();
-        },
-        failed,
-      );
-      return false;
-    };
-    const content: DeltaSink<ContentDelta> = {
-      push(delta, more) {
-        if (ended) return false;
-        if (held) {
-          if (!call.cut) held.push({ delta, more });
-          return false;
-        }
-        for (const guard of guards) {
-          const stop = guard(delta);
-          if (stop) return cutAnswer(stop);
-        }
-        const adding = delta.type === "finish" ? beforeFinish() : undefined;
-        if (!adding) {
-          meter.observe(delta);
-          return forward(delta, more);
-        }
-        held = [{ delta, more }];
-        void adding.then((added) => {
-          if (ended) return;
-          for (const extra of added) forward(extra, true);
-          const queued = held!;
-          held = undefined;
-          for (const item of queued) {
-            meter.observe(item.delta);
-            forward(item.delta, item.more);
-          }
-          if (heldEnd) content.end(heldEnd.error);
-          else if (credit) attemptFeed?.resume();
-        }, failed);
-        return false;
+    const { content, holding } = answerPath({
+      parts: open.parts,
+      guards,
+      meter,
+      forward,
+      ended: () => ended,
+      end,
+      fail: failed,
+      stopUpstream: (stop) => {
+        call.cut = stop;
+        controller.abort(ANSWER_CUT);
       },
-      end(error) {
-        if (held) {
-          heldEnd = error ? { error } : {};
-          return;
-        }
-        end(error ? (controller.signal.aborted ? toGatewayError(controller.signal.reason) : error) : undefined);
+      resume: () => {
+        if (credit) attemptFeed?.resume();
       },
-    };
+    });
 
     /** A stage's answer (a cache hit), pushed under the sink's credit as an upstream's would be. */
     const replay = (answer: Answer) => {
@@ -342,7 +293,7 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
     return {
       resume() {
         credit = true;
-        if (!held) attemptFeed?.resume();
+        if (!holding()) attemptFeed?.resume();
       },
       cancel: (reason) => end(reason),
     };

@@ -65,7 +65,6 @@ export interface Stop {
 export interface Answer {
   readonly start: Omit<StartDelta, "type" | "responseId">;
   readonly deltas: readonly ContentDelta[];
-  readonly servedBy?: RouteTarget;
 }
 
 /**

@@ -56,9 +56,10 @@ function missStored(cache: ResponseCache, call: CallState, route: ModelRoute, pl
     tap: (delta) => {
       if (delta.type !== "start") plan.capture.observe(delta);
     },
-    end: ({ failure }) => {
+    end: ({ failure, cut }) => {
       const served = call.servedBy;
-      if (failure || !served) return;
+      // A cut answer is not what the target answers; the capture would decline it (finish `length`) anyway.
+      if (failure || cut || !served) return;
       cache.offer(route.alias, plan, { requestId: call.ctx.requestId, target: served.key, provider: served.provider.name, model: served.model });
     },
   };
