@@ -24,7 +24,7 @@ function conversation(turns: number, words: number): ChatRequest {
 function summarizer(answer: string) {
   const asked: Array<{ readonly request: ChatRequest; readonly ctx: StreamContext }> = [];
   const warned: unknown[] = [];
-  const logger: Pick<Logger, "warn"> = { warn: (entry) => void warned.push(entry) };
+  const logger: Pick<Logger, "warn"> = { warn: ((entry: object) => void warned.push(entry)) as Logger["warn"] };
   const deps: ContextDeps = {
     subcall: (req, ctx) => {
       asked.push({ request: req, ctx });
