@@ -65,9 +65,6 @@ export function fakeCharge(options: { readonly refuse?: GatewayError; readonly a
       return options.refuse ? Promise.reject(options.refuse) : Promise.resolve();
     },
     serving: (t: RouteTarget) => told("serving", t),
-    cached: (hit) => told("cached", hit),
-    found: (counts) => told("found", counts),
-    fitted: (context: string) => told("fitted", context),
     end: (meter: ChargedUsage, reason?: GatewayError) => told("end", meter, reason),
     allowance: () => options.allowance,
   };

@@ -22,13 +22,15 @@ function fakeTenancy() {
 }
 
 describe("allowlist stage", () => {
-  it("opens the key's charge on the call, with the call's request, id, tags and remote", async () => {
+  it("opens the key's charge on the call, with the call's request, id, tags, remote and record facts", async () => {
     const { tenancy, opened, charge } = fakeTenancy();
     const { call } = fakeCall({ routed: false, ctx: { principal: KEY, requestId: "r2", tags: { team: "x" }, remote: "10.0.0.1" } });
     await allowlistStage(tenancy).open(call);
     expect(call.charge).toBe(charge);
     expect(opened).toHaveLength(1);
     expect(opened[0]).toMatchObject({ principal: KEY, input: { request: call.request, requestId: "r2", tags: { team: "x" }, remote: "10.0.0.1" } });
+    // The usage record reads the facts later stages settle (a cache hit, personal data found, the context fit) from the summary itself.
+    expect(opened[0]!.input.record).toBe(call.summary.record);
   });
 
   it("what is left of the key's limits goes into the summary's headers", async () => {

@@ -79,14 +79,15 @@ describe("cache stage", () => {
     expect(fakeCall({ route: CACHED }).call.ctx.cachePolicy).toBeUndefined();
   });
 
-  it("an exact hit answers the call, and books what it saved on the charge and the cache", async () => {
+  it("an exact hit answers the call, and books what it saved in the usage record's facts and the cache", async () => {
     const { cache, saved } = fakeCache({ result: "hit_exact", answer: ANSWER });
     const charge = fakeCharge();
     const { call } = fakeCall({ route: CACHED, charge });
     const part = await cacheStage(cache).open(call);
     expect(part?.answer).toEqual({ start: { provider: "p", model: "m", cache: { kind: "exact", requestId: "r-old" } }, deltas: DELTAS });
     expect(part?.tap).toBeUndefined();
-    expect(charge.calls).toEqual([{ method: "cached", args: [{ kind: "exact", savedMicros: 4_000 }] }]);
+    expect(call.summary.record.cacheHit).toEqual({ kind: "exact", savedMicros: 4_000 });
+    expect(charge.calls).toEqual([]);
     expect(saved).toEqual([["a", 4_000]]);
     expect(call.summary.headers["sluice-cache"]).toBe("hit-exact");
     expect(call.summary.facts.cache).toBe("hit-exact");
@@ -95,22 +96,20 @@ describe("cache stage", () => {
   it("under chargeHits a hit is charged at its target's price and saves nothing", async () => {
     const { cache, saved } = fakeCache({ result: "hit_exact", answer: ANSWER }, true);
     const charge = fakeCharge();
-    await cacheStage(cache).open(fakeCall({ route: CACHED, charge }).call);
-    expect(charge.calls).toEqual([
-      { method: "serving", args: [PRICED] },
-      { method: "cached", args: [{ kind: "exact", savedMicros: 0 }] },
-    ]);
+    const { call } = fakeCall({ route: CACHED, charge });
+    await cacheStage(cache).open(call);
+    expect(charge.calls).toEqual([{ method: "serving", args: [PRICED] }]);
+    expect(call.summary.record.cacheHit).toEqual({ kind: "exact", savedMicros: 0 });
     expect(saved).toEqual([]);
   });
 
   it("a semantic hit names its similarity in the header and the start", async () => {
     const { cache } = fakeCache({ result: "hit_semantic", answer: ANSWER, similarity: 0.95 });
-    const charge = fakeCharge();
-    const { call } = fakeCall({ route: CACHED, charge });
+    const { call } = fakeCall({ route: CACHED });
     const part = await cacheStage(cache).open(call);
     expect(part?.answer?.start.cache).toEqual({ kind: "semantic", requestId: "r-old", similarity: 0.95 });
     expect(call.summary.headers).toMatchObject({ "sluice-cache": "hit-semantic", "sluice-cache-similarity": "0.9500" });
-    expect(charge.argsOf("cached")).toEqual([[{ kind: "semantic", savedMicros: 4_000 }]]);
+    expect(call.summary.record.cacheHit).toEqual({ kind: "semantic", savedMicros: 4_000 });
   });
 
   it("a miss that may be stored taps the answer's content (not its start) and offers it once completed, with the target that served it", async () => {

@@ -4,7 +4,7 @@ import { NO_POLICY, type RequestPolicy } from "../../../src/compliance/pii-polic
 import type { Screened } from "../../../src/compliance/screen-request.js";
 import { GatewayError } from "../../../src/core/errors.js";
 import { complianceStage } from "../../../src/pipeline/stages/compliance.js";
-import { fakeCall, fakeCharge, route, target } from "../helpers/fake-call.js";
+import { fakeCall, route, target } from "../helpers/fake-call.js";
 
 const LOCAL = target("local", { local: true });
 const REMOTE = target("remote");
@@ -12,28 +12,27 @@ const MIXED = route({ targets: [REMOTE, LOCAL] });
 
 /** A call screened as `screened` says (what the redact stage would have left), with its decisions kept. */
 function screenedCall(policy: Partial<RequestPolicy>, found?: Record<string, number>, extra: Partial<Screened> = {}) {
-  const charge = fakeCharge();
-  const { call } = fakeCall({ route: MIXED, charge, ctx: { requestId: "r7" } });
+  const { call } = fakeCall({ route: MIXED, ctx: { requestId: "r7" } });
   call.screened = { policy: { ...NO_POLICY, ...policy }, request: call.request, ...(found ? { found } : {}), ...extra };
   const decisions: ComplianceDecision[] = [];
-  return { call, charge, decisions, stage: complianceStage((d) => decisions.push(d)) };
+  return { call, decisions, stage: complianceStage((d) => decisions.push(d)) };
 }
 
 describe("compliance stage", () => {
   it("under no policy the call is untouched and nothing is decided", async () => {
-    const { call, charge, decisions, stage } = screenedCall({});
+    const { call, decisions, stage } = screenedCall({});
     expect(await stage.open(call)).toBeUndefined();
     expect(call.route).toBe(MIXED);
-    expect(charge.calls).toEqual([]);
+    expect(call.summary.record).toEqual({});
     expect(decisions).toEqual([]);
     expect(call.summary.facts.pii).toBeUndefined();
   });
 
   it("`block` with personal data found refuses the call, tells the audit log, and still records what was found", () => {
-    const { call, charge, decisions, stage } = screenedCall({ mode: "block" }, { phone: 1, email: 2 });
+    const { call, decisions, stage } = screenedCall({ mode: "block" }, { phone: 1, email: 2 });
     expect(() => stage.open(call)).toThrow(expect.objectContaining({ code: "invalid_request" }) as GatewayError);
     expect(decisions).toEqual([{ action: "pii.block", outcome: "refused", alias: "a", requestId: "r7", found: { phone: 1, email: 2 } }]);
-    expect(charge.argsOf("found")).toEqual([[{ phone: 1, email: 2 }]]);
+    expect(call.summary.record.pii).toEqual({ phone: 1, email: 2 });
     expect(call.summary.facts.pii).toBe("email,phone");
   });
 

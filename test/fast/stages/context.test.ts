@@ -5,7 +5,7 @@ import type { Delta } from "../../../src/core/delta.js";
 import type { Logger } from "../../../src/logging/logger.js";
 import { CONTEXT_HEADER, type ContextDeps, contextStage } from "../../../src/pipeline/stages/context.js";
 import type { StreamContext } from "../../../src/pipeline/stream-context.js";
-import { fakeCall, fakeCharge, request, route, target, text } from "../helpers/fake-call.js";
+import { fakeCall, request, route, target, text } from "../helpers/fake-call.js";
 
 const SMALL = target("small", { capabilities: { contextWindow: 2_000 } });
 const BLIND = target("blind", { capabilities: { vision: false } });
@@ -42,16 +42,15 @@ const settings = (strategy: ContextSettings["strategy"], extra: Partial<ContextS
 
 describe("context stage", () => {
   it("a request that fits every target goes as it is, on the same route, and says nothing", async () => {
-    const charge = fakeCharge();
     const aliasRoute = route({ targets: [SMALL, PLAIN] });
-    const { call } = fakeCall({ route: aliasRoute, charge });
+    const { call } = fakeCall({ route: aliasRoute });
     const asked = call.request;
     expect(await contextStage(summarizer("").deps).open(call)).toBeUndefined();
     expect(call.request).toBe(asked);
     expect(call.route).toBe(aliasRoute);
     expect(call.summary.headers[CONTEXT_HEADER]).toBeUndefined();
     expect(call.summary.facts.context).toBeUndefined();
-    expect(charge.calls).toEqual([]);
+    expect(call.summary.record.context).toBeUndefined();
   });
 
   it("targets that lack what the request needs are dropped from the call's route", async () => {
@@ -61,22 +60,19 @@ describe("context stage", () => {
     expect(call.summary.headers[CONTEXT_HEADER]).toBeUndefined();
   });
 
-  it("a conversation past every window without context settings is refused before the charge", async () => {
-    const charge = fakeCharge();
-    const { call } = fakeCall({ route: route({ targets: [SMALL] }), request: conversation(10, 150), charge });
+  it("a conversation past every window without context settings is refused", async () => {
+    const { call } = fakeCall({ route: route({ targets: [SMALL] }), request: conversation(10, 150) });
     await expect(contextStage(summarizer("").deps).open(call)).rejects.toMatchObject({ code: "failed_precondition" });
-    expect(charge.calls).toEqual([]);
   });
 
-  it("`truncate`: the oldest turns are dropped, and the header, the access line and the charge say how many", async () => {
-    const charge = fakeCharge();
+  it("`truncate`: the oldest turns are dropped, and the header, the access line and the usage record say how many", async () => {
     const long = conversation(10, 150);
-    const { call } = fakeCall({ route: route({ targets: [SMALL], context: settings("truncate") }), request: long, charge });
+    const { call } = fakeCall({ route: route({ targets: [SMALL], context: settings("truncate") }), request: long });
     await contextStage(summarizer("").deps).open(call);
     const said = call.summary.headers[CONTEXT_HEADER]!;
     expect(said).toMatch(/^truncated=\d+$/);
     expect(call.summary.facts.context).toBe(said);
-    expect(charge.argsOf("fitted")).toEqual([[said]]);
+    expect(call.summary.record.context).toBe(said);
     expect(call.request.messages.length).toBeLessThan(long.messages.length);
     expect(call.request.messages[0]).toEqual(long.messages[0]);
     expect(call.request.messages.at(-1)).toEqual(long.messages.at(-1));
@@ -84,11 +80,10 @@ describe("context stage", () => {
 
   it("`summarize`: old turns summarised by the summarizer alias as a subcall of the same call", async () => {
     const { deps, asked } = summarizer("they talked about x");
-    const charge = fakeCharge();
-    const { call } = fakeCall({ route: route({ targets: [SMALL], context: settings("summarize", { summarizer: "sum", keepLastTurns: 2 }) }), request: conversation(24, 40), charge, ctx: { requestId: "r8" } });
+    const { call } = fakeCall({ route: route({ targets: [SMALL], context: settings("summarize", { summarizer: "sum", keepLastTurns: 2 }) }), request: conversation(24, 40), ctx: { requestId: "r8" } });
     await contextStage(deps).open(call);
     expect(call.summary.headers[CONTEXT_HEADER]).toMatch(/^summarized=\d+$/);
-    expect(charge.argsOf("fitted")).toEqual([[call.summary.headers[CONTEXT_HEADER]]]);
+    expect(call.summary.record.context).toBe(call.summary.headers[CONTEXT_HEADER]);
     expect(asked.length).toBeGreaterThan(0);
     expect(asked[0]!.request.model).toBe("sum");
     expect(asked[0]!.ctx).toMatchObject({ requestId: "r8.summary", edge: "context", signal: call.signal });
