@@ -18,6 +18,14 @@ module.exports = {
   forbidden: [
     { name: "no-cycles", severity: "error", comment: "No import cycles, type-only ones included.", from: {}, to: { circular: true } },
     {
+      name: "no-folder-cycles",
+      severity: "error",
+      comment: "No cycles between rooms either: if a imports b, nothing in b reaches back into a.",
+      from: {},
+      to: { circular: true },
+      scope: "folder",
+    },
+    {
       name: "nothing-imports-composition",
       severity: "error",
       comment: "app.ts, main.ts and routes.ts compose the rooms; no room knows them.",
