@@ -3,20 +3,33 @@
  * A request walks down: the port (server/) hands it to a route (routes.ts),
  * an edge (edges/) decodes it, the call layer (call/) runs its life, the
  * pipeline (pipeline/ → resilience/ → attempt/ → providers/ → sse/,
- * upstream/) serves it. Nothing imports back up, type-only imports
- * included, and there are no cycles.
+ * upstream/) serves it. Nothing on that path imports back up, type-only
+ * imports included. Beside the path, the rooms the pipeline consults
+ * (features and their bookkeeping) stand on config/, logging/ and core/
+ * and never reach into the path. No cycles, between files or between
+ * rooms (folders).
  */
 const below = (...folders) => `^src/(${folders.join("|")})/`;
 const COMPOSITION = "^src/(app|main|routes)\\.ts$";
 const PIPELINE_AND_BELOW = below(
   "pipeline", "resilience", "attempt", "providers", "sse", "upstream", "admission", "routing",
   "usage", "tenancy", "store", "resume", "telemetry", "stats", "flow", "health", "config",
-  "logging", "http", "core", "cache", "db", "audit", "drain", "recording",
+  "logging", "http", "core", "cache", "db", "audit", "drain", "recording", "compliance",
 );
+/** What carries a call once the call layer hands it down; the rooms beside it are consulted, never carriers. */
+const CARRIERS = below("pipeline", "resilience", "attempt", "providers", "sse", "upstream");
 
 module.exports = {
   forbidden: [
     { name: "no-cycles", severity: "error", comment: "No import cycles, type-only ones included.", from: {}, to: { circular: true } },
+    {
+      name: "no-folder-cycles",
+      severity: "error",
+      comment: "No cycles between rooms either: if a imports b, nothing in b reaches back into a.",
+      from: {},
+      to: { circular: true },
+      scope: "folder",
+    },
     {
       name: "nothing-imports-composition",
       severity: "error",
@@ -72,6 +85,20 @@ module.exports = {
       comment: "core/ is the shared vocabulary (requests, deltas, errors): it imports no other room.",
       from: { path: below("core") },
       to: { path: "^src/", pathNot: below("core") },
+    },
+    {
+      name: "foundation-stands-on-core",
+      severity: "error",
+      comment: "config/ (the settings) and logging/ (the logger) are handed to every room, so they import only core/ (config also names the logger's type): any room may stand on them.",
+      from: { path: below("config", "logging") },
+      to: { path: "^src/", pathNot: below("core", "config", "logging") },
+    },
+    {
+      name: "only-the-call-layer-enters-the-path",
+      severity: "error",
+      comment: "The pipeline's chain (pipeline → resilience → attempt → providers → sse, upstream) is entered by the call layer alone (and composed by app.ts): the rooms beside it (tenancy, cache, compliance, usage, telemetry…) are consulted by the pipeline and never know how a call is carried.",
+      from: { path: "^src/", pathNot: [CARRIERS, below("call"), COMPOSITION] },
+      to: { path: CARRIERS },
     },
     {
       name: "simulator-stands-alone",

@@ -1,4 +1,4 @@
-import { PII_KINDS } from "../src/compliance/pii-detectors.js";
+import { PII_KINDS } from "../src/config/pii-kinds.js";
 import type { RequestPolicy } from "../src/compliance/pii-policy.js";
 import { restoringSink } from "../src/compliance/restoring-sink.js";
 import { screenRequest } from "../src/compliance/screen-request.js";

@@ -33,7 +33,7 @@ import { createShadowRunner, type ShadowRunner } from "./evaluation/shadow.js";
 import { keptLocalNames } from "./compliance/pii-policy.js";
 import { createBatchStore } from "./batch/batch-store.js";
 import { createBatchLineExecutor } from "./edges/openai/batch-lines.js";
-import { startMetricsListener } from "./telemetry/metrics-route.js";
+import { startMetricsListener } from "./server/metrics-route.js";
 import { createTelemetry, type Telemetry, type TelemetryOptions } from "./telemetry/telemetry.js";
 import { bothTenancyObservers } from "./telemetry/tenancy-metrics.js";
 import { defaultConsoleDir, loadConsoleAssets } from "./console/console-assets.js";

@@ -52,7 +52,7 @@ import { spendCsv } from "./edges/openai/spend-csv.js";
 import { evaluationCsvRoute } from "./edges/openai/evaluation-csv.js";
 import type { Evaluations } from "./evaluation/evaluations.js";
 import type { ShadowRunner } from "./evaluation/shadow.js";
-import { serveMetrics } from "./telemetry/metrics-route.js";
+import { serveMetrics } from "./server/metrics-route.js";
 import type { Metrics } from "./telemetry/metrics.js";
 
 export interface RoutesOptions {

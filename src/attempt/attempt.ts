@@ -15,7 +15,8 @@ import { isEventStream, readErrorBody } from "../upstream/response-body.js";
 import { readChunk } from "../upstream/chunk-reader.js";
 import { fromTransportError } from "../upstream/transport-errors.js";
 import type { AttemptObserver } from "../flow/observer.js";
-import { createPhaseTimer, phaseTimeout, type PhaseTimer } from "./deadlines.js";
+import { phaseTimeout } from "../upstream/phase-timeout.js";
+import { createPhaseTimer, type PhaseTimer } from "./deadlines.js";
 
 /** What one attempt sends, and where. */
 export interface AttemptPlan {

@@ -9,7 +9,8 @@ import { adapterFor } from "../providers/registry.js";
 import type { UpstreamClient } from "../upstream/http-client.js";
 import { readErrorBody } from "../upstream/response-body.js";
 import { fromTransportError } from "../upstream/transport-errors.js";
-import { createPhaseTimer, phaseTimeout } from "./deadlines.js";
+import { phaseTimeout } from "../upstream/phase-timeout.js";
+import { createPhaseTimer } from "./deadlines.js";
 
 /**
  * The largest embeddings answer read from a provider. 2,048 vectors of

@@ -1,15 +1,6 @@
 import { isIPv6 } from "node:net";
+import { PII_KINDS } from "../config/pii-kinds.js";
 import { detectionText } from "./detection-text.js";
-
-/**
- * The kinds of personal data and secrets Sluice finds in text
- * (docs/compliance.md). Each detector finds candidates with a bounded
- * pattern and keeps only those that pass the kind's own validation
- * (a check digit, a checksum, a range), which is what keeps numbers that
- * merely look like these (order numbers, versions, amounts) out.
- */
-export const PII_KINDS = ["email", "phone", "card", "iban", "cn_id", "us_ssn", "ipv4", "ipv6", "secret"] as const;
-export type PiiKind = (typeof PII_KINDS)[number];
 
 /** One finding: where in the text, and what kind (a built-in kind, or a custom detector's name). */
 export interface PiiSpan {
@@ -83,7 +74,12 @@ export function entropy(text: string): number {
 /** Prefixes API keys and tokens are issued with: a match is a secret whatever its entropy. */
 const SECRET_PREFIXES = /^(sk-ant-|sk-proj-|sk-|ghp_|gho_|ghs_|github_pat_|xox[abpr]-|AKIA|ASIA|AIza|glpat-|hf_)/;
 
-/** A kind's finder: a bounded pattern (global flag) and the validation a candidate must pass. */
+/**
+ * A kind's finder: a bounded pattern (global flag) and the validation a
+ * candidate must pass (a check digit, a checksum, a range), which is what
+ * keeps numbers that merely look like these (order numbers, versions,
+ * amounts) out. The built-in kinds are config/pii-kinds.ts's PII_KINDS.
+ */
 export interface Detector {
   readonly kind: string;
   readonly pattern: RegExp;

@@ -1,6 +1,7 @@
 import type { Config, KeySettings, ModelRoute, PiiMode, PiiPolicy } from "../config/config.js";
 import { PII_MODES } from "../config/compliance-schema.js";
-import { customDetector, type Detector, PII_KINDS } from "./pii-detectors.js";
+import { PII_KINDS } from "../config/pii-kinds.js";
+import { customDetector, type Detector } from "./pii-detectors.js";
 
 /** What applies to one request: the strictest mode of its key's, team's and alias's policies, and whether it must stay local. */
 export interface RequestPolicy {

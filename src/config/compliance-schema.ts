@@ -1,6 +1,6 @@
 import safeRegex from "safe-regex2";
 import { z } from "zod";
-import { PII_KINDS } from "../compliance/pii-detectors.js";
+import { PII_KINDS } from "./pii-kinds.js";
 
 /** What a policy does with personal data found in a request, weakest first (docs/compliance.md, "Policies"). */
 export const PII_MODES = ["off", "redact", "local-only", "block"] as const;

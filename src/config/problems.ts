@@ -3,7 +3,7 @@ import { configSchema, type ConfigFile } from "./schema.js";
 import { sha256Hex } from "./key-hash.js";
 import { readTlsFiles, type TlsCredentials } from "./tls-files.js";
 import type { ConfigProblem } from "./config-problem.js";
-import { PII_KINDS } from "../compliance/pii-detectors.js";
+import { PII_KINDS } from "./pii-kinds.js";
 
 export { type ConfigProblem, formatPath } from "./config-problem.js";
 

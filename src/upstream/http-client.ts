@@ -52,7 +52,7 @@ export interface UpstreamClientOptions {
 /**
  * undici with the connect timeout from configuration (only undici sees that
  * phase) and its headers and body timeouts off: the attempt's phase timer
- * enforces those, with the one wording in attempt/deadlines.ts.
+ * enforces those, with the one wording in phase-timeout.ts.
  */
 export function createUpstreamClient({ dispatcher }: UpstreamClientOptions = {}): UpstreamClient {
   const agents = new Map<string, Agent>();

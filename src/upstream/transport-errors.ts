@@ -1,4 +1,4 @@
-import { phaseTimeout } from "../attempt/deadlines.js";
+import { phaseTimeout } from "./phase-timeout.js";
 import { GatewayError } from "../core/errors.js";
 import type { TimeoutsConfig } from "../config/schema.js";
 

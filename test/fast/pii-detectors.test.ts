@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { cnIdValid, detectPii, ibanValid, luhn, PII_KINDS, type PiiKind, ssnValid } from "../../src/compliance/pii-detectors.js";
+import { PII_KINDS, type PiiKind } from "../../src/config/pii-kinds.js";
+import { cnIdValid, detectPii, ibanValid, luhn, ssnValid } from "../../src/compliance/pii-detectors.js";
 import { createPiiVault, createRestorer } from "../../src/compliance/pii-vault.js";
 
 interface Labelled {

@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import type { Exchange } from "../http/exchange.js";
 import type { AnyRequest, AnyResponse } from "../http/node-http.js";
-import type { Metrics } from "./metrics.js";
+import type { Metrics } from "../telemetry/metrics.js";
 
 /** GET /metrics on the gateway's own port: Prometheus text exposition. */
 export function serveMetrics(metrics: Metrics, req: AnyRequest, res: AnyResponse, exchange: Exchange): void {

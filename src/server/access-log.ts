@@ -1,6 +1,6 @@
 import type { Exchange } from "../http/exchange.js";
 import type { AnyRequest, AnyResponse } from "../http/node-http.js";
-import type { Logger } from "./logger.js";
+import type { Logger } from "../logging/logger.js";
 
 /**
  * One line per HTTP request, whatever became of it: served, refused before
