@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import type { Meter } from "@opentelemetry/api";
 import type { Config } from "./config/config.js";
 import { type ConfigSource, createLiveConfig, type LiveConfig } from "./config/live-config.js";
 import { GatewayError } from "./core/errors.js";
@@ -19,25 +20,27 @@ import { createTargetStats } from "./routing/target-stats.js";
 import { createStreamRegistry, type StreamRegistry } from "./pipeline/stream-registry.js";
 import { effectiveMaxConnections, loweredCeilingLevel, openFileLimit } from "./server/fd-limit.js";
 import { type GatewayServer, startGatewayServer } from "./server/gateway-server.js";
-import { createCallLayer } from "./call/call-layer.js";
+import { type CallLayer, createCallLayer } from "./call/call-layer.js";
 import { createHealthState } from "./health/health-state.js";
 import { createRoutes } from "./routes.js";
 import { type BatchRunner, createBatchRunner } from "./batch/batch-runner.js";
 import { createQueueClient } from "./batch/queue-client.js";
 import { createQueuedBatchRunner } from "./batch/queued-runner.js";
-import { createEvaluations, type Evaluations } from "./evaluation/evaluations.js";
+import { createEvaluations, type Evaluations, type EvaluationsOptions } from "./evaluation/evaluations.js";
 import { byEndpoint, createReplayLineExecutor } from "./evaluation/replay-lines.js";
 import type { PriceOf } from "./evaluation/answer-call.js";
 import { createRecorder, type Recorder } from "./recording/recorder.js";
 import { createShadowRunner, type ShadowRunner } from "./evaluation/shadow.js";
 import { keptLocalNames } from "./compliance/pii-policy.js";
-import { createBatchStore } from "./batch/batch-store.js";
+import { type BatchStore, createBatchStore } from "./batch/batch-store.js";
 import { createBatchLineExecutor } from "./edges/openai/batch-lines.js";
 import { startMetricsListener } from "./server/metrics-route.js";
 import { createTelemetry, type Telemetry, type TelemetryOptions } from "./telemetry/telemetry.js";
 import { bothTenancyObservers } from "./telemetry/tenancy-metrics.js";
 import { defaultConsoleDir, loadConsoleAssets } from "./console/console-assets.js";
 import { systemTimers, type Timers } from "./core/timers.js";
+import type { StructureLimits } from "./core/structure-limits.js";
+import { type Closers, createClosers } from "./core/closers.js";
 import { createStatsWatch, type StatsWatch } from "./edges/grpc/watch-stats.js";
 import { createTenantKeyStats } from "./stats/key-stats.js";
 import { createLiveStats, type LiveStats } from "./stats/live-stats.js";
@@ -131,12 +134,32 @@ export interface Sluice {
 const FINAL_WRITE_GRACE_MS = 1_000;
 /** Longest one audit append may hold a database connection (statement_timeout). */
 const AUDIT_WRITE_TIMEOUT_MS = 5_000;
+/** Longest one part may take to close before the next one's turn: past any part's own grace (an OTLP export's 10 s). */
+const CLOSE_BOUND_MS = 15_000;
 
-/** Wires configuration, upstream client, pipeline and server into a running gateway. */
+/**
+ * Wires configuration, upstream client, pipeline and server into a running
+ * gateway. Each part's closer goes on one stack as the part starts; shutdown,
+ * close and a start that fails halfway (a port in use) all close that stack.
+ */
 export async function startSluice(options: SluiceOptions): Promise<Sluice> {
+  const logger = options.logger ?? createLogger(options.config.log.level);
+  const closers = createClosers({
+    boundMs: CLOSE_BOUND_MS,
+    onError: (part, error) => logger.error({ event: "server.close_failed", part, cause: error instanceof Error ? error.message : "unknown" }),
+  });
+  try {
+    return await startParts(options, logger, closers);
+  } catch (error) {
+    await closers.close();
+    throw error;
+  }
+}
+
+async function startParts(options: SluiceOptions, logger: Logger, closers: Closers): Promise<Sluice> {
   const { config } = options;
-  const logger = options.logger ?? createLogger(config.log.level);
   const client = options.upstream ?? createUpstreamClient();
+  closers.push("upstream client", () => client.close());
   const registry = createStreamRegistry();
   const gates = createProviderGates();
   const stats = createTargetStats();
@@ -175,6 +198,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
       connections: () => [...client.stats()].map(([provider, pool]) => ({ provider, ...pool })),
     },
   });
+  closers.push("telemetry", () => telemetry.shutdown());
   const live = createLiveConfig({
     initial: config,
     logger,
@@ -201,6 +225,14 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     authenticated: (event) => auditObserver.authenticated?.(event),
     budgetAlert: (event) => auditObserver.budgetAlert?.(event),
   };
+  // The database opens behind the port, when a feature first needs it: until then the semantic cache is empty.
+  const database = createDatabaseHandle(config.store?.postgres, logger);
+  const openedDatabase = () => {
+    const db = database.current();
+    if (!db) void database.open().catch(() => undefined);
+    return db;
+  };
+  closers.push("database", () => database.close());
   const replica = replicaName();
   // Keys and limits are read from live.current() per request: a reload applies from the next request on.
   const tenancy = createTenancy({
@@ -211,13 +243,6 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     ...(options.storeClock ? { storeClock: options.storeClock } : {}),
     ...(options.leaseTimers ? { timers: options.leaseTimers } : {}),
   });
-  // The database opens behind the port, when a feature first needs it: until then the semantic cache is empty.
-  const database = createDatabaseHandle(config.store?.postgres, logger);
-  const openedDatabase = () => {
-    const db = database.current();
-    if (!db) void database.open().catch(() => undefined);
-    return db;
-  };
   const ledger = config.ledger.enabled
     ? createLedger({
         settings: config.ledger,
@@ -239,6 +264,13 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
         ...(telemetry.metrics ? { meter: telemetry.metrics.meter } : {}),
       })
     : undefined;
+  // With Redis the ledger drains the usage stream over the store's connection: it stops first, and what it leaves
+  // stays in the stream for the other replicas. Without, it writes this replica's last records after the last settle.
+  closers.push("tenancy, ledger and audit log", async () => {
+    if (tenancy.redis) await Promise.all([ledger?.close(FINAL_WRITE_GRACE_MS), auditLog?.close(FINAL_WRITE_GRACE_MS)]);
+    await tenancy.close();
+    if (!tenancy.redis) await Promise.all([ledger?.close(2 * FINAL_WRITE_GRACE_MS), auditLog?.close(2 * FINAL_WRITE_GRACE_MS)]);
+  });
   const trail: AuditTrail = auditLog ?? NO_AUDIT;
   if (auditLog) {
     auditObserver = {
@@ -272,24 +304,17 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     shadow: (settings, plan, live) => shadow?.start(settings, plan, live),
     ...(telemetry.metrics ? { meter: telemetry.metrics.meter } : {}),
   });
+  closers.push("recorder", () => recorder.close(FINAL_WRITE_GRACE_MS));
   const onCut = reportCuts({ logger, trail, ...(telemetry.metrics ? { counter: telemetry.metrics.instruments.streamCuts } : {}) });
   const stages = { config: live.current, client, telemetry, registry, gates, breakers, stats, order, random, tenancy, cache, logger, recorder, onCut, ...(auditLog ? { onCompliance: complianceAudit(trail) } : {}) };
   const pipeline = createChatPipeline(stages);
   const embeddings = createEmbedPipeline(stages);
   // Settings are read at start: the store's connections and the running streams' bounds stay as they started.
   const resumable = openResumableStreams(config, logger, tenancy.redis);
-  const maxConnections = effectiveMaxConnections(config.server.maxConnections);
-  if (maxConnections < config.server.maxConnections) {
-    logger[loweredCeilingLevel(config.server.maxConnections, maxConnections)]({
-      event: "server.max_connections_lowered",
-      configured: config.server.maxConnections,
-      effective: maxConnections,
-      openFileLimit: openFileLimit(),
-    });
-  }
-  for (const u of unpricedBudgets(config)) {
-    logger.warn({ event: "config.unpriced_budget", key: u.key, budgets: u.budgets, aliases: u.aliases.map((a) => a.alias), targets: [...new Set(u.aliases.flatMap((a) => a.targets))] });
-  }
+  // Before tenancy's: the stream log borrows its Redis connection.
+  closers.push("resumable streams", () => resumable.close());
+  const maxConnections = connectionCeiling(config, logger);
+  warnUnpricedBudgets(config, logger);
   const health = createHealthState();
   // A fail-closed store that is not connected would refuse every keyed request: not ready until it is.
   if (!tenancy.ready) health.hold("store", true);
@@ -322,21 +347,11 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
   /** What replays and shadow calls need of the configuration in force: a target's price, a configured key by name. */
   const priceOf: PriceOf = (alias, target) => live.current().models.get(alias)?.targets.find((t) => t.key === target)?.price;
   const configuredKeySha256 = (name: string) => live.current().auth.keys.find((k) => k.name === name)?.sha256;
-  const batchRunner = {
-    store: batchStore,
-    executor: byEndpoint(
-      createReplayLineExecutor({ calls, principalOf: (sha256) => tenancy.keyByHash(sha256), priceOf }),
-      createBatchLineExecutor({ calls, limits, principalOf: (sha256) => tenancy.keyByHash(sha256), logger }),
-    ),
-    concurrency: config.batch.concurrency,
-    logger,
-    ...(telemetry.metrics ? { meter: telemetry.metrics.meter } : {}),
-  };
-  // Replicas share batches when they share both the database (the lines) and Redis (the queue); otherwise each runs its own.
-  const sharedRedis = config.store?.postgres ? config.store.redis : undefined;
-  const batches = sharedRedis
-    ? createQueuedBatchRunner({ ...batchRunner, client: () => createQueueClient(sharedRedis.url), prefix: sharedRedis.prefix, leaseMs: config.batch.leaseMs })
-    : createBatchRunner(batchRunner);
+  const batches = startBatches({ config, calls, tenancy, batchStore, priceOf, limits, logger, meter: telemetry.metrics?.meter });
+  // Shutdown starts closing batches before the drain (their lines get the same drain as any stream); the stack waits for that close.
+  let batchesClosing: Promise<void> | undefined;
+  const closeBatches = (graceMs?: number) => (batchesClosing ??= batches.close(graceMs));
+  closers.push("batches", () => closeBatches());
   shadow = createShadowRunner({
     calls,
     database: () => database.open(),
@@ -348,6 +363,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     logger,
     ...(telemetry.metrics ? { meter: telemetry.metrics.meter } : {}),
   });
+  closers.push("shadow", () => shadow?.close());
   const evaluations = createEvaluations({
     database: () => database.open(),
     batches: batchStore,
@@ -357,19 +373,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     keysConfigured: () => live.current().auth.keys.length > 0,
     maxLines: () => live.current().batch.maxLines,
     keptLocal: () => keptLocalNames(live.current()),
-    embed: async (model, texts, owner) => {
-      const principal = owner === "" ? undefined : tenancy.keyByHash(owner);
-      if (owner !== "" && !principal) throw new GatewayError("unauthenticated", "the key this evaluation runs as is no longer configured");
-      // A report waits on this: bounded like a client's call would be.
-      const controller = new AbortController();
-      const timer = setTimeout(() => controller.abort(new GatewayError("deadline_exceeded", "embedding the answers took longer than 2 minutes")), 120_000);
-      try {
-        const call = { requestId: `eval_${randomUUID().replaceAll("-", "")}`, edge: "evaluation", signal: controller.signal, background: true };
-        return (await calls.embed({ model, inputs: texts }, principal, call).result).vectors;
-      } finally {
-        clearTimeout(timer);
-      }
-    },
+    embed: embedAsOwner(calls, tenancy),
   });
   let server: GatewayServer | undefined;
   const route = createRoutes({
@@ -407,24 +411,22 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     tracing: telemetry.tracing,
     ...(config.server.tls ? { tls: config.server.tls } : {}),
   });
-  // With Redis the ledger drains the usage stream over the store's connection: it stops first, and what it leaves
-  // stays in the stream for the other replicas. Without, it writes this replica's last records after the last settle.
-  const closeTenancyAndLedger = async () => {
-    if (tenancy.redis) await Promise.all([ledger?.close(FINAL_WRITE_GRACE_MS), auditLog?.close(FINAL_WRITE_GRACE_MS)]);
-    await tenancy.close();
-    if (!tenancy.redis) await Promise.all([ledger?.close(2 * FINAL_WRITE_GRACE_MS), auditLog?.close(2 * FINAL_WRITE_GRACE_MS)]);
-  };
-  const closeServer = async (graceMs?: number) => {
+  /** Shutdown's: ended streams' time to write their final status. A plain close destroys every connection at once. */
+  let serverGraceMs: number | undefined;
+  closers.push("server", async () => {
     stopFollowingStore();
     statsWatch?.close();
-    await server.close(graceMs);
-  };
+    await server?.close(serverGraceMs);
+  });
 
   const metricsListener =
     telemetry.metrics && config.telemetry.metrics.port !== undefined
       ? await startMetricsListener(telemetry.metrics, config.telemetry.metrics.host, config.telemetry.metrics.port)
       : undefined;
-  if (metricsListener) logger.info({ event: "metrics.listening", url: `${metricsListener.url}/metrics` });
+  if (metricsListener) {
+    closers.push("metrics listener", () => metricsListener.close());
+    logger.info({ event: "metrics.listening", url: `${metricsListener.url}/metrics` });
+  }
   if ([...config.models.values()].some((route) => route.cache?.semantic)) openedDatabase();
   ledger?.start();
   auditLog?.start();
@@ -452,7 +454,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
     shadow,
     async shutdown(drainMs = live.current().server.drainMs) {
       // Batch lines running now get the same drain as any stream (their results are written); no new line starts.
-      const batchesClosed = batches.close(drainMs);
+      const batchesClosed = closeBatches(drainMs);
       registry.startDraining();
       gates.close(new GatewayError("shutting_down", "the gateway is shutting down; retry on another instance"));
       server.stopAccepting();
@@ -465,32 +467,13 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
         registry.abortAll(new GatewayError("shutting_down", "the gateway is shutting down; retry on another instance"));
         await registry.idle(FINAL_WRITE_GRACE_MS);
       }
-      await closeServer(FINAL_WRITE_GRACE_MS);
-      await client.close();
-      // Every stream has ended: their usage goes to the store before the connection closes.
-      // Before tenancy's: the stream log borrows its Redis connection.
-      await resumable.close();
-      await shadow.close();
-      await closeTenancyAndLedger();
-      await recorder.close(FINAL_WRITE_GRACE_MS);
-      await database.close();
-      await metricsListener?.close();
-      await telemetry.shutdown();
+      // Every stream has ended: their usage goes to the store before its connection closes.
+      serverGraceMs = FINAL_WRITE_GRACE_MS;
+      await closers.close();
       logger.info({ event: "server.stopped", drained, aborted });
       return { drained, aborted };
     },
-    async close() {
-      await batches.close();
-      await closeServer();
-      await client.close();
-      await resumable.close();
-      await shadow.close();
-      await closeTenancyAndLedger();
-      await recorder.close(FINAL_WRITE_GRACE_MS);
-      await database.close();
-      await metricsListener?.close();
-      await telemetry.shutdown();
-    },
+    close: () => closers.close(),
   };
 }
 
@@ -502,4 +485,72 @@ function sharedReplayStore(redis: NonNullable<Tenancy["redis"]>): ReplayStore {
     maxEntryBytes: DEFAULT_MAX_REPLAY_ENTRY_BYTES,
     local: createMemoryReplayStore(),
   });
+}
+
+/** The connection ceiling in force: config.server.maxConnections, lowered (and said so) when the open-file limit cannot hold it. */
+function connectionCeiling(config: Config, logger: Logger): number {
+  const maxConnections = effectiveMaxConnections(config.server.maxConnections);
+  if (maxConnections < config.server.maxConnections) {
+    logger[loweredCeilingLevel(config.server.maxConnections, maxConnections)]({
+      event: "server.max_connections_lowered",
+      configured: config.server.maxConnections,
+      effective: maxConnections,
+      openFileLimit: openFileLimit(),
+    });
+  }
+  return maxConnections;
+}
+
+/** A budget no price can spend from is never reached: said once at start, per key. */
+function warnUnpricedBudgets(config: Config, logger: Logger): void {
+  for (const u of unpricedBudgets(config)) {
+    logger.warn({ event: "config.unpriced_budget", key: u.key, budgets: u.budgets, aliases: u.aliases.map((a) => a.alias), targets: [...new Set(u.aliases.flatMap((a) => a.targets))] });
+  }
+}
+
+interface BatchesOptions {
+  readonly config: Config;
+  readonly calls: CallLayer;
+  readonly tenancy: Tenancy;
+  readonly batchStore: BatchStore;
+  readonly priceOf: PriceOf;
+  readonly limits: StructureLimits;
+  readonly logger: Logger;
+  readonly meter: Meter | undefined;
+}
+
+/** The Batch API's runner, which also runs evaluation replays: its lines go through the call layer as their key. */
+function startBatches(options: BatchesOptions): BatchRunner {
+  const { config, calls, tenancy, priceOf, limits, logger } = options;
+  const batchRunner = {
+    store: options.batchStore,
+    executor: byEndpoint(
+      createReplayLineExecutor({ calls, principalOf: (sha256) => tenancy.keyByHash(sha256), priceOf }),
+      createBatchLineExecutor({ calls, limits, principalOf: (sha256) => tenancy.keyByHash(sha256), logger }),
+    ),
+    concurrency: config.batch.concurrency,
+    logger,
+    ...(options.meter ? { meter: options.meter } : {}),
+  };
+  // Replicas share batches when they share both the database (the lines) and Redis (the queue); otherwise each runs its own.
+  const sharedRedis = config.store?.postgres ? config.store.redis : undefined;
+  return sharedRedis
+    ? createQueuedBatchRunner({ ...batchRunner, client: () => createQueueClient(sharedRedis.url), prefix: sharedRedis.prefix, leaseMs: config.batch.leaseMs })
+    : createBatchRunner(batchRunner);
+}
+
+/** An evaluation's embeddings, as the key that owns it (`""`: no key), bounded like a client's call would be: a report waits on them. */
+function embedAsOwner(calls: CallLayer, tenancy: Tenancy): NonNullable<EvaluationsOptions["embed"]> {
+  return async (model, texts, owner) => {
+    const principal = owner === "" ? undefined : tenancy.keyByHash(owner);
+    if (owner !== "" && !principal) throw new GatewayError("unauthenticated", "the key this evaluation runs as is no longer configured");
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(new GatewayError("deadline_exceeded", "embedding the answers took longer than 2 minutes")), 120_000);
+    try {
+      const call = { requestId: `eval_${randomUUID().replaceAll("-", "")}`, edge: "evaluation", signal: controller.signal, background: true };
+      return (await calls.embed({ model, inputs: texts }, principal, call).result).vectors;
+    } finally {
+      clearTimeout(timer);
+    }
+  };
 }

@@ -6,12 +6,13 @@ import { within } from "../store/within.js";
 import { type AuditEvent, type AuditInput, buildAuditEvent, parseAuditEvent } from "./audit-event.js";
 import { type AuditFilter, type AuditPage, type AuditPageRequest, listAudit } from "./audit-list.js";
 import { appendAudit, type AuditVerification, presentAuditIds, verifyAudit } from "./audit-store.js";
-import { causeOf, type WriterEvent } from "../drain/batch-writer.js";
+import { causeOf } from "../drain/batch-writer.js";
 import { createGroupDrain, type GroupDrain, type StreamEntry } from "../drain/group-drain.js";
 import { createRetryingBuffer } from "../drain/retrying-buffer.js";
 import { createHold } from "../drain/hold.js";
-import { DEAD_LETTER_TRIES, deadLetterCounter, writeDeadLetters } from "../drain/dead-letters.js";
+import { DEAD_LETTER_TRIES, writeDeadLetters } from "../drain/dead-letters.js";
 import type { DeadLetter } from "../drain/isolate.js";
+import { createWriterReporter } from "../drain/writer-reporter.js";
 
 export interface AuditSettings {
   /** Events waiting in memory at most (and the Redis stream's approximate cap); past it new events are dropped and counted. */
@@ -67,8 +68,6 @@ export interface AuditLog {
   verify(): Promise<AuditVerification>;
 }
 
-/** Drops are logged at the first and then every LOG_DROPS_EVERY-th, with the running total. */
-const LOG_DROPS_EVERY = 1_000;
 const GROUP = "sluice-audit";
 
 /**
@@ -84,61 +83,32 @@ const GROUP = "sluice-audit";
  */
 export function createAuditLog(options: AuditLogOptions): AuditLog {
   const { settings, logger, redis } = options;
-  const totals = { written: 0, duplicates: 0, dropped: 0, failures: 0, refused: 0, deadLettered: 0 };
-  const countDeadLetters = deadLetterCounter(options.meter, "audit");
   const events = options.meter?.createCounter("sluice.audit.events", { unit: "{event}", description: "Audit events by result: written, duplicate (written before: a batch written twice), or dropped (never reached the log)." });
   const failureCount = options.meter?.createCounter("sluice.audit.failures", { unit: "{batch}", description: "Audit batches that could not be written and wait to be tried again." });
-  let failing = false;
   let started = false;
   let drain: GroupDrain | undefined;
   const adding = new Set<Promise<void>>();
 
-  const onEvent = (event: WriterEvent) => {
-    switch (event.type) {
-      case "written":
-        totals.written += event.written;
-        totals.duplicates += event.duplicates;
-        events?.add(event.written, { "sluice.audit.result": "written" });
-        if (event.duplicates > 0) events?.add(event.duplicates, { "sluice.audit.result": "duplicate" });
-        break;
-      case "failed":
-        totals.failures++;
-        failureCount?.add(1);
-        // One line per run of failures: the database being away for a minute is one event.
-        if (!failing) logger.warn({ event: "audit.write_failed", cause: event.cause, ...(event.waiting >= 0 ? { waiting: event.waiting } : {}) });
-        failing = true;
-        break;
-      case "recovered":
-        failing = false;
-        logger.info({ event: "audit.recovered" });
-        break;
-      case "dropped":
-        // Three sources (a full buffer, entries Redis trimmed, events that are not events) and one running total.
-        totals.dropped += event.count;
-        events?.add(event.count, { "sluice.audit.result": "dropped" });
-        if (totals.dropped === event.count || Math.floor(totals.dropped / LOG_DROPS_EVERY) > Math.floor((totals.dropped - event.count) / LOG_DROPS_EVERY)) {
-          logger.error({ event: "audit.dropped", events: event.count, droppedTotal: totals.dropped });
-        }
-        break;
-      case "claimed":
-        logger.info({ event: "audit.claimed", events: event.count });
-        break;
-      case "refused":
-        totals.refused += event.count;
-        break;
-      case "dead_lettered":
-        totals.deadLettered += event.letters.length;
-        events?.add(event.letters.length, { "sluice.audit.result": "dead_lettered" });
-        countDeadLetters(event.letters.length);
-        for (const letter of event.letters) logger.error({ event: "audit.dead_lettered", entryId: letter.id, code: letter.code });
-        break;
-    }
-  };
+  const reporter = createWriterReporter({
+    room: "audit",
+    itemsField: "events",
+    logger,
+    meter: options.meter,
+    count: {
+      written: (n) => events?.add(n, { "sluice.audit.result": "written" }),
+      duplicates: (n) => events?.add(n, { "sluice.audit.result": "duplicate" }),
+      // Three sources (a full buffer, entries Redis trimmed, events that are not events) and one running total.
+      dropped: (n) => events?.add(n, { "sluice.audit.result": "dropped" }),
+      deadLettered: (n) => events?.add(n, { "sluice.audit.result": "dead_lettered" }),
+      failure: () => failureCount?.add(1),
+    },
+  });
+  const onEvent = reporter.report;
 
   const append = async (batch: readonly AuditEvent[]) => appendAudit(await options.database(), batch, settings.timeoutMs);
   const deadLetter = async (letters: readonly DeadLetter[]) => writeDeadLetters(await options.database(), "audit", letters);
 
-  const drop = () => onEvent({ type: "dropped", count: 1, total: totals.dropped + 1 });
+  const drop = () => onEvent({ type: "dropped", count: 1, total: reporter.totals.dropped + 1 });
   // An event the database refuses is appended alone after its batch failed, tried again, then kept aside: the chain goes on without it.
   const buffer = createRetryingBuffer<AuditEvent>({
     maxBuffered: settings.maxBuffered,
@@ -241,7 +211,10 @@ export function createAuditLog(options: AuditLogOptions): AuditLog {
       const left = await buffer.close(graceMs);
       if (left > 0) logger.error({ event: "audit.unwritten", events: left });
     },
-    stats: () => ({ ...totals, buffered: buffer.waiting + adding.size, held: hold.size }),
+    stats: () => {
+      const { claimed: _claimed, ...totals } = reporter.totals;
+      return { ...totals, buffered: buffer.waiting + adding.size, held: hold.size };
+    },
     list: async (filter, page) => listAudit(await options.database(), filter, page),
     verify: async () => verifyAudit(await options.database(), { timeoutMs: Math.max(settings.timeoutMs, 10_000) }),
   };

@@ -1,5 +1,6 @@
 import { Redis } from "ioredis";
 import type { QueueClient } from "./queued-runner.js";
+import { backoffDelay } from "../core/backoff.js";
 
 /**
  * A Redis client for the batch queue: ioredis, BullMQ's own driver,
@@ -14,5 +15,5 @@ import type { QueueClient } from "./queued-runner.js";
  */
 export function createQueueClient(url: string): QueueClient {
   // It connects at once and keeps trying while Redis is away; BullMQ waits for it to be ready.
-  return new Redis(url, { maxRetriesPerRequest: null, connectTimeout: 5_000, retryStrategy: (times: number) => Math.min(50 * 2 ** Math.min(times, 10), 2_000) });
+  return new Redis(url, { maxRetriesPerRequest: null, connectTimeout: 5_000, retryStrategy: (times: number) => backoffDelay(times, { baseMs: 50, maxMs: 2_000 }) });
 }

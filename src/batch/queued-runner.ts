@@ -5,6 +5,7 @@ import type { Logger } from "../logging/logger.js";
 import type { BatchRunner, LineExecutor } from "./batch-runner.js";
 import { type BatchStore, type StoredBatch, UNFINISHED } from "./batch-store.js";
 import { createLineWriter } from "./line-writer.js";
+import { backoffDelay } from "../core/backoff.js";
 
 /** A Redis client BullMQ accepts (queue-client.ts: ioredis, connecting and reconnecting on its own); the runner ends it. */
 export interface QueueClient {
@@ -114,7 +115,7 @@ export function createQueuedBatchRunner(options: QueuedRunnerOptions): BatchRunn
         return await write();
       } catch (error) {
         if (attempt >= WRITE_ATTEMPTS || closed) throw error;
-        await sleep(250 * 2 ** attempt);
+        await sleep(backoffDelay(attempt, { baseMs: 250 }));
       }
     }
   };
@@ -220,7 +221,7 @@ export function createQueuedBatchRunner(options: QueuedRunnerOptions): BatchRunn
           return;
         } catch (error) {
           logger.warn({ event: "batch.queue_failed", batch: id, attempt, error: describe(error) });
-          await sleep(Math.min(250 * 2 ** attempt, 30_000));
+          await sleep(backoffDelay(attempt, { baseMs: 250, maxMs: 30_000 }));
         }
       }
     })();

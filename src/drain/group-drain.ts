@@ -2,6 +2,7 @@ import type { SluiceRedisClient } from "../store/redis-tenant-store.js";
 import { within } from "../store/within.js";
 import { type BatchResult, causeOf, MAX_BACKOFF_MS, settleWithin, type WriterEvent } from "./batch-writer.js";
 import { createIsolatingWriter, type Isolation, type IsolatedResult } from "./isolate.js";
+import { backoffDelay } from "../core/backoff.js";
 
 /** One stream entry as read. */
 export interface StreamEntry {
@@ -64,7 +65,8 @@ export function createGroupDrain(options: GroupDrainOptions): GroupDrain {
   let closed = false;
   let groupReady = false;
   let failing = false;
-  let backoffMs = options.flushMs;
+  /** Failed writes in a row: the wait before the next try doubles with each. */
+  let failures = 0;
   let claimCursor = "0-0";
   let lost = 0;
   const label = options.label ?? group;
@@ -145,13 +147,13 @@ export function createGroupDrain(options: GroupDrainOptions): GroupDrain {
       } while (n.more && !closed);
       if (failing) options.onEvent({ type: "recovered" });
       failing = false;
-      backoffMs = options.flushMs;
+      failures = 0;
       return total;
     } catch (error) {
       failing = true;
       groupReady = false;
       options.onEvent({ type: "failed", cause: causeOf(error), waiting: -1 });
-      backoffMs = Math.min(MAX_BACKOFF_MS, backoffMs * 2);
+      failures++;
       return 0;
     }
   };
@@ -163,7 +165,7 @@ export function createGroupDrain(options: GroupDrainOptions): GroupDrain {
     if (closed) return;
     void run().finally(() => {
       if (closed || timer) return;
-      timer = setTimeout(tick, failing ? backoffMs : options.flushMs);
+      timer = setTimeout(tick, failing ? backoffDelay(failures, { baseMs: options.flushMs, maxMs: MAX_BACKOFF_MS }) : options.flushMs);
       timer.unref();
     });
   };

@@ -1,5 +1,6 @@
 import { type BatchResult, causeOf, MAX_BACKOFF_MS, settleWithin, type WriterEvent } from "./batch-writer.js";
 import { createIsolatingWriter, type Isolation, type IsolatedResult } from "./isolate.js";
+import { backoffDelay } from "../core/backoff.js";
 
 export interface RetryingBufferOptions<T> {
   readonly maxBuffered: number;
@@ -48,7 +49,8 @@ export function createRetryingBuffer<T>(options: RetryingBufferOptions<T>): Retr
   let failing = false;
   let started = false;
   let closed = false;
-  let backoffMs = options.flushMs;
+  /** Failed writes in a row: the wait before the next try doubles with each. */
+  let failures = 0;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
 
@@ -79,7 +81,7 @@ export function createRetryingBuffer<T>(options: RetryingBufferOptions<T>): Retr
         if (result.deadLettered.length > 0) options.onEvent({ type: "dead_lettered", letters: result.deadLettered.map((l) => ({ id: l.id, code: l.code })) });
         if (failing) options.onEvent({ type: "recovered" });
         failing = false;
-        backoffMs = options.flushMs;
+        failures = 0;
         if (result.kept.length > 0) {
           // Refused records wait at the front, in order, for the next flush (not this instant: a refusal repeats).
           buffer.unshift(...result.kept);
@@ -92,8 +94,8 @@ export function createRetryingBuffer<T>(options: RetryingBufferOptions<T>): Retr
         buffer.unshift(...batch);
         failing = true;
         options.onEvent({ type: "failed", cause: causeOf(error), waiting: buffer.length });
-        backoffMs = Math.min(MAX_BACKOFF_MS, backoffMs * 2);
-        schedule(backoffMs);
+        failures++;
+        schedule(backoffDelay(failures, { baseMs: options.flushMs, maxMs: MAX_BACKOFF_MS }));
         return;
       }
     }

@@ -2,9 +2,10 @@ import type { Meter } from "@opentelemetry/api";
 import type { LedgerSettings } from "../config/config.js";
 import type { Database } from "../db/database.js";
 import { causeOf } from "../drain/batch-writer.js";
-import { deadLetterCounter, expireDeadLetters, writeDeadLetters } from "../drain/dead-letters.js";
+import { expireDeadLetters, writeDeadLetters } from "../drain/dead-letters.js";
 import { createHold } from "../drain/hold.js";
 import { createIsolatingWriter } from "../drain/isolate.js";
+import { createWriterReporter } from "../drain/writer-reporter.js";
 import type { UsageRecord } from "../usage/usage-record.js";
 import type { TenancyObserver } from "../flow/observer.js";
 import type { Logger } from "../logging/logger.js";
@@ -56,8 +57,6 @@ export interface Ledger {
 const HOUR_MS = 3_600_000;
 /** Distinct (day, key, level, reason) counts held between writes at most; past it refusals are only in the metrics. */
 const MAX_REFUSAL_COUNTS = 10_000;
-/** Drops are logged at the first and then every LOG_DROPS_EVERY-th, with the running total. */
-const LOG_DROPS_EVERY = 1_000;
 
 /**
  * The durable spend ledger (docs/tenancy.md, "The spend ledger"): one
@@ -69,56 +68,26 @@ const LOG_DROPS_EVERY = 1_000;
  */
 export function createLedger(options: LedgerOptions): Ledger {
   const { settings, logger } = options;
-  const totals = { written: 0, duplicates: 0, dropped: 0, claimed: 0, failures: 0, refused: 0, deadLettered: 0, restored: 0 };
-  const countDeadLetters = deadLetterCounter(options.meter, "ledger");
+  let restored = 0;
   const rows = options.meter?.createCounter("sluice.ledger.rows", { unit: "{row}", description: "Ledger rows by result: written, or duplicate (written before: a batch written twice)." });
   const dropped = options.meter?.createCounter("sluice.ledger.dropped", { unit: "{record}", description: "Records that never reached the ledger: a full buffer, or usage-stream entries trimmed before any replica wrote them." });
   const failures = options.meter?.createCounter("sluice.ledger.failures", { unit: "{batch}", description: "Batches that could not be written and wait to be tried again." });
-  let failing = false;
 
+  const reporter = createWriterReporter({
+    room: "ledger",
+    itemsField: "records",
+    logger,
+    meter: options.meter,
+    count: {
+      written: (n) => rows?.add(n, { "sluice.ledger.result": "written" }),
+      duplicates: (n) => rows?.add(n, { "sluice.ledger.result": "duplicate" }),
+      dropped: (n) => dropped?.add(n),
+      failure: () => failures?.add(1),
+    },
+  });
   const onEvent = (event: LedgerEvent) => {
-    switch (event.type) {
-      case "written":
-        totals.written += event.written;
-        totals.duplicates += event.duplicates;
-        rows?.add(event.written, { "sluice.ledger.result": "written" });
-        if (event.duplicates > 0) rows?.add(event.duplicates, { "sluice.ledger.result": "duplicate" });
-        break;
-      case "failed":
-        totals.failures++;
-        failures?.add(1);
-        // One line per run of failures: the database being away for a minute is one event.
-        if (!failing) logger.warn({ event: "ledger.write_failed", cause: event.cause, ...(event.waiting >= 0 ? { waiting: event.waiting } : {}) });
-        failing = true;
-        break;
-      case "recovered":
-        failing = false;
-        logger.info({ event: "ledger.recovered" });
-        break;
-      case "dropped":
-        totals.dropped += event.count;
-        dropped?.add(event.count);
-        if (event.total === event.count || Math.floor(event.total / LOG_DROPS_EVERY) > Math.floor((event.total - event.count) / LOG_DROPS_EVERY)) {
-          logger.error({ event: "ledger.dropped", records: event.count, droppedTotal: event.total });
-        }
-        break;
-      case "claimed":
-        totals.claimed += event.count;
-        logger.info({ event: "ledger.claimed", records: event.count });
-        break;
-      case "refused":
-        totals.refused += event.count;
-        break;
-      case "dead_lettered":
-        totals.deadLettered += event.letters.length;
-        countDeadLetters(event.letters.length);
-        // One line per record, naming it by its id and the database's code, never by its content.
-        for (const letter of event.letters) logger.error({ event: "ledger.dead_lettered", entryId: letter.id, code: letter.code });
-        break;
-      case "expired":
-        logger.info({ event: "ledger.expired", rows: event.count });
-        break;
-    }
+    if (event.type === "expired") logger.info({ event: "ledger.expired", rows: event.count });
+    else reporter.report(event);
   };
 
   const redis = options.redis;
@@ -151,10 +120,10 @@ export function createLedger(options: LedgerOptions): Ledger {
   /** Lets go of held records the ledger has and writes those it lacks; a failure (the database away) keeps them. */
   const settleHeld = async (minAgeMs: number) => {
     try {
-      const restored = await hold.settle(minAgeMs);
-      if (restored > 0) {
-        totals.restored += restored;
-        logger.warn({ event: "ledger.restored", records: restored, reason: "the usage stream lost records this replica settled (Redis restarted empty?); written from this replica's copies" });
+      const count = await hold.settle(minAgeMs);
+      if (count > 0) {
+        restored += count;
+        logger.warn({ event: "ledger.restored", records: count, reason: "the usage stream lost records this replica settled (Redis restarted empty?); written from this replica's copies" });
       }
     } catch (error) {
       logger.debug({ event: "ledger.hold_check_failed", cause: causeOf(error) });
@@ -241,7 +210,7 @@ export function createLedger(options: LedgerOptions): Ledger {
       }, settings.flushMs);
       refusalTimer.unref();
     },
-    stats: () => ({ ...totals, held: hold.size }),
+    stats: () => ({ ...reporter.totals, restored, held: hold.size }),
     async flush() {
       if (drain) await drain.drainNow();
       await buffered?.flush();

@@ -1,5 +1,6 @@
 import type { RetryConfig } from "../config/config.js";
 import type { ErrorCode, GatewayError } from "../core/errors.js";
+import { backoffDelay } from "../core/backoff.js";
 
 /**
  * What a failed attempt means for the rest of the request (docs/routing.md,
@@ -65,6 +66,5 @@ export function classify(error: GatewayError): Classification {
  * can pin it.
  */
 export function backoffMs(tries: number, retry: RetryConfig, random: () => number): number {
-  const ceiling = Math.min(retry.maxBackoffMs, retry.baseBackoffMs * 2 ** Math.max(0, tries - 1));
-  return Math.floor(random() * ceiling);
+  return backoffDelay(tries - 1, { baseMs: retry.baseBackoffMs, maxMs: retry.maxBackoffMs, jitter: "full", random });
 }

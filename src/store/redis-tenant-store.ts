@@ -34,6 +34,7 @@ import {
   WINDOW_MS,
 } from "./tenant-store.js";
 import type { UsageRecord } from "../usage/usage-record.js";
+import { backoffDelay } from "../core/backoff.js";
 
 /** A script with a fixed number of keys, called with string keys and arguments. */
 function script(source: string, keys: number) {
@@ -106,7 +107,7 @@ export function createStoreClient(options: RedisConnectionOptions): SluiceRedisC
     disableOfflineQueue: true,
     socket: {
       connectTimeout: Math.max(1_000, options.timeoutMs * 4),
-      reconnectStrategy: (retries: number) => Math.min(25 * 2 ** Math.min(retries, 10), MAX_RECONNECT_DELAY_MS),
+      reconnectStrategy: (retries: number) => backoffDelay(retries, { baseMs: 25, maxMs: MAX_RECONNECT_DELAY_MS }),
     },
   }) as unknown as SluiceRedisClient;
 }

@@ -3,6 +3,7 @@ import { request } from "undici";
 import type { AlertSettings } from "../config/config.js";
 import type { BudgetAlert } from "./budget-alerts.js";
 import { usdFromMicros } from "./quota-headers.js";
+import { backoffDelay } from "../core/backoff.js";
 
 /** First wait before a delivery is tried again; it doubles per attempt up to MAX_BACKOFF_MS. */
 export const FIRST_BACKOFF_MS = 1_000;
@@ -108,7 +109,7 @@ export function createAlertWebhook(settings: NonNullable<AlertSettings["webhook"
         } catch (error) {
           if (n === settings.maxAttempts || closed) break;
           onEvent({ type: "retrying", alert, attempt: n, cause: error instanceof Error ? error.message.slice(0, 200) : "unknown" });
-          await wait(Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** (n - 1)));
+          await wait(backoffDelay(n - 1, { baseMs: FIRST_BACKOFF_MS, maxMs: MAX_BACKOFF_MS }));
           if (closed) break;
         }
       }

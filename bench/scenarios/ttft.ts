@@ -1,0 +1,29 @@
+import { type Services, load, log, simReset, targetSpec, targets, withFloor } from "../services.js";
+import { round, summary } from "../stats.js";
+import type { TargetKind } from "../targets.js";
+
+// 1. TTFT overhead ---------------------------------------------------------
+export async function ttftScenario(s: Services) {
+  const { levels, streams, warmUp, warmUpEachLevel } = s.size.ttft;
+  const prompt = "#sim tokens=2";
+  const results: Record<string, Record<number, { p50: number; p99: number; n: number; errors: number }>> = {};
+  // This is the first scenario: without a warm-up it measured a gateway whose
+  // JIT had seen a handful of requests (a fresh gateway's first thousand
+  // streams cost about twice the CPU of later ones), not a gateway in service.
+  // The gRPC edge is also measured through connect-node's client, whose own
+  // CPU (it shares the two cores) is part of what its callers see.
+  const kinds: TargetKind[] = [...withFloor(targets(s)), "sluice-grpc-connect"];
+  for (const kind of kinds) await load({ scenario: "ttft", target: targetSpec(s, kind), ...warmUp, prompt });
+  for (const concurrency of levels) {
+    for (const kind of kinds) {
+      // Interleave targets per level so that machine noise hits all alike.
+      const perLane = Math.max(1, Math.ceil((concurrency === 1 ? streams / 4 : streams) / concurrency));
+      if (warmUpEachLevel) await load({ scenario: "ttft", target: targetSpec(s, kind), concurrency: Math.min(concurrency, 50), perLane: 2, prompt });
+      const r = await load<{ samples: number[]; errors: number }>({ scenario: "ttft", target: targetSpec(s, kind), concurrency, perLane, prompt });
+      (results[kind] ??= {})[concurrency] = { ...summary(r.samples), errors: r.errors };
+      log(`ttft c=${concurrency} ${kind}: p50 ${round(results[kind]![concurrency]!.p50)} ms p99 ${round(results[kind]![concurrency]!.p99)} ms (${r.samples.length} streams, ${r.errors} errors)`);
+    }
+    await simReset(s);
+  }
+  return { levels, results };
+}
