@@ -9,9 +9,6 @@ import type { ChatPipeline, DeltaStream, StreamContext } from "../pipeline/chat-
 import type { EmbedRequest, EmbedResult } from "../core/embed-request.js";
 import type { EmbedPipeline } from "../pipeline/embed-pipeline.js";
 import { CACHE_HEADER, CACHE_SIMILARITY_HEADER } from "../cache/response-cache.js";
-
-/** How the gateway fitted the conversation to the context window (`truncated=K`): a response header on every edge. */
-export const CONTEXT_HEADER = "sluice-context";
 import type { CachePolicy } from "../core/cache-policy.js";
 import type { Numbered, ResumableStreams } from "../resume/resumable-streams.js";
 import type { ModelInfo } from "../routing/route-table.js";
@@ -23,6 +20,9 @@ import { mayUse, type Principal } from "../tenancy/principal.js";
 import { quotaHeaders } from "../tenancy/quota-headers.js";
 import { allocationTags, type AllocationTags, droppedTagsHeader, NO_TAGS, TAGS_DROPPED_HEADER } from "../tenancy/tags.js";
 import type { Tenancy } from "../tenancy/tenancy.js";
+
+/** How the gateway fitted the conversation to the context window (`truncated=K`): a response header on every edge. */
+export const CONTEXT_HEADER = "sluice-context";
 
 /**
  * What one client call is, whatever wire it came on: the request's id,

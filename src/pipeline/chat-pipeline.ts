@@ -38,12 +38,12 @@ import { createSummaryCache, SUMMARY_MAX_TOKENS } from "../routing/summarize-tur
 import { type ChatMessage, messageText } from "../core/chat-request.js";
 import { createOutputGuard, type OutputCut, type OutputGuard, outputLimits } from "./output-guard.js";
 import type { StreamCut } from "./stream-cut.js";
+import { restoringSink } from "../compliance/restoring-sink.js";
+import type { ComplianceDecision } from "../compliance/compliance-decision.js";
 
 /** What the summarizer is told: keep what later turns may rely on, in few words. */
 const SUMMARY_INSTRUCTIONS =
   "Summarise the conversation below for the assistant that continues it. Keep facts, names, numbers, decisions, open questions and what each tool call returned; leave out pleasantries. Write plain prose, at most a few paragraphs.";
-import { restoringSink } from "../compliance/restoring-sink.js";
-import type { ComplianceDecision } from "../compliance/compliance-decision.js";
 
 /** Why the upstream of a cut answer was stopped (its attempt's outcome); the client sees finish `length`. */
 const ANSWER_CUT = new GatewayError("canceled", "the answer passed what its request reserved; the gateway ended it");

@@ -8,10 +8,10 @@ import type { Logger } from "../logging/logger.js";
 import type { LiveStatsSink } from "../stats/live-stats.js";
 import { createMetrics, type GaugeSources, type Metrics } from "./metrics.js";
 import { createStreamTelemetry, type StreamTelemetryRequest } from "./stream-telemetry.js";
-
-export type { StreamTelemetryRequest };
 import { createTenancyMetrics } from "./tenancy-metrics.js";
 import { createTracing, type Tracing } from "./tracing.js";
+
+export type { StreamTelemetryRequest };
 
 /**
  * Sluice's telemetry: OpenTelemetry traces (exported over OTLP/HTTP when
