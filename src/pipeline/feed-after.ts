@@ -1,4 +1,4 @@
-import { type DeltaSink, type Feed } from "../core/delta-sink.js";
+import type { DeltaSink, Feed } from "../core/delta-sink.js";
 import { toGatewayError } from "../core/errors.js";
 
 /**

@@ -5,7 +5,7 @@ import type { KeySettings } from "../../config/config.js";
 import type { KeyAdmin, KeyInfo, KeyPatch } from "../../tenancy/key-admin.js";
 import type { CacheAdmin } from "../../cache/cache-admin.js";
 import {
-  AdminService,
+  type AdminService,
   AliasCacheStatsSchema,
   type Budget,
   CreateKeyResponseSchema,
