@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import type { LoadSpec } from "./load.js";
 import type { Sizes } from "./modes.js";
-import { round, summary } from "./stats.js";
+import { round, type summary } from "./stats.js";
 import type { TargetSpec } from "./targets.js";
 
 const KiB = 1024;

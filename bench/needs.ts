@@ -113,7 +113,7 @@ function conversation(turns: number, charsPerTurn: number): ChatRequest {
 /** (b) What a request's count costs: countedInputTokens against the byte bound and JSON.stringify of the same request, in turn, after a warm-up. */
 async function countCost(sizes: NeedsSizes) {
   const t0 = performance.now();
-  const count = await tokenCounter(); // the encoding, loaded on first use (nothing before has, in a fresh process)
+  await tokenCounter(); // the encoding, loaded on first use (nothing before has, in a fresh process)
   const loadMs = performance.now() - t0;
   // Sized to ~100k tokens: a first draft's rate, then corrections until within 0.2 % (each count also warms the encoder up).
   const turns = 20;

@@ -141,6 +141,7 @@ describe.each(PROVIDER_KINDS)("%s upstream", (kind: ProviderKind) => {
     }
   });
 
+  // biome-ignore lint/complexity/noUselessLoneBlockStatements: the block keeps the tool-use loop's tests under the comment that says why they run on Gemini too
   {
     // On Gemini too: it signs its function calls, a tool_use block has no field for that signature, and
     // the call layer keeps it aside under the tool_use id (call/replay-turns.ts) for the continuation.

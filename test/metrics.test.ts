@@ -1,7 +1,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { DataPointType, MetricReader } from "@opentelemetry/sdk-metrics";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chatClient, collect, transports, userRequest } from "./helpers/clients.js";
+import { chatClient, transports, userRequest } from "./helpers/clients.js";
 import { baseUrlFor, type Harness, startHarness } from "./helpers/harness.js";
 import { type Scrape, scrape } from "./helpers/prometheus.js";
 

@@ -77,8 +77,10 @@ async function post(path: string, body: unknown): Promise<{ status: number; text
   return { status: res.status, text: await res.text() };
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: a JSON body the assertions read by path
 async function upstreamBody(tag: string): Promise<Record<string, any>> {
   const record = await h.sim.records.waitFor((r) => r.tag === tag, 30_000);
+  // biome-ignore lint/suspicious/noExplicitAny: a JSON body the assertions read by path
   const body = record.body as Record<string, any>;
   const sent = JSON.stringify(body);
   for (const value of NEVER) expect(sent, `${tag}: ${value}`).not.toContain(value);
@@ -86,6 +88,7 @@ async function upstreamBody(tag: string): Promise<Record<string, any>> {
 }
 
 /** An OpenAI-wire upstream body: each field with its placeholder, exactly. */
+// biome-ignore lint/suspicious/noExplicitAny: a JSON body the assertions read by path
 function expectOpenAiBody(body: Record<string, any>, tag: string, withFormat = true) {
   expect(body.messages[0]).toEqual({ role: "system", content: `#sim tag=${tag}\nYou help <EMAIL_1>.` });
   expect(body.messages[1]).toEqual({ role: "user", content: SPLIT_SENT });

@@ -261,6 +261,7 @@ describe.each(["openai", "anthropic", "gemini"] as const)("%s request body for e
     const hostile = JSON.parse(`{"__proto__": {"polluted": true}}`) as Record<string, unknown>;
     const sent = body[kind]({ ...base, providerOptions: { [kind]: hostile } });
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    // biome-ignore lint/suspicious/noProto: the test is about a `__proto__` key surviving as data
     expect(JSON.parse(JSON.stringify(sent)).__proto__).toEqual({ polluted: true });
   });
 });

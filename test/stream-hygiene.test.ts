@@ -1,4 +1,4 @@
-import { once } from "node:events";
+
 import { request as http1Request } from "node:http";
 import { connect as h2connect, type ClientHttp2Session } from "node:http2";
 import { toBinary } from "@bufbuild/protobuf";

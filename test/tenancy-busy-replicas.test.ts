@@ -67,7 +67,7 @@ interface Sent {
   readonly ended: Promise<Code | "ok">;
 }
 
-let clients: ChatClient[] = [];
+const clients: ChatClient[] = [];
 const clientOf = (i: number) => (clients[i] ??= chatClient(createGrpcTransport({ baseUrl: gateways[i]!.url })));
 
 /** One gRPC stream that holds after its first token until `tag` is released; resolves once it is admitted or refused. */

@@ -1,4 +1,4 @@
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code, } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import OpenAI from "openai";
 import { ErrorInfoSchema, QuotaFailureSchema, RetryInfoSchema } from "../gen/google/rpc/error_details_pb.js";
@@ -75,6 +75,7 @@ async function chatCompletion(key: string, body: Record<string, unknown>, id = r
     headers: { "content-type": "application/json", ...bearer(key), "x-request-id": id },
     body: JSON.stringify({ messages: [{ role: "user", content: "hi" }], ...body }),
   });
+  // biome-ignore lint/suspicious/noExplicitAny: a JSON body the assertions read by path
   return { res, id, json: (await res.json()) as Record<string, any> };
 }
 

@@ -81,6 +81,7 @@ async function chatCompletion(key: string) {
     headers: { "content-type": "application/json", ...bearer(key), "x-request-id": id },
     body: JSON.stringify({ model: "sim", max_tokens: 5, messages: [{ role: "user", content: "hi" }] }),
   });
+  // biome-ignore lint/suspicious/noExplicitAny: a JSON body the assertions read by path
   return { res, id, json: (await res.json()) as Record<string, any> };
 }
 

@@ -125,7 +125,7 @@ export function createBatchOperations(options: BatchOperationsOptions): BatchOpe
         throw new GatewayError("rate_limited", `this key already has ${settings.maxBatchesPerKey} batches unfinished (batch.maxBatchesPerKey)`);
       }
       const file = await store.file(batch.inputFileId, owner);
-      if (!file || file.purpose !== "batch") throw notFound("batch input file", batch.inputFileId);
+      if (file?.purpose !== "batch") throw notFound("batch input file", batch.inputFileId);
       // Read back a chunk at a time and checked a page at a time, inside the transaction that stores the lines: a
       // 48,000-line file is never whole in memory and never holds the event loop.
       const created = await store.createBatchFromFile(

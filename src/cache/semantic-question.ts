@@ -11,7 +11,7 @@ import type { ChatRequest } from "../core/chat-request.js";
  */
 export function splitQuestion(request: ChatRequest): { readonly question: string; readonly context: ChatRequest } | undefined {
   const last = request.messages.at(-1);
-  if (!last || last.role !== "user" || last.content.length === 0 || last.content.some((part) => part.type !== "text")) return undefined;
+  if (last?.role !== "user" || last.content.length === 0 || last.content.some((part) => part.type !== "text")) return undefined;
   const question = last.content.map((part) => (part.type === "text" ? part.text : "")).join("\n");
   if (question.trim() === "") return undefined;
   return { question, context: { ...request, messages: [...request.messages.slice(0, -1), { ...last, content: [] }] } };

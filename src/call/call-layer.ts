@@ -11,7 +11,6 @@ import type { EmbedRequest, EmbedResult } from "../core/embed-request.js";
 import type { EmbedPipeline } from "../pipeline/embed-pipeline.js";
 import type { CallFacts, CallSummary } from "../core/call-summary.js";
 
-/** How the gateway fitted the conversation to the context window (`truncated=K`): a response header on every edge. */
 import type { CachePolicy } from "../core/cache-policy.js";
 import type { Numbered, ResumableStreams } from "../resume/resumable-streams.js";
 import type { ModelInfo } from "../routing/route-table.js";

@@ -1,9 +1,9 @@
 import { bounded, type Database } from "../db/database.js";
+import { parseCounts, parseTags } from "../store/redis-tenant-store.js";
+import type { UsageRecord } from "../usage/usage-record.js";
 
 /** Longest a batch may take in the database before it is cancelled there (and tried again later). */
 export const WRITE_TIMEOUT_MS = 30_000;
-import { parseCounts, parseTags } from "../store/redis-tenant-store.js";
-import type { UsageRecord } from "../usage/usage-record.js";
 
 /**
  * One ledger row as it travels to the database: a JSON object whose

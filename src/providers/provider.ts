@@ -5,6 +5,7 @@ import type { OptionalParam } from "../core/request-params.js";
 import type { ProviderConfig } from "../config/config.js";
 import type { AnthropicThinking } from "../config/schema.js";
 import type { SseEvent } from "../sse/decoder.js";
+import type { UpstreamRequest } from "../upstream/http-client.js";
 
 /** Where one request goes: the configured provider and its model id. */
 export interface UpstreamTarget {
@@ -15,8 +16,6 @@ export interface UpstreamTarget {
   /** The alias's promptCache: `auto` places cache breakpoints where the provider takes them (Anthropic). */
   readonly promptCache?: "auto";
 }
-
-import type { UpstreamRequest } from "../upstream/http-client.js";
 
 export type { UpstreamRequest };
 

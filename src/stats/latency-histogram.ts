@@ -15,7 +15,7 @@ export function bucketOf(ms: number): number {
 }
 
 /** A value representative of a bucket: its geometric middle (bucket 0: 0.5 ms). */
-function valueOf(bucket: number): number {
+function bucketValue(bucket: number): number {
   if (bucket === 0) return 0.5;
   return 2 ** ((bucket - 0.5) / PER_DOUBLING);
 }
@@ -51,7 +51,7 @@ export function latencyQuantile(histogram: LatencyHistogram, q: number): number 
   let seen = 0;
   for (let i = 0; i < LATENCY_BUCKETS; i++) {
     seen += histogram.counts[i]!;
-    if (seen >= rank) return Math.round(valueOf(i) * 10) / 10;
+    if (seen >= rank) return Math.round(bucketValue(i) * 10) / 10;
   }
-  return Math.round(valueOf(LATENCY_BUCKETS - 1) * 10) / 10;
+  return Math.round(bucketValue(LATENCY_BUCKETS - 1) * 10) / 10;
 }

@@ -1,17 +1,16 @@
-import type { Context } from "@opentelemetry/api";
+
 import type { MetricReader } from "@opentelemetry/sdk-metrics";
 import type { SpanExporter } from "@opentelemetry/sdk-trace";
 import type { TelemetryConfig } from "../config/config.js";
-import type { ChatRequest } from "../core/chat-request.js";
 import type { StreamObserver, TenancyObserver } from "../flow/observer.js";
 import type { Logger } from "../logging/logger.js";
 import type { LiveStatsSink } from "../stats/live-stats.js";
 import { createMetrics, type GaugeSources, type Metrics } from "./metrics.js";
 import { createStreamTelemetry, type StreamTelemetryRequest } from "./stream-telemetry.js";
-
-export type { StreamTelemetryRequest };
 import { createTenancyMetrics } from "./tenancy-metrics.js";
 import { createTracing, type Tracing } from "./tracing.js";
+
+export type { StreamTelemetryRequest };
 
 /**
  * Sluice's telemetry: OpenTelemetry traces (exported over OTLP/HTTP when

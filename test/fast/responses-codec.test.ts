@@ -715,6 +715,6 @@ type SdkWireResponse = Omit<SdkResponse, "output_text" | "usage" | "tools" | "to
 };
 
 // Compile-time only: the response object is one the SDK's own type describes (`tools` and `tool_choice` repeat the caller's own declarations).
-export type ResponseObjectIsSdkResponse = Writable<ResponseObject> extends SdkWireResponse ? true : never;
+type ResponseObjectIsSdkResponse = Writable<ResponseObject> extends SdkWireResponse ? true : never;
 const _responseObjectFits: ResponseObjectIsSdkResponse = true;
 void _responseObjectFits;

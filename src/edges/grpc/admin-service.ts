@@ -5,7 +5,7 @@ import type { KeySettings } from "../../config/config.js";
 import type { KeyAdmin, KeyInfo, KeyPatch } from "../../tenancy/key-admin.js";
 import type { CacheAdmin } from "../../cache/cache-admin.js";
 import {
-  AdminService,
+  type AdminService,
   AliasCacheStatsSchema,
   type Budget,
   CreateKeyResponseSchema,
@@ -33,14 +33,14 @@ import { NO_AUDIT, type AuditTrail } from "../../audit/audit-trail.js";
 import { AuthError } from "../../tenancy/authenticate.js";
 import type { TenancyObserver } from "../../flow/observer.js";
 import { EXCHANGE } from "./rpc-handler.js";
+import { budgetOf, budgetToProto, limitsOf, limitsToProto, maskedFields, PERIODS, periodKind } from "./admin-wire.js";
+import { toConnectError } from "./connect-errors.js";
+import { withCheckedText } from "./request-text.js";
 
 const remoteOf = (ctx: HandlerContext) => {
   const remote = ctx.values.get(EXCHANGE)?.remote;
   return remote ? { remote } : {};
 };
-import { budgetOf, budgetToProto, limitsOf, limitsToProto, maskedFields, PERIODS, periodKind } from "./admin-wire.js";
-import { toConnectError } from "./connect-errors.js";
-import { withCheckedText } from "./request-text.js";
 
 /** Wire values to settings; bounds are checked by the key admin, as for configured keys. */
 function settingsOf(name: string, team: string, models: readonly string[], limits: ProtoKeyLimits | undefined, budget: Budget | undefined): KeySettings {

@@ -15,7 +15,7 @@ import type { CachePolicy } from "../../core/cache-policy.js";
 import {
   CachePolicy as ProtoCachePolicy,
   CancelStreamResponseSchema,
-  ChatService,
+  type ChatService,
   ListModelsResponseSchema,
   ModelCapabilitiesSchema,
   ModelSchema,

@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import type { HealthState } from "../../health/health-state.js";
 import {
-  Health,
+  type Health,
   type HealthCheckResponse,
   HealthCheckResponse_ServingStatus as ServingStatus,
   HealthCheckResponseSchema,

@@ -44,7 +44,7 @@ export function fakePipeline(options: { hold?: boolean; refuse?: GatewayError } 
       const deltas = this.stream(request, ctx);
       return pushFrom(deltas, sink, deltas.buffered);
     },
-    stream(request, ctx) {
+    stream(_request, ctx) {
       contexts.push(ctx);
       const index = count++;
       closedPromises[index] = new Promise((resolve) => (closers[index] = resolve));
