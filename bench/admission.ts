@@ -1,7 +1,6 @@
 // Admission latency: the store's admit script round trip against a real Redis, without a gateway around it.
 // Usage: node dist/bench/admission.js [redis-url] [n]
 // It measures whichever Redis client createStoreClient builds, so running the build of two commits side by side is the A/B (issue 45 §5).
-import { once } from "node:events";
 import { randomUUID } from "node:crypto";
 import { createRedisTenantStore, createStoreClient } from "../src/store/redis-tenant-store.js";
 import { subjectOf, type AdmitRequest, type ParentLevel } from "../src/store/tenant-store.js";
@@ -15,9 +14,7 @@ const BUDGET = { usdMicros: 1_000_000_000_000, period: "month" as const };
 /** The two clients differ in how they connect and close; the bench only needs these. */
 interface AnyClient {
   on(event: "error", listener: (error: unknown) => void): unknown;
-  connect?(): Promise<unknown>;
-  isOpen?: boolean;
-  status?: string;
+  connect(): Promise<unknown>;
   destroy?(): void;
   disconnect?(): void;
 }
@@ -25,8 +22,7 @@ interface AnyClient {
 const made = createStoreClient({ url, timeoutMs: 5_000 });
 const client = made as unknown as AnyClient;
 client.on("error", () => undefined);
-if (client.isOpen === false) await client.connect!();
-else if (client.status !== "ready") await once(client as unknown as NodeJS.EventEmitter, "ready");
+await client.connect(); // neither client connects before it is asked to
 
 /** A fresh prefix per scenario: windows and leases left by the one before would slow the script down. Keys are under sluice-bench:admission: (delete them with redis-cli --scan). */
 const freshStore = () => createRedisTenantStore({ client: made, prefix: `sluice-bench:admission:${randomUUID().slice(0, 8)}:`, streamLeaseMs: 60_000, usageStreamMaxLen: 1_000 });
