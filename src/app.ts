@@ -24,7 +24,7 @@ import { type CallLayer, createCallLayer } from "./call/call-layer.js";
 import { createHealthState } from "./health/health-state.js";
 import { createRoutes } from "./routes.js";
 import { type BatchRunner, createBatchRunner } from "./batch/batch-runner.js";
-import { createQueueClient } from "./batch/queue-client.js";
+import { createQueueClient } from "./store/redis-connection.js";
 import { createQueuedBatchRunner } from "./batch/queued-runner.js";
 import { createEvaluations, type Evaluations, type EvaluationsOptions } from "./evaluation/evaluations.js";
 import { byEndpoint, createReplayLineExecutor } from "./evaluation/replay-lines.js";

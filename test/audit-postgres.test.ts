@@ -56,7 +56,7 @@ async function sharedRedis() {
   const prefix = testPrefix("audit");
   const client = await storeClient();
   cleanups.push(() => dropPrefix(prefix));
-  cleanups.push(async () => client.destroy());
+  cleanups.push(async () => client.disconnect());
   return { client, prefix };
 }
 
@@ -159,7 +159,7 @@ describe("the audit log on a PostgreSQL server", () => {
     const { db } = await freshDatabase();
     const prefix = testPrefix("audit-away");
     const client = await storeClient();
-    client.destroy();
+    client.disconnect();
     const log = replica("replica-a", db, { client, prefix });
     const ids = recordAlternately([log], 15);
     await log.flush();

@@ -222,12 +222,12 @@ describe("the fail-open store on a busy replica (real Redis)", () => {
     client = await storeClient();
   });
   afterAll(async () => {
-    client.destroy();
+    client.disconnect();
     await dropPrefix(prefix);
   });
 
   it("takes an answer that arrived while the event loop was blocked past the deadline: no timeout, no fallback", async () => {
-    const { store, types } = wrap(createRedisTenantStore({ client, prefix, streamLeaseMs: 60_000, usageStreamMaxLen: 1_000 }), { timeoutMs: 50, connected: () => client.isReady });
+    const { store, types } = wrap(createRedisTenantStore({ client, prefix, streamLeaseMs: 60_000, usageStreamMaxLen: 1_000 }), { timeoutMs: 50, connected: () => client.status === "ready" });
     const req = request();
     const pending = store.admit(req);
     // node-redis writes the command in the check phase: let it go out.

@@ -173,7 +173,7 @@ describe("the spend ledger with Redis", () => {
       const claimedBefore = b.sluice.ledger!.stats().claimed;
       const orphaned = [...(await serve(a, events, 5, "zeus"))];
       void died.drainNow();
-      await until(async () => (await redis.xPending(`${prefix}usage`, "sluice-ledger")).pending === orphaned.length);
+      await until(async () => (await redis.xpending(`${prefix}usage`, "sluice-ledger"))[0] === orphaned.length);
       await died.close(0);
       // Nobody else may have them until they have been idle for claimIdleMs; then a live replica takes them over.
       await until(async () => {
@@ -181,8 +181,8 @@ describe("the spend ledger with Redis", () => {
         return (await rowsOf(orphaned.map((r) => r.requestId))).length === orphaned.length;
       });
       expect(b.sluice.ledger!.stats().claimed - claimedBefore).toBe(orphaned.length);
-      expect((await redis.xPending(`${prefix}usage`, "sluice-ledger")).pending).toBe(0);
-      redis.destroy();
+      expect((await redis.xpending(`${prefix}usage`, "sluice-ledger"))[0]).toBe(0);
+      redis.disconnect();
       await pg.close();
 
       // In all: one row per call served, to the record and to the micro-dollar.

@@ -92,7 +92,7 @@ describe("the exact cache on Redis", () => {
       expect(await store.purgeProducedBy("req_two")).toBe(0);
     } finally {
       redis.destroy();
-      client.destroy();
+      client.disconnect();
     }
   });
 
@@ -173,7 +173,7 @@ describe("the exact cache's bounds in Redis", () => {
         redis.destroy();
       }
     } finally {
-      for (const client of clients) client.destroy();
+      for (const client of clients) client.disconnect();
     }
   });
 
@@ -193,7 +193,7 @@ describe("the exact cache's bounds in Redis", () => {
       expect(await redis.zCard(`${prefix}cache-lru`)).toBe(0);
     } finally {
       redis.destroy();
-      client.destroy();
+      client.disconnect();
     }
   });
 
@@ -226,7 +226,7 @@ describe("the exact cache's bounds in Redis", () => {
       expect((await cache.lookup(request("wide"), route, undefined, "default", call)).result).toBe("miss");
       expect((await cache.lookup(request("escaped"), route, undefined, "default", call)).result).toBe("miss");
     } finally {
-      client.destroy();
+      client.disconnect();
     }
   });
 });

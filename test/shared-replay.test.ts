@@ -17,7 +17,7 @@ const entry: ReplayEntry = {
 const prefixes: string[] = [];
 const clients: SluiceRedisClient[] = [];
 afterEach(() => {
-  for (const client of clients.splice(0)) client.destroy();
+  for (const client of clients.splice(0)) client.disconnect();
 });
 afterAll(async () => {
   for (const prefix of prefixes) await dropPrefix(prefix);

@@ -11,7 +11,7 @@ import { dropPrefix, startOwnRedis, storeClient, testPrefix } from "./helpers/re
 const prefix = testPrefix("stream-log");
 const clients: Array<Awaited<ReturnType<typeof storeClient>>> = [];
 afterAll(async () => {
-  for (const client of clients) client.destroy();
+  for (const client of clients) client.disconnect();
   await dropPrefix(prefix);
 });
 

@@ -26,7 +26,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   for (const p of prefixes) await dropPrefix(p);
-  redis.destroy();
+  redis.disconnect();
 });
 
 const LEASE_MS = 60_000;
@@ -500,13 +500,13 @@ describe("the Redis store's lease index", () => {
     const rollup = `${prefix}use:{dead}:m2026-05`;
     for (const look of ["admission", "heartbeat"] as const) {
       await admitOk(store, admission("dead", { concurrentStreams: 1 }, { budget, reserveMicros: 800 }));
-      expect(Number(await redis.hGet(rollup, "reserved"))).toBe(800);
+      expect(Number(await redis.hget(rollup, "reserved"))).toBe(800);
       clock.advance(LEASE_MS + 1);
       // What Redis does to the key's lease keys lease + 1 s after its last admission (PEXPIRE), on its own clock.
       await redis.del([`${prefix}fly:{dead}`, `${prefix}flya:{dead}`]);
       if (look === "admission") await admitOk(store, admission("someone-else", {}));
       else await store.heartbeat([]);
-      expect(Number(await redis.hGet(rollup, "reserved")), look).toBe(0);
+      expect(Number(await redis.hget(rollup, "reserved")), look).toBe(0);
     }
   });
 });
@@ -526,7 +526,7 @@ describe("the fail-open store's headroom", () => {
         replicas: 2,
         bufferMax: 10,
         timeoutMs: 1_000,
-        connected: () => claimConnected || client.isReady,
+        connected: () => claimConnected || client.status === "ready",
         onEvent: () => undefined,
       });
       await admitOk(store, admission("k", limits));
@@ -541,7 +541,7 @@ describe("the fail-open store's headroom", () => {
       claimConnected = true;
       expect(await store.headroom("k", limits)).toEqual({});
     } finally {
-      client.destroy();
+      client.disconnect();
       await own.kill();
     }
   });

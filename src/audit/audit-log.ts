@@ -1,7 +1,7 @@
 import type { Meter } from "@opentelemetry/api";
 import type { Database } from "../db/database.js";
 import type { Logger } from "../logging/logger.js";
-import type { SluiceRedisClient } from "../store/redis-tenant-store.js";
+import type { SluiceRedisClient } from "../store/redis-connection.js";
 import { within } from "../store/within.js";
 import { type AuditEvent, type AuditInput, buildAuditEvent, parseAuditEvent } from "./audit-event.js";
 import { type AuditFilter, type AuditPage, type AuditPageRequest, listAudit } from "./audit-list.js";
@@ -146,7 +146,7 @@ export function createAuditLog(options: AuditLogOptions): AuditLog {
   const addToStream = (client: SluiceRedisClient, stream: string, event: AuditEvent) => {
     const added = (async () => {
       try {
-        await within(client.xAdd(stream, "*", { e: JSON.stringify(event) }, { TRIM: { strategy: "MAXLEN", strategyModifier: "~", threshold: settings.maxBuffered } }), settings.timeoutMs, "audit add");
+        await within(client.xadd(stream, "MAXLEN", "~", settings.maxBuffered, "*", "e", JSON.stringify(event)), settings.timeoutMs, "audit add");
         hold.add(event);
       } catch {
         // Redis away or slow: this event waits here instead. Should the add land after all, its id keeps it one row.

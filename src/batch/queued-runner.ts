@@ -7,7 +7,7 @@ import { type BatchStore, type StoredBatch, UNFINISHED } from "./batch-store.js"
 import { createLineWriter } from "./line-writer.js";
 import { backoffDelay } from "../core/backoff.js";
 
-/** A Redis client BullMQ accepts (queue-client.ts: ioredis, connecting and reconnecting on its own); the runner ends it. */
+/** A Redis client BullMQ accepts (store/redis-connection.ts: ioredis, connecting and reconnecting on its own); the runner ends it. */
 export interface QueueClient {
   quit(): Promise<unknown>;
   /** Drops the connection at once (a close that could not quit in time: Redis is away). */

@@ -1,6 +1,3 @@
-import { createHash } from "node:crypto";
-import type { SluiceRedisClient } from "../store/redis-tenant-store.js";
-
 /**
  * The Lua scripts that keep the exact cache in Redis within its bounds.
  * Each runs atomically, so an entry, its place in the least-recently-used
@@ -122,16 +119,3 @@ local n = 0
 for i = 4, #KEYS do n = n + evict(KEYS[i]) end
 return n
 `;
-
-/** Runs a script by its SHA-1 (EVALSHA), loading it once when Redis does not know it (a new Redis, or SCRIPT FLUSH). */
-export function cacheScript(source: string): (client: SluiceRedisClient, keys: string[], args: string[]) => Promise<unknown> {
-  const sha = createHash("sha1").update(source).digest("hex");
-  return async (client, keys, args) => {
-    try {
-      return await client.evalSha(sha, { keys, arguments: args });
-    } catch (error) {
-      if (!(error instanceof Error) || !error.message.startsWith("NOSCRIPT")) throw error;
-      return client.eval(source, { keys, arguments: args });
-    }
-  };
-}

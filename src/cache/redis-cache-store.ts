@@ -1,7 +1,8 @@
-import type { SluiceRedisClient } from "../store/redis-tenant-store.js";
+import type { SluiceRedisClient } from "../store/redis-connection.js";
+import { redisScript } from "../store/redis-script.js";
 import { within } from "../store/within.js";
 import type { CacheBounds, CacheStore } from "./cache-store.js";
-import { CACHE_EVICT_SCRIPT, CACHE_GET_SCRIPT, CACHE_SET_SCRIPT, cacheScript } from "./redis-cache-scripts.js";
+import { CACHE_EVICT_SCRIPT, CACHE_GET_SCRIPT, CACHE_SET_SCRIPT } from "./redis-cache-scripts.js";
 
 /** Keys examined per SCAN step of a purge or a count: each step is one short Redis call. */
 const SCAN_COUNT = 500;
@@ -13,9 +14,9 @@ const SCAN_COUNT = 500;
  */
 export const MAX_EVICTIONS_PER_WRITE = 256;
 
-const setScript = cacheScript(CACHE_SET_SCRIPT);
-const getScript = cacheScript(CACHE_GET_SCRIPT);
-const evictScript = cacheScript(CACHE_EVICT_SCRIPT);
+const setScript = redisScript(CACHE_SET_SCRIPT);
+const getScript = redisScript(CACHE_GET_SCRIPT);
+const evictScript = redisScript(CACHE_EVICT_SCRIPT);
 
 /**
  * Exact-cache entries in the shared Redis, so that every replica answers
@@ -39,9 +40,9 @@ export function createRedisCacheStore(options: CacheBounds & { readonly client: 
   async function scan(match: string, each: (keys: string[]) => Promise<void>): Promise<void> {
     let cursor = "0";
     do {
-      const reply = await within(client.scan(cursor, { MATCH: match, COUNT: SCAN_COUNT }), timeoutMs, "cache scan");
-      cursor = String(reply.cursor);
-      if (reply.keys.length > 0) await each(reply.keys);
+      const [next, keys] = await within(client.scan(cursor, "MATCH", match, "COUNT", SCAN_COUNT), timeoutMs, "cache scan");
+      cursor = next;
+      if (keys.length > 0) await each(keys);
     } while (cursor !== "0");
   }
   const evict = async (keys: string[]) => Number(await within(evictScript(client, [...indexKeys, ...keys], [groupOrders]), timeoutMs, "cache purge"));

@@ -1,4 +1,5 @@
-import type { SluiceRedisClient } from "../store/redis-tenant-store.js";
+import type { SluiceRedisClient } from "../store/redis-connection.js";
+import { firstStreamOf, messagesOf, type RawStreamEntry } from "../store/redis-replies.js";
 import { within } from "../store/within.js";
 import { type BatchResult, causeOf, MAX_BACKOFF_MS, settleWithin, type WriterEvent } from "./batch-writer.js";
 import { createIsolatingWriter, type Isolation, type IsolatedResult } from "./isolate.js";
@@ -76,16 +77,11 @@ export function createGroupDrain(options: GroupDrainOptions): GroupDrain {
     if (groupReady) return;
     try {
       // From the start of the stream: entries added before any replica drained are written too.
-      await redis(client.xGroupCreate(stream, group, "0", { MKSTREAM: true }), "group");
+      await redis(client.xgroup("CREATE", stream, group, "0", "MKSTREAM"), "group");
     } catch (error) {
       if (!(error instanceof Error && error.message.includes("BUSYGROUP"))) throw error;
     }
     groupReady = true;
-  };
-
-  const entriesOf = (reply: unknown): StreamEntry[] => {
-    const streams = reply as Array<{ messages: Array<StreamEntry | null> }> | null;
-    return (streams?.[0]?.messages ?? []).filter((m): m is StreamEntry => m !== null);
   };
 
   const writeBatch: (entries: readonly StreamEntry[]) => Promise<IsolatedResult<StreamEntry>> = createIsolatingWriter(options.write, options.isolation);
@@ -101,7 +97,7 @@ export function createGroupDrain(options: GroupDrainOptions): GroupDrain {
     const result = await writeBatch(entries);
     const kept = new Set(result.kept.map((e) => e.id));
     const done = entries.filter((e) => !kept.has(e.id)).map((e) => e.id);
-    if (done.length > 0) await redis(client.xAck(stream, group, done), "ack");
+    if (done.length > 0) await redis(client.xack(stream, group, ...done), "ack");
     options.onEvent({ type: "written", written: result.written, duplicates: result.duplicates });
     if (result.deadLettered.length > 0) options.onEvent({ type: "dead_lettered", letters: result.deadLettered.map((l) => ({ id: l.id, code: l.code })) });
     if (result.kept.length > 0) options.onEvent({ type: "refused", count: result.kept.length });
@@ -114,24 +110,26 @@ export function createGroupDrain(options: GroupDrainOptions): GroupDrain {
    */
   const step = async (): Promise<{ readonly done: number; readonly more: boolean }> => {
     await ensureGroup();
-    const own = entriesOf(await redis(client.xReadGroup(group, consumer, { key: stream, id: "0" }, { COUNT: options.batchSize }), "pending"));
+    const own = firstStreamOf(await redis(client.xreadgroup("GROUP", group, consumer, "COUNT", options.batchSize, "STREAMS", stream, "0"), "pending"));
     if (own.length > 0) {
       const { done, kept } = await write(own);
       return { done, more: kept === 0 };
     }
-    const claimed = await redis(client.xAutoClaim(stream, group, consumer, options.claimIdleMs, claimCursor, { COUNT: options.batchSize }), "claim");
-    claimCursor = String(claimed.nextId);
-    const taken = claimed.messages.filter((m): m is StreamEntry => m !== null);
-    if (claimed.deletedMessages.length > 0) {
-      lost += claimed.deletedMessages.length;
-      options.onEvent({ type: "dropped", count: claimed.deletedMessages.length, total: lost });
+    // Redis 7: [next cursor, entries (nil for one deleted meanwhile), ids of the deleted].
+    const [nextId, entries, deleted] = (await redis(client.xautoclaim(stream, group, consumer, options.claimIdleMs, claimCursor, "COUNT", options.batchSize), "claim")) as [string, Array<RawStreamEntry | null>, string[] | undefined];
+    claimCursor = String(nextId);
+    const taken = messagesOf(entries);
+    const deletedCount = deleted?.length ?? 0;
+    if (deletedCount > 0) {
+      lost += deletedCount;
+      options.onEvent({ type: "dropped", count: deletedCount, total: lost });
     }
     if (taken.length > 0) {
       options.onEvent({ type: "claimed", count: taken.length });
       const { done, kept } = await write(taken);
       return { done, more: kept === 0 };
     }
-    const fresh = entriesOf(await redis(client.xReadGroup(group, consumer, { key: stream, id: ">" }, { COUNT: options.batchSize }), "read"));
+    const fresh = firstStreamOf(await redis(client.xreadgroup("GROUP", group, consumer, "COUNT", options.batchSize, "STREAMS", stream, ">"), "read"));
     const { done, kept } = await write(fresh);
     return { done, more: kept === 0 && fresh.length >= options.batchSize };
   };

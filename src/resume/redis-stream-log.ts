@@ -1,4 +1,5 @@
-import type { SluiceRedisClient } from "../store/redis-tenant-store.js";
+import type { SluiceRedisClient } from "../store/redis-connection.js";
+import { firstStreamOf, messagesOf, type RawStreamEntry } from "../store/redis-replies.js";
 import { type ControlOp, decodeBatch, isTerminal, type LogEntry, notFound, type StreamLog, type StreamMeta } from "./stream-log.js";
 
 function parseControl(message: string): { id: string; op: ControlOp } | undefined {
@@ -27,11 +28,6 @@ export interface RedisStreamLogOptions {
 /** Entries fetched per round trip while replaying. */
 const PAGE = 512;
 
-interface StreamReply {
-  readonly id: string;
-  readonly message: Record<string, string>;
-}
-
 /**
  * One Redis Stream entry holds a batch of consecutive messages (field `r`,
  * a JSON array); its id is `0-(last sequence + 1)`, so ids rise with the
@@ -58,42 +54,43 @@ export function createRedisStreamLog(options: RedisStreamLogOptions): StreamLog 
   const blockMs = Math.max(50, Math.min(5_000, Math.floor(retentionMs / 2)));
 
   const listeners = new Set<(id: string, op: ControlOp) => void>();
+  // A connection in subscriber mode runs no other command: the channel has one of its own.
   const subscriber = client.duplicate();
   subscriber.on("error", (error: unknown) => options.onError?.(error));
+  subscriber.on("message", (from: string, message: string) => {
+    if (from !== channel) return;
+    // Anyone with access to Redis can publish here: a malformed message is ignored, never thrown inside the client.
+    const control = parseControl(message);
+    if (control) for (const listener of listeners) listener(control.id, control.op);
+  });
   const subscribed = subscriber
     .connect()
-    .then(() =>
-      subscriber.subscribe(channel, (message: string) => {
-        // Anyone with access to Redis can publish here: a malformed message is ignored, never thrown inside node-redis.
-        const control = parseControl(message);
-        if (control) for (const listener of listeners) listener(control.id, control.op);
-      }),
-    )
+    .then(() => subscriber.subscribe(channel))
     .then(() => {
       options.onSubscribed?.();
-      // node-redis subscribes again by itself after a reconnection.
-      subscriber.on("ready", () => options.onSubscribed?.());
+      // ioredis subscribes again by itself after a reconnection, but reports ready before Redis confirms: asking again (harmless) waits for that.
+      subscriber.on("ready", () => void subscriber.subscribe(channel).then(() => options.onSubscribed?.(), (error: unknown) => options.onError?.(error)));
     })
     .catch((error: unknown) => options.onError?.(error));
 
-  const expire = (id: string) => Promise.all([client.pExpire(logKey(id), retentionMs), client.pExpire(metaKey(id), retentionMs)]);
+  const expire = (id: string) => Promise.all([client.pexpire(logKey(id), retentionMs), client.pexpire(metaKey(id), retentionMs)]);
 
   /** Waits for entries after `last` on a connection of its own; aborting destroys it, which ends the wait. */
   async function* live(id: string, last: string, signal: AbortSignal): AsyncGenerator<LogEntry, void, undefined> {
     const reader = client.duplicate();
     reader.on("error", () => undefined);
-    const onAbort = () => reader.destroy();
+    const onAbort = () => reader.disconnect();
     signal.addEventListener("abort", onAbort, { once: true });
     try {
       await reader.connect();
       for (;;) {
         signal.throwIfAborted();
-        const reply = (await reader.xRead({ key: logKey(id), id: last }, { BLOCK: blockMs, COUNT: PAGE })) as { messages: StreamReply[] }[] | null;
-        if (reply === null || reply.length === 0) {
+        const messages = firstStreamOf(await reader.xread("COUNT", PAGE, "BLOCK", blockMs, "STREAMS", logKey(id), last));
+        if (messages.length === 0) {
           if ((await client.exists(metaKey(id))) === 0) throw notFound(id);
           continue;
         }
-        for (const message of reply[0]!.messages) {
+        for (const message of messages) {
           last = message.id;
           for (const entry of decodeBatch(message.message.r ?? "[]")) {
             yield entry;
@@ -106,19 +103,19 @@ export function createRedisStreamLog(options: RedisStreamLogOptions): StreamLog 
       throw error;
     } finally {
       signal.removeEventListener("abort", onAbort);
-      if (reader.isOpen) reader.destroy();
+      reader.disconnect();
     }
   }
 
   return {
     async open(id, meta) {
       refreshed.set(id, Date.now());
-      await client.set(metaKey(id), JSON.stringify(meta), { PX: retentionMs });
+      await client.set(metaKey(id), JSON.stringify(meta), "PX", retentionMs);
     },
     append(id, entries, encoded) {
       const lastEntry = entries.at(-1);
       if (!lastEntry) return Promise.resolve();
-      const added = client.xAdd(logKey(id), entryId(lastEntry.sequence), { r: encoded }, { TRIM: { strategy: "MAXLEN", threshold: options.maxEntries } });
+      const added = client.xadd(logKey(id), "MAXLEN", options.maxEntries, entryId(lastEntry.sequence), "r", encoded);
       const terminal = isTerminal(lastEntry.record);
       const at = refreshed.get(id);
       if (terminal || at === undefined || Date.now() - at > retentionMs / 4) {
@@ -135,7 +132,7 @@ export function createRedisStreamLog(options: RedisStreamLogOptions): StreamLog 
     async *read(id, signal) {
       let last = "0-0";
       for (;;) {
-        const page = (await client.xRange(logKey(id), last === "0-0" ? "-" : `(${last}`, "+", { COUNT: PAGE })) as StreamReply[];
+        const page = messagesOf((await client.xrange(logKey(id), last === "0-0" ? "-" : `(${last}`, "+", "COUNT", PAGE)) as RawStreamEntry[]);
         for (const message of page) {
           last = message.id;
           for (const entry of decodeBatch(message.message.r ?? "[]")) {
@@ -158,7 +155,7 @@ export function createRedisStreamLog(options: RedisStreamLogOptions): StreamLog 
     async close() {
       listeners.clear();
       // Not awaiting the subscription: while Redis is away its connect never settles, and close must not wait for Redis.
-      if (subscriber.isOpen) subscriber.destroy();
+      subscriber.disconnect();
       void subscribed;
     },
   };

@@ -47,7 +47,7 @@ export interface FailOpenStoreOptions {
   readonly timeoutMs: number;
   /** Redis counts as down after this many `timeoutMs` of silence while calls wait. Default 3. */
   readonly downAfterTimeouts?: number;
-  /** Whether the connection is up now (node-redis isReady): when not, nobody waits for a timeout. */
+  /** Whether the connection is up now (its status is `ready`): when not, nobody waits for a timeout. */
   readonly connected: () => boolean;
   readonly onEvent: (event: StoreEvent) => void;
 }
@@ -55,7 +55,7 @@ export interface FailOpenStoreOptions {
 export interface FailOpenStore extends TenantStore {
   /** Settlements and releases waiting for Redis. */
   readonly buffered: number;
-  /** The connection is back (node-redis `ready`): use Redis again at once, and flush. */
+  /** The connection is back (its `ready` event): use Redis again at once, and flush. */
   reconnected(): void;
   /** Sends the buffer to Redis now (single flight); resolves when it is empty or Redis failed again. */
   flush(): Promise<void>;
@@ -232,7 +232,7 @@ export function createFailOpenStore(options: FailOpenStoreOptions): FailOpenStor
   const drain = async (): Promise<void> => {
     while (buffer.length > 0 && options.connected()) {
       const batch = buffer.slice(0, FLUSH_BATCH);
-      // Sent together: node-redis pipelines them on its one connection.
+      // Sent together: they go out back to back on the one connection, without waiting for each answer.
       const results = await Promise.allSettled(batch.map((p) => send(p)));
       const rejected = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
       if (rejected) {

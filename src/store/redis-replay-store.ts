@@ -1,5 +1,5 @@
 import type { ReasoningPart } from "../core/chat-request.js";
-import type { SluiceRedisClient } from "./redis-tenant-store.js";
+import type { SluiceRedisClient } from "./redis-connection.js";
 import { MAX_REPLAY_KEY_CHARS, type ReplayEntry, type ReplayStore } from "./replay-store.js";
 import { within } from "./within.js";
 
@@ -65,17 +65,17 @@ export function createRedisReplayStore(options: RedisReplayStoreOptions): Replay
     async put(ids, entry) {
       const keys = ids.filter((id) => id !== "" && id.length <= MAX_REPLAY_KEY_CHARS);
       await local.put(keys, entry);
-      if (keys.length === 0 || !client.isReady) return;
+      if (keys.length === 0 || client.status !== "ready") return;
       const json = JSON.stringify(entry);
       if (Buffer.byteLength(json) > options.maxEntryBytes) return;
       const multi = client.multi();
-      for (const id of keys) multi.set(keyOf(id), json, { PX: options.ttlMs });
+      for (const id of keys) multi.set(keyOf(id), json, "PX", options.ttlMs);
       await within(multi.exec(), options.timeoutMs, "replay put");
     },
     async get(id) {
       if (id === "" || id.length > MAX_REPLAY_KEY_CHARS) return undefined;
       const mine = await local.get(id);
-      if (mine || !client.isReady) return mine;
+      if (mine || client.status !== "ready") return mine;
       const text = await within(client.get(keyOf(id)), options.timeoutMs, "replay get").catch(() => null);
       return typeof text === "string" ? parseEntry(text) : undefined;
     },

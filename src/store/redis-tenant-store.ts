@@ -1,6 +1,8 @@
-import { createClient, defineScript, type RedisClientType } from "redis";
 import type { KeySettings } from "../config/config.js";
 import { periodOf, ROLLUP_TTL_MS } from "../usage/periods.js";
+import type { SluiceRedisClient } from "./redis-connection.js";
+import { fieldsOf } from "./redis-replies.js";
+import { redisScript } from "./redis-script.js";
 import {
   ADMIT_SCRIPT,
   CREATE_KEY_SCRIPT,
@@ -34,83 +36,24 @@ import {
   WINDOW_MS,
 } from "./tenant-store.js";
 import type { UsageRecord } from "../usage/usage-record.js";
-import { backoffDelay } from "../core/backoff.js";
 
-/** A script with a fixed number of keys, called with string keys and arguments. */
-function script(source: string, keys: number) {
-  return defineScript({
-    SCRIPT: source,
-    NUMBER_OF_KEYS: keys,
-    parseCommand(parser, keyList: readonly string[], args: readonly string[]) {
-      for (const key of keyList) parser.pushKey(key);
-      for (const arg of args) parser.push(arg);
-    },
-    transformReply: (reply: unknown) => reply,
-  });
-}
-
-/**
- * A script whose number of keys varies per call (one set per tenancy
- * level). node-redis writes `numkeys` from NUMBER_OF_KEYS when it is set;
- * without it, parseCommand writes it, before the keys.
- */
-function variadic(source: string) {
-  return defineScript({
-    SCRIPT: source,
-    parseCommand(parser, keyList: readonly string[], args: readonly string[]) {
-      parser.push(String(keyList.length));
-      for (const key of keyList) parser.pushKey(key);
-      for (const arg of args) parser.push(arg);
-    },
-    transformReply: (reply: unknown) => reply,
-  });
-}
-
-/** node-redis sends EVALSHA and falls back to EVAL (loading the script) on NOSCRIPT. */
+/** Every script the store runs; each call passes its keys (admit, settle and release one set per tenancy level). */
 const SCRIPTS = {
-  sluiceAdmit: variadic(ADMIT_SCRIPT),
-  sluiceSettle: variadic(SETTLE_SCRIPT),
-  sluiceRelease: variadic(RELEASE_SCRIPT),
-  sluiceUsage: script(USAGE_SCRIPT, 2),
-  sluiceHeartbeat: script(HEARTBEAT_SCRIPT, 2),
-  sluiceHeadroom: script(HEADROOM_SCRIPT, 4),
-  sluiceCreateKey: script(CREATE_KEY_SCRIPT, 3),
-  sluiceRevokeKey: script(REVOKE_KEY_SCRIPT, 3),
-  sluiceUpdateKey: script(UPDATE_KEY_SCRIPT, 3),
-  sluicePutLevel: script(PUT_LEVEL_SCRIPT, 2),
-  sluiceDeleteLevel: script(DELETE_LEVEL_SCRIPT, 2),
+  admit: redisScript(ADMIT_SCRIPT),
+  settle: redisScript(SETTLE_SCRIPT),
+  release: redisScript(RELEASE_SCRIPT),
+  usage: redisScript(USAGE_SCRIPT),
+  heartbeat: redisScript(HEARTBEAT_SCRIPT),
+  headroom: redisScript(HEADROOM_SCRIPT),
+  createKey: redisScript(CREATE_KEY_SCRIPT),
+  revokeKey: redisScript(REVOKE_KEY_SCRIPT),
+  updateKey: redisScript(UPDATE_KEY_SCRIPT),
+  putLevel: redisScript(PUT_LEVEL_SCRIPT),
+  deleteLevel: redisScript(DELETE_LEVEL_SCRIPT),
 };
 
-export type SluiceRedisClient = RedisClientType<Record<string, never>, Record<string, never>, typeof SCRIPTS>;
-
-export interface RedisConnectionOptions {
-  readonly url: string;
-  /** Bounds connection set-up (a multiple of it); commands are bounded by the fail-open store. */
-  readonly timeoutMs: number;
-}
-
-/** Longest pause between reconnection attempts: a Redis that comes back is used within about this. */
-const MAX_RECONNECT_DELAY_MS = 500;
-
-/**
- * A node-redis client for the store. Commands fail at once while it is
- * disconnected (no offline queue: a stream must not wait for a reconnect);
- * it reconnects on its own, with backoff up to half a second. node-redis's
- * own command timeout only covers commands not yet written (a written one
- * cannot be withdrawn without breaking the reply order), so the fail-open
- * store bounds every command itself. The caller must listen for `error`.
- */
-export function createStoreClient(options: RedisConnectionOptions): SluiceRedisClient {
-  return createClient({
-    url: options.url,
-    scripts: SCRIPTS,
-    disableOfflineQueue: true,
-    socket: {
-      connectTimeout: Math.max(1_000, options.timeoutMs * 4),
-      reconnectStrategy: (retries: number) => backoffDelay(retries, { baseMs: 25, maxMs: MAX_RECONNECT_DELAY_MS }),
-    },
-  }) as unknown as SluiceRedisClient;
-}
+/** The store's connection is made in redis-connection.ts; exported here too, beside the store that needs it. */
+export { createStoreClient, type SluiceRedisClient } from "./redis-connection.js";
 
 export interface RedisTenantStoreOptions {
   readonly client: SluiceRedisClient;
@@ -298,7 +241,7 @@ export function createRedisTenantStore(options: RedisTenantStoreOptions): Tenant
   return {
     async admit(req): Promise<AdmitResult> {
       const levels = [{ subject: req.key, limits: req.limits, budget: req.budget }, ...(req.parents ?? []).map((p) => ({ subject: subjectOf(p), limits: p.limits, budget: p.budget }))];
-      const reply = (await client.sluiceAdmit(
+      const reply = (await SCRIPTS.admit(client, 
         [keyTable[0]!, keyTable[2]!, ...leaseIndex, ...levels.flatMap((l) => windowKeys(l.subject))],
         [
           clockArg(),
@@ -354,7 +297,7 @@ export function createRedisTenantStore(options: RedisTenantStoreOptions): Tenant
     async settle(s) {
       const r = s.record;
       const levels = [{ subject: s.key, reservedTokens: s.reservedTokens }, ...(s.parents ?? []).map((p) => ({ subject: subjectOf(p), reservedTokens: p.reservedTokens }))];
-      const result = await client.sluiceSettle(
+      const result = await SCRIPTS.settle(client, 
         [`${prefix}done:${s.admissionId}`, `${prefix}usage`, ...leaseIndex, ...levels.flatMap((l) => windowKeys(l.subject))],
         [
           clockArg(),
@@ -393,18 +336,18 @@ export function createRedisTenantStore(options: RedisTenantStoreOptions): Tenant
 
     async release(a: AdmissionRef) {
       const subjects = [a.key, ...(a.parents ?? []).map(subjectOf)];
-      await client.sluiceRelease([...leaseIndex, ...subjects.flatMap(windowKeys)], [a.admissionId, ...subjects.map(usePrefix)]);
+      await SCRIPTS.release(client, [...leaseIndex, ...subjects.flatMap(windowKeys)], [a.admissionId, ...subjects.map(usePrefix)]);
     },
 
     async heartbeat(ids) {
       // One script per batch: a replica's whole set of streams is renewed in a round trip or a few, never one per stream.
       for (let i = 0; i === 0 || i < ids.length; i += HEARTBEAT_BATCH) {
-        await client.sluiceHeartbeat(leaseIndex, [clockArg(), String(options.streamLeaseMs), String(HEARTBEAT_SWEEP), ...ids.slice(i, i + HEARTBEAT_BATCH)]);
+        await SCRIPTS.heartbeat(client, leaseIndex, [clockArg(), String(options.streamLeaseMs), String(HEARTBEAT_SWEEP), ...ids.slice(i, i + HEARTBEAT_BATCH)]);
       }
     },
 
     async usage(key, kind, atMs): Promise<UsageTotals> {
-      const reply = (await client.sluiceUsage(leaseIndex, [clockArg(), usePrefix(key), kind, atMs === undefined ? "" : String(atMs), String(ADMIT_SWEEP)])) as unknown[];
+      const reply = (await SCRIPTS.usage(client, leaseIndex, [clockArg(), usePrefix(key), kind, atMs === undefined ? "" : String(atMs), String(ADMIT_SWEEP)])) as unknown[];
       const fields: Record<string, number> = {};
       for (let i = 1; i + 1 < reply.length; i += 2) fields[String(reply[i])] = num(reply[i + 1]);
       return {
@@ -422,7 +365,7 @@ export function createRedisTenantStore(options: RedisTenantStoreOptions): Tenant
 
     async headroom(key, limits): Promise<Headroom> {
       const n = k(key);
-      const reply = (await client.sluiceHeadroom([`${prefix}req:${n}`, `${prefix}tok:${n}`, `${prefix}toka:${n}`, `${prefix}fly:${n}`], [clockArg(), String(WINDOW_MS)])) as unknown[];
+      const reply = (await SCRIPTS.headroom(client, [`${prefix}req:${n}`, `${prefix}tok:${n}`, `${prefix}toka:${n}`, `${prefix}fly:${n}`], [clockArg(), String(WINDOW_MS)])) as unknown[];
       const [requests, tokens, streams] = reply.map(num) as [number, number, number];
       const { requestsPerMinute: rpm, tokensPerMinute: tpm } = limits;
       return {
@@ -433,39 +376,39 @@ export function createRedisTenantStore(options: RedisTenantStoreOptions): Tenant
     },
 
     async records(count) {
-      const entries = await client.xRevRange(`${prefix}usage`, "+", "-", { COUNT: count });
-      return (entries ?? []).reverse().map((e) => parseRecord(e.message as Record<string, string>));
+      const entries = await client.xrevrange(`${prefix}usage`, "+", "-", "COUNT", count);
+      return entries.reverse().map(([, fields]) => parseRecord(fieldsOf(fields)));
     },
 
     async createKey(key) {
-      const result = await client.sluiceCreateKey(keyTable, [key.sha256, key.name, keyJson(key), String(MAX_RUNTIME_KEYS)]);
+      const result = await SCRIPTS.createKey(client, keyTable, [key.sha256, key.name, keyJson(key), String(MAX_RUNTIME_KEYS)]);
       return String(result) as "created" | "exists" | "full";
     },
 
     async revokeKey(name) {
-      const json = String(await client.sluiceRevokeKey(keyTable, [name]));
+      const json = String(await SCRIPTS.revokeKey(client, keyTable, [name]));
       return json === "" ? undefined : parseKey(json);
     },
 
     async listKeys() {
-      return (await client.hVals(keyTable[0]!)).map((json) => parseKey(String(json)));
+      return (await client.hvals(keyTable[0]!)).map((json) => parseKey(String(json)));
     },
 
     async updateKey(key) {
-      return String(await client.sluiceUpdateKey(keyTable, [key.sha256, key.name, keyJson(key)])) as "updated" | "missing";
+      return String(await SCRIPTS.updateKey(client, keyTable, [key.sha256, key.name, keyJson(key)])) as "updated" | "missing";
     },
 
     async putLevel(kind, level, mode) {
-      return String(await client.sluicePutLevel([levelTable(kind), keyTable[2]!], [level.name, levelJson(level), mode, String(MAX_LEVELS)])) as "created" | "updated" | "exists" | "missing" | "full";
+      return String(await SCRIPTS.putLevel(client, [levelTable(kind), keyTable[2]!], [level.name, levelJson(level), mode, String(MAX_LEVELS)])) as "created" | "updated" | "exists" | "missing" | "full";
     },
 
     async deleteLevel(kind, name) {
-      const json = String(await client.sluiceDeleteLevel([levelTable(kind), keyTable[2]!], [name]));
+      const json = String(await SCRIPTS.deleteLevel(client, [levelTable(kind), keyTable[2]!], [name]));
       return json === "" ? undefined : parseLevel(json);
     },
 
     async listLevels(kind) {
-      return (await client.hVals(levelTable(kind))).map((json) => parseLevel(String(json)));
+      return (await client.hvals(levelTable(kind))).map((json) => parseLevel(String(json)));
     },
 
     async keysVersion() {

@@ -23,10 +23,9 @@ export function graced(ms: number, fn: () => void): () => void {
 /**
  * Calls `expired(writtenAt)` once `ms` have passed since a Redis command
  * issued just now was written (graced, as above); returns a cancel.
- * node-redis writes queued commands in a `setImmediate` scheduled when the
- * command is issued; this one is queued after it, and immediates run in
- * order, so the clock starts at the write, not at the issue: a loop busy
- * between the two is not counted as Redis's time.
+ * ioredis writes a command to the socket when it is issued; the clock
+ * starts at the next immediate, so a loop busy between the two is not
+ * counted as Redis's time.
  */
 export function afterWrite(ms: number, expired: (writtenAt: number) => void): () => void {
   let cancelTimer: (() => void) | undefined;
@@ -44,8 +43,8 @@ export function afterWrite(ms: number, expired: (writtenAt: number) => void): ()
  * `work` (a Redis command issued just now), or a rejection once `ms` have
  * passed since it was written (afterWrite). For calls with nothing better
  * to do than give up; the tenant store's waits follow the connection as a
- * whole instead (redis-watch.ts). node-redis cannot withdraw a written
- * command, so `work` still settles after a timeout.
+ * whole instead (redis-watch.ts). A written command cannot be
+ * withdrawn, so `work` still settles after a timeout.
  */
 export function within<T>(work: Promise<T>, ms: number, operation: string): Promise<T> {
   return new Promise<T>((resolve, reject) => {

@@ -1,4 +1,4 @@
-import type { SluiceRedisClient } from "../store/redis-tenant-store.js";
+import type { SluiceRedisClient } from "../store/redis-connection.js";
 import { within } from "../store/within.js";
 
 /** Rollup keys examined per SCAN step: each step is one short Redis call. */
@@ -49,13 +49,13 @@ export async function carryNamedRollups(options: {
   let carried = 0;
   let cursor = "0";
   do {
-    const reply = await bound(client.scan(cursor, { MATCH: `${head}*`, COUNT: SCAN_COUNT }));
-    cursor = String(reply.cursor);
-    for (const key of reply.keys) {
+    const [next, keys] = await bound(client.scan(cursor, "MATCH", `${head}*`, "COUNT", SCAN_COUNT));
+    cursor = next;
+    for (const key of keys) {
       const end = key.lastIndexOf("}:");
       const target = end > head.length ? subjects.get(key.slice(head.length, end)) : undefined;
       if (target === undefined) continue;
-      if (Number(await bound(client.eval(MERGE_SCRIPT, { keys: [key, `${head}${target}${key.slice(end)}`] }))) === 1) carried++;
+      if (Number(await bound(client.eval(MERGE_SCRIPT, 2, key, `${head}${target}${key.slice(end)}`))) === 1) carried++;
     }
   } while (cursor !== "0");
   await bound(client.set(marker, String(Date.now())));

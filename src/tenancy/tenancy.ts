@@ -280,7 +280,7 @@ export function createTenancy(options: TenancyOptions): Tenancy {
     const host = redisHost(redisConfig.url);
     let errorLogged = false;
     client.on("error", (error: unknown) => {
-      // node-redis reports every failed reconnection; one line per outage is enough.
+      // ioredis reports every failed reconnection; one line per outage is enough.
       if (errorLogged) return;
       errorLogged = true;
       logger.warn({ event: "store.error", redis: host, cause: describe(error) });
@@ -294,7 +294,7 @@ export function createTenancy(options: TenancyOptions): Tenancy {
       bufferMax: redisConfig.bufferMax,
       timeoutMs: redisConfig.timeoutMs,
       downAfterTimeouts: redisConfig.downAfterTimeouts,
-      connected: () => client.isReady,
+      connected: () => client.status === "ready",
       onEvent: onStoreEvent,
     });
     client.on("ready", () => {
@@ -307,20 +307,20 @@ export function createTenancy(options: TenancyOptions): Tenancy {
     if (redisConfig.failMode === "closed") {
       ready = false;
       // Connected is not enough: a frozen Redis keeps its connection open while every admission is refused.
-      followStore = () => setReady(client.isReady && !storeDown);
-      for (const event of ["ready", "end", "error", "reconnecting"]) client.on(event, followStore);
+      followStore = () => setReady(client.status === "ready" && !storeDown);
+      for (const event of ["ready", "end", "error", "close", "reconnecting"]) client.on(event, followStore);
     }
     // Not awaited: a gateway starts (and, failing open, serves) while Redis is away.
     client.connect().catch(() => undefined);
     store = wrapper;
     redis = { client, prefix: redisConfig.prefix, timeoutMs: redisConfig.timeoutMs };
     // One replica announces each crossing: the first to set its marker, which lives until the period is over.
-    claim = async (id, ttlMs) => (await within(client.set(`${redisConfig.prefix}alert:${id}`, "1", { NX: true, PX: ttlMs }), Math.max(1_000, redisConfig.timeoutMs * 4), "alert claim")) === "OK";
+    claim = async (id, ttlMs) => (await within(client.set(`${redisConfig.prefix}alert:${id}`, "1", "PX", ttlMs, "NX"), Math.max(1_000, redisConfig.timeoutMs * 4), "alert claim")) === "OK";
     flushAndClose = async () => {
       await wrapper.close();
       return wrapper.buffered;
     };
-    disconnect = () => client.destroy();
+    disconnect = () => client.disconnect();
   }
 
   const registry = createKeyRegistry({

@@ -23,7 +23,11 @@ export async function storeClient(url = SHARED_REDIS_URL, timeoutMs = 5_000): Pr
   return client;
 }
 
-/** A plain client for looking at what the gateway wrote. */
+/**
+ * A plain client for looking at what the gateway wrote: node-redis (a
+ * devDependency only), a driver other than the gateway's, so what a test
+ * reads back does not go through the code under test.
+ */
 export async function inspector(url = SHARED_REDIS_URL) {
   const client = createClient({ url });
   client.on("error", () => undefined);
