@@ -1,14 +1,21 @@
 import type { ProviderKind } from "../core/chat-request.js";
 import { readConfigDocument } from "./config-file.js";
 import { checkConfig, type ConfigProblem, formatPath } from "./problems.js";
-import { type AnthropicThinking, type BUDGET_PERIODS, type CACHE_SCOPES, type CONSOLE_ACCESS, type ConfigFile, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_TIMEOUTS, type STRATEGIES, type TimeoutsConfig } from "./schema.js";
+import type { z } from "zod";
+import { type AnthropicThinking, type BUDGET_PERIODS, type CACHE_SCOPES, type CONSOLE_ACCESS, type ConfigFile, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_TIMEOUTS, type keyLimitsSchema, type priceSchema, type STRATEGIES, type TimeoutsConfig } from "./schema.js";
 import { sha256Hex } from "./key-hash.js";
 import { createSecret, type Secret } from "./secret.js";
 import type { TlsCredentials } from "./tls-files.js";
-import type { PII_MODES } from "./compliance-schema.js";
-import type { CONTEXT_STRATEGIES } from "./capabilities-schema.js";
+import type { PII_MODES, piiPolicySchema } from "./compliance-schema.js";
+import type { contextSchema } from "./capabilities-schema.js";
 import { builtInCapabilities, type Capabilities } from "./capability-table.js";
 import { withCacheWriteDefaults } from "./price-defaults.js";
+
+// A section the running gateway uses as the file writes it is a type alias
+// of the schema's output (ConfigFile), so a setting is declared once, on its
+// zod node. The interfaces below are what buildConfig makes of the file:
+// secrets read, defaults decided from other settings, targets attached,
+// durations converted. Each says what it adds.
 
 /** config.resume: detach grace, retention and backlog bounds of resumable streams (docs/streams.md, "Resumable streams"). */
 export type ResumeSettings = ConfigFile["resume"];
@@ -23,11 +30,7 @@ export interface AdmissionConfig {
   readonly backgroundShare?: number;
 }
 
-export interface BreakerConfig {
-  readonly failures: number;
-  readonly windowMs: number;
-  readonly openMs: number;
-}
+export type BreakerConfig = ConfigFile["providers"][string]["breaker"];
 
 /** A provider ready for use: defaults applied, key resolved from the environment. */
 export interface ProviderConfig {
@@ -45,31 +48,13 @@ export interface ProviderConfig {
 }
 
 /** What Sluice reports, and where: Prometheus metrics and OpenTelemetry traces. */
-export interface TelemetryConfig {
-  readonly serviceName: string;
-  readonly metrics: { readonly enabled: boolean; readonly port?: number; readonly host: string };
-  readonly tracing: { readonly exporter?: "none" | "otlp"; readonly endpoint?: string; readonly captureContent: boolean };
-}
+export type TelemetryConfig = ConfigFile["telemetry"];
 
-/** USD per million tokens. */
-export interface Price {
-  readonly inputPerMTok: number;
-  readonly outputPerMTok: number;
-  readonly cachedInputPerMTok?: number;
-  readonly cacheWrite5mPerMTok?: number;
-  readonly cacheWrite1hPerMTok?: number;
-  /** USD per hosted web search (Usage.webSearches). */
-  readonly perWebSearch?: number;
-}
+/** USD per million tokens (and per hosted web search, Usage.webSearches). */
+export type Price = z.output<typeof priceSchema>;
 
 /** Shadow traffic: a sampled share of an alias's completed calls mirrored to a candidate alias and compared. */
-export interface ShadowSettings {
-  readonly alias: string;
-  readonly sampleRate: number;
-  /** The configured key's name the mirrored calls run as; absent without keys. */
-  readonly key?: string;
-  readonly maxInFlight: number;
-}
+export type ShadowSettings = NonNullable<ConfigFile["models"][string]["shadow"]>;
 
 /** One place an alias can send a request: a provider and its model id. */
 export interface RouteTarget {
@@ -136,7 +121,7 @@ export interface AliasCache {
   readonly cacheToolCalls: boolean;
 }
 
-/** models.<alias>.cache.semantic, resolved. */
+/** models.<alias>.cache.semantic, resolved: its TTL in milliseconds, as every other duration in the running configuration. */
 export interface SemanticCache {
   readonly embeddingModel: string;
   readonly threshold: number;
@@ -145,66 +130,31 @@ export interface SemanticCache {
 }
 
 /** store.postgres: a server by URL, or the embedded PGlite (in memory, or in a directory). */
-export interface PostgresStoreConfig {
-  readonly url?: string;
-  readonly dataDir?: string;
-  readonly poolSize: number;
-}
+export type PostgresStoreConfig = NonNullable<NonNullable<ConfigFile["store"]>["postgres"]>;
 
 export type CacheScope = (typeof CACHE_SCOPES)[number];
 
 /** config.cache: what every alias's cache shares. */
-export interface CacheSettings {
-  readonly lookupTimeoutMs: number;
-  readonly chargeHits: boolean;
-  readonly maxEntryBytes: number;
-  readonly maxMemoryBytes: number;
-  readonly redisMaxBytes: number;
-  readonly aliasMaxBytes: number;
-  readonly maxEmbedChars: number;
-}
+export type CacheSettings = ConfigFile["cache"];
 
 export type BudgetPeriod = (typeof BUDGET_PERIODS)[number];
 
-/** A virtual key's rate limits; an absent limit is not enforced. */
 /** A PII policy as written on a key, team or alias: the strictest of a request's applies (compliance/pii-policy.ts). */
-export interface PiiPolicy {
-  readonly mode: PiiMode;
-  /** The detectors it looks for; unset: every built-in one. */
-  readonly detectors?: readonly string[];
-}
+export type PiiPolicy = z.output<typeof piiPolicySchema>;
 
 export type PiiMode = (typeof PII_MODES)[number];
 
 /** A detector of the operator's own, from compliance.patterns. */
-export interface CustomPattern {
-  readonly name: string;
-  readonly pattern: string;
-}
+export type CustomPattern = ConfigFile["compliance"]["patterns"][number];
 
-export interface AuditSettings {
-  readonly enabled: boolean;
-  readonly bufferMax: number;
-  readonly flushMs: number;
-  readonly batchSize: number;
-  readonly authFailuresPerMinute: number;
-  readonly refusalsPerMinute: number;
-}
+/** compliance.audit with `enabled` decided: as written, else on when store.postgres is configured. */
+export type AuditSettings = Omit<ConfigFile["compliance"]["audit"], "enabled"> & { readonly enabled: boolean };
 
-/** models.<alias>.context, resolved. */
-export interface ContextSettings {
-  readonly strategy: (typeof CONTEXT_STRATEGIES)[number];
-  readonly keepSystem: boolean;
-  readonly keepLastTurns: number;
-  readonly reserveOutputTokens: number;
-  readonly summarizer?: string;
-}
+/** models.<alias>.context. */
+export type ContextSettings = z.output<typeof contextSchema>;
 
-export interface KeyLimits {
-  readonly requestsPerMinute?: number;
-  readonly tokensPerMinute?: number;
-  readonly concurrentStreams?: number;
-}
+/** A key's or level's rate limits; an absent limit is not enforced. */
+export type KeyLimits = z.output<typeof keyLimitsSchema>;
 
 /** Spend allowed per UTC calendar period, in integer micro-dollars. */
 export interface KeyBudget {
@@ -265,80 +215,30 @@ export interface AlertSettings {
   };
 }
 
-/** The spend ledger (docs/tenancy.md, "The spend ledger"). */
-export interface LedgerSettings {
-  readonly enabled: boolean;
-  readonly retentionDays: number;
-  readonly batchSize: number;
-  readonly flushMs: number;
-  readonly claimIdleMs: number;
-  readonly bufferMax: number;
-}
+/** The spend ledger (docs/tenancy.md, "The spend ledger"), with `enabled` decided: as written, else on when store.postgres is configured. */
+export type LedgerSettings = Omit<ConfigFile["ledger"], "enabled"> & { readonly enabled: boolean };
 
 /** The OpenAI Batch API on the facade (docs/batches.md). */
-export interface BatchSettings {
-  readonly maxFileBytes: number;
-  readonly maxLines: number;
-  readonly maxLineBytes: number;
-  readonly maxBatchesPerKey: number;
-  readonly maxUploadBytesPerDay: number;
-  readonly maxFilesPerKey: number;
-  readonly concurrency: number;
-  readonly leaseMs: number;
-  readonly maxShare: number;
-}
+export type BatchSettings = ConfigFile["batch"];
 
 /** Shared state in Redis (docs/tenancy.md). */
-export interface RedisStoreConfig {
-  readonly url: string;
-  readonly prefix: string;
-  readonly failMode: "open" | "closed";
-  readonly replicas: number;
-  readonly timeoutMs: number;
-  readonly downAfterTimeouts: number;
-  readonly usageStreamMaxLen: number;
-  readonly bufferMax: number;
-  readonly streamLeaseMs: number;
-}
+export type RedisStoreConfig = NonNullable<NonNullable<ConfigFile["store"]>["redis"]>;
 
 export type ConsoleAccess = (typeof CONSOLE_ACCESS)[number];
 
-/** The operators' console (/console) and its data feed (WatchStats). */
-export interface ConsoleConfig {
-  readonly access: ConsoleAccess;
-  readonly maxWatchers: number;
-}
+/** The operators' console (/console) and its data feed (WatchStats), with `access` decided: as written, else `admin` with an admin key and `off` without. */
+export type ConsoleConfig = Omit<ConfigFile["console"], "access"> & { readonly access: ConsoleAccess };
 
 /** The gateway's whole configuration after validation. Immutable: requests never modify it. */
 export interface Config {
-  readonly server: {
-    readonly host: string;
-    readonly port: number;
-    readonly drainMs: number;
-    readonly keepaliveMs: number;
-    readonly debugEndpoints: boolean;
-    readonly headersTimeoutMs: number;
-    readonly requestTimeoutMs: number;
-    readonly idleTimeoutMs: number;
-    readonly sendTimeoutMs: number;
-    readonly maxConnections: number;
-    readonly maxStreamsPerConnection: number;
-    /** Absent: cleartext (h2c and HTTP/1.1). */
-    readonly tls?: TlsCredentials;
-    /** Reload when the file changes (see config-watch.ts). */
-    readonly watchConfig: boolean;
-  };
-  readonly log: { readonly level: string };
+  /** As written, with the TLS files read (absent: cleartext h2c and HTTP/1.1). */
+  readonly server: Omit<ConfigFile["server"], "tls"> & { readonly tls?: TlsCredentials };
+  readonly log: ConfigFile["log"];
   readonly telemetry: TelemetryConfig;
-  readonly limits: {
-    readonly maxEventBytes: number;
-    /** The most an answer held whole in memory may hold (whole-answer.ts, the recorder's capture). */
-    readonly maxAnswerBytes: number;
-    readonly maxRequestBytes: number;
-    readonly maxRequestElements: number;
-    readonly maxJsonDepth: number;
-  };
-  readonly facade: { readonly keepaliveMs: number };
+  /** As written, with maxRequestBytes decided: as written, else the deprecated facade.maxBodyBytes, else the default. */
+  readonly limits: Omit<ConfigFile["limits"], "maxRequestBytes"> & { readonly maxRequestBytes: number };
+  /** Without the deprecated maxBodyBytes, which is read into limits.maxRequestBytes. */
+  readonly facade: Omit<ConfigFile["facade"], "maxBodyBytes">;
   readonly providers: ReadonlyMap<string, ProviderConfig>;
   readonly models: ReadonlyMap<string, ModelRoute>;
   readonly auth: {

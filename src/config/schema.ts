@@ -5,27 +5,17 @@ import { capabilitiesSchema, contextSchema } from "./capabilities-schema.js";
 
 const milliseconds = z.number().int().positive().max(86_400_000);
 
-/** Every upstream phase limit, in milliseconds. See docs/routing.md, "Timeouts". */
-export interface TimeoutsConfig {
-  /** TCP (and TLS) connection establishment. */
-  readonly connectMs: number;
-  /** From request sent to response headers received. */
-  readonly headersMs: number;
-  /** From response headers to the first content delta. */
-  readonly firstTokenMs: number;
-  /** Longest silence between two upstream reads (pings count as reads). */
-  readonly idleMs: number;
-  /** Whole upstream exchange, first byte to last. */
-  readonly totalMs: number;
-}
+/** Every upstream phase limit, in milliseconds, each decided (docs/routing.md, "Timeouts"); what each means is on partialTimeoutsSchema. */
+export type TimeoutsConfig = Required<z.output<typeof partialTimeoutsSchema>>;
 
-export const DEFAULT_TIMEOUTS: TimeoutsConfig = {
+/** Each phase's limit where no level sets one; buildConfig's merge into TimeoutsConfig checks that every phase has one. */
+export const DEFAULT_TIMEOUTS = {
   connectMs: 5_000,
   headersMs: 30_000,
   firstTokenMs: 60_000,
   idleMs: 30_000,
   totalMs: 600_000,
-};
+} as const;
 
 /** limits.maxRequestBytes when neither it nor the deprecated facade.maxBodyBytes is set. */
 export const DEFAULT_MAX_REQUEST_BYTES = 4 * 1024 * 1024;
@@ -84,7 +74,7 @@ const providerSchema = z.strictObject({
 });
 
 /** USD per million tokens; feeds the `cost` strategy and budgets. */
-const priceSchema = z.strictObject({
+export const priceSchema = z.strictObject({
   inputPerMTok: z.number().min(0).max(1_000_000).meta({ description: "Fresh input." }),
   outputPerMTok: z.number().min(0).max(1_000_000).meta({ description: "Output." }),
   cachedInputPerMTok: z.number().min(0).max(1_000_000).optional().meta({ description: "Cached input (read from the provider's prompt cache).", unset: "the input price" }),
