@@ -277,7 +277,7 @@ export async function startSluice(options: SluiceOptions): Promise<Sluice> {
   const pipeline = createChatPipeline(stages);
   const embeddings = createEmbedPipeline(stages);
   // Settings are read at start: the store's connections and the running streams' bounds stay as they started.
-  const resumable = openResumableStreams(config, logger, tenancy.redis);
+  const resumable = openResumableStreams(config.resume, logger, tenancy.redis);
   const maxConnections = effectiveMaxConnections(config.server.maxConnections);
   if (maxConnections < config.server.maxConnections) {
     logger[loweredCeilingLevel(config.server.maxConnections, maxConnections)]({

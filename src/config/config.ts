@@ -1,24 +1,20 @@
 import type { ProviderKind } from "../core/chat-request.js";
 import { readConfigDocument } from "./config-file.js";
 import { checkConfig, type ConfigProblem, formatPath } from "./problems.js";
-import type { z } from "zod";
-import { type AnthropicThinking, type BUDGET_PERIODS, type CACHE_SCOPES, type CONSOLE_ACCESS, type ConfigFile, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_TIMEOUTS, type keyLimitsSchema, type priceSchema, type STRATEGIES, type TimeoutsConfig } from "./schema.js";
+import { type AnthropicThinking, type ConfigFile, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_TIMEOUTS, type TimeoutsConfig } from "./schema.js";
 import { sha256Hex } from "./key-hash.js";
 import { createSecret, type Secret } from "./secret.js";
 import type { TlsCredentials } from "./tls-files.js";
-import type { PII_MODES, piiPolicySchema } from "./compliance-schema.js";
-import type { contextSchema } from "./capabilities-schema.js";
 import { builtInCapabilities, type Capabilities } from "./capability-table.js";
 import { withCacheWriteDefaults } from "./price-defaults.js";
+import type { AuditSettings, BatchSettings, BreakerConfig, BudgetPeriod, CacheScope, CacheSettings, ConsoleConfig, ContextSettings, CustomPattern, KeyLimits, LedgerSettings, PiiPolicy, PostgresStoreConfig, Price, RedisStoreConfig, ResumeSettings, ShadowSettings, Strategy, TelemetryConfig } from "./settings.js";
 
-// A section the running gateway uses as the file writes it is a type alias
-// of the schema's output (ConfigFile), so a setting is declared once, on its
-// zod node. The interfaces below are what buildConfig makes of the file:
-// secrets read, defaults decided from other settings, targets attached,
-// durations converted. Each says what it adds.
+// The sections the running gateway uses as the file writes them are in
+// settings.ts, typed from the schema's output. The interfaces below are what
+// buildConfig makes of the file: secrets read, defaults decided from other
+// settings, targets attached, durations converted. Each says what it adds.
 
-/** config.resume: detach grace, retention and backlog bounds of resumable streams (docs/streams.md, "Resumable streams"). */
-export type ResumeSettings = ConfigFile["resume"];
+export type { ResumeSettings, BreakerConfig, TelemetryConfig, Price, ShadowSettings, PostgresStoreConfig, CacheScope, CacheSettings, BudgetPeriod, PiiPolicy, PiiMode, CustomPattern, AuditSettings, ContextSettings, KeyLimits, LedgerSettings, BatchSettings, RedisStoreConfig, ConsoleAccess, ConsoleConfig, Strategy } from "./settings.js";
 
 /** Admission in front of one provider: concurrency, and a bounded FIFO queue behind it. */
 export interface AdmissionConfig {
@@ -29,8 +25,6 @@ export interface AdmissionConfig {
   /** The share of maxConcurrent batch lines may take (batch.maxShare); they start only while no interactive call waits. */
   readonly backgroundShare?: number;
 }
-
-export type BreakerConfig = ConfigFile["providers"][string]["breaker"];
 
 /** A provider ready for use: defaults applied, key resolved from the environment. */
 export interface ProviderConfig {
@@ -46,15 +40,6 @@ export interface ProviderConfig {
   /** Runs where the data may go (docs/compliance.md, "Local targets"). */
   readonly local?: boolean;
 }
-
-/** What Sluice reports, and where: Prometheus metrics and OpenTelemetry traces. */
-export type TelemetryConfig = ConfigFile["telemetry"];
-
-/** USD per million tokens (and per hosted web search, Usage.webSearches). */
-export type Price = z.output<typeof priceSchema>;
-
-/** Shadow traffic: a sampled share of an alias's completed calls mirrored to a candidate alias and compared. */
-export type ShadowSettings = NonNullable<ConfigFile["models"][string]["shadow"]>;
 
 /** One place an alias can send a request: a provider and its model id. */
 export interface RouteTarget {
@@ -75,8 +60,6 @@ export interface RouteTarget {
   /** The built-in table's entry for its model, overridden by what the configuration declares (routing/request-needs.ts reads it). */
   readonly capabilities?: Capabilities;
 }
-
-export type Strategy = (typeof STRATEGIES)[number];
 
 export interface RetryConfig {
   /** Attempts across all targets, hedges included. */
@@ -128,33 +111,6 @@ export interface SemanticCache {
   readonly ttlMs: number;
   readonly maxEntries: number;
 }
-
-/** store.postgres: a server by URL, or the embedded PGlite (in memory, or in a directory). */
-export type PostgresStoreConfig = NonNullable<NonNullable<ConfigFile["store"]>["postgres"]>;
-
-export type CacheScope = (typeof CACHE_SCOPES)[number];
-
-/** config.cache: what every alias's cache shares. */
-export type CacheSettings = ConfigFile["cache"];
-
-export type BudgetPeriod = (typeof BUDGET_PERIODS)[number];
-
-/** A PII policy as written on a key, team or alias: the strictest of a request's applies (compliance/pii-policy.ts). */
-export type PiiPolicy = z.output<typeof piiPolicySchema>;
-
-export type PiiMode = (typeof PII_MODES)[number];
-
-/** A detector of the operator's own, from compliance.patterns. */
-export type CustomPattern = ConfigFile["compliance"]["patterns"][number];
-
-/** compliance.audit with `enabled` decided: as written, else on when store.postgres is configured. */
-export type AuditSettings = Omit<ConfigFile["compliance"]["audit"], "enabled"> & { readonly enabled: boolean };
-
-/** models.<alias>.context. */
-export type ContextSettings = z.output<typeof contextSchema>;
-
-/** A key's or level's rate limits; an absent limit is not enforced. */
-export type KeyLimits = z.output<typeof keyLimitsSchema>;
 
 /** Spend allowed per UTC calendar period, in integer micro-dollars. */
 export interface KeyBudget {
@@ -214,20 +170,6 @@ export interface AlertSettings {
     readonly queueMax: number;
   };
 }
-
-/** The spend ledger (docs/tenancy.md, "The spend ledger"), with `enabled` decided: as written, else on when store.postgres is configured. */
-export type LedgerSettings = Omit<ConfigFile["ledger"], "enabled"> & { readonly enabled: boolean };
-
-/** The OpenAI Batch API on the facade (docs/batches.md). */
-export type BatchSettings = ConfigFile["batch"];
-
-/** Shared state in Redis (docs/tenancy.md). */
-export type RedisStoreConfig = NonNullable<NonNullable<ConfigFile["store"]>["redis"]>;
-
-export type ConsoleAccess = (typeof CONSOLE_ACCESS)[number];
-
-/** The operators' console (/console) and its data feed (WatchStats), with `access` decided: as written, else `admin` with an admin key and `off` without. */
-export type ConsoleConfig = Omit<ConfigFile["console"], "access"> & { readonly access: ConsoleAccess };
 
 /** The gateway's whole configuration after validation. Immutable: requests never modify it. */
 export interface Config {
