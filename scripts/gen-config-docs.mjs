@@ -1,10 +1,11 @@
 // Generates docs/configuration.md: the prose of scripts/configuration.template.md,
 // then every key of the configuration schema (src/config/schema.ts) with its
-// type, bounds and default as the schema says, whether a reload applies it
-// (src/config/restart-only.ts), and what it means (src/config/config-docs.ts).
-// The reference cannot drift from the schema: `--check` (run by `npm run
-// check`) fails when the file differs from what this script writes, and
-// both modes fail when a key has no words or words name no key.
+// type, bounds and default as the schema says, and, from the metadata each
+// key carries on its zod node (`.meta()`, see src/config/setting-meta.ts),
+// what it means and whether a reload applies it. The reference cannot drift
+// from the schema: `--check` (run by `npm run check`) fails when the file
+// differs from what this script writes, and both modes fail when a key has
+// no words or no reload class.
 //
 //   node scripts/gen-config-docs.mjs           write docs/configuration.md
 //   node scripts/gen-config-docs.mjs --check   exit 1 if it is stale
@@ -23,9 +24,7 @@ const MARKER = "<!-- reference -->";
 
 const ENTRY = `
 export { z } from "zod";
-export { configSchema } from "./src/config/schema.ts";
-export { CONFIG_DOCS, CONFIG_GROUPS, MAP_KEYS } from "./src/config/config-docs.ts";
-export { LIVE_SETTINGS, RESTART_ONLY_SETTINGS } from "./src/config/restart-only.ts";
+export { configSchema, SETTING_GROUPS } from "./src/config/schema.ts";
 `;
 
 const loadSources = () => loadTs(ENTRY, "config-docs");
@@ -92,17 +91,16 @@ function typeOf(node, mapKey) {
 }
 
 /** A map's entries or a list's items, as the schema node that describes one of them. */
-function children(node, path, mapKeys) {
+function children(node, path) {
   if (node.type === "object" && node.properties) {
     const required = new Set(node.required ?? []);
     return Object.entries(node.properties).map(([key, child]) => ({ path: path ? `${path}.${key}` : key, key, node: child, required: required.has(key) }));
   }
   if (node.type === "object" && node.additionalProperties) {
-    const placeholder = mapKeys[path];
-    if (!placeholder) throw new Error(`${path}: a map without a placeholder for its keys in MAP_KEYS`);
-    return children(node.additionalProperties, `${path}.${placeholder}`, mapKeys);
+    if (!node.mapKey) throw new Error(`${path}: a map without a placeholder for its keys (meta mapKey)`);
+    return children(node.additionalProperties, `${path}.${node.mapKey}`);
   }
-  if (node.type === "array" && (node.items.type === "object" || node.items.additionalProperties)) return children(node.items, `${path}[]`, mapKeys);
+  if (node.type === "array" && (node.items.type === "object" || node.items.additionalProperties)) return children(node.items, `${path}[]`);
   return [];
 }
 
@@ -110,25 +108,32 @@ function escapeCell(text) {
   return text.replace(/\|/g, "\\|").replace(/\n/g, " ");
 }
 
-function generate({ z, configSchema, CONFIG_DOCS, CONFIG_GROUPS, MAP_KEYS, LIVE_SETTINGS, RESTART_ONLY_SETTINGS }) {
+/** A key's words, as its schema node carries them. */
+function wordsOf(node) {
+  return { text: node.description ?? "", unset: node.unset, reload: node.reloadText };
+}
+
+const RELOAD = { live: "yes", restart: "restart" };
+
+function generate({ z, configSchema, SETTING_GROUPS }) {
   const schema = z.toJSONSchema(configSchema, { io: "input" });
+  const groupWords = new Map(SETTING_GROUPS.map((g) => z.toJSONSchema(g, { io: "input" })).map((node) => [node.group, node]));
   const problems = [];
-  const used = new Set();
   const groups = new Map();
 
-  const doc = (path) => {
-    used.add(path);
-    const found = CONFIG_DOCS[path];
-    if (!found) problems.push(`${path}: in the schema, not in src/config/config-docs.ts`);
-    return found ?? { text: "" };
+  const doc = (child) => {
+    const words = wordsOf(child.node);
+    if (!words.text) problems.push(`${child.path}: in the schema without words; give its node .meta({ description })`);
+    else if (child.node.group && words.text === groupWords.get(child.node.group)?.description) problems.push(`${child.path}: says only what its group says; give it words of its own`);
+    return words;
   };
 
-  const reloadOf = (path, words) => {
-    if (words?.reload) return words.reload;
-    const matches = [...RESTART_ONLY_SETTINGS.map((s) => [s, "restart"]), ...LIVE_SETTINGS.map((s) => [s, "yes"])].filter(([s]) => path === s || path.startsWith(`${s}.`));
-    matches.sort(([a], [b]) => b.length - a.length);
-    if (matches.length === 0) problems.push(`${path}: neither restart-only nor live in src/config/restart-only.ts`);
-    return matches[0]?.[1] ?? "";
+  /** The reload cell: the key's own words for it, else the class marked on it or on the nearest key above it. */
+  const reloadOf = (child, words, inherited) => {
+    if (words.reload) return words.reload;
+    const reload = child.node.reload ?? inherited;
+    if (!reload) problems.push(`${child.path}: no reload class on it or above it; mark its node .meta({ reload })`);
+    return RELOAD[reload] ?? "";
   };
 
   const defaultOf = (child, words) => {
@@ -140,27 +145,28 @@ function generate({ z, configSchema, CONFIG_DOCS, CONFIG_GROUPS, MAP_KEYS, LIVE_
     if (typeof words?.unset === "number") return literal(key, words.unset);
     if (words?.unset) return `unset: ${words.unset}`;
     if (required) return "required";
-    problems.push(`${path}: optional without a default; say what leaving it out means (unset) in src/config/config-docs.ts`);
+    problems.push(`${path}: optional without a default; say what leaving it out means (meta unset)`);
     return "";
   };
 
-  const rows = (node, path) => {
+  const rows = (node, path, inherited) => {
     const out = [];
-    for (const child of children(node, path, MAP_KEYS)) {
-      const words = doc(child.path);
-      const reload = reloadOf(child.path, words);
-      if (words.group) {
-        const group = groups.get(words.group) ?? { node: child.node, places: [], reloads: new Set() };
-        if (JSON.stringify(stripDefault(group.node)) !== JSON.stringify(stripDefault(child.node))) problems.push(`${child.path}: not the same keys as ${group.places[0]}, so not one group "${words.group}"`);
+    for (const child of children(node, path)) {
+      const words = doc(child);
+      const reload = reloadOf(child, words, inherited);
+      const name = child.node.group;
+      if (name) {
+        const group = groups.get(name) ?? { node: child.node, places: [], reloads: new Set() };
+        if (JSON.stringify(shape(group.node)) !== JSON.stringify(shape(child.node))) problems.push(`${child.path}: not the same keys as ${group.places[0]}, so not one group "${name}"`);
         group.places.push(child.path);
         group.reloads.add(reload);
-        groups.set(words.group, group);
-        const title = CONFIG_GROUPS[words.group]?.title ?? words.group;
+        groups.set(name, group);
+        const title = child.node.title ?? name;
         out.push([`\`${child.path}\``, `object: see [${title}](#${slug(title)})`, defaultOf(child, words), reload, words.text]);
         continue;
       }
-      out.push([`\`${child.path}\``, typeOf(child.node, MAP_KEYS[child.path]), defaultOf(child, words), reload, words.text]);
-      out.push(...rows(child.node, child.path));
+      out.push([`\`${child.path}\``, typeOf(child.node, child.node.mapKey), defaultOf(child, words), reload, words.text]);
+      out.push(...rows(child.node, child.path, child.node.reload ?? inherited));
     }
     return out;
   };
@@ -168,31 +174,29 @@ function generate({ z, configSchema, CONFIG_DOCS, CONFIG_GROUPS, MAP_KEYS, LIVE_
   const table = (body) => ["| key | type | default | reload | meaning |", "|---|---|---|---|---|", ...body.map((cells) => `| ${cells.map(escapeCell).join(" | ")} |`)].join("\n");
 
   const sections = [];
-  for (const top of children(schema, "", MAP_KEYS)) {
-    const words = doc(top.path);
+  for (const top of children(schema, "")) {
+    const words = doc(top);
     const absent = words.unset ? ` Absent: ${words.unset}.` : "";
-    sections.push(`### \`${top.path}\`\n\n${words.text}${absent}\n\n${table(rows(top.node, top.path))}`);
+    sections.push(`### \`${top.path}\`\n\n${words.text}${absent}\n\n${table(rows(top.node, top.path, top.node.reload))}`);
   }
 
   for (const [name, group] of groups) {
-    const words = CONFIG_GROUPS[name];
+    const words = groupWords.get(name);
     if (!words) {
-      problems.push(`group "${name}" (${group.places.join(", ")}): not in CONFIG_GROUPS`);
+      problems.push(`group "${name}" (${group.places.join(", ")}): not in SETTING_GROUPS (src/config/schema.ts)`);
       continue;
     }
     if (group.reloads.size !== 1) problems.push(`group "${name}": its places differ in whether a reload applies them`);
     const [reload] = group.reloads;
-    const body = children(group.node, "", MAP_KEYS).map((child) => {
-      const keyWords = words.keys[child.key];
-      if (!keyWords) problems.push(`${name}.${child.key}: in the schema, not in CONFIG_GROUPS.${name}.keys`);
-      return [`\`${child.key}\``, typeOf(child.node), defaultOf(child, keyWords), reload, keyWords?.text ?? ""];
+    const body = children(words, "").map((child) => {
+      const keyWords = wordsOf(child.node);
+      if (!keyWords.text) problems.push(`${name}.${child.key}: in the schema without words; give its node .meta({ description })`);
+      return [`\`${child.key}\``, typeOf(child.node), defaultOf({ ...child, path: `${name}.${child.key}` }, keyWords), reload, keyWords.text];
     });
-    for (const key of Object.keys(words.keys)) if (!group.node.properties?.[key]) problems.push(`CONFIG_GROUPS.${name}.keys.${key}: no such key in the schema`);
     const places = group.places.map((p) => `\`${p}\``).join(", ");
-    sections.push(`### ${words.title}\n\n${words.text} Used at ${places}.\n\n${table(body)}`);
+    sections.push(`### ${words.title}\n\n${words.description} Used at ${places}.\n\n${table(body)}`);
   }
-  for (const name of Object.keys(CONFIG_GROUPS)) if (!groups.has(name)) problems.push(`CONFIG_GROUPS.${name}: no key of the schema uses it`);
-  for (const path of Object.keys(CONFIG_DOCS)) if (!used.has(path)) problems.push(`${path}: in src/config/config-docs.ts, not in the schema`);
+  for (const name of groupWords.keys()) if (!groups.has(name)) problems.push(`group "${name}": no key of the schema uses it`);
 
   if (problems.length > 0) {
     console.error(`the configuration reference cannot be generated:\n  ${problems.join("\n  ")}`);
@@ -201,7 +205,7 @@ function generate({ z, configSchema, CONFIG_DOCS, CONFIG_GROUPS, MAP_KEYS, LIVE_
 
   const reference = [
     "## Reference",
-    "Every key of the file, generated from the schema (`src/config/schema.ts`) and the words in `src/config/config-docs.ts`. " +
+    "Every key of the file, generated from the schema (`src/config/schema.ts`), where each key is declared with its words and its reload class. " +
       "**reload** says whether a reload (`kill -HUP`, or a change to a watched file) applies a changed value to the running gateway, " +
       "or whether it waits for a restart (see [Reloading the configuration](operations.md#reloading-the-configuration)).",
     ...sections,
@@ -209,12 +213,13 @@ function generate({ z, configSchema, CONFIG_DOCS, CONFIG_GROUPS, MAP_KEYS, LIVE_
 
   const template = readFileSync(join(root, TEMPLATE), "utf8");
   if (template.split(MARKER).length !== 2) throw new Error(`${TEMPLATE} must hold ${MARKER} exactly once`);
-  const notice = `<!-- Generated by scripts/gen-config-docs.mjs from ${TEMPLATE}, src/config/schema.ts and src/config/config-docs.ts: edit those, then run npm run docs. -->\n`;
+  const notice = `<!-- Generated by scripts/gen-config-docs.mjs from ${TEMPLATE}, src/config/schema.ts (each key's .meta()): edit those, then run npm run docs. -->\n`;
   return notice + template.replace(MARKER, () => reference);
 }
 
-function stripDefault(node) {
-  const { default: _default, ...rest } = node;
+/** A group's node as every place shares it: without what each place says of it. */
+function shape(node) {
+  const { default: _default, description: _description, unset: _unset, reload: _reload, reloadText: _reloadText, ...rest } = node;
   return rest;
 }
 

@@ -310,7 +310,7 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
   const pipeline = createChatPipeline(stages);
   const embeddings = createEmbedPipeline(stages);
   // Settings are read at start: the store's connections and the running streams' bounds stay as they started.
-  const resumable = openResumableStreams(config, logger, tenancy.redis);
+  const resumable = openResumableStreams(config.resume, logger, tenancy.redis);
   // Before tenancy's: the stream log borrows its Redis connection.
   closers.push("resumable streams", () => resumable.close());
   const maxConnections = connectionCeiling(config, logger);

@@ -5,7 +5,7 @@ import { ChatService } from "../gen/sluice/v1/chat_service_pb.js";
 import { EmbeddingService } from "../gen/sluice/v1/embedding_service_pb.js";
 import type { CallLayer } from "./call/call-layer.js";
 import type { ReloadCounts } from "./config/live-config.js";
-import type { ConsoleAccess } from "./config/config.js";
+import type { ConsoleAccess } from "./config/settings.js";
 import type { ConsoleAssets } from "./console/console-assets.js";
 import { createConsoleRoute } from "./console/console-route.js";
 import { GatewayError } from "./core/errors.js";
@@ -25,7 +25,7 @@ import { type BatchRoutes, cancelBatch, checkOpenAiLine, createBatch, deleteFile
 import { createBatchOperations } from "./batch/batch-operations.js";
 import type { BatchRunner } from "./batch/batch-runner.js";
 import type { BatchStore } from "./batch/batch-store.js";
-import type { BatchSettings } from "./config/config.js";
+import type { BatchSettings } from "./config/settings.js";
 import { createBatchService } from "./edges/grpc/batch-service.js";
 import { BatchService } from "../gen/sluice/v1/batch_service_pb.js";
 import { sendOpenAiError } from "./edges/openai/http-errors.js";

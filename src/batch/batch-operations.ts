@@ -1,4 +1,4 @@
-import type { BatchSettings } from "../config/config.js";
+import type { BatchSettings } from "../config/settings.js";
 import { checkClientText, cleanClientText, quoteClientValue } from "../core/client-text.js";
 import { GatewayError } from "../core/errors.js";
 import type { StructureLimits } from "../core/structure-limits.js";

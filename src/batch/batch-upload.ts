@@ -1,4 +1,4 @@
-import type { BatchSettings } from "../config/config.js";
+import type { BatchSettings } from "../config/settings.js";
 import { GatewayError } from "../core/errors.js";
 import type { StructureLimits } from "../core/structure-limits.js";
 import { createBatchLineReader, LINES_PER_TURN } from "./batch-file.js";

@@ -1,17 +1,20 @@
 import type { ProviderKind } from "../core/chat-request.js";
 import { readConfigDocument } from "./config-file.js";
 import { checkConfig, type ConfigProblem, formatPath } from "./problems.js";
-import { type AnthropicThinking, type BUDGET_PERIODS, type CACHE_SCOPES, type CONSOLE_ACCESS, type ConfigFile, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_TIMEOUTS, type STRATEGIES, type TimeoutsConfig } from "./schema.js";
+import { type AnthropicThinking, type ConfigFile, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_TIMEOUTS, type TimeoutsConfig } from "./schema.js";
 import { sha256Hex } from "./key-hash.js";
 import { createSecret, type Secret } from "./secret.js";
 import type { TlsCredentials } from "./tls-files.js";
-import type { PII_MODES } from "./compliance-schema.js";
-import type { CONTEXT_STRATEGIES } from "./capabilities-schema.js";
 import { builtInCapabilities, type Capabilities } from "./capability-table.js";
 import { withCacheWriteDefaults } from "./price-defaults.js";
+import type { AuditSettings, BatchSettings, BreakerConfig, BudgetPeriod, CacheScope, CacheSettings, ConsoleConfig, ContextSettings, CustomPattern, KeyLimits, LedgerSettings, PiiPolicy, PostgresStoreConfig, Price, RedisStoreConfig, ResumeSettings, ShadowSettings, Strategy, TelemetryConfig } from "./settings.js";
 
-/** config.resume: detach grace, retention and backlog bounds of resumable streams (docs/streams.md, "Resumable streams"). */
-export type ResumeSettings = ConfigFile["resume"];
+// The sections the running gateway uses as the file writes them are in
+// settings.ts, typed from the schema's output. The interfaces below are what
+// buildConfig makes of the file: secrets read, defaults decided from other
+// settings, targets attached, durations converted. Each says what it adds.
+
+export type { ResumeSettings, BreakerConfig, TelemetryConfig, Price, ShadowSettings, PostgresStoreConfig, CacheScope, CacheSettings, BudgetPeriod, PiiPolicy, PiiMode, CustomPattern, AuditSettings, ContextSettings, KeyLimits, LedgerSettings, BatchSettings, RedisStoreConfig, ConsoleAccess, ConsoleConfig, Strategy } from "./settings.js";
 
 /** Admission in front of one provider: concurrency, and a bounded FIFO queue behind it. */
 export interface AdmissionConfig {
@@ -21,12 +24,6 @@ export interface AdmissionConfig {
   readonly timeoutMs: number;
   /** The share of maxConcurrent batch lines may take (batch.maxShare); they start only while no interactive call waits. */
   readonly backgroundShare?: number;
-}
-
-export interface BreakerConfig {
-  readonly failures: number;
-  readonly windowMs: number;
-  readonly openMs: number;
 }
 
 /** A provider ready for use: defaults applied, key resolved from the environment. */
@@ -42,33 +39,6 @@ export interface ProviderConfig {
   readonly thinking?: AnthropicThinking;
   /** Runs where the data may go (docs/compliance.md, "Local targets"). */
   readonly local?: boolean;
-}
-
-/** What Sluice reports, and where: Prometheus metrics and OpenTelemetry traces. */
-export interface TelemetryConfig {
-  readonly serviceName: string;
-  readonly metrics: { readonly enabled: boolean; readonly port?: number; readonly host: string };
-  readonly tracing: { readonly exporter?: "none" | "otlp"; readonly endpoint?: string; readonly captureContent: boolean };
-}
-
-/** USD per million tokens. */
-export interface Price {
-  readonly inputPerMTok: number;
-  readonly outputPerMTok: number;
-  readonly cachedInputPerMTok?: number;
-  readonly cacheWrite5mPerMTok?: number;
-  readonly cacheWrite1hPerMTok?: number;
-  /** USD per hosted web search (Usage.webSearches). */
-  readonly perWebSearch?: number;
-}
-
-/** Shadow traffic: a sampled share of an alias's completed calls mirrored to a candidate alias and compared. */
-export interface ShadowSettings {
-  readonly alias: string;
-  readonly sampleRate: number;
-  /** The configured key's name the mirrored calls run as; absent without keys. */
-  readonly key?: string;
-  readonly maxInFlight: number;
 }
 
 /** One place an alias can send a request: a provider and its model id. */
@@ -90,8 +60,6 @@ export interface RouteTarget {
   /** The built-in table's entry for its model, overridden by what the configuration declares (routing/request-needs.ts reads it). */
   readonly capabilities?: Capabilities;
 }
-
-export type Strategy = (typeof STRATEGIES)[number];
 
 export interface RetryConfig {
   /** Attempts across all targets, hedges included. */
@@ -138,74 +106,12 @@ export interface AliasCache {
   readonly cacheToolCalls: boolean;
 }
 
-/** models.<alias>.cache.semantic, resolved. */
+/** models.<alias>.cache.semantic, resolved: its TTL in milliseconds, as every other duration in the running configuration. */
 export interface SemanticCache {
   readonly embeddingModel: string;
   readonly threshold: number;
   readonly ttlMs: number;
   readonly maxEntries: number;
-}
-
-/** store.postgres: a server by URL, or the embedded PGlite (in memory, or in a directory). */
-export interface PostgresStoreConfig {
-  readonly url?: string;
-  readonly dataDir?: string;
-  readonly poolSize: number;
-}
-
-export type CacheScope = (typeof CACHE_SCOPES)[number];
-
-/** config.cache: what every alias's cache shares. */
-export interface CacheSettings {
-  readonly lookupTimeoutMs: number;
-  readonly chargeHits: boolean;
-  readonly maxEntryBytes: number;
-  readonly maxMemoryBytes: number;
-  readonly redisMaxBytes: number;
-  readonly aliasMaxBytes: number;
-  readonly maxEmbedChars: number;
-}
-
-export type BudgetPeriod = (typeof BUDGET_PERIODS)[number];
-
-/** A virtual key's rate limits; an absent limit is not enforced. */
-/** A PII policy as written on a key, team or alias: the strictest of a request's applies (compliance/pii-policy.ts). */
-export interface PiiPolicy {
-  readonly mode: PiiMode;
-  /** The detectors it looks for; unset: every built-in one. */
-  readonly detectors?: readonly string[];
-}
-
-export type PiiMode = (typeof PII_MODES)[number];
-
-/** A detector of the operator's own, from compliance.patterns. */
-export interface CustomPattern {
-  readonly name: string;
-  readonly pattern: string;
-}
-
-export interface AuditSettings {
-  readonly enabled: boolean;
-  readonly bufferMax: number;
-  readonly flushMs: number;
-  readonly batchSize: number;
-  readonly authFailuresPerMinute: number;
-  readonly refusalsPerMinute: number;
-}
-
-/** models.<alias>.context, resolved. */
-export interface ContextSettings {
-  readonly strategy: (typeof CONTEXT_STRATEGIES)[number];
-  readonly keepSystem: boolean;
-  readonly keepLastTurns: number;
-  readonly reserveOutputTokens: number;
-  readonly summarizer?: string;
-}
-
-export interface KeyLimits {
-  readonly requestsPerMinute?: number;
-  readonly tokensPerMinute?: number;
-  readonly concurrentStreams?: number;
 }
 
 /** Spend allowed per UTC calendar period, in integer micro-dollars. */
@@ -267,80 +173,16 @@ export interface AlertSettings {
   };
 }
 
-/** The spend ledger (docs/tenancy.md, "The spend ledger"). */
-export interface LedgerSettings {
-  readonly enabled: boolean;
-  readonly retentionDays: number;
-  readonly batchSize: number;
-  readonly flushMs: number;
-  readonly claimIdleMs: number;
-  readonly bufferMax: number;
-}
-
-/** The OpenAI Batch API on the facade (docs/batches.md). */
-export interface BatchSettings {
-  readonly maxFileBytes: number;
-  readonly maxLines: number;
-  readonly maxLineBytes: number;
-  readonly maxBatchesPerKey: number;
-  readonly maxUploadBytesPerDay: number;
-  readonly maxFilesPerKey: number;
-  readonly concurrency: number;
-  readonly leaseMs: number;
-  readonly maxShare: number;
-}
-
-/** Shared state in Redis (docs/tenancy.md). */
-export interface RedisStoreConfig {
-  readonly url: string;
-  readonly prefix: string;
-  readonly failMode: "open" | "closed";
-  readonly replicas: number;
-  readonly timeoutMs: number;
-  readonly downAfterTimeouts: number;
-  readonly usageStreamMaxLen: number;
-  readonly bufferMax: number;
-  readonly streamLeaseMs: number;
-}
-
-export type ConsoleAccess = (typeof CONSOLE_ACCESS)[number];
-
-/** The operators' console (/console) and its data feed (WatchStats). */
-export interface ConsoleConfig {
-  readonly access: ConsoleAccess;
-  readonly maxWatchers: number;
-}
-
 /** The gateway's whole configuration after validation. Immutable: requests never modify it. */
 export interface Config {
-  readonly server: {
-    readonly host: string;
-    readonly port: number;
-    readonly drainMs: number;
-    readonly keepaliveMs: number;
-    readonly debugEndpoints: boolean;
-    readonly headersTimeoutMs: number;
-    readonly requestTimeoutMs: number;
-    readonly idleTimeoutMs: number;
-    readonly sendTimeoutMs: number;
-    readonly maxConnections: number;
-    readonly maxStreamsPerConnection: number;
-    /** Absent: cleartext (h2c and HTTP/1.1). */
-    readonly tls?: TlsCredentials;
-    /** Reload when the file changes (see config-watch.ts). */
-    readonly watchConfig: boolean;
-  };
-  readonly log: { readonly level: string };
+  /** As written, with the TLS files read (absent: cleartext h2c and HTTP/1.1). */
+  readonly server: Omit<ConfigFile["server"], "tls"> & { readonly tls?: TlsCredentials };
+  readonly log: ConfigFile["log"];
   readonly telemetry: TelemetryConfig;
-  readonly limits: {
-    readonly maxEventBytes: number;
-    /** The most an answer held whole in memory may hold (whole-answer.ts, the recorder's capture). */
-    readonly maxAnswerBytes: number;
-    readonly maxRequestBytes: number;
-    readonly maxRequestElements: number;
-    readonly maxJsonDepth: number;
-  };
-  readonly facade: { readonly keepaliveMs: number };
+  /** As written, with maxRequestBytes decided: as written, else the deprecated facade.maxBodyBytes, else the default. */
+  readonly limits: Omit<ConfigFile["limits"], "maxRequestBytes"> & { readonly maxRequestBytes: number };
+  /** Without the deprecated maxBodyBytes, which is read into limits.maxRequestBytes. */
+  readonly facade: Omit<ConfigFile["facade"], "maxBodyBytes">;
   readonly providers: ReadonlyMap<string, ProviderConfig>;
   readonly models: ReadonlyMap<string, ModelRoute>;
   readonly auth: {

@@ -5,27 +5,17 @@ import { capabilitiesSchema, contextSchema } from "./capabilities-schema.js";
 
 const milliseconds = z.number().int().positive().max(86_400_000);
 
-/** Every upstream phase limit, in milliseconds. See docs/routing.md, "Timeouts". */
-export interface TimeoutsConfig {
-  /** TCP (and TLS) connection establishment. */
-  readonly connectMs: number;
-  /** From request sent to response headers received. */
-  readonly headersMs: number;
-  /** From response headers to the first content delta. */
-  readonly firstTokenMs: number;
-  /** Longest silence between two upstream reads (pings count as reads). */
-  readonly idleMs: number;
-  /** Whole upstream exchange, first byte to last. */
-  readonly totalMs: number;
-}
+/** Every upstream phase limit, in milliseconds, each decided (docs/routing.md, "Timeouts"); what each means is on partialTimeoutsSchema. */
+export type TimeoutsConfig = Required<z.output<typeof partialTimeoutsSchema>>;
 
-export const DEFAULT_TIMEOUTS: TimeoutsConfig = {
+/** Each phase's limit where no level sets one; buildConfig's merge into TimeoutsConfig checks that every phase has one. */
+export const DEFAULT_TIMEOUTS = {
   connectMs: 5_000,
   headersMs: 30_000,
   firstTokenMs: 60_000,
   idleMs: 30_000,
   totalMs: 600_000,
-};
+} as const;
 
 /** limits.maxRequestBytes when neither it nor the deprecated facade.maxBodyBytes is set. */
 export const DEFAULT_MAX_REQUEST_BYTES = 4 * 1024 * 1024;
@@ -38,12 +28,12 @@ export const DEFAULT_MAX_ANSWER_BYTES = 8 * 1024 * 1024;
 
 /** Timeouts as written at provider or model level: each one optional, merged over the level above. */
 const partialTimeoutsSchema = z.strictObject({
-  connectMs: milliseconds.optional(),
-  headersMs: milliseconds.optional(),
-  firstTokenMs: milliseconds.optional(),
-  idleMs: milliseconds.optional(),
-  totalMs: milliseconds.optional(),
-});
+  connectMs: milliseconds.optional().meta({ description: "TCP (and TLS) connection establishment. Expiry: connect timeout: provider P did not accept a connection within N ms.", unset: DEFAULT_TIMEOUTS.connectMs }),
+  headersMs: milliseconds.optional().meta({ description: "From request sent to response headers received. Expiry: headers timeout: provider P sent no response headers within N ms.", unset: DEFAULT_TIMEOUTS.headersMs }),
+  firstTokenMs: milliseconds.optional().meta({ description: "From response headers to the first content delta. Expiry: first-token timeout: provider P sent no content within N ms of its response headers (pings are not content).", unset: DEFAULT_TIMEOUTS.firstTokenMs }),
+  idleMs: milliseconds.optional().meta({ description: "Longest silence between two upstream reads. Expiry: idle timeout: provider P sent nothing for N ms — counted only while the gateway waits on upstream, never while a slow client holds the stream paused; pings count as traffic.", unset: DEFAULT_TIMEOUTS.idleMs }),
+  totalMs: milliseconds.optional().meta({ description: "The whole upstream exchange. Expiry: total timeout: provider P did not finish within N ms (wall clock).", unset: DEFAULT_TIMEOUTS.totalMs }),
+}).meta({ group: "timeouts", title: "Timeouts", description: "Upstream phase timeouts, in milliseconds, per upstream attempt; each target merges its own over its alias's over its provider's over the defaults below. Each expiry aborts the upstream request and ends the stream with `UNAVAILABLE` and the message shown (see [Timeouts](routing.md#timeouts))." });
 
 /**
  * How an Anthropic model is asked to think for a reasoning effort:
@@ -58,66 +48,50 @@ export type AnthropicThinking = (typeof ANTHROPIC_THINKING)[number];
 const thinkingSchema = z.enum(ANTHROPIC_THINKING);
 
 const providerSchema = z.strictObject({
-  kind: z.enum(PROVIDER_KINDS),
-  /** Base URL including the API version path, e.g. https://api.openai.com/v1 */
-  baseUrl: z.url({ protocol: /^https?$/ }),
-  /** Name of the environment variable holding the API key; never the key itself. */
+  kind: z.enum(PROVIDER_KINDS).meta({ description: "Wire format of the provider: `openai` (any Chat Completions server: OpenAI, vLLM, llama.cpp, Ollama, Groq, DeepSeek…), `anthropic`, `gemini`, or `openai-responses` (an upstream's `/v1/responses`: reasoning items, custom and hosted tools reach it as they are; see [Providers](providers.md#openai-responses-upstream))." }),
+  baseUrl: z.url({ protocol: /^https?$/ }).meta({ description: "Base URL including the version path (`…/v1`)." }),
   apiKeyEnv: z
     .string()
     .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name")
-    .optional(),
-  timeouts: partialTimeoutsSchema.optional(),
-  /** Streams in flight to this provider at once; more wait in the queue. Unlimited when unset. */
-  maxConcurrent: z.number().int().min(1).max(1_000_000).optional(),
-  /** The admission queue in front of `maxConcurrent`: FIFO, bounded in length and in wait. */
+    .optional().meta({ description: "Environment variable with the API key, sent in the provider's own header; the NAME of the variable, never the key itself. Unset variable = start-up failure.", unset: "no key sent (e.g. a local server)" }),
+  timeouts: partialTimeoutsSchema.optional().meta({ description: "Phase timeouts for every alias of this provider.", unset: "the defaults" }),
+  maxConcurrent: z.number().int().min(1).max(1_000_000).optional().meta({ description: "Streams in flight to this provider at once; more wait in its queue.", unset: "unlimited" }),
   queue: z
     .strictObject({
-      maxWaiting: z.number().int().min(0).max(1_000_000).default(1024),
-      timeoutMs: z.number().int().min(1).max(600_000).default(5000),
+      maxWaiting: z.number().int().min(0).max(1_000_000).default(1024).meta({ description: "Requests waiting at most." }),
+      timeoutMs: z.number().int().min(1).max(600_000).default(5000).meta({ description: "How long each may wait." }),
     })
-    .prefault({}),
-  /** Per target (provider and model): `failures` within `windowMs` with no success between them open it for `openMs`. */
+    .prefault({}).meta({ description: "The admission queue behind `maxConcurrent`: FIFO; a full queue or a wait that runs out sheds the request." }),
   breaker: z
     .strictObject({
-      failures: z.number().int().min(1).max(10_000).default(5),
-      windowMs: z.number().int().min(1).max(3_600_000).default(30_000),
-      openMs: z.number().int().min(1).max(3_600_000).default(15_000),
+      failures: z.number().int().min(1).max(10_000).default(5).meta({ description: "Failures that open it." }),
+      windowMs: z.number().int().min(1).max(3_600_000).default(30_000).meta({ description: "The window they must fall in." }),
+      openMs: z.number().int().min(1).max(3_600_000).default(15_000).meta({ description: "How long it stays open; then one request probes (half-open)." }),
     })
-    .prefault({}),
-  /** Anthropic only: the thinking form for every model of this provider (a target's own setting wins). */
-  thinking: thinkingSchema.optional(),
-  /** Every target of this provider runs where the data may go (a vLLM or Ollama host of your own): the targets local-only requests may use. */
-  local: z.boolean().default(false),
+    .prefault({}).meta({ description: "The circuit breaker, per target (provider and model): `failures` failures within `windowMs` with no success between them open it for `openMs` (see [Routing, retries and failover](routing.md))." }),
+  thinking: thinkingSchema.optional().meta({ description: "`anthropic` only: `adaptive` or `budget`, the thinking form for a reasoning effort on every model of this provider (see [Anthropic thinking](providers.md#anthropic-thinking)).", unset: "by model name" }),
+  local: z.boolean().default(false).meta({ description: "Every target of this provider runs where the data may go (a vLLM or Ollama host of your own): the targets local-only requests may use." }),
 });
 
 /** USD per million tokens; feeds the `cost` strategy and budgets. */
-const priceSchema = z.strictObject({
-  inputPerMTok: z.number().min(0).max(1_000_000),
-  outputPerMTok: z.number().min(0).max(1_000_000),
-  cachedInputPerMTok: z.number().min(0).max(1_000_000).optional(),
-  /** Input written to the provider's prompt cache for five minutes (Anthropic bills 1.25× input). */
-  cacheWrite5mPerMTok: z.number().min(0).max(1_000_000).optional(),
-  /** Input written to the provider's prompt cache for an hour (Anthropic bills 2× input). */
-  cacheWrite1hPerMTok: z.number().min(0).max(1_000_000).optional(),
-  /** USD per search a hosted web search tool ran. */
-  perWebSearch: z.number().min(0).max(1_000).optional(),
-});
+export const priceSchema = z.strictObject({
+  inputPerMTok: z.number().min(0).max(1_000_000).meta({ description: "Fresh input." }),
+  outputPerMTok: z.number().min(0).max(1_000_000).meta({ description: "Output." }),
+  cachedInputPerMTok: z.number().min(0).max(1_000_000).optional().meta({ description: "Cached input (read from the provider's prompt cache).", unset: "the input price" }),
+  cacheWrite5mPerMTok: z.number().min(0).max(1_000_000).optional().meta({ description: "Input written to the provider's prompt cache for five minutes (reported by Anthropic targets).", unset: "1.25 × the input price on `anthropic` targets, the input price elsewhere" }),
+  cacheWrite1hPerMTok: z.number().min(0).max(1_000_000).optional().meta({ description: "Input written to the provider's prompt cache for an hour (reported by Anthropic targets).", unset: "2 × the input price on `anthropic` targets, the input price elsewhere" }),
+  perWebSearch: z.number().min(0).max(1_000).optional().meta({ description: "USD per search a hosted web search tool ran (`web_search` on a Responses upstream, Anthropic's web search), counted in the usage record.", unset: "searches cost nothing" }),
+}).meta({ group: "price", title: "Prices", description: "USD per million tokens, for the `cost` strategy and budgets (see [Budgets and spend](tenancy.md#budgets-and-spend))." });
 
 const targetSchema = z.strictObject({
-  provider: z.string().min(1),
-  /** The provider's model id. */
-  model: z.string().min(1),
-  /** Share of traffic under the `weighted` strategy. */
-  weight: z.number().int().min(0).max(1_000_000).default(1),
-  price: priceSchema.optional(),
-  /** Timeouts for this target, over the alias's and the provider's. */
-  timeouts: partialTimeoutsSchema.optional(),
-  /** Anthropic only: the thinking form for this model, over the provider's and the model-name table. */
-  thinking: thinkingSchema.optional(),
-  /** This target runs where the data may go; unset: as its provider says. */
-  local: z.boolean().optional(),
-  /** What this target can do, over the built-in table for its model name. */
-  capabilities: capabilitiesSchema.optional(),
+  provider: z.string().min(1).meta({ description: "A provider's name." }),
+  model: z.string().min(1).meta({ description: "The provider's model id." }),
+  weight: z.number().int().min(0).max(1_000_000).default(1).meta({ description: "Share of traffic under the `weighted` strategy." }),
+  price: priceSchema.optional().meta({ description: "Its price.", unset: "unpriced: costs nothing, last for `cost`" }),
+  timeouts: partialTimeoutsSchema.optional().meta({ description: "Timeouts for this target, over the alias's and the provider's.", unset: "the alias's" }),
+  thinking: thinkingSchema.optional().meta({ description: "On an `anthropic` provider: the thinking form for this model, over the provider's.", unset: "the provider's, else by model name" }),
+  local: z.boolean().optional().meta({ description: "This target runs where the data may go.", unset: "the provider's `local`" }),
+  capabilities: capabilitiesSchema.optional().meta({ description: "What this target can do, over the built-in table for its model name.", unset: "the built-in table's entry, else unknown (taken as able)" }),
 });
 
 /** Whose requests may share an alias's cache entries (docs/caching.md, "Scope"). */
@@ -126,30 +100,21 @@ export const CACHE_SCOPES = ["key", "team", "global"] as const;
 /** An alias's response cache: the exact cache, the semantic cache, or both. */
 const aliasCacheSchema = z
   .strictObject({
-    /** The exact cache: an answer is reused for a request identical in everything that shapes it. */
     exact: z
       .strictObject({
-        /** How long an entry is reused, in seconds. */
-        ttlS: z.number().int().min(1).max(30 * 86_400).default(3_600),
+        ttlS: z.number().int().min(1).max(30 * 86_400).default(3_600).meta({ description: "How long an entry is reused, in seconds." }),
       })
-      .optional(),
-    /** The semantic cache: an answer is reused for a reworded last question when everything else matches exactly. */
+      .optional().meta({ description: "The exact cache: an answer is reused for a request identical in everything that shapes it (messages, tools, parameters, response format, reasoning), whichever edge it came through.", unset: "no exact cache (set `exact`, `semantic`, or both)" }),
     semantic: z
       .strictObject({
-        /** The alias that embeds the question (an alias whose target embeds). */
-        embeddingModel: z.string().min(1),
-        /** Least cosine similarity for a hit. */
-        threshold: z.number().min(0).max(1).default(0.92),
-        /** How long an entry is reused, in seconds. */
-        ttlS: z.number().int().min(1).max(30 * 86_400).default(3_600),
-        /** Entries kept per alias and scope; the oldest go first. */
-        maxEntries: z.number().int().min(1).max(10_000_000).default(100_000),
+        embeddingModel: z.string().min(1).meta({ description: "The alias that embeds the question; its target must embed ([Embeddings](embeddings.md)). The embedding is the caller's: its key's allowlist must include this alias, and its limits and budget count it." }),
+        threshold: z.number().min(0).max(1).default(0.92).meta({ description: "Least cosine similarity between the question and a stored one for a hit. 0.92 is the usual start for real embedding models; see [Caching](caching.md#the-semantic-cache) for the simulator's." }),
+        ttlS: z.number().int().min(1).max(30 * 86_400).default(3_600).meta({ description: "How long an entry is reused, in seconds." }),
+        maxEntries: z.number().int().min(1).max(10_000_000).default(100_000).meta({ description: "Entries kept per alias and scope; each insert removes the oldest beyond it (at most 100 per insert)." }),
       })
-      .optional(),
-    /** `key`: a hit never crosses virtual keys; `global`: every caller of the alias shares entries (read the risk in docs/caching.md first). */
-    scope: z.enum(CACHE_SCOPES).default("key"),
-    /** Also store answers that call tools. Off: a tool call depends on state the cache cannot see. */
-    cacheToolCalls: z.boolean().default(false),
+      .optional().meta({ description: "The semantic cache: an answer is reused for a last question close in meaning to an earlier one, when everything else (system prompt, earlier turns, tools, parameters, response format) is identical. Entries live in `store.postgres`.", unset: "no semantic cache" }),
+    scope: z.enum(CACHE_SCOPES).default("key").meta({ description: "`key`: an entry is reused only for the virtual key that produced it; `team`: for every key of the producing key's team (a key in no team keeps to its own); `global`: for every caller of the alias. Read [Scope](caching.md#scope-and-its-risk) before choosing `team` or `global`." }),
+    cacheToolCalls: z.boolean().default(false).meta({ description: "Also store answers that call tools. `false`: such answers are served and not stored (a tool call depends on state the cache cannot see)." }),
   })
   .refine((c) => c.exact !== undefined || c.semantic !== undefined, "set exact, semantic, or both");
 
@@ -165,72 +130,53 @@ export const STRATEGIES = ["priority", "weighted", "least-latency", "least-busy"
  */
 const modelSchema = z
   .strictObject({
-    provider: z.string().min(1).optional(),
-    model: z.string().min(1).optional(),
-    price: priceSchema.optional(),
-    /** The single target's capabilities (with `provider`/`model`), over the built-in table. */
-    capabilities: capabilitiesSchema.optional(),
-    targets: z.array(targetSchema).min(1).max(32).optional(),
-    strategy: z.enum(STRATEGIES).default("priority"),
-    /** Attempts across all targets (hedges included), only ever before the first delta. Default: one per target. */
+    provider: z.string().min(1).optional().meta({ description: "The single-target form: where the alias goes (a provider's name).", unset: "`targets` instead" }),
+    model: z.string().min(1).optional().meta({ description: "The single-target form: the provider's model id.", unset: "`targets` instead" }),
+    price: priceSchema.optional().meta({ description: "The single-target form: its price.", unset: "unpriced: costs nothing, last for `cost`" }),
+    capabilities: capabilitiesSchema.optional().meta({ description: "The single-target form: what its target can do, over the built-in table.", unset: "the built-in table's entry, else unknown (taken as able)" }),
+    targets: z.array(targetSchema).min(1).max(32).optional().meta({ description: "The targets, in failover order for `priority`.", unset: "the single-target form instead" }),
+    strategy: z.enum(STRATEGIES).default("priority").meta({ description: "How a request picks among the targets: see [Routing, retries and failover](routing.md)." }),
     retry: z
       .strictObject({
-        maxAttempts: z.number().int().min(1).max(10).optional(),
-        baseBackoffMs: z.number().int().min(0).max(60_000).default(100),
-        maxBackoffMs: z.number().int().min(0).max(600_000).default(2000),
+        maxAttempts: z.number().int().min(1).max(10).optional().meta({ description: "Attempts across all targets, hedges included.", unset: "one per target, so a single-target alias is not retried unless asked" }),
+        baseBackoffMs: z.number().int().min(0).max(60_000).default(100).meta({ description: "Full-jitter exponential backoff: a random delay up to `min(maxBackoffMs, baseBackoffMs × 2^(tries−1))`." }),
+        maxBackoffMs: z.number().int().min(0).max(600_000).default(2000).meta({ description: "The backoff's ceiling." }),
       })
-      .optional(),
-    /** Start the next target in parallel when no first delta has come after `afterMs`. */
-    hedge: z.strictObject({ afterMs: z.number().int().min(1).max(600_000) }).optional(),
-    timeouts: partialTimeoutsSchema.optional(),
-    /**
-     * Send requests without the parameters a target's provider cannot
-     * honour (and say so in the response) instead of failing them with
-     * INVALID_ARGUMENT / 400.
-     */
-    dropUnsupportedParams: z.boolean().default(false),
-    /**
-     * A hosted tool (web search, code interpreter…) a target can neither run
-     * nor replace with its own: `offer` sends the request without it (named
-     * in `sluice-dropped-params`), `refuse` fails the request naming it.
-     */
-    hostedTools: z.enum(["offer", "refuse"]).default("offer"),
-    /** Answer repeated requests from a cache (docs/caching.md). */
-    cache: aliasCacheSchema.optional(),
-    /** Personal data in this alias's requests (docs/compliance.md). */
-    pii: piiPolicySchema.optional(),
-    /** Serve this alias only from local targets, whatever the request holds. */
-    localOnly: z.boolean().default(false),
-    /** A conversation longer than the targets' windows: refused, or fitted (docs/routing.md). */
-    context: contextSchema.prefault({}),
-    /** Each tool result longer than this many tokens is cut to its head and tail, the middle marked as elided. */
-    maxToolResultTokens: z.number().int().min(16).max(10_000_000).optional(),
-    /** Instructions sent first in every request of this alias, as a system message before the caller's own. */
-    systemPrompt: z.string().min(1).max(32_768).optional(),
-    /** `auto`: on Anthropic targets, mark the stable prefix (tools, system prompt, oldest turns) for the provider's prompt cache. */
-    promptCache: z.enum(["off", "auto"]).default("off"),
-    /** Keep a sample of this alias's completed calls (request and answer) for evaluation replay (docs/evaluation.md). */
+      .optional().meta({ description: "Retries and failover, only ever before the first delta.", unset: "one attempt per target, default backoff" }),
+    hedge: z.strictObject({ afterMs: z.number().int().min(1).max(600_000).meta({ description: "Start the next target in parallel when no first delta has come by then." }) }).optional().meta({ description: "Hedged first token.", unset: "off" }),
+    timeouts: partialTimeoutsSchema.optional().meta({ description: "Per-alias override of the provider's timeouts (a target's own `timeouts` go over these).", unset: "the provider's" }),
+    dropUnsupportedParams: z.boolean().default(false).meta({ description: "`false`: a parameter the provider cannot honour fails the request; `true`: it is dropped and reported (`sluice-dropped-params`; see [Unsupported parameters](providers.md#unsupported-parameters))." }),
+    hostedTools: z.enum(["offer", "refuse"]).default("offer").meta({ description: "A declared hosted tool (`web_search`, `code_interpreter`, Anthropic's server tools) that a target can neither run nor replace with its own equivalent. `offer`: the request goes without it, named in `sluice-dropped-params` (a declaration is an offer; a `tool_choice` that forces the tool is refused anyway); `refuse`: the request fails naming it." }),
+    cache: aliasCacheSchema.optional().meta({ description: "The alias's response cache ([Caching](caching.md)).", unset: "no cache: every request goes upstream" }),
+    pii: piiPolicySchema.optional().meta({ description: "The alias's PII policy ([Compliance](compliance.md#policies)); the strictest of a request's key, team and alias policies applies.", unset: "none from here" }),
+    localOnly: z.boolean().default(false).meta({ description: "Every request to this alias is served by local targets only, whatever it holds (docs/compliance.md, \"Local targets\")." }),
+    context: contextSchema.prefault({}).meta({ description: "A conversation longer than every target's context window ([Fitting the context window](routing.md#fitting-the-context-window))." }),
+    maxToolResultTokens: z.number().int().min(16).max(10_000_000).optional().meta({ description: "Each tool result longer than this many tokens is cut to its head and tail, the middle replaced by a marker saying how much was elided (retrieval results).", unset: "tool results are sent whole" }),
+    systemPrompt: z
+      .string()
+      .min(1)
+      .max(32_768)
+      .optional()
+      .meta({
+        description:
+          "Instructions sent first in every request of this alias, as a system message before the caller's own: a house style, a safety rule, a product's persona. Counted in the prompt (the context fit, the reservation and the usage), part of the response cache's key, and never screened for personal data (it is the operator's text).",
+        unset: "requests are sent with the caller's instructions only",
+      }),
+    promptCache: z.enum(["off", "auto"]).default("off").meta({ description: "`auto`: on `anthropic` targets, Sluice marks the stable prefix of each request (tools, system prompt, then the conversation so far) with `cache_control` breakpoints, within Anthropic's limit of four, so a repeated prefix is billed at the cached rate ([Routing](routing.md#prompt-caching)). OpenAI and Gemini cache prefixes without being asked and report cached tokens either way; `off` sends nothing extra." }),
     record: z
       .strictObject({
-        /** The share of completed calls kept, decided per call. */
-        sampleRate: z.number().min(0).max(1).default(1),
-        /** Calls kept per UTC day at most, per replica. */
-        maxPerDay: z.number().int().min(1).max(10_000_000).default(1_000),
+        sampleRate: z.number().min(0).max(1).default(1).meta({ description: "The share of completed calls kept, drawn per call." }),
+        maxPerDay: z.number().int().min(1).max(10_000_000).default(1_000).meta({ description: "Calls kept per UTC day at most, counted on each replica." }),
       })
-      .optional(),
-    /** Mirror a sampled share of completed calls to a candidate alias, after the caller has its answer (docs/evaluation.md). */
+      .optional().meta({ description: "Keep a sample of this alias's completed calls in `store.postgres` for evaluation replay ([Evaluation](evaluation.md)): the request as the provider saw it (PII placeholders under a `redact` policy, secrets always replaced) and the answer. Calls that fail, batch lines and replays themselves are never kept.", unset: "nothing is recorded" }),
     shadow: z
       .strictObject({
-        /** The candidate alias the calls are mirrored to. */
-        alias: z.string().min(1),
-        /** The share of completed calls mirrored, decided per call. */
-        sampleRate: z.number().min(0).max(1).default(0.01),
-        /** The configured key the mirrored calls run as and are charged to (required when keys are configured). */
-        key: z.string().min(1).optional(),
-        /** Mirrored calls in flight at most on this replica; past it a call is not mirrored (counted). */
-        maxInFlight: z.number().int().min(1).max(1_000).default(4),
+        alias: z.string().min(1).meta({ description: "The candidate alias; not this alias itself." }),
+        sampleRate: z.number().min(0).max(1).default(0.01).meta({ description: "The share of completed calls mirrored, drawn per call." }),
+        key: z.string().min(1).optional().meta({ description: "The configured key mirrored calls run as: its allowlist, limits and budget apply and it is charged. Required when keys are configured.", unset: "no key (only without keys)" }),
+        maxInFlight: z.number().int().min(1).max(1_000).default(4).meta({ description: "Mirrored calls in flight at most on this replica; a call sampled past it is not mirrored (counted in `sluice_shadow_calls_total{sluice_shadow_result=\"skipped\"}`)." }),
       })
-      .optional(),
+      .optional().meta({ description: "Shadow traffic ([Evaluation](evaluation.md#shadow-traffic)): a sampled share of this alias's completed calls is sent again to a candidate alias after the caller has its answer, at batch priority, and both answers are kept side by side for GetShadowReport. The caller's latency and answer are never affected.", unset: "nothing is mirrored" }),
   })
   .superRefine((model, ctx) => {
     const inline = model.provider !== undefined || model.model !== undefined;
@@ -244,12 +190,9 @@ const modelSchema = z
 const filePath = z.string().min(1);
 
 const tlsSchema = z.strictObject({
-  /** PEM certificate chain, leaf first. */
-  certFile: filePath,
-  /** PEM private key of the leaf certificate. */
-  keyFile: filePath,
-  /** PEM CA certificates: when set, every client must present a certificate they signed (mTLS). */
-  clientCaFile: filePath.optional(),
+  certFile: filePath.meta({ description: "PEM certificate chain, leaf first." }),
+  keyFile: filePath.meta({ description: "PEM private key of the leaf (read once at start-up, never logged)." }),
+  clientCaFile: filePath.optional().meta({ description: "PEM CA certificates; every client must then present a certificate one of them signed (mutual TLS).", unset: "no client certificates" }),
 });
 
 const aliasName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:/-]*$/, "letters, digits and . _ : / - only");
@@ -271,63 +214,85 @@ export const KEY_BOUNDS = {
 
 export const BUDGET_PERIODS = ["day", "week", "month"] as const;
 
-/** Per-key rate limits; an unset limit is not enforced. */
-export const keyLimitsSchema = z.strictObject({
-  requestsPerMinute: z.number().int().min(1).max(KEY_BOUNDS.maxRequestsPerMinute).optional(),
-  tokensPerMinute: z.number().int().min(1).max(KEY_BOUNDS.maxTokensPerMinute).optional(),
-  concurrentStreams: z.number().int().min(1).max(KEY_BOUNDS.maxConcurrentStreams).optional(),
-});
+/**
+ * Rate limits with the same bounds wherever they are set; an unset limit is
+ * not enforced. `of` is whose requests they count, as the reference says it
+ * (a key's own, or " of all its keys" for a team or business line).
+ */
+function limitsSchema(of: string) {
+  return z.strictObject({
+    requestsPerMinute: z
+      .number()
+      .int()
+      .min(1)
+      .max(KEY_BOUNDS.maxRequestsPerMinute)
+      .optional()
+      .meta({ description: `Requests${of} admitted in any 60-second window.`, unset: "no limit" }),
+    tokensPerMinute: z
+      .number()
+      .int()
+      .min(1)
+      .max(KEY_BOUNDS.maxTokensPerMinute)
+      .optional()
+      .meta({ description: `Input + output tokens${of} in any 60-second window, reserved at admission, reconciled at the end.`, unset: "no limit" }),
+    concurrentStreams: z
+      .number()
+      .int()
+      .min(1)
+      .max(KEY_BOUNDS.maxConcurrentStreams)
+      .optional()
+      .meta({ description: `Streams${of} in flight at once.`, unset: "no limit" }),
+  });
+}
+
+/** Per-key rate limits. */
+export const keyLimitsSchema = limitsSchema("");
+
+/** A team's or business line's rate limits, counting every key below it. */
+export const levelLimitsSchema = limitsSchema(" of all its keys");
 
 /** Spend allowed per UTC calendar period. */
 export const keyBudgetSchema = z.strictObject({
-  usd: z.number().positive().max(KEY_BOUNDS.maxBudgetUsd),
-  period: z.enum(BUDGET_PERIODS).default("month"),
+  usd: z.number().positive().max(KEY_BOUNDS.maxBudgetUsd).meta({ description: "Spend allowed per period, in US dollars (kept as integer micro-dollars)." }),
+  period: z.enum(BUDGET_PERIODS).default("month").meta({ description: "`day`, `week` (ISO, from Monday 00:00 UTC) or `month`: UTC calendar periods." }),
 });
-
-/** A team or business line: what its keys may do together, per minute and per budget period. */
-const levelFields = {
-  name: keyNameSchema,
-  /** What its counters, spend and team cache scope are kept under; default: its name. A new id starts the level afresh under the same name. */
-  id: keyNameSchema.optional(),
-  limits: keyLimitsSchema.prefault({}),
-  budget: keyBudgetSchema.optional(),
-};
-
-/** What a key or team asks of every request it makes (docs/compliance.md): a PII policy, and local-only routing. */
-const complianceFields = {
-  pii: piiPolicySchema.optional(),
-  localOnly: z.boolean().default(false),
-};
 
 /** Teams, and business lines, in one configuration at most (each). */
 const MAX_CONFIGURED_LEVELS = 10_000;
 
-const businessLineSchema = z.strictObject(levelFields);
+/** A business line: what the keys of its teams may do together, per minute and per budget period. */
+const businessLineSchema = z.strictObject({
+  name: keyNameSchema.meta({ description: "1 to 64 letters, digits and `. _ -`, unique among business lines; what refusals, usage records and reports call the business line." }),
+  id: keyNameSchema.optional().meta({ description: "What the business line's counters and spend are kept under (docs/tenancy.md, \"Names and ids\"); unique among business lines.", unset: "the business line's name" }),
+  limits: levelLimitsSchema.prefault({}).meta({ description: "Limits on the business line as a whole; an unset limit is not enforced." }),
+  budget: keyBudgetSchema.optional().meta({ description: "Spend of all its keys allowed per UTC calendar period; a request that could pass it is refused with 402 naming the business line.", unset: "no budget" }),
+});
 
+/** A team: what its keys may do together, what it asks of every request (docs/compliance.md), and its business line. */
 const teamSchema = z.strictObject({
-  ...levelFields,
-  ...complianceFields,
-  /** The business line the team belongs to (at most one). */
-  businessLine: keyNameSchema.optional(),
+  name: keyNameSchema.meta({ description: "1 to 64 letters, digits and `. _ -`, unique among teams; what refusals, usage records and reports call the team." }),
+  id: keyNameSchema.optional().meta({ description: "What the team's counters, spend and team-scoped cache entries are kept under (docs/tenancy.md, \"Names and ids\"); unique among teams. Give a new one to start a team afresh under an old name, or a runtime team's id to keep its state.", unset: "the team's name" }),
+  limits: levelLimitsSchema.prefault({}).meta({ description: "Limits on the team as a whole; an unset limit is not enforced." }),
+  budget: keyBudgetSchema.optional().meta({ description: "Spend of all its keys allowed per UTC calendar period; a request that could pass it is refused with 402 naming the team.", unset: "no budget" }),
+  pii: piiPolicySchema.optional().meta({ description: "The team's PII policy ([Compliance](compliance.md#policies)); the strictest of a request's key, team and alias policies applies.", unset: "none from here" }),
+  localOnly: z.boolean().default(false).meta({ description: "Every request of the team is served by local targets only, whatever it holds (docs/compliance.md, \"Local targets\")." }),
+  businessLine: keyNameSchema.optional().meta({ description: "The business line the team belongs to (one of `auth.businessLines`).", unset: "no business line" }),
 });
 
 const tenantKeySchema = z
   .strictObject({
-    name: keyNameSchema,
-    /** The team the key belongs to (at most one): its requests count against the team's and the team's business line's limits and budgets too. */
-    team: keyNameSchema.optional(),
-    /** Environment variable holding the key; the gateway keeps only its SHA-256. */
-    keyEnv: envName.optional(),
-    /** Or the key's SHA-256 in hex, so the plaintext never reaches the gateway's host. */
+    name: keyNameSchema.meta({ description: "1 to 64 letters, digits and `. _ -`, unique; what logs, usage records and the admin service call the key. Limits, spend and usage are kept per name." }),
+    team: keyNameSchema.optional().meta({ description: "The team the key belongs to (one of `auth.teams`): its requests count against the team's and the team's business line's limits and budgets as well as its own.", unset: "no team" }),
+    keyEnv: envName.optional().meta({ description: "Environment variable holding the key (16 characters or more); the gateway keeps only its SHA-256. Give exactly one of `keyEnv` and `sha256`.", unset: "one of the two" }),
     sha256: z
       .string()
       .regex(/^[0-9a-fA-F]{64}$/, "must be 64 hex digits (the SHA-256 of the key)")
-      .optional(),
-    /** Aliases this key may use; all when unset. */
-    models: z.array(aliasName).max(KEY_BOUNDS.maxModels).optional(),
-    limits: keyLimitsSchema.prefault({}),
-    budget: keyBudgetSchema.optional(),
-    ...complianceFields,
+      .optional().meta({ description: "The key's SHA-256 in hex, so the key itself never reaches the gateway's host (`printf %s \"$KEY\" | sha256sum`).", unset: "one of the two" }),
+    models: z.array(aliasName).max(KEY_BOUNDS.maxModels).optional().meta({ description: "The aliases the key may use.", unset: "every alias" }),
+    limits: keyLimitsSchema.prefault({}).meta({ description: "Per-key rate limits; an unset limit is not enforced." }),
+    budget: keyBudgetSchema.optional().meta({ description: "Spend allowed per UTC calendar period.", unset: "no budget" }),
+    pii: piiPolicySchema.optional().meta({ description: "The key's PII policy ([Compliance](compliance.md#policies)); the strictest of a request's key, team and alias policies applies.", unset: "none from here" }),
+    localOnly: z.boolean().default(false).meta({ description: "Every request of this key is served by local targets only, whatever it holds (docs/compliance.md, \"Local targets\")." }),
   })
   .superRefine((key, ctx) => {
     if ((key.keyEnv === undefined) === (key.sha256 === undefined)) ctx.addIssue({ code: "custom", path: [], message: "give exactly one of keyEnv or sha256" });
@@ -336,254 +301,171 @@ const tenantKeySchema = z
 /** The one database of every feature that needs one (the semantic cache first). */
 const postgresStoreSchema = z
   .strictObject({
-    /** postgres:// or postgresql:// of a server shared by every replica (with pgvector); TLS by the URL's sslmode. */
-    url: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
-    /** Embedded PostgreSQL (PGlite) kept in this directory; unset with no url: in memory, gone at restart. */
-    dataDir: z.string().min(1).optional(),
-    /** Connections to the server (url mode). */
-    poolSize: z.number().int().min(1).max(1_000).default(10),
+    url: z.url({ protocol: /^postgres(ql)?$/ }).optional().meta({ description: "`postgres://` or `postgresql://` of a server, shared by every replica. Only the semantic cache needs the pgvector extension (its tables are made once `vector` is available; the rest of the schema does not wait for it); the ledger, the audit log, batches, evaluation and shadow need no extension; TLS as the URL's `sslmode` says. Only host, port and database are ever logged.", unset: "the embedded PGlite" }),
+    dataDir: z.string().min(1).optional().meta({ description: "Directory of the embedded PGlite's files (kept across restarts).", unset: "in memory: entries are gone at restart" }),
+    poolSize: z.number().int().min(1).max(1_000).default(10).meta({ description: "Connections to the server (`url` mode)." }),
   })
   .refine((p) => p.url === undefined || p.dataDir === undefined, "give url or dataDir, not both");
 
 const redisStoreSchema = z.strictObject({
-  /** redis:// or rediss:// (TLS). */
-  url: z.url({ protocol: /^rediss?$/ }),
-  /** Prefix of every key the gateway writes, so several gateways (or tests) can share one Redis. */
+  url: z.url({ protocol: /^rediss?$/ }).meta({ description: "`redis://` or `rediss://` (TLS). Only its host and port are ever logged." }),
   prefix: z
     .string()
     .min(1)
     .max(64)
     .regex(/^[\x21-\x7e]+$/, "printable ASCII without spaces")
-    .default("sluice:"),
-  /** open: Redis trouble falls back to per-replica limits; closed: refuse new streams with UNAVAILABLE. */
-  failMode: z.enum(["open", "closed"]).default("open"),
-  /** Replicas sharing this Redis: fail-open limits are the configured limits divided by this. */
-  replicas: z.number().int().min(1).max(10_000).default(1),
-  /** Longest wait for one Redis command, from when it was written, before that request is decided by the fail mode. */
-  timeoutMs: z.number().int().min(1).max(10_000).default(250),
-  /** Timeouts in a row (no answer in between) after which Redis counts as down; a connection error counts at once. */
-  downAfterTimeouts: z.number().int().min(1).max(1_000).default(3),
-  /** Usage records kept in the Redis Stream (approximately: trimmed with MAXLEN ~). */
-  usageStreamMaxLen: z.number().int().min(1_000).max(100_000_000).default(1_000_000),
-  /** Usage records held in memory while Redis is unreachable; past it they are dropped and counted. */
-  bufferMax: z.number().int().min(0).max(1_000_000).default(10_000),
-  /** A stream's concurrency slot and budget reservation are released after this even if its replica died. */
-  streamLeaseMs: z.number().int().min(1_000).max(86_400_000).default(900_000),
+    .default("sluice:").meta({ description: "Prefix of every key the gateway writes (several gateways, or tests, can share one Redis)." }),
+  failMode: z.enum(["open", "closed"]).default("open").meta({ description: "Redis down or slow: `open` falls back to per-replica limits; `closed` refuses new streams with `UNAVAILABLE` / 503 (see [When Redis is in trouble](tenancy.md#when-redis-is-in-trouble))." }),
+  replicas: z.number().int().min(1).max(10_000).default(1).meta({ description: "Replicas sharing this Redis: the divisor of the fail-open limits." }),
+  timeoutMs: z.number().int().min(1).max(10_000).default(250).meta({ description: "A Redis call unanswered this long after it was written is slow: logged, still waited for." }),
+  downAfterTimeouts: z.number().int().min(1).max(1_000).default(3).meta({ description: "Redis is down after this many `timeoutMs` with no answer to any call (or at once when the connection drops); then the fail mode applies." }),
+  usageStreamMaxLen: z.number().int().min(1_000).max(100_000_000).default(1_000_000).meta({ description: "Usage records kept in the Redis Stream (approximately: `XADD MAXLEN ~`)." }),
+  bufferMax: z.number().int().min(0).max(1_000_000).default(10_000).meta({ description: "Usage records held in memory while Redis is away; past it they are dropped, counted and logged." }),
+  streamLeaseMs: z.number().int().min(1_000).max(86_400_000).default(900_000).meta({ description: "A stream's concurrency slot and budget reservation are released this long after its replica last renewed them (every third of it, while the stream runs): how long a replica that died mid-stream keeps them." }),
 });
 
 export const configSchema = z
   .strictObject({
     server: z
       .strictObject({
-        host: z.string().min(1).default("127.0.0.1"),
-        port: z.number().int().min(0).max(65_535).default(8080),
-        /** How long in-flight streams may finish after SIGTERM before they are ended with UNAVAILABLE. */
-        drainMs: z.number().int().min(0).max(600_000).default(10_000),
-        /** HTTP/2 PING interval on idle-looking connections; a PING unanswered for two intervals closes the connection. */
-        keepaliveMs: z.number().int().min(10).max(3_600_000).default(30_000),
-        /** Serve GET /debug/runtime (memory, event-loop delay, streams). Off in production. */
-        debugEndpoints: z.boolean().default(false),
-        /** A new connection must send complete request headers (HTTP/2: open a stream) within this, or it is closed. */
-        headersTimeoutMs: z.number().int().min(100).max(600_000).default(10_000),
-        /** A request body must arrive whole within this: 408 on the facade, DEADLINE_EXCEEDED on the RPC edges. */
-        requestTimeoutMs: z.number().int().min(100).max(3_600_000).default(30_000),
-        /** A connection with no request or stream in flight is closed after this (HTTP/1.1 keep-alive, idle HTTP/2 sessions). */
-        idleTimeoutMs: z.number().int().min(100).max(3_600_000).default(60_000),
-        /** A client that takes no bytes of its response for this long has its stream reset and released. */
-        sendTimeoutMs: z.number().int().min(100).max(3_600_000).default(60_000),
-        /** Open connections; past it the longest-idle one is closed to make room, or the newcomer gets 503. */
-        maxConnections: z.number().int().min(1).max(1_000_000).default(10_000),
-        /** Concurrent streams per HTTP/2 connection (SETTINGS_MAX_CONCURRENT_STREAMS). */
-        maxStreamsPerConnection: z.number().int().min(1).max(1_000_000).default(1_000),
-        /** TLS on the listener (ALPN h2 and http/1.1); absent = cleartext, for local use. */
-        tls: tlsSchema.optional(),
-        /** Reload when the configuration file changes, as on SIGHUP. */
-        watchConfig: z.boolean().default(false),
+        host: z.string().min(1).default("127.0.0.1").meta({ description: "Address to listen on (`--host 0.0.0.0` to listen beyond loopback).", reload: "restart" }),
+        port: z.number().int().min(0).max(65_535).default(8080).meta({ description: "Port to listen on (0: any free port).", reload: "restart" }),
+        drainMs: z.number().int().min(0).max(600_000).default(10_000).meta({ description: "How long in-flight streams may finish after SIGTERM before they are ended with `UNAVAILABLE` (see graceful shutdown in [Stream semantics](streams.md#stream-semantics)).", reload: "live" }),
+        keepaliveMs: z.number().int().min(10).max(3_600_000).default(30_000).meta({ description: "The HTTP/2 PING interval; a PING unanswered for two intervals closes the connection.", reload: "restart" }),
+        debugEndpoints: z.boolean().default(false).meta({ description: "Serve `GET /debug/runtime` (memory, event-loop delay, streams). Off in production.", reload: "restart" }),
+        headersTimeoutMs: z.number().int().min(100).max(600_000).default(10_000).meta({ description: "A new connection must send complete request headers (HTTP/2: open a stream) within this, or it is closed; headers trickled a byte at a time do not extend it.", reload: "restart" }),
+        requestTimeoutMs: z.number().int().min(100).max(3_600_000).default(30_000).meta({ description: "The whole request body must arrive in this time: 408 on the facade, `DEADLINE_EXCEEDED` on the RPC edges.", reload: "restart" }),
+        idleTimeoutMs: z.number().int().min(100).max(3_600_000).default(60_000).meta({ description: "A connection with nothing in flight (HTTP/1.1 keep-alive, an HTTP/2 session with no stream) is closed (HTTP/2 gets GOAWAY).", reload: "restart" }),
+        sendTimeoutMs: z.number().int().min(100).max(3_600_000).default(60_000).meta({ description: "A client that takes no bytes of its response for this long has its stream reset, and everything it held (slot, upstream request) is released; slow readers that keep reading are unaffected.", reload: "restart" }),
+        maxConnections: z.number().int().min(1).max(1_000_000).default(10_000).meta({ description: "Open connections. A new connection beyond it closes the connection that has been idle longest (never one with a request in flight); if every connection is busy, it gets `503` and is closed. Lowered at start-up when the process's open-file limit cannot hold it (each client stream also holds an upstream connection, and 256 descriptors are kept for the rest): `server.max_connections_lowered` is a warning when the cut is more than a tenth, a debug line otherwise (the default under a 20,000-descriptor limit: 9,872).", reload: "restart" }),
+        maxStreamsPerConnection: z.number().int().min(1).max(1_000_000).default(1_000).meta({ description: "Concurrent streams on one HTTP/2 connection, advertised in SETTINGS; clients queue above it, a client that ignores it gets `REFUSED_STREAM`.", reload: "restart" }),
+        tls: tlsSchema.optional().meta({ description: "TLS on the one port, which then speaks TLS only (ALPN `h2` and `http/1.1`; see [TLS](operations.md#tls)). Relative paths are relative to the working directory.", unset: "cleartext h2c and HTTP/1.1", reload: "restart" }),
+        watchConfig: z.boolean().default(false).meta({ description: "`true`: reload when the configuration file changes (SIGHUP always reloads; see [Reloading the configuration](operations.md#reloading-the-configuration)).", reload: "live" }),
       })
-      .prefault({}),
+      .prefault({}).meta({ description: "The listener: where it binds, how long a connection or a request may take, how many there may be, TLS, and how long a shutdown drains. `--host`, `--port` and the `PORT` variable override `server`." }),
     log: z
       .strictObject({
-        level: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+        level: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info").meta({ description: "The lowest level written. Access lines are `info`, but for health probes answered 200 (`/healthz`, `/readyz` ready), which are `debug`.", reload: "live" }),
       })
-      .prefault({}),
+      .prefault({}).meta({ description: "JSON log lines (pino) on stdout." }),
     telemetry: z
       .strictObject({
-        /** service.name on spans and metrics (OTEL_SERVICE_NAME overrides). */
-        serviceName: z.string().min(1).max(128).default("sluice"),
+        serviceName: z.string().min(1).max(128).default("sluice").meta({ description: "`service.name` on spans and metrics (`OTEL_SERVICE_NAME` overrides)." }),
         metrics: z
           .strictObject({
-            /** Serve Prometheus text at GET /metrics. */
-            enabled: z.boolean().default(true),
-            /** A separate listener for /metrics (e.g. on a private interface); unset = the gateway's own port. */
-            port: z.number().int().min(0).max(65_535).optional(),
-            host: z.string().min(1).default("127.0.0.1"),
+            enabled: z.boolean().default(true).meta({ description: "Serve `GET /metrics` (Prometheus text)." }),
+            port: z.number().int().min(0).max(65_535).optional().meta({ description: "A listener of its own for `/metrics` (e.g. on a private interface); the public port then answers 404 for `/metrics`.", unset: "the gateway's own port" }),
+            host: z.string().min(1).default("127.0.0.1").meta({ description: "Where that listener binds." }),
           })
-          .prefault({}),
+          .prefault({}).meta({ description: "Prometheus metrics." }),
         tracing: z
           .strictObject({
-            /** `otlp` exports spans over OTLP/HTTP; unset = `otlp` when OTEL_EXPORTER_OTLP(_TRACES)_ENDPOINT is set, else `none`. */
-            exporter: z.enum(["none", "otlp"]).optional(),
-            /** OTLP/HTTP traces URL (…/v1/traces); unset = the OTEL_* variables' choice. */
-            endpoint: z.url({ protocol: /^https?$/ }).optional(),
-            /** Record prompts and completions on spans. Off: no message text ever leaves in telemetry. */
-            captureContent: z.boolean().default(false),
+            exporter: z.enum(["none", "otlp"]).optional().meta({ description: "`otlp` exports spans over OTLP/HTTP; `none` exports nothing.", unset: "`otlp` when `OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT` is set, else `none`" }),
+            endpoint: z.url({ protocol: /^https?$/ }).optional().meta({ description: "The OTLP/HTTP traces URL (`…/v1/traces`).", unset: "what the `OTEL_*` variables say" }),
+            captureContent: z.boolean().default(false).meta({ description: "`true` puts prompts and answers on spans (`gen_ai.input.messages` and `gen_ai.output.messages`, cut to 16 KiB), except for calls kept local (`localOnly`, or a `local-only` PII mode), whose spans carry no content; a redacted prompt is captured as redacted. Off: no message text ever leaves in telemetry." }),
           })
-          .prefault({}),
+          .prefault({}).meta({ description: "Traces, exported over OTLP/HTTP; the standard `OTEL_*` variables apply too." }),
       })
-      .prefault({}),
+      .prefault({}).meta({ description: "Metrics and traces (see [Observability](operations.md#observability)).", reload: "restart" }),
     facade: z
       .strictObject({
-        /** `: keepalive` comment interval on silent OpenAI-compatible streams (also before the first token). */
-        keepaliveMs: z.number().int().min(10).max(300_000).default(15_000),
-        /** Deprecated: the old name of limits.maxRequestBytes, still honoured when that is not set. */
-        maxBodyBytes: z.number().int().min(1024).max(64 * 1024 * 1024).optional(),
+        keepaliveMs: z.number().int().min(10).max(300_000).default(15_000).meta({ description: "A `: keepalive` comment line on OpenAI-compatible streams after this much silence, also before the first token.", reload: "restart" }),
+        maxBodyBytes: z.number().int().min(1024).max(64 * 1024 * 1024).optional().meta({ description: "Deprecated: the old name of `limits.maxRequestBytes`, still honoured when that is not set.", unset: "`limits.maxRequestBytes`", reload: "restart" }),
       })
-      .prefault({}),
+      .prefault({}).meta({ description: "The OpenAI-compatible facade (see [streams.md](streams.md#openai-compatible-facade-v1chatcompletions))." }),
     limits: z
       .strictObject({
-        /** Largest upstream SSE event accepted, in bytes; larger ones end the stream with an error. */
-        maxEventBytes: z.number().int().min(1024).default(1_048_576),
-        /** Largest answer held whole in memory (a non-streamed response, a batch line, a recording), in bytes. */
-        maxAnswerBytes: z.number().int().min(1024).max(256 * 1024 * 1024).default(DEFAULT_MAX_ANSWER_BYTES),
-        /** Largest request body on every edge (RESOURCE_EXHAUSTED / 413), also the largest message after decompression. */
-        maxRequestBytes: z.number().int().min(1024).max(256 * 1024 * 1024).optional(),
-        /** Fields, list items and JSON values in one request, counted before decoding (RESOURCE_EXHAUSTED / 413). */
-        maxRequestElements: z.number().int().min(100).max(10_000_000).default(20_000),
-        /** Nesting of JSON objects and arrays in tool schemas (INVALID_ARGUMENT / 400 naming the tool). */
-        maxJsonDepth: z.number().int().min(4).max(512).default(32),
+        maxEventBytes: z.number().int().min(1024).default(1_048_576).meta({ description: "Largest upstream SSE event, in bytes; a larger one ends the stream with an error.", reload: "live" }),
+        maxAnswerBytes: z.number().int().min(1024).max(256 * 1024 * 1024).default(DEFAULT_MAX_ANSWER_BYTES).meta({ description: "Largest answer the gateway holds whole in memory, in bytes of text: a non-streamed response (Chat, `stream: false`), a batch line, an evaluation replay, and the answer an alias that `record`s or `shadow`s keeps. Past it a non-streamed call fails with 502 / `INTERNAL` (`upstream_protocol`, naming this setting) and its upstream request is closed; a recording is dropped and counted (`sluice_recordings_total{sluice_recording_result=\"too_large\"}`). Streamed answers are not held, so not bounded by it (their output is bounded by `max_tokens`, see [Enforcing what was reserved](tenancy.md#enforcing-what-was-reserved)).", reload: "live" }),
+        maxRequestBytes: z.number().int().min(1024).max(256 * 1024 * 1024).optional().meta({ description: "The request body on every edge and protocol, and any one message after gzip decompression: `RESOURCE_EXHAUSTED` / 413, checked against `Content-Length` (and an RPC envelope's declared length) before the body is read, and while it arrives; the rest is discarded as it comes, never buffered: HTTP/2 resets the stream (`NO_ERROR`) once the status is out, HTTP/1.1 closes the connection after the answer, lingering at most 2 s / 8 MiB so that a client still sending can read its status.", unset: `\`facade.maxBodyBytes\` when set, else \`${DEFAULT_MAX_REQUEST_BYTES}\` (${DEFAULT_MAX_REQUEST_BYTES / (1024 * 1024)} MiB)`, reload: "restart" }),
+        maxRequestElements: z.number().int().min(100).max(10_000_000).default(20_000).meta({ description: "Fields, list items and JSON values in one request, counted by a scan of the raw bytes before protobuf or JSON decoding: `RESOURCE_EXHAUSTED` / 413. Decoding cost follows the element count, not the byte count (4 MiB of one-character content parts took protobuf-es almost a second); at the limit the worst shapes decode in about 7 ms on this machine's cores.", reload: "restart" }),
+        maxJsonDepth: z.number().int().min(4).max(512).default(32).meta({ description: "Nesting of a tool's JSON Schema: `INVALID_ARGUMENT` / 400 naming `tools[i].parameters` (`tools[i].function.parameters` on the facade); the same cap on both edges. Much deeper documents are refused by the scan before decoding.", reload: "restart" }),
       })
-      .prefault({}),
-    /** Virtual keys and the admin service. Any key configured (or the admin service on) makes every edge require a key. */
+      .prefault({}).meta({ description: "What one request or one upstream event may hold. Every limit answers with a clear status and is counted before the expensive work it protects (see [Limits and timeouts](operations.md#limits-and-timeouts))." }),
     auth: z
       .strictObject({
-        /** Environment variable holding the admin key; enables sluice.admin.v1.AdminService. */
-        adminKeyEnv: envName.optional(),
-        keys: z.array(tenantKeySchema).max(10_000).default([]),
-        /** Teams, each in at most one business line (docs/tenancy.md, "Teams and business lines"). */
-        teams: z.array(teamSchema).max(MAX_CONFIGURED_LEVELS).default([]),
-        /** Business lines: the top of the hierarchy. */
-        businessLines: z.array(businessLineSchema).max(MAX_CONFIGURED_LEVELS).default([]),
-        /** Tag keys kept for cost allocation (sluice-tags header, body metadata, gRPC metadata.labels); other tags are dropped and named in sluice-tags-dropped. */
+        adminKeyEnv: envName.optional().meta({ description: "Environment variable holding the admin key (16 characters or more); serves `sluice.admin.v1.AdminService` and turns authentication on.", unset: "no admin service", reload: "restart", reloadText: "restart to turn it on or off; another variable: yes" }),
+        keys: z.array(tenantKeySchema).max(10_000).default([]).meta({ description: "The virtual keys; any key configured → every edge requires one." }),
+        teams: z.array(teamSchema).max(MAX_CONFIGURED_LEVELS).default([]).meta({ description: "Teams: limits and budgets shared by every key in the team, checked in the same admission as the key (docs/tenancy.md, \"Teams and business lines\")." }),
+        businessLines: z.array(businessLineSchema).max(MAX_CONFIGURED_LEVELS).default([]).meta({ description: "Business lines: limits and budgets shared by every team in the line (the top of the hierarchy) (docs/tenancy.md, \"Teams and business lines\")." }),
         tagKeys: z
           .array(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/, "1 to 64 letters, digits and _ . : - (starting with a letter or digit)"))
           .max(32)
-          .default([]),
-        /** The HTTP status of a request refused because a budget is spent: 402 (not retried by SDKs), or 429 as before 402 existed. */
-        budgetExceededStatus: z.literal([402, 429]).default(402),
+          .default([]).meta({ description: "Tag keys kept for cost allocation: a request's tags (the `sluice-tags` header, the facades' body `metadata`, gRPC `metadata.labels`) under other keys are dropped and named in the `sluice-tags-dropped` response header; kept tags go on the usage record (docs/tenancy.md, \"Cost allocation by tag\")." }),
+        budgetExceededStatus: z.literal([402, 429]).default(402).meta({ description: "HTTP status of a request refused because a budget is spent: `402` (Payment Required; the SDKs do not retry it) or `429`, for callers written before 402 (the body is the same). gRPC says `RESOURCE_EXHAUSTED` either way." }),
       })
-      .prefault({}),
-    /** The operators' console at /console (docs/operations.md, "Console"). */
+      .prefault({}).meta({ description: "Virtual keys and the admin service (see [Tenancy](tenancy.md)). Any key configured, or the admin service on, makes every edge require a key.", unset: "no keys: anyone who reaches the port may call", reload: "live" }),
     console: z
       .strictObject({
-        /** off; open (no key: the page, and WatchStats, for anyone who reaches the port); admin (the admin key). Default: admin with an admin key, else off. */
-        access: z.enum(CONSOLE_ACCESS).optional(),
-        /** WatchStats streams at once (each sends a snapshot per second); more are refused with RESOURCE_EXHAUSTED. */
-        maxWatchers: z.number().int().min(1).max(1_000).default(16),
+        access: z.enum(CONSOLE_ACCESS).optional().meta({ description: "`off`, `open` or `admin`: who may open `/console/` and watch `WatchStats` (the table in [Console](operations.md#console)).", unset: "`admin` when `auth.adminKeyEnv` is set, else `off`" }),
+        maxWatchers: z.number().int().min(1).max(1_000).default(16).meta({ description: "`WatchStats` streams at once; more get `RESOURCE_EXHAUSTED`." }),
       })
-      .prefault({}),
-    /** Resumable streams (docs/streams.md, "Resumable streams"): kept in store.redis when configured, else in process. */
+      .prefault({}).meta({ description: "The operators' console at `/console/` (see [Console](operations.md#console)).", reload: "restart" }),
     resume: z
       .strictObject({
-        /** How long a resumable stream's upstream outlives its last reader; nobody resuming by then cancels it. */
-        detachGraceMs: z.number().int().min(0).max(3_600_000).default(60_000),
-        /** How long a resumable stream's messages are kept after its last one. */
-        retentionMs: z.number().int().min(1_000).max(86_400_000).default(300_000),
-        /** Stored messages per stream; past it the stream is no longer resumable. */
-        maxBacklogMessages: z.number().int().min(16).max(1_000_000).default(10_000),
-        /** Stored bytes per stream (JSON); past it the stream is no longer resumable. */
-        maxBacklogBytes: z.number().int().min(1_024).max(1_073_741_824).default(4_194_304),
-        /** ResumeStream calls (and facade resumes) served at once per replica; more get RESOURCE_EXHAUSTED / 429. */
-        maxReaders: z.number().int().min(1).max(100_000).default(256),
+        detachGraceMs: z.number().int().min(0).max(3_600_000).default(60_000).meta({ description: "How long a resumable stream's upstream outlives its last reader." }),
+        retentionMs: z.number().int().min(1_000).max(86_400_000).default(300_000).meta({ description: "How long a stream's messages stay readable after its last one; then `NOT_FOUND`." }),
+        maxBacklogMessages: z.number().int().min(16).max(1_000_000).default(10_000).meta({ description: "Messages stored per stream; past it the stream is no longer resumable." }),
+        maxBacklogBytes: z.number().int().min(1_024).max(1_073_741_824).default(4_194_304).meta({ description: "Bytes stored per stream, as JSON; past it the stream is no longer resumable." }),
+        maxReaders: z.number().int().min(1).max(100_000).default(256).meta({ description: "`ResumeStream` calls and facade resumes served at once per replica (each may hold a Redis connection); more get `RESOURCE_EXHAUSTED` / 429." }),
       })
-      .prefault({}),
-    /** The response cache's shared settings; aliases opt in with models.<alias>.cache (docs/caching.md). */
+      .prefault({}).meta({ description: "Resumable streams (see [Resumable streams](streams.md#resumable-streams)): kept in `store.redis` when configured, else in process.", reload: "restart" }),
     cache: z
       .strictObject({
-        /** Longest a lookup may take; past it the request is a miss (counted as an error), never a failure. */
-        lookupTimeoutMs: z.number().int().min(1).max(10_000).default(50),
-        /** Charge a hit as if the provider had answered. Off: a hit costs nothing and its usage record carries the cost saved. */
-        chargeHits: z.boolean().default(false),
-        /** Largest entry stored, in bytes as a store holds it (sealed); larger answers are not cached. */
-        maxEntryBytes: z.number().int().min(1_024).max(64 * 1024 * 1024).default(1_048_576),
-        /** Memory for entries when there is no store.redis (least recently used go first). */
-        maxMemoryBytes: z.number().int().min(65_536).max(16 * 1024 * 1024 * 1024).default(67_108_864),
-        /** Bytes of exact-cache entries in store.redis, every alias together (least recently used go first). */
-        redisMaxBytes: z.number().int().min(65_536).max(1024 * 1024 * 1024 * 1024).default(268_435_456),
-        /** Bytes of one alias's exact-cache entries, in Redis or in memory (its least recently used go first). */
-        aliasMaxBytes: z.number().int().min(65_536).max(1024 * 1024 * 1024 * 1024).default(67_108_864),
-        /** Longest last question (characters) the semantic cache embeds; longer ones get the exact cache only. */
-        maxEmbedChars: z.number().int().min(1).max(1_000_000).default(8_192),
+        lookupTimeoutMs: z.number().int().min(1).max(10_000).default(50).meta({ description: "Longest a lookup may take; past it the request goes upstream as a miss (`sluice_cache_lookups_total{sluice_cache_result=\"error\"}`), never failed." }),
+        chargeHits: z.boolean().default(false).meta({ description: "`false`: a hit costs nothing and its usage record carries the cost saved; `true`: a hit is charged at the price of the target that produced the answer." }),
+        maxEntryBytes: z.number().int().min(1_024).max(64 * 1024 * 1024).default(1_048_576).meta({ description: "Largest entry stored, in bytes as the store holds it (the answer sealed: UTF-8, then base64, so about 4/3 of the answer's UTF-8 bytes); larger answers are served and not cached (`sluice_cache_writes_total{sluice_cache_write=\"too_large\"}`)." }),
+        maxMemoryBytes: z.number().int().min(65_536).max(16 * 1024 * 1024 * 1024).default(67_108_864).meta({ description: "Memory for entries without `store.redis` (one replica); the least recently used entries go first. With `store.redis` the entries live in Redis (see `cache.redisMaxBytes`)." }),
+        redisMaxBytes: z.number().int().min(65_536).max(1024 * 1024 * 1024 * 1024).default(268_435_456).meta({ description: "Bytes of exact-cache entries in `store.redis`, every alias and every replica together (each entry's value and keys); a write that would pass it first evicts the least recently used entries, of any alias. Entries also expire by their alias's TTL. Without `store.redis` it is not used." }),
+        aliasMaxBytes: z.number().int().min(65_536).max(1024 * 1024 * 1024 * 1024).default(67_108_864).meta({ description: "Bytes of one alias's exact-cache entries, in Redis or in memory; a write that would pass it first evicts that alias's least recently used entries, so one busy alias cannot empty the others' caches." }),
+        maxEmbedChars: z.number().int().min(1).max(1_000_000).default(8_192).meta({ description: "Longest last question, in characters, the semantic cache embeds; a longer one gets the exact cache only." }),
       })
-      .prefault({}),
-    /** Budget alerts: thresholds of each budget (key, team, business line) announced once per period (docs/tenancy.md, "Budget alerts"). */
+      .prefault({}).meta({ description: "What every alias's response cache shares: the lookup deadline, whether hits are charged, entry and memory bounds. Aliases opt in with `models.<alias>.cache` ([Caching](caching.md)).", reload: "restart" }),
     alerts: z
       .strictObject({
-        /** Fractions of a budget whose crossing is announced, once per period each. */
-        thresholds: z.array(z.number().gt(0).max(1)).max(10).default([0.5, 0.8, 1]),
-        /** Where alerts are POSTed as JSON, signed with HMAC-SHA256; none: metrics and log lines only. */
+        thresholds: z.array(z.number().gt(0).max(1)).max(10).default([0.5, 0.8, 1]).meta({ description: "Fractions of a budget (0 to 1) whose crossing is announced, once per period each." }),
         webhook: z
           .strictObject({
-            /** http:// or https:// */
-            url: z.url({ protocol: /^https?$/ }),
-            /** Environment variable holding the signing secret (16 characters or more). */
-            secretEnv: envName,
-            /** Longest one delivery attempt may take. */
-            timeoutMs: z.number().int().min(100).max(60_000).default(5_000),
-            /** Attempts per alert (with doubling backoff from 1 s); then it is dropped and counted. */
-            maxAttempts: z.number().int().min(1).max(20).default(6),
-            /** Alerts waiting for delivery at most; past it new ones are dropped and counted. */
-            queueMax: z.number().int().min(1).max(100_000).default(1_000),
+            url: z.url({ protocol: /^https?$/ }).meta({ description: "`http://` or `https://` URL of the receiver." }),
+            secretEnv: envName.meta({ description: "Environment variable holding the signing secret (16 characters or more); the receiver checks `sluice-signature` with it." }),
+            timeoutMs: z.number().int().min(100).max(60_000).default(5_000).meta({ description: "Longest one delivery attempt may take." }),
+            maxAttempts: z.number().int().min(1).max(20).default(6).meta({ description: "Attempts per alert, with doubling backoff from one second (a 2xx answer ends them); then the alert is dropped and counted." }),
+            queueMax: z.number().int().min(1).max(100_000).default(1_000).meta({ description: "Alerts waiting for delivery at most; past it new ones are dropped and counted." }),
           })
-          .optional(),
+          .optional().meta({ description: "Where alerts are POSTed as JSON, signed with HMAC-SHA256 (`sluice-signature`).", unset: "metrics and log lines only" }),
       })
-      .prefault({}),
-    /** The durable spend ledger: one row per charged call in store.postgres (docs/tenancy.md, "The spend ledger"). */
+      .prefault({}).meta({ description: "Budget alerts: each budget's thresholds (key, team, business line) announced once per period, as a metric, a log line and an optional signed webhook (docs/tenancy.md, \"Budget alerts\").", reload: "restart" }),
     ledger: z
       .strictObject({
-        /** Write the ledger. Default: on when store.postgres is configured (an in-memory database would not be durable). */
-        enabled: z.boolean().optional(),
-        /** Rows older than this many days are removed (hourly, in bounded batches). */
-        retentionDays: z.number().int().min(1).max(36_500).default(400),
-        /** Records written per INSERT at most. */
-        batchSize: z.number().int().min(1).max(5_000).default(500),
-        /** How often new records are looked for and written. */
-        flushMs: z.number().int().min(10).max(60_000).default(500),
-        /** With store.redis: entries a replica read but did not acknowledge for this long are taken over by another (it died mid-batch); a replica's copies of what it settled are looked up in the ledger after this long. */
-        claimIdleMs: z.number().int().min(100).max(3_600_000).default(30_000),
-        /** Without store.redis: records held in memory while the database is away (past it new ones are dropped and counted); with it: copies of what this replica put in the usage stream, held until seen in the ledger. */
-        bufferMax: z.number().int().min(100).max(10_000_000).default(100_000),
+        enabled: z.boolean().optional().meta({ description: "Write the ledger.", unset: "on when `store.postgres` is configured (an in-memory database would not be durable)" }),
+        retentionDays: z.number().int().min(1).max(36_500).default(400).meta({ description: "Rows older than this many days are removed, hourly, in bounded batches." }),
+        batchSize: z.number().int().min(1).max(5_000).default(500).meta({ description: "Records written per `INSERT` at most." }),
+        flushMs: z.number().int().min(10).max(60_000).default(500).meta({ description: "How often new records are looked for and written." }),
+        claimIdleMs: z.number().int().min(100).max(3_600_000).default(30_000).meta({ description: "With `store.redis`: usage-stream entries a replica read but did not acknowledge for this long are taken over by another (it died mid-batch); a replica's copy of a record it settled is looked up in the ledger after this long, and written from the copy if the stream lost it." }),
+        bufferMax: z.number().int().min(100).max(10_000_000).default(100_000).meta({ description: "Without `store.redis`: records held in memory while the database is away; past it new ones are dropped and counted. With it: copies of the records this replica put in the usage stream, held until seen in the ledger (docs/operations.md, \"Redis persistence\"); past it the oldest copy goes (the record is still in Redis)." }),
       })
-      .prefault({}),
-    /** The OpenAI Batch API on the facade: files and batches in the database, lines run on a queue the replicas share (BullMQ, with store.redis and store.postgres) or in process (docs/batches.md). */
+      .prefault({}).meta({ description: "The durable spend ledger: one row per charged call in `store.postgres`, written off the request path (docs/tenancy.md, \"The spend ledger\").", reload: "restart" }),
     batch: z
       .strictObject({
-        /** Bytes of one uploaded batch file at most (checked before the upload is parsed). */
-        maxFileBytes: z.number().int().min(1_024).max(200 * 1024 * 1024).default(100 * 1024 * 1024),
-        /** Lines (requests) of one batch file at most. */
-        maxLines: z.number().int().min(1).max(50_000).default(50_000),
-        /** Bytes of one line of a batch file at most. */
-        maxLineBytes: z.number().int().min(256).max(16 * 1024 * 1024).default(1024 * 1024),
-        /** Batches one key may have not yet finished (validating, in_progress, finalizing, cancelling). */
-        maxBatchesPerKey: z.number().int().min(1).max(1_000).default(10),
-        /** Bytes one key may upload in batch files per UTC day, counted as they are stored; past it uploads are refused (429) until 00:00 UTC. */
-        maxUploadBytesPerDay: z.number().int().min(1_024).max(1024 ** 4).default(1024 ** 3),
-        /** Batch files (uploads) one key may store at once; one more is refused (429) until one is deleted. */
-        maxFilesPerKey: z.number().int().min(1).max(100_000).default(100),
-        /** Lines run at once by this gateway, over all batches. */
-        concurrency: z.number().int().min(1).max(256).default(4),
-        /** With store.redis and store.postgres: how long a line stays claimed by a replica that stopped answering before another takes it. */
-        leaseMs: z.number().int().min(500).max(600_000).default(30_000),
-        /** The share of each provider's maxConcurrent batch lines may take; they start only while no interactive call waits. */
-        maxShare: z.number().min(0.01).max(1).default(0.25),
+        maxFileBytes: z.number().int().min(1_024).max(200 * 1024 * 1024).default(100 * 1024 * 1024).meta({ description: "Bytes of one uploaded batch file at most; a larger upload is refused (413): at once when its declared length is larger, else the moment it passes the bound (the file is checked and stored as it streams in, never held whole).", reload: "restart" }),
+        maxLines: z.number().int().min(1).max(50_000).default(50_000).meta({ description: "Lines (requests) of one batch file at most.", reload: "restart" }),
+        maxLineBytes: z.number().int().min(256).max(16 * 1024 * 1024).default(1024 * 1024).meta({ description: "Bytes of one line of a batch file at most.", reload: "restart" }),
+        maxBatchesPerKey: z.number().int().min(1).max(1_000).default(10).meta({ description: "Batches one key may have unfinished (validating, in progress, finalizing or cancelling) at once; one more is refused (429).", reload: "restart" }),
+        maxUploadBytesPerDay: z.number().int().min(1_024).max(1024 ** 4).default(1024 ** 3).meta({ description: "Bytes one key may upload in batch files per UTC day (1 GiB by default), counted as the file is stored; past it the upload is refused (429) and the file discarded, until 00:00 UTC. Bounds the work a key can cause by uploading.", reload: "restart" }),
+        maxFilesPerKey: z.number().int().min(1).max(100_000).default(100).meta({ description: "Batch files one key may store at once (uploads, counting those still streaming in; output files are not counted); one more is refused (429) until the key deletes one (`DELETE /v1/files/{id}`).", reload: "restart" }),
+        concurrency: z.number().int().min(1).max(256).default(4).meta({ description: "Lines this gateway runs at once, over all batches; each line goes through the same admission, limits and budget as an interactive call.", reload: "restart" }),
+        leaseMs: z.number().int().min(500).max(600_000).default(30_000).meta({ description: "With store.redis and store.postgres, batches run on a queue shared by the replicas: a line held by a replica that stopped answering goes to another after this. Longer than a line's longest call is not needed (the lease is renewed while the line runs).", reload: "restart" }),
+        maxShare: z.number().min(0.01).max(1).default(0.25).meta({ description: "Batch lines use spare capacity: at most this share of a provider's maxConcurrent (at least one stream), and a line starts only while no interactive call waits for that provider; when a stream ends, waiting interactive calls go first. A provider without maxConcurrent has no limit to share.", reload: "live" }),
       })
-      .prefault({}),
-    /** Custom PII detectors and the audit log (docs/compliance.md). */
-    compliance: complianceSchema,
-    /** Where limits, spend, usage and runtime keys are kept; absent = in process (one replica). */
-    store: z.strictObject({ redis: redisStoreSchema.optional(), postgres: postgresStoreSchema.optional() }).optional(),
-    providers: z.record(aliasName, providerSchema).refine((p) => Object.keys(p).length > 0, "at least one provider"),
-    models: z.record(aliasName, modelSchema).refine((m) => Object.keys(m).length > 0, "at least one model alias"),
+      .prefault({}).meta({ description: "The OpenAI Batch API on the facade (`/v1/files`, `/v1/batches`): files, batches and each line's result in the database (`store.postgres`, or the embedded in-memory PGlite, with which nothing survives a restart). Lines run on this gateway's own queue, or, with both `store.redis` and `store.postgres`, on a queue every replica shares and takes lines from (`batch.leaseMs`; docs/batches.md)." }),
+    compliance: complianceSchema.meta({ description: "Custom PII detectors and the audit log ([Compliance](compliance.md)).", reload: "restart" }),
+    store: z.strictObject({ redis: redisStoreSchema.optional().meta({ description: "One Redis (standalone, or a primary with replicas behind Sentinel or a managed service), not Cluster, shared by every replica.", unset: "limits, spend, usage and exact-cache entries in process" }), postgres: postgresStoreSchema.optional().meta({ description: "The one database of the features that need one: the spend ledger, the audit log, batches and their files, evaluation recordings and datasets, shadow comparisons, and the semantic cache. A server by `url`, or the embedded PGlite. It opens behind the port when a feature first needs it; until it is open those features go without or wait (the semantic cache misses; ledger and audit records wait for it).", unset: "the embedded PGlite in memory, opened when a feature first needs it (a semantic cache, a batch, a recording); the ledger and the audit log stay off, as nothing in it survives a restart" }) }).optional().meta({ description: "Where limits, spend, usage, runtime keys and cache entries are kept: Redis for what replicas share at once, PostgreSQL for what needs a database (see [Tenancy](tenancy.md), [Caching](caching.md)).", unset: "in process: right for one replica (limits, spend and runtime keys start empty after a restart)", reload: "restart" }),
+    providers: z.record(aliasName, providerSchema).refine((p) => Object.keys(p).length > 0, "at least one provider").meta({ mapKey: "<name>", description: "The upstreams, each under a name of your choice that aliases refer to (see [Providers](providers.md)).", reload: "live" }),
+    models: z.record(aliasName, modelSchema).refine((m) => Object.keys(m).length > 0, "at least one model alias").meta({ mapKey: "<alias>", description: "The aliases clients name. An alias is either one target written inline (`provider`, `model`, `price`) or a `targets` list, not both, with how to choose among them and what to do when one fails (see [Routing, retries and failover](routing.md)).", reload: "live" }),
   });
+
+/** The sets of keys used in several places, each documented once in the configuration reference. */
+export const SETTING_GROUPS = [partialTimeoutsSchema, capabilitiesSchema, priceSchema] as const;
 
 /** The configuration file as written (before defaults are applied). */
 export type ConfigInput = z.input<typeof configSchema>;

@@ -1,4 +1,4 @@
-import type { ConsoleAccess } from "../config/config.js";
+import type { ConsoleAccess } from "../config/settings.js";
 import type { Exchange } from "../http/exchange.js";
 import { type AnyRequest, type AnyResponse, headerOf, pathOf } from "../http/node-http.js";
 import { sendJsonError } from "../http/json-error.js";

@@ -1,4 +1,4 @@
-import type { PostgresStoreConfig } from "../config/config.js";
+import type { PostgresStoreConfig } from "../config/settings.js";
 import type { Logger } from "../logging/logger.js";
 import type { Database } from "./database.js";
 import { migrate } from "./migrations.js";

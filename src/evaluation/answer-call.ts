@@ -1,5 +1,5 @@
 import type { CallContext, CallLayer } from "../call/call-layer.js";
-import type { Price } from "../config/config.js";
+import type { Price } from "../config/settings.js";
 import type { ChatRequest } from "../core/chat-request.js";
 import { type AnswerSummary, createAnswerCapture } from "../recording/answer-summary.js";
 import type { Principal } from "../tenancy/principal.js";

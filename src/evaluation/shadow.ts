@@ -1,7 +1,7 @@
 import type { Meter } from "@opentelemetry/api";
 import { randomHex } from "../batch/batch-store.js";
 import type { CallLayer } from "../call/call-layer.js";
-import type { ShadowSettings } from "../config/config.js";
+import type { ShadowSettings } from "../config/settings.js";
 import { GatewayError, toGatewayError } from "../core/errors.js";
 import type { Database } from "../db/database.js";
 import { causeOf } from "../drain/batch-writer.js";

@@ -1,5 +1,5 @@
 import type { Meter } from "@opentelemetry/api";
-import type { LedgerSettings } from "../config/config.js";
+import type { LedgerSettings } from "../config/settings.js";
 import type { Database } from "../db/database.js";
 import { causeOf } from "../drain/batch-writer.js";
 import { expireDeadLetters, writeDeadLetters } from "../drain/dead-letters.js";

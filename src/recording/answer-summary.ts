@@ -1,4 +1,4 @@
-import type { Price } from "../config/config.js";
+import type { Price } from "../config/settings.js";
 import type { Delta, FinishReason, Usage } from "../core/delta.js";
 import { costMicros } from "../usage/cost.js";
 

@@ -1,4 +1,4 @@
-import type { BreakerConfig } from "../config/config.js";
+import type { BreakerConfig } from "../config/settings.js";
 
 export type BreakerState = "closed" | "open" | "half_open";
 

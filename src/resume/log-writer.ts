@@ -1,4 +1,4 @@
-import type { ResumeSettings } from "../config/config.js";
+import type { ResumeSettings } from "../config/settings.js";
 import { encodeBatch, encodeEntry, isTerminal, type LogEntry, type StreamLog } from "./stream-log.js";
 
 /** Why a stream stopped being resumable, as its client is told. */

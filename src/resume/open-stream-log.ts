@@ -1,4 +1,4 @@
-import type { Config } from "../config/config.js";
+import type { ResumeSettings } from "../config/settings.js";
 import type { Logger } from "../logging/logger.js";
 import type { Tenancy } from "../tenancy/tenancy.js";
 import { createMemoryStreamLog } from "./memory-stream-log.js";
@@ -18,8 +18,7 @@ function logEvent(logger: Logger): (event: ResumeEvent) => void {
  * control channel and each blocking reader get a duplicate of it), else in
  * process. Settings are read once, at start.
  */
-export function openResumableStreams(config: Config, logger: Logger, redis: Tenancy["redis"]): ResumableStreams {
-  const settings = config.resume;
+export function openResumableStreams(settings: ResumeSettings, logger: Logger, redis: Tenancy["redis"]): ResumableStreams {
   if (!redis) {
     return createResumableStreams({ log: createMemoryStreamLog({ retentionMs: settings.retentionMs }), settings, storeTimeoutMs: 1_000, onEvent: logEvent(logger) });
   }

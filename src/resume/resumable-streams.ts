@@ -1,4 +1,4 @@
-import type { ResumeSettings } from "../config/config.js";
+import type { ResumeSettings } from "../config/settings.js";
 import { quoteClientValue } from "../core/client-text.js";
 import type { Delta } from "../core/delta.js";
 import { GatewayError, toGatewayError } from "../core/errors.js";

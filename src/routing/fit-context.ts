@@ -1,4 +1,4 @@
-import type { ContextSettings } from "../config/config.js";
+import type { ContextSettings } from "../config/settings.js";
 import type { ChatMessage, ChatRequest } from "../core/chat-request.js";
 import type { CountTokens } from "../usage/token-count.js";
 import { IMAGE_TOKENS, TOKENS_PER_MESSAGE, TOKENS_PER_REQUEST } from "../usage/prompt-size.js";

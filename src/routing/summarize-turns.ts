@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { ContextSettings } from "../config/config.js";
+import type { ContextSettings } from "../config/settings.js";
 import type { ChatMessage, ChatRequest } from "../core/chat-request.js";
 import type { CountTokens } from "../usage/token-count.js";
 import { TOKENS_PER_MESSAGE } from "../usage/prompt-size.js";

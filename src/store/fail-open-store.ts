@@ -1,4 +1,4 @@
-import type { KeyLimits } from "../config/config.js";
+import type { KeyLimits } from "../config/settings.js";
 import { GatewayError, toGatewayError } from "../core/errors.js";
 import type { AdmissionRef, AdmitRequest, AdmitResult, Settlement, SettleResult, TenantStore } from "./tenant-store.js";
 import type { UsageRecord } from "../usage/usage-record.js";

@@ -1,7 +1,7 @@
 
 import type { MetricReader } from "@opentelemetry/sdk-metrics";
 import type { SpanExporter } from "@opentelemetry/sdk-trace";
-import type { TelemetryConfig } from "../config/config.js";
+import type { TelemetryConfig } from "../config/settings.js";
 import type { StreamObserver, TenancyObserver } from "../flow/observer.js";
 import type { Logger } from "../logging/logger.js";
 import type { LiveStatsSink } from "../stats/live-stats.js";

@@ -13,7 +13,7 @@ import {
   TraceIdRatioBasedSampler,
   TracerProvider,
 } from "@opentelemetry/sdk-trace";
-import type { TelemetryConfig } from "../config/config.js";
+import type { TelemetryConfig } from "../config/settings.js";
 import type { Logger } from "../logging/logger.js";
 import { batchSpanSettingsFromEnv } from "./batch-span-env.js";
 

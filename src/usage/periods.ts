@@ -1,4 +1,4 @@
-import type { BudgetPeriod } from "../config/config.js";
+import type { BudgetPeriod } from "../config/settings.js";
 
 /**
  * UTC calendar periods, the units of budgets and usage rollups: a day, an

@@ -176,7 +176,7 @@ export function createInMemoryGateway(options: InMemoryGatewayOptions = {}): InM
     random,
     tenancy,
   });
-  const resumable = openResumableStreams(config, logger, tenancy.redis);
+  const resumable = openResumableStreams(config.resume, logger, tenancy.redis);
   let requests = 0;
   const stream = (alias: string, message: string, streamOptions: StreamOptions = {}) =>
     pipeline.stream(request(alias, message, streamOptions.maxTokens), {

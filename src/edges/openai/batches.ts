@@ -1,7 +1,7 @@
 import { type BatchOperations, DEFAULT_PAGE } from "../../batch/batch-operations.js";
 import type { StoredBatch, StoredFile } from "../../batch/batch-store.js";
 import type { CallLayer } from "../../call/call-layer.js";
-import type { BatchSettings } from "../../config/config.js";
+import type { BatchSettings } from "../../config/settings.js";
 import { GatewayError } from "../../core/errors.js";
 import type { StructureLimits } from "../../core/structure-limits.js";
 import type { Exchange } from "../../http/exchange.js";

@@ -1,0 +1,38 @@
+import { isRecord } from "./check-input.js";
+import type { ConfigProblem } from "./config-problem.js";
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Shortest virtual or admin key accepted from the environment: anything shorter can be guessed. */
+export const MIN_KEY_CHARS = 16;
+
+/** A key variable that is unset (or, for virtual and admin keys, too short to be a secret). */
+function variableProblem(variable: unknown, env: NodeJS.ProcessEnv, path: PropertyKey[], minChars = 1): ConfigProblem[] {
+  if (typeof variable !== "string" || !ENV_NAME.test(variable)) return [];
+  const value = env[variable];
+  if (value === undefined || value === "") return [{ path, message: `environment variable ${variable} is not set` }];
+  // The message names the variable and the rule, never the value.
+  if (value.length < minChars) return [{ path, message: `environment variable ${variable} holds a key shorter than ${minChars} characters` }];
+  return [];
+}
+
+/** Every key variable that is unset, not only the first: providers', virtual keys' and the admin key's. */
+export function environmentProblems(input: unknown, env: NodeJS.ProcessEnv): ConfigProblem[] {
+  if (!isRecord(input)) return [];
+  const providers = isRecord(input.providers)
+    ? Object.entries(input.providers).flatMap(([name, provider]) =>
+        variableProblem(isRecord(provider) ? provider.apiKeyEnv : undefined, env, ["providers", name, "apiKeyEnv"]),
+      )
+    : [];
+  const auth = isRecord(input.auth) ? input.auth : {};
+  const keys = Array.isArray(auth.keys)
+    ? auth.keys.flatMap((key: unknown, i) => variableProblem(isRecord(key) ? key.keyEnv : undefined, env, ["auth", "keys", i, "keyEnv"], MIN_KEY_CHARS))
+    : [];
+  const webhook = isRecord(input.alerts) && isRecord(input.alerts.webhook) ? input.alerts.webhook : {};
+  return [
+    ...providers,
+    ...keys,
+    ...variableProblem(auth.adminKeyEnv, env, ["auth", "adminKeyEnv"], MIN_KEY_CHARS),
+    ...variableProblem(webhook.secretEnv, env, ["alerts", "webhook", "secretEnv"], MIN_KEY_CHARS),
+  ];
+}
