@@ -16,7 +16,7 @@ describe("answer-limit stage", () => {
     const cuts: StreamCut[] = [];
     const { call } = fakeCall({ request: request([text("user", "hi")], { sampling: { stop: [], maxTokens: 1 } }), ctx: { principal: KEY, remote: "10.0.0.1", requestId: "r3" } });
     const part = await answerLimitStage((cut) => cuts.push(cut)).open(call);
-    const guard = part?.guard?.(target("m"))!;
+    const guard = part!.guard!(target("m"))!;
     expect(guard({ type: "text", text: "short" })).toBeUndefined();
     expect(cuts).toEqual([]);
     // Cut past 16 characters a token plus a margin (output-guard.ts): the delta that crosses it is not delivered.
@@ -30,7 +30,7 @@ describe("answer-limit stage", () => {
     const { call } = fakeCall({ charge });
     const part = await answerLimitStage(undefined).open(call);
     // 10 micro-dollars at $1 per million output tokens: 10 tokens, 4 characters each.
-    const guard = part?.guard?.(target("m", { price: { inputPerMTok: 1, outputPerMTok: 1 } }))!;
+    const guard = part!.guard!(target("m", { price: { inputPerMTok: 1, outputPerMTok: 1 } }))!;
     expect(guard({ type: "text", text: "x".repeat(40) })).toBeUndefined();
     expect(guard({ type: "text", text: "x" })).toEqual({ reason: "budget", finish: "length" });
     expect(call.summary.facts.cut).toBe("budget");
@@ -45,7 +45,7 @@ describe("answer-limit stage", () => {
 
   it("a cut without onCut still stops the answer", async () => {
     const { call } = fakeCall({ request: request(undefined, { sampling: { stop: [], maxTokens: 1 } }) });
-    const guard = (await answerLimitStage(undefined).open(call))?.guard?.(target("m"))!;
+    const guard = (await answerLimitStage(undefined).open(call))!.guard!(target("m"))!;
     expect(guard({ type: "reasoning", text: "x".repeat(2_000) })).toEqual({ reason: "max_tokens", finish: "length" });
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { GatewayError } from "../../../src/core/errors.js";
+import type { GatewayError } from "../../../src/core/errors.js";
 import { routeStage } from "../../../src/pipeline/stages/route.js";
 import { fakeCall, request, route } from "../helpers/fake-call.js";
 
