@@ -3,7 +3,7 @@
 // It measures whichever Redis client createStoreClient builds, so running the build of two commits side by side is the A/B (issue 45 §5).
 import { randomUUID } from "node:crypto";
 import { createRedisTenantStore, createStoreClient } from "../src/store/redis-tenant-store.js";
-import { subjectOf, type AdmitRequest, type ParentLevel } from "../src/store/tenant-store.js";
+import { type AdmitRequest, type ParentLevel, subjectOf } from "../src/store/tenant-store.js";
 
 const url = process.argv[2] ?? "redis://127.0.0.1:6379";
 const n = Number(process.argv[3] ?? 5_000);

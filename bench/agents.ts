@@ -126,8 +126,7 @@ export async function agentScenario(sizes: AgentSizes, deps: AgentDeps): Promise
   const gateway = await deps.startGateway({ agent: { provider: "sim", model: "sim-1?tokens=2" } }, { kind: "anthropic", baseUrl: `${deps.simOrigin}/v1` });
   const dispatcher = new Agent({ connections: 256, keepAliveTimeout: 30_000, headersTimeout: 600_000, bodyTimeout: 600_000 });
   const urls: Record<Path, string> = { messages: `${gateway.url}/v1/messages`, responses: `${gateway.url}/v1/responses`, direct: `${deps.simOrigin}/v1/messages` };
-  const bodyOf = (path: Path, variant: Variant, prompt: string) =>
-    path === "responses" ? responsesBody(variant, "agent", prompt) : messagesBody(variant, path === "direct" ? "sim-1?tokens=2" : "agent", prompt);
+  const bodyOf = (path: Path, variant: Variant, prompt: string) => (path === "responses" ? responsesBody(variant, "agent", prompt) : messagesBody(variant, path === "direct" ? "sim-1?tokens=2" : "agent", prompt));
   const headersOf = (variant: Variant): Record<string, string> => (variant === "agent-marked" ? MARKED_HEADERS : {});
   const ttft: AgentResult["ttft"] = {};
   const carryMs: AgentResult["carryMs"] = {};
@@ -147,14 +146,16 @@ export async function agentScenario(sizes: AgentSizes, deps: AgentDeps): Promise
             if (errors <= 3) deps.log(`agents: ${(error as Error).message}`);
           }
         };
-        await Promise.all(Array.from({ length: concurrency }, async (_, lane) => {
-          for (let i = 0; i < sizes.warmUp; i++) await one(VARIANTS[i % 3]!, `warm ${lane} ${i}`, false);
-          for (let i = 0; i < perLane; i++) {
-            // A B C C B A: no variant is always the one after another.
-            const order = i % 2 === 0 ? VARIANTS : [...VARIANTS].reverse();
-            for (const variant of order) await one(variant, `Fix the failing test. (${lane}-${i})`, true);
-          }
-        }));
+        await Promise.all(
+          Array.from({ length: concurrency }, async (_, lane) => {
+            for (let i = 0; i < sizes.warmUp; i++) await one(VARIANTS[i % 3]!, `warm ${lane} ${i}`, false);
+            for (let i = 0; i < perLane; i++) {
+              // A B C C B A: no variant is always the one after another.
+              const order = i % 2 === 0 ? VARIANTS : [...VARIANTS].reverse();
+              for (const variant of order) await one(variant, `Fix the failing test. (${lane}-${i})`, true);
+            }
+          }),
+        );
         const byVariant = Object.fromEntries(VARIANTS.map((v) => [v, summary(samples[v])]));
         (ttft[path] ??= {})[concurrency] = byVariant;
         deps.log(`agents c=${concurrency} ${path}: ${VARIANTS.map((v) => `${v} p50 ${round(byVariant[v]!.p50)} ms`).join(", ")}`);

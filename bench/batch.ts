@@ -61,10 +61,7 @@ export async function batchScenario(sizes: BatchSizes, deps: BatchDeps) {
   await server.query(`CREATE DATABASE ${name}`);
   const url = new URL(POSTGRES_URL);
   url.pathname = `/${name}`;
-  const gw = await deps.startGateway(
-    { store: { postgres: { url: url.toString(), poolSize: 4 } }, batch: { concurrency: 8, maxShare: MAX_SHARE, maxLines: sizes.lines } },
-    { maxConcurrent: MAX_CONCURRENT },
-  );
+  const gw = await deps.startGateway({ store: { postgres: { url: url.toString(), poolSize: 4 } }, batch: { concurrency: 8, maxShare: MAX_SHARE, maxLines: sizes.lines } }, { maxConcurrent: MAX_CONCURRENT });
   const target = { kind: "sluice-grpc" as const, url: gw.url, model: "bench" };
   const ttftRun = async () => {
     const r = await deps.load<{ samples: number[]; errors: number }>({ scenario: "ttft", target, concurrency: sizes.concurrency, perLane: Math.ceil(sizes.streamsPerRound / sizes.concurrency), prompt: "#sim tokens=2" });

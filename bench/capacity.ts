@@ -107,7 +107,8 @@ export async function capacityRun(path: CapacityPath, deps: CapacityDeps) {
     const now = await path.runtime().catch(() => undefined);
     if (!now) continue;
     // BENCH_TRACE=1: the whole memory curve, to tell live growth from garbage piling up between full GCs.
-    if (process.env.BENCH_TRACE) deps.log(`capacity sample: active ${now.activeStreams} rss ${round(now.rssBytes / MiB)} heapUsed ${round(now.heapUsedBytes / MiB)} heapTotal ${round(now.heapTotalBytes / MiB)} external ${round(now.externalBytes / MiB)} MiB`);
+    if (process.env.BENCH_TRACE)
+      deps.log(`capacity sample: active ${now.activeStreams} rss ${round(now.rssBytes / MiB)} heapUsed ${round(now.heapUsedBytes / MiB)} heapTotal ${round(now.heapTotalBytes / MiB)} external ${round(now.externalBytes / MiB)} MiB`);
     if (now.rssBytes > peak.rssBytes) peak = now;
     maxActive = Math.max(maxActive, now.activeStreams);
     if (!plateau && now.activeStreams >= streams * 0.99) {

@@ -32,7 +32,13 @@ export interface GoalInput {
   readonly pii?: { readonly promptBytes: number; readonly screenMs: P50; readonly screenRatio: number; readonly cpuRatio: number; readonly checks: { readonly restored: boolean; readonly sameUpstream: boolean } };
   /** Routing by need (issue #29); runs before it existed have none. */
   readonly needs?: {
-    readonly ttft: { readonly promptBytes: number; readonly addedMs: number; readonly ratio: number; readonly inProcessUs: { readonly addedUs: number }; readonly results: Readonly<Record<"capable" | "unknown", { readonly errors: number }>> };
+    readonly ttft: {
+      readonly promptBytes: number;
+      readonly addedMs: number;
+      readonly ratio: number;
+      readonly inProcessUs: { readonly addedUs: number };
+      readonly results: Readonly<Record<"capable" | "unknown", { readonly errors: number }>>;
+    };
     readonly count: { readonly tokens: number; readonly countMs: P50; readonly boundRatio: number };
   };
   /** Batches beside interactive traffic (issue #30); runs before it existed have none. */
@@ -243,7 +249,9 @@ export function goals(r: GoalInput): Goal[] {
       id: "needs-ttft",
       name: `Routing by need: TTFT p50 added by deriving needs and filtering (an alias whose targets carry capabilities − one on a model the table does not know), ${r.needs?.ttft.promptBytes ?? 4096}-byte prompt, 1 stream, gRPC, requests alternated (÷, and routeByNeed's own µs in process, for information)`,
       target: "≤ +0.1 ms",
-      measured: r.needs ? `${r.needs.ttft.addedMs >= 0 ? "+" : ""}${round(r.needs.ttft.addedMs, 3)} ms (×${round(r.needs.ttft.ratio, 3)}; in process +${round(r.needs.ttft.inProcessUs.addedUs, 2)} µs)${needsErrors(r.needs) ? `; ${needsErrors(r.needs)} errors` : ""}` : "not run",
+      measured: r.needs
+        ? `${r.needs.ttft.addedMs >= 0 ? "+" : ""}${round(r.needs.ttft.addedMs, 3)} ms (×${round(r.needs.ttft.ratio, 3)}; in process +${round(r.needs.ttft.inProcessUs.addedUs, 2)} µs)${needsErrors(r.needs) ? `; ${needsErrors(r.needs)} errors` : ""}`
+        : "not run",
       met: r.needs !== undefined && r.needs.ttft.addedMs <= 0.1 && needsErrors(r.needs) === 0,
     },
     {
@@ -262,4 +270,3 @@ export function goals(r: GoalInput): Goal[] {
     },
   ];
 }
-

@@ -21,7 +21,7 @@ import { slowScenario } from "./scenarios/slow.js";
 import { telemetryScenario } from "./scenarios/telemetry.js";
 import { throughputScenario } from "./scenarios/throughput.js";
 import { ttftScenario } from "./scenarios/ttft.js";
-import { RESULTS, type Services, log, machine, startServices } from "./services.js";
+import { log, machine, RESULTS, type Services, startServices } from "./services.js";
 
 const { values: args } = parseArgs({
   options: {
@@ -104,7 +104,28 @@ async function main(): Promise<void> {
     const cache = await cacheScenario(s);
     const semantic = await semanticRun(s);
     const capacity = await capacityScenario(s);
-    const result = { mode: MODE, machine: machine(), ttft, throughput, capacity, cancel, slow, failover, hedge, telemetry, admission, ledger, pii, needs, batch, resume, resumable: resumableSummary(resume), cache, semantic, durationS: (performance.now() - started) / 1000 };
+    const result = {
+      mode: MODE,
+      machine: machine(),
+      ttft,
+      throughput,
+      capacity,
+      cancel,
+      slow,
+      failover,
+      hedge,
+      telemetry,
+      admission,
+      ledger,
+      pii,
+      needs,
+      batch,
+      resume,
+      resumable: resumableSummary(resume),
+      cache,
+      semantic,
+      durationS: (performance.now() - started) / 1000,
+    };
     await writeReport(result);
   } finally {
     await Promise.all([s.gateway.stop(), s.limited.stop(), s.sim.stop(), s.peer?.stop(), s.floor.stop()]);

@@ -1,8 +1,8 @@
-import { resolveConfig } from "../src/config/config.js";
 import type { ModelRoute } from "../src/config/config.js";
+import { resolveConfig } from "../src/config/config.js";
 import type { ChatMessage, ChatRequest } from "../src/core/chat-request.js";
-import { routeByNeed } from "../src/routing/route-by-need.js";
 import { promptTokenBound } from "../src/routing/request-needs.js";
+import { routeByNeed } from "../src/routing/route-by-need.js";
 import { createRandom } from "../src/simulator/random.js";
 import { countedInputTokens } from "../src/usage/prompt-size.js";
 import { tokenCounter } from "../src/usage/token-count.js";
@@ -55,10 +55,52 @@ export function needsPrompt(bytes: number): string {
 }
 
 // Mixed English for the long conversation: prose from a vocabulary, numbers, dates, identifiers, code and lists.
-const SUBJECTS = ["the gateway", "our billing team", "the new release", "a customer in Lyon", "the scheduler", "each worker", "the audit log", "the mobile app", "this quarter's report", "the search index", "every replica", "the support desk", "the nightly export", "a long conversation", "the load balancer"];
+const SUBJECTS = [
+  "the gateway",
+  "our billing team",
+  "the new release",
+  "a customer in Lyon",
+  "the scheduler",
+  "each worker",
+  "the audit log",
+  "the mobile app",
+  "this quarter's report",
+  "the search index",
+  "every replica",
+  "the support desk",
+  "the nightly export",
+  "a long conversation",
+  "the load balancer",
+];
 const VERBS = ["rejected", "summarised", "rewrote", "measured", "delayed", "forwarded", "cached", "validated", "retried", "archived", "compared", "counted", "scheduled", "dropped", "translated", "approved"];
-const OBJECTS = ["the pending invoices", "three failed payments", "the weekly metrics", "an unexpected timeout", "the oldest tickets", "a malformed request", "the draft contract", "every stale entry", "the latency budget", "two duplicate orders", "the onboarding checklist", "a refund of 240 euros", "the access tokens", "the quarterly forecast"];
-const CLAUSES = ["before anyone noticed", "after the deploy on Tuesday", "because the limit was too low", "while the database was being migrated", "without telling the on-call engineer", "so that nobody had to wait", "even though the tests had passed", "as the runbook says it should", "although the numbers looked wrong at first", "once the backlog had cleared"];
+const OBJECTS = [
+  "the pending invoices",
+  "three failed payments",
+  "the weekly metrics",
+  "an unexpected timeout",
+  "the oldest tickets",
+  "a malformed request",
+  "the draft contract",
+  "every stale entry",
+  "the latency budget",
+  "two duplicate orders",
+  "the onboarding checklist",
+  "a refund of 240 euros",
+  "the access tokens",
+  "the quarterly forecast",
+];
+const CLAUSES = [
+  "before anyone noticed",
+  "after the deploy on Tuesday",
+  "because the limit was too low",
+  "while the database was being migrated",
+  "without telling the on-call engineer",
+  "so that nobody had to wait",
+  "even though the tests had passed",
+  "as the runbook says it should",
+  "although the numbers looked wrong at first",
+  "once the backlog had cleared",
+];
 const WORDS = ["however", "meanwhile", "in practice", "for example", "as a result", "on the other hand", "to be fair", "in short", "by contrast", "at the same time"];
 const CODE = [
   "const total = items.reduce((sum, item) => sum + item.price * item.quantity, 0);",
@@ -248,7 +290,10 @@ async function ttftCost(sizes: NeedsSizes, deps: NeedsDeps) {
     for (let i = 0; i < sizes.rounds; i++) {
       const [a, b] = i % 2 === 0 ? (["capable", "unknown"] as const) : (["unknown", "capable"] as const);
       const r = await deps.load<Pair>({ scenario: "ttft", target: target(a), alternate: target(b), concurrency: 1, perLane: 2 * sizes.streamsPerRound, prompt });
-      for (const [arm, got, failed] of [[a, r.samples, r.errors], [b, r.alternateSamples, r.alternateErrors]] as const) {
+      for (const [arm, got, failed] of [
+        [a, r.samples, r.errors],
+        [b, r.alternateSamples, r.alternateErrors],
+      ] as const) {
         samples[arm].push(...got);
         roundP50[arm].push(summary(got).p50);
         errors[arm] += failed;
@@ -304,7 +349,14 @@ export function needsSection(r: NeedsResult): string {
       ["alias", "TTFT p50 ms", "p99 ms", "streams", "errors", "routeByNeed in process µs"],
       [
         ["unknown model id, no capabilities (nothing to filter, no bound)", ms3(t.results.unknown.p50), ms3(t.results.unknown.p99), t.results.unknown.n, t.results.unknown.errors, round(t.inProcessUs.unknown, 2)],
-        [`capabilities: one declared, one from the table (filter and byte bound; ${t.inProcessUs.capableTargetsKept} of 2 kept)`, ms3(t.results.capable.p50), ms3(t.results.capable.p99), t.results.capable.n, t.results.capable.errors, round(t.inProcessUs.capable, 2)],
+        [
+          `capabilities: one declared, one from the table (filter and byte bound; ${t.inProcessUs.capableTargetsKept} of 2 kept)`,
+          ms3(t.results.capable.p50),
+          ms3(t.results.capable.p99),
+          t.results.capable.n,
+          t.results.capable.errors,
+          round(t.inProcessUs.capable, 2),
+        ],
         ["added (ratio)", `${t.addedMs >= 0 ? "+" : ""}${ms3(t.addedMs)} (×${round(t.ratio, 3)})`, "", "", "", round(t.inProcessUs.addedUs, 2)],
       ],
     ),

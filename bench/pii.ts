@@ -1,7 +1,7 @@
-import { PII_KINDS } from "../src/config/pii-kinds.js";
 import type { RequestPolicy } from "../src/compliance/pii-policy.js";
 import { restoringSink } from "../src/compliance/restoring-sink.js";
 import { screenRequest } from "../src/compliance/screen-request.js";
+import { PII_KINDS } from "../src/config/pii-kinds.js";
 import type { ChatRequest } from "../src/core/chat-request.js";
 import type { Delta } from "../src/core/delta.js";
 import type { DeltaSink } from "../src/core/delta-sink.js";
@@ -223,7 +223,10 @@ async function restoreCost(sizes: PiiSizes, deps: PiiDeps) {
   };
 }
 
-const foundText = (found: Readonly<Record<string, number>>) => Object.entries(found).map(([kind, n]) => `${kind} ${n}`).join(", ");
+const foundText = (found: Readonly<Record<string, number>>) =>
+  Object.entries(found)
+    .map(([kind, n]) => `${kind} ${n}`)
+    .join(", ");
 
 export type PiiResult = ReturnType<typeof screenCost> & Awaited<ReturnType<typeof restoreCost>>;
 

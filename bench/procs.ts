@@ -44,12 +44,7 @@ export function procOf(child: ChildProcess): Proc {
  * BENCH_PROC_LOG=PATH it is appended to PATH.<pid> instead (a gateway's
  * `--trace-gc` lines, say, with BENCH_GATEWAY_NODE_FLAGS).
  */
-export function startUntil<T>(
-  command: string,
-  args: readonly string[],
-  ready: (line: string) => T | undefined,
-  options: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {},
-): Promise<{ proc: Proc; value: T }> {
+export function startUntil<T>(command: string, args: readonly string[], ready: (line: string) => T | undefined, options: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {}): Promise<{ proc: Proc; value: T }> {
   const child = spawn(command, args, { env: options.env ?? process.env, cwd: options.cwd, stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   return new Promise((resolve, reject) => {

@@ -2,7 +2,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type BatchResult, batchSection } from "./batch.js";
 import { goals } from "./goals.js";
-import { type Mode, SIZES, chartName, resultsName } from "./modes.js";
+import { chartName, type Mode, resultsName, SIZES } from "./modes.js";
 import { type NeedsResult, needsSection } from "./needs.js";
 import { type PiiResult, piiSection } from "./pii.js";
 import { lineChart, table } from "./report.js";
@@ -20,7 +20,7 @@ import type { telemetryScenario } from "./scenarios/telemetry.js";
 import type { throughputScenario } from "./scenarios/throughput.js";
 import type { ttftScenario } from "./scenarios/ttft.js";
 import type { SemanticResult } from "./semantic.js";
-import { NAMES, RESULTS, log, type machine } from "./services.js";
+import { log, type machine, NAMES, RESULTS } from "./services.js";
 import { round } from "./stats.js";
 import type { TargetKind } from "./targets.js";
 
@@ -57,7 +57,17 @@ export async function writeReport(r: Result): Promise<void> {
     kinds.map((k) => [String(c), NAMES[k], r.ttft.results[k]![c]!.p50, r.ttft.results[k]![c]!.p99, k === "direct" ? "—" : round(overhead(k, c, "p50")), k === "direct" ? "—" : round(overhead(k, c, "p99")), r.ttft.results[k]![c]!.errors]),
   );
   const tp = r.throughput.results;
-  const tpRows = (Object.keys(tp) as TargetKind[]).map((k) => [NAMES[k], Math.round(tp[k]!.deltasPerS), k === "direct" ? "1.00" : round(tp[k]!.deltasPerS / tp.direct!.deltasPerS), tp[k]!.gatewayCpuSPer100k ?? "—", round(tp[k]!.clientCpuSPer100k), tp[k]!.allCpuSPer100k, k === "direct" ? "1.00" : round(tp[k]!.allCpuSPer100k / tp.direct!.allCpuSPer100k), round(tp[k]!.messages / tp[k]!.deltas, 3), tp[k]!.errors]);
+  const tpRows = (Object.keys(tp) as TargetKind[]).map((k) => [
+    NAMES[k],
+    Math.round(tp[k]!.deltasPerS),
+    k === "direct" ? "1.00" : round(tp[k]!.deltasPerS / tp.direct!.deltasPerS),
+    tp[k]!.gatewayCpuSPer100k ?? "—",
+    round(tp[k]!.clientCpuSPer100k),
+    tp[k]!.allCpuSPer100k,
+    k === "direct" ? "1.00" : round(tp[k]!.allCpuSPer100k / tp.direct!.allCpuSPer100k),
+    round(tp[k]!.messages / tp[k]!.deltas, 3),
+    tp[k]!.errors,
+  ]);
   const cRows = (Object.keys(r.cancel.results) as TargetKind[]).map((k) => {
     const c = r.cancel.results[k]!;
     const closed = `${r.cancel.total - c.notClosed}/${r.cancel.total}`;
@@ -84,7 +94,19 @@ export async function writeReport(r: Result): Promise<void> {
   const capRows = (["floor-sse", "sluice-grpc", "sluice-sse"] as const).map((k) => {
     const c = r.capacity.results[k];
     const added = c.interTokenAddedMs;
-    return [NAMES[k], `${c.completed}/${c.streams}`, c.failed, c.idleRssMiB, c.peakRssMiB, c.kibPerStream, c.liveHeapKibPerStream, c.eventLoopDelayP99Ms, round(c.gatewayCpuUsPerToken), `${round(added.p50)} / ${round(added.p99)} / ${round(added.max)}`, c.wallS];
+    return [
+      NAMES[k],
+      `${c.completed}/${c.streams}`,
+      c.failed,
+      c.idleRssMiB,
+      c.peakRssMiB,
+      c.kibPerStream,
+      c.liveHeapKibPerStream,
+      c.eventLoopDelayP99Ms,
+      round(c.gatewayCpuUsPerToken),
+      `${round(added.p50)} / ${round(added.p99)} / ${round(added.max)}`,
+      c.wallS,
+    ];
   });
   const md = [
     `# Sluice benchmark (${r.mode})`,
@@ -92,7 +114,10 @@ export async function writeReport(r: Result): Promise<void> {
     `${r.machine.date} — ${r.machine.cpus} × ${r.machine.model}, Node ${r.machine.node}; gateway, simulator, peer, floor proxy and load generator as separate processes on 127.0.0.1; the gateways reach the simulator over HTTP/1.1. Ran ${round(r.durationS, 0)} s. Reproduce: \`npm run bench${r.mode === "quick" ? " -- --quick" : ""}\`.`,
     "",
     "## Goals",
-    table(["goal", "target", "measured", "met"], goalList.map((g) => [g.name, g.target, g.measured, g.met ? "yes" : "**no**"])),
+    table(
+      ["goal", "target", "measured", "met"],
+      goalList.map((g) => [g.name, g.target, g.measured, g.met ? "yes" : "**no**"]),
+    ),
     "",
     "## 1. Time to first token (ms), overhead = gateway − direct at the same concurrency",
     table(["concurrency", "path", "p50", "p99", "overhead p50", "overhead p99", "errors"], ttftRows),
@@ -104,7 +129,19 @@ export async function writeReport(r: Result): Promise<void> {
     "Inter-token added: for every text message after a stream's first, the gap since the stream's previous one minus 1 s per upstream token it completes, as the client sees it; every gap of every stream, the same way on every path. Figures are the carrying process's: the gateway's, or the floor proxy's.",
     "",
     table(
-      ["path", "completed", "failed", "idle RSS MiB", "peak RSS MiB", "RSS KiB per stream", "live JS heap KiB per stream (after GC)", `event-loop delay p99 ms (${SIZES[r.mode].capacity.plateauWindowMs / 1000} s at the plateau)`, "CPU µs per token", "inter-token added p50 / p99 / max ms", "wall s"],
+      [
+        "path",
+        "completed",
+        "failed",
+        "idle RSS MiB",
+        "peak RSS MiB",
+        "RSS KiB per stream",
+        "live JS heap KiB per stream (after GC)",
+        `event-loop delay p99 ms (${SIZES[r.mode].capacity.plateauWindowMs / 1000} s at the plateau)`,
+        "CPU µs per token",
+        "inter-token added p50 / p99 / max ms",
+        "wall s",
+      ],
       capRows,
     ),
     "",
@@ -192,7 +229,13 @@ export async function writeReport(r: Result): Promise<void> {
       ["store", "alias without a cache", "semantic miss", "added p50", "embedding call"],
       (["pglite", "url"] as const).map((m) => {
         const x = r.cache.semanticMiss[m];
-        return [m === "pglite" ? "PGlite (embedded)" : "server by URL (PGlite over the wire)", `${round(x.results.off.p50)} / ${round(x.results.off.p99)}`, `${round(x.results.semanticMiss.p50)} / ${round(x.results.semanticMiss.p99)}`, `+${round(x.addedMs)}`, `${round(x.results.embed.p50)} / ${round(x.results.embed.p99)}`];
+        return [
+          m === "pglite" ? "PGlite (embedded)" : "server by URL (PGlite over the wire)",
+          `${round(x.results.off.p50)} / ${round(x.results.off.p99)}`,
+          `${round(x.results.semanticMiss.p50)} / ${round(x.results.semanticMiss.p99)}`,
+          `+${round(x.addedMs)}`,
+          `${round(x.results.embed.p50)} / ${round(x.results.embed.p99)}`,
+        ];
       }),
     ),
     "",

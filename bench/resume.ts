@@ -1,6 +1,6 @@
+import { create } from "@bufbuild/protobuf";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
-import { create } from "@bufbuild/protobuf";
 import { Role } from "../gen/sluice/v1/chat_pb.js";
 import { ChatService, StreamChatRequestSchema } from "../gen/sluice/v1/chat_service_pb.js";
 import { simulatedText } from "../src/simulator/text.js";
@@ -38,8 +38,7 @@ export interface CpuMeters {
 export async function resumeScenario(url: string, apiKey: string, sizes: ResumeSizes, log: (m: string) => void, cpu: CpuMeters): Promise<ResumeResult> {
   const client = createClient(ChatService, createGrpcTransport({ baseUrl: url }));
   const headers = { authorization: `Bearer ${apiKey}` };
-  const request = (prompt: string, resumable: boolean) =>
-    create(StreamChatRequestSchema, { model: "bench", messages: [{ role: Role.USER, content: [{ part: { case: "text", value: prompt } }] }], streamOptions: { resumable } });
+  const request = (prompt: string, resumable: boolean) => create(StreamChatRequestSchema, { model: "bench", messages: [{ role: Role.USER, content: [{ part: { case: "text", value: prompt } }] }], streamOptions: { resumable } });
   let errors = 0;
 
   /** Time to the first text delta, and the whole stream's text (counted in characters: the gRPC edge joins deltas that arrive together, except on resumable streams). */
@@ -61,9 +60,11 @@ export async function resumeScenario(url: string, apiKey: string, sizes: ResumeS
   const pool = async <T>(count: number, concurrency: number, work: () => Promise<T>): Promise<T[]> => {
     const out: T[] = [];
     let next = 0;
-    await Promise.all(Array.from({ length: concurrency }, async () => {
-      while (next++ < count) out.push(await work());
-    }));
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (next++ < count) out.push(await work());
+      }),
+    );
     return out;
   };
 
@@ -151,7 +152,9 @@ export async function resumeScenario(url: string, apiKey: string, sizes: ResumeS
     resumeLatency: summary(latency),
     errors,
   };
-  log(`resume: TTFT p50 ${round(result.ttft.off.p50)} → ${round(result.ttft.on.p50)} ms (×${round(result.ttft.on.p50 / result.ttft.off.p50)}), throughput ×${round(result.throughputRatio)} (median of ${pairRatios.length} adjacent pairs), gateway CPU per 100k deltas ${round(result.cpuPer100k.off.gateway)} → ${round(result.cpuPer100k.on.gateway)} s, resume latency p50 ${round(result.resumeLatency.p50)} ms p99 ${round(result.resumeLatency.p99)} ms`);
+  log(
+    `resume: TTFT p50 ${round(result.ttft.off.p50)} → ${round(result.ttft.on.p50)} ms (×${round(result.ttft.on.p50 / result.ttft.off.p50)}), throughput ×${round(result.throughputRatio)} (median of ${pairRatios.length} adjacent pairs), gateway CPU per 100k deltas ${round(result.cpuPer100k.off.gateway)} → ${round(result.cpuPer100k.on.gateway)} s, resume latency p50 ${round(result.resumeLatency.p50)} ms p99 ${round(result.resumeLatency.p99)} ms`,
+  );
   return result;
 }
 
@@ -180,9 +183,7 @@ export function resumeSection(r: ResumeResult): string {
         ["TTFT p99 ms", round(r.ttft.off.p99), round(r.ttft.on.p99), round(r.ttft.on.p99 / r.ttft.off.p99)],
         ["throughput, text deltas/s (c=10; ratio: median of adjacent round pairs)", round(r.throughput.off.deltasPerS, 0), round(r.throughput.on.deltasPerS, 0), round(r.throughputRatio)],
         ["gateway CPU s per 100k text deltas", round(r.cpuPer100k.off.gateway), round(r.cpuPer100k.on.gateway), round(r.cpuPer100k.on.gateway / r.cpuPer100k.off.gateway)],
-        ...(r.cpuPer100k.on.redis === undefined
-          ? []
-          : [["Redis CPU s per 100k text deltas", round(r.cpuPer100k.off.redis!, 3), round(r.cpuPer100k.on.redis, 3), "—"]]),
+        ...(r.cpuPer100k.on.redis === undefined ? [] : [["Redis CPU s per 100k text deltas", round(r.cpuPer100k.off.redis!, 3), round(r.cpuPer100k.on.redis, 3), "—"]]),
       ],
     ),
     "",

@@ -1,7 +1,7 @@
+import { createServer } from "node:net";
 import { PGlite } from "@electric-sql/pglite";
 import { vector } from "@electric-sql/pglite-pgvector";
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
-import { createServer } from "node:net";
 import { createSemanticStore } from "../src/cache/semantic-store.js";
 import type { Database } from "../src/db/database.js";
 import { migrate } from "../src/db/migrations.js";

@@ -8,9 +8,9 @@ import { stringify } from "yaml";
 import type { RequestRecord } from "../src/simulator/records.js";
 import { type Runtime, runtimeAt } from "./capacity.js";
 import type { LoadSpec } from "./load.js";
+import { type Mode, SIZES, type Sizes } from "./modes.js";
 import { type Proc, runJson, startUntil } from "./procs.js";
 import type { TargetKind, TargetSpec } from "./targets.js";
-import { type Mode, type Sizes, SIZES } from "./modes.js";
 
 export const ROOT = process.cwd();
 export const LOAD = join(ROOT, "dist/bench/load.js");
@@ -112,10 +112,8 @@ export async function startServices(mode: Mode, options: { readonly peer: boolea
       },
     }),
   );
-  const { proc: gateway, value: gatewayUrl } = await startUntil(
-    process.execPath,
-    [...GATEWAY_NODE_FLAGS, "--expose-gc", "dist/src/main.js", "--config", configFile, "--port", "0"],
-    (line) => (line.includes('"server.listening"') ? ((JSON.parse(line) as { url: string }).url) : undefined),
+  const { proc: gateway, value: gatewayUrl } = await startUntil(process.execPath, [...GATEWAY_NODE_FLAGS, "--expose-gc", "dist/src/main.js", "--config", configFile, "--port", "0"], (line) =>
+    line.includes('"server.listening"') ? (JSON.parse(line) as { url: string }).url : undefined,
   );
   const limits = await startLimitedGateway(dir, simInfo.openAiBaseUrl);
   const { proc: floor, url: floorUrl } = await startFloor(simInfo.openAiBaseUrl);
@@ -127,12 +125,10 @@ export async function startServices(mode: Mode, options: { readonly peer: boolea
       execFileSync("npm", ["ci", "--no-audit", "--no-fund"], { cwd: join(ROOT, "bench"), stdio: "inherit" });
     }
     const port = await freePort();
-    const { proc } = await startUntil(
-      process.execPath,
-      ["-r", join(ROOT, "bench/peer/force-loopback.cjs"), entry, `--port=${port}`, "--headless"],
-      (line) => (line.includes("Ready for connections") ? true : undefined),
-      { env: { ...process.env, NODE_ENV: "production" }, cwd: join(ROOT, "bench") },
-    );
+    const { proc } = await startUntil(process.execPath, ["-r", join(ROOT, "bench/peer/force-loopback.cjs"), entry, `--port=${port}`, "--headless"], (line) => (line.includes("Ready for connections") ? true : undefined), {
+      env: { ...process.env, NODE_ENV: "production" },
+      cwd: join(ROOT, "bench"),
+    });
     services.peer = proc;
     services.peerUrl = `http://127.0.0.1:${port}/v1`;
   }
@@ -141,9 +137,7 @@ export async function startServices(mode: Mode, options: { readonly peer: boolea
 
 /** A floor proxy (bench/floor-proxy.ts) on the simulator; --expose-gc so that its idle heap is read after a collection, as the gateway's is. */
 export async function startFloor(simOpenAi: string): Promise<{ proc: Proc; url: string }> {
-  const { proc, value } = await startUntil(process.execPath, ["--expose-gc", join(ROOT, "dist/bench/floor-proxy.js"), simOpenAi], (line) =>
-    line.startsWith('{"url"') ? (JSON.parse(line) as { url: string }).url : undefined,
-  );
+  const { proc, value } = await startUntil(process.execPath, ["--expose-gc", join(ROOT, "dist/bench/floor-proxy.js"), simOpenAi], (line) => (line.startsWith('{"url"') ? (JSON.parse(line) as { url: string }).url : undefined));
   return { proc, url: value };
 }
 
@@ -160,11 +154,7 @@ export async function startRedis(): Promise<{ redis?: Proc; redisPort: number }>
     return { redisPort: 6379 };
   }
   const port = await freePort();
-  const { proc } = await startUntil(
-    "redis-server",
-    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-    (line) => (line.includes("Ready to accept connections") ? true : undefined),
-  );
+  const { proc } = await startUntil("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], (line) => (line.includes("Ready to accept connections") ? true : undefined));
   return { redis: proc, redisPort: port };
 }
 
@@ -198,10 +188,8 @@ export async function startLimitedGateway(dir: string, simOpenAi: string): Promi
       store: { redis: { url: `redis://127.0.0.1:${redisPort}`, prefix: `sluice-bench:${process.pid}:`, failMode: "closed", timeoutMs: 2_000 } },
     }),
   );
-  const { proc: limited, value: limitedUrl } = await startUntil(
-    process.execPath,
-    [...GATEWAY_NODE_FLAGS, "dist/src/main.js", "--config", configFile, "--port", "0"],
-    (line) => (line.includes('"server.listening"') ? ((JSON.parse(line) as { url: string }).url) : undefined),
+  const { proc: limited, value: limitedUrl } = await startUntil(process.execPath, [...GATEWAY_NODE_FLAGS, "dist/src/main.js", "--config", configFile, "--port", "0"], (line) =>
+    line.includes('"server.listening"') ? (JSON.parse(line) as { url: string }).url : undefined,
   );
   return { limited, limitedUrl, ...(redis ? { redis } : {}), redisPort };
 }

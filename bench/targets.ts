@@ -3,9 +3,9 @@ import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { Agent, request } from "undici";
-import { createSseDecoder } from "../src/sse/decoder.js";
-import { ChatService, StreamChatRequestSchema, type StreamChatResponse, StreamChatResponseSchema } from "../gen/sluice/v1/chat_service_pb.js";
 import { Role } from "../gen/sluice/v1/chat_pb.js";
+import { ChatService, StreamChatRequestSchema, type StreamChatResponse, StreamChatResponseSchema } from "../gen/sluice/v1/chat_service_pb.js";
+import { createSseDecoder } from "../src/sse/decoder.js";
 import { epochMs } from "./stats.js";
 
 /** Where a benchmark stream goes. */

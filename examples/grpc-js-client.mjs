@@ -14,10 +14,7 @@ const { sluice } = grpc.loadPackageDefinition(definition);
 const credentials = url.protocol === "https:" ? grpc.credentials.createSsl() : grpc.credentials.createInsecure();
 const client = new sluice.v1.ChatService(url.host, credentials);
 
-const call = client.streamChat(
-  { model: "demo", messages: [{ role: "ROLE_USER", content: [{ text: "Hello" }] }] },
-  { deadline: Date.now() + 30_000 },
-);
+const call = client.streamChat({ model: "demo", messages: [{ role: "ROLE_USER", content: [{ text: "Hello" }] }] }, { deadline: Date.now() + 30_000 });
 call.on("data", (message) => {
   if (message.delta === "text") process.stdout.write(message.text.text);
   if (message.delta === "finish") process.stdout.write("\n");

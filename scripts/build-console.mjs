@@ -39,7 +39,9 @@ const js = outputs.find((name) => name.endsWith(".js"));
 const css = outputs.find((name) => name.endsWith(".css"));
 if (!js || !css) throw new Error(`console build: expected a script and a stylesheet, got ${outputs.join(", ")}`);
 
-const page = readFileSync(join(root, "console", "index.html"), "utf8").replace("%JS%", js).replace("%CSS%", css);
+const page = readFileSync(join(root, "console", "index.html"), "utf8")
+  .replace("%JS%", js)
+  .replace("%CSS%", css);
 writeFileSync(join(out, "index.html"), page);
 
 for (const name of [js, css, "index.html"]) {

@@ -33,7 +33,11 @@ function staleness(root) {
   let oldestOutput = Infinity;
   for (const source of sources(root)) {
     const rel = relative(root, source);
-    const output = join(root, OUT_DIR, rel.replace(/\.(c|m)?ts$/, (ext) => ext.replace("ts", "js")));
+    const output = join(
+      root,
+      OUT_DIR,
+      rel.replace(/\.(c|m)?ts$/, (ext) => ext.replace("ts", "js")),
+    );
     if (!existsSync(output)) return `${rel} has not been built`;
     const outputTime = statSync(output).mtimeMs;
     if (statSync(source).mtimeMs > outputTime) return `${rel} changed`;
@@ -56,7 +60,10 @@ function consoleStaleness(root) {
       const path = join(dir, entry.name);
       return entry.isDirectory() ? walk(path) : [path];
     });
-  const changed = ["console", "gen"].filter((dir) => existsSync(join(root, dir))).flatMap((dir) => walk(join(root, dir))).find((file) => statSync(file).mtimeMs > built);
+  const changed = ["console", "gen"]
+    .filter((dir) => existsSync(join(root, dir)))
+    .flatMap((dir) => walk(join(root, dir)))
+    .find((file) => statSync(file).mtimeMs > built);
   return changed ? `${relative(root, changed)} changed` : undefined;
 }
 
@@ -65,7 +72,7 @@ const reason = staleness(root);
 const consoleReason = consoleStaleness(root);
 if (process.argv.includes("--check")) {
   if (reason ?? consoleReason) process.stdout.write(`stale: ${reason ?? consoleReason}\n`);
-  process.exit(reason ?? consoleReason ? 1 : 0);
+  process.exit((reason ?? consoleReason) ? 1 : 0);
 }
 if (reason) {
   process.stderr.write(`sluice: building (${reason})\n`);

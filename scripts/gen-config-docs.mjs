@@ -36,9 +36,16 @@ function literal(key, value) {
   const text = `\`${typeof value === "string" ? value : JSON.stringify(value)}\``;
   if (typeof value !== "number") return text;
   const units = key.endsWith("Ms")
-    ? [[3_600_000, "h"], [60_000, "min"], [1_000, "s"]]
+    ? [
+        [3_600_000, "h"],
+        [60_000, "min"],
+        [1_000, "s"],
+      ]
     : key.endsWith("Bytes")
-      ? [[1024 * 1024, "MiB"], [1024, "KiB"]]
+      ? [
+          [1024 * 1024, "MiB"],
+          [1024, "KiB"],
+        ]
       : [];
   const unit = units.find(([size]) => value >= size && value % size === 0);
   return unit ? `${text} (${number(value / unit[0])} ${unit[1]})` : text;

@@ -1,62 +1,62 @@
 import { randomUUID } from "node:crypto";
 import type { Meter } from "@opentelemetry/api";
-import type { Config } from "./config/config.js";
-import { type ConfigSource, createLiveConfig, type LiveConfig } from "./config/live-config.js";
-import { GatewayError } from "./core/errors.js";
-import { createLogger, type Logger } from "./logging/logger.js";
 import { createProviderGates, type ProviderGates } from "./admission/provider-gate.js";
-import { createChatPipeline, type ChatPipeline } from "./pipeline/chat-pipeline.js";
-import { reportCuts } from "./pipeline/stream-cut.js";
-import { createEmbedPipeline } from "./pipeline/embed-pipeline.js";
+import { type AuditLog, createAuditLog } from "./audit/audit-log.js";
+import { type AuditTrail, authFailureAudit, budgetAlertAudit, complianceAudit, NO_AUDIT, refusalAudit, reloadDetails } from "./audit/audit-trail.js";
+import { type BatchRunner, createBatchRunner } from "./batch/batch-runner.js";
+import { type BatchStore, createBatchStore } from "./batch/batch-store.js";
+import { createQueuedBatchRunner } from "./batch/queued-runner.js";
+import { cachedAliasesOf, createCacheAdmin } from "./cache/cache-admin.js";
 import { createMemoryCacheStore } from "./cache/memory-cache-store.js";
 import { createRedisCacheStore } from "./cache/redis-cache-store.js";
 import { createResponseCache } from "./cache/response-cache.js";
-import { cachedAliasesOf, createCacheAdmin } from "./cache/cache-admin.js";
 import { createSemanticStore } from "./cache/semantic-store.js";
-import { createDatabaseHandle } from "./db/open-database.js";
-import { createBreakers } from "./resilience/circuit-breaker.js";
-import { createTargetOrder } from "./routing/strategies.js";
-import { createTargetStats } from "./routing/target-stats.js";
-import { createStreamRegistry, type StreamRegistry } from "./pipeline/stream-registry.js";
-import { effectiveMaxConnections, loweredCeilingLevel, openFileLimit } from "./server/fd-limit.js";
-import { type GatewayServer, startGatewayServer } from "./server/gateway-server.js";
 import { type CallLayer, createCallLayer } from "./call/call-layer.js";
-import { createHealthState } from "./health/health-state.js";
-import { createRoutes } from "./routes.js";
-import { type BatchRunner, createBatchRunner } from "./batch/batch-runner.js";
-import { createQueueClient } from "./store/redis-connection.js";
-import { createQueuedBatchRunner } from "./batch/queued-runner.js";
+import { keptLocalNames } from "./compliance/pii-policy.js";
+import type { Config } from "./config/config.js";
+import { type ConfigSource, createLiveConfig, type LiveConfig } from "./config/live-config.js";
+import { defaultConsoleDir, loadConsoleAssets } from "./console/console-assets.js";
+import { type Closers, createClosers } from "./core/closers.js";
+import { GatewayError } from "./core/errors.js";
+import type { StructureLimits } from "./core/structure-limits.js";
+import { systemTimers, type Timers } from "./core/timers.js";
+import { createDatabaseHandle } from "./db/open-database.js";
+import { createStatsWatch, type StatsWatch } from "./edges/grpc/watch-stats.js";
+import { createBatchLineExecutor } from "./edges/openai/batch-lines.js";
+import type { PriceOf } from "./evaluation/answer-call.js";
 import { createEvaluations, type Evaluations, type EvaluationsOptions } from "./evaluation/evaluations.js";
 import { byEndpoint, createReplayLineExecutor } from "./evaluation/replay-lines.js";
-import type { PriceOf } from "./evaluation/answer-call.js";
-import { createRecorder, type Recorder } from "./recording/recorder.js";
 import { createShadowRunner, type ShadowRunner } from "./evaluation/shadow.js";
-import { keptLocalNames } from "./compliance/pii-policy.js";
-import { type BatchStore, createBatchStore } from "./batch/batch-store.js";
-import { createBatchLineExecutor } from "./edges/openai/batch-lines.js";
-import { startMetricsListener } from "./server/metrics-route.js";
-import { createTelemetry, type Telemetry, type TelemetryOptions } from "./telemetry/telemetry.js";
-import { bothTenancyObservers } from "./telemetry/tenancy-metrics.js";
-import { defaultConsoleDir, loadConsoleAssets } from "./console/console-assets.js";
-import { systemTimers, type Timers } from "./core/timers.js";
-import type { StructureLimits } from "./core/structure-limits.js";
-import { type Closers, createClosers } from "./core/closers.js";
-import { createStatsWatch, type StatsWatch } from "./edges/grpc/watch-stats.js";
-import { createTenantKeyStats } from "./stats/key-stats.js";
-import { createLiveStats, type LiveStats } from "./stats/live-stats.js";
-import { createUpstreamClient, type UpstreamClient } from "./upstream/http-client.js";
 import type { TenancyObserver } from "./flow/observer.js";
-import { type AuditLog, createAuditLog } from "./audit/audit-log.js";
-import { type AuditTrail, authFailureAudit, budgetAlertAudit, complianceAudit, NO_AUDIT, refusalAudit, reloadDetails } from "./audit/audit-trail.js";
+import { createHealthState } from "./health/health-state.js";
 import { createLedger, type Ledger } from "./ledger/ledger.js";
 import { createSpendReports } from "./ledger/spend-reports.js";
-import { createTenancy, replicaName, type Tenancy } from "./tenancy/tenancy.js";
-import { unpricedBudgets } from "./tenancy/unpriced-budgets.js";
+import { createLogger, type Logger } from "./logging/logger.js";
+import { type ChatPipeline, createChatPipeline } from "./pipeline/chat-pipeline.js";
+import { createEmbedPipeline } from "./pipeline/embed-pipeline.js";
+import { reportCuts } from "./pipeline/stream-cut.js";
+import { createStreamRegistry, type StreamRegistry } from "./pipeline/stream-registry.js";
+import { createRecorder, type Recorder } from "./recording/recorder.js";
+import { createBreakers } from "./resilience/circuit-breaker.js";
 import { openResumableStreams } from "./resume/open-stream-log.js";
 import type { ResumableStreams } from "./resume/resumable-streams.js";
+import { createRoutes } from "./routes.js";
+import { createTargetOrder } from "./routing/strategies.js";
+import { createTargetStats } from "./routing/target-stats.js";
+import { effectiveMaxConnections, loweredCeilingLevel, openFileLimit } from "./server/fd-limit.js";
+import { type GatewayServer, startGatewayServer } from "./server/gateway-server.js";
+import { startMetricsListener } from "./server/metrics-route.js";
+import { createTenantKeyStats } from "./stats/key-stats.js";
+import { createLiveStats, type LiveStats } from "./stats/live-stats.js";
 import { createMemoryReplayStore, DEFAULT_REPLAY_STORE } from "./store/memory-replay-store.js";
+import { createQueueClient } from "./store/redis-connection.js";
 import { createRedisReplayStore, DEFAULT_MAX_REPLAY_ENTRY_BYTES } from "./store/redis-replay-store.js";
 import type { ReplayStore } from "./store/replay-store.js";
+import { createTelemetry, type Telemetry, type TelemetryOptions } from "./telemetry/telemetry.js";
+import { bothTenancyObservers } from "./telemetry/tenancy-metrics.js";
+import { createTenancy, replicaName, type Tenancy } from "./tenancy/tenancy.js";
+import { unpricedBudgets } from "./tenancy/unpriced-budgets.js";
+import { createUpstreamClient, type UpstreamClient } from "./upstream/http-client.js";
 
 export interface SluiceOptions {
   /** The configuration to start with. */
@@ -288,8 +288,7 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
     semantic: {
       store: createSemanticStore(openedDatabase),
       // As the caller: its key's allowlist, limits and budget apply to the embedding too.
-      embed: async (question, model, principal, requestId, signal) =>
-        (await embeddings.embed({ model, inputs: [question] }, { requestId, edge: "cache", signal, ...(principal ? { principal } : {}) })).vectors[0]!,
+      embed: async (question, model, principal, requestId, signal) => (await embeddings.embed({ model, inputs: [question] }, { requestId, edge: "cache", signal, ...(principal ? { principal } : {}) })).vectors[0]!,
     },
     settings: config.cache,
     logger,
@@ -345,7 +344,11 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
   // Batches need the database: the first batch call opens it (the embedded in-memory PGlite without store.postgres).
   const batchStore = createBatchStore(() => database.open());
   /** What replays and shadow calls need of the configuration in force: a target's price, a configured key by name. */
-  const priceOf: PriceOf = (alias, target) => live.current().models.get(alias)?.targets.find((t) => t.key === target)?.price;
+  const priceOf: PriceOf = (alias, target) =>
+    live
+      .current()
+      .models.get(alias)
+      ?.targets.find((t) => t.key === target)?.price;
   const configuredKeySha256 = (name: string) => live.current().auth.keys.find((k) => k.name === name)?.sha256;
   const batches = startBatches({ config, calls, tenancy, batchStore, priceOf, limits, logger, meter: telemetry.metrics?.meter });
   // Shutdown starts closing batches before the drain (their lines get the same drain as any stream); the stack waits for that close.
@@ -419,10 +422,7 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
     await server?.close(serverGraceMs);
   });
 
-  const metricsListener =
-    telemetry.metrics && config.telemetry.metrics.port !== undefined
-      ? await startMetricsListener(telemetry.metrics, config.telemetry.metrics.host, config.telemetry.metrics.port)
-      : undefined;
+  const metricsListener = telemetry.metrics && config.telemetry.metrics.port !== undefined ? await startMetricsListener(telemetry.metrics, config.telemetry.metrics.host, config.telemetry.metrics.port) : undefined;
   if (metricsListener) {
     closers.push("metrics listener", () => metricsListener.close());
     logger.info({ event: "metrics.listening", url: `${metricsListener.url}/metrics` });
@@ -524,19 +524,14 @@ function startBatches(options: BatchesOptions): BatchRunner {
   const { config, calls, tenancy, priceOf, limits, logger } = options;
   const batchRunner = {
     store: options.batchStore,
-    executor: byEndpoint(
-      createReplayLineExecutor({ calls, principalOf: (sha256) => tenancy.keyByHash(sha256), priceOf }),
-      createBatchLineExecutor({ calls, limits, principalOf: (sha256) => tenancy.keyByHash(sha256), logger }),
-    ),
+    executor: byEndpoint(createReplayLineExecutor({ calls, principalOf: (sha256) => tenancy.keyByHash(sha256), priceOf }), createBatchLineExecutor({ calls, limits, principalOf: (sha256) => tenancy.keyByHash(sha256), logger })),
     concurrency: config.batch.concurrency,
     logger,
     ...(options.meter ? { meter: options.meter } : {}),
   };
   // Replicas share batches when they share both the database (the lines) and Redis (the queue); otherwise each runs its own.
   const sharedRedis = config.store?.postgres ? config.store.redis : undefined;
-  return sharedRedis
-    ? createQueuedBatchRunner({ ...batchRunner, client: () => createQueueClient(sharedRedis.url), prefix: sharedRedis.prefix, leaseMs: config.batch.leaseMs })
-    : createBatchRunner(batchRunner);
+  return sharedRedis ? createQueuedBatchRunner({ ...batchRunner, client: () => createQueueClient(sharedRedis.url), prefix: sharedRedis.prefix, leaseMs: config.batch.leaseMs }) : createBatchRunner(batchRunner);
 }
 
 /** An evaluation's embeddings, as the key that owns it (`""`: no key), bounded like a client's call would be: a report waits on them. */

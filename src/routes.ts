@@ -1,16 +1,28 @@
 import type { ConnectRouter } from "@connectrpc/connect";
-import { AdminService } from "../gen/sluice/admin/v1/admin_service_pb.js";
 import { Health } from "../gen/grpc/health/v1/health_pb.js";
+import { AdminService } from "../gen/sluice/admin/v1/admin_service_pb.js";
+import { BatchService } from "../gen/sluice/v1/batch_service_pb.js";
 import { ChatService } from "../gen/sluice/v1/chat_service_pb.js";
 import { EmbeddingService } from "../gen/sluice/v1/embedding_service_pb.js";
+import type { AuditLog } from "./audit/audit-log.js";
+import type { AuditTrail } from "./audit/audit-trail.js";
+import { createBatchOperations } from "./batch/batch-operations.js";
+import type { BatchRunner } from "./batch/batch-runner.js";
+import type { BatchStore } from "./batch/batch-store.js";
+import type { CacheAdmin } from "./cache/cache-admin.js";
 import type { CallLayer } from "./call/call-layer.js";
 import type { ReloadCounts } from "./config/live-config.js";
-import type { ConsoleAccess } from "./config/settings.js";
+import type { BatchSettings, ConsoleAccess } from "./config/settings.js";
 import type { ConsoleAssets } from "./console/console-assets.js";
 import { createConsoleRoute } from "./console/console-route.js";
-import { GatewayError } from "./core/errors.js";
 import { clipClientValue, controlCharacterIn } from "./core/client-text.js";
+import { GatewayError } from "./core/errors.js";
+import { countTokens, messages, sendAnthropicError } from "./edges/anthropic/messages-route.js";
+import { sendGoogleError } from "./edges/gemini/gemini-errors.js";
+import { geminiModels } from "./edges/gemini/gemini-models.js";
+import { geminiModelMethod } from "./edges/gemini/gemini-route.js";
 import { createAdminService } from "./edges/grpc/admin-service.js";
+import { createBatchService } from "./edges/grpc/batch-service.js";
 import { createChatService } from "./edges/grpc/chat-service.js";
 import { createEmbeddingService } from "./edges/grpc/embedding-service.js";
 import { createHealthService } from "./edges/grpc/health-service.js";
@@ -18,42 +30,29 @@ import { registerReflection } from "./edges/grpc/reflection.js";
 import { createRpcHandler } from "./edges/grpc/rpc-handler.js";
 import type { RequestBodyLimits } from "./edges/grpc/rpc-request.js";
 import type { StatsWatch } from "./edges/grpc/watch-stats.js";
-import { countTokens, messages, sendAnthropicError } from "./edges/anthropic/messages-route.js";
+import { type BatchRoutes, cancelBatch, checkOpenAiLine, createBatch, deleteFile, fileContent, getBatch, getFile, listBatches, uploadFile } from "./edges/openai/batches.js";
 import { chatCompletions, resumeChatCompletion } from "./edges/openai/chat-completions.js";
 import { embeddings } from "./edges/openai/embeddings.js";
-import { type BatchRoutes, cancelBatch, checkOpenAiLine, createBatch, deleteFile, fileContent, getBatch, getFile, listBatches, uploadFile } from "./edges/openai/batches.js";
-import { createBatchOperations } from "./batch/batch-operations.js";
-import type { BatchRunner } from "./batch/batch-runner.js";
-import type { BatchStore } from "./batch/batch-store.js";
-import type { BatchSettings } from "./config/settings.js";
-import { createBatchService } from "./edges/grpc/batch-service.js";
-import { BatchService } from "../gen/sluice/v1/batch_service_pb.js";
+import { evaluationCsvRoute } from "./edges/openai/evaluation-csv.js";
 import { sendOpenAiError } from "./edges/openai/http-errors.js";
 import { listModels } from "./edges/openai/models.js";
+import { spendCsv } from "./edges/openai/spend-csv.js";
 import { responses } from "./edges/responses/responses-route.js";
-import { sendGoogleError } from "./edges/gemini/gemini-errors.js";
-import { geminiModels } from "./edges/gemini/gemini-models.js";
-import { geminiModelMethod } from "./edges/gemini/gemini-route.js";
+import type { Evaluations } from "./evaluation/evaluations.js";
+import type { ShadowRunner } from "./evaluation/shadow.js";
+import type { TenancyObserver } from "./flow/observer.js";
 import type { HealthState } from "./health/health-state.js";
 import type { Exchange } from "./http/exchange.js";
 import { type AnyRequest, type AnyResponse, decodePathSegment, pathOf } from "./http/node-http.js";
+import type { SpendReports } from "./ledger/spend-reports.js";
 import type { StreamRegistry } from "./pipeline/stream-registry.js";
 import type { ConnectionGuard } from "./server/connection-guard.js";
 import { handleHealth, notFound } from "./server/health.js";
+import { serveMetrics } from "./server/metrics-route.js";
 import type { Route } from "./server/request-guard.js";
 import { createRuntimeStats } from "./server/runtime-stats.js";
-import type { KeyAdmin } from "./tenancy/key-admin.js";
-import type { CacheAdmin } from "./cache/cache-admin.js";
-import type { SpendReports } from "./ledger/spend-reports.js";
-import type { AuditLog } from "./audit/audit-log.js";
-import type { AuditTrail } from "./audit/audit-trail.js";
-import type { TenancyObserver } from "./flow/observer.js";
-import { spendCsv } from "./edges/openai/spend-csv.js";
-import { evaluationCsvRoute } from "./edges/openai/evaluation-csv.js";
-import type { Evaluations } from "./evaluation/evaluations.js";
-import type { ShadowRunner } from "./evaluation/shadow.js";
-import { serveMetrics } from "./server/metrics-route.js";
 import type { Metrics } from "./telemetry/metrics.js";
+import type { KeyAdmin } from "./tenancy/key-admin.js";
 
 export interface RoutesOptions {
   readonly calls: CallLayer;
@@ -63,7 +62,7 @@ export interface RoutesOptions {
   readonly sendTimeoutMs: number;
   /** Silence on an SSE stream after which a heartbeat is sent. */
   readonly sseKeepaliveMs: number;
-    /** sluice.admin.v1.AdminService, when the configuration has an admin key. */
+  /** sluice.admin.v1.AdminService, when the configuration has an admin key. */
   readonly admin?: KeyAdmin;
   /** AdminService's PurgeCache and GetCacheStats, served with the rest of it. */
   readonly cacheAdmin?: CacheAdmin;
@@ -142,20 +141,21 @@ function matchPath(pattern: string, path: string): string | undefined | null {
 export function createRoutes(options: RoutesOptions): Route {
   const { calls, health, watch } = options;
   // One set of batch operations behind both edges: a file or batch is checked, stored and run alike whichever way it came.
-  const batchOperations = options.batches
-    ? createBatchOperations({ ...options.batches, limits: options.limits, checkLine: checkOpenAiLine(options.limits) })
-    : undefined;
+  const batchOperations = options.batches ? createBatchOperations({ ...options.batches, limits: options.limits, checkLine: checkOpenAiLine(options.limits) }) : undefined;
   const rpc = createRpcHandler({
     routes: (router: ConnectRouter) => {
       router.service(ChatService, createChatService({ calls, maxJsonDepth: options.limits.maxJsonDepth }));
       router.service(EmbeddingService, createEmbeddingService(calls));
       if (batchOperations) router.service(BatchService, createBatchService(calls, batchOperations));
       router.service(Health, createHealthService(health, [ChatService.typeName, EmbeddingService.typeName, ...(batchOperations ? [BatchService.typeName] : [])]));
-      const admin = options.admin && options.cacheAdmin && options.reports ? createAdminService(options.admin, options.cacheAdmin, options.reports, options.audit, {
+      const admin =
+        options.admin && options.cacheAdmin && options.reports
+          ? createAdminService(options.admin, options.cacheAdmin, options.reports, options.audit, {
               ...(options.evaluations ? { evaluations: options.evaluations } : {}),
               ...(options.shadow ? { shadow: options.shadow } : {}),
               ...(options.batches && options.keyName ? { batches: { store: options.batches.store, keyName: options.keyName } } : {}),
-            }) : undefined;
+            })
+          : undefined;
       // WatchStats may be served without the rest (an open console with no admin key): the rest then answers UNIMPLEMENTED.
       if (admin || watch) router.service(AdminService, { ...admin, ...(watch ? { watchStats: watch.watchStats } : {}) });
       registerReflection(router, [ChatService, EmbeddingService, ...(batchOperations ? [BatchService] : []), ...(admin || watch ? [AdminService] : []), Health]);

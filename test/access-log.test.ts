@@ -118,9 +118,7 @@ describe("stream.end logs the true cause", () => {
 
   it("an upstream status failure is logged with its status and cause", async () => {
     const requestId = nextId();
-    await collect(chatClient(transports(h.url)["grpc (connect-node, h2)"]!).streamChat(userRequest("sim", "#sim fail=status status=503"), { headers: { "x-request-id": requestId } })).catch(
-      () => undefined,
-    );
+    await collect(chatClient(transports(h.url)["grpc (connect-node, h2)"]!).streamChat(userRequest("sim", "#sim fail=status status=503"), { headers: { "x-request-id": requestId } })).catch(() => undefined);
     const end = await h.waitForLog((l) => l.event === "stream.end" && l.requestId === requestId);
     expect(end).toMatchObject({ outcome: "upstream_unavailable", upstreamStatus: 503, cause: "Error: upstream status 503" });
   });

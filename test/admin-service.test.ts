@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { timestampMs } from "@bufbuild/protobuf/wkt";
-import { Code, } from "@connectrpc/connect";
+import { Code } from "@connectrpc/connect";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KeySource, Period } from "../gen/sluice/admin/v1/admin_service_pb.js";
@@ -25,7 +25,6 @@ beforeAll(async () => {
   });
 });
 afterAll(() => h.close());
-
 
 describe("the admin service", () => {
   it("needs the admin key on every method; a virtual key is not one", async () => {

@@ -36,7 +36,6 @@ async function hold(model: string, tag: string): Promise<{ release(): Promise<vo
   };
 }
 
-
 /** google.rpc.Status from grpc-status-details-bin, decoded by hand: what any gRPC client's error-details support reads. */
 function statusDetails(bytes: Buffer): Array<{ typeUrl: string; value: Uint8Array }> {
   const details: Array<{ typeUrl: string; value: Uint8Array }> = [];
@@ -98,7 +97,10 @@ describe("a provider's admission queue", () => {
     const queued = collect(client().streamChat(userRequest("narrow", "#sim tag=q-queued-3")));
     await h.sluice.gates.until("narrow", (g) => g.waiting === 1);
     const s = grpcJsStream(h.url, userRequest("narrow", "hi"));
-    const error = await s.messages.then(() => undefined, (e: grpc.ServiceError) => e);
+    const error = await s.messages.then(
+      () => undefined,
+      (e: grpc.ServiceError) => e,
+    );
     s.close();
     expect(error?.code).toBe(8); // RESOURCE_EXHAUSTED
     const details = statusDetails(error!.metadata.get("grpc-status-details-bin")[0] as Buffer);

@@ -1,14 +1,14 @@
+import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CAP_CHARS_PER_TOKEN, CAP_MARGIN_CHARS } from "../src/pipeline/output-guard.js";
 import { simulatedText } from "../src/simulator/text.js";
 import { tokenCounter } from "../src/usage/token-count.js";
-import { CAP_CHARS_PER_TOKEN, CAP_MARGIN_CHARS } from "../src/pipeline/output-guard.js";
 import { adminClient } from "./helpers/admin.js";
-import { Code, ConnectError } from "@connectrpc/connect";
 import { chatClient, collect, textOf, transports, unary, userRequest } from "./helpers/clients.js";
 import { FAR_TIMEOUTS, type Harness, startHarness } from "./helpers/harness.js";
+import { type OwnDatabase, ownDatabase } from "./helpers/postgres.js";
 import { scrape } from "./helpers/prometheus.js";
 import { tenancyEvents } from "./helpers/tenancy-events.js";
-import { type OwnDatabase, ownDatabase } from "./helpers/postgres.js";
 
 /**
  * An upstream that ignores max_tokens (the simulator with ignore_max_tokens=1 writes `tokens`

@@ -2,8 +2,8 @@ import Anthropic from "@anthropic-ai/sdk";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { simulatedText } from "../src/simulator/text.js";
-import { answerViaGrpc } from "./helpers/answers.js";
 import { answerFromMessage, answerViaMessages, MESSAGES_MODES, messagesClient, messageVia, WEATHER_TOOL, weatherRequest } from "./helpers/answer-via-messages.js";
+import { answerViaGrpc } from "./helpers/answers.js";
 import { FAR_TIMEOUTS, type Harness, PROVIDER_KINDS, type ProviderKind, startHarness } from "./helpers/harness.js";
 
 /**
@@ -17,11 +17,7 @@ const SCRIPTS: Array<[string, string, { text: string; reasoning: boolean; tools:
   ["plain text", "#sim tokens=15 seed=3", { text: simulatedText(3, 15), reasoning: false, tools: 0, finish: "stop" }],
   ["thinking then text", "#sim reasoning=6 tokens=5 seed=8", { text: simulatedText(8, 5), reasoning: true, tools: 0, finish: "stop" }],
   ["text then parallel tool calls", "#sim tokens=4 tools=3 seed=5", { text: simulatedText(5, 4), reasoning: false, tools: 3, finish: "tool_calls" }],
-  [
-    "thinking, text and tool calls in one upstream write",
-    "#sim reasoning=6 tokens=40 tools=2 seed=4 chunking=bulk",
-    { text: simulatedText(4, 40), reasoning: true, tools: 2, finish: "tool_calls" },
-  ],
+  ["thinking, text and tool calls in one upstream write", "#sim reasoning=6 tokens=40 tools=2 seed=4 chunking=bulk", { text: simulatedText(4, 40), reasoning: true, tools: 2, finish: "tool_calls" }],
   ["tool calls only", "#sim tokens=0 tools=1 seed=6", { text: "", reasoning: false, tools: 1, finish: "tool_calls" }],
   ["thinking only", "#sim reasoning=5 tokens=0 seed=7", { text: "", reasoning: true, tools: 0, finish: "stop" }],
   ["chunked at random byte offsets, CRLF", "#sim reasoning=3 tokens=12 tools=1 seed=9 chunking=random eol=crlf", { text: simulatedText(9, 12), reasoning: true, tools: 1, finish: "tool_calls" }],
@@ -33,9 +29,7 @@ const ANSWER_NOW = "#sim tools=0 reasoning=0 tokens=3 seed=9";
 
 /** Tool results for every tool_use block of `message`, with the knobs of the next answer (a tag, say) after ANSWER_NOW. */
 function resultsFor(message: Anthropic.Message, knobs = ""): Anthropic.ToolResultBlockParam[] {
-  return message.content
-    .filter((b): b is Anthropic.ToolUseBlock => b.type === "tool_use")
-    .map((b) => ({ type: "tool_result", tool_use_id: b.id, content: `{"temp":21}\n${ANSWER_NOW} ${knobs}`.trimEnd() }));
+  return message.content.filter((b): b is Anthropic.ToolUseBlock => b.type === "tool_use").map((b) => ({ type: "tool_result", tool_use_id: b.id, content: `{"temp":21}\n${ANSWER_NOW} ${knobs}`.trimEnd() }));
 }
 
 /** What a call ends with: the SDK's error, or undefined when it succeeded. */
@@ -57,7 +51,7 @@ function framesOf(sse: string): Array<{ event: string; data: Record<string, unkn
     });
 }
 
-const pingsIn = (sse: string) => sse.split("event: ping\ndata: {\"type\":\"ping\"}\n\n").length - 1;
+const pingsIn = (sse: string) => sse.split('event: ping\ndata: {"type":"ping"}\n\n').length - 1;
 /** Pings after the first text delta (none before it has arrived): the ones a stream held mid-answer got. */
 const pingsAfterText = (sse: string) => (sse.includes('"text_delta"') ? pingsIn(sse.slice(sse.indexOf('"text_delta"'))) : 0);
 
@@ -357,7 +351,12 @@ describe.each(PROVIDER_KINDS)("%s upstream", (kind: ProviderKind) => {
         const from = holdAt === 0 ? 0 : frames.findIndex((f) => (f.data.delta as { type?: string } | undefined)?.type === "text_delta");
         const to = holdAt === 0 ? frames.findIndex((f) => f.event === "message_start") : frames.length;
         expect(frames.slice(from, to).filter((f) => f.event === "ping").length, `hold_at=${holdAt}`).toBeGreaterThanOrEqual(3);
-        expect(frames.filter((f) => f.event === "content_block_delta").map((f) => (f.data.delta as { text: string }).text).join("")).toBe(simulatedText(1, 4));
+        expect(
+          frames
+            .filter((f) => f.event === "content_block_delta")
+            .map((f) => (f.data.delta as { text: string }).text)
+            .join(""),
+        ).toBe(simulatedText(1, 4));
         expect(frames.at(-1)!.event).toBe("message_stop");
       }
     });

@@ -52,11 +52,11 @@ describe("messages.countTokens", () => {
   });
 
   it("an unknown model → 404 not_found_error, on count_tokens as on messages", async () => {
-    for (const call of [
-      () => client.messages.countTokens({ ...prompt(1), model: "claude-nope" }),
-      () => client.messages.create({ ...prompt(1), model: "claude-nope", max_tokens: 10 }),
-    ]) {
-      const error = await call().then(() => undefined, (e: unknown) => e);
+    for (const call of [() => client.messages.countTokens({ ...prompt(1), model: "claude-nope" }), () => client.messages.create({ ...prompt(1), model: "claude-nope", max_tokens: 10 })]) {
+      const error = await call().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(error).toBeInstanceOf(Anthropic.NotFoundError);
       expect(error).toMatchObject({ status: 404, type: "not_found_error" });
       expect((error as InstanceType<typeof Anthropic.NotFoundError>).apiMessage).toMatch(/^unknown model "claude-nope"/);
@@ -83,15 +83,17 @@ describe("parameters an OpenAI target cannot honour", () => {
   });
 
   it("are refused with a 400 naming them in Anthropic's words", async () => {
-    const error = await client.messages.create(asking("sim")).then(() => undefined, (e: unknown) => e as InstanceType<typeof Anthropic.BadRequestError>);
+    const error = await client.messages.create(asking("sim")).then(
+      () => undefined,
+      (e: unknown) => e as InstanceType<typeof Anthropic.BadRequestError>,
+    );
     expect(error).toBeInstanceOf(Anthropic.BadRequestError);
     expect(error!.apiMessage).toMatch(/^(top_k|thinking\.budget_tokens)(, (top_k|thinking\.budget_tokens))?: not supported by provider simulator/);
   });
 
   for (const mode of MESSAGES_MODES) {
     it(`are dropped where the alias says so, and named in sluice-dropped-params (${mode})`, async () => {
-      const { data, response } =
-        mode === "create" ? await client.messages.create(asking("lenient")).withResponse() : await client.messages.stream(asking("lenient")).withResponse();
+      const { data, response } = mode === "create" ? await client.messages.create(asking("lenient")).withResponse() : await client.messages.stream(asking("lenient")).withResponse();
       const message = mode === "create" ? (data as Anthropic.Message) : await (data as ReturnType<Anthropic["messages"]["stream"]>).finalMessage();
       expect(answerFromMessage(message).text).toBe(simulatedText(11, 2));
       expect(response.headers.get("sluice-dropped-params")?.split(",").sort()).toEqual(["thinking.budget_tokens", "top_k"]);
@@ -154,13 +156,7 @@ describe("hostile bodies get Anthropic's errors, and nothing reaches the upstrea
       "request_too_large",
       /limits\.maxRequestBytes/,
     ],
-    [
-      "more values than limits.maxRequestElements",
-      () => user(Array.from({ length: 2_500 }, () => ({ type: "text", text: "a" }))),
-      413,
-      "request_too_large",
-      /limits\.maxRequestElements/,
-    ],
+    ["more values than limits.maxRequestElements", () => user(Array.from({ length: 2_500 }, () => ({ type: "text", text: "a" }))), 413, "request_too_large", /limits\.maxRequestElements/],
     [
       "a tool schema nested deeper than limits.maxJsonDepth",
       () => `{"model":"sim","max_tokens":64,"messages":[{"role":"user","content":"hi"}],"tools":[{"name":"t","input_schema":${deepSchema(40)}}]}`,

@@ -68,7 +68,10 @@ describe("reasoning_effort on an Anthropic target", () => {
     const before = h.sim.records.all().length;
     const error = await sdk()
       .chat.completions.create({ model: "haiku", messages: [{ role: "user", content: "hi" }], reasoning_effort: "low", max_tokens: 1024 })
-      .then(() => undefined, (e: unknown) => e);
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
     expect((error as InstanceType<typeof OpenAI.BadRequestError>).param).toBe("max_tokens");
     expect((error as Error).message).toMatch(/max_tokens: must be above 1024/);
@@ -93,7 +96,10 @@ describe("reasoning_effort on an Anthropic target", () => {
   it("a provider's thinking: adaptive sends Haiku adaptive (which Anthropic refuses), and a target's budget wins over it", async () => {
     const error = await sdk()
       .chat.completions.create({ model: "haiku-forced", messages: [{ role: "user", content: "#sim tag=forced" }], reasoning_effort: "low" })
-      .then(() => undefined, (e: unknown) => e);
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
     expect((error as Error).message).toMatch(/thinking\.type\.adaptive" is not supported for this model/);
     const body = await sent("haiku-forced-back", "forced-back", { reasoning_effort: "low" });
@@ -108,8 +114,7 @@ describe("reasoning_effort on an Anthropic target", () => {
 });
 
 describe("the simulator's Anthropic endpoint keeps Anthropic's thinking rules", () => {
-  const post = (body: Record<string, unknown>) =>
-    request(`${h.sim.anthropicBaseUrl}/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  const post = (body: Record<string, unknown>) => request(`${h.sim.anthropicBaseUrl}/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
   const ask = (model: string, fields: Record<string, unknown>) => post({ model, max_tokens: 4096, messages: [{ role: "user", content: "hi" }], ...fields });
 
   it.each([
@@ -143,7 +148,13 @@ describe("the simulator's Anthropic endpoint keeps Anthropic's thinking rules", 
       thinking,
       messages: [
         { role: "user", content: "Run it" },
-        { role: "assistant", content: [{ type: "text", text: "Running." }, { type: "tool_use", id: "toolu_1", name: "Bash", input: { command: "true" } }] },
+        {
+          role: "assistant",
+          content: [
+            { type: "text", text: "Running." },
+            { type: "tool_use", id: "toolu_1", name: "Bash", input: { command: "true" } },
+          ],
+        },
         { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content: "ok" }] },
       ],
     });

@@ -39,7 +39,12 @@ describe("the Anthropic SDK's tool runner", () => {
     });
     const final = await client.beta.messages.toolRunner({ model: "runner", max_tokens: 256, messages: [{ role: "user", content: "Weather in Oslo?" }], tools: [weather] });
     expect(ran).toHaveLength(1);
-    expect(final.content.filter((b) => b.type === "text").map((b) => b.text).join("")).toBe("get_weather returned: sunny-7e1f");
+    expect(
+      final.content
+        .filter((b) => b.type === "text")
+        .map((b) => b.text)
+        .join(""),
+    ).toBe("get_weather returned: sunny-7e1f");
   });
 
   const post = (thread: unknown) =>

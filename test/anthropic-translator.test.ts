@@ -13,15 +13,12 @@ const start = (input = 25, extra: Record<string, unknown> = {}) =>
     message: { id: "msg_1", type: "message", role: "assistant", model: "claude", content: [], stop_reason: null, usage: { input_tokens: input, output_tokens: 1, ...extra } },
   });
 const textBlock = (index: number, ...texts: string[]) =>
-  ev("content_block_start", { index, content_block: { type: "text", text: "" } }) +
-  texts.map((text) => ev("content_block_delta", { index, delta: { type: "text_delta", text } })).join("") +
-  ev("content_block_stop", { index });
+  ev("content_block_start", { index, content_block: { type: "text", text: "" } }) + texts.map((text) => ev("content_block_delta", { index, delta: { type: "text_delta", text } })).join("") + ev("content_block_stop", { index });
 const toolBlock = (index: number, id: string, name: string, ...json: string[]) =>
   ev("content_block_start", { index, content_block: { type: "tool_use", id, name, input: {} } }) +
   json.map((partial_json) => ev("content_block_delta", { index, delta: { type: "input_json_delta", partial_json } })).join("") +
   ev("content_block_stop", { index });
-const end = (reason: string, output: number, stopSequence: string | null = null) =>
-  ev("message_delta", { delta: { stop_reason: reason, stop_sequence: stopSequence }, usage: { output_tokens: output } }) + ev("message_stop");
+const end = (reason: string, output: number, stopSequence: string | null = null) => ev("message_delta", { delta: { stop_reason: reason, stop_sequence: stopSequence }, usage: { output_tokens: output } }) + ev("message_stop");
 
 const FIXTURES: Fixture[] = [
   {
@@ -37,13 +34,7 @@ const FIXTURES: Fixture[] = [
   },
   {
     name: "interleaved text and tool calls, several in parallel",
-    wire:
-      start() +
-      textBlock(0, "Checking.") +
-      toolBlock(1, "toolu_a", "weather", '{"city":', ' "Paris"}') +
-      toolBlock(2, "toolu_b", "time", '{"tz":"CET"}') +
-      textBlock(3, "Done.") +
-      end("tool_use", 40),
+    wire: start() + textBlock(0, "Checking.") + toolBlock(1, "toolu_a", "weather", '{"city":', ' "Paris"}') + toolBlock(2, "toolu_b", "time", '{"tz":"CET"}') + textBlock(3, "Done.") + end("tool_use", 40),
     deltas: [
       { type: "usage", inputTokens: 25, outputTokens: 0, cachedInputTokens: 0, reasoningTokens: 0, early: true },
       { type: "text", text: "Checking." },
@@ -201,8 +192,6 @@ describe("Anthropic stream translation", () => {
   });
 
   it("a delta for a block that never started is malformed", () => {
-    expect(() => translate(start() + ev("content_block_delta", { index: 4, delta: { type: "text_delta", text: "?" } }))).toThrow(
-      expect.objectContaining({ code: "upstream_protocol", message: "provider up sent a malformed event" }),
-    );
+    expect(() => translate(start() + ev("content_block_delta", { index: 4, delta: { type: "text_delta", text: "?" } }))).toThrow(expect.objectContaining({ code: "upstream_protocol", message: "provider up sent a malformed event" }));
   });
 });

@@ -4,7 +4,7 @@ import { resolveConfig } from "../src/config/config.js";
 import type { ChatRequest } from "../src/core/chat-request.js";
 import type { ContentDelta } from "../src/core/delta.js";
 import { GatewayError } from "../src/core/errors.js";
-import { startSimulator, type Simulator } from "../src/simulator/server.js";
+import { type Simulator, startSimulator } from "../src/simulator/server.js";
 import { simulatedText } from "../src/simulator/text.js";
 import { createUpstreamClient, type UpstreamClient } from "../src/upstream/http-client.js";
 
@@ -20,9 +20,7 @@ afterAll(async () => {
   await sim.close();
 });
 
-const targetOf = (model: string, timeouts = {}) =>
-  resolveConfig({ providers: { sim: { kind: "anthropic", baseUrl: sim.anthropicBaseUrl, timeouts } }, models: { m: { provider: "sim", model } } }, {}).models.get("m")!
-    .targets[0]!;
+const targetOf = (model: string, timeouts = {}) => resolveConfig({ providers: { sim: { kind: "anthropic", baseUrl: sim.anthropicBaseUrl, timeouts } }, models: { m: { provider: "sim", model } } }, {}).models.get("m")!.targets[0]!;
 
 const request = (text: string): ChatRequest => ({
   model: "m",
@@ -45,7 +43,12 @@ describe("one attempt", () => {
   it("sends, decodes and translates a whole answer into content deltas", async () => {
     const attempt = startAttempt(plan("sim-1?tokens=4&seed=7"), deps(), new AbortController().signal);
     const deltas = await drain(attemptDeltas(attempt));
-    expect(deltas.filter((d) => d.type === "text").map((d) => (d as { text: string }).text).join("")).toBe(simulatedText(7, 4));
+    expect(
+      deltas
+        .filter((d) => d.type === "text")
+        .map((d) => (d as { text: string }).text)
+        .join(""),
+    ).toBe(simulatedText(7, 4));
     expect(deltas.at(-1)).toEqual({ type: "finish", reason: "stop" });
     expect(attempt.signal.aborted).toBe(false);
   });

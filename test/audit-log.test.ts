@@ -1,8 +1,8 @@
 import { Writable } from "node:stream";
 import type { Meter } from "@opentelemetry/api";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type AuditLog, type AuditSettings, createAuditLog } from "../src/audit/audit-log.js";
 import { listAudit } from "../src/audit/audit-list.js";
+import { type AuditLog, type AuditSettings, createAuditLog } from "../src/audit/audit-log.js";
 import { verifyAudit } from "../src/audit/audit-store.js";
 import type { Database } from "../src/db/database.js";
 import { migrate } from "../src/db/migrations.js";

@@ -6,8 +6,8 @@ import { sha256Hex } from "../src/config/key-hash.js";
 import { keyId } from "../src/tenancy/principal.js";
 import { adminClient } from "./helpers/admin.js";
 import { type Harness, startHarness } from "./helpers/harness.js";
-import { dropPrefix, SHARED_REDIS_URL, testPrefix } from "./helpers/redis.js";
 import { type OwnDatabase, ownDatabase } from "./helpers/postgres.js";
+import { dropPrefix, SHARED_REDIS_URL, testPrefix } from "./helpers/redis.js";
 
 /**
  * The audit log of a running gateway, on a real PostgreSQL server (a
@@ -86,7 +86,9 @@ describe("the audit log of a running gateway", () => {
 
     const stranger = new OpenAI({ baseURL: `${h.url}/v1`, apiKey: "sk-not-a-key-of-this-gateway-0000", maxRetries: 0 });
     for (let i = 0; i < 4; i++) await expect(stranger.models.list()).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
-    const badAdmin = await adminClient(h.url, "sk-wrong-admin-key-000000000000").listKeys({}).catch((e: unknown) => ConnectError.from(e));
+    const badAdmin = await adminClient(h.url, "sk-wrong-admin-key-000000000000")
+      .listKeys({})
+      .catch((e: unknown) => ConnectError.from(e));
     expect((badAdmin as ConnectError).code).toBe(Code.Unauthenticated);
     await new OpenAI({ baseURL: `${h.url}/v1`, apiKey: SPENDER, maxRetries: 0 }).chat.completions.create({ model: "priced", max_tokens: 5, messages: [{ role: "user", content: "hi" }] });
     await h.waitForLog((l) => l.event === "budget.alert" && l.name === "spender");

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { setTimeout as delay } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startSimulator, type Simulator } from "../src/simulator/server.js";
+import { type Simulator, startSimulator } from "../src/simulator/server.js";
 import { chatClient, collect, transports, userRequest } from "./helpers/clients.js";
 import { type GatewayProcess, startGatewayProcess } from "./helpers/gateway-process.js";
 
@@ -9,9 +9,7 @@ const MiB = 1024 * 1024;
 const TOKEN_CHARS = 10_000;
 const TOKENS = 5_000; // 50 MB the simulator could write at once
 /** The most a loopback TCP connection can hold in kernel buffers (send + receive), from the kernel's own limits. */
-const SOCKET_BUFFERS = ["/proc/sys/net/ipv4/tcp_rmem", "/proc/sys/net/ipv4/tcp_wmem"]
-  .map((f) => Number(readFileSync(f, "utf8").trim().split(/\s+/)[2]))
-  .reduce((a, b) => a + b, 0);
+const SOCKET_BUFFERS = ["/proc/sys/net/ipv4/tcp_rmem", "/proc/sys/net/ipv4/tcp_wmem"].map((f) => Number(readFileSync(f, "utf8").trim().split(/\s+/)[2])).reduce((a, b) => a + b, 0);
 
 let sim: Simulator;
 let gw: GatewayProcess;

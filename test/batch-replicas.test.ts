@@ -61,8 +61,7 @@ afterAll(async () => {
   await dropPrefix(prefix);
 });
 
-const chatLine = (i: number) =>
-  JSON.stringify({ custom_id: `line-${i}`, method: "POST", url: "/v1/chat/completions", body: { model: "chat", max_tokens: 8, messages: [{ role: "user", content: `zebra-question ${i}` }] } });
+const chatLine = (i: number) => JSON.stringify({ custom_id: `line-${i}`, method: "POST", url: "/v1/chat/completions", body: { model: "chat", max_tokens: 8, messages: [{ role: "user", content: `zebra-question ${i}` }] } });
 
 describe("a batch on the queue shared by three replicas", () => {
   it("answers and charges every line of a 1,000-line batch once, with one replica killed mid-batch", async () => {
@@ -92,7 +91,12 @@ describe("a batch on the queue shared by three replicas", () => {
     // The two lines C held were run again by A or B once C's lease ran out, and no line ran twice there.
     expect(holding.records.all().map((r) => r.outcome)).toEqual(["client_closed", "client_closed"]);
     expect(quick.records.all().length).toBe(LINES);
-    expect(a.lines().concat(b.lines()).filter((l) => l.event === "batch.line_duplicate")).toEqual([]);
+    expect(
+      a
+        .lines()
+        .concat(b.lines())
+        .filter((l) => l.event === "batch.line_duplicate"),
+    ).toEqual([]);
 
     // Stopping A and B drains their ledgers: then every charge is a row.
     await Promise.all([a.stop(), b.stop()]);

@@ -150,9 +150,7 @@ describe("the tracer's batch processor takes the OTEL_BSP_* variables", () => {
 
   it("a value not taken is logged as a warning naming the variable and the value used instead", async () => {
     const t = tracingWith({ OTEL_BSP_SCHEDULE_DELAY: "5s" });
-    expect(t.logs()).toContainEqual(
-      expect.objectContaining({ level: 40, event: "tracing.env_ignored", variable: "OTEL_BSP_SCHEDULE_DELAY", value: "5s", used: 5000 }),
-    );
+    expect(t.logs()).toContainEqual(expect.objectContaining({ level: 40, event: "tracing.env_ignored", variable: "OTEL_BSP_SCHEDULE_DELAY", value: "5s", used: 5000 }));
     await t.tracing.shutdown();
   });
 });

@@ -26,7 +26,13 @@ beforeAll(async () => {
       models: { chat: { provider: "oa", model: "sim-1?tokens=2" } },
     }),
     env: { KEY_A: KEYS.a, KEY_B: KEYS.b, KEY_C: KEYS.c },
-    auth: { keys: [{ name: "a", keyEnv: "KEY_A" }, { name: "b", keyEnv: "KEY_B" }, { name: "c", keyEnv: "KEY_C" }] },
+    auth: {
+      keys: [
+        { name: "a", keyEnv: "KEY_A" },
+        { name: "b", keyEnv: "KEY_B" },
+        { name: "c", keyEnv: "KEY_C" },
+      ],
+    },
     store: { postgres: { url: db.url, poolSize: 4 } },
     // Key c's day ends at 3 MiB; every key stores 3 files at most.
     batch: { maxFileBytes: 8 * MiB, maxFilesPerKey: 3, maxUploadBytesPerDay: 3 * MiB },
@@ -60,7 +66,11 @@ async function query<T extends pg.QueryResultRow>(sql: string, params: unknown[]
   }
 }
 
-const status = (work: Promise<unknown>) => work.then(() => 200, (e: { status?: number }) => e.status);
+const status = (work: Promise<unknown>) =>
+  work.then(
+    () => 200,
+    (e: { status?: number }) => e.status,
+  );
 
 describe("batch files stored in chunks", () => {
   it("reads a 2 MiB file back byte for byte (a BOM, \\r\\n and no final newline kept), from its chunks, and makes its batch from them", async () => {
@@ -86,7 +96,9 @@ describe("batch files stored in chunks", () => {
 
   it("refuses a file at its first bad line and keeps nothing of it", async () => {
     const bad = `${jsonl(3_000, 500)}{"custom_id": "broken"\n${jsonl(10, 100, "after")}`;
-    const error = (await sdk(KEYS.b).files.create({ file: await toFile(Buffer.from(bad), "bad.jsonl"), purpose: "batch" }).catch((e: unknown) => e)) as { status: number; message: string };
+    const error = (await sdk(KEYS.b)
+      .files.create({ file: await toFile(Buffer.from(bad), "bad.jsonl"), purpose: "batch" })
+      .catch((e: unknown) => e)) as { status: number; message: string };
     expect(error.status).toBe(400);
     expect(error.message).toMatch(/file: line 3007: /);
     expect(await query("SELECT id FROM sluice_batch_files WHERE filename = 'bad.jsonl' OR (complete = false)")).toEqual([]);

@@ -1,6 +1,6 @@
 import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startSimulator, type Simulator } from "../src/simulator/server.js";
+import { type Simulator, startSimulator } from "../src/simulator/server.js";
 import { simulatedTokens } from "../src/simulator/text.js";
 import { type GatewayProcess, startGatewayProcess } from "./helpers/gateway-process.js";
 import { type OwnDatabase, ownDatabase } from "./helpers/postgres.js";
@@ -38,15 +38,18 @@ let gw: GatewayProcess;
 beforeAll(async () => {
   sim = await startSimulator();
   db = await ownDatabase();
-  gw = await startGatewayProcess({
-    log: { level: "info" },
-    server: { requestTimeoutMs: 600_000 },
-    providers: { sim: { kind: "openai", baseUrl: sim.openAiBaseUrl, breaker: { failures: 10_000 } } },
-    models: { chat: { provider: "sim", model: "sim-1" } },
-    auth: { keys: [{ name: "uploader", keyEnv: "UPLOAD_KEY" }] },
-    store: { postgres: { url: db.url, poolSize: 4 } },
-    batch: { maxFileBytes: 128 * MiB },
-  }, { env: { ...process.env, UPLOAD_KEY: KEY } });
+  gw = await startGatewayProcess(
+    {
+      log: { level: "info" },
+      server: { requestTimeoutMs: 600_000 },
+      providers: { sim: { kind: "openai", baseUrl: sim.openAiBaseUrl, breaker: { failures: 10_000 } } },
+      models: { chat: { provider: "sim", model: "sim-1" } },
+      auth: { keys: [{ name: "uploader", keyEnv: "UPLOAD_KEY" }] },
+      store: { postgres: { url: db.url, poolSize: 4 } },
+      batch: { maxFileBytes: 128 * MiB },
+    },
+    { env: { ...process.env, UPLOAD_KEY: KEY } },
+  );
 });
 afterAll(async () => {
   await gw?.stop();
@@ -103,7 +106,10 @@ describe("a 100 MiB batch file upload", () => {
           pending = events.pop()!;
           for (const event of events) {
             // Heartbeats (`: keepalive`) are comments, not tokens.
-            const data = event.split("\n").find((l) => l.startsWith("data: "))?.slice("data: ".length);
+            const data = event
+              .split("\n")
+              .find((l) => l.startsWith("data: "))
+              ?.slice("data: ".length);
             if (data === undefined || data === "[DONE]") continue;
             const content = (JSON.parse(data) as { choices?: Array<{ delta?: { content?: string } }> }).choices?.[0]?.delta?.content;
             if (content) {
@@ -176,7 +182,10 @@ describe("a 100 MiB batch file upload", () => {
     // Creating its batch reads the 48,000 lines back and checks each as a chat request: the stream goes on meanwhile.
     const tokensBeforeCreate = received.length;
     const api = (path: string, body: object) =>
-      fetch(`${gw.url}${path}`, { method: "POST", headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" }, body: JSON.stringify(body) }).then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, unknown> }));
+      fetch(`${gw.url}${path}`, { method: "POST", headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" }, body: JSON.stringify(body) }).then(async (r) => ({
+        status: r.status,
+        body: (await r.json()) as Record<string, unknown>,
+      }));
     const created = await api("/v1/batches", { input_file_id: fileId, endpoint: "/v1/chat/completions", completion_window: "24h" });
     const tokensDuringCreate = received.length - tokensBeforeCreate;
     expect(created.status, JSON.stringify(created.body)).toBe(200);
@@ -203,7 +212,9 @@ describe("a 100 MiB batch file upload", () => {
     for (const entry of log) if (entry.kind === "delta") perBatch.set(entry.batch, (perBatch.get(entry.batch) ?? 0) + 1);
     const most = Math.max(...perBatch.values());
     expect(tokensDuringCreate).toBeGreaterThan(0);
-    console.log(`upload: ${received.length} tokens during a ${(fileBytes / MiB).toFixed(1)} MiB upload and its batch (${tokensDuringCreate} while the batch was made); at most ${most} in one batch of I/O; gateway RSS ${(startRss / MiB).toFixed(0)} MiB, at most ${(peakRss / MiB).toFixed(0)} MiB during the upload`);
+    console.log(
+      `upload: ${received.length} tokens during a ${(fileBytes / MiB).toFixed(1)} MiB upload and its batch (${tokensDuringCreate} while the batch was made); at most ${most} in one batch of I/O; gateway RSS ${(startRss / MiB).toFixed(0)} MiB, at most ${(peakRss / MiB).toFixed(0)} MiB during the upload`,
+    );
     expect(most).toBeLessThanOrEqual(MAX_TOKENS_AT_ONCE);
     // The file is never whole in the gateway's heap (reading it whole once took RSS up by 1.1 GiB).
     expect(peakRss - startRss).toBeLessThan(300 * MiB);

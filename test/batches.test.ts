@@ -6,9 +6,9 @@ import { createGrpcTransport } from "@connectrpc/connect-node";
 import OpenAI, { toFile } from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BatchEndpoint, BatchService, BatchStatus } from "../gen/sluice/v1/batch_service_pb.js";
-import { scrape } from "./helpers/prometheus.js";
 import { type Harness, type HarnessOptions, startHarness } from "./helpers/harness.js";
 import { type OwnDatabase, ownDatabase } from "./helpers/postgres.js";
+import { scrape } from "./helpers/prometheus.js";
 import { dropPrefix, type OwnRedis, SHARED_REDIS_URL, startOwnRedis, testPrefix } from "./helpers/redis.js";
 import { tenancyEvents } from "./helpers/tenancy-events.js";
 
@@ -112,57 +112,65 @@ describe.each(BACKINGS)("the OpenAI Batch API on %s", (_name, backing) => {
     await backed?.cleanup();
   });
 
-  it("runs 50 chat lines to completion: every custom_id answered once with a chat.completion", async () => {
-    const owner = client(KEYS.owner);
-    const ids = Array.from({ length: 50 }, (_, i) => `req-${i}`);
-    const inputFileId = await upload(owner, jsonl(ids.map((id) => chatLine(id, `tokens=3 tag=run-${id}`))));
-    const completedBefore = (await scrape(`${h.url}/metrics`)).value("sluice_batch_lines_total", { sluice_batch_status: "completed" });
-    const created = await owner.batches.create({ input_file_id: inputFileId, endpoint: "/v1/chat/completions", completion_window: "24h", metadata: { job: "nightly" } });
-    expect(created).toMatchObject({ object: "batch", status: "in_progress", endpoint: "/v1/chat/completions", input_file_id: inputFileId, request_counts: { total: 50, completed: 0, failed: 0 }, metadata: { job: "nightly" } });
+  it(
+    "runs 50 chat lines to completion: every custom_id answered once with a chat.completion",
+    async () => {
+      const owner = client(KEYS.owner);
+      const ids = Array.from({ length: 50 }, (_, i) => `req-${i}`);
+      const inputFileId = await upload(owner, jsonl(ids.map((id) => chatLine(id, `tokens=3 tag=run-${id}`))));
+      const completedBefore = (await scrape(`${h.url}/metrics`)).value("sluice_batch_lines_total", { sluice_batch_status: "completed" });
+      const created = await owner.batches.create({ input_file_id: inputFileId, endpoint: "/v1/chat/completions", completion_window: "24h", metadata: { job: "nightly" } });
+      expect(created).toMatchObject({ object: "batch", status: "in_progress", endpoint: "/v1/chat/completions", input_file_id: inputFileId, request_counts: { total: 50, completed: 0, failed: 0 }, metadata: { job: "nightly" } });
 
-    await h.sluice.batches.settled(created.id);
-    const done = await owner.batches.retrieve(created.id);
-    expect(done).toMatchObject({ status: "completed", request_counts: { total: 50, completed: 50, failed: 0 }, error_file_id: null });
-    expect(done.completed_at).toBeGreaterThanOrEqual(done.created_at);
+      await h.sluice.batches.settled(created.id);
+      const done = await owner.batches.retrieve(created.id);
+      expect(done).toMatchObject({ status: "completed", request_counts: { total: 50, completed: 50, failed: 0 }, error_file_id: null });
+      expect(done.completed_at).toBeGreaterThanOrEqual(done.created_at);
 
-    const output = await linesOf(owner, done.output_file_id);
-    expect(output.map((l) => l.custom_id).sort()).toEqual([...ids].sort());
-    for (const line of output) {
-      expect(line.error).toBeNull();
-      expect(line.response).toMatchObject({ status_code: 200, body: { object: "chat.completion", choices: [{ message: { role: "assistant" }, finish_reason: "stop" }] } });
-      expect(line.id).toMatch(/^batch_req_/);
-      expect(line.response!.request_id).toBe(line.id);
-    }
-    // The simulator saw each line once.
-    for (const id of ids) expect(h.sim.records.all().filter((r) => r.tag === `run-${id}`)).toHaveLength(1);
-    // Each line has a usage record of the owner's key, tagged with the batch id.
-    const records = await Promise.all(output.map((line) => events.recorded(line.id)));
-    for (const record of records) expect(record).toMatchObject({ key: "owner", alias: "chat", tags: { batch_id: created.id }, outcome: "completed" });
-    const file = await owner.files.retrieve(done.output_file_id!);
-    expect(file).toMatchObject({ object: "file", purpose: "batch_output" });
+      const output = await linesOf(owner, done.output_file_id);
+      expect(output.map((l) => l.custom_id).sort()).toEqual([...ids].sort());
+      for (const line of output) {
+        expect(line.error).toBeNull();
+        expect(line.response).toMatchObject({ status_code: 200, body: { object: "chat.completion", choices: [{ message: { role: "assistant" }, finish_reason: "stop" }] } });
+        expect(line.id).toMatch(/^batch_req_/);
+        expect(line.response!.request_id).toBe(line.id);
+      }
+      // The simulator saw each line once.
+      for (const id of ids) expect(h.sim.records.all().filter((r) => r.tag === `run-${id}`)).toHaveLength(1);
+      // Each line has a usage record of the owner's key, tagged with the batch id.
+      const records = await Promise.all(output.map((line) => events.recorded(line.id)));
+      for (const record of records) expect(record).toMatchObject({ key: "owner", alias: "chat", tags: { batch_id: created.id }, outcome: "completed" });
+      const file = await owner.files.retrieve(done.output_file_id!);
+      expect(file).toMatchObject({ object: "file", purpose: "batch_output" });
 
-    const page = await owner.batches.list({ limit: 100 });
-    expect(page.data.map((b) => b.id)).toContain(created.id);
-    // Progress is a metric too: one count per line finished.
-    expect((await scrape(`${h.url}/metrics`)).value("sluice_batch_lines_total", { sluice_batch_status: "completed" }) - completedBefore).toBe(50);
-  }, DB_TIMEOUT);
+      const page = await owner.batches.list({ limit: 100 });
+      expect(page.data.map((b) => b.id)).toContain(created.id);
+      // Progress is a metric too: one count per line finished.
+      expect((await scrape(`${h.url}/metrics`)).value("sluice_batch_lines_total", { sluice_batch_status: "completed" }) - completedBefore).toBe(50);
+    },
+    DB_TIMEOUT,
+  );
 
-  it("writes one access line per batch line (edge openai-batch), answered or refused, under the line's request id", async () => {
-    const owner = client(KEYS.owner);
-    const lines = [chatLine("cid-served-1c9e", "tokens=2"), chatLine("cid-served-2d4b", "tokens=2"), { custom_id: "cid-refused-7f3a", body: { model: "nope", messages: [{ role: "user", content: "hi" }] } }];
-    const created = await owner.batches.create({ input_file_id: await upload(owner, jsonl(lines)), endpoint: "/v1/chat/completions", completion_window: "24h" });
-    await h.sluice.batches.settled(created.id);
-    const done = await owner.batches.retrieve(created.id);
-    const results = [...(await linesOf(owner, done.output_file_id)), ...(await linesOf(owner, done.error_file_id))];
-    expect(results).toHaveLength(3);
-    for (const result of results) {
-      const access = await h.waitForLog((l) => l.event === "access" && l.requestId === result.id);
-      expect(access).toMatchObject({ level: 30, edge: "openai-batch", route: "/v1/chat/completions", method: "POST", batchId: created.id, key: "owner", status: result.response!.status_code });
-      if (result.custom_id === "cid-refused-7f3a") expect(access).toMatchObject({ status: 404, code: "unknown_model" });
-      else expect(access).toMatchObject({ code: "ok", alias: "chat", outputTokens: 2, durationMs: expect.any(Number) });
-      expect(JSON.stringify(access)).not.toContain(result.custom_id); // the client's own text stays out
-    }
-  }, DB_TIMEOUT);
+  it(
+    "writes one access line per batch line (edge openai-batch), answered or refused, under the line's request id",
+    async () => {
+      const owner = client(KEYS.owner);
+      const lines = [chatLine("cid-served-1c9e", "tokens=2"), chatLine("cid-served-2d4b", "tokens=2"), { custom_id: "cid-refused-7f3a", body: { model: "nope", messages: [{ role: "user", content: "hi" }] } }];
+      const created = await owner.batches.create({ input_file_id: await upload(owner, jsonl(lines)), endpoint: "/v1/chat/completions", completion_window: "24h" });
+      await h.sluice.batches.settled(created.id);
+      const done = await owner.batches.retrieve(created.id);
+      const results = [...(await linesOf(owner, done.output_file_id)), ...(await linesOf(owner, done.error_file_id))];
+      expect(results).toHaveLength(3);
+      for (const result of results) {
+        const access = await h.waitForLog((l) => l.event === "access" && l.requestId === result.id);
+        expect(access).toMatchObject({ level: 30, edge: "openai-batch", route: "/v1/chat/completions", method: "POST", batchId: created.id, key: "owner", status: result.response!.status_code });
+        if (result.custom_id === "cid-refused-7f3a") expect(access).toMatchObject({ status: 404, code: "unknown_model" });
+        else expect(access).toMatchObject({ code: "ok", alias: "chat", outputTokens: 2, durationMs: expect.any(Number) });
+        expect(JSON.stringify(access)).not.toContain(result.custom_id); // the client's own text stays out
+      }
+    },
+    DB_TIMEOUT,
+  );
 
   it("runs an embeddings batch", async () => {
     const owner = client(KEYS.owner);
@@ -244,7 +252,11 @@ describe.each(BACKINGS)("the OpenAI Batch API on %s", (_name, backing) => {
   it("stops a batch whose key runs out of budget: the rest of its lines fail as budget_exceeded, none skipped", async () => {
     const poor = client(KEYS.poor);
     const ids = Array.from({ length: 12 }, (_, i) => `poor-${i}`);
-    const created = await poor.batches.create({ input_file_id: await upload(poor, jsonl(ids.map((id) => ({ custom_id: id, body: { ...chatLine(id, "tokens=40").body, max_tokens: 50 } })))), endpoint: "/v1/chat/completions", completion_window: "24h" });
+    const created = await poor.batches.create({
+      input_file_id: await upload(poor, jsonl(ids.map((id) => ({ custom_id: id, body: { ...chatLine(id, "tokens=40").body, max_tokens: 50 } })))),
+      endpoint: "/v1/chat/completions",
+      completion_window: "24h",
+    });
     await h.sluice.batches.settled(created.id);
     const done = await poor.batches.retrieve(created.id);
     expect(done.status).toBe("completed");
@@ -269,40 +281,44 @@ describe("a batch survives a restart on a database directory", () => {
   });
   afterAll(() => rm(dataDir, { recursive: true, force: true }));
 
-  it("a new gateway on the same database finishes the batch, and no line with a result runs again", async () => {
-    const ids = Array.from({ length: 6 }, (_, i) => `restart-${i}`);
-    // Lines 0 and 1 answer at once; lines 2 and 3 then hold (concurrency 2), and the gateway closes under them.
-    const body = jsonl(ids.map((id, i) => chatLine(id, i < 2 ? `tokens=2 tag=${id}` : `tokens=2 hold_at=1 tag=${id}`)));
-    const first = await startHarness(options({ store: { postgres: { dataDir } } }));
-    let batchId: string;
-    try {
-      const owner = new OpenAI({ baseURL: `${first.url}/v1`, apiKey: KEYS.owner, maxRetries: 0 });
-      const created = await owner.batches.create({ input_file_id: await upload(owner, body), endpoint: "/v1/chat/completions", completion_window: "24h" });
-      batchId = created.id;
-      await Promise.all(["restart-2", "restart-3"].map((tag) => first.sim.records.waitFor((r) => r.tag === tag && r.heldAt !== undefined, 30_000)));
-      expect(await owner.batches.retrieve(batchId)).toMatchObject({ status: "in_progress", request_counts: { completed: 2 } });
-    } finally {
-      await first.close();
-    }
+  it(
+    "a new gateway on the same database finishes the batch, and no line with a result runs again",
+    async () => {
+      const ids = Array.from({ length: 6 }, (_, i) => `restart-${i}`);
+      // Lines 0 and 1 answer at once; lines 2 and 3 then hold (concurrency 2), and the gateway closes under them.
+      const body = jsonl(ids.map((id, i) => chatLine(id, i < 2 ? `tokens=2 tag=${id}` : `tokens=2 hold_at=1 tag=${id}`)));
+      const first = await startHarness(options({ store: { postgres: { dataDir } } }));
+      let batchId: string;
+      try {
+        const owner = new OpenAI({ baseURL: `${first.url}/v1`, apiKey: KEYS.owner, maxRetries: 0 });
+        const created = await owner.batches.create({ input_file_id: await upload(owner, body), endpoint: "/v1/chat/completions", completion_window: "24h" });
+        batchId = created.id;
+        await Promise.all(["restart-2", "restart-3"].map((tag) => first.sim.records.waitFor((r) => r.tag === tag && r.heldAt !== undefined, 30_000)));
+        expect(await owner.batches.retrieve(batchId)).toMatchObject({ status: "in_progress", request_counts: { completed: 2 } });
+      } finally {
+        await first.close();
+      }
 
-    const second = await startHarness(options({ store: { postgres: { dataDir } } }));
-    try {
-      // A release before the hold is kept: the resumed lines run through.
-      for (const id of ids) second.sim.records.release(id);
-      const owner = new OpenAI({ baseURL: `${second.url}/v1`, apiKey: KEYS.owner, maxRetries: 0 });
-      // The resume runs once the database is open: wait until this gateway holds the batch, then until it is finished.
-      const resumed = await second.waitForLog((line) => line.event === "batch.resumed", DB_TIMEOUT);
-      expect(resumed).toMatchObject({ batches: 1 });
-      await second.sluice.batches.settled(batchId);
-      const done = await owner.batches.retrieve(batchId);
-      expect(done).toMatchObject({ status: "completed", request_counts: { total: 6, completed: 6, failed: 0 } });
-      expect((await linesOf(owner, done.output_file_id)).map((l) => l.custom_id).sort()).toEqual([...ids].sort());
-      // The lines answered before the restart never reached the new gateway's upstream; the others reached it once.
-      for (const id of ids) expect(second.sim.records.all().filter((r) => r.tag === id)).toHaveLength(id === "restart-0" || id === "restart-1" ? 0 : 1);
-    } finally {
-      await second.close();
-    }
-  }, 3 * DB_TIMEOUT);
+      const second = await startHarness(options({ store: { postgres: { dataDir } } }));
+      try {
+        // A release before the hold is kept: the resumed lines run through.
+        for (const id of ids) second.sim.records.release(id);
+        const owner = new OpenAI({ baseURL: `${second.url}/v1`, apiKey: KEYS.owner, maxRetries: 0 });
+        // The resume runs once the database is open: wait until this gateway holds the batch, then until it is finished.
+        const resumed = await second.waitForLog((line) => line.event === "batch.resumed", DB_TIMEOUT);
+        expect(resumed).toMatchObject({ batches: 1 });
+        await second.sluice.batches.settled(batchId);
+        const done = await owner.batches.retrieve(batchId);
+        expect(done).toMatchObject({ status: "completed", request_counts: { total: 6, completed: 6, failed: 0 } });
+        expect((await linesOf(owner, done.output_file_id)).map((l) => l.custom_id).sort()).toEqual([...ids].sort());
+        // The lines answered before the restart never reached the new gateway's upstream; the others reached it once.
+        for (const id of ids) expect(second.sim.records.all().filter((r) => r.tag === id)).toHaveLength(id === "restart-0" || id === "restart-1" ? 0 : 1);
+      } finally {
+        await second.close();
+      }
+    },
+    3 * DB_TIMEOUT,
+  );
 });
 
 /**
@@ -314,9 +330,7 @@ function useSharedQueueOnOwnRedis(name: string, redisAtStart: "up" | "down") {
   beforeAll(async () => {
     [gw.redis, gw.database] = await Promise.all([startOwnRedis(), ownDatabase()]);
     if (redisAtStart === "down") await gw.redis.kill();
-    gw.h = await startHarness(
-      options({ store: { redis: { url: gw.redis.url, prefix: testPrefix(name), failMode: "open", timeoutMs: 1_000 }, postgres: { url: gw.database.url, poolSize: 4 } }, batch: { concurrency: 2, leaseMs: 1_000 } }),
-    );
+    gw.h = await startHarness(options({ store: { redis: { url: gw.redis.url, prefix: testPrefix(name), failMode: "open", timeoutMs: 1_000 }, postgres: { url: gw.database.url, poolSize: 4 } }, batch: { concurrency: 2, leaseMs: 1_000 } }));
   }, DB_TIMEOUT);
   afterAll(async () => {
     await gw.h?.close();
@@ -329,26 +343,30 @@ function useSharedQueueOnOwnRedis(name: string, redisAtStart: "up" | "down") {
 describe("the shared queue loses its Redis", () => {
   const gw = useSharedQueueOnOwnRedis("batch-redis-lost", "up");
 
-  it("queues the batch again from the database when Redis comes back empty, and no line runs twice", async () => {
-    const { h, redis } = gw;
-    const owner = new OpenAI({ baseURL: `${h.url}/v1`, apiKey: KEYS.owner, maxRetries: 0 });
-    const ids = Array.from({ length: 10 }, (_, i) => `lost-${i}`);
-    // The first two lines hold mid-stream while Redis goes away and comes back without its data (no persistence).
-    const body = jsonl(ids.map((id, i) => chatLine(id, i < 2 ? `tokens=2 hold_at=1 tag=${id}` : `tokens=2 tag=${id}`)));
-    const created = await owner.batches.create({ input_file_id: await upload(owner, body), endpoint: "/v1/chat/completions", completion_window: "24h" });
-    await Promise.all(["lost-0", "lost-1"].map((tag) => h.sim.records.waitFor((r) => r.tag === tag && r.heldAt !== undefined, 30_000)));
-    await redis.kill();
-    await redis.restart();
-    h.sim.records.release("lost-0");
-    h.sim.records.release("lost-1");
-    const requeued = await h.waitForLog((line) => line.event === "batch.requeued", 60_000);
-    expect(requeued).toMatchObject({ batches: 1 });
-    await h.sluice.batches.settled(created.id);
-    const done = await owner.batches.retrieve(created.id);
-    expect(done).toMatchObject({ status: "completed", request_counts: { total: 10, completed: 10, failed: 0 } });
-    expect((await linesOf(owner, done.output_file_id)).map((l) => l.custom_id).sort()).toEqual([...ids].sort());
-    for (const id of ids) expect(h.sim.records.all().filter((r) => r.tag === id)).toHaveLength(1);
-  }, 2 * DB_TIMEOUT);
+  it(
+    "queues the batch again from the database when Redis comes back empty, and no line runs twice",
+    async () => {
+      const { h, redis } = gw;
+      const owner = new OpenAI({ baseURL: `${h.url}/v1`, apiKey: KEYS.owner, maxRetries: 0 });
+      const ids = Array.from({ length: 10 }, (_, i) => `lost-${i}`);
+      // The first two lines hold mid-stream while Redis goes away and comes back without its data (no persistence).
+      const body = jsonl(ids.map((id, i) => chatLine(id, i < 2 ? `tokens=2 hold_at=1 tag=${id}` : `tokens=2 tag=${id}`)));
+      const created = await owner.batches.create({ input_file_id: await upload(owner, body), endpoint: "/v1/chat/completions", completion_window: "24h" });
+      await Promise.all(["lost-0", "lost-1"].map((tag) => h.sim.records.waitFor((r) => r.tag === tag && r.heldAt !== undefined, 30_000)));
+      await redis.kill();
+      await redis.restart();
+      h.sim.records.release("lost-0");
+      h.sim.records.release("lost-1");
+      const requeued = await h.waitForLog((line) => line.event === "batch.requeued", 60_000);
+      expect(requeued).toMatchObject({ batches: 1 });
+      await h.sluice.batches.settled(created.id);
+      const done = await owner.batches.retrieve(created.id);
+      expect(done).toMatchObject({ status: "completed", request_counts: { total: 10, completed: 10, failed: 0 } });
+      expect((await linesOf(owner, done.output_file_id)).map((l) => l.custom_id).sort()).toEqual([...ids].sort());
+      for (const id of ids) expect(h.sim.records.all().filter((r) => r.tag === id)).toHaveLength(1);
+    },
+    2 * DB_TIMEOUT,
+  );
 });
 
 describe("batch lines use spare capacity", () => {
@@ -401,11 +419,7 @@ describe("batch lines use spare capacity", () => {
 describe("sluice.v1.BatchService: the same batches over gRPC, typed", () => {
   let h: Harness;
   let database: OwnDatabase;
-  const batchClient = (key: string) =>
-    createClient(
-      BatchService,
-      createGrpcTransport({ baseUrl: h.url, interceptors: [(next) => (req) => (req.header.set("authorization", `Bearer ${key}`), next(req))] }),
-    );
+  const batchClient = (key: string) => createClient(BatchService, createGrpcTransport({ baseUrl: h.url, interceptors: [(next) => (req) => (req.header.set("authorization", `Bearer ${key}`), next(req))] }));
 
   beforeAll(async () => {
     database = await ownDatabase();
@@ -429,7 +443,11 @@ describe("sluice.v1.BatchService: the same batches over gRPC, typed", () => {
     expect(done).toMatchObject({ status: BatchStatus.COMPLETED, requestCounts: { total: 3, completed: 3, failed: 0 }, errorFileId: "" });
     expect(done!.completedAt).toBeDefined();
     const { content } = await owner.getFileContent({ id: done!.outputFileId });
-    const lines = Buffer.from(content).toString("utf8").trim().split("\n").map((l) => JSON.parse(l) as OutputLine);
+    const lines = Buffer.from(content)
+      .toString("utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as OutputLine);
     expect(lines.map((l) => l.custom_id)).toEqual(ids);
     for (const line of lines) expect(line.response).toMatchObject({ status_code: 200, body: { object: "chat.completion" } });
 
@@ -460,17 +478,21 @@ describe("sluice.v1.BatchService: the same batches over gRPC, typed", () => {
 describe("the shared queue on a Redis that is down when the gateway starts", () => {
   const gw = useSharedQueueOnOwnRedis("batch-redis-late", "down");
 
-  it("takes batches while Redis is away and runs them once it answers", async () => {
-    const { h, redis } = gw;
-    const owner = new OpenAI({ baseURL: `${h.url}/v1`, apiKey: KEYS.owner, maxRetries: 0 });
-    const ids = Array.from({ length: 6 }, (_, i) => `late-${i}`);
-    const created = await owner.batches.create({ input_file_id: await upload(owner, jsonl(ids.map((id) => chatLine(id, `tokens=2 tag=${id}`)))), endpoint: "/v1/chat/completions", completion_window: "24h" });
-    expect(created.status).toBe("in_progress");
-    expect(h.sim.records.all().some((r) => ids.includes(r.tag ?? ""))).toBe(false);
-    await redis.restart();
-    await h.sluice.batches.settled(created.id);
-    const done = await owner.batches.retrieve(created.id);
-    expect(done).toMatchObject({ status: "completed", request_counts: { total: 6, completed: 6, failed: 0 } });
-    for (const id of ids) expect(h.sim.records.all().filter((r) => r.tag === id)).toHaveLength(1);
-  }, 2 * DB_TIMEOUT);
+  it(
+    "takes batches while Redis is away and runs them once it answers",
+    async () => {
+      const { h, redis } = gw;
+      const owner = new OpenAI({ baseURL: `${h.url}/v1`, apiKey: KEYS.owner, maxRetries: 0 });
+      const ids = Array.from({ length: 6 }, (_, i) => `late-${i}`);
+      const created = await owner.batches.create({ input_file_id: await upload(owner, jsonl(ids.map((id) => chatLine(id, `tokens=2 tag=${id}`)))), endpoint: "/v1/chat/completions", completion_window: "24h" });
+      expect(created.status).toBe("in_progress");
+      expect(h.sim.records.all().some((r) => ids.includes(r.tag ?? ""))).toBe(false);
+      await redis.restart();
+      await h.sluice.batches.settled(created.id);
+      const done = await owner.batches.retrieve(created.id);
+      expect(done).toMatchObject({ status: "completed", request_counts: { total: 6, completed: 6, failed: 0 } });
+      for (const id of ids) expect(h.sim.records.all().filter((r) => r.tag === id)).toHaveLength(1);
+    },
+    2 * DB_TIMEOUT,
+  );
 });

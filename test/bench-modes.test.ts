@@ -16,12 +16,9 @@ function ignored(path: string): boolean {
 }
 
 function files(mode: Mode): string[] {
-  return [
-    `${resultsName(mode)}.json`,
-    `${resultsName(mode)}.md`,
-    chartName(mode),
-    ...["admission", "resume", "ttft", "capacity"].flatMap((only) => [`${resultsName(mode, only)}.json`, `${resultsName(mode, only)}.md`]),
-  ].map((name) => `bench/results/${name}`);
+  return [`${resultsName(mode)}.json`, `${resultsName(mode)}.md`, chartName(mode), ...["admission", "resume", "ttft", "capacity"].flatMap((only) => [`${resultsName(mode, only)}.json`, `${resultsName(mode, only)}.md`])].map(
+    (name) => `bench/results/${name}`,
+  );
 }
 
 describe("benchmark results files", () => {

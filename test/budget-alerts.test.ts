@@ -20,7 +20,20 @@ describe("thresholds and signatures", () => {
   });
 
   it("signs the time with the body, so a receiver can refuse forgeries and replays", () => {
-    const body = alertBody({ id: "a:m2026-12:500", level: "team", name: "crew", levelId: "crew-1", threshold: 0.5, period: "month", periodId: "m2026-12", periodStart: 0, periodEnd: 1, budgetMicros: 2_000_000, spentMicros: 1_000_001, at: 0 });
+    const body = alertBody({
+      id: "a:m2026-12:500",
+      level: "team",
+      name: "crew",
+      levelId: "crew-1",
+      threshold: 0.5,
+      period: "month",
+      periodId: "m2026-12",
+      periodStart: 0,
+      periodEnd: 1,
+      budgetMicros: 2_000_000,
+      spentMicros: 1_000_001,
+      at: 0,
+    });
     expect(JSON.parse(body)).toMatchObject({ type: "budget.threshold", level: "team", name: "crew", levelId: "crew-1", budgetUsd: "2", spentUsd: "1.000001" });
     const header = signature(SECRET, body, 1_700_000_000);
     expect(header).toBe(`t=1700000000,v1=${createHmac("sha256", SECRET).update(`1700000000.${body}`).digest("hex")}`);
@@ -105,8 +118,18 @@ describe("budget alerts over the wire", () => {
     await waitForDeliveries(keyThresholds.length + teamThresholds.length);
 
     const bodies = deliveries.map((d) => JSON.parse(d.body) as { id: string; level: string; name: string; threshold: number });
-    expect(bodies.filter((b) => b.level === "key").map((b) => b.threshold).sort()).toEqual(keyThresholds.sort());
-    expect(bodies.filter((b) => b.level === "team").map((b) => b.threshold).sort()).toEqual(teamThresholds.sort());
+    expect(
+      bodies
+        .filter((b) => b.level === "key")
+        .map((b) => b.threshold)
+        .sort(),
+    ).toEqual(keyThresholds.sort());
+    expect(
+      bodies
+        .filter((b) => b.level === "team")
+        .map((b) => b.threshold)
+        .sort(),
+    ).toEqual(teamThresholds.sort());
     expect(bodies.filter((b) => b.level === "key").every((b) => b.name === "spender")).toBe(true);
     for (const d of deliveries) {
       const header = String(d.headers["sluice-signature"]);

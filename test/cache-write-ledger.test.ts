@@ -1,6 +1,6 @@
+import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { PGlite } from "@electric-sql/pglite";
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
-import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SpendDimension } from "../gen/sluice/admin/v1/admin_service_pb.js";
 import type { UsageRecord } from "../src/usage/usage-record.js";

@@ -1,7 +1,7 @@
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createBreaker, createBreakers } from "../src/resilience/circuit-breaker.js";
 import { RetryInfoSchema } from "../gen/google/rpc/error_details_pb.js";
+import { createBreaker, createBreakers } from "../src/resilience/circuit-breaker.js";
 import { chatClient, transports, userRequest } from "./helpers/clients.js";
 import { baseUrlFor, type Harness, startHarness } from "./helpers/harness.js";
 import { rpcUntilError } from "./helpers/until-error.js";
@@ -80,7 +80,11 @@ describe("a breaker given new settings by a reload", () => {
   it("an open breaker keeps its state and waits the new openMs from when it opened, reporting the change", () => {
     let now = 0;
     const changes: string[] = [];
-    const breaker = createBreaker(config, () => now, (state) => changes.push(state));
+    const breaker = createBreaker(
+      config,
+      () => now,
+      (state) => changes.push(state),
+    );
     for (let i = 0; i < 3; i++) breaker.permit()!.failure();
     now = 1_000;
     breaker.configure({ ...config, openMs: 60_000 });

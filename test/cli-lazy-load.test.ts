@@ -49,7 +49,10 @@ describe("the CLI loads only what a command needs", () => {
     expect(loaded).toContain("cli/check-config.js");
     expect(loaded).toContain("config/config.js");
     for (const gateway of ["app.js", "routes.js", "server/", "pipeline/", "edges/", "providers/", "store/", "telemetry/", "simulator/"]) {
-      expect(loaded.filter((path) => path.startsWith(gateway)), gateway).toEqual([]);
+      expect(
+        loaded.filter((path) => path.startsWith(gateway)),
+        gateway,
+      ).toEqual([]);
     }
   });
 });

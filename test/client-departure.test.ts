@@ -1,6 +1,6 @@
 import { once } from "node:events";
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { connect as h2connect, createServer as createH2Server, type Http2Server, type Http2ServerRequest, type Http2ServerResponse } from "node:http2";
+import { createServer as createH2Server, type Http2Server, type Http2ServerRequest, type Http2ServerResponse, connect as h2connect } from "node:http2";
 import { connect, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { watchDeparture } from "../src/http/departure.js";

@@ -86,9 +86,7 @@ describe("Claude Code's first request (POST /v1/messages?beta=true)", () => {
     const text = await res.body.text();
     expect(res.statusCode, text).toBe(200);
     expect(text).toContain("event: message_stop");
-    expect(names(res.headers["sluice-dropped-params"])).toEqual(
-      ["anthropic-beta", "cache_control", "context_management", "tools[].defer_loading", "tools[].eager_input_streaming", ...UNKNOWN_BETAS].sort(),
-    );
+    expect(names(res.headers["sluice-dropped-params"])).toEqual(["anthropic-beta", "cache_control", "context_management", "tools[].defer_loading", "tools[].eager_input_streaming", ...UNKNOWN_BETAS].sort());
     const body = await upstream("cc-openai");
     const sent = JSON.stringify(body);
     for (const field of ["cache_control", "defer_loading", "eager_input_streaming", "context_management", "display"]) expect(sent).not.toContain(field);

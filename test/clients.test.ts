@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FinishReason } from "../gen/sluice/v1/delta_pb.js";
 import { ToolChoiceSchema } from "../gen/sluice/v1/chat_pb.js";
+import { FinishReason } from "../gen/sluice/v1/delta_pb.js";
 import { simulatedToolCalls } from "../src/simulator/script.js";
 import { simulatedText } from "../src/simulator/text.js";
 import { chatClient, collect, grpcJsStream, textOf, transports, unary, userRequest } from "./helpers/clients.js";
@@ -17,9 +17,7 @@ afterAll(() => h.close());
 
 /** The stream minus fields that differ per call (the gateway-assigned response id). */
 function normalize(messages: Awaited<ReturnType<typeof collect>>) {
-  return messages.map((m) =>
-    m.delta.case === "start" ? { ...m, delta: { ...m.delta, value: { ...m.delta.value, responseId: "<id>" } } } : m,
-  );
+  return messages.map((m) => (m.delta.case === "start" ? { ...m, delta: { ...m.delta, value: { ...m.delta.value, responseId: "<id>" } } } : m));
 }
 
 describe("every client streams the same deltas", () => {

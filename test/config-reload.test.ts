@@ -2,17 +2,17 @@ import { execFile } from "node:child_process";
 import { rename, writeFile } from "node:fs/promises";
 import { promisify } from "node:util";
 import { Code } from "@connectrpc/connect";
-import { stringify } from "yaml";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { ConfigInput } from "../src/config/schema.js";
-import { startSimulator, type Simulator } from "../src/simulator/server.js";
-import { simulatedText } from "../src/simulator/text.js";
+import { stringify } from "yaml";
 import type { StreamChatResponse } from "../gen/sluice/v1/chat_service_pb.js";
 import type { StreamStart } from "../gen/sluice/v1/delta_pb.js";
+import type { ConfigInput } from "../src/config/schema.js";
+import { type Simulator, startSimulator } from "../src/simulator/server.js";
+import { simulatedText } from "../src/simulator/text.js";
 import { chatClient, textOf, transports, userRequest } from "./helpers/clients.js";
-import { rpcUntilError } from "./helpers/until-error.js";
 import { type GatewayProcess, runtimeStats, startGatewayProcess } from "./helpers/gateway-process.js";
 import { type Started, startProcess } from "./helpers/processes.js";
+import { rpcUntilError } from "./helpers/until-error.js";
 
 const run = promisify(execFile);
 
@@ -51,7 +51,15 @@ const finished = (received: readonly StreamChatResponse[]) => received.at(-1)?.d
 async function reload(gw: GatewayProcess, next: ConfigInput | string, event = "config.reloaded", n = 1): Promise<Record<string, unknown>> {
   await writeFile(gw.configFile, typeof next === "string" ? next : stringify(next));
   gw.child.kill("SIGHUP");
-  return gw.waitForLine((l) => l.event === event && gw.lines().filter((x) => x.event === event).indexOf(l) === n - 1);
+  return gw.waitForLine(
+    (l) =>
+      l.event === event &&
+      gw
+        .lines()
+        .filter((x) => x.event === event)
+        .indexOf(l) ===
+        n - 1,
+  );
 }
 
 describe("configuration reload on SIGHUP", () => {
@@ -87,11 +95,21 @@ describe("configuration reload on SIGHUP", () => {
     const a = await consume(gw, "a", "#sim tokens=3 tag=reload-a-new");
     expect(a.error).toBeUndefined();
     expect(startOf(a.received)?.model).toBe("sim-new");
-    expect(simB.records.all().filter((r) => r.tag?.startsWith("reload-")).map((r) => [r.tag, r.model])).toEqual([
+    expect(
+      simB.records
+        .all()
+        .filter((r) => r.tag?.startsWith("reload-"))
+        .map((r) => [r.tag, r.model]),
+    ).toEqual([
       ["reload-b", "sim-b"],
       ["reload-a-new", "sim-new"],
     ]);
-    expect(simA.records.all().filter((r) => r.tag?.startsWith("reload-")).map((r) => r.tag)).toEqual(["reload-held"]);
+    expect(
+      simA.records
+        .all()
+        .filter((r) => r.tag?.startsWith("reload-"))
+        .map((r) => r.tag),
+    ).toEqual(["reload-held"]);
 
     // The held stream, released, completes whole on the old base URL and model.
     simA.records.release("reload-held");
@@ -136,10 +154,13 @@ describe("configuration reload on SIGHUP", () => {
     expect(line).toMatchObject({ trigger: "SIGHUP", source: gw.configFile, reloads: { ok: 0, failed: 1 } });
     expect(line.level).toBe(50); // error
     // The same lines check-config prints for the same file.
-    const check = await run(process.execPath, ["dist/src/main.js", "check-config", gw.configFile], { env: { PATH: process.env.PATH } }).catch(
-      (e: { stdout: string }) => e,
-    );
-    expect(check.stdout.split("\n").slice(1, -1).map((l) => l.trim())).toEqual(line.problems);
+    const check = await run(process.execPath, ["dist/src/main.js", "check-config", gw.configFile], { env: { PATH: process.env.PATH } }).catch((e: { stdout: string }) => e);
+    expect(
+      check.stdout
+        .split("\n")
+        .slice(1, -1)
+        .map((l) => l.trim()),
+    ).toEqual(line.problems);
 
     // Still serving the old configuration: the old alias, target and model, and nothing of the bad file.
     const a = await consume(gw, "a", "#sim tokens=2 tag=bad-kept");

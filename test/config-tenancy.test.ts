@@ -9,7 +9,6 @@ const base = {
 };
 const KEY = "sk-test-config-abcdef0123456789";
 
-
 describe("auth and store configuration", () => {
   it("is off by default: no keys, no admin service, no Redis (the quick start)", () => {
     const config = resolveConfig(base, {});
@@ -58,7 +57,10 @@ describe("auth and store configuration", () => {
         ...base,
         auth: {
           keys: [{ name: "a", keyEnv: "A_KEY", team: "search" }],
-          teams: [{ name: "search", businessLine: "consumer", budget: { usd: 10, period: "day" }, limits: { concurrentStreams: 5 } }, { name: "lab", id: "lab-2027" }],
+          teams: [
+            { name: "search", businessLine: "consumer", budget: { usd: 10, period: "day" }, limits: { concurrentStreams: 5 } },
+            { name: "lab", id: "lab-2027" },
+          ],
           businessLines: [{ name: "consumer", budget: { usd: 1_000 } }],
         },
       },

@@ -13,7 +13,6 @@ const minimal = {
   models: { m: { provider: "main", model: "gpt" } },
 };
 
-
 describe("configuration", () => {
   it("applies defaults and merges timeouts model over provider over defaults", () => {
     const config = resolveConfig(
@@ -182,9 +181,7 @@ describe("sluice check-config", () => {
   });
 
   it("a good file prints OK and exits 0, once its key variables are set", async () => {
-    const path = await file(
-      "providers:\n  main: { kind: openai, baseUrl: 'http://127.0.0.1:9/v1', apiKeyEnv: MAIN_KEY }\nmodels:\n  m: { provider: main, model: x }\n",
-    );
+    const path = await file("providers:\n  main: { kind: openai, baseUrl: 'http://127.0.0.1:9/v1', apiKeyEnv: MAIN_KEY }\nmodels:\n  m: { provider: main, model: x }\n");
     const unset = await sluice(["check-config", path]);
     expect(unset.code).toBe(1);
     expect(unset.stdout).toContain("providers.main.apiKeyEnv: environment variable MAIN_KEY is not set (line 2)");

@@ -1,9 +1,9 @@
 import { once } from "node:events";
 import { request as http1Request } from "node:http";
-import { connect as h2connect, type ClientHttp2Session } from "node:http2";
+import { type ClientHttp2Session, connect as h2connect } from "node:http2";
 import type { Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startSimulator, type Simulator } from "../src/simulator/server.js";
+import { type Simulator, startSimulator } from "../src/simulator/server.js";
 import { simulatedText } from "../src/simulator/text.js";
 import { chatClient, collect, textOf, transports, userRequest } from "./helpers/clients.js";
 import { type GatewayProcess, startGatewayProcess } from "./helpers/gateway-process.js";

@@ -117,7 +117,10 @@ describe("console, open", () => {
     await collect(chat.streamChat(userRequest("demo", "Hello")));
     await page.goto(`${h.url}/console/#live`);
     const target = `simulator/sim-1?tokens=${TOKENS}&delay_ms=5`;
-    await page.getByTestId(`breaker-${target}-aliases`).filter({ hasText: /^demo$/ }).waitFor();
+    await page
+      .getByTestId(`breaker-${target}-aliases`)
+      .filter({ hasText: /^demo$/ })
+      .waitFor();
     expect(await page.getByTestId(`breaker-${target}`).textContent()).toBe(`demo${target}closed`);
     await page.getByTestId("ttft-chart").locator(".u-legend").waitFor();
     expect(await overflowOf(page, "ttft-chart")).toBeLessThan(1); // sub-pixel rounding; it was 13 px (the card's padding)
@@ -132,7 +135,10 @@ describe("console, open", () => {
     await page.getByTestId("send").click();
     // The upstream has written three tokens and holds: only a cancel can end it now.
     await h.sim.records.waitFor((r) => r.tag === "console-stop" && r.heldAt !== undefined, 30_000);
-    await page.getByTestId("answer").filter({ hasText: simulatedText(1, 3) }).waitFor();
+    await page
+      .getByTestId("answer")
+      .filter({ hasText: simulatedText(1, 3) })
+      .waitFor();
     await page.getByTestId("stop").click();
     const record = await h.sim.records.waitFor((r) => r.tag === "console-stop" && r.clientClosedAt !== undefined, 30_000);
     expect(record.outcome).toBe("client_closed");
@@ -337,7 +343,10 @@ describe("console spend page", () => {
   it("shows spend stacked by team or business line, the top keys and aliases, and each budget's gauge", async () => {
     const chat = createClient(ChatService, createConnectTransport({ baseUrl: h.url, httpVersion: "1.1" }));
     const spend = { search: 0, ads: 0 };
-    for (const [team, key, times] of [["search", KEYS.search, 3], ["ads", KEYS.ads, 1]] as const) {
+    for (const [team, key, times] of [
+      ["search", KEYS.search, 3],
+      ["ads", KEYS.ads, 1],
+    ] as const) {
       for (let i = 0; i < times; i++) {
         const messages = await collect(chat.streamChat(userRequest("demo", "What does the ledger say?"), { headers: { authorization: `Bearer ${key}` } }));
         const usage = messages.find((m) => m.delta.case === "usage")!.delta.value as { inputTokens: bigint; outputTokens: bigint };
@@ -350,7 +359,10 @@ describe("console spend page", () => {
     await page.goto(`${h.url}/console/#spend`);
     await page.getByTestId("admin-key").fill(ADMIN_KEY);
     await page.getByTestId("admin-key").press("Enter");
-    await page.getByTestId("top-keys-search-api").filter({ hasText: `$${(spend.search / 1e6).toFixed(4)}` }).waitFor();
+    await page
+      .getByTestId("top-keys-search-api")
+      .filter({ hasText: `$${(spend.search / 1e6).toFixed(4)}` })
+      .waitFor();
     expect(await page.getByTestId("top-keys-ads-api").textContent()).toBe(`$${(spend.ads / 1e6).toFixed(4)}`);
     expect(await page.getByTestId("top-aliases-demo").textContent()).toBe(`$${((spend.search + spend.ads) / 1e6).toFixed(4)}`);
     expect(await page.getByTestId("spend-requests").textContent()).toBe("4");

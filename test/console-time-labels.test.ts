@@ -29,7 +29,7 @@ describe("time axis labels", () => {
 
   it("never lets two kept labels come closer than the gap, whatever the widths and spacing", () => {
     let seed = 7;
-    const random = () => ((seed = (seed * 48271) % 2147483647) / 2147483647);
+    const random = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
     for (let run = 0; run < 200; run++) {
       let pos = random() * 50;
       const ticks = Array.from({ length: 12 }, () => ({ pos: (pos += 10 + random() * 80), text: "x".repeat(1 + Math.floor(random() * 16)) }));

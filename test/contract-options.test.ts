@@ -21,8 +21,7 @@ afterAll(async () => {
 });
 
 const grpc = (h: Harness) => chatClient(transports(h.url)["grpc (connect-node, h2)"]!);
-const post = (h: Harness, body: object) =>
-  request(`${h.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+const post = (h: Harness, body: object) => request(`${h.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
 
 describe("what the OpenAI SDK sends reaches an OpenAI-kind upstream as OpenAI expects it", () => {
   it("max_tokens goes out as max_completion_tokens; penalties, bias, parallel_tool_calls, strict, service tier, user and metadata pass", async () => {
@@ -62,11 +61,7 @@ describe("what the OpenAI SDK sends reaches an OpenAI-kind upstream as OpenAI ex
   });
 
   it("provider options from a gRPC caller are merged into the body of their provider kind only", async () => {
-    await collect(
-      grpc(openaiKind).streamChat(
-        userRequest("sim", "#sim tag=options", { providerOptions: { openai: { prediction: { type: "content", content: "x" } }, anthropic: { top_k: 3 } }, serviceTier: ServiceTier.PRIORITY }),
-      ),
-    );
+    await collect(grpc(openaiKind).streamChat(userRequest("sim", "#sim tag=options", { providerOptions: { openai: { prediction: { type: "content", content: "x" } }, anthropic: { top_k: 3 } }, serviceTier: ServiceTier.PRIORITY })));
     const record = await openaiKind.sim.records.waitFor((r) => r.tag === "options", 30_000);
     expect(record.body).toMatchObject({ prediction: { type: "content", content: "x" }, service_tier: "priority" });
     expect(record.body).not.toHaveProperty("top_k");

@@ -1,7 +1,7 @@
 import { request } from "node:http";
+import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { Code, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
-import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import OpenAI, { toFile } from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BatchEndpoint, BatchService } from "../gen/sluice/v1/batch_service_pb.js";
@@ -75,7 +75,10 @@ describe("control characters in client text", () => {
     const file = await sdk.files.create({ file: await toFile(Buffer.from(line("ok")), "name\u0000with\u0007controls.jsonl"), purpose: "batch" });
     expect(file.filename).toBe("name\uFFFDwith\uFFFDcontrols.jsonl");
     const refused = async (work: Promise<unknown>) => {
-      const error = (await work.then(() => undefined, (e: unknown) => e)) as { status?: number; message?: string } | undefined;
+      const error = (await work.then(
+        () => undefined,
+        (e: unknown) => e,
+      )) as { status?: number; message?: string } | undefined;
       expect(error?.status).toBe(400);
       return error!.message ?? "";
     };
@@ -92,11 +95,7 @@ describe("control characters in client text", () => {
       ["CreateDataset description", admin.createDataset({ name: "ds", alias: "chat", description: "d\u0000" }), /description: holds a control character \(U\+0000\)/],
       ["ListAuditEvents target", admin.listAuditEvents({ filter: { target: "\u0000" } }), /filter\.target: holds a control character/],
       ["ListAuditEvents action", admin.listAuditEvents({ filter: { action: "key.create\u001b" } }), /filter\.action: holds a control character \(U\+001B\)/],
-      [
-        "GetSpendReport keys",
-        admin.getSpendReport({ start: timestampFromMs(Date.now() - 3_600_000), end: timestampFromMs(Date.now()), filter: { keys: ["k\u0000"] } }),
-        /filter\.keys: holds a control character/,
-      ],
+      ["GetSpendReport keys", admin.getSpendReport({ start: timestampFromMs(Date.now() - 3_600_000), end: timestampFromMs(Date.now()), filter: { keys: ["k\u0000"] } }), /filter\.keys: holds a control character/],
       ["GetSpendReport tags", admin.getSpendReport({ start: timestampFromMs(Date.now() - 3_600_000), end: timestampFromMs(Date.now()), filter: { tags: { "pro\u0000ject": "x" } } }), /filter\.tags: holds a control character/],
       ["PurgeCache request id", admin.purgeCache({ requestId: "req\u0000" }), /request_id: holds a control character/],
       ["CreateKey name", admin.createKey({ name: "k\u0000" }), /name: holds a control character/],

@@ -36,8 +36,19 @@ beforeAll(async () => {
       models: {
         sim: { provider: "two", model: "sim-1?tokens=2" },
         retried: { provider: "two", model: "sim-1?fail=status&status=503&fail_first=1&script=dash-retry", retry: { maxAttempts: 2, baseBackoffMs: 1 } },
-        failover: { targets: [{ provider: "two", model: "sim-1?fail=status&status=503&script=dash-fo" }, { provider: "two", model: "sim-1" }] },
-        hedged: { hedge: { afterMs: 50 }, targets: [{ provider: "two", model: "sim-1?ttft_ms=60000&script=dash-slow" }, { provider: "two", model: "sim-1" }] },
+        failover: {
+          targets: [
+            { provider: "two", model: "sim-1?fail=status&status=503&script=dash-fo" },
+            { provider: "two", model: "sim-1" },
+          ],
+        },
+        hedged: {
+          hedge: { afterMs: 50 },
+          targets: [
+            { provider: "two", model: "sim-1?ttft_ms=60000&script=dash-slow" },
+            { provider: "two", model: "sim-1" },
+          ],
+        },
         narrow: { provider: "one", model: "sim-1" },
       },
     }),

@@ -53,11 +53,43 @@ function recordingMeter() {
 
 /** A usage record as the settle script adds it to the stream: every value a string. */
 function streamFields(id: string, tags: string): Record<string, string> {
-  return { id, at: String(Date.now()), requestId: `req-${id}`, key: "poison-key", alias: "sim", target: "sim-1", inputTokens: "3", cachedInputTokens: "0", outputTokens: "4", reasoningTokens: "0", costMicros: "11", estimated: "0", durationMs: "5", outcome: "completed", tags };
+  return {
+    id,
+    at: String(Date.now()),
+    requestId: `req-${id}`,
+    key: "poison-key",
+    alias: "sim",
+    target: "sim-1",
+    inputTokens: "3",
+    cachedInputTokens: "0",
+    outputTokens: "4",
+    reasoningTokens: "0",
+    costMicros: "11",
+    estimated: "0",
+    durationMs: "5",
+    outcome: "completed",
+    tags,
+  };
 }
 
 function usageRecord(id: string, tags: Record<string, string>): UsageRecord {
-  return { id, at: Date.now(), requestId: `req-${id}`, key: "poison-key", alias: "sim", target: "sim-1", inputTokens: 3, cachedInputTokens: 0, outputTokens: 4, reasoningTokens: 0, costMicros: 11, estimated: false, durationMs: 5, outcome: "completed", tags } as UsageRecord;
+  return {
+    id,
+    at: Date.now(),
+    requestId: `req-${id}`,
+    key: "poison-key",
+    alias: "sim",
+    target: "sim-1",
+    inputTokens: 3,
+    cachedInputTokens: 0,
+    outputTokens: 4,
+    reasoningTokens: 0,
+    costMicros: 11,
+    estimated: false,
+    durationMs: 5,
+    outcome: "completed",
+    tags,
+  } as UsageRecord;
 }
 
 const kinds: Array<{ name: string; open: () => Promise<{ db: Database; close: () => Promise<void> }> }> = [

@@ -3,7 +3,14 @@ import { dirname, join, normalize } from "node:path";
 import { describe, expect, it } from "vitest";
 
 /** The documentation whose links must resolve: the README, docs/, and the READMEs beside the code. */
-const DOCS = ["README.md", ...readdirSync("docs").filter((name) => name.endsWith(".md")).map((name) => `docs/${name}`), "bench/README.md", "src/simulator/README.md"];
+const DOCS = [
+  "README.md",
+  ...readdirSync("docs")
+    .filter((name) => name.endsWith(".md"))
+    .map((name) => `docs/${name}`),
+  "bench/README.md",
+  "src/simulator/README.md",
+];
 
 /** Markdown lines outside fenced code blocks, with inline code spans blanked (a link inside backticks is not a link). */
 function prose(markdown: string): string[] {
@@ -110,11 +117,7 @@ describe("the link check", () => {
 
   it("names a missing file and a missing anchor", () => {
     const text = "See [gone](gone.md), [bad anchor](a.md#stream-semantic) and [here](#nowhere).\n\n# Page B\n";
-    expect(brokenLinks("docs/b.md", text, read)).toEqual([
-      "gone.md: docs/gone.md does not exist",
-      "a.md#stream-semantic: no heading in docs/a.md gives #stream-semantic",
-      "#nowhere: no heading in docs/b.md gives #nowhere",
-    ]);
+    expect(brokenLinks("docs/b.md", text, read)).toEqual(["gone.md: docs/gone.md does not exist", "a.md#stream-semantic: no heading in docs/a.md gives #stream-semantic", "#nowhere: no heading in docs/b.md gives #nowhere"]);
   });
 
   it("ignores links inside code, and headings inside code", () => {

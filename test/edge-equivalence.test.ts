@@ -1,11 +1,11 @@
+import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ProviderKind } from "../src/core/chat-request.js";
 import { simulatedText } from "../src/simulator/text.js";
-import { answerViaFacade, answerViaGrpc } from "./helpers/answers.js";
-import OpenAI from "openai";
+import { answerViaGemini, geminiClient } from "./helpers/answer-via-gemini.js";
 import { answerViaMessages, messagesClient } from "./helpers/answer-via-messages.js";
 import { answerViaResponsesStream, responsesClient } from "./helpers/answer-via-responses.js";
-import { answerViaGemini, geminiClient } from "./helpers/answer-via-gemini.js";
+import { answerViaFacade, answerViaGrpc } from "./helpers/answers.js";
 import { type Harness, startHarness } from "./helpers/harness.js";
 import { readFacadeEvents } from "./helpers/sse-events.js";
 

@@ -33,7 +33,9 @@ const client = (key: string) => new OpenAI({ baseURL: `${h.url}/v1`, apiKey: key
 
 describe("embeddings go through the key's admission and are charged", () => {
   it("records the call's usage and cost (input tokens only), with the key's quota headers", async () => {
-    const { data: res, response } = await client(KEYS.team).embeddings.create({ model: "embed", input: ["one two three", "four five"], encoding_format: "float" }).withResponse();
+    const { data: res, response } = await client(KEYS.team)
+      .embeddings.create({ model: "embed", input: ["one two three", "four five"], encoding_format: "float" })
+      .withResponse();
     expect(res.usage.prompt_tokens).toBe(5);
     expect(response.headers.get("x-ratelimit-limit-requests")).toBe("1000");
     const requestId = response.headers.get("x-request-id")!;

@@ -22,7 +22,13 @@ beforeAll(async () => {
         "gemini-embed": { provider: "gem", model: "sim-embed?dims=64" },
         "chat-only": { provider: "claude", model: "sim-1" },
         // The Anthropic target is skipped; the failing OpenAI one fails over to Gemini.
-        fallback: { targets: [{ provider: "claude", model: "sim-1" }, { provider: "oa", model: "sim-embed?fail=status&status=503" }, { provider: "gem", model: "sim-embed" }] },
+        fallback: {
+          targets: [
+            { provider: "claude", model: "sim-1" },
+            { provider: "oa", model: "sim-embed?fail=status&status=503" },
+            { provider: "gem", model: "sim-embed" },
+          ],
+        },
       },
     }),
   });

@@ -38,8 +38,7 @@ beforeAll(async () => {
 afterAll(() => h.close());
 
 const client = () => new Anthropic({ baseURL: h.url, apiKey: "unused", maxRetries: 0 });
-const ask = (model: string, messages: Anthropic.MessageParam[]) =>
-  client().messages.create({ model, max_tokens: 4096, thinking: { type: "enabled", budget_tokens: 2048 }, tools: [TOOL], messages });
+const ask = (model: string, messages: Anthropic.MessageParam[]) => client().messages.create({ model, max_tokens: 4096, thinking: { type: "enabled", budget_tokens: 2048 }, tools: [TOOL], messages });
 const thinkingSent = async (tag: string): Promise<Json[]> => {
   const body = (await h.sim.records.waitFor((r) => r.tag === tag, 30_000)).body as { messages: Array<{ content: Json[] | string }> };
   return body.messages.flatMap((m) => (Array.isArray(m.content) ? m.content.filter((b) => b.type === "thinking" || b.type === "redacted_thinking") : []));
@@ -90,7 +89,13 @@ describe("signed thinking from another provider is dropped before the request le
   it("a thinking block with an empty signature (a resumed transcript) is dropped, not refused", async () => {
     const message = await ask("a", [
       { role: "user", content: "hello" },
-      { role: "assistant", content: [{ type: "thinking", thinking: "Let me think.", signature: "" }, { type: "text", text: "Hi." }] },
+      {
+        role: "assistant",
+        content: [
+          { type: "thinking", thinking: "Let me think.", signature: "" },
+          { type: "text", text: "Hi." },
+        ],
+      },
       { role: "user", content: "#sim tools=0 tokens=2 tag=unsigned" },
     ]);
     expect(message.stop_reason).toBe("end_turn");

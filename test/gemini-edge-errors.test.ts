@@ -1,6 +1,6 @@
 import { GoogleGenAI } from "@google/genai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Harness, baseUrlFor, startHarness } from "./helpers/harness.js";
+import { baseUrlFor, type Harness, startHarness } from "./helpers/harness.js";
 
 /**
  * Failures on the Gemini edge, each in Google's shape and status: an
@@ -21,7 +21,12 @@ beforeAll(async () => {
       models: { sim: { provider: "simulator", model: "sim-1?tokens=8&delay_ms=1", price: PRICE } },
     }),
     env: { GEMINI_BUDGET_KEY: BUDGET_KEY, GEMINI_KEY: KEY },
-    auth: { keys: [{ name: "small-budget", keyEnv: "GEMINI_BUDGET_KEY", budget: { usd: 0.05, period: "month" } }, { name: "caller", keyEnv: "GEMINI_KEY" }] },
+    auth: {
+      keys: [
+        { name: "small-budget", keyEnv: "GEMINI_BUDGET_KEY", budget: { usd: 0.05, period: "month" } },
+        { name: "caller", keyEnv: "GEMINI_KEY" },
+      ],
+    },
   });
 });
 afterAll(() => h.close());
@@ -43,7 +48,10 @@ describe("failures in Google's shape", () => {
     // The last event, then the same error bare (for the genai SDK, which reads no error event).
     const text = await response.text();
     expect(text.endsWith('"status":"UNAVAILABLE"}}')).toBe(true);
-    const events = text.split("\r\n\r\n").filter((e) => e.startsWith("data: ")).map((e) => JSON.parse(e.slice(6)) as { error?: { status: string }; candidates?: Array<{ finishReason?: string }> });
+    const events = text
+      .split("\r\n\r\n")
+      .filter((e) => e.startsWith("data: "))
+      .map((e) => JSON.parse(e.slice(6)) as { error?: { status: string }; candidates?: Array<{ finishReason?: string }> });
     expect(events.length).toBeGreaterThan(1);
     expect(events.at(-1)!.error).toMatchObject({ status: "UNAVAILABLE" });
     expect(events.some((e) => e.candidates?.[0]?.finishReason)).toBe(false);

@@ -18,7 +18,13 @@ beforeAll(async () => {
   h = await startHarness({
     models: { demo: "sim-1?tokens=6&seed=3", hidden: "sim-1?tokens=2" },
     env: { GEMINI_TEST_KEY: KEY },
-    auth: { keys: [{ name: "gemini-caller", keyEnv: "GEMINI_TEST_KEY", models: ["demo"] }, { name: "other", sha256: sha256Hex(OTHER_KEY), models: ["hidden"] }, { name: "any", sha256: sha256Hex(ANY_ALIAS_KEY) }] },
+    auth: {
+      keys: [
+        { name: "gemini-caller", keyEnv: "GEMINI_TEST_KEY", models: ["demo"] },
+        { name: "other", sha256: sha256Hex(OTHER_KEY), models: ["hidden"] },
+        { name: "any", sha256: sha256Hex(ANY_ALIAS_KEY) },
+      ],
+    },
   });
 });
 afterAll(() => h.close());
@@ -35,7 +41,11 @@ interface Chunk {
   modelVersion?: string;
 }
 
-const textOf = (chunks: readonly Chunk[]) => chunks.flatMap((c) => c.candidates?.[0]?.content?.parts ?? []).map((p) => p.text ?? "").join("");
+const textOf = (chunks: readonly Chunk[]) =>
+  chunks
+    .flatMap((c) => c.candidates?.[0]?.content?.parts ?? [])
+    .map((p) => p.text ?? "")
+    .join("");
 
 async function errorOf(response: Response): Promise<{ code: number; message: string; status: string }> {
   expect(response.headers.get("content-type")).toMatch(/^application\/json/);

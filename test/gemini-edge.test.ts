@@ -1,4 +1,4 @@
-import { GoogleGenAI, type Content, type GenerateContentResponse, Type } from "@google/genai";
+import { type Content, type GenerateContentResponse, GoogleGenAI, Type } from "@google/genai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { simulatedText } from "../src/simulator/text.js";
 import { type Harness, PROVIDER_KINDS, startHarness } from "./helpers/harness.js";
@@ -22,7 +22,10 @@ function client(url: string, apiKey = "not-used"): GoogleGenAI {
 }
 
 function textOf(response: GenerateContentResponse): string {
-  return (response.candidates?.[0]?.content?.parts ?? []).filter((p) => !p.thought && typeof p.text === "string").map((p) => p.text).join("");
+  return (response.candidates?.[0]?.content?.parts ?? [])
+    .filter((p) => !p.thought && typeof p.text === "string")
+    .map((p) => p.text)
+    .join("");
 }
 
 describe.each(PROVIDER_KINDS)("the Gemini edge, %s upstream", (kind) => {
@@ -57,7 +60,12 @@ describe.each(PROVIDER_KINDS)("the Gemini edge, %s upstream", (kind) => {
     const ai = client(h.url);
     const shown = await ai.models.generateContent({ model: "demo-think", contents: "Think", config: { thinkingConfig: { includeThoughts: true } } });
     const parts = shown.candidates?.[0]?.content?.parts ?? [];
-    expect(parts.filter((p) => p.thought && p.text).map((p) => p.text).join("")).not.toBe("");
+    expect(
+      parts
+        .filter((p) => p.thought && p.text)
+        .map((p) => p.text)
+        .join(""),
+    ).not.toBe("");
     expect(textOf(shown)).toBe(simulatedText(8, 5));
     // Anthropic reports thinking inside its output tokens, without a count of its own.
     if (kind !== "anthropic") expect(shown.usageMetadata?.thoughtsTokenCount).toBeGreaterThan(0);
@@ -119,7 +127,10 @@ describe.each(PROVIDER_KINDS)("the Gemini edge, %s upstream", (kind) => {
     // Chat Completions has no top-k: left out and named, not refused.
     if (kind === "openai") expect(dropped).toContain("generationConfig.topK");
     else expect(dropped).not.toContain("generationConfig.topK");
-    const chunks = (await first.text()).split("\r\n\r\n").filter((e) => e.startsWith("data: ")).map((e) => JSON.parse(e.slice(6)) as GenerateContentResponse);
+    const chunks = (await first.text())
+      .split("\r\n\r\n")
+      .filter((e) => e.startsWith("data: "))
+      .map((e) => JSON.parse(e.slice(6)) as GenerateContentResponse);
     const parts = chunks.flatMap((c) => c.candidates?.[0]?.content?.parts ?? []);
     const call = parts.find((p) => p.functionCall)?.functionCall;
     expect(call?.name).toMatch(/^(run_shell_command|read_file)$/);

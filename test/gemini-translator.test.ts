@@ -97,9 +97,7 @@ describe("Gemini stream translation", () => {
   });
 
   it("an error object mid-stream → upstream_stream_error", () => {
-    expect(() => translate(chunk([{ text: "a" }]) + `data: {"error":{"code":500,"message":"boom","status":"INTERNAL"}}\n\n`)).toThrow(
-      expect.objectContaining({ code: "upstream_stream_error" }),
-    );
+    expect(() => translate(chunk([{ text: "a" }]) + `data: {"error":{"code":500,"message":"boom","status":"INTERNAL"}}\n\n`)).toThrow(expect.objectContaining({ code: "upstream_stream_error" }));
   });
 
   it("a stream that ends without a finishReason is incomplete", () => {

@@ -1,9 +1,9 @@
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
-import { Metadata, status as GrpcStatus } from "@grpc/grpc-js";
+import { status as GrpcStatus, Metadata } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startSimulator, type Simulator } from "../src/simulator/server.js";
 import { ServerReflection } from "../gen/grpc/reflection/v1/reflection_pb.js";
+import { type Simulator, startSimulator } from "../src/simulator/server.js";
 import { chatClient, transports, userRequest } from "./helpers/clients.js";
 import { startGatewayProcess } from "./helpers/gateway-process.js";
 import { type Harness, startHarness } from "./helpers/harness.js";

@@ -1,8 +1,8 @@
-import { connect as h2connect, constants as h2 } from "node:http2";
+import { constants as h2, connect as h2connect } from "node:http2";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startSimulator, type Simulator } from "../src/simulator/server.js";
-import { simulatedText } from "../src/simulator/text.js";
 import type { StreamChatResponse } from "../gen/sluice/v1/chat_service_pb.js";
+import { type Simulator, startSimulator } from "../src/simulator/server.js";
+import { simulatedText } from "../src/simulator/text.js";
 import { chatClient, textOf, transports, userRequest } from "./helpers/clients.js";
 import { type GatewayProcess, startGatewayProcess } from "./helpers/gateway-process.js";
 import { grpcFrame, h2request, openSocket, rawExchange, statusOf } from "./helpers/raw.js";
@@ -57,22 +57,14 @@ describe("hostile HTTP/2 requests get a status, never a crash", () => {
   });
 
   it("an RPC with a header value outside Latin-1 is served", async () => {
-    const res = await h2request(
-      gw.url,
-      { ":method": "POST", ":path": "/sluice.v1.ChatService/StreamChat", "content-type": "application/grpc", te: "trailers", "x-note": "日本語" },
-      grpcFrame(new Uint8Array(0)),
-    );
+    const res = await h2request(gw.url, { ":method": "POST", ":path": "/sluice.v1.ChatService/StreamChat", "content-type": "application/grpc", te: "trailers", "x-note": "日本語" }, grpcFrame(new Uint8Array(0)));
     expect(res.headers[":status"]).toBe(200);
     // An empty request names no model: a clean INVALID_ARGUMENT.
     expect(res.trailers["grpc-status"] ?? res.headers["grpc-status"]).toBe("3");
   });
 
   it("an RPC with a malformed grpc-timeout: INVALID_ARGUMENT", async () => {
-    const res = await h2request(
-      gw.url,
-      { ":method": "POST", ":path": "/sluice.v1.ChatService/StreamChat", "content-type": "application/grpc", te: "trailers", "grpc-timeout": "soon" },
-      grpcFrame(new Uint8Array(0)),
-    );
+    const res = await h2request(gw.url, { ":method": "POST", ":path": "/sluice.v1.ChatService/StreamChat", "content-type": "application/grpc", te: "trailers", "grpc-timeout": "soon" }, grpcFrame(new Uint8Array(0)));
     expect(res.trailers["grpc-status"] ?? res.headers["grpc-status"]).toBe("3");
   });
 

@@ -19,10 +19,7 @@ function resourceCounts(): Record<string, number> {
 /** Runs `total` streams, `concurrency` at a time, each cancelled at a seeded random point. */
 async function cancelMany(total: number, concurrency: number, seed: number): Promise<number> {
   const next = createRandom(seed);
-  const clients = [
-    chatClient(transports(h.url)["grpc (connect-node, h2)"]!),
-    chatClient(transports(h.url)["connect (connect-node, HTTP/1.1)"]!),
-  ];
+  const clients = [chatClient(transports(h.url)["grpc (connect-node, h2)"]!), chatClient(transports(h.url)["connect (connect-node, HTTP/1.1)"]!)];
   let started = 0;
   let cancelled = 0;
   const one = async (i: number) => {

@@ -2,9 +2,9 @@ import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import OpenAI, { toFile } from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SpendDimension } from "../gen/sluice/admin/v1/admin_service_pb.js";
+import { periodOf } from "../src/usage/periods.js";
 import { adminClient } from "./helpers/admin.js";
 import { type Harness, startHarness } from "./helpers/harness.js";
-import { periodOf } from "../src/usage/periods.js";
 import { dropPrefix, inspector, SHARED_REDIS_URL, testPrefix, usageRecords } from "./helpers/redis.js";
 import { tenancyEvents } from "./helpers/tenancy-events.js";
 
@@ -54,7 +54,9 @@ const sdk = (key: string) => new OpenAI({ baseURL: `${h.url}/v1`, apiKey: key, m
 
 /** One question; its cache verdict, and the usage record once settled. */
 async function ask(key: string, model: string, question: string) {
-  const { response } = await sdk(key).chat.completions.create({ model, max_tokens: 16, messages: [{ role: "user", content: question }] }).withResponse();
+  const { response } = await sdk(key)
+    .chat.completions.create({ model, max_tokens: 16, messages: [{ role: "user", content: question }] })
+    .withResponse();
   const requestId = response.headers.get("x-request-id")!;
   return { cache: response.headers.get("sluice-cache"), requestId, record: await events.recorded(requestId) };
 }
@@ -74,7 +76,10 @@ describe("a key created under a revoked key's name", () => {
     // The old key's own entries work: what the new key does not see is there to be seen.
     expect((await ask(old, "faq", "What is the refund policy for annual plans?")).cache).toBe("hit-exact");
     expect((await ask(old, "faq", "What is the refund policy for annual plans")).cache).toBe("hit-semantic");
-    const file = await sdk(old).files.create({ file: await toFile(Buffer.from(`${JSON.stringify({ custom_id: "a", method: "POST", url: "/v1/chat/completions", body: { model: "faq", messages: [{ role: "user", content: "hi" }] } })}\n`), "in.jsonl"), purpose: "batch" });
+    const file = await sdk(old).files.create({
+      file: await toFile(Buffer.from(`${JSON.stringify({ custom_id: "a", method: "POST", url: "/v1/chat/completions", body: { model: "faq", messages: [{ role: "user", content: "hi" }] } })}\n`), "in.jsonl"),
+      purpose: "batch",
+    });
     const batch = await sdk(old).batches.create({ input_file_id: file.id, endpoint: "/v1/chat/completions", completion_window: "24h" });
 
     await admin().revokeKey({ name: "reused" });

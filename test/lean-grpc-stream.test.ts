@@ -1,11 +1,10 @@
 import { gzipSync } from "node:zlib";
-import { create, toBinary } from "@bufbuild/protobuf";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { StreamChatRequestSchema, StreamChatResponseSchema } from "../gen/sluice/v1/chat_service_pb.js";
-import { fromBinary } from "@bufbuild/protobuf";
+import { userRequest } from "./helpers/clients.js";
 import { type Harness, startHarness } from "./helpers/harness.js";
 import { grpcFrame, type H2Response, h2request } from "./helpers/raw.js";
-import { userRequest } from "./helpers/clients.js";
 
 // Server-streaming methods over binary gRPC skip connect's generic handler
 // (src/edges/grpc/lean-grpc-stream.ts). Whatever a client sends, the answer must
@@ -80,11 +79,7 @@ describe("the lean gRPC path answers as connect's handler does", () => {
 
   it("a gzip-compressed request streams the same messages as an uncompressed one", async () => {
     const plain = await h2request(h.url, { ":method": "POST", ":path": PATH, "content-type": "application/grpc", te: "trailers" }, grpcFrame(valid));
-    const gzipped = await h2request(
-      h.url,
-      { ":method": "POST", ":path": PATH, "content-type": "application/grpc", te: "trailers", "grpc-encoding": "gzip" },
-      grpcFrame(gzipSync(valid), true),
-    );
+    const gzipped = await h2request(h.url, { ":method": "POST", ":path": PATH, "content-type": "application/grpc", te: "trailers", "grpc-encoding": "gzip" }, grpcFrame(gzipSync(valid), true));
     const text = (res: H2Response) =>
       messagesOf(res.body)
         .map((m) => fromBinary(StreamChatResponseSchema, m))

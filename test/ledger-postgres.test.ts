@@ -1,16 +1,16 @@
+import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import OpenAI from "openai";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SpendDimension } from "../gen/sluice/admin/v1/admin_service_pb.js";
-import { timestampFromMs } from "@bufbuild/protobuf/wkt";
-import type { UsageRecord } from "../src/usage/usage-record.js";
 import { bounded } from "../src/db/database.js";
 import { openPgDatabase } from "../src/db/pg-database.js";
 import { expireRows } from "../src/ledger/ledger-rows.js";
+import type { UsageRecord } from "../src/usage/usage-record.js";
 import { adminClient } from "./helpers/admin.js";
 import { type Harness, startHarness } from "./helpers/harness.js";
-import { dropPrefix, SHARED_REDIS_URL, testPrefix } from "./helpers/redis.js";
 import { type OwnDatabase, ownDatabase } from "./helpers/postgres.js";
+import { dropPrefix, SHARED_REDIS_URL, testPrefix } from "./helpers/redis.js";
 import { tenancyEvents } from "./helpers/tenancy-events.js";
 
 /**
@@ -84,7 +84,9 @@ describe("the ledger on a PostgreSQL server", () => {
       await expect(bounded(db, 100, (q) => q("SELECT pg_sleep(5)"))).rejects.toThrow(/statement timeout/);
       // The connection is usable after the cancel.
       expect((await db.query<{ one: number }>("SELECT 1 AS one")).rows[0]!.one).toBe(1);
-      await db.query("INSERT INTO sluice_ledger (id, at, request_id, key_name, alias, target, input_tokens, cached_input_tokens, output_tokens, reasoning_tokens, cost_micros, estimated, duration_ms, outcome) SELECT 'old-' || g, now() - interval '500 days', 'r', 'old-key', 'a', 't', 0, 0, 0, 0, 1, false, 1, 'completed' FROM generate_series(1, 25) AS g");
+      await db.query(
+        "INSERT INTO sluice_ledger (id, at, request_id, key_name, alias, target, input_tokens, cached_input_tokens, output_tokens, reasoning_tokens, cost_micros, estimated, duration_ms, outcome) SELECT 'old-' || g, now() - interval '500 days', 'r', 'old-key', 'a', 't', 0, 0, 0, 0, 1, false, 1, 'completed' FROM generate_series(1, 25) AS g",
+      );
       expect(await expireRows(db, 400, 10)).toBe(10);
       expect(await expireRows(db, 400, 100)).toBe(15);
       expect(await expireRows(db, 400, 100)).toBe(0);

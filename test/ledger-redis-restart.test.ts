@@ -98,7 +98,12 @@ describe("a Redis that comes back empty", () => {
     expect(ledger.filter((r) => r.tags.batch_id === batch.id)).toHaveLength(10);
     expect(ledger).toHaveLength(15);
     expect(h.sluice.ledger!.stats()).toMatchObject({ restored: 15, held: 0 });
-    expect(h.logs().filter((l) => l.event === "ledger.restored").reduce((n, l) => n + Number(l.records), 0)).toBe(15);
+    expect(
+      h
+        .logs()
+        .filter((l) => l.event === "ledger.restored")
+        .reduce((n, l) => n + Number(l.records), 0),
+    ).toBe(15);
     const audit = await rows<{ action: string; target: string }>("SELECT action, target FROM sluice_audit WHERE action = 'team.create'");
     expect(audit).toEqual([{ action: "team.create", target: "kept-team" }]);
 

@@ -120,8 +120,7 @@ describe("the live configuration", () => {
 
   it("a provider whose key changed is reported as changed, by name, and the key never reaches the log", async () => {
     const { logger, lines } = capturedLogger();
-    const withKey = (variable: string, env: NodeJS.ProcessEnv) =>
-      resolveConfig({ providers: { main: { kind: "openai", baseUrl: "http://127.0.0.1:9/v1", apiKeyEnv: variable } }, models: { a: { provider: "main", model: "m" } } }, env);
+    const withKey = (variable: string, env: NodeJS.ProcessEnv) => resolveConfig({ providers: { main: { kind: "openai", baseUrl: "http://127.0.0.1:9/v1", apiKeyEnv: variable } }, models: { a: { provider: "main", model: "m" } } }, env);
     const env = { OLD_KEY: "sk-old-secret-value", NEW_KEY: "sk-new-secret-value" };
     const next = withKey("NEW_KEY", env);
     const live = createLiveConfig({ initial: withKey("OLD_KEY", env), source: { name: "test.yaml", load: async () => ({ ok: true, config: next }) }, logger });

@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { sha256Hex } from "../src/config/key-hash.js";
-import { createMemoryTenantStore } from "../src/store/memory-tenant-store.js";
-import { subjectOf } from "../src/store/tenant-store.js";
-import { keyId } from "../src/tenancy/principal.js";
 import { createTenantKeyStats, MAX_KEYS_SHOWN } from "../src/stats/key-stats.js";
 import { bucketOf, createLatencyHistogram, latencyQuantile, recordLatency } from "../src/stats/latency-histogram.js";
 import { createLiveStats, type LiveSources, SERIES_SECONDS, WINDOW_SECONDS } from "../src/stats/live-stats.js";
+import { createMemoryTenantStore } from "../src/store/memory-tenant-store.js";
+import { subjectOf } from "../src/store/tenant-store.js";
+import { keyId } from "../src/tenancy/principal.js";
 
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
 

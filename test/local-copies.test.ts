@@ -78,7 +78,11 @@ const ask = (key: string, model: string, tag: string, text = "what is on the age
   new OpenAI({ baseURL: `${h.url}/v1`, apiKey: key, maxRetries: 0 }).chat.completions.create({ model, max_tokens: 16, messages: [{ role: "user", content: `#sim tag=${tag}\n${text}` }] });
 
 /** Tags of what the cloud target received. */
-const cloudTags = () => h.sim.records.all().filter((r) => r.model.startsWith("sim-cloud")).map((r) => r.tag ?? "");
+const cloudTags = () =>
+  h.sim.records
+    .all()
+    .filter((r) => r.model.startsWith("sim-cloud"))
+    .map((r) => r.tag ?? "");
 
 async function rows<T extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<T[]> {
   const client = new pg.Client({ connectionString: database.url });
@@ -122,7 +126,11 @@ describe("calls kept local are never copied elsewhere", () => {
     const ledger = await rows<{ key_name: string; alias: string; local: boolean; pii: Record<string, number> | null }>("SELECT key_name, alias, local, pii FROM sluice_ledger");
     const of = (key: string, alias: string) => ledger.filter((r) => r.key_name === key && r.alias === alias);
     expect(of("hr-bot", "assistant")).toEqual([{ key_name: "hr-bot", alias: "assistant", local: true, pii: null }]);
-    expect(of("support", "assistant").map((r) => r.pii).sort()).toEqual([{ email: 1 }, null]);
+    expect(
+      of("support", "assistant")
+        .map((r) => r.pii)
+        .sort(),
+    ).toEqual([{ email: 1 }, null]);
     expect(of("support", "assistant").every((r) => r.local)).toBe(true);
     // The mirrored call ran on the cloud candidate, as the shadow key.
     expect(of("evaluator", "cloudy")).toEqual([{ key_name: "evaluator", alias: "cloudy", local: false, pii: null }]);
@@ -134,16 +142,13 @@ describe("calls kept local are never copied elsewhere", () => {
     const before = cloudTags().length;
     // What an older version kept: an hr call recorded on `assistant`, and one on the local-only alias.
     const legacy = (id: string, alias: string, key: string, tag: string) =>
-      rows(
-        "INSERT INTO sluice_recordings (id, at, alias, key_name, tags, request, answer) VALUES ($1, now(), $2, $3, '{}'::jsonb, $4, $5)",
-        [
-          id,
-          alias,
-          key,
-          JSON.stringify({ model: alias, messages: [{ role: "user", content: [{ type: "text", text: `#sim tag=${tag}\nHR: Bob's salary review` }] }], tools: [], sampling: { stop: [] }, metadata: { labels: {} } }),
-          JSON.stringify({ text: "noted", toolCalls: [], finishReason: "stop", usage: { inputTokens: 5, outputTokens: 1, cachedInputTokens: 0, reasoningTokens: 0 }, costMicros: 0, durationMs: 5, target: "onprem/sim-local" }),
-        ],
-      );
+      rows("INSERT INTO sluice_recordings (id, at, alias, key_name, tags, request, answer) VALUES ($1, now(), $2, $3, '{}'::jsonb, $4, $5)", [
+        id,
+        alias,
+        key,
+        JSON.stringify({ model: alias, messages: [{ role: "user", content: [{ type: "text", text: `#sim tag=${tag}\nHR: Bob's salary review` }] }], tools: [], sampling: { stop: [] }, metadata: { labels: {} } }),
+        JSON.stringify({ text: "noted", toolCalls: [], finishReason: "stop", usage: { inputTokens: 5, outputTokens: 1, cachedInputTokens: 0, reasoningTokens: 0 }, costMicros: 0, durationMs: 5, target: "onprem/sim-local" }),
+      ]);
     await legacy("legacy-hr", "assistant", "hr-bot", "local-legacy-hr");
     await legacy("legacy-resident", "resident", "caller", "local-legacy-resident");
 

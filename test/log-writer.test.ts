@@ -50,7 +50,10 @@ describe("the log writer", () => {
   });
 
   it("puts a truncated record in the last slot past the message bound, or past the byte bound", async () => {
-    for (const limits of [{ maxBacklogMessages: 4, maxBacklogBytes: 1_000_000 }, { maxBacklogMessages: 1_000, maxBacklogBytes: 200 }]) {
+    for (const limits of [
+      { maxBacklogMessages: 4, maxBacklogBytes: 1_000_000 },
+      { maxBacklogMessages: 1_000, maxBacklogBytes: 200 },
+    ]) {
       const log = createMemoryStreamLog({ retentionMs: 60_000 });
       await log.open("s", { owner: "" });
       const stops: string[] = [];

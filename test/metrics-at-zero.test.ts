@@ -1,20 +1,13 @@
 import { writeFile } from "node:fs/promises";
-import { stringify } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { stringify } from "yaml";
 import type { ConfigInput } from "../src/config/schema.js";
-import { startSimulator, type Simulator } from "../src/simulator/server.js";
+import { type Simulator, startSimulator } from "../src/simulator/server.js";
 import { type GatewayProcess, startGatewayProcess } from "./helpers/gateway-process.js";
 import { type Scrape, scrape } from "./helpers/prometheus.js";
 
 /** Counters of rare events whose labels are alias × target × edge: one unlabelled series at 0 until the first event. */
-const UNLABELLED = [
-  "sluice_retries_total",
-  "sluice_failovers_total",
-  "sluice_hedges_started_total",
-  "sluice_hedges_won_total",
-  "sluice_client_aborts_total",
-  "sluice_upstream_deltas_after_abort_total",
-];
+const UNLABELLED = ["sluice_retries_total", "sluice_failovers_total", "sluice_hedges_started_total", "sluice_hedges_won_total", "sluice_client_aborts_total", "sluice_upstream_deltas_after_abort_total"];
 
 /** The samples of a family, as label sets with their values. */
 const samples = (s: Scrape, name: string) => (s.families.find((f) => f.name === name)?.metrics ?? []).map((m) => ({ labels: m.labels ?? {}, value: Number(m.value) }));

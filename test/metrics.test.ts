@@ -39,7 +39,12 @@ beforeAll(async () => {
       models: {
         sim: { provider: "primary", model: "sim-1?tokens=3" },
         flaky: { provider: "primary", model: "sim-1?tokens=2&fail=status&status=503&fail_first=1&script=metrics-flaky", retry: { maxAttempts: 2, baseBackoffMs: 1 } },
-        failover: { targets: [{ provider: "primary", model: "sim-1?fail=status&status=500&script=metrics-fo" }, { provider: "backup", model: "sim-1?tokens=2" }] },
+        failover: {
+          targets: [
+            { provider: "primary", model: "sim-1?fail=status&status=500&script=metrics-fo" },
+            { provider: "backup", model: "sim-1?tokens=2" },
+          ],
+        },
       },
     }),
   });

@@ -39,7 +39,10 @@ describe("joinBuffered", () => {
 
   it("stops joining at MAX_JOINED_CHARS and leaves the rest for the next message", async () => {
     const piece = "x".repeat(MAX_JOINED_CHARS / 4);
-    const s = source(Array.from({ length: 8 }, () => text(piece)), 8);
+    const s = source(
+      Array.from({ length: 8 }, () => text(piece)),
+      8,
+    );
     const joined = await joinBuffered(s.first, s.next, s.buffered);
     expect(joined.item).toEqual(text(piece.repeat(4)));
     expect(joined.after).toBeUndefined();
@@ -54,13 +57,7 @@ describe("joinBuffered", () => {
   });
 
   it("keeps reasoning apart from text, and signed or redacted reasoning as sent", async () => {
-    const items: Delta[] = [
-      { type: "reasoning", text: "r1" },
-      { type: "reasoning", text: "r2" },
-      { type: "reasoning", text: "", signature: "sig" },
-      { type: "reasoning", text: "", redactedData: "xx" },
-      text("t"),
-    ];
+    const items: Delta[] = [{ type: "reasoning", text: "r1" }, { type: "reasoning", text: "r2" }, { type: "reasoning", text: "", signature: "sig" }, { type: "reasoning", text: "", redactedData: "xx" }, text("t")];
     const s = source(items, items.length);
     const one = await joinBuffered(s.first, s.next, s.buffered);
     expect(one.item).toEqual({ type: "reasoning", text: "r1r2" });

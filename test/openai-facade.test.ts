@@ -1,5 +1,5 @@
-import { connect as h2connect } from "node:http2";
 import { once } from "node:events";
+import { connect as h2connect } from "node:http2";
 import OpenAI from "openai";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -94,9 +94,10 @@ describe("the official openai SDK against the facade", () => {
   });
 
   it("surfaces an upstream 429 as RateLimitError with the retry-after header", async () => {
-    const error = await openai.chat.completions
-      .create({ model: "sim", messages: user("#sim fail=status status=429 retry_after=9"), stream: true })
-      .then(() => undefined, (e: unknown) => e);
+    const error = await openai.chat.completions.create({ model: "sim", messages: user("#sim fail=status status=429 retry_after=9"), stream: true }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(OpenAI.RateLimitError);
     expect((error as InstanceType<typeof OpenAI.RateLimitError>).headers?.get("retry-after")).toBe("9");
   });
@@ -107,7 +108,10 @@ describe("the official openai SDK against the facade", () => {
       let text = "";
       const error = await (async () => {
         for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? "";
-      })().then(() => undefined, (e: unknown) => e);
+      })().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(error, fail).toBeInstanceOf(OpenAI.APIError);
       expect(text, fail).toBe(simulatedText(11, 3));
     }

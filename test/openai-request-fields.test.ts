@@ -99,8 +99,7 @@ afterAll(async () => {
 });
 
 const sdk = () => new OpenAI({ baseURL: `${h.url}/v1`, apiKey: "unused", maxRetries: 0 });
-const post = (body: Record<string, unknown>) =>
-  request(`${h.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+const post = (body: Record<string, unknown>) => request(`${h.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
 const dropped = (header: string | string[] | null | undefined) => (typeof header === "string" ? header.split(",").sort() : []);
 
 describe("every field the openai SDK declares is acted on or named in sluice-dropped-params", () => {
@@ -178,7 +177,10 @@ describe("a top-level field the SDK does not declare is refused, naming it", () 
         // @ts-expect-error: not a Chat Completions parameter (the Responses API's remote MCP tools)
         mcp_servers: [{ type: "url", url: "https://mcp.example/sse", name: "tools" }],
       })
-      .then(() => undefined, (e: unknown) => e);
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
     const bad = error as InstanceType<typeof OpenAI.BadRequestError>;
     expect(bad.status).toBe(400);

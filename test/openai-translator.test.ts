@@ -6,10 +6,8 @@ import { type Fixture, fixtureTests, testTarget, translateWire } from "./helpers
 const target = testTarget("openai");
 const translate = (wire: string) => translateWire(() => createOpenAiTranslator(target), wire);
 
-const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
-  `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
-const usage = (prompt: number, completion: number, extra: Record<string, unknown> = {}) =>
-  `data: ${JSON.stringify({ id: "c", choices: [], usage: { prompt_tokens: prompt, completion_tokens: completion, ...extra } })}\n\n`;
+const chunk = (delta: Record<string, unknown>, finish: string | null = null) => `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+const usage = (prompt: number, completion: number, extra: Record<string, unknown> = {}) => `data: ${JSON.stringify({ id: "c", choices: [], usage: { prompt_tokens: prompt, completion_tokens: completion, ...extra } })}\n\n`;
 const DONE = "data: [DONE]\n\n";
 
 const FIXTURES: Fixture[] = [
@@ -106,9 +104,7 @@ describe("OpenAI stream translation", () => {
   });
 
   it("turns an in-band error event into upstream_stream_error", () => {
-    expect(() => translate(`${chunk({ content: "a" })}data: {"error":{"message":"boom","type":"server_error"}}\n\n`)).toThrow(
-      expect.objectContaining({ code: "upstream_stream_error", message: "provider up reported an error mid-stream" }),
-    );
+    expect(() => translate(`${chunk({ content: "a" })}data: {"error":{"message":"boom","type":"server_error"}}\n\n`)).toThrow(expect.objectContaining({ code: "upstream_stream_error", message: "provider up reported an error mid-stream" }));
   });
 
   it("rejects a stream that ends without finish or [DONE]", () => {

@@ -37,20 +37,13 @@ describe("new request options: out-of-range and hostile values → INVALID_ARGUM
       userRequest("sim", "x", { providerOptions: { ["k".repeat(500)]: {} } }),
       `provider_options[${JSON.stringify("k".repeat(32)).slice(0, -1)}…" (500 characters)]: keys must be a provider kind: openai, anthropic, gemini, openai-responses`,
     ],
-    [
-      "17 provider metadata entries",
-      userRequest("sim", "x", { metadata: { providerMetadata: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, "v"])) } }),
-      "metadata.provider_metadata: at most 16 entries",
-    ],
+    ["17 provider metadata entries", userRequest("sim", "x", { metadata: { providerMetadata: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, "v"])) } }), "metadata.provider_metadata: at most 16 entries"],
     ["a metadata value over 512 characters", userRequest("sim", "x", { metadata: { providerMetadata: { k: "v".repeat(513) } } }), "metadata.provider_metadata: values must be at most 512 characters"],
     [
       "a signature over 64 KiB",
       create(StreamChatRequestSchema, {
         model: "sim",
-        messages: [
-          { role: Role.USER, content: [{ part: { case: "text", value: "x" } }] },
-          create(MessageSchema, { role: Role.ASSISTANT, content: [{ part: { case: "reasoning", value: { text: "t", signature: big } } }] }),
-        ],
+        messages: [{ role: Role.USER, content: [{ part: { case: "text", value: "x" } }] }, create(MessageSchema, { role: Role.ASSISTANT, content: [{ part: { case: "reasoning", value: { text: "t", signature: big } } }] })],
       }),
       "messages[1].content[0].reasoning.signature: at most 65536 characters",
     ],

@@ -25,9 +25,7 @@ describe("a PostgreSQL database by URL", () => {
     const db = openPgDatabase(database.url, 3, (error) => errors.push(error));
     try {
       // As many concurrent first queries as the pool has connections: each on a connection just opened.
-      const settings = await Promise.all(
-        Array.from({ length: 6 }, () => db.query<{ setting: string; pid: number }>("SELECT current_setting('hnsw.iterative_scan', true) AS setting, pg_backend_pid() AS pid")),
-      );
+      const settings = await Promise.all(Array.from({ length: 6 }, () => db.query<{ setting: string; pid: number }>("SELECT current_setting('hnsw.iterative_scan', true) AS setting, pg_backend_pid() AS pid")));
       expect(new Set(settings.map((r) => r.rows[0]!.pid)).size).toBeGreaterThan(1);
       expect(settings.map((r) => r.rows[0]!.setting)).toEqual(Array(6).fill("strict_order"));
       await db.transaction(async (query) => query("SELECT 1"));

@@ -139,7 +139,13 @@ describe("redact: every field a provider reads carries placeholders", () => {
       messages: [
         { role: "user", content: SPLIT.map((text) => ({ type: "text", text })) },
         { role: "assistant", content: [{ type: "tool_use", id: "toolu_1", name: "lookup", input: JSON.parse(ARGUMENTS) }] },
-        { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content: `found ${EMAIL}` }, { type: "text", text: "thanks" }] },
+        {
+          role: "user",
+          content: [
+            { type: "tool_result", tool_use_id: "toolu_1", content: `found ${EMAIL}` },
+            { type: "text", text: "thanks" },
+          ],
+        },
       ],
       tools: [{ name: "lookup", description: `Looks up ${EMAIL}`, input_schema: PARAMETERS }],
       stop_sequences: [EMAIL],

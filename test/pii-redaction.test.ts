@@ -1,9 +1,9 @@
 import { Code } from "@connectrpc/connect";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { answerViaFacade, answerViaGrpc, type Answer } from "./helpers/answers.js";
 import { answerViaMessages } from "./helpers/answer-via-messages.js";
 import { answerViaResponsesStream, responsesClient } from "./helpers/answer-via-responses.js";
+import { type Answer, answerViaFacade, answerViaGrpc } from "./helpers/answers.js";
 import { chatClient, collect, rpcFailure, transports, userRequest } from "./helpers/clients.js";
 import { baseUrlFor, type Harness, type ProviderKind, startHarness } from "./helpers/harness.js";
 
@@ -43,9 +43,21 @@ describe.each(KINDS)("PII policies, %s upstream", (kind) => {
         models: {
           redacting: { provider: "cloud", model: "sim-cloud", pii: { mode: "redact" } },
           blocking: { provider: "cloud", model: "sim-cloud", pii: { mode: "block", detectors: ["email", "card"] } },
-          sensitive: { targets: [{ provider: "cloud", model: "sim-cloud" }, { provider: "onprem", model: "sim-local" }], pii: { mode: "local-only" } },
+          sensitive: {
+            targets: [
+              { provider: "cloud", model: "sim-cloud" },
+              { provider: "onprem", model: "sim-local" },
+            ],
+            pii: { mode: "local-only" },
+          },
           "cloud-only": { provider: "cloud", model: "sim-cloud", pii: { mode: "local-only" } },
-          resident: { targets: [{ provider: "cloud", model: "sim-cloud" }, { provider: "onprem", model: "sim-local" }], localOnly: true },
+          resident: {
+            targets: [
+              { provider: "cloud", model: "sim-cloud" },
+              { provider: "onprem", model: "sim-local" },
+            ],
+            localOnly: true,
+          },
           embed: { provider: "cloud", model: "sim-embed" },
           "embed-redacting": { provider: "cloud", model: "sim-embed", pii: { mode: "redact" } },
           "embed-blocking": { provider: "cloud", model: "sim-embed", pii: { mode: "block" } },
@@ -116,17 +128,18 @@ describe.each(KINDS)("PII policies, %s upstream", (kind) => {
   });
 
   // Anthropic has no embeddings API: its wire is left out here, not skipped.
-  if (kind !== "anthropic") it("embeddings: a redacted input is embedded as its placeholders, a blocked one is refused", async () => {
-    const openai = new OpenAI({ baseURL: `${h.url}/v1`, apiKey: "not-used", maxRetries: 0 });
-    const [redacted, placeholders, plain] = await Promise.all([
-      openai.embeddings.create({ model: "embed-redacting", input: [`write to ${EMAIL} today`, "nothing here"] }),
-      openai.embeddings.create({ model: "embed", input: ["write to <EMAIL_1> today", "nothing here"] }),
-      openai.embeddings.create({ model: "embed", input: [`write to ${EMAIL} today`] }),
-    ]);
-    expect(redacted.data.map((d) => d.embedding)).toEqual(placeholders.data.map((d) => d.embedding));
-    expect(redacted.data[0]!.embedding).not.toEqual(plain.data[0]!.embedding);
-    const refused = await openai.embeddings.create({ model: "embed-blocking", input: `card ${CARD}` }).catch((error: unknown) => error);
-    expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
-    expect((refused as Error).message).toContain("(card)");
-  });
+  if (kind !== "anthropic")
+    it("embeddings: a redacted input is embedded as its placeholders, a blocked one is refused", async () => {
+      const openai = new OpenAI({ baseURL: `${h.url}/v1`, apiKey: "not-used", maxRetries: 0 });
+      const [redacted, placeholders, plain] = await Promise.all([
+        openai.embeddings.create({ model: "embed-redacting", input: [`write to ${EMAIL} today`, "nothing here"] }),
+        openai.embeddings.create({ model: "embed", input: ["write to <EMAIL_1> today", "nothing here"] }),
+        openai.embeddings.create({ model: "embed", input: [`write to ${EMAIL} today`] }),
+      ]);
+      expect(redacted.data.map((d) => d.embedding)).toEqual(placeholders.data.map((d) => d.embedding));
+      expect(redacted.data[0]!.embedding).not.toEqual(plain.data[0]!.embedding);
+      const refused = await openai.embeddings.create({ model: "embed-blocking", input: `card ${CARD}` }).catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
+      expect((refused as Error).message).toContain("(card)");
+    });
 });

@@ -3,8 +3,8 @@ import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Role } from "../gen/sluice/v1/chat_pb.js";
 import { StreamChatRequestSchema } from "../gen/sluice/v1/chat_service_pb.js";
-import { chatClient, transports } from "./helpers/clients.js";
 import { messagesClient, WEATHER_TOOL } from "./helpers/answer-via-messages.js";
+import { chatClient, transports } from "./helpers/clients.js";
 import { baseUrlFor, type Harness, startHarness } from "./helpers/harness.js";
 
 /**
@@ -129,7 +129,7 @@ function breakpoints(body: Record<string, unknown>): string[] {
   const visit = (value: unknown, path: string) => {
     if (Array.isArray(value)) value.forEach((v, i) => visit(v, `${path}.${i}`));
     else if (value !== null && typeof value === "object") {
-      for (const [k, v] of Object.entries(value)) (k === "cache_control" ? out.push(path.slice(1)) : visit(v, `${path}.${k}`));
+      for (const [k, v] of Object.entries(value)) k === "cache_control" ? out.push(path.slice(1)) : visit(v, `${path}.${k}`);
     }
   };
   visit({ tools: body.tools, system: body.system, messages: body.messages }, "");

@@ -56,7 +56,12 @@ describe("a provider gate given new settings by a reload", () => {
     gates.configure(new Map([["p", old]]));
     const gate = gates.gateFor(old);
     const held = await gate.acquire(signal);
-    gates.configure(new Map([["p", { admission: admission(2, 0) }], ["q", { admission: admission(1, 0) }]]));
+    gates.configure(
+      new Map([
+        ["p", { admission: admission(2, 0) }],
+        ["q", { admission: admission(1, 0) }],
+      ]),
+    );
     expect(gates.gateFor(old)).toBe(gate); // kept, with its count
     const second = await gate.acquire(signal);
     await expect(gate.acquire(signal)).rejects.toThrow(/limit of 2 streams/);

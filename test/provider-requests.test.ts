@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
+import { resolveConfig } from "../src/config/config.js";
 import type { ChatRequest } from "../src/core/chat-request.js";
-import { anthropicRequestBody, ANTHROPIC_DEFAULT_MAX_TOKENS, buildAnthropicRequest } from "../src/providers/anthropic/anthropic-request.js";
+import { ANTHROPIC_DEFAULT_MAX_TOKENS, anthropicRequestBody, buildAnthropicRequest } from "../src/providers/anthropic/anthropic-request.js";
 import { buildGeminiRequest, geminiRequestBody } from "../src/providers/gemini/gemini-request.js";
 import { openAiRequestBody } from "../src/providers/openai/openai-request.js";
-import { resolveConfig } from "../src/config/config.js";
 
 const conversation: ChatRequest = {
   model: "alias",
@@ -26,10 +26,7 @@ const conversation: ChatRequest = {
 };
 
 function target(kind: "anthropic" | "gemini", key: string) {
-  const config = resolveConfig(
-    { providers: { p: { kind, baseUrl: "https://example.test/v1", apiKeyEnv: "K" } }, models: { m: { provider: "p", model: "model-1" } } },
-    { K: key },
-  );
+  const config = resolveConfig({ providers: { p: { kind, baseUrl: "https://example.test/v1", apiKeyEnv: "K" } }, models: { m: { provider: "p", model: "model-1" } } }, { K: key });
   return { provider: config.providers.get("p")!, model: "model-1" };
 }
 

@@ -30,14 +30,29 @@ describe("quick start: the gateway on its built-in default", () => {
         {
           model: "demo-tools",
           messages: [{ role: "user", content: "Weather in Oslo?" }],
-          tools: [{ type: "function", function: { name: "get_weather", description: "Weather for a city", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] }, parse: JSON.parse, function: (a: { city: string }) => `sunny in ${a.city}` } }],
+          tools: [
+            {
+              type: "function",
+              function: {
+                name: "get_weather",
+                description: "Weather for a city",
+                parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+                parse: JSON.parse,
+                function: (a: { city: string }) => `sunny in ${a.city}`,
+              },
+            },
+          ],
         },
         { maxChatCompletions: 4 },
       );
       expect(await runner.finalContent()).toMatch(/^get_weather returned: sunny in \S+/);
       expect(runner.messages.filter((m) => m.role === "tool")).toHaveLength(2);
       // demo-thinking answers over the Anthropic wire with signed thinking, on the Messages edge.
-      const thought = await fetch(`${url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "demo-thinking", max_tokens: 2048, messages: [{ role: "user", content: "Hello" }] }) });
+      const thought = await fetch(`${url}/v1/messages`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model: "demo-thinking", max_tokens: 2048, messages: [{ role: "user", content: "Hello" }] }),
+      });
       const message = (await thought.json()) as { content: Array<{ type: string; signature?: string }> };
       expect(message.content.map((b) => b.type)).toEqual(["thinking", "text"]);
       expect(message.content[0]!.signature).toMatch(/\S/);

@@ -1,15 +1,15 @@
 import { once } from "node:events";
 import { createServer as createHttp1Server, type Server } from "node:http";
-import { connect as h2connect, createServer as createHttp2Server, type Http2Server } from "node:http2";
+import { createServer as createHttp2Server, type Http2Server, connect as h2connect } from "node:http2";
 import type { AddressInfo } from "node:net";
 import { PassThrough } from "node:stream";
 import { request } from "undici";
 import { afterEach, describe, expect, it } from "vitest";
-import { createLogger } from "../src/logging/logger.js";
+import { resolveConfig } from "../src/config/config.js";
 import { writeChunk } from "../src/http/node-http.js";
+import { createLogger } from "../src/logging/logger.js";
 import { guardRequests, type Route } from "../src/server/request-guard.js";
 import { createTracing } from "../src/telemetry/tracing.js";
-import { resolveConfig } from "../src/config/config.js";
 
 interface Served {
   readonly url: string;
@@ -30,11 +30,19 @@ async function serve(version: "1.1" | "2", route: Route): Promise<Served> {
   const sink = new PassThrough();
   sink.on("data", (d: Buffer) => (text += d.toString()));
   const logger = createLogger("debug", sink);
-  const listener = guardRequests(route, logger, createTracing({ config: resolveConfig({ providers: { p: { kind: "openai", baseUrl: "http://127.0.0.1:9/v1" } }, models: { m: { provider: "p", model: "m" } } }, {}).telemetry, env: {}, logger }));
+  const listener = guardRequests(
+    route,
+    logger,
+    createTracing({ config: resolveConfig({ providers: { p: { kind: "openai", baseUrl: "http://127.0.0.1:9/v1" } }, models: { m: { provider: "p", model: "m" } } }, {}).telemetry, env: {}, logger }),
+  );
   const server: Server | Http2Server = version === "1.1" ? createHttp1Server(listener) : createHttp2Server(listener);
   server.listen(0, "127.0.0.1");
   await once(server, "listening");
-  const logs = () => text.split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+  const logs = () =>
+    text
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
   const served = {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     logs,

@@ -8,10 +8,10 @@ import { Code, createClient } from "@connectrpc/connect";
 import { compressionGzip, createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import * as grpc from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startSimulator, type Simulator } from "../src/simulator/server.js";
-import { simulatedText } from "../src/simulator/text.js";
 import { Role } from "../gen/sluice/v1/chat_pb.js";
 import { ChatService, StreamChatRequestSchema } from "../gen/sluice/v1/chat_service_pb.js";
+import { type Simulator, startSimulator } from "../src/simulator/server.js";
+import { simulatedText } from "../src/simulator/text.js";
 import { collect, grpcJsStream, rpcFailure, textOf, userRequest } from "./helpers/clients.js";
 import { type GatewayProcess, runtimeStats, startGatewayProcess } from "./helpers/gateway-process.js";
 import { grpcFrame, h2request } from "./helpers/raw.js";
@@ -32,7 +32,6 @@ afterAll(async () => {
   await gw.stop();
   await sim.close();
 });
-
 
 /** 1 MiB of zero-length gRPC/Connect envelopes: the cheapest bytes to send, the most messages per byte. */
 const TINY_ENVELOPES = Buffer.alloc(MiB, 0);
@@ -185,13 +184,10 @@ describe("a 100 MiB request of tiny messages is refused before it is decoded, on
   it("a declared Content-Length over the limit is refused before any body is sent", async () => {
     const { hostname, port } = new URL(gw.url);
     const status = await new Promise<number>((resolve, reject) => {
-      const req = http1Request(
-        { host: hostname, port, path: "/sluice.v1.ChatService/Chat", method: "POST", headers: { "content-type": "application/proto", "content-length": String(100 * MiB) } },
-        (res) => {
-          res.resume();
-          resolve(res.statusCode ?? 0);
-        },
-      );
+      const req = http1Request({ host: hostname, port, path: "/sluice.v1.ChatService/Chat", method: "POST", headers: { "content-type": "application/proto", "content-length": String(100 * MiB) } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
       req.on("error", reject);
       req.flushHeaders();
     });
@@ -246,8 +242,7 @@ async function firstHead(socket: import("node:net").Socket, head: string): Promi
 
 describe("Expect: 100-continue: the body is invited only when it will be read", () => {
   const chat = JSON.stringify({ model: "sim", messages: [{ role: "user", content: "Hi" }] });
-  const headOf = (length: number) =>
-    `POST /v1/chat/completions HTTP/1.1\r\nhost: gateway\r\ncontent-type: application/json\r\nexpect: 100-continue\r\ncontent-length: ${length}\r\n\r\n`;
+  const headOf = (length: number) => `POST /v1/chat/completions HTTP/1.1\r\nhost: gateway\r\ncontent-type: application/json\r\nexpect: 100-continue\r\ncontent-length: ${length}\r\n\r\n`;
 
   it("HTTP/1.1, a declared Content-Length over the limit: 413 at once, never 100 Continue", async () => {
     const socket = netConnect(Number(new URL(gw.url).port), new URL(gw.url).hostname);
@@ -276,10 +271,7 @@ describe("Expect: 100-continue: the body is invited only when it will be read", 
   it("HTTP/2, a body within the limit: continue, then the answer once the body is sent", async () => {
     const session = h2connect(gw.url);
     try {
-      const stream = session.request(
-        { ":method": "POST", ":path": "/v1/chat/completions", "content-type": "application/json", expect: "100-continue", "content-length": String(Buffer.byteLength(chat)) },
-        { endStream: false },
-      );
+      const stream = session.request({ ":method": "POST", ":path": "/v1/chat/completions", "content-type": "application/json", expect: "100-continue", "content-length": String(Buffer.byteLength(chat)) }, { endStream: false });
       stream.once("continue", () => stream.end(chat));
       const status = await new Promise<number>((resolve, reject) => {
         stream.once("response", (h) => resolve(Number(h[":status"])));
@@ -296,10 +288,7 @@ describe("Expect: 100-continue: the body is invited only when it will be read", 
   it("HTTP/2, a declared content-length over the limit: 413 and no continue", async () => {
     const session = h2connect(gw.url);
     try {
-      const stream = session.request(
-        { ":method": "POST", ":path": "/v1/chat/completions", "content-type": "application/json", expect: "100-continue", "content-length": String(100 * MiB) },
-        { endStream: false },
-      );
+      const stream = session.request({ ":method": "POST", ":path": "/v1/chat/completions", "content-type": "application/json", expect: "100-continue", "content-length": String(100 * MiB) }, { endStream: false });
       let invited = false;
       stream.on("continue", () => (invited = true));
       stream.on("error", () => undefined);
@@ -358,17 +347,39 @@ function deepStructBinary(depth: number): Uint8Array {
   // Struct{fields: map<string, Value>}; Value{struct_value = 5}
   let struct = new BinaryWriter().finish();
   for (let d = 0; d < depth; d++) {
-    const value = new BinaryWriter().uint32((5 << 3) | 2).bytes(struct).finish();
-    const entry = new BinaryWriter().uint32((1 << 3) | 2).string("a").uint32((2 << 3) | 2).bytes(value).finish();
-    struct = new BinaryWriter().uint32((1 << 3) | 2).bytes(entry).finish();
+    const value = new BinaryWriter()
+      .uint32((5 << 3) | 2)
+      .bytes(struct)
+      .finish();
+    const entry = new BinaryWriter()
+      .uint32((1 << 3) | 2)
+      .string("a")
+      .uint32((2 << 3) | 2)
+      .bytes(value)
+      .finish();
+    struct = new BinaryWriter()
+      .uint32((1 << 3) | 2)
+      .bytes(entry)
+      .finish();
   }
   return struct;
 }
 
 function requestWithDeepTool(depth: number): Uint8Array {
   const base = toBinary(StreamChatRequestSchema, userRequest("sim", "hi"));
-  const tool = new BinaryWriter().uint32((1 << 3) | 2).string("deep").uint32((3 << 3) | 2).bytes(deepStructBinary(depth)).finish();
-  return Buffer.concat([base, new BinaryWriter().uint32((3 << 3) | 2).bytes(tool).finish()]);
+  const tool = new BinaryWriter()
+    .uint32((1 << 3) | 2)
+    .string("deep")
+    .uint32((3 << 3) | 2)
+    .bytes(deepStructBinary(depth))
+    .finish();
+  return Buffer.concat([
+    base,
+    new BinaryWriter()
+      .uint32((3 << 3) | 2)
+      .bytes(tool)
+      .finish(),
+  ]);
 }
 
 describe("tool schemas nested too deep get INVALID_ARGUMENT / 400 naming the tool, the same cap on both edges", () => {
@@ -384,11 +395,7 @@ describe("tool schemas nested too deep get INVALID_ARGUMENT / 400 naming the too
     });
 
     it(`${depth} levels on gRPC: INVALID_ARGUMENT naming tools[0].parameters`, async () => {
-      const res = await h2request(
-        gw.url,
-        { ":method": "POST", ":path": "/sluice.v1.ChatService/StreamChat", "content-type": "application/grpc", te: "trailers" },
-        grpcFrame(requestWithDeepTool(depth)),
-      );
+      const res = await h2request(gw.url, { ":method": "POST", ":path": "/sluice.v1.ChatService/StreamChat", "content-type": "application/grpc", te: "trailers" }, grpcFrame(requestWithDeepTool(depth)));
       const trailers = { ...res.headers, ...res.trailers };
       expect(trailers["grpc-status"]).toBe(String(Code.InvalidArgument));
       expect(decodeURIComponent(String(trailers["grpc-message"]))).toMatch(/^tools\[0\]\.parameters.*nested deeper than 32 levels/);
@@ -437,11 +444,7 @@ describe("gzip-compressed requests are accepted on every RPC protocol; responses
 
   it("a gzip bomb (10 MiB of zeros in 10 KB) is refused with RESOURCE_EXHAUSTED", async () => {
     const bomb = gzipSync(Buffer.alloc(10 * MiB));
-    const res = await h2request(
-      gw.url,
-      { ":method": "POST", ":path": "/sluice.v1.ChatService/StreamChat", "content-type": "application/grpc", te: "trailers", "grpc-encoding": "gzip" },
-      grpcFrame(bomb, true),
-    );
+    const res = await h2request(gw.url, { ":method": "POST", ":path": "/sluice.v1.ChatService/StreamChat", "content-type": "application/grpc", te: "trailers", "grpc-encoding": "gzip" }, grpcFrame(bomb, true));
     expect(bomb.length).toBeLessThan(20_000);
     expect({ ...res.headers, ...res.trailers }["grpc-status"]).toBe(String(Code.ResourceExhausted));
   });
@@ -477,7 +480,10 @@ describe("client values echoed in errors are capped so every status fits its hea
 
   it("the same with grpc-js", async () => {
     const s = grpcJsStream(gw.url, userRequest(huge, "hi"));
-    const error = await s.messages.then(() => undefined, (e: grpc.ServiceError) => e);
+    const error = await s.messages.then(
+      () => undefined,
+      (e: grpc.ServiceError) => e,
+    );
     s.close();
     expect(error?.code).toBe(grpc.status.NOT_FOUND);
     expect(error!.details.length).toBeLessThan(400);
@@ -499,7 +505,10 @@ describe("gRPC status messages read the same in every client", () => {
 
   it("grpc-js shows the plain message (no %3A)", async () => {
     const s = grpcJsStream(gw.url, userRequest("nope", "hi"));
-    const error = await s.messages.then(() => undefined, (e: grpc.ServiceError) => e);
+    const error = await s.messages.then(
+      () => undefined,
+      (e: grpc.ServiceError) => e,
+    );
     s.close();
     expect(error?.details).toBe(expected);
   });
@@ -514,7 +523,10 @@ describe("gRPC status messages read the same in every client", () => {
     const model = "modèle 100%";
     expect((await rpcFailure(collect(client.streamChat(userRequest(model, "hi"))))).rawMessage).toContain('"modèle 100%"');
     const s = grpcJsStream(gw.url, userRequest(model, "hi"));
-    const error = await s.messages.then(() => undefined, (e: grpc.ServiceError) => e);
+    const error = await s.messages.then(
+      () => undefined,
+      (e: grpc.ServiceError) => e,
+    );
     s.close();
     expect(error?.details).toContain('"modèle 100%"');
   });

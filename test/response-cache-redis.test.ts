@@ -1,15 +1,15 @@
+import { PassThrough } from "node:stream";
 import OpenAI from "openai";
 import { afterAll, describe, expect, it } from "vitest";
-import { simulatedText } from "../src/simulator/text.js";
-import { type Harness, startHarness } from "./helpers/harness.js";
-import { scrape } from "./helpers/prometheus.js";
-import { PassThrough } from "node:stream";
 import type { CacheStore } from "../src/cache/cache-store.js";
 import { createRedisCacheStore } from "../src/cache/redis-cache-store.js";
 import { createResponseCache } from "../src/cache/response-cache.js";
 import type { ModelRoute } from "../src/config/config.js";
 import type { ChatRequest } from "../src/core/chat-request.js";
 import { createLogger } from "../src/logging/logger.js";
+import { simulatedText } from "../src/simulator/text.js";
+import { type Harness, startHarness } from "./helpers/harness.js";
+import { scrape } from "./helpers/prometheus.js";
 import { dropPrefix, inspector, keysUnder, SHARED_REDIS_URL, startOwnRedis, storeClient, testPrefix } from "./helpers/redis.js";
 
 const prefixes: string[] = [];
@@ -205,7 +205,14 @@ describe("the exact cache's bounds in Redis", () => {
       const store = createRedisCacheStore({ client, prefix, timeoutMs: 5_000, maxBytes: 1 << 20, maxGroupBytes: 1 << 20 });
       const settings = { lookupTimeoutMs: 2_000, chargeHits: false, maxEntryBytes: 4_096, maxMemoryBytes: 1 << 20, redisMaxBytes: 1 << 20, aliasMaxBytes: 1 << 20, maxEmbedChars: 8192 };
       const cache = createResponseCache({ store, settings, logger: createLogger("silent", new PassThrough()) });
-      const route = { alias: "cached", targets: [], strategy: "priority", retry: { maxAttempts: 1, baseBackoffMs: 0, maxBackoffMs: 0 }, dropUnsupportedParams: false, cache: { exactTtlMs: 60_000, scope: "key", cacheToolCalls: false } } as const satisfies ModelRoute;
+      const route = {
+        alias: "cached",
+        targets: [],
+        strategy: "priority",
+        retry: { maxAttempts: 1, baseBackoffMs: 0, maxBackoffMs: 0 },
+        dropUnsupportedParams: false,
+        cache: { exactTtlMs: 60_000, scope: "key", cacheToolCalls: false },
+      } as const satisfies ModelRoute;
       const request = (text: string): ChatRequest => ({ model: "cached", messages: [{ role: "user", content: [{ type: "text", text }] }], tools: [], sampling: { stop: [] }, metadata: { labels: {} } });
       const call = { requestId: "r", signal: new AbortController().signal };
       const answer = async (question: string, text: string) => {

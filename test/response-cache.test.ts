@@ -1,13 +1,13 @@
+import { Code, ConnectError } from "@connectrpc/connect";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CachePolicy } from "../gen/sluice/v1/chat_service_pb.js";
 import { CacheHit } from "../gen/sluice/v1/delta_pb.js";
 import { simulatedText } from "../src/simulator/text.js";
+import { adminClient } from "./helpers/admin.js";
 import { chatClient, collect, textOf, transports, userRequest } from "./helpers/clients.js";
 import { type Harness, startHarness } from "./helpers/harness.js";
 import { scrape } from "./helpers/prometheus.js";
-import { adminClient } from "./helpers/admin.js";
-import { Code, ConnectError } from "@connectrpc/connect";
 import { tenancyEvents } from "./helpers/tenancy-events.js";
 
 const KEYS = { a: "sk-test-cache-a-4f6b8d0a2c1e3957", b: "sk-test-cache-b-9e7c5a3b1d0f2468", c: "sk-test-cache-c-2d4f6a8c0e1b3957", d: "sk-test-cache-d-7b9d1f3a5c2e4068" };
@@ -55,7 +55,9 @@ afterAll(() => h.close());
 const sdk = (key: string) => new OpenAI({ baseURL: `${h.url}/v1`, apiKey: key, maxRetries: 0 });
 
 async function completion(key: string, model: string, content: string, headers: Record<string, string> = {}) {
-  const { data, response } = await sdk(key).chat.completions.create({ model, messages: [{ role: "user", content }] }, { headers }).withResponse();
+  const { data, response } = await sdk(key)
+    .chat.completions.create({ model, messages: [{ role: "user", content }] }, { headers })
+    .withResponse();
   return { text: data.choices[0]!.message.content, cache: response.headers.get("sluice-cache"), requestId: response.headers.get("x-request-id")! };
 }
 
@@ -180,7 +182,10 @@ describe("the exact cache", () => {
 
   it("stores an answer that calls tools when the alias sets cacheToolCalls, and replays its calls whole", async () => {
     const prompt = fresh("tools-cached");
-    const ask = () => sdk(KEYS.a).chat.completions.create({ model: "toolsCached", messages: [{ role: "user", content: prompt }] }).withResponse();
+    const ask = () =>
+      sdk(KEYS.a)
+        .chat.completions.create({ model: "toolsCached", messages: [{ role: "user", content: prompt }] })
+        .withResponse();
     const first = await ask();
     expect(first.data.choices[0]!.finish_reason).toBe("tool_calls");
     expect(first.data.choices[0]!.message.tool_calls).toHaveLength(2);
@@ -235,7 +240,9 @@ describe("the exact cache", () => {
     expect(refused).toMatchObject({ code: Code.InvalidArgument });
     const noCache = await admin.purgeCache({ alias: "plain" }).catch((e: unknown) => ConnectError.from(e));
     expect(noCache).toMatchObject({ code: Code.InvalidArgument });
-    const anonymous = await adminClient(h.url).getCacheStats({}).catch((e: unknown) => ConnectError.from(e));
+    const anonymous = await adminClient(h.url)
+      .getCacheStats({})
+      .catch((e: unknown) => ConnectError.from(e));
     expect(anonymous).toMatchObject({ code: Code.Unauthenticated });
   });
 

@@ -97,14 +97,11 @@ describe("virtual keys on /v1/responses", () => {
   it("a wrong key is refused before the body is read: the 401 arrives while the body is still being sent", async () => {
     const { hostname, port } = new URL(authed.url);
     const status = await new Promise<number>((resolve, reject) => {
-      const req = http1Request(
-        { host: hostname, port, path: "/v1/responses", method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${WRONG_KEY}`, "transfer-encoding": "chunked" } },
-        (res) => {
-          res.resume();
-          resolve(res.statusCode ?? 0);
-          req.destroy();
-        },
-      );
+      const req = http1Request({ host: hostname, port, path: "/v1/responses", method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${WRONG_KEY}`, "transfer-encoding": "chunked" } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+        req.destroy();
+      });
       req.on("error", (e) => (req.destroyed ? undefined : reject(e)));
       // The body starts and never ends: a gateway that read it first would never answer.
       req.write('{"model":"sim","input":"');
@@ -211,7 +208,9 @@ describe("keepalives on a held stream", () => {
       );
       return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
     };
-    const final = await responsesClient(h.url, { fetch: watching }).responses.stream({ model: "sim", input: `#sim tokens=4 hold_at=1 tag=${tag}` }).finalResponse();
+    const final = await responsesClient(h.url, { fetch: watching })
+      .responses.stream({ model: "sim", input: `#sim tokens=4 hold_at=1 tag=${tag}` })
+      .finalResponse();
     expect(keepalives(raw.slice(raw.indexOf("event: response.output_text.delta")))).toBeGreaterThanOrEqual(3);
     expect(final.status).toBe("completed");
     expect(final.output_text).toBe(simulatedText(1, 4));
@@ -238,11 +237,7 @@ describe("after the headers, before the first delta", () => {
 
 describe("HTTP/2", () => {
   it("/v1/responses streams over h2 as over HTTP/1.1", async () => {
-    const res = await h2request(
-      h.url,
-      { ":method": "POST", ":path": "/v1/responses", "content-type": "application/json" },
-      Buffer.from(JSON.stringify({ model: "sim", stream: true, input: "#sim tokens=4 seed=8" })),
-    );
+    const res = await h2request(h.url, { ":method": "POST", ":path": "/v1/responses", "content-type": "application/json" }, Buffer.from(JSON.stringify({ model: "sim", stream: true, input: "#sim tokens=4 seed=8" })));
     expect(res.headers[":status"]).toBe(200);
     const events = res.body
       .toString()

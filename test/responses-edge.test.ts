@@ -4,17 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { simulatedToolCalls } from "../src/simulator/script.js";
 import { simulatedText } from "../src/simulator/text.js";
+import { answerOfResponse, answerViaResponses, answerViaResponsesEvents, answerViaResponsesStream, joinEvents, rejection, responsesClient, WEATHER_TOOL } from "./helpers/answer-via-responses.js";
 import { answerViaGrpc } from "./helpers/answers.js";
-import {
-  answerOfResponse,
-  answerViaResponses,
-  answerViaResponsesEvents,
-  answerViaResponsesStream,
-  joinEvents,
-  rejection,
-  responsesClient,
-  WEATHER_TOOL,
-} from "./helpers/answer-via-responses.js";
 import { baseUrlFor, FAR_TIMEOUTS, type Harness, PROVIDER_KINDS, type ProviderKind, startHarness } from "./helpers/harness.js";
 import { type LengthProxy, startLengthProxy } from "./helpers/length-proxy.js";
 
@@ -153,7 +144,9 @@ describe.each(PROVIDER_KINDS)("via %s: structured output with text.format", (kin
 
   it("responses.stream() with the same format parses the streamed JSON", async () => {
     const h = harnesses.get(kind)!;
-    const final = await responsesClient(h.url).responses.stream({ model: "sim", input: "#sim seed=77", text: { format: zodTextFormat(Forecast, "forecast") } }).finalResponse();
+    const final = await responsesClient(h.url)
+      .responses.stream({ model: "sim", input: "#sim seed=77", text: { format: zodTextFormat(Forecast, "forecast") } })
+      .finalResponse();
     expect(final.output_parsed).not.toBeNull();
     expect(Forecast.safeParse(final.output_parsed).success).toBe(true);
   });

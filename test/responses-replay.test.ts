@@ -116,8 +116,8 @@ describe("via gemini: a signature on answer text", () => {
         { text: simulatedText(33, 4), thought: false, signed: true },
       ]);
 
-      const edited = first.output.map((item): ResponseInputItem =>
-        item.type === "message" ? { ...item, content: item.content.map((c) => (c.type === "output_text" ? { ...c, text: `${c.text} (edited)` } : c)) } : (item as ResponseInputItem),
+      const edited = first.output.map(
+        (item): ResponseInputItem => (item.type === "message" ? { ...item, content: item.content.map((c) => (c.type === "output_text" ? { ...c, text: `${c.text} (edited)` } : c)) } : (item as ResponseInputItem)),
       );
       const refused = await rejection(client.responses.create({ ...params, input: [user, ...edited, next] }));
       expect(refused).toBeInstanceOf(OpenAI.BadRequestError);

@@ -199,8 +199,7 @@ describe("Anthropic server tools declared on the Messages edge", () => {
       tools: [{ type: "web_search_20250305", name: "web_search", max_uses: 2 }],
       ...extra,
     });
-  const post = (h: Harness, body: string) =>
-    fetch(`${h.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json", "x-api-key": "not-used", "anthropic-version": "2023-06-01" }, body });
+  const post = (h: Harness, body: string) => fetch(`${h.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json", "x-api-key": "not-used", "anthropic-version": "2023-06-01" }, body });
 
   it("go to an Anthropic target as declared, to a Responses target as web_search, and are dropped by name on the chat wire", async () => {
     for (const kind of WIRES) {

@@ -74,12 +74,8 @@ describe("Responses stream translation", () => {
   });
 
   it("an error event or response.failed mid-stream fails the stream with its class", () => {
-    expect(() => translateWire(create, ev("response.output_text.delta", { delta: "x" }) + ev("error", { code: "rate_limit_exceeded", message: "slow down" }))).toThrow(
-      expect.objectContaining({ code: "upstream_rate_limited" }),
-    );
-    expect(() => translateWire(create, ev("response.failed", { response: { status: "failed", error: { code: "server_error" } } }))).toThrow(
-      expect.objectContaining({ code: "upstream_stream_error" }),
-    );
+    expect(() => translateWire(create, ev("response.output_text.delta", { delta: "x" }) + ev("error", { code: "rate_limit_exceeded", message: "slow down" }))).toThrow(expect.objectContaining({ code: "upstream_rate_limited" }));
+    expect(() => translateWire(create, ev("response.failed", { response: { status: "failed", error: { code: "server_error" } } }))).toThrow(expect.objectContaining({ code: "upstream_stream_error" }));
   });
 
   it("a stream that ends before the response completes is an error, not a short answer", () => {

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { StreamChatResponse } from "../gen/sluice/v1/chat_service_pb.js";
 import { sha256Hex } from "../src/config/key-hash.js";
 import type { ConfigInput } from "../src/config/schema.js";
-import { startSimulator, type Simulator } from "../src/simulator/server.js";
+import { type Simulator, startSimulator } from "../src/simulator/server.js";
 import { simulatedText } from "../src/simulator/text.js";
 import { type ChatClient, chatClient, collect, rpcFailure, streamAndDrop, textOf, userRequest } from "./helpers/clients.js";
 import { type GatewayProcess, startGatewayProcess } from "./helpers/gateway-process.js";
@@ -40,11 +40,7 @@ function configFor(resume: ConfigInput["resume"]): ConfigInput {
 
 beforeAll(async () => {
   sim = await startSimulator();
-  [a, b, c] = await Promise.all([
-    startGatewayProcess(configFor({})),
-    startGatewayProcess(configFor({})),
-    startGatewayProcess(configFor({ detachGraceMs: 50, retentionMs: 1_000 })),
-  ]);
+  [a, b, c] = await Promise.all([startGatewayProcess(configFor({})), startGatewayProcess(configFor({})), startGatewayProcess(configFor({ detachGraceMs: 50, retentionMs: 1_000 }))]);
   // The Redis connections come up after the listener: wait for them before the first request.
   await Promise.all([a, b, c].flatMap((g) => [g.waitForLine((l) => l.event === "store.connected"), g.waitForLine((l) => l.event === "resume.connected")]));
 });
@@ -60,8 +56,7 @@ const client = (g: GatewayProcess): ChatClient => chatClient(createGrpcTransport
 const responseIdOf = (messages: readonly StreamChatResponse[]) => (messages[0]?.delta.case === "start" ? messages[0].delta.value.responseId : "");
 
 /** Streams `prompt` resumably on `g` as the owner and drops the connection on the `after`-th text delta. */
-const startAndDrop = (g: GatewayProcess, prompt: string, after: number) =>
-  streamAndDrop(client(g), userRequest("sim", prompt, { streamOptions: { resumable: true } }), after, bearer(OWNER_KEY).headers);
+const startAndDrop = (g: GatewayProcess, prompt: string, after: number) => streamAndDrop(client(g), userRequest("sim", prompt, { streamOptions: { resumable: true } }), after, bearer(OWNER_KEY).headers);
 
 describe("resumable streams across gateway processes sharing one Redis", () => {
   it("continue on replica B exactly where the client left replica A: the concatenation is the uninterrupted answer, for every concurrent reader", async () => {

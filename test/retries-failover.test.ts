@@ -1,7 +1,7 @@
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { simulatedText } from "../src/simulator/text.js";
 import { RetryInfoSchema } from "../gen/google/rpc/error_details_pb.js";
+import { simulatedText } from "../src/simulator/text.js";
 import { answerViaGrpc } from "./helpers/answers.js";
 import { chatClient, textOf, transports, userRequest } from "./helpers/clients.js";
 import { baseUrlFor, type Harness, startHarness } from "./helpers/harness.js";

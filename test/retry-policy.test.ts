@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { GatewayError, type ErrorCode } from "../src/core/errors.js";
+import { type ErrorCode, GatewayError } from "../src/core/errors.js";
 import { backoffMs, classify } from "../src/resilience/retry-policy.js";
 
 describe("retry policy", () => {

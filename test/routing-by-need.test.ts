@@ -1,10 +1,10 @@
 import { Code } from "@connectrpc/connect";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ChatRequest } from "../src/core/chat-request.js";
+import { countedInputTokens } from "../src/usage/prompt-size.js";
 import { chatClient, collect, rpcFailure, transports, userRequest } from "./helpers/clients.js";
 import { type Harness, startHarness } from "./helpers/harness.js";
-import { countedInputTokens } from "../src/usage/prompt-size.js";
-import type { ChatRequest } from "../src/core/chat-request.js";
 
 /**
  * Issue #29's "done when", over real sockets: an image request on an alias
@@ -61,7 +61,15 @@ describe("routing by what a request needs", () => {
     const before = h.sim.records.all().length;
     const answer = await openai().chat.completions.create({
       model: "seeing",
-      messages: [{ role: "user", content: [{ type: "text", text: "#sim tag=need-vision\nwhat is in it?" }, { type: "image_url", image_url: { url: IMAGE } }] }],
+      messages: [
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "#sim tag=need-vision\nwhat is in it?" },
+            { type: "image_url", image_url: { url: IMAGE } },
+          ],
+        },
+      ],
     });
     expect(answer.choices[0]!.finish_reason).toBe("stop");
     const sent = h.sim.records.all().slice(before);
@@ -116,7 +124,9 @@ describe("routing by what a request needs", () => {
   it("summarize: the oldest turns become one summary from the summarizer alias, reused while the conversation grows", async () => {
     const summaries = () => h.sim.records.all().filter((r) => r.model === "sim-summary?tokens=12").length;
     const before = summaries();
-    const first = await openai().chat.completions.create({ model: "summarized", messages: longConversation(100, 2_000, "need-summary-1") }).withResponse();
+    const first = await openai()
+      .chat.completions.create({ model: "summarized", messages: longConversation(100, 2_000, "need-summary-1") })
+      .withResponse();
     const header = first.response.headers.get("sluice-context")!;
     expect(header).toMatch(/^summarized=\d+$/);
     const k = Number(header.split("=")[1]);
@@ -131,13 +141,17 @@ describe("routing by what a request needs", () => {
     expect(body.messages.length).toBe(201 + 1 - 2 * k + 1);
 
     // One more turn: the same old turns are cut, and their summary comes from the cache.
-    const grown = await openai().chat.completions.create({ model: "summarized", messages: longConversation(101, 2_000, "need-summary-2") }).withResponse();
+    const grown = await openai()
+      .chat.completions.create({ model: "summarized", messages: longConversation(101, 2_000, "need-summary-2") })
+      .withResponse();
     expect(grown.response.headers.get("sluice-context")).toBe(header);
     expect(summaries()).toBe(before + 1);
   });
 
   it("summarize falls back to truncate when the summarizer fails, and says so", async () => {
-    const { response } = await openai().chat.completions.create({ model: "summary-fails", messages: longConversation(100, 2_000, "need-summary-failed") }).withResponse();
+    const { response } = await openai()
+      .chat.completions.create({ model: "summary-fails", messages: longConversation(100, 2_000, "need-summary-failed") })
+      .withResponse();
     expect(response.headers.get("sluice-context")).toMatch(/^truncated=\d+; summary=failed$/);
     await h.waitForLog((l) => l.event === "context.summary_failed");
   });

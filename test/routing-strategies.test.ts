@@ -67,11 +67,7 @@ describe("strategies in isolation", () => {
 
   it("cost: the cheapest blended price first, unpriced targets last", () => {
     const order = createTargetOrder({ stats: createTargetStats() });
-    const r = route("cost", [
-      target("unpriced"),
-      target("dear", { price: { inputPerMTok: 3, outputPerMTok: 15 } }),
-      target("cheap", { price: { inputPerMTok: 0.15, outputPerMTok: 0.6 } }),
-    ]);
+    const r = route("cost", [target("unpriced"), target("dear", { price: { inputPerMTok: 3, outputPerMTok: 15 } }), target("cheap", { price: { inputPerMTok: 0.15, outputPerMTok: 0.6 } })]);
     expect(order.order(r).map((t) => t.key)).toEqual(["cheap", "dear", "unpriced"]);
   });
 });
@@ -87,7 +83,12 @@ describe("strategies over real requests", () => {
           two: { kind: "anthropic", baseUrl: baseUrlFor(sim, "anthropic") },
         },
         models: {
-          priority: { targets: [{ provider: "one", model: "sim-1?tokens=2&tag=p-1" }, { provider: "two", model: "sim-1?tokens=2&tag=p-2" }] },
+          priority: {
+            targets: [
+              { provider: "one", model: "sim-1?tokens=2&tag=p-1" },
+              { provider: "two", model: "sim-1?tokens=2&tag=p-2" },
+            ],
+          },
           weighted: {
             strategy: "weighted",
             targets: [
@@ -97,7 +98,10 @@ describe("strategies over real requests", () => {
           },
           busy: {
             strategy: "least-busy",
-            targets: [{ provider: "one", model: "sim-1?tokens=2&tag=b-1" }, { provider: "two", model: "sim-1?tokens=2&tag=b-2" }],
+            targets: [
+              { provider: "one", model: "sim-1?tokens=2&tag=b-1" },
+              { provider: "two", model: "sim-1?tokens=2&tag=b-2" },
+            ],
           },
           cheapest: {
             strategy: "cost",

@@ -3,10 +3,10 @@ import { vector } from "@electric-sql/pglite-pgvector";
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { simulatedText } from "../src/simulator/text.js";
-import { MIGRATIONS } from "../src/db/migrations.js";
 import { createSemanticStore } from "../src/cache/semantic-store.js";
+import { MIGRATIONS } from "../src/db/migrations.js";
 import { openPgDatabase } from "../src/db/pg-database.js";
+import { simulatedText } from "../src/simulator/text.js";
 import { type Harness, startHarness } from "./helpers/harness.js";
 import { freePort } from "./helpers/redis.js";
 

@@ -10,7 +10,10 @@ import { dropPrefix, inspector, SHARED_REDIS_URL, startOwnRedis, storeClient, te
 const entry: ReplayEntry = {
   provider: "claude",
   model: "claude-sonnet-4-5",
-  reasoning: [{ type: "reasoning", text: "weigh the cities", signature: "sig.abc" }, { type: "reasoning", text: "", redactedData: "redacted.0.xyz" }],
+  reasoning: [
+    { type: "reasoning", text: "weigh the cities", signature: "sig.abc" },
+    { type: "reasoning", text: "", redactedData: "redacted.0.xyz" },
+  ],
   toolSignatures: { call_1: "fcsig.1" },
 };
 
@@ -109,9 +112,7 @@ describe("two gateways on one Redis", () => {
     running.push(b);
     const tools: OpenAI.ChatCompletionTool[] = [{ type: "function", function: { name: "lookup", description: "Look up", parameters: { type: "object", properties: { city: { type: "string" } } } } }];
     const turn = (h: Harness, messages: OpenAI.ChatCompletionMessageParam[]) =>
-      new OpenAI({ baseURL: `${h.url}/v1`, apiKey: "unused", maxRetries: 0 }).chat.completions
-        .stream({ model: "sim", messages, tools, reasoning_effort: "high" })
-        .finalChatCompletion();
+      new OpenAI({ baseURL: `${h.url}/v1`, apiKey: "unused", maxRetries: 0 }).chat.completions.stream({ model: "sim", messages, tools, reasoning_effort: "high" }).finalChatCompletion();
     const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: "user", content: "#sim reasoning=4 tokens=2 tools=2 seed=31 redacted=1" }];
     const first = (await turn(a, messages)).choices[0]!.message;
     expect(first.tool_calls).toHaveLength(2);

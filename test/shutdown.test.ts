@@ -1,11 +1,11 @@
 import { createInterface } from "node:readline";
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startSimulator, type Simulator } from "../src/simulator/server.js";
+import type { StreamChatResponse } from "../gen/sluice/v1/chat_service_pb.js";
+import { type Simulator, startSimulator } from "../src/simulator/server.js";
 import { simulatedText } from "../src/simulator/text.js";
 import { chatClient, collect, textOf, transports, userRequest } from "./helpers/clients.js";
 import { type GatewayProcess, startGatewayProcess } from "./helpers/gateway-process.js";
-import type { StreamChatResponse } from "../gen/sluice/v1/chat_service_pb.js";
 import { rpcUntilError } from "./helpers/until-error.js";
 
 let sim: Simulator;

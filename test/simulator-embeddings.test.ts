@@ -2,7 +2,7 @@ import OpenAI from "openai";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cosine, DEFAULT_EMBEDDING_DIMENSIONS, embedText, stem, words } from "../src/simulator/embedding-vectors.js";
-import { startSimulator, type Simulator } from "../src/simulator/server.js";
+import { type Simulator, startSimulator } from "../src/simulator/server.js";
 
 let sim: Simulator;
 beforeAll(async () => {
@@ -97,7 +97,12 @@ describe("the simulator's embedding APIs", () => {
     const second = await post("/v1/embeddings", { model: `sim-embed?fail=status&fail_first=1&script=${script}`, input: "x" });
     expect([first.status, second.status]).toEqual([500, 200]);
 
-    for (const body of [{ model: "sim-embed", input: [] }, { model: "sim-embed", input: [""] }, { model: "sim-embed", input: "x", encoding_format: "hex" }, { model: "sim-embed", input: "x", dimensions: 0 }]) {
+    for (const body of [
+      { model: "sim-embed", input: [] },
+      { model: "sim-embed", input: [""] },
+      { model: "sim-embed", input: "x", encoding_format: "hex" },
+      { model: "sim-embed", input: "x", dimensions: 0 },
+    ]) {
       const res = await post("/v1/embeddings", body);
       expect(res.status).toBe(400);
       expect((res.body.error as { type: string }).type).toBe("invalid_request_error");

@@ -1,10 +1,10 @@
-import Anthropic from "@anthropic-ai/sdk";
 import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Harness, PROVIDER_KINDS, type ProviderKind, startHarness } from "./helpers/harness.js";
@@ -51,11 +51,9 @@ function task(kind: string, sdk: string) {
   const nonce = `${kind}-${sdk}-${Math.random().toString(36).slice(2, 10)}`;
   const file = join(dir, `${nonce}.txt`);
   writeFileSync(file, `file-${nonce}`);
-  const prompt = [
-    "Check the machine, then read the note.",
-    `#sim call=Bash args={"command":"echo first-${nonce}"} then call=Read args=${JSON.stringify({ file_path: file })}`,
-    `#sim call=Bash args={"command":"echo third-${nonce}"}`,
-  ].join("\n");
+  const prompt = ["Check the machine, then read the note.", `#sim call=Bash args={"command":"echo first-${nonce}"} then call=Read args=${JSON.stringify({ file_path: file })}`, `#sim call=Bash args={"command":"echo third-${nonce}"}`].join(
+    "\n",
+  );
   return { prompt, outputs: [`first-${nonce}`, `file-${nonce}`, `third-${nonce}`] };
 }
 
@@ -64,15 +62,18 @@ describe.each(PROVIDER_KINDS)("via %s: a three-step tool loop the #sim plan dire
     const { prompt, outputs } = task(kind, "openai");
     const client = new OpenAI({ baseURL: `${harnesses.get(kind)!.url}/v1`, apiKey: "unused", maxRetries: 0 });
     const ran: string[] = [];
-    const runner = client.chat.completions.runTools({
-      model: "sim",
-      stream: true,
-      messages: [{ role: "user", content: prompt }],
-      tools: [
-        { type: "function", function: { name: "Bash", description: "Run a shell command", parameters: plain(BASH_SCHEMA), parse: JSON.parse, function: async (a: { command: string }) => (ran.push("Bash"), bash(a)) } },
-        { type: "function", function: { name: "Read", description: "Read a file", parameters: plain(READ_SCHEMA), parse: JSON.parse, function: (a: { file_path: string }) => (ran.push("Read"), readFile(a.file_path, "utf8")) } },
-      ],
-    }, { maxChatCompletions: 6 });
+    const runner = client.chat.completions.runTools(
+      {
+        model: "sim",
+        stream: true,
+        messages: [{ role: "user", content: prompt }],
+        tools: [
+          { type: "function", function: { name: "Bash", description: "Run a shell command", parameters: plain(BASH_SCHEMA), parse: JSON.parse, function: async (a: { command: string }) => (ran.push("Bash"), bash(a)) } },
+          { type: "function", function: { name: "Read", description: "Read a file", parameters: plain(READ_SCHEMA), parse: JSON.parse, function: (a: { file_path: string }) => (ran.push("Read"), readFile(a.file_path, "utf8")) } },
+        ],
+      },
+      { maxChatCompletions: 6 },
+    );
     const final = await runner.finalContent();
     expect(ran).toEqual(["Bash", "Read", "Bash"]);
     for (const output of outputs) expect(final).toContain(output);
@@ -90,8 +91,7 @@ describe.each(PROVIDER_KINDS)("via %s: a three-step tool loop the #sim plan dire
       { name: "Bash", description: "Run a shell command", input_schema: plain(BASH_SCHEMA) as Anthropic.Tool.InputSchema },
       { name: "Read", description: "Read a file", input_schema: plain(READ_SCHEMA) as Anthropic.Tool.InputSchema },
     ];
-    const run = (call: Anthropic.ToolUseBlock): Promise<string> =>
-      call.name === "Bash" ? bash(call.input as { command: string }) : readFile((call.input as { file_path: string }).file_path, "utf8");
+    const run = (call: Anthropic.ToolUseBlock): Promise<string> => (call.name === "Bash" ? bash(call.input as { command: string }) : readFile((call.input as { file_path: string }).file_path, "utf8"));
     const messages: Anthropic.MessageParam[] = [{ role: "user", content: prompt }];
     const ran: string[] = [];
     const replies: Anthropic.Message[] = [];

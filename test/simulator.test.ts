@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { request } from "undici";
-import { startSimulator, type Simulator } from "../src/simulator/server.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Simulator, startSimulator } from "../src/simulator/server.js";
 import { simulatedText } from "../src/simulator/text.js";
 
 let sim: Simulator;

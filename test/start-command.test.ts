@@ -5,9 +5,9 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
+import type { StreamChatResponse } from "../gen/sluice/v1/chat_service_pb.js";
 import { chatClient, transports, userRequest } from "./helpers/clients.js";
 import { type Started, startCommand } from "./helpers/processes.js";
-import type { StreamChatResponse } from "../gen/sluice/v1/chat_service_pb.js";
 
 const run = promisify(execFile);
 const ROOT = process.cwd();

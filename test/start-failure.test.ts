@@ -1,5 +1,5 @@
 import { once } from "node:events";
-import { createServer, type AddressInfo } from "node:net";
+import { type AddressInfo, createServer } from "node:net";
 import { PassThrough } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import { startSluice } from "../src/app.js";

@@ -91,25 +91,33 @@ const SCENARIOS: Record<string, Scenario> = {
 };
 
 async function responsesStream(h: Harness, s: Scenario, prompt: string): Promise<StreamSummary> {
-  const { status, events, text } = await postForEvents(`${h.url}/v1/responses`, {}, {
-    model: s.alias,
-    input: prompt,
-    stream: true,
-    tools: [{ type: "function", name: TOOL.name, description: TOOL.description, parameters: TOOL.schema }],
-    ...(s.maxTokens === undefined ? {} : { max_output_tokens: s.maxTokens }),
-  });
+  const { status, events, text } = await postForEvents(
+    `${h.url}/v1/responses`,
+    {},
+    {
+      model: s.alias,
+      input: prompt,
+      stream: true,
+      tools: [{ type: "function", name: TOOL.name, description: TOOL.description, parameters: TOOL.schema }],
+      ...(s.maxTokens === undefined ? {} : { max_output_tokens: s.maxTokens }),
+    },
+  );
   expect(status, text.slice(0, 500)).toBe(200);
   return checkResponsesStream(events);
 }
 
 async function messagesStream(h: Harness, s: Scenario, prompt: string): Promise<StreamSummary> {
-  const { status, events, text } = await postForEvents(`${h.url}/v1/messages`, { "anthropic-version": "2023-06-01" }, {
-    model: s.alias,
-    max_tokens: s.maxTokens ?? 1024,
-    stream: true,
-    messages: [{ role: "user", content: prompt }],
-    tools: [{ name: TOOL.name, description: TOOL.description, input_schema: TOOL.schema }],
-  });
+  const { status, events, text } = await postForEvents(
+    `${h.url}/v1/messages`,
+    { "anthropic-version": "2023-06-01" },
+    {
+      model: s.alias,
+      max_tokens: s.maxTokens ?? 1024,
+      stream: true,
+      messages: [{ role: "user", content: prompt }],
+      tools: [{ name: TOOL.name, description: TOOL.description, input_schema: TOOL.schema }],
+    },
+  );
   expect(status, text.slice(0, 500)).toBe(200);
   return checkMessagesStream(events);
 }

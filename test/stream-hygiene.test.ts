@@ -1,11 +1,10 @@
-
 import { request as http1Request } from "node:http";
-import { connect as h2connect, type ClientHttp2Session } from "node:http2";
+import { type ClientHttp2Session, connect as h2connect } from "node:http2";
 import { toBinary } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createRandom } from "../src/simulator/random.js";
-import { startSimulator, type Simulator } from "../src/simulator/server.js";
 import { StreamChatRequestSchema } from "../gen/sluice/v1/chat_service_pb.js";
+import { createRandom } from "../src/simulator/random.js";
+import { type Simulator, startSimulator } from "../src/simulator/server.js";
 import { userRequest } from "./helpers/clients.js";
 import { type GatewayProcess, runtimeStats, startGatewayProcess } from "./helpers/gateway-process.js";
 import { grpcFrame } from "./helpers/raw.js";
@@ -160,9 +159,17 @@ describe.each(EDGES)("stream hygiene, %s", (edge) => {
     }
     expect((await runtimeStats(gw.url)).activeStreams).toBe(5);
     for (const { stream } of streams) stream.disconnect();
-    await released(streams.map((s) => s.stream), `${prefix}-stall-`);
+    await released(
+      streams.map((s) => s.stream),
+      `${prefix}-stall-`,
+    );
     expect((await runtimeStats(gw.url)).activeStreams).toBe(0);
-    expect(sim.records.all().filter((r) => r.tag?.startsWith(`${prefix}-stall-`)).every((r) => r.outcome === "client_closed")).toBe(true);
+    expect(
+      sim.records
+        .all()
+        .filter((r) => r.tag?.startsWith(`${prefix}-stall-`))
+        .every((r) => r.outcome === "client_closed"),
+    ).toBe(true);
   });
 });
 

@@ -29,8 +29,7 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-const post = (path: string, body: unknown) =>
-  request(`${h.url}${path}`, { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer unused" }, body: JSON.stringify(body) });
+const post = (path: string, body: unknown) => request(`${h.url}${path}`, { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer unused" }, body: JSON.stringify(body) });
 const upstream = async (tag: string): Promise<Json> => (await h.sim.records.waitFor((r) => r.tag === tag, 30_000)).body as Json;
 const PARAMETERS = { type: "object", properties: { city: { type: "string" } }, required: ["city"], additionalProperties: false };
 

@@ -51,18 +51,14 @@ describe.each(PROVIDER_KINDS)("structured outputs via %s", (kind) => {
 
   it("streams the same JSON, and the stream helper parses it", async () => {
     const openai = new OpenAI({ baseURL: `${harnesses.get(kind)!.url}/v1`, apiKey: "unused", maxRetries: 0 });
-    const final = await openai.chat.completions
-      .stream({ model: "sim", messages: [{ role: "user", content: "go" }], response_format: zodResponseFormat(Forecast, "forecast") })
-      .finalChatCompletion();
+    const final = await openai.chat.completions.stream({ model: "sim", messages: [{ role: "user", content: "go" }], response_format: zodResponseFormat(Forecast, "forecast") }).finalChatCompletion();
     expect(Forecast.safeParse(final.choices[0]!.message.parsed).success).toBe(true);
   });
 
   it("the gRPC edge's JSON_SCHEMA format answers JSON that matches", async () => {
     const client = chatClient(transports(harnesses.get(kind)!.url)["grpc (connect-node, h2)"]!);
     const schema = zodResponseFormat(Forecast, "forecast").json_schema.schema as JsonObject;
-    const messages = await collect(
-      client.streamChat(userRequest("sim", "go", { responseFormat: { type: ResponseFormatType.JSON_SCHEMA, jsonSchema: { name: "forecast", schema } } })),
-    );
+    const messages = await collect(client.streamChat(userRequest("sim", "go", { responseFormat: { type: ResponseFormatType.JSON_SCHEMA, jsonSchema: { name: "forecast", schema } } })));
     expect(Forecast.safeParse(JSON.parse(textOf(messages))).success).toBe(true);
   });
 });
@@ -72,9 +68,7 @@ describe("a model without native structured outputs", () => {
     const h = harnesses.get("anthropic")!;
     const schema = zodResponseFormat(Forecast, "forecast").json_schema.schema as JsonObject;
     const client = chatClient(transports(h.url)["grpc (connect-node, h2)"]!);
-    const rpc = await collect(
-      client.streamChat(userRequest("sim", "#sim structured=0", { responseFormat: { type: ResponseFormatType.JSON_SCHEMA, jsonSchema: { name: "forecast", schema } } })),
-    ).then(
+    const rpc = await collect(client.streamChat(userRequest("sim", "#sim structured=0", { responseFormat: { type: ResponseFormatType.JSON_SCHEMA, jsonSchema: { name: "forecast", schema } } }))).then(
       () => undefined,
       (e: unknown) => ConnectError.from(e),
     );
@@ -82,9 +76,10 @@ describe("a model without native structured outputs", () => {
     expect(rpc?.rawMessage).toBe("provider simulator rejected the request (status 400): structured outputs (a response schema) are not supported by this model");
 
     const openai = new OpenAI({ baseURL: `${h.url}/v1`, apiKey: "unused", maxRetries: 0 });
-    const error = await openai.chat.completions
-      .parse({ model: "sim", messages: [{ role: "user", content: "#sim structured=0" }], response_format: zodResponseFormat(Forecast, "forecast") })
-      .then(() => undefined, (e: unknown) => e);
+    const error = await openai.chat.completions.parse({ model: "sim", messages: [{ role: "user", content: "#sim structured=0" }], response_format: zodResponseFormat(Forecast, "forecast") }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
   });
 });
@@ -109,9 +104,7 @@ describe("JSON mode without a schema", () => {
     expect(res.statusCode).toBe(400);
     const { error } = (await res.body.json()) as { error: { message: string; param: string } };
     expect(error.param).toBe("response_format");
-    expect(error.message).toBe(
-      "response_format: not supported by provider simulator (anthropic); remove it, or set dropUnsupportedParams on the model alias",
-    );
+    expect(error.message).toBe("response_format: not supported by provider simulator (anthropic); remove it, or set dropUnsupportedParams on the model alias");
     expect(h.sim.records.all().length).toBe(before);
 
     const client = chatClient(transports(h.url)["grpc (connect-node, h2)"]!);

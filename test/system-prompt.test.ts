@@ -34,8 +34,7 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-const chat = (model: string, messages: unknown[]) =>
-  request(`${h.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer unused" }, body: JSON.stringify({ model, messages }) });
+const chat = (model: string, messages: unknown[]) => request(`${h.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer unused" }, body: JSON.stringify({ model, messages }) });
 const upstream = async (tag: string): Promise<Json> => (await h.sim.records.waitFor((r) => r.tag === tag, 30_000)).body as Json;
 
 describe("systemPrompt", () => {

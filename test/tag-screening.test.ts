@@ -80,7 +80,14 @@ const EDGES = ["/v1/chat/completions", "/v1/responses"] as const;
 describe("tags the ledger could not hold, or should not", () => {
   for (const path of EDGES) {
     it(`${path}: a control character in a tag, in the header or the body, is refused with 400 naming the tag`, async () => {
-      for (const tags of <Tags[]>[{ header: "project=%00%0a%0d" }, { header: "env=a%C2%85b" }, { metadata: { project: "a\u0000b" } }, { metadata: { env: "line\nbreak" } }, { metadata: { project: "a\ud800b" } }, { metadata: { "pro\u0000ject": "x" } }]) {
+      for (const tags of <Tags[]>[
+        { header: "project=%00%0a%0d" },
+        { header: "env=a%C2%85b" },
+        { metadata: { project: "a\u0000b" } },
+        { metadata: { env: "line\nbreak" } },
+        { metadata: { project: "a\ud800b" } },
+        { metadata: { "pro\u0000ject": "x" } },
+      ]) {
         const got = await post(path, KEYS.plain, tags);
         expect(got.status, JSON.stringify(tags)).toBe(400);
         expect(got.text).toMatch(/control character/);

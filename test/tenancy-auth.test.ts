@@ -1,4 +1,4 @@
-import { Code, } from "@connectrpc/connect";
+import { Code } from "@connectrpc/connect";
 import * as grpc from "@grpc/grpc-js";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -29,7 +29,6 @@ beforeAll(async () => {
 afterAll(() => h.close());
 
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
-
 
 const CONNECT_CLIENTS = ["grpc (connect-node, h2)", "connect (connect-node, HTTP/1.1)", "grpc-web (connect-node, HTTP/1.1)"] as const;
 

@@ -3,7 +3,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ConfigInput } from "../src/config/schema.js";
-import { startSimulator, type Simulator } from "../src/simulator/server.js";
+import { type Simulator, startSimulator } from "../src/simulator/server.js";
 import { adminClient } from "./helpers/admin.js";
 import { type ChatClient, chatClient, userRequest } from "./helpers/clients.js";
 import { type CpuLoad, startCpuLoad } from "./helpers/cpu-load.js";
@@ -74,7 +74,9 @@ const clientOf = (i: number) => (clients[i] ??= chatClient(createGrpcTransport({
 function send(gateway: number, key: string, tag: string): Promise<Sent> {
   const id = `busy-${randomUUID()}`;
   const request = userRequest("sim", `#sim hold_at=1 tag=${tag}`, { sampling: { maxTokens: MAX_TOKENS } });
-  const stream = clientOf(gateway).streamChat(request, { headers: { authorization: `Bearer ${key}`, "x-request-id": id } })[Symbol.asyncIterator]();
+  const stream = clientOf(gateway)
+    .streamChat(request, { headers: { authorization: `Bearer ${key}`, "x-request-id": id } })
+    [Symbol.asyncIterator]();
   let decided: (outcome: Sent["outcome"]) => void = () => undefined;
   const decision = new Promise<Sent["outcome"]>((resolve) => (decided = resolve));
   const ended = (async (): Promise<Code | "ok"> => {
@@ -105,11 +107,7 @@ async function finish(tag: string, sent: readonly Sent[]): Promise<void> {
   sim.records.release(tag);
   const ends = await Promise.all(sent.map((s) => s.ended));
   sent.forEach((s, i) => expect(ends[i]).toBe(s.outcome));
-  await Promise.all(
-    sent
-      .filter((s) => s.outcome === "ok")
-      .map((s) => Promise.any(gateways.map((g) => g.waitForLine((l) => l.event === "usage.recorded" && l.requestId === s.id, 60_000)))),
-  );
+  await Promise.all(sent.filter((s) => s.outcome === "ok").map((s) => Promise.any(gateways.map((g) => g.waitForLine((l) => l.event === "usage.recorded" && l.requestId === s.id, 60_000)))));
 }
 
 const admin = () => adminClient(gateways[0]!.url, ADMIN_KEY);

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { sha256Hex } from "../src/config/key-hash.js";
+import type { ConfigInput } from "../src/config/schema.js";
+import { type Simulator, startSimulator } from "../src/simulator/server.js";
 import { subjectOf } from "../src/store/tenant-store.js";
 import { keyId } from "../src/tenancy/principal.js";
-import type { ConfigInput } from "../src/config/schema.js";
-import { startSimulator, type Simulator } from "../src/simulator/server.js";
 import { adminClient } from "./helpers/admin.js";
 import { type GatewayProcess, startGatewayProcess } from "./helpers/gateway-process.js";
 import { baseUrlFor, type Harness, startHarness } from "./helpers/harness.js";

@@ -1,18 +1,18 @@
-import { Code, } from "@connectrpc/connect";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Code } from "@connectrpc/connect";
 import OpenAI from "openai";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ErrorInfoSchema, QuotaFailureSchema, RetryInfoSchema } from "../gen/google/rpc/error_details_pb.js";
-import type { UsageRecord } from "../src/usage/usage-record.js";
+import { sha256Hex } from "../src/config/key-hash.js";
 import { simulatedText } from "../src/simulator/text.js";
+import { subjectOf } from "../src/store/tenant-store.js";
+import { keyId } from "../src/tenancy/principal.js";
 import { usdFromMicros } from "../src/tenancy/quota-headers.js";
 import { tokenCounter } from "../src/usage/token-count.js";
+import type { UsageRecord } from "../src/usage/usage-record.js";
 import { chatClient, collect, rpcFailure, textOf, transports, userRequest } from "./helpers/clients.js";
 import { baseUrlFor, type Harness, startHarness } from "./helpers/harness.js";
 import { dropPrefix, dumpPrefix, SHARED_REDIS_URL, testPrefix, usageRecords } from "./helpers/redis.js";
 import { tenancyEvents } from "./helpers/tenancy-events.js";
-import { sha256Hex } from "../src/config/key-hash.js";
-import { subjectOf } from "../src/store/tenant-store.js";
-import { keyId } from "../src/tenancy/principal.js";
 
 const KEYS = {
   rpm: "sk-test-rpm-7f3a9c2e5b1d4f60",
@@ -67,7 +67,6 @@ const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
 const grpcClient = () => chatClient(transports(h.url)["grpc (connect-node, h2)"]!);
 let ids = 0;
 const requestId = (name: string) => `${name}-${++ids}-${Date.now()}`;
-
 
 async function chatCompletion(key: string, body: Record<string, unknown>, id = requestId("facade")) {
   const res = await fetch(`${h.url}/v1/chat/completions`, {
@@ -162,7 +161,9 @@ describe("budgets", () => {
     expect(refusal?.json.error).toMatchObject({ code: "budget_exceeded", type: "insufficient_quota", param: null });
     expect(refusal?.res.headers.get("sluice-budget-level")).toBe("key");
     expect(refusal?.res.headers.get("sluice-budget-reset")).toMatch(/^((\d+d)?(\d+h)?\d+m\d+s|[\d.]+m?s)$/);
-    expect(refusal?.json.error.message).toMatch(new RegExp(`key budget cannot reserve [0-9.]+ USD for this request: it has spent ${usdFromMicros(spent).replace(".", "\\.")} USD of its budget of 0\\.05 USD for this month, and no stream in flight holds any of it \\(it renews in`));
+    expect(refusal?.json.error.message).toMatch(
+      new RegExp(`key budget cannot reserve [0-9.]+ USD for this request: it has spent ${usdFromMicros(spent).replace(".", "\\.")} USD of its budget of 0\\.05 USD for this month, and no stream in flight holds any of it \\(it renews in`),
+    );
     expect(Number(refusal?.res.headers.get("retry-after"))).toBe(Math.ceil((Date.UTC(2026, 5, 1) - clockMs) / 1000));
     const remaining = Math.round(Number(refusal?.res.headers.get("sluice-budget-remaining-usd")) * 1e6);
     expect(spent).toBeLessThanOrEqual(50_000);

@@ -32,8 +32,7 @@ beforeAll(async () => {
 afterAll(() => h.close());
 
 const client = () => chatClient(transports(h.url)["grpc (connect-node, h2)"]!);
-const call = (key: string | undefined, requestId: string) =>
-  collect(client().streamChat(userRequest("sim", "one two three"), { headers: { "x-request-id": requestId, ...(key ? { authorization: `Bearer ${key}` } : {}) } }));
+const call = (key: string | undefined, requestId: string) => collect(client().streamChat(userRequest("sim", "one two three"), { headers: { "x-request-id": requestId, ...(key ? { authorization: `Bearer ${key}` } : {}) } }));
 
 describe("tenancy metrics", () => {
   it("count refused keys, admissions and refusals by key, tokens, spend and usage records, and the store's health", async () => {

@@ -68,7 +68,11 @@ describe("Redis stopped with SIGSTOP under two replicas failing open", () => {
 
     const before = [await stream(a.h), await stream(b.h)];
     expect(before.map((r) => r.code)).toEqual(["ok", "ok"]);
-    for (const [r, { events }] of [[before[0]!, a], [before[1]!, b]] as const) await events.recorded(r.id);
+    for (const [r, { events }] of [
+      [before[0]!, a],
+      [before[1]!, b],
+    ] as const)
+      await events.recorded(r.id);
 
     redis.freeze();
     // Six at once on each replica: all six admissions are written to the frozen Redis and wait;

@@ -1,10 +1,10 @@
 import { writeFile } from "node:fs/promises";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { stringify } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { stringify } from "yaml";
 import { sha256Hex } from "../src/config/key-hash.js";
 import type { ConfigInput } from "../src/config/schema.js";
-import { startSimulator, type Simulator } from "../src/simulator/server.js";
+import { type Simulator, startSimulator } from "../src/simulator/server.js";
 import { chatClient, collect, transports, userRequest } from "./helpers/clients.js";
 import { type GatewayProcess, startGatewayProcess } from "./helpers/gateway-process.js";
 

@@ -2,10 +2,10 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sha256Hex } from "../src/config/key-hash.js";
+import type { ConfigInput } from "../src/config/schema.js";
+import { type Simulator, startSimulator } from "../src/simulator/server.js";
 import { subjectOf } from "../src/store/tenant-store.js";
 import { keyId } from "../src/tenancy/principal.js";
-import type { ConfigInput } from "../src/config/schema.js";
-import { startSimulator, type Simulator } from "../src/simulator/server.js";
 import { adminClient } from "./helpers/admin.js";
 import { chatClient, collect, userRequest } from "./helpers/clients.js";
 import { type GatewayProcess, startGatewayProcess } from "./helpers/gateway-process.js";
@@ -57,9 +57,7 @@ async function outcome(call: Promise<unknown>): Promise<Code | "ok"> {
 describe("three gateway processes sharing one Redis", () => {
   it("hold a 30 requests/minute key to exactly 30 successes across them", async () => {
     const sent = Array.from({ length: 60 }, (_, i) => ({ gateway: gateways[i % 3]!, id: `replicas-${i}-${Date.now()}` }));
-    const results = await Promise.all(
-      sent.map(({ gateway, id }) => outcome(collect(client(gateway).streamChat(userRequest("sim", "hi"), { headers: { ...bearer(SHARED_KEY), "x-request-id": id } })))),
-    );
+    const results = await Promise.all(sent.map(({ gateway, id }) => outcome(collect(client(gateway).streamChat(userRequest("sim", "hi"), { headers: { ...bearer(SHARED_KEY), "x-request-id": id } })))));
     expect(results.filter((r) => r === "ok")).toHaveLength(30);
     expect(results.filter((r) => r === Code.ResourceExhausted)).toHaveLength(30);
     // (Per-replica limits would have let all 60 through: 20 per replica, each under 30.)

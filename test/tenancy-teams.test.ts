@@ -238,9 +238,7 @@ describe("AdminService: teams and business lines", () => {
 describe("cost allocation by tag", () => {
   it("keeps allowed tags from the body's metadata and the sluice-tags header on the record, and names the dropped ones, on the facade and over gRPC", async () => {
     const sdk = new OpenAI({ baseURL: `${h.url}/v1`, apiKey: KEYS.outsider, maxRetries: 0, defaultHeaders: { "sluice-tags": "env=prod,owner=ana" } });
-    const { data, response } = await sdk.chat.completions
-      .create({ model: "sim", max_tokens: 5, messages: [{ role: "user", content: "hi" }], metadata: { project: "search", feature: "autocomplete" } })
-      .withResponse();
+    const { data, response } = await sdk.chat.completions.create({ model: "sim", max_tokens: 5, messages: [{ role: "user", content: "hi" }], metadata: { project: "search", feature: "autocomplete" } }).withResponse();
     expect(response.headers.get("sluice-tags-dropped")).toBe("feature,owner");
     const record = await events.recorded(response.headers.get("x-request-id") ?? data.id);
     expect(record.tags).toEqual({ project: "search", env: "prod" });

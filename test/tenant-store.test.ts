@@ -4,8 +4,8 @@ import { createFailOpenStore } from "../src/store/fail-open-store.js";
 import { createMemoryTenantStore } from "../src/store/memory-tenant-store.js";
 import { createRedisTenantStore, type SluiceRedisClient } from "../src/store/redis-tenant-store.js";
 import { type AdmitRequest, type ParentLevel, type Settlement, subjectOf, type TenantStore } from "../src/store/tenant-store.js";
-import type { UsageRecord } from "../src/usage/usage-record.js";
 import { PERIOD_KINDS, periodOf } from "../src/usage/periods.js";
+import type { UsageRecord } from "../src/usage/usage-record.js";
 import { dropPrefix, dumpPrefix, startOwnRedis, storeClient, testPrefix } from "./helpers/redis.js";
 
 /** A clock the test moves: time is the subject here (minute windows, periods, leases). */
@@ -327,9 +327,7 @@ for (const [name, make] of Object.entries(STORES)) {
       const req = admission("k", {});
       const admitted = await admitOk(store, req);
       clock.advance(3_600_000);
-      await store.settle(
-        settlement(req, admitted.admittedAt, { inputTokens: 10, outputTokens: 20, cachedInputTokens: 4, reasoningTokens: 6, costMicros: 9, estimated: true, outcome: "canceled", code: "canceled", ttftMs: 12.5 }),
-      );
+      await store.settle(settlement(req, admitted.admittedAt, { inputTokens: 10, outputTokens: 20, cachedInputTokens: 4, reasoningTokens: 6, costMicros: 9, estimated: true, outcome: "canceled", code: "canceled", ttftMs: 12.5 }));
       for (const kind of PERIOD_KINDS) {
         expect(await store.usage("k", kind, admitted.admittedAt)).toEqual({
           periodId: periodOf(kind, admitted.admittedAt).id,
@@ -415,7 +413,11 @@ for (const [name, make] of Object.entries(STORES)) {
         expect(held.ok === false && held.retryAfterMs).toBe(monthEnd);
 
         await store.settle(settlement(first, admitted.admittedAt, { costMicros: 450 }, { parents: parentsOfSettle(first) }));
-        for (const [subject, kind] of [[subjectOf(parents[0]!), "day"], [subjectOf(parents[1]!), "month"], ["a", "month"]] as const) {
+        for (const [subject, kind] of [
+          [subjectOf(parents[0]!), "day"],
+          [subjectOf(parents[1]!), "month"],
+          ["a", "month"],
+        ] as const) {
           expect(await store.usage(subject, kind)).toMatchObject({ requests: 1, spendMicros: 450, reservedMicros: 0 });
         }
         expect(await store.admit(admission("b", {}, { parents, reserveMicros: 100 }))).toMatchObject({ ok: false, reason: "budget", level: "business_line" });

@@ -120,9 +120,7 @@ describe.each(KINDS)("%s: signatures through the gRPC edge", (kind) => {
     const assistant = assistantFrom(await collect(client.streamChat(request([user(PROMPT)]))));
     const tampered = create(MessageSchema, {
       ...assistant,
-      content: assistant.content.map((p) =>
-        p.part.case === "reasoning" && p.part.value.signature ? { ...p, part: { case: "reasoning" as const, value: { ...p.part.value, text: `${p.part.value.text}!` } } } : p,
-      ),
+      content: assistant.content.map((p) => (p.part.case === "reasoning" && p.part.value.signature ? { ...p, part: { case: "reasoning" as const, value: { ...p.part.value, text: `${p.part.value.text}!` } } } : p)),
       toolCalls: assistant.toolCalls.map((c, i) => (i === 0 ? { ...c, arguments: '{"city":"Nowhere","days":1}' } : c)),
     });
     const error = await failure(collect(client.streamChat(request([user(PROMPT), tampered, ...toolResults(tampered)]))));
@@ -161,25 +159,18 @@ describe.each(KINDS)("%s: signatures kept by the OpenAI facade", (kind) => {
       const assistant = await turn(openai, messages, stream);
       expect(assistant.tool_calls).toHaveLength(2);
       const results = assistant.tool_calls!.map((c) => ({ role: "tool" as const, tool_call_id: c.id, content: '{"temp":21}' }));
-      const history: OpenAI.ChatCompletionMessageParam[] = [
-        ...messages,
-        { role: "assistant", content: assistant.content, tool_calls: assistant.tool_calls! },
-        ...results,
-      ];
+      const history: OpenAI.ChatCompletionMessageParam[] = [...messages, { role: "assistant", content: assistant.content, tool_calls: assistant.tool_calls! }, ...results];
       const next = await turn(openai, history, stream);
       // Accepted, and answered as a model in a tool loop does: with the results, quoted.
       expect(next.tool_calls ?? []).toHaveLength(0);
       expect(next.content?.split("\n")).toEqual(results.map(() => `${assistant.tool_calls![0]!.type === "function" ? assistant.tool_calls![0]!.function.name : ""} returned: {"temp":21}`));
 
       // The same history with call ids the gateway never handed out: nothing to restore, and the provider refuses.
-      const foreign = history.map((m) =>
-        m.role === "assistant"
-          ? { ...m, tool_calls: m.tool_calls!.map((c) => ({ ...c, id: `x${c.id}` })) }
-          : m.role === "tool"
-            ? { ...m, tool_call_id: `x${m.tool_call_id}` }
-            : m,
+      const foreign = history.map((m) => (m.role === "assistant" ? { ...m, tool_calls: m.tool_calls!.map((c) => ({ ...c, id: `x${c.id}` })) } : m.role === "tool" ? { ...m, tool_call_id: `x${m.tool_call_id}` } : m));
+      const error = await turn(openai, foreign, stream).then(
+        () => undefined,
+        (e: unknown) => e,
       );
-      const error = await turn(openai, foreign, stream).then(() => undefined, (e: unknown) => e);
       expect(error).toBeInstanceOf(OpenAI.BadRequestError);
     });
   }

@@ -1,11 +1,11 @@
-import { connect as h2connect } from "node:http2";
 import { once } from "node:events";
+import { connect as h2connect } from "node:http2";
 import { setTimeout as delay } from "node:timers/promises";
 import { create } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { StreamOptionsSchema } from "../gen/sluice/v1/chat_service_pb.js";
 import type { StreamChatResponse } from "../gen/sluice/v1/chat_service_pb.js";
+import { StreamOptionsSchema } from "../gen/sluice/v1/chat_service_pb.js";
 import { simulatedText } from "../src/simulator/text.js";
 import { type ChatClient, chatClient, collect, textOf, transports, userRequest } from "./helpers/clients.js";
 import { FAR_TIMEOUTS, type Harness, PROVIDER_KINDS, startHarness } from "./helpers/harness.js";

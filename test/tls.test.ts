@@ -3,18 +3,18 @@ import { once } from "node:events";
 import { rm, writeFile } from "node:fs/promises";
 import { connect as http2Connect } from "node:http2";
 import { join } from "node:path";
+import { type ConnectionOptions, connect as tlsConnect } from "node:tls";
 import { promisify } from "node:util";
-import { connect as tlsConnect, type ConnectionOptions } from "node:tls";
 import { ConnectError, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
-import { credentials as grpcCredentials, status as GrpcStatus } from "@grpc/grpc-js";
+import { status as GrpcStatus, credentials as grpcCredentials } from "@grpc/grpc-js";
 import { Agent, fetch as undiciFetch } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resolveConfig } from "../src/config/config.js";
 import { simulatedText } from "../src/simulator/text.js";
-import { configErrors } from "./helpers/config-errors.js";
-import { type TestPki, createTestPki } from "./helpers/certificates.js";
+import { createTestPki, type TestPki } from "./helpers/certificates.js";
 import { chatClient, collect, grpcJsStream, textOf, userRequest } from "./helpers/clients.js";
+import { configErrors } from "./helpers/config-errors.js";
 import { type Harness, startHarness } from "./helpers/harness.js";
 import { grpcJsHealth, ServingStatus } from "./helpers/health-clients.js";
 
@@ -122,10 +122,7 @@ describe("TLS on the listener", () => {
     const start = h.logs().length;
     const before = h.logs().filter((l) => l.event === "connection.cleartext_refused").length;
     await expect(fetch(`${h.url.replace("https:", "http:")}/readyz`)).rejects.toThrow();
-    const error = await collect(chatClient(createGrpcTransport({ baseUrl: h.url.replace("https:", "http:") })).streamChat(userRequest("sim", "Hello"))).then(
-      () => undefined,
-      ConnectError.from,
-    );
+    const error = await collect(chatClient(createGrpcTransport({ baseUrl: h.url.replace("https:", "http:") })).streamChat(userRequest("sim", "Hello"))).then(() => undefined, ConnectError.from);
     expect(error).toBeDefined();
     await h.waitForLog(() => h.logs().filter((l) => l.event === "connection.cleartext_refused").length >= before + 2);
     // The first request's bytes may reach the parser; no route serves them.

@@ -1,11 +1,11 @@
-import { createServer, type IncomingMessage } from "node:http";
 import { once } from "node:events";
+import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { SpanKind } from "@opentelemetry/api";
 import { InMemorySpanExporter, type ReadableSpan } from "@opentelemetry/sdk-trace";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startSimulator, type Simulator } from "../src/simulator/server.js";
+import { type Simulator, startSimulator } from "../src/simulator/server.js";
 import { chatClient, collect, transports, userRequest } from "./helpers/clients.js";
 import { startGatewayProcess } from "./helpers/gateway-process.js";
 import { baseUrlFor, type Harness, startHarness } from "./helpers/harness.js";
@@ -30,8 +30,19 @@ beforeAll(async () => {
       },
       models: {
         sim: { provider: "primary", model: "sim-1?tokens=3" },
-        failover: { targets: [{ provider: "primary", model: "sim-1?fail=status&status=503&script=trace-fo" }, { provider: "backup", model: "sim-1?tokens=2" }] },
-        hedged: { hedge: { afterMs: 100 }, targets: [{ provider: "primary", model: "sim-1?ttft_ms=60000&script=trace-slow" }, { provider: "backup", model: "sim-1?tokens=2" }] },
+        failover: {
+          targets: [
+            { provider: "primary", model: "sim-1?fail=status&status=503&script=trace-fo" },
+            { provider: "backup", model: "sim-1?tokens=2" },
+          ],
+        },
+        hedged: {
+          hedge: { afterMs: 100 },
+          targets: [
+            { provider: "primary", model: "sim-1?ttft_ms=60000&script=trace-slow" },
+            { provider: "backup", model: "sim-1?tokens=2" },
+          ],
+        },
       },
     }),
   });
@@ -88,7 +99,12 @@ describe("traces", () => {
     const spans = await spansOf("t-facade");
     expect(spans.find((s) => s.kind === SpanKind.SERVER)!.name).toBe("POST /v1/chat/completions");
     expect(spans.find((s) => s.kind === SpanKind.CLIENT)!.attributes).toMatchObject({ "gen_ai.request.max_tokens": 50, "gen_ai.request.temperature": 0.5 });
-    expect(h.sim.records.all().find((r) => r.tag === "trace-facade")!.traceparent?.split("-")[1]).toBe(FACADE_TRACE);
+    expect(
+      h.sim.records
+        .all()
+        .find((r) => r.tag === "trace-facade")!
+        .traceparent?.split("-")[1],
+    ).toBe(FACADE_TRACE);
   });
 
   it("a failover shows both attempts as sibling spans with their outcomes", async () => {

@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { resolveConfig } from "../src/config/config.js";
+import type { ChatRequest } from "../src/core/chat-request.js";
 import { resetDuration, usdFromMicros } from "../src/tenancy/quota-headers.js";
 import { costMicros, costPicos, maxCostMicros } from "../src/usage/cost.js";
 import { periodOf } from "../src/usage/periods.js";
 import { estimatedInputTokens } from "../src/usage/prompt-size.js";
 import { boundedCount, tokenCounter } from "../src/usage/token-count.js";
 import { createUsageMeter, MAX_KEPT_CHARS } from "../src/usage/usage-meter.js";
-import type { ChatRequest } from "../src/core/chat-request.js";
 
 const usage = (inputTokens: number, outputTokens: number, cachedInputTokens = 0) => ({ inputTokens, outputTokens, cachedInputTokens, reasoningTokens: 0 });
 
@@ -112,7 +112,13 @@ describe("token counts the gateway makes itself", () => {
     const request = {
       model: "m",
       messages: [
-        { role: "user", content: [{ type: "text", text: "x".repeat(40) }, { type: "image_url", url: "data:image/png;base64,AAAA" }] },
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "x".repeat(40) },
+            { type: "image_url", url: "data:image/png;base64,AAAA" },
+          ],
+        },
         { role: "assistant", content: [{ type: "text", text: "" }], toolCalls: [{ id: "1", name: "abcd", arguments: "{}" }] },
       ],
       tools: [],

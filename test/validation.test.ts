@@ -37,26 +37,10 @@ describe("bad requests", () => {
   const cases: Array<[string, StreamChatRequest, string]> = [
     ["empty messages", create(StreamChatRequestSchema, { model: "sim" }), "messages: must contain at least one message"],
     ["empty model", userRequest("", "hi"), "model: must name a model alias"],
-    [
-      "role not set",
-      create(StreamChatRequestSchema, { model: "sim", messages: [{ content: [text("hi")] }] }),
-      "messages[0].role: must be set to SYSTEM, USER, ASSISTANT or TOOL",
-    ],
-    [
-      "empty content",
-      create(StreamChatRequestSchema, { model: "sim", messages: [{ role: Role.USER }] }),
-      "messages[0].content: must not be empty",
-    ],
-    [
-      "content part with nothing set",
-      create(StreamChatRequestSchema, { model: "sim", messages: [{ role: Role.USER, content: [{}] }] }),
-      "messages[0].content[0]: content part must set text, image_url or reasoning",
-    ],
-    [
-      "tool message without call id",
-      create(StreamChatRequestSchema, { model: "sim", messages: [{ role: Role.TOOL, content: [text("42")] }] }),
-      "messages[0].tool_call_id: is required for tool messages",
-    ],
+    ["role not set", create(StreamChatRequestSchema, { model: "sim", messages: [{ content: [text("hi")] }] }), "messages[0].role: must be set to SYSTEM, USER, ASSISTANT or TOOL"],
+    ["empty content", create(StreamChatRequestSchema, { model: "sim", messages: [{ role: Role.USER }] }), "messages[0].content: must not be empty"],
+    ["content part with nothing set", create(StreamChatRequestSchema, { model: "sim", messages: [{ role: Role.USER, content: [{}] }] }), "messages[0].content[0]: content part must set text, image_url or reasoning"],
+    ["tool message without call id", create(StreamChatRequestSchema, { model: "sim", messages: [{ role: Role.TOOL, content: [text("42")] }] }), "messages[0].tool_call_id: is required for tool messages"],
     [
       "image with a file: URL",
       create(StreamChatRequestSchema, {
@@ -69,11 +53,7 @@ describe("bad requests", () => {
     ["top_p zero", userRequest("sim", "hi", { sampling: create(SamplingSchema, { topP: 0 }) }), "sampling.top_p: must be greater than 0 and at most 1"],
     ["max_tokens zero", userRequest("sim", "hi", { sampling: create(SamplingSchema, { maxTokens: 0 }) }), "sampling.max_tokens: must be at least 1"],
     ["five stop sequences", userRequest("sim", "hi", { sampling: create(SamplingSchema, { stop: ["a", "b", "c", "d", "e"] }) }), "sampling.stop: at most 4 stop sequences"],
-    [
-      "bad tool name",
-      userRequest("sim", "hi", { tools: [{ $typeName: "sluice.v1.Tool", name: "has space", description: "" }] }),
-      "tools[0].name: must be 1-64 letters, digits, '_' or '-'",
-    ],
+    ["bad tool name", userRequest("sim", "hi", { tools: [{ $typeName: "sluice.v1.Tool", name: "has space", description: "" }] }), "tools[0].name: must be 1-64 letters, digits, '_' or '-'"],
     [
       "duplicate tool names",
       userRequest("sim", "hi", {
@@ -84,11 +64,7 @@ describe("bad requests", () => {
       }),
       'tools[1].name: duplicate tool name "a"',
     ],
-    [
-      "tool choice naming a missing tool",
-      userRequest("sim", "hi", { toolChoice: create(ToolChoiceSchema, { choice: { case: "functionName", value: "ghost" } }) }),
-      'tool_choice.function_name: no tool named "ghost" in tools',
-    ],
+    ["tool choice naming a missing tool", userRequest("sim", "hi", { toolChoice: create(ToolChoiceSchema, { choice: { case: "functionName", value: "ghost" } }) }), 'tool_choice.function_name: no tool named "ghost" in tools'],
   ];
   for (const [name, request, message] of cases) {
     it(`${name} → INVALID_ARGUMENT`, async () => {
@@ -121,7 +97,7 @@ describe("bad requests", () => {
         { role: Role.SYSTEM, content: [text("be brief\n#sim tag=full")] },
         { role: Role.USER, content: [text("look"), { part: { case: "imageUrl", value: { url: "https://example.test/a.png" } } }] },
         { role: Role.ASSISTANT, toolCalls: [{ id: "c1", name: "lookup", arguments: "{}" }] },
-        { role: Role.TOOL, toolCallId: "c1", content: [text("{\"ok\":true}")] },
+        { role: Role.TOOL, toolCallId: "c1", content: [text('{"ok":true}')] },
       ],
       tools: [{ name: "lookup", description: "d", parameters: { type: "object", properties: {} } }],
       sampling: { temperature: 0.5, topP: 0.9, maxTokens: 100, stop: ["END"], seed: 7n },

@@ -1,4 +1,4 @@
-import { connect as h2connect, constants as h2, type ClientHttp2Stream } from "node:http2";
+import { type ClientHttp2Stream, constants as h2, connect as h2connect } from "node:http2";
 import { toBinary } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { StreamChatRequestSchema } from "../gen/sluice/v1/chat_service_pb.js";

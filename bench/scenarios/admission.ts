@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { table } from "../report.js";
-import { BENCH_KEY, BENCH_TEAM_KEY, type Services, load, log, simReset, targetSpec } from "../services.js";
+import { BENCH_KEY, BENCH_TEAM_KEY, load, log, type Services, simReset, targetSpec } from "../services.js";
 import { round, summary } from "../stats.js";
 
 // 9. Admission with Redis limits -------------------------------------------------
@@ -9,7 +9,9 @@ export type AdmissionLanes = Record<string, Record<number, ReturnType<typeof sum
 /** Per edge and concurrency, what the limits add to TTFT p50: limited − plain (ms) and limited ÷ plain. */
 export type AdmissionAdded = Record<number, { addedMs: number; ratio: number }>;
 /** The lanes' figures under their labels, the edges' added TTFT under `grpc` and `sse`, and what three levels add over the key alone under `hierarchy`. */
-export type AdmissionResults = { readonly grpc: AdmissionAdded; readonly sse: AdmissionAdded; readonly hierarchy: { readonly grpc: AdmissionAdded; readonly sse: AdmissionAdded } } & { readonly [lane: string]: Record<number, ReturnType<typeof summary>> | AdmissionAdded };
+export type AdmissionResults = { readonly grpc: AdmissionAdded; readonly sse: AdmissionAdded; readonly hierarchy: { readonly grpc: AdmissionAdded; readonly sse: AdmissionAdded } } & {
+  readonly [lane: string]: Record<number, ReturnType<typeof summary>> | AdmissionAdded;
+};
 export const admissionLane = (r: { results: AdmissionResults }, label: string) => r.results[label] as Record<number, ReturnType<typeof summary>>;
 /** Calls per command name since the Redis started (INFO commandstats). */
 export function redisCommandCalls(port: number): Record<string, number> {
@@ -58,9 +60,7 @@ export async function admissionScenario(s: Services) {
   // INFO commandstats also counts the commands a script runs inside Redis: those are not round trips.
   const polls = delta("get") + delta("hvals");
   const inside = Object.keys(after).reduce((sum, name) => sum + delta(name), 0) - scripts - polls;
-  const lanesOut = Object.fromEntries(
-    Object.entries(samples).map(([label, byLevel]) => [label, Object.fromEntries(Object.entries(byLevel).map(([c, v]) => [c, summary(v)]))]),
-  ) as AdmissionLanes;
+  const lanesOut = Object.fromEntries(Object.entries(samples).map(([label, byLevel]) => [label, Object.fromEntries(Object.entries(byLevel).map(([c, v]) => [c, summary(v)]))])) as AdmissionLanes;
   // Beside each lane's TTFT, per edge and level: what the limits add (limited − plain p50) and their ratio.
   const edge = (name: string, base = "no limits", over = "Redis limits") =>
     Object.fromEntries(

@@ -1,5 +1,5 @@
 import { agentScenario, agentSection } from "../agents.js";
-import { type Services, log, startGateway } from "../services.js";
+import { log, type Services, startGateway } from "../services.js";
 
 /** Coding agents' request sizes and marks (issue #44), on a gateway of its own on the simulator's Anthropic wire. */
 export async function agentsRun(s: Services) {

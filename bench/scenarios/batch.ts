@@ -1,5 +1,5 @@
 import { type BatchResult, batchScenario } from "../batch.js";
-import { type Services, load, log, simReset, startGateway } from "../services.js";
+import { load, log, type Services, simReset, startGateway } from "../services.js";
 
 /** Batches beside interactive traffic (issue #30): interactive TTFT with and without a batch running, on a gateway of its own. */
 export function batchRun(s: Services): Promise<BatchResult> {

@@ -1,5 +1,5 @@
 import { servePgliteOverWire } from "../semantic.js";
-import { type Services, load, log, simReset, startGateway } from "../services.js";
+import { load, log, type Services, simReset, startGateway } from "../services.js";
 import { round, summary } from "../stats.js";
 import type { TargetSpec } from "../targets.js";
 
@@ -32,9 +32,13 @@ export async function pooledRounds<K extends string>(paths: Record<K, RoundPath>
 
 export async function cacheScenario(s: Services) {
   const model = `sim-1?tokens=8&ttft_ms=${CACHE_UPSTREAM_TTFT_MS}`;
-  const gw = await startGateway(s, {}, {
-    models: { off: { provider: "sim", model }, exact: { provider: "sim", model, cache: { exact: { ttlS: 3_600 } } } },
-  });
+  const gw = await startGateway(
+    s,
+    {},
+    {
+      models: { off: { provider: "sim", model }, exact: { provider: "sim", model, cache: { exact: { ttlS: 3_600 } } } },
+    },
+  );
   const levels = s.size.ttft.levels.filter((c) => c <= 100);
   const streams = s.size.ttft.streams / 4;
   const paths = {

@@ -1,5 +1,5 @@
 import { type CapacityDeps, type CapacityResult, capacityRun, runtimeAt } from "../capacity.js";
-import { type Services, load, log, simIdle, simReset, startFloor, startGateway } from "../services.js";
+import { load, log, type Services, simIdle, simReset, startFloor, startGateway } from "../services.js";
 
 // 3. Capacity ---------------------------------------------------------------
 /**

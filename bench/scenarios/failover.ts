@@ -1,5 +1,5 @@
 import type { RequestRecord } from "../../src/simulator/records.js";
-import { type Services, load, log, simRecords, simReset } from "../services.js";
+import { load, log, type Services, simRecords, simReset } from "../services.js";
 import { round, summary } from "../stats.js";
 
 // 6. Failover ------------------------------------------------------------------

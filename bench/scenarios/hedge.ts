@@ -1,4 +1,4 @@
-import { HEDGE_AFTER_MS, type Services, log, simRecords, simReset } from "../services.js";
+import { HEDGE_AFTER_MS, log, type Services, simRecords, simReset } from "../services.js";
 import { round, summary } from "../stats.js";
 import { type ResilienceRun, resilienceRun, scriptCount } from "./failover.js";
 

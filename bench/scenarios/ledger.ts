@@ -1,4 +1,4 @@
-import { BENCH_BUDGET, BENCH_KEY, BENCH_LIMITS, type Services, freePort, load, log, simReset, startGateway } from "../services.js";
+import { BENCH_BUDGET, BENCH_KEY, BENCH_LIMITS, freePort, load, log, type Services, simReset, startGateway } from "../services.js";
 import { round, summary } from "../stats.js";
 
 // Ledger on vs off --------------------------------------------------------------
@@ -70,7 +70,9 @@ export async function ledgerScenario(s: Services) {
       calls,
       rounds,
     };
-    log(`ledger: gateway CPU per 1,000 calls off ${round(off * 1000)} ms, embedded ${round(result.cpuSPer1kCalls.embedded * 1000)} ms (×${round(result.embeddedRatio)}), server ${round(result.cpuSPer1kCalls.server * 1000)} ms (×${round(result.serverRatio)})`);
+    log(
+      `ledger: gateway CPU per 1,000 calls off ${round(off * 1000)} ms, embedded ${round(result.cpuSPer1kCalls.embedded * 1000)} ms (×${round(result.embeddedRatio)}), server ${round(result.cpuSPer1kCalls.server * 1000)} ms (×${round(result.serverRatio)})`,
+    );
     return result;
   } finally {
     await Promise.all(Object.values(sides).map((g) => g.proc.stop()));
@@ -98,8 +100,12 @@ export async function waitForRows(count: () => Promise<number>, rows: number, ev
 
 /** Waits until a gateway's ledger has written `rows` rows, read from its /metrics (sluice_ledger_rows_total, result written). */
 export function waitForLedgerRows(url: string, rows: number, everyMs = 100): Promise<void> {
-  return waitForRows(async () => {
-    const text = await (await fetch(`${url}/metrics`)).text();
-    return Number(/^sluice_ledger_rows_total\{[^}]*sluice_ledger_result="written"[^}]*\} (\d+)/m.exec(text)?.[1] ?? 0);
-  }, rows, everyMs);
+  return waitForRows(
+    async () => {
+      const text = await (await fetch(`${url}/metrics`)).text();
+      return Number(/^sluice_ledger_rows_total\{[^}]*sluice_ledger_result="written"[^}]*\} (\d+)/m.exec(text)?.[1] ?? 0);
+    },
+    rows,
+    everyMs,
+  );
 }

@@ -1,5 +1,5 @@
 import { type NeedsResult, needsScenario } from "../needs.js";
-import { type Services, load, log, simReset, startGateway } from "../services.js";
+import { load, log, type Services, simReset, startGateway } from "../services.js";
 
 /** Routing by need (issue #29): TTFT through an alias with capabilities vs one without, on a gateway of its own; token counting in this process. */
 export function needsRun(s: Services): Promise<NeedsResult> {

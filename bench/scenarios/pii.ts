@@ -1,5 +1,5 @@
 import { type PiiResult, piiScenario } from "../pii.js";
-import { type Services, load, log, simRecords, simReset, startGateway } from "../services.js";
+import { load, log, type Services, simRecords, simReset, startGateway } from "../services.js";
 
 /** PII redaction (issue #28): screening in this process, and restoring's gateway CPU per delta on a gateway of its own. */
 export function piiRun(s: Services): Promise<PiiResult> {

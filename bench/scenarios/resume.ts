@@ -1,5 +1,5 @@
 import { resumeScenario } from "../resume.js";
-import { BENCH_KEY, type Services, log } from "../services.js";
+import { BENCH_KEY, log, type Services } from "../services.js";
 
 /** Resumable streams on vs off, on the gateway with a Redis store (the limited one). */
 export function runResume(s: Services) {

@@ -1,6 +1,6 @@
 import type { Mode } from "../modes.js";
 import { type SemanticResult, semanticScenario } from "../semantic.js";
-import { type Services, log } from "../services.js";
+import { log, type Services } from "../services.js";
 
 /** The semantic cache's lookups at the mode's entry count, and the evaluation set's hit and false-hit rates. */
 export function semanticRun(s: Services): Promise<SemanticResult> {

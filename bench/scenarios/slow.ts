@@ -1,4 +1,4 @@
-import { KiB, type Services, load, log, runtime, simIdle, simRecords, simReset, targetSpec } from "../services.js";
+import { KiB, load, log, runtime, type Services, simIdle, simRecords, simReset, targetSpec } from "../services.js";
 import { round } from "../stats.js";
 
 // 5. Slow consumer ------------------------------------------------------------

@@ -1,6 +1,6 @@
 import { createServer as createHttpServer } from "node:http";
 import { simulatedText } from "../../src/simulator/text.js";
-import { type Services, load, log, simReset, startGateway } from "../services.js";
+import { load, log, type Services, simReset, startGateway } from "../services.js";
 import { round, summary } from "../stats.js";
 
 // 8. Telemetry cost ---------------------------------------------------------------
@@ -31,7 +31,10 @@ export async function telemetryScenario(s: Services) {
   try {
     // Alternate off and on, several rounds, and keep each one's median: machine noise then hits both alike.
     for (let round = 0; round < rounds; round++) {
-      for (const [name, gw] of [["off", off], ["on", on]] as const) {
+      for (const [name, gw] of [
+        ["off", off],
+        ["on", on],
+      ] as const) {
         const target = { kind: "sluice-grpc" as const, url: gw.url, model: "bench" };
         await load({ scenario: "ttft", target, concurrency: 1, perLane: 20, prompt: "#sim tokens=2" }); // warm-up
         const ttft = await load<{ samples: number[] }>({ scenario: "ttft", target, concurrency: 1, perLane: streams, prompt: "#sim tokens=2" });

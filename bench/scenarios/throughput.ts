@@ -1,4 +1,4 @@
-import { type Services, load, log, simReset, targetSpec, targets, withFloor } from "../services.js";
+import { load, log, type Services, simReset, targetSpec, targets, withFloor } from "../services.js";
 import { round } from "../stats.js";
 
 // 2. Throughput -------------------------------------------------------------

@@ -18,7 +18,9 @@ export function KeyForm(props: KeyFormProps) {
       }}
     >
       <h2>Admin key</h2>
-      <p>This console is protected. Enter the gateway's admin key (the value of the variable named by <code>auth.adminKeyEnv</code>).</p>
+      <p>
+        This console is protected. Enter the gateway's admin key (the value of the variable named by <code>auth.adminKeyEnv</code>).
+      </p>
       {props.refused && (
         <p class="error" role="alert" data-testid="key-refused">
           The gateway refused that admin key.

@@ -2,12 +2,12 @@ import "uplot/dist/uPlot.min.css";
 import "./styles.css";
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
+import { BatchesView } from "./batches/batches-view.js";
 import { KeyForm } from "./key-form.js";
 import { LiveView } from "./live/live-view.js";
 import { Playground } from "./playground/playground.js";
 import { setKey } from "./session.js";
 import { SpendView } from "./spend/spend-view.js";
-import { BatchesView } from "./batches/batches-view.js";
 import { useStats } from "./use-stats.js";
 
 type Tab = "live" | "spend" | "batches" | "playground";

@@ -1,21 +1,21 @@
+import { finished, type Readable } from "node:stream";
 import type { Priority } from "../admission/provider-gate.js";
 import type { RouteTarget } from "../config/config.js";
 import type { ChatRequest } from "../core/chat-request.js";
 import type { ContentDelta } from "../core/delta.js";
 import { type DeltaSink, type Feed, type PulledStream, pullFrom } from "../core/delta-sink.js";
-import { finished, type Readable } from "node:stream";
 import { GatewayError, toGatewayError } from "../core/errors.js";
+import type { AttemptObserver } from "../flow/observer.js";
 import type { HostedToolsPolicy } from "../providers/hosted-tools.js";
 import { type DroppedParam, prepareRequest } from "../providers/param-policy.js";
 import type { UpstreamTarget } from "../providers/provider.js";
 import { adapterFor } from "../providers/registry.js";
 import { createSseDecoder, type SseEvent } from "../sse/decoder.js";
-import type { UpstreamClient } from "../upstream/http-client.js";
-import { isEventStream, readErrorBody } from "../upstream/response-body.js";
 import { readChunk } from "../upstream/chunk-reader.js";
-import { fromTransportError } from "../upstream/transport-errors.js";
-import type { AttemptObserver } from "../flow/observer.js";
+import type { UpstreamClient } from "../upstream/http-client.js";
 import { phaseTimeout } from "../upstream/phase-timeout.js";
+import { isEventStream, readErrorBody } from "../upstream/response-body.js";
+import { fromTransportError } from "../upstream/transport-errors.js";
 import { createPhaseTimer, type PhaseTimer } from "./deadlines.js";
 
 /** What one attempt sends, and where. */

@@ -7,9 +7,9 @@ import type { EmbeddingAdapter, EmbeddingAnswer } from "../providers/embedding-a
 import type { UpstreamTarget } from "../providers/provider.js";
 import { adapterFor } from "../providers/registry.js";
 import type { UpstreamClient } from "../upstream/http-client.js";
+import { phaseTimeout } from "../upstream/phase-timeout.js";
 import { readErrorBody } from "../upstream/response-body.js";
 import { fromTransportError } from "../upstream/transport-errors.js";
-import { phaseTimeout } from "../upstream/phase-timeout.js";
 import { createPhaseTimer } from "./deadlines.js";
 
 /**
@@ -67,10 +67,7 @@ export function startEmbedAttempt(
       release = await deps.admit(target, signal, context.priority);
       context.observer.admitted(performance.now() - startedAt);
       const response = await deps.client
-        .send(
-          { ...built, headers: { ...built.headers, ...context.observer.headers, "x-request-id": context.requestId } },
-          { signal, timeouts: target.timeouts, pool: provider.name, requestId: context.requestId },
-        )
+        .send({ ...built, headers: { ...built.headers, ...context.observer.headers, "x-request-id": context.requestId } }, { signal, timeouts: target.timeouts, pool: provider.name, requestId: context.requestId })
         .catch((error: unknown) => {
           throw signal.aborted ? toGatewayError(signal.reason) : fromTransportError(error, { provider: provider.name, timeouts: target.timeouts, phase: "connect" });
         });

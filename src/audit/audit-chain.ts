@@ -82,7 +82,7 @@ export function verifyRows(rows: readonly AuditRow[], from: ChainPoint = GENESIS
   let next = from;
   let checked = 0;
   for (const row of rows) {
-    if (row.seq !== next.seq) return { checked, next, firstBreak: { seq: Math.min(row.seq , next.seq), reason: row.seq > next.seq ? "missing" : "chain" } };
+    if (row.seq !== next.seq) return { checked, next, firstBreak: { seq: Math.min(row.seq, next.seq), reason: row.seq > next.seq ? "missing" : "chain" } };
     if (row.prevHash !== next.prevHash) return { checked, next, firstBreak: { seq: row.seq, reason: "chain" } };
     if (hashOf(row.prevHash, row) !== row.hash) return { checked, next, firstBreak: { seq: row.seq, reason: "altered" } };
     checked++;

@@ -71,7 +71,11 @@ export async function listAudit(db: Pick<Database, "transaction">, filter: Audit
     add(condition, new Date(ms).toISOString());
   };
   if (page.token !== undefined && page.token !== "") add((p) => `seq < ${p}`, seqOfToken(page.token));
-  for (const [field, value] of [["filter.action", filter.action], ["filter.actor_id", filter.actorId], ["filter.target", filter.target]] as const) {
+  for (const [field, value] of [
+    ["filter.action", filter.action],
+    ["filter.actor_id", filter.actorId],
+    ["filter.target", filter.target],
+  ] as const) {
     // The log holds no control character (audit-event.ts cleans them): a filter with one finds nothing, and a NUL would be a 500.
     if (value !== undefined) checkClientText(value, field);
   }

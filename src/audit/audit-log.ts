@@ -1,18 +1,18 @@
 import type { Meter } from "@opentelemetry/api";
 import type { Database } from "../db/database.js";
+import { causeOf } from "../drain/batch-writer.js";
+import { DEAD_LETTER_TRIES, writeDeadLetters } from "../drain/dead-letters.js";
+import { createGroupDrain, type GroupDrain, type StreamEntry } from "../drain/group-drain.js";
+import { createHold } from "../drain/hold.js";
+import type { DeadLetter } from "../drain/isolate.js";
+import { createRetryingBuffer } from "../drain/retrying-buffer.js";
+import { createWriterReporter } from "../drain/writer-reporter.js";
 import type { Logger } from "../logging/logger.js";
 import type { SluiceRedisClient } from "../store/redis-connection.js";
 import { within } from "../store/within.js";
 import { type AuditEvent, type AuditInput, buildAuditEvent, parseAuditEvent } from "./audit-event.js";
 import { type AuditFilter, type AuditPage, type AuditPageRequest, listAudit } from "./audit-list.js";
-import { appendAudit, type AuditVerification, presentAuditIds, verifyAudit } from "./audit-store.js";
-import { causeOf } from "../drain/batch-writer.js";
-import { createGroupDrain, type GroupDrain, type StreamEntry } from "../drain/group-drain.js";
-import { createRetryingBuffer } from "../drain/retrying-buffer.js";
-import { createHold } from "../drain/hold.js";
-import { DEAD_LETTER_TRIES, writeDeadLetters } from "../drain/dead-letters.js";
-import type { DeadLetter } from "../drain/isolate.js";
-import { createWriterReporter } from "../drain/writer-reporter.js";
+import { type AuditVerification, appendAudit, presentAuditIds, verifyAudit } from "./audit-store.js";
 
 export interface AuditSettings {
   /** Events waiting in memory at most (and the Redis stream's approximate cap); past it new events are dropped and counted. */
@@ -140,7 +140,11 @@ export function createAuditLog(options: AuditLogOptions): AuditLog {
     },
   });
   let settlingHeld: Promise<unknown> | undefined;
-  const settleHeld = (minAgeMs: number) => (settlingHeld ??= hold.settle(minAgeMs).catch(() => 0).finally(() => (settlingHeld = undefined)));
+  const settleHeld = (minAgeMs: number) =>
+    (settlingHeld ??= hold
+      .settle(minAgeMs)
+      .catch(() => 0)
+      .finally(() => (settlingHeld = undefined)));
   let holdTimer: NodeJS.Timeout | undefined;
 
   const addToStream = (client: SluiceRedisClient, stream: string, event: AuditEvent) => {

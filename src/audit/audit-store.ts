@@ -3,8 +3,7 @@ import { type AuditBreak, type AuditRow, chainEvents, GENESIS, verifyRows } from
 import type { AuditActor, AuditDetails, AuditEvent, AuditOutcome } from "./audit-event.js";
 
 /** The columns a read selects, `at` as whole epoch ms (extract gives numeric: exact). */
-export const AUDIT_COLUMNS =
-  "seq, id::text AS id, round(extract(epoch FROM at) * 1000)::bigint AS at_ms, actor_kind, actor_id, remote, action, target, outcome, request_id, details, prev_hash, hash";
+export const AUDIT_COLUMNS = "seq, id::text AS id, round(extract(epoch FROM at) * 1000)::bigint AS at_ms, actor_kind, actor_id, remote, action, target, outcome, request_id, details, prev_hash, hash";
 
 export interface AuditDbRow extends Record<string, unknown> {
   seq: string | number;
@@ -70,8 +69,7 @@ export interface AppendResult {
 }
 
 /** The head and the last row, whichever is further on (rows past the head were not appended by Sluice; the chain goes on after them and verify judges them). */
-const LAST_SQL =
-  "SELECT seq, hash FROM (SELECT seq, hash FROM sluice_audit_head UNION ALL (SELECT seq, hash FROM sluice_audit ORDER BY seq DESC LIMIT 1)) AS last ORDER BY seq DESC LIMIT 1";
+const LAST_SQL = "SELECT seq, hash FROM (SELECT seq, hash FROM sluice_audit_head UNION ALL (SELECT seq, hash FROM sluice_audit ORDER BY seq DESC LIMIT 1)) AS last ORDER BY seq DESC LIMIT 1";
 
 /**
  * Appends events to the chain in one transaction, cancelled in the
@@ -108,10 +106,7 @@ export async function appendAudit(db: Pick<Database, "transaction">, events: rea
 export async function presentAuditIds(db: Pick<Database, "query">, ids: readonly string[]): Promise<ReadonlySet<string>> {
   if (ids.length === 0) return new Set();
   // An event refused for good is in the dead letters: seen there, it is no longer this replica's to write.
-  const result = await db.query<{ id: string }>(
-    "SELECT id::text AS id FROM sluice_audit WHERE id = ANY($1::uuid[]) UNION SELECT entry_id FROM sluice_dead_letters WHERE source = 'audit' AND entry_id = ANY($2::text[])",
-    [ids, ids],
-  );
+  const result = await db.query<{ id: string }>("SELECT id::text AS id FROM sluice_audit WHERE id = ANY($1::uuid[]) UNION SELECT entry_id FROM sluice_dead_letters WHERE source = 'audit' AND entry_id = ANY($2::text[])", [ids, ids]);
   return new Set(result.rows.map((r) => r.id));
 }
 

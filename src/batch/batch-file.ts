@@ -1,7 +1,7 @@
+import type { BatchSettings } from "../config/settings.js";
 import { clipClientValue, controlCharacterIn, quoteClientValue } from "../core/client-text.js";
 import { GatewayError } from "../core/errors.js";
 import type { StructureLimits } from "../core/structure-limits.js";
-import type { BatchSettings } from "../config/settings.js";
 import { parseJsonBody } from "../http/read-json.js";
 
 /** The endpoints a batch may run. */

@@ -3,9 +3,9 @@ import { checkClientText, cleanClientText, quoteClientValue } from "../core/clie
 import { GatewayError } from "../core/errors.js";
 import type { StructureLimits } from "../core/structure-limits.js";
 import { BATCH_ENDPOINTS, type BatchEndpoint, type BatchFileLine, batchLinesOf, createBatchLineReader } from "./batch-file.js";
-import { openUpload, type UploadSink } from "./batch-upload.js";
 import type { BatchRunner } from "./batch-runner.js";
 import { type BatchStore, randomHex, type StoredBatch, type StoredFile } from "./batch-store.js";
+import { openUpload, type UploadSink } from "./batch-upload.js";
 
 /** OpenAI's bounds on a batch's metadata. */
 export const MAX_METADATA = { pairs: 16, key: 64, value: 512 };
@@ -128,15 +128,12 @@ export function createBatchOperations(options: BatchOperationsOptions): BatchOpe
       if (file?.purpose !== "batch") throw notFound("batch input file", batch.inputFileId);
       // Read back a chunk at a time and checked a page at a time, inside the transaction that stores the lines: a
       // 48,000-line file is never whole in memory and never holds the event loop.
-      const created = await store.createBatchFromFile(
-        { id: `batch_${randomHex()}`, owner, endpoint, inputFileId: file.id, completionWindow: "24h", metadata },
-        async function* (chunks) {
-          for await (const page of batchLinesOf(chunks, createBatchLineReader(settings, options.limits))) {
-            checkLines(page, endpoint);
-            yield page.map((l) => ({ customId: l.customId, line: l.line, body: JSON.stringify(l.body) }));
-          }
-        },
-      );
+      const created = await store.createBatchFromFile({ id: `batch_${randomHex()}`, owner, endpoint, inputFileId: file.id, completionWindow: "24h", metadata }, async function* (chunks) {
+        for await (const page of batchLinesOf(chunks, createBatchLineReader(settings, options.limits))) {
+          checkLines(page, endpoint);
+          yield page.map((l) => ({ customId: l.customId, line: l.line, body: JSON.stringify(l.body) }));
+        }
+      });
       options.runner.add(created.id);
       return created;
     },

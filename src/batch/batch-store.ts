@@ -178,12 +178,7 @@ export interface BatchStore {
 export function createBatchStore(db: () => Promise<Database>): BatchStore {
   const store: BatchStore = {
     async beginFile(file) {
-      await (await db()).query("INSERT INTO sluice_batch_files (id, owner, purpose, filename, bytes, content, created_at, complete) VALUES ($1, $2, $3, '', 0, NULL, $4, false)", [
-        file.id,
-        file.owner,
-        file.purpose,
-        seconds(),
-      ]);
+      await (await db()).query("INSERT INTO sluice_batch_files (id, owner, purpose, filename, bytes, content, created_at, complete) VALUES ($1, $2, $3, '', 0, NULL, $4, false)", [file.id, file.owner, file.purpose, seconds()]);
     },
 
     async putChunk(fileId, seq, content) {
@@ -335,10 +330,7 @@ export function createBatchStore(db: () => Promise<Database>): BatchStore {
 
     async skipLine(batchId, customId) {
       return (await db()).transaction(async (query) => {
-        const { rows } = await query("UPDATE sluice_batch_lines SET status = 'cancelled' WHERE batch_id = $1 AND custom_id = $2 AND result IS NULL AND status IS DISTINCT FROM 'cancelled' RETURNING line", [
-          batchId,
-          customId,
-        ]);
+        const { rows } = await query("UPDATE sluice_batch_lines SET status = 'cancelled' WHERE batch_id = $1 AND custom_id = $2 AND result IS NULL AND status IS DISTINCT FROM 'cancelled' RETURNING line", [batchId, customId]);
         if (rows.length === 0) return false;
         await query("UPDATE sluice_batches SET skipped = skipped + 1 WHERE id = $1", [batchId]);
         return true;
@@ -347,10 +339,9 @@ export function createBatchStore(db: () => Promise<Database>): BatchStore {
 
     async skipRest(batchId) {
       return (await db()).transaction(async (query) => {
-        const { rows } = await query<{ n: number }>(
-          "WITH skipped AS (UPDATE sluice_batch_lines SET status = 'cancelled' WHERE batch_id = $1 AND result IS NULL AND status IS NULL RETURNING 1) SELECT count(*)::int AS n FROM skipped",
-          [batchId],
-        );
+        const { rows } = await query<{ n: number }>("WITH skipped AS (UPDATE sluice_batch_lines SET status = 'cancelled' WHERE batch_id = $1 AND result IS NULL AND status IS NULL RETURNING 1) SELECT count(*)::int AS n FROM skipped", [
+          batchId,
+        ]);
         const n = Number(rows[0]?.n ?? 0);
         if (n > 0) await query("UPDATE sluice_batches SET skipped = skipped + $2 WHERE id = $1", [batchId, n]);
         return n;
@@ -358,10 +349,7 @@ export function createBatchStore(db: () => Promise<Database>): BatchStore {
     },
 
     async markRunning(batchId, customId) {
-      const { rows } = await (await db()).query(
-        "UPDATE sluice_batch_lines SET status = 'running' WHERE batch_id = $1 AND custom_id = $2 AND result IS NULL AND status IS DISTINCT FROM 'cancelled' RETURNING line",
-        [batchId, customId],
-      );
+      const { rows } = await (await db()).query("UPDATE sluice_batch_lines SET status = 'running' WHERE batch_id = $1 AND custom_id = $2 AND result IS NULL AND status IS DISTINCT FROM 'cancelled' RETURNING line", [batchId, customId]);
       return rows.length > 0;
     },
 
@@ -379,10 +367,7 @@ export function createBatchStore(db: () => Promise<Database>): BatchStore {
 
     async failRest(batchId, result) {
       return (await db()).transaction(async (query) => {
-        const { rows } = await query<{ custom_id: string; line: number; body: string }>(
-          "SELECT custom_id, line, body FROM sluice_batch_lines WHERE batch_id = $1 AND result IS NULL ORDER BY line FOR UPDATE",
-          [batchId],
-        );
+        const { rows } = await query<{ custom_id: string; line: number; body: string }>("SELECT custom_id, line, body FROM sluice_batch_lines WHERE batch_id = $1 AND result IS NULL ORDER BY line FOR UPDATE", [batchId]);
         if (rows.length === 0) return 0;
         const lines = rows.map((r) => ({ customId: String(r.custom_id), line: Number(r.line), body: String(r.body) }));
         for (let at = 0; at < lines.length; at += INSERT_CHUNK) {
@@ -416,10 +401,13 @@ export function createBatchStore(db: () => Promise<Database>): BatchStore {
         const output = await writeResults(query, batch, now, "completed");
         const error = await writeResults(query, batch, now, "failed");
         const cancelled = batch.status === "cancelling";
-        const done = await query(
-          `UPDATE sluice_batches SET status = $2, output_file_id = $3, error_file_id = $4, finalizing_at = $5, ${cancelled ? "cancelled_at" : "completed_at"} = $5 WHERE id = $1 RETURNING *`,
-          [id, cancelled ? "cancelled" : "completed", output, error, now],
-        );
+        const done = await query(`UPDATE sluice_batches SET status = $2, output_file_id = $3, error_file_id = $4, finalizing_at = $5, ${cancelled ? "cancelled_at" : "completed_at"} = $5 WHERE id = $1 RETURNING *`, [
+          id,
+          cancelled ? "cancelled" : "completed",
+          output,
+          error,
+          now,
+        ]);
         return batchOf(done.rows[0]!);
       });
     },
@@ -437,12 +425,7 @@ const RESULT_PAGE = 1_000;
 
 async function insertLines(query: Database["query"], batchId: string, lines: readonly PendingLine[]): Promise<void> {
   if (lines.length === 0) return;
-  await query("INSERT INTO sluice_batch_lines (batch_id, custom_id, line, body) SELECT $1, * FROM unnest($2::text[], $3::int[], $4::text[])", [
-    batchId,
-    lines.map((l) => l.customId),
-    lines.map((l) => l.line),
-    lines.map((l) => l.body),
-  ]);
+  await query("INSERT INTO sluice_batch_lines (batch_id, custom_id, line, body) SELECT $1, * FROM unnest($2::text[], $3::int[], $4::text[])", [batchId, lines.map((l) => l.customId), lines.map((l) => l.line), lines.map((l) => l.body)]);
 }
 
 async function* oneChunk(content: string): AsyncGenerator<string> {
@@ -488,10 +471,11 @@ async function writeResults(query: Database["query"], batch: StoredBatch, now: n
     text = "";
   };
   for (let after = 0; ; ) {
-    const { rows } = await query<{ line: number; status: string; result: string }>(
-      "SELECT line, status, result FROM sluice_batch_lines WHERE batch_id = $1 AND line > $2 AND result IS NOT NULL ORDER BY line LIMIT $3",
-      [batch.id, after, RESULT_PAGE],
-    );
+    const { rows } = await query<{ line: number; status: string; result: string }>("SELECT line, status, result FROM sluice_batch_lines WHERE batch_id = $1 AND line > $2 AND result IS NOT NULL ORDER BY line LIMIT $3", [
+      batch.id,
+      after,
+      RESULT_PAGE,
+    ]);
     for (const r of rows) {
       // A line counts as failed unless it completed (the error file holds every other result).
       if ((r.status === "completed") === (status === "completed")) text += `${r.result}\n`;

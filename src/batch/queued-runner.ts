@@ -1,11 +1,11 @@
-import type { Meter } from "@opentelemetry/api";
 import { setTimeout as delay } from "node:timers/promises";
+import type { Meter } from "@opentelemetry/api";
 import { type Job, Queue, Worker } from "bullmq";
+import { backoffDelay } from "../core/backoff.js";
 import type { Logger } from "../logging/logger.js";
 import type { BatchRunner, LineExecutor } from "./batch-runner.js";
 import { type BatchStore, type StoredBatch, UNFINISHED } from "./batch-store.js";
 import { createLineWriter } from "./line-writer.js";
-import { backoffDelay } from "../core/backoff.js";
 
 /** A Redis client BullMQ accepts (store/redis-connection.ts: ioredis, connecting and reconnecting on its own); the runner ends it. */
 export interface QueueClient {
@@ -66,7 +66,13 @@ const PAGE = 500;
 /** Whether `work` settled within `ms` (it keeps running either way). */
 async function within(work: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
-  const settled = await Promise.race([work.then(() => true, () => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)))]);
+  const settled = await Promise.race([
+    work.then(
+      () => true,
+      () => true,
+    ),
+    new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms))),
+  ]);
   clearTimeout(timer);
   return settled;
 }
@@ -239,13 +245,16 @@ export function createQueuedBatchRunner(options: QueuedRunnerOptions): BatchRunn
     for (const id of ids) add(id);
   };
   let sweeping = false;
-  const sweeper = setInterval(() => {
-    if (sweeping || closed) return;
-    sweeping = true;
-    void sweep()
-      .catch((error: unknown) => logger.debug({ event: "batch.sweep_failed", error: describe(error) }))
-      .finally(() => (sweeping = false));
-  }, options.sweepMs ?? options.leaseMs * 2);
+  const sweeper = setInterval(
+    () => {
+      if (sweeping || closed) return;
+      sweeping = true;
+      void sweep()
+        .catch((error: unknown) => logger.debug({ event: "batch.sweep_failed", error: describe(error) }))
+        .finally(() => (sweeping = false));
+    },
+    options.sweepMs ?? options.leaseMs * 2,
+  );
   sweeper.unref();
 
   return {

@@ -62,9 +62,7 @@ export function createSemanticStore(database: () => Database | undefined): Seman
   const ensureIndex = (db: Database, dims: number): Promise<void> => {
     let ready = indexed.get(dims);
     if (!ready) {
-      ready = db
-        .query(`CREATE INDEX IF NOT EXISTS sluice_semantic_cache_hnsw_${dims} ON sluice_semantic_cache USING hnsw ((embedding::vector(${dims})) vector_cosine_ops) WHERE dims = ${dims}`)
-        .then(() => undefined);
+      ready = db.query(`CREATE INDEX IF NOT EXISTS sluice_semantic_cache_hnsw_${dims} ON sluice_semantic_cache USING hnsw ((embedding::vector(${dims})) vector_cosine_ops) WHERE dims = ${dims}`).then(() => undefined);
       ready.catch(() => indexed.delete(dims));
       indexed.set(dims, ready);
     }
@@ -117,10 +115,10 @@ export function createSemanticStore(database: () => Database | undefined): Seman
 
     async purge(aliases, scope) {
       const db = need();
-      const { rows } = await db.query<{ n: string }>(
-        `WITH gone AS (DELETE FROM sluice_semantic_cache WHERE alias = ANY($1::text[]) AND ($2::text IS NULL OR scope = $2) RETURNING 1) SELECT count(*) AS n FROM gone`,
-        [aliases, scope ?? null],
-      );
+      const { rows } = await db.query<{ n: string }>(`WITH gone AS (DELETE FROM sluice_semantic_cache WHERE alias = ANY($1::text[]) AND ($2::text IS NULL OR scope = $2) RETURNING 1) SELECT count(*) AS n FROM gone`, [
+        aliases,
+        scope ?? null,
+      ]);
       return Number(rows[0]?.n ?? 0);
     },
 

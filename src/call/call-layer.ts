@@ -1,25 +1,24 @@
 import type { Context } from "@opentelemetry/api";
+import type { CachePolicy } from "../core/cache-policy.js";
+import type { CallFacts, CallSummary } from "../core/call-summary.js";
 import type { ChatRequest } from "../core/chat-request.js";
-import type { Delta } from "../core/delta.js";
 import { quoteClientValue } from "../core/client-text.js";
+import type { Delta } from "../core/delta.js";
+import { type DeltaSink, type Feed, pushFrom } from "../core/delta-sink.js";
+import type { EmbedRequest, EmbedResult } from "../core/embed-request.js";
 import { GatewayError } from "../core/errors.js";
 import { type Heartbeat, withHeartbeats, withPushedHeartbeats } from "../core/heartbeats.js";
-import { type DeltaSink, type Feed, pushFrom } from "../core/delta-sink.js";
 import type { ChatPipeline, DeltaStream } from "../pipeline/chat-pipeline.js";
-import type { StreamContext } from "../pipeline/stream-context.js";
-import type { EmbedRequest, EmbedResult } from "../core/embed-request.js";
 import type { EmbedPipeline } from "../pipeline/embed-pipeline.js";
-import type { CallFacts, CallSummary } from "../core/call-summary.js";
-
-import type { CachePolicy } from "../core/cache-policy.js";
+import type { StreamContext } from "../pipeline/stream-context.js";
 import type { Numbered, ResumableStreams } from "../resume/resumable-streams.js";
 import type { ModelInfo } from "../routing/route-table.js";
 import type { ReplayStore } from "../store/replay-store.js";
+import { mayUse, type Principal } from "../tenancy/principal.js";
+import { type AllocationTags, allocationTags, droppedTagsHeader, NO_TAGS, TAGS_DROPPED_HEADER } from "../tenancy/tags.js";
+import type { Tenancy } from "../tenancy/tenancy.js";
 import { createReplayCapture, keepReplay, type ReplayKind, restoreReplay } from "./replay-turns.js";
 import { wholeAnswer } from "./whole-answer.js";
-import { mayUse, type Principal } from "../tenancy/principal.js";
-import { allocationTags, type AllocationTags, droppedTagsHeader, NO_TAGS, TAGS_DROPPED_HEADER } from "../tenancy/tags.js";
-import type { Tenancy } from "../tenancy/tenancy.js";
 
 /**
  * What one client call is, whatever wire it came on: the request's id,
@@ -295,8 +294,7 @@ export function createCallLayer(options: CallLayerOptions): CallLayer {
         return { ...base, resumable: true, items, relay: (sink) => pushFrom(items, sink), buffered: NONE, whole: () => wholeAnswer(items, maxAnswerBytes) };
       }
       const { heartbeatMs } = streamOptions;
-      const relay = (sink: DeltaSink<CallItem>): Feed =>
-        heartbeatMs > 0 ? withPushedHeartbeats((beating) => pipeline.relay(request, context, beating), sink, heartbeatMs) : pipeline.relay(request, context, sink);
+      const relay = (sink: DeltaSink<CallItem>): Feed => (heartbeatMs > 0 ? withPushedHeartbeats((beating) => pipeline.relay(request, context, beating), sink, heartbeatMs) : pipeline.relay(request, context, sink));
       // Pulled only by edges that fold a whole answer: made on first use, so a pushed stream starts nothing twice.
       let deltas: DeltaStream | undefined;
       let items: AsyncGenerator<CallItem, void, undefined> | undefined;

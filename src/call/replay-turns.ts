@@ -107,12 +107,7 @@ function withoutForeignThinking(message: ChatMessage): ChatMessage {
  * which refuses a thinking request whose tool turn starts without
  * thinking, that one step is then asked without thinking.
  */
-export async function restoreReplay(
-  request: ChatRequest,
-  store: ReplayStore,
-  served: { provider: string; model: string; kind?: ProviderKind } | undefined,
-  what: ReplayKind = "reasoning-and-signatures",
-): Promise<ChatRequest> {
+export async function restoreReplay(request: ChatRequest, store: ReplayStore, served: { provider: string; model: string; kind?: ProviderKind } | undefined, what: ReplayKind = "reasoning-and-signatures"): Promise<ChatRequest> {
   if (!served) return request;
   const lastUser = request.messages.findLastIndex((m) => m.role === "user");
   let restored = 0;

@@ -24,10 +24,7 @@ export function foldedBytes(delta: Delta): number {
 
 /** The refusal of an answer past `limits.maxAnswerBytes`: the caller asked to have it whole, and it would not fit. */
 export function answerTooLarge(maxBytes: number): GatewayError {
-  return new GatewayError(
-    "upstream_protocol",
-    `the answer grew past limits.maxAnswerBytes (${maxBytes} bytes) before it ended; the upstream request was closed. Ask for a streamed answer, or a smaller max_tokens`,
-  );
+  return new GatewayError("upstream_protocol", `the answer grew past limits.maxAnswerBytes (${maxBytes} bytes) before it ended; the upstream request was closed. Ask for a streamed answer, or a smaller max_tokens`);
 }
 
 /**

@@ -1,5 +1,5 @@
-import type { Config, KeySettings, ModelRoute, PiiMode, PiiPolicy } from "../config/config.js";
 import { PII_MODES } from "../config/compliance-schema.js";
+import type { Config, KeySettings, ModelRoute, PiiMode, PiiPolicy } from "../config/config.js";
 import { PII_KINDS } from "../config/pii-kinds.js";
 import { customDetector, type Detector } from "./pii-detectors.js";
 

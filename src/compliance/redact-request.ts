@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { ChatMessage, ChatRequest, ContentPart, ResponseFormat, ToolCall, ToolDefinition } from "../core/chat-request.js";
-import { createPiiVault, type Detect, type PiiVault } from "./pii-vault.js";
 import type { RequestPolicy } from "./pii-policy.js";
+import { createPiiVault, type Detect, type PiiVault } from "./pii-vault.js";
 
 /** A request with its personal data replaced by placeholders, and the vault that puts them back. */
 export interface RedactedRequest {

@@ -67,7 +67,11 @@ export async function screenRequestInSlices(request: ChatRequest, policy: Reques
   const found = new Map<string, PiiSpan[]>();
   for (const text of long) found.set(text, await detectPiiInSlices(text, policy.kinds, policy.custom, signal));
   signal?.throwIfAborted();
-  return screenedOf(request, policy, redactRequest(request, policy, (text, kinds, custom) => found.get(text) ?? detectPii(text, kinds, custom)));
+  return screenedOf(
+    request,
+    policy,
+    redactRequest(request, policy, (text, kinds, custom) => found.get(text) ?? detectPii(text, kinds, custom)),
+  );
 }
 
 function screenedOf(request: ChatRequest, policy: RequestPolicy, redacted: RedactedRequest): Screened {
@@ -102,11 +106,9 @@ export function enforce(screened: Screened, route: ModelRoute): ModelRoute {
   }
   if (screened.unplaceable) {
     const fields = screened.unplaceable.slice(0, 8).join(", ");
-    throw new GatewayError(
-      "invalid_request",
-      `${fields}: personal data or secrets found where no placeholder can stand in for them (a name or a URL); the policy for this key or model redacts, so the request is refused`,
-      { field: screened.unplaceable[0]! },
-    );
+    throw new GatewayError("invalid_request", `${fields}: personal data or secrets found where no placeholder can stand in for them (a name or a URL); the policy for this key or model redacts, so the request is refused`, {
+      field: screened.unplaceable[0]!,
+    });
   }
   if (!mustStayLocal(screened)) return route;
   const local = route.targets.filter((target) => target.local === true);
@@ -131,7 +133,12 @@ export function screenTags(tags: Readonly<Record<string, string>>, policy: Reque
     const found: Record<string, number> = {};
     for (const span of spans) found[span.kind] = (found[span.kind] ?? 0) + 1;
     const kinds = Object.keys(found).sort().join(", ");
-    return { found, refusal: new GatewayError("invalid_request", `tag ${quoteClientValue(key)} holds personal data or secrets (${kinds}): the policy for this key or model keeps them out of tags, which the spend ledger and its reports keep`, { field: "metadata" }) };
+    return {
+      found,
+      refusal: new GatewayError("invalid_request", `tag ${quoteClientValue(key)} holds personal data or secrets (${kinds}): the policy for this key or model keeps them out of tags, which the spend ledger and its reports keep`, {
+        field: "metadata",
+      }),
+    };
   }
   return undefined;
 }

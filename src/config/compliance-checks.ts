@@ -1,6 +1,6 @@
-import { PII_KINDS } from "./pii-kinds.js";
 import { isRecord } from "./check-input.js";
 import type { ConfigProblem } from "./config-problem.js";
+import { PII_KINDS } from "./pii-kinds.js";
 
 /**
  * Every detector a PII policy names is a built-in one or a custom pattern

@@ -1,20 +1,62 @@
 import type { ProviderKind } from "../core/chat-request.js";
-import { readConfigDocument } from "./config-file.js";
-import { checkConfig, type ConfigProblem, formatPath } from "./problems.js";
-import { type AnthropicThinking, type ConfigFile, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_TIMEOUTS, type TimeoutsConfig } from "./schema.js";
-import { sha256Hex } from "./key-hash.js";
-import { createSecret, type Secret } from "./secret.js";
-import type { TlsCredentials } from "./tls-files.js";
 import { builtInCapabilities, type Capabilities } from "./capability-table.js";
+import { readConfigDocument } from "./config-file.js";
+import { sha256Hex } from "./key-hash.js";
 import { withCacheWriteDefaults } from "./price-defaults.js";
-import type { AuditSettings, BatchSettings, BreakerConfig, BudgetPeriod, CacheScope, CacheSettings, ConsoleConfig, ContextSettings, CustomPattern, KeyLimits, LedgerSettings, PiiPolicy, PostgresStoreConfig, Price, RedisStoreConfig, ResumeSettings, ShadowSettings, Strategy, TelemetryConfig } from "./settings.js";
+import { type ConfigProblem, checkConfig, formatPath } from "./problems.js";
+import { type AnthropicThinking, type ConfigFile, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_TIMEOUTS, type TimeoutsConfig } from "./schema.js";
+import { createSecret, type Secret } from "./secret.js";
+import type {
+  AuditSettings,
+  BatchSettings,
+  BreakerConfig,
+  BudgetPeriod,
+  CacheScope,
+  CacheSettings,
+  ConsoleConfig,
+  ContextSettings,
+  CustomPattern,
+  KeyLimits,
+  LedgerSettings,
+  PiiPolicy,
+  PostgresStoreConfig,
+  Price,
+  RedisStoreConfig,
+  ResumeSettings,
+  ShadowSettings,
+  Strategy,
+  TelemetryConfig,
+} from "./settings.js";
+import type { TlsCredentials } from "./tls-files.js";
 
 // The sections the running gateway uses as the file writes them are in
 // settings.ts, typed from the schema's output. The interfaces below are what
 // buildConfig makes of the file: secrets read, defaults decided from other
 // settings, targets attached, durations converted. Each says what it adds.
 
-export type { ResumeSettings, BreakerConfig, TelemetryConfig, Price, ShadowSettings, PostgresStoreConfig, CacheScope, CacheSettings, BudgetPeriod, PiiPolicy, PiiMode, CustomPattern, AuditSettings, ContextSettings, KeyLimits, LedgerSettings, BatchSettings, RedisStoreConfig, ConsoleAccess, ConsoleConfig, Strategy } from "./settings.js";
+export type {
+  AuditSettings,
+  BatchSettings,
+  BreakerConfig,
+  BudgetPeriod,
+  CacheScope,
+  CacheSettings,
+  ConsoleAccess,
+  ConsoleConfig,
+  ContextSettings,
+  CustomPattern,
+  KeyLimits,
+  LedgerSettings,
+  PiiMode,
+  PiiPolicy,
+  PostgresStoreConfig,
+  Price,
+  RedisStoreConfig,
+  ResumeSettings,
+  ShadowSettings,
+  Strategy,
+  TelemetryConfig,
+} from "./settings.js";
 
 /** Admission in front of one provider: concurrency, and a bounded FIFO queue behind it. */
 export interface AdmissionConfig {
@@ -257,24 +299,14 @@ export type ConfigLoad =
  * API keys; a provider whose key variable is unset fails here, at start-up
  * (or reload), not on its first request. Every problem is reported at once.
  */
-export function validateConfig(
-  input: unknown,
-  env: NodeJS.ProcessEnv,
-  source = "configuration",
-  lineOf?: (path: readonly PropertyKey[]) => number | undefined,
-): ConfigLoad {
+export function validateConfig(input: unknown, env: NodeJS.ProcessEnv, source = "configuration", lineOf?: (path: readonly PropertyKey[]) => number | undefined): ConfigLoad {
   const { file, tls, problems } = checkConfig(input, env);
   if (!file) return { ok: false, problems: problemLines(problems, lineOf), report: formatProblems(source, problems, lineOf) };
   return { ok: true, config: buildConfig(file, tls, env) };
 }
 
 /** validateConfig for callers that cannot go on without a configuration: throws ConfigError with the report. */
-export function resolveConfig(
-  input: unknown,
-  env: NodeJS.ProcessEnv,
-  source = "configuration",
-  lineOf?: (path: readonly PropertyKey[]) => number | undefined,
-): Config {
+export function resolveConfig(input: unknown, env: NodeJS.ProcessEnv, source = "configuration", lineOf?: (path: readonly PropertyKey[]) => number | undefined): Config {
   const loaded = validateConfig(input, env, source, lineOf);
   if (!loaded.ok) throw new ConfigError(loaded.report);
   return loaded.config;
@@ -357,9 +389,7 @@ function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: Nod
         ? {
             cache: {
               ...(m.cache.exact ? { exactTtlMs: m.cache.exact.ttlS * 1000 } : {}),
-              ...(m.cache.semantic
-                ? { semantic: { embeddingModel: m.cache.semantic.embeddingModel, threshold: m.cache.semantic.threshold, ttlMs: m.cache.semantic.ttlS * 1000, maxEntries: m.cache.semantic.maxEntries } }
-                : {}),
+              ...(m.cache.semantic ? { semantic: { embeddingModel: m.cache.semantic.embeddingModel, threshold: m.cache.semantic.threshold, ttlMs: m.cache.semantic.ttlS * 1000, maxEntries: m.cache.semantic.maxEntries } } : {}),
               scope: m.cache.scope,
               cacheToolCalls: m.cache.cacheToolCalls,
             },
@@ -374,7 +404,11 @@ function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: Nod
     telemetry: {
       serviceName: file.telemetry.serviceName,
       metrics: file.telemetry.metrics,
-      tracing: { captureContent: file.telemetry.tracing.captureContent, ...(file.telemetry.tracing.exporter ? { exporter: file.telemetry.tracing.exporter } : {}), ...(file.telemetry.tracing.endpoint ? { endpoint: file.telemetry.tracing.endpoint } : {}) },
+      tracing: {
+        captureContent: file.telemetry.tracing.captureContent,
+        ...(file.telemetry.tracing.exporter ? { exporter: file.telemetry.tracing.exporter } : {}),
+        ...(file.telemetry.tracing.endpoint ? { endpoint: file.telemetry.tracing.endpoint } : {}),
+      },
     },
     limits: {
       maxEventBytes: file.limits.maxEventBytes,
@@ -425,7 +459,15 @@ function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: Nod
     alerts: {
       thresholds: [...new Set(file.alerts.thresholds)].sort((a, b) => a - b),
       ...(file.alerts.webhook
-        ? { webhook: { url: file.alerts.webhook.url, secret: createSecret(env[file.alerts.webhook.secretEnv]!), timeoutMs: file.alerts.webhook.timeoutMs, maxAttempts: file.alerts.webhook.maxAttempts, queueMax: file.alerts.webhook.queueMax } }
+        ? {
+            webhook: {
+              url: file.alerts.webhook.url,
+              secret: createSecret(env[file.alerts.webhook.secretEnv]!),
+              timeoutMs: file.alerts.webhook.timeoutMs,
+              maxAttempts: file.alerts.webhook.maxAttempts,
+              queueMax: file.alerts.webhook.queueMax,
+            },
+          }
         : {}),
     },
     ...(file.store ? { store: { ...(file.store.redis ? { redis: file.store.redis } : {}), ...(file.store.postgres ? { postgres: file.store.postgres } : {}) } } : {}),

@@ -19,20 +19,9 @@ function variableProblem(variable: unknown, env: NodeJS.ProcessEnv, path: Proper
 /** Every key variable that is unset, not only the first: providers', virtual keys' and the admin key's. */
 export function environmentProblems(input: unknown, env: NodeJS.ProcessEnv): ConfigProblem[] {
   if (!isRecord(input)) return [];
-  const providers = isRecord(input.providers)
-    ? Object.entries(input.providers).flatMap(([name, provider]) =>
-        variableProblem(isRecord(provider) ? provider.apiKeyEnv : undefined, env, ["providers", name, "apiKeyEnv"]),
-      )
-    : [];
+  const providers = isRecord(input.providers) ? Object.entries(input.providers).flatMap(([name, provider]) => variableProblem(isRecord(provider) ? provider.apiKeyEnv : undefined, env, ["providers", name, "apiKeyEnv"])) : [];
   const auth = isRecord(input.auth) ? input.auth : {};
-  const keys = Array.isArray(auth.keys)
-    ? auth.keys.flatMap((key: unknown, i) => variableProblem(isRecord(key) ? key.keyEnv : undefined, env, ["auth", "keys", i, "keyEnv"], MIN_KEY_CHARS))
-    : [];
+  const keys = Array.isArray(auth.keys) ? auth.keys.flatMap((key: unknown, i) => variableProblem(isRecord(key) ? key.keyEnv : undefined, env, ["auth", "keys", i, "keyEnv"], MIN_KEY_CHARS)) : [];
   const webhook = isRecord(input.alerts) && isRecord(input.alerts.webhook) ? input.alerts.webhook : {};
-  return [
-    ...providers,
-    ...keys,
-    ...variableProblem(auth.adminKeyEnv, env, ["auth", "adminKeyEnv"], MIN_KEY_CHARS),
-    ...variableProblem(webhook.secretEnv, env, ["alerts", "webhook", "secretEnv"], MIN_KEY_CHARS),
-  ];
+  return [...providers, ...keys, ...variableProblem(auth.adminKeyEnv, env, ["auth", "adminKeyEnv"], MIN_KEY_CHARS), ...variableProblem(webhook.secretEnv, env, ["alerts", "webhook", "secretEnv"], MIN_KEY_CHARS)];
 }

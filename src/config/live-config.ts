@@ -1,6 +1,6 @@
 import type { Logger } from "../logging/logger.js";
-import { diffConfig } from "./config-diff.js";
 import type { Config, ConfigLoad } from "./config.js";
+import { diffConfig } from "./config-diff.js";
 import { restartOnlyChanges } from "./restart-only.js";
 
 /** Where a reload reads the configuration again: the file given at start-up. */
@@ -108,10 +108,12 @@ export function createLiveConfig(options: LiveConfigOptions): LiveConfig {
   return {
     current: () => config,
     reload(trigger) {
-      const run = queue.then(() => attempt(trigger)).then((outcome) => {
-        options.onOutcome?.(outcome);
-        return outcome;
-      });
+      const run = queue
+        .then(() => attempt(trigger))
+        .then((outcome) => {
+          options.onOutcome?.(outcome);
+          return outcome;
+        });
       queue = run.catch(() => undefined);
       return run;
     },

@@ -1,22 +1,18 @@
 import type { z } from "zod";
-import { configSchema, type ConfigFile } from "./schema.js";
-import { readTlsFiles, type TlsCredentials } from "./tls-files.js";
-import type { ConfigProblem } from "./config-problem.js";
 import { isRecord } from "./check-input.js";
 import { complianceProblems } from "./compliance-checks.js";
+import type { ConfigProblem } from "./config-problem.js";
 import { environmentProblems } from "./environment-checks.js";
 import { referenceProblems, thinkingProblems } from "./routing-checks.js";
+import { type ConfigFile, configSchema } from "./schema.js";
 import { consoleProblems, hierarchyProblems, keyProblems } from "./tenancy-checks.js";
+import { readTlsFiles, type TlsCredentials } from "./tls-files.js";
 
 export { type ConfigProblem, formatPath } from "./config-problem.js";
 
 /** zod's issues, one problem each; an unknown key is named by its own path. */
 function schemaProblems(issues: readonly z.core.$ZodIssue[]): ConfigProblem[] {
-  return issues.flatMap((issue) =>
-    issue.code === "unrecognized_keys"
-      ? issue.keys.map((key) => ({ path: [...issue.path, key], message: "unknown key" }))
-      : [{ path: issue.path, message: issue.message }],
-  );
+  return issues.flatMap((issue) => (issue.code === "unrecognized_keys" ? issue.keys.map((key) => ({ path: [...issue.path, key], message: "unknown key" })) : [{ path: issue.path, message: issue.message }]));
 }
 
 /** The TLS files, read when their names are there (whatever else is wrong), so their problems come in the same report. */
@@ -32,15 +28,7 @@ function tlsFiles(input: unknown): { readonly credentials?: TlsCredentials; read
  * its feature's words; in this order in the report when no line numbers
  * are known.
  */
-const CROSS_FIELD_CHECKS: readonly ((input: unknown, env: NodeJS.ProcessEnv) => ConfigProblem[])[] = [
-  referenceProblems,
-  thinkingProblems,
-  environmentProblems,
-  keyProblems,
-  hierarchyProblems,
-  complianceProblems,
-  consoleProblems,
-];
+const CROSS_FIELD_CHECKS: readonly ((input: unknown, env: NodeJS.ProcessEnv) => ConfigProblem[])[] = [referenceProblems, thinkingProblems, environmentProblems, keyProblems, hierarchyProblems, complianceProblems, consoleProblems];
 
 export interface CheckedConfig {
   /** The validated file; only when there is no problem at all. */

@@ -18,11 +18,7 @@ export function referenceProblems(input: unknown): ConfigProblem[] {
   if (!isRecord(input) || !isRecord(input.models)) return [];
   const providers = isRecord(input.providers) ? input.providers : {};
   return Object.entries(input.models).flatMap(([alias, model]) =>
-    isRecord(model)
-      ? providerRefs(alias, model).flatMap(({ provider, path }) =>
-          typeof provider === "string" && provider !== "" && !Object.hasOwn(providers, provider) ? [{ path, message: `unknown provider "${provider}"` }] : [],
-        )
-      : [],
+    isRecord(model) ? providerRefs(alias, model).flatMap(({ provider, path }) => (typeof provider === "string" && provider !== "" && !Object.hasOwn(providers, provider) ? [{ path, message: `unknown provider "${provider}"` }] : [])) : [],
   );
 }
 

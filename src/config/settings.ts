@@ -1,6 +1,6 @@
 import type { z } from "zod";
-import type { PII_MODES, piiPolicySchema } from "./compliance-schema.js";
 import type { contextSchema } from "./capabilities-schema.js";
+import type { PII_MODES, piiPolicySchema } from "./compliance-schema.js";
 import type { BUDGET_PERIODS, CACHE_SCOPES, CONSOLE_ACCESS, ConfigFile, keyLimitsSchema, priceSchema, STRATEGIES } from "./schema.js";
 
 // The configuration's sections as a room takes them: the schema's output

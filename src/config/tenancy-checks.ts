@@ -57,7 +57,8 @@ export function hierarchyProblems(input: unknown): ConfigProblem[] {
         else names.set(item.name, i);
         const id = typeof item.id === "string" ? item.id : item.name;
         const firstId = ids.get(id);
-        if (firstId !== undefined && first === undefined) problems.push({ path: ["auth", path, i, typeof item.id === "string" ? "id" : "name"], message: `id "${id}" is also auth.${path}.${firstId}'s (a level's id is its name when it has no id)` });
+        if (firstId !== undefined && first === undefined)
+          problems.push({ path: ["auth", path, i, typeof item.id === "string" ? "id" : "name"], message: `id "${id}" is also auth.${path}.${firstId}'s (a level's id is its name when it has no id)` });
         else if (firstId === undefined) ids.set(id, i);
       });
     }

@@ -1,7 +1,7 @@
 import type { ConsoleAccess } from "../config/settings.js";
 import type { Exchange } from "../http/exchange.js";
-import { type AnyRequest, type AnyResponse, headerOf, pathOf } from "../http/node-http.js";
 import { sendJsonError } from "../http/json-error.js";
+import { type AnyRequest, type AnyResponse, headerOf, pathOf } from "../http/node-http.js";
 import type { ConsoleAssets } from "./console-assets.js";
 
 export const CONSOLE_PATH = "/console";

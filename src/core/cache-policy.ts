@@ -8,7 +8,10 @@ export type CachePolicy = "default" | "no_lookup" | "no_store" | "bypass";
  */
 export function cachePolicyFromHeader(value: string | undefined): CachePolicy {
   if (!value) return "default";
-  const directives = value.toLowerCase().split(",").map((d) => d.trim());
+  const directives = value
+    .toLowerCase()
+    .split(",")
+    .map((d) => d.trim());
   if (directives.includes("no-store")) return "bypass";
   if (directives.includes("no-cache")) return "no_lookup";
   return "default";

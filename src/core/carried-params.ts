@@ -8,14 +8,7 @@ import type { CarriedFields, ChatMessage, ChatRequest, ContentPart, ProviderKind
  * (request-params.ts) this never fails a request, with or without the
  * alias's `dropUnsupportedParams`.
  */
-export type CarriedParam =
-  | "cache_control"
-  | "tools.defer_loading"
-  | "tools.eager_input_streaming"
-  | "context_management"
-  | "anthropic-beta"
-  | "prompt_cache_key"
-  | "safety_identifier";
+export type CarriedParam = "cache_control" | "tools.defer_loading" | "tools.eager_input_streaming" | "context_management" | "anthropic-beta" | "prompt_cache_key" | "safety_identifier";
 
 /** Which provider kinds take each carried field (the rest drop it). */
 const TAKEN_BY: Readonly<Record<CarriedParam, readonly ProviderKind[]>> = {

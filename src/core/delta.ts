@@ -6,15 +6,7 @@ import type { HostedOrigin } from "./chat-request.js";
  * messages. Nothing between the two ever sees a provider's or a client's
  * format, which is what lets any edge serve any provider.
  */
-export type Delta =
-  | StartDelta
-  | TextDelta
-  | ReasoningDelta
-  | ToolCallDelta
-  | HostedItemDelta
-  | UsageDelta
-  | LogprobsDelta
-  | FinishDelta;
+export type Delta = StartDelta | TextDelta | ReasoningDelta | ToolCallDelta | HostedItemDelta | UsageDelta | LogprobsDelta | FinishDelta;
 
 /** Opens every stream; produced by the pipeline, not by adapters. */
 export interface StartDelta {

@@ -39,11 +39,7 @@ export interface Joined<T> {
  * encoding, a write) are what a delta costs at the edge, so this is the
  * cheapest delta.
  */
-export async function joinBuffered<T>(
-  item: Delta | T,
-  next: () => Promise<IteratorResult<Delta | T, void>>,
-  buffered: () => number,
-): Promise<Joined<T>> {
+export async function joinBuffered<T>(item: Delta | T, next: () => Promise<IteratorResult<Delta | T, void>>, buffered: () => number): Promise<Joined<T>> {
   if (!joinable(item) || buffered() === 0 || item.text.length >= MAX_JOINED_CHARS) return { item };
   let text = item.text;
   for (;;) {

@@ -1,4 +1,4 @@
-import { pathSegment, type StructureLimits, STRUCTURAL_DEPTH, tooDeep, tooManyElements } from "./structure-limits.js";
+import { pathSegment, STRUCTURAL_DEPTH, type StructureLimits, tooDeep, tooManyElements } from "./structure-limits.js";
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;

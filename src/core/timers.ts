@@ -8,7 +8,7 @@ export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export function clampDelay(ms: number): number {
   if (!(ms > 0)) return 0;
-  return Math.min(ms , MAX_TIMER_MS);
+  return Math.min(ms, MAX_TIMER_MS);
 }
 
 /**

@@ -359,7 +359,11 @@ export async function migrate(db: Database, migrations: readonly Migration[] = M
         continue;
       }
       // One statement per call: both drivers prepare what they are given, and a prepared statement holds one command.
-      for (const statement of step.sql.split(";").map((part) => part.trim()).filter(Boolean)) await query(statement);
+      for (const statement of step.sql
+        .split(";")
+        .map((part) => part.trim())
+        .filter(Boolean))
+        await query(statement);
       await query("INSERT INTO sluice_schema_migrations (version, name) VALUES ($1, $2)", [step.version, step.name]);
       applied.push(step.version);
     }

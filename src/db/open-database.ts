@@ -31,9 +31,7 @@ export function createDatabaseHandle(config: PostgresStoreConfig | undefined, lo
   const open = async (): Promise<Database> => {
     const startedAt = performance.now();
     const where = config?.url ? describe(config.url) : config?.dataDir ? `pglite:${config.dataDir}` : "pglite:memory";
-    const opened = config?.url
-      ? openPgDatabase(config.url, config.poolSize, (error) => logger.warn({ event: "db.error", where, error: error.message }))
-      : await openPgliteDatabase(config?.dataDir);
+    const opened = config?.url ? openPgDatabase(config.url, config.poolSize, (error) => logger.warn({ event: "db.error", where, error: error.message })) : await openPgliteDatabase(config?.dataDir);
     try {
       const { applied, waiting } = await migrate(opened);
       if (closed) throw new Error("closed while opening");

@@ -1,9 +1,9 @@
+import { backoffDelay } from "../core/backoff.js";
 import type { SluiceRedisClient } from "../store/redis-connection.js";
 import { firstStreamOf, messagesOf, type RawStreamEntry } from "../store/redis-replies.js";
 import { within } from "../store/within.js";
 import { type BatchResult, causeOf, MAX_BACKOFF_MS, settleWithin, type WriterEvent } from "./batch-writer.js";
-import { createIsolatingWriter, type Isolation, type IsolatedResult } from "./isolate.js";
-import { backoffDelay } from "../core/backoff.js";
+import { createIsolatingWriter, type IsolatedResult, type Isolation } from "./isolate.js";
 
 /** One stream entry as read. */
 export interface StreamEntry {

@@ -1,6 +1,6 @@
-import { type BatchResult, causeOf, MAX_BACKOFF_MS, settleWithin, type WriterEvent } from "./batch-writer.js";
-import { createIsolatingWriter, type Isolation, type IsolatedResult } from "./isolate.js";
 import { backoffDelay } from "../core/backoff.js";
+import { type BatchResult, causeOf, MAX_BACKOFF_MS, settleWithin, type WriterEvent } from "./batch-writer.js";
+import { createIsolatingWriter, type IsolatedResult, type Isolation } from "./isolate.js";
 
 export interface RetryingBufferOptions<T> {
   readonly maxBuffered: number;

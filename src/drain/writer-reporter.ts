@@ -1,7 +1,7 @@
 import type { Meter } from "@opentelemetry/api";
 import type { Logger } from "../logging/logger.js";
 import type { WriterEvent } from "./batch-writer.js";
-import { deadLetterCounter, type DeadLetterSource } from "./dead-letters.js";
+import { type DeadLetterSource, deadLetterCounter } from "./dead-letters.js";
 
 /** Totals since start of one room's writes (`claimed`: with Redis, entries taken over from a stopped replica). */
 export interface WriterTotals {

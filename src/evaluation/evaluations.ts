@@ -1,12 +1,12 @@
 import type { BatchRunner } from "../batch/batch-runner.js";
-import { type BatchStore, randomHex, type PendingLine } from "../batch/batch-store.js";
+import { type BatchStore, type PendingLine, randomHex } from "../batch/batch-store.js";
 import type { ChatRequest } from "../core/chat-request.js";
 import { quoteClientValue } from "../core/client-text.js";
 import { GatewayError } from "../core/errors.js";
 import type { Database } from "../db/database.js";
 import type { AnswerSummary } from "../recording/answer-summary.js";
-import { type AnswerStats, type CandidateComparison, compareCandidate, cosine, type Recorded, recordedStats, type Replayed, textPairs } from "./evaluation-report.js";
-import { REPLAY_ENDPOINT, replayedOf, type ReplayLine } from "./replay-lines.js";
+import { type AnswerStats, type CandidateComparison, compareCandidate, cosine, type Recorded, type Replayed, recordedStats, textPairs } from "./evaluation-report.js";
+import { REPLAY_ENDPOINT, type ReplayLine, replayedOf } from "./replay-lines.js";
 
 /** An evaluation's report: the recorded baseline and each candidate against it. */
 export interface EvaluationReport {
@@ -95,7 +95,11 @@ async function semanticSimilarity(
   let sum = 0;
   for (let at = 0; at < pairs.length; at += EMBED_CHUNK / 2) {
     const chunk = pairs.slice(at, at + EMBED_CHUNK / 2);
-    const vectors = await embed(model, chunk.flat().map((text) => text.slice(0, EMBED_CHARS)), owner);
+    const vectors = await embed(
+      model,
+      chunk.flat().map((text) => text.slice(0, EMBED_CHARS)),
+      owner,
+    );
     for (let i = 0; i < chunk.length; i++) sum += cosine(vectors[2 * i]!, vectors[2 * i + 1]!);
   }
   return pairs.length === 0 ? { semanticCases: 0 } : { semanticSimilarity: sum / pairs.length, semanticCases: pairs.length };
@@ -182,10 +186,7 @@ export function createEvaluations(options: EvaluationsOptions): Evaluations {
       await db.query("INSERT INTO sluice_evaluations (id, dataset, batches) VALUES ($1, $2, $3)", [id, input.dataset, JSON.stringify(candidates.map((alias) => ({ alias, batch: batches[alias] })))]);
       for (const alias of candidates) {
         const lines: PendingLine[] = recorded.map((r, i) => ({ customId: r.id, line: i + 1, body: JSON.stringify({ request: { ...r.request, model: alias } } satisfies ReplayLine) }));
-        await options.batches.createBatch(
-          { id: batches[alias]!, owner, endpoint: REPLAY_ENDPOINT, inputFileId: "", completionWindow: "24h", metadata: { evaluation: id, dataset: input.dataset, candidate: alias } },
-          lines,
-        );
+        await options.batches.createBatch({ id: batches[alias]!, owner, endpoint: REPLAY_ENDPOINT, inputFileId: "", completionWindow: "24h", metadata: { evaluation: id, dataset: input.dataset, candidate: alias } }, lines);
         options.runner.add(batches[alias]!);
       }
       return { id, batches, size: recorded.length };

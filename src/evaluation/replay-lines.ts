@@ -41,11 +41,7 @@ export function replayedOf(text: string): [string, Replayed] | undefined {
  * PII policy), at batch priority; the answer folded as the recording was
  * (answer-summary.ts), so the report compares like with like.
  */
-export function createReplayLineExecutor(options: {
-  readonly calls: CallLayer;
-  readonly principalOf: (sha256: string) => Principal | undefined;
-  readonly priceOf: PriceOf;
-}): LineExecutor {
+export function createReplayLineExecutor(options: { readonly calls: CallLayer; readonly principalOf: (sha256: string) => Principal | undefined; readonly priceOf: PriceOf }): LineExecutor {
   const line = (customId: string, result: Omit<ReplayResult, "custom_id">) => JSON.stringify({ custom_id: customId, ...result });
   return {
     async run(batch, pending, signal) {

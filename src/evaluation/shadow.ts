@@ -10,7 +10,7 @@ import type { AnswerSummary } from "../recording/answer-summary.js";
 import { type RecordingPlan, withoutSecrets } from "../recording/recorder.js";
 import type { Principal } from "../tenancy/principal.js";
 import { answerOf, type PriceOf } from "./answer-call.js";
-import { type AnswerStats, type CandidateComparison, compareCandidate, type Recorded, recordedStats, type Replayed } from "./evaluation-report.js";
+import { type AnswerStats, type CandidateComparison, compareCandidate, type Recorded, type Replayed, recordedStats } from "./evaluation-report.js";
 
 /** Longest a mirrored call may run: nobody waits on it, but nothing runs unbounded. */
 export const SHADOW_TIMEOUT_MS = 10 * 60_000;
@@ -57,7 +57,10 @@ export function createShadowRunner(options: ShadowOptions): ShadowRunner {
   const inFlight = new Map<string, number>();
   const running = new Set<Promise<void>>();
   const controllers = new Set<AbortController>();
-  const counter = options.meter?.createCounter("sluice.shadow.calls", { unit: "{call}", description: "Mirrored calls, by result: completed, failed (the candidate refused or failed), skipped (maxInFlight reached), lost (the pair could not be written)." });
+  const counter = options.meter?.createCounter("sluice.shadow.calls", {
+    unit: "{call}",
+    description: "Mirrored calls, by result: completed, failed (the candidate refused or failed), skipped (maxInFlight reached), lost (the pair could not be written).",
+  });
   let closed = false;
 
   const write = async (id: string, settings: ShadowSettings, plan: RecordingPlan, live: AnswerSummary, shadow: AnswerSummary | undefined, errorCode: string | undefined) => {

@@ -9,10 +9,7 @@ export interface PartHeaders {
 }
 
 /** What the parser reports, in order; `data` slices point into the pushed chunk and are valid until the next push. */
-export type MultipartEvent =
-  | { readonly type: "part"; readonly headers: PartHeaders }
-  | { readonly type: "data"; readonly bytes: Buffer }
-  | { readonly type: "end" };
+export type MultipartEvent = { readonly type: "part"; readonly headers: PartHeaders } | { readonly type: "data"; readonly bytes: Buffer } | { readonly type: "end" };
 
 export interface MultipartParser {
   /** Feeds the next chunk of the body; returns what it completed. Throws `invalid_request` for a body that is not multipart. */

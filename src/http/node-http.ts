@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { constants as http2Constants, type Http2ServerRequest, type Http2ServerResponse } from "node:http2";
+import { type Http2ServerRequest, type Http2ServerResponse, constants as http2Constants } from "node:http2";
 
 /** A request on either HTTP version, as Node's servers hand it over. */
 export type AnyRequest = IncomingMessage | Http2ServerRequest;

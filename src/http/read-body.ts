@@ -78,10 +78,7 @@ export function readBody(req: AnyRequest, limits: BodyLimits, inspect?: (first: 
     };
     // Closed before `end` reached us: a body the parser completed may never be delivered now.
     const onClose = () => fail(LEFT);
-    const timer = setTimeout(
-      () => fail(new GatewayError("request_timeout", `request body not received within ${limits.requestTimeoutMs} ms (server.requestTimeoutMs)`)),
-      clampDelay(limits.requestTimeoutMs),
-    );
+    const timer = setTimeout(() => fail(new GatewayError("request_timeout", `request body not received within ${limits.requestTimeoutMs} ms (server.requestTimeoutMs)`)), clampDelay(limits.requestTimeoutMs));
     req.on("data", onData);
     req.on("end", onEnd);
     req.on("close", onClose);

@@ -3,8 +3,8 @@ import type { BatchResult } from "../drain/batch-writer.js";
 import { DEAD_LETTER_TRIES, writeDeadLetters } from "../drain/dead-letters.js";
 import { createRetryingBuffer, type RetryingBuffer } from "../drain/retrying-buffer.js";
 import type { UsageRecord } from "../usage/usage-record.js";
-import { insertRows, rowOf } from "./ledger-rows.js";
 import type { LedgerEvent } from "./ledger-events.js";
+import { insertRows, rowOf } from "./ledger-rows.js";
 
 export interface BufferedLedgerOptions {
   /** The database once it is open; the records wait in the buffer until then. */

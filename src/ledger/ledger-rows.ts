@@ -191,10 +191,7 @@ export async function presentIds(db: Pick<Database, "query">, ids: readonly stri
 
 /** Removes rows older than `days`, a bounded number per call (a sweep never holds the table long). Resolves with how many went. */
 export async function expireRows(db: Pick<Database, "query">, days: number, limit = 10_000): Promise<number> {
-  const result = await db.query<{ id: string }>(
-    `DELETE FROM sluice_ledger WHERE id IN (SELECT id FROM sluice_ledger WHERE at < now() - make_interval(days => $1) LIMIT $2) RETURNING id`,
-    [days, limit],
-  );
+  const result = await db.query<{ id: string }>(`DELETE FROM sluice_ledger WHERE id IN (SELECT id FROM sluice_ledger WHERE at < now() - make_interval(days => $1) LIMIT $2) RETURNING id`, [days, limit]);
   return result.rows.length;
 }
 

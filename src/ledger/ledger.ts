@@ -6,13 +6,13 @@ import { expireDeadLetters, writeDeadLetters } from "../drain/dead-letters.js";
 import { createHold } from "../drain/hold.js";
 import { createIsolatingWriter } from "../drain/isolate.js";
 import { createWriterReporter } from "../drain/writer-reporter.js";
-import type { UsageRecord } from "../usage/usage-record.js";
 import type { TenancyObserver } from "../flow/observer.js";
 import type { Logger } from "../logging/logger.js";
 import type { Tenancy } from "../tenancy/tenancy.js";
+import type { UsageRecord } from "../usage/usage-record.js";
 import { createBufferedLedger } from "./buffered-ledger.js";
-import { addRefusals, expireRows, insertRows, presentIds, type RefusalCount, rowOf } from "./ledger-rows.js";
 import type { LedgerEvent } from "./ledger-events.js";
+import { addRefusals, expireRows, insertRows, presentIds, type RefusalCount, rowOf } from "./ledger-rows.js";
 import { createStreamDrain } from "./stream-drain.js";
 
 export interface LedgerOptions {
@@ -96,7 +96,10 @@ export function createLedger(options: LedgerOptions): Ledger {
   // comes back empty lost the stream's unwritten entries, and each replica then writes its own (drain/hold.ts).
   const writeHeld = createIsolatingWriter(
     async (records: readonly UsageRecord[]) => {
-      const written = await insertRows(await options.database(), records.map((r) => rowOf(r, r.id ?? "")));
+      const written = await insertRows(
+        await options.database(),
+        records.map((r) => rowOf(r, r.id ?? "")),
+      );
       return { written, duplicates: records.length - written };
     },
     {
@@ -131,9 +134,7 @@ export function createLedger(options: LedgerOptions): Ledger {
   };
   let settlingHeld: Promise<void> | undefined;
   const settleHeldOnce = (minAgeMs: number) => (settlingHeld ??= settleHeld(minAgeMs).finally(() => (settlingHeld = undefined)));
-  const buffered = redis
-    ? undefined
-    : createBufferedLedger({ database: options.database, bufferMax: settings.bufferMax, batchSize: settings.batchSize, flushMs: settings.flushMs, onEvent });
+  const buffered = redis ? undefined : createBufferedLedger({ database: options.database, bufferMax: settings.bufferMax, batchSize: settings.batchSize, flushMs: settings.flushMs, onEvent });
   let retention: NodeJS.Timeout | undefined;
   let refusalTimer: NodeJS.Timeout | undefined;
   let refusals = new Map<string, RefusalCount>();

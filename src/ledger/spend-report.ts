@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
-import { bounded, type Database } from "../db/database.js";
 import { checkClientText } from "../core/client-text.js";
 import { GatewayError } from "../core/errors.js";
+import { bounded, type Database } from "../db/database.js";
 
 /** What a report can group by: a level, a key, what was asked and what served, a UTC day or hour, or one tag. */
 export const SPEND_DIMENSIONS = ["business_line", "team", "key", "alias", "target", "day", "hour", "tag"] as const;
@@ -176,9 +176,7 @@ export async function spendReport(db: Pick<Database, "transaction">, query: Spen
   const result = await bounded(db, REPORT_TIMEOUT_MS, (q) => q<Record<string, unknown>>(sql, params));
   const rows = result.rows.slice(0, query.pageSize).map(
     (r): SpendRow => ({
-      group: Object.fromEntries(
-        query.groupBy.flatMap((d, i) => [[d === "tag" ? `tag:${query.tagKey}` : d, String(r[`g${i}`] ?? "")], ...(r[`i${i}`] === undefined ? [] : [[`${d}_id`, String(r[`i${i}`])]])]),
-      ),
+      group: Object.fromEntries(query.groupBy.flatMap((d, i) => [[d === "tag" ? `tag:${query.tagKey}` : d, String(r[`g${i}`] ?? "")], ...(r[`i${i}`] === undefined ? [] : [[`${d}_id`, String(r[`i${i}`])]])])),
       requests: n(r.requests),
       inputTokens: n(r.input),
       cachedInputTokens: n(r.cached),

@@ -1,5 +1,5 @@
-import type { Database } from "../db/database.js";
 import { GatewayError } from "../core/errors.js";
+import type { Database } from "../db/database.js";
 import { checkSpendQuery, type SpendPage, type SpendQuery, spendReport } from "./spend-report.js";
 
 /** The reports the admin surfaces ask (GetSpendReport, spend.csv), over the ledger. */
@@ -15,7 +15,7 @@ export function createSpendReports(options: { readonly database?: () => Promise<
     thresholds: options.thresholds,
     async report(query) {
       const checked = checkSpendQuery(query, options.tagKeys());
-      if (!options.database) throw new GatewayError("failed_precondition", "spend reports read the ledger, which is off: configure store.postgres (docs/tenancy.md, \"The spend ledger\")");
+      if (!options.database) throw new GatewayError("failed_precondition", 'spend reports read the ledger, which is off: configure store.postgres (docs/tenancy.md, "The spend ledger")');
       let db: Database;
       try {
         db = await options.database();

@@ -3,8 +3,8 @@ import type { BatchResult } from "../drain/batch-writer.js";
 import { DEAD_LETTER_TRIES, writeDeadLetters } from "../drain/dead-letters.js";
 import { createGroupDrain, type GroupDrain, type StreamEntry } from "../drain/group-drain.js";
 import type { SluiceRedisClient } from "../store/redis-connection.js";
-import { insertRows, rowOfEntry } from "./ledger-rows.js";
 import type { LedgerEvent } from "./ledger-events.js";
+import { insertRows, rowOfEntry } from "./ledger-rows.js";
 
 export interface StreamDrainOptions {
   readonly client: SluiceRedisClient;

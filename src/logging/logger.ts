@@ -1,5 +1,5 @@
 import { writeSync } from "node:fs";
-import { pino, type Logger } from "pino";
+import { type Logger, pino } from "pino";
 import { redactSecrets } from "./log-redaction.js";
 
 export type { Logger };

@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { Priority } from "../admission/provider-gate.js";
-import type { ProviderGates } from "../admission/provider-gate.js";
+import type { Priority, ProviderGates } from "../admission/provider-gate.js";
 import { CONSUMER_GONE } from "../attempt/attempt.js";
 import type { ResponseCache } from "../cache/response-cache.js";
 import type { ComplianceDecision } from "../compliance/compliance-decision.js";
@@ -25,12 +24,12 @@ import type { UpstreamClient } from "../upstream/http-client.js";
 import { createUsageMeter } from "../usage/usage-meter.js";
 import { answerPath } from "./answer-path.js";
 import { earlyUsage } from "./early-usage.js";
-import { QUIET_OBSERVER } from "./quiet-observer.js";
 import { endCall, openCall, openStages } from "./open-stages.js";
+import { QUIET_OBSERVER } from "./quiet-observer.js";
 import type { Answer, CallState, Stop } from "./stage.js";
 import { chatStages } from "./stages/index.js";
-import type { StreamCut } from "./stream-cut.js";
 import type { StreamContext } from "./stream-context.js";
+import type { StreamCut } from "./stream-cut.js";
 import type { StreamRegistry } from "./stream-registry.js";
 
 export type { StreamContext } from "./stream-context.js";

@@ -1,26 +1,26 @@
-import type { Priority } from "../admission/provider-gate.js";
 import { randomUUID } from "node:crypto";
-import type { RouteTarget } from "../config/config.js";
-import { quoteClientValue } from "../core/client-text.js";
-import { embedAsChat, type EmbedRequest, type EmbedResult } from "../core/embed-request.js";
-import { GatewayError, toGatewayError } from "../core/errors.js";
+import type { Priority } from "../admission/provider-gate.js";
 import { type EmbedAttempt, startEmbedAttempt } from "../attempt/embed-attempt.js";
+import { unscreened } from "../compliance/screen-request.js";
+import type { RouteTarget } from "../config/config.js";
+import { createCallSummary } from "../core/call-summary.js";
+import { type ChatRequest, messageText } from "../core/chat-request.js";
+import { quoteClientValue } from "../core/client-text.js";
+import { type EmbedRequest, type EmbedResult, embedAsChat } from "../core/embed-request.js";
+import { GatewayError, toGatewayError } from "../core/errors.js";
 import type { EmbeddingAnswer } from "../providers/embedding-adapter.js";
 import { embeddingAdapterFor } from "../providers/registry.js";
 import { runAttempts } from "../resilience/attempts.js";
 import { routeTableOf } from "../routing/route-table.js";
 import { NO_CHARGE } from "../tenancy/tenant-charge.js";
-import type { MeteredUsage, UsageMeter } from "../usage/usage-meter.js";
 import { countedEmbedTokens } from "../usage/embed-tokens.js";
+import type { MeteredUsage, UsageMeter } from "../usage/usage-meter.js";
 import type { ChatPipelineOptions } from "./chat-pipeline.js";
-import type { StreamContext } from "./stream-context.js";
-import { type ChatRequest, messageText } from "../core/chat-request.js";
-import { unscreened } from "../compliance/screen-request.js";
-import { createCallSummary } from "../core/call-summary.js";
 import { endCall, openCall, openStages } from "./open-stages.js";
 import { QUIET_OBSERVER } from "./quiet-observer.js";
 import type { CallState } from "./stage.js";
 import { embeddingStages } from "./stages/index.js";
+import type { StreamContext } from "./stream-context.js";
 
 /** Embedding calls, through the same stages as a stream. */
 export interface EmbedPipeline {
@@ -108,7 +108,14 @@ export function createEmbedPipeline(options: ChatPipelineOptions): EmbedPipeline
           { route, order, signal: controller.signal, observer: call.observer, ...(ctx.deadlineAt === undefined ? {} : { deadlineAt: ctx.deadlineAt }) },
           runDeps,
           (target, attemptObserver, ended) =>
-            startEmbedAttempt(request, target, embeddingAdapterFor(target.provider.kind)!, { requestId: ctx.requestId, observer: attemptObserver, ended, ...(ctx.background ? { priority: "background" as const } : {}) }, attemptDeps, controller.signal),
+            startEmbedAttempt(
+              request,
+              target,
+              embeddingAdapterFor(target.provider.kind)!,
+              { requestId: ctx.requestId, observer: attemptObserver, ended, ...(ctx.background ? { priority: "background" as const } : {}) },
+              attemptDeps,
+              controller.signal,
+            ),
         );
         const { attempt, first: answer } = settled;
         call.observer.committed(settled.records);

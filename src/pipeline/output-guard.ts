@@ -86,9 +86,7 @@ export function createOutputGuard(limits: OutputLimits): OutputGuard | undefined
       }
       if (chars <= bound) return undefined;
       const delivered = chars - (delta.type === "tool_call" ? delta.arguments.length + (delta.name?.length ?? 0) : delta.text.length);
-      return capChars <= budgetChars
-        ? { reason: "max_tokens", limitTokens: limits.maxTokens!, deliveredChars: delivered }
-        : { reason: "budget", limitTokens: limits.budgetTokens!, deliveredChars: delivered };
+      return capChars <= budgetChars ? { reason: "max_tokens", limitTokens: limits.maxTokens!, deliveredChars: delivered } : { reason: "budget", limitTokens: limits.budgetTokens!, deliveredChars: delivered };
     },
   };
 }

@@ -40,12 +40,7 @@ function keptParts(message: ChatMessage, i: number, origin: HostedOrigin | undef
  * `refuse`, which fail the request naming the tool. Items of earlier hosted
  * calls go only to a target of their origin, and are dropped (named) elsewhere.
  */
-export function prepareHostedTools(
-  adapter: ProviderAdapter,
-  request: ChatRequest,
-  target: UpstreamTarget,
-  policy: HostedToolsPolicy,
-): { readonly request: ChatRequest; readonly dropped: readonly string[] } {
+export function prepareHostedTools(adapter: ProviderAdapter, request: ChatRequest, target: UpstreamTarget, policy: HostedToolsPolicy): { readonly request: ChatRequest; readonly dropped: readonly string[] } {
   const support = adapter.hosted;
   const dropped: string[] = [];
   const hosted: HostedTool[] = [];

@@ -1,7 +1,7 @@
+import { type CarriedParam, carriedParamsDroppedBy, withoutCarried } from "../core/carried-params.js";
 import type { ChatRequest } from "../core/chat-request.js";
 import { GatewayError } from "../core/errors.js";
 import { type OptionalParam, withoutParams } from "../core/request-params.js";
-import { type CarriedParam, carriedParamsDroppedBy, withoutCarried } from "../core/carried-params.js";
 import { type HostedToolsPolicy, prepareHostedTools } from "./hosted-tools.js";
 import type { ProviderAdapter, UpstreamTarget } from "./provider.js";
 
@@ -37,13 +37,7 @@ const OFFERS: ReadonlySet<OptionalParam> = new Set<OptionalParam>(["tools.strict
  * (carried-params.ts) a target has no place for are always left out and
  * reported, whatever the alias says.
  */
-export function prepareRequest(
-  adapter: ProviderAdapter,
-  original: ChatRequest,
-  target: UpstreamTarget,
-  dropUnsupported: boolean,
-  hostedTools: HostedToolsPolicy = "offer",
-): PreparedRequest {
+export function prepareRequest(adapter: ProviderAdapter, original: ChatRequest, target: UpstreamTarget, dropUnsupported: boolean, hostedTools: HostedToolsPolicy = "offer"): PreparedRequest {
   // Carried fields change no answer: a target without a place for them gets the request without them, named.
   const carried = carriedParamsDroppedBy(original, target.provider.kind);
   const unmarked = carried.length > 0 ? withoutCarried(original, carried) : original;
@@ -55,9 +49,8 @@ export function prepareRequest(
   if (unsupported.length === 0) return { request: offers.length > 0 ? withoutParams(request, offers) : request, droppedParams: [...dropped, ...offers] };
   if (dropUnsupported) return { request: withoutParams(request, all), droppedParams: [...dropped, ...all] };
   const provider = target.provider;
-  throw new GatewayError(
-    "invalid_request",
-    `${unsupported.join(", ")}: not supported by provider ${provider.name} (${provider.kind}); remove ${unsupported.length > 1 ? "them" : "it"}, or set dropUnsupportedParams on the model alias`,
-    { field: unsupported[0]!, provider: provider.name },
-  );
+  throw new GatewayError("invalid_request", `${unsupported.join(", ")}: not supported by provider ${provider.name} (${provider.kind}); remove ${unsupported.length > 1 ? "them" : "it"}, or set dropUnsupportedParams on the model alias`, {
+    field: unsupported[0]!,
+    provider: provider.name,
+  });
 }

@@ -1,9 +1,9 @@
+import type { ProviderConfig } from "../config/config.js";
+import type { AnthropicThinking } from "../config/schema.js";
 import type { ChatRequest, HostedOrigin, HostedTool } from "../core/chat-request.js";
 import type { ContentDelta } from "../core/delta.js";
 import type { GatewayError } from "../core/errors.js";
 import type { OptionalParam } from "../core/request-params.js";
-import type { ProviderConfig } from "../config/config.js";
-import type { AnthropicThinking } from "../config/schema.js";
 import type { SseEvent } from "../sse/decoder.js";
 import type { UpstreamRequest } from "../upstream/http-client.js";
 

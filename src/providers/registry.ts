@@ -1,10 +1,10 @@
 import type { ProviderConfig } from "../config/config.js";
 import { anthropicAdapter } from "./anthropic/anthropic-adapter.js";
 import type { EmbeddingAdapter } from "./embedding-adapter.js";
-import { geminiEmbeddings } from "./gemini/gemini-embeddings.js";
-import { openAiEmbeddings } from "./openai/openai-embeddings.js";
 import { geminiAdapter } from "./gemini/gemini-adapter.js";
+import { geminiEmbeddings } from "./gemini/gemini-embeddings.js";
 import { openAiAdapter } from "./openai/openai-adapter.js";
+import { openAiEmbeddings } from "./openai/openai-embeddings.js";
 import { responsesAdapter } from "./openai-responses/responses-adapter.js";
 import type { ProviderAdapter } from "./provider.js";
 

@@ -1,11 +1,11 @@
 import type { Meter } from "@opentelemetry/api";
+import { redactRequest } from "../compliance/redact-request.js";
 import type { ModelRoute, RouteTarget, ShadowSettings } from "../config/config.js";
 import type { ChatRequest } from "../core/chat-request.js";
 import type { Database } from "../db/database.js";
 import { causeOf } from "../drain/batch-writer.js";
-import { createRetryingBuffer } from "../drain/retrying-buffer.js";
 import { DEAD_LETTER_TRIES, deadLetterCounter, writeDeadLetters } from "../drain/dead-letters.js";
-import { redactRequest } from "../compliance/redact-request.js";
+import { createRetryingBuffer } from "../drain/retrying-buffer.js";
 import type { Logger } from "../logging/logger.js";
 import { type AnswerCapture, type AnswerSummary, createAnswerCapture } from "./answer-summary.js";
 
@@ -105,7 +105,10 @@ export function createRecorder(options: RecorderOptions): Recorder {
   const random = options.random ?? Math.random;
   const now = options.now ?? Date.now;
   const kept = new Map<string, { day: number; count: number }>();
-  const counter = options.meter?.createCounter("sluice.recordings", { unit: "{recording}", description: "Calls kept for evaluation replay, by result: written, dropped (buffer full), capped (the alias's maxPerDay), too_large (past limits.maxAnswerBytes)." });
+  const counter = options.meter?.createCounter("sluice.recordings", {
+    unit: "{recording}",
+    description: "Calls kept for evaluation replay, by result: written, dropped (buffer full), capped (the alias's maxPerDay), too_large (past limits.maxAnswerBytes).",
+  });
 
   const countDeadLetters = deadLetterCounter(options.meter, "recording");
   const write = async (batch: readonly Recording[]) => {

@@ -1,8 +1,8 @@
+import { type Attempt, type AttemptDeps, type AttemptPlan, startAttempt } from "../attempt/attempt.js";
 import type { ModelRoute, RouteTarget } from "../config/config.js";
 import type { ContentDelta } from "../core/delta.js";
 import { GatewayError, toGatewayError } from "../core/errors.js";
 import { clampDelay, delay, systemTimers } from "../core/timers.js";
-import { type Attempt, type AttemptDeps, type AttemptPlan, startAttempt } from "../attempt/attempt.js";
 import type { AttemptInfo, AttemptObserver, AttemptOutcome, AttemptRecord, StreamObserver } from "../flow/observer.js";
 import type { TargetStats } from "../routing/target-stats.js";
 import type { BreakerPermit, Breakers } from "./circuit-breaker.js";
@@ -97,9 +97,7 @@ function exhausted(records: readonly AttemptRecord[], last: GatewayError): Gatew
  * than two in flight.
  */
 export function commitAttempt(options: AttemptsOptions, deps: AttemptsDeps): Promise<Committed> {
-  return runAttempts<IteratorResult<ContentDelta, void>, Attempt>(options, deps, (target, observer, ended) =>
-    startAttempt({ ...options.plan, target, observer }, { ...deps, ended }, options.signal),
-  );
+  return runAttempts<IteratorResult<ContentDelta, void>, Attempt>(options, deps, (target, observer, ended) => startAttempt({ ...options.plan, target, observer }, { ...deps, ended }, options.signal));
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { RetryConfig } from "../config/config.js";
-import type { ErrorCode, GatewayError } from "../core/errors.js";
 import { backoffDelay } from "../core/backoff.js";
+import type { ErrorCode, GatewayError } from "../core/errors.js";
 
 /**
  * What a failed attempt means for the rest of the request (docs/routing.md,

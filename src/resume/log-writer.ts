@@ -25,12 +25,7 @@ export interface LogWriter {
  * `maxBacklogBytes` the last slot holds a `truncated` record and nothing
  * more is stored.
  */
-export function createLogWriter(
-  log: StreamLog,
-  id: string,
-  bounds: Pick<ResumeSettings, "maxBacklogMessages" | "maxBacklogBytes">,
-  onStop: (reason: string, error?: unknown) => void,
-): LogWriter {
+export function createLogWriter(log: StreamLog, id: string, bounds: Pick<ResumeSettings, "maxBacklogMessages" | "maxBacklogBytes">, onStop: (reason: string, error?: unknown) => void): LogWriter {
   let entries: LogEntry[] = [];
   let encoded: string[] = [];
   let inFlight: Promise<void> | undefined;

@@ -69,7 +69,14 @@ export function createRedisStreamLog(options: RedisStreamLogOptions): StreamLog 
     .then(() => {
       options.onSubscribed?.();
       // ioredis subscribes again by itself after a reconnection, but reports ready before Redis confirms: asking again (harmless) waits for that.
-      subscriber.on("ready", () => void subscriber.subscribe(channel).then(() => options.onSubscribed?.(), (error: unknown) => options.onError?.(error)));
+      subscriber.on(
+        "ready",
+        () =>
+          void subscriber.subscribe(channel).then(
+            () => options.onSubscribed?.(),
+            (error: unknown) => options.onError?.(error),
+          ),
+      );
     })
     .catch((error: unknown) => options.onError?.(error));
 

@@ -2,9 +2,9 @@ import type { ResumeSettings } from "../config/settings.js";
 import { quoteClientValue } from "../core/client-text.js";
 import type { Delta } from "../core/delta.js";
 import { GatewayError, toGatewayError } from "../core/errors.js";
+import { within } from "../store/within.js";
 import type { Principal } from "../tenancy/principal.js";
 import { BACKLOG_EXCEEDED, createLogWriter, type LogWriter } from "./log-writer.js";
-import { within } from "../store/within.js";
 import { type ControlOp, notFound, type StreamLog } from "./stream-log.js";
 
 /** What starting a resumable stream needs from its edge. */

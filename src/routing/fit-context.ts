@@ -1,7 +1,7 @@
 import type { ContextSettings } from "../config/settings.js";
 import type { ChatMessage, ChatRequest } from "../core/chat-request.js";
-import type { CountTokens } from "../usage/token-count.js";
 import { IMAGE_TOKENS, TOKENS_PER_MESSAGE, TOKENS_PER_REQUEST } from "../usage/prompt-size.js";
+import type { CountTokens } from "../usage/token-count.js";
 
 /** One message's tokens by the gateway's tokenizer, framing and images included (the same rule as usage/prompt-size.ts). */
 export function messageTokens(message: ChatMessage, count: CountTokens): number {
@@ -42,12 +42,7 @@ export function turnsOf(messages: readonly ChatMessage[]): { readonly system: nu
  * last keepLastTurns turns; undefined when even that is too long. Counts
  * each message once.
  */
-export function truncateToFit(
-  request: ChatRequest,
-  promptBudget: number,
-  settings: Pick<ContextSettings, "keepSystem" | "keepLastTurns">,
-  count: CountTokens,
-): { readonly request: ChatRequest; readonly dropped: number } | undefined {
+export function truncateToFit(request: ChatRequest, promptBudget: number, settings: Pick<ContextSettings, "keepSystem" | "keepLastTurns">, count: CountTokens): { readonly request: ChatRequest; readonly dropped: number } | undefined {
   const perMessage = request.messages.map((m) => messageTokens(m, count));
   let total = fixedTokens(request, count) + perMessage.reduce((a, b) => a + b, 0);
   if (total <= promptBudget) return { request, dropped: 0 };

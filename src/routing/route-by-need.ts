@@ -3,7 +3,7 @@ import type { ChatRequest } from "../core/chat-request.js";
 import { GatewayError } from "../core/errors.js";
 import { type CountTokens, tokenCounter } from "../usage/token-count.js";
 import { capToolResults, fixedTokens, messageTokens, truncateToFit } from "./fit-context.js";
-import { type Missing, MISSING_WORDS, missingOf, needsOf, promptTokenBound } from "./request-needs.js";
+import { MISSING_WORDS, type Missing, missingOf, needsOf, promptTokenBound } from "./request-needs.js";
 import { createSummaryCache, type Summarize, type SummaryCache, summarizeToFit } from "./summarize-turns.js";
 
 /** Without a cache of their own, summaries are not kept between requests. */
@@ -79,7 +79,10 @@ export async function routeByNeed(request: ChatRequest, route: ModelRoute, deps:
   const largest = Math.max(...capable.map(windowOf));
   const size = `the conversation takes ${tokens} tokens and ${reserve} more are kept for the answer, more than the largest context window of its targets (${largest})`;
   if (route.context === undefined || route.context.strategy === "reject") throw refused(route.alias, `${size}; shorten it, or set models.${route.alias}.context.strategy: truncate or summarize`);
-  const largestTargets = withTargets(route, capable.filter((t) => windowOf(t) >= largest));
+  const largestTargets = withTargets(
+    route,
+    capable.filter((t) => windowOf(t) >= largest),
+  );
   let summaryFailed = false;
   if (route.context.strategy === "summarize" && deps.summarize) {
     try {

@@ -1,7 +1,7 @@
-import { type AliasCapabilities, aliasCapabilities } from "./alias-capabilities.js";
 import type { ModelRoute } from "../config/config.js";
 import { quoteClientValue } from "../core/client-text.js";
 import { GatewayError } from "../core/errors.js";
+import { type AliasCapabilities, aliasCapabilities } from "./alias-capabilities.js";
 
 /** What a client may know of an alias: no provider configuration, no key. */
 export interface ModelInfo {

@@ -59,7 +59,10 @@ export function createTargetOrder(options: StrategyOptions): TargetOrder {
     }
     state[best]! -= total;
     current.set(route, state);
-    return moveToFront(sortBy(route.targets, (t) => -t.weight), route.targets[best]!);
+    return moveToFront(
+      sortBy(route.targets, (t) => -t.weight),
+      route.targets[best]!,
+    );
   };
 
   const orders: Record<Strategy, (route: ModelRoute) => readonly RouteTarget[]> = {

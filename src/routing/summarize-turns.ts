@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import type { ContextSettings } from "../config/settings.js";
 import type { ChatMessage, ChatRequest } from "../core/chat-request.js";
-import type { CountTokens } from "../usage/token-count.js";
 import { TOKENS_PER_MESSAGE } from "../usage/prompt-size.js";
+import type { CountTokens } from "../usage/token-count.js";
 import { fixedTokens, messageTokens, turnsOf } from "./fit-context.js";
 
 /** Writes the summary of `messages` (the summarizer alias, called as the request's key); rejects when it cannot. */
@@ -82,7 +82,11 @@ export async function summarizeToFit(
   }
   if (total - freed + room > promptBudget) return undefined;
   const summarized = Math.min(droppable, Math.ceil(needed / SUMMARY_BLOCK_TURNS) * SUMMARY_BLOCK_TURNS);
-  const freedBy = (n: number) => turns.slice(0, n).flat().reduce((sum, i) => sum + perMessage[i]!, 0);
+  const freedBy = (n: number) =>
+    turns
+      .slice(0, n)
+      .flat()
+      .reduce((sum, i) => sum + perMessage[i]!, 0);
   const dropped = new Set(turns.slice(0, summarized).flat());
   const old = request.messages.filter((_, i) => dropped.has(i));
   const key = summaryKey(scope, old);

@@ -1,7 +1,7 @@
 import { Server as Http1Server } from "node:http";
 import type { Http2Session } from "node:http2";
 import type { Server as NetServer, Socket } from "node:net";
-import { Server as TlsServer, TLSSocket } from "node:tls";
+import { TLSSocket, Server as TlsServer } from "node:tls";
 import { clampDelay } from "../core/timers.js";
 import type { AnyRequest, AnyResponse } from "../http/node-http.js";
 import type { Logger } from "../logging/logger.js";

@@ -2,14 +2,14 @@ import { once } from "node:events";
 import type { Http2Session } from "node:http2";
 import type { AddressInfo, Socket } from "node:net";
 import type { TlsCredentials } from "../config/tls-files.js";
+import type { HealthState } from "../health/health-state.js";
 import { inviteBodyWhenRead } from "../http/expect-continue.js";
 import type { AnyRequest, AnyResponse } from "../http/node-http.js";
 import type { Logger } from "../logging/logger.js";
-import type { HealthState } from "../health/health-state.js";
 import type { Tracing } from "../telemetry/tracing.js";
 import { type ConnectionGuard, type ConnectionLimits, guardConnections } from "./connection-guard.js";
-import { guardRequests, type Route } from "./request-guard.js";
 import { PolyglotServer } from "./polyglot-server.js";
+import { guardRequests, type Route } from "./request-guard.js";
 import { cameOverTls, refuseCleartext, tlsListenerOptions } from "./tls-listener.js";
 
 export interface GatewayServerOptions {

@@ -1,7 +1,7 @@
 import type { HealthState } from "../health/health-state.js";
 import type { Exchange } from "../http/exchange.js";
-import { type AnyRequest, type AnyResponse, pathOf, sendJson } from "../http/node-http.js";
 import { sendJsonError } from "../http/json-error.js";
+import { type AnyRequest, type AnyResponse, pathOf, sendJson } from "../http/node-http.js";
 
 /**
  * Serves /healthz (liveness: always 200 while the process answers) and

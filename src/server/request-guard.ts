@@ -1,7 +1,7 @@
 import { createExchange, type Exchange } from "../http/exchange.js";
-import { type AnyRequest, type AnyResponse, resetResponse } from "../http/node-http.js";
 import { sendJsonError } from "../http/json-error.js";
 import { lingerAfterRefusal } from "../http/linger.js";
+import { type AnyRequest, type AnyResponse, resetResponse } from "../http/node-http.js";
 import type { Logger } from "../logging/logger.js";
 import type { Tracing } from "../telemetry/tracing.js";
 import { writeAccessLine } from "./access-log.js";

@@ -12,11 +12,7 @@ import type { ConnectionGuard } from "./connection-guard.js";
  * garbage first when the process runs with --expose-gc, so that heap figures
  * are live memory rather than garbage not yet collected.
  */
-export function createRuntimeStats(
-  registry: { readonly active: number },
-  connections: () => ConnectionGuard | undefined,
-  reloads: () => ReloadCounts,
-): (req: AnyRequest, res: AnyResponse, exchange: Exchange) => boolean {
+export function createRuntimeStats(registry: { readonly active: number }, connections: () => ConnectionGuard | undefined, reloads: () => ReloadCounts): (req: AnyRequest, res: AnyResponse, exchange: Exchange) => boolean {
   const delay = monitorEventLoopDelay({ resolution: 10 });
   delay.enable();
   const ms = (ns: number) => Math.round(ns / 10_000) / 100;

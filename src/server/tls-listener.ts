@@ -1,5 +1,5 @@
 import type { Server as NetServer, Socket } from "node:net";
-import { Server as TlsServer, type TlsOptions, TLSSocket } from "node:tls";
+import { TLSSocket, type TlsOptions, Server as TlsServer } from "node:tls";
 import type { TlsCredentials } from "../config/tls-files.js";
 import type { AnyRequest } from "../http/node-http.js";
 import type { Logger } from "../logging/logger.js";

@@ -5,9 +5,7 @@ import { countWords } from "./text.js";
 export function blockTexts(content: unknown): string[] {
   if (typeof content === "string") return [content];
   if (!Array.isArray(content)) return [];
-  return (content as Array<{ type?: unknown; text?: unknown; content?: unknown }>).flatMap((b) =>
-    b.type === "text" && typeof b.text === "string" ? [b.text] : b.type === "tool_result" ? blockTexts(b.content) : [],
-  );
+  return (content as Array<{ type?: unknown; text?: unknown; content?: unknown }>).flatMap((b) => (b.type === "text" && typeof b.text === "string" ? [b.text] : b.type === "tool_result" ? blockTexts(b.content) : []));
 }
 
 interface CacheControl {
@@ -86,13 +84,7 @@ export function countBreakpoints(body: { system?: unknown; messages?: unknown; t
  * cached messages but not cached tools and system. (Automatic caching, a
  * breakpoint on the body itself, is not simulated.)
  */
-export function anthropicPromptBlocks(body: {
-  system?: unknown;
-  messages?: unknown;
-  tools?: unknown;
-  tool_choice?: unknown;
-  thinking?: unknown;
-}): PromptBlock[] {
+export function anthropicPromptBlocks(body: { system?: unknown; messages?: unknown; tools?: unknown; tool_choice?: unknown; thinking?: unknown }): PromptBlock[] {
   const tools = Array.isArray(body.tools) ? (body.tools as unknown[]) : [];
   const messages = Array.isArray(body.messages) ? (body.messages as Array<{ role?: unknown; content?: unknown }>) : [];
   const settings = { tool_choice: body.tool_choice, thinking: body.thinking };

@@ -192,13 +192,7 @@ export const anthropicWire: WireFormat = {
         index++;
         open = block;
         const start =
-          step.type === "reasoning"
-            ? { type: "thinking", thinking: "" }
-            : step.type === "text"
-              ? { type: "text", text: "" }
-              : step.type === "tool_call"
-                ? { type: "tool_use", id: step.id, name: step.name, input: {} }
-                : undefined;
+          step.type === "reasoning" ? { type: "thinking", thinking: "" } : step.type === "text" ? { type: "text", text: "" } : step.type === "tool_call" ? { type: "tool_use", id: step.id, name: step.name, input: {} } : undefined;
         frames.push(event("content_block_start", { index, content_block: start }));
       }
       const delta =
@@ -251,8 +245,7 @@ export const anthropicWire: WireFormat = {
     };
   },
   errorBody(status, message) {
-    const type =
-      status === 529 ? "overloaded_error" : status === 429 ? "rate_limit_error" : status === 401 ? "authentication_error" : status >= 500 ? "api_error" : "invalid_request_error";
+    const type = status === 529 ? "overloaded_error" : status === 429 ? "rate_limit_error" : status === 401 ? "authentication_error" : status >= 500 ? "api_error" : "invalid_request_error";
     return { type: "error", error: { type, message } };
   },
   inBandError(message, kind) {

@@ -74,7 +74,10 @@ export function embedText(text: string, dimensions = DEFAULT_EMBEDDING_DIMENSION
 
 /** The unit vector of token ids (an `input` given as token arrays): each id is a word. */
 export function embedTokens(tokens: readonly number[], dimensions = DEFAULT_EMBEDDING_DIMENSIONS): number[] {
-  return embedWords(tokens.map((t) => `#${t}`), dimensions);
+  return embedWords(
+    tokens.map((t) => `#${t}`),
+    dimensions,
+  );
 }
 
 function embedWords(list: readonly string[], dimensions: number): number[] {

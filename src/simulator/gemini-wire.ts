@@ -32,13 +32,15 @@ interface Part {
  * signature sent back on text must be the one issued for that text.
  */
 function checkReplay(contents: Array<{ role?: unknown; parts?: unknown }>): void {
-  const isUserText = (c: { role?: unknown; parts?: unknown }) =>
-    c.role === "user" && Array.isArray(c.parts) && (c.parts as Part[]).some((p) => p.functionResponse === undefined);
+  const isUserText = (c: { role?: unknown; parts?: unknown }) => c.role === "user" && Array.isArray(c.parts) && (c.parts as Part[]).some((p) => p.functionResponse === undefined);
   const turnStart = contents.findLastIndex(isUserText);
   contents.forEach((c, i) => {
     if (c.role !== "model" || !Array.isArray(c.parts)) return;
     const parts = c.parts as Part[];
-    const text = parts.filter((p) => p.thought !== true && typeof p.text === "string").map((p) => p.text as string).join("");
+    const text = parts
+      .filter((p) => p.thought !== true && typeof p.text === "string")
+      .map((p) => p.text as string)
+      .join("");
     parts.forEach((p, j) => {
       if (p.functionCall === undefined && typeof p.thoughtSignature === "string" && p.thoughtSignature !== signThinking(text)) {
         throw new Error(`contents[${i}].parts[${j}]: Invalid thought signature`);
@@ -118,8 +120,7 @@ function textSignature(script: Script): { thoughtSignature?: string } {
   return { thoughtSignature: signThinking(text) };
 }
 
-const chunk = (parts: unknown[], model: string, candidate: object = {}, top: object = {}) =>
-  JSON.stringify({ candidates: [{ content: { role: "model", parts }, index: 0, ...candidate }], modelVersion: model, ...top });
+const chunk = (parts: unknown[], model: string, candidate: object = {}, top: object = {}) => JSON.stringify({ candidates: [{ content: { role: "model", parts }, index: 0, ...candidate }], modelVersion: model, ...top });
 
 /** Google Gemini (`POST /v1beta/models/{model}:streamGenerateContent?alt=sse`). */
 export const geminiWire: WireFormat = {

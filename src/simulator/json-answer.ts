@@ -58,7 +58,9 @@ function instance(schema: Schema, root: Schema, next: () => number, depth: numbe
       return Array.from({ length: Math.max(min, 1) }, () => instance(items, root, next, depth + 1));
     }
     case "string":
-      return simulatedTokens(Math.floor(next() * 1000), 2).join("").trim();
+      return simulatedTokens(Math.floor(next() * 1000), 2)
+        .join("")
+        .trim();
     case "integer":
       return within(s, Math.floor(next() * 100), true);
     case "number":

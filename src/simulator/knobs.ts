@@ -85,20 +85,9 @@ export interface Knobs {
 /** In-band error classes, each rendered in every format's own words. */
 export type InBandKind = "server" | "rate_limit" | "quota" | "auth";
 
-export type Failure =
-  | "none"
-  | "status"
-  | "reset_before_headers"
-  | "reset"
-  | "drop"
-  | "stall"
-  | "malformed"
-  | "oversized"
-  | "error_event";
+export type Failure = "none" | "status" | "reset_before_headers" | "reset" | "drop" | "stall" | "malformed" | "oversized" | "error_event";
 
-const FAILURES: readonly Failure[] = [
-  "none", "status", "reset_before_headers", "reset", "drop", "stall", "malformed", "oversized", "error_event",
-];
+const FAILURES: readonly Failure[] = ["none", "status", "reset_before_headers", "reset", "drop", "stall", "malformed", "oversized", "error_event"];
 
 const DEFAULTS: Knobs = {
   tokens: 20,
@@ -146,38 +135,101 @@ function apply(knobs: Knobs, pairs: Iterable<[string, string]>): Knobs {
   const k: { -readonly [P in keyof Knobs]: Knobs[P] } = { ...knobs };
   for (const [key, value] of pairs) {
     switch (key) {
-      case "tokens": k.tokens = int(value, key); break;
-      case "reasoning": k.reasoning = int(value, key); break;
-      case "seed": k.seed = int(value, key, 2 ** 31); break;
-      case "headers_ms": k.headersMs = int(value, key, 600_000); break;
-      case "ttft_ms": k.ttftMs = int(value, key, 600_000); break;
-      case "delay_ms": k.delayMs = int(value, key, 600_000); break;
-      case "tools": k.tools = int(value, key, 16); break;
-      case "token_chars": k.tokenChars = int(value, key, 1_000_000); break;
-      case "chunking": k.chunking = oneOf(value, ["event", "random", "bulk"], key); break;
-      case "eol": k.eol = oneOf(value, ["lf", "crlf", "cr"], key); break;
-      case "ping_every": k.pingEvery = int(value, key); break;
-      case "ping_ms": k.pingMs = int(value, key, 600_000); break;
-      case "usage": k.usage = oneOf(value, ["auto", "always", "never"], key); break;
-      case "fail": k.fail = oneOf(value, FAILURES, key); break;
-      case "fail_at": k.failAt = int(value, key); break;
-      case "status": k.status = int(value, key, 599); break;
-      case "retry_after": k.retryAfter = int(value, key, 86_400); break;
-      case "oversized_bytes": k.oversizedBytes = int(value, key, 256 * 1024 * 1024); break;
-      case "hold_at": k.holdAt = int(value, key); break;
-      case "tag": k.tag = value; break;
-      case "script": k.script = value; break;
-      case "fail_first": k.failFirst = int(value, key); break;
-      case "fail_rate": k.failRate = ratio(value, key); break;
-      case "slow_every": k.slowEvery = int(value, key); break;
-      case "slow_ttft_ms": k.slowTtftMs = int(value, key, 600_000); break;
-      case "redacted": k.redacted = int(value, key, 8); break;
-      case "inband": k.inband = oneOf(value, ["server", "rate_limit", "quota", "auth"], key); break;
-      case "structured": k.structured = oneOf(value, ["0", "1"], key) === "1"; break;
-      case "ignore_max_tokens": k.ignoreMaxTokens = oneOf(value, ["0", "1"], key) === "1"; break;
-      case "echo": k.echo = oneOf(value, ["0", "1"], key) === "1"; break;
-      case "dims": k.dims = Math.max(1, int(value, key, 4_096)); break;
-      default: throw new Error(`unknown simulator knob ${key}`);
+      case "tokens":
+        k.tokens = int(value, key);
+        break;
+      case "reasoning":
+        k.reasoning = int(value, key);
+        break;
+      case "seed":
+        k.seed = int(value, key, 2 ** 31);
+        break;
+      case "headers_ms":
+        k.headersMs = int(value, key, 600_000);
+        break;
+      case "ttft_ms":
+        k.ttftMs = int(value, key, 600_000);
+        break;
+      case "delay_ms":
+        k.delayMs = int(value, key, 600_000);
+        break;
+      case "tools":
+        k.tools = int(value, key, 16);
+        break;
+      case "token_chars":
+        k.tokenChars = int(value, key, 1_000_000);
+        break;
+      case "chunking":
+        k.chunking = oneOf(value, ["event", "random", "bulk"], key);
+        break;
+      case "eol":
+        k.eol = oneOf(value, ["lf", "crlf", "cr"], key);
+        break;
+      case "ping_every":
+        k.pingEvery = int(value, key);
+        break;
+      case "ping_ms":
+        k.pingMs = int(value, key, 600_000);
+        break;
+      case "usage":
+        k.usage = oneOf(value, ["auto", "always", "never"], key);
+        break;
+      case "fail":
+        k.fail = oneOf(value, FAILURES, key);
+        break;
+      case "fail_at":
+        k.failAt = int(value, key);
+        break;
+      case "status":
+        k.status = int(value, key, 599);
+        break;
+      case "retry_after":
+        k.retryAfter = int(value, key, 86_400);
+        break;
+      case "oversized_bytes":
+        k.oversizedBytes = int(value, key, 256 * 1024 * 1024);
+        break;
+      case "hold_at":
+        k.holdAt = int(value, key);
+        break;
+      case "tag":
+        k.tag = value;
+        break;
+      case "script":
+        k.script = value;
+        break;
+      case "fail_first":
+        k.failFirst = int(value, key);
+        break;
+      case "fail_rate":
+        k.failRate = ratio(value, key);
+        break;
+      case "slow_every":
+        k.slowEvery = int(value, key);
+        break;
+      case "slow_ttft_ms":
+        k.slowTtftMs = int(value, key, 600_000);
+        break;
+      case "redacted":
+        k.redacted = int(value, key, 8);
+        break;
+      case "inband":
+        k.inband = oneOf(value, ["server", "rate_limit", "quota", "auth"], key);
+        break;
+      case "structured":
+        k.structured = oneOf(value, ["0", "1"], key) === "1";
+        break;
+      case "ignore_max_tokens":
+        k.ignoreMaxTokens = oneOf(value, ["0", "1"], key) === "1";
+        break;
+      case "echo":
+        k.echo = oneOf(value, ["0", "1"], key) === "1";
+        break;
+      case "dims":
+        k.dims = Math.max(1, int(value, key, 4_096));
+        break;
+      default:
+        throw new Error(`unknown simulator knob ${key}`);
     }
   }
   return k;
@@ -210,10 +262,17 @@ export function parseKnobs(model: string, texts: readonly string[]): Knobs {
   if (q >= 0) knobs = apply(knobs, new URLSearchParams(model.slice(q + 1)));
   for (const text of texts) {
     const line = knobLine(text);
-    if (line !== undefined) knobs = apply(knobs, line.trim().split(/[\s&]+/).map((pair): [string, string] => {
-      const eq = pair.indexOf("=");
-      return eq < 0 ? [pair, ""] : [pair.slice(0, eq), pair.slice(eq + 1)];
-    }));
+    if (line !== undefined)
+      knobs = apply(
+        knobs,
+        line
+          .trim()
+          .split(/[\s&]+/)
+          .map((pair): [string, string] => {
+            const eq = pair.indexOf("=");
+            return eq < 0 ? [pair, ""] : [pair.slice(0, eq), pair.slice(eq + 1)];
+          }),
+      );
   }
   return knobs;
 }

@@ -42,7 +42,14 @@ export function openAiLoopInput(body: { tools?: unknown; messages?: unknown; too
       case "user":
         return [{ role: "user", text: joinedText(m.content) }];
       case "assistant":
-        return [{ role: "assistant", calls: list(m.tool_calls).filter(isObject).map((c) => ({ id: String(c.id), name: String(isObject(c.function) ? c.function.name : "") })) }];
+        return [
+          {
+            role: "assistant",
+            calls: list(m.tool_calls)
+              .filter(isObject)
+              .map((c) => ({ id: String(c.id), name: String(isObject(c.function) ? c.function.name : "") })),
+          },
+        ];
       case "tool":
         return [{ role: "tool", ...(typeof m.tool_call_id === "string" ? { callId: m.tool_call_id } : {}), output: joinedText(m.content) }];
       case "function":
@@ -127,9 +134,7 @@ export function responsesLoopInput(body: { tools?: unknown; input?: unknown; too
     if (t.type === "custom") return [{ name, kind: "custom" }];
     return t.type === "function" ? tool(name, t.parameters) : [];
   };
-  const tools = list(body.tools).flatMap((t) =>
-    isObject(t) && t.type === "namespace" && typeof t.name === "string" ? list(t.tools).flatMap((m) => declare(m, t.name as string)) : declare(t),
-  );
+  const tools = list(body.tools).flatMap((t) => (isObject(t) && t.type === "namespace" && typeof t.name === "string" ? list(t.tools).flatMap((m) => declare(m, t.name as string)) : declare(t)));
   const turns: Turn[] = [];
   if (typeof body.input === "string") turns.push({ role: "user", text: body.input });
   for (const item of list(body.input).filter(isObject)) {

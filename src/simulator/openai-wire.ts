@@ -19,9 +19,7 @@ interface OpenAiBody {
 export function simulatedLogprob(token: string, i: number, top: number): Record<string, unknown> {
   const logprob = -((i % 7) + 1) / 100;
   const bytes = [...Buffer.from(token, "utf8")];
-  const alternatives = Array.from({ length: top }, (_, k) =>
-    k === 0 ? { token, logprob, bytes } : { token: `alt${k}`, logprob: logprob - k, bytes: [...Buffer.from(`alt${k}`, "utf8")] },
-  );
+  const alternatives = Array.from({ length: top }, (_, k) => (k === 0 ? { token, logprob, bytes } : { token: `alt${k}`, logprob: logprob - k, bytes: [...Buffer.from(`alt${k}`, "utf8")] }));
   return { token, logprob, bytes, top_logprobs: alternatives };
 }
 
@@ -57,9 +55,7 @@ function stepDelta(step: ScriptStep): Record<string, unknown> {
       return { reasoning_content: step.text };
     case "tool_call":
       return {
-        tool_calls: [
-          { index: step.index, id: step.id, type: "function", function: { name: step.name, arguments: step.arguments } },
-        ],
+        tool_calls: [{ index: step.index, id: step.id, type: "function", function: { name: step.name, arguments: step.arguments } }],
       };
     case "tool_args":
       return { tool_calls: [{ index: step.index, function: { arguments: step.fragment } }] };

@@ -1,5 +1,5 @@
-import type { Script, ScriptStep } from "./script.js";
 import { maxTokensOf, responsesLoopInput } from "./loop-input.js";
+import type { Script, ScriptStep } from "./script.js";
 import type { Frame, SimRequest, WireFormat } from "./wire.js";
 
 interface ResponsesBody {
@@ -136,8 +136,7 @@ export const responsesWire: WireFormat = {
     const items = outputItems(script, request, id);
     const frames: Frame[] = [];
     let sequence = 0;
-    const push = (type: string, fields: Record<string, unknown>, token = false) =>
-      frames.push({ event: type, data: JSON.stringify({ type, sequence_number: sequence++, ...fields }), token });
+    const push = (type: string, fields: Record<string, unknown>, token = false) => frames.push({ event: type, data: JSON.stringify({ type, sequence_number: sequence++, ...fields }), token });
     push("response.created", { response: response(id, request.model, "in_progress", []) });
     // Which item each step belongs to: items are built in step order, a new item starting when the kind changes.
     let open = -1;

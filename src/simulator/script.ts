@@ -27,7 +27,7 @@ export interface Script {
   readonly promptCache?: CacheUsage;
 }
 
-export { simulatedToolCalls, type SimulatedToolCall } from "./tool-loop.js";
+export { type SimulatedToolCall, simulatedToolCalls } from "./tool-loop.js";
 
 function pad(text: string, chars: number): string {
   return chars > text.length ? text + "·".repeat(chars - text.length) : text;

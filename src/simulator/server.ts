@@ -70,7 +70,11 @@ function socketReply(req: IncomingMessage, res: ServerResponse): SimReply {
       if (headers["content-length"] === undefined) res.flushHeaders();
     },
     write: (bytes) => res.write(bytes),
-    drained: () => once(res, "drain", { signal: gone.signal }).then(() => true, () => false),
+    drained: () =>
+      once(res, "drain", { signal: gone.signal }).then(
+        () => true,
+        () => false,
+      ),
     end(bytes) {
       if (bytes) res.end(bytes);
       else res.end();
@@ -82,13 +86,7 @@ function socketReply(req: IncomingMessage, res: ServerResponse): SimReply {
   };
 }
 
-function handleControl(
-  req: IncomingMessage,
-  res: ServerResponse,
-  url: URL,
-  simulation: Simulation,
-  stats: () => SimulatorStats,
-): void {
+function handleControl(req: IncomingMessage, res: ServerResponse, url: URL, simulation: Simulation, stats: () => SimulatorStats): void {
   const { records } = simulation;
   const tag = url.searchParams.get("tag");
   const matches = (r: RequestRecord) => tag === null || r.tag === tag;
@@ -106,14 +104,20 @@ function handleControl(
     // Long-poll until no generation request is in progress, e.g. after a
     // gateway that does not cancel upstream left streams running.
     const timeoutMs = Math.min(Number(url.searchParams.get("timeout_ms") ?? 10_000) || 10_000, 120_000);
-    simulation.whenNoRequests(timeoutMs).then(() => sendJson(res, 200, stats()), () => sendJson(res, 408, stats()));
+    simulation.whenNoRequests(timeoutMs).then(
+      () => sendJson(res, 200, stats()),
+      () => sendJson(res, 408, stats()),
+    );
   } else if (req.method === "GET" && url.pathname === "/_sim/wait") {
     // Long-poll until a matching request has ended: lets another process
     // (a benchmark) wait on the simulator's observation instead of sleeping.
     const timeoutMs = Math.min(Number(url.searchParams.get("timeout_ms") ?? 10_000) || 10_000, 120_000);
     records
       .waitFor((r) => matches(r) && r.endedAt !== undefined, timeoutMs)
-      .then((r) => sendJson(res, 200, r), (e: Error) => sendJson(res, 408, { error: e.message }));
+      .then(
+        (r) => sendJson(res, 200, r),
+        (e: Error) => sendJson(res, 408, { error: e.message }),
+      );
   } else {
     sendJson(res, 404, { error: { message: `no route ${req.method} ${url.pathname}`, type: "not_found" } });
   }

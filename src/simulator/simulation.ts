@@ -1,19 +1,19 @@
 import { EventEmitter, once } from "node:events";
 import { anthropicWire } from "./anthropic-wire.js";
+import { type EmbeddingRequest, type EmbeddingsWire, embed, embeddingsWireFor } from "./embeddings-wire.js";
 import { replyJson, type SimExchange } from "./exchange.js";
 import { geminiWire, isGeminiPath } from "./gemini-wire.js";
 import { answerTokens, jsonAnswer } from "./json-answer.js";
-import { embed, type EmbeddingRequest, type EmbeddingsWire, embeddingsWireFor } from "./embeddings-wire.js";
 import { applyScript, type Knobs, parseKnobs } from "./knobs.js";
 import { openAiWire } from "./openai-wire.js";
-import { responsesWire } from "./responses-wire.js";
 import { createPromptCache } from "./prompt-cache.js";
 import { createRandom } from "./random.js";
 import { createRecordBook, now, type RecordBook } from "./records.js";
+import { responsesWire } from "./responses-wire.js";
 import { buildScript, type Script } from "./script.js";
 import { pause, streamResponse } from "./stream-response.js";
-import { nextAction } from "./tool-loop.js";
 import { countWords } from "./text.js";
+import { nextAction } from "./tool-loop.js";
 import type { SimRequest, WireFormat } from "./wire.js";
 
 /**
@@ -126,7 +126,11 @@ export function createSimulation(): Simulation {
     try {
       body = JSON.parse(await exchange.readBody()) as unknown;
       request = wire.parseRequest(body, path);
-      knobs = knobsFor(scripts, request.model, request.inputs.filter((i): i is string => typeof i === "string"));
+      knobs = knobsFor(
+        scripts,
+        request.model,
+        request.inputs.filter((i): i is string => typeof i === "string"),
+      );
       if (!["none", "status", "reset_before_headers", "reset"].includes(knobs.fail)) throw new Error(`simulator knob fail=${knobs.fail} does not apply to embeddings`);
     } catch (error) {
       replyJson(reply, 400, wire.errorBody(400, error instanceof Error ? error.message : "bad request"));

@@ -86,7 +86,15 @@ export function simulatedToolCalls(seed: number, count: number, tools: readonly 
   for (let i = 0; i < count; i++) {
     const tool = declared.length > 0 ? declared[i % declared.length]! : undefined;
     const id = toolCallId(seed, turn, i);
-    if (tool?.kind === "custom") calls.push({ id, name: tool.name, arguments: simulatedTokens(seed + i, 4).join("").trim(), custom: true });
+    if (tool?.kind === "custom")
+      calls.push({
+        id,
+        name: tool.name,
+        arguments: simulatedTokens(seed + i, 4)
+          .join("")
+          .trim(),
+        custom: true,
+      });
     else calls.push({ id, name: tool?.name ?? "get_weather", arguments: argumentsFor(tool, next, seed + i) });
   }
   return calls;
@@ -109,9 +117,7 @@ function directedCall(d: ToolDirective, tools: readonly DeclaredTool[], id: stri
 
 /** What each result said, one line each (a result's own lines kept), named by the call it answers. */
 function quoteResults(results: readonly Extract<Turn, { role: "tool" }>[], names: ReadonlyMap<string, string>): string {
-  return results
-    .map((r) => `${r.name ?? (r.callId === undefined ? undefined : names.get(r.callId)) ?? "tool"} returned: ${r.output}`)
-    .join("\n");
+  return results.map((r) => `${r.name ?? (r.callId === undefined ? undefined : names.get(r.callId)) ?? "tool"} returned: ${r.output}`).join("\n");
 }
 
 /**
@@ -141,7 +147,13 @@ export function nextAction(request: LoopRequest, knobs: { readonly seed: number;
   }
   if (turns.at(-1)?.role === "tool") {
     const names = new Map(since.flatMap((t) => (t.role === "assistant" ? t.calls.map((c): [string, string] => [c.id, c.name]) : [])));
-    return { kind: "quote", text: quoteResults(since.filter((t): t is Extract<Turn, { role: "tool" }> => t.role === "tool"), names) };
+    return {
+      kind: "quote",
+      text: quoteResults(
+        since.filter((t): t is Extract<Turn, { role: "tool" }> => t.role === "tool"),
+        names,
+      ),
+    };
   }
   if (knobs.tools > 0 && plan.length === 0 && request.choice !== "none") {
     const choice = request.choice;

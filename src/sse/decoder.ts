@@ -112,11 +112,7 @@ export function createSseDecoder(options: SseDecoderOptions): SseDecoder {
     if (oversized) {
       out = [];
       const who = options.source === undefined ? "upstream" : `provider ${options.source}`;
-      throw new GatewayError(
-        "upstream_protocol",
-        `${who} sent an event larger than the maximum event size of ${maxEventSize} bytes (limits.maxEventBytes)`,
-        options.source === undefined ? {} : { provider: options.source },
-      );
+      throw new GatewayError("upstream_protocol", `${who} sent an event larger than the maximum event size of ${maxEventSize} bytes (limits.maxEventBytes)`, options.source === undefined ? {} : { provider: options.source });
     }
     const events = out;
     out = [];

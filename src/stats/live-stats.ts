@@ -163,9 +163,7 @@ export function createLiveStats(options: LiveStatsOptions): LiveStats {
         deltasPerSecond: ring.peek(now - 1)?.deltas ?? 0,
         ttft: { ...(p50Ms === undefined ? {} : { p50Ms }), ...(p99Ms === undefined ? {} : { p99Ms }), samples: window.total, windowSeconds: WINDOW_SECONDS },
         series,
-        outcomes: [...outcomeTotals]
-          .map(([outcome, total]) => ({ outcome, total, lastMinute: lastMinute.get(outcome) ?? 0 }))
-          .sort((a, b) => (a.outcome === "ok" ? -1 : b.outcome === "ok" ? 1 : a.outcome.localeCompare(b.outcome))),
+        outcomes: [...outcomeTotals].map(([outcome, total]) => ({ outcome, total, lastMinute: lastMinute.get(outcome) ?? 0 })).sort((a, b) => (a.outcome === "ok" ? -1 : b.outcome === "ok" ? 1 : a.outcome.localeCompare(b.outcome))),
         clientAborts,
         attempts: { ...attempts },
         breakers: [...sources.breakers()].sort((a, b) => a.target.localeCompare(b.target)),

@@ -1,8 +1,8 @@
 import type { KeyLimits } from "../config/settings.js";
 import { GatewayError, toGatewayError } from "../core/errors.js";
-import type { AdmissionRef, AdmitRequest, AdmitResult, Settlement, SettleResult, TenantStore } from "./tenant-store.js";
 import type { UsageRecord } from "../usage/usage-record.js";
 import { createRedisWatch } from "./redis-watch.js";
+import type { AdmissionRef, AdmitRequest, AdmitResult, Settlement, SettleResult, TenantStore } from "./tenant-store.js";
 import { StoreTimeoutError } from "./within.js";
 
 /** What the wrapper reports, for logs and the pipeline observer. */

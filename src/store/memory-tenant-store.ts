@@ -1,7 +1,28 @@
 import type { BudgetPeriod, KeyBudget, KeyLimits } from "../config/config.js";
 import { PERIOD_KINDS, periodOf, ROLLUP_TTL_MS } from "../usage/periods.js";
-import { type AdmitRequest, type AdmitResult, type Headroom, type LevelKind, type LevelRef, type LimitReason, MAX_LEVELS, MAX_RUNTIME_KEYS, type Quota, type LevelSpend, type SettleResult, type Settlement, type SpendListener, type StoredKey, type StoredLevel, STREAMS_RETRY_MS, subjectOf, type TenantStore, type UsageTotals, WINDOW_MS } from "./tenant-store.js";
 import type { UsageRecord } from "../usage/usage-record.js";
+import {
+  type AdmitRequest,
+  type AdmitResult,
+  type Headroom,
+  type LevelKind,
+  type LevelRef,
+  type LevelSpend,
+  type LimitReason,
+  MAX_LEVELS,
+  MAX_RUNTIME_KEYS,
+  type Quota,
+  type Settlement,
+  type SettleResult,
+  type SpendListener,
+  STREAMS_RETRY_MS,
+  type StoredKey,
+  type StoredLevel,
+  subjectOf,
+  type TenantStore,
+  type UsageTotals,
+  WINDOW_MS,
+} from "./tenant-store.js";
 
 export interface MemoryTenantStoreOptions {
   /** Epoch milliseconds; tests move it instead of sleeping. */
@@ -234,12 +255,8 @@ export function createMemoryTenantStore(options: MemoryTenantStoreOptions = {}):
       const firstRequest = key.s.requests.values().next();
       const firstToken = key.s.tokens.values().next();
       const quota = (admitted: number): Quota => ({
-        ...(keyRpm
-          ? { requests: { limit: keyRpm, remaining: Math.max(0, keyRpm - key.s.requests.size), resetMs: firstRequest.done ? (admitted ? WINDOW_MS : 0) : firstRequest.value + WINDOW_MS - at } }
-          : {}),
-        ...(keyTpm
-          ? { tokens: { limit: keyTpm, remaining: Math.max(0, keyTpm - key.s.tokenSum), resetMs: firstToken.done ? (admitted ? WINDOW_MS : 0) : firstToken.value.at + WINDOW_MS - at } }
-          : {}),
+        ...(keyRpm ? { requests: { limit: keyRpm, remaining: Math.max(0, keyRpm - key.s.requests.size), resetMs: firstRequest.done ? (admitted ? WINDOW_MS : 0) : firstRequest.value + WINDOW_MS - at } } : {}),
+        ...(keyTpm ? { tokens: { limit: keyTpm, remaining: Math.max(0, keyTpm - key.s.tokenSum), resetMs: firstToken.done ? (admitted ? WINDOW_MS : 0) : firstToken.value.at + WINDOW_MS - at } } : {}),
         ...(keyStreams ? { streams: { limit: keyStreams, inUse: key.s.inFlight.size } } : {}),
         ...(req.budget && key.period
           ? {
@@ -308,7 +325,10 @@ export function createMemoryTenantStore(options: MemoryTenantStoreOptions = {}):
           releaseAdmission(subject, s, settlement.admissionId, at);
           if (settlement.admittedAt > at - WINDOW_MS) {
             const id = `${settlement.admissionId}:local`;
-            s.requests.set(id, lastAt(s.requests, (t) => t, settlement.admittedAt));
+            s.requests.set(
+              id,
+              lastAt(s.requests, (t) => t, settlement.admittedAt),
+            );
             if (reservedTokens > 0 && actual > 0) {
               s.tokens.set(id, { at: lastAt(s.tokens, (e) => e.at, settlement.admittedAt), amount: actual });
               s.tokenSum += actual;

@@ -1,22 +1,11 @@
 import type { KeySettings } from "../config/config.js";
 import { periodOf, ROLLUP_TTL_MS } from "../usage/periods.js";
+import type { UsageRecord } from "../usage/usage-record.js";
+import { SETTLED_MEMORY_MS } from "./memory-tenant-store.js";
 import type { SluiceRedisClient } from "./redis-connection.js";
 import { fieldsOf } from "./redis-replies.js";
 import { redisScript } from "./redis-script.js";
-import {
-  ADMIT_SCRIPT,
-  CREATE_KEY_SCRIPT,
-  DELETE_LEVEL_SCRIPT,
-  HEADROOM_SCRIPT,
-  HEARTBEAT_SCRIPT,
-  PUT_LEVEL_SCRIPT,
-  RELEASE_SCRIPT,
-  REVOKE_KEY_SCRIPT,
-  SETTLE_SCRIPT,
-  UPDATE_KEY_SCRIPT,
-  USAGE_SCRIPT,
-} from "./redis-scripts.js";
-import { SETTLED_MEMORY_MS } from "./memory-tenant-store.js";
+import { ADMIT_SCRIPT, CREATE_KEY_SCRIPT, DELETE_LEVEL_SCRIPT, HEADROOM_SCRIPT, HEARTBEAT_SCRIPT, PUT_LEVEL_SCRIPT, RELEASE_SCRIPT, REVOKE_KEY_SCRIPT, SETTLE_SCRIPT, UPDATE_KEY_SCRIPT, USAGE_SCRIPT } from "./redis-scripts.js";
 import {
   type AdmissionRef,
   type AdmitResult,
@@ -26,16 +15,15 @@ import {
   MAX_LEVELS,
   MAX_RUNTIME_KEYS,
   type Quota,
-  type StoredKey,
   type SpendListener,
-  type StoredLevel,
   STREAMS_RETRY_MS,
+  type StoredKey,
+  type StoredLevel,
   subjectOf,
   type TenantStore,
   type UsageTotals,
   WINDOW_MS,
 } from "./tenant-store.js";
-import type { UsageRecord } from "../usage/usage-record.js";
 
 /** Every script the store runs; each call passes its keys (admit, settle and release one set per tenancy level). */
 const SCRIPTS = {
@@ -241,7 +229,8 @@ export function createRedisTenantStore(options: RedisTenantStoreOptions): Tenant
   return {
     async admit(req): Promise<AdmitResult> {
       const levels = [{ subject: req.key, limits: req.limits, budget: req.budget }, ...(req.parents ?? []).map((p) => ({ subject: subjectOf(p), limits: p.limits, budget: p.budget }))];
-      const reply = (await SCRIPTS.admit(client, 
+      const reply = (await SCRIPTS.admit(
+        client,
         [keyTable[0]!, keyTable[2]!, ...leaseIndex, ...levels.flatMap((l) => windowKeys(l.subject))],
         [
           clockArg(),
@@ -255,15 +244,7 @@ export function createRedisTenantStore(options: RedisTenantStoreOptions): Tenant
           String(ADMIT_SWEEP),
           ...levels.flatMap(({ subject, limits, budget }) => {
             const kind = budget?.period ?? "month";
-            return [
-              String(limits.requestsPerMinute ?? 0),
-              String(limits.tokensPerMinute ?? 0),
-              String(limits.concurrentStreams ?? 0),
-              String(budget?.usdMicros ?? 0),
-              kind,
-              usePrefix(subject),
-              String(ROLLUP_TTL_MS[kind]),
-            ];
+            return [String(limits.requestsPerMinute ?? 0), String(limits.tokensPerMinute ?? 0), String(limits.concurrentStreams ?? 0), String(budget?.usdMicros ?? 0), kind, usePrefix(subject), String(ROLLUP_TTL_MS[kind])];
           }),
         ],
       )) as unknown[];
@@ -297,7 +278,8 @@ export function createRedisTenantStore(options: RedisTenantStoreOptions): Tenant
     async settle(s) {
       const r = s.record;
       const levels = [{ subject: s.key, reservedTokens: s.reservedTokens }, ...(s.parents ?? []).map((p) => ({ subject: subjectOf(p), reservedTokens: p.reservedTokens }))];
-      const result = await SCRIPTS.settle(client, 
+      const result = await SCRIPTS.settle(
+        client,
         [`${prefix}done:${s.admissionId}`, `${prefix}usage`, ...leaseIndex, ...levels.flatMap((l) => windowKeys(l.subject))],
         [
           clockArg(),

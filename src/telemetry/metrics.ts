@@ -1,5 +1,5 @@
-import { monitorEventLoopDelay } from "node:perf_hooks";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import type { Attributes, Counter, Histogram, Meter } from "@opentelemetry/api";
 import { PrometheusExporter } from "@opentelemetry/exporter-prometheus";
 import { resourceFromAttributes } from "@opentelemetry/resources";
@@ -160,11 +160,9 @@ export function createMetrics(options: MetricsOptions): Metrics {
     },
     [queueDepth, queueInFlight],
   );
-  meter
-    .createObservableGauge("sluice.breaker.state", { unit: "1", description: "Circuit breaker per target: 0 closed, 1 half-open, 2 open." })
-    .addCallback((r) => {
-      for (const b of sources.breakers()) r.observe(b.state, { "sluice.target": b.target });
-    });
+  meter.createObservableGauge("sluice.breaker.state", { unit: "1", description: "Circuit breaker per target: 0 closed, 1 half-open, 2 open." }).addCallback((r) => {
+    for (const b of sources.breakers()) r.observe(b.state, { "sluice.target": b.target });
+  });
   const connected = meter.createObservableGauge("sluice.upstream.connections", { unit: "{connection}", description: "Open upstream connections per provider." });
   const busy = meter.createObservableGauge("sluice.upstream.connections.busy", { unit: "{connection}", description: "Upstream connections carrying a request." });
   meter.addBatchObservableCallback(

@@ -113,8 +113,7 @@ export function createStreamTelemetry(options: StreamTelemetryOptions): StreamOb
   const operation = options.operation ?? "chat";
   const base: Attributes = { "gen_ai.operation.name": operation, "gen_ai.request.model": options.alias, "sluice.edge": options.edge };
   /** Names a series of `base` × target × `rest` for the summed counters (one key, one attribute set). */
-  const seriesKey = (target: Target | undefined, ...rest: string[]): string =>
-    [options.alias, options.edge, target?.provider.kind ?? "", target?.provider.name ?? "", target?.model ?? "", ...rest].join("\0");
+  const seriesKey = (target: Target | undefined, ...rest: string[]): string => [options.alias, options.edge, target?.provider.kind ?? "", target?.provider.name ?? "", target?.model ?? "", ...rest].join("\0");
 
   function attemptSpan(info: AttemptInfo): Span {
     const name = `${operation} ${info.target.model}`;

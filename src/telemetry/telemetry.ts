@@ -1,4 +1,3 @@
-
 import type { MetricReader } from "@opentelemetry/sdk-metrics";
 import type { SpanExporter } from "@opentelemetry/sdk-trace";
 import type { TelemetryConfig } from "../config/settings.js";

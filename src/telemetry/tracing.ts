@@ -1,18 +1,8 @@
-import { type Context, context as contexts, defaultTextMapSetter, type SpanOptions, type TextMapGetter, trace, TraceFlags, type Tracer } from "@opentelemetry/api";
+import { type Context, context as contexts, defaultTextMapSetter, type SpanOptions, type TextMapGetter, TraceFlags, type Tracer, trace } from "@opentelemetry/api";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
-import {
-  AlwaysOffSampler,
-  AlwaysOnSampler,
-  BatchSpanProcessor,
-  ParentBasedSampler,
-  RandomIdGenerator,
-  type Sampler,
-  type SpanExporter,
-  TraceIdRatioBasedSampler,
-  TracerProvider,
-} from "@opentelemetry/sdk-trace";
+import { AlwaysOffSampler, AlwaysOnSampler, BatchSpanProcessor, ParentBasedSampler, RandomIdGenerator, type Sampler, type SpanExporter, TraceIdRatioBasedSampler, TracerProvider } from "@opentelemetry/sdk-trace";
 import type { TelemetryConfig } from "../config/settings.js";
 import type { Logger } from "../logging/logger.js";
 import { batchSpanSettingsFromEnv } from "./batch-span-env.js";

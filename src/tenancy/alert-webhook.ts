@@ -1,9 +1,9 @@
 import { createHmac } from "node:crypto";
 import { request } from "undici";
 import type { AlertSettings } from "../config/config.js";
+import { backoffDelay } from "../core/backoff.js";
 import type { BudgetAlert } from "./budget-alerts.js";
 import { usdFromMicros } from "./quota-headers.js";
-import { backoffDelay } from "../core/backoff.js";
 
 /** First wait before a delivery is tried again; it doubles per attempt up to MAX_BACKOFF_MS. */
 export const FIRST_BACKOFF_MS = 1_000;

@@ -13,10 +13,7 @@ export type AuthFailure = "missing" | "malformed" | "unknown";
 
 export class AuthError extends GatewayError {
   constructor(readonly failure: AuthFailure) {
-    super(
-      "unauthenticated",
-      failure === "missing" ? "missing API key: send it as `authorization: Bearer <key>`" : "invalid API key",
-    );
+    super("unauthenticated", failure === "missing" ? "missing API key: send it as `authorization: Bearer <key>`" : "invalid API key");
   }
 }
 

@@ -4,7 +4,11 @@ import { GatewayError } from "../core/errors.js";
 
 /** A budget as the admin service takes it: integer micro-dollars, within the configuration's bound. */
 export const budgetSchema = z.strictObject({
-  usdMicros: z.number().int().positive().max(KEY_BOUNDS.maxBudgetUsd * 1_000_000),
+  usdMicros: z
+    .number()
+    .int()
+    .positive()
+    .max(KEY_BOUNDS.maxBudgetUsd * 1_000_000),
   period: z.enum(["day", "week", "month"]),
 });
 

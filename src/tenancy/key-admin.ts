@@ -72,7 +72,6 @@ function newKey(): string {
   return `sk-sluice-${randomBytes(32).toString("base64url")}`;
 }
 
-
 export function createKeyAdmin(options: { readonly config: () => Config; readonly store: TenantStore; readonly registry: KeyRegistry }): KeyAdmin {
   const { store, registry } = options;
   const runtimeInfo = ({ sha256, ...settings }: StoredKey): KeyInfo => ({ ...settings, source: "runtime", id: keyId(sha256) });
@@ -100,8 +99,7 @@ export function createKeyAdmin(options: { readonly config: () => Config; readonl
     }
   };
 
-  const configured = (): KeyInfo[] =>
-    options.config().auth.keys.map(({ sha256, ...settings }) => ({ ...settings, source: "config", id: keyId(sha256) }));
+  const configured = (): KeyInfo[] => options.config().auth.keys.map(({ sha256, ...settings }) => ({ ...settings, source: "config", id: keyId(sha256) }));
 
   return {
     levels: createLevelAdmin(options),
@@ -164,9 +162,7 @@ export function createKeyAdmin(options: { readonly config: () => Config; readonl
     },
 
     async list() {
-      const runtime = (await store.listKeys())
-        .map(runtimeInfo)
-        .sort((a, b) => a.name.localeCompare(b.name));
+      const runtime = (await store.listKeys()).map(runtimeInfo).sort((a, b) => a.name.localeCompare(b.name));
       return [...configured(), ...runtime];
     },
 

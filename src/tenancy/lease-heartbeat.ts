@@ -51,10 +51,13 @@ export function createLeaseHeartbeat(options: { readonly store: Pick<TenantStore
     });
   };
   const schedule = () => {
-    timer = timers.setTimeout(() => {
-      tick();
-      schedule();
-    }, Math.max(1, Math.floor(options.leaseMs / 3)));
+    timer = timers.setTimeout(
+      () => {
+        tick();
+        schedule();
+      },
+      Math.max(1, Math.floor(options.leaseMs / 3)),
+    );
     (timer as { unref?: () => void } | undefined)?.unref?.();
   };
   schedule();

@@ -24,7 +24,9 @@ export function resetDuration(ms: number): string {
 export function usdFromMicros(micros: number): string {
   const sign = micros < 0 ? "-" : "";
   const abs = Math.abs(Math.trunc(micros));
-  const cents = String(abs % 1_000_000).padStart(6, "0").replace(/0+$/, "");
+  const cents = String(abs % 1_000_000)
+    .padStart(6, "0")
+    .replace(/0+$/, "");
   return `${sign}${Math.floor(abs / 1_000_000)}${cents ? `.${cents}` : ""}`;
 }
 

@@ -68,11 +68,9 @@ export function refusal(principal: Principal, parents: readonly ParentLevel[], r
       return new GatewayError("rate_limited", `key ${name} has all of its ${limits.concurrentStreams} concurrent streams in use`, retry);
     case "tokens":
       return result.retryAfterMs === undefined
-        ? new GatewayError(
-            "rate_limited",
-            `the request reserves ${reserved} tokens (prompt estimate + max_tokens), more than key ${name}'s limit of ${limits.tokensPerMinute} tokens per minute; lower max_tokens`,
-            { field: "sampling.max_tokens" },
-          )
+        ? new GatewayError("rate_limited", `the request reserves ${reserved} tokens (prompt estimate + max_tokens), more than key ${name}'s limit of ${limits.tokensPerMinute} tokens per minute; lower max_tokens`, {
+            field: "sampling.max_tokens",
+          })
         : new GatewayError("rate_limited", `key ${name} is over its limit of ${limits.tokensPerMinute} tokens per minute`, retry);
     case "budget": {
       const budget = principal.budget!;

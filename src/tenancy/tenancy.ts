@@ -2,25 +2,25 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import type { Config, KeyBudget } from "../config/config.js";
 import { GatewayError } from "../core/errors.js";
+import { systemTimers, type Timers } from "../core/timers.js";
 import type { TenancyObserver } from "../flow/observer.js";
 import type { Logger } from "../logging/logger.js";
 import { createFailOpenStore, type StoreEvent } from "../store/fail-open-store.js";
 import { createMemoryTenantStore, DEFAULT_LEASE_MS } from "../store/memory-tenant-store.js";
 import { createRedisTenantStore, createStoreClient, type SluiceRedisClient } from "../store/redis-tenant-store.js";
 import { type SettleResult, subjectOf, type TenantLevel, type TenantStore } from "../store/tenant-store.js";
-import type { UsageRecord } from "../usage/usage-record.js";
 import { within } from "../store/within.js";
-import { systemTimers, type Timers } from "../core/timers.js";
+import type { UsageRecord } from "../usage/usage-record.js";
 import { createAlertWebhook } from "./alert-webhook.js";
-import { createBudgetAlerts } from "./budget-alerts.js";
-import { usdFromMicros } from "./quota-headers.js";
 import { AuthError, authenticate, keyByHash } from "./authenticate.js";
-import { createKeyAdmin, type KeyAdmin } from "./key-admin.js";
-import { createLeaseHeartbeat } from "./lease-heartbeat.js";
+import { createBudgetAlerts } from "./budget-alerts.js";
 import { configHierarchy } from "./hierarchy.js";
+import { createKeyAdmin, type KeyAdmin } from "./key-admin.js";
 import { createKeyRegistry, type KeyRegistry } from "./key-registry.js";
+import { createLeaseHeartbeat } from "./lease-heartbeat.js";
 import { carryNamedRollups } from "./named-state.js";
-import { keyId, mayUse, type ModelViewer, type Principal } from "./principal.js";
+import { keyId, type ModelViewer, mayUse, type Principal } from "./principal.js";
+import { usdFromMicros } from "./quota-headers.js";
 import { type ChargeInput, type LevelIdentity, NO_CHARGE, openCharge, type TenantCharge } from "./tenant-charge.js";
 
 export interface TenancyOptions {
@@ -400,7 +400,16 @@ export function createTenancy(options: TenancyOptions): Tenancy {
       const principal = keyByHash(sha256, config, registry);
       return principal && withTeamId(principal, config, registry);
     },
-    keyIdsNamed: (name) => [...options.config().auth.keys.filter((k) => k.name === name).map((k) => keyId(k.sha256)), ...registry.all().filter((k) => k.name === name).map((k) => k.id)],
+    keyIdsNamed: (name) => [
+      ...options
+        .config()
+        .auth.keys.filter((k) => k.name === name)
+        .map((k) => keyId(k.sha256)),
+      ...registry
+        .all()
+        .filter((k) => k.name === name)
+        .map((k) => k.id),
+    ],
     charge(principal, input) {
       if (!principal) return NO_CHARGE;
       const config = options.config();

@@ -7,9 +7,9 @@ import { GatewayError, toGatewayError } from "../core/errors.js";
 import type { TenancyObserver } from "../flow/observer.js";
 import { type AdmitResult, type ParentLevel, type Quota, type SettleResult, subjectOf, type TenantLevel, type TenantStore } from "../store/tenant-store.js";
 import { maxCostMicros } from "../usage/cost.js";
-import { type UsageRecord, usageRecordOf } from "../usage/usage-record.js";
 import { estimatedInputTokens } from "../usage/prompt-size.js";
 import type { UsageMeter } from "../usage/usage-meter.js";
+import { type UsageRecord, usageRecordOf } from "../usage/usage-record.js";
 import { type Hierarchy, parentsOf } from "./hierarchy.js";
 import { mayUse, type Principal } from "./principal.js";
 import { refusal } from "./refusal.js";
@@ -137,7 +137,6 @@ function reservation(principal: Principal, parents: readonly ParentLevel[], requ
 export function longestRunMs(route: ModelRoute): number {
   return 2 * route.targets.reduce((sum, t) => sum + t.timeouts.totalMs, 0);
 }
-
 
 /** Opens the charge of one request; the allowlist is checked here, before the alias is looked up (a key learns nothing of aliases it may not use). */
 export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {

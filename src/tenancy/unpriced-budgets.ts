@@ -17,9 +17,7 @@ export interface UnpricedBudget {
  * say it, so nobody believes a budget is capping what it cannot see.
  */
 export function unpricedBudgets(config: Config): UnpricedBudget[] {
-  const unpriced = [...config.models.values()]
-    .map((route) => ({ alias: route.alias, targets: route.targets.filter((t) => t.price === undefined).map((t) => t.key) }))
-    .filter((a) => a.targets.length > 0);
+  const unpriced = [...config.models.values()].map((route) => ({ alias: route.alias, targets: route.targets.filter((t) => t.price === undefined).map((t) => t.key) })).filter((a) => a.targets.length > 0);
   if (unpriced.length === 0) return [];
   const found: UnpricedBudget[] = [];
   for (const key of config.auth.keys) {

@@ -1,11 +1,8 @@
-import { phaseTimeout } from "./phase-timeout.js";
-import { GatewayError } from "../core/errors.js";
 import type { TimeoutsConfig } from "../config/schema.js";
+import { GatewayError } from "../core/errors.js";
+import { phaseTimeout } from "./phase-timeout.js";
 
-const CONNECTION_CODES = new Set([
-  "ECONNREFUSED", "ECONNRESET", "EPIPE", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "ETIMEDOUT",
-  "UND_ERR_SOCKET", "UND_ERR_CLOSED", "UND_ERR_DESTROYED", "UND_ERR_ABORTED",
-]);
+const CONNECTION_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "ETIMEDOUT", "UND_ERR_SOCKET", "UND_ERR_CLOSED", "UND_ERR_DESTROYED", "UND_ERR_ABORTED"]);
 
 function codeOf(error: unknown): string | undefined {
   for (let e: unknown = error, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
@@ -38,9 +35,7 @@ export function fromTransportError(error: unknown, ctx: TransportErrorContext): 
       return phaseTimeout("connect", provider, timeouts, error);
     default:
       if (code !== undefined) {
-        return ctx.phase === "connect"
-          ? new GatewayError("upstream_unavailable", `cannot reach provider ${provider}`, options)
-          : new GatewayError("upstream_unavailable", `provider ${provider} closed the connection mid-stream`, options);
+        return ctx.phase === "connect" ? new GatewayError("upstream_unavailable", `cannot reach provider ${provider}`, options) : new GatewayError("upstream_unavailable", `provider ${provider} closed the connection mid-stream`, options);
       }
       return new GatewayError("internal", "internal error", options);
   }

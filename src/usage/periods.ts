@@ -31,7 +31,7 @@ export function periodOf(kind: BudgetPeriod, epochMs: number): Period {
       return { kind, id: `d${dateId(days * DAY_MS)}`, startMs: days * DAY_MS, endMs: (days + 1) * DAY_MS };
     case "week": {
       // 1970-01-01 was a Thursday: (days + 3) % 7 is 0 on Mondays.
-      const monday = days - (((days + 3) % 7) + 7) % 7;
+      const monday = days - ((((days + 3) % 7) + 7) % 7);
       return { kind, id: `w${dateId(monday * DAY_MS)}`, startMs: monday * DAY_MS, endMs: (monday + 7) * DAY_MS };
     }
     case "month": {

@@ -129,7 +129,7 @@ describe.each(WIRES)("AI SDK, upstream wire %s", (wire) => {
     );
     expect(failed).toMatchObject({ statusCode: 402 });
     expect(String((failed as Error).message)).toMatch(/budget/);
-        // The first request was admitted and recorded; the refusal came at the second.
+    // The first request was admitted and recorded; the refusal came at the second.
     await g.events.until(() => g.records(tight).length >= 1).catch(() => undefined);
     expect(g.records(tight)).toHaveLength(1);
   });

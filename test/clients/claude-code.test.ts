@@ -85,11 +85,18 @@ describe.each(WIRES)("Claude Code through the Messages edge, upstream wire %s", 
       // thinking, under which a turn may come without thinking): the second request succeeding is the round trip;
       // the block itself reached Claude Code.
       const blocks = jsonLines(ran.stdout).flatMap((e) => (e.type === "assistant" ? ((e.message as { content?: Array<{ type: string }> }).content ?? []) : []));
-      expect(blocks.map((b) => b.type), evidence(ran)).toContain("thinking");
+      expect(
+        blocks.map((b) => b.type),
+        evidence(ran),
+      ).toContain("thinking");
     }
     // Claude Code marks its system prompt and last message with cache_control on every request: on an
     // Anthropic target the marks are kept, so a later request reads the prefix an earlier one wrote.
-    if (wire === "anthropic") expect(records.slice(1).some((r) => r.cachedInputTokens > 0), JSON.stringify(records)).toBe(true);
+    if (wire === "anthropic")
+      expect(
+        records.slice(1).some((r) => r.cachedInputTokens > 0),
+        JSON.stringify(records),
+      ).toBe(true);
   });
 
   it.runIf(CLAUDE.ok)(named("shows a 402 budget refusal mid-session as an error and exits non-zero, without hanging", CLAUDE), async () => {

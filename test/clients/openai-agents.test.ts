@@ -61,7 +61,7 @@ describe.each(WIRES)("OpenAI Agents SDK, upstream wire %s", (wire) => {
       (e: unknown) => e,
     );
     expect(String((failed as Error).message)).toMatch(/402|budget/);
-        // The first request was admitted and recorded; the refusal came at the second.
+    // The first request was admitted and recorded; the refusal came at the second.
     await g.events.until(() => g.records(tight).length >= 1).catch(() => undefined);
     expect(g.records(tight)).toHaveLength(1);
   });

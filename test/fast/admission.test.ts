@@ -103,7 +103,12 @@ describe("a provider's admission queue", () => {
   });
 
   it("shed by one provider's queue, a request fails over to the next target", async () => {
-    const g = open(0, { targets: [{ provider: "a", model: "sim-1?tokens=3" }, { provider: "b", model: "sim-1?tokens=3" }] });
+    const g = open(0, {
+      targets: [
+        { provider: "a", model: "sim-1?tokens=3" },
+        { provider: "b", model: "sim-1?tokens=3" },
+      ],
+    });
     const slot = await holder(g);
     const { received, error } = await run(g, "#sim tag=elsewhere");
     expect(error).toBeUndefined();

@@ -77,18 +77,11 @@ interface Sequence {
 const SEQUENCES: Sequence[] = [
   {
     name: "text in pieces, usage with cache reads",
-    deltas: [START, { type: "text", text: "Hello" }, { type: "text", text: ", \"world\"\n" }, usage(120, 7, 100), { type: "finish", reason: "stop" }],
+    deltas: [START, { type: "text", text: "Hello" }, { type: "text", text: ', "world"\n' }, usage(120, 7, 100), { type: "finish", reason: "stop" }],
   },
   {
     name: "signed thinking, then text",
-    deltas: [
-      START,
-      { type: "reasoning", text: "The user greets. " },
-      { type: "reasoning", text: "Greet back.", signature: "sig-A" },
-      { type: "text", text: "Hi!" },
-      usage(10, 30, 0, 20),
-      { type: "finish", reason: "stop" },
-    ],
+    deltas: [START, { type: "reasoning", text: "The user greets. " }, { type: "reasoning", text: "Greet back.", signature: "sig-A" }, { type: "text", text: "Hi!" }, usage(10, 30, 0, 20), { type: "finish", reason: "stop" }],
   },
   {
     name: "two signed thinking blocks, a redacted one, text, two tool calls in pieces",
@@ -194,7 +187,9 @@ describe("the encoder's event sequence", () => {
   });
 
   it("block starts are the empty blocks Anthropic sends; redacted thinking is whole at its start", () => {
-    const starts = events(encode(SEQUENCES[2]!.deltas)).filter((e) => e.type === "content_block_start").map((e) => e.content_block);
+    const starts = events(encode(SEQUENCES[2]!.deltas))
+      .filter((e) => e.type === "content_block_start")
+      .map((e) => e.content_block);
     expect(starts).toEqual([
       { type: "thinking", thinking: "", signature: "" },
       { type: "thinking", thinking: "", signature: "" },
@@ -220,7 +215,14 @@ describe("the encoder's event sequence", () => {
 
   it("message_start carries the input usage the upstream stated up front; message_delta the whole, writes out of input_tokens", () => {
     const inputUsage = { inputTokens: 159_223 + 40, outputTokens: 0, cachedInputTokens: 40, reasoningTokens: 0, cacheWrite5mTokens: 159_000, cacheWrite1hTokens: 217 };
-    const out = events(encode([{ ...START, inputUsage }, { type: "text", text: "hi" }, { type: "usage", ...inputUsage, outputTokens: 2_745 }, { type: "finish", reason: "stop" }]));
+    const out = events(
+      encode([
+        { ...START, inputUsage },
+        { type: "text", text: "hi" },
+        { type: "usage", ...inputUsage, outputTokens: 2_745 },
+        { type: "finish", reason: "stop" },
+      ]),
+    );
     const input = { input_tokens: 6, cache_creation_input_tokens: 159_217, cache_read_input_tokens: 40, cache_creation: { ephemeral_5m_input_tokens: 159_000, ephemeral_1h_input_tokens: 217 } };
     expect((out[0]!.message as { usage: unknown }).usage).toEqual({ ...input, output_tokens: 0 });
     expect(out.find((e) => e.type === "message_delta")!.usage).toEqual({ ...input, output_tokens: 2_745 });

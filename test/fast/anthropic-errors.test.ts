@@ -4,7 +4,7 @@ import { type ErrorCode, GatewayError } from "../../src/core/errors.js";
 import { type AnthropicErrorType, anthropicStatus, toAnthropicError } from "../../src/edges/anthropic/anthropic-errors.js";
 
 /** Every code (the Record type makes a missing one a compile error) with the status and type Anthropic's table gives it. */
-const TABLE: Record<ErrorCode, readonly [number, AnthropicErrorType, ("no retry")?]> = {
+const TABLE: Record<ErrorCode, readonly [number, AnthropicErrorType, "no retry"?]> = {
   invalid_request: [400, "invalid_request_error"],
   upstream_rejected: [400, "invalid_request_error"],
   failed_precondition: [400, "invalid_request_error"],

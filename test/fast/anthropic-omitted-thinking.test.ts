@@ -24,7 +24,7 @@ const turn = (display?: "omitted"): ChatRequest => ({
   reasoning: { effort: "high", ...(display ? { display, includeReasoning: false } : {}) },
 });
 
-const assistantBlocks = (r: ChatRequest) => ((anthropicRequestBody(r, "claude-opus-4-7").messages as Array<{ role: string; content: Array<{ type: string }> }>)[1]!).content;
+const assistantBlocks = (r: ChatRequest) => (anthropicRequestBody(r, "claude-opus-4-7").messages as Array<{ role: string; content: Array<{ type: string }> }>)[1]!.content;
 
 describe("thinking with display omitted", () => {
   it("replays the empty signed thinking block first in the tool turn, and forwards display", () => {

@@ -36,7 +36,13 @@ const ACCEPTED: Accepted[] = [
   { name: "the smallest request", body: body(), request: canonical() },
   {
     name: "system as a string and as text blocks (one system message per block), stream",
-    body: body({ system: [{ type: "text", text: "Be brief." }, { type: "text", text: "Be kind.", cache_control: null }], stream: true }),
+    body: body({
+      system: [
+        { type: "text", text: "Be brief." },
+        { type: "text", text: "Be kind.", cache_control: null },
+      ],
+      stream: true,
+    }),
     request: canonical({
       messages: [
         { role: "system", content: [{ type: "text", text: "Be brief." }] },
@@ -118,7 +124,10 @@ const ACCEPTED: Accepted[] = [
       tools: [WEATHER],
       messages: [
         user("Paris?"),
-        assistant([{ type: "text", text: "Checking.", citations: null }, { ...CALL, caller: { type: "direct" } }]),
+        assistant([
+          { type: "text", text: "Checking.", citations: null },
+          { ...CALL, caller: { type: "direct" } },
+        ]),
         user([{ type: "tool_result", tool_use_id: "toolu_1" }]),
       ],
     }),
@@ -159,15 +168,17 @@ const ACCEPTED: Accepted[] = [
       ["tool", { type: "tool", name: "weather", disable_parallel_tool_use: false }, undefined],
       ["none", { type: "none" }, undefined],
     ] as const
-  ).map(([name, choice, parallel]): Accepted => ({
-    name: `tool_choice ${name}`,
-    body: body({ tools: [{ ...WEATHER, strict: true }], tool_choice: choice }),
-    request: canonical({
-      tools: [{ name: "weather", description: "Weather by city", parameters: WEATHER.input_schema, strict: true }],
-      toolChoice: choice.type === "any" ? { type: "required" } : choice.type === "tool" ? { type: "function", name: "weather" } : { type: choice.type },
-      ...(parallel === undefined ? {} : { parallelToolCalls: parallel }),
+  ).map(
+    ([name, choice, parallel]): Accepted => ({
+      name: `tool_choice ${name}`,
+      body: body({ tools: [{ ...WEATHER, strict: true }], tool_choice: choice }),
+      request: canonical({
+        tools: [{ name: "weather", description: "Weather by city", parameters: WEATHER.input_schema, strict: true }],
+        toolChoice: choice.type === "any" ? { type: "required" } : choice.type === "tool" ? { type: "function", name: "weather" } : { type: choice.type },
+        ...(parallel === undefined ? {} : { parallelToolCalls: parallel }),
+      }),
     }),
-  })),
+  ),
   {
     name: "thinking enabled with a budget",
     body: body({ max_tokens: 4000, thinking: { type: "enabled", budget_tokens: 2048 } }),
@@ -208,7 +219,17 @@ const ACCEPTED: Accepted[] = [
   },
   {
     name: "a thinking block without a signature is dropped, and a turn of nothing else with it",
-    body: body({ messages: [user("q"), assistant([{ type: "thinking", thinking: "t", signature: "" }]), assistant([{ type: "thinking", thinking: "u" }, { type: "text", text: "a" }]), user("q2")] }),
+    body: body({
+      messages: [
+        user("q"),
+        assistant([{ type: "thinking", thinking: "t", signature: "" }]),
+        assistant([
+          { type: "thinking", thinking: "u" },
+          { type: "text", text: "a" },
+        ]),
+        user("q2"),
+      ],
+    }),
     request: canonical({
       messages: [
         { role: "user", content: [{ type: "text", text: "q" }] },
@@ -246,7 +267,12 @@ const REFUSED: Refused[] = [
   { name: "an empty message", body: body({ messages: [user([])] }), field: "messages[0].content", message: "messages[0].content: must not be empty" },
   { name: "a cache_control type Anthropic does not have", body: body({ messages: [user([{ type: "text", text: "x", cache_control: { type: "forever" } }])] }), field: "messages[0].content[0].cache_control.type" },
   { name: "citations in a replayed block", body: body({ messages: [user("q"), assistant([{ type: "text", text: "x", citations: [{ type: "char_location" }] }])] }), field: "messages[1].content[0].citations[0]" },
-  { name: "a document block", body: body({ messages: [user([{ type: "document", source: {} }])] }), field: "messages[0].content[0].type", message: 'messages[0].content[0].type: "document" is not supported here (expected "text", "image", "tool_result")' },
+  {
+    name: "a document block",
+    body: body({ messages: [user([{ type: "document", source: {} }])] }),
+    field: "messages[0].content[0].type",
+    message: 'messages[0].content[0].type: "document" is not supported here (expected "text", "image", "tool_result")',
+  },
   { name: "a tool_use block from the user", body: body({ messages: [user([CALL])] }), field: "messages[0].content[0].type" },
   { name: "an image from the Files API", body: body({ messages: [user([{ type: "image", source: { type: "file", file_id: "f" } }])] }), field: "messages[0].content[0].source.type" },
   { name: "an image media type Anthropic does not take", body: body({ messages: [user([{ type: "image", source: { type: "base64", media_type: "image/tiff", data: "x" } }])] }), field: "messages[0].content[0].source.media_type" },
@@ -267,7 +293,12 @@ const REFUSED: Refused[] = [
   { name: "tool_choice any without tools", body: body({ tool_choice: { type: "any" } }), field: "tool_choice" },
   { name: "a thinking budget below Anthropic's 1024", body: body({ thinking: { type: "enabled", budget_tokens: 500 } }), field: "thinking.budget_tokens" },
   { name: "a thinking budget not below max_tokens", body: body({ thinking: { type: "enabled", budget_tokens: 2000 } }), field: "thinking.budget_tokens", message: "thinking.budget_tokens: must be less than max_tokens" },
-  { name: "a thinking type the gateway has no mapping for", body: body({ thinking: { type: "between_tools" } }), field: "thinking.type", message: 'thinking.type: "between_tools" is not supported here (expected "enabled", "adaptive", "disabled")' },
+  {
+    name: "a thinking type the gateway has no mapping for",
+    body: body({ thinking: { type: "between_tools" } }),
+    field: "thinking.type",
+    message: 'thinking.type: "between_tools" is not supported here (expected "enabled", "adaptive", "disabled")',
+  },
   { name: "a block type that is not a string", body: body({ messages: [user([{ type: 7 }])] }), field: "messages[0].content[0].type", message: /^messages\[0\]\.content\[0\]\.type: this value is not supported here/ },
   { name: "metadata beyond user_id", body: body({ metadata: { user_id: "u", session: "s" } }), field: "metadata.session" },
   { name: "a thinking signature longer than any provider issues", body: body({ messages: [user("q"), assistant([{ type: "thinking", thinking: "t", signature: "s".repeat(70_000) }])] }), field: "messages[1].content[0].signature" },
@@ -311,9 +342,7 @@ describe("structure limits, as on the OpenAI facade", () => {
     let deep: unknown = 1;
     for (let i = 0; i < 12; i++) deep = { a: deep };
     const hostile = body({ messages: [user("q"), assistant([{ ...CALL, input: deep }])] });
-    expect(() => requestJson(bytes(hostile), { maxRequestElements: 10_000, maxJsonDepth: 4 })).toThrow(
-      expect.objectContaining({ code: "invalid_request", field: "messages[1].content[0].input.a.a.a.a.a.a.a" }),
-    );
+    expect(() => requestJson(bytes(hostile), { maxRequestElements: 10_000, maxJsonDepth: 4 })).toThrow(expect.objectContaining({ code: "invalid_request", field: "messages[1].content[0].input.a.a.a.a.a.a.a" }));
   });
 
   it("a tool schema nested deeper than maxJsonDepth is refused as input_schema", () => {
@@ -363,12 +392,7 @@ describe("Anthropic in, Anthropic out", () => {
           { type: "image", source: { type: "base64", media_type: "image/jpeg", data: "/9j/4AAQ" } },
           { type: "image", source: { type: "url", url: "https://example.test/map.png" } },
         ]),
-        assistant([
-          { type: "thinking", thinking: "Need the city.", signature: "EqQBCkYIBxgCKkA" },
-          { type: "redacted_thinking", data: "EmwKAhgBEgy3va3pzix" },
-          { type: "text", text: "Checking." },
-          CALL,
-        ]),
+        assistant([{ type: "thinking", thinking: "Need the city.", signature: "EqQBCkYIBxgCKkA" }, { type: "redacted_thinking", data: "EmwKAhgBEgy3va3pzix" }, { type: "text", text: "Checking." }, CALL]),
         user([{ type: "tool_result", tool_use_id: "toolu_1", content: "unknown city", is_error: true }]),
       ],
       tools: [{ ...WEATHER, strict: true }],

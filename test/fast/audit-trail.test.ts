@@ -20,7 +20,13 @@ describe("what the audit trail records", () => {
     budgetAlertAudit(t, "host/1/abc")({ level: "team", id: "crew-id", name: "crew", threshold: 0.8, period: "month", periodId: "m2026-12", budgetMicros: 500_000_000, spentMicros: 400_120_000 });
     budgetAlertAudit(t, "host/1/abc")({ level: "key", id: "k1-id", name: "k1", threshold: 1, period: "day", periodId: "d2026-12-06", budgetMicros: 1_000_000 });
     expect(t.events).toEqual([
-      { actor: { kind: "system", id: "host/1/abc" }, action: "budget.alert", target: "crew", outcome: "ok", details: { id: "crew-id", level: "team", threshold: 0.8, period: "month", periodId: "m2026-12", budgetUsd: "500", spentUsd: "400.12" } },
+      {
+        actor: { kind: "system", id: "host/1/abc" },
+        action: "budget.alert",
+        target: "crew",
+        outcome: "ok",
+        details: { id: "crew-id", level: "team", threshold: 0.8, period: "month", periodId: "m2026-12", budgetUsd: "500", spentUsd: "400.12" },
+      },
       { actor: { kind: "system", id: "host/1/abc" }, action: "budget.alert", target: "k1", outcome: "ok", details: { id: "k1-id", level: "key", threshold: 1, period: "day", periodId: "d2026-12-06", budgetUsd: "1" } },
     ]);
   });
@@ -78,10 +84,7 @@ describe("what the audit trail records", () => {
 
   it("a reload's details name what changed by section, never a value", () => {
     const previous = resolveConfig(base, { P_KEY: "secret-one" });
-    const next = resolveConfig(
-      { ...base, models: { a: { provider: "p", model: "n" }, c: { provider: "p", model: "m" } }, auth: { ...base.auth, teams: [{ name: "t2" }] } },
-      { P_KEY: "secret-two" },
-    );
+    const next = resolveConfig({ ...base, models: { a: { provider: "p", model: "n" }, c: { provider: "p", model: "m" } }, auth: { ...base.auth, teams: [{ name: "t2" }] } }, { P_KEY: "secret-two" });
     const details = reloadDetails(previous, next);
     expect(details).toEqual({
       "models.added": "c",

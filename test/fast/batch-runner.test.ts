@@ -1,9 +1,9 @@
+import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
+import { readBatchFile } from "../../src/batch/batch-file.js";
 import { createBatchRunner, type LineExecutor } from "../../src/batch/batch-runner.js";
 import type { BatchStore, LineResult, PendingLine, StoredBatch } from "../../src/batch/batch-store.js";
-import { readBatchFile } from "../../src/batch/batch-file.js";
 import { createLogger } from "../../src/logging/logger.js";
-import { PassThrough } from "node:stream";
 
 const logger = createLogger("error", new PassThrough());
 

@@ -88,7 +88,12 @@ describe("a target's breaker in the attempt loop", () => {
   });
 
   it("a target whose breaker is open is skipped: failover goes straight to the next", async () => {
-    const g = open({ targets: [{ provider: "a", model: "sim-1?fail=status&status=500" }, { provider: "b", model: "sim-1?seed=3" }] });
+    const g = open({
+      targets: [
+        { provider: "a", model: "sim-1?fail=status&status=500" },
+        { provider: "b", model: "sim-1?seed=3" },
+      ],
+    });
     for (let i = 0; i < 3; i++) expect((await run(g)).error).toBeUndefined();
     expect(stateOf(g)).toBe("open");
     const before = g.attempts.length;

@@ -2,11 +2,11 @@ import { afterEach, describe, expect, it } from "vitest";
 import { sha256Hex } from "../../src/config/key-hash.js";
 import { toGatewayError } from "../../src/core/errors.js";
 import { toOpenAiError } from "../../src/edges/openai/http-errors.js";
+import { subjectOf } from "../../src/store/tenant-store.js";
 import { keyId, type Principal } from "../../src/tenancy/principal.js";
 import { estimatedInputTokens } from "../../src/usage/prompt-size.js";
 import { createInMemoryGateway, type InMemoryGateway, request } from "../helpers/in-memory-gateway.js";
 import { untilError } from "../helpers/until-error.js";
-import { subjectOf } from "../../src/store/tenant-store.js";
 
 /**
  * A key's budget through the pipeline, against the in-process tenant store:

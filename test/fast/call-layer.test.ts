@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { createCallLayer, type CallItem, deltaOf } from "../../src/call/call-layer.js";
+import { type CallItem, createCallLayer, deltaOf } from "../../src/call/call-layer.js";
 import type { ChatRequest } from "../../src/core/chat-request.js";
 import { GatewayError } from "../../src/core/errors.js";
 import { createMemoryStreamLog } from "../../src/resume/memory-stream-log.js";
 import { createResumableStreams } from "../../src/resume/resumable-streams.js";
-import { ADMIN_CREDENTIAL, fakePipeline, fakeTenancy as tenancy, KEY, REQUEST } from "./helpers/fake-pipeline.js";
+import { ADMIN_CREDENTIAL, fakePipeline, KEY, REQUEST, fakeTenancy as tenancy } from "./helpers/fake-pipeline.js";
 
 /**
  * The call layer in memory: a scripted pipeline (its deltas, its quota

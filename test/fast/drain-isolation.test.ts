@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
+import type { WriterEvent } from "../../src/drain/batch-writer.js";
 import { createIsolatingWriter, type DeadLetter } from "../../src/drain/isolate.js";
 import { refusalCode } from "../../src/drain/refusal.js";
 import { createRetryingBuffer } from "../../src/drain/retrying-buffer.js";
-import type { WriterEvent } from "../../src/drain/batch-writer.js";
 
 /** An error as the drivers throw them: a message and a SQLSTATE. */
 const dbError = (code: string, message = "refused") => Object.assign(new Error(message), { code });

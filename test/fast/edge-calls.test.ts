@@ -1,13 +1,13 @@
-import { createRouterTransport, createClient, Code, ConnectError } from "@connectrpc/connect";
+import { Code, ConnectError, createClient, createRouterTransport } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { ChatService } from "../../gen/sluice/v1/chat_service_pb.js";
 import { createCallLayer } from "../../src/call/call-layer.js";
 import { GatewayError } from "../../src/core/errors.js";
-import { createChatService } from "../../src/edges/grpc/chat-service.js";
 import { anthropicParam } from "../../src/edges/anthropic/anthropic-params.js";
+import { geminiParam } from "../../src/edges/gemini/gemini-params.js";
+import { createChatService } from "../../src/edges/grpc/chat-service.js";
 import { openAiParam } from "../../src/edges/openai/http-errors.js";
 import { responsesParam } from "../../src/edges/responses/responses-errors.js";
-import { geminiParam } from "../../src/edges/gemini/gemini-params.js";
 import { createHealthState } from "../../src/health/health-state.js";
 import { createRoutes } from "../../src/routes.js";
 import { createMemoryReplayStore } from "../../src/store/memory-replay-store.js";
@@ -143,7 +143,10 @@ describe.each(EDGES)("$name, in memory", (edge) => {
 
 describe("the gRPC edge, in memory (connect's router transport)", () => {
   const client = (pipeline = fakePipeline()) =>
-    createClient(ChatService, createRouterTransport(({ service }) => service(ChatService, createChatService({ calls: createCallLayer({ pipeline, tenancy: fakeTenancy }), maxJsonDepth: 32 }))));
+    createClient(
+      ChatService,
+      createRouterTransport(({ service }) => service(ChatService, createChatService({ calls: createCallLayer({ pipeline, tenancy: fakeTenancy }), maxJsonDepth: 32 }))),
+    );
   const request = userRequest("sim", "hi");
 
   it("refuses a bad key with UNAUTHENTICATED and starts no stream", async () => {

@@ -1,13 +1,13 @@
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { type ModelRoute, resolveConfig, type RouteTarget } from "../../src/config/config.js";
-import { configErrors } from "../helpers/config-errors.js";
+import { type ModelRoute, type RouteTarget, resolveConfig } from "../../src/config/config.js";
 import type { ChatRequest } from "../../src/core/chat-request.js";
 import type { Database } from "../../src/db/database.js";
 import { answerStats, compareCandidate, percentile, type Recorded, validJson } from "../../src/evaluation/evaluation-report.js";
 import { createLogger } from "../../src/logging/logger.js";
 import { type AnswerSummary, createAnswerCapture } from "../../src/recording/answer-summary.js";
 import { createRecorder, withoutSecrets } from "../../src/recording/recorder.js";
+import { configErrors } from "../helpers/config-errors.js";
 
 const request = (text: string, extra: Partial<ChatRequest> = {}): ChatRequest => ({
   model: "prod",

@@ -33,7 +33,14 @@ const FAILING = "sim-1?fail=status&status=503";
 
 describe("failover order (priority)", () => {
   it("untried targets first, in the configured order; the first to answer serves", async () => {
-    const g = open({ retry: { maxAttempts: 5 }, targets: [{ provider: "a", model: FAILING }, { provider: "b", model: FAILING }, { provider: "c", model: "sim-1?seed=5" }] });
+    const g = open({
+      retry: { maxAttempts: 5 },
+      targets: [
+        { provider: "a", model: FAILING },
+        { provider: "b", model: FAILING },
+        { provider: "c", model: "sim-1?seed=5" },
+      ],
+    });
     const { received, error } = await untilError(g.stream("m", "hi"), toGatewayError);
     expect(error).toBeUndefined();
     expect(tried(g)).toEqual(["a", "b", "c"]);
@@ -43,14 +50,26 @@ describe("failover order (priority)", () => {
   });
 
   it("one attempt per target by default: the targets once each, then the error", async () => {
-    const g = open({ targets: [{ provider: "a", model: FAILING }, { provider: "b", model: FAILING }] });
+    const g = open({
+      targets: [
+        { provider: "a", model: FAILING },
+        { provider: "b", model: FAILING },
+      ],
+    });
     const { error } = await untilError(g.stream("m", "hi"), toGatewayError);
     expect(tried(g)).toEqual(["a", "b"]);
     expect(error?.message).toMatch(/^all 2 attempts failed/);
   });
 
   it("retry.maxAttempts caps the attempts across targets: a later target is never reached", async () => {
-    const g = open({ retry: { maxAttempts: 2 }, targets: [{ provider: "a", model: FAILING }, { provider: "b", model: FAILING }, { provider: "c", model: "sim-1" }] });
+    const g = open({
+      retry: { maxAttempts: 2 },
+      targets: [
+        { provider: "a", model: FAILING },
+        { provider: "b", model: FAILING },
+        { provider: "c", model: "sim-1" },
+      ],
+    });
     const { error } = await untilError(g.stream("m", "hi"), toGatewayError);
     expect(error?.code).toBe("upstream_unavailable");
     expect(tried(g)).toEqual(["a", "b"]);
@@ -59,7 +78,12 @@ describe("failover order (priority)", () => {
 
   it("no new attempt without room in the client's deadline for the target's headers timeout", async () => {
     useFakeClock();
-    const g = open({ targets: [{ provider: "a", model: FAILING }, { provider: "b", model: "sim-1", timeouts: { headersMs: 1_000 } }] });
+    const g = open({
+      targets: [
+        { provider: "a", model: FAILING },
+        { provider: "b", model: "sim-1", timeouts: { headersMs: 1_000 } },
+      ],
+    });
     const { error } = await untilError(g.stream("m", "hi", { deadlineAt: performance.now() + 999 }), toGatewayError);
     expect(tried(g)).toEqual(["a"]);
     expect(error?.message).toBe("provider a failed (status 503)");
@@ -67,7 +91,13 @@ describe("failover order (priority)", () => {
 });
 
 describe("hedged first token", () => {
-  const hedged = { hedge: { afterMs: 200 }, targets: [{ provider: "a", model: "sim-1?ttft_ms=60000&tag=slow" }, { provider: "b", model: "sim-1?seed=9&tag=fast" }] };
+  const hedged = {
+    hedge: { afterMs: 200 },
+    targets: [
+      { provider: "a", model: "sim-1?ttft_ms=60000&tag=slow" },
+      { provider: "b", model: "sim-1?seed=9&tag=fast" },
+    ],
+  };
 
   it("no first delta by hedge.afterMs: the next target starts; the first to answer wins and the loser's upstream is closed at once", async () => {
     const g = open(hedged);
@@ -106,7 +136,11 @@ describe("hedged first token", () => {
       hedge: { afterMs: 100 },
       retry: { maxAttempts: 3 },
       timeouts: { firstTokenMs: 1_000 },
-      targets: [{ provider: "a", model: slow("s1") }, { provider: "b", model: slow("s2") }, { provider: "c", model: "sim-1?seed=2" }],
+      targets: [
+        { provider: "a", model: slow("s1") },
+        { provider: "b", model: slow("s2") },
+        { provider: "c", model: "sim-1?seed=2" },
+      ],
     });
     const clock = useFakeClock();
     const outcome = untilError(g.stream("m", "hi"), toGatewayError);

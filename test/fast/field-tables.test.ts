@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
+import type { FieldTable } from "../../src/core/field-rules.js";
 import { ANTHROPIC_FIELDS } from "../../src/edges/anthropic/anthropic-fields.js";
 import { messagesBody } from "../../src/edges/anthropic/anthropic-schema.js";
 import { CHAT_FIELDS } from "../../src/edges/openai/chat-fields.js";
 import { UNHONOURED_FIELDS } from "../../src/edges/openai/request-fields.js";
 import { RESPONSES_FIELDS } from "../../src/edges/responses/responses-fields.js";
 import { responsesBody } from "../../src/edges/responses/responses-schema.js";
-import type { FieldTable } from "../../src/core/field-rules.js";
 
 /**
  * The per-edge field tables (docs/streams.md is generated from them) name
@@ -14,8 +14,7 @@ import type { FieldTable } from "../../src/core/field-rules.js";
  */
 
 /** Every plain field name a table's rows mention (`tools, tool_choice` → both; `output_config.effort` → output_config). */
-const named = (table: FieldTable): Set<string> =>
-  new Set(table.flatMap((rule) => rule.field.split(", ").map((f) => f.replace(/[.[].*$/, ""))));
+const named = (table: FieldTable): Set<string> => new Set(table.flatMap((rule) => rule.field.split(", ").map((f) => f.replace(/[.[].*$/, ""))));
 
 describe("field tables", () => {
   it("the Messages table names every top-level field of the Messages schema", () => {
@@ -29,7 +28,11 @@ describe("field tables", () => {
   });
 
   it("the Chat Completions edge drops exactly the table's dropped rows", () => {
-    expect([...UNHONOURED_FIELDS].sort()).toEqual(CHAT_FIELDS.filter((r) => r.treatment === "dropped").map((r) => r.field).sort());
+    expect([...UNHONOURED_FIELDS].sort()).toEqual(
+      CHAT_FIELDS.filter((r) => r.treatment === "dropped")
+        .map((r) => r.field)
+        .sort(),
+    );
     expect(UNHONOURED_FIELDS.has("prompt_cache_key")).toBe(false);
   });
 

@@ -47,7 +47,15 @@ describe("from a generateContent body to the canonical request", () => {
       {
         contents: [
           user("hi"),
-          { role: "model", parts: [{ text: "think ", thought: true }, { text: "more", thought: true }, { text: "", thought: true, thoughtSignature: "sig-1" }, { text: "answer", thoughtSignature: "sig-2" }] },
+          {
+            role: "model",
+            parts: [
+              { text: "think ", thought: true },
+              { text: "more", thought: true },
+              { text: "", thought: true, thoughtSignature: "sig-1" },
+              { text: "answer", thoughtSignature: "sig-2" },
+            ],
+          },
           user("again"),
         ],
       },
@@ -75,7 +83,16 @@ describe("from a generateContent body to the canonical request", () => {
       {
         contents: [user("x")],
         systemInstruction: { parts: [{ text: "be brief" }] },
-        generationConfig: { temperature: 0.5, topP: 0.9, topK: 40, maxOutputTokens: 100, stopSequences: ["END"], responseMimeType: "application/json", responseSchema: { type: "OBJECT" }, thinkingConfig: { includeThoughts: true, thinkingBudget: 2048 } },
+        generationConfig: {
+          temperature: 0.5,
+          topP: 0.9,
+          topK: 40,
+          maxOutputTokens: 100,
+          stopSequences: ["END"],
+          responseMimeType: "application/json",
+          responseSchema: { type: "OBJECT" },
+          thinkingConfig: { includeThoughts: true, thinkingBudget: 2048 },
+        },
       },
       "sim",
       LIMITS,
@@ -146,10 +163,20 @@ describe("deltas as GenerateContentResponse chunks", () => {
 describe("a bare signature after text", () => {
   it("goes out on an empty text part, as Gemini ends a stream, and comes back as that text's signature", () => {
     const encoder = createGeminiEncoder({ requestModel: "alias", includeThoughts: true, servedKind: () => "gemini" });
-    const parts = ([{ type: "text", text: "hello" }, { type: "reasoning", text: "", signature: "text-sig" }] as Delta[]).flatMap((d) => encoder.chunks(d)).flatMap((c) => c.candidates[0]!.content.parts);
+    const parts = (
+      [
+        { type: "text", text: "hello" },
+        { type: "reasoning", text: "", signature: "text-sig" },
+      ] as Delta[]
+    )
+      .flatMap((d) => encoder.chunks(d))
+      .flatMap((c) => c.candidates[0]!.content.parts);
     expect(parts).toEqual([{ text: "hello" }, { text: "", thoughtSignature: "text-sig" }]);
     const { request } = geminiRequestFrom({ contents: [user("hi"), { role: "model", parts }, user("more")] }, "sim", LIMITS);
-    expect(request.messages[1]!.content).toEqual([{ type: "text", text: "hello" }, { type: "reasoning", text: "", signature: "text-sig" }]);
+    expect(request.messages[1]!.content).toEqual([
+      { type: "text", text: "hello" },
+      { type: "reasoning", text: "", signature: "text-sig" },
+    ]);
   });
 });
 
@@ -163,7 +190,10 @@ describe("signatures go back only to the wire that issued them", () => {
       { role: "user" as const, content: [{ type: "text" as const, text: "x" }] },
       {
         role: "assistant" as const,
-        content: [{ type: "reasoning" as const, text: "t", signature: signatureForCaller("anth", "anthropic") }, { type: "reasoning" as const, text: "", signature: "google" }],
+        content: [
+          { type: "reasoning" as const, text: "t", signature: signatureForCaller("anth", "anthropic") },
+          { type: "reasoning" as const, text: "", signature: "google" },
+        ],
         toolCalls: [{ id: "c", name: "f", arguments: "{}", signature: "google" }],
       },
     ],
@@ -177,7 +207,10 @@ describe("signatures go back only to the wire that issued them", () => {
 
   it("Google's to a Gemini target; Anthropic's text kept unsigned", () => {
     const m = signaturesFor(request, "gemini").messages[1]!;
-    expect(m.content).toEqual([{ type: "reasoning", text: "t" }, { type: "reasoning", text: "", signature: "google" }]);
+    expect(m.content).toEqual([
+      { type: "reasoning", text: "t" },
+      { type: "reasoning", text: "", signature: "google" },
+    ]);
     expect(m.toolCalls![0]!.signature).toBe("google");
   });
 });

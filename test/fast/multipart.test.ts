@@ -39,7 +39,12 @@ describe("the streaming multipart parser", () => {
   it("gives the same parts whole, split at every byte, and byte by byte", () => {
     expect(parse(BOUNDARY, [BODY])).toEqual(EXPECTED);
     for (let at = 1; at < BODY.length; at++) expect(parse(BOUNDARY, [BODY.subarray(0, at), BODY.subarray(at)]), `split at ${at}`).toEqual(EXPECTED);
-    expect(parse(BOUNDARY, [...BODY].map((b) => Buffer.from([b])))).toEqual(EXPECTED);
+    expect(
+      parse(
+        BOUNDARY,
+        [...BODY].map((b) => Buffer.from([b])),
+      ),
+    ).toEqual(EXPECTED);
   });
 
   it("holds no more than a delimiter of a part's body between pushes", () => {

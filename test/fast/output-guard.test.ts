@@ -40,7 +40,10 @@ describe("the output guard", () => {
     ];
     for (const sample of samples) {
       const tokens = count(sample);
-      const { cut } = run(createOutputGuard(outputLimits(request(tokens), target())), [...sample.matchAll(/.{1,7}/gsu)].map((m) => m[0]));
+      const { cut } = run(
+        createOutputGuard(outputLimits(request(tokens), target())),
+        [...sample.matchAll(/.{1,7}/gsu)].map((m) => m[0]),
+      );
       expect(cut, sample.slice(0, 40)).toBeUndefined();
     }
   });

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { PII_KINDS, type PiiKind } from "../../src/config/pii-kinds.js";
 import { cnIdValid, detectPii, ibanValid, luhn, ssnValid } from "../../src/compliance/pii-detectors.js";
 import { createPiiVault, createRestorer } from "../../src/compliance/pii-vault.js";
+import { PII_KINDS, type PiiKind } from "../../src/config/pii-kinds.js";
 
 interface Labelled {
   readonly text: string;
@@ -53,8 +53,20 @@ describe("PII detectors on the labelled set (test/fixtures/pii-set.jsonl)", () =
       return { kind: k, precision: tp / Math.max(1, tp + fp), recall: tp / Math.max(1, tp + fn), tp, fp, fn };
     });
     for (const r of report) {
-      expect(r.precision, `${r.kind}: ${JSON.stringify(r)}\n${misses.filter((m) => m.includes(` ${r.kind} `)).slice(0, 5).join("\n")}`).toBeGreaterThanOrEqual(0.95);
-      expect(r.recall, `${r.kind}: ${JSON.stringify(r)}\n${misses.filter((m) => m.includes(` ${r.kind} `)).slice(0, 5).join("\n")}`).toBeGreaterThanOrEqual(0.95);
+      expect(
+        r.precision,
+        `${r.kind}: ${JSON.stringify(r)}\n${misses
+          .filter((m) => m.includes(` ${r.kind} `))
+          .slice(0, 5)
+          .join("\n")}`,
+      ).toBeGreaterThanOrEqual(0.95);
+      expect(
+        r.recall,
+        `${r.kind}: ${JSON.stringify(r)}\n${misses
+          .filter((m) => m.includes(` ${r.kind} `))
+          .slice(0, 5)
+          .join("\n")}`,
+      ).toBeGreaterThanOrEqual(0.95);
     }
   });
 });

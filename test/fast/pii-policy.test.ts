@@ -1,22 +1,25 @@
 import { describe, expect, it } from "vitest";
-import { resolveConfig } from "../../src/config/config.js";
-import type { ChatRequest } from "../../src/core/chat-request.js";
-import type { Delta } from "../../src/core/delta.js";
-import type { DeltaSink } from "../../src/core/delta-sink.js";
-import { GatewayError } from "../../src/core/errors.js";
+import { exactCacheKeys } from "../../src/cache/cache-key.js";
 import { policyFor } from "../../src/compliance/pii-policy.js";
 import { createPiiVault } from "../../src/compliance/pii-vault.js";
 import { cacheViewOf, redactArguments, redactRequest } from "../../src/compliance/redact-request.js";
 import { restoringSink } from "../../src/compliance/restoring-sink.js";
 import { enforce, screenRequest } from "../../src/compliance/screen-request.js";
-import { exactCacheKeys } from "../../src/cache/cache-key.js";
+import { resolveConfig } from "../../src/config/config.js";
+import type { ChatRequest } from "../../src/core/chat-request.js";
+import type { Delta } from "../../src/core/delta.js";
+import type { DeltaSink } from "../../src/core/delta-sink.js";
+import { GatewayError } from "../../src/core/errors.js";
 import type { Principal } from "../../src/tenancy/principal.js";
 
 const config = resolveConfig(
   {
     compliance: { patterns: [{ name: "employee", pattern: "EMP-\\d{6}" }] },
     auth: {
-      teams: [{ name: "legal", pii: { mode: "block" } }, { name: "ops", localOnly: true }],
+      teams: [
+        { name: "legal", pii: { mode: "block" } },
+        { name: "ops", localOnly: true },
+      ],
       keys: [
         { name: "k", sha256: "a".repeat(64), pii: { mode: "redact", detectors: ["email"] } },
         { name: "kl", sha256: "b".repeat(64), team: "legal", pii: { mode: "redact" } },
@@ -26,7 +29,13 @@ const config = resolveConfig(
     models: {
       plain: { provider: "cloud", model: "m" },
       custom: { provider: "cloud", model: "m", pii: { mode: "redact", detectors: ["employee", "phone"] } },
-      mixed: { targets: [{ provider: "cloud", model: "m" }, { provider: "box", model: "n" }, { provider: "cloud", model: "o", local: true }] },
+      mixed: {
+        targets: [
+          { provider: "cloud", model: "m" },
+          { provider: "box", model: "n" },
+          { provider: "cloud", model: "o", local: true },
+        ],
+      },
     },
   },
   {},
@@ -159,7 +168,16 @@ describe("redacting every text a provider reads", () => {
   it("a name or a URL that holds personal data cannot carry a placeholder: redact refuses, naming the field and not the value", () => {
     const asked: ChatRequest = {
       ...request("look it up"),
-      messages: [{ role: "user", name: "13812345678", content: [{ type: "text", text: "see https://example.org/u?mail=x@example.org" }, { type: "image_url", url: "https://example.org/u?mail=x@example.org" }] }],
+      messages: [
+        {
+          role: "user",
+          name: "13812345678",
+          content: [
+            { type: "text", text: "see https://example.org/u?mail=x@example.org" },
+            { type: "image_url", url: "https://example.org/u?mail=x@example.org" },
+          ],
+        },
+      ],
     };
     const redact = { ...policy, mode: "redact" as const };
     const screened = screenRequest(asked, redact);

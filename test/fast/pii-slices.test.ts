@@ -59,7 +59,13 @@ describe("screening a long prompt in slices", () => {
       model: "m",
       messages: [
         { role: "system", content: [{ type: "text", text: `write to ${EMAIL}` }] },
-        { role: "user", content: [{ type: "text", text: longText(3 * SLICE_CHARS) }, { type: "text", text: ` and ${EMAIL}` }] },
+        {
+          role: "user",
+          content: [
+            { type: "text", text: longText(3 * SLICE_CHARS) },
+            { type: "text", text: ` and ${EMAIL}` },
+          ],
+        },
       ],
       tools: [],
       sampling: { stop: [] },

@@ -16,7 +16,12 @@ const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 
 /** A socket whose incoming bytes the test pushes; what the server writes is discarded. */
 function fakeSocket(): Duplex & { remoteAddress: string; setNoDelay(): void; setTimeout(): void; setKeepAlive(): void } {
-  const socket = new Duplex({ read() {}, write(_c, _e, done) { done(); } });
+  const socket = new Duplex({
+    read() {},
+    write(_c, _e, done) {
+      done();
+    },
+  });
   return Object.assign(socket, { remoteAddress: "127.0.0.1", setNoDelay() {}, setTimeout() {}, setKeepAlive() {} });
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { ChatMessage, ChatRequest } from "../../src/core/chat-request.js";
 import { resolveConfig } from "../../src/config/config.js";
+import type { ChatMessage, ChatRequest } from "../../src/core/chat-request.js";
 import { anthropicRequestBody, buildAnthropicRequest } from "../../src/providers/anthropic/anthropic-request.js";
 import { MAX_CACHE_BREAKPOINTS, withCacheBreakpoints } from "../../src/providers/anthropic/cache-breakpoints.js";
 import { createRandom } from "../../src/simulator/random.js";
@@ -52,22 +52,21 @@ const SHAPES: Array<[string, ChatRequest, string[]]> = [
   ["one user message, no system, no tools", request([user("hi")], []), ["messages.0.content.0"]],
   ["system and tools, one turn", request([system("Be brief."), user("hi")]), ["tools.0", "system.0", "messages.0.content.0"]],
   ["system only", request([system("Be brief."), user("hi")], []), ["system.0", "messages.0.content.0"]],
-  [
-    "many turns: the message the last answer replied to, and the last",
-    request([system("S"), user("u1"), assistant("a1"), user("u2"), assistant("a2"), user("u3")]),
-    ["tools.0", "system.0", "messages.2.content.0", "messages.4.content.0"],
-  ],
-  [
-    "two turns, no system",
-    request([user("u1"), assistant("a1"), user("u2")], []),
-    ["messages.0.content.0", "messages.2.content.0"],
-  ],
+  ["many turns: the message the last answer replied to, and the last", request([system("S"), user("u1"), assistant("a1"), user("u2"), assistant("a2"), user("u3")]), ["tools.0", "system.0", "messages.2.content.0", "messages.4.content.0"]],
+  ["two turns, no system", request([user("u1"), assistant("a1"), user("u2")], []), ["messages.0.content.0", "messages.2.content.0"]],
   [
     "parallel tool results: the question before the calls, and the last result",
     request([
       system("S"),
       user("weather?"),
-      { role: "assistant", content: [], toolCalls: [{ id: "c1", name: "lookup", arguments: "{}" }, { id: "c2", name: "lookup", arguments: "{}" }] },
+      {
+        role: "assistant",
+        content: [],
+        toolCalls: [
+          { id: "c1", name: "lookup", arguments: "{}" },
+          { id: "c2", name: "lookup", arguments: "{}" },
+        ],
+      },
       { role: "tool", toolCallId: "c1", content: [text("21")] },
       { role: "tool", toolCallId: "c2", content: [text("23")] },
     ]),
@@ -81,12 +80,7 @@ const SHAPES: Array<[string, ChatRequest, string[]]> = [
   [
     "a thinking block never carries one: the text before it does",
     request(
-      [
-        user("u1"),
-        { role: "assistant", content: [{ type: "reasoning", text: "hmm", signature: "sig" }, text("a1")] },
-        user("u2"),
-        { role: "assistant", content: [text("prefill"), { type: "reasoning", text: "more", signature: "sig2" }] },
-      ],
+      [user("u1"), { role: "assistant", content: [{ type: "reasoning", text: "hmm", signature: "sig" }, text("a1")] }, user("u2"), { role: "assistant", content: [text("prefill"), { type: "reasoning", text: "more", signature: "sig2" }] }],
       [],
     ),
     ["messages.0.content.0", "messages.3.content.0"],
@@ -105,9 +99,7 @@ describe("promptCache: auto on an Anthropic body", () => {
   });
 
   it("sends the system prompt as one text block when it marks it", () => {
-    expect(bodyOf(request([system("Be brief."), system("Be kind."), user("hi")], [])).system).toEqual([
-      { type: "text", text: "Be brief.\n\nBe kind.", cache_control: { type: "ephemeral" } },
-    ]);
+    expect(bodyOf(request([system("Be brief."), system("Be kind."), user("hi")], [])).system).toEqual([{ type: "text", text: "Be brief.\n\nBe kind.", cache_control: { type: "ephemeral" } }]);
   });
 
   it("never adds more than four, whatever the conversation (seeded shapes)", () => {
@@ -156,7 +148,13 @@ describe("promptCache: auto on an Anthropic body", () => {
     const mark = { cache: {} };
     const r: ChatRequest = {
       ...request([
-        { role: "system", content: [{ ...text("S1"), ...mark }, { ...text("S2"), ...mark }] },
+        {
+          role: "system",
+          content: [
+            { ...text("S1"), ...mark },
+            { ...text("S2"), ...mark },
+          ],
+        },
         { role: "user", content: [{ ...text("u1"), ...mark }] },
         assistant("a1"),
         { role: "user", content: [{ ...text("u2"), ...mark }] },
@@ -169,7 +167,14 @@ describe("promptCache: auto on an Anthropic body", () => {
     const mark = { cache: {} };
     const r: ChatRequest = {
       ...request([
-        { role: "system", content: [{ ...text("S1"), ...mark }, { ...text("S2"), ...mark }, { ...text("S3"), ...mark }] },
+        {
+          role: "system",
+          content: [
+            { ...text("S1"), ...mark },
+            { ...text("S2"), ...mark },
+            { ...text("S3"), ...mark },
+          ],
+        },
         { role: "user", content: [{ ...text("u1"), ...mark }] },
         assistant("a1"),
         { role: "user", content: [{ ...text("u2"), ...mark }] },

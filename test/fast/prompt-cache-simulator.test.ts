@@ -12,8 +12,7 @@ import { createPromptCache, LOOKBACK_BLOCKS, type PromptBlock } from "../../src/
 
 const FIVE_MINUTES = 5 * 60_000;
 /** `n` blocks of `tokens` each, keyed by `prefix` and position; `marks` carry breakpoints. */
-const blocks = (n: number, marks: number[], tokens = 10, prefix = "b"): PromptBlock[] =>
-  Array.from({ length: n }, (_, i) => ({ key: `${prefix}${i}`, tokens, ...(marks.includes(i) ? { breakpointTtlMs: FIVE_MINUTES } : {}) }));
+const blocks = (n: number, marks: number[], tokens = 10, prefix = "b"): PromptBlock[] => Array.from({ length: n }, (_, i) => ({ key: `${prefix}${i}`, tokens, ...(marks.includes(i) ? { breakpointTtlMs: FIVE_MINUTES } : {}) }));
 
 describe("the prompt cache rule", () => {
   it("writes on the first request, reads the same prefix on the next, and only the new part of a longer one", () => {
@@ -93,7 +92,13 @@ describe("the Anthropic endpoint with cache_control", () => {
       messages: [
         { role: "user", content: marked("alpha beta") },
         { role: "assistant", content: "gamma" },
-        { role: "user", content: [{ type: "text", text: "delta epsilon", cache_control: EPHEMERAL }, { type: "text", text: "zeta eta theta" }] },
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "delta epsilon", cache_control: EPHEMERAL },
+            { type: "text", text: "zeta eta theta" },
+          ],
+        },
       ],
     });
     expect(next.json.usage).toEqual({ input_tokens: 3, cache_creation_input_tokens: 3, cache_read_input_tokens: 12, cache_creation: fiveMinutes(3), output_tokens: 2 });
@@ -109,7 +114,11 @@ describe("the Anthropic endpoint with cache_control", () => {
     expect(split.ephemeral_5m_input_tokens).toBeGreaterThan(0);
     expect(split.ephemeral_1h_input_tokens + split.ephemeral_5m_input_tokens).toBe(12);
     // The unit test of the same split, in tokens.
-    const blocks = [{ key: "a", tokens: 100, breakpointTtlMs: 3_600_000 }, { key: "b", tokens: 7 }, { key: "c", tokens: 30, breakpointTtlMs: 300_000 }];
+    const blocks = [
+      { key: "a", tokens: 100, breakpointTtlMs: 3_600_000 },
+      { key: "b", tokens: 7 },
+      { key: "c", tokens: 30, breakpointTtlMs: 300_000 },
+    ];
     expect(createPromptCache().use("m", blocks)).toEqual({ read: 0, written: 137, written1h: 100 });
   });
 

@@ -1,3 +1,4 @@
+import { PassThrough } from "node:stream";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { canonicalJson, exactCacheKeys } from "../../src/cache/cache-key.js";
 import type { CacheStore } from "../../src/cache/cache-store.js";
@@ -9,7 +10,6 @@ import type { ModelRoute } from "../../src/config/config.js";
 import { cachePolicyFromHeader } from "../../src/core/cache-policy.js";
 import type { ChatRequest } from "../../src/core/chat-request.js";
 import { createLogger } from "../../src/logging/logger.js";
-import { PassThrough } from "node:stream";
 
 afterEach(() => {
   vi.useRealTimers();
@@ -57,7 +57,11 @@ describe("the answer capture", () => {
     capture.observe({ type: "finish", reason: "stop" });
     const { answer, verdict } = capture.result(origin, 5);
     expect(verdict).toBe("stored");
-    expect(answer!.deltas).toEqual([{ type: "text", text: "Paris." }, { type: "usage", inputTokens: 3, outputTokens: 3, cachedInputTokens: 0, reasoningTokens: 0 }, { type: "finish", reason: "stop" }]);
+    expect(answer!.deltas).toEqual([
+      { type: "text", text: "Paris." },
+      { type: "usage", inputTokens: 3, outputTokens: 3, cachedInputTokens: 0, reasoningTokens: 0 },
+      { type: "finish", reason: "stop" },
+    ]);
   });
 
   it("refuses what is cut short, too large, or calls tools without the alias's consent", () => {
@@ -141,7 +145,14 @@ describe("the memory store", () => {
 });
 
 describe("the response cache's lookup", () => {
-  const route = { alias: "cached", targets: [], strategy: "priority", retry: { maxAttempts: 1, baseBackoffMs: 0, maxBackoffMs: 0 }, dropUnsupportedParams: false, cache: { exactTtlMs: 60_000, scope: "key", cacheToolCalls: false } } as const satisfies ModelRoute;
+  const route = {
+    alias: "cached",
+    targets: [],
+    strategy: "priority",
+    retry: { maxAttempts: 1, baseBackoffMs: 0, maxBackoffMs: 0 },
+    dropUnsupportedParams: false,
+    cache: { exactTtlMs: 60_000, scope: "key", cacheToolCalls: false },
+  } as const satisfies ModelRoute;
   const settings = { lookupTimeoutMs: 50, chargeHits: false, maxEntryBytes: 1024, maxMemoryBytes: 1 << 20, redisMaxBytes: 1 << 20, aliasMaxBytes: 1 << 20, maxEmbedChars: 8192 };
   const memory = () => createMemoryCacheStore({ maxBytes: 1 << 20, maxGroupBytes: 1 << 20 });
   const call = { requestId: "r", signal: new AbortController().signal };

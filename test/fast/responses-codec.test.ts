@@ -1,7 +1,7 @@
 import OpenAI, { APIError, BadRequestError } from "openai";
 import { zodResponsesFunction, zodTextFormat } from "openai/helpers/zod";
 import { accumulateResponse } from "openai/lib/responses/ResponseAccumulator";
-import type { Response as SdkResponse, ResponseCreateParamsBase, ResponseInputItem, ResponseStreamEvent, ResponseUsage as SdkUsage } from "openai/resources/responses/responses";
+import type { ResponseCreateParamsBase, ResponseInputItem, ResponseStreamEvent, Response as SdkResponse, ResponseUsage as SdkUsage } from "openai/resources/responses/responses";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { aggregateDeltas, type ChatResult } from "../../src/core/aggregate.js";
@@ -215,7 +215,14 @@ describe("decoding /v1/responses bodies", () => {
       { type: "message", id: "msg_1", role: "assistant", status: "completed", content: [{ type: "output_text", text: "Checking.", annotations: [] }] },
       { type: "function_call", id: "fc_1", call_id: "call_1", name: "get_weather", arguments: '{"city":"Paris"}', status: "completed" },
       { type: "function_call_output", call_id: "call_1", output: "sunny" },
-      { type: "function_call_output", call_id: "call_2", output: [{ type: "input_text", text: "a" }, { type: "input_text", text: "b" }] },
+      {
+        type: "function_call_output",
+        call_id: "call_2",
+        output: [
+          { type: "input_text", text: "a" },
+          { type: "input_text", text: "b" },
+        ],
+      },
       { role: "assistant", content: "Done." },
       { role: "system", content: [{ type: "input_text", text: "Later rule." }] },
     ];
@@ -239,7 +246,14 @@ describe("decoding /v1/responses bodies", () => {
         toolCalls: [{ id: "call_1", name: "get_weather", arguments: '{"city":"Paris"}' }],
       },
       { role: "tool", toolCallId: "call_1", content: [{ type: "text", text: "sunny" }] },
-      { role: "tool", toolCallId: "call_2", content: [{ type: "text", text: "a" }, { type: "text", text: "b" }] },
+      {
+        role: "tool",
+        toolCallId: "call_2",
+        content: [
+          { type: "text", text: "a" },
+          { type: "text", text: "b" },
+        ],
+      },
       { role: "assistant", content: [{ type: "text", text: "Done." }] },
       { role: "system", content: [{ type: "text", text: "Later rule." }] },
     ]);
@@ -332,8 +346,29 @@ describe("decoding /v1/responses bodies", () => {
     ["an empty user message", { input: [{ role: "user", content: "" }] }, "input[0].content", "must not be empty"],
     ["an empty string input", { input: "" }, "input", "must not be empty"],
     ["an ftp image", { input: [{ role: "user", content: [{ type: "input_image", image_url: "ftp://x/y.png", detail: "auto" }] }] }, "input[0].content[0].image_url", "http(s) or data: URL"],
-    ["a bad call name in history", { input: [{ role: "user", content: "q" }, { type: "function_call", call_id: "c1", name: "no spaces", arguments: "{}" }] }, "input[1].name", "letters, digits"],
-    ["an empty function output", { input: [{ role: "user", content: "q" }, { type: "function_call", call_id: "c1", name: "f", arguments: "{}" }, { type: "function_call_output", call_id: "c1", output: "" }] }, "input[2].output", "must not be empty"],
+    [
+      "a bad call name in history",
+      {
+        input: [
+          { role: "user", content: "q" },
+          { type: "function_call", call_id: "c1", name: "no spaces", arguments: "{}" },
+        ],
+      },
+      "input[1].name",
+      "letters, digits",
+    ],
+    [
+      "an empty function output",
+      {
+        input: [
+          { role: "user", content: "q" },
+          { type: "function_call", call_id: "c1", name: "f", arguments: "{}" },
+          { type: "function_call_output", call_id: "c1", output: "" },
+        ],
+      },
+      "input[2].output",
+      "must not be empty",
+    ],
     ["temperature 3", { temperature: 3 }, "temperature", "between 0 and 2"],
     ["top_p 0", { top_p: 0 }, "top_p", "greater than 0"],
     ["max_output_tokens 0", { max_output_tokens: 0 }, "max_output_tokens", "at least 1"],
@@ -416,7 +451,14 @@ describe("decoding /v1/responses bodies", () => {
   });
 
   it("streams a freeform call back as a custom_tool_call, its input decoded as the arguments arrive", () => {
-    const encoder = createResponseEncoder({ requestModel: "m", echo: DEFAULT_ECHO, calls: new Map([["apply_patch", { freeform: true }], ["ns__f", { freeform: false, namespace: { name: "ns", member: "f" } }]]) });
+    const encoder = createResponseEncoder({
+      requestModel: "m",
+      echo: DEFAULT_ECHO,
+      calls: new Map([
+        ["apply_patch", { freeform: true }],
+        ["ns__f", { freeform: false, namespace: { name: "ns", member: "f" } }],
+      ]),
+    });
     const frames: string[] = [];
     const push = (f: string) => frames.push(f);
     const args = JSON.stringify({ input: 'line "one"\nline two \u00e9' });
@@ -437,16 +479,32 @@ describe("decoding /v1/responses bodies", () => {
   });
 
   it("refuses reasoning it did not issue, and envelopes that were altered", () => {
-    const openAiOwn = refusal({ input: [{ role: "user", content: "q" }, { type: "reasoning", id: "rs_1", summary: [], encrypted_content: "gAAAAABoSomethingFernet" }] });
+    const openAiOwn = refusal({
+      input: [
+        { role: "user", content: "q" },
+        { type: "reasoning", id: "rs_1", summary: [], encrypted_content: "gAAAAABoSomethingFernet" },
+      ],
+    });
     expect(openAiOwn.field).toBe("input[1].encrypted_content");
     expect(openAiOwn.message).toContain("not issued by this gateway");
-    const altered = refusal({ input: [{ role: "user", content: "q" }, { type: "reasoning", id: "rs_1", summary: [], encrypted_content: "sluice.rs1.bm90IGpzb24" }] });
+    const altered = refusal({
+      input: [
+        { role: "user", content: "q" },
+        { type: "reasoning", id: "rs_1", summary: [], encrypted_content: "sluice.rs1.bm90IGpzb24" },
+      ],
+    });
     expect(altered.field).toBe("input[1].encrypted_content");
     expect(altered.message).toContain("send reasoning items back exactly as they were received");
   });
 
   it("errors raised later in the call (a provider refusing a parameter) name the request's own fields", () => {
-    const decoded = decode({ input: [{ role: "user", content: "q" }, { role: "assistant", content: [{ type: "output_text", text: "a" }] }, { type: "function_call", call_id: "c", name: "f", arguments: "{}" }] });
+    const decoded = decode({
+      input: [
+        { role: "user", content: "q" },
+        { role: "assistant", content: [{ type: "output_text", text: "a" }] },
+        { type: "function_call", call_id: "c", name: "f", arguments: "{}" },
+      ],
+    });
     const later = new GatewayError("invalid_request", "response_format: not supported by provider p (gemini); remove it", { field: "response_format" });
     expect(toResponsesError(later, decoded.param).body.error).toMatchObject({ param: "text.format", message: "text.format: not supported by provider p (gemini); remove it" });
     const call = new GatewayError("invalid_request", "messages[1].tool_call_id: unknown", { field: "messages[1].tool_call_id" });
@@ -462,20 +520,14 @@ describe("decoding /v1/responses bodies", () => {
   it("enforces the OpenAI edge's structure limits: element count and nesting on the bytes, schema depth after parsing", () => {
     const body = (value: unknown) => new TextEncoder().encode(JSON.stringify(value));
     const many = { model: "sim", input: [{ role: "user", content: Array.from({ length: 200 }, () => ({ type: "input_text", text: "x" })) }] };
-    expect(() => responsesRequestFromBody(body(many), { maxJsonDepth: 32, maxRequestElements: 500 })).toThrow(
-      expect.objectContaining({ code: "payload_too_large" }) as Error,
-    );
+    expect(() => responsesRequestFromBody(body(many), { maxJsonDepth: 32, maxRequestElements: 500 })).toThrow(expect.objectContaining({ code: "payload_too_large" }) as Error);
     expect(responsesRequestFromBody(body(many), LIMITS).request.messages[0]!.content).toHaveLength(200);
 
     let deep: Record<string, unknown> = { type: "string" };
     for (let i = 0; i < 40; i++) deep = { type: "object", properties: { a: deep } };
     const tools = [{ type: "function", name: "f", parameters: deep }];
-    expect(() => responsesRequestFromBody(body({ model: "sim", input: "hi", tools }), LIMITS)).toThrow(
-      expect.objectContaining({ code: "invalid_request", field: expect.stringMatching(/^tools\[0\]\.parameters/) as string }) as Error,
-    );
-    expect(() => responsesRequestFrom({ model: "sim", input: "hi", tools }, LIMITS)).toThrow(
-      expect.objectContaining({ code: "invalid_request", field: "tools[0].parameters" }) as Error,
-    );
+    expect(() => responsesRequestFromBody(body({ model: "sim", input: "hi", tools }), LIMITS)).toThrow(expect.objectContaining({ code: "invalid_request", field: expect.stringMatching(/^tools\[0\]\.parameters/) as string }) as Error);
+    expect(() => responsesRequestFrom({ model: "sim", input: "hi", tools }, LIMITS)).toThrow(expect.objectContaining({ code: "invalid_request", field: "tools[0].parameters" }) as Error);
     expect(() => responsesRequestFromBody(new TextEncoder().encode("{nope"), LIMITS)).toThrow("request body is not valid JSON");
     expect(() => responsesRequestFrom([1], LIMITS)).toThrow("request body: must be a JSON object");
   });
@@ -581,7 +633,11 @@ describe("encoding deltas as Responses events", () => {
     expect(events.at(-2)!.data.response).toMatchObject({ status: "failed", error: { code: "server_error", message: "provider p failed mid-stream" }, output: [{ type: "message", status: "incomplete" }] });
     expect(events.at(-1)!.data).toMatchObject({ code: "upstream_unavailable", message: "provider p failed mid-stream", error: { type: "api_error", code: "upstream_unavailable" } });
     expect(events.map((e) => e.data.sequence_number)).toEqual(events.map((_, i) => i));
-    expect(framesOf([], failure).map(parseFrame).map((e) => e.event)).toEqual(["error"]);
+    expect(
+      framesOf([], failure)
+        .map(parseFrame)
+        .map((e) => e.event),
+    ).toEqual(["error"]);
     const finished = framesOf(SCENARIOS[0]!.deltas, failure).map(parseFrame);
     expect(finished.at(-1)!.event).toBe("response.completed");
   });
@@ -661,7 +717,10 @@ describe("the openai SDK reading the encoder's events (in memory, through its fe
 
   it("a failure before start makes the SDK raise on the first frame", async () => {
     const { client } = gateway([], { failure: new GatewayError("upstream_timeout", "no first token in time") });
-    const error: unknown = await client.responses.stream({ model: "sim", input: "q" }).finalResponse().catch((e: unknown) => e);
+    const error: unknown = await client.responses
+      .stream({ model: "sim", input: "q" })
+      .finalResponse()
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(APIError);
     expect((error as APIError).message).toContain("no first token in time");
   });

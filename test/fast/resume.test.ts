@@ -39,8 +39,7 @@ async function readUntilLeaving(g: InMemoryGateway, text: string, leave: (receiv
   return received;
 }
 
-const resume = async (g: InMemoryGateway, id: string, onEntry?: (received: readonly Numbered[]) => void) =>
-  untilError((await g.resumable.resume(id, undefined, new AbortController().signal)).entries, toGatewayError, onEntry);
+const resume = async (g: InMemoryGateway, id: string, onEntry?: (received: readonly Numbered[]) => void) => untilError((await g.resumable.resume(id, undefined, new AbortController().signal)).entries, toGatewayError, onEntry);
 
 describe("resumable streams, replayed from the stream log", () => {
   it("a client that left gets every message again from sequence 0, then the live rest; the upstream outlived it", async () => {

@@ -83,7 +83,17 @@ describe("what a failure before the first delta leads to", () => {
   }
 
   it("after the first delta nothing is retried: the client gets what came, then the error", async () => {
-    const g = open({ routing: routing({ m: { retry: { maxAttempts: 3 }, targets: [{ provider: "a", model: "sim-1?fail=drop&fail_at=3" }, { provider: "b", model: "sim-1" }] } }) });
+    const g = open({
+      routing: routing({
+        m: {
+          retry: { maxAttempts: 3 },
+          targets: [
+            { provider: "a", model: "sim-1?fail=drop&fail_at=3" },
+            { provider: "b", model: "sim-1" },
+          ],
+        },
+      }),
+    });
     const { received, error } = await untilError(g.stream("m", "hi"), toGatewayError);
     expect(textOf(received)).toBe(simulatedText(1, 3));
     expect(error?.code).toBe("upstream_unavailable");
@@ -93,7 +103,17 @@ describe("what a failure before the first delta leads to", () => {
   });
 
   it("when every attempt failed, the error lists each one and takes the last one's code", async () => {
-    const g = open({ routing: routing({ m: { retry: { maxAttempts: 3 }, targets: [{ provider: "a", model: "sim-1?fail=status&status=500" }, { provider: "b", model: "sim-1?fail=status&status=429" }] } }) });
+    const g = open({
+      routing: routing({
+        m: {
+          retry: { maxAttempts: 3 },
+          targets: [
+            { provider: "a", model: "sim-1?fail=status&status=500" },
+            { provider: "b", model: "sim-1?fail=status&status=429" },
+          ],
+        },
+      }),
+    });
     const { received, error } = await untilError(g.stream("m", "hi"), toGatewayError);
     expect(received).toEqual([]);
     expect(tried(g)).toEqual(["a", "b", "a"]);

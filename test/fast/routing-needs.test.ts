@@ -2,11 +2,11 @@ import { describe, expect, it } from "vitest";
 import { builtInCapabilities } from "../../src/config/capability-table.js";
 import type { ModelRoute, RouteTarget } from "../../src/config/config.js";
 import type { ChatMessage, ChatRequest } from "../../src/core/chat-request.js";
+import { GatewayError } from "../../src/core/errors.js";
 import { aliasCapabilities } from "../../src/routing/alias-capabilities.js";
 import { capToolResults, truncateToFit, turnsOf } from "../../src/routing/fit-context.js";
 import { missingOf, needsOf, promptTokenBound } from "../../src/routing/request-needs.js";
 import { routeByNeed } from "../../src/routing/route-by-need.js";
-import { GatewayError } from "../../src/core/errors.js";
 import { createSummaryCache, SUMMARY_BLOCK_TURNS, summarizeToFit } from "../../src/routing/summarize-turns.js";
 
 /** One token per word: a tokenizer whose counts a test can reason about. */

@@ -27,12 +27,7 @@ const PATCH: DeclaredTool = { name: "apply_patch", kind: "custom" };
 
 describe("#sim tool directives", () => {
   it("reads steps from lines and `then`, parallel calls within a step, JSON args with spaces, quoted and bare input", () => {
-    const prompt = [
-      "Please do it.",
-      '#sim call=Bash args={"command":"echo a b"} then call=Read args={"file_path":"/tmp/x y"}',
-      "#sim call=A call=B",
-      '#sim input="line 1\\nline 2" then call=P input=to the end of the line',
-    ].join("\n");
+    const prompt = ["Please do it.", '#sim call=Bash args={"command":"echo a b"} then call=Read args={"file_path":"/tmp/x y"}', "#sim call=A call=B", '#sim input="line 1\\nline 2" then call=P input=to the end of the line'].join("\n");
     expect(parseToolDirectives(prompt)).toEqual([
       [{ call: "Bash", args: '{"command":"echo a b"}' }],
       [{ call: "Read", args: '{"file_path":"/tmp/x y"}' }],
@@ -97,7 +92,7 @@ describe("the next action", () => {
     }
     const after = nextAction({ tools: [BASH], turns: conversation("run something", [calls.map((c) => ({ ...c, output: `out-${c.id}` }))]) }, { seed: 9, tools: 2 });
     expect(after.kind).toBe("quote");
-    for (const c of calls) expect((after.kind === "quote" ? after.text : "")).toContain(`out-${c.id}`);
+    for (const c of calls) expect(after.kind === "quote" ? after.text : "").toContain(`out-${c.id}`);
   });
 
   it("keeps numbers inside their schema's bounds", () => {

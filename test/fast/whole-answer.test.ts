@@ -29,7 +29,11 @@ function source(deltas: readonly Delta[]) {
 
 describe("an answer folded whole", () => {
   it("passes an answer within the bound through, each delta observed once", async () => {
-    const deltas: Delta[] = [{ type: "text", text: "héllo " }, { type: "text", text: "world" }, { type: "finish", reason: "stop" }];
+    const deltas: Delta[] = [
+      { type: "text", text: "héllo " },
+      { type: "text", text: "world" },
+      { type: "finish", reason: "stop" },
+    ];
     const { iterator, seen } = source(deltas);
     const observed: Delta[] = [];
     const out: Delta[] = [];
@@ -60,7 +64,10 @@ describe("an answer folded whole", () => {
   });
 
   it("a consumer that stops early returns the source", async () => {
-    const { iterator, seen } = source([{ type: "text", text: "a" }, { type: "text", text: "b" }]);
+    const { iterator, seen } = source([
+      { type: "text", text: "a" },
+      { type: "text", text: "b" },
+    ]);
     for await (const _ of wholeAnswer(iterator, 1_024)) break;
     expect(seen.returned).toBe(true);
   });

@@ -10,10 +10,15 @@ export function adminClient(baseUrl: string, adminKey?: string): AdminClient {
     AdminService,
     createGrpcTransport({
       baseUrl,
-      interceptors: adminKey === undefined ? [] : [(next) => (req) => {
-        req.header.set("authorization", `Bearer ${adminKey}`);
-        return next(req);
-      }],
+      interceptors:
+        adminKey === undefined
+          ? []
+          : [
+              (next) => (req) => {
+                req.header.set("authorization", `Bearer ${adminKey}`);
+                return next(req);
+              },
+            ],
     }),
   );
 }

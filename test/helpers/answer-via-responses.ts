@@ -1,5 +1,5 @@
 import OpenAI from "openai";
-import type { FunctionTool, Response as SdkResponse, ResponseStreamEvent } from "openai/resources/responses/responses";
+import type { FunctionTool, ResponseStreamEvent, Response as SdkResponse } from "openai/resources/responses/responses";
 import type { Answer } from "./answers.js";
 
 /** The tool `answerViaGrpc` declares (answers.ts keeps its own), as a Responses function tool, so both edges ask the same question. */

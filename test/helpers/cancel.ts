@@ -1,15 +1,10 @@
-import type { RequestRecord } from "../../src/simulator/records.js";
-import type { Harness } from "./harness.js";
 import type { StreamChatResponse } from "../../gen/sluice/v1/chat_service_pb.js";
+import type { RequestRecord } from "../../src/simulator/records.js";
 import { simulatedTokens } from "../../src/simulator/text.js";
 import { chatClient, grpcJsStream, transports, userRequest } from "./clients.js";
+import type { Harness } from "./harness.js";
 
-export const CANCEL_CLIENTS = [
-  "grpc (connect-node, h2)",
-  "connect (connect-node, HTTP/1.1)",
-  "grpc-web (connect-node, HTTP/1.1)",
-  "grpc (@grpc/grpc-js)",
-] as const;
+export const CANCEL_CLIENTS = ["grpc (connect-node, h2)", "connect (connect-node, HTTP/1.1)", "grpc-web (connect-node, HTTP/1.1)", "grpc (@grpc/grpc-js)"] as const;
 export type CancelClient = (typeof CANCEL_CLIENTS)[number];
 
 export interface CancelOutcome {

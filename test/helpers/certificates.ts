@@ -36,16 +36,14 @@ async function issued(dir: string, name: string): Promise<Issued> {
 }
 
 async function createCa(dir: string, name: string): Promise<Issued> {
-  await openssl(dir, ["req", "-x509", ...EC, "-keyout", `${name}.key`, "-out", `${name}.crt`, "-days", "2", "-subj", `/CN=${name}`,
-    "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign"]);
+  await openssl(dir, ["req", "-x509", ...EC, "-keyout", `${name}.key`, "-out", `${name}.crt`, "-days", "2", "-subj", `/CN=${name}`, "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign"]);
   return issued(dir, name);
 }
 
 async function sign(dir: string, ca: string, name: string, extensions: string): Promise<Issued> {
   await openssl(dir, ["req", "-new", ...EC, "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", `/CN=${name}`]);
   await writeFile(join(dir, `${name}.ext`), extensions);
-  await openssl(dir, ["x509", "-req", "-in", `${name}.csr`, "-CA", `${ca}.crt`, "-CAkey", `${ca}.key`, "-set_serial", String(randomInt(1, 2 ** 47)),
-    "-days", "2", "-out", `${name}.crt`, "-extfile", `${name}.ext`]);
+  await openssl(dir, ["x509", "-req", "-in", `${name}.csr`, "-CA", `${ca}.crt`, "-CAkey", `${ca}.key`, "-set_serial", String(randomInt(1, 2 ** 47)), "-days", "2", "-out", `${name}.crt`, "-extfile", `${name}.ext`]);
   return issued(dir, name);
 }
 

@@ -3,16 +3,8 @@ import { type Client, ConnectError, createClient, type Transport } from "@connec
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { createGrpcWebTransport as createFetchGrpcWebTransport } from "@connectrpc/connect-web";
 import * as grpc from "@grpc/grpc-js";
-import {
-  type ChatRequest,
-  ChatRequestSchema,
-  ChatService,
-  type StreamChatRequest,
-  StreamChatRequestSchema,
-  type StreamChatResponse,
-  StreamChatResponseSchema,
-} from "../../gen/sluice/v1/chat_service_pb.js";
 import { Role } from "../../gen/sluice/v1/chat_pb.js";
+import { type ChatRequest, ChatRequestSchema, ChatService, type StreamChatRequest, StreamChatRequestSchema, type StreamChatResponse, StreamChatResponseSchema } from "../../gen/sluice/v1/chat_service_pb.js";
 
 export type ChatClient = Client<typeof ChatService>;
 
@@ -32,11 +24,7 @@ export function chatClient(transport: Transport): ChatClient {
 }
 
 /** A request with one user message. */
-export function userRequest(
-  model: string,
-  text: string,
-  extra: Omit<Exclude<MessageInitShape<typeof StreamChatRequestSchema>, StreamChatRequest>, "model" | "messages"> = {},
-): StreamChatRequest {
+export function userRequest(model: string, text: string, extra: Omit<Exclude<MessageInitShape<typeof StreamChatRequestSchema>, StreamChatRequest>, "model" | "messages"> = {}): StreamChatRequest {
   return create(StreamChatRequestSchema, {
     ...extra,
     model,
@@ -99,12 +87,7 @@ export async function rpcFailure(call: Promise<unknown>): Promise<ConnectError> 
 }
 
 /** Streams `request` and drops the connection on the `after`-th text delta (a client that lost its network); the messages received. */
-export async function streamAndDrop(
-  client: ChatClient,
-  request: StreamChatRequest,
-  after: number,
-  headers: Record<string, string> = {},
-): Promise<StreamChatResponse[]> {
+export async function streamAndDrop(client: ChatClient, request: StreamChatRequest, after: number, headers: Record<string, string> = {}): Promise<StreamChatResponse[]> {
   const abort = new AbortController();
   const received: StreamChatResponse[] = [];
   let texts = 0;

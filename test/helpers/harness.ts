@@ -1,15 +1,15 @@
 import { PassThrough } from "node:stream";
 import type { MetricReader } from "@opentelemetry/sdk-metrics";
 import type { SpanExporter } from "@opentelemetry/sdk-trace";
-import { startSluice, type Sluice } from "../../src/app.js";
-import type { Timers } from "../../src/core/timers.js";
+import { type Sluice, startSluice } from "../../src/app.js";
 import { resolveConfig } from "../../src/config/config.js";
 import type { ConfigInput, TimeoutsConfig } from "../../src/config/schema.js";
+import type { Timers } from "../../src/core/timers.js";
 import type { TenancyObserver } from "../../src/flow/observer.js";
 import type { HealthState } from "../../src/health/health-state.js";
 import { createLogger } from "../../src/logging/logger.js";
 import { createInProcessSimulator } from "../../src/simulator/in-process.js";
-import { startSimulator, type Simulator } from "../../src/simulator/server.js";
+import { type Simulator, startSimulator } from "../../src/simulator/server.js";
 import { createUpstreamClient } from "../../src/upstream/http-client.js";
 
 export interface Harness {
@@ -138,10 +138,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
           simulator: { kind: options.kind ?? "openai", baseUrl: baseUrlFor(sim, options.kind ?? "openai"), breaker: { failures: 10_000 }, ...options.provider },
         },
         models: Object.fromEntries(
-          Object.entries(models).map(([alias, m]) => [
-            alias,
-            typeof m === "string" ? { provider: "simulator", model: m, ...options.aliasOptions?.[alias] } : { provider: "simulator", ...m, ...options.aliasOptions?.[alias] },
-          ]),
+          Object.entries(models).map(([alias, m]) => [alias, typeof m === "string" ? { provider: "simulator", model: m, ...options.aliasOptions?.[alias] } : { provider: "simulator", ...m, ...options.aliasOptions?.[alias] }]),
         ),
       }),
     },

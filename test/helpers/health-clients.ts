@@ -2,14 +2,7 @@ import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { type Client, createClient } from "@connectrpc/connect";
 import { createGrpcTransport, type GrpcTransportOptions } from "@connectrpc/connect-node";
 import * as grpc from "@grpc/grpc-js";
-import {
-  Health,
-  type HealthCheckRequest,
-  HealthCheckRequestSchema,
-  type HealthCheckResponse,
-  HealthCheckResponse_ServingStatus as ServingStatus,
-  HealthCheckResponseSchema,
-} from "../../gen/grpc/health/v1/health_pb.js";
+import { Health, type HealthCheckRequest, HealthCheckRequestSchema, type HealthCheckResponse, HealthCheckResponseSchema, HealthCheckResponse_ServingStatus as ServingStatus } from "../../gen/grpc/health/v1/health_pb.js";
 
 export { ServingStatus };
 

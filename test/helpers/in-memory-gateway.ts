@@ -7,19 +7,19 @@ import type { ChatRequest } from "../../src/core/chat-request.js";
 import type { ErrorCode } from "../../src/core/errors.js";
 import type { AttemptOutcome } from "../../src/flow/observer.js";
 import { createLogger } from "../../src/logging/logger.js";
-import { createChatPipeline, type ChatPipeline, type DeltaStream } from "../../src/pipeline/chat-pipeline.js";
+import { type ChatPipeline, createChatPipeline, type DeltaStream } from "../../src/pipeline/chat-pipeline.js";
 import { createStreamRegistry, type StreamRegistry } from "../../src/pipeline/stream-registry.js";
-import { createBreakers, type Breakers } from "../../src/resilience/circuit-breaker.js";
+import { type Breakers, createBreakers } from "../../src/resilience/circuit-breaker.js";
 import { openResumableStreams } from "../../src/resume/open-stream-log.js";
 import type { Numbered, ResumableStreams } from "../../src/resume/resumable-streams.js";
 import { createTargetOrder } from "../../src/routing/strategies.js";
 import { createTargetStats } from "../../src/routing/target-stats.js";
 import { createInProcessSimulator, type InProcessSimulator } from "../../src/simulator/in-process.js";
 import { createTelemetry, type Telemetry } from "../../src/telemetry/telemetry.js";
-import type { UsageRecord } from "../../src/usage/usage-record.js";
 import type { Principal } from "../../src/tenancy/principal.js";
 import { createTenancy, type Tenancy } from "../../src/tenancy/tenancy.js";
 import { createUpstreamClient, type UpstreamClient } from "../../src/upstream/http-client.js";
+import type { UsageRecord } from "../../src/usage/usage-record.js";
 
 /** What the pipeline told its stream observer about one attempt. */
 export type AttemptEvent =

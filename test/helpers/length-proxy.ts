@@ -52,9 +52,7 @@ export interface LengthProxy {
 export async function startLengthProxy(target: () => string): Promise<LengthProxy> {
   const server = createServer((req, res) => {
     void (async () => {
-      const headers = Object.fromEntries(
-        Object.entries(req.headers).filter((entry): entry is [string, string] => typeof entry[1] === "string" && !["host", "content-length", "connection"].includes(entry[0])),
-      );
+      const headers = Object.fromEntries(Object.entries(req.headers).filter((entry): entry is [string, string] => typeof entry[1] === "string" && !["host", "content-length", "connection"].includes(entry[0])));
       const method = req.method ?? "GET";
       const body = method === "GET" || method === "HEAD" ? undefined : await bodyOf(req);
       const upstream = await fetch(`${target()}${req.url ?? "/"}`, { method, headers, body });

@@ -70,22 +70,12 @@ export interface Started {
  * Starts a Node process and waits for a JSON log line on stdout that
  * satisfies `ready` (an event, not a sleep). Fails if it exits first.
  */
-export function startProcess(
-  args: readonly string[],
-  ready: (line: Record<string, unknown>) => boolean,
-  env: NodeJS.ProcessEnv = process.env,
-  timeoutMs = READY_TIMEOUT_MS,
-): Promise<Started> {
+export function startProcess(args: readonly string[], ready: (line: Record<string, unknown>) => boolean, env: NodeJS.ProcessEnv = process.env, timeoutMs = READY_TIMEOUT_MS): Promise<Started> {
   return startCommand(process.execPath, args, ready, { env, timeoutMs });
 }
 
 /** Like startProcess, for any command (npm, an installed bin). */
-export function startCommand(
-  command: string,
-  args: readonly string[],
-  ready: (line: Record<string, unknown>) => boolean,
-  options: { env?: NodeJS.ProcessEnv; timeoutMs?: number; cwd?: string } = {},
-): Promise<Started> {
+export function startCommand(command: string, args: readonly string[], ready: (line: Record<string, unknown>) => boolean, options: { env?: NodeJS.ProcessEnv; timeoutMs?: number; cwd?: string } = {}): Promise<Started> {
   const { env = process.env, timeoutMs = READY_TIMEOUT_MS, cwd } = options;
   const child = adopt(spawn(command, args, { env, cwd, stdio: ["ignore", "pipe", "pipe"] }));
   let stderr = "";
@@ -94,8 +84,7 @@ export function startCommand(
   const lines: Array<Record<string, unknown>> = [];
   const watchers = new Set<(line: Record<string, unknown>) => void>();
   /** What a failure message shows of the process: its command, its last log lines, its stderr. */
-  const evidence = () =>
-    [`command: ${[command, ...args].join(" ")}`, "last stdout lines:", ...lines.slice(-10).map((l) => `  ${JSON.stringify(l)}`), `stderr: ${stderr.slice(-4_000) || "(empty)"}`].join("\n");
+  const evidence = () => [`command: ${[command, ...args].join(" ")}`, "last stdout lines:", ...lines.slice(-10).map((l) => `  ${JSON.stringify(l)}`), `stderr: ${stderr.slice(-4_000) || "(empty)"}`].join("\n");
   const waitForLine = (predicate: (line: Record<string, unknown>) => boolean, waitMs = 60_000) => {
     const found = lines.find(predicate);
     if (found) return Promise.resolve(found);

@@ -1,4 +1,4 @@
-import { connect as h2connect, type ClientHttp2Session, type IncomingHttpHeaders, type OutgoingHttpHeaders } from "node:http2";
+import { type ClientHttp2Session, connect as h2connect, type IncomingHttpHeaders, type OutgoingHttpHeaders } from "node:http2";
 import { connect, type Socket } from "node:net";
 
 /** Sends raw bytes on a new TCP connection and resolves with everything the server wrote once it closes the connection. */

@@ -6,10 +6,7 @@ import { createSseDecoder } from "../../src/sse/decoder.js";
 
 /** A provider target for translator unit tests (provider named "up"). */
 export function testTarget(kind: "openai" | "anthropic" | "gemini" | "openai-responses"): UpstreamTarget {
-  const config = resolveConfig(
-    { providers: { up: { kind, baseUrl: "http://127.0.0.1:1/v1" } }, models: { m: { provider: "up", model: "x" } } },
-    {},
-  );
+  const config = resolveConfig({ providers: { up: { kind, baseUrl: "http://127.0.0.1:1/v1" } }, models: { m: { provider: "up", model: "x" } } }, {});
   return { provider: config.providers.get("up")!, model: "x" };
 }
 

@@ -1,7 +1,7 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { useEffect, useState } from "preact/hooks";
-import { BatchStatus } from "../../../gen/sluice/v1/batch_service_pb.js";
 import type { KeyBatch } from "../../../gen/sluice/admin/v1/admin_service_pb.js";
+import { BatchStatus } from "../../../gen/sluice/v1/batch_service_pb.js";
 import { adminProblem } from "../admin-problem.js";
 import { admin } from "../api.js";
 import { count } from "../format.js";
@@ -71,9 +71,19 @@ export function BatchesView() {
     };
   }, []);
 
-  if (problem !== undefined) return <p class="bad" data-testid="batches-problem">{problem}</p>;
+  if (problem !== undefined)
+    return (
+      <p class="bad" data-testid="batches-problem">
+        {problem}
+      </p>
+    );
   if (!batches) return <p class="muted">Reading the batches…</p>;
-  if (batches.length === 0) return <p class="muted" data-testid="batches-empty">No batch yet.</p>;
+  if (batches.length === 0)
+    return (
+      <p class="muted" data-testid="batches-empty">
+        No batch yet.
+      </p>
+    );
   return (
     <section>
       <h2>Batches, newest first</h2>

@@ -48,9 +48,7 @@ export function Playground() {
       .then((response) => {
         setModels(response.models);
         setModelsError(undefined);
-        setModel((current) =>
-          response.models.some((m) => m.id === current) ? current : ((response.models.find((m) => m.id === "demo") ?? response.models[0])?.id ?? ""),
-        );
+        setModel((current) => (response.models.some((m) => m.id === current) ? current : ((response.models.find((m) => m.id === "demo") ?? response.models[0])?.id ?? "")));
       })
       .catch((error: unknown) => setModelsError(error instanceof Error ? error.message : String(error)));
   };
@@ -113,28 +111,22 @@ export function Playground() {
         </div>
         {modelsError && (
           <p class="error" data-testid="models-error">
-            Could not list the aliases: {modelsError} <button type="button" onClick={loadModels}>Retry</button>
+            Could not list the aliases: {modelsError}{" "}
+            <button type="button" onClick={loadModels}>
+              Retry
+            </button>
           </p>
         )}
         {turns.map((turn, i) => (
           <div class="turn" key={i}>
-            <select
-              value={turn.role}
-              onChange={(e) => setTurns(turns.map((t, j) => (j === i ? { ...t, role: Number(e.currentTarget.value) as Role } : t)))}
-            >
+            <select value={turn.role} onChange={(e) => setTurns(turns.map((t, j) => (j === i ? { ...t, role: Number(e.currentTarget.value) as Role } : t)))}>
               {ROLES.map(([role, name]) => (
                 <option key={role} value={role}>
                   {name}
                 </option>
               ))}
             </select>
-            <textarea
-              rows={3}
-              maxLength={MAX_TEXT}
-              value={turn.text}
-              onInput={(e) => setTurns(turns.map((t, j) => (j === i ? { ...t, text: e.currentTarget.value } : t)))}
-              data-testid={`message-${i}`}
-            />
+            <textarea rows={3} maxLength={MAX_TEXT} value={turn.text} onInput={(e) => setTurns(turns.map((t, j) => (j === i ? { ...t, text: e.currentTarget.value } : t)))} data-testid={`message-${i}`} />
             <button type="button" disabled={turns.length === 1} onClick={() => setTurns(turns.filter((_, j) => j !== i))}>
               Remove
             </button>
@@ -204,7 +196,9 @@ export function Playground() {
             <span>
               usage:{" "}
               <b data-testid="usage">
-                {run.usage ? `in ${run.usage.input}, out ${run.usage.output}${run.usage.cached ? `, cached ${run.usage.cached}` : ""}${run.usage.reasoning ? `, reasoning ${run.usage.reasoning}` : ""}${run.usage.estimated ? " (estimated)" : ""}` : "–"}
+                {run.usage
+                  ? `in ${run.usage.input}, out ${run.usage.output}${run.usage.cached ? `, cached ${run.usage.cached}` : ""}${run.usage.reasoning ? `, reasoning ${run.usage.reasoning}` : ""}${run.usage.estimated ? " (estimated)" : ""}`
+                  : "–"}
               </b>
             </span>
             <span>

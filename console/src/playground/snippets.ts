@@ -31,9 +31,7 @@ export function snippetsFor(request: StreamChatRequest, origin: string, withKey:
   const auth = withKey ? ` \\\n  -H "authorization: Bearer $SLUICE_API_KEY"` : "";
   const bufCurl = `npx @bufbuild/buf curl --protocol connect${auth} \\\n  --data ${shellQuote(json)} \\\n  ${origin}/sluice.v1.ChatService/StreamChat`;
 
-  const messages = request.messages
-    .map((m) => `    { role: ${ROLE_ENUMS[m.role] ?? "Role.USER"}, content: [{ part: { case: "text", value: ${JSON.stringify(textOf(m))} } }] },`)
-    .join("\n");
+  const messages = request.messages.map((m) => `    { role: ${ROLE_ENUMS[m.role] ?? "Role.USER"}, content: [{ part: { case: "text", value: ${JSON.stringify(textOf(m))} } }] },`).join("\n");
   const maxTokens = request.sampling?.maxTokens;
   const typescript = [
     `import { create } from "@bufbuild/protobuf";`,

@@ -47,7 +47,11 @@ export const ANTHROPIC_FIELDS: FieldTable = [
   { field: "output_config.format", treatment: "honoured", why: "a JSON schema the answer must follow; refused by name where no target can enforce it." },
   { field: "metadata.user_id", treatment: "honoured", why: "the end user: Anthropic's metadata.user_id, OpenAI's user, the access log's user." },
   { field: "service_tier", treatment: "honoured", why: "auto or standard_only, as Anthropic targets take it (OpenAI's auto and default elsewhere)." },
-  { field: "cache_control", treatment: "carried", why: `on tools, system blocks, message blocks and tool results: kept as breakpoints on Anthropic targets (the caller's first, with promptCache: auto's within Anthropic's four); OpenAI and Gemini targets cache prefixes on their own, so there it is dropped and named.` },
+  {
+    field: "cache_control",
+    treatment: "carried",
+    why: `on tools, system blocks, message blocks and tool results: kept as breakpoints on Anthropic targets (the caller's first, with promptCache: auto's within Anthropic's four); OpenAI and Gemini targets cache prefixes on their own, so there it is dropped and named.`,
+  },
   { field: "tools[].defer_loading", treatment: "carried", why: `${ANTHROPIC_ONLY}; the tool is still declared there.` },
   { field: "tools[].eager_input_streaming", treatment: "carried", why: `${ANTHROPIC_ONLY}; tool input streams either way.` },
   {

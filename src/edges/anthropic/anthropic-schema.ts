@@ -1,5 +1,5 @@
-import { MIN_THINKING_BUDGET_TOKENS } from "../../core/chat-request.js";
 import { z } from "zod";
+import { MIN_THINKING_BUDGET_TOKENS } from "../../core/chat-request.js";
 
 /**
  * The Messages API request body as far as Sluice can honour or carry it,
@@ -43,10 +43,7 @@ const IMAGE_MEDIA_TYPES = ["image/jpeg", "image/png", "image/gif", "image/webp"]
 
 const image = z.strictObject({
   type: z.literal("image"),
-  source: z.discriminatedUnion("type", [
-    z.strictObject({ type: z.literal("base64"), media_type: z.enum(IMAGE_MEDIA_TYPES), data: z.string().min(1) }),
-    z.strictObject({ type: z.literal("url"), url: z.string() }),
-  ]),
+  source: z.discriminatedUnion("type", [z.strictObject({ type: z.literal("base64"), media_type: z.enum(IMAGE_MEDIA_TYPES), data: z.string().min(1) }), z.strictObject({ type: z.literal("url"), url: z.string() })]),
   cache_control: cacheControl,
 });
 
@@ -167,9 +164,7 @@ export const messagesBody = z.strictObject({
   metadata: z.strictObject({ user_id: z.string().nullish() }).nullish(),
   service_tier: z.enum(["auto", "standard_only"]).nullish(),
   // A message thread (the SDK's tool runner): the gateway stores none; from-anthropic.ts drops `create`, refuses `continue`.
-  thread: z
-    .discriminatedUnion("type", [z.strictObject({ type: z.literal("create") }), z.strictObject({ type: z.literal("continue"), previous_message_id: z.string() })])
-    .nullish(),
+  thread: z.discriminatedUnion("type", [z.strictObject({ type: z.literal("create") }), z.strictObject({ type: z.literal("continue"), previous_message_id: z.string() })]).nullish(),
 });
 
 /** `POST /v1/messages/count_tokens`: the prompt without the generation settings. */

@@ -4,10 +4,10 @@ import { clipClientValue, quoteClientValue } from "../../core/client-text.js";
 import { GatewayError } from "../../core/errors.js";
 import { pathSegment, type StructureLimits } from "../../core/structure-limits.js";
 import { validateChatRequest } from "../../core/validate.js";
-import { cacheMark, canonicalMessages } from "./anthropic-turns.js";
 import { ANTHROPIC_FIELDS, FORWARDED_BETAS } from "./anthropic-fields.js";
 import { anthropicParam, renameLeadingFields } from "./anthropic-params.js";
 import { type CountTokensBody, countTokensBody, messagesBody, SERVER_TOOL_TYPE, type ThinkingBody, type ToolBody, type ToolChoiceBody } from "./anthropic-schema.js";
+import { cacheMark, canonicalMessages } from "./anthropic-turns.js";
 
 /** What a `POST /v1/messages` route needs: the canonical request and whether to answer with SSE. */
 export interface AnthropicMessagesRequest {
@@ -30,7 +30,12 @@ const BETA_NAME = /^[A-Za-z0-9._-]{1,64}$/;
 function betasOf(header: string | undefined): { readonly forwarded: string[]; readonly dropped: string[] } {
   const forwarded: string[] = [];
   const dropped: string[] = [];
-  for (const value of new Set((header ?? "").split(",").map((v) => v.trim()).filter((v) => v !== ""))) {
+  for (const value of new Set(
+    (header ?? "")
+      .split(",")
+      .map((v) => v.trim())
+      .filter((v) => v !== ""),
+  )) {
     if (FORWARDED_BETAS.has(value)) forwarded.push(value);
     // Named with its value when it looks like a beta name; anything else could not go into a response header safely.
     else dropped.push(BETA_NAME.test(value) ? `anthropic-beta=${value}` : "anthropic-beta");
@@ -114,9 +119,7 @@ function reasoningOptions(thinking: ThinkingBody | null | undefined, effort: Rea
   if (thinking.type === "disabled") return { effort: "none" };
   const display = thinking.display ?? undefined;
   const shown = display === undefined ? {} : { includeReasoning: display !== "omitted", display };
-  return thinking.type === "enabled"
-    ? { budgetTokens: thinking.budget_tokens, ...(effort === undefined ? {} : { effort }), ...shown }
-    : { effort: effort ?? "high", ...shown };
+  return thinking.type === "enabled" ? { budgetTokens: thinking.budget_tokens, ...(effort === undefined ? {} : { effort }), ...shown } : { effort: effort ?? "high", ...shown };
 }
 
 /** `output_config.effort` in canonical words: Anthropic's `max` is the top, xhigh. */
@@ -157,12 +160,7 @@ function serverTool(t: Record<string, unknown> & { type: string }): HostedTool {
   return { type: t.type, kind, origin: "anthropic", declaration };
 }
 
-function canonicalRequest(
-  body: CountTokensBody,
-  settings: Pick<ChatRequest, "sampling" | "metadata" | "serviceTier">,
-  carried: CarriedFields,
-  maxJsonDepth: number,
-): ChatRequest {
+function canonicalRequest(body: CountTokensBody, settings: Pick<ChatRequest, "sampling" | "metadata" | "serviceTier">, carried: CarriedFields, maxJsonDepth: number): ChatRequest {
   const messages = canonicalMessages(body.system ?? [], body.messages);
   const choice = body.tool_choice;
   const reasoning = reasoningOptions(body.thinking, effortOf(body.output_config?.effort));

@@ -57,9 +57,7 @@ function messagesSse(requestModel: string, requestId: string): SseCodec {
  */
 export async function messages(req: AnyRequest, res: AnyResponse, exchange: Exchange, options: MessagesOptions): Promise<void> {
   res.setHeader("request-id", exchange.requestId);
-  const begun = await beginHttpCall(req, res, exchange, { ...options, credential: credentialOf(req), refuse: sendAnthropicError }, (json) =>
-    anthropicRequestFrom(json, options.limits, { betas: headerOf(req, "anthropic-beta") }),
-  );
+  const begun = await beginHttpCall(req, res, exchange, { ...options, credential: credentialOf(req), refuse: sendAnthropicError }, (json) => anthropicRequestFrom(json, options.limits, { betas: headerOf(req, "anthropic-beta") }));
   if (!begun) return;
   const { parsed } = begun;
   const call = options.calls.stream(parsed.request, begun.principal, httpCall(exchange, parsed.stream ? "anthropic-sse" : "anthropic-json", begun.tags), {

@@ -22,10 +22,7 @@ export function errorEvent(reason: unknown, requestId?: string): string {
 }
 
 /** The content block being written: its index on the wire and what it is. */
-type OpenBlock =
-  | { readonly kind: "text"; readonly index: number; readonly prefix: string }
-  | { readonly kind: "thinking"; readonly index: number; signed: boolean }
-  | { readonly kind: "tool"; readonly index: number };
+type OpenBlock = { readonly kind: "text"; readonly index: number; readonly prefix: string } | { readonly kind: "thinking"; readonly index: number; signed: boolean } | { readonly kind: "tool"; readonly index: number };
 
 export interface MessageEncoder {
   /** The frames for one delta (or heartbeat), handed to `push` in order. */

@@ -15,8 +15,8 @@ import { countTokensRequestFrom, geminiRequestFrom } from "./from-gemini.js";
 import { embedRequestFromGemini, geminiEmbeddingsBody } from "./gemini-embed.js";
 import { sendGoogleError } from "./gemini-errors.js";
 import { credentialOf } from "./gemini-key.js";
-import { arrayCodec, sseCodec } from "./gemini-streams.js";
 import { geminiParam } from "./gemini-params.js";
+import { arrayCodec, sseCodec } from "./gemini-streams.js";
 import { createTargetFit } from "./target-fit.js";
 import { createGeminiEncoder, type GenerateContentResponse, joinChunks } from "./to-gemini.js";
 
@@ -127,6 +127,10 @@ export async function geminiModelMethod(req: AnyRequest, res: AnyResponse, excha
     case "batchEmbedContents":
       return embed(req, res, exchange, options, model, true);
     default:
-      return sendGoogleError(res, exchange, new GatewayError("not_found", `no method ${JSON.stringify(clipClientValue(method, 64))} on models: this gateway serves generateContent, streamGenerateContent, countTokens, embedContent and batchEmbedContents`));
+      return sendGoogleError(
+        res,
+        exchange,
+        new GatewayError("not_found", `no method ${JSON.stringify(clipClientValue(method, 64))} on models: this gateway serves generateContent, streamGenerateContent, countTokens, embedContent and batchEmbedContents`),
+      );
   }
 }

@@ -1,5 +1,5 @@
-import { type ChatRequest, MIN_THINKING_BUDGET_TOKENS, messageText, type ProviderKind, type ReasoningEffort } from "../../core/chat-request.js";
 import type { RouteTarget } from "../../config/config.js";
+import { type ChatRequest, MIN_THINKING_BUDGET_TOKENS, messageText, type ProviderKind, type ReasoningEffort } from "../../core/chat-request.js";
 import { signaturesFor } from "./thought-signatures.js";
 
 /**

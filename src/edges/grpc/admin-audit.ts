@@ -1,23 +1,16 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromMs, timestampMs } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
+import { type AdminService, AuditActorSchema, AuditBreak, AuditEventSchema, ListAuditEventsResponseSchema, VerifyAuditChainResponseSchema } from "../../../gen/sluice/admin/v1/admin_service_pb.js";
+import type { AuditRow } from "../../audit/audit-chain.js";
+import type { AuditDetails } from "../../audit/audit-event.js";
+import type { AuditFilter } from "../../audit/audit-list.js";
 import type { AuditLog } from "../../audit/audit-log.js";
 import type { AuditTrail } from "../../audit/audit-trail.js";
-import type { AuditDetails } from "../../audit/audit-event.js";
-import type { AuditRow } from "../../audit/audit-chain.js";
-import type { AuditFilter } from "../../audit/audit-list.js";
 import { sha256Hex } from "../../config/key-hash.js";
 import { GatewayError } from "../../core/errors.js";
 import { bearerToken } from "../../tenancy/authenticate.js";
 import { keyId } from "../../tenancy/principal.js";
-import {
-  type AdminService,
-  AuditActorSchema,
-  AuditBreak,
-  AuditEventSchema,
-  ListAuditEventsResponseSchema,
-  VerifyAuditChainResponseSchema,
-} from "../../../gen/sluice/admin/v1/admin_service_pb.js";
 import { EXCHANGE } from "./rpc-handler.js";
 
 type Guard = <R>(work: () => Promise<R>) => (ctx: HandlerContext) => Promise<R>;

@@ -1,14 +1,13 @@
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import { type AdminService, KeyBatchSchema, ListAllBatchesResponseSchema } from "../../../gen/sluice/admin/v1/admin_service_pb.js";
 import { DEFAULT_PAGE, MAX_PAGE } from "../../batch/batch-operations.js";
 import type { BatchStore } from "../../batch/batch-store.js";
 import { GatewayError } from "../../core/errors.js";
-import { type AdminService, KeyBatchSchema, ListAllBatchesResponseSchema } from "../../../gen/sluice/admin/v1/admin_service_pb.js";
 import { batchOf } from "./batch-service.js";
 
 type Guard = <R>(work: () => Promise<R>) => (ctx: HandlerContext) => Promise<R>;
 type Impl = Omit<ServiceImpl<typeof AdminService>, "watchStats">;
-
 
 /** What the admin's batch list needs: the store, and a key's name from its SHA-256. */
 export interface AdminBatches {

@@ -1,10 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampMs } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
-import { GatewayError } from "../../core/errors.js";
-import type { AnswerStats, CandidateComparison } from "../../evaluation/evaluation-report.js";
-import type { ShadowRunner } from "../../evaluation/shadow.js";
-import type { Evaluations } from "../../evaluation/evaluations.js";
 import {
   type AdminService,
   AnswerStatsSchema,
@@ -14,6 +10,10 @@ import {
   GetShadowReportResponseSchema,
   StartEvaluationResponseSchema,
 } from "../../../gen/sluice/admin/v1/admin_service_pb.js";
+import { GatewayError } from "../../core/errors.js";
+import type { AnswerStats, CandidateComparison } from "../../evaluation/evaluation-report.js";
+import type { Evaluations } from "../../evaluation/evaluations.js";
+import type { ShadowRunner } from "../../evaluation/shadow.js";
 
 type Guard = <R>(work: () => Promise<R>) => (ctx: HandlerContext) => Promise<R>;
 type Impl = Omit<ServiceImpl<typeof AdminService>, "watchStats">;

@@ -1,7 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
-import type { LevelAdmin, LevelInfo, LevelPatch } from "../../tenancy/level-admin.js";
 import {
   type AdminService,
   BusinessLineInfoSchema,
@@ -16,6 +15,7 @@ import {
   UpdateBusinessLineResponseSchema,
   UpdateTeamResponseSchema,
 } from "../../../gen/sluice/admin/v1/admin_service_pb.js";
+import type { LevelAdmin, LevelInfo, LevelPatch } from "../../tenancy/level-admin.js";
 import { budgetOf, budgetToProto, limitsOf, limitsToProto, maskedFields } from "./admin-wire.js";
 
 type Guard = <R>(work: () => Promise<R>) => (ctx: HandlerContext) => Promise<R>;
@@ -39,10 +39,7 @@ const lineInfo = (info: LevelInfo) => create(BusinessLineInfoSchema, common(info
 export function levelHandlers(
   levels: LevelAdmin,
   guard: Guard,
-): Pick<
-  ServiceImpl<typeof AdminService>,
-  "createTeam" | "updateTeam" | "deleteTeam" | "listTeams" | "createBusinessLine" | "updateBusinessLine" | "deleteBusinessLine" | "listBusinessLines"
-> {
+): Pick<ServiceImpl<typeof AdminService>, "createTeam" | "updateTeam" | "deleteTeam" | "listTeams" | "createBusinessLine" | "updateBusinessLine" | "deleteBusinessLine" | "listBusinessLines"> {
   const spec = (name: string, businessLine: string, limits: Parameters<typeof limitsOf>[0], budget: Parameters<typeof budgetOf>[0]) => {
     const b = budgetOf(budget);
     return { name, ...(businessLine === "" ? {} : { businessLine }), limits: limitsOf(limits), ...(b ? { budget: b } : {}) };
@@ -65,8 +62,7 @@ export function levelHandlers(
       })(ctx),
     deleteTeam: (req, ctx) => guard(async () => create(DeleteTeamResponseSchema, { team: teamInfo(await levels.remove("team", req.name)) }))(ctx),
     listTeams: (_req, ctx) => guard(async () => create(ListTeamsResponseSchema, { teams: (await levels.list("team")).map(teamInfo) }))(ctx),
-    createBusinessLine: (req, ctx) =>
-      guard(async () => create(CreateBusinessLineResponseSchema, { businessLine: lineInfo(await levels.create("business_line", spec(req.name, "", req.limits, req.budget))) }))(ctx),
+    createBusinessLine: (req, ctx) => guard(async () => create(CreateBusinessLineResponseSchema, { businessLine: lineInfo(await levels.create("business_line", spec(req.name, "", req.limits, req.budget))) }))(ctx),
     updateBusinessLine: (req, ctx) =>
       guard(async () => {
         const fields = maskedFields(req.updateMask, ["limits", "budget"] as const, { limits: req.limits !== undefined, budget: req.budget !== undefined });

@@ -1,9 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromMs, timestampMs } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
-import type { KeySettings } from "../../config/config.js";
-import type { KeyAdmin, KeyInfo, KeyPatch } from "../../tenancy/key-admin.js";
-import type { CacheAdmin } from "../../cache/cache-admin.js";
 import {
   type AdminService,
   AliasCacheStatsSchema,
@@ -11,31 +8,34 @@ import {
   CreateKeyResponseSchema,
   GetCacheStatsResponseSchema,
   GetUsageResponseSchema,
-  type KeyInfo as ProtoKeyInfo,
   KeyInfoSchema,
-  type KeyLimits as ProtoKeyLimits,
   KeySource,
   ListKeysResponseSchema,
+  type KeyInfo as ProtoKeyInfo,
+  type KeyLimits as ProtoKeyLimits,
   PurgeCacheResponseSchema,
   RevokeKeyResponseSchema,
   UpdateKeyResponseSchema,
 } from "../../../gen/sluice/admin/v1/admin_service_pb.js";
-import type { SpendReports } from "../../ledger/spend-reports.js";
-import { levelHandlers } from "./admin-levels.js";
-import { getSpendReport } from "./admin-spend.js";
-import { audited, auditHandlers } from "./admin-audit.js";
-import { evaluationHandlers } from "./admin-evaluation.js";
-import { type AdminBatches, adminBatchHandlers } from "./admin-batches.js";
+import type { AuditLog } from "../../audit/audit-log.js";
+import { type AuditTrail, NO_AUDIT } from "../../audit/audit-trail.js";
+import type { CacheAdmin } from "../../cache/cache-admin.js";
+import type { KeySettings } from "../../config/config.js";
 import type { Evaluations } from "../../evaluation/evaluations.js";
 import type { ShadowRunner } from "../../evaluation/shadow.js";
-import type { AuditLog } from "../../audit/audit-log.js";
-import { NO_AUDIT, type AuditTrail } from "../../audit/audit-trail.js";
-import { AuthError } from "../../tenancy/authenticate.js";
 import type { TenancyObserver } from "../../flow/observer.js";
-import { EXCHANGE } from "./rpc-handler.js";
+import type { SpendReports } from "../../ledger/spend-reports.js";
+import { AuthError } from "../../tenancy/authenticate.js";
+import type { KeyAdmin, KeyInfo, KeyPatch } from "../../tenancy/key-admin.js";
+import { audited, auditHandlers } from "./admin-audit.js";
+import { type AdminBatches, adminBatchHandlers } from "./admin-batches.js";
+import { evaluationHandlers } from "./admin-evaluation.js";
+import { levelHandlers } from "./admin-levels.js";
+import { getSpendReport } from "./admin-spend.js";
 import { budgetOf, budgetToProto, limitsOf, limitsToProto, maskedFields, PERIODS, periodKind } from "./admin-wire.js";
 import { toConnectError } from "./connect-errors.js";
 import { withCheckedText } from "./request-text.js";
+import { EXCHANGE } from "./rpc-handler.js";
 
 const remoteOf = (ctx: HandlerContext) => {
   const remote = ctx.values.get(EXCHANGE)?.remote;
@@ -100,70 +100,76 @@ export function createAdminService(
     }
   };
   // Every request's text is checked (no control character in an id, a name, a filter) before its call reads it.
-  return audited(withCheckedText({
-    createKey: (req, ctx) =>
-      guarded(async () => {
-        const { key, info } = await admin.create(settingsOf(req.name, req.team, req.models, req.limits, req.budget));
-        return create(CreateKeyResponseSchema, { key, info: keyInfo(info) });
-      })(ctx),
-    listKeys: (_req, ctx) => guarded(async () => create(ListKeysResponseSchema, { keys: (await admin.list()).map(keyInfo) }))(ctx),
-    updateKey: (req, ctx) =>
-      guarded(async () => {
-        const fields = maskedFields(req.updateMask, KEY_FIELDS, { models: req.models.length > 0, limits: req.limits !== undefined, budget: req.budget !== undefined, team: req.team !== "" });
-        const budget = budgetOf(req.budget);
-        const patch: KeyPatch = {
-          ...(fields.has("models") ? { models: req.models.length > 0 ? req.models : null } : {}),
-          ...(fields.has("limits") ? { limits: limitsOf(req.limits) } : {}),
-          ...(fields.has("budget") ? { budget: budget ?? null } : {}),
-          ...(fields.has("team") ? { team: req.team === "" ? null : req.team } : {}),
-        };
-        return create(UpdateKeyResponseSchema, { key: keyInfo(await admin.update(req.name, patch)) });
-      })(ctx),
-    revokeKey: (req, ctx) => guarded(async () => create(RevokeKeyResponseSchema, { key: keyInfo(await admin.revoke(req.name)) }))(ctx),
-    getUsage: (req, ctx) =>
-      guarded(async () => {
-        const usage = await admin.usage(req.id === "" ? { name: req.name } : { id: req.id }, periodKind(req.period), req.at ? timestampMs(req.at) : undefined);
-        const t = usage.totals;
-        return create(GetUsageResponseSchema, {
-          name: usage.name,
-          id: usage.id,
-          period: PERIODS[usage.period.kind],
-          periodStart: timestampFromMs(usage.period.startMs),
-          periodEnd: timestampFromMs(usage.period.endMs),
-          requests: BigInt(t.requests),
-          inputTokens: BigInt(t.inputTokens),
-          outputTokens: BigInt(t.outputTokens),
-          cachedInputTokens: BigInt(t.cachedInputTokens),
-          reasoningTokens: BigInt(t.reasoningTokens),
-          spendUsdMicros: BigInt(t.spendMicros),
-          estimatedRequests: BigInt(t.estimatedRequests),
-          reservedUsdMicros: BigInt(Math.max(0, t.reservedMicros)),
-          ...(usage.budgetMicros === undefined ? {} : { budgetUsdMicros: BigInt(usage.budgetMicros) }),
-        });
-      })(ctx),
-    ...levelHandlers(admin.levels, guarded),
-    getSpendReport: (req, ctx) => guarded(() => getSpendReport(reports, req))(ctx),
-    ...auditHandlers(audit.log, guarded),
-    ...evaluationHandlers(features.evaluations, features.shadow, guarded),
-    ...adminBatchHandlers(features.batches, guarded),
-    purgeCache: (req, ctx) => guarded(async () => create(PurgeCacheResponseSchema, { purged: BigInt(await cache.purge(req.alias, req.keyName, req.requestId)) }))(ctx),
-    getCacheStats: (_req, ctx) =>
-      guarded(async () =>
-        create(GetCacheStatsResponseSchema, {
-          aliases: (await cache.stats()).map((s) =>
-            create(AliasCacheStatsSchema, {
-              alias: s.alias,
-              hits: BigInt(s.hits),
-              misses: BigInt(s.misses),
-              bypasses: BigInt(s.bypasses),
-              errors: BigInt(s.errors),
-              hitRate: s.hitRate,
-              entries: BigInt(s.entries),
-              savedUsdMicros: BigInt(s.savedMicros),
-              semanticHits: BigInt(s.semanticHits),
+  return audited(
+    withCheckedText(
+      {
+        createKey: (req, ctx) =>
+          guarded(async () => {
+            const { key, info } = await admin.create(settingsOf(req.name, req.team, req.models, req.limits, req.budget));
+            return create(CreateKeyResponseSchema, { key, info: keyInfo(info) });
+          })(ctx),
+        listKeys: (_req, ctx) => guarded(async () => create(ListKeysResponseSchema, { keys: (await admin.list()).map(keyInfo) }))(ctx),
+        updateKey: (req, ctx) =>
+          guarded(async () => {
+            const fields = maskedFields(req.updateMask, KEY_FIELDS, { models: req.models.length > 0, limits: req.limits !== undefined, budget: req.budget !== undefined, team: req.team !== "" });
+            const budget = budgetOf(req.budget);
+            const patch: KeyPatch = {
+              ...(fields.has("models") ? { models: req.models.length > 0 ? req.models : null } : {}),
+              ...(fields.has("limits") ? { limits: limitsOf(req.limits) } : {}),
+              ...(fields.has("budget") ? { budget: budget ?? null } : {}),
+              ...(fields.has("team") ? { team: req.team === "" ? null : req.team } : {}),
+            };
+            return create(UpdateKeyResponseSchema, { key: keyInfo(await admin.update(req.name, patch)) });
+          })(ctx),
+        revokeKey: (req, ctx) => guarded(async () => create(RevokeKeyResponseSchema, { key: keyInfo(await admin.revoke(req.name)) }))(ctx),
+        getUsage: (req, ctx) =>
+          guarded(async () => {
+            const usage = await admin.usage(req.id === "" ? { name: req.name } : { id: req.id }, periodKind(req.period), req.at ? timestampMs(req.at) : undefined);
+            const t = usage.totals;
+            return create(GetUsageResponseSchema, {
+              name: usage.name,
+              id: usage.id,
+              period: PERIODS[usage.period.kind],
+              periodStart: timestampFromMs(usage.period.startMs),
+              periodEnd: timestampFromMs(usage.period.endMs),
+              requests: BigInt(t.requests),
+              inputTokens: BigInt(t.inputTokens),
+              outputTokens: BigInt(t.outputTokens),
+              cachedInputTokens: BigInt(t.cachedInputTokens),
+              reasoningTokens: BigInt(t.reasoningTokens),
+              spendUsdMicros: BigInt(t.spendMicros),
+              estimatedRequests: BigInt(t.estimatedRequests),
+              reservedUsdMicros: BigInt(Math.max(0, t.reservedMicros)),
+              ...(usage.budgetMicros === undefined ? {} : { budgetUsdMicros: BigInt(usage.budgetMicros) }),
+            });
+          })(ctx),
+        ...levelHandlers(admin.levels, guarded),
+        getSpendReport: (req, ctx) => guarded(() => getSpendReport(reports, req))(ctx),
+        ...auditHandlers(audit.log, guarded),
+        ...evaluationHandlers(features.evaluations, features.shadow, guarded),
+        ...adminBatchHandlers(features.batches, guarded),
+        purgeCache: (req, ctx) => guarded(async () => create(PurgeCacheResponseSchema, { purged: BigInt(await cache.purge(req.alias, req.keyName, req.requestId)) }))(ctx),
+        getCacheStats: (_req, ctx) =>
+          guarded(async () =>
+            create(GetCacheStatsResponseSchema, {
+              aliases: (await cache.stats()).map((s) =>
+                create(AliasCacheStatsSchema, {
+                  alias: s.alias,
+                  hits: BigInt(s.hits),
+                  misses: BigInt(s.misses),
+                  bypasses: BigInt(s.bypasses),
+                  errors: BigInt(s.errors),
+                  hitRate: s.hitRate,
+                  entries: BigInt(s.entries),
+                  savedUsdMicros: BigInt(s.savedMicros),
+                  semanticHits: BigInt(s.semanticHits),
+                }),
+              ),
             }),
-          ),
-        }),
-      )(ctx),
-  }, authorized), audit.trail);
+          )(ctx),
+      },
+      authorized,
+    ),
+    audit.trail,
+  );
 }

@@ -1,9 +1,9 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampMs } from "@bufbuild/protobuf/wkt";
-import type { SpendReports } from "../../ledger/spend-reports.js";
-import { DEFAULT_PAGE_SIZE, offsetOfToken, pageToken, type SpendDimension, type SpendQuery } from "../../ledger/spend-report.js";
 import { type GetSpendReportRequest, GetSpendReportResponseSchema, SpendDimension as ProtoDimension, SpendReportRowSchema } from "../../../gen/sluice/admin/v1/admin_service_pb.js";
 import { GatewayError } from "../../core/errors.js";
+import { DEFAULT_PAGE_SIZE, offsetOfToken, pageToken, type SpendDimension, type SpendQuery } from "../../ledger/spend-report.js";
+import type { SpendReports } from "../../ledger/spend-reports.js";
 
 const DIMENSIONS: Partial<Record<ProtoDimension, SpendDimension>> = {
   [ProtoDimension.BUSINESS_LINE]: "business_line",

@@ -1,7 +1,7 @@
 import type { FieldMask } from "@bufbuild/protobuf/wkt";
+import { type Budget, Period, type KeyLimits as ProtoKeyLimits } from "../../../gen/sluice/admin/v1/admin_service_pb.js";
 import type { BudgetPeriod, KeyBudget, KeyLimits } from "../../config/config.js";
 import { GatewayError } from "../../core/errors.js";
-import { type Budget, type KeyLimits as ProtoKeyLimits, Period } from "../../../gen/sluice/admin/v1/admin_service_pb.js";
 
 /** The admin service's wire values and the tenancy's settings, both ways; bounds are checked by the admins, as for configured keys. */
 export const PERIODS: Record<BudgetPeriod, Period> = { day: Period.DAY, week: Period.WEEK, month: Period.MONTH };

@@ -1,11 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
-import { type BatchOperations, DEFAULT_PAGE } from "../../batch/batch-operations.js";
-import { uploadWhole } from "../../batch/batch-upload.js";
-import type { BatchStatus as StoredStatus, StoredBatch, StoredFile } from "../../batch/batch-store.js";
-import type { CallLayer } from "../../call/call-layer.js";
-import { GatewayError } from "../../core/errors.js";
 import {
   type Batch,
   BatchEndpoint,
@@ -21,6 +16,11 @@ import {
   ListBatchesResponseSchema,
   UploadFileResponseSchema,
 } from "../../../gen/sluice/v1/batch_service_pb.js";
+import { type BatchOperations, DEFAULT_PAGE } from "../../batch/batch-operations.js";
+import type { StoredBatch, StoredFile, BatchStatus as StoredStatus } from "../../batch/batch-store.js";
+import { uploadWhole } from "../../batch/batch-upload.js";
+import type { CallLayer } from "../../call/call-layer.js";
+import { GatewayError } from "../../core/errors.js";
 import { toConnectError } from "./connect-errors.js";
 import { callerOf } from "./handler-call.js";
 import { checkRequestText } from "./request-text.js";

@@ -1,34 +1,34 @@
-import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
-import { aggregateDeltas } from "../../core/aggregate.js";
-import { type CallContext, type CallItem, type CallLayer, DROPPED_PARAMS_HEADER } from "../../call/call-layer.js";
-import type { Delta } from "../../core/delta.js";
-import { GatewayError, toGatewayError } from "../../core/errors.js";
-import type { Heartbeat } from "../../core/heartbeats.js";
-import { joinBuffered, joiningSink } from "../../core/join-deltas.js";
-import type { DeltaSink, Feed } from "../../core/delta-sink.js";
-import { type MessageOut, PUSHED, type PushedImpl } from "./lean-grpc-stream.js";
-import type { Exchange } from "../../http/exchange.js";
-import { EXCHANGE } from "./rpc-handler.js";
-import type { Numbered } from "../../resume/resumable-streams.js";
-import type { CachePolicy } from "../../core/cache-policy.js";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import {
-  CachePolicy as ProtoCachePolicy,
   CancelStreamResponseSchema,
   type ChatService,
   ListModelsResponseSchema,
   ModelCapabilitiesSchema,
   ModelSchema,
+  CachePolicy as ProtoCachePolicy,
   type StreamChatRequest,
   type StreamChatResponse,
 } from "../../../gen/sluice/v1/chat_service_pb.js";
+import { type CallContext, type CallItem, type CallLayer, DROPPED_PARAMS_HEADER } from "../../call/call-layer.js";
+import type { Capabilities } from "../../config/capability-table.js";
+import { aggregateDeltas } from "../../core/aggregate.js";
+import type { CachePolicy } from "../../core/cache-policy.js";
+import type { Delta } from "../../core/delta.js";
+import type { DeltaSink, Feed } from "../../core/delta-sink.js";
+import { GatewayError, toGatewayError } from "../../core/errors.js";
+import type { Heartbeat } from "../../core/heartbeats.js";
+import { joinBuffered, joiningSink } from "../../core/join-deltas.js";
+import type { Exchange } from "../../http/exchange.js";
+import type { Numbered } from "../../resume/resumable-streams.js";
 import { parseTagsHeader, TAGS_HEADER } from "../../tenancy/tags.js";
 import { toConnectError } from "./connect-errors.js";
-import { callerOf, deadlineOf, exchangeOf, pipelineSignal, setQuota } from "./handler-call.js";
 import { chatRequestFromProto, type ProtoChatRequest } from "./from-proto.js";
-import { deltaToProto, resultToProto } from "./to-proto.js";
+import { callerOf, deadlineOf, exchangeOf, pipelineSignal, setQuota } from "./handler-call.js";
+import { type MessageOut, PUSHED, type PushedImpl } from "./lean-grpc-stream.js";
+import { EXCHANGE } from "./rpc-handler.js";
 import { textFrame } from "./text-frame.js";
-import type { Capabilities } from "../../config/capability-table.js";
+import { deltaToProto, resultToProto } from "./to-proto.js";
 
 type ModelInfo = Awaited<ReturnType<CallLayer["models"]>>[number];
 

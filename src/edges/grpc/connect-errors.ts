@@ -1,6 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import { type ErrorCode, GatewayError, toGatewayError } from "../../core/errors.js";
 import { ErrorInfoSchema, QuotaFailureSchema, RetryInfoSchema } from "../../../gen/google/rpc/error_details_pb.js";
+import { type ErrorCode, GatewayError, toGatewayError } from "../../core/errors.js";
 
 /** The gRPC status for each gateway error (docs/streams.md, "Error mapping"). */
 export function grpcCode(code: ErrorCode): Code {

@@ -1,9 +1,9 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
+import { EmbeddingSchema, type EmbeddingService, EmbedResponseSchema, type EmbedRequest as ProtoEmbedRequest } from "../../../gen/sluice/v1/embedding_service_pb.js";
 import type { CallLayer } from "../../call/call-layer.js";
 import { type EmbedRequest, validateEmbedRequest } from "../../core/embed-request.js";
 import { GatewayError } from "../../core/errors.js";
-import { EmbeddingSchema, type EmbeddingService, EmbedResponseSchema, type EmbedRequest as ProtoEmbedRequest } from "../../../gen/sluice/v1/embedding_service_pb.js";
 import { parseTagsHeader, TAGS_HEADER } from "../../tenancy/tags.js";
 import { toConnectError } from "./connect-errors.js";
 import { callerOf, deadlineOf, exchangeOf, pipelineSignal, setQuota } from "./handler-call.js";
@@ -21,10 +21,7 @@ export function embedRequestFromProto(req: ProtoEmbedRequest): EmbedRequest {
     }
   });
   const userId = req.metadata?.userId;
-  return validateEmbedRequest(
-    { model: req.model, inputs, ...(req.dimensions === undefined ? {} : { dimensions: req.dimensions }), ...(userId ? { user: userId } : {}) },
-    { inputs: "inputs", dimensions: "dimensions" },
-  );
+  return validateEmbedRequest({ model: req.model, inputs, ...(req.dimensions === undefined ? {} : { dimensions: req.dimensions }), ...(userId ? { user: userId } : {}) }, { inputs: "inputs", dimensions: "dimensions" });
 }
 
 /** sluice.v1.EmbeddingService over gRPC, gRPC-Web and Connect. */

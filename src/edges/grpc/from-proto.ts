@@ -1,31 +1,20 @@
 import type { JsonObject } from "@bufbuild/protobuf";
-import type {
-  ChatMessage,
-  ChatRequest,
-  ContentPart,
-  ProviderKind,
-  ReasoningEffort,
-  ReasoningOptions,
-  ResponseFormat,
-  Role,
-  ServiceTier,
-  ToolChoice,
-} from "../../core/chat-request.js";
-import { GatewayError } from "../../core/errors.js";
-import { validateChatRequest } from "../../core/validate.js";
 import {
   ImageDetail,
   type Message,
-  type Reasoning as ProtoReasoning,
   ReasoningEffort as ProtoEffort,
+  type Reasoning as ProtoReasoning,
   type ResponseFormat as ProtoResponseFormat,
-  ResponseFormatType,
   Role as ProtoRole,
   ServiceTier as ProtoServiceTier,
   type ToolChoice as ProtoToolChoice,
+  ResponseFormatType,
   ToolChoiceMode,
 } from "../../../gen/sluice/v1/chat_pb.js";
 import type { StreamChatRequest } from "../../../gen/sluice/v1/chat_service_pb.js";
+import type { ChatMessage, ChatRequest, ContentPart, ProviderKind, ReasoningEffort, ReasoningOptions, ResponseFormat, Role, ServiceTier, ToolChoice } from "../../core/chat-request.js";
+import { GatewayError } from "../../core/errors.js";
+import { validateChatRequest } from "../../core/validate.js";
 
 /** StreamChatRequest and ChatRequest share every field; either converts. */
 export type ProtoChatRequest = Omit<StreamChatRequest, "$typeName">;
@@ -79,9 +68,7 @@ function message(m: Message, i: number): ChatMessage {
     role: role(m.role, at),
     content: m.content.map((p, j) => part(p, `${at}.content[${j}]`)),
     ...(m.toolCallId ? { toolCallId: m.toolCallId } : {}),
-    ...(m.toolCalls.length > 0
-      ? { toolCalls: m.toolCalls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments, ...(c.signature ? { signature: c.signature } : {}) })) }
-      : {}),
+    ...(m.toolCalls.length > 0 ? { toolCalls: m.toolCalls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments, ...(c.signature ? { signature: c.signature } : {}) })) } : {}),
     ...(m.name ? { name: m.name } : {}),
   };
 }
@@ -172,39 +159,40 @@ export function chatRequestFromProto(req: ProtoChatRequest, maxJsonDepth?: numbe
   const tier = SERVICE_TIER[req.serviceTier];
   const bias = Object.entries(s?.logitBias ?? {});
   const providerMetadata = req.metadata?.providerMetadata ?? {};
-  return validateChatRequest({
-    model: req.model,
-    messages: req.messages.map(message),
-    tools: req.tools.map((t) => ({
-      name: t.name,
-      description: t.description,
-      parameters: t.parameters ?? EMPTY_SCHEMA,
-      ...(t.strict === undefined ? {} : { strict: t.strict }),
-    })),
-    ...(choice ? { toolChoice: choice } : {}),
-    sampling: {
-      ...(s?.temperature === undefined ? {} : { temperature: s.temperature }),
-      ...(s?.topP === undefined ? {} : { topP: s.topP }),
-      ...(s?.maxTokens === undefined ? {} : { maxTokens: s.maxTokens }),
-      stop: s?.stop ?? [],
-      ...(s?.seed === undefined ? {} : { seed: Number(s.seed) }),
-      ...(s?.presencePenalty === undefined ? {} : { presencePenalty: s.presencePenalty }),
-      ...(s?.frequencyPenalty === undefined ? {} : { frequencyPenalty: s.frequencyPenalty }),
-      ...(bias.length > 0 ? { logitBias: Object.fromEntries(bias) } : {}),
+  return validateChatRequest(
+    {
+      model: req.model,
+      messages: req.messages.map(message),
+      tools: req.tools.map((t) => ({
+        name: t.name,
+        description: t.description,
+        parameters: t.parameters ?? EMPTY_SCHEMA,
+        ...(t.strict === undefined ? {} : { strict: t.strict }),
+      })),
+      ...(choice ? { toolChoice: choice } : {}),
+      sampling: {
+        ...(s?.temperature === undefined ? {} : { temperature: s.temperature }),
+        ...(s?.topP === undefined ? {} : { topP: s.topP }),
+        ...(s?.maxTokens === undefined ? {} : { maxTokens: s.maxTokens }),
+        stop: s?.stop ?? [],
+        ...(s?.seed === undefined ? {} : { seed: Number(s.seed) }),
+        ...(s?.presencePenalty === undefined ? {} : { presencePenalty: s.presencePenalty }),
+        ...(s?.frequencyPenalty === undefined ? {} : { frequencyPenalty: s.frequencyPenalty }),
+        ...(bias.length > 0 ? { logitBias: Object.fromEntries(bias) } : {}),
+      },
+      metadata: {
+        ...(req.metadata?.userId ? { userId: req.metadata.userId } : {}),
+        ...(req.metadata?.sessionId ? { sessionId: req.metadata.sessionId } : {}),
+        labels: req.metadata?.labels ?? {},
+        ...(Object.keys(providerMetadata).length > 0 ? { providerMetadata } : {}),
+      },
+      ...(format ? { responseFormat: format } : {}),
+      ...(thinking ? { reasoning: thinking } : {}),
+      ...(req.logprobs ? { logprobs: req.topLogprobs === undefined ? {} : { topLogprobs: req.topLogprobs } } : {}),
+      ...(req.parallelToolCalls === undefined ? {} : { parallelToolCalls: req.parallelToolCalls }),
+      ...(tier ? { serviceTier: tier } : {}),
+      ...(Object.keys(req.providerOptions).length > 0 ? { providerOptions: req.providerOptions as Partial<Record<ProviderKind, JsonObject>> } : {}),
     },
-    metadata: {
-      ...(req.metadata?.userId ? { userId: req.metadata.userId } : {}),
-      ...(req.metadata?.sessionId ? { sessionId: req.metadata.sessionId } : {}),
-      labels: req.metadata?.labels ?? {},
-      ...(Object.keys(providerMetadata).length > 0 ? { providerMetadata } : {}),
-    },
-    ...(format ? { responseFormat: format } : {}),
-    ...(thinking ? { reasoning: thinking } : {}),
-    ...(req.logprobs ? { logprobs: req.topLogprobs === undefined ? {} : { topLogprobs: req.topLogprobs } } : {}),
-    ...(req.parallelToolCalls === undefined ? {} : { parallelToolCalls: req.parallelToolCalls }),
-    ...(tier ? { serviceTier: tier } : {}),
-    ...(Object.keys(req.providerOptions).length > 0
-      ? { providerOptions: req.providerOptions as Partial<Record<ProviderKind, JsonObject>> }
-      : {}),
-  }, maxJsonDepth);
+    maxJsonDepth,
+  );
 }

@@ -1,9 +1,9 @@
 import type { HandlerContext } from "@connectrpc/connect";
-import type { CallLayer } from "../../call/call-layer.js";
-import type { Principal } from "../../tenancy/principal.js";
 import type { Context } from "@opentelemetry/api";
+import type { CallLayer } from "../../call/call-layer.js";
 import { requestIdFrom } from "../../core/request-id.js";
 import type { Exchange } from "../../http/exchange.js";
+import type { Principal } from "../../tenancy/principal.js";
 import { abortReason, toConnectError } from "./connect-errors.js";
 import { EXCHANGE } from "./rpc-handler.js";
 

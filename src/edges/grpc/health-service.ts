@@ -1,13 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
+import { type Health, type HealthCheckResponse, HealthCheckResponseSchema, HealthListResponseSchema, HealthCheckResponse_ServingStatus as ServingStatus } from "../../../gen/grpc/health/v1/health_pb.js";
 import type { HealthState } from "../../health/health-state.js";
-import {
-  type Health,
-  type HealthCheckResponse,
-  HealthCheckResponse_ServingStatus as ServingStatus,
-  HealthCheckResponseSchema,
-  HealthListResponseSchema,
-} from "../../../gen/grpc/health/v1/health_pb.js";
 
 /** Longest service name repeated back in a NOT_FOUND message. */
 const MAX_ECHOED_NAME = 200;

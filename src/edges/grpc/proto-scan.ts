@@ -1,6 +1,6 @@
 import type { DescField, DescMessage } from "@bufbuild/protobuf";
 import { GatewayError } from "../../core/errors.js";
-import { pathSegment, type StructureLimits, STRUCTURAL_DEPTH, tooDeep, tooManyElements } from "../../core/structure-limits.js";
+import { pathSegment, STRUCTURAL_DEPTH, type StructureLimits, tooDeep, tooManyElements } from "../../core/structure-limits.js";
 
 /** Messages whose nesting is JSON nesting: the only recursive types a request can carry. */
 const JSON_CONTAINERS = new Set(["google.protobuf.Struct", "google.protobuf.ListValue"]);
@@ -26,12 +26,7 @@ function planOf(schema: DescMessage): MessagePlan {
   if (plan) return plan;
   const fields = new Map<number, FieldPlan>();
   for (const field of schema.fields) {
-    const nested =
-      field.fieldKind === "message"
-        ? field.message
-        : (field.fieldKind === "list" && field.listKind === "message") || (field.fieldKind === "map" && field.mapKind === "message")
-          ? field.message
-          : undefined;
+    const nested = field.fieldKind === "message" ? field.message : (field.fieldKind === "list" && field.listKind === "message") || (field.fieldKind === "map" && field.mapKind === "message") ? field.message : undefined;
     fields.set(field.number, { field, nested });
   }
   plan = { fields, json: JSON_TYPES.has(schema.typeName), jsonContainer: JSON_CONTAINERS.has(schema.typeName) };
@@ -87,7 +82,6 @@ class Cursor {
   }
 }
 
-
 interface Walk {
   readonly cursor: Cursor;
   readonly limits: StructureLimits;
@@ -101,11 +95,7 @@ interface Walk {
 
 function pathString(w: Walk): string {
   const bytes = w.cursor.bytes;
-  return w.path.reduce<string>(
-    (path, segment) =>
-      pathSegment(path, typeof segment === "object" ? Buffer.from(bytes.buffer, bytes.byteOffset + segment.start, segment.end - segment.start).toString("utf8") : segment),
-    "",
-  );
+  return w.path.reduce<string>((path, segment) => pathSegment(path, typeof segment === "object" ? Buffer.from(bytes.buffer, bytes.byteOffset + segment.start, segment.end - segment.start).toString("utf8") : segment), "");
 }
 
 /** Where a map entry's key lies in the buffer: decoded only if an error names the path. */

@@ -60,10 +60,8 @@ function answer(index: DescriptorIndex, version: Version, req: Request) {
       originalRequest: req as v1.ServerReflectionRequest,
       messageResponse: messageResponse as v1.ServerReflectionResponse["messageResponse"],
     });
-  const notFound = (what: string) =>
-    respond({ case: "errorResponse", value: { errorCode: Code.NotFound, errorMessage: `${what} not found` } });
-  const files = (file: DescFile | undefined, what: string) =>
-    file ? respond({ case: "fileDescriptorResponse", value: { fileDescriptorProto: index.serialize(file) } }) : notFound(what);
+  const notFound = (what: string) => respond({ case: "errorResponse", value: { errorCode: Code.NotFound, errorMessage: `${what} not found` } });
+  const files = (file: DescFile | undefined, what: string) => (file ? respond({ case: "fileDescriptorResponse", value: { fileDescriptorProto: index.serialize(file) } }) : notFound(what));
 
   const r = req.messageRequest;
   switch (r.case) {
@@ -77,9 +75,7 @@ function answer(index: DescriptorIndex, version: Version, req: Request) {
       return notFound(`extension ${r.value.containingType}(${r.value.extensionNumber})`);
     case "allExtensionNumbersOfType":
       // Our contract defines no extensions: every known type has none.
-      return index.bySymbol(r.value)
-        ? respond({ case: "allExtensionNumbersResponse", value: { baseTypeName: r.value, extensionNumber: [] } })
-        : notFound(`type ${r.value}`);
+      return index.bySymbol(r.value) ? respond({ case: "allExtensionNumbersResponse", value: { baseTypeName: r.value, extensionNumber: [] } }) : notFound(`type ${r.value}`);
     default:
       return respond({ case: "errorResponse", value: { errorCode: Code.InvalidArgument, errorMessage: "empty reflection request" } });
   }

@@ -5,8 +5,8 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { scanJson } from "../../core/json-scan.js";
 import type { StructureLimits } from "../../core/structure-limits.js";
 import { clampDelay, MAX_TIMER_MS } from "../../core/timers.js";
-import { type BodyLimits, bodyTooLarge, readBody } from "../../http/read-body.js";
 import type { AnyRequest } from "../../http/node-http.js";
+import { type BodyLimits, bodyTooLarge, readBody } from "../../http/read-body.js";
 import { toConnectError } from "./connect-errors.js";
 import { scanProto } from "./proto-scan.js";
 
@@ -136,13 +136,7 @@ async function* countedBody(req: AnyRequest, limit: number): AsyncGenerator<Uint
  * the iterable as a ConnectError, so connect writes it in the protocol the
  * client speaks (gRPC trailers, Connect JSON, gRPC-Web trailer frame).
  */
-export function limitedBody(
-  req: AnyRequest,
-  headers: Headers,
-  wire: RpcWire | undefined,
-  method: { readonly methodKind: string; readonly input: DescMessage },
-  limits: RequestBodyLimits,
-): AsyncIterable<Uint8Array> {
+export function limitedBody(req: AnyRequest, headers: Headers, wire: RpcWire | undefined, method: { readonly methodKind: string; readonly input: DescMessage }, limits: RequestBodyLimits): AsyncIterable<Uint8Array> {
   if (!wire || method.methodKind === "bidi_streaming" || method.methodKind === "client_streaming") {
     return countedBody(req, limits.maxRequestBytes);
   }

@@ -1,10 +1,10 @@
 import type { OutgoingHttpHeaders } from "node:http";
 import { constants as http2Constants } from "node:http2";
-import type { UniversalServerResponse } from "@connectrpc/connect/protocol";
 import { Code } from "@connectrpc/connect";
+import type { UniversalServerResponse } from "@connectrpc/connect/protocol";
 import type { Exchange } from "../../http/exchange.js";
-import { writable } from "../../http/writable.js";
 import { type AnyResponse, resetResponse, writeChunk } from "../../http/node-http.js";
+import { writable } from "../../http/writable.js";
 import type { RpcWire } from "./rpc-request.js";
 
 /**
@@ -141,13 +141,7 @@ export function createRpcWriter(res: AnyResponse, exchange: Exchange, wire: RpcW
 }
 
 /** Writes connect's response (its body pulled message by message) to Node's. */
-export async function writeRpcResponse(
-  uRes: UniversalServerResponse,
-  res: AnyResponse,
-  exchange: Exchange,
-  wire: RpcWire | undefined,
-  options: WriteOptions,
-): Promise<void> {
+export async function writeRpcResponse(uRes: UniversalServerResponse, res: AnyResponse, exchange: Exchange, wire: RpcWire | undefined, options: WriteOptions): Promise<void> {
   const it = uRes.body?.[Symbol.asyncIterator]();
   const writer = createRpcWriter(res, exchange, wire, options);
   try {

@@ -1,9 +1,9 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
+import { BreakerState, type WatchStatsResponse, WatchStatsResponseSchema } from "../../../gen/sluice/admin/v1/stats_pb.js";
 import type { AliasCacheTally } from "../../cache/response-cache.js";
 import type { KeyStat } from "../../stats/key-stats.js";
 import type { BreakerStateName, StatsSnapshot } from "../../stats/live-stats.js";
-import { BreakerState, type WatchStatsResponse, WatchStatsResponseSchema } from "../../../gen/sluice/admin/v1/stats_pb.js";
 
 function breakerState(state: BreakerStateName): BreakerState {
   switch (state) {

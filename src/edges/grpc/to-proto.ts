@@ -1,16 +1,10 @@
 import { create } from "@bufbuild/protobuf";
+import { ReasoningPartSchema, ToolCallSchema } from "../../../gen/sluice/v1/chat_pb.js";
+import { type ChatResponse, ChatResponseSchema, type StreamChatResponse } from "../../../gen/sluice/v1/chat_service_pb.js";
+import { CacheHit, FinishReason as ProtoFinishReason, type TokenLogprob as ProtoTokenLogprob, type Usage as ProtoUsage, UsageSchema } from "../../../gen/sluice/v1/delta_pb.js";
 import type { ChatResult } from "../../core/aggregate.js";
 import type { Delta, FinishReason, TokenLogprob, Usage } from "../../core/delta.js";
 import type { Heartbeat } from "../../core/heartbeats.js";
-import { ReasoningPartSchema, ToolCallSchema } from "../../../gen/sluice/v1/chat_pb.js";
-import { type ChatResponse, ChatResponseSchema, type StreamChatResponse } from "../../../gen/sluice/v1/chat_service_pb.js";
-import {
-  CacheHit,
-  FinishReason as ProtoFinishReason,
-  type TokenLogprob as ProtoTokenLogprob,
-  type Usage as ProtoUsage,
-  UsageSchema,
-} from "../../../gen/sluice/v1/delta_pb.js";
 
 const FINISH: Record<FinishReason, ProtoFinishReason> = {
   stop: ProtoFinishReason.STOP,

@@ -1,13 +1,13 @@
 import type { HandlerContext } from "@connectrpc/connect";
+import type { WatchStatsRequest, WatchStatsResponse } from "../../../gen/sluice/admin/v1/stats_pb.js";
+import type { AliasCacheTally } from "../../cache/response-cache.js";
 import { GatewayError } from "../../core/errors.js";
 import { delay, type Timers } from "../../core/timers.js";
 import type { Logger } from "../../logging/logger.js";
-import { EXCHANGE } from "./rpc-handler.js";
-import type { AliasCacheTally } from "../../cache/response-cache.js";
 import type { KeyStat, KeyStatsSource } from "../../stats/key-stats.js";
 import type { LiveStats } from "../../stats/live-stats.js";
-import type { WatchStatsRequest, WatchStatsResponse } from "../../../gen/sluice/admin/v1/stats_pb.js";
 import { toConnectError } from "./connect-errors.js";
+import { EXCHANGE } from "./rpc-handler.js";
 import { statsToProto } from "./stats-to-proto.js";
 
 /** The cadence of WatchStats snapshots. */

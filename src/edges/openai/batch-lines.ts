@@ -1,5 +1,5 @@
 import type { LineExecutor } from "../../batch/batch-runner.js";
-import { randomHex, type LineResult, type PendingLine, type StoredBatch } from "../../batch/batch-store.js";
+import { type LineResult, type PendingLine, randomHex, type StoredBatch } from "../../batch/batch-store.js";
 import type { CallContext, CallLayer } from "../../call/call-layer.js";
 import { GatewayError, toGatewayError } from "../../core/errors.js";
 import type { StructureLimits } from "../../core/structure-limits.js";
@@ -28,7 +28,10 @@ async function answer(batch: StoredBatch, body: unknown, principal: Principal | 
   }
   const parsed = chatRequestFromOpenAi(body, limits);
   const stream = calls.stream(parsed.request, principal, call, { heartbeatMs: 0 });
-  const whole = fromResult((result) => completionFromResult(result, parsed.request.model), () => []);
+  const whole = fromResult(
+    (result) => completionFromResult(result, parsed.request.model),
+    () => [],
+  );
   return (await whole(stream.whole())).body;
 }
 

@@ -1,16 +1,16 @@
+import { BATCH_ENDPOINTS, type BatchEndpoint, type BatchFileLine } from "../../batch/batch-file.js";
 import { type BatchOperations, DEFAULT_PAGE } from "../../batch/batch-operations.js";
 import type { StoredBatch, StoredFile } from "../../batch/batch-store.js";
+import type { UploadSink } from "../../batch/batch-upload.js";
 import type { CallLayer } from "../../call/call-layer.js";
 import type { BatchSettings } from "../../config/settings.js";
 import { GatewayError } from "../../core/errors.js";
 import type { StructureLimits } from "../../core/structure-limits.js";
 import type { Exchange } from "../../http/exchange.js";
-import { type AnyRequest, type AnyResponse, headerOf, sendJson, writeChunk } from "../../http/node-http.js";
-import { bodyChunks, type BodyLimits } from "../../http/read-body.js";
 import { boundaryOf, createMultipartParser, type PartHeaders } from "../../http/multipart.js";
-import type { UploadSink } from "../../batch/batch-upload.js";
+import { type AnyRequest, type AnyResponse, headerOf, sendJson, writeChunk } from "../../http/node-http.js";
+import { type BodyLimits, bodyChunks } from "../../http/read-body.js";
 import { readJsonBody } from "../../http/read-json.js";
-import { BATCH_ENDPOINTS, type BatchEndpoint, type BatchFileLine } from "../../batch/batch-file.js";
 import { callerOf } from "./chat-completions.js";
 import { embedRequestFromOpenAi } from "./embeddings.js";
 import { chatRequestFromOpenAi } from "./from-openai.js";
@@ -173,15 +173,16 @@ export function fileContent(req: AnyRequest, res: AnyResponse, exchange: Exchang
     // A chunk at a time, each written once the last one drained: a 100 MiB file is never whole in memory.
     for await (const chunk of chunks) {
       if (res.destroyed) return;
-      if (!writeChunk(res, chunk)) await new Promise<void>((resolve) => {
-        const done = () => {
-          res.off("drain", done);
-          res.off("close", done);
-          resolve();
-        };
-        res.on("drain", done);
-        res.on("close", done);
-      });
+      if (!writeChunk(res, chunk))
+        await new Promise<void>((resolve) => {
+          const done = () => {
+            res.off("drain", done);
+            res.off("close", done);
+            resolve();
+          };
+          res.on("drain", done);
+          res.on("close", done);
+        });
     }
     res.end();
   });

@@ -43,9 +43,7 @@ export async function callerOf(req: AnyRequest, res: AnyResponse, exchange: Exch
  * the provider and model that issued them, and failover may pick another.
  */
 export async function chatCompletions(req: AnyRequest, res: AnyResponse, exchange: Exchange, options: ChatCompletionsOptions): Promise<void> {
-  const begun = await beginHttpCall(req, res, exchange, { ...options, credential: headerOf(req, "authorization"), refuse: sendOpenAiError }, (json) =>
-    chatRequestFromOpenAi(json, options.limits),
-  );
+  const begun = await beginHttpCall(req, res, exchange, { ...options, credential: headerOf(req, "authorization"), refuse: sendOpenAiError }, (json) => chatRequestFromOpenAi(json, options.limits));
   if (!begun) return;
   const { parsed } = begun;
   const call = options.calls.stream(parsed.request, begun.principal, httpCall(exchange, parsed.stream ? "openai-sse" : "openai-json", begun.tags), {
@@ -63,7 +61,10 @@ export async function chatCompletions(req: AnyRequest, res: AnyResponse, exchang
     });
   }
   return answerWhole(res, exchange, call, {
-    answer: fromResult((result) => completionFromResult(result, parsed.request.model), (result) => [...parsed.droppedParams, ...result.droppedParams.map(openAiParam)]),
+    answer: fromResult(
+      (result) => completionFromResult(result, parsed.request.model),
+      (result) => [...parsed.droppedParams, ...result.droppedParams.map(openAiParam)],
+    ),
     refuse: sendOpenAiError,
     beforeAnswer: call.keepReplay,
   });

@@ -12,7 +12,11 @@ const ACCEPTED_NOT_ACTED_ON = "accepted, since SDKs and frameworks send it, and 
 export const CHAT_FIELDS: FieldTable = [
   { field: "model, messages, stream, stream_options", treatment: "honoured", why: "the request itself (stream_options.resumable is Sluice's)." },
   { field: "tools, tool_choice, parallel_tool_calls", treatment: "honoured", why: "function tools; tool_choice forcing a tool that is not declared is refused." },
-  { field: "temperature, top_p, max_tokens, max_completion_tokens, stop, seed, presence_penalty, frequency_penalty, logit_bias", treatment: "honoured", why: "sampling; a target that cannot honour one refuses it by name unless the alias sets dropUnsupportedParams." },
+  {
+    field: "temperature, top_p, max_tokens, max_completion_tokens, stop, seed, presence_penalty, frequency_penalty, logit_bias",
+    treatment: "honoured",
+    why: "sampling; a target that cannot honour one refuses it by name unless the alias sets dropUnsupportedParams.",
+  },
   { field: "response_format", treatment: "honoured", why: "text, JSON object or a JSON schema; refused by name where no target can enforce it." },
   { field: "reasoning_effort, reasoning", treatment: "honoured", why: "the canonical reasoning (reasoning.budget_tokens and include_reasoning are Sluice's)." },
   { field: "logprobs, top_logprobs", treatment: "honoured", why: "refused by name where the target returns none." },

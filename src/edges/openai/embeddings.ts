@@ -77,12 +77,7 @@ export function openAiEmbeddingsBody(result: EmbedResult, alias: string, encodin
 }
 
 /** `POST /v1/embeddings`: the official SDKs' `embeddings.create`, through the same admission as a chat call. */
-export async function embeddings(
-  req: AnyRequest,
-  res: AnyResponse,
-  exchange: Exchange,
-  options: { readonly calls: CallLayer; readonly limits: BodyLimits & StructureLimits },
-): Promise<void> {
+export async function embeddings(req: AnyRequest, res: AnyResponse, exchange: Exchange, options: { readonly calls: CallLayer; readonly limits: BodyLimits & StructureLimits }): Promise<void> {
   const begun = await beginHttpCall(req, res, exchange, { ...options, credential: headerOf(req, "authorization"), refuse: sendOpenAiError }, embedRequestFromOpenAi);
   if (!begun) return;
   const { request, encoding } = begun.parsed;

@@ -54,9 +54,7 @@ const body = z.object({
       }),
     )
     .nullish(),
-  tool_choice: z
-    .union([z.enum(["auto", "none", "required"]), z.object({ type: z.literal("function"), function: z.object({ name: z.string() }) })])
-    .nullish(),
+  tool_choice: z.union([z.enum(["auto", "none", "required"]), z.object({ type: z.literal("function"), function: z.object({ name: z.string() }) })]).nullish(),
   temperature: z.number().nullish(),
   top_p: z.number().nullish(),
   max_tokens: z.number().int().nullish(),
@@ -128,9 +126,7 @@ function parts(value: z.infer<typeof content> | null | undefined): ContentPart[]
   if (value === null || value === undefined) return [];
   if (typeof value === "string") return value === "" ? [] : [{ type: "text", text: value }];
   return value.map((p) =>
-    p.type === "text"
-      ? { type: "text", text: p.text, ...cacheMark(p.cache_control) }
-      : { type: "image_url", url: p.image_url.url, ...(p.image_url.detail ? { detail: p.image_url.detail } : {}), ...cacheMark(p.cache_control) },
+    p.type === "text" ? { type: "text", text: p.text, ...cacheMark(p.cache_control) } : { type: "image_url", url: p.image_url.url, ...(p.image_url.detail ? { detail: p.image_url.detail } : {}), ...cacheMark(p.cache_control) },
   );
 }
 
@@ -208,41 +204,42 @@ export function chatRequestFromOpenAi(json: unknown, limits: Pick<StructureLimit
     includeReasoning: b.reasoning?.include_reasoning,
   });
   const metadata = b.metadata ?? {};
-  const request = validateChatRequest({
-    model: b.model,
-    messages: b.messages.map(toMessage),
-    tools: (b.tools ?? []).map((t) => ({
-      name: t.function.name,
-      description: t.function.description ?? "",
-      parameters: t.function.parameters ?? { type: "object", properties: {} },
-      ...(t.function.strict === null || t.function.strict === undefined ? {} : { strict: t.function.strict }),
-      ...cacheMark(t.cache_control),
-    })),
-    ...(b.tool_choice ? { toolChoice: toolChoice(b.tool_choice)! } : {}),
-    sampling: {
-      ...(b.temperature === null || b.temperature === undefined ? {} : { temperature: b.temperature }),
-      ...(b.top_p === null || b.top_p === undefined ? {} : { topP: b.top_p }),
-      ...(maxTokens === null || maxTokens === undefined ? {} : { maxTokens }),
-      stop: b.stop === null || b.stop === undefined ? [] : typeof b.stop === "string" ? [b.stop] : b.stop,
-      ...(b.seed === null || b.seed === undefined ? {} : { seed: b.seed }),
-      ...present({ presencePenalty: b.presence_penalty, frequencyPenalty: b.frequency_penalty }),
-      ...(b.logit_bias && Object.keys(b.logit_bias).length > 0 ? { logitBias: b.logit_bias } : {}),
+  const request = validateChatRequest(
+    {
+      model: b.model,
+      messages: b.messages.map(toMessage),
+      tools: (b.tools ?? []).map((t) => ({
+        name: t.function.name,
+        description: t.function.description ?? "",
+        parameters: t.function.parameters ?? { type: "object", properties: {} },
+        ...(t.function.strict === null || t.function.strict === undefined ? {} : { strict: t.function.strict }),
+        ...cacheMark(t.cache_control),
+      })),
+      ...(b.tool_choice ? { toolChoice: toolChoice(b.tool_choice)! } : {}),
+      sampling: {
+        ...(b.temperature === null || b.temperature === undefined ? {} : { temperature: b.temperature }),
+        ...(b.top_p === null || b.top_p === undefined ? {} : { topP: b.top_p }),
+        ...(maxTokens === null || maxTokens === undefined ? {} : { maxTokens }),
+        stop: b.stop === null || b.stop === undefined ? [] : typeof b.stop === "string" ? [b.stop] : b.stop,
+        ...(b.seed === null || b.seed === undefined ? {} : { seed: b.seed }),
+        ...present({ presencePenalty: b.presence_penalty, frequencyPenalty: b.frequency_penalty }),
+        ...(b.logit_bias && Object.keys(b.logit_bias).length > 0 ? { logitBias: b.logit_bias } : {}),
+      },
+      // OpenAI's metadata is both our labels (logs) and what OpenAI-kind providers receive.
+      metadata: {
+        ...(b.user ? { userId: b.user } : {}),
+        labels: metadata,
+        ...(Object.keys(metadata).length > 0 ? { providerMetadata: metadata } : {}),
+      },
+      ...(b.response_format ? { responseFormat: responseFormat(b.response_format) } : {}),
+      ...(Object.keys(reasoning).length > 0 ? { reasoning } : {}),
+      ...(b.logprobs === true ? { logprobs: present({ topLogprobs: b.top_logprobs }) } : {}),
+      ...present({ parallelToolCalls: b.parallel_tool_calls, serviceTier: b.service_tier }),
+      ...(b.provider_options ? { providerOptions: b.provider_options } : {}),
+      ...(b.prompt_cache_key || b.safety_identifier ? { carried: { ...(b.prompt_cache_key ? { promptCacheKey: b.prompt_cache_key } : {}), ...(b.safety_identifier ? { safetyIdentifier: b.safety_identifier } : {}) } } : {}),
     },
-    // OpenAI's metadata is both our labels (logs) and what OpenAI-kind providers receive.
-    metadata: {
-      ...(b.user ? { userId: b.user } : {}),
-      labels: metadata,
-      ...(Object.keys(metadata).length > 0 ? { providerMetadata: metadata } : {}),
-    },
-    ...(b.response_format ? { responseFormat: responseFormat(b.response_format) } : {}),
-    ...(Object.keys(reasoning).length > 0 ? { reasoning } : {}),
-    ...(b.logprobs === true ? { logprobs: present({ topLogprobs: b.top_logprobs }) } : {}),
-    ...present({ parallelToolCalls: b.parallel_tool_calls, serviceTier: b.service_tier }),
-    ...(b.provider_options ? { providerOptions: b.provider_options } : {}),
-    ...(b.prompt_cache_key || b.safety_identifier
-      ? { carried: { ...(b.prompt_cache_key ? { promptCacheKey: b.prompt_cache_key } : {}), ...(b.safety_identifier ? { safetyIdentifier: b.safety_identifier } : {}) } }
-      : {}),
-  }, limits.maxJsonDepth);
+    limits.maxJsonDepth,
+  );
   return {
     request,
     stream: b.stream === true,

@@ -16,7 +16,13 @@ export async function listModels(req: AnyRequest, res: AnyResponse, exchange: Ex
   try {
     const visible = await calls.models(headerOf(req, "authorization"), exchange.edge, exchange.fields, exchange.remote);
     // `capabilities` is Sluice's own field (what some target and what every target can do); OpenAI's SDKs pass unknown fields through.
-    models = visible.map((model) => ({ id: model.id, object: "model", created: 0, owned_by: model.provider, ...(model.capabilities ? { capabilities: { any_target: snakeCase(model.capabilities.anyTarget), every_target: snakeCase(model.capabilities.everyTarget) } } : {}) }));
+    models = visible.map((model) => ({
+      id: model.id,
+      object: "model",
+      created: 0,
+      owned_by: model.provider,
+      ...(model.capabilities ? { capabilities: { any_target: snakeCase(model.capabilities.anyTarget), every_target: snakeCase(model.capabilities.everyTarget) } } : {}),
+    }));
   } catch (error) {
     return sendOpenAiError(res, exchange, error);
   }

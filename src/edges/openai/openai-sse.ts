@@ -1,6 +1,6 @@
+import type { SseCodec } from "../sse/write-sse.js";
 import { openAiParam, sendOpenAiError, toOpenAiError } from "./http-errors.js";
 import type { ChunkEncoder } from "./to-openai.js";
-import type { SseCodec } from "../sse/write-sse.js";
 
 /**
  * Chat Completions as SSE: `chat.completion.chunk` events, a comment as

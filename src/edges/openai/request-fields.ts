@@ -35,9 +35,5 @@ export function droppedFields(body: Readonly<Record<string, unknown>>, honoured:
   if (unknown.length === 0) return dropped;
   const named = unknown.slice(0, NAMED_AT_MOST).map((field) => clipClientValue(field, 64));
   const more = unknown.length > NAMED_AT_MOST ? ` (and ${unknown.length - NAMED_AT_MOST} more)` : "";
-  throw new GatewayError(
-    "invalid_request",
-    `${named.join(", ")}: unrecognized request argument${unknown.length > 1 ? "s" : ""}${more}; not a Chat Completions parameter`,
-    { field: named[0]! },
-  );
+  throw new GatewayError("invalid_request", `${named.join(", ")}: unrecognized request argument${unknown.length > 1 ? "s" : ""}${more}; not a Chat Completions parameter`, { field: named[0]! });
 }

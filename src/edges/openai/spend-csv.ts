@@ -1,8 +1,8 @@
+import { GatewayError } from "../../core/errors.js";
 import type { Exchange } from "../../http/exchange.js";
 import { type AnyRequest, type AnyResponse, headerOf } from "../../http/node-http.js";
-import { GatewayError } from "../../core/errors.js";
-import type { SpendReports } from "../../ledger/spend-reports.js";
 import { MAX_PAGE_SIZE, SPEND_DIMENSIONS, type SpendDimension, type SpendQuery, type SpendRow } from "../../ledger/spend-report.js";
+import type { SpendReports } from "../../ledger/spend-reports.js";
 import type { KeyAdmin } from "../../tenancy/key-admin.js";
 import { sendOpenAiError } from "./http-errors.js";
 

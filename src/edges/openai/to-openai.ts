@@ -112,9 +112,7 @@ export function createChunkEncoder(options: ChunkEncoderOptions): ChunkEncoder {
         id = completionId(delta.responseId);
         model = options.model ?? delta.model;
         // chunk({ content }) as JSON.stringify writes it (test/openai-chunks.test.ts compares the bytes).
-        textPrefix = Buffer.from(
-          `data: {"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":${created},"model":${JSON.stringify(model)},"choices":[{"index":0,"delta":{"content":`,
-        );
+        textPrefix = Buffer.from(`data: {"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":${created},"model":${JSON.stringify(model)},"choices":[{"index":0,"delta":{"content":`);
         return [chunk({ role: "assistant", content: "" })];
       case "usage":
         pendingUsage = delta;
@@ -167,9 +165,7 @@ export function completionFromResult(result: ChatResult, requestModel: string): 
           role: "assistant",
           content: result.text === "" && result.toolCalls.length > 0 ? null : result.text,
           ...(result.reasoning ? { reasoning_content: result.reasoning } : {}),
-          ...(result.toolCalls.length > 0
-            ? { tool_calls: result.toolCalls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } })) }
-            : {}),
+          ...(result.toolCalls.length > 0 ? { tool_calls: result.toolCalls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } })) } : {}),
         },
         logprobs: result.logprobs.length > 0 ? logprobs(result.logprobs) : null,
         finish_reason: FINISH[result.finishReason],

@@ -2,8 +2,8 @@ import { z } from "zod";
 import { FREEFORM_PARAMETERS, flatToolName, type HostedKind, type HostedTool, type ToolDefinition } from "../../core/chat-request.js";
 import { quoteClientValue } from "../../core/client-text.js";
 import { invalidField, parseAt } from "./invalid-field.js";
-import { functionTool } from "./responses-schema.js";
 import type { WireTool } from "./response-object.js";
+import { functionTool } from "./responses-schema.js";
 import type { DeclaredCall } from "./to-responses.js";
 
 /** Hosted tools of the Responses API, by declared type, and what each does across providers. */

@@ -56,11 +56,7 @@ export function encodeReasoning(envelope: ReasoningEnvelope): string {
 /** The envelope in `encrypted_content`; a 400 naming `field` for anything this gateway did not issue. */
 export function decodeReasoning(content: string, field: string): ReasoningEnvelope {
   if (!content.startsWith(PREFIX)) {
-    throw new GatewayError(
-      "invalid_request",
-      `${field}: this reasoning was not issued by this gateway (OpenAI's encrypted reasoning can be read only by OpenAI): leave such reasoning items out of input`,
-      { field },
-    );
+    throw new GatewayError("invalid_request", `${field}: this reasoning was not issued by this gateway (OpenAI's encrypted reasoning can be read only by OpenAI): leave such reasoning items out of input`, { field });
   }
   let json: unknown;
   try {

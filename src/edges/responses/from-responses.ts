@@ -1,14 +1,14 @@
-import { parseJsonBody } from "../../http/read-json.js";
 import { z } from "zod";
 import { type CarriedFields, type ChatRequest, flatToolName, type ResponseFormat, type ToolChoice } from "../../core/chat-request.js";
 import { quoteClientValue } from "../../core/client-text.js";
 import { GatewayError } from "../../core/errors.js";
 import type { StructureLimits } from "../../core/structure-limits.js";
 import { validateChatRequest } from "../../core/validate.js";
+import { parseJsonBody } from "../../http/read-json.js";
+import { type DeclaredTools, declaredTools, isHostedType } from "./declared-tools.js";
 import { messagesFromInput } from "./input-items.js";
 import { inputParam } from "./input-paths.js";
 import { invalidField, parseAt } from "./invalid-field.js";
-import { type DeclaredTools, declaredTools, isHostedType } from "./declared-tools.js";
 import { refuseUnservedFields } from "./refused-fields.js";
 import type { ReplayOrigin } from "./replay-origins.js";
 import type { ResponseEcho, WireTextFormat, WireToolChoice } from "./response-object.js";

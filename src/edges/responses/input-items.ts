@@ -1,19 +1,10 @@
 import { type ChatMessage, type ContentPart, flatToolName, type ReasoningPart, type ToolCall } from "../../core/chat-request.js";
 import { quoteClientValue } from "../../core/client-text.js";
 import { decodeReasoning } from "./encrypted-reasoning.js";
-import { invalidField, parseAt } from "./invalid-field.js";
 import { assistantPart, contentParts, inputPart, outputPart } from "./input-parts.js";
+import { invalidField, parseAt } from "./invalid-field.js";
 import type { ReplayOrigin } from "./replay-origins.js";
-import {
-  customToolCallItem,
-  customToolCallOutputItem,
-  functionCallItem,
-  functionCallOutputItem,
-  hostedCallItem,
-  messageItem,
-  type ReasoningItem,
-  reasoningItem,
-} from "./responses-schema.js";
+import { customToolCallItem, customToolCallOutputItem, functionCallItem, functionCallOutputItem, hostedCallItem, messageItem, type ReasoningItem, reasoningItem } from "./responses-schema.js";
 
 /** Where each canonical message came from, so validation errors name the item the caller sent. */
 export interface MessageSource {
@@ -98,10 +89,7 @@ export function messagesFromInput(input: string | readonly unknown[], instructio
     if (turn.content.length > 0 || turn.calls.length > 0) {
       const index = messages.length;
       for (const o of turn.origins) origins.push({ message: index, ...o });
-      push(
-        { role: "assistant", content: turn.content, toolCalls: turn.calls.length > 0 ? turn.calls : undefined },
-        { path: turn.path, content: `${turn.path}.content`, parts: turn.parts, calls: turn.callPaths },
-      );
+      push({ role: "assistant", content: turn.content, toolCalls: turn.calls.length > 0 ? turn.calls : undefined }, { path: turn.path, content: `${turn.path}.content`, parts: turn.parts, calls: turn.callPaths });
     }
     turn = undefined;
   };

@@ -51,8 +51,6 @@ export function toResponsesError(reason: unknown, param: (field: string) => stri
   const error = inResponsesWords(toGatewayError(reason), param);
   if (error.field === undefined) return toOpenAiError(error);
   // Without its field, toOpenAiError applies no Chat Completions renaming: the names are this edge's already.
-  const base = toOpenAiError(
-    new GatewayError(error.code, error.message, { cause: error.cause, provider: error.provider, retryAfterMs: error.retryAfterMs, upstreamStatus: error.upstreamStatus }),
-  );
+  const base = toOpenAiError(new GatewayError(error.code, error.message, { cause: error.cause, provider: error.provider, retryAfterMs: error.retryAfterMs, upstreamStatus: error.upstreamStatus }));
   return { ...base, body: { error: { ...base.body.error, param: error.field } } };
 }

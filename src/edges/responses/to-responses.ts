@@ -1,8 +1,8 @@
 import type { ChatResult } from "../../core/aggregate.js";
 import type { Delta, FinishReason, HostedItemDelta, ReasoningDelta, ToolCallDelta, Usage } from "../../core/delta.js";
+import { encodeReasoning, type ReasoningEnvelope } from "./encrypted-reasoning.js";
 import { createFreeformDecoder } from "./freeform-input.js";
 import { hostedOutputItem } from "./hosted-items.js";
-import { encodeReasoning, type ReasoningEnvelope } from "./encrypted-reasoning.js";
 import { addedItemOf, type CallSlot, itemOf, outputText, type Slot } from "./output-slots.js";
 import type { ItemStatus, ResponseEcho, ResponseObject, ResponseStatus, ResponseUsage } from "./response-object.js";
 import { responsesParam, toResponsesError } from "./responses-errors.js";
@@ -265,9 +265,7 @@ export function createResponseEncoder(options: ResponseEncoderOptions): Response
     const name = declared?.namespace?.member ?? delta.name ?? "";
     const namespace = declared?.namespace?.name;
     const common = { index: slots.length, callId: delta.id ?? "", name, ...(namespace === undefined ? {} : { namespace }) };
-    return declared?.freeform
-      ? { kind: "custom_tool_call", id: slotId("ctc"), decoder: createFreeformDecoder(), ...common }
-      : { kind: "function_call", id: slotId("fc"), args: "", ...common };
+    return declared?.freeform ? { kind: "custom_tool_call", id: slotId("ctc"), decoder: createFreeformDecoder(), ...common } : { kind: "function_call", id: slotId("fc"), args: "", ...common };
   }
 
   function toolCall(delta: ToolCallDelta): void {
@@ -411,10 +409,7 @@ export function responseFromResult(result: ChatResult, options: ResponseEncoderO
  * does (`unspecified`: completed). Also says which parameters the target's
  * alias dropped (from `start`).
  */
-export async function responseFromDeltas(
-  deltas: AsyncIterable<Delta>,
-  options: ResponseEncoderOptions,
-): Promise<{ response: ResponseObject; droppedParams: readonly string[] }> {
+export async function responseFromDeltas(deltas: AsyncIterable<Delta>, options: ResponseEncoderOptions): Promise<{ response: ResponseObject; droppedParams: readonly string[] }> {
   const encoder = createResponseEncoder(options);
   let droppedParams: readonly string[] = [];
   for await (const delta of deltas) {

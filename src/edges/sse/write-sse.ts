@@ -1,14 +1,13 @@
 import { type CallItem, DROPPED_PARAMS_HEADER, deltaOf } from "../../call/call-layer.js";
 import type { Delta } from "../../core/delta.js";
-import { type GatewayError, toGatewayError } from "../../core/errors.js";
 import { type DeltaSink, type Feed, pushFrom } from "../../core/delta-sink.js";
+import { type GatewayError, toGatewayError } from "../../core/errors.js";
 import type { Heartbeat } from "../../core/heartbeats.js";
 import { createByteBatch } from "../../http/byte-batch.js";
 import type { Exchange } from "../../http/exchange.js";
 import { type AnyResponse, writeChunk } from "../../http/node-http.js";
 import { writable } from "../../http/writable.js";
 import type { Numbered } from "../../resume/resumable-streams.js";
-
 
 /** SSE comment sent when a resumable stream stops being resumable; the gRPC edge sends the same as a trailer. */
 const NOT_RESUMABLE_COMMENT = ": sluice-resumable: false\n\n";

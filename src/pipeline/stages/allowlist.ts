@@ -1,6 +1,6 @@
+import { quotaHeaders } from "../../tenancy/quota-headers.js";
 import { checkTagValues } from "../../tenancy/tags.js";
 import type { Tenancy } from "../../tenancy/tenancy.js";
-import { quotaHeaders } from "../../tenancy/quota-headers.js";
 import type { Stage } from "../stage.js";
 
 /**

@@ -1,6 +1,6 @@
 import { createOutputGuard, outputLimits } from "../output-guard.js";
-import type { StreamCut } from "../stream-cut.js";
 import { routeOf, type Stage } from "../stage.js";
+import type { StreamCut } from "../stream-cut.js";
 
 /**
  * Holds the answer to what its request reserved (docs/tenancy.md,

@@ -33,13 +33,7 @@ export function complianceStage(onCompliance: ((decision: ComplianceDecision) =>
 }
 
 /** The decision itself, shared with the embeddings path's table. */
-export function enforcePolicy(
-  screened: Screened,
-  asked: ModelRoute,
-  who: Screenee,
-  summary: Pick<CallSummary, "facts" | "record">,
-  onCompliance: ((decision: ComplianceDecision) => void) | undefined,
-): ModelRoute {
+export function enforcePolicy(screened: Screened, asked: ModelRoute, who: Screenee, summary: Pick<CallSummary, "facts" | "record">, onCompliance: ((decision: ComplianceDecision) => void) | undefined): ModelRoute {
   const decide = (action: ComplianceDecision["action"], outcome: ComplianceDecision["outcome"], found = screened.found) =>
     onCompliance?.({ action, outcome, alias: asked.alias, requestId: who.requestId, ...(who.principal ? { principal: who.principal } : {}), ...(who.remote ? { remote: who.remote } : {}), ...(found ? { found } : {}) });
   // Tags go to the ledger and the spend reports, kept for years: personal data has no place there, whatever the mode.

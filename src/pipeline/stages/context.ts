@@ -74,7 +74,13 @@ async function summarizeTurns(turns: readonly ChatMessage[], alias: string, call
     metadata: { labels: {} },
   };
   let text = "";
-  const context: StreamContext = { signal: call.signal, requestId: `${ctx.requestId}.summary`, edge: "context", ...(ctx.principal ? { principal: ctx.principal } : {}), ...(ctx.deadlineAt === undefined ? {} : { deadlineAt: ctx.deadlineAt }) };
+  const context: StreamContext = {
+    signal: call.signal,
+    requestId: `${ctx.requestId}.summary`,
+    edge: "context",
+    ...(ctx.principal ? { principal: ctx.principal } : {}),
+    ...(ctx.deadlineAt === undefined ? {} : { deadlineAt: ctx.deadlineAt }),
+  };
   for await (const delta of subcall(request, context)) if (delta.type === "text") text += delta.text;
   if (text.trim() === "") throw new GatewayError("upstream_protocol", "the summarizer answered nothing");
   return text.trim();

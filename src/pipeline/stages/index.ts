@@ -1,5 +1,5 @@
-import type { ComplianceDecision } from "../../compliance/compliance-decision.js";
 import type { ResponseCache } from "../../cache/response-cache.js";
+import type { ComplianceDecision } from "../../compliance/compliance-decision.js";
 import type { Recorder } from "../../recording/recorder.js";
 import type { Telemetry } from "../../telemetry/telemetry.js";
 import type { Tenancy } from "../../tenancy/tenancy.js";

@@ -1,5 +1,5 @@
-import type { StreamRegistry } from "../stream-registry.js";
 import type { Stage } from "../stage.js";
+import type { StreamRegistry } from "../stream-registry.js";
 
 /**
  * A slot in the replica's stream registry: refused while draining, and the

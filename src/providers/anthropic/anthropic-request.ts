@@ -1,14 +1,13 @@
-import { type CacheMark, type ChatMessage, type ChatRequest, messageText, type ReasoningEffort, type ToolChoice, type ToolDefinition } from "../../core/chat-request.js";
-import { hasLogitBias, hasProviderMetadata, type OptionalParam } from "../../core/request-params.js";
 import type { AnthropicThinking } from "../../config/schema.js";
+import { type CacheMark, type ChatMessage, type ChatRequest, MIN_THINKING_BUDGET_TOKENS, messageText, type ReasoningEffort, type ToolChoice, type ToolDefinition } from "../../core/chat-request.js";
 import { GatewayError } from "../../core/errors.js";
+import { hasLogitBias, hasProviderMetadata, type OptionalParam } from "../../core/request-params.js";
 import type { UpstreamRequest, UpstreamTarget } from "../provider.js";
 import { withProviderOptions } from "../provider-options.js";
 import { parseDataUrl, parseToolArguments } from "../tool-arguments.js";
 import { withCacheBreakpoints, withinBreakpointLimit } from "./cache-breakpoints.js";
-import { EFFORT_BUDGET_TOKENS, thinkingModeFor } from "./thinking-modes.js";
 import { serverToolName, serverTools } from "./server-tools.js";
-import { MIN_THINKING_BUDGET_TOKENS } from "../../core/chat-request.js";
+import { EFFORT_BUDGET_TOKENS, thinkingModeFor } from "./thinking-modes.js";
 
 /** Anthropic requires max_tokens; this is used when the client sets none (on top of a thinking budget). */
 export const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;
@@ -48,11 +47,7 @@ function contentBlocks(m: ChatMessage, omitted: boolean): Array<Record<string, u
       if (part.origin === "anthropic") blocks.push({ ...part.item });
     } else {
       const data = parseDataUrl(part.url);
-      blocks.push(
-        data
-          ? { type: "image", source: { type: "base64", media_type: data.mediaType, data: data.data }, ...cacheControl(part.cache) }
-          : { type: "image", source: { type: "url", url: part.url }, ...cacheControl(part.cache) },
-      );
+      blocks.push(data ? { type: "image", source: { type: "base64", media_type: data.mediaType, data: data.data }, ...cacheControl(part.cache) } : { type: "image", source: { type: "url", url: part.url }, ...cacheControl(part.cache) });
     }
   }
   return blocks;

@@ -1,6 +1,6 @@
-import { MIN_THINKING_BUDGET_TOKENS } from "../../core/chat-request.js";
-import type { ReasoningEffort } from "../../core/chat-request.js";
 import type { AnthropicThinking } from "../../config/schema.js";
+import type { ReasoningEffort } from "../../core/chat-request.js";
+import { MIN_THINKING_BUDGET_TOKENS } from "../../core/chat-request.js";
 
 /**
  * How each Claude family takes a reasoning effort, by model-name prefix

@@ -3,8 +3,8 @@ import { GatewayError } from "../../core/errors.js";
 import { hasLogitBias, hasProviderMetadata, hasStrictTools, type OptionalParam } from "../../core/request-params.js";
 import type { UpstreamRequest, UpstreamTarget } from "../provider.js";
 import { withProviderOptions } from "../provider-options.js";
-import { groundingTools } from "./grounding-tools.js";
 import { parseDataUrl, parseToolArguments } from "../tool-arguments.js";
+import { groundingTools } from "./grounding-tools.js";
 
 const IMAGE_TYPES: Record<string, string> = { png: "image/png", jpg: "image/jpeg", jpeg: "image/jpeg", gif: "image/gif", webp: "image/webp" };
 
@@ -152,7 +152,10 @@ function responseFields(request: ChatRequest): Record<string, unknown> {
 /** generateContent body: system instruction apart, function declarations, generation config. */
 export function geminiRequestBody(request: ChatRequest): Record<string, unknown> {
   const s = request.sampling;
-  const system = request.messages.filter((m) => m.role === "system").map(messageText).join("\n\n");
+  const system = request.messages
+    .filter((m) => m.role === "system")
+    .map(messageText)
+    .join("\n\n");
   const thinking = thinkingConfig(request);
   const generationConfig = {
     ...(s.temperature === undefined ? {} : { temperature: s.temperature }),
@@ -164,36 +167,38 @@ export function geminiRequestBody(request: ChatRequest): Record<string, unknown>
     ...(s.presencePenalty === undefined ? {} : { presencePenalty: s.presencePenalty }),
     ...(s.frequencyPenalty === undefined ? {} : { frequencyPenalty: s.frequencyPenalty }),
     ...responseFields(request),
-    ...(request.logprobs
-      ? { responseLogprobs: true, ...(request.logprobs.topLogprobs === undefined ? {} : { logprobs: request.logprobs.topLogprobs }) }
-      : {}),
+    ...(request.logprobs ? { responseLogprobs: true, ...(request.logprobs.topLogprobs === undefined ? {} : { logprobs: request.logprobs.topLogprobs }) } : {}),
     ...(thinking ? { thinkingConfig: thinking } : {}),
   };
   const grounding = groundingTools(request);
-  return withProviderOptions({
-    contents: contents(request.messages),
-    ...(system ? { systemInstruction: { parts: [{ text: system }] } } : {}),
-    ...(request.tools.length > 0 || grounding.length > 0
-      ? {
-          tools: [
-            ...(request.tools.length > 0
-              ? [
-                  {
-                    functionDeclarations: request.tools.map((t) => ({
-                      name: t.name,
-                      ...(t.description ? { description: t.description } : {}),
-                      parameters: t.parameters,
-                    })),
-                  },
-                ]
-              : []),
-            ...grounding,
-          ],
-        }
-      : {}),
-    ...(request.toolChoice ? { toolConfig: toolConfig(request.toolChoice) } : {}),
-    ...(Object.keys(generationConfig).length > 0 ? { generationConfig } : {}),
-  }, request, "gemini");
+  return withProviderOptions(
+    {
+      contents: contents(request.messages),
+      ...(system ? { systemInstruction: { parts: [{ text: system }] } } : {}),
+      ...(request.tools.length > 0 || grounding.length > 0
+        ? {
+            tools: [
+              ...(request.tools.length > 0
+                ? [
+                    {
+                      functionDeclarations: request.tools.map((t) => ({
+                        name: t.name,
+                        ...(t.description ? { description: t.description } : {}),
+                        parameters: t.parameters,
+                      })),
+                    },
+                  ]
+                : []),
+              ...grounding,
+            ],
+          }
+        : {}),
+      ...(request.toolChoice ? { toolConfig: toolConfig(request.toolChoice) } : {}),
+      ...(Object.keys(generationConfig).length > 0 ? { generationConfig } : {}),
+    },
+    request,
+    "gemini",
+  );
 }
 
 export function buildGeminiRequest(request: ChatRequest, target: UpstreamTarget): UpstreamRequest {

@@ -146,9 +146,7 @@ export function responsesRequestBody(request: ChatRequest, model: string): Recor
     ...(tools.length > 0 ? { tools } : {}),
     ...(request.toolChoice ? { tool_choice: toolChoice(request.toolChoice, request) } : {}),
     ...(request.parallelToolCalls === undefined ? {} : { parallel_tool_calls: request.parallelToolCalls }),
-    ...(format
-      ? { text: { format: format.type === "json_schema" ? { type: "json_schema", name: format.name, schema: format.schema, ...(format.strict === undefined ? {} : { strict: format.strict }) } : { type: format.type } } }
-      : {}),
+    ...(format ? { text: { format: format.type === "json_schema" ? { type: "json_schema", name: format.name, schema: format.schema, ...(format.strict === undefined ? {} : { strict: format.strict }) } : { type: format.type } } } : {}),
     ...(request.reasoning?.effort ? { reasoning: { effort: request.reasoning.effort, ...(request.reasoning.includeReasoning === false ? {} : { summary: "auto" }) } } : {}),
     ...(s.temperature === undefined ? {} : { temperature: s.temperature }),
     ...(s.topP === undefined ? {} : { top_p: s.topP }),

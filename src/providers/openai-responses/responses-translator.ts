@@ -102,8 +102,7 @@ export function createResponsesTranslator(target: UpstreamTarget): StreamTransla
       });
     }
     const incomplete = r?.incomplete_details?.reason;
-    const reason: FinishReason =
-      e.type === "response.incomplete" ? (incomplete === "max_output_tokens" ? "length" : incomplete === "content_filter" ? "content_filter" : "other") : calls.size > 0 ? "tool_calls" : "stop";
+    const reason: FinishReason = e.type === "response.incomplete" ? (incomplete === "max_output_tokens" ? "length" : incomplete === "content_filter" ? "content_filter" : "other") : calls.size > 0 ? "tool_calls" : "stop";
     out.push({ type: "finish", reason });
     return out;
   }

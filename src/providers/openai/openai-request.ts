@@ -8,11 +8,7 @@ function content(message: ChatMessage): unknown {
   // Nor for hosted tools' items, which only their own provider takes back (providers/hosted-tools.ts drops them first, by name).
   const parts = message.content.filter((part) => part.type === "text" || part.type === "image_url");
   if (parts.every((part) => part.type === "text")) return messageText(message);
-  return parts.map((part) =>
-    part.type === "text"
-      ? { type: "text", text: part.text }
-      : { type: "image_url", image_url: { url: part.url, ...(part.detail ? { detail: part.detail } : {}) } },
-  );
+  return parts.map((part) => (part.type === "text" ? { type: "text", text: part.text } : { type: "image_url", image_url: { url: part.url, ...(part.detail ? { detail: part.detail } : {}) } }));
 }
 
 function message(m: ChatMessage): Record<string, unknown> {
@@ -27,9 +23,7 @@ function message(m: ChatMessage): Record<string, unknown> {
         role: "assistant",
         ...base,
         content: !visible && calls.length > 0 ? null : content(m),
-        ...(calls.length > 0
-          ? { tool_calls: calls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } })) }
-          : {}),
+        ...(calls.length > 0 ? { tool_calls: calls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } })) } : {}),
       };
     }
     default:
@@ -104,9 +98,7 @@ export function openAiRequestBody(request: ChatRequest, model: string): Record<s
     ...(s.presencePenalty === undefined ? {} : { presence_penalty: s.presencePenalty }),
     ...(s.frequencyPenalty === undefined ? {} : { frequency_penalty: s.frequencyPenalty }),
     ...(Object.keys(bias).length > 0 ? { logit_bias: bias } : {}),
-    ...(request.logprobs
-      ? { logprobs: true, ...(request.logprobs.topLogprobs === undefined ? {} : { top_logprobs: request.logprobs.topLogprobs }) }
-      : {}),
+    ...(request.logprobs ? { logprobs: true, ...(request.logprobs.topLogprobs === undefined ? {} : { top_logprobs: request.logprobs.topLogprobs }) } : {}),
     ...(request.serviceTier ? { service_tier: request.serviceTier } : {}),
     ...(request.metadata.userId ? { user: request.metadata.userId } : {}),
     ...(Object.keys(metadata).length > 0 ? { metadata } : {}),

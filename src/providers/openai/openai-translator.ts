@@ -80,9 +80,7 @@ function usageDelta(u: ChunkUsage): UsageDelta {
   };
 }
 
-type State =
-  | { readonly phase: "streaming"; readonly finish?: FinishReason; readonly usage?: UsageDelta }
-  | { readonly phase: "done" };
+type State = { readonly phase: "streaming"; readonly finish?: FinishReason; readonly usage?: UsageDelta } | { readonly phase: "done" };
 
 /**
  * Chat Completions chunks → deltas. Usage arrives in a chunk after the one

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { UsageRecord } from "../../../src/usage/usage-record.js";
 import { baseUrlFor, type Harness, startHarness } from "../../helpers/harness.js";
-import { tenancyEvents, type TenancyEvents } from "../../helpers/tenancy-events.js";
+import { type TenancyEvents, tenancyEvents } from "../../helpers/tenancy-events.js";
 
 /** The upstream wires a client's request can be served over (the gateway's provider kinds). */
 export type Wire = "openai" | "anthropic" | "gemini" | "openai-responses";
@@ -59,10 +59,7 @@ export async function startClientGateway(wire: Wire): Promise<ClientGateway> {
     }),
     env: Object.fromEntries([["CLIENT_KEY", key], ...tightKeys.map((k, i) => [`TIGHT_KEY_${i}`, k])]),
     auth: {
-      keys: [
-        { name: "client", keyEnv: "CLIENT_KEY" },
-        ...tightKeys.map((_, i) => ({ name: `tight-${i}`, keyEnv: `TIGHT_KEY_${i}`, budget: { usd: 0.000001, period: "month" as const } })),
-      ],
+      keys: [{ name: "client", keyEnv: "CLIENT_KEY" }, ...tightKeys.map((_, i) => ({ name: `tight-${i}`, keyEnv: `TIGHT_KEY_${i}`, budget: { usd: 0.000001, period: "month" as const } }))],
     },
     observer: events.observer,
   });

@@ -18,7 +18,11 @@ function manifest(pkg: string): { version: string; engines?: { node?: string } }
   return existsSync(file) ? (JSON.parse(readFileSync(file, "utf8")) as { version: string; engines?: { node?: string } }) : undefined;
 }
 
-const parts = (v: string) => v.replace(/^v/, "").split(".").map((n) => Number(n));
+const parts = (v: string) =>
+  v
+    .replace(/^v/, "")
+    .split(".")
+    .map((n) => Number(n));
 function atLeast(version: string, floor: string): boolean {
   const a = parts(version);
   const b = parts(floor);

@@ -91,4 +91,3 @@ export const fakeTenancy: Pick<Tenancy, "identify" | "viewer" | "tagKeys"> = {
     return { principal, sees: (alias: string) => principal?.models?.includes(alias) ?? true };
   },
 };
-

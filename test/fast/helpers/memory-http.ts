@@ -2,9 +2,9 @@ import { EventEmitter } from "node:events";
 import { Readable } from "node:stream";
 import { createExchange, type Exchange } from "../../../src/http/exchange.js";
 import type { AnyRequest, AnyResponse } from "../../../src/http/node-http.js";
+import { createLogger } from "../../../src/logging/logger.js";
 import type { Route } from "../../../src/server/request-guard.js";
 import { createTracing } from "../../../src/telemetry/tracing.js";
-import { createLogger } from "../../../src/logging/logger.js";
 
 /** What an in-memory exchange answered, and what the edge did with the request body. */
 export interface MemoryAnswer {

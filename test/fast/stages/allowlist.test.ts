@@ -2,8 +2,8 @@ import { describe, expect, it } from "vitest";
 import { GatewayError } from "../../../src/core/errors.js";
 import { allowlistStage } from "../../../src/pipeline/stages/allowlist.js";
 import type { Principal } from "../../../src/tenancy/principal.js";
-import type { ChargeInput, TenantCharge } from "../../../src/tenancy/tenant-charge.js";
 import type { Tenancy } from "../../../src/tenancy/tenancy.js";
+import type { ChargeInput, TenantCharge } from "../../../src/tenancy/tenant-charge.js";
 import { fakeCall, fakeCharge } from "../helpers/fake-call.js";
 
 const KEY: Principal = { name: "team-a", id: "aaaaaaaaaaaa", sha256: "a".repeat(64), source: "config", limits: {} };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { StreamCut } from "../../../src/pipeline/stream-cut.js";
 import { answerLimitStage } from "../../../src/pipeline/stages/answer-limit.js";
+import type { StreamCut } from "../../../src/pipeline/stream-cut.js";
 import type { Principal } from "../../../src/tenancy/principal.js";
 import { fakeCall, fakeCharge, request, target, text } from "../helpers/fake-call.js";
 

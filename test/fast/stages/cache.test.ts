@@ -2,8 +2,8 @@ import { describe, expect, it } from "vitest";
 import type { AnswerCapture, CachedAnswer, Origin } from "../../../src/cache/cached-answer.js";
 import type { CachedRoute, Lookup, ResponseCache, StorePlan } from "../../../src/cache/response-cache.js";
 import type { AliasCache, CacheSettings } from "../../../src/config/config.js";
-import type { ChatRequest } from "../../../src/core/chat-request.js";
 import type { CachePolicy } from "../../../src/core/cache-policy.js";
+import type { ChatRequest } from "../../../src/core/chat-request.js";
 import type { ContentDelta } from "../../../src/core/delta.js";
 import { GatewayError } from "../../../src/core/errors.js";
 import { cacheStage } from "../../../src/pipeline/stages/cache.js";
@@ -15,7 +15,10 @@ const ALIAS_CACHE: AliasCache = { exactTtlMs: 60_000, scope: "key", cacheToolCal
 // $2 and $4 per million tokens: the stored answer's 1,000 in and 500 out cost 2,000 + 2,000 micro-dollars.
 const PRICED = target("m", { price: { inputPerMTok: 2, outputPerMTok: 4 } });
 const CACHED = route({ cache: ALIAS_CACHE, targets: [PRICED] });
-const DELTAS: ContentDelta[] = [{ type: "text", text: "stored" }, { type: "finish", reason: "stop" }];
+const DELTAS: ContentDelta[] = [
+  { type: "text", text: "stored" },
+  { type: "finish", reason: "stop" },
+];
 const ANSWER: CachedAnswer = { deltas: DELTAS, usage: { inputTokens: 1_000, outputTokens: 500, cachedInputTokens: 0, reasoningTokens: 0 }, requestId: "r-old", target: "p/m", provider: "p", model: "m", storedAt: 0 };
 
 interface Asked {

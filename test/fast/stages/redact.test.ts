@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { NO_POLICY } from "../../../src/compliance/pii-policy.js";
+import { messageText } from "../../../src/core/chat-request.js";
 import type { Delta } from "../../../src/core/delta.js";
 import type { DeltaSink } from "../../../src/core/delta-sink.js";
-import { messageText } from "../../../src/core/chat-request.js";
 import { redactStage } from "../../../src/pipeline/stages/redact.js";
 import type { Principal } from "../../../src/tenancy/principal.js";
 import { fakeCall, request, route, text } from "../helpers/fake-call.js";

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { NO_POLICY } from "../../../src/compliance/pii-policy.js";
 import type { Delta } from "../../../src/core/delta.js";
 import { GatewayError } from "../../../src/core/errors.js";
 import type { StreamObserver } from "../../../src/flow/observer.js";
@@ -6,7 +7,6 @@ import { QUIET_OBSERVER } from "../../../src/pipeline/quiet-observer.js";
 import { telemetryStage } from "../../../src/pipeline/stages/telemetry.js";
 import type { StreamTelemetryRequest, Telemetry } from "../../../src/telemetry/telemetry.js";
 import { fakeCall, request } from "../helpers/fake-call.js";
-import { NO_POLICY } from "../../../src/compliance/pii-policy.js";
 
 /** Telemetry whose streams record what they are told. */
 function fakeTelemetry() {
