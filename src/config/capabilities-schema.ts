@@ -27,21 +27,14 @@ export const capabilitiesSchema = z
 export const CONTEXT_STRATEGIES = ["reject", "truncate", "summarize"] as const;
 
 export const contextSchema = z.strictObject({
-  strategy: z
-    .enum(CONTEXT_STRATEGIES)
-    .default("reject")
-    .meta({
-      description:
-        "`reject`: refused with `FAILED_PRECONDITION` / 400 before any upstream call; `truncate`: the oldest turns are dropped until it fits the largest window, and the response says `sluice-context: truncated=K`; `summarize`: they are replaced by a summary from `summarizer` (`sluice-context: summarized=K`), falling back to `truncate` when the summary fails.",
-    }),
-  summarizer: z
-    .string()
-    .min(1)
-    .optional()
-    .meta({
-      description: "With `summarize`: the alias (a cheap model) that writes the summary of the dropped turns, called as the same key (its limits and budget count it, and it has its own usage record).",
-      unset: "required with `summarize`",
-    }),
+  strategy: z.enum(CONTEXT_STRATEGIES).default("reject").meta({
+    description:
+      "`reject`: refused with `FAILED_PRECONDITION` / 400 before any upstream call; `truncate`: the oldest turns are dropped until it fits the largest window, and the response says `sluice-context: truncated=K`; `summarize`: they are replaced by a summary from `summarizer` (`sluice-context: summarized=K`), falling back to `truncate` when the summary fails.",
+  }),
+  summarizer: z.string().min(1).optional().meta({
+    description: "With `summarize`: the alias (a cheap model) that writes the summary of the dropped turns, called as the same key (its limits and budget count it, and it has its own usage record).",
+    unset: "required with `summarize`",
+  }),
   keepSystem: z.boolean().default(true).meta({ description: "Never drop system messages when truncating." }),
   keepLastTurns: z.number().int().min(1).max(10_000).default(2).meta({ description: "The last N turns (a user message and what answers it) are never dropped; a request that does not fit with them is refused." }),
   reserveOutputTokens: z.number().int().min(0).max(10_000_000).default(1_024).meta({ description: "Output tokens kept free in the window when the request sets no `max_tokens`." }),

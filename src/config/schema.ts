@@ -34,13 +34,11 @@ const partialTimeoutsSchema = z
     firstTokenMs: milliseconds
       .optional()
       .meta({ description: "From response headers to the first content delta. Expiry: first-token timeout: provider P sent no content within N ms of its response headers (pings are not content).", unset: DEFAULT_TIMEOUTS.firstTokenMs }),
-    idleMs: milliseconds
-      .optional()
-      .meta({
-        description:
-          "Longest silence between two upstream reads. Expiry: idle timeout: provider P sent nothing for N ms — counted only while the gateway waits on upstream, never while a slow client holds the stream paused; pings count as traffic.",
-        unset: DEFAULT_TIMEOUTS.idleMs,
-      }),
+    idleMs: milliseconds.optional().meta({
+      description:
+        "Longest silence between two upstream reads. Expiry: idle timeout: provider P sent nothing for N ms — counted only while the gateway waits on upstream, never while a slow client holds the stream paused; pings count as traffic.",
+      unset: DEFAULT_TIMEOUTS.idleMs,
+    }),
     totalMs: milliseconds.optional().meta({ description: "The whole upstream exchange. Expiry: total timeout: provider P did not finish within N ms (wall clock).", unset: DEFAULT_TIMEOUTS.totalMs }),
   })
   .meta({
@@ -63,12 +61,10 @@ export type AnthropicThinking = (typeof ANTHROPIC_THINKING)[number];
 const thinkingSchema = z.enum(ANTHROPIC_THINKING);
 
 const providerSchema = z.strictObject({
-  kind: z
-    .enum(PROVIDER_KINDS)
-    .meta({
-      description:
-        "Wire format of the provider: `openai` (any Chat Completions server: OpenAI, vLLM, llama.cpp, Ollama, Groq, DeepSeek…), `anthropic`, `gemini`, or `openai-responses` (an upstream's `/v1/responses`: reasoning items, custom and hosted tools reach it as they are; see [Providers](providers.md#openai-responses-upstream)).",
-    }),
+  kind: z.enum(PROVIDER_KINDS).meta({
+    description:
+      "Wire format of the provider: `openai` (any Chat Completions server: OpenAI, vLLM, llama.cpp, Ollama, Groq, DeepSeek…), `anthropic`, `gemini`, or `openai-responses` (an upstream's `/v1/responses`: reasoning items, custom and hosted tools reach it as they are; see [Providers](providers.md#openai-responses-upstream)).",
+  }),
   baseUrl: z.url({ protocol: /^https?$/ }).meta({ description: "Base URL including the version path (`…/v1`)." }),
   apiKeyEnv: z
     .string()
@@ -184,13 +180,10 @@ const aliasCacheSchema = z
           "The semantic cache: an answer is reused for a last question close in meaning to an earlier one, when everything else (system prompt, earlier turns, tools, parameters, response format) is identical. Entries live in `store.postgres`.",
         unset: "no semantic cache",
       }),
-    scope: z
-      .enum(CACHE_SCOPES)
-      .default("key")
-      .meta({
-        description:
-          "`key`: an entry is reused only for the virtual key that produced it; `team`: for every key of the producing key's team (a key in no team keeps to its own); `global`: for every caller of the alias. Read [Scope](caching.md#scope-and-its-risk) before choosing `team` or `global`.",
-      }),
+    scope: z.enum(CACHE_SCOPES).default("key").meta({
+      description:
+        "`key`: an entry is reused only for the virtual key that produced it; `team`: for every key of the producing key's team (a key in no team keeps to its own); `global`: for every caller of the alias. Read [Scope](caching.md#scope-and-its-risk) before choosing `team` or `global`.",
+    }),
     cacheToolCalls: z.boolean().default(false).meta({ description: "Also store answers that call tools. `false`: such answers are served and not stored (a tool call depends on state the cache cannot see)." }),
   })
   .refine((c) => c.exact !== undefined || c.semantic !== undefined, "set exact, semantic, or both");
@@ -230,13 +223,10 @@ const modelSchema = z
       .boolean()
       .default(false)
       .meta({ description: "`false`: a parameter the provider cannot honour fails the request; `true`: it is dropped and reported (`sluice-dropped-params`; see [Unsupported parameters](providers.md#unsupported-parameters))." }),
-    hostedTools: z
-      .enum(["offer", "refuse"])
-      .default("offer")
-      .meta({
-        description:
-          "A declared hosted tool (`web_search`, `code_interpreter`, Anthropic's server tools) that a target can neither run nor replace with its own equivalent. `offer`: the request goes without it, named in `sluice-dropped-params` (a declaration is an offer; a `tool_choice` that forces the tool is refused anyway); `refuse`: the request fails naming it.",
-      }),
+    hostedTools: z.enum(["offer", "refuse"]).default("offer").meta({
+      description:
+        "A declared hosted tool (`web_search`, `code_interpreter`, Anthropic's server tools) that a target can neither run nor replace with its own equivalent. `offer`: the request goes without it, named in `sluice-dropped-params` (a declaration is an offer; a `tool_choice` that forces the tool is refused anyway); `refuse`: the request fails naming it.",
+    }),
     cache: aliasCacheSchema.optional().meta({ description: "The alias's response cache ([Caching](caching.md)).", unset: "no cache: every request goes upstream" }),
     pii: piiPolicySchema.optional().meta({ description: "The alias's PII policy ([Compliance](compliance.md#policies)); the strictest of a request's key, team and alias policies applies.", unset: "none from here" }),
     localOnly: z.boolean().default(false).meta({ description: 'Every request to this alias is served by local targets only, whatever it holds (docs/compliance.md, "Local targets").' }),
@@ -253,13 +243,10 @@ const modelSchema = z
         "Instructions sent first in every request of this alias, as a system message before the caller's own: a house style, a safety rule, a product's persona. Counted in the prompt (the context fit, the reservation and the usage), part of the response cache's key, and never screened for personal data (it is the operator's text).",
       unset: "requests are sent with the caller's instructions only",
     }),
-    promptCache: z
-      .enum(["off", "auto"])
-      .default("off")
-      .meta({
-        description:
-          "`auto`: on `anthropic` targets, Sluice marks the stable prefix of each request (tools, system prompt, then the conversation so far) with `cache_control` breakpoints, within Anthropic's limit of four, so a repeated prefix is billed at the cached rate ([Routing](routing.md#prompt-caching)). OpenAI and Gemini cache prefixes without being asked and report cached tokens either way; `off` sends nothing extra.",
-      }),
+    promptCache: z.enum(["off", "auto"]).default("off").meta({
+      description:
+        "`auto`: on `anthropic` targets, Sluice marks the stable prefix of each request (tools, system prompt, then the conversation so far) with `cache_control` breakpoints, within Anthropic's limit of four, so a repeated prefix is billed at the cached rate ([Routing](routing.md#prompt-caching)). OpenAI and Gemini cache prefixes without being asked and report cached tokens either way; `off` sends nothing extra.",
+    }),
     record: z
       .strictObject({
         sampleRate: z.number().min(0).max(1).default(1).meta({ description: "The share of completed calls kept, drawn per call." }),
@@ -384,13 +371,11 @@ const businessLineSchema = z.strictObject({
 /** A team: what its keys may do together, what it asks of every request (docs/compliance.md), and its business line. */
 const teamSchema = z.strictObject({
   name: keyNameSchema.meta({ description: "1 to 64 letters, digits and `. _ -`, unique among teams; what refusals, usage records and reports call the team." }),
-  id: keyNameSchema
-    .optional()
-    .meta({
-      description:
-        "What the team's counters, spend and team-scoped cache entries are kept under (docs/tenancy.md, \"Names and ids\"); unique among teams. Give a new one to start a team afresh under an old name, or a runtime team's id to keep its state.",
-      unset: "the team's name",
-    }),
+  id: keyNameSchema.optional().meta({
+    description:
+      "What the team's counters, spend and team-scoped cache entries are kept under (docs/tenancy.md, \"Names and ids\"); unique among teams. Give a new one to start a team afresh under an old name, or a runtime team's id to keep its state.",
+    unset: "the team's name",
+  }),
   limits: levelLimitsSchema.prefault({}).meta({ description: "Limits on the team as a whole; an unset limit is not enforced." }),
   budget: keyBudgetSchema.optional().meta({ description: "Spend of all its keys allowed per UTC calendar period; a request that could pass it is refused with 402 naming the team.", unset: "no budget" }),
   pii: piiPolicySchema.optional().meta({ description: "The team's PII policy ([Compliance](compliance.md#policies)); the strictest of a request's key, team and alias policies applies.", unset: "none from here" }),
@@ -490,27 +475,15 @@ export const configSchema = z.strictObject({
         .max(3_600_000)
         .default(60_000)
         .meta({ description: "A connection with nothing in flight (HTTP/1.1 keep-alive, an HTTP/2 session with no stream) is closed (HTTP/2 gets GOAWAY).", reload: "restart" }),
-      sendTimeoutMs: z
-        .number()
-        .int()
-        .min(100)
-        .max(3_600_000)
-        .default(60_000)
-        .meta({
-          description: "A client that takes no bytes of its response for this long has its stream reset, and everything it held (slot, upstream request) is released; slow readers that keep reading are unaffected.",
-          reload: "restart",
-        }),
-      maxConnections: z
-        .number()
-        .int()
-        .min(1)
-        .max(1_000_000)
-        .default(10_000)
-        .meta({
-          description:
-            "Open connections. A new connection beyond it closes the connection that has been idle longest (never one with a request in flight); if every connection is busy, it gets `503` and is closed. Lowered at start-up when the process's open-file limit cannot hold it (each client stream also holds an upstream connection, and 256 descriptors are kept for the rest): `server.max_connections_lowered` is a warning when the cut is more than a tenth, a debug line otherwise (the default under a 20,000-descriptor limit: 9,872).",
-          reload: "restart",
-        }),
+      sendTimeoutMs: z.number().int().min(100).max(3_600_000).default(60_000).meta({
+        description: "A client that takes no bytes of its response for this long has its stream reset, and everything it held (slot, upstream request) is released; slow readers that keep reading are unaffected.",
+        reload: "restart",
+      }),
+      maxConnections: z.number().int().min(1).max(1_000_000).default(10_000).meta({
+        description:
+          "Open connections. A new connection beyond it closes the connection that has been idle longest (never one with a request in flight); if every connection is busy, it gets `503` and is closed. Lowered at start-up when the process's open-file limit cannot hold it (each client stream also holds an upstream connection, and 256 descriptors are kept for the rest): `server.max_connections_lowered` is a warning when the cut is more than a tenth, a debug line otherwise (the default under a 20,000-descriptor limit: 9,872).",
+        reload: "restart",
+      }),
       maxStreamsPerConnection: z
         .number()
         .int()
@@ -518,13 +491,11 @@ export const configSchema = z.strictObject({
         .max(1_000_000)
         .default(1_000)
         .meta({ description: "Concurrent streams on one HTTP/2 connection, advertised in SETTINGS; clients queue above it, a client that ignores it gets `REFUSED_STREAM`.", reload: "restart" }),
-      tls: tlsSchema
-        .optional()
-        .meta({
-          description: "TLS on the one port, which then speaks TLS only (ALPN `h2` and `http/1.1`; see [TLS](operations.md#tls)). Relative paths are relative to the working directory.",
-          unset: "cleartext h2c and HTTP/1.1",
-          reload: "restart",
-        }),
+      tls: tlsSchema.optional().meta({
+        description: "TLS on the one port, which then speaks TLS only (ALPN `h2` and `http/1.1`; see [TLS](operations.md#tls)). Relative paths are relative to the working directory.",
+        unset: "cleartext h2c and HTTP/1.1",
+        reload: "restart",
+      }),
       watchConfig: z
         .boolean()
         .default(false)
@@ -559,13 +530,10 @@ export const configSchema = z.strictObject({
             .url({ protocol: /^https?$/ })
             .optional()
             .meta({ description: "The OTLP/HTTP traces URL (`…/v1/traces`).", unset: "what the `OTEL_*` variables say" }),
-          captureContent: z
-            .boolean()
-            .default(false)
-            .meta({
-              description:
-                "`true` puts prompts and answers on spans (`gen_ai.input.messages` and `gen_ai.output.messages`, cut to 16 KiB), except for calls kept local (`localOnly`, or a `local-only` PII mode), whose spans carry no content; a redacted prompt is captured as redacted. Off: no message text ever leaves in telemetry.",
-            }),
+          captureContent: z.boolean().default(false).meta({
+            description:
+              "`true` puts prompts and answers on spans (`gen_ai.input.messages` and `gen_ai.output.messages`, cut to 16 KiB), except for calls kept local (`localOnly`, or a `local-only` PII mode), whose spans carry no content; a redacted prompt is captured as redacted. Off: no message text ever leaves in telemetry.",
+          }),
         })
         .prefault({})
         .meta({ description: "Traces, exported over OTLP/HTTP; the standard `OTEL_*` variables apply too." }),
@@ -611,41 +579,27 @@ export const configSchema = z.strictObject({
           unset: `\`facade.maxBodyBytes\` when set, else \`${DEFAULT_MAX_REQUEST_BYTES}\` (${DEFAULT_MAX_REQUEST_BYTES / (1024 * 1024)} MiB)`,
           reload: "restart",
         }),
-      maxRequestElements: z
-        .number()
-        .int()
-        .min(100)
-        .max(10_000_000)
-        .default(20_000)
-        .meta({
-          description:
-            "Fields, list items and JSON values in one request, counted by a scan of the raw bytes before protobuf or JSON decoding: `RESOURCE_EXHAUSTED` / 413. Decoding cost follows the element count, not the byte count (4 MiB of one-character content parts took protobuf-es almost a second); at the limit the worst shapes decode in about 7 ms on this machine's cores.",
-          reload: "restart",
-        }),
-      maxJsonDepth: z
-        .number()
-        .int()
-        .min(4)
-        .max(512)
-        .default(32)
-        .meta({
-          description:
-            "Nesting of a tool's JSON Schema: `INVALID_ARGUMENT` / 400 naming `tools[i].parameters` (`tools[i].function.parameters` on the facade); the same cap on both edges. Much deeper documents are refused by the scan before decoding.",
-          reload: "restart",
-        }),
+      maxRequestElements: z.number().int().min(100).max(10_000_000).default(20_000).meta({
+        description:
+          "Fields, list items and JSON values in one request, counted by a scan of the raw bytes before protobuf or JSON decoding: `RESOURCE_EXHAUSTED` / 413. Decoding cost follows the element count, not the byte count (4 MiB of one-character content parts took protobuf-es almost a second); at the limit the worst shapes decode in about 7 ms on this machine's cores.",
+        reload: "restart",
+      }),
+      maxJsonDepth: z.number().int().min(4).max(512).default(32).meta({
+        description:
+          "Nesting of a tool's JSON Schema: `INVALID_ARGUMENT` / 400 naming `tools[i].parameters` (`tools[i].function.parameters` on the facade); the same cap on both edges. Much deeper documents are refused by the scan before decoding.",
+        reload: "restart",
+      }),
     })
     .prefault({})
     .meta({ description: "What one request or one upstream event may hold. Every limit answers with a clear status and is counted before the expensive work it protects (see [Limits and timeouts](operations.md#limits-and-timeouts))." }),
   auth: z
     .strictObject({
-      adminKeyEnv: envName
-        .optional()
-        .meta({
-          description: "Environment variable holding the admin key (16 characters or more); serves `sluice.admin.v1.AdminService` and turns authentication on.",
-          unset: "no admin service",
-          reload: "restart",
-          reloadText: "restart to turn it on or off; another variable: yes",
-        }),
+      adminKeyEnv: envName.optional().meta({
+        description: "Environment variable holding the admin key (16 characters or more); serves `sluice.admin.v1.AdminService` and turns authentication on.",
+        unset: "no admin service",
+        reload: "restart",
+        reloadText: "restart to turn it on or off; another variable: yes",
+      }),
       keys: z.array(tenantKeySchema).max(10_000).default([]).meta({ description: "The virtual keys; any key configured → every edge requires one." }),
       teams: z
         .array(teamSchema)
@@ -665,13 +619,10 @@ export const configSchema = z.strictObject({
           description:
             "Tag keys kept for cost allocation: a request's tags (the `sluice-tags` header, the facades' body `metadata`, gRPC `metadata.labels`) under other keys are dropped and named in the `sluice-tags-dropped` response header; kept tags go on the usage record (docs/tenancy.md, \"Cost allocation by tag\").",
         }),
-      budgetExceededStatus: z
-        .literal([402, 429])
-        .default(402)
-        .meta({
-          description:
-            "HTTP status of a request refused because a budget is spent: `402` (Payment Required; the SDKs do not retry it) or `429`, for callers written before 402 (the body is the same). gRPC says `RESOURCE_EXHAUSTED` either way.",
-        }),
+      budgetExceededStatus: z.literal([402, 429]).default(402).meta({
+        description:
+          "HTTP status of a request refused because a budget is spent: `402` (Payment Required; the SDKs do not retry it) or `429`, for callers written before 402 (the body is the same). gRPC says `RESOURCE_EXHAUSTED` either way.",
+      }),
     })
     .prefault({})
     .meta({
@@ -769,26 +720,14 @@ export const configSchema = z.strictObject({
       retentionDays: z.number().int().min(1).max(36_500).default(400).meta({ description: "Rows older than this many days are removed, hourly, in bounded batches." }),
       batchSize: z.number().int().min(1).max(5_000).default(500).meta({ description: "Records written per `INSERT` at most." }),
       flushMs: z.number().int().min(10).max(60_000).default(500).meta({ description: "How often new records are looked for and written." }),
-      claimIdleMs: z
-        .number()
-        .int()
-        .min(100)
-        .max(3_600_000)
-        .default(30_000)
-        .meta({
-          description:
-            "With `store.redis`: usage-stream entries a replica read but did not acknowledge for this long are taken over by another (it died mid-batch); a replica's copy of a record it settled is looked up in the ledger after this long, and written from the copy if the stream lost it.",
-        }),
-      bufferMax: z
-        .number()
-        .int()
-        .min(100)
-        .max(10_000_000)
-        .default(100_000)
-        .meta({
-          description:
-            'Without `store.redis`: records held in memory while the database is away; past it new ones are dropped and counted. With it: copies of the records this replica put in the usage stream, held until seen in the ledger (docs/operations.md, "Redis persistence"); past it the oldest copy goes (the record is still in Redis).',
-        }),
+      claimIdleMs: z.number().int().min(100).max(3_600_000).default(30_000).meta({
+        description:
+          "With `store.redis`: usage-stream entries a replica read but did not acknowledge for this long are taken over by another (it died mid-batch); a replica's copy of a record it settled is looked up in the ledger after this long, and written from the copy if the stream lost it.",
+      }),
+      bufferMax: z.number().int().min(100).max(10_000_000).default(100_000).meta({
+        description:
+          'Without `store.redis`: records held in memory while the database is away; past it new ones are dropped and counted. With it: copies of the records this replica put in the usage stream, held until seen in the ledger (docs/operations.md, "Redis persistence"); past it the oldest copy goes (the record is still in Redis).',
+      }),
     })
     .prefault({})
     .meta({ description: 'The durable spend ledger: one row per charged call in `store.postgres`, written off the request path (docs/tenancy.md, "The spend ledger").', reload: "restart" }),
@@ -825,16 +764,10 @@ export const configSchema = z.strictObject({
             "Bytes one key may upload in batch files per UTC day (1 GiB by default), counted as the file is stored; past it the upload is refused (429) and the file discarded, until 00:00 UTC. Bounds the work a key can cause by uploading.",
           reload: "restart",
         }),
-      maxFilesPerKey: z
-        .number()
-        .int()
-        .min(1)
-        .max(100_000)
-        .default(100)
-        .meta({
-          description: "Batch files one key may store at once (uploads, counting those still streaming in; output files are not counted); one more is refused (429) until the key deletes one (`DELETE /v1/files/{id}`).",
-          reload: "restart",
-        }),
+      maxFilesPerKey: z.number().int().min(1).max(100_000).default(100).meta({
+        description: "Batch files one key may store at once (uploads, counting those still streaming in; output files are not counted); one more is refused (429) until the key deletes one (`DELETE /v1/files/{id}`).",
+        reload: "restart",
+      }),
       concurrency: z
         .number()
         .int()
@@ -842,27 +775,16 @@ export const configSchema = z.strictObject({
         .max(256)
         .default(4)
         .meta({ description: "Lines this gateway runs at once, over all batches; each line goes through the same admission, limits and budget as an interactive call.", reload: "restart" }),
-      leaseMs: z
-        .number()
-        .int()
-        .min(500)
-        .max(600_000)
-        .default(30_000)
-        .meta({
-          description:
-            "With store.redis and store.postgres, batches run on a queue shared by the replicas: a line held by a replica that stopped answering goes to another after this. Longer than a line's longest call is not needed (the lease is renewed while the line runs).",
-          reload: "restart",
-        }),
-      maxShare: z
-        .number()
-        .min(0.01)
-        .max(1)
-        .default(0.25)
-        .meta({
-          description:
-            "Batch lines use spare capacity: at most this share of a provider's maxConcurrent (at least one stream), and a line starts only while no interactive call waits for that provider; when a stream ends, waiting interactive calls go first. A provider without maxConcurrent has no limit to share.",
-          reload: "live",
-        }),
+      leaseMs: z.number().int().min(500).max(600_000).default(30_000).meta({
+        description:
+          "With store.redis and store.postgres, batches run on a queue shared by the replicas: a line held by a replica that stopped answering goes to another after this. Longer than a line's longest call is not needed (the lease is renewed while the line runs).",
+        reload: "restart",
+      }),
+      maxShare: z.number().min(0.01).max(1).default(0.25).meta({
+        description:
+          "Batch lines use spare capacity: at most this share of a provider's maxConcurrent (at least one stream), and a line starts only while no interactive call waits for that provider; when a stream ends, waiting interactive calls go first. A provider without maxConcurrent has no limit to share.",
+        reload: "live",
+      }),
     })
     .prefault({})
     .meta({
@@ -875,13 +797,11 @@ export const configSchema = z.strictObject({
       redis: redisStoreSchema
         .optional()
         .meta({ description: "One Redis (standalone, or a primary with replicas behind Sentinel or a managed service), not Cluster, shared by every replica.", unset: "limits, spend, usage and exact-cache entries in process" }),
-      postgres: postgresStoreSchema
-        .optional()
-        .meta({
-          description:
-            "The one database of the features that need one: the spend ledger, the audit log, batches and their files, evaluation recordings and datasets, shadow comparisons, and the semantic cache. A server by `url`, or the embedded PGlite. It opens behind the port when a feature first needs it; until it is open those features go without or wait (the semantic cache misses; ledger and audit records wait for it).",
-          unset: "the embedded PGlite in memory, opened when a feature first needs it (a semantic cache, a batch, a recording); the ledger and the audit log stay off, as nothing in it survives a restart",
-        }),
+      postgres: postgresStoreSchema.optional().meta({
+        description:
+          "The one database of the features that need one: the spend ledger, the audit log, batches and their files, evaluation recordings and datasets, shadow comparisons, and the semantic cache. A server by `url`, or the embedded PGlite. It opens behind the port when a feature first needs it; until it is open those features go without or wait (the semantic cache misses; ledger and audit records wait for it).",
+        unset: "the embedded PGlite in memory, opened when a feature first needs it (a semantic cache, a batch, a recording); the ledger and the audit log stay off, as nothing in it survives a restart",
+      }),
     })
     .optional()
     .meta({
