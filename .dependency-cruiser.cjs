@@ -101,6 +101,19 @@ module.exports = {
       to: { path: CARRIERS },
     },
     {
+      name: "stages-consult-features-only",
+      severity: "error",
+      comment: "A stage (pipeline/stages/) is a feature joining the call: it consults the feature rooms and the stage contract, never the carriers (attempts, providers, the wire) or another stage; the table (stages/index.ts) alone knows them all.",
+      from: { path: "^src/pipeline/stages/", pathNot: "^src/pipeline/stages/index\\.ts$" },
+      to: {
+        path: "^src/",
+        pathNot: [
+          below("core", "config", "compliance", "cache", "recording", "routing", "tenancy", "telemetry", "usage", "logging", "flow"),
+          "^src/pipeline/(stage|stream-context|stream-cut|stream-registry|output-guard)\\.ts$",
+        ],
+      },
+    },
+    {
       name: "simulator-stands-alone",
       severity: "error",
       comment: "The simulator plays the providers; it shares no gateway code, so it cannot agree with a bug.",
