@@ -219,7 +219,8 @@ export function createChatPipeline(options: ChatPipelineOptions): ChatPipeline {
     const run = async () => {
       let committed: Committed;
       try {
-        const answer = await openStages(stages, call, open);
+        const opening = openStages(stages, call, open);
+        const answer = opening instanceof Promise ? await opening : opening;
         if (ended) return;
         for (const part of open.parts) {
           if (part.tap) taps.push(part.tap);

@@ -1,3 +1,4 @@
+import { NO_CHARGE } from "../../tenancy/tenant-charge.js";
 import { routeOf, type Stage } from "../stage.js";
 
 /**
@@ -9,9 +10,9 @@ import { routeOf, type Stage } from "../stage.js";
 export function chargeStage(): Stage {
   return {
     name: "charge",
-    async open(call) {
-      await call.charge.admit(routeOf(call));
-      return undefined;
+    open(call) {
+      if (call.charge === NO_CHARGE) return undefined;
+      return call.charge.admit(routeOf(call)).then(() => undefined);
     },
   };
 }

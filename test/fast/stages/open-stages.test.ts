@@ -64,7 +64,8 @@ describe("openStages and endCall", () => {
       },
     });
     const open = openCall();
-    await expect(openStages(stages, fakeCall().call, open)).rejects.toBe(refusal);
+    // Synchronous stages open synchronously: the refusal is thrown, not a rejected promise.
+    expect(() => openStages(stages, fakeCall().call, open)).toThrow(refusal);
     expect(log).toEqual(["open a", "open b"]);
     endCall(open, { failure: refusal }, () => undefined);
     expect(log.slice(2)).toEqual(["end a rate_limited"]);
