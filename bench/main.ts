@@ -23,6 +23,7 @@ import { type NeedsResult, needsScenario, needsSection } from "./needs.js";
 import { type BatchResult, batchScenario, batchSection } from "./batch.js";
 import { agentScenario, agentSection } from "./agents.js";
 import type { TargetKind, TargetSpec } from "./targets.js";
+import { BENCH_TIMEOUTS, GATEWAY_NODE_FLAGS } from "./gateway-launch.js";
 
 const { values: args } = parseArgs({
   options: {
@@ -40,15 +41,8 @@ const ROOT = process.cwd();
 const LOAD = join(ROOT, "dist/bench/load.js");
 const RESULTS = join(ROOT, "bench/results");
 const KiB = 1024;
-const BENCH_TIMEOUTS = { idleMs: 120_000, totalMs: 600_000, firstTokenMs: 120_000, headersMs: 60_000 };
 /** Hedge after this long without a first token: above the healthy p99, far below the 2 s tail. */
 const HEDGE_AFTER_MS = 250;
-/**
- * The gateway runs as `npm start` runs it (docs/operations.md, "Deployment").
- * BENCH_GATEWAY_NODE_FLAGS replaces these for an A/B of runtime settings
- * (e.g. `--max-semi-space-size=64 --heap-growing-percent=0` for V8's own heap growth).
- */
-const GATEWAY_NODE_FLAGS = (process.env.BENCH_GATEWAY_NODE_FLAGS ?? "--max-semi-space-size=64").split(" ").filter(Boolean);
 
 interface Services {
   simOrigin: string;
