@@ -30,6 +30,12 @@ const { values: args } = parseArgs({
     b: { type: "string" },
     quick: { type: "boolean", default: false },
     rounds: { type: "string" },
+    /**
+     * CPU runs of A and B at the same moments (each its own load generator)
+     * instead of one after the other: the machine's load then varies for
+     * both alike, at the price of both competing for the same cores.
+     */
+    together: { type: "boolean", default: false },
     /** The simulator listens on P, gateway A on P+1, B on P+2; any free ports without it. */
     "port-base": { type: "string" },
   },
@@ -123,7 +129,7 @@ const times = (n: number) => `×${round(n).toFixed(2)}`;
 
 function report(a: string, b: string, rows: ReturnType<typeof results>, errors: number): string {
   const commitLine =
-    `bench A/B, same run (${ROUNDS} rounds a side, A B B A; ${a} → ${b}): ` +
+    `bench A/B, same run (${ROUNDS} rounds a side, A B B A${args.together ? ", CPU runs side by side" : ""}; ${a} → ${b}): ` +
     `gateway CPU per delta ${times(rows["cpu-grpc"]!.ratio)} gRPC, ${times(rows["cpu-sse"]!.ratio)} SSE; ` +
     `TTFT p50 at 1 stream ${signed(rows["ttft-p50-grpc"]!.diff!)} ms (${times(rows["ttft-p50-grpc"]!.ratio)}) gRPC, ` +
     `${signed(rows["ttft-p50-sse"]!.diff!)} ms (${times(rows["ttft-p50-sse"]!.ratio)}) SSE`;
@@ -132,7 +138,7 @@ function report(a: string, b: string, rows: ReturnType<typeof results>, errors: 
     "",
     `Machine: ${cpus().length} cores, Node ${process.version}, load average ${loadavg().map((l) => round(l, 1)).join(" ")} at the end. ${ROUNDS} rounds a side, alternated A B B A. ` +
       `TTFT: ${SIZE.ttftPerRound} one-stream requests a round (\`${TTFT_PROMPT}\`), A and B interleaved request by request in one load generator; A and B columns pool every round's samples. ` +
-      `CPU: ${CPU_STREAMS} streams × ${SIZE.tokens.toLocaleString("en")} tokens, zero-delay upstream, each gateway's own CPU from /proc; A and B columns are the rounds' medians. ` +
+      `CPU: ${CPU_STREAMS} streams × ${SIZE.tokens.toLocaleString("en")} tokens, zero-delay upstream, each gateway's own CPU from /proc, ${args.together ? "A and B at the same moments" : "A and B one after the other"}; A and B columns are the rounds' medians. ` +
       `B÷A and B−A are medians of the rounds' own (range: lowest and highest round).${errors ? ` **${errors} streams failed.**` : ""}`,
     "",
     table(
@@ -195,12 +201,13 @@ async function main(): Promise<void> {
         r.ttft[edge][order[1]].push(t.alternateSamples);
         r.errors += t.errors + t.alternateErrors;
       }
-      for (const side of order) {
-        for (const edge of EDGES) {
-          const c = await cpuPer100k(gw[side].proc, target(gw[side].url, edge));
-          r.cpu[edge][side].push(c.value);
-          r.errors += c.errors;
-        }
+      for (const edge of EDGES) {
+        const measure = (side: Side) => cpuPer100k(gw[side].proc, target(gw[side].url, edge));
+        const c = args.together ? await Promise.all(order.map(measure)) : [await measure(order[0]), await measure(order[1])];
+        order.forEach((side, k) => {
+          r.cpu[edge][side].push(c[k]!.value);
+          r.errors += c[k]!.errors;
+        });
       }
       await simReset();
       const p50 = (s: Side, e: Edge) => round(summary(r.ttft[e][s].at(-1)!).p50);
@@ -210,7 +217,7 @@ async function main(): Promise<void> {
     const md = report(label.a, label.b, rows, r.errors);
     await mkdir(RESULTS, { recursive: true });
     await writeFile(join(RESULTS, "ab.md"), md);
-    await writeFile(join(RESULTS, "ab.json"), `${JSON.stringify({ a: { dir: dirs.a, commit: commitOf(dirs.a) }, b: { dir: dirs.b, commit: commitOf(dirs.b) }, rounds: ROUNDS, sizes: SIZE, errors: r.errors, results: rows, raw: { cpu: r.cpu, ttftP50: mapP50(r) } }, null, 2)}\n`);
+    await writeFile(join(RESULTS, "ab.json"), `${JSON.stringify({ a: { dir: dirs.a, commit: commitOf(dirs.a) }, b: { dir: dirs.b, commit: commitOf(dirs.b) }, rounds: ROUNDS, sizes: SIZE, errors: r.errors, results: rows, together: args.together, raw: { cpu: r.cpu, ttftP50: mapP50(r) } }, null, 2)}\n`);
     process.stdout.write(md);
   } finally {
     await Promise.all([gateways.a?.proc.stop(), gateways.b?.proc.stop(), sim.stop()]);
