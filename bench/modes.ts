@@ -33,6 +33,20 @@ export interface Sizes {
   readonly needs: NeedsSizes;
   readonly batch: BatchSizes;
   readonly agents: AgentSizes;
+  readonly ab: AbSizes;
+}
+
+/**
+ * Comparing two builds (bench/ab.ts): rounds a side (alternated A B B A),
+ * one-stream TTFT requests a round (half a side, interleaved), tokens of
+ * each of the CPU run's 10 zero-delay streams, and the streams each edge
+ * of each gateway serves unmeasured first.
+ */
+export interface AbSizes {
+  readonly rounds: number;
+  readonly ttftPerRound: number;
+  readonly tokens: number;
+  readonly warmUp: { readonly concurrency: number; readonly perLane: number };
 }
 
 /**
@@ -96,6 +110,7 @@ export const SIZES: Readonly<Record<Mode, Sizes>> = {
     needs: { promptBytes: 4_096, warmUp: 200, rounds: 8, streamsPerRound: 200, routeBatches: 500, countTokens: 100_000, countRuns: 15 },
     batch: { lines: 4_000, rounds: 6, streamsPerRound: 400, concurrency: 4 },
     agents: { levels: [1, 100], streams: 1_200, warmUp: 6 },
+    ab: { rounds: 8, ttftPerRound: 400, tokens: 10_000, warmUp: { concurrency: 10, perLane: 100 } },
   },
   // Each load-generator run is a process of its own (~0.4 s to start on a busy
   // 2-core machine): the quick run saves runs as much as streams.
@@ -117,6 +132,7 @@ export const SIZES: Readonly<Record<Mode, Sizes>> = {
     needs: { promptBytes: 4_096, warmUp: 50, rounds: 2, streamsPerRound: 100, routeBatches: 100, countTokens: 100_000, countRuns: 5 },
     batch: { lines: 2_000, rounds: 2, streamsPerRound: 200, concurrency: 4 },
     agents: { levels: [1, 100], streams: 300, warmUp: 3 },
+    ab: { rounds: 2, ttftPerRound: 100, tokens: 2_000, warmUp: { concurrency: 10, perLane: 20 } },
   },
 };
 

@@ -11,20 +11,14 @@ import type { LoadSpec } from "./load.js";
 import { type Mode, SIZES, type Sizes } from "./modes.js";
 import { type Proc, runJson, startUntil } from "./procs.js";
 import type { TargetKind, TargetSpec } from "./targets.js";
+import { BENCH_TIMEOUTS, GATEWAY_NODE_FLAGS } from "./gateway-launch.js";
 
 export const ROOT = process.cwd();
 export const LOAD = join(ROOT, "dist/bench/load.js");
 export const RESULTS = join(ROOT, "bench/results");
 export const KiB = 1024;
-export const BENCH_TIMEOUTS = { idleMs: 120_000, totalMs: 600_000, firstTokenMs: 120_000, headersMs: 60_000 };
 /** Hedge after this long without a first token: above the healthy p99, far below the 2 s tail. */
 export const HEDGE_AFTER_MS = 250;
-/**
- * The gateway runs as `npm start` runs it (docs/operations.md, "Deployment").
- * BENCH_GATEWAY_NODE_FLAGS replaces these for an A/B of runtime settings
- * (e.g. `--max-semi-space-size=64 --heap-growing-percent=0` for V8's own heap growth).
- */
-export const GATEWAY_NODE_FLAGS = (process.env.BENCH_GATEWAY_NODE_FLAGS ?? "--max-semi-space-size=64").split(" ").filter(Boolean);
 
 /** What every scenario is handed: the run's mode and sizes, and the processes started once for the whole run. */
 export interface Services {

@@ -32,6 +32,10 @@ describe("benchmark results files", () => {
     for (const file of files("quick")) expect(ignored(file), file).toBe(true);
   });
 
+  it("an A/B run's files are ignored: they compare two arbitrary builds", () => {
+    for (const file of ["bench/results/ab.json", "bench/results/ab.md"]) expect(ignored(file), file).toBe(true);
+  });
+
   it("a full run's report and chart are not ignored: they are the ones committed", () => {
     for (const file of [`${resultsName("full")}.json`, `${resultsName("full")}.md`, chartName("full")]) expect(ignored(`bench/results/${file}`), file).toBe(false);
   });
