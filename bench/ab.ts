@@ -105,12 +105,21 @@ function results(r: Rounds) {
     for (const p of [50, 99] as const) {
       const at = (samples: number[]) => (p === 50 ? summary(samples).p50 : summary(samples).p99);
       const perRound = a.map((_, i) => ({ a: at(a[i]!), b: at(b[i]!) }));
-      rows[`ttft-p${p}-${edge}`] = row(at(a.flat()), at(b.flat()), perRound.map((x) => x.b / x.a), perRound.map((x) => x.b - x.a));
+      rows[`ttft-p${p}-${edge}`] = row(
+        at(a.flat()),
+        at(b.flat()),
+        perRound.map((x) => x.b / x.a),
+        perRound.map((x) => x.b - x.a),
+      );
     }
   }
   for (const edge of EDGES) {
     const { a, b } = r.cpu[edge];
-    rows[`cpu-${edge}`] = row(median(a), median(b), a.map((x, i) => b[i]! / x));
+    rows[`cpu-${edge}`] = row(
+      median(a),
+      median(b),
+      a.map((x, i) => b[i]! / x),
+    );
   }
   return rows;
 }
@@ -136,7 +145,9 @@ function report(a: string, b: string, rows: ReturnType<typeof results>, errors: 
   return [
     `# Sluice A/B: ${a} → ${b}`,
     "",
-    `Machine: ${cpus().length} cores, Node ${process.version}, load average ${loadavg().map((l) => round(l, 1)).join(" ")} at the end. ${ROUNDS} rounds a side, alternated A B B A. ` +
+    `Machine: ${cpus().length} cores, Node ${process.version}, load average ${loadavg()
+      .map((l) => round(l, 1))
+      .join(" ")} at the end. ${ROUNDS} rounds a side, alternated A B B A. ` +
       `TTFT: ${SIZE.ttftPerRound} one-stream requests a round (\`${TTFT_PROMPT}\`), A and B interleaved request by request in one load generator; A and B columns pool every round's samples. ` +
       `CPU: ${CPU_STREAMS} streams × ${SIZE.tokens.toLocaleString("en")} tokens, zero-delay upstream, each gateway's own CPU from /proc, ${args.together ? "A and B at the same moments" : "A and B one after the other"}; A and B columns are the rounds' medians. ` +
       `B÷A and B−A are medians of the rounds' own (range: lowest and highest round).${errors ? ` **${errors} streams failed.**` : ""}`,
@@ -211,13 +222,18 @@ async function main(): Promise<void> {
       }
       await simReset();
       const p50 = (s: Side, e: Edge) => round(summary(r.ttft[e][s].at(-1)!).p50);
-      log(`round ${i + 1}/${ROUNDS} (${order.join(" ").toUpperCase()}): TTFT p50 gRPC ${p50("a", "grpc")} / ${p50("b", "grpc")} ms, SSE ${p50("a", "sse")} / ${p50("b", "sse")} ms; CPU s/100k gRPC ${round(r.cpu.grpc.a.at(-1)!)} / ${round(r.cpu.grpc.b.at(-1)!)}, SSE ${round(r.cpu.sse.a.at(-1)!)} / ${round(r.cpu.sse.b.at(-1)!)}`);
+      log(
+        `round ${i + 1}/${ROUNDS} (${order.join(" ").toUpperCase()}): TTFT p50 gRPC ${p50("a", "grpc")} / ${p50("b", "grpc")} ms, SSE ${p50("a", "sse")} / ${p50("b", "sse")} ms; CPU s/100k gRPC ${round(r.cpu.grpc.a.at(-1)!)} / ${round(r.cpu.grpc.b.at(-1)!)}, SSE ${round(r.cpu.sse.a.at(-1)!)} / ${round(r.cpu.sse.b.at(-1)!)}`,
+      );
     }
     const rows = results(r);
     const md = report(label.a, label.b, rows, r.errors);
     await mkdir(RESULTS, { recursive: true });
     await writeFile(join(RESULTS, "ab.md"), md);
-    await writeFile(join(RESULTS, "ab.json"), `${JSON.stringify({ a: { dir: dirs.a, commit: commitOf(dirs.a) }, b: { dir: dirs.b, commit: commitOf(dirs.b) }, rounds: ROUNDS, sizes: SIZE, errors: r.errors, results: rows, together: args.together, raw: { cpu: r.cpu, ttftP50: mapP50(r) } }, null, 2)}\n`);
+    await writeFile(
+      join(RESULTS, "ab.json"),
+      `${JSON.stringify({ a: { dir: dirs.a, commit: commitOf(dirs.a) }, b: { dir: dirs.b, commit: commitOf(dirs.b) }, rounds: ROUNDS, sizes: SIZE, errors: r.errors, results: rows, together: args.together, raw: { cpu: r.cpu, ttftP50: mapP50(r) } }, null, 2)}\n`,
+    );
     process.stdout.write(md);
   } finally {
     await Promise.all([gateways.a?.proc.stop(), gateways.b?.proc.stop(), sim.stop()]);

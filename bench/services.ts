@@ -7,11 +7,11 @@ import { join } from "node:path";
 import { stringify } from "yaml";
 import type { RequestRecord } from "../src/simulator/records.js";
 import { type Runtime, runtimeAt } from "./capacity.js";
+import { BENCH_TIMEOUTS, GATEWAY_NODE_FLAGS } from "./gateway-launch.js";
 import type { LoadSpec } from "./load.js";
 import { type Mode, SIZES, type Sizes } from "./modes.js";
 import { type Proc, runJson, startUntil } from "./procs.js";
 import type { TargetKind, TargetSpec } from "./targets.js";
-import { BENCH_TIMEOUTS, GATEWAY_NODE_FLAGS } from "./gateway-launch.js";
 
 export const ROOT = process.cwd();
 export const LOAD = join(ROOT, "dist/bench/load.js");

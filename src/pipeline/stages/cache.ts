@@ -1,7 +1,7 @@
 import type { CachedAnswer } from "../../cache/cached-answer.js";
 import { CACHE_HEADER, CACHE_SIMILARITY_HEADER, type CachedRoute, cacheHeaderValue, type ResponseCache, type StorePlan } from "../../cache/response-cache.js";
-import type { ChatRequest } from "../../core/chat-request.js";
 import type { ModelRoute } from "../../config/config.js";
+import type { ChatRequest } from "../../core/chat-request.js";
 import { costMicros } from "../../usage/cost.js";
 import { type Answer, type CallState, routeOf, type Stage, type StagePart } from "../stage.js";
 
@@ -31,14 +31,14 @@ export function cacheStage(cache: ResponseCache | undefined): Stage {
 
 /** The cache's verdict for one call: a hit answers it, a miss that may be stored is captured. */
 async function consult(cache: ResponseCache, call: CallState, route: CachedRoute, request: ChatRequest): Promise<StagePart | undefined> {
-      const { ctx } = call;
-      const lookup = await cache.lookup(request, route, ctx.principal, ctx.cachePolicy ?? "default", { requestId: ctx.requestId, signal: call.signal });
-      const value = cacheHeaderValue(lookup.result);
-      call.summary.headers[CACHE_HEADER] = value;
-      if (lookup.similarity !== undefined) call.summary.headers[CACHE_SIMILARITY_HEADER] = lookup.similarity.toFixed(4);
-      call.summary.facts.cache = value;
-      if (lookup.answer) return { answer: hit(cache, call, route, lookup.answer, lookup.result === "hit_semantic" ? { kind: "semantic", similarity: lookup.similarity } : { kind: "exact" }) };
-      return lookup.store ? missStored(cache, call, route, lookup.store) : undefined;
+  const { ctx } = call;
+  const lookup = await cache.lookup(request, route, ctx.principal, ctx.cachePolicy ?? "default", { requestId: ctx.requestId, signal: call.signal });
+  const value = cacheHeaderValue(lookup.result);
+  call.summary.headers[CACHE_HEADER] = value;
+  if (lookup.similarity !== undefined) call.summary.headers[CACHE_SIMILARITY_HEADER] = lookup.similarity.toFixed(4);
+  call.summary.facts.cache = value;
+  if (lookup.answer) return { answer: hit(cache, call, route, lookup.answer, lookup.result === "hit_semantic" ? { kind: "semantic", similarity: lookup.similarity } : { kind: "exact" }) };
+  return lookup.store ? missStored(cache, call, route, lookup.store) : undefined;
 }
 
 /** A hit: what it saved (or its charge, under chargeHits), and the stored answer as the call's. */
