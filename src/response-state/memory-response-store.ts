@@ -1,0 +1,105 @@
+import { GatewayError } from "../core/errors.js";
+import { type JsonObject, placeOfItem } from "./response-ids.js";
+import type { ResponseStore, StoredResponse, StoredSummary } from "./stored-response.js";
+
+interface Entry {
+  readonly record: StoredResponse;
+  readonly bytes: number;
+  readonly expiresAt: number;
+}
+
+export interface MemoryResponseStoreOptions {
+  /** Most bytes one owner may keep (0: no limit). */
+  readonly maxStoredBytes: number;
+  readonly now?: () => number;
+}
+
+/**
+ * Stored responses in this process: the same contract as the database's
+ * (pg-response-store.ts), for fast tests of what the edges do with it.
+ * Nothing survives a restart or is seen by another replica.
+ */
+export function createMemoryResponseStore(options: MemoryResponseStoreOptions): ResponseStore {
+  const now = options.now ?? Date.now;
+  const entries = new Map<string, Entry>();
+  const live = (id: string, owner: string): StoredResponse | undefined => {
+    const e = entries.get(id);
+    if (!e || e.record.owner !== owner || e.expiresAt <= now()) return undefined;
+    return e.record;
+  };
+  const bytesOf = (owner: string, except?: string) => {
+    let total = 0;
+    for (const [id, e] of entries) if (e.record.owner === owner && id !== except) total += e.bytes;
+    return total;
+  };
+  return {
+    async put(record, ttlMs) {
+      const bytes = Buffer.byteLength(JSON.stringify(record));
+      const existing = entries.get(record.id);
+      if (existing && existing.record.owner !== record.owner) throw new GatewayError("internal", "response id already in use");
+      if (options.maxStoredBytes > 0 && bytesOf(record.owner, record.id) + bytes > options.maxStoredBytes) {
+        throw new GatewayError("failed_precondition", `stored responses of this key would pass responses.maxStoredPerKey (${options.maxStoredBytes} bytes): delete some, or send store: false`);
+      }
+      entries.set(record.id, { record, bytes, expiresAt: now() + ttlMs });
+    },
+    async get(id, owner) {
+      return live(id, owner);
+    },
+    async chain(id, owner, maxDepth) {
+      const out: StoredResponse[] = [];
+      let at: string | undefined = id;
+      while (at !== undefined) {
+        if (out.length >= maxDepth) return undefined;
+        const r = live(at, owner);
+        if (!r) return undefined;
+        out.push(r);
+        at = r.previousId;
+      }
+      return out.reverse();
+    },
+    async item(itemId, owner) {
+      const place = placeOfItem(itemId);
+      if (!place || place.kind === "conversation") return undefined;
+      const r = live(place.responseId, owner);
+      if (!r) return undefined;
+      const list = place.kind === "input" ? r.input : ((r.response.output as JsonObject[] | undefined) ?? []);
+      return list.find((i) => i.id === itemId);
+    },
+    async delete(id, owner) {
+      if (!live(id, owner)) return false;
+      entries.delete(id);
+      return true;
+    },
+    async purge(owner) {
+      let n = 0;
+      for (const [id, e] of entries) {
+        if (e.record.owner === owner) {
+          entries.delete(id);
+          n += 1;
+        }
+      }
+      return n;
+    },
+    async summaries(owner) {
+      const by = new Map<string, { count: number; bytes: number }>();
+      for (const e of entries.values()) {
+        if (owner !== undefined && e.record.owner !== owner) continue;
+        const s = by.get(e.record.owner) ?? { count: 0, bytes: 0 };
+        s.count += 1;
+        s.bytes += e.bytes;
+        by.set(e.record.owner, s);
+      }
+      return [...by].map(([o, s]): StoredSummary => ({ owner: o, ...s }));
+    },
+    async sweep() {
+      let n = 0;
+      for (const [id, e] of entries) {
+        if (e.expiresAt <= now()) {
+          entries.delete(id);
+          n += 1;
+        }
+      }
+      return n;
+    },
+  };
+}
