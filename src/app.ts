@@ -38,6 +38,7 @@ import { reportCuts } from "./pipeline/stream-cut.js";
 import { createStreamRegistry, type StreamRegistry } from "./pipeline/stream-registry.js";
 import { createRecorder, type Recorder } from "./recording/recorder.js";
 import { createBreakers } from "./resilience/circuit-breaker.js";
+import { createMemoryResponseStore } from "./response-state/memory-response-store.js";
 import { openResumableStreams } from "./resume/open-stream-log.js";
 import type { ResumableStreams } from "./resume/resumable-streams.js";
 import { createRoutes } from "./routes.js";
@@ -378,6 +379,8 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
     keptLocal: () => keptLocalNames(live.current()),
     embed: embedAsOwner(calls, tenancy),
   });
+  // Stored responses (issue 46): in memory until the database-backed store lands.
+  const responseStore = createMemoryResponseStore({ maxStoredBytes: config.responses.maxStoredPerKey });
   let server: GatewayServer | undefined;
   const route = createRoutes({
     calls,
@@ -386,6 +389,7 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
     sendTimeoutMs: config.server.sendTimeoutMs,
     sseKeepaliveMs: config.facade.keepaliveMs,
     batches: { store: batchStore, runner: batches, settings: config.batch },
+    ...(config.responses.store ? { responseState: { store: responseStore, settings: () => live.current().responses } } : {}),
     ...(config.auth.adminKeySha256 !== undefined
       ? {
           admin: tenancy.admin,

@@ -46,6 +46,7 @@ import type { Exchange } from "./http/exchange.js";
 import { type AnyRequest, type AnyResponse, decodePathSegment, pathOf } from "./http/node-http.js";
 import type { SpendReports } from "./ledger/spend-reports.js";
 import type { StreamRegistry } from "./pipeline/stream-registry.js";
+import type { ResponseState } from "./response-state/response-state.js";
 import type { ConnectionGuard } from "./server/connection-guard.js";
 import { handleHealth, notFound } from "./server/health.js";
 import { serveMetrics } from "./server/metrics-route.js";
@@ -81,6 +82,8 @@ export interface RoutesOptions {
   readonly console: { readonly access: ConsoleAccess; readonly assets: ConsoleAssets };
   /** The Batch API (the facade's /v1/files and /v1/batches, and BatchService): its database, queue and settings (absent: not served). */
   readonly batches?: { readonly store: BatchStore; readonly runner: BatchRunner; readonly settings: BatchSettings };
+  /** Stored responses for /v1/responses (config.responses): absent when `responses.store` is false. */
+  readonly responseState?: ResponseState;
   /** GET /metrics here (absent when metrics are off or have a listener of their own). */
   readonly metrics?: Metrics;
   /** GET /debug/runtime, when debug endpoints are on. */
@@ -164,6 +167,7 @@ export function createRoutes(options: RoutesOptions): Route {
     sendTimeoutMs: options.sendTimeoutMs,
   });
   const edgeOptions = { calls, limits: options.limits, keepaliveMs: options.sseKeepaliveMs, sendTimeoutMs: options.sendTimeoutMs };
+  const responsesOptions = { ...edgeOptions, ...(options.responseState ? { state: options.responseState } : {}) };
   const openAi = { calls, limits: options.limits, keepaliveMs: options.sseKeepaliveMs, sendTimeoutMs: options.sendTimeoutMs };
   const badId = (field: string, what: string) => new GatewayError("invalid_request", `path: the ${what} has a malformed percent-escape or a control character`, { field });
 
@@ -179,7 +183,7 @@ export function createRoutes(options: RoutesOptions): Route {
     { method: "POST", path: "/v1/embeddings", edge: "openai", serve: (req, res, exchange) => embeddings(req, res, exchange, openAi) },
     { method: "POST", path: "/v1/messages", edge: "anthropic", serve: (req, res, exchange) => messages(req, res, exchange, edgeOptions) },
     { method: "POST", path: "/v1/messages/count_tokens", edge: "anthropic", serve: (req, res, exchange) => countTokens(req, res, exchange, edgeOptions) },
-    { method: "POST", path: "/v1/responses", edge: "responses", serve: (req, res, exchange) => responses(req, res, exchange, edgeOptions) },
+    { method: "POST", path: "/v1/responses", edge: "responses", serve: (req, res, exchange) => responses(req, res, exchange, responsesOptions) },
     ...(options.batches && batchOperations ? batchRoutes({ operations: batchOperations, settings: options.batches.settings, calls, limits: options.limits }) : []),
     // The Gemini API (generativelanguage's paths): `{id}` is `model:method`; `/v1/models/…` is the same API's stable prefix (POST only: GET /v1/models is OpenAI's).
     { method: "POST", path: "/v1beta/models/{id}", edge: "gemini", serve: (req, res, exchange, id) => geminiModelMethod(req, res, exchange, edgeOptions, id) },

@@ -22,6 +22,7 @@ import type {
   PostgresStoreConfig,
   Price,
   RedisStoreConfig,
+  ResponsesSettings,
   ResumeSettings,
   ShadowSettings,
   Strategy,
@@ -52,6 +53,7 @@ export type {
   PostgresStoreConfig,
   Price,
   RedisStoreConfig,
+  ResponsesSettings,
   ResumeSettings,
   ShadowSettings,
   Strategy,
@@ -246,6 +248,7 @@ export interface Config {
   /** Absent: limits, spend and usage are kept in process. */
   readonly store?: { readonly redis?: RedisStoreConfig; readonly postgres?: PostgresStoreConfig };
   readonly resume: ResumeSettings;
+  readonly responses: ResponsesSettings;
   readonly console: ConsoleConfig;
   readonly cache: CacheSettings;
   readonly compliance: { readonly patterns: readonly CustomPattern[]; readonly audit: AuditSettings };
@@ -472,6 +475,7 @@ function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: Nod
     },
     ...(file.store ? { store: { ...(file.store.redis ? { redis: file.store.redis } : {}), ...(file.store.postgres ? { postgres: file.store.postgres } : {}) } } : {}),
     resume: file.resume,
+    responses: file.responses,
     cache: file.cache,
     compliance: { patterns: file.compliance.patterns, audit: { ...file.compliance.audit, enabled: file.compliance.audit.enabled ?? file.store?.postgres !== undefined } },
     console: {

@@ -9,6 +9,9 @@ import type { BUDGET_PERIODS, CACHE_SCOPES, CONSOLE_ACCESS, ConfigFile, keyLimit
 // and says. A room that needs only its section imports it from here, not
 // from the resolver.
 
+/** config.responses: stored responses (docs/responses.md). */
+export type ResponsesSettings = ConfigFile["responses"];
+
 /** config.resume: detach grace, retention and backlog bounds of resumable streams (docs/streams.md, "Resumable streams"). */
 export type ResumeSettings = ConfigFile["resume"];
 

@@ -5,6 +5,7 @@ import type { StructureLimits } from "../../core/structure-limits.js";
 import type { Exchange } from "../../http/exchange.js";
 import { type AnyRequest, type AnyResponse, headerOf, sendJson } from "../../http/node-http.js";
 import type { BodyLimits } from "../../http/read-body.js";
+import type { ResponseState } from "../../response-state/response-state.js";
 import { answerWhole, beginHttpCall, httpCall, type Refuse } from "../sse/http-call.js";
 import { type SseCodec, writeSse } from "../sse/write-sse.js";
 import { type ResponsesRequest, responsesRequestFrom } from "./from-responses.js";
@@ -18,6 +19,8 @@ export interface ResponsesOptions {
   /** Silence on a stream after which a `: keepalive` comment is sent. */
   readonly keepaliveMs: number;
   readonly sendTimeoutMs: number;
+  /** Stored responses (config.responses): absent, the edge is stateless and refuses `store: true` by name. */
+  readonly state?: ResponseState;
 }
 
 /** Sends `reason` in OpenAI's error body, its field named as the request named it; `headers` (the key's quota) beside its own. */
