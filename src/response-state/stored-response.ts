@@ -1,3 +1,4 @@
+import type { ChatMessage } from "../core/chat-request.js";
 import type { JsonObject } from "./response-ids.js";
 
 /** A stored response's state, as the Responses API names it. */
@@ -26,6 +27,32 @@ export interface StoredResponse {
   readonly input: readonly JsonObject[];
   /** The response object as the API shows it: output items (with ids), usage, model alias, metadata, status, timestamps. */
   readonly response: JsonObject;
+  /** The turn as canonical messages, for continuing it (absent while a background run has not finished). */
+  readonly turn?: StoredTurn;
+}
+
+/**
+ * Who issued a replayed reasoning part (`messages[message].content[part]`)
+ * or call signature (`messages[message].toolCalls[call]`) of a turn: the
+ * same shape as the Responses edge's ReplayOrigin, indexed within the turn.
+ */
+export interface TurnOrigin {
+  readonly message: number;
+  readonly part?: number;
+  readonly call?: number;
+  readonly provider: string;
+  readonly model: string;
+}
+
+/**
+ * A response's turn as canonical messages: its own input (without
+ * `instructions`, which a continuation does not inherit) and its answer as
+ * an assistant message. Any edge continues a chain from these without
+ * reading another edge's wire (`previous_response_id` on gRPC as on HTTP).
+ */
+export interface StoredTurn {
+  readonly messages: readonly ChatMessage[];
+  readonly origins: readonly TurnOrigin[];
 }
 
 /** What an owner keeps, for the admin's listing and the per-key quota. */
