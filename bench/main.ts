@@ -15,6 +15,7 @@ import { hedgeScenario } from "./scenarios/hedge.js";
 import { ledgerScenario } from "./scenarios/ledger.js";
 import { needsRun } from "./scenarios/needs.js";
 import { piiRun } from "./scenarios/pii.js";
+import { responsesStateRun } from "./scenarios/responses-state.js";
 import { runResume } from "./scenarios/resume.js";
 import { semanticRun } from "./scenarios/semantic.js";
 import { slowScenario } from "./scenarios/slow.js";
@@ -78,6 +79,7 @@ async function main(): Promise<void> {
       needs: needsRun,
       batch: batchRun,
       agents: agentsRun,
+      "responses-state": responsesStateRun,
     };
     const run = args.only === undefined ? undefined : single[args.only];
     if (run) {
