@@ -4,12 +4,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { StreamChatResponse } from "../gen/sluice/v1/chat_service_pb.js";
 import { sha256Hex } from "../src/config/key-hash.js";
 import type { ConfigInput } from "../src/config/schema.js";
+import { streamSlot } from "../src/resume/sealed-batches.js";
 import { type Simulator, startSimulator } from "../src/simulator/server.js";
 import { simulatedText } from "../src/simulator/text.js";
 import { type ChatClient, chatClient, collect, rpcFailure, streamAndDrop, textOf, userRequest } from "./helpers/clients.js";
 import { type GatewayProcess, startGatewayProcess } from "./helpers/gateway-process.js";
 import { FAR_TIMEOUTS } from "./helpers/harness.js";
-import { dropPrefix, inspector, SHARED_REDIS_URL, testPrefix } from "./helpers/redis.js";
+import { dropPrefix, inspector, keysUnder, SHARED_REDIS_URL, testPrefix } from "./helpers/redis.js";
 import { contentOfEvents, readFacadeEvents } from "./helpers/sse-events.js";
 
 const OWNER_KEY = "sk-test-resume-owner-5e7a9c1b3d";
@@ -77,6 +78,30 @@ describe("resumable streams across gateway processes sharing one Redis", () => {
     expect((await sim.records.waitFor((r) => r.tag === "replicas-resume" && r.endedAt !== undefined, 30_000)).outcome).toBe("completed");
   });
 
+  it("keeps no answer and no stream id readable in Redis: batches are sealed under the id, keys named by its digest", async () => {
+    const secret = "marmalade-orbit-quince";
+    const messages = await collect(client(a).streamChat(userRequest("sim", `${secret}\n#sim echo=1`, { streamOptions: { resumable: true } }), bearer(OWNER_KEY)));
+    expect(textOf(messages)).toContain(secret);
+    const id = responseIdOf(messages);
+    const resumed = await collect(client(b).resumeStream({ responseId: id }, bearer(OWNER_KEY)));
+    expect(textOf(resumed)).toBe(textOf(messages));
+    const redis = await inspector();
+    try {
+      const keys = await keysUnder(redis, prefix);
+      expect(keys.some((k) => k.includes(streamSlot(id)))).toBe(true);
+      for (const key of keys) {
+        const type = await redis.type(key);
+        const value = type === "string" ? await redis.get(key) : type === "stream" ? JSON.stringify(await redis.xRange(key, "-", "+")) : type === "hash" ? JSON.stringify(await redis.hGetAll(key)) : "";
+        expect(`${key} ${value}`).not.toContain(secret);
+        expect(`${key} ${value}`).not.toContain(id.slice("resp_".length));
+        // The echo comes back three characters a delta, so the marker alone would not show a plaintext log: each batch must be opaque.
+        if (type === "stream" && key.endsWith("}:log")) for (const entry of await redis.xRange(key, "-", "+")) expect(JSON.stringify(entry)).toMatch(/^\{"id":"[0-9-]+","message":\{"r":"[A-Za-z0-9+/]+=*"\}\}$/);
+      }
+    } finally {
+      redis.destroy();
+    }
+  });
+
   it("refuse another key with PERMISSION_DENIED, on every replica, for resume and cancel", async () => {
     const first = await startAndDrop(a, "#sim tokens=2000 fail=stall fail_at=2 tag=replicas-other-key", 2);
     const id = responseIdOf(first);
@@ -107,7 +132,7 @@ describe("resumable streams across gateway processes sharing one Redis", () => {
     // Retention is the subject: wait until Redis itself has dropped the stream (its PEXPIRE), whatever the machine's speed.
     const redis = await inspector();
     try {
-      while ((await redis.exists(`${prefix}resume:{${id}}:meta`)) === 1) await new Promise((resolve) => setTimeout(resolve, 100));
+      while ((await redis.exists(`${prefix}resume:{${streamSlot(id)}}:meta`)) === 1) await new Promise((resolve) => setTimeout(resolve, 100));
     } finally {
       redis.destroy();
     }

@@ -1,5 +1,6 @@
 import type { SluiceRedisClient } from "../store/redis-connection.js";
 import { firstStreamOf, messagesOf, type RawStreamEntry } from "../store/redis-replies.js";
+import { openBatch, sealBatch, streamSlot } from "./sealed-batches.js";
 import { type ControlOp, decodeBatch, isTerminal, type LogEntry, notFound, type StreamLog, type StreamMeta } from "./stream-log.js";
 
 function parseControl(message: string): { id: string; op: ControlOp } | undefined {
@@ -38,7 +39,8 @@ const entryId = (sequence: number) => `0-${sequence + 1}`;
 /**
  * Resumable streams in Redis Streams, shared by every replica on the same
  * store.redis: `{prefix}resume:{id}:log` (XADD of message batches with explicit ids, MAXLEN,
- * PEXPIRE refreshed as it grows) and `{prefix}resume:{id}:meta`. Replays
+ * PEXPIRE refreshed as it grows) and `{prefix}resume:{id}:meta`, `{id}` being
+ * the id's digest and each batch sealed under the id (sealed-batches.ts). Replays
  * page with XRANGE on the shared connection; waiting for live entries
  * takes an XREAD BLOCK connection of its own per reader (a blocking command
  * would stall everyone else's). Control messages (attach, detach, cancel)
@@ -46,8 +48,8 @@ const entryId = (sequence: number) => `0-${sequence + 1}`;
  */
 export function createRedisStreamLog(options: RedisStreamLogOptions): StreamLog {
   const { client, prefix, retentionMs } = options;
-  const logKey = (id: string) => `${prefix}resume:{${id}}:log`;
-  const metaKey = (id: string) => `${prefix}resume:{${id}}:meta`;
+  const logKey = (id: string) => `${prefix}resume:{${streamSlot(id)}}:log`;
+  const metaKey = (id: string) => `${prefix}resume:{${streamSlot(id)}}:meta`;
   const channel = `${prefix}resume:control`;
   /** When each open stream's expiry was last pushed back: refreshed every quarter retention, not on every append. */
   const refreshed = new Map<string, number>();
@@ -99,7 +101,7 @@ export function createRedisStreamLog(options: RedisStreamLogOptions): StreamLog 
         }
         for (const message of messages) {
           last = message.id;
-          for (const entry of decodeBatch(message.message.r ?? "[]")) {
+          for (const entry of decodeBatch(message.message.r === undefined ? "[]" : openBatch(message.message.r, id))) {
             yield entry;
             if (isTerminal(entry.record)) return;
           }
@@ -122,7 +124,7 @@ export function createRedisStreamLog(options: RedisStreamLogOptions): StreamLog 
     append(id, entries, encoded) {
       const lastEntry = entries.at(-1);
       if (!lastEntry) return Promise.resolve();
-      const added = client.xadd(logKey(id), "MAXLEN", options.maxEntries, entryId(lastEntry.sequence), "r", encoded);
+      const added = client.xadd(logKey(id), "MAXLEN", options.maxEntries, entryId(lastEntry.sequence), "r", sealBatch(encoded, id));
       const terminal = isTerminal(lastEntry.record);
       const at = refreshed.get(id);
       if (terminal || at === undefined || Date.now() - at > retentionMs / 4) {
@@ -142,7 +144,7 @@ export function createRedisStreamLog(options: RedisStreamLogOptions): StreamLog 
         const page = messagesOf((await client.xrange(logKey(id), last === "0-0" ? "-" : `(${last}`, "+", "COUNT", PAGE)) as RawStreamEntry[]);
         for (const message of page) {
           last = message.id;
-          for (const entry of decodeBatch(message.message.r ?? "[]")) {
+          for (const entry of decodeBatch(message.message.r === undefined ? "[]" : openBatch(message.message.r, id))) {
             yield entry;
             if (isTerminal(entry.record)) return;
           }
