@@ -1,5 +1,6 @@
 import OpenAI from "openai";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { idDigest, seal, secretFromId } from "../src/core/sealed-entry.js";
 import { createMemoryReplayStore } from "../src/store/memory-replay-store.js";
 import { createRedisReplayStore } from "../src/store/redis-replay-store.js";
 import type { SluiceRedisClient } from "../src/store/redis-tenant-store.js";
@@ -33,6 +34,9 @@ async function replica(prefix: string, options: { maxEntryBytes?: number; url?: 
   return { client, local, store: createRedisReplayStore({ client, prefix, ttlMs: 60_000, maxEntryBytes: options.maxEntryBytes ?? 1 << 20, timeoutMs: 2_000, local }) };
 }
 
+/** A value sealed as the store seals it (under the tool-call id), so only its content is foreign. */
+const sealedFor = (id: string, text: string) => seal(text, secretFromId(id, "sluice.replay.v1"));
+
 describe("the Redis replay store", () => {
   it("a turn kept by one replica is found by another, under every tool-call id, with a TTL", async () => {
     const prefix = testPrefix("replay");
@@ -46,7 +50,11 @@ describe("the Redis replay store", () => {
     expect(await b.local.get("call_1")).toBeUndefined(); // b answered from Redis, not from a copy of its own
     const redis = await inspector();
     try {
-      const ttl = await redis.pTTL(`${prefix}replay:call_1`);
+      const ttl = await redis.pTTL(`${prefix}replay:${idDigest("call_1")}`);
+      const raw = (await redis.get(`${prefix}replay:${idDigest("call_1")}`)) ?? "";
+      expect(raw).not.toBe("");
+      for (const part of entry.reasoning.filter((p) => p.text !== "")) expect(raw).not.toContain(part.text);
+      expect(await redis.get(`${prefix}replay:call_1`)).toBeNull();
       expect(ttl).toBeGreaterThan(0);
       expect(ttl).toBeLessThanOrEqual(60_000);
     } finally {
@@ -70,9 +78,9 @@ describe("the Redis replay store", () => {
     const b = await replica(prefix);
     const redis = await inspector();
     try {
-      await redis.set(`${prefix}replay:not-json`, "{");
-      await redis.set(`${prefix}replay:wrong-shape`, JSON.stringify({ provider: "p", model: "m", reasoning: [{ text: 42 }], toolSignatures: {} }));
-      await redis.set(`${prefix}replay:array-signatures`, JSON.stringify({ provider: "p", model: "m", reasoning: [], toolSignatures: ["x"] }));
+      await redis.set(`${prefix}replay:${idDigest("not-json")}`, sealedFor("not-json", "{"));
+      await redis.set(`${prefix}replay:${idDigest("wrong-shape")}`, sealedFor("wrong-shape", JSON.stringify({ provider: "p", model: "m", reasoning: [{ text: 42 }], toolSignatures: {} })));
+      await redis.set(`${prefix}replay:${idDigest("array-signatures")}`, sealedFor("array-signatures", JSON.stringify({ provider: "p", model: "m", reasoning: [], toolSignatures: ["x"] })));
     } finally {
       redis.destroy();
     }

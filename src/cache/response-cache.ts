@@ -1,13 +1,13 @@
 import type { CacheSettings, ModelRoute } from "../config/config.js";
 import type { CachePolicy } from "../core/cache-policy.js";
 import type { ChatRequest } from "../core/chat-request.js";
+import { seal, sealedBytes, unseal } from "../core/sealed-entry.js";
 import type { Logger } from "../logging/logger.js";
 import type { Instruments } from "../telemetry/metrics.js";
 import type { Principal } from "../tenancy/principal.js";
 import { exactCacheKeys } from "./cache-key.js";
 import type { CacheStore } from "./cache-store.js";
 import { type AnswerCapture, type CachedAnswer, createAnswerCapture, decodeAnswer, encodeAnswer, type Origin } from "./cached-answer.js";
-import { seal, sealedBytes, unseal } from "./sealed-entry.js";
 import { splitQuestion } from "./semantic-question.js";
 import type { SemanticPlace, SemanticStore } from "./semantic-store.js";
 

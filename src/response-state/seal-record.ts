@@ -1,5 +1,6 @@
-import { createHash, hkdfSync } from "node:crypto";
-import { seal, unseal } from "../cache/sealed-entry.js";
+import { seal, secretFromId, unseal } from "../core/sealed-entry.js";
+
+export { idDigest } from "../core/sealed-entry.js";
 
 /**
  * A stored record's secret: derived from its id (which only its owner's
@@ -7,14 +8,7 @@ import { seal, unseal } from "../cache/sealed-entry.js";
  * its request. What the database holds is a digest of the id and a sealed
  * body: a dump of it, or of its backups, reads no prompt and no answer.
  */
-function secretOf(id: string, owner: string): Buffer {
-  return Buffer.from(hkdfSync("sha256", id, "sluice.responses.v1", owner, 32));
-}
-
-/** The row key of a record: SHA-256 of its id, hex (the id itself is never stored). */
-export function idDigest(id: string): string {
-  return createHash("sha256").update(id).digest("hex");
-}
+const secretOf = (id: string, owner: string) => secretFromId(id, "sluice.responses.v1", owner);
 
 export function sealRecord(value: unknown, id: string, owner: string): string {
   return seal(JSON.stringify(value), secretOf(id, owner));

@@ -1,6 +1,5 @@
-import { createHash, hkdfSync } from "node:crypto";
-import { seal, unseal } from "../cache/sealed-entry.js";
 import { GatewayError } from "../core/errors.js";
+import { idDigest, seal, secretFromId, unseal } from "../core/sealed-entry.js";
 
 /**
  * A resumable stream's messages are the answer itself; in Redis they are
@@ -8,14 +7,10 @@ import { GatewayError } from "../core/errors.js";
  * that started it (and the replicas serving it) hold, and the keys are
  * named by a digest of the id: a dump of Redis reads no answer and no id.
  */
-function secretOf(id: string): Buffer {
-  return Buffer.from(hkdfSync("sha256", id, "sluice.resume.v1", "batch", 32));
-}
+const secretOf = (id: string) => secretFromId(id, "sluice.resume.v1");
 
-/** The part of a stream's Redis keys that names it: SHA-256 of its id, hex. */
-export function streamSlot(id: string): string {
-  return createHash("sha256").update(id).digest("hex");
-}
+/** The part of a stream's Redis keys that names it. */
+export const streamSlot = idDigest;
 
 export function sealBatch(encoded: string, id: string): string {
   return seal(encoded, secretOf(id));

@@ -1,11 +1,12 @@
 import type { ReasoningPart } from "../core/chat-request.js";
+import { idDigest, seal, secretFromId, unseal } from "../core/sealed-entry.js";
 import type { SluiceRedisClient } from "./redis-connection.js";
 import { MAX_REPLAY_KEY_CHARS, type ReplayEntry, type ReplayStore } from "./replay-store.js";
 import { within } from "./within.js";
 
 export interface RedisReplayStoreOptions {
   readonly client: SluiceRedisClient;
-  /** The store's key prefix; entries live under `{prefix}replay:{tool-call id}`. */
+  /** The store's key prefix; entries live under `{prefix}replay:{SHA-256 of the tool-call id}`, sealed under the id. */
   readonly prefix: string;
   /** How long a turn can be replayed after it was answered (Redis expires it). */
   readonly ttlMs: number;
@@ -60,7 +61,9 @@ function parseEntry(text: string): ReplayEntry | undefined {
  */
 export function createRedisReplayStore(options: RedisReplayStoreOptions): ReplayStore {
   const { client, local } = options;
-  const keyOf = (id: string) => `${options.prefix}replay:${id}`;
+  // The turn's reasoning is the model's own words: sealed under the tool-call id, which only its conversation holds, under a key named by its digest.
+  const keyOf = (id: string) => `${options.prefix}replay:${idDigest(id)}`;
+  const secretOf = (id: string) => secretFromId(id, "sluice.replay.v1");
   return {
     async put(ids, entry) {
       const keys = ids.filter((id) => id !== "" && id.length <= MAX_REPLAY_KEY_CHARS);
@@ -69,7 +72,7 @@ export function createRedisReplayStore(options: RedisReplayStoreOptions): Replay
       const json = JSON.stringify(entry);
       if (Buffer.byteLength(json) > options.maxEntryBytes) return;
       const multi = client.multi();
-      for (const id of keys) multi.set(keyOf(id), json, "PX", options.ttlMs);
+      for (const id of keys) multi.set(keyOf(id), seal(json, secretOf(id)), "PX", options.ttlMs);
       await within(multi.exec(), options.timeoutMs, "replay put");
     },
     async get(id) {
@@ -77,7 +80,8 @@ export function createRedisReplayStore(options: RedisReplayStoreOptions): Replay
       const mine = await local.get(id);
       if (mine || client.status !== "ready") return mine;
       const text = await within(client.get(keyOf(id)), options.timeoutMs, "replay get").catch(() => null);
-      return typeof text === "string" ? parseEntry(text) : undefined;
+      const opened = typeof text === "string" ? unseal(text, secretOf(id)) : undefined;
+      return opened === undefined ? undefined : parseEntry(opened);
     },
   };
 }

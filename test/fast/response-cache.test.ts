@@ -5,7 +5,7 @@ import type { CacheStore } from "../../src/cache/cache-store.js";
 import { createAnswerCapture } from "../../src/cache/cached-answer.js";
 import { createMemoryCacheStore } from "../../src/cache/memory-cache-store.js";
 import { createResponseCache } from "../../src/cache/response-cache.js";
-import { seal, unseal } from "../../src/cache/sealed-entry.js";
+import { seal, unseal } from "../../src/core/sealed-entry.js";
 import type { ModelRoute } from "../../src/config/config.js";
 import { cachePolicyFromHeader } from "../../src/core/cache-policy.js";
 import type { ChatRequest } from "../../src/core/chat-request.js";

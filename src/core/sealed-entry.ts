@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from "node:crypto";
 
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
@@ -33,4 +33,19 @@ export function unseal(sealed: string, secret: Buffer): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * A key derived from an id only its holder has (a response, conversation,
+ * stream or tool-call id) for one `purpose`, bound to `context` (an owner's
+ * key id): what the gateway keeps under that id opens for whoever holds
+ * the id, and for nobody reading the store.
+ */
+export function secretFromId(id: string, purpose: string, context = ""): Buffer {
+  return Buffer.from(hkdfSync("sha256", id, purpose, context, 32));
+}
+
+/** How a store names what it keeps under an id: its SHA-256, hex, so the id (and the secret derived from it) is never stored. */
+export function idDigest(id: string): string {
+  return createHash("sha256").update(id).digest("hex");
 }
