@@ -38,7 +38,8 @@ import { reportCuts } from "./pipeline/stream-cut.js";
 import { createStreamRegistry, type StreamRegistry } from "./pipeline/stream-registry.js";
 import { createRecorder, type Recorder } from "./recording/recorder.js";
 import { createBreakers } from "./resilience/circuit-breaker.js";
-import { createMemoryResponseStore } from "./response-state/memory-response-store.js";
+import { createPgResponseStore } from "./response-state/pg-response-store.js";
+import { startResponseSweep } from "./response-state/response-sweep.js";
 import { openResumableStreams } from "./resume/open-stream-log.js";
 import type { ResumableStreams } from "./resume/resumable-streams.js";
 import { createRoutes } from "./routes.js";
@@ -379,8 +380,12 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
     keptLocal: () => keptLocalNames(live.current()),
     embed: embedAsOwner(calls, tenancy),
   });
-  // Stored responses (issue 46): in memory until the database-backed store lands.
-  const responseStore = createMemoryResponseStore({ maxStoredBytes: config.responses.maxStoredPerKey });
+  // Stored responses (docs/responses.md): in the database, opened by the first one stored or read; the quota reloads live.
+  const responseStore = createPgResponseStore({ database: () => database.open(), maxStoredBytes: () => live.current().responses.maxStoredPerKey });
+  if (config.responses.store) {
+    const stopSweep = startResponseSweep({ store: responseStore, intervalMs: config.responses.sweepIntervalMs, ready: () => database.current() !== undefined, logger });
+    closers.push("stored responses sweep", stopSweep);
+  }
   let server: GatewayServer | undefined;
   const route = createRoutes({
     calls,
