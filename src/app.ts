@@ -40,6 +40,7 @@ import { createRecorder, type Recorder } from "./recording/recorder.js";
 import { createBreakers } from "./resilience/circuit-breaker.js";
 import { createPgResponseStore } from "./response-state/pg-response-store.js";
 import { startResponseSweep } from "./response-state/response-sweep.js";
+import { createResponsesAdmin } from "./response-state/responses-admin.js";
 import { openResumableStreams } from "./resume/open-stream-log.js";
 import type { ResumableStreams } from "./resume/resumable-streams.js";
 import { createRoutes } from "./routes.js";
@@ -399,6 +400,7 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
       ? {
           admin: tenancy.admin,
           cacheAdmin: createCacheAdmin(cache, live.current, tenancy.keyIdsNamed),
+          ...(config.responses.store ? { responsesAdmin: createResponsesAdmin({ store: responseStore, keyIdsNamed: tenancy.keyIdsNamed, keyNames: async () => new Map((await tenancy.admin.list()).map((k) => [k.id, k.name])) }) } : {}),
           reports: createSpendReports({ ...(ledger ? { database: () => database.open() } : {}), tagKeys: () => live.current().auth.tagKeys, thresholds: () => live.current().alerts.thresholds }),
           audit: { ...(auditLog ? { log: auditLog } : {}), trail, authFailed: (event) => auditObserver.authenticated?.(event) },
           evaluations,
