@@ -1,3 +1,4 @@
+import { sealedBytes } from "../cache/sealed-entry.js";
 import { GatewayError } from "../core/errors.js";
 import { type JsonObject, placeOfItem } from "./response-ids.js";
 import { limitOf, quotaRefusal, type StoredBytesLimit } from "./store-quota.js";
@@ -36,7 +37,8 @@ export function createMemoryResponseStore(options: MemoryResponseStoreOptions): 
   };
   return {
     async put(record, ttlMs) {
-      const bytes = Buffer.byteLength(JSON.stringify(record));
+      // Counted as the database counts them: the size of the sealed record (seal-record.ts).
+      const bytes = sealedBytes(Buffer.byteLength(JSON.stringify(record)));
       const existing = entries.get(record.id);
       if (existing && existing.record.owner !== record.owner) throw new GatewayError("internal", "response id already in use");
       const limit = limitOf(options.maxStoredBytes);
