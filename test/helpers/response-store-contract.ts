@@ -91,6 +91,17 @@ export function describeResponseStore(name: string, fixture: () => StoreFixture)
       expect(await store.get(last.id, "")).toBeUndefined();
     });
 
+    it("never lets a put replace another owner's record under the same id", async () => {
+      const { store } = fixture();
+      const [a, b] = [owner(), owner()];
+      const mine = storedRecord(a, { text: "mine" });
+      await store.put(mine, LONG_TTL_MS);
+      const error = await refusal(store.put({ ...storedRecord(b, { id: mine.id, text: "theirs" }) }, LONG_TTL_MS));
+      expect(error.code).toBe("internal");
+      expect(await store.get(mine.id, a)).toEqual(mine);
+      expect(await store.get(mine.id, b)).toBeUndefined();
+    });
+
     it("walks a chain oldest first, from any of its links", async () => {
       const { store } = fixture();
       const who = owner();
