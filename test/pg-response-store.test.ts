@@ -42,6 +42,30 @@ function backend(name: string, open: () => Promise<{ db: Database; close: () => 
 
   describeResponseStore(name, () => current);
 
+  describe(`${name}: round trips`, () => {
+    it("walks a 20-turn chain, and reads one response, in one statement each", async () => {
+      const who = owner();
+      const chain = await putChain(current.store, who, 20);
+      const statements: string[] = [];
+      const counted: Database = {
+        ...db,
+        query: (sql, params) => {
+          statements.push(sql);
+          return db.query(sql, params);
+        },
+        transaction: (work) => {
+          statements.push("transaction");
+          return db.transaction(work);
+        },
+      };
+      const store = createPgResponseStore({ database: async () => counted, maxStoredBytes: 0 });
+      expect((await store.chain(chain[19]!.id, who, 1_000))?.map((r) => r.id)).toEqual(chain.map((r) => r.id));
+      expect(statements).toHaveLength(1);
+      expect(await store.get(chain[3]!.id, who)).toEqual(chain[3]);
+      expect(statements).toHaveLength(2);
+    });
+  });
+
   describe(`${name}: at rest`, () => {
     it("keeps no prompt, no answer and no response id in plaintext in any sluice_ table", async () => {
       const marker = `marker-${owner()}-plaintext`;
