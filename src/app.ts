@@ -38,7 +38,9 @@ import { reportCuts } from "./pipeline/stream-cut.js";
 import { createStreamRegistry, type StreamRegistry } from "./pipeline/stream-registry.js";
 import { createRecorder, type Recorder } from "./recording/recorder.js";
 import { createBreakers } from "./resilience/circuit-breaker.js";
-import { createMemoryResponseStore } from "./response-state/memory-response-store.js";
+import { createPgResponseStore } from "./response-state/pg-response-store.js";
+import { startResponseSweep } from "./response-state/response-sweep.js";
+import { createResponsesAdmin } from "./response-state/responses-admin.js";
 import { openResumableStreams } from "./resume/open-stream-log.js";
 import type { ResumableStreams } from "./resume/resumable-streams.js";
 import { createRoutes } from "./routes.js";
@@ -379,8 +381,12 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
     keptLocal: () => keptLocalNames(live.current()),
     embed: embedAsOwner(calls, tenancy),
   });
-  // Stored responses (issue 46): in memory until the database-backed store lands.
-  const responseStore = createMemoryResponseStore({ maxStoredBytes: config.responses.maxStoredPerKey });
+  // Stored responses (docs/responses.md): in the database, opened by the first one stored or read; the quota reloads live.
+  const responseStore = createPgResponseStore({ database: () => database.open(), maxStoredBytes: () => live.current().responses.maxStoredPerKey });
+  if (config.responses.store) {
+    const stopSweep = startResponseSweep({ store: responseStore, intervalMs: config.responses.sweepIntervalMs, ready: () => database.current() !== undefined, logger });
+    closers.push("stored responses sweep", stopSweep);
+  }
   let server: GatewayServer | undefined;
   const route = createRoutes({
     calls,
@@ -394,6 +400,7 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
       ? {
           admin: tenancy.admin,
           cacheAdmin: createCacheAdmin(cache, live.current, tenancy.keyIdsNamed),
+          ...(config.responses.store ? { responsesAdmin: createResponsesAdmin({ store: responseStore, keyIdsNamed: tenancy.keyIdsNamed, keyNames: async () => new Map((await tenancy.admin.list()).map((k) => [k.id, k.name])) }) } : {}),
           reports: createSpendReports({ ...(ledger ? { database: () => database.open() } : {}), tagKeys: () => live.current().auth.tagKeys, thresholds: () => live.current().alerts.thresholds }),
           audit: { ...(auditLog ? { log: auditLog } : {}), trail, authFailed: (event) => auditObserver.authenticated?.(event) },
           evaluations,

@@ -47,6 +47,7 @@ import { type AnyRequest, type AnyResponse, decodePathSegment, pathOf } from "./
 import type { SpendReports } from "./ledger/spend-reports.js";
 import type { StreamRegistry } from "./pipeline/stream-registry.js";
 import type { ResponseState } from "./response-state/response-state.js";
+import type { ResponsesAdmin } from "./response-state/responses-admin.js";
 import type { ConnectionGuard } from "./server/connection-guard.js";
 import { handleHealth, notFound } from "./server/health.js";
 import { serveMetrics } from "./server/metrics-route.js";
@@ -67,6 +68,8 @@ export interface RoutesOptions {
   readonly admin?: KeyAdmin;
   /** AdminService's PurgeCache and GetCacheStats, served with the rest of it. */
   readonly cacheAdmin?: CacheAdmin;
+  /** AdminService's ListStoredResponses and PurgeResponses (absent: `responses.store` is false). */
+  readonly responsesAdmin?: ResponsesAdmin;
   /** AdminService's GetSpendReport and GET /admin/v1/spend.csv, served with the rest of it. */
   readonly reports?: SpendReports;
   /** AdminService's datasets and evaluations, and GET /admin/v1/evaluations/{id}/report.csv. */
@@ -157,6 +160,7 @@ export function createRoutes(options: RoutesOptions): Route {
               ...(options.evaluations ? { evaluations: options.evaluations } : {}),
               ...(options.shadow ? { shadow: options.shadow } : {}),
               ...(options.batches && options.keyName ? { batches: { store: options.batches.store, keyName: options.keyName } } : {}),
+              ...(options.responsesAdmin ? { responses: options.responsesAdmin } : {}),
             })
           : undefined;
       // WatchStats may be served without the rest (an open console with no admin key): the rest then answers UNIMPLEMENTED.

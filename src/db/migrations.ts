@@ -331,6 +331,26 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE sluice_ledger ADD COLUMN IF NOT EXISTS cache_write_1h_tokens bigint NOT NULL DEFAULT 0;
       ALTER TABLE sluice_ledger ADD COLUMN IF NOT EXISTS cost_picos bigint`,
   },
+  {
+    version: 17,
+    name: "stored responses",
+    // One row per stored response (docs/responses.md, "Storage"), keyed by a digest of its id: the id is
+    // the secret its body is sealed under, so neither it nor any prompt or answer is kept in plaintext.
+    // previous_hash links a chain for one recursive walk; owner (a key id) carries quota and purge.
+    sql: `
+      CREATE TABLE IF NOT EXISTS sluice_responses (
+        id_hash text PRIMARY KEY,
+        owner text NOT NULL,
+        previous_hash text,
+        status text NOT NULL,
+        bytes integer NOT NULL,
+        body text NOT NULL,
+        created_at timestamptz NOT NULL,
+        expires_at timestamptz NOT NULL
+      );
+      CREATE INDEX IF NOT EXISTS sluice_responses_owner ON sluice_responses (owner);
+      CREATE INDEX IF NOT EXISTS sluice_responses_expiry ON sluice_responses (expires_at)`,
+  },
 ];
 
 /** What a migration run did: the versions applied, and those waiting for an extension the server does not offer. */

@@ -1,5 +1,7 @@
+import { sealedBytes } from "../cache/sealed-entry.js";
 import { GatewayError } from "../core/errors.js";
 import { type JsonObject, placeOfItem } from "./response-ids.js";
+import { limitOf, quotaRefusal, type StoredBytesLimit } from "./store-quota.js";
 import type { ResponseStore, StoredResponse, StoredSummary } from "./stored-response.js";
 
 interface Entry {
@@ -9,8 +11,8 @@ interface Entry {
 }
 
 export interface MemoryResponseStoreOptions {
-  /** Most bytes one owner may keep (0: no limit). */
-  readonly maxStoredBytes: number;
+  /** Most bytes one owner may keep (0: no limit); a function is read at each put (the setting reloads live). */
+  readonly maxStoredBytes: StoredBytesLimit;
   readonly now?: () => number;
 }
 
@@ -29,17 +31,18 @@ export function createMemoryResponseStore(options: MemoryResponseStoreOptions): 
   };
   const bytesOf = (owner: string, except?: string) => {
     let total = 0;
-    for (const [id, e] of entries) if (e.record.owner === owner && id !== except) total += e.bytes;
+    // Expired records no longer count: they are gone for every read, and the sweep removes them.
+    for (const [id, e] of entries) if (e.record.owner === owner && id !== except && e.expiresAt > now()) total += e.bytes;
     return total;
   };
   return {
     async put(record, ttlMs) {
-      const bytes = Buffer.byteLength(JSON.stringify(record));
+      // Counted as the database counts them: the size of the sealed record (seal-record.ts).
+      const bytes = sealedBytes(Buffer.byteLength(JSON.stringify(record)));
       const existing = entries.get(record.id);
       if (existing && existing.record.owner !== record.owner) throw new GatewayError("internal", "response id already in use");
-      if (options.maxStoredBytes > 0 && bytesOf(record.owner, record.id) + bytes > options.maxStoredBytes) {
-        throw new GatewayError("failed_precondition", `stored responses of this key would pass responses.maxStoredPerKey (${options.maxStoredBytes} bytes): delete some, or send store: false`);
-      }
+      const limit = limitOf(options.maxStoredBytes);
+      if (limit > 0 && bytesOf(record.owner, record.id) + bytes > limit) throw quotaRefusal(limit);
       entries.set(record.id, { record, bytes, expiresAt: now() + ttlMs });
     },
     async get(id, owner) {
@@ -83,7 +86,7 @@ export function createMemoryResponseStore(options: MemoryResponseStoreOptions): 
     async summaries(owner) {
       const by = new Map<string, { count: number; bytes: number }>();
       for (const e of entries.values()) {
-        if (owner !== undefined && e.record.owner !== owner) continue;
+        if ((owner !== undefined && e.record.owner !== owner) || e.expiresAt <= now()) continue;
         const s = by.get(e.record.owner) ?? { count: 0, bytes: 0 };
         s.count += 1;
         s.bytes += e.bytes;

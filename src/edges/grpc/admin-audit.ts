@@ -114,6 +114,12 @@ const AUDITED: Partial<Record<keyof Impl, AuditedCall>> = {
     target: (req) => String(req.alias ?? "") || String(req.requestId ?? "") || "*",
     details: (req): AuditDetails => ({ ...(req.keyName ? { key: String(req.keyName) } : {}), ...(req.requestId ? { requestId: String(req.requestId) } : {}) }),
   },
+  purgeResponses: {
+    action: "responses.purge",
+    target: (req) => String(req.keyId ?? "") || String(req.keyName ?? ""),
+    details: (req): AuditDetails => (req.keyName ? { key: String(req.keyName) } : {}),
+    resultDetails: (res): AuditDetails => ({ ids: ((res.keyIds as string[] | undefined) ?? []).join(","), purged: Number(res.purged ?? 0) }),
+  },
 };
 
 /**
