@@ -38,6 +38,7 @@ import { reportCuts } from "./pipeline/stream-cut.js";
 import { createStreamRegistry, type StreamRegistry } from "./pipeline/stream-registry.js";
 import { createRecorder, type Recorder } from "./recording/recorder.js";
 import { createBreakers } from "./resilience/circuit-breaker.js";
+import { createMemoryResponseStore } from "./response-state/memory-response-store.js";
 import { createPgResponseStore } from "./response-state/pg-response-store.js";
 import { startResponseSweep } from "./response-state/response-sweep.js";
 import { createResponsesAdmin } from "./response-state/responses-admin.js";
@@ -381,10 +382,12 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
     keptLocal: () => keptLocalNames(live.current()),
     embed: embedAsOwner(calls, tenancy),
   });
-  // Stored responses (docs/responses.md): in the database, opened by the first one stored or read; the quota reloads live.
-  const responseStore = createPgResponseStore({ database: () => database.open(), maxStoredBytes: () => live.current().responses.maxStoredPerKey });
+  // Stored responses (docs/responses.md): in the database when store.postgres is configured (opened by the first one stored or
+  // read), else in memory, where the embedded in-memory database would keep them too; the quota reloads live.
+  const maxStoredBytes = () => live.current().responses.maxStoredPerKey;
+  const responseStore = config.store?.postgres ? createPgResponseStore({ database: () => database.open(), maxStoredBytes }) : createMemoryResponseStore({ maxStoredBytes, maxTotalBytes: config.responses.maxMemoryBytes });
   if (config.responses.store) {
-    const stopSweep = startResponseSweep({ store: responseStore, intervalMs: config.responses.sweepIntervalMs, ready: () => database.current() !== undefined, logger });
+    const stopSweep = startResponseSweep({ store: responseStore, intervalMs: config.responses.sweepIntervalMs, ready: () => !config.store?.postgres || database.current() !== undefined, logger });
     closers.push("stored responses sweep", stopSweep);
   }
   let server: GatewayServer | undefined;

@@ -652,6 +652,11 @@ export const configSchema = z.strictObject({
         description: "Bytes of stored responses and conversations one key may keep (sealed, as the database holds them); past it, `store: true` is refused with 400 until some expire or are deleted. `0`: no limit.",
         reload: "live",
       }),
+      maxMemoryBytes: z.number().int().min(1_048_576).max(68_719_476_736).default(268_435_456).meta({
+        description:
+          "Without `store.postgres`, stored responses are kept in the gateway's memory (as the embedded in-memory database would keep them, without its start-up cost on the first call): at most this many bytes in all, the oldest going first. Nothing survives a restart or is shared by replicas; configure `store.postgres` for that.",
+        reload: "restart",
+      }),
       maxChainDepth: z.number().int().min(1).max(100_000).default(1_000).meta({ description: "Longest `previous_response_id` chain a request may continue; a longer one is refused.", reload: "live" }),
       sweepIntervalMs: z.number().int().min(1_000).max(86_400_000).default(600_000).meta({ description: "How often expired responses are removed.", reload: "restart" }),
     })

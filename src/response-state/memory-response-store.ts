@@ -1,5 +1,5 @@
-import { sealedBytes } from "../cache/sealed-entry.js";
 import { GatewayError } from "../core/errors.js";
+import { sealedBytes } from "../core/sealed-entry.js";
 import { type JsonObject, placeOfItem } from "./response-ids.js";
 import { limitOf, quotaRefusal, type StoredBytesLimit } from "./store-quota.js";
 import type { ResponseStore, StoredResponse, StoredSummary } from "./stored-response.js";
@@ -13,17 +13,28 @@ interface Entry {
 export interface MemoryResponseStoreOptions {
   /** Most bytes one owner may keep (0: no limit); a function is read at each put (the setting reloads live). */
   readonly maxStoredBytes: StoredBytesLimit;
+  /** Most bytes kept in all (0: no limit): past it the oldest records go first, so the process's memory stays bounded whatever the keys do. */
+  readonly maxTotalBytes?: number;
   readonly now?: () => number;
 }
 
 /**
  * Stored responses in this process: the same contract as the database's
- * (pg-response-store.ts), for fast tests of what the edges do with it.
- * Nothing survives a restart or is seen by another replica.
+ * (pg-response-store.ts). The gateway's store when no `store.postgres` is
+ * configured, where the embedded database would be in memory too (and take
+ * seconds to start on the first call), and the fast tests'. Nothing
+ * survives a restart or is seen by another replica.
  */
 export function createMemoryResponseStore(options: MemoryResponseStoreOptions): ResponseStore {
   const now = options.now ?? Date.now;
   const entries = new Map<string, Entry>();
+  let total = 0;
+  const remove = (id: string) => {
+    const e = entries.get(id);
+    if (!e) return;
+    total -= e.bytes;
+    entries.delete(id);
+  };
   const live = (id: string, owner: string): StoredResponse | undefined => {
     const e = entries.get(id);
     if (!e || e.record.owner !== owner || e.expiresAt <= now()) return undefined;
@@ -43,7 +54,15 @@ export function createMemoryResponseStore(options: MemoryResponseStoreOptions): 
       if (existing && existing.record.owner !== record.owner) throw new GatewayError("internal", "response id already in use");
       const limit = limitOf(options.maxStoredBytes);
       if (limit > 0 && bytesOf(record.owner, record.id) + bytes > limit) throw quotaRefusal(limit);
+      remove(record.id);
       entries.set(record.id, { record, bytes, expiresAt: now() + ttlMs });
+      total += bytes;
+      const cap = options.maxTotalBytes ?? 0;
+      // Oldest first: a Map iterates in insertion order, and a replaced record was inserted again.
+      for (const id of entries.keys()) {
+        if (cap === 0 || total <= cap || id === record.id) break;
+        remove(id);
+      }
     },
     async get(id, owner) {
       return live(id, owner);
@@ -70,14 +89,14 @@ export function createMemoryResponseStore(options: MemoryResponseStoreOptions): 
     },
     async delete(id, owner) {
       if (!live(id, owner)) return false;
-      entries.delete(id);
+      remove(id);
       return true;
     },
     async purge(owner) {
       let n = 0;
       for (const [id, e] of entries) {
         if (e.record.owner === owner) {
-          entries.delete(id);
+          remove(id);
           n += 1;
         }
       }
@@ -98,7 +117,7 @@ export function createMemoryResponseStore(options: MemoryResponseStoreOptions): 
       let n = 0;
       for (const [id, e] of entries) {
         if (e.expiresAt <= now()) {
-          entries.delete(id);
+          remove(id);
           n += 1;
         }
       }

@@ -5,10 +5,10 @@ import type { CacheStore } from "../../src/cache/cache-store.js";
 import { createAnswerCapture } from "../../src/cache/cached-answer.js";
 import { createMemoryCacheStore } from "../../src/cache/memory-cache-store.js";
 import { createResponseCache } from "../../src/cache/response-cache.js";
-import { seal, unseal } from "../../src/core/sealed-entry.js";
 import type { ModelRoute } from "../../src/config/config.js";
 import { cachePolicyFromHeader } from "../../src/core/cache-policy.js";
 import type { ChatRequest } from "../../src/core/chat-request.js";
+import { seal, unseal } from "../../src/core/sealed-entry.js";
 import { createLogger } from "../../src/logging/logger.js";
 
 afterEach(() => {
