@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MessageSchema, Role } from "../gen/sluice/v1/chat_pb.js";
 import { StreamChatRequestSchema, type StreamChatResponse } from "../gen/sluice/v1/chat_service_pb.js";
 import { type GetResponseRequest, GetResponseRequestSchema, type GetResponseResponse, GetResponseResponseSchema, ListOrder, ResponsesService, StoredResponseStatus } from "../gen/sluice/v1/responses_service_pb.js";
-import { chatClient, collect, grpcJsStream, rpcFailure, textOf, unary, userRequest } from "./helpers/clients.js";
+import { chatClient, collect, grpcJsStream, rpcFailure, streamAndDrop, textOf, unary, userRequest } from "./helpers/clients.js";
 import { type Harness, startHarness } from "./helpers/harness.js";
 
 const run = promisify(execFile);
@@ -216,6 +216,45 @@ describe("ResponsesService", () => {
     );
     const got = JSON.parse(stdout) as { responseId: string; status: string; response: { model: string } };
     expect([got.responseId, got.status, got.response.model]).toEqual([id, "STORED_RESPONSE_STATUS_COMPLETED", "plain"]);
+  });
+});
+
+describe("store with a resumable stream", () => {
+  it("a client that left before the end still has its response kept; resumed, it reads it", async () => {
+    const request = userRequest("plain", "#sim tokens=12 hold_at=6 tag=stored-resume", { store: true, streamOptions: { resumable: true } });
+    const first = await streamAndDrop(chat(), request, 2, as(KEY_A).headers);
+    const id = idOf(first);
+    await h.sim.records.waitFor((r) => r.tag === "stored-resume" && r.heldAt !== undefined, 30_000);
+    const resumed = collect(chat().resumeStream({ responseId: id, afterSequence: first.at(-1)!.sequence }, as(KEY_A)));
+    h.sim.records.release("stored-resume");
+    const rest = await resumed;
+    expect(rest.at(-1)?.delta.case).toBe("finish");
+    const stored = await responses().getResponse({ responseId: id }, as(KEY_A));
+    const output = stored.response?.output as Array<{ content: Array<{ text: string }> }>;
+    expect(output[0]?.content[0]?.text).toBe(textOf([...first, ...rest]));
+  });
+});
+
+describe("a key past responses.maxStoredPerKey", () => {
+  let full: Harness;
+  beforeAll(async () => {
+    full = await startHarness({ models: { plain: "sim-1?tokens=2" }, responses: { maxStoredPerKey: 1 } });
+  });
+  afterAll(() => full.close());
+
+  it("a stream gets its whole answer, then FAILED_PRECONDITION saying it was not kept; Chat fails", async () => {
+    const client = chatClient(createGrpcTransport({ baseUrl: full.url }));
+    const received: StreamChatResponse[] = [];
+    const refused = await rpcFailure(
+      (async () => {
+        for await (const m of client.streamChat(userRequest("plain", "hi", { store: true }))) received.push(m);
+      })(),
+    );
+    expect(received.at(-1)?.delta.case).toBe("finish");
+    expect([refused.code, refused.rawMessage]).toEqual([Code.FailedPrecondition, expect.stringContaining("responses.maxStoredPerKey")]);
+    expect((await rpcFailure(client.chat(unary(userRequest("plain", "hi", { store: true }))))).code).toBe(Code.FailedPrecondition);
+    // Without store the same key is served as before.
+    expect((await client.chat(unary(userRequest("plain", "hi")))).text).not.toBe("");
   });
 });
 
