@@ -70,6 +70,7 @@ describe("continueFrom", () => {
     await s.store.put(storedRecord({ owner: "key-a", request: request(user("q1")), createdAt: 1 }, result(ID_1, { text: "a1" }), 1), 60_000);
     await s.store.put(storedRecord({ owner: "key-a", request: request(user("q2")), previousId: ID_1, createdAt: 2 }, result(ID_2, { text: "a2" }), 2), 60_000);
     await expect(continueFrom(s, ID_1, "key-b", request(user("x")))).rejects.toMatchObject({ code: "not_found", field: "previous_response_id" });
+    await expect(continueFrom(s, "resp_\u0000", "key-a", request(user("x")))).rejects.toMatchObject({ code: "invalid_request", field: "previous_response_id" });
     await expect(continueFrom(s, ID_2, "key-a", request(user("x")))).rejects.toMatchObject({ code: "failed_precondition", field: "previous_response_id" });
   });
 });

@@ -215,7 +215,9 @@ export type StreamChatRequest = Message<"sluice.v1.StreamChatRequest"> & {
    * client built before this field must not start leaving prompts at rest
    * on the gateway. The response's id is StreamStart.response_id (`resp_`
    * and 32 hex digits). FAILED_PRECONDITION where the gateway keeps no
-   * responses (`responses.store: false`).
+   * responses (`responses.store: false`). A key past its
+   * `responses.maxStoredPerKey` gets its whole answer (Finish included),
+   * then FAILED_PRECONDITION: the answer was not kept.
    *
    * @generated from field: optional bool store = 15;
    */
@@ -226,7 +228,8 @@ export type StreamChatRequest = Message<"sluice.v1.StreamChatRequest"> & {
    * messages and answer, and those it continued, without their system
    * messages) goes before this request's messages; this request's system
    * messages stay first. NOT_FOUND when it is unknown, expired, deleted or
-   * another key's. Empty: a conversation of its own, as before.
+   * another key's; INVALID_ARGUMENT when it is not a response id. Empty: a
+   * conversation of its own, as before.
    *
    * @generated from field: string previous_response_id = 16;
    */

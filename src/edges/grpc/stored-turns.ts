@@ -1,5 +1,6 @@
 import type { ChatMessage, ChatRequest, ToolCall } from "../../core/chat-request.js";
 import { GatewayError } from "../../core/errors.js";
+import { isResponseId } from "../../response-state/response-ids.js";
 import type { ResponseState } from "../../response-state/response-state.js";
 import type { TurnOrigin } from "../../response-state/stored-response.js";
 
@@ -26,6 +27,8 @@ const FIELD = "previous_response_id";
  * so a key learns nothing of another's responses.
  */
 export async function continueFrom(state: ResponseState, id: string, owner: string, request: ChatRequest): Promise<ContinuedRequest> {
+  // Checked before any lookup: the id is echoed in the NOT_FOUND below, and only one the gateway could have made is.
+  if (!isResponseId(id)) throw new GatewayError("invalid_request", `${FIELD}: not a response id (resp_ and 32 hex digits)`, { field: FIELD });
   const { maxChainDepth } = state.settings();
   const chain = await state.store.chain(id, owner, maxChainDepth);
   if (!chain) {
