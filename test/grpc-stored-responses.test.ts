@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MessageSchema, Role } from "../gen/sluice/v1/chat_pb.js";
 import { StreamChatRequestSchema, type StreamChatResponse } from "../gen/sluice/v1/chat_service_pb.js";
 import { type GetResponseRequest, GetResponseRequestSchema, type GetResponseResponse, GetResponseResponseSchema, ListOrder, ResponsesService, StoredResponseStatus } from "../gen/sluice/v1/responses_service_pb.js";
-import { chatClient, collect, grpcJsStream, rpcFailure, streamAndDrop, textOf, unary, userRequest } from "./helpers/clients.js";
+import { chatClient, collect, grpcJsStream, rpcFailure, streamAndDrop, textOf, transports, unary, userRequest } from "./helpers/clients.js";
 import { type Harness, startHarness } from "./helpers/harness.js";
 
 const run = promisify(execFile);
@@ -165,6 +165,13 @@ describe("ResponsesService", () => {
     expect([page.items.map((i) => i.id), page.hasMore, page.lastId]).toEqual([[`msg_${hex}_in0`, `msg_${hex}_in1`], true, `msg_${hex}_in1`]);
     const rest = await responses().listResponseItems({ responseId: id, order: ListOrder.ASC, limit: 2, after: page.lastId }, as(KEY_A));
     expect([rest.items.map((i) => i.id), rest.hasMore]).toEqual([[`msg_${hex}_in2`], false]);
+  });
+
+  it("every connect-es transport reads it (gRPC, gRPC-Web, Connect; HTTP/1.1 and h2)", async () => {
+    for (const [name, t] of Object.entries(transports(h.url))) {
+      const got = await createClient(ResponsesService, t).getResponse({ responseId: id }, as(KEY_A));
+      expect([name, got.responseId]).toEqual([name, id]);
+    }
   });
 
   it("@grpc/grpc-js reads the same response", async () => {
