@@ -4,6 +4,7 @@ import { AdminService } from "../gen/sluice/admin/v1/admin_service_pb.js";
 import { BatchService } from "../gen/sluice/v1/batch_service_pb.js";
 import { ChatService } from "../gen/sluice/v1/chat_service_pb.js";
 import { EmbeddingService } from "../gen/sluice/v1/embedding_service_pb.js";
+import { ResponsesService } from "../gen/sluice/v1/responses_service_pb.js";
 import type { AuditLog } from "./audit/audit-log.js";
 import type { AuditTrail } from "./audit/audit-trail.js";
 import { createBatchOperations } from "./batch/batch-operations.js";
@@ -27,6 +28,7 @@ import { createChatService } from "./edges/grpc/chat-service.js";
 import { createEmbeddingService } from "./edges/grpc/embedding-service.js";
 import { createHealthService } from "./edges/grpc/health-service.js";
 import { registerReflection } from "./edges/grpc/reflection.js";
+import { createResponsesService } from "./edges/grpc/responses-service.js";
 import { createRpcHandler } from "./edges/grpc/rpc-handler.js";
 import type { RequestBodyLimits } from "./edges/grpc/rpc-request.js";
 import type { StatsWatch } from "./edges/grpc/watch-stats.js";
@@ -145,15 +147,18 @@ function matchPath(pattern: string, path: string): string | undefined | null {
  * listens and guards; it knows none of these.
  */
 export function createRoutes(options: RoutesOptions): Route {
-  const { calls, health, watch } = options;
+  const { calls, health, watch, responseState } = options;
   // One set of batch operations behind both edges: a file or batch is checked, stored and run alike whichever way it came.
   const batchOperations = options.batches ? createBatchOperations({ ...options.batches, limits: options.limits, checkLine: checkOpenAiLine(options.limits) }) : undefined;
   const rpc = createRpcHandler({
     routes: (router: ConnectRouter) => {
-      router.service(ChatService, createChatService({ calls, maxJsonDepth: options.limits.maxJsonDepth }));
+      router.service(ChatService, createChatService({ calls, maxJsonDepth: options.limits.maxJsonDepth, ...(responseState ? { responseState } : {}) }));
       router.service(EmbeddingService, createEmbeddingService(calls));
       if (batchOperations) router.service(BatchService, createBatchService(calls, batchOperations));
-      router.service(Health, createHealthService(health, [ChatService.typeName, EmbeddingService.typeName, ...(batchOperations ? [BatchService.typeName] : [])]));
+      // Served only where responses are kept (responses.store): elsewhere reflection and Health say it is not here.
+      if (responseState) router.service(ResponsesService, createResponsesService(calls, responseState));
+      const optional = [...(batchOperations ? [BatchService] : []), ...(responseState ? [ResponsesService] : [])];
+      router.service(Health, createHealthService(health, [ChatService.typeName, EmbeddingService.typeName, ...optional.map((s) => s.typeName)]));
       const admin =
         options.admin && options.cacheAdmin && options.reports
           ? createAdminService(options.admin, options.cacheAdmin, options.reports, options.audit, {
@@ -165,7 +170,7 @@ export function createRoutes(options: RoutesOptions): Route {
           : undefined;
       // WatchStats may be served without the rest (an open console with no admin key): the rest then answers UNIMPLEMENTED.
       if (admin || watch) router.service(AdminService, { ...admin, ...(watch ? { watchStats: watch.watchStats } : {}) });
-      registerReflection(router, [ChatService, EmbeddingService, ...(batchOperations ? [BatchService] : []), ...(admin || watch ? [AdminService] : []), Health]);
+      registerReflection(router, [ChatService, EmbeddingService, ...optional, ...(admin || watch ? [AdminService] : []), Health]);
     },
     limits: options.limits,
     sendTimeoutMs: options.sendTimeoutMs,

@@ -41,7 +41,15 @@ const REQUEST = JSON.stringify({ model: "demo", messages: [{ role: "ROLE_USER", 
 describe("buf curl with server reflection (no proto files)", () => {
   it("lists services", async () => {
     const out = await bufCurl("--list-services", "--http2-prior-knowledge", h.url);
-    expect(out.trim().split("\n")).toEqual(["grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection", "grpc.reflection.v1alpha.ServerReflection", "sluice.v1.BatchService", "sluice.v1.ChatService", "sluice.v1.EmbeddingService"]);
+    expect(out.trim().split("\n")).toEqual([
+      "grpc.health.v1.Health",
+      "grpc.reflection.v1.ServerReflection",
+      "grpc.reflection.v1alpha.ServerReflection",
+      "sluice.v1.BatchService",
+      "sluice.v1.ChatService",
+      "sluice.v1.EmbeddingService",
+      "sluice.v1.ResponsesService",
+    ]);
   });
 
   it("calls EmbeddingService/Embed through reflection", async () => {

@@ -52,6 +52,7 @@ describe("gRPC health checking (grpc.health.v1.Health)", () => {
       [CHAT]: ServingStatus.SERVING,
       "sluice.v1.EmbeddingService": ServingStatus.SERVING,
       "sluice.v1.BatchService": ServingStatus.SERVING,
+      "sluice.v1.ResponsesService": ServingStatus.SERVING,
     });
   });
 

@@ -20,13 +20,16 @@ import { GatewayError, toGatewayError } from "../../core/errors.js";
 import type { Heartbeat } from "../../core/heartbeats.js";
 import { joinBuffered, joiningSink } from "../../core/join-deltas.js";
 import type { Exchange } from "../../http/exchange.js";
+import type { ResponseState } from "../../response-state/response-state.js";
 import type { Numbered } from "../../resume/resumable-streams.js";
+import type { Principal } from "../../tenancy/principal.js";
 import { parseTagsHeader, TAGS_HEADER } from "../../tenancy/tags.js";
 import { toConnectError } from "./connect-errors.js";
 import { chatRequestFromProto, type ProtoChatRequest } from "./from-proto.js";
 import { callerOf, deadlineOf, exchangeOf, pipelineSignal, setQuota } from "./handler-call.js";
 import { type MessageOut, PUSHED, type PushedImpl } from "./lean-grpc-stream.js";
 import { EXCHANGE } from "./rpc-handler.js";
+import { storedCall } from "./stored-call.js";
 import { textFrame } from "./text-frame.js";
 import { deltaToProto, resultToProto } from "./to-proto.js";
 
@@ -37,6 +40,8 @@ export interface ChatServiceOptions {
   readonly calls: CallLayer;
   /** Nesting allowed in tool schemas (limits.maxJsonDepth). */
   readonly maxJsonDepth: number;
+  /** Stored responses (config.responses): `store` and `previous_response_id`; absent, both are refused by name. */
+  readonly responseState?: ResponseState;
 }
 
 /** The proto's cache_policy in the call layer's words (an unknown number is the default). */
@@ -106,9 +111,10 @@ function modelToProto(model: ModelInfo) {
 
 export function createChatService(options: ChatServiceOptions): ServiceImpl<typeof ChatService> {
   const { calls } = options;
-  const begin = (req: ProtoChatRequest, ctx: HandlerContext) => {
+  const begin = async (req: ProtoChatRequest, ctx: HandlerContext, principal: Principal | undefined) => {
     try {
-      return { request: chatRequestFromProto(req, options.maxJsonDepth), tags: parseTagsHeader(ctx.requestHeader.get(TAGS_HEADER) ?? undefined) };
+      const stored = await storedCall(options.responseState, req, chatRequestFromProto(req, options.maxJsonDepth), principal);
+      return { stored, tags: parseTagsHeader(ctx.requestHeader.get(TAGS_HEADER) ?? undefined) };
     } catch (error) {
       throw toConnectError(error);
     }
@@ -123,17 +129,22 @@ export function createChatService(options: ChatServiceOptions): ServiceImpl<type
    */
   const openStreamChat = async (req: StreamChatRequest, ctx: HandlerContext) => {
     const principal = await identify(ctx);
-    const { request, tags } = begin(req, ctx);
+    const { stored, tags } = await begin(req, ctx, principal);
     const heartbeatMs = heartbeatInterval(req.streamOptions?.heartbeatIntervalMs);
     const link = pipelineSignal(ctx);
-    const call = calls.stream(request, principal, callOf(ctx, "grpc", link.signal, tags), { heartbeatMs, resumable: req.streamOptions?.resumable === true, cachePolicy: CACHE_POLICY[req.cachePolicy] });
+    const call = calls.stream(stored.request, principal, callOf(ctx, "grpc", link.signal, tags), {
+      heartbeatMs,
+      resumable: req.streamOptions?.resumable === true,
+      cachePolicy: CACHE_POLICY[req.cachePolicy],
+      ...stored.options,
+    });
     let quotaSent = false;
     const headers = () => {
       if (quotaSent) return;
       quotaSent = true;
       setQuota(ctx, call.quota());
     };
-    return { call, link, headers };
+    return { call, link, headers, keep: stored.keep };
   };
 
   /**
@@ -143,7 +154,7 @@ export function createChatService(options: ChatServiceOptions): ServiceImpl<type
    * when the client's buffer is full.
    */
   const pushedStreamChat = async (req: StreamChatRequest, ctx: HandlerContext, out: MessageOut<StreamChatResponse>): Promise<void> => {
-    const { call, link, headers } = await openStreamChat(req, ctx);
+    const { call, link, headers, keep } = await openStreamChat(req, ctx);
     try {
       await new Promise<void>((resolve, reject) => {
         const state = { last: 0n };
@@ -168,13 +179,14 @@ export function createChatService(options: ChatServiceOptions): ServiceImpl<type
             headers();
             if (call.resumable) return send(resumableMessage(item as Numbered | Heartbeat, state, ctx));
             const delta = item as Delta | Heartbeat;
+            if (delta.type !== "heartbeat") call.observe?.(delta);
             // `start` is the first message, and headers go out with it: still time to add one.
             if (delta.type === "start" && delta.droppedParams) ctx.responseHeader.set(DROPPED_PARAMS_HEADER, delta.droppedParams.join(","));
             if (delta.type === "text") return send(textFrame(sequence++, delta.text));
             return send(deltaToProto(delta, BigInt(sequence++)));
           },
           end(error) {
-            if (!error) return resolve();
+            if (!error) return void keep().then(resolve, (refused: unknown) => reject(toConnectError(refused)));
             headers();
             reject(toConnectError(error));
           },
@@ -191,7 +203,7 @@ export function createChatService(options: ChatServiceOptions): ServiceImpl<type
 
   const service: ServiceImpl<typeof ChatService> = {
     async *streamChat(req, ctx) {
-      const { call, link, headers } = await openStreamChat(req, ctx);
+      const { call, link, headers, keep } = await openStreamChat(req, ctx);
       const { items } = call;
       try {
         const state = { last: 0n };
@@ -208,6 +220,7 @@ export function createChatService(options: ChatServiceOptions): ServiceImpl<type
             }
             // Deltas that arrived in one upstream read leave as one message (docs/streams.md, "Natural batching").
             const { item, after } = await joinBuffered(value as Delta | Heartbeat, next as () => Promise<IteratorResult<Delta | Heartbeat, void>>, call.buffered);
+            if (item.type !== "heartbeat") call.observe?.(item);
             // `start` is the first message, and headers go out with it: still time to add one.
             if (item.type === "start" && item.droppedParams) ctx.responseHeader.set(DROPPED_PARAMS_HEADER, item.droppedParams.join(","));
             yield deltaToProto(item, sequence++);
@@ -217,6 +230,7 @@ export function createChatService(options: ChatServiceOptions): ServiceImpl<type
           // What for-await would do: on an early exit (connect stopped pulling) the pipeline cleans up; a finished source does nothing.
           await items.return(undefined).catch(() => undefined);
         }
+        await keep();
       } catch (error) {
         headers();
         throw toConnectError(error);
@@ -229,11 +243,12 @@ export function createChatService(options: ChatServiceOptions): ServiceImpl<type
 
     async chat(req, ctx) {
       const principal = await identify(ctx);
-      const { request, tags } = begin(req, ctx);
+      const { stored, tags } = await begin(req, ctx, principal);
       const link = pipelineSignal(ctx);
-      const call = calls.stream(request, principal, callOf(ctx, "grpc-unary", link.signal, tags), { heartbeatMs: 0, cachePolicy: CACHE_POLICY[req.cachePolicy] });
+      const call = calls.stream(stored.request, principal, callOf(ctx, "grpc-unary", link.signal, tags), { heartbeatMs: 0, cachePolicy: CACHE_POLICY[req.cachePolicy], ...stored.options });
       try {
         const result = await aggregateDeltas(call.whole());
+        await stored.keep();
         setQuota(ctx, call.quota());
         if (result.droppedParams.length > 0) ctx.responseHeader.set(DROPPED_PARAMS_HEADER, result.droppedParams.join(","));
         return resultToProto(result);
