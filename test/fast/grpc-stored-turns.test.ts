@@ -21,7 +21,7 @@ function result(id: string, fields: Partial<ChatResult> = {}): ChatResult {
 
 function state(maxChainDepth = 10): ResponseState {
   const store = createMemoryResponseStore({ maxStoredBytes: 0 });
-  return { store, settings: () => ({ store: true, ttlDays: 1, maxStoredPerKey: 0, maxChainDepth, sweepIntervalMs: 600_000 }) };
+  return { store, settings: () => ({ store: true, ttlDays: 1, maxStoredPerKey: 0, maxMemoryBytes: 268_435_456, maxChainDepth, sweepIntervalMs: 600_000 }) };
 }
 
 describe("storedRecord", () => {
