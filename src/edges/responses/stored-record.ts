@@ -18,12 +18,19 @@ export interface StoredRecordParts {
   readonly status?: StoredStatus;
 }
 
-/** The request's input as wire items: a string is one user message, as the API lists it. */
+/** A message's text content as the API lists it: parts (`input_text`, or `output_text` for the assistant's). */
+function messageItem(item: JsonObject): JsonObject {
+  if (typeof item.content !== "string") return { type: "message", ...item };
+  const text = item.role === "assistant" ? { type: "output_text", text: item.content, annotations: [] } : { type: "input_text", text: item.content };
+  return { type: "message", ...item, content: [text] };
+}
+
+/** The request's input as wire items, as `input_items` lists them: a string is one user message, text content is parts. */
 function inputItems(input: string | readonly unknown[]): JsonObject[] {
-  if (typeof input === "string") return [{ type: "message", role: "user", content: [{ type: "input_text", text: input }] }];
+  if (typeof input === "string") return [messageItem({ role: "user", content: input })];
   return input.map((item) => {
     const object = item as JsonObject;
-    return object.type === undefined ? { type: "message", ...object } : { ...object };
+    return object.type === undefined || object.type === "message" ? messageItem(object) : { ...object };
   });
 }
 
