@@ -252,3 +252,25 @@ describe("truncation: auto", () => {
     expect(sent).not.toContain("turn 1:");
   });
 });
+
+describe("a response that cannot be kept", () => {
+  let full: Harness;
+  beforeAll(async () => {
+    // One byte per key: every put is refused by the store, as an unreachable database would refuse it.
+    full = await startHarness({ models: { sim: "sim-1?tokens=4" }, responses: { maxStoredPerKey: 1 } });
+  });
+  afterAll(() => full.close());
+
+  it("is still answered whole, streamed or not; the gateway warns, and the response is not retrievable", async () => {
+    const sdk = new OpenAI({ baseURL: `${full.url}/v1`, apiKey: "unused", maxRetries: 0 });
+    const whole = await sdk.responses.create({ model: "sim", input: "a secret question" });
+    const streamed = await sdk.responses.stream({ model: "sim", input: "a secret question" }).finalResponse();
+    for (const response of [whole, streamed]) {
+      expect(response.status).toBe("completed");
+      expect(response.output_text).not.toBe("");
+      await full.waitForLog((l) => l.event === "responses.store_failed" && l.code === "failed_precondition");
+      expect(await rejection(sdk.responses.retrieve(response.id))).toBeInstanceOf(NotFoundError);
+    }
+    expect(full.logText()).not.toContain("a secret question");
+  });
+});
