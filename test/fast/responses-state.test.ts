@@ -180,3 +180,12 @@ describe("input_items pages", () => {
     expect(() => pageOf(items, { limit: 2, order: "asc", after: "nope" })).toThrow(expect.objectContaining({ field: "after" }) as Error);
   });
 });
+
+describe("a run that has not ended", () => {
+  it("is kept without a turn, so no chain continues it yet", () => {
+    const record = storedRecordOf({ response: answered([]), owner: "k", input: "q", status: "queued" });
+    expect(record.status).toBe("queued");
+    expect(record.turn).toBeUndefined();
+    expect(record.input).toHaveLength(1);
+  });
+});

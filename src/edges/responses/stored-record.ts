@@ -14,7 +14,7 @@ export interface StoredRecordParts {
   /** `previous_response_id` (`ResponsesRequest.previousId`). */
   readonly previousId?: string;
   readonly conversationId?: string;
-  /** Overrides the response's own status (a background run that was cancelled). */
+  /** Overrides the response's own status (a background run queued, or cancelled); `queued` and `in_progress` keep no turn. */
   readonly status?: StoredStatus;
 }
 
@@ -61,13 +61,15 @@ function turnOf(input: readonly JsonObject[], output: readonly unknown[]): Store
 export function storedRecordOf(parts: StoredRecordParts): StoredResponse {
   const { response } = parts;
   const input = inputItems(parts.input).map((item, i) => ({ ...item, id: inputItemId(itemPrefix(item.type), response.id, i) }));
-  const turn = turnOf(input, response.output);
+  const status = parts.status ?? response.status;
+  // A run that has not ended has no turn yet: a chain through it is refused until it has (stored-input.ts).
+  const turn = status === "queued" || status === "in_progress" ? undefined : turnOf(input, response.output);
   return {
     id: response.id,
     owner: parts.owner,
     ...(parts.previousId === undefined ? {} : { previousId: parts.previousId }),
     ...(parts.conversationId === undefined ? {} : { conversationId: parts.conversationId }),
-    status: parts.status ?? response.status,
+    status,
     createdAt: response.created_at,
     input,
     response: response as unknown as JsonObject,
