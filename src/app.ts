@@ -398,7 +398,7 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
     sendTimeoutMs: config.server.sendTimeoutMs,
     sseKeepaliveMs: config.facade.keepaliveMs,
     batches: { store: batchStore, runner: batches, settings: config.batch },
-    ...(config.responses.store ? { responseState: { store: responseStore, settings: () => live.current().responses } } : {}),
+    ...(config.responses.store ? { responseState: { store: responseStore, settings: () => live.current().responses, logger } } : {}),
     ...(config.auth.adminKeySha256 !== undefined
       ? {
           admin: tenancy.admin,

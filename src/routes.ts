@@ -40,6 +40,7 @@ import { sendOpenAiError } from "./edges/openai/http-errors.js";
 import { listModels } from "./edges/openai/models.js";
 import { spendCsv } from "./edges/openai/spend-csv.js";
 import { responses } from "./edges/responses/responses-route.js";
+import { deleteResponse, listInputItems, retrieveResponse, type StoredRoutesOptions } from "./edges/responses/stored-routes.js";
 import type { Evaluations } from "./evaluation/evaluations.js";
 import type { ShadowRunner } from "./evaluation/shadow.js";
 import type { TenancyObserver } from "./flow/observer.js";
@@ -109,6 +110,15 @@ interface HttpRoute {
   readonly path: string;
   readonly edge?: Exchange["edge"];
   readonly serve: (req: AnyRequest, res: AnyResponse, exchange: Exchange, id: string) => Promise<void> | void;
+}
+
+/** Stored responses (docs/responses.md): read, list the input items of, and delete a response the caller's key made. */
+function storedResponseRoutes(stored: StoredRoutesOptions): HttpRoute[] {
+  return [
+    { method: "GET", path: "/v1/responses/{id}", edge: "responses", serve: (req, res, exchange, id) => retrieveResponse(req, res, exchange, stored, id) },
+    { method: "GET", path: "/v1/responses/{id}/input_items", edge: "responses", serve: (req, res, exchange, id) => listInputItems(req, res, exchange, stored, id) },
+    { method: "DELETE", path: "/v1/responses/{id}", edge: "responses", serve: (req, res, exchange, id) => deleteResponse(req, res, exchange, stored, id) },
+  ];
 }
 
 /** The OpenAI Batch API's routes: files and batches (docs/batches.md). */
@@ -193,6 +203,7 @@ export function createRoutes(options: RoutesOptions): Route {
     { method: "POST", path: "/v1/messages", edge: "anthropic", serve: (req, res, exchange) => messages(req, res, exchange, edgeOptions) },
     { method: "POST", path: "/v1/messages/count_tokens", edge: "anthropic", serve: (req, res, exchange) => countTokens(req, res, exchange, edgeOptions) },
     { method: "POST", path: "/v1/responses", edge: "responses", serve: (req, res, exchange) => responses(req, res, exchange, responsesOptions) },
+    ...(options.responseState ? storedResponseRoutes({ calls, state: options.responseState }) : []),
     ...(options.batches && batchOperations ? batchRoutes({ operations: batchOperations, settings: options.batches.settings, calls, limits: options.limits }) : []),
     // The Gemini API (generativelanguage's paths): `{id}` is `model:method`; `/v1/models/…` is the same API's stable prefix (POST only: GET /v1/models is OpenAI's).
     { method: "POST", path: "/v1beta/models/{id}", edge: "gemini", serve: (req, res, exchange, id) => geminiModelMethod(req, res, exchange, edgeOptions, id) },
@@ -211,6 +222,8 @@ export function createRoutes(options: RoutesOptions): Route {
     "/v1/files/{id}": ["file_id", "file id"],
     "/v1/files/{id}/content": ["file_id", "file id"],
     "/v1/batches/{id}": ["batch_id", "batch id"],
+    "/v1/responses/{id}": ["response_id", "response id"],
+    "/v1/responses/{id}/input_items": ["response_id", "response id"],
     "/v1/batches/{id}/cancel": ["batch_id", "batch id"],
     "/admin/v1/evaluations/{id}/report.csv": ["evaluation_id", "evaluation id"],
   };

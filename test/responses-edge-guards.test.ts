@@ -24,6 +24,8 @@ beforeAll(async () => {
     provider: { timeouts: FAR_TIMEOUTS },
     facade: { keepaliveMs: 20 },
     limits: { maxRequestBytes: 64 * KiB, maxRequestElements: 1_000, maxJsonDepth: 16 },
+    // Stateless, as configured with responses.store: false: the state fields are refused by name.
+    responses: { store: false },
   });
   authed = await startHarness({
     models: { sim: "sim-1?tokens=3", other: "sim-1?tokens=2" },

@@ -29,6 +29,12 @@ export interface ChatRequest {
   readonly carried?: CarriedFields;
   /** Per provider kind, a JSON object merged into that provider's request body unchecked. */
   readonly providerOptions?: Readonly<Partial<Record<ProviderKind, Readonly<Record<string, unknown>>>>>;
+  /**
+   * `auto`: the caller accepts its oldest turns dropped to fit the target's
+   * context window (the Responses API's `truncation`), whatever the alias's
+   * `context.strategy`. Absent: the alias decides.
+   */
+  readonly truncation?: "auto";
 }
 
 /** The wire formats the gateway speaks upstream; also the keys of `providerOptions`. */

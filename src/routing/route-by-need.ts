@@ -1,4 +1,4 @@
-import type { ModelRoute, RouteTarget } from "../config/config.js";
+import type { ContextSettings, ModelRoute, RouteTarget } from "../config/config.js";
 import type { ChatRequest } from "../core/chat-request.js";
 import { GatewayError } from "../core/errors.js";
 import { type CountTokens, tokenCounter } from "../usage/token-count.js";
@@ -39,6 +39,16 @@ function refused(alias: string, why: string): GatewayError {
 }
 
 /**
+ * How the request is fitted: the alias's context settings, or, for a
+ * request that accepts truncation (`truncation: "auto"`) on an alias that
+ * would refuse it, its oldest turns dropped (the last turn always kept).
+ */
+function contextFor(request: ChatRequest, route: ModelRoute): ContextSettings | undefined {
+  if (request.truncation !== "auto" || (route.context !== undefined && route.context.strategy !== "reject")) return route.context;
+  return { keepSystem: true, keepLastTurns: 1, reserveOutputTokens: DEFAULT_RESERVED_OUTPUT, ...route.context, strategy: "truncate" };
+}
+
+/**
  * The routing stage that knows what a request needs (docs/routing.md,
  * "Capabilities"): targets that lack a capability it needs are dropped
  * before the strategy orders the rest, so failover and hedging stay among
@@ -67,8 +77,9 @@ export async function routeByNeed(request: ChatRequest, route: ModelRoute, deps:
     sent = capToolResults(request, route.maxToolResultTokens, await counter()).request;
   }
 
+  const context = contextFor(request, route);
   const smallest = Math.min(...capable.map(windowOf));
-  const reserve = needs.outputTokens ?? route.context?.reserveOutputTokens ?? DEFAULT_RESERVED_OUTPUT;
+  const reserve = needs.outputTokens ?? context?.reserveOutputTokens ?? DEFAULT_RESERVED_OUTPUT;
   if (smallest === Number.POSITIVE_INFINITY || promptTokenBound(sent) + reserve <= smallest) return { route: withTargets(route, capable), request: sent };
 
   const count = await counter();
@@ -78,22 +89,22 @@ export async function routeByNeed(request: ChatRequest, route: ModelRoute, deps:
 
   const largest = Math.max(...capable.map(windowOf));
   const size = `the conversation takes ${tokens} tokens and ${reserve} more are kept for the answer, more than the largest context window of its targets (${largest})`;
-  if (route.context === undefined || route.context.strategy === "reject") throw refused(route.alias, `${size}; shorten it, or set models.${route.alias}.context.strategy: truncate or summarize`);
+  if (context === undefined || context.strategy === "reject") throw refused(route.alias, `${size}; shorten it, or set models.${route.alias}.context.strategy: truncate or summarize`);
   const largestTargets = withTargets(
     route,
     capable.filter((t) => windowOf(t) >= largest),
   );
   let summaryFailed = false;
-  if (route.context.strategy === "summarize" && deps.summarize) {
+  if (context.strategy === "summarize" && deps.summarize) {
     try {
-      const summarized = await summarizeToFit(sent, largest - reserve, route.context, count, deps.summarize, deps.summaries ?? NO_SUMMARIES, deps.scope ?? "");
+      const summarized = await summarizeToFit(sent, largest - reserve, context, count, deps.summarize, deps.summaries ?? NO_SUMMARIES, deps.scope ?? "");
       if (summarized) return { route: largestTargets, request: summarized.request, context: `summarized=${summarized.summarized}` };
     } catch (error) {
       summaryFailed = true;
       deps.onSummaryFailed?.(error);
     }
   }
-  const fitted = truncateToFit(sent, largest - reserve, route.context, count);
-  if (!fitted) throw refused(route.alias, `${size}, even without its oldest turns (the system prompt and the last ${route.context.keepLastTurns} turns are kept)`);
+  const fitted = truncateToFit(sent, largest - reserve, context, count);
+  if (!fitted) throw refused(route.alias, `${size}, even without its oldest turns (the system prompt and the last ${context.keepLastTurns} turns are kept)`);
   return { route: largestTargets, request: fitted.request, context: `truncated=${fitted.dropped}${summaryFailed ? "; summary=failed" : ""}` };
 }

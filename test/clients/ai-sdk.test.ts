@@ -38,8 +38,14 @@ describe.each(WIRES)("AI SDK, upstream wire %s", (wire) => {
   afterAll(() => g?.close());
 
   const models: Array<{ name: string; r: { ok: boolean; reason: string }; model: () => Promise<ModelOf>; callOptions?: Record<string, Record<string, never>>; messageOptions?: Record<string, Record<string, never>> }> = [
-    // store: false sends earlier output items whole; with the default (store on) a step after text and tool calls
-    // sends item_reference items, which a gateway that stores no Responses items refuses (the Responses state issue).
+    // The default model (Responses) with the default store: a step after text and tool calls sends item_reference
+    // items, which the gateway resolves from the response it kept (issue 46).
+    {
+      name: "@ai-sdk/openai default model (Responses, store default)",
+      r: OPENAI,
+      model: async () => (await import("@ai-sdk/openai")).createOpenAI({ baseURL: `${g.url}/v1`, apiKey: g.key })("agent"),
+    },
+    // store: false sends earlier output items whole.
     {
       name: "@ai-sdk/openai Responses model (store: false)",
       r: OPENAI,
@@ -100,6 +106,27 @@ describe.each(WIRES)("AI SDK, upstream wire %s", (wire) => {
       expect(records).toHaveLength(steps.length);
     });
   }
+
+  it.runIf(OPENAI.ok)(named("@ai-sdk/openai default model: step 2 sends item_reference items, which the gateway resolves from the stored response", OPENAI), async () => {
+    const { generateText, stepCountIs } = await import("ai");
+    const { createOpenAI } = await import("@ai-sdk/openai");
+    const bodies: string[] = [];
+    const capture: typeof fetch = (input, init) => {
+      if (typeof init?.body === "string") bodies.push(init.body);
+      return fetch(input, init);
+    };
+    const task = toolTask();
+    const result = await generateText({
+      model: createOpenAI({ baseURL: `${g.url}/v1`, apiKey: g.key, fetch: capture })("agent"),
+      tools: await lookupTools(task.result),
+      stopWhen: stepCountIs(3),
+      maxRetries: 0,
+      prompt: task.prompt,
+    });
+    expect(result.text).toContain(task.expected);
+    expect(bodies.length).toBeGreaterThanOrEqual(2);
+    expect(bodies.slice(1).some((b) => b.includes('"item_reference"'))).toBe(true);
+  });
 
   it.runIf(OPENAI.ok)(named("@ai-sdk/openai: embed returns a vector and is recorded", OPENAI), async () => {
     const { embed } = await import("ai");

@@ -327,7 +327,6 @@ describe("decoding /v1/responses bodies", () => {
     ["a field named like an Object property", { constructor: 1 }, "constructor", "not served on /v1/responses"],
     ["top_logprobs", { top_logprobs: 3 }, "top_logprobs", "remove it"],
     ["include of anything but encrypted reasoning", { include: ["reasoning.encrypted_content", "file_search_call.results"] }, "include[1]", 'only "reasoning.encrypted_content"'],
-    ["truncation: auto", { truncation: "auto" }, "truncation", "shorten the conversation yourself"],
     ["text.verbosity", { text: { verbosity: "low" } }, "text.verbosity", "remove it"],
     ["an unknown reasoning setting", { reasoning: { effort: "low", mode: "pro" } }, "reasoning", "Unrecognized key"],
     ["a hosted tool_choice it does not declare", { tools: [{ type: "function", name: "f" }], tool_choice: { type: "web_search_preview" } }, "tool_choice", "which tools does not declare"],

@@ -5,6 +5,7 @@ import { GatewayError } from "../../core/errors.js";
 import type { StructureLimits } from "../../core/structure-limits.js";
 import { validateChatRequest } from "../../core/validate.js";
 import { parseJsonBody } from "../../http/read-json.js";
+import type { StoredTurn } from "../../response-state/stored-response.js";
 import { type DeclaredTools, declaredTools, isHostedType } from "./declared-tools.js";
 import { messagesFromInput } from "./input-items.js";
 import { inputParam } from "./input-paths.js";
@@ -15,6 +16,7 @@ import type { ResponseEcho, WireTextFormat, WireToolChoice } from "./response-ob
 import { inResponsesWords, responsesParam } from "./responses-errors.js";
 import { responsesBody } from "./responses-schema.js";
 import type { DeclaredCall } from "./to-responses.js";
+import { withHistory } from "./with-history.js";
 
 /** What serving one `POST /v1/responses` needs beyond the canonical request. */
 export interface ResponsesRequest {
@@ -30,6 +32,20 @@ export interface ResponsesRequest {
   readonly droppedParams: readonly string[];
   /** Freeform tools and namespace members by canonical name: for the encoder (`ResponseEncoderOptions.calls`). */
   readonly calls: ReadonlyMap<string, DeclaredCall>;
+  /** Whether the response is to be kept (`store`, true when absent where the gateway keeps responses). */
+  readonly store: boolean;
+  /** The response this one continues. */
+  readonly previousId?: string;
+  /** This request's own input as sent (item references resolved): what a stored response keeps as its input items. */
+  readonly input: string | readonly unknown[];
+}
+
+/** What the stored state adds to decoding a body (stored-input.ts loads it). */
+export interface StoredContext {
+  /** The gateway keeps responses (config responses.store): `store`, `previous_response_id` and `item_reference` are served. */
+  readonly stateful: boolean;
+  /** The conversation `previous_response_id` names, as one turn. */
+  readonly history?: StoredTurn;
 }
 
 const namedChoice = z.object({ type: z.enum(["function", "custom"]), name: z.string(), namespace: z.string().nullish() });
@@ -83,19 +99,21 @@ function canonicalFormat(format: WireTextFormat): ResponseFormat {
  * every edge shares run with their errors named the Responses way
  * (`input[3].content`, `max_output_tokens`).
  */
-export function responsesRequestFrom(json: unknown, limits: Pick<StructureLimits, "maxJsonDepth">): ResponsesRequest {
+export function responsesRequestFrom(json: unknown, limits: Pick<StructureLimits, "maxJsonDepth">, stored: StoredContext = { stateful: false }): ResponsesRequest {
   if (json === null || typeof json !== "object" || Array.isArray(json)) {
     throw new GatewayError("invalid_request", "request body: must be a JSON object", { field: "body" });
   }
-  const droppedParams = refuseUnservedFields(json as Record<string, unknown>);
+  const droppedParams = refuseUnservedFields(json as Record<string, unknown>, stored.stateful);
   const b = parseAt(responsesBody, json, "");
   const declared = declaredTools(b.tools ?? []);
   const toolChoice = toolChoiceFrom(b.tool_choice, declared);
   const f = b.text?.format ?? undefined;
   const format: WireTextFormat | undefined = f?.type === "json_schema" ? { ...f, description: f.description ?? undefined, strict: f.strict ?? null } : f;
-  const { messages, sources, origins } = messagesFromInput(b.input, b.instructions ?? undefined);
+  const { messages, sources, origins } = withHistory(messagesFromInput(b.input, b.instructions ?? undefined), stored.history, Boolean(b.instructions));
   const param = (field: string) => inputParam(field, sources) ?? toolParam(field, declared.paths) ?? responsesParam(field);
   const metadata = b.metadata ?? {};
+  // As in the API, absent is true; a gateway that keeps nothing refused true above.
+  const store = stored.stateful && b.store !== false;
   const effort = b.reasoning?.effort ?? undefined;
   let request: ChatRequest;
   try {
@@ -114,6 +132,7 @@ export function responsesRequestFrom(json: unknown, limits: Pick<StructureLimits
         parallelToolCalls: b.parallel_tool_calls ?? undefined,
         serviceTier: b.service_tier ?? undefined,
         carried: carriedOf(b.prompt_cache_key, b.safety_identifier),
+        truncation: b.truncation === "auto" ? "auto" : undefined,
       },
       limits.maxJsonDepth,
     );
@@ -135,8 +154,23 @@ export function responsesRequestFrom(json: unknown, limits: Pick<StructureLimits
     user: b.user ?? undefined,
     safety_identifier: b.safety_identifier ?? undefined,
     prompt_cache_key: b.prompt_cache_key ?? undefined,
+    // Beyond the defaults (not kept, no previous response, no truncation) only: the encoder fills those in.
+    ...(store ? { store } : {}),
+    ...(b.previous_response_id ? { previous_response_id: b.previous_response_id } : {}),
+    ...(b.truncation === "auto" ? { truncation: b.truncation } : {}),
   };
-  return { request, stream: b.stream === true, echo, origins, param, droppedParams, calls: declared.calls };
+  return {
+    request,
+    stream: b.stream === true,
+    echo,
+    origins,
+    param,
+    droppedParams,
+    calls: declared.calls,
+    store,
+    ...(b.previous_response_id ? { previousId: b.previous_response_id } : {}),
+    input: b.input,
+  };
 }
 
 /** The same from the raw body, counted and measured before it is parsed (http/read-json.ts). */

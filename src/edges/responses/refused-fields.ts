@@ -1,6 +1,6 @@
 import { quoteClientValue } from "../../core/client-text.js";
 import { invalidField } from "./invalid-field.js";
-import { RESPONSES_FIELDS } from "./responses-fields.js";
+import { RESPONSES_FIELDS, STATE_FIELDS } from "./responses-fields.js";
 
 /** The top-level rows of the table by field name (rows naming headers or items are documentation only). */
 const ROWS = new Map(RESPONSES_FIELDS.filter((rule) => /^[a-z_]+$/.test(rule.field)).map((rule) => [rule.field, rule]));
@@ -11,11 +11,15 @@ const ROWS = new Map(RESPONSES_FIELDS.filter((rule) => /^[a-z_]+$/.test(rule.fie
  * row: OpenAI ignores none of its own, so neither does this edge, or a
  * caller would get an answer to a question it did not ask; state it does
  * not keep; `include` entries it cannot fill), and returns the `dropped`
- * fields that are set, for `sluice-dropped-params`.
+ * fields that are set, for `sluice-dropped-params`. `stateful`: the
+ * gateway keeps responses (config responses.store); without it the state
+ * fields (STATE_FIELDS) are refused by name.
  */
-export function refuseUnservedFields(body: Readonly<Record<string, unknown>>): string[] {
+export function refuseUnservedFields(body: Readonly<Record<string, unknown>>, stateful = false): string[] {
   const dropped: string[] = [];
   for (const [key, value] of Object.entries(body)) {
+    const stateRule = stateful ? undefined : STATE_FIELDS.get(key);
+    if (stateRule && value !== undefined && stateRule.refusedWhen(value)) invalidField(key, stateRule.why);
     const rule = ROWS.get(key);
     if (rule === undefined) invalidField(key, "not served on /v1/responses by this gateway: remove it");
     else if (rule.treatment === "refused") {

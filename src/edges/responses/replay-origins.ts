@@ -38,16 +38,34 @@ function byMessage(origins: readonly ReplayOrigin[], key: "part" | "call"): Map<
 }
 
 /**
+ * Origins indexed in `decoded` (the messages as the edge decoded them)
+ * moved to where those messages are in `sent`: a stage may have dropped
+ * the oldest turns (truncation) or added a system message. Messages are
+ * found by identity, as stages pass on the ones they keep; an origin whose
+ * message is gone goes with it.
+ */
+function followMessages(origins: readonly ReplayOrigin[], decoded: readonly ChatMessage[], sent: readonly ChatMessage[]): readonly ReplayOrigin[] {
+  if (decoded === sent || decoded.length === sent.length) return origins;
+  const at = new Map(sent.map((m, i) => [m, i]));
+  return origins.flatMap((o) => {
+    const message = decoded[o.message];
+    const i = message === undefined ? undefined : at.get(message);
+    return i === undefined ? [] : [{ ...o, message: i }];
+  });
+}
+
+/**
  * The request as one target may receive it: reasoning and call signatures
  * another provider or model issued are left out, since they verify only
  * where they were issued and a provider refuses a turn whose signature
  * fails (the chat edge's replay store applies the same rule). Meant for the
  * pipeline's per-target `prepare` hook, because failover may pick a target
  * other than the one that answered the earlier turn. A message left with
- * nothing is left out too.
+ * nothing is left out too. `decoded`: the messages `origins` index, when
+ * the pipeline may have changed how many there are since.
  */
-export function replayForTarget(request: ChatRequest, origins: readonly ReplayOrigin[], target: ReplayTarget): ChatRequest {
-  const foreign = origins.filter((o) => o.provider !== target.provider || o.model !== target.model);
+export function replayForTarget(request: ChatRequest, origins: readonly ReplayOrigin[], target: ReplayTarget, decoded: readonly ChatMessage[] = request.messages): ChatRequest {
+  const foreign = followMessages(origins, decoded, request.messages).filter((o) => o.provider !== target.provider || o.model !== target.model);
   if (foreign.length === 0) return request;
   const parts = byMessage(foreign, "part");
   const calls = byMessage(foreign, "call");

@@ -146,6 +146,10 @@ export interface ResponseEcho {
   readonly user?: string;
   readonly safety_identifier?: string;
   readonly prompt_cache_key?: string;
+  /** Absent: false, as the edge answers where it keeps nothing. */
+  readonly store?: boolean;
+  readonly previous_response_id?: string | null;
+  readonly truncation?: "auto" | "disabled";
 }
 
 export type ResponseStatus = "in_progress" | "completed" | "incomplete" | "failed";
@@ -163,11 +167,11 @@ export interface ResponseObject extends ResponseEcho {
   readonly output: readonly OutputItem[];
   /** Absent until the provider (or the gateway's count) said. */
   readonly usage?: ResponseUsage;
-  /** Nothing is kept: each request carries its whole conversation. */
-  readonly store: false;
+  /** Whether the gateway keeps it (GET /v1/responses/{id}, previous_response_id). */
+  readonly store: boolean;
   readonly background: false;
-  readonly previous_response_id: null;
-  readonly truncation: "disabled";
+  readonly previous_response_id: string | null;
+  readonly truncation: "auto" | "disabled";
 }
 
 /** The echo of a request that set none of these fields: the Responses API's defaults. */

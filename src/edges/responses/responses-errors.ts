@@ -50,7 +50,9 @@ export function inResponsesWords(error: GatewayError, param: (field: string) => 
 export function toResponsesError(reason: unknown, param: (field: string) => string = responsesParam): OpenAiError {
   const error = inResponsesWords(toGatewayError(reason), param);
   if (error.field === undefined) return toOpenAiError(error);
+  // The API's own code for a chain it cannot continue (stored-input.ts), which SDKs and agents branch on.
+  const code = error.code === "not_found" && error.field === "previous_response_id" ? "previous_response_not_found" : undefined;
   // Without its field, toOpenAiError applies no Chat Completions renaming: the names are this edge's already.
   const base = toOpenAiError(new GatewayError(error.code, error.message, { cause: error.cause, provider: error.provider, retryAfterMs: error.retryAfterMs, upstreamStatus: error.upstreamStatus }));
-  return { ...base, body: { error: { ...base.body.error, param: error.field } } };
+  return { ...base, body: { error: { ...base.body.error, param: error.field, ...(code ? { code } : {}) } } };
 }

@@ -4,6 +4,16 @@ const NO_STORAGE = "this gateway keeps no responses";
 const set = (v: unknown): boolean => v !== null;
 
 /**
+ * Fields honoured only where the gateway keeps responses (config
+ * responses.store): with it off they are refused by name, for the values
+ * given. `item_reference` items are refused by the input decoder.
+ */
+export const STATE_FIELDS: ReadonlyMap<string, { readonly why: string; readonly refusedWhen: (value: unknown) => boolean }> = new Map([
+  ["store", { why: `${NO_STORAGE}: omit store or set it to false, and send the whole conversation in input`, refusedWhen: (v: unknown) => v === true }],
+  ["previous_response_id", { why: `${NO_STORAGE}: send the whole conversation in input, earlier output items included`, refusedWhen: (v: unknown) => v !== null }],
+]);
+
+/**
  * `POST /v1/responses`: what the edge does with each body field (and the
  * headers Codex sends). refused-fields.ts reads the top-level rows: a body
  * field in no row is refused by name, a `dropped` one is named in
@@ -29,13 +39,26 @@ export const RESPONSES_FIELDS: FieldTable = [
   { field: "service_tier", treatment: "honoured", why: "sent where a target takes the tier; refused by name where it cannot be kept." },
   { field: "stream", treatment: "honoured", why: "SSE or one JSON response." },
   { field: "include", treatment: "honoured", why: `only "reasoning.encrypted_content", which every reasoning item carries anyway; other entries are refused.` },
-  { field: "store", treatment: "refused", why: `${NO_STORAGE}: omit store or set it to false, and send the whole conversation in input`, refusedWhen: (v) => v === true },
-  { field: "truncation", treatment: "refused", why: "this gateway does not truncate input: shorten the conversation yourself, or omit truncation", refusedWhen: (v) => v === "auto" },
+  {
+    field: "store",
+    treatment: "honoured",
+    why: "true (the default when absent): the response is kept (responses.ttlDays) for previous_response_id, item_reference and GET /v1/responses/{id}; false: nothing is kept. With responses.store: false absent means false and true is refused by name.",
+  },
+  {
+    field: "truncation",
+    treatment: "honoured",
+    why: `"auto": the oldest whole turns are dropped until the conversation fits the target's context window, said in sluice-context; "disabled" (the default): a conversation too long is refused.`,
+  },
   { field: "prompt_cache_key", treatment: "carried", why: "forwarded to OpenAI targets; others cache prefixes without it, and it is named in sluice-dropped-params." },
   { field: "safety_identifier", treatment: "carried", why: "forwarded to OpenAI targets; elsewhere named in sluice-dropped-params (the user, if any, still goes as the target's end-user field)." },
   { field: "client_metadata", treatment: "dropped", why: "Codex's own bookkeeping about the client; no target takes it." },
   { field: "header session-id, originator, x-codex-turn-metadata, version", treatment: "ignored", why: "they describe the client, not the answer." },
-  { field: "previous_response_id", treatment: "refused", why: `${NO_STORAGE}: send the whole conversation in input, earlier output items included`, refusedWhen: set },
+  {
+    field: "previous_response_id",
+    treatment: "honoured",
+    why: "the stored chain's input and output go before this request's input (its instructions are not inherited); unknown, expired or another key's is a 404. Refused by name with responses.store: false.",
+  },
+  { field: "input[] item_reference", treatment: "honoured", why: "the stored item it names, as if sent inline; unknown or another key's is a 404. Refused by name with responses.store: false." },
   { field: "conversation", treatment: "refused", why: `${NO_STORAGE} or conversations: send the whole conversation in input`, refusedWhen: set },
   { field: "background", treatment: "refused", why: `${NO_STORAGE}, which background mode needs: stream the response instead (stream: true)`, refusedWhen: (v) => v === true },
   { field: "prompt", treatment: "refused", why: "stored prompt templates are not served here: send instructions and input instead", refusedWhen: set },

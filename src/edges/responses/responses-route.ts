@@ -9,8 +9,11 @@ import type { ResponseState } from "../../response-state/response-state.js";
 import { answerWhole, beginHttpCall, httpCall, type Refuse } from "../sse/http-call.js";
 import { type SseCodec, writeSse } from "../sse/write-sse.js";
 import { type ResponsesRequest, responsesRequestFrom } from "./from-responses.js";
+import { keepResponse } from "./keep-response.js";
 import { replayForTarget } from "./replay-origins.js";
+import type { ResponseObject } from "./response-object.js";
 import { responsesParam, toResponsesError } from "./responses-errors.js";
+import { loadStoredContext } from "./stored-input.js";
 import { createResponseEncoder, responseFromDeltas } from "./to-responses.js";
 
 export interface ResponsesOptions {
@@ -24,49 +27,82 @@ export interface ResponsesOptions {
 }
 
 /** Sends `reason` in OpenAI's error body, its field named as the request named it; `headers` (the key's quota) beside its own. */
-function sendResponsesError(res: AnyResponse, exchange: Exchange, reason: unknown, headers: Readonly<Record<string, string>> = {}, param = responsesParam): void {
+export function sendResponsesError(res: AnyResponse, exchange: Exchange, reason: unknown, headers: Readonly<Record<string, string>> = {}, param = responsesParam): void {
   exchange.code = toGatewayError(reason).code;
   const { status, headers: own, body } = toResponsesError(reason, param);
   sendJson(res, status, body, { ...headers, ...own });
 }
 
+/** Keeps the response that ended (keep-response.ts); absent when nothing is to be kept. */
+type Keep = (response: ResponseObject) => Promise<unknown>;
+
 /**
  * The Responses stream: the encoder's numbered events, a comment as
  * heartbeat (the API has no ping event; SSE readers skip comments), and
  * on failure `response.failed` and `error`, after which the SDK raises.
+ * With `keep`, the frames of `finish` (the terminal event among them) are
+ * held until the response is kept (`beforeEnd`), so a client that sends
+ * its next turn on seeing them finds this one stored.
  */
-function responsesSse(parsed: ResponsesRequest): SseCodec {
+function responsesSse(parsed: ResponsesRequest, keep: Keep | undefined): SseCodec & { readonly beforeEnd: () => Promise<void> } {
   const encoder = createResponseEncoder({ requestModel: parsed.request.model, echo: parsed.echo, param: parsed.param, calls: parsed.calls });
+  const held: string[] = [];
   return {
-    events: (delta, push) => encoder.events(delta, push),
+    events: (delta, push) => encoder.events(delta, keep && delta.type === "finish" ? (frame) => held.push(frame) : push),
     heartbeat: ": keepalive\n\n",
     dropped: (params) => params.map(parsed.param),
-    end: () => undefined,
-    failure: (error, push) => encoder.failedEvents(error, push),
+    end: (push) => {
+      for (const frame of held.splice(0)) push(frame);
+    },
+    failure: (error, push) => {
+      encoder.failedEvents(error, push);
+      // Not awaited: the failure is already the client's to read; a failed response is kept for GET, not continued.
+      if (keep) void keep(encoder.response());
+    },
     refuse: (res, exchange, error, headers) => sendResponsesError(res, exchange, error, headers, parsed.param),
+    beforeEnd: async () => {
+      if (keep) await keep(encoder.response());
+    },
   };
 }
 
 /**
- * `POST /v1/responses`, stateless, for any configured alias. Reasoning
- * a client sends back (`encrypted_content`) is replayed only to the
- * provider and model that issued it, as each attempt's target is chosen.
+ * `POST /v1/responses` for any configured alias. Reasoning a client sends
+ * back (`encrypted_content`) is replayed only to the provider and model
+ * that issued it, as each attempt's target is chosen. Where the gateway
+ * keeps responses, `previous_response_id` and `item_reference` are loaded
+ * first (stored-input.ts) and a response with `store` is kept when it
+ * ends (keep-response.ts).
  */
 export async function responses(req: AnyRequest, res: AnyResponse, exchange: Exchange, options: ResponsesOptions): Promise<void> {
   const refuse: Refuse = (r, e, error, headers) => sendResponsesError(r, e, error, headers);
-  const begun = await beginHttpCall(req, res, exchange, { ...options, credential: headerOf(req, "authorization"), refuse }, (json) => responsesRequestFrom(json, options.limits));
+  const { state } = options;
+  const begun = await beginHttpCall(req, res, exchange, { ...options, credential: headerOf(req, "authorization"), refuse }, (json) => json);
   if (!begun) return;
-  const { parsed } = begun;
+  const owner = begun.principal?.id ?? "";
+  let parsed: ResponsesRequest;
+  try {
+    const { body, stored } = await loadStoredContext(begun.parsed, owner, state);
+    parsed = responsesRequestFrom(body, options.limits, stored);
+  } catch (error) {
+    refuse(res, exchange, error);
+    return;
+  }
+  const keep: Keep | undefined = state && parsed.store ? (response) => keepResponse(state, response, { owner, input: parsed.input, ...(parsed.previousId ? { previousId: parsed.previousId } : {}) }, exchange.requestId) : undefined;
   const call = options.calls.stream(parsed.request, begun.principal, httpCall(exchange, parsed.stream ? "responses-sse" : "responses-json", begun.tags), {
     heartbeatMs: parsed.stream ? options.keepaliveMs : 0,
     cachePolicy: cachePolicyFromHeader(headerOf(req, "cache-control")),
-    prepare: async (request, target) => replayForTarget(request, parsed.origins, { provider: target.provider.name, model: target.model }),
+    prepare: async (request, target) => replayForTarget(request, parsed.origins, { provider: target.provider.name, model: target.model }, parsed.request.messages),
   });
-  if (parsed.stream) return writeSse(res, exchange, call, responsesSse(parsed), { sendTimeoutMs: options.sendTimeoutMs, droppedParams: parsed.droppedParams });
+  if (parsed.stream) {
+    const codec = responsesSse(parsed, keep);
+    return writeSse(res, exchange, call, codec, { sendTimeoutMs: options.sendTimeoutMs, droppedParams: parsed.droppedParams, beforeEnd: codec.beforeEnd });
+  }
   return answerWhole(res, exchange, call, {
     // Folded by the stream's own encoder, not core/aggregate.ts: a whole response keeps its items in the order the deltas came.
     answer: async (deltas) => {
       const { response, droppedParams } = await responseFromDeltas(deltas, { requestModel: parsed.request.model, echo: parsed.echo, param: parsed.param, calls: parsed.calls });
+      if (keep) await keep(response);
       return { body: response, dropped: [...parsed.droppedParams, ...droppedParams.map(parsed.param)] };
     },
     refuse: (r, e, error, headers) => sendResponsesError(r, e, error, headers, parsed.param),

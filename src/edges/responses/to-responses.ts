@@ -135,10 +135,10 @@ export function createResponseEncoder(options: ResponseEncoderOptions): Response
     output: slots.map((slot) => itemOf(slot, slot.closed ?? (status === "in_progress" ? "in_progress" : "incomplete"))),
     usage,
     ...options.echo,
-    store: false,
+    store: options.echo.store ?? false,
     background: false,
-    previous_response_id: null,
-    truncation: "disabled",
+    previous_response_id: options.echo.previous_response_id ?? null,
+    truncation: options.echo.truncation ?? "disabled",
   });
 
   const envelope = (fields: Omit<ReasoningEnvelope, "provider" | "model">) => encodeReasoning({ provider, model: servedModel, ...fields });
