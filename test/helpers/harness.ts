@@ -94,6 +94,8 @@ export interface HarnessOptions {
   readonly compliance?: ConfigInput["compliance"];
   /** Resumable streams' grace, retention and bounds. */
   readonly resume?: ConfigInput["resume"];
+  /** Stored responses and the WebSocket mode of /v1/responses. */
+  readonly responses?: ConfigInput["responses"];
   /** What tenancy reports. */
   readonly observer?: TenancyObserver;
   /** The tenant store's clock (tests move it instead of sleeping). */
@@ -130,6 +132,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       ...(options.batch ? { batch: options.batch } : {}),
       ...(options.compliance ? { compliance: options.compliance } : {}),
       ...(options.resume ? { resume: options.resume } : {}),
+      ...(options.responses ? { responses: options.responses } : {}),
       ...(options.console ? { console: options.console } : {}),
       // Suites that provoke failures on purpose would trip the circuit
       // breaker; breaker tests configure one of their own.
