@@ -149,15 +149,19 @@ export function serveResponsesSocket(ws: WebSocket, connection: SocketConnection
   ws.on("error", (error) => logger.debug({ event: "responses.socket_error", requestId: exchange.requestId, err: error }));
   armIdle();
 
-  /** The conversation before this request: this socket's memory, else the key's stored chain. */
-  async function earlier(previous: unknown): Promise<readonly JsonObject[] | undefined> {
+  /** The conversation before this request: this socket's memory, else the key's stored chain; where it came from goes on the access line. */
+  async function earlier(previous: unknown, fields: Record<string, unknown>): Promise<readonly JsonObject[] | undefined> {
     if (previous === undefined || previous === null) return [];
     if (typeof previous !== "string") throw invalid("previous_response_id: must be a string", "previous_response_id");
     const kept = turns.conversation(previous);
-    if (kept) return kept;
+    if (kept) {
+      fields.continued = "socket";
+      return kept;
+    }
     const { state } = connection;
     if (!state || !isResponseId(previous)) return undefined;
     const chain = await state.store.chain(previous, connection.principal?.id ?? "", state.settings().maxChainDepth);
+    if (chain) fields.continued = "store";
     return chain?.flatMap((r) => [...r.input, ...((r.response.output as JsonObject[] | undefined) ?? [])]);
   }
 
@@ -171,7 +175,7 @@ export function serveResponsesSocket(ws: WebSocket, connection: SocketConnection
     exchange.fields.responses = ++served;
     try {
       if (message.background === true) throw invalid("background: not served over a WebSocket (responses stream on the socket)", "background");
-      const before = await earlier(message.previous_response_id);
+      const before = await earlier(message.previous_response_id, fields);
       if (before === undefined) {
         code = "not_found";
         send(errorFrame(new GatewayError("not_found", "previous_response_id: no such response on this socket or stored for this key", { field: "previous_response_id" }), undefined, "previous_response_not_found"));
@@ -186,6 +190,8 @@ export function serveResponsesSocket(ws: WebSocket, connection: SocketConnection
       const parsed = responsesRequestFrom({ ...body, input: conversation }, connection.limits);
       const encoder = createResponseEncoder({ requestModel: parsed.request.model, echo: parsed.echo, param: parsed.param, calls: parsed.calls, frames: "json" });
       if (message.generate === false) {
+        fields.alias = parsed.request.model;
+        fields.generate = false;
         code = warm(parsed, encoder, conversation, bytes);
         return;
       }
