@@ -81,3 +81,31 @@ describe.each(WIRES)("Codex CLI over the Responses WebSocket mode, upstream wire
     expect(g.records(g.key).length, evidence(ran)).toBe(generated.length);
   });
 });
+
+describe("Codex CLI against a gateway with the WebSocket mode off", () => {
+  let g: ClientGateway;
+  beforeAll(async () => {
+    g = await startClientGateway("openai", { responses: { websocket: false } });
+  });
+  afterAll(() => g?.close());
+
+  it.runIf(CODEX.ok)(named("falls back to POST /v1/responses on the upgrade's 426 and finishes the task", CODEX), async () => {
+    const echoed = nonce("echo");
+    const prompt = ["Run the command, then tell me what it printed.", `#sim call=exec_command args=${JSON.stringify({ cmd: `echo ${echoed}` })}`].join("\n");
+    const { ran, last } = await codexOverWebSocket(g, g.key, prompt);
+    expect(ran.hung, evidence(ran)).toBe(false);
+    expect(ran.code, evidence(ran)).toBe(0);
+    expect(last, evidence(ran)).toContain(echoed);
+    const access = g.h.logs().filter((l) => l.event === "access" && l.route === "/v1/responses");
+    expect(
+      access.filter((l) => l.method === "GET").every((l) => l.status === 426),
+      evidence(ran),
+    ).toBe(true);
+    expect(
+      access.some((l) => l.method === "GET" && l.status === 426),
+      evidence(ran),
+    ).toBe(true);
+    expect(access.filter((l) => l.transport === "websocket")).toEqual([]);
+    expect(access.filter((l) => l.method === "POST" && l.code === "ok").length, evidence(ran)).toBeGreaterThanOrEqual(2);
+  });
+});
