@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import { FAR_TIMEOUTS, type Harness, startHarness } from "./helpers/harness.js";
+import { h2request } from "./helpers/raw.js";
 
 const KEY = "sk-test-socket-7c1e9a3b5d2f4068";
 const KiB = 1024;
@@ -118,6 +119,10 @@ describe("the Responses WebSocket mode: the upgrade", () => {
     const plain = await fetch(`${h.url}/v1/responses`, { headers: { authorization: `Bearer ${KEY}` } });
     expect(plain.status).toBe(426);
     expect(plain.headers.get("upgrade")).toBe("websocket");
+    // HTTP/2 has no upgrade (and forbids the header): 426 alone.
+    const h2 = await h2request(h.url, { ":method": "GET", ":path": "/v1/responses", authorization: `Bearer ${KEY}` });
+    expect(h2.headers[":status"]).toBe(426);
+    expect(JSON.parse(h2.body.toString())).toMatchObject({ error: { code: "upgrade_required" } });
   });
 });
 
@@ -176,6 +181,26 @@ describe("the Responses WebSocket mode: responses", () => {
     const at = await other.until(isEnd);
     expect(other.events[at]).toMatchObject({ type: "error", status: 404, error: { code: "previous_response_not_found", param: "previous_response_id" } });
     other.ws.close();
+  });
+
+  it("warms up with generate: false (no model call) under an id the next turn continues", async () => {
+    const before = h.sim.records.all().length;
+    const s = await connect(h);
+    const warmed = tag("warmed");
+    s.send(create(`instructions known in advance ${warmed}`, { generate: false, instructions: "be brief" }));
+    const end = await s.until(isEnd);
+    expect(s.events.map((e) => e.type)).toEqual(["response.created", "response.in_progress", "response.completed"]);
+    expect(s.events[end]).toMatchObject({ response: { status: "completed", output: [] } });
+    expect(h.sim.records.all().length).toBe(before);
+    const id = (s.events[end]!.response as { id: string }).id;
+    const next = tag("next");
+    s.send({ type: "response.create", model: "sim", store: false, previous_response_id: id, input: `#sim tag=${next}\ngo` });
+    await s.until((e) => e.type === "response.completed", end + 1);
+    const record = await h.sim.records.waitFor((r) => r.tag === next, 10_000);
+    expect(JSON.stringify(record.body)).toContain(warmed);
+    // Instructions are not inherited.
+    expect(JSON.stringify(record.body)).not.toContain("be brief");
+    s.ws.close();
   });
 
   it("answers bad JSON, an unknown type and an invalid body with an error event, and the socket stays usable", async () => {

@@ -16,10 +16,15 @@ export interface ResponsesSocketOptions extends ResponsesOptions {
   readonly logger: Logger;
 }
 
-/** 426 Upgrade Required: what Codex reads as "use POST" (it falls back to HTTP on 426, and on no other status). */
-function upgradeRequired(res: AnyResponse, exchange: Exchange, message: string, offered: boolean): void {
+/**
+ * 426 Upgrade Required: what Codex reads as "use POST" (it falls back to
+ * HTTP on 426, and on no other status). `Upgrade: websocket` says what is
+ * offered, over HTTP/1.1 only: HTTP/2 forbids the header (and has no upgrade).
+ */
+function upgradeRequired(req: AnyRequest, res: AnyResponse, exchange: Exchange, message: string, offered: boolean): void {
   exchange.code = "upgrade_required";
-  sendJson(res, 426, { error: { message, type: "invalid_request_error", param: null, code: "upgrade_required" } }, offered ? { upgrade: "websocket" } : {});
+  const upgrade: Record<string, string> = offered && req.httpVersionMajor === 1 ? { upgrade: "websocket" } : {};
+  sendJson(res, 426, { error: { message, type: "invalid_request_error", param: null, code: "upgrade_required" } }, upgrade);
 }
 
 /**
@@ -33,8 +38,8 @@ function upgradeRequired(res: AnyResponse, exchange: Exchange, message: string, 
  * that try the WebSocket first fall back to `POST /v1/responses` on it.
  */
 /** The route while `responses.websocket` is off: 426 for every upgrade. */
-export function responsesSocketOff(_req: AnyRequest, res: AnyResponse, exchange: Exchange): void {
-  upgradeRequired(res, exchange, "the WebSocket mode is off on this gateway (responses.websocket): send POST /v1/responses", false);
+export function responsesSocketOff(req: AnyRequest, res: AnyResponse, exchange: Exchange): void {
+  upgradeRequired(req, res, exchange, "the WebSocket mode is off on this gateway (responses.websocket): send POST /v1/responses", false);
 }
 
 export function createResponsesSocketRoute(options: ResponsesSocketOptions): (req: AnyRequest, res: AnyResponse, exchange: Exchange) => Promise<void> {
@@ -42,7 +47,7 @@ export function createResponsesSocketRoute(options: ResponsesSocketOptions): (re
   return async (req, res, exchange) => {
     if (!options.websocket.enabled) return responsesSocketOff(req, res, exchange);
     const upgrade = wantsWebSocket(req) ? upgradeOf(req) : undefined;
-    if (!upgrade) return upgradeRequired(res, exchange, "GET /v1/responses is the WebSocket mode: connect with Upgrade: websocket over HTTP/1.1, or send POST /v1/responses", true);
+    if (!upgrade) return upgradeRequired(req, res, exchange, "GET /v1/responses is the WebSocket mode: connect with Upgrade: websocket over HTTP/1.1, or send POST /v1/responses", true);
     let principal: Awaited<ReturnType<typeof options.calls.identify>>;
     let tags: Readonly<Record<string, string>>;
     try {
