@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { connect as tcpConnect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import { FAR_TIMEOUTS, type Harness, startHarness } from "./helpers/harness.js";
@@ -123,6 +124,31 @@ describe("the Responses WebSocket mode: the upgrade", () => {
     const h2 = await h2request(h.url, { ":method": "GET", ":path": "/v1/responses", authorization: `Bearer ${KEY}` });
     expect(h2.headers[":status"]).toBe(426);
     expect(JSON.parse(h2.body.toString())).toMatchObject({ error: { code: "upgrade_required" } });
+  });
+});
+
+/** One raw HTTP/1.1 exchange: the bytes the gateway answers before it closes the connection. */
+function rawExchange(h: Harness, head: string): Promise<string> {
+  const { hostname, port } = new URL(h.url);
+  return new Promise((resolve, reject) => {
+    const socket = tcpConnect(Number(port), hostname, () => socket.write(head));
+    let text = "";
+    socket.on("data", (d: Buffer) => (text += d.toString()));
+    socket.on("close", () => resolve(text));
+    socket.on("error", reject);
+  });
+}
+
+describe("upgrades the gateway does not take over", () => {
+  it("answers an upgrade to anything else (curl's h2c) or on another path over HTTP/1.1, as before, and closes", async () => {
+    const h2c = await rawExchange(h, `GET /v1/models HTTP/1.1\r\nhost: x\r\nconnection: Upgrade, HTTP2-Settings\r\nupgrade: h2c\r\nhttp2-settings: AAMAAABkAAQAoAAAAAIAAAAA\r\nauthorization: Bearer ${KEY}\r\n\r\n`);
+    expect(h2c).toMatch(/^HTTP\/1\.1 200 /);
+    expect(h2c).toContain('"sim"');
+    const elsewhere = await rawExchange(
+      h,
+      `GET /v1/chat/completions HTTP/1.1\r\nhost: x\r\nconnection: Upgrade\r\nupgrade: websocket\r\nsec-websocket-version: 13\r\nsec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\nauthorization: Bearer ${KEY}\r\n\r\n`,
+    );
+    expect(elsewhere).toMatch(/^HTTP\/1\.1 404 /);
   });
 });
 
@@ -262,6 +288,18 @@ describe("the Responses WebSocket mode: hostile clients", () => {
     expect(line).toMatchObject({ alias: "sim" });
     s.ws.resume();
     await s.closed;
+  });
+
+  it("aborts the upstream of the running response when the client closes the socket", async () => {
+    const left = tag("left");
+    const s = await connect(h);
+    s.send(create(`#sim tokens=50 hold_at=2 tag=${left}`));
+    await h.sim.records.waitFor((r) => r.tag === left && r.heldAt !== undefined, 10_000);
+    s.ws.terminate();
+    const record = await h.sim.records.waitFor((r) => r.tag === left && r.endedAt !== undefined, 30_000);
+    expect(record.clientClosedAt).toBeDefined();
+    const line = await h.waitForLog((l) => l.event === "access" && l.transport === "websocket" && l.code === "canceled" && l.alias === "sim");
+    expect(line).toMatchObject({ edge: "responses" });
   });
 
   it("closes a socket with nothing running after websocketIdleMs", async () => {

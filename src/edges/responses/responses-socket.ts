@@ -110,7 +110,7 @@ export function serveResponsesSocket(ws: WebSocket, connection: SocketConnection
 
   ws.on("message", (data, isBinary) => {
     armIdle();
-    const raw = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
+    const raw = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
     let message: Record<string, unknown>;
     try {
       if (isBinary) throw invalid("binary messages are not served: send JSON text messages");
