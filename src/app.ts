@@ -399,6 +399,15 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
     sseKeepaliveMs: config.facade.keepaliveMs,
     batches: { store: batchStore, runner: batches, settings: config.batch },
     ...(config.responses.store ? { responseState: { store: responseStore, settings: () => live.current().responses, logger } } : {}),
+    responsesSocket: {
+      websocket: {
+        enabled: config.responses.websocket,
+        idleMs: config.responses.websocketIdleMs,
+        maxBufferedBytes: config.responses.websocketMaxBufferedBytes,
+        maxStateBytes: config.responses.websocketMaxStateBytes,
+      },
+      logger,
+    },
     ...(config.auth.adminKeySha256 !== undefined
       ? {
           admin: tenancy.admin,

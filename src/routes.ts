@@ -40,6 +40,8 @@ import { sendOpenAiError } from "./edges/openai/http-errors.js";
 import { listModels } from "./edges/openai/models.js";
 import { spendCsv } from "./edges/openai/spend-csv.js";
 import { responses } from "./edges/responses/responses-route.js";
+import type { SocketLimits } from "./edges/responses/responses-socket.js";
+import { createResponsesSocketRoute, responsesSocketOff } from "./edges/responses/socket-route.js";
 import { deleteResponse, listInputItems, retrieveResponse, type StoredRoutesOptions } from "./edges/responses/stored-routes.js";
 import type { Evaluations } from "./evaluation/evaluations.js";
 import type { ShadowRunner } from "./evaluation/shadow.js";
@@ -48,6 +50,7 @@ import type { HealthState } from "./health/health-state.js";
 import type { Exchange } from "./http/exchange.js";
 import { type AnyRequest, type AnyResponse, decodePathSegment, pathOf } from "./http/node-http.js";
 import type { SpendReports } from "./ledger/spend-reports.js";
+import type { Logger } from "./logging/logger.js";
 import type { StreamRegistry } from "./pipeline/stream-registry.js";
 import type { ResponseState } from "./response-state/response-state.js";
 import type { ResponsesAdmin } from "./response-state/responses-admin.js";
@@ -90,6 +93,8 @@ export interface RoutesOptions {
   readonly batches?: { readonly store: BatchStore; readonly runner: BatchRunner; readonly settings: BatchSettings };
   /** Stored responses for /v1/responses (config.responses): absent when `responses.store` is false. */
   readonly responseState?: ResponseState;
+  /** GET /v1/responses's WebSocket mode (config.responses.websocket*) and the logger of its per-response access lines; absent: 426. */
+  readonly responsesSocket?: { readonly websocket: SocketLimits & { readonly enabled: boolean }; readonly logger: Logger };
   /** GET /metrics here (absent when metrics are off or have a listener of their own). */
   readonly metrics?: Metrics;
   /** GET /debug/runtime, when debug endpoints are on. */
@@ -187,6 +192,7 @@ export function createRoutes(options: RoutesOptions): Route {
   });
   const edgeOptions = { calls, limits: options.limits, keepaliveMs: options.sseKeepaliveMs, sendTimeoutMs: options.sendTimeoutMs };
   const responsesOptions = { ...edgeOptions, ...(options.responseState ? { state: options.responseState } : {}) };
+  const responsesSocket = options.responsesSocket ? createResponsesSocketRoute({ ...responsesOptions, ...options.responsesSocket }) : responsesSocketOff;
   const openAi = { calls, limits: options.limits, keepaliveMs: options.sseKeepaliveMs, sendTimeoutMs: options.sendTimeoutMs };
   const badId = (field: string, what: string) => new GatewayError("invalid_request", `path: the ${what} has a malformed percent-escape or a control character`, { field });
 
@@ -204,6 +210,8 @@ export function createRoutes(options: RoutesOptions): Route {
     { method: "POST", path: "/v1/messages/count_tokens", edge: "anthropic", serve: (req, res, exchange) => countTokens(req, res, exchange, edgeOptions) },
     { method: "POST", path: "/v1/responses", edge: "responses", serve: (req, res, exchange) => responses(req, res, exchange, responsesOptions) },
     ...(options.responseState ? storedResponseRoutes({ calls, state: options.responseState }) : []),
+    // The WebSocket mode (an upgrade; 426 without one, or when it is off).
+    { method: "GET", path: "/v1/responses", edge: "responses", serve: responsesSocket },
     ...(options.batches && batchOperations ? batchRoutes({ operations: batchOperations, settings: options.batches.settings, calls, limits: options.limits }) : []),
     // The Gemini API (generativelanguage's paths): `{id}` is `model:method`; `/v1/models/…` is the same API's stable prefix (POST only: GET /v1/models is OpenAI's).
     { method: "POST", path: "/v1beta/models/{id}", edge: "gemini", serve: (req, res, exchange, id) => geminiModelMethod(req, res, exchange, edgeOptions, id) },

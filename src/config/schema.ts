@@ -659,6 +659,26 @@ export const configSchema = z.strictObject({
       }),
       maxChainDepth: z.number().int().min(1).max(100_000).default(1_000).meta({ description: "Longest `previous_response_id` chain a request may continue; a longer one is refused.", reload: "live" }),
       sweepIntervalMs: z.number().int().min(1_000).max(86_400_000).default(600_000).meta({ description: "How often expired responses are removed.", reload: "restart" }),
+      websocket: z.boolean().default(true).meta({
+        description:
+          "`true`: `GET /v1/responses` with `Upgrade: websocket` opens the Responses WebSocket mode (Codex's transport with OpenAI's provider; see [WebSocket mode](responses.md#websocket-mode)); `false`: the upgrade is answered 426, and clients fall back to `POST`.",
+        reload: "restart",
+      }),
+      websocketIdleMs: z
+        .number()
+        .int()
+        .min(10)
+        .max(86_400_000)
+        .default(600_000)
+        .meta({ description: "A WebSocket with no response running that receives no message for this long is closed (1000); the client reconnects for its next turn.", reload: "restart" }),
+      websocketMaxBufferedBytes: z.number().int().min(1_024).max(1_073_741_824).default(4_194_304).meta({
+        description: "Bytes of events a WebSocket may hold unsent (a client that stops reading); past it (or after `server.sendTimeoutMs` without reading) the response is cancelled, its upstream aborted, and the connection dropped.",
+        reload: "restart",
+      }),
+      websocketMaxStateBytes: z.number().int().min(1_024).max(1_073_741_824).default(67_108_864).meta({
+        description: "Bytes of conversation one WebSocket keeps for `previous_response_id` (its responses' input and output items); past it the oldest responses are forgotten and continuing one is answered `previous_response_not_found`.",
+        reload: "restart",
+      }),
     })
     .prefault({})
     .meta({

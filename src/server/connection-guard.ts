@@ -1,4 +1,4 @@
-import { Server as Http1Server } from "node:http";
+import { Server as Http1Server, type IncomingMessage } from "node:http";
 import type { Http2Session } from "node:http2";
 import type { Server as NetServer, Socket } from "node:net";
 import { TLSSocket, Server as TlsServer } from "node:tls";
@@ -181,6 +181,14 @@ export function guardConnections(server: NetServer, limits: ConnectionLimits, lo
     if (!conn) return;
     busy(conn);
     res.once("close", () => idle(conn));
+  });
+
+  // An upgraded connection (a WebSocket) is a request in flight until its socket closes: its idle rule is its route's.
+  server.on("upgrade", (req: IncomingMessage) => {
+    const conn = bySocket.get(req.socket);
+    if (!conn) return;
+    busy(conn);
+    req.socket.once("close", () => idle(conn));
   });
 
   return {

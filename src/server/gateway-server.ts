@@ -1,10 +1,13 @@
 import { once } from "node:events";
+import type { IncomingMessage } from "node:http";
 import type { Http2Session } from "node:http2";
 import type { AddressInfo, Socket } from "node:net";
+import type { Duplex } from "node:stream";
 import type { TlsCredentials } from "../config/tls-files.js";
 import type { HealthState } from "../health/health-state.js";
 import { inviteBodyWhenRead } from "../http/expect-continue.js";
 import type { AnyRequest, AnyResponse } from "../http/node-http.js";
+import { serveUpgrade } from "../http/upgrade.js";
 import type { Logger } from "../logging/logger.js";
 import type { Tracing } from "../telemetry/tracing.js";
 import { type ConnectionGuard, type ConnectionLimits, guardConnections } from "./connection-guard.js";
@@ -120,6 +123,8 @@ export async function startGatewayServer(options: GatewayServerOptions): Promise
     inviteBodyWhenRead(req, res);
     serve(req, res);
   });
+  // `Connection: upgrade` (a WebSocket): served by the same guarded routes, with the socket for the route that takes it.
+  server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => serveUpgrade(req, socket, head, serve));
   const guard = guardConnections(server, options.connections, logger);
   if (options.tls) refuseCleartext(server, logger);
   server.on("connection", (socket: Socket) => {

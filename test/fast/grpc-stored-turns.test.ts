@@ -8,6 +8,7 @@ import { storedRecord } from "../../src/edges/grpc/stored-record.js";
 import { continueFrom, turnsForTarget } from "../../src/edges/grpc/stored-turns.js";
 import { createMemoryResponseStore } from "../../src/response-state/memory-response-store.js";
 import type { ResponseState } from "../../src/response-state/response-state.js";
+import { responsesSettings } from "./helpers/responses-settings.js";
 
 const user = (text: string): ChatMessage => ({ role: "user", content: [{ type: "text", text }] });
 const system = (text: string): ChatMessage => ({ role: "system", content: [{ type: "text", text }] });
@@ -21,7 +22,7 @@ function result(id: string, fields: Partial<ChatResult> = {}): ChatResult {
 
 function state(maxChainDepth = 10): ResponseState {
   const store = createMemoryResponseStore({ maxStoredBytes: 0 });
-  return { store, settings: () => ({ store: true, ttlDays: 1, maxStoredPerKey: 0, maxMemoryBytes: 268_435_456, maxChainDepth, sweepIntervalMs: 600_000 }) };
+  return { store, settings: () => responsesSettings({ ttlDays: 1, maxStoredPerKey: 0, maxChainDepth }) };
 }
 
 describe("storedRecord", () => {

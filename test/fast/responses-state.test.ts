@@ -16,10 +16,11 @@ import { createMemoryResponseStore } from "../../src/response-state/memory-respo
 import { placeOfItem } from "../../src/response-state/response-ids.js";
 import type { ResponseState } from "../../src/response-state/response-state.js";
 import type { ResponseStore } from "../../src/response-state/stored-response.js";
+import { responsesSettings } from "./helpers/responses-settings.js";
 
 const LIMITS = { maxJsonDepth: 64 };
 const ID = `resp_${"ab".repeat(16)}`;
-const SETTINGS = { store: true, ttlDays: 30, maxStoredPerKey: 0, maxMemoryBytes: 268_435_456, maxChainDepth: 1_000, sweepIntervalMs: 600_000 };
+const SETTINGS = responsesSettings({ maxStoredPerKey: 0 });
 
 /** A finished response to `deltas`, as the edge's encoder ends it. */
 function answered(deltas: readonly Delta[], echo = DEFAULT_ECHO) {

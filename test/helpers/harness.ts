@@ -94,7 +94,7 @@ export interface HarnessOptions {
   readonly compliance?: ConfigInput["compliance"];
   /** Resumable streams' grace, retention and bounds. */
   readonly resume?: ConfigInput["resume"];
-  /** Stored responses (store, ttl, quota, chain depth). */
+  /** Stored responses and the WebSocket mode of /v1/responses. */
   readonly responses?: ConfigInput["responses"];
   /** What tenancy reports. */
   readonly observer?: TenancyObserver;

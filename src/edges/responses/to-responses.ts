@@ -25,6 +25,8 @@ export interface ResponseEncoderOptions {
    * back as `custom_tool_call` items and under their namespace.
    */
   readonly calls?: ReadonlyMap<string, DeclaredCall>;
+  /** `sse` (default): each event as `event: <type>\ndata: <json>\n\n`; `json`: the JSON alone, one WebSocket message per event (responses-socket.ts). */
+  readonly frames?: "sse" | "json";
 }
 
 /** How a canonical tool name is called back on this edge. */
@@ -34,7 +36,7 @@ export interface DeclaredCall {
   readonly namespace?: { readonly name: string; readonly member: string };
 }
 
-/** Receives one SSE frame, `event: <type>\ndata: <json>\n\n`. */
+/** Receives one frame: SSE's `event: <type>\ndata: <json>\n\n`, or the JSON alone (`frames: "json"`). */
 export type FramePush = (frame: string) => void;
 
 /**
@@ -117,10 +119,13 @@ export function createResponseEncoder(options: ResponseEncoderOptions): Response
   let open: Extract<Slot, { kind: "message" | "reasoning" }> | undefined;
   const calls = new Map<number, CallSlot>();
   let push: FramePush = discard;
+  const sse = options.frames !== "json";
 
   const emit = (type: string, fields: Record<string, unknown>) => {
     const n = sequence++;
-    if (push !== discard) push(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: n, ...fields })}\n\n`);
+    if (push === discard) return;
+    const json = JSON.stringify({ type, sequence_number: n, ...fields });
+    push(sse ? `event: ${type}\ndata: ${json}\n\n` : json);
   };
 
   const response = (): ResponseObject => ({
@@ -225,7 +230,8 @@ export function createResponseEncoder(options: ResponseEncoderOptions): Response
     open.text += value;
     const n = sequence++;
     if (push !== discard) {
-      push(`event: response.output_text.delta\ndata: {"type":"response.output_text.delta","sequence_number":${n}${open.head}${JSON.stringify(value)},"logprobs":[]}\n\n`);
+      const json = `{"type":"response.output_text.delta","sequence_number":${n}${open.head}${JSON.stringify(value)},"logprobs":[]}`;
+      push(sse ? `event: response.output_text.delta\ndata: ${json}\n\n` : json);
     }
   }
 

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { UsageRecord } from "../../../src/usage/usage-record.js";
-import { baseUrlFor, type Harness, startHarness } from "../../helpers/harness.js";
+import { baseUrlFor, type Harness, type HarnessOptions, startHarness } from "../../helpers/harness.js";
 import { type TenancyEvents, tenancyEvents } from "../../helpers/tenancy-events.js";
 
 /** The upstream wires a client's request can be served over (the gateway's provider kinds). */
@@ -39,7 +39,7 @@ export interface ClientGateway {
  * The gateway the clients talk to: the real simulator behind one upstream
  * `wire`, aliases `agent` (tool loop) and `embed`, and two virtual keys.
  */
-export async function startClientGateway(wire: Wire): Promise<ClientGateway> {
+export async function startClientGateway(wire: Wire, options: Pick<HarnessOptions, "responses"> = {}): Promise<ClientGateway> {
   const key = `sk-client-${randomBytes(12).toString("hex")}`;
   const tightKeys = Array.from({ length: TIGHT_KEYS }, () => `sk-client-tight-${randomBytes(12).toString("hex")}`);
   const names = new Map<string, string>([[key, "client"], ...tightKeys.map((k, i): [string, string] => [k, `tight-${i}`])]);
@@ -62,6 +62,7 @@ export async function startClientGateway(wire: Wire): Promise<ClientGateway> {
       keys: [{ name: "client", keyEnv: "CLIENT_KEY" }, ...tightKeys.map((_, i) => ({ name: `tight-${i}`, keyEnv: `TIGHT_KEY_${i}`, budget: { usd: 0.000001, period: "month" as const } }))],
     },
     observer: events.observer,
+    ...options,
   });
   return {
     h,
