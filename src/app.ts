@@ -38,7 +38,9 @@ import { reportCuts } from "./pipeline/stream-cut.js";
 import { createStreamRegistry, type StreamRegistry } from "./pipeline/stream-registry.js";
 import { createRecorder, type Recorder } from "./recording/recorder.js";
 import { createBreakers } from "./resilience/circuit-breaker.js";
+import { startConversationSweep } from "./response-state/conversation-sweep.js";
 import { createMemoryResponseStore } from "./response-state/memory-response-store.js";
+import { createPgConversationStore } from "./response-state/pg-conversation-store.js";
 import { openResumableStreams } from "./resume/open-stream-log.js";
 import type { ResumableStreams } from "./resume/resumable-streams.js";
 import { createRoutes } from "./routes.js";
@@ -381,6 +383,13 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
   });
   // Stored responses (issue 46): in memory until the database-backed store lands.
   const responseStore = createMemoryResponseStore({ maxStoredBytes: config.responses.maxStoredPerKey });
+  // Conversations (issue 46 §2) live in the database, opened by the first conversation call; swept once it is open.
+  const conversations = config.responses.store ? createPgConversationStore(() => database.open()) : undefined;
+  if (conversations)
+    closers.push(
+      "conversation sweep",
+      startConversationSweep(() => (database.current() ? conversations.sweep() : undefined), config.responses.sweepIntervalMs, logger),
+    );
   let server: GatewayServer | undefined;
   const route = createRoutes({
     calls,
@@ -389,7 +398,7 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
     sendTimeoutMs: config.server.sendTimeoutMs,
     sseKeepaliveMs: config.facade.keepaliveMs,
     batches: { store: batchStore, runner: batches, settings: config.batch },
-    ...(config.responses.store ? { responseState: { store: responseStore, settings: () => live.current().responses } } : {}),
+    ...(config.responses.store ? { responseState: { store: responseStore, settings: () => live.current().responses, ...(conversations ? { conversations } : {}) } } : {}),
     ...(config.auth.adminKeySha256 !== undefined
       ? {
           admin: tenancy.admin,

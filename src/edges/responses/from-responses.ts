@@ -5,6 +5,7 @@ import { GatewayError } from "../../core/errors.js";
 import type { StructureLimits } from "../../core/structure-limits.js";
 import { validateChatRequest } from "../../core/validate.js";
 import { parseJsonBody } from "../../http/read-json.js";
+import { type ConversationRequest, conversationIdOf, conversationRequest } from "./conversation-request.js";
 import { type DeclaredTools, declaredTools, isHostedType } from "./declared-tools.js";
 import { messagesFromInput } from "./input-items.js";
 import { inputParam } from "./input-paths.js";
@@ -30,6 +31,8 @@ export interface ResponsesRequest {
   readonly droppedParams: readonly string[];
   /** Freeform tools and namespace members by canonical name: for the encoder (`ResponseEncoderOptions.calls`). */
   readonly calls: ReadonlyMap<string, DeclaredCall>;
+  /** `conversation`: the request is joined to its items before it is called (conversation-turn.ts). */
+  readonly conversation?: ConversationRequest<ResponsesRequest>;
 }
 
 const namedChoice = z.object({ type: z.enum(["function", "custom"]), name: z.string(), namespace: z.string().nullish() });
@@ -87,6 +90,7 @@ export function responsesRequestFrom(json: unknown, limits: Pick<StructureLimits
   if (json === null || typeof json !== "object" || Array.isArray(json)) {
     throw new GatewayError("invalid_request", "request body: must be a JSON object", { field: "body" });
   }
+  const conversationId = conversationIdOf(json as Record<string, unknown>);
   const droppedParams = refuseUnservedFields(json as Record<string, unknown>);
   const b = parseAt(responsesBody, json, "");
   const declared = declaredTools(b.tools ?? []);
@@ -136,7 +140,8 @@ export function responsesRequestFrom(json: unknown, limits: Pick<StructureLimits
     safety_identifier: b.safety_identifier ?? undefined,
     prompt_cache_key: b.prompt_cache_key ?? undefined,
   };
-  return { request, stream: b.stream === true, echo, origins, param, droppedParams, calls: declared.calls };
+  const conversation = conversationId === undefined ? undefined : conversationRequest(json as Record<string, unknown>, conversationId, b.input, (body) => responsesRequestFrom(body, limits));
+  return { request, stream: b.stream === true, echo, origins, param, droppedParams, calls: declared.calls, ...(conversation ? { conversation } : {}) };
 }
 
 /** The same from the raw body, counted and measured before it is parsed (http/read-json.ts). */

@@ -36,7 +36,7 @@ export const RESPONSES_FIELDS: FieldTable = [
   { field: "client_metadata", treatment: "dropped", why: "Codex's own bookkeeping about the client; no target takes it." },
   { field: "header session-id, originator, x-codex-turn-metadata, version", treatment: "ignored", why: "they describe the client, not the answer." },
   { field: "previous_response_id", treatment: "refused", why: `${NO_STORAGE}: send the whole conversation in input, earlier output items included`, refusedWhen: set },
-  { field: "conversation", treatment: "refused", why: `${NO_STORAGE} or conversations: send the whole conversation in input`, refusedWhen: set },
+  { field: "conversation", treatment: "honoured", why: "a stored conversation (/v1/conversations; responses.store): its items come before input, and the response's input and output are appended to it; with previous_response_id, refused." },
   { field: "background", treatment: "refused", why: `${NO_STORAGE}, which background mode needs: stream the response instead (stream: true)`, refusedWhen: (v) => v === true },
   { field: "prompt", treatment: "refused", why: "stored prompt templates are not served here: send instructions and input instead", refusedWhen: set },
 ];

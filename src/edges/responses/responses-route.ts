@@ -8,6 +8,7 @@ import type { BodyLimits } from "../../http/read-body.js";
 import type { ResponseState } from "../../response-state/response-state.js";
 import { answerWhole, beginHttpCall, httpCall, type Refuse } from "../sse/http-call.js";
 import { type SseCodec, writeSse } from "../sse/write-sse.js";
+import { type ConversationTurn, conversationTurn } from "./conversation-turn.js";
 import { type ResponsesRequest, responsesRequestFrom } from "./from-responses.js";
 import { replayForTarget } from "./replay-origins.js";
 import { responsesParam, toResponsesError } from "./responses-errors.js";
@@ -35,9 +36,9 @@ function sendResponsesError(res: AnyResponse, exchange: Exchange, reason: unknow
  * heartbeat (the API has no ping event; SSE readers skip comments), and
  * on failure `response.failed` and `error`, after which the SDK raises.
  */
-function responsesSse(parsed: ResponsesRequest): SseCodec {
+function responsesSse(parsed: ResponsesRequest, turn: ConversationTurn | undefined): SseCodec & { readonly beforeEnd?: () => Promise<void> } {
   const encoder = createResponseEncoder({ requestModel: parsed.request.model, echo: parsed.echo, param: parsed.param, calls: parsed.calls });
-  return {
+  const codec: SseCodec = {
     events: (delta, push) => encoder.events(delta, push),
     heartbeat: ": keepalive\n\n",
     dropped: (params) => params.map(parsed.param),
@@ -45,6 +46,7 @@ function responsesSse(parsed: ResponsesRequest): SseCodec {
     failure: (error, push) => encoder.failedEvents(error, push),
     refuse: (res, exchange, error, headers) => sendResponsesError(res, exchange, error, headers, parsed.param),
   };
+  return turn ? turn.sse(codec, encoder.response) : codec;
 }
 
 /**
@@ -56,17 +58,27 @@ export async function responses(req: AnyRequest, res: AnyResponse, exchange: Exc
   const refuse: Refuse = (r, e, error, headers) => sendResponsesError(r, e, error, headers);
   const begun = await beginHttpCall(req, res, exchange, { ...options, credential: headerOf(req, "authorization"), refuse }, (json) => responsesRequestFrom(json, options.limits));
   if (!begun) return;
-  const { parsed } = begun;
+  let turn: ConversationTurn | undefined;
+  try {
+    turn = await conversationTurn(begun.parsed, begun.principal, options.state);
+  } catch (error) {
+    return refuse(res, exchange, error);
+  }
+  const parsed = turn?.parsed ?? begun.parsed;
   const call = options.calls.stream(parsed.request, begun.principal, httpCall(exchange, parsed.stream ? "responses-sse" : "responses-json", begun.tags), {
     heartbeatMs: parsed.stream ? options.keepaliveMs : 0,
     cachePolicy: cachePolicyFromHeader(headerOf(req, "cache-control")),
     prepare: async (request, target) => replayForTarget(request, parsed.origins, { provider: target.provider.name, model: target.model }),
   });
-  if (parsed.stream) return writeSse(res, exchange, call, responsesSse(parsed), { sendTimeoutMs: options.sendTimeoutMs, droppedParams: parsed.droppedParams });
+  if (parsed.stream) {
+    const codec = responsesSse(parsed, turn);
+    return writeSse(res, exchange, call, codec, { sendTimeoutMs: options.sendTimeoutMs, droppedParams: parsed.droppedParams, ...(codec.beforeEnd ? { beforeEnd: codec.beforeEnd } : {}) });
+  }
   return answerWhole(res, exchange, call, {
     // Folded by the stream's own encoder, not core/aggregate.ts: a whole response keeps its items in the order the deltas came.
     answer: async (deltas) => {
       const { response, droppedParams } = await responseFromDeltas(deltas, { requestModel: parsed.request.model, echo: parsed.echo, param: parsed.param, calls: parsed.calls });
+      await turn?.end(response);
       return { body: response, dropped: [...parsed.droppedParams, ...droppedParams.map(parsed.param)] };
     },
     refuse: (r, e, error, headers) => sendResponsesError(r, e, error, headers, parsed.param),
