@@ -648,10 +648,16 @@ export const configSchema = z.strictObject({
         reload: "restart",
       }),
       ttlDays: z.number().min(0.001).max(3_650).default(30).meta({ description: "How long a stored response (and a conversation since its last change) is kept; a sweep removes it after.", reload: "live" }),
-      maxStoredPerKey: z.number().int().min(0).max(1_099_511_627_776).default(1_073_741_824).meta({
-        description: "Bytes of stored responses and conversations one key may keep (sealed, as the database holds them); past it, `store: true` is refused with 400 until some expire or are deleted. `0`: no limit.",
-        reload: "live",
-      }),
+      maxStoredPerKey: z
+        .number()
+        .int()
+        .min(0)
+        .max(1_099_511_627_776)
+        .default(1_073_741_824)
+        .meta({
+          description: "Bytes of stored responses and conversations one key may keep (sealed, as the database holds them); past it, `store: true` is refused with 400 until some expire or are deleted. `0`: no limit.",
+          reload: "live",
+        }),
       maxChainDepth: z.number().int().min(1).max(100_000).default(1_000).meta({ description: "Longest `previous_response_id` chain a request may continue; a longer one is refused.", reload: "live" }),
       sweepIntervalMs: z.number().int().min(1_000).max(86_400_000).default(600_000).meta({ description: "How often expired responses are removed.", reload: "restart" }),
     })
