@@ -213,6 +213,9 @@ export function createRoutes(options: RoutesOptions): Route {
     "/v1/batches/{id}": ["batch_id", "batch id"],
     "/v1/batches/{id}/cancel": ["batch_id", "batch id"],
     "/admin/v1/evaluations/{id}/report.csv": ["evaluation_id", "evaluation id"],
+    "/v1/conversations/{id}": ["conversation_id", "conversation id"],
+    "/v1/conversations/{id}/items": ["conversation_id", "conversation id"],
+    "/v1/conversations/{id}/items/{id}": ["item_id", "conversation or item id"],
   };
 
   const runtime = options.debug ? createRuntimeStats(options.debug.registry, options.debug.connections, options.debug.reloads) : () => false;
@@ -231,7 +234,7 @@ export function createRoutes(options: RoutesOptions): Route {
       if (route.edge) exchange.edge = route.edge;
       exchange.route = route.path;
       if (ids === undefined) {
-        const [field, what] = idField[route.path] ?? ["conversation_id", "conversation or item id"];
+        const [field, what] = idField[route.path]!;
         return (route.edge === "gemini" ? sendGoogleError : sendOpenAiError)(res, exchange, badId(field, what));
       }
       return route.serve(req, res, exchange, ids[0] ?? "", ids);

@@ -105,6 +105,10 @@ describe("the Conversations API over the wire (embedded PGlite)", () => {
       param: "items[0].content[0].type",
     });
     await expect(sdk.conversations.items.list(c.id, { limit: 101 })).rejects.toMatchObject({ status: 400, param: "limit" });
+    // An id with a control character names nothing stored: refused before any query.
+    const raw = await fetch(`${h.url}/v1/conversations/${c.id}/items/msg%00x`, { headers: { authorization: `Bearer ${KEYS.owner}` } });
+    expect(raw.status).toBe(400);
+    expect(((await raw.json()) as { error: { param: string } }).error.param).toBe("item_id");
   });
 
   it("a response with conversation starts from its items and appends its input and output; the next response sees the earlier turn", async () => {
