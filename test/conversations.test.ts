@@ -116,6 +116,7 @@ describe("the Conversations API over the wire (embedded PGlite)", () => {
     const c = await sdk.conversations.create({ items: [{ type: "message", role: "developer", content: "be brief" }] });
     const first = await sdk.responses.create({ model: "sim", input: "#sim tag=conv-turn-1\nwhat is an apple", conversation: c.id });
     expect(first.output_text).toBe("what is an apple");
+    expect(first.conversation).toEqual({ id: c.id });
     const items = await sdk.conversations.items.list(c.id, { order: "asc" });
     expect(items.data.map((i) => (i as { role?: string }).role)).toEqual(["developer", "user", "assistant"]);
     expect(messageText(items.data[2])).toBe("what is an apple");

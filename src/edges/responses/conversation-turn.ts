@@ -46,7 +46,8 @@ export async function conversationTurn(parsed: ResponsesRequest, principal: Prin
   const owner = principal?.id ?? "";
   const prior = isConversationId(asked.id) ? await store.allItems(asked.id, owner) : undefined;
   if (!prior) throw notFound(asked.id);
-  const joined = asked.join(prior);
+  const joinedRequest = asked.join(prior);
+  const joined: ResponsesRequest = { ...joinedRequest, echo: { ...joinedRequest.echo, conversation: { id: asked.id } } };
   const end = async (response: ResponseObject) => {
     const output = (response.output as unknown as readonly JsonObject[]) ?? [];
     const added = await store.append(asked.id, owner, [...asked.input, ...output], keepLimits(state));

@@ -146,6 +146,8 @@ export interface ResponseEcho {
   readonly user?: string;
   readonly safety_identifier?: string;
   readonly prompt_cache_key?: string;
+  /** The conversation the response was appended to (`conversation` on the request). */
+  readonly conversation?: { readonly id: string };
 }
 
 export type ResponseStatus = "in_progress" | "completed" | "incomplete" | "failed";
