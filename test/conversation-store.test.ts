@@ -146,6 +146,10 @@ function contract(backing: () => Backing): void {
     await b.store.create(conversation("key-other"), [user("e".repeat(2_000))], tight);
     expect(await b.store.purge("key-quota")).toBe(2);
     await b.store.append(c.id, "key-quota", [user("f")], tight).then((added) => expect(added).toBeUndefined());
+    // What the key keeps elsewhere (its stored responses) counts against the same quota.
+    const shared: KeepLimits = { ...tight, storedElsewhere: async (owner) => (owner === "key-shared" ? 3_500 : 0) };
+    await expect(b.store.create(conversation("key-shared"), [user("g".repeat(600))], shared)).rejects.toMatchObject({ code: "failed_precondition" });
+    expect(await b.store.create(conversation("key-unshared"), [user("g".repeat(600))], shared)).toHaveLength(1);
   });
 }
 

@@ -21,8 +21,14 @@ export interface StoredConversation {
 /** What every change is kept under: responses.ttlDays from the change, responses.maxStoredPerKey. */
 export interface KeepLimits {
   readonly ttlMs: number;
-  /** Most bytes one owner may keep in conversations (0: no limit). */
+  /** Most bytes one owner may keep, conversations and `storedElsewhere` together (0: no limit). */
   readonly maxStoredBytes: number;
+  /**
+   * What else the owner keeps under the same quota (its stored responses).
+   * Read before a change's transaction, never inside it: the embedded
+   * PGlite is one connection, which the transaction holds.
+   */
+  readonly storedElsewhere?: (owner: string) => Promise<number>;
 }
 
 /**

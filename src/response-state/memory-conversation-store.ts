@@ -30,16 +30,19 @@ export function createMemoryConversationStore(options: { readonly now?: () => nu
     for (const e of entries.values()) if (e.conversation.owner === owner && e.expiresAt > now()) total += entryBytes(e);
     return total;
   };
-  const checkQuota = (owner: string, added: number, limits: KeepLimits) => {
-    if (limits.maxStoredBytes > 0 && added > 0 && ownerBytes(owner) + added > limits.maxStoredBytes) throw quotaError(limits.maxStoredBytes);
+  const checkQuota = (owner: string, added: number, limits: KeepLimits, elsewhere: number) => {
+    if (limits.maxStoredBytes > 0 && added > 0 && elsewhere + ownerBytes(owner) + added > limits.maxStoredBytes) throw quotaError(limits.maxStoredBytes);
   };
-  const place = (e: Entry, items: readonly JsonObject[], limits: KeepLimits): JsonObject[] => {
+  /** What `owner` keeps elsewhere under the quota, read before the change. */
+  const elsewhereOf = async (owner: string, limits: KeepLimits) => (limits.maxStoredBytes > 0 ? ((await limits.storedElsewhere?.(owner)) ?? 0) : 0);
+  const place = (e: Entry, items: readonly JsonObject[], limits: KeepLimits, elsewhere: number): JsonObject[] => {
     if (e.nextSeq + items.length > MAX_ITEMS_PER_CONVERSATION) throw tooManyItems();
     const placed = items.map((item, i) => withItemId(item, e.conversation.id, e.nextSeq + i));
     checkQuota(
       e.conversation.owner,
       placed.reduce((n, item) => n + bytesOf(item), 0),
       limits,
+      elsewhere,
     );
     for (const item of placed) e.items.set(e.nextSeq++, { item, bytes: bytesOf(item) });
     e.expiresAt = now() + limits.ttlMs;
@@ -47,11 +50,12 @@ export function createMemoryConversationStore(options: { readonly now?: () => nu
   };
   return {
     async create(conversation, items, limits) {
+      const elsewhere = await elsewhereOf(conversation.owner, limits);
       if (entries.has(conversation.id)) throw new Error("conversation id already in use");
       const metadataBytes = bytesOf(conversation.metadata);
-      checkQuota(conversation.owner, metadataBytes, limits);
+      checkQuota(conversation.owner, metadataBytes, limits, elsewhere);
       const e: Entry = { conversation, metadataBytes, items: new Map(), nextSeq: 0, expiresAt: now() + limits.ttlMs };
-      const placed = place(e, items, limits);
+      const placed = place(e, items, limits, elsewhere);
       entries.set(conversation.id, e);
       return placed;
     },
@@ -59,10 +63,11 @@ export function createMemoryConversationStore(options: { readonly now?: () => nu
       return live(id, owner)?.conversation;
     },
     async update(id, owner, metadata, limits) {
+      const elsewhere = await elsewhereOf(owner, limits);
       const e = live(id, owner);
       if (!e) return undefined;
       const metadataBytes = bytesOf(metadata);
-      checkQuota(owner, metadataBytes - e.metadataBytes, limits);
+      checkQuota(owner, metadataBytes - e.metadataBytes, limits, elsewhere);
       e.conversation = { ...e.conversation, metadata };
       e.metadataBytes = metadataBytes;
       e.expiresAt = now() + limits.ttlMs;
@@ -74,8 +79,9 @@ export function createMemoryConversationStore(options: { readonly now?: () => nu
       return true;
     },
     async append(id, owner, items, limits) {
+      const elsewhere = await elsewhereOf(owner, limits);
       const e = live(id, owner);
-      return e ? place(e, items, limits) : undefined;
+      return e ? place(e, items, limits, elsewhere) : undefined;
     },
     async items(id, owner, page) {
       const e = live(id, owner);

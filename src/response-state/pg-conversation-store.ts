@@ -43,15 +43,20 @@ export function createPgConversationStore(database: () => Promise<Database>, opt
     const { rows } = await query<{ total: string | null }>("SELECT sum(bytes) AS total FROM sluice_conversations WHERE owner = $1 AND expires_at > $2", [owner, now()]);
     return Number(rows[0]?.total ?? 0);
   };
-  const checkQuota = async (query: Query, owner: string, added: number, limits: KeepLimits) => {
-    if (limits.maxStoredBytes > 0 && added > 0 && (await ownerBytes(query, owner)) + added > limits.maxStoredBytes) throw quotaError(limits.maxStoredBytes);
+  const checkQuota = async (query: Query, owner: string, added: number, limits: KeepLimits, elsewhere: number) => {
+    if (limits.maxStoredBytes > 0 && added > 0 && elsewhere + (await ownerBytes(query, owner)) + added > limits.maxStoredBytes) throw quotaError(limits.maxStoredBytes);
   };
-  /** `work` in a transaction holding `owner`'s lock. */
-  const changing = async <T>(owner: string, work: (query: Query) => Promise<T>): Promise<T> =>
-    (await database()).transaction(async (query) => {
+  /**
+   * `work` in a transaction holding `owner`'s lock, given what the owner
+   * keeps elsewhere under the quota (read first: see KeepLimits.storedElsewhere).
+   */
+  const changing = async <T>(owner: string, limits: KeepLimits | undefined, work: (query: Query, elsewhere: number) => Promise<T>): Promise<T> => {
+    const elsewhere = limits && limits.maxStoredBytes > 0 ? ((await limits.storedElsewhere?.(owner)) ?? 0) : 0;
+    return (await database()).transaction(async (query) => {
       await query("SELECT pg_advisory_xact_lock(hashtext($1))", [`sluice_conversations:${owner}`]);
-      return work(query);
+      return work(query, elsewhere);
     });
+  };
   /** Seals and inserts `items` from place `from`; returns them with ids and the bytes they take. */
   const sealItems = (id: string, owner: string, from: number, items: readonly JsonObject[]) => {
     if (from + items.length > MAX_ITEMS_PER_CONVERSATION) throw tooManyItems();
@@ -77,10 +82,10 @@ export function createPgConversationStore(database: () => Promise<Database>, opt
   return {
     async create(conversation, items, limits) {
       const { id, owner } = conversation;
-      return changing(owner, async (query) => {
+      return changing(owner, limits, async (query, elsewhere) => {
         const body = sealRecord({ createdAt: conversation.createdAt, metadata: conversation.metadata } satisfies Body, id, owner);
         const { placed, sealed, bytes } = sealItems(id, owner, 0, items);
-        await checkQuota(query, owner, body.length + bytes, limits);
+        await checkQuota(query, owner, body.length + bytes, limits, elsewhere);
         const hash = idDigest(id);
         await query("INSERT INTO sluice_conversations (id_hash, owner, bytes, body, next_seq, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)", [
           hash,
@@ -100,12 +105,12 @@ export function createPgConversationStore(database: () => Promise<Database>, opt
       return r ? conversationOf(id, owner, r.body) : undefined;
     },
     async update(id, owner, metadata, limits) {
-      return changing(owner, async (query) => {
+      return changing(owner, limits, async (query, elsewhere) => {
         const r = await row(query, id, owner, true);
         const current = r ? conversationOf(id, owner, r.body) : undefined;
         if (!r || !current) return undefined;
         const body = sealRecord({ createdAt: current.createdAt, metadata } satisfies Body, id, owner);
-        await checkQuota(query, owner, body.length - r.body.length, limits);
+        await checkQuota(query, owner, body.length - r.body.length, limits, elsewhere);
         await query("UPDATE sluice_conversations SET body = $2, bytes = bytes + $3, expires_at = $4 WHERE id_hash = $1", [idDigest(id), body, body.length - r.body.length, now() + limits.ttlMs]);
         return { ...current, metadata };
       });
@@ -115,12 +120,12 @@ export function createPgConversationStore(database: () => Promise<Database>, opt
       return rows.length > 0;
     },
     async append(id, owner, items, limits) {
-      return changing(owner, async (query) => {
+      return changing(owner, limits, async (query, elsewhere) => {
         const r = await row(query, id, owner, true);
         if (!r) return undefined;
         const from = Number(r.next_seq);
         const { placed, sealed, bytes } = sealItems(id, owner, from, items);
-        await checkQuota(query, owner, bytes, limits);
+        await checkQuota(query, owner, bytes, limits, elsewhere);
         const hash = idDigest(id);
         await writeItems(query, hash, from, sealed);
         await query("UPDATE sluice_conversations SET next_seq = $2, bytes = bytes + $3, expires_at = $4 WHERE id_hash = $1", [hash, from + placed.length, bytes, now() + limits.ttlMs]);
@@ -163,7 +168,7 @@ export function createPgConversationStore(database: () => Promise<Database>, opt
     async deleteItem(id, owner, itemId, limits) {
       const seq = seqOf(itemId, id);
       if (seq === undefined) return false;
-      return changing(owner, async (query) => {
+      return changing(owner, undefined, async (query) => {
         if (!(await row(query, id, owner, true))) return false;
         const hash = idDigest(id);
         const { rows } = await query<{ bytes: number }>("DELETE FROM sluice_conversation_items WHERE conversation = $1 AND seq = $2 RETURNING bytes", [hash, seq]);

@@ -31,10 +31,14 @@ export interface ConversationRoute {
 
 const DAY_MS = 86_400_000;
 
-/** The quota and lifetime every change is kept under, as the settings are now (they reload live). */
+/** The quota (shared with the key's stored responses) and lifetime every change is kept under, as the settings are now (they reload live). */
 export function keepLimits(state: ResponseState): KeepLimits {
   const s = state.settings();
-  return { ttlMs: s.ttlDays * DAY_MS, maxStoredBytes: s.maxStoredPerKey };
+  return {
+    ttlMs: s.ttlDays * DAY_MS,
+    maxStoredBytes: s.maxStoredPerKey,
+    storedElsewhere: async (owner) => (await state.store.summaries(owner)).reduce((n, summary) => n + summary.bytes, 0),
+  };
 }
 
 /** The API's 404, the same for an unknown conversation and another key's. */
