@@ -38,7 +38,10 @@ import { reportCuts } from "./pipeline/stream-cut.js";
 import { createStreamRegistry, type StreamRegistry } from "./pipeline/stream-registry.js";
 import { createRecorder, type Recorder } from "./recording/recorder.js";
 import { createBreakers } from "./resilience/circuit-breaker.js";
+import { startConversationSweep } from "./response-state/conversation-sweep.js";
+import { createMemoryConversationStore } from "./response-state/memory-conversation-store.js";
 import { createMemoryResponseStore } from "./response-state/memory-response-store.js";
+import { createPgConversationStore } from "./response-state/pg-conversation-store.js";
 import { createPgResponseStore } from "./response-state/pg-response-store.js";
 import { startResponseSweep } from "./response-state/response-sweep.js";
 import { createResponsesAdmin } from "./response-state/responses-admin.js";
@@ -390,6 +393,13 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
     const stopSweep = startResponseSweep({ store: responseStore, intervalMs: config.responses.sweepIntervalMs, ready: () => !config.store?.postgres || database.current() !== undefined, logger });
     closers.push("stored responses sweep", stopSweep);
   }
+  // Conversations (docs/responses.md, "Conversations"): where stored responses are, in the database or in memory.
+  const conversations = config.responses.store ? (config.store?.postgres ? createPgConversationStore(() => database.open()) : createMemoryConversationStore()) : undefined;
+  if (conversations)
+    closers.push(
+      "conversation sweep",
+      startConversationSweep(() => (!config.store?.postgres || database.current() ? conversations.sweep() : undefined), config.responses.sweepIntervalMs, logger),
+    );
   let server: GatewayServer | undefined;
   const route = createRoutes({
     calls,
@@ -398,7 +408,7 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
     sendTimeoutMs: config.server.sendTimeoutMs,
     sseKeepaliveMs: config.facade.keepaliveMs,
     batches: { store: batchStore, runner: batches, settings: config.batch },
-    ...(config.responses.store ? { responseState: { store: responseStore, settings: () => live.current().responses, logger } } : {}),
+    ...(config.responses.store ? { responseState: { store: responseStore, settings: () => live.current().responses, logger, ...(conversations ? { conversations } : {}) } } : {}),
     responsesSocket: {
       websocket: {
         enabled: config.responses.websocket,

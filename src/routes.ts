@@ -39,6 +39,7 @@ import { evaluationCsvRoute } from "./edges/openai/evaluation-csv.js";
 import { sendOpenAiError } from "./edges/openai/http-errors.js";
 import { listModels } from "./edges/openai/models.js";
 import { spendCsv } from "./edges/openai/spend-csv.js";
+import { conversationRoutes } from "./edges/responses/conversations-route.js";
 import { responses } from "./edges/responses/responses-route.js";
 import type { SocketLimits } from "./edges/responses/responses-socket.js";
 import { createResponsesSocketRoute, responsesSocketOff } from "./edges/responses/socket-route.js";
@@ -114,7 +115,8 @@ interface HttpRoute {
   readonly method: string;
   readonly path: string;
   readonly edge?: Exchange["edge"];
-  readonly serve: (req: AnyRequest, res: AnyResponse, exchange: Exchange, id: string) => Promise<void> | void;
+  /** `id` is the path's first `{id}` ("" without one); `ids` all of them, in order. */
+  readonly serve: (req: AnyRequest, res: AnyResponse, exchange: Exchange, id: string, ids: readonly string[]) => Promise<void> | void;
 }
 
 /** Stored responses (docs/responses.md): read, list the input items of, and delete a response the caller's key made. */
@@ -140,18 +142,22 @@ function batchRoutes(batches: BatchRoutes): HttpRoute[] {
   ];
 }
 
-/** `/a/{id}/b` against a path: the decoded `{id}` (or "" without one), undefined when it does not match. */
-function matchPath(pattern: string, path: string): string | undefined | null {
-  const at = pattern.indexOf("{id}");
-  if (at < 0) return pattern === path ? "" : null;
-  const prefix = pattern.slice(0, at);
-  const suffix = pattern.slice(at + "{id}".length);
-  if (!path.startsWith(prefix) || !path.endsWith(suffix) || path.length <= prefix.length + suffix.length) return null;
-  const segment = path.slice(prefix.length, path.length - suffix.length);
-  if (segment.includes("/")) return null;
-  const id = decodePathSegment(segment);
+/** `/a/{id}/b/{id}` against a path: the decoded `{id}` segments (none without one), null when it does not match, undefined when one is malformed. */
+function matchPath(pattern: string, path: string): string[] | undefined | null {
+  if (!pattern.includes("{id}")) return pattern === path ? [] : null;
+  const want = pattern.split("/");
+  const got = path.split("/");
+  if (want.length !== got.length) return null;
+  const segments: string[] = [];
+  for (const [i, part] of want.entries()) {
+    if (part === "{id}") {
+      if (got[i] === "") return null;
+      segments.push(got[i]!);
+    } else if (part !== got[i]) return null;
+  }
+  const ids = segments.map(decodePathSegment);
   // An id with a control character (`%00`) names nothing stored: refused here, once, for every route, before a query could be.
-  return id === undefined || controlCharacterIn(id) !== undefined ? undefined : id;
+  return ids.every((id): id is string => id !== undefined && controlCharacterIn(id) === undefined) ? ids : undefined;
 }
 
 /**
@@ -193,6 +199,8 @@ export function createRoutes(options: RoutesOptions): Route {
   const edgeOptions = { calls, limits: options.limits, keepaliveMs: options.sseKeepaliveMs, sendTimeoutMs: options.sendTimeoutMs };
   const responsesOptions = { ...edgeOptions, ...(options.responseState ? { state: options.responseState } : {}) };
   const responsesSocket = options.responsesSocket ? createResponsesSocketRoute({ ...responsesOptions, ...options.responsesSocket }) : responsesSocketOff;
+  const conversationStore = options.responseState?.conversations;
+  const conversations = options.responseState && conversationStore ? { ...options.responseState, conversations: conversationStore } : undefined;
   const openAi = { calls, limits: options.limits, keepaliveMs: options.sseKeepaliveMs, sendTimeoutMs: options.sendTimeoutMs };
   const badId = (field: string, what: string) => new GatewayError("invalid_request", `path: the ${what} has a malformed percent-escape or a control character`, { field });
 
@@ -212,6 +220,7 @@ export function createRoutes(options: RoutesOptions): Route {
     ...(options.responseState ? storedResponseRoutes({ calls, state: options.responseState }) : []),
     // The WebSocket mode (an upgrade; 426 without one, or when it is off).
     { method: "GET", path: "/v1/responses", edge: "responses", serve: responsesSocket },
+    ...(conversations ? conversationRoutes({ calls, limits: options.limits, state: conversations }) : []),
     ...(options.batches && batchOperations ? batchRoutes({ operations: batchOperations, settings: options.batches.settings, calls, limits: options.limits }) : []),
     // The Gemini API (generativelanguage's paths): `{id}` is `model:method`; `/v1/models/…` is the same API's stable prefix (POST only: GET /v1/models is OpenAI's).
     { method: "POST", path: "/v1beta/models/{id}", edge: "gemini", serve: (req, res, exchange, id) => geminiModelMethod(req, res, exchange, edgeOptions, id) },
@@ -234,6 +243,9 @@ export function createRoutes(options: RoutesOptions): Route {
     "/v1/responses/{id}/input_items": ["response_id", "response id"],
     "/v1/batches/{id}/cancel": ["batch_id", "batch id"],
     "/admin/v1/evaluations/{id}/report.csv": ["evaluation_id", "evaluation id"],
+    "/v1/conversations/{id}": ["conversation_id", "conversation id"],
+    "/v1/conversations/{id}/items": ["conversation_id", "conversation id"],
+    "/v1/conversations/{id}/items/{id}": ["item_id", "conversation or item id"],
   };
 
   const runtime = options.debug ? createRuntimeStats(options.debug.registry, options.debug.connections, options.debug.reloads) : () => false;
@@ -247,15 +259,15 @@ export function createRoutes(options: RoutesOptions): Route {
     const path = pathOf(req);
     for (const route of http) {
       if (route.method !== req.method) continue;
-      const id = matchPath(route.path, path);
-      if (id === null) continue;
+      const ids = matchPath(route.path, path);
+      if (ids === null) continue;
       if (route.edge) exchange.edge = route.edge;
       exchange.route = route.path;
-      if (id === undefined) {
+      if (ids === undefined) {
         const [field, what] = idField[route.path]!;
         return (route.edge === "gemini" ? sendGoogleError : sendOpenAiError)(res, exchange, badId(field, what));
       }
-      return route.serve(req, res, exchange, id);
+      return route.serve(req, res, exchange, ids[0] ?? "", ids);
     }
     if (path.startsWith("/v1beta/")) {
       // A Gemini client on a path not served here (files, cachedContents, tunedModels…) reads Google's error shape.

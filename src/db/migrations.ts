@@ -351,6 +351,33 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX IF NOT EXISTS sluice_responses_owner ON sluice_responses (owner);
       CREATE INDEX IF NOT EXISTS sluice_responses_expiry ON sluice_responses (expires_at)`,
   },
+  {
+    version: 18,
+    name: "conversations",
+    // The Conversations API (src/response-state/pg-conversation-store.ts): a row per conversation keyed by the SHA-256 of
+    // its id (the id itself, which seals its rows, is never stored), its metadata sealed in body; a row per item, sealed,
+    // at its place (seq). bytes: a conversation's sealed bytes with its items', for responses.maxStoredPerKey.
+    // created_at in epoch seconds (as the API shows it), expires_at in epoch ms (responses.ttlDays after the last change).
+    sql: `
+      CREATE TABLE IF NOT EXISTS sluice_conversations (
+        id_hash text PRIMARY KEY,
+        owner text NOT NULL,
+        bytes bigint NOT NULL,
+        body text NOT NULL,
+        next_seq integer NOT NULL DEFAULT 0,
+        created_at bigint NOT NULL,
+        expires_at bigint NOT NULL
+      );
+      CREATE INDEX IF NOT EXISTS sluice_conversations_owner ON sluice_conversations (owner);
+      CREATE INDEX IF NOT EXISTS sluice_conversations_expiry ON sluice_conversations (expires_at);
+      CREATE TABLE IF NOT EXISTS sluice_conversation_items (
+        conversation text NOT NULL REFERENCES sluice_conversations (id_hash) ON DELETE CASCADE,
+        seq integer NOT NULL,
+        item text NOT NULL,
+        bytes integer NOT NULL,
+        PRIMARY KEY (conversation, seq)
+      )`,
+  },
 ];
 
 /** What a migration run did: the versions applied, and those waiting for an extension the server does not offer. */

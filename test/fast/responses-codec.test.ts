@@ -320,7 +320,8 @@ describe("decoding /v1/responses bodies", () => {
   const refusals: Array<[string, Record<string, unknown>, string, string]> = [
     ["previous_response_id", { previous_response_id: "resp_1" }, "previous_response_id", "send the whole conversation in input"],
     ["store: true", { store: true }, "store", "omit store or set it to false"],
-    ["conversation", { conversation: "conv_1" }, "conversation", "send the whole conversation in input"],
+    ["conversation with previous_response_id", { conversation: "conv_1", previous_response_id: "resp_1" }, "conversation", "mutually exclusive with previous_response_id"],
+    ["a conversation that names none", { conversation: { name: "c" } }, "conversation", "must be a conversation id"],
     ["background: true", { background: true }, "background", "stream the response instead"],
     ["a stored prompt", { prompt: { id: "pmpt_1" } }, "prompt", "send instructions and input instead"],
     ["an unknown field", { frobnicate: 1 }, "frobnicate", "not served on /v1/responses"],

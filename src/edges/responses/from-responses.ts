@@ -6,6 +6,7 @@ import type { StructureLimits } from "../../core/structure-limits.js";
 import { validateChatRequest } from "../../core/validate.js";
 import { parseJsonBody } from "../../http/read-json.js";
 import type { StoredTurn } from "../../response-state/stored-response.js";
+import { type ConversationRequest, conversationIdOf, conversationRequest } from "./conversation-request.js";
 import { type DeclaredTools, declaredTools, isHostedType } from "./declared-tools.js";
 import { messagesFromInput } from "./input-items.js";
 import { inputParam } from "./input-paths.js";
@@ -38,6 +39,8 @@ export interface ResponsesRequest {
   readonly previousId?: string;
   /** This request's own input as sent (item references resolved): what a stored response keeps as its input items. */
   readonly input: string | readonly unknown[];
+  /** `conversation`: the request is joined to its items before it is called (conversation-turn.ts). */
+  readonly conversation?: ConversationRequest<ResponsesRequest>;
 }
 
 /** What the stored state adds to decoding a body (stored-input.ts loads it). */
@@ -103,6 +106,7 @@ export function responsesRequestFrom(json: unknown, limits: Pick<StructureLimits
   if (json === null || typeof json !== "object" || Array.isArray(json)) {
     throw new GatewayError("invalid_request", "request body: must be a JSON object", { field: "body" });
   }
+  const conversationId = conversationIdOf(json as Record<string, unknown>);
   const droppedParams = refuseUnservedFields(json as Record<string, unknown>, stored.stateful);
   const b = parseAt(responsesBody, json, "");
   const declared = declaredTools(b.tools ?? []);
@@ -159,6 +163,7 @@ export function responsesRequestFrom(json: unknown, limits: Pick<StructureLimits
     ...(b.previous_response_id ? { previous_response_id: b.previous_response_id } : {}),
     ...(b.truncation === "auto" ? { truncation: b.truncation } : {}),
   };
+  const conversation = conversationId === undefined ? undefined : conversationRequest(json as Record<string, unknown>, conversationId, b.input, (body) => responsesRequestFrom(body, limits, stored));
   return {
     request,
     stream: b.stream === true,
@@ -170,6 +175,7 @@ export function responsesRequestFrom(json: unknown, limits: Pick<StructureLimits
     store,
     ...(b.previous_response_id ? { previousId: b.previous_response_id } : {}),
     input: b.input,
+    ...(conversation ? { conversation } : {}),
   };
 }
 

@@ -150,6 +150,8 @@ export interface ResponseEcho {
   readonly store?: boolean;
   readonly previous_response_id?: string | null;
   readonly truncation?: "auto" | "disabled";
+  /** The conversation the response was appended to (`conversation` on the request). */
+  readonly conversation?: { readonly id: string };
 }
 
 export type ResponseStatus = "in_progress" | "completed" | "incomplete" | "failed";

@@ -59,7 +59,7 @@ export const RESPONSES_FIELDS: FieldTable = [
     why: "the stored chain's input and output go before this request's input (its instructions are not inherited); unknown, expired or another key's is a 404. Refused by name with responses.store: false.",
   },
   { field: "input[] item_reference", treatment: "honoured", why: "the stored item it names, as if sent inline; unknown or another key's is a 404. Refused by name with responses.store: false." },
-  { field: "conversation", treatment: "refused", why: `${NO_STORAGE} or conversations: send the whole conversation in input`, refusedWhen: set },
+  { field: "conversation", treatment: "honoured", why: "a stored conversation (/v1/conversations; responses.store): its items come before input, and the response's input and output are appended to it; with previous_response_id, refused." },
   { field: "background", treatment: "refused", why: `${NO_STORAGE}, which background mode needs: stream the response instead (stream: true)`, refusedWhen: (v) => v === true },
   { field: "prompt", treatment: "refused", why: "stored prompt templates are not served here: send instructions and input instead", refusedWhen: set },
 ];

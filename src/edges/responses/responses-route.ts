@@ -8,6 +8,7 @@ import type { BodyLimits } from "../../http/read-body.js";
 import type { ResponseState } from "../../response-state/response-state.js";
 import { answerWhole, beginHttpCall, httpCall, type Refuse } from "../sse/http-call.js";
 import { type SseCodec, writeSse } from "../sse/write-sse.js";
+import { type ConversationTurn, conversationTurn } from "./conversation-turn.js";
 import { type ResponsesRequest, responsesRequestFrom } from "./from-responses.js";
 import { keepResponse } from "./keep-response.js";
 import { replayForTarget } from "./replay-origins.js";
@@ -44,7 +45,7 @@ type Keep = (response: ResponseObject) => Promise<unknown>;
  * held until the response is kept (`beforeEnd`), so a client that sends
  * its next turn on seeing them finds this one stored.
  */
-function responsesSse(parsed: ResponsesRequest, keep: Keep | undefined): SseCodec & { readonly beforeEnd: () => Promise<void> } {
+function responsesSse(parsed: ResponsesRequest, keep: Keep | undefined): SseCodec & { readonly beforeEnd: () => Promise<void>; readonly response: () => ResponseObject } {
   const encoder = createResponseEncoder({ requestModel: parsed.request.model, echo: parsed.echo, param: parsed.param, calls: parsed.calls });
   const held: string[] = [];
   return {
@@ -62,6 +63,24 @@ function responsesSse(parsed: ResponsesRequest, keep: Keep | undefined): SseCode
     refuse: (res, exchange, error, headers) => sendResponsesError(res, exchange, error, headers, parsed.param),
     beforeEnd: async () => {
       if (keep) await keep(encoder.response());
+    },
+    response: () => encoder.response(),
+  };
+}
+
+/**
+ * The stream of a response in a conversation: the conversation's codec
+ * holds the terminal event until the turn is appended (conversation-turn.ts),
+ * and the response is kept first where responses are stored.
+ */
+function conversationSse(parsed: ResponsesRequest, turn: ConversationTurn, keep: Keep | undefined): SseCodec & { readonly beforeEnd: () => Promise<void> } {
+  const base = responsesSse(parsed, undefined);
+  const codec = turn.sse(base, base.response);
+  return {
+    ...codec,
+    beforeEnd: async () => {
+      if (keep) await keep(base.response());
+      await codec.beforeEnd();
     },
   };
 }
@@ -81,9 +100,12 @@ export async function responses(req: AnyRequest, res: AnyResponse, exchange: Exc
   if (!begun) return;
   const owner = begun.principal?.id ?? "";
   let parsed: ResponsesRequest;
+  let turn: ConversationTurn | undefined;
   try {
     const { body, stored } = await loadStoredContext(begun.parsed, owner, state);
     parsed = responsesRequestFrom(body, options.limits, stored);
+    turn = await conversationTurn(parsed, begun.principal, state);
+    if (turn) parsed = turn.parsed;
   } catch (error) {
     refuse(res, exchange, error);
     return;
@@ -95,7 +117,7 @@ export async function responses(req: AnyRequest, res: AnyResponse, exchange: Exc
     prepare: async (request, target) => replayForTarget(request, parsed.origins, { provider: target.provider.name, model: target.model }, parsed.request.messages),
   });
   if (parsed.stream) {
-    const codec = responsesSse(parsed, keep);
+    const codec = turn ? conversationSse(parsed, turn, keep) : responsesSse(parsed, keep);
     return writeSse(res, exchange, call, codec, { sendTimeoutMs: options.sendTimeoutMs, droppedParams: parsed.droppedParams, beforeEnd: codec.beforeEnd });
   }
   return answerWhole(res, exchange, call, {
@@ -103,6 +125,7 @@ export async function responses(req: AnyRequest, res: AnyResponse, exchange: Exc
     answer: async (deltas) => {
       const { response, droppedParams } = await responseFromDeltas(deltas, { requestModel: parsed.request.model, echo: parsed.echo, param: parsed.param, calls: parsed.calls });
       if (keep) await keep(response);
+      await turn?.end(response);
       return { body: response, dropped: [...parsed.droppedParams, ...droppedParams.map(parsed.param)] };
     },
     refuse: (r, e, error, headers) => sendResponsesError(r, e, error, headers, parsed.param),

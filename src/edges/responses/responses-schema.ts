@@ -107,7 +107,7 @@ export const responsesBody = z.object({
   store: z.boolean().nullish(),
   include: z.array(z.literal("reasoning.encrypted_content")).nullish(),
   previous_response_id: z.string().nullish(),
-  conversation: z.null().optional(),
+  conversation: z.union([z.string(), z.object({ id: z.string() })]).nullish(),
   background: z.literal(false).nullish(),
 });
 
