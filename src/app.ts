@@ -23,6 +23,7 @@ import { systemTimers, type Timers } from "./core/timers.js";
 import { createDatabaseHandle } from "./db/open-database.js";
 import { createStatsWatch, type StatsWatch } from "./edges/grpc/watch-stats.js";
 import { createBatchLineExecutor } from "./edges/openai/batch-lines.js";
+import { createBackgroundRuns } from "./edges/responses/background-runs.js";
 import type { PriceOf } from "./evaluation/answer-call.js";
 import { createEvaluations, type Evaluations, type EvaluationsOptions } from "./evaluation/evaluations.js";
 import { byEndpoint, createReplayLineExecutor } from "./evaluation/replay-lines.js";
@@ -39,6 +40,7 @@ import { createStreamRegistry, type StreamRegistry } from "./pipeline/stream-reg
 import { createRecorder, type Recorder } from "./recording/recorder.js";
 import { createBreakers } from "./resilience/circuit-breaker.js";
 import { createMemoryResponseStore } from "./response-state/memory-response-store.js";
+import type { ResponseState } from "./response-state/response-state.js";
 import { openResumableStreams } from "./resume/open-stream-log.js";
 import type { ResumableStreams } from "./resume/resumable-streams.js";
 import { createRoutes } from "./routes.js";
@@ -115,6 +117,8 @@ export interface Sluice {
   readonly audit?: AuditLog;
   /** Resumable streams and their store. */
   readonly resumable: ResumableStreams;
+  /** Stored responses (absent when responses.store is false). */
+  readonly responseState?: ResponseState;
   /** The OpenAI Batch API's in-process queue (`settled(id)`: a batch is finished here). */
   readonly batches: BatchRunner;
   /** Calls kept for evaluation replay (flush: tests, before a dataset is made). */
@@ -381,6 +385,12 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
   });
   // Stored responses (issue 46): in memory until the database-backed store lands.
   const responseStore = createMemoryResponseStore({ maxStoredBytes: config.responses.maxStoredPerKey });
+  const responseState = config.responses.store ? { store: responseStore, settings: () => live.current().responses } : undefined;
+  // Background runs end (failed: shut down) before the resumable streams they write through close.
+  const responseRuns = responseState
+    ? createBackgroundRuns({ calls, streams: resumable, state: responseState, onStoreError: (error) => logger.warn({ event: "responses.background_store_error", cause: error instanceof Error ? error.message.slice(0, 200) : "unknown" }) })
+    : undefined;
+  if (responseRuns) closers.push("background responses", () => responseRuns.close());
   let server: GatewayServer | undefined;
   const route = createRoutes({
     calls,
@@ -389,7 +399,8 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
     sendTimeoutMs: config.server.sendTimeoutMs,
     sseKeepaliveMs: config.facade.keepaliveMs,
     batches: { store: batchStore, runner: batches, settings: config.batch },
-    ...(config.responses.store ? { responseState: { store: responseStore, settings: () => live.current().responses } } : {}),
+    ...(responseState ? { responseState } : {}),
+    ...(responseRuns ? { responseRuns } : {}),
     ...(config.auth.adminKeySha256 !== undefined
       ? {
           admin: tenancy.admin,
@@ -452,6 +463,7 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
     ...(ledger ? { ledger } : {}),
     ...(auditLog ? { audit: auditLog } : {}),
     resumable,
+    ...(responseState ? { responseState } : {}),
     batches,
     recorder,
     evaluations,

@@ -37,6 +37,8 @@ import { evaluationCsvRoute } from "./edges/openai/evaluation-csv.js";
 import { sendOpenAiError } from "./edges/openai/http-errors.js";
 import { listModels } from "./edges/openai/models.js";
 import { spendCsv } from "./edges/openai/spend-csv.js";
+import { cancelResponse, retrieveResponse } from "./edges/responses/background-routes.js";
+import type { BackgroundRuns } from "./edges/responses/background-runs.js";
 import { responses } from "./edges/responses/responses-route.js";
 import type { Evaluations } from "./evaluation/evaluations.js";
 import type { ShadowRunner } from "./evaluation/shadow.js";
@@ -84,6 +86,8 @@ export interface RoutesOptions {
   readonly batches?: { readonly store: BatchStore; readonly runner: BatchRunner; readonly settings: BatchSettings };
   /** Stored responses for /v1/responses (config.responses): absent when `responses.store` is false. */
   readonly responseState?: ResponseState;
+  /** Background runs of /v1/responses (with `responseState`). */
+  readonly responseRuns?: BackgroundRuns;
   /** GET /metrics here (absent when metrics are off or have a listener of their own). */
   readonly metrics?: Metrics;
   /** GET /debug/runtime, when debug endpoints are on. */
@@ -167,7 +171,7 @@ export function createRoutes(options: RoutesOptions): Route {
     sendTimeoutMs: options.sendTimeoutMs,
   });
   const edgeOptions = { calls, limits: options.limits, keepaliveMs: options.sseKeepaliveMs, sendTimeoutMs: options.sendTimeoutMs };
-  const responsesOptions = { ...edgeOptions, ...(options.responseState ? { state: options.responseState } : {}) };
+  const responsesOptions = { ...edgeOptions, ...(options.responseState ? { state: options.responseState } : {}), ...(options.responseRuns ? { runs: options.responseRuns } : {}) };
   const openAi = { calls, limits: options.limits, keepaliveMs: options.sseKeepaliveMs, sendTimeoutMs: options.sendTimeoutMs };
   const badId = (field: string, what: string) => new GatewayError("invalid_request", `path: the ${what} has a malformed percent-escape or a control character`, { field });
 
@@ -184,6 +188,8 @@ export function createRoutes(options: RoutesOptions): Route {
     { method: "POST", path: "/v1/messages", edge: "anthropic", serve: (req, res, exchange) => messages(req, res, exchange, edgeOptions) },
     { method: "POST", path: "/v1/messages/count_tokens", edge: "anthropic", serve: (req, res, exchange) => countTokens(req, res, exchange, edgeOptions) },
     { method: "POST", path: "/v1/responses", edge: "responses", serve: (req, res, exchange) => responses(req, res, exchange, responsesOptions) },
+    { method: "GET", path: "/v1/responses/{id}", edge: "responses", serve: (req, res, exchange, id) => retrieveResponse(req, res, exchange, responsesOptions, id) },
+    { method: "POST", path: "/v1/responses/{id}/cancel", edge: "responses", serve: (req, res, exchange, id) => cancelResponse(req, res, exchange, responsesOptions, id) },
     ...(options.batches && batchOperations ? batchRoutes({ operations: batchOperations, settings: options.batches.settings, calls, limits: options.limits }) : []),
     // The Gemini API (generativelanguage's paths): `{id}` is `model:method`; `/v1/models/…` is the same API's stable prefix (POST only: GET /v1/models is OpenAI's).
     { method: "POST", path: "/v1beta/models/{id}", edge: "gemini", serve: (req, res, exchange, id) => geminiModelMethod(req, res, exchange, edgeOptions, id) },
@@ -203,6 +209,8 @@ export function createRoutes(options: RoutesOptions): Route {
     "/v1/files/{id}/content": ["file_id", "file id"],
     "/v1/batches/{id}": ["batch_id", "batch id"],
     "/v1/batches/{id}/cancel": ["batch_id", "batch id"],
+    "/v1/responses/{id}": ["response_id", "response id"],
+    "/v1/responses/{id}/cancel": ["response_id", "response id"],
     "/admin/v1/evaluations/{id}/report.csv": ["evaluation_id", "evaluation id"],
   };
 

@@ -20,6 +20,8 @@ import type { DeclaredCall } from "./to-responses.js";
 export interface ResponsesRequest {
   readonly request: ChatRequest;
   readonly stream: boolean;
+  /** `background: true`: run detached from the call, returned queued (background-runs.ts). */
+  readonly background: boolean;
   /** The request fields every `response` object repeats: give it to the encoder. */
   readonly echo: ResponseEcho;
   /** Who issued the replayed reasoning: for `replayForTarget` in the pipeline's per-target `prepare`. */
@@ -89,6 +91,8 @@ export function responsesRequestFrom(json: unknown, limits: Pick<StructureLimits
   }
   const droppedParams = refuseUnservedFields(json as Record<string, unknown>);
   const b = parseAt(responsesBody, json, "");
+  // As the API: a background response is one the gateway keeps until it is retrieved.
+  if (b.background === true && b.store === false) invalidField("background", "needs store: true (the default): a background response is kept until it is retrieved");
   const declared = declaredTools(b.tools ?? []);
   const toolChoice = toolChoiceFrom(b.tool_choice, declared);
   const f = b.text?.format ?? undefined;
@@ -136,7 +140,7 @@ export function responsesRequestFrom(json: unknown, limits: Pick<StructureLimits
     safety_identifier: b.safety_identifier ?? undefined,
     prompt_cache_key: b.prompt_cache_key ?? undefined,
   };
-  return { request, stream: b.stream === true, echo, origins, param, droppedParams, calls: declared.calls };
+  return { request, stream: b.stream === true, background: b.background === true, echo, origins, param, droppedParams, calls: declared.calls };
 }
 
 /** The same from the raw body, counted and measured before it is parsed (http/read-json.ts). */

@@ -163,9 +163,9 @@ export interface ResponseObject extends ResponseEcho {
   readonly output: readonly OutputItem[];
   /** Absent until the provider (or the gateway's count) said. */
   readonly usage?: ResponseUsage;
-  /** Nothing is kept: each request carries its whole conversation. */
-  readonly store: false;
-  readonly background: false;
+  /** False unless the response is kept (a background run). */
+  readonly store: boolean;
+  readonly background: boolean;
   readonly previous_response_id: null;
   readonly truncation: "disabled";
 }

@@ -37,6 +37,10 @@ export const RESPONSES_FIELDS: FieldTable = [
   { field: "header session-id, originator, x-codex-turn-metadata, version", treatment: "ignored", why: "they describe the client, not the answer." },
   { field: "previous_response_id", treatment: "refused", why: `${NO_STORAGE}: send the whole conversation in input, earlier output items included`, refusedWhen: set },
   { field: "conversation", treatment: "refused", why: `${NO_STORAGE} or conversations: send the whole conversation in input`, refusedWhen: set },
-  { field: "background", treatment: "refused", why: `${NO_STORAGE}, which background mode needs: stream the response instead (stream: true)`, refusedWhen: (v) => v === true },
+  {
+    field: "background",
+    treatment: "honoured",
+    why: 'true runs the response on the gateway, detached from the call, which returns it queued: GET /v1/responses/{id} follows it, with stream=true replays its events, cancel stops it (docs/responses.md, "Background runs"); it needs store (true, the default): with store: false it is refused.',
+  },
   { field: "prompt", treatment: "refused", why: "stored prompt templates are not served here: send instructions and input instead", refusedWhen: set },
 ];

@@ -8,6 +8,8 @@ import type { BodyLimits } from "../../http/read-body.js";
 import type { ResponseState } from "../../response-state/response-state.js";
 import { answerWhole, beginHttpCall, httpCall, type Refuse } from "../sse/http-call.js";
 import { type SseCodec, writeSse } from "../sse/write-sse.js";
+import { serveBackground } from "./background-routes.js";
+import type { BackgroundRuns } from "./background-runs.js";
 import { type ResponsesRequest, responsesRequestFrom } from "./from-responses.js";
 import { replayForTarget } from "./replay-origins.js";
 import { responsesParam, toResponsesError } from "./responses-errors.js";
@@ -21,6 +23,8 @@ export interface ResponsesOptions {
   readonly sendTimeoutMs: number;
   /** Stored responses (config.responses): absent, the edge is stateless and refuses `store: true` by name. */
   readonly state?: ResponseState;
+  /** Background runs (`background: true`): absent with `state`. */
+  readonly runs?: BackgroundRuns;
 }
 
 /** Sends `reason` in OpenAI's error body, its field named as the request named it; `headers` (the key's quota) beside its own. */
@@ -54,9 +58,14 @@ function responsesSse(parsed: ResponsesRequest): SseCodec {
  */
 export async function responses(req: AnyRequest, res: AnyResponse, exchange: Exchange, options: ResponsesOptions): Promise<void> {
   const refuse: Refuse = (r, e, error, headers) => sendResponsesError(r, e, error, headers);
-  const begun = await beginHttpCall(req, res, exchange, { ...options, credential: headerOf(req, "authorization"), refuse }, (json) => responsesRequestFrom(json, options.limits));
+  let input: unknown;
+  const begun = await beginHttpCall(req, res, exchange, { ...options, credential: headerOf(req, "authorization"), refuse }, (json) => {
+    input = (json as { input?: unknown } | null)?.input;
+    return responsesRequestFrom(json, options.limits);
+  });
   if (!begun) return;
   const { parsed } = begun;
+  if (parsed.background) return serveBackground(res, exchange, options, begun, input, cachePolicyFromHeader(headerOf(req, "cache-control")));
   const call = options.calls.stream(parsed.request, begun.principal, httpCall(exchange, parsed.stream ? "responses-sse" : "responses-json", begun.tags), {
     heartbeatMs: parsed.stream ? options.keepaliveMs : 0,
     cachePolicy: cachePolicyFromHeader(headerOf(req, "cache-control")),

@@ -108,7 +108,7 @@ export const responsesBody = z.object({
   include: z.array(z.literal("reasoning.encrypted_content")).nullish(),
   previous_response_id: z.null().optional(),
   conversation: z.null().optional(),
-  background: z.literal(false).nullish(),
+  background: z.boolean().nullish(),
 });
 
 export type ResponsesBody = z.infer<typeof responsesBody>;

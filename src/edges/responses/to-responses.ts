@@ -25,6 +25,8 @@ export interface ResponseEncoderOptions {
    * back as `custom_tool_call` items and under their namespace.
    */
   readonly calls?: ReadonlyMap<string, DeclaredCall>;
+  /** A background run's (background-runs.ts): its creation time, so every replay of its events says the same, and `store`/`background` true. */
+  readonly background?: { readonly createdAt: number };
 }
 
 /** How a canonical tool name is called back on this edge. */
@@ -99,7 +101,7 @@ function terminal(reason: FinishReason): { status: "completed" | "incomplete"; d
 const seconds = () => Math.floor(Date.now() / 1000);
 
 export function createResponseEncoder(options: ResponseEncoderOptions): ResponseEncoder {
-  const createdAt = seconds();
+  const createdAt = options.background?.createdAt ?? seconds();
   let id = "";
   const model = options.requestModel;
   let provider = "";
@@ -135,8 +137,8 @@ export function createResponseEncoder(options: ResponseEncoderOptions): Response
     output: slots.map((slot) => itemOf(slot, slot.closed ?? (status === "in_progress" ? "in_progress" : "incomplete"))),
     usage,
     ...options.echo,
-    store: false,
-    background: false,
+    store: options.background !== undefined,
+    background: options.background !== undefined,
     previous_response_id: null,
     truncation: "disabled",
   });

@@ -1,0 +1,166 @@
+import { createHash } from "node:crypto";
+import OpenAI, { APIError } from "openai";
+import type { ResponseStreamEvent } from "openai/resources/responses/responses";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { newResponseId } from "../src/response-state/response-ids.js";
+import type { StoredResponse } from "../src/response-state/stored-response.js";
+import { keyId } from "../src/tenancy/principal.js";
+import { FAR_TIMEOUTS, type Harness, startHarness } from "./helpers/harness.js";
+
+const KEY_A = "sk-background-a-0123456789";
+const KEY_B = "sk-background-b-0123456789";
+const KEY_BROKE = "sk-background-broke-0123456789";
+const PRICE = { inputPerMTok: 1_000, outputPerMTok: 2_000 };
+const ownerOf = (key: string) => keyId(createHash("sha256").update(key).digest("hex"));
+
+let h: Harness;
+let a: OpenAI;
+let b: OpenAI;
+beforeAll(async () => {
+  h = await startHarness({
+    routing: (sim) => ({
+      providers: { simulator: { kind: "openai", baseUrl: sim.openAiBaseUrl, breaker: { failures: 10_000 }, timeouts: FAR_TIMEOUTS } },
+      models: { sim: { provider: "simulator", model: "sim-1", price: PRICE } },
+    }),
+    env: { KEY_A, KEY_B, KEY_BROKE },
+    auth: {
+      keys: [
+        { name: "a", keyEnv: "KEY_A" },
+        { name: "b", keyEnv: "KEY_B" },
+        { name: "broke", keyEnv: "KEY_BROKE", budget: { usd: 0.01, period: "month" } },
+      ],
+    },
+  });
+  const client = (apiKey: string) => new OpenAI({ baseURL: `${h.url}/v1`, apiKey, maxRetries: 0 });
+  a = client(KEY_A);
+  b = client(KEY_B);
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+let tags = 0;
+const nextTag = () => `bg-${process.pid}-${++tags}`;
+const held = (tag: string) => h.sim.records.waitFor((r) => r.tag === tag && r.heldAt !== undefined, 30_000);
+
+/** Every event of a background response's stream after `startingAfter`, to its end. */
+async function eventsOf(client: OpenAI, id: string, startingAfter?: number): Promise<ResponseStreamEvent[]> {
+  const stream = await client.responses.retrieve(id, { stream: true, ...(startingAfter !== undefined ? { starting_after: startingAfter } : {}) });
+  const events: ResponseStreamEvent[] = [];
+  for await (const event of stream) events.push(event);
+  return events;
+}
+
+const statusOf = async (promise: Promise<unknown>): Promise<number | undefined> => {
+  try {
+    await promise;
+    return 200;
+  } catch (error) {
+    return error instanceof APIError ? error.status : undefined;
+  }
+};
+
+const plant = (record: Omit<StoredResponse, "owner" | "createdAt" | "input">, key: string) => h.sluice.responseState!.store.put({ owner: ownerOf(key), createdAt: Math.floor(Date.now() / 1000), input: [], ...record }, 60_000);
+
+describe("background responses", () => {
+  it("returns queued at once, runs on the gateway, and retrieve shows it completed", async () => {
+    const created = await a.responses.create({ model: "sim", input: "#sim tokens=6 seed=3", background: true });
+    expect(created).toMatchObject({ object: "response", status: "queued", background: true, store: true, output: [] });
+    // Waiting on the run's own stream, not a clock: it ends when the run does.
+    const events = await eventsOf(a, created.id);
+    expect(events.at(-1)?.type).toBe("response.completed");
+    const done = await a.responses.retrieve(created.id);
+    expect(done.status).toBe("completed");
+    expect(done.id).toBe(created.id);
+    expect(done.output_text.length).toBeGreaterThan(0);
+    const completed = events.at(-1) as Extract<ResponseStreamEvent, { type: "response.completed" }>;
+    expect(done.output_text).toBe(completed.response.output_text ?? done.output_text);
+    expect(done.output).toEqual(completed.response.output);
+  });
+
+  it("streams the events after starting_after, the stored ones then the live ones, numbered as the original", async () => {
+    const tag = nextTag();
+    const created = await a.responses.create({ model: "sim", input: `#sim tokens=8 seed=4 hold_at=3 tag=${tag}`, background: true });
+    await held(tag);
+    const whole = eventsOf(a, created.id);
+    const tail = eventsOf(a, created.id, 4);
+    h.sim.records.release(tag);
+    const [all, after] = await Promise.all([whole, tail]);
+    expect(all.map((e) => e.sequence_number)).toEqual(all.map((_, i) => i));
+    expect(all.at(-1)?.type).toBe("response.completed");
+    expect(after).toEqual(all.slice(5));
+    // Once finished, the same replay from the store.
+    expect(await eventsOf(a, created.id, 4)).toEqual(after);
+  });
+
+  it("cancel stops the upstream mid-stream: cancelled, and the stream ends", async () => {
+    const tag = nextTag();
+    const created = await a.responses.create({ model: "sim", input: `#sim tokens=8 seed=5 hold_at=2 tag=${tag}`, background: true });
+    await held(tag);
+    const cancelled = await a.responses.cancel(created.id);
+    expect(cancelled).toMatchObject({ id: created.id, status: "cancelled", background: true });
+    expect((await a.responses.retrieve(created.id)).status).toBe("cancelled");
+    const upstream = await h.sim.records.waitFor((r) => r.tag === tag && r.outcome === "client_closed", 30_000);
+    expect(upstream.outcome).toBe("client_closed");
+    // Cancelling again answers the response as it ended.
+    expect((await a.responses.cancel(created.id)).status).toBe("cancelled");
+    await expect(eventsOf(a, created.id)).rejects.toThrow();
+  });
+
+  it("the client leaving a background stream does not stop the run", async () => {
+    const tag = nextTag();
+    const stream = await a.responses.create({ model: "sim", input: `#sim tokens=6 seed=6 hold_at=2 tag=${tag}`, background: true, stream: true });
+    let id = "";
+    for await (const event of stream) {
+      if (event.type === "response.created") {
+        id = event.response.id;
+        break;
+      }
+    }
+    expect(id).toMatch(/^resp_/);
+    await held(tag);
+    h.sim.records.release(tag);
+    const events = await eventsOf(a, id);
+    expect(events.at(-1)?.type).toBe("response.completed");
+    expect((await a.responses.retrieve(id)).status).toBe("completed");
+  });
+
+  it("another key's response is 404 on retrieve, stream and cancel", async () => {
+    const created = await a.responses.create({ model: "sim", input: "#sim tokens=3 seed=7", background: true });
+    expect(await statusOf(b.responses.retrieve(created.id))).toBe(404);
+    expect(await statusOf(eventsOf(b, created.id))).toBe(404);
+    expect(await statusOf(b.responses.cancel(created.id))).toBe(404);
+    expect(await statusOf(a.responses.retrieve(newResponseId()))).toBe(404);
+    await eventsOf(a, created.id);
+  });
+
+  it("cancelling a response that is not a background one is 400", async () => {
+    const id = newResponseId();
+    await plant({ id, status: "completed", response: { id, object: "response", status: "completed", background: false, store: true, output: [] } }, KEY_A);
+    expect(await statusOf(a.responses.cancel(id))).toBe(400);
+  });
+
+  it("a run whose process stopped (its lease passed) reads as failed with server_restarted, never in progress forever", async () => {
+    const id = newResponseId();
+    await plant({ id, status: "in_progress", leaseUntil: Date.now() - 1, response: { id, object: "response", status: "in_progress", background: true, store: true, output: [] } }, KEY_A);
+    const read = await a.responses.retrieve(id);
+    expect(read.status).toBe("failed");
+    expect(read.error?.code).toBe("server_restarted");
+    expect((await a.responses.retrieve(id)).status).toBe("failed");
+  });
+
+  it("store: false with background is refused naming background", async () => {
+    const refused = await a.responses.create({ model: "sim", input: "hi", background: true, store: false }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(APIError);
+    expect((refused as APIError).status).toBe(400);
+    expect((refused as APIError).param).toBe("background");
+  });
+
+  it("a key over its budget is refused at start with 402, and nothing is queued", async () => {
+    const broke = new OpenAI({ baseURL: `${h.url}/v1`, apiKey: KEY_BROKE, maxRetries: 0 });
+    let status: number | undefined = 200;
+    for (let i = 0; i < 40 && status === 200; i++) status = await statusOf(broke.responses.create({ model: "sim", input: "#sim tokens=40 seed=1" }));
+    expect(status).toBe(402);
+    expect(await statusOf(broke.responses.create({ model: "sim", input: "#sim tokens=4", background: true }))).toBe(402);
+  });
+});
