@@ -6,6 +6,7 @@ import { newResponseId } from "../src/response-state/response-ids.js";
 import type { StoredResponse } from "../src/response-state/stored-response.js";
 import { keyId } from "../src/tenancy/principal.js";
 import { FAR_TIMEOUTS, type Harness, startHarness } from "./helpers/harness.js";
+import { tenancyEvents } from "./helpers/tenancy-events.js";
 
 const KEY_A = "sk-background-a-0123456789";
 const KEY_B = "sk-background-b-0123456789";
@@ -13,6 +14,7 @@ const KEY_BROKE = "sk-background-broke-0123456789";
 const PRICE = { inputPerMTok: 1_000, outputPerMTok: 2_000 };
 const ownerOf = (key: string) => keyId(createHash("sha256").update(key).digest("hex"));
 
+const events = tenancyEvents();
 let h: Harness;
 let a: OpenAI;
 let b: OpenAI;
@@ -30,6 +32,7 @@ beforeAll(async () => {
         { name: "broke", keyEnv: "KEY_BROKE", budget: { usd: 0.01, period: "month" } },
       ],
     },
+    observer: events.observer,
   });
   const client = (apiKey: string) => new OpenAI({ baseURL: `${h.url}/v1`, apiKey, maxRetries: 0 });
   a = client(KEY_A);
@@ -76,6 +79,19 @@ describe("background responses", () => {
     const completed = events.at(-1) as Extract<ResponseStreamEvent, { type: "response.completed" }>;
     expect(done.output_text).toBe(completed.response.output_text ?? done.output_text);
     expect(done.output).toEqual(completed.response.output);
+  });
+
+  it("the run is charged once, to the key that created it, under the creating call's request id", async () => {
+    const { data: created, response } = await a.responses.create({ model: "sim", input: "#sim tokens=5 seed=11", background: true }).withResponse();
+    const requestId = response.headers.get("x-request-id")!;
+    await eventsOf(a, created.id);
+    const record = await events.recorded(requestId);
+    expect(record).toMatchObject({ keyId: ownerOf(KEY_A) });
+    expect(record.costMicros).toBeGreaterThan(0);
+    // Replays and reads are no calls: still the one record.
+    await eventsOf(a, created.id, 2);
+    await a.responses.retrieve(created.id);
+    expect(events.usage.filter((e) => e.record.requestId === requestId)).toHaveLength(1);
   });
 
   it("streams the events after starting_after, the stored ones then the live ones, numbered as the original", async () => {
