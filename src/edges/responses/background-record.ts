@@ -44,5 +44,10 @@ export function replayEncoderOptions(response: JsonObject): ResponseEncoderOptio
   } catch {
     calls = new Map();
   }
-  return { requestModel: String(response.model ?? ""), echo: echo as unknown as ResponseEcho, calls, background: { createdAt: Number(response.created_at ?? 0) } };
+  return {
+    requestModel: String(response.model ?? ""),
+    echo: echo as unknown as ResponseEcho,
+    calls,
+    background: { createdAt: Number(response.created_at ?? 0), ...(typeof response.completed_at === "number" ? { completedAt: response.completed_at } : {}) },
+  };
 }

@@ -73,6 +73,13 @@ function replaySse(response: JsonObject, after: number): SseCodec {
   };
 }
 
+/** Why a finished run has no events to stream: it failed before its first one, or they are past their retention. */
+function withoutEvents(record: StoredResponse): GatewayError {
+  const error = record.response.error as { readonly message?: unknown } | null | undefined;
+  if (record.status === "failed" && typeof error?.message === "string") return new GatewayError("internal", `response ${record.id} failed before its first event: ${error.message}`);
+  return new GatewayError("not_found", `the events of response ${record.id} are no longer kept (it is ${record.status}): GET it without stream=true`, { field: "response_id" });
+}
+
 /**
  * Streams the events of background response `record` after `after`, then
  * the live ones: from the resumable stream its run writes under its id,
@@ -88,9 +95,7 @@ async function streamEvents(res: AnyResponse, exchange: Exchange, edge: Backgrou
       break;
     } catch (error) {
       if (toGatewayError(error).code !== "not_found" || exchange.signal.aborted) return sendError(res, exchange, error);
-      if (isTerminalStatus(current.status)) {
-        return sendError(res, exchange, new GatewayError("not_found", `the events of response ${id} are no longer kept (it is ${current.status}): GET it without stream=true`, { field: "response_id" }));
-      }
+      if (isTerminalStatus(current.status)) return sendError(res, exchange, withoutEvents(current));
       await edge.runs.opened(id, exchange.signal);
       const again = await edge.runs.get(id, principal);
       if (!again) return sendError(res, exchange, notFound(id));

@@ -1,4 +1,4 @@
-import { type CallContext, type CallItem, type CallLayer, deltaOf } from "../../call/call-layer.js";
+import type { CallContext, CallLayer } from "../../call/call-layer.js";
 import type { CachePolicy } from "../../core/cache-policy.js";
 import type { Delta } from "../../core/delta.js";
 import { GatewayError, toGatewayError } from "../../core/errors.js";
@@ -69,12 +69,8 @@ const SHUT_DOWN = () => new GatewayError("shutting_down", "the gateway shut down
 export const SERVER_RESTARTED = { code: "server_restarted", message: "the gateway process running this response stopped before it finished: create it again" };
 
 /** The pipeline's deltas under the response's own id, which the client had before the run started. */
-async function* renamed(items: AsyncGenerator<CallItem, void, undefined>, id: string): AsyncGenerator<Delta, void, undefined> {
-  for await (const item of items) {
-    const delta = deltaOf(item);
-    if (delta.type === "heartbeat") continue;
-    yield delta.type === "start" ? { ...delta, responseId: id } : delta;
-  }
+async function* renamed(deltas: AsyncGenerator<Delta, void, undefined>, id: string): AsyncGenerator<Delta, void, undefined> {
+  for await (const delta of deltas) yield delta.type === "start" ? { ...delta, responseId: id } : delta;
 }
 
 /**
@@ -158,7 +154,8 @@ export function createBackgroundRuns(options: BackgroundRunsOptions): Background
       start: (signal) => {
         // Cancel from any replica aborts the stream's signal: the call follows it.
         signal.addEventListener("abort", () => controller.abort(signal.reason), { once: true });
-        return renamed(call.items, id);
+        // Folded whole into the record: bounded by limits.maxAnswerBytes, as any answer the gateway holds.
+        return renamed(call.whole(), id);
       },
       clientSignal: NEVER,
       ...(principal ? { principal } : {}),

@@ -25,8 +25,12 @@ export interface ResponseEncoderOptions {
    * back as `custom_tool_call` items and under their namespace.
    */
   readonly calls?: ReadonlyMap<string, DeclaredCall>;
-  /** A background run's (background-runs.ts): its creation time, so every replay of its events says the same, and `store`/`background` true. */
-  readonly background?: { readonly createdAt: number };
+  /**
+   * A background run's (background-runs.ts): `store` and `background` true,
+   * and its times as stored, so a replay of its events says what the
+   * original said (`completedAt` once the run has ended).
+   */
+  readonly background?: { readonly createdAt: number; readonly completedAt?: number };
 }
 
 /** How a canonical tool name is called back on this edge. */
@@ -310,7 +314,7 @@ export function createResponseEncoder(options: ResponseEncoderOptions): Response
     closeAll(end.status === "completed" ? "completed" : "incomplete");
     status = end.status;
     incomplete = end.details;
-    completedAt = seconds();
+    completedAt = options.background?.completedAt ?? seconds();
     emit(end.status === "completed" ? "response.completed" : "response.incomplete", { response: response() });
   }
 
