@@ -2,9 +2,11 @@ import { createHash } from "node:crypto";
 import OpenAI, { APIError } from "openai";
 import type { ResponseStreamEvent } from "openai/resources/responses/responses";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { CallLayer } from "../src/call/call-layer.js";
+import { createBackgroundRuns } from "../src/edges/responses/background-runs.js";
 import { newResponseId } from "../src/response-state/response-ids.js";
 import type { StoredResponse } from "../src/response-state/stored-response.js";
-import { keyId } from "../src/tenancy/principal.js";
+import { keyId, type Principal } from "../src/tenancy/principal.js";
 import { FAR_TIMEOUTS, type Harness, startHarness } from "./helpers/harness.js";
 import { tenancyEvents } from "./helpers/tenancy-events.js";
 
@@ -155,6 +157,42 @@ describe("background responses", () => {
     const failed = await a.responses.retrieve(created.id);
     expect(failed.status).toBe("failed");
     expect(failed.error?.message).toBeTruthy();
+  });
+
+  it("seen from another replica: in progress while its lease holds, and a cancel there stops the run here", async () => {
+    const tag = nextTag();
+    const created = await a.responses.create({ model: "sim", input: `#sim tokens=8 seed=12 hold_at=2 tag=${tag}`, background: true });
+    await held(tag);
+    // Its stream is open once a reader sees its first event: from then on the stream's control channel reaches it.
+    const watching = await a.responses.retrieve(created.id, { stream: true });
+    for await (const event of watching) if (event.type === "response.created") break;
+    // A second replica's view of the same store and stream log (it runs nothing itself, so it needs no call layer).
+    const sha256 = createHash("sha256").update(KEY_A).digest("hex");
+    const principal = { id: keyId(sha256), sha256, name: "a" } as unknown as Principal;
+    const other = createBackgroundRuns({ calls: {} as CallLayer, streams: h.sluice.resumable, state: h.sluice.responseState! });
+    // Its lease holds: not taken for a run a stopped process left (queued or in progress, as far as the record was written).
+    expect(["queued", "in_progress"]).toContain((await other.get(created.id, principal))?.status);
+    expect((await other.cancel(created.id, principal))?.status).toBe("cancelled");
+    // The stream's control channel reached the run: its upstream closes and it ends cancelled, with what it had.
+    await h.sim.records.waitFor((r) => r.tag === tag && r.outcome === "client_closed", 30_000);
+    await expect(eventsOf(a, created.id)).rejects.toThrow();
+    const ended = await a.responses.retrieve(created.id);
+    expect(ended.status).toBe("cancelled");
+  });
+
+  it("a cancel from another replica before the run streams: the run stops at its first event and stays cancelled", async () => {
+    const tag = nextTag();
+    const created = await a.responses.create({ model: "sim", input: `#sim tokens=8 seed=13 hold_at=0 tag=${tag}`, background: true });
+    await held(tag);
+    const sha256 = createHash("sha256").update(KEY_A).digest("hex");
+    const principal = { id: keyId(sha256), sha256, name: "a" } as unknown as Principal;
+    const other = createBackgroundRuns({ calls: {} as CallLayer, streams: h.sluice.resumable, state: h.sluice.responseState! });
+    expect((await other.cancel(created.id, principal))?.status).toBe("cancelled");
+    h.sim.records.release(tag);
+    // It stops at its first event, or, had the whole answer come in one read, ends: cancelled either way.
+    await h.sim.records.waitFor((r) => r.tag === tag && r.outcome !== "streaming", 30_000);
+    await eventsOf(a, created.id).catch(() => undefined);
+    expect((await a.responses.retrieve(created.id)).status).toBe("cancelled");
   });
 
   it("another key's response is 404 on retrieve, stream and cancel", async () => {

@@ -55,7 +55,9 @@ export interface BackgroundRunsOptions {
 interface LocalRun {
   readonly controller: AbortController;
   readonly opened: Promise<void>;
-  readonly done: Promise<void>;
+  done: Promise<void>;
+  /** Its final record's write, from its `finish` on: a reader who saw the stream end reads the record after it. */
+  ended?: Promise<void>;
 }
 
 const DEFAULT_LEASE_MS = 30_000;
@@ -102,23 +104,44 @@ export function createBackgroundRuns(options: BackgroundRunsOptions): Background
 
     let writes = Promise.resolve();
     /** Records are written in order, one at a time; a failed write is told and the run goes on. */
+    /** The run's end: kept cancelled when a replica cancelled it meanwhile, not written when it was deleted. */
     const save = (next: StoredResponse) => {
       record = next;
-      writes = writes.then(() => state.store.put(next, ttl())).catch((error: unknown) => options.onStoreError?.(error));
+      writes = writes
+        .then(async () => {
+          const stored = await state.store.get(id, owner);
+          if (!stored) return;
+          await state.store.put(stored.status === "cancelled" && next.status !== "cancelled" ? withStatus(next, "cancelled") : next, ttl());
+        })
+        .catch((error: unknown) => options.onStoreError?.(error));
       return writes;
     };
     let gone = false;
     const controller = new AbortController();
-    const renew = async () => {
-      const stored = await state.store.get(id, owner).catch(() => record);
-      // Deleted, or cancelled by a replica that could not reach the run's stream (before it opened).
-      if (!stored || stored.status === "cancelled") {
-        gone = !stored;
-        return controller.abort(CANCELLED());
-      }
-      if (!isTerminalStatus(record.status)) await save({ ...record, leaseUntil: now() + leaseMs });
+    /**
+     * A step short of the end (in progress, a renewed lease), written only
+     * while the record is still the run's: deleted, or cancelled by a
+     * replica that could not reach the run's stream (before it opened),
+     * the run stops instead. (The store has no compare-and-set: a cancel
+     * landing between the read and the write is heard at the next renewal
+     * or through the stream.)
+     */
+    const advance = (next: () => StoredResponse) => {
+      writes = writes
+        .then(async () => {
+          const stored = await state.store.get(id, owner);
+          if (!stored || stored.status === "cancelled") {
+            gone = !stored;
+            return controller.abort(CANCELLED());
+          }
+          if (isTerminalStatus(record.status)) return;
+          record = next();
+          await state.store.put(record, ttl());
+        })
+        .catch((error: unknown) => options.onStoreError?.(error));
     };
-    const timer = setInterval(() => void renew(), Math.max(1, Math.floor(leaseMs / 3)));
+    const renew = () => advance(() => ({ ...record, leaseUntil: now() + leaseMs }));
+    const timer = setInterval(renew, Math.max(1, Math.floor(leaseMs / 3)));
     timer.unref();
 
     let admitted = false;
@@ -162,20 +185,28 @@ export function createBackgroundRuns(options: BackgroundRunsOptions): Background
       alias: parsed.request.model,
     });
 
+    const run: LocalRun = { controller, opened, done: Promise.resolve() };
+    const complete = () => {
+      const response = snapshot();
+      return save(withStatus({ ...record, response }, response.status === "incomplete" ? "incomplete" : "completed"));
+    };
     const drive = async () => {
       try {
         for await (const { delta } of entries) {
           if (delta.type === "start") {
             admit();
             markOpened();
-            void save(withStatus({ ...record, response: snapshot(), leaseUntil: now() + leaseMs }, "in_progress"));
+            advance(() => withStatus({ ...record, response: snapshot(), leaseUntil: now() + leaseMs }, "in_progress"));
           }
           encoder.events(delta, () => undefined);
+          // The answer is whole at `finish`: kept now, while the pipeline settles the call (a reader who saw the end may ask at once).
+          if (delta.type === "finish") run.ended = complete();
         }
         // As a whole answer ends: deltas that stop without `finish` end the response completed.
-        encoder.events({ type: "finish", reason: "unspecified" }, () => undefined);
-        const response = snapshot();
-        await save(withStatus({ ...record, response }, response.status === "incomplete" ? "incomplete" : "completed"));
+        if (!run.ended) {
+          encoder.events({ type: "finish", reason: "unspecified" }, () => undefined);
+          await complete();
+        }
       } catch (error) {
         if (!admitted) {
           refuse(error);
@@ -183,7 +214,8 @@ export function createBackgroundRuns(options: BackgroundRunsOptions): Background
           await state.store.delete(id, owner).catch((e: unknown) => options.onStoreError?.(e));
           return;
         }
-        if (gone) return;
+        // Deleted meanwhile, or the answer was whole before the failure (in settling the call): its record stands.
+        if (gone || run.ended) return;
         const failure = toGatewayError(error);
         encoder.failedEvents(failure, () => undefined);
         if (failure.code === "canceled") await save(withStatus({ ...record, response: { ...snapshot(), error: null } }, "cancelled"));
@@ -194,12 +226,14 @@ export function createBackgroundRuns(options: BackgroundRunsOptions): Background
         runs.delete(id);
       }
     };
-    runs.set(id, { controller, opened, done: drive() });
+    runs.set(id, run);
+    run.done = drive();
     await admission;
     return queued;
   }
 
   async function get(id: string, principal: Principal | undefined): Promise<StoredResponse | undefined> {
+    await runs.get(id)?.ended;
     const record = await state.store.get(id, principal?.id ?? "");
     if (!record || isTerminalStatus(record.status) || runs.has(id) || record.leaseUntil === undefined || record.leaseUntil > now()) return record;
     // Nobody renewed it: the process that ran it stopped. Said once, and kept so.
