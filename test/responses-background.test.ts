@@ -87,8 +87,9 @@ describe("background responses", () => {
   });
 
   it("the run is charged once, to the key that created it, under the creating call's request id", async () => {
-    const { data: created, response } = await a.responses.create({ model: "sim", input: "#sim tokens=5 seed=11", background: true }).withResponse();
+    const { data: created, response } = await a.responses.create({ model: "sim", input: "#sim tokens=5 seed=11", background: true, store: true }).withResponse();
     const requestId = response.headers.get("x-request-id")!;
+    expect(created.status).toBe("queued");
     await eventsOf(a, created.id);
     const record = await events.recorded(requestId);
     expect(record).toMatchObject({ keyId: ownerOf(KEY_A) });

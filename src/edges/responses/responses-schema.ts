@@ -104,7 +104,7 @@ export const responsesBody = z.object({
   service_tier: z.enum(["auto", "default", "flex", "priority", "scale"]).nullish(),
   truncation: z.literal("disabled").nullish(),
   stream: z.boolean().nullish(),
-  store: z.literal(false).nullish(),
+  store: z.boolean().nullish(),
   include: z.array(z.literal("reasoning.encrypted_content")).nullish(),
   previous_response_id: z.null().optional(),
   conversation: z.null().optional(),
