@@ -235,3 +235,19 @@ describe("background responses", () => {
     expect(await statusOf(broke.responses.create({ model: "sim", input: "#sim tokens=4", background: true }))).toBe(402);
   });
 });
+
+describe("a gateway that shuts down with runs under way", () => {
+  it("ends them failed, saying so, rather than leaving them in progress", async () => {
+    const g = await startHarness({ models: { sim: "sim-1" } });
+    const client = new OpenAI({ baseURL: `${g.url}/v1`, apiKey: "unused", maxRetries: 0 });
+    const tag = nextTag();
+    const created = await client.responses.create({ model: "sim", input: `#sim tokens=6 seed=14 hold_at=2 tag=${tag}`, background: true });
+    await g.sim.records.waitFor((r) => r.tag === tag && r.heldAt !== undefined, 30_000);
+    const store = g.sluice.responseState!.store;
+    await g.close();
+    const ended = await store.get(created.id, "");
+    expect(ended?.status).toBe("failed");
+    expect(ended?.leaseUntil).toBeUndefined();
+    expect(JSON.stringify(ended?.response.error)).toMatch(/shut/);
+  });
+});
