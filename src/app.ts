@@ -23,6 +23,7 @@ import { systemTimers, type Timers } from "./core/timers.js";
 import { createDatabaseHandle } from "./db/open-database.js";
 import { createStatsWatch, type StatsWatch } from "./edges/grpc/watch-stats.js";
 import { createBatchLineExecutor } from "./edges/openai/batch-lines.js";
+import { createBackgroundRuns } from "./edges/responses/background-runs.js";
 import type { PriceOf } from "./evaluation/answer-call.js";
 import { createEvaluations, type Evaluations, type EvaluationsOptions } from "./evaluation/evaluations.js";
 import { byEndpoint, createReplayLineExecutor } from "./evaluation/replay-lines.js";
@@ -43,6 +44,7 @@ import { createMemoryConversationStore } from "./response-state/memory-conversat
 import { createMemoryResponseStore } from "./response-state/memory-response-store.js";
 import { createPgConversationStore } from "./response-state/pg-conversation-store.js";
 import { createPgResponseStore } from "./response-state/pg-response-store.js";
+import type { ResponseState } from "./response-state/response-state.js";
 import { startResponseSweep } from "./response-state/response-sweep.js";
 import { createResponsesAdmin } from "./response-state/responses-admin.js";
 import { openResumableStreams } from "./resume/open-stream-log.js";
@@ -121,6 +123,8 @@ export interface Sluice {
   readonly audit?: AuditLog;
   /** Resumable streams and their store. */
   readonly resumable: ResumableStreams;
+  /** Stored responses (absent when responses.store is false). */
+  readonly responseState?: ResponseState;
   /** The OpenAI Batch API's in-process queue (`settled(id)`: a batch is finished here). */
   readonly batches: BatchRunner;
   /** Calls kept for evaluation replay (flush: tests, before a dataset is made). */
@@ -400,6 +404,12 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
       "conversation sweep",
       startConversationSweep(() => (!config.store?.postgres || database.current() ? conversations.sweep() : undefined), config.responses.sweepIntervalMs, logger),
     );
+  const responseState: ResponseState | undefined = config.responses.store ? { store: responseStore, settings: () => live.current().responses, logger, ...(conversations ? { conversations } : {}) } : undefined;
+  // Background runs end (failed: shut down) before the resumable streams they write through close.
+  const responseRuns = responseState
+    ? createBackgroundRuns({ calls, streams: resumable, state: responseState, onStoreError: (error) => logger.warn({ event: "responses.background_store_error", cause: error instanceof Error ? error.message.slice(0, 200) : "unknown" }) })
+    : undefined;
+  if (responseRuns) closers.push("background responses", () => responseRuns.close());
   let server: GatewayServer | undefined;
   const route = createRoutes({
     calls,
@@ -408,7 +418,8 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
     sendTimeoutMs: config.server.sendTimeoutMs,
     sseKeepaliveMs: config.facade.keepaliveMs,
     batches: { store: batchStore, runner: batches, settings: config.batch },
-    ...(config.responses.store ? { responseState: { store: responseStore, settings: () => live.current().responses, logger, ...(conversations ? { conversations } : {}) } } : {}),
+    ...(responseState ? { responseState } : {}),
+    ...(responseRuns ? { responseRuns } : {}),
     responsesSocket: {
       websocket: {
         enabled: config.responses.websocket,
@@ -481,6 +492,7 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
     ...(ledger ? { ledger } : {}),
     ...(auditLog ? { audit: auditLog } : {}),
     resumable,
+    ...(responseState ? { responseState } : {}),
     batches,
     recorder,
     evaluations,

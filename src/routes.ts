@@ -39,11 +39,13 @@ import { evaluationCsvRoute } from "./edges/openai/evaluation-csv.js";
 import { sendOpenAiError } from "./edges/openai/http-errors.js";
 import { listModels } from "./edges/openai/models.js";
 import { spendCsv } from "./edges/openai/spend-csv.js";
+import { cancelResponse, retrieveResponse } from "./edges/responses/background-routes.js";
+import type { BackgroundRuns } from "./edges/responses/background-runs.js";
 import { conversationRoutes } from "./edges/responses/conversations-route.js";
 import { responses } from "./edges/responses/responses-route.js";
 import type { SocketLimits } from "./edges/responses/responses-socket.js";
 import { createResponsesSocketRoute, responsesSocketOff } from "./edges/responses/socket-route.js";
-import { deleteResponse, listInputItems, retrieveResponse, type StoredRoutesOptions } from "./edges/responses/stored-routes.js";
+import { deleteResponse, listInputItems, type StoredRoutesOptions } from "./edges/responses/stored-routes.js";
 import type { Evaluations } from "./evaluation/evaluations.js";
 import type { ShadowRunner } from "./evaluation/shadow.js";
 import type { TenancyObserver } from "./flow/observer.js";
@@ -96,6 +98,8 @@ export interface RoutesOptions {
   readonly responseState?: ResponseState;
   /** GET /v1/responses's WebSocket mode (config.responses.websocket*) and the logger of its per-response access lines; absent: 426. */
   readonly responsesSocket?: { readonly websocket: SocketLimits & { readonly enabled: boolean }; readonly logger: Logger };
+  /** Background runs of /v1/responses (with `responseState`). */
+  readonly responseRuns?: BackgroundRuns;
   /** GET /metrics here (absent when metrics are off or have a listener of their own). */
   readonly metrics?: Metrics;
   /** GET /debug/runtime, when debug endpoints are on. */
@@ -122,7 +126,6 @@ interface HttpRoute {
 /** Stored responses (docs/responses.md): read, list the input items of, and delete a response the caller's key made. */
 function storedResponseRoutes(stored: StoredRoutesOptions): HttpRoute[] {
   return [
-    { method: "GET", path: "/v1/responses/{id}", edge: "responses", serve: (req, res, exchange, id) => retrieveResponse(req, res, exchange, stored, id) },
     { method: "GET", path: "/v1/responses/{id}/input_items", edge: "responses", serve: (req, res, exchange, id) => listInputItems(req, res, exchange, stored, id) },
     { method: "DELETE", path: "/v1/responses/{id}", edge: "responses", serve: (req, res, exchange, id) => deleteResponse(req, res, exchange, stored, id) },
   ];
@@ -197,7 +200,7 @@ export function createRoutes(options: RoutesOptions): Route {
     sendTimeoutMs: options.sendTimeoutMs,
   });
   const edgeOptions = { calls, limits: options.limits, keepaliveMs: options.sseKeepaliveMs, sendTimeoutMs: options.sendTimeoutMs };
-  const responsesOptions = { ...edgeOptions, ...(options.responseState ? { state: options.responseState } : {}) };
+  const responsesOptions = { ...edgeOptions, ...(options.responseState ? { state: options.responseState } : {}), ...(options.responseRuns ? { runs: options.responseRuns } : {}) };
   const responsesSocket = options.responsesSocket ? createResponsesSocketRoute({ ...responsesOptions, ...options.responsesSocket }) : responsesSocketOff;
   const conversationStore = options.responseState?.conversations;
   const conversations = options.responseState && conversationStore ? { ...options.responseState, conversations: conversationStore } : undefined;
@@ -221,6 +224,9 @@ export function createRoutes(options: RoutesOptions): Route {
     // The WebSocket mode (an upgrade; 426 without one, or when it is off).
     { method: "GET", path: "/v1/responses", edge: "responses", serve: responsesSocket },
     ...(conversations ? conversationRoutes({ calls, limits: options.limits, state: conversations }) : []),
+    // Read (or, with stream=true, a background run's events replayed) and cancel: background-routes.ts.
+    { method: "GET", path: "/v1/responses/{id}", edge: "responses", serve: (req, res, exchange, id) => retrieveResponse(req, res, exchange, responsesOptions, id) },
+    { method: "POST", path: "/v1/responses/{id}/cancel", edge: "responses", serve: (req, res, exchange, id) => cancelResponse(req, res, exchange, responsesOptions, id) },
     ...(options.batches && batchOperations ? batchRoutes({ operations: batchOperations, settings: options.batches.settings, calls, limits: options.limits }) : []),
     // The Gemini API (generativelanguage's paths): `{id}` is `model:method`; `/v1/models/…` is the same API's stable prefix (POST only: GET /v1/models is OpenAI's).
     { method: "POST", path: "/v1beta/models/{id}", edge: "gemini", serve: (req, res, exchange, id) => geminiModelMethod(req, res, exchange, edgeOptions, id) },
@@ -242,6 +248,7 @@ export function createRoutes(options: RoutesOptions): Route {
     "/v1/responses/{id}": ["response_id", "response id"],
     "/v1/responses/{id}/input_items": ["response_id", "response id"],
     "/v1/batches/{id}/cancel": ["batch_id", "batch id"],
+    "/v1/responses/{id}/cancel": ["response_id", "response id"],
     "/admin/v1/evaluations/{id}/report.csv": ["evaluation_id", "evaluation id"],
     "/v1/conversations/{id}": ["conversation_id", "conversation id"],
     "/v1/conversations/{id}/items": ["conversation_id", "conversation id"],

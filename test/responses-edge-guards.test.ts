@@ -42,7 +42,8 @@ describe("what a stateless gateway refuses, naming the field, before anything go
   const CASES: Array<[string, Partial<ResponseCreateParamsNonStreaming>, string]> = [
     ["previous_response_id", { previous_response_id: "resp_123" }, "previous_response_id"],
     ["store: true", { store: true }, "store"],
-    ["background: true", { background: true }, "background"],
+    // Background runs are kept: with store: false there is nothing to keep them in.
+    ["background: true with store: false", { background: true, store: false }, "background"],
     // Declared, a hosted tool is an offer (dropped where no target runs it); forced, it is refused by name.
     ["a forced hosted tool (web_search_preview) no target runs", { tools: [{ type: "web_search_preview" }], tool_choice: { type: "web_search_preview" } }, "tools.web_search_preview"],
   ];

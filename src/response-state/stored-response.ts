@@ -29,6 +29,12 @@ export interface StoredResponse {
   readonly response: JsonObject;
   /** The turn as canonical messages, for continuing it (absent while a background run has not finished). */
   readonly turn?: StoredTurn;
+  /**
+   * A background run not yet ended: until when (epoch ms) the replica
+   * running it vouches for it; it renews it while it runs. Past it the run
+   * was left by a stopped process, and reads mark it failed.
+   */
+  readonly leaseUntil?: number;
 }
 
 /**

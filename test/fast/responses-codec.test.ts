@@ -322,7 +322,7 @@ describe("decoding /v1/responses bodies", () => {
     ["store: true", { store: true }, "store", "omit store or set it to false"],
     ["conversation with previous_response_id", { conversation: "conv_1", previous_response_id: "resp_1" }, "conversation", "mutually exclusive with previous_response_id"],
     ["a conversation that names none", { conversation: { name: "c" } }, "conversation", "must be a conversation id"],
-    ["background: true", { background: true }, "background", "stream the response instead"],
+    ["background: true with store: false", { background: true, store: false }, "background", "needs store: true"],
     ["a stored prompt", { prompt: { id: "pmpt_1" } }, "prompt", "send instructions and input instead"],
     ["an unknown field", { frobnicate: 1 }, "frobnicate", "not served on /v1/responses"],
     ["a field named like an Object property", { constructor: 1 }, "constructor", "not served on /v1/responses"],

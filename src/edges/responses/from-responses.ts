@@ -23,6 +23,8 @@ import { withHistory } from "./with-history.js";
 export interface ResponsesRequest {
   readonly request: ChatRequest;
   readonly stream: boolean;
+  /** `background: true`: run detached from the call, returned queued (background-runs.ts). */
+  readonly background: boolean;
   /** The request fields every `response` object repeats: give it to the encoder. */
   readonly echo: ResponseEcho;
   /** Who issued the replayed reasoning: for `replayForTarget` in the pipeline's per-target `prepare`. */
@@ -109,6 +111,8 @@ export function responsesRequestFrom(json: unknown, limits: Pick<StructureLimits
   const conversationId = conversationIdOf(json as Record<string, unknown>);
   const droppedParams = refuseUnservedFields(json as Record<string, unknown>, stored.stateful);
   const b = parseAt(responsesBody, json, "");
+  // As the API: a background response is one the gateway keeps until it is retrieved.
+  if (b.background === true && b.store === false) invalidField("background", "needs store: true (the default): a background response is kept until it is retrieved");
   const declared = declaredTools(b.tools ?? []);
   const toolChoice = toolChoiceFrom(b.tool_choice, declared);
   const f = b.text?.format ?? undefined;
@@ -167,6 +171,7 @@ export function responsesRequestFrom(json: unknown, limits: Pick<StructureLimits
   return {
     request,
     stream: b.stream === true,
+    background: b.background === true,
     echo,
     origins,
     param,

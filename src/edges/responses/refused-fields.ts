@@ -23,6 +23,8 @@ export function refuseUnservedFields(body: Readonly<Record<string, unknown>>, st
     const rule = ROWS.get(key);
     if (rule === undefined) invalidField(key, "not served on /v1/responses by this gateway: remove it");
     else if (rule.treatment === "refused") {
+      // A background response is kept (background-runs.ts): `store: true` beside it is what it needs.
+      if (key === "store" && body.background === true) continue;
       if (value !== undefined && (rule.refusedWhen ?? (() => true))(value)) invalidField(key, rule.why);
     } else if (rule.treatment === "dropped" && value !== null && value !== undefined) dropped.push(key);
   }

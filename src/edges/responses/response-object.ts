@@ -169,9 +169,9 @@ export interface ResponseObject extends ResponseEcho {
   readonly output: readonly OutputItem[];
   /** Absent until the provider (or the gateway's count) said. */
   readonly usage?: ResponseUsage;
-  /** Whether the gateway keeps it (GET /v1/responses/{id}, previous_response_id). */
+  /** Whether the gateway keeps it (GET /v1/responses/{id}, previous_response_id; a background run always). */
   readonly store: boolean;
-  readonly background: false;
+  readonly background: boolean;
   readonly previous_response_id: string | null;
   readonly truncation: "auto" | "disabled";
 }

@@ -60,6 +60,10 @@ export const RESPONSES_FIELDS: FieldTable = [
   },
   { field: "input[] item_reference", treatment: "honoured", why: "the stored item it names, as if sent inline; unknown or another key's is a 404. Refused by name with responses.store: false." },
   { field: "conversation", treatment: "honoured", why: "a stored conversation (/v1/conversations; responses.store): its items come before input, and the response's input and output are appended to it; with previous_response_id, refused." },
-  { field: "background", treatment: "refused", why: `${NO_STORAGE}, which background mode needs: stream the response instead (stream: true)`, refusedWhen: (v) => v === true },
+  {
+    field: "background",
+    treatment: "honoured",
+    why: 'true runs the response on the gateway, detached from the call, which returns it queued: GET /v1/responses/{id} follows it, with stream=true replays its events, cancel stops it (docs/responses.md, "Background runs"); it needs store (true, the default): with store: false it is refused.',
+  },
   { field: "prompt", treatment: "refused", why: "stored prompt templates are not served here: send instructions and input instead", refusedWhen: set },
 ];

@@ -8,6 +8,8 @@ import type { BodyLimits } from "../../http/read-body.js";
 import type { ResponseState } from "../../response-state/response-state.js";
 import { answerWhole, beginHttpCall, httpCall, type Refuse } from "../sse/http-call.js";
 import { type SseCodec, writeSse } from "../sse/write-sse.js";
+import { serveBackground } from "./background-routes.js";
+import type { BackgroundRuns } from "./background-runs.js";
 import { type ConversationTurn, conversationTurn } from "./conversation-turn.js";
 import { type ResponsesRequest, responsesRequestFrom } from "./from-responses.js";
 import { keepResponse } from "./keep-response.js";
@@ -25,6 +27,8 @@ export interface ResponsesOptions {
   readonly sendTimeoutMs: number;
   /** Stored responses (config.responses): absent, the edge is stateless and refuses `store: true` by name. */
   readonly state?: ResponseState;
+  /** Background runs (`background: true`): absent with `state`. */
+  readonly runs?: BackgroundRuns;
 }
 
 /** Sends `reason` in OpenAI's error body, its field named as the request named it; `headers` (the key's quota) beside its own. */
@@ -110,6 +114,7 @@ export async function responses(req: AnyRequest, res: AnyResponse, exchange: Exc
     refuse(res, exchange, error);
     return;
   }
+  if (parsed.background) return serveBackground(res, exchange, options, { ...begun, parsed }, parsed.input, cachePolicyFromHeader(headerOf(req, "cache-control")));
   const keep: Keep | undefined = state && parsed.store ? (response) => keepResponse(state, response, { owner, input: parsed.input, ...(parsed.previousId ? { previousId: parsed.previousId } : {}) }, exchange.requestId) : undefined;
   const call = options.calls.stream(parsed.request, begun.principal, httpCall(exchange, parsed.stream ? "responses-sse" : "responses-json", begun.tags), {
     heartbeatMs: parsed.stream ? options.keepaliveMs : 0,

@@ -108,7 +108,7 @@ export const responsesBody = z.object({
   include: z.array(z.literal("reasoning.encrypted_content")).nullish(),
   previous_response_id: z.string().nullish(),
   conversation: z.union([z.string(), z.object({ id: z.string() })]).nullish(),
-  background: z.literal(false).nullish(),
+  background: z.boolean().nullish(),
 });
 
 export type ResponsesBody = z.infer<typeof responsesBody>;

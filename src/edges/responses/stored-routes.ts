@@ -40,11 +40,6 @@ async function withRecord(req: AnyRequest, res: AnyResponse, exchange: Exchange,
   }
 }
 
-/** `GET /v1/responses/{id}`: the response object as the client saw it when it ended. */
-export function retrieveResponse(req: AnyRequest, res: AnyResponse, exchange: Exchange, options: StoredRoutesOptions, id: string): Promise<void> {
-  return withRecord(req, res, exchange, options, id, (record) => sendJson(res, 200, record.response));
-}
-
 /** `DELETE /v1/responses/{id}`: gone for every later read, `previous_response_id` and `item_reference` included. */
 export function deleteResponse(req: AnyRequest, res: AnyResponse, exchange: Exchange, options: StoredRoutesOptions, id: string): Promise<void> {
   return withRecord(req, res, exchange, options, id, async (_record, owner) => {

@@ -27,6 +27,12 @@ export interface ResponseEncoderOptions {
   readonly calls?: ReadonlyMap<string, DeclaredCall>;
   /** `sse` (default): each event as `event: <type>\ndata: <json>\n\n`; `json`: the JSON alone, one WebSocket message per event (responses-socket.ts). */
   readonly frames?: "sse" | "json";
+  /**
+   * A background run's (background-runs.ts): `store` and `background` true,
+   * and its times as stored, so a replay of its events says what the
+   * original said (`completedAt` once the run has ended).
+   */
+  readonly background?: { readonly createdAt: number; readonly completedAt?: number };
 }
 
 /** How a canonical tool name is called back on this edge. */
@@ -101,7 +107,7 @@ function terminal(reason: FinishReason): { status: "completed" | "incomplete"; d
 const seconds = () => Math.floor(Date.now() / 1000);
 
 export function createResponseEncoder(options: ResponseEncoderOptions): ResponseEncoder {
-  const createdAt = seconds();
+  const createdAt = options.background?.createdAt ?? seconds();
   let id = "";
   const model = options.requestModel;
   let provider = "";
@@ -140,8 +146,8 @@ export function createResponseEncoder(options: ResponseEncoderOptions): Response
     output: slots.map((slot) => itemOf(slot, slot.closed ?? (status === "in_progress" ? "in_progress" : "incomplete"))),
     usage,
     ...options.echo,
-    store: options.echo.store ?? false,
-    background: false,
+    store: options.background !== undefined || (options.echo.store ?? false),
+    background: options.background !== undefined,
     previous_response_id: options.echo.previous_response_id ?? null,
     truncation: options.echo.truncation ?? "disabled",
   });
@@ -314,7 +320,7 @@ export function createResponseEncoder(options: ResponseEncoderOptions): Response
     closeAll(end.status === "completed" ? "completed" : "incomplete");
     status = end.status;
     incomplete = end.details;
-    completedAt = seconds();
+    completedAt = options.background?.completedAt ?? seconds();
     emit(end.status === "completed" ? "response.completed" : "response.incomplete", { response: response() });
   }
 
