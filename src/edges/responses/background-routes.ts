@@ -14,6 +14,7 @@ import type { BackgroundRuns } from "./background-runs.js";
 import type { ResponsesRequest } from "./from-responses.js";
 import { invalidField } from "./invalid-field.js";
 import { toResponsesError } from "./responses-errors.js";
+import { responseNotFound } from "./stored-routes.js";
 import { createResponseEncoder } from "./to-responses.js";
 
 /** What the background endpoints need: the call layer (keys, resume), the runs, and the edge's stream settings. */
@@ -32,7 +33,6 @@ function sendError(res: AnyResponse, exchange: Exchange, reason: unknown): void 
 }
 
 /** The API's 404 for an id that is unknown, expired, deleted or another key's: one answer for all four. */
-const notFound = (id: string) => new GatewayError("not_found", `No response found with id '${id.slice(0, 64)}'.`, { field: "response_id" });
 
 async function callerOf(req: AnyRequest, res: AnyResponse, exchange: Exchange, calls: CallLayer): Promise<{ principal?: Principal } | undefined> {
   try {
@@ -98,7 +98,7 @@ async function streamEvents(res: AnyResponse, exchange: Exchange, edge: Backgrou
       if (isTerminalStatus(current.status)) return sendError(res, exchange, withoutEvents(current));
       await edge.runs.opened(id, exchange.signal);
       const again = await edge.runs.get(id, principal);
-      if (!again) return sendError(res, exchange, notFound(id));
+      if (!again) return sendError(res, exchange, responseNotFound(id));
       current = again;
     }
   }
@@ -138,7 +138,7 @@ export async function serveBackground(
     return sendJson(res, 200, queued);
   }
   const record = await runs.get(String(queued.id), begun.principal);
-  if (!record) return sendError(res, exchange, notFound(String(queued.id)));
+  if (!record) return sendError(res, exchange, responseNotFound(String(queued.id)));
   return streamEvents(res, exchange, { ...edge, runs }, record, begun.principal, -1);
 }
 
@@ -151,7 +151,7 @@ export async function retrieveResponse(req: AnyRequest, res: AnyResponse, exchan
     const stream = query.get("stream") === "true";
     const after = stream ? startingAfter(query) : -1;
     const record = edge.runs ? await edge.runs.get(id, caller.principal) : await edge.state?.store.get(id, caller.principal?.id ?? "");
-    if (!record) throw notFound(id);
+    if (!record) throw responseNotFound(id);
     if (!stream) {
       exchange.code = "ok";
       return sendJson(res, 200, record.response);
@@ -168,9 +168,9 @@ export async function cancelResponse(req: AnyRequest, res: AnyResponse, exchange
   const caller = await callerOf(req, res, exchange, edge.calls);
   if (!caller) return;
   try {
-    if (!edge.runs) throw notFound(id);
+    if (!edge.runs) throw responseNotFound(id);
     const record = await edge.runs.cancel(id, caller.principal);
-    if (!record) throw notFound(id);
+    if (!record) throw responseNotFound(id);
     exchange.code = "ok";
     sendJson(res, 200, record.response);
   } catch (error) {

@@ -10,6 +10,7 @@ import { answerWhole, beginHttpCall, httpCall, type Refuse } from "../sse/http-c
 import { type SseCodec, writeSse } from "../sse/write-sse.js";
 import { serveBackground } from "./background-routes.js";
 import type { BackgroundRuns } from "./background-runs.js";
+import { conversationIdOf } from "./conversation-request.js";
 import { type ConversationTurn, conversationTurn } from "./conversation-turn.js";
 import { type ResponsesRequest, responsesRequestFrom } from "./from-responses.js";
 import { keepResponse } from "./keep-response.js";
@@ -106,6 +107,8 @@ export async function responses(req: AnyRequest, res: AnyResponse, exchange: Exc
   let parsed: ResponsesRequest;
   let turn: ConversationTurn | undefined;
   try {
+    // Checked before the stored chain is read: with previous_response_id, conversation is the API's 400, not a 404.
+    if (begun.parsed !== null && typeof begun.parsed === "object" && !Array.isArray(begun.parsed)) conversationIdOf(begun.parsed as Record<string, unknown>);
     const { body, stored } = await loadStoredContext(begun.parsed, owner, state);
     parsed = responsesRequestFrom(body, options.limits, stored);
     turn = await conversationTurn(parsed, begun.principal, state);

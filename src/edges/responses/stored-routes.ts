@@ -17,8 +17,8 @@ export interface StoredRoutesOptions {
 }
 
 /** Unknown, expired, deleted and another key's: one answer, so an id tells nothing about who holds it. */
-function notFound(id: string): GatewayError {
-  return new GatewayError("not_found", `Response with id ${quotedId(id)} not found.`);
+export function responseNotFound(id: string): GatewayError {
+  return new GatewayError("not_found", `Response with id ${quotedId(id)} not found.`, { field: "response_id" });
 }
 
 /** The caller's key id, checked as `POST /v1/responses` checks it ("" while authentication is off). */
@@ -32,7 +32,7 @@ async function withRecord(req: AnyRequest, res: AnyResponse, exchange: Exchange,
   try {
     const owner = await ownerOf(req, exchange, options.calls);
     const record = await options.state.store.get(id, owner);
-    if (!record) throw notFound(id);
+    if (!record) throw responseNotFound(id);
     await serve(record, owner);
     exchange.code = "ok";
   } catch (error) {
@@ -43,7 +43,7 @@ async function withRecord(req: AnyRequest, res: AnyResponse, exchange: Exchange,
 /** `DELETE /v1/responses/{id}`: gone for every later read, `previous_response_id` and `item_reference` included. */
 export function deleteResponse(req: AnyRequest, res: AnyResponse, exchange: Exchange, options: StoredRoutesOptions, id: string): Promise<void> {
   return withRecord(req, res, exchange, options, id, async (_record, owner) => {
-    if (!(await options.state.store.delete(id, owner))) throw notFound(id);
+    if (!(await options.state.store.delete(id, owner))) throw responseNotFound(id);
     sendJson(res, 200, { id, object: "response", deleted: true });
   });
 }
