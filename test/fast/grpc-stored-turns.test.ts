@@ -2,10 +2,11 @@ import { describe, expect, it } from "vitest";
 import type { ChatResult } from "../../src/core/aggregate.js";
 import type { ChatMessage, ChatRequest } from "../../src/core/chat-request.js";
 import type { Delta } from "../../src/core/delta.js";
+import { replayForTarget } from "../../src/core/replay-origins.js";
 import { pageOf } from "../../src/edges/grpc/item-page.js";
 import { storedCall } from "../../src/edges/grpc/stored-call.js";
 import { storedRecord } from "../../src/edges/grpc/stored-record.js";
-import { continueFrom, turnsForTarget } from "../../src/edges/grpc/stored-turns.js";
+import { continueFrom } from "../../src/edges/grpc/stored-turns.js";
 import { createMemoryResponseStore } from "../../src/response-state/memory-response-store.js";
 import type { ResponseState } from "../../src/response-state/response-state.js";
 import { responsesSettings } from "./helpers/responses-settings.js";
@@ -76,7 +77,7 @@ describe("continueFrom", () => {
   });
 });
 
-describe("turnsForTarget", () => {
+describe("replayForTarget on stored turns", () => {
   const turn: ChatMessage[] = [
     user("q"),
     { role: "assistant", content: [{ type: "reasoning", text: "", redactedData: "opaque" }], toolCalls: [{ id: "c1", name: "f", arguments: "{}", signature: "gem-sig" }] },
@@ -90,11 +91,11 @@ describe("turnsForTarget", () => {
 
   it("the issuing target gets the turn as it was", () => {
     const r = request(...turn);
-    expect(turnsForTarget(r, origins, { provider: "anthropic-main", model: "claude-x" })).toBe(r);
+    expect(replayForTarget(r, origins, { provider: "anthropic-main", model: "claude-x" })).toBe(r);
   });
 
   it("another target gets no foreign reasoning or call signature, and no message left empty", () => {
-    const out = turnsForTarget(request(...turn), origins, { provider: "openai-main", model: "gpt-x" });
+    const out = replayForTarget(request(...turn), origins, { provider: "openai-main", model: "gpt-x" });
     expect(out.messages).toEqual([user("q"), { role: "assistant", content: [], toolCalls: [{ id: "c1", name: "f", arguments: "{}" }] }]);
   });
 });

@@ -3,10 +3,11 @@ import { aggregateDeltas } from "../../core/aggregate.js";
 import type { ChatRequest } from "../../core/chat-request.js";
 import type { Delta } from "../../core/delta.js";
 import { GatewayError } from "../../core/errors.js";
+import { replayForTarget } from "../../core/replay-origins.js";
 import type { ResponseState } from "../../response-state/response-state.js";
 import type { Principal } from "../../tenancy/principal.js";
 import { storedRecord } from "./stored-record.js";
-import { continueFrom, turnsForTarget } from "./stored-turns.js";
+import { continueFrom } from "./stored-turns.js";
 
 /** The request's fields about stored responses (StreamChatRequest and ChatRequest alike). */
 export interface StoreFields {
@@ -55,7 +56,8 @@ export async function storedCall(state: ResponseState | undefined, fields: Store
   const previousId = fields.previousResponseId === "" ? undefined : fields.previousResponseId;
   const continued = previousId === undefined ? undefined : await continueFrom(state, previousId, owner, request);
   const run = continued?.request ?? request;
-  const prepare: StreamOptions["prepare"] | undefined = continued && continued.origins.length > 0 ? async (r, target) => turnsForTarget(r, continued.origins, { provider: target.provider.name, model: target.model }) : undefined;
+  const prepare: StreamOptions["prepare"] | undefined =
+    continued && continued.origins.length > 0 ? async (r, target) => replayForTarget(r, continued.origins, { provider: target.provider.name, model: target.model }, continued.request.messages) : undefined;
   if (fields.store !== true) return { request: run, options: prepare ? { prepare } : {}, keep: NOTHING };
 
   const createdAt = seconds();

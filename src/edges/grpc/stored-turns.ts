@@ -1,14 +1,8 @@
-import type { ChatMessage, ChatRequest, ToolCall } from "../../core/chat-request.js";
+import type { ChatMessage, ChatRequest } from "../../core/chat-request.js";
 import { GatewayError } from "../../core/errors.js";
 import { isResponseId } from "../../response-state/response-ids.js";
 import type { ResponseState } from "../../response-state/response-state.js";
 import type { TurnOrigin } from "../../response-state/stored-response.js";
-
-/** The provider (configured name) and model one upstream attempt goes to. */
-export interface TurnTarget {
-  readonly provider: string;
-  readonly model: string;
-}
 
 /** A request continued from stored turns, and who issued the signatures in them. */
 export interface ContinuedRequest {
@@ -49,38 +43,4 @@ export async function continueFrom(state: ResponseState, id: string, owner: stri
   }
   messages.push(...request.messages.filter((m) => m.role !== "system"));
   return { request: { ...request, messages }, origins };
-}
-
-function withoutSignature(call: ToolCall): ToolCall {
-  const { signature: _dropped, ...rest } = call;
-  return rest;
-}
-
-/**
- * The request as one target may receive it: stored reasoning and call
- * signatures another provider or model issued are left out (they verify
- * only where they were issued, and a provider refuses a turn whose
- * signature fails). Per attempt, since failover may pick a target other
- * than the one that answered the stored turn. A message left empty goes.
- */
-export function turnsForTarget(request: ChatRequest, origins: readonly TurnOrigin[], target: TurnTarget): ChatRequest {
-  const foreign = origins.filter((o) => o.provider !== target.provider || o.model !== target.model);
-  if (foreign.length === 0) return request;
-  const parts = new Map<number, Set<number>>();
-  const calls = new Map<number, Set<number>>();
-  for (const o of foreign) {
-    const [into, index] = o.part !== undefined ? [parts, o.part] : [calls, o.call];
-    if (index === undefined) continue;
-    into.set(o.message, (into.get(o.message) ?? new Set<number>()).add(index));
-  }
-  const messages = request.messages.flatMap((m, i): ChatMessage[] => {
-    const dropParts = parts.get(i);
-    const dropCalls = calls.get(i);
-    if (!dropParts && !dropCalls) return [m];
-    const content = dropParts ? m.content.filter((_, j) => !dropParts.has(j)) : m.content;
-    const toolCalls = dropCalls ? m.toolCalls?.map((call, j) => (dropCalls.has(j) ? withoutSignature(call) : call)) : m.toolCalls;
-    if (content.length === 0 && (toolCalls?.length ?? 0) === 0) return [];
-    return [{ ...m, content, ...(toolCalls ? { toolCalls } : {}) }];
-  });
-  return { ...request, messages };
 }

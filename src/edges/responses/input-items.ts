@@ -1,9 +1,9 @@
 import { type ChatMessage, type ContentPart, flatToolName, type ReasoningPart, type ToolCall } from "../../core/chat-request.js";
 import { quoteClientValue } from "../../core/client-text.js";
+import type { ReplayOrigin } from "../../core/replay-origins.js";
 import { decodeReasoning } from "./encrypted-reasoning.js";
 import { assistantPart, contentParts, inputPart, outputPart } from "./input-parts.js";
 import { invalidField, parseAt } from "./invalid-field.js";
-import type { ReplayOrigin } from "./replay-origins.js";
 import { customToolCallItem, customToolCallOutputItem, functionCallItem, functionCallOutputItem, hostedCallItem, messageItem, type ReasoningItem, reasoningItem } from "./responses-schema.js";
 
 /** Where each canonical message came from, so validation errors name the item the caller sent. */

@@ -1,6 +1,7 @@
 import type { CallLayer } from "../../call/call-layer.js";
 import { cachePolicyFromHeader } from "../../core/cache-policy.js";
 import { toGatewayError } from "../../core/errors.js";
+import { replayForTarget } from "../../core/replay-origins.js";
 import type { StructureLimits } from "../../core/structure-limits.js";
 import type { Exchange } from "../../http/exchange.js";
 import { type AnyRequest, type AnyResponse, headerOf, sendJson } from "../../http/node-http.js";
@@ -14,7 +15,6 @@ import { conversationIdOf } from "./conversation-request.js";
 import { type ConversationTurn, conversationTurn } from "./conversation-turn.js";
 import { type ResponsesRequest, responsesRequestFrom } from "./from-responses.js";
 import { keepResponse } from "./keep-response.js";
-import { replayForTarget } from "./replay-origins.js";
 import type { ResponseObject } from "./response-object.js";
 import { responsesParam, toResponsesError } from "./responses-errors.js";
 import { loadStoredContext } from "./stored-input.js";

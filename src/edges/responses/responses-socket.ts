@@ -3,6 +3,7 @@ import { type CallItem, type CallLayer, deltaOf } from "../../call/call-layer.js
 import type { Delta } from "../../core/delta.js";
 import type { Feed } from "../../core/delta-sink.js";
 import { GatewayError, toGatewayError } from "../../core/errors.js";
+import { replayForTarget } from "../../core/replay-origins.js";
 import { requestIdFrom } from "../../core/request-id.js";
 import type { StructureLimits } from "../../core/structure-limits.js";
 import type { Exchange } from "../../http/exchange.js";
@@ -13,7 +14,6 @@ import type { ResponseState } from "../../response-state/response-state.js";
 import type { Principal } from "../../tenancy/principal.js";
 import { type ResponsesRequest, responsesRequestFrom } from "./from-responses.js";
 import { keepResponse } from "./keep-response.js";
-import { replayForTarget } from "./replay-origins.js";
 import { toResponsesError } from "./responses-errors.js";
 import { createSocketTurns } from "./socket-turns.js";
 import { createResponseEncoder, type ResponseEncoder } from "./to-responses.js";

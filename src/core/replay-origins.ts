@@ -1,4 +1,4 @@
-import type { ChatMessage, ChatRequest, ToolCall } from "../../core/chat-request.js";
+import type { ChatMessage, ChatRequest, ToolCall } from "./chat-request.js";
 
 /**
  * Who issued a replayed reasoning part (`messages[message].content[part]`)
