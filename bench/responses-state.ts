@@ -111,7 +111,7 @@ async function measure(store: "embedded" | "server", simOpenAi: string, dir: str
   await writeFile(
     configFile,
     stringify({
-      log: { level: "warn" },
+      log: { level: "info" },
       providers: { sim: { kind: "openai", baseUrl: simOpenAi, timeouts: BENCH_TIMEOUTS } },
       models: { bench: { provider: "sim", model: "sim-1" } },
       ...(postgresUrl ? { store: { postgres: { url: postgresUrl } } } : {}),

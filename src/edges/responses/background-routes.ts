@@ -14,7 +14,7 @@ import type { BackgroundRuns } from "./background-runs.js";
 import type { ResponsesRequest } from "./from-responses.js";
 import { invalidField } from "./invalid-field.js";
 import { toResponsesError } from "./responses-errors.js";
-import { responseNotFound } from "./stored-routes.js";
+import { responseNotFound } from "./stored-input.js";
 import { createResponseEncoder } from "./to-responses.js";
 
 /** What the background endpoints need: the call layer (keys, resume), the runs, and the edge's stream settings. */

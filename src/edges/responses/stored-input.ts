@@ -11,6 +11,11 @@ export function quotedId(id: string): string {
   return /^[\w-]{1,100}$/.test(id) ? `'${id}'` : quoteClientValue(id, 64);
 }
 
+/** A stored response unknown, expired, deleted or another key's: one answer, so an id tells nothing about who holds it. */
+export function responseNotFound(id: string): GatewayError {
+  return new GatewayError("not_found", `Response with id ${quotedId(id)} not found.`, { field: "response_id" });
+}
+
 /** The Responses API's 404 for a `previous_response_id` it cannot continue (responses-errors.ts gives it its code). */
 export function previousNotFound(id: string): GatewayError {
   return new GatewayError("not_found", `Previous response with id ${quotedId(id)} not found.`, { field: "previous_response_id" });

@@ -8,17 +8,12 @@ import type { PageQuery, StoredResponse } from "../../response-state/stored-resp
 import type { Principal } from "../../tenancy/principal.js";
 import { invalidField } from "./invalid-field.js";
 import { sendResponsesError } from "./responses-route.js";
-import { quotedId } from "./stored-input.js";
+import { responseNotFound } from "./stored-input.js";
 
 /** What the stored-response routes need: the key check of every edge, and the store. */
 export interface StoredRoutesOptions {
   readonly calls: CallLayer;
   readonly state: ResponseState;
-}
-
-/** Unknown, expired, deleted and another key's: one answer, so an id tells nothing about who holds it. */
-export function responseNotFound(id: string): GatewayError {
-  return new GatewayError("not_found", `Response with id ${quotedId(id)} not found.`, { field: "response_id" });
 }
 
 /** The caller's key id, checked as `POST /v1/responses` checks it ("" while authentication is off). */
