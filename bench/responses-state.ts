@@ -20,7 +20,7 @@ export interface ResponsesStateSizes {
 
 /** One store's figures: added TTFT of a continued turn over the same request whole, and the CPU a stored response costs. */
 export interface ResponsesStateResult {
-  readonly store: "embedded" | "server";
+  readonly store: "memory" | "pglite" | "server";
   readonly ttftChainP50Ms: number;
   readonly ttftWholeP50Ms: number;
   readonly ttftChainP99Ms: number;
@@ -106,7 +106,7 @@ async function serverDatabase(): Promise<{ url: string; drop(): Promise<void> } 
   };
 }
 
-async function measure(store: "embedded" | "server", simOpenAi: string, dir: string, sizes: ResponsesStateSizes, postgresUrl: string | undefined, log: (m: string) => void): Promise<ResponsesStateResult> {
+async function measure(store: ResponsesStateResult["store"], simOpenAi: string, dir: string, sizes: ResponsesStateSizes, postgres: Record<string, unknown> | undefined, log: (m: string) => void): Promise<ResponsesStateResult> {
   const configFile = join(dir, `responses-${store}.yaml`);
   await writeFile(
     configFile,
@@ -114,7 +114,7 @@ async function measure(store: "embedded" | "server", simOpenAi: string, dir: str
       log: { level: "info" },
       providers: { sim: { kind: "openai", baseUrl: simOpenAi, timeouts: BENCH_TIMEOUTS } },
       models: { bench: { provider: "sim", model: "sim-1" } },
-      ...(postgresUrl ? { store: { postgres: { url: postgresUrl } } } : {}),
+      ...(postgres ? { store: { postgres } } : {}),
     }),
   );
   const { proc: gateway, url } = await launchGateway(process.cwd(), configFile);
@@ -166,18 +166,20 @@ async function measure(store: "embedded" | "server", simOpenAi: string, dir: str
 /**
  * Issue #46's goals: a `previous_response_id` turn of a 20-turn
  * conversation against the same request sent whole (TTFT, ≤ +2 ms), and
- * the gateway CPU a stored response's write costs (≤ 3 % per call), with
- * the embedded PGlite and with a PostgreSQL server by URL.
+ * the gateway CPU a stored response's write costs (≤ 3 % per call), in
+ * memory (the default), with the embedded PGlite and with a PostgreSQL
+ * server by URL.
  */
 export async function responsesStateScenario(simOpenAi: string, dir: string, sizes: ResponsesStateSizes, log: (m: string) => void): Promise<ResponsesStateResult[]> {
-  const results = [await measure("embedded", simOpenAi, dir, sizes, undefined, log)];
+  // Without store.postgres responses are kept in memory; store.postgres: {} is the embedded PGlite; a URL, the server.
+  const results = [await measure("memory", simOpenAi, dir, sizes, undefined, log), await measure("pglite", simOpenAi, dir, sizes, {}, log)];
   const server = await serverDatabase();
   if (!server) {
     log(`responses-state server: skipped, no PostgreSQL at ${new URL(SERVER_URL).host}`);
     return results;
   }
   try {
-    results.push(await measure("server", simOpenAi, dir, sizes, server.url, log));
+    results.push(await measure("server", simOpenAi, dir, sizes, { url: server.url }, log));
   } finally {
     await server.drop();
   }
