@@ -149,10 +149,10 @@ describe("the live configuration", () => {
 });
 
 describe("every setting is either applied by a reload or named when it needs a restart", () => {
-  it("covers each field of server, log, limits, facade and batch, and every other section", () => {
+  it("covers each field of server, log, limits, facade, batch and responses, and every other section", () => {
     const config = configWith({ a: "m1" });
     const classified = new Set<string>([...RESTART_ONLY_SETTINGS, ...LIVE_SETTINGS]);
-    const settings = ["server", "log", "limits", "facade", "batch"] as const;
+    const settings = ["server", "log", "limits", "facade", "batch", "responses"] as const;
     const fields = settings.flatMap((section) => Object.keys(config[section]).map((key) => `${section}.${key}`));
     expect(fields).toContain("server.tls"); // present even when unset, so it is checked too
     const sections = Object.keys(config).filter((key) => !(settings as readonly string[]).includes(key));
