@@ -1,5 +1,4 @@
 import type { CallLayer } from "../../call/call-layer.js";
-import { GatewayError } from "../../core/errors.js";
 import type { Exchange } from "../../http/exchange.js";
 import { type AnyRequest, type AnyResponse, headerOf, sendJson } from "../../http/node-http.js";
 import type { JsonObject } from "../../response-state/response-ids.js";
