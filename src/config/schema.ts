@@ -682,7 +682,8 @@ export const configSchema = z.strictObject({
     })
     .prefault({})
     .meta({
-      description: "Stored responses for `/v1/responses` (see [Responses with state](responses.md)): in the database (`store.postgres`, or the embedded PGlite), sealed under each response's id, owned by the key id that made them.",
+      description:
+        "Stored responses and conversations for `/v1/responses` (see [Responses with state](responses.md)): in the database with `store.postgres` (a server by URL, or the embedded PGlite), else in memory (`responses.maxMemoryBytes`); sealed under each response's id in the database, owned by the key id that made them.",
     }),
   resume: z
     .strictObject({
