@@ -398,7 +398,7 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
     closers.push("stored responses sweep", stopSweep);
   }
   // Conversations (docs/responses.md, "Conversations"): where stored responses are, in the database or in memory.
-  const conversations = config.responses.store ? (config.store?.postgres ? createPgConversationStore(() => database.open()) : createMemoryConversationStore()) : undefined;
+  const conversations = config.responses.store ? (config.store?.postgres ? createPgConversationStore(() => database.open()) : createMemoryConversationStore({ maxTotalBytes: config.responses.maxMemoryBytes })) : undefined;
   if (conversations)
     closers.push(
       "conversation sweep",

@@ -654,7 +654,7 @@ export const configSchema = z.strictObject({
       }),
       maxMemoryBytes: z.number().int().min(1_048_576).max(68_719_476_736).default(268_435_456).meta({
         description:
-          "Without `store.postgres`, stored responses are kept in the gateway's memory (as the embedded in-memory database would keep them, without its start-up cost on the first call): at most this many bytes in all, the oldest going first. Nothing survives a restart or is shared by replicas; configure `store.postgres` for that.",
+          "Without `store.postgres`, stored responses and conversations are kept in the gateway's memory (as the embedded in-memory database would keep them, without its start-up cost on the first call): at most this many bytes of each, the oldest (for conversations, the longest unchanged) going first. Nothing survives a restart or is shared by replicas; configure `store.postgres` for that.",
         reload: "restart",
       }),
       maxChainDepth: z.number().int().min(1).max(100_000).default(1_000).meta({ description: "Longest `previous_response_id` chain a request may continue; a longer one is refused.", reload: "live" }),

@@ -8,30 +8,71 @@ interface Entry {
   readonly items: Map<number, { readonly item: JsonObject; readonly bytes: number }>;
   nextSeq: number;
   expiresAt: number;
+  /** Its metadata's and items' bytes, kept as they change. */
+  bytes: number;
+}
+
+export interface MemoryConversationStoreOptions {
+  readonly now?: () => number;
+  /** Most bytes kept in all (0: no limit): past it the conversations changed longest ago go first, so memory stays bounded whatever the keys do. */
+  readonly maxTotalBytes?: number;
 }
 
 const bytesOf = (value: unknown): number => Buffer.byteLength(JSON.stringify(value));
 
 /**
  * Conversations in this process: the same contract as the database's
- * (pg-conversation-store.ts), for fast tests of the edges over it. Nothing
- * survives a restart or is seen by another replica.
+ * (pg-conversation-store.ts). The gateway's store without `store.postgres`
+ * (as for stored responses), and the fast tests'. Bytes are counted as
+ * they change, per owner and in all, so a change costs no scan of the
+ * others; only a change the counts say is over the owner's quota looks
+ * again, without what has expired. Nothing survives a restart or is seen
+ * by another replica.
  */
-export function createMemoryConversationStore(options: { readonly now?: () => number } = {}): ConversationStore {
+export function createMemoryConversationStore(options: MemoryConversationStoreOptions = {}): ConversationStore {
   const now = options.now ?? Date.now;
+  /** In order of last change (a changed entry is inserted again): the first is the one to drop when memory is full. */
   const entries = new Map<string, Entry>();
+  const owners = new Map<string, number>();
+  let total = 0;
+  const count = (e: Entry, delta: number) => {
+    e.bytes += delta;
+    total += delta;
+    const owner = e.conversation.owner;
+    const left = (owners.get(owner) ?? 0) + delta;
+    if (left === 0) owners.delete(owner);
+    else owners.set(owner, left);
+  };
+  const drop = (id: string) => {
+    const e = entries.get(id);
+    if (!e) return;
+    count(e, -e.bytes);
+    entries.delete(id);
+  };
+  /** `id` becomes the most recent, and the oldest others go while the total is over the bound. */
+  const changed = (id: string, e: Entry) => {
+    entries.delete(id);
+    entries.set(id, e);
+    const cap = options.maxTotalBytes ?? 0;
+    for (const other of entries.keys()) {
+      if (cap === 0 || total <= cap || other === id) break;
+      drop(other);
+    }
+  };
   const live = (id: string, owner: string): Entry | undefined => {
     const e = entries.get(id);
     return e && e.conversation.owner === owner && e.expiresAt > now() ? e : undefined;
   };
-  const entryBytes = (e: Entry) => e.metadataBytes + [...e.items.values()].reduce((n, i) => n + i.bytes, 0);
-  const ownerBytes = (owner: string) => {
-    let total = 0;
-    for (const e of entries.values()) if (e.conversation.owner === owner && e.expiresAt > now()) total += entryBytes(e);
-    return total;
+  /** Drops what `owner` keeps that has expired: counted until the sweep, so a quota the counts say is passed is looked at again without it. */
+  const dropExpired = (owner: string) => {
+    for (const [id, e] of entries) if (e.conversation.owner === owner && e.expiresAt <= now()) drop(id);
   };
   const checkQuota = (owner: string, added: number, limits: KeepLimits, elsewhere: number) => {
-    if (limits.maxStoredBytes > 0 && added > 0 && elsewhere + ownerBytes(owner) + added > limits.maxStoredBytes) throw quotaError(limits.maxStoredBytes);
+    if (limits.maxStoredBytes <= 0 || added <= 0) return;
+    const over = () => elsewhere + (owners.get(owner) ?? 0) + added > limits.maxStoredBytes;
+    if (!over()) return;
+    dropExpired(owner);
+    if (over()) throw quotaError(limits.maxStoredBytes);
   };
   /** What `owner` keeps elsewhere under the quota, read before the change. */
   const elsewhereOf = async (owner: string, limits: KeepLimits) => (limits.maxStoredBytes > 0 ? ((await limits.storedElsewhere?.(owner)) ?? 0) : 0);
@@ -44,7 +85,11 @@ export function createMemoryConversationStore(options: { readonly now?: () => nu
       limits,
       elsewhere,
     );
-    for (const item of placed) e.items.set(e.nextSeq++, { item, bytes: bytesOf(item) });
+    for (const item of placed) {
+      const bytes = bytesOf(item);
+      e.items.set(e.nextSeq++, { item, bytes });
+      count(e, bytes);
+    }
     e.expiresAt = now() + limits.ttlMs;
     return placed;
   };
@@ -54,9 +99,11 @@ export function createMemoryConversationStore(options: { readonly now?: () => nu
       if (entries.has(conversation.id)) throw new Error("conversation id already in use");
       const metadataBytes = bytesOf(conversation.metadata);
       checkQuota(conversation.owner, metadataBytes, limits, elsewhere);
-      const e: Entry = { conversation, metadataBytes, items: new Map(), nextSeq: 0, expiresAt: now() + limits.ttlMs };
-      const placed = place(e, items, limits, elsewhere);
-      entries.set(conversation.id, e);
+      const e: Entry = { conversation, metadataBytes: 0, items: new Map(), nextSeq: 0, expiresAt: now() + limits.ttlMs, bytes: 0 };
+      const placed = place(e, items, limits, elsewhere + metadataBytes);
+      e.metadataBytes = metadataBytes;
+      count(e, metadataBytes);
+      changed(conversation.id, e);
       return placed;
     },
     async get(id, owner) {
@@ -69,19 +116,24 @@ export function createMemoryConversationStore(options: { readonly now?: () => nu
       const metadataBytes = bytesOf(metadata);
       checkQuota(owner, metadataBytes - e.metadataBytes, limits, elsewhere);
       e.conversation = { ...e.conversation, metadata };
+      count(e, metadataBytes - e.metadataBytes);
       e.metadataBytes = metadataBytes;
       e.expiresAt = now() + limits.ttlMs;
+      changed(id, e);
       return e.conversation;
     },
     async delete(id, owner) {
       if (!live(id, owner)) return false;
-      entries.delete(id);
+      drop(id);
       return true;
     },
     async append(id, owner, items, limits) {
       const elsewhere = await elsewhereOf(owner, limits);
       const e = live(id, owner);
-      return e ? place(e, items, limits, elsewhere) : undefined;
+      if (!e) return undefined;
+      const placed = place(e, items, limits, elsewhere);
+      changed(id, e);
+      return placed;
     },
     async items(id, owner, page) {
       const e = live(id, owner);
@@ -102,7 +154,10 @@ export function createMemoryConversationStore(options: { readonly now?: () => nu
     async deleteItem(id, owner, itemId, limits) {
       const e = live(id, owner);
       const seq = seqOf(itemId, id);
-      if (!e || seq === undefined || !e.items.delete(seq)) return false;
+      const gone = seq === undefined ? undefined : e?.items.get(seq);
+      if (!e || seq === undefined || !gone) return false;
+      e.items.delete(seq);
+      count(e, -gone.bytes);
       e.expiresAt = now() + limits.ttlMs;
       return true;
     },
@@ -110,7 +165,7 @@ export function createMemoryConversationStore(options: { readonly now?: () => nu
       let n = 0;
       for (const [id, e] of entries) {
         if (e.conversation.owner !== owner) continue;
-        entries.delete(id);
+        drop(id);
         n += 1;
       }
       return n;
@@ -119,7 +174,7 @@ export function createMemoryConversationStore(options: { readonly now?: () => nu
       let n = 0;
       for (const [id, e] of entries) {
         if (e.expiresAt > now()) continue;
-        entries.delete(id);
+        drop(id);
         n += 1;
       }
       return n;

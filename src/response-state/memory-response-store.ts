@@ -29,10 +29,18 @@ export function createMemoryResponseStore(options: MemoryResponseStoreOptions): 
   const now = options.now ?? Date.now;
   const entries = new Map<string, Entry>();
   let total = 0;
+  /** Bytes per owner, kept as records come and go: a put costs no scan of the others. */
+  const owners = new Map<string, number>();
+  const countOwner = (owner: string, delta: number) => {
+    const left = (owners.get(owner) ?? 0) + delta;
+    if (left === 0) owners.delete(owner);
+    else owners.set(owner, left);
+  };
   const remove = (id: string) => {
     const e = entries.get(id);
     if (!e) return;
     total -= e.bytes;
+    countOwner(e.record.owner, -e.bytes);
     entries.delete(id);
   };
   const live = (id: string, owner: string): StoredResponse | undefined => {
@@ -40,11 +48,16 @@ export function createMemoryResponseStore(options: MemoryResponseStoreOptions): 
     if (!e || e.record.owner !== owner || e.expiresAt <= now()) return undefined;
     return e.record;
   };
-  const bytesOf = (owner: string, except?: string) => {
-    let total = 0;
-    // Expired records no longer count: they are gone for every read, and the sweep removes them.
-    for (const [id, e] of entries) if (e.record.owner === owner && id !== except && e.expiresAt > now()) total += e.bytes;
-    return total;
+  /**
+   * What `owner` keeps besides `except`. Expired records no longer count
+   * (they are gone for every read): the counts hold them until the sweep,
+   * so only an owner the counts put over its quota is looked at again.
+   */
+  const overQuota = (owner: string, except: string, bytes: number, limit: number): boolean => {
+    const others = () => (owners.get(owner) ?? 0) - (entries.get(except)?.bytes ?? 0);
+    if (others() + bytes <= limit) return false;
+    for (const [id, e] of entries) if (e.record.owner === owner && id !== except && e.expiresAt <= now()) remove(id);
+    return others() + bytes > limit;
   };
   return {
     async put(record, ttlMs) {
@@ -53,10 +66,11 @@ export function createMemoryResponseStore(options: MemoryResponseStoreOptions): 
       const existing = entries.get(record.id);
       if (existing && existing.record.owner !== record.owner) throw new GatewayError("internal", "response id already in use");
       const limit = limitOf(options.maxStoredBytes);
-      if (limit > 0 && bytesOf(record.owner, record.id) + bytes > limit) throw quotaRefusal(limit);
+      if (limit > 0 && overQuota(record.owner, record.id, bytes, limit)) throw quotaRefusal(limit);
       remove(record.id);
       entries.set(record.id, { record, bytes, expiresAt: now() + ttlMs });
       total += bytes;
+      countOwner(record.owner, bytes);
       const cap = options.maxTotalBytes ?? 0;
       // Oldest first: a Map iterates in insertion order, and a replaced record was inserted again.
       for (const id of entries.keys()) {
