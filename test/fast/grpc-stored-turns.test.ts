@@ -3,10 +3,10 @@ import type { ChatResult } from "../../src/core/aggregate.js";
 import type { ChatMessage, ChatRequest } from "../../src/core/chat-request.js";
 import type { Delta } from "../../src/core/delta.js";
 import { replayForTarget } from "../../src/core/replay-origins.js";
-import { pageOf } from "../../src/edges/grpc/item-page.js";
 import { storedCall } from "../../src/edges/grpc/stored-call.js";
 import { storedRecord } from "../../src/edges/grpc/stored-record.js";
 import { continueFrom } from "../../src/edges/grpc/stored-turns.js";
+import { pageOf } from "../../src/response-state/item-page.js";
 import { createMemoryResponseStore } from "../../src/response-state/memory-response-store.js";
 import type { ResponseState } from "../../src/response-state/response-state.js";
 import { responsesSettings } from "./helpers/responses-settings.js";
@@ -105,7 +105,7 @@ describe("pageOf", () => {
   it("newest first unless asked, after an id, with has_more", () => {
     expect(pageOf(items, { limit: 2, order: "desc" })).toEqual({ items: [{ id: "c" }, { id: "b" }], hasMore: true });
     expect(pageOf(items, { limit: 2, order: "asc", after: "b" })).toEqual({ items: [{ id: "c" }], hasMore: false });
-    expect(() => pageOf(items, { limit: 2, order: "asc", after: "z" })).toThrow("after: not an item of this response");
+    expect(() => pageOf(items, { limit: 2, order: "asc", after: "z" })).toThrow("after: names no item of this response");
   });
 });
 

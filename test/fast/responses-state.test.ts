@@ -8,10 +8,10 @@ import { keepResponse } from "../../src/edges/responses/keep-response.js";
 import { DEFAULT_ECHO } from "../../src/edges/responses/response-object.js";
 import { loadStoredContext } from "../../src/edges/responses/stored-input.js";
 import { storedRecordOf } from "../../src/edges/responses/stored-record.js";
-import { pageOf } from "../../src/edges/responses/stored-routes.js";
 import { createResponseEncoder } from "../../src/edges/responses/to-responses.js";
 import { chainTurns } from "../../src/edges/responses/with-history.js";
 import type { Logger } from "../../src/logging/logger.js";
+import { pageOf } from "../../src/response-state/item-page.js";
 import { createMemoryResponseStore } from "../../src/response-state/memory-response-store.js";
 import { placeOfItem } from "../../src/response-state/response-ids.js";
 import type { ResponseState } from "../../src/response-state/response-state.js";
@@ -176,8 +176,8 @@ describe("keeping a response", () => {
 describe("input_items pages", () => {
   const items = Array.from({ length: 5 }, (_, i) => ({ id: `i${i}` }));
   it("newest first by default, after an id, with has_more", () => {
-    expect(pageOf(items, { limit: 2, order: "desc" })).toEqual({ data: [{ id: "i4" }, { id: "i3" }], hasMore: true });
-    expect(pageOf(items, { limit: 2, order: "asc", after: "i2" })).toEqual({ data: [{ id: "i3" }, { id: "i4" }], hasMore: false });
+    expect(pageOf(items, { limit: 2, order: "desc" })).toEqual({ items: [{ id: "i4" }, { id: "i3" }], hasMore: true });
+    expect(pageOf(items, { limit: 2, order: "asc", after: "i2" })).toEqual({ items: [{ id: "i3" }, { id: "i4" }], hasMore: false });
     expect(() => pageOf(items, { limit: 2, order: "asc", after: "nope" })).toThrow(expect.objectContaining({ field: "after" }) as Error);
   });
 });

@@ -3,12 +3,12 @@ import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { DeleteResponseResponseSchema, GetResponseResponseSchema, ListOrder, ListResponseItemsResponseSchema, type ResponsesService, StoredResponseStatus } from "../../../gen/sluice/v1/responses_service_pb.js";
 import type { CallLayer } from "../../call/call-layer.js";
 import { GatewayError } from "../../core/errors.js";
+import { pageOf } from "../../response-state/item-page.js";
 import { isResponseId, type JsonObject } from "../../response-state/response-ids.js";
 import type { ResponseState } from "../../response-state/response-state.js";
 import type { StoredResponse, StoredStatus } from "../../response-state/stored-response.js";
 import { toConnectError } from "./connect-errors.js";
 import { callerOf } from "./handler-call.js";
-import { pageOf } from "./item-page.js";
 
 const STATUSES: Readonly<Record<StoredStatus, StoredResponseStatus>> = {
   queued: StoredResponseStatus.QUEUED,

@@ -9,9 +9,9 @@ import { parseJsonBody } from "../../http/read-json.js";
 import type { ConversationStore, KeepLimits, StoredConversation } from "../../response-state/conversation-store.js";
 import { isConversationId, type JsonObject, newConversationId } from "../../response-state/response-ids.js";
 import type { ResponseState } from "../../response-state/response-state.js";
-import type { PageQuery } from "../../response-state/stored-response.js";
 import { checkedItems, checkedMetadata } from "./conversation-items.js";
 import { invalidField } from "./invalid-field.js";
+import { pageQueryOf } from "./page-query.js";
 import { toResponsesError } from "./responses-errors.js";
 
 /** What the Conversations API needs: the caller's key (as on POST /v1/responses), body limits, and the state with its conversations. */
@@ -69,17 +69,6 @@ async function bodyOf(req: AnyRequest, limits: BodyLimits & StructureLimits): Pr
 /** Refuses body fields other than `allowed`, naming them, as the Responses edge does. */
 function onlyFields(body: Record<string, unknown>, allowed: readonly string[]): void {
   for (const key of Object.keys(body)) if (!allowed.includes(key)) invalidField(key, "not served on this route: remove it");
-}
-
-function pageOf(req: AnyRequest): PageQuery {
-  const query = new URL(req.url ?? "/", "http://x").searchParams;
-  const limitText = query.get("limit");
-  const limit = limitText === null ? 20 : Number(limitText);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 100) invalidField("limit", "must be an integer from 1 to 100");
-  const order = query.get("order") ?? "desc";
-  if (order !== "asc" && order !== "desc") invalidField("order", 'must be "asc" or "desc"');
-  const after = query.get("after");
-  return { limit, order, ...(after ? { after } : {}) };
 }
 
 /** Runs `serve` for the caller identified by its key (the owner of what it makes and sees); any failure in the Responses API's error body. */
@@ -148,7 +137,7 @@ export function conversationRoutes(options: ConversationRoutes): ConversationRou
       return { body: listObject(added, false) };
     }),
     route("GET", "/v1/conversations/{id}/items", async (owner, req, [id]) => {
-      const page = pageOf(req);
+      const page = pageQueryOf(new URL(req.url ?? "/", "http://x").searchParams);
       const found = isConversationId(id!) ? await store.items(id!, owner, page) : undefined;
       if (!found) throw conversationNotFound(id!);
       return { body: listObject(found.items, found.hasMore) };

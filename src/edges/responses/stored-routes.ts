@@ -1,11 +1,11 @@
 import type { CallLayer } from "../../call/call-layer.js";
 import type { Exchange } from "../../http/exchange.js";
 import { type AnyRequest, type AnyResponse, headerOf, sendJson } from "../../http/node-http.js";
-import type { JsonObject } from "../../response-state/response-ids.js";
+import { pageOf } from "../../response-state/item-page.js";
 import type { ResponseState } from "../../response-state/response-state.js";
-import type { PageQuery, StoredResponse } from "../../response-state/stored-response.js";
+import type { StoredResponse } from "../../response-state/stored-response.js";
 import type { Principal } from "../../tenancy/principal.js";
-import { invalidField } from "./invalid-field.js";
+import { pageQueryOf } from "./page-query.js";
 import { sendResponsesError } from "./responses-route.js";
 import { responseNotFound } from "./stored-input.js";
 
@@ -42,34 +42,10 @@ export function deleteResponse(req: AnyRequest, res: AnyResponse, exchange: Exch
   });
 }
 
-/** The query of `input_items`: `after` (an item id), `limit` 1–100 (default 20), `order` asc or desc (default desc). */
-export function pageQueryOf(search: URLSearchParams): PageQuery {
-  const limitText = search.get("limit");
-  const limit = limitText === null ? 20 : Number(limitText);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 100) invalidField("limit", "must be a whole number from 1 to 100");
-  const order = search.get("order") ?? "desc";
-  if (order !== "asc" && order !== "desc") invalidField("order", 'must be "asc" or "desc"');
-  const after = search.get("after");
-  return { limit, order, ...(after ? { after } : {}) };
-}
-
-/** One page of `items` in `query`'s order, after `query.after`. */
-export function pageOf(items: readonly JsonObject[], query: PageQuery): { readonly data: readonly JsonObject[]; readonly hasMore: boolean } {
-  const ordered = query.order === "asc" ? items : [...items].reverse();
-  let start = 0;
-  if (query.after !== undefined) {
-    const at = ordered.findIndex((item) => item.id === query.after);
-    if (at < 0) invalidField("after", "names no input item of this response");
-    start = at + 1;
-  }
-  const data = ordered.slice(start, start + query.limit);
-  return { data, hasMore: start + query.limit < ordered.length };
-}
-
 /** `GET /v1/responses/{id}/input_items`: the response's own input items, each with its id, as a cursor page. */
 export function listInputItems(req: AnyRequest, res: AnyResponse, exchange: Exchange, options: StoredRoutesOptions, id: string): Promise<void> {
   return withRecord(req, res, exchange, options, id, (record) => {
-    const { data, hasMore } = pageOf(record.input, pageQueryOf(new URL(req.url ?? "/", "http://x").searchParams));
+    const { items: data, hasMore } = pageOf(record.input, pageQueryOf(new URL(req.url ?? "/", "http://x").searchParams));
     sendJson(res, 200, { object: "list", data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: hasMore });
   });
 }

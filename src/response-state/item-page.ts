@@ -1,9 +1,10 @@
-import { GatewayError } from "../../core/errors.js";
-import type { JsonObject } from "../../response-state/response-ids.js";
-import type { ItemPage, PageQuery } from "../../response-state/stored-response.js";
+import { GatewayError } from "../core/errors.js";
+import type { JsonObject } from "./response-ids.js";
+import type { ItemPage, PageQuery } from "./stored-response.js";
 
 /**
- * One page of a stored response's items, as `input_items` pages them:
+ * One page of a stored response's items, as `input_items` (HTTP) and
+ * ListResponseItems (gRPC) page them:
  * in `order`, starting after the item `after` names, at most `limit`.
  * An `after` that is not one of the items is refused by name rather than
  * read as "from the start", which would repeat a page forever.
@@ -13,7 +14,7 @@ export function pageOf(items: readonly JsonObject[], query: PageQuery): ItemPage
   let start = 0;
   if (query.after !== undefined) {
     const at = ordered.findIndex((item) => item.id === query.after);
-    if (at < 0) throw new GatewayError("invalid_request", "after: not an item of this response", { field: "after" });
+    if (at < 0) throw new GatewayError("invalid_request", "after: names no item of this response", { field: "after" });
     start = at + 1;
   }
   const page = ordered.slice(start, start + query.limit);
