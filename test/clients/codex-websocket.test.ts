@@ -1,9 +1,8 @@
-import { mkdir, readFile, writeFile } from "node:fs/promises";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCodex } from "./helpers/codex.js";
 import { type ClientGateway, nonce, startClientGateway, WIRES } from "./helpers/gateway.js";
-import { evidence, jsonLines, runClient, scratch } from "./helpers/run.js";
-import { bin, named, runnable } from "./helpers/tier.js";
+import { evidence, jsonLines } from "./helpers/run.js";
+import { named, runnable } from "./helpers/tier.js";
 
 /**
  * Codex CLI over the Responses WebSocket mode: its transport with OpenAI's
@@ -15,34 +14,6 @@ import { bin, named, runnable } from "./helpers/tier.js";
  */
 const CODEX = runnable(["@openai/codex"]);
 
-async function codexOverWebSocket(g: ClientGateway, key: string, prompt: string) {
-  const s = await scratch();
-  const codexHome = join(s.home, ".codex");
-  await mkdir(codexHome, { recursive: true });
-  await writeFile(
-    join(codexHome, "config.toml"),
-    [
-      `model = "agent"`,
-      `model_provider = "sluice"`,
-      `[model_providers.sluice]`,
-      `name = "Sluice"`,
-      `base_url = "${g.url}/v1"`,
-      `wire_api = "responses"`,
-      `env_key = "SLUICE_KEY"`,
-      `supports_websockets = true`,
-      `request_max_retries = 0`,
-      `stream_max_retries = 0`,
-      "",
-    ].join("\n"),
-  );
-  const lastFile = join(s.home, "last-message.txt");
-  const ran = await runClient(bin("codex"), ["exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "--json", "-o", lastFile, prompt], {
-    cwd: s.work,
-    env: { ...s.env, CODEX_HOME: codexHome, SLUICE_KEY: key },
-  });
-  return { ran, last: await readFile(lastFile, "utf8").catch(() => "") };
-}
-
 describe.each(WIRES)("Codex CLI over the Responses WebSocket mode, upstream wire %s", (wire) => {
   let g: ClientGateway;
   beforeAll(async () => {
@@ -53,7 +24,7 @@ describe.each(WIRES)("Codex CLI over the Responses WebSocket mode, upstream wire
   it.runIf(CODEX.ok)(named("runs a tool loop with every turn over one WebSocket, as the access log shows", CODEX), async () => {
     const echoed = nonce("echo");
     const prompt = ["Run the command, then tell me what it printed.", `#sim call=exec_command args=${JSON.stringify({ cmd: `echo ${echoed}` })}`].join("\n");
-    const { ran, last } = await codexOverWebSocket(g, g.key, prompt);
+    const { ran, last } = await runCodex(g, g.key, prompt, { websocket: true });
     expect(ran.hung, evidence(ran)).toBe(false);
     expect(ran.code, evidence(ran)).toBe(0);
     const commands = jsonLines(ran.stdout).filter((e) => e.type === "item.completed" && (e.item as { type?: string })?.type === "command_execution");
@@ -92,7 +63,7 @@ describe("Codex CLI against a gateway with the WebSocket mode off", () => {
   it.runIf(CODEX.ok)(named("falls back to POST /v1/responses on the upgrade's 426 and finishes the task", CODEX), async () => {
     const echoed = nonce("echo");
     const prompt = ["Run the command, then tell me what it printed.", `#sim call=exec_command args=${JSON.stringify({ cmd: `echo ${echoed}` })}`].join("\n");
-    const { ran, last } = await codexOverWebSocket(g, g.key, prompt);
+    const { ran, last } = await runCodex(g, g.key, prompt, { websocket: true });
     expect(ran.hung, evidence(ran)).toBe(false);
     expect(ran.code, evidence(ran)).toBe(0);
     expect(last, evidence(ran)).toContain(echoed);

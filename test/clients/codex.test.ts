@@ -1,9 +1,10 @@
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCodex } from "./helpers/codex.js";
 import { type ClientGateway, nonce, startClientGateway, WIRES } from "./helpers/gateway.js";
-import { evidence, jsonLines, type Ran, runClient, scratch } from "./helpers/run.js";
-import { bin, named, runnable } from "./helpers/tier.js";
+import { evidence, jsonLines } from "./helpers/run.js";
+import { named, runnable } from "./helpers/tier.js";
 
 /**
  * Codex CLI (`codex exec`, @openai/codex: a native binary in its platform
@@ -13,35 +14,6 @@ import { bin, named, runnable } from "./helpers/tier.js";
  * runs it from the shell.
  */
 const CODEX = runnable(["@openai/codex"]);
-
-async function codex(g: ClientGateway, key: string, prompt: string): Promise<{ ran: Ran; work: string; last: string }> {
-  const s = await scratch();
-  const codexHome = join(s.home, ".codex");
-  await mkdir(codexHome, { recursive: true });
-  await writeFile(
-    join(codexHome, "config.toml"),
-    [
-      `model = "agent"`,
-      `model_provider = "sluice"`,
-      `[model_providers.sluice]`,
-      `name = "Sluice"`,
-      `base_url = "${g.url}/v1"`,
-      `wire_api = "responses"`,
-      `env_key = "SLUICE_KEY"`,
-      // A refusal fails fast instead of being retried with backoff.
-      `request_max_retries = 0`,
-      `stream_max_retries = 0`,
-      "",
-    ].join("\n"),
-  );
-  const lastFile = join(s.home, "last-message.txt");
-  const ran = await runClient(bin("codex"), ["exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "--json", "-o", lastFile, prompt], {
-    cwd: s.work,
-    env: { ...s.env, CODEX_HOME: codexHome, SLUICE_KEY: key },
-  });
-  const last = await readFile(lastFile, "utf8").catch(() => "");
-  return { ran, work: s.work, last };
-}
 
 describe.each(WIRES)("Codex CLI through the Responses edge, upstream wire %s", (wire) => {
   let g: ClientGateway;
@@ -59,7 +31,7 @@ describe.each(WIRES)("Codex CLI through the Responses edge, upstream wire %s", (
       `#sim call=exec_command args=${JSON.stringify({ cmd: `echo ${echoed}` })}`,
       `#sim call=exec_command args=${JSON.stringify({ cmd: patch })}`,
     ].join("\n");
-    const { ran, work, last } = await codex(g, g.key, prompt);
+    const { ran, work, last } = await runCodex(g, g.key, prompt);
     expect(ran.hung, evidence(ran)).toBe(false);
     expect(ran.code, evidence(ran)).toBe(0);
     const events = jsonLines(ran.stdout);
@@ -78,7 +50,7 @@ describe.each(WIRES)("Codex CLI through the Responses edge, upstream wire %s", (
   it.runIf(CODEX.ok)(named("shows a 402 budget refusal mid-session as an error and exits non-zero, without hanging", CODEX), async () => {
     const tight = g.tightKeys[0]!;
     const prompt = ["Run the command.", `#sim call=exec_command args=${JSON.stringify({ cmd: `echo ${nonce("spent")}` })}`].join("\n");
-    const { ran } = await codex(g, tight, prompt);
+    const { ran } = await runCodex(g, tight, prompt);
     expect(ran.hung, evidence(ran)).toBe(false);
     expect(ran.code, evidence(ran)).not.toBe(0);
     expect(`${ran.stdout}\n${ran.stderr}`, evidence(ran)).toMatch(/402|budget|quota/i);
