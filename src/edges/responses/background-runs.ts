@@ -164,6 +164,36 @@ export function createBackgroundRuns(options: BackgroundRunsOptions): Background
       markOpened = resolve;
     });
 
+    const run: LocalRun = { controller, opened, done: Promise.resolve() };
+    const complete = () => {
+      const response = snapshot();
+      const status = response.status === "incomplete" ? "incomplete" : "completed";
+      const { turn } = recordOf(response, status);
+      return save(withStatus({ ...record, response, ...(turn ? { turn } : {}) }, status));
+    };
+    /**
+     * The run's deltas on their way into the resumable stream, folded into
+     * the record as they pass. The answer is whole at `finish`, and `finish`
+     * enters the stream only once its record is written: a reader on any
+     * replica who saw the stream end reads the finished record (as a
+     * foreground answer is kept before its terminal event).
+     */
+    async function* kept(deltas: AsyncGenerator<Delta, void, undefined>): AsyncGenerator<Delta, void, undefined> {
+      for await (const delta of deltas) {
+        encoder.events(delta, () => undefined);
+        if (delta.type === "finish") {
+          run.ended = complete();
+          await run.ended;
+        }
+        yield delta;
+      }
+      // As a whole answer ends: deltas that stop without `finish` end the response completed.
+      if (!run.ended) {
+        encoder.events({ type: "finish", reason: "unspecified" }, () => undefined);
+        run.ended = complete();
+        await run.ended;
+      }
+    }
     const call = calls.stream(
       parsed.request,
       principal,
@@ -183,36 +213,20 @@ export function createBackgroundRuns(options: BackgroundRunsOptions): Background
         // Cancel from any replica aborts the stream's signal: the call follows it.
         signal.addEventListener("abort", () => controller.abort(signal.reason), { once: true });
         // Folded whole into the record: bounded by limits.maxAnswerBytes, as any answer the gateway holds.
-        return renamed(call.whole(), id);
+        return kept(renamed(call.whole(), id));
       },
       clientSignal: NEVER,
       ...(principal ? { principal } : {}),
       alias: parsed.request.model,
     });
 
-    const run: LocalRun = { controller, opened, done: Promise.resolve() };
-    const complete = () => {
-      const response = snapshot();
-      const status = response.status === "incomplete" ? "incomplete" : "completed";
-      const { turn } = recordOf(response, status);
-      return save(withStatus({ ...record, response, ...(turn ? { turn } : {}) }, status));
-    };
     const drive = async () => {
       try {
         for await (const { delta } of entries) {
-          if (delta.type === "start") {
-            admit();
-            markOpened();
-            advance(() => withStatus({ ...record, response: snapshot(), leaseUntil: now() + leaseMs }, "in_progress"));
-          }
-          encoder.events(delta, () => undefined);
-          // The answer is whole at `finish`: kept now, while the pipeline settles the call (a reader who saw the end may ask at once).
-          if (delta.type === "finish") run.ended = complete();
-        }
-        // As a whole answer ends: deltas that stop without `finish` end the response completed.
-        if (!run.ended) {
-          encoder.events({ type: "finish", reason: "unspecified" }, () => undefined);
-          await complete();
+          if (delta.type !== "start") continue;
+          admit();
+          markOpened();
+          advance(() => withStatus({ ...record, response: snapshot(), leaseUntil: now() + leaseMs }, "in_progress"));
         }
       } catch (error) {
         if (!admitted) {
