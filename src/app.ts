@@ -433,7 +433,16 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
       ? {
           admin: tenancy.admin,
           cacheAdmin: createCacheAdmin(cache, live.current, tenancy.keyIdsNamed),
-          ...(config.responses.store ? { responsesAdmin: createResponsesAdmin({ store: responseStore, keyIdsNamed: tenancy.keyIdsNamed, keyNames: async () => new Map((await tenancy.admin.list()).map((k) => [k.id, k.name])) }) } : {}),
+          ...(config.responses.store
+            ? {
+                responsesAdmin: createResponsesAdmin({
+                  store: responseStore,
+                  ...(conversations ? { conversations } : {}),
+                  keyIdsNamed: tenancy.keyIdsNamed,
+                  keyNames: async () => new Map((await tenancy.admin.list()).map((k) => [k.id, k.name])),
+                }),
+              }
+            : {}),
           reports: createSpendReports({ ...(ledger ? { database: () => database.open() } : {}), tagKeys: () => live.current().auth.tagKeys, thresholds: () => live.current().alerts.thresholds }),
           audit: { ...(auditLog ? { log: auditLog } : {}), trail, authFailed: (event) => auditObserver.authenticated?.(event) },
           evaluations,

@@ -103,4 +103,30 @@ describe("AdminService: stored responses", () => {
     const { events } = await admin.listAuditEvents({ filter: { action: "responses.purge", outcome: "failed" }, pageSize: 100 });
     expect(events.length).toBeGreaterThanOrEqual(2);
   });
+
+  it("takes a key's conversations with its responses, and only that key's", async () => {
+    const admin = adminClient(h.url, ADMIN_KEY);
+    const gamma = await admin.createKey({ name: "gamma" });
+    const open = async (key: string) => {
+      const response = await fetch(`${h.url}/v1/conversations`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({ items: [{ type: "message", role: "user", content: "remember the lighthouse" }] }),
+      });
+      expect(response.status).toBe(200);
+      return ((await response.json()) as { id: string }).id;
+    };
+    const read = (key: string, id: string) => fetch(`${h.url}/v1/conversations/${id}`, { headers: { authorization: `Bearer ${key}` } }).then((r) => r.status);
+    const gammaKey = gamma.key;
+    const theirs = await open(gammaKey);
+    const alphas = await open(ALPHA_KEY);
+
+    const result = await admin.purgeResponses({ keyName: "gamma" });
+    expect(result).toMatchObject({ purged: 0n, conversationsPurged: 1n, keyIds: [gamma.info!.id] });
+    expect(await read(gammaKey, theirs)).toBe(404);
+    expect(await read(ALPHA_KEY, alphas)).toBe(200);
+    await h.sluice.audit!.flush();
+    const { events } = await admin.listAuditEvents({ filter: { action: "responses.purge" }, pageSize: 100 });
+    expect(events.find((e) => e.target === "gamma")).toMatchObject({ outcome: "ok", details: { conversations: "1" } });
+  });
 });

@@ -1,4 +1,5 @@
 import { GatewayError } from "../core/errors.js";
+import type { ConversationStore } from "./conversation-store.js";
 import type { ResponseStore } from "./stored-response.js";
 
 /** What one key keeps, as the admin sees it. */
@@ -13,12 +14,14 @@ export interface KeyStoredResponses {
 /** AdminService's stored-response calls (ListStoredResponses, PurgeResponses). */
 export interface ResponsesAdmin {
   list(keyId?: string): Promise<KeyStoredResponses[]>;
-  /** Removes one key's responses, named by id or by the name a key bears now; throws `invalid_request` unless exactly one is given. */
-  purge(who: { readonly keyId: string; readonly keyName: string }): Promise<{ readonly purged: number; readonly keyIds: readonly string[] }>;
+  /** Removes one key's responses and conversations, named by id or by the name a key bears now; throws `invalid_request` unless exactly one is given. */
+  purge(who: { readonly keyId: string; readonly keyName: string }): Promise<{ readonly purged: number; readonly conversationsPurged: number; readonly keyIds: readonly string[] }>;
 }
 
 export interface ResponsesAdminOptions {
   readonly store: ResponseStore;
+  /** A key's conversations go with its responses: both hold its items. */
+  readonly conversations?: ConversationStore;
   /** The ids of the keys that bear `name` now (configured or runtime). */
   readonly keyIdsNamed: (name: string) => readonly string[];
   /** Every known key's name by its id. */
@@ -44,8 +47,12 @@ export function createResponsesAdmin(options: ResponsesAdminOptions): ResponsesA
       if ((keyId === "") === (keyName === "")) throw new GatewayError("invalid_request", "name a key_id or a key_name (one of them)", { field: "key_id" });
       const keyIds = keyId !== "" ? [keyId] : options.keyIdsNamed(keyName);
       let purged = 0;
-      for (const id of keyIds) purged += await options.store.purge(id);
-      return { purged, keyIds };
+      let conversationsPurged = 0;
+      for (const id of keyIds) {
+        purged += await options.store.purge(id);
+        conversationsPurged += (await options.conversations?.purge(id)) ?? 0;
+      }
+      return { purged, conversationsPurged, keyIds };
     },
   };
 }

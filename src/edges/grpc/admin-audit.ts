@@ -118,7 +118,7 @@ const AUDITED: Partial<Record<keyof Impl, AuditedCall>> = {
     action: "responses.purge",
     target: (req) => String(req.keyId ?? "") || String(req.keyName ?? ""),
     details: (req): AuditDetails => (req.keyName ? { key: String(req.keyName) } : {}),
-    resultDetails: (res): AuditDetails => ({ ids: ((res.keyIds as string[] | undefined) ?? []).join(","), purged: Number(res.purged ?? 0) }),
+    resultDetails: (res): AuditDetails => ({ ids: ((res.keyIds as string[] | undefined) ?? []).join(","), purged: Number(res.purged ?? 0), conversations: Number(res.conversationsPurged ?? 0) }),
   },
 };
 

@@ -23,8 +23,8 @@ export function adminResponseHandlers(responses: ResponsesAdmin | undefined, gua
     purgeResponses: (req, ctx) =>
       guard(async () => {
         if (!responses) throw OFF();
-        const { purged, keyIds } = await responses.purge({ keyId: req.keyId, keyName: req.keyName });
-        return create(PurgeResponsesResponseSchema, { purged: BigInt(purged), keyIds: [...keyIds] });
+        const { purged, conversationsPurged, keyIds } = await responses.purge({ keyId: req.keyId, keyName: req.keyName });
+        return create(PurgeResponsesResponseSchema, { purged: BigInt(purged), conversationsPurged: BigInt(conversationsPurged), keyIds: [...keyIds] });
       })(ctx),
   };
 }
