@@ -49,7 +49,7 @@ import { deleteResponse, listInputItems, type StoredRoutesOptions } from "./edge
 import type { Evaluations } from "./evaluation/evaluations.js";
 import type { ShadowRunner } from "./evaluation/shadow.js";
 import type { TenancyObserver } from "./flow/observer.js";
-import type { HealthState } from "./health/health-state.js";
+import { type HealthState, untilDraining } from "./health/health-state.js";
 import type { Exchange } from "./http/exchange.js";
 import { type AnyRequest, type AnyResponse, decodePathSegment, pathOf } from "./http/node-http.js";
 import type { SpendReports } from "./ledger/spend-reports.js";
@@ -201,7 +201,7 @@ export function createRoutes(options: RoutesOptions): Route {
   });
   const edgeOptions = { calls, limits: options.limits, keepaliveMs: options.sseKeepaliveMs, sendTimeoutMs: options.sendTimeoutMs };
   const responsesOptions = { ...edgeOptions, ...(options.responseState ? { state: options.responseState } : {}), ...(options.responseRuns ? { runs: options.responseRuns } : {}) };
-  const responsesSocket = options.responsesSocket ? createResponsesSocketRoute({ ...responsesOptions, ...options.responsesSocket }) : responsesSocketOff;
+  const responsesSocket = options.responsesSocket ? createResponsesSocketRoute({ ...responsesOptions, ...options.responsesSocket, untilDraining: (signal) => untilDraining(health, signal) }) : responsesSocketOff;
   const conversationStore = options.responseState?.conversations;
   const conversations = options.responseState && conversationStore ? { ...options.responseState, conversations: conversationStore } : undefined;
   const openAi = { calls, limits: options.limits, keepaliveMs: options.sseKeepaliveMs, sendTimeoutMs: options.sendTimeoutMs };

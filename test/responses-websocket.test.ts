@@ -328,4 +328,23 @@ describe("the Responses WebSocket mode: hostile clients", () => {
     expect(code).toBe(1000);
     expect(reason).toBe("idle");
   });
+
+  it("closes its sockets with 1001 when the gateway drains: one with nothing running at once, one running once its response has ended", async () => {
+    const own = await startHarness({ models: { sim: "sim-1?tokens=5" }, provider: { timeouts: FAR_TIMEOUTS }, env: { SOCKET_KEY: KEY }, auth: { keys: [{ name: "socket", keyEnv: "SOCKET_KEY" }] } });
+    try {
+      const idle = await connect(own);
+      const busy = await connect(own);
+      const held = tag("drain");
+      busy.send(create(`#sim tokens=8 hold_at=2 tag=${held}`));
+      await own.sim.records.waitFor((r) => r.tag === held && r.heldAt !== undefined, 10_000);
+      const stopping = own.sluice.shutdown(60_000);
+      expect(await idle.closed).toEqual({ code: 1001, reason: "the gateway is shutting down" });
+      own.sim.records.release(held);
+      await busy.until((e) => e.type === "response.completed");
+      expect((await busy.closed).code).toBe(1001);
+      expect((await stopping).drained).toBe(true);
+    } finally {
+      await own.close();
+    }
+  });
 });

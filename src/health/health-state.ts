@@ -96,3 +96,12 @@ export function createHealthState(): HealthState {
     },
   };
 }
+
+/**
+ * Resolves once the gateway drains (or `signal` aborts): for connections
+ * that outlive a request, such as WebSockets, which a drain should close
+ * as soon as they hold no work rather than wait out its grace.
+ */
+export async function untilDraining(health: HealthState, signal: AbortSignal): Promise<void> {
+  while (!health.draining && !signal.aborted) await health.changed(signal);
+}

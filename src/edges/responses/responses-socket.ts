@@ -42,6 +42,8 @@ export interface SocketConnection {
   readonly principal?: Principal;
   readonly exchange: Exchange;
   readonly tags: Readonly<Record<string, string>>;
+  /** Resolves when the gateway starts to drain (or `signal` aborts): the socket then leaves once its response ends. */
+  readonly untilDraining?: (signal: AbortSignal) => Promise<void>;
 }
 
 /** Buffered bytes past which a response waits for the client to read (the upstream pauses), as the SSE writer waits for `drain`. */
@@ -49,6 +51,8 @@ const PAUSE_BYTES = 64 * 1024;
 
 /** RFC 6455 §7.4.1: an idle socket is closed normally (a client that stops reading is dropped: it would not read a close frame either). */
 const CLOSE_NORMAL = 1000;
+/** RFC 6455 §7.4.1 "going away": a draining gateway closes its sockets so that clients reconnect to another replica at once. */
+const CLOSE_GOING_AWAY = 1001;
 
 /** Fields of `response.create` that belong to the transport or to this socket, not to the request the edge decodes. */
 const SOCKET_FIELDS = new Set(["type", "previous_response_id", "store", "stream", "generate", "background"]);
@@ -73,7 +77,9 @@ const invalid = (message: string, field?: string) => new GatewayError("invalid_r
  * memory (socket-turns.ts), whatever its `store`; else, where responses are
  * stored, one the key stored. A failed message never closes the socket; a
  * message over the body limit does (1009, by `ws`), a client that stops
- * reading does (its response cancelled), and so does idleness.
+ * reading does (its response cancelled), and so does idleness. A drain
+ * closes the socket with 1001 once nothing runs on it: a socket kept open
+ * with nothing running would otherwise hold the drain until its grace.
  */
 export function serveResponsesSocket(ws: WebSocket, connection: SocketConnection): void {
   const { calls, logger, exchange } = connection;
@@ -81,7 +87,9 @@ export function serveResponsesSocket(ws: WebSocket, connection: SocketConnection
   let running: { readonly controller: AbortController; feed?: Feed } | undefined;
   let idleTimer: NodeJS.Timeout | undefined;
   let closed = false;
+  let leaving = false;
   let served = 0;
+  const life = new AbortController();
 
   const drop = (why: string) => {
     if (closed) return;
@@ -98,8 +106,20 @@ export function serveResponsesSocket(ws: WebSocket, connection: SocketConnection
     drop("buffered");
     return false;
   };
+  const leaveIfIdle = () => {
+    if (!leaving || running || closed) return;
+    closed = true;
+    clearTimeout(idleTimer);
+    ws.close(CLOSE_GOING_AWAY, "the gateway is shutting down");
+  };
+  void connection.untilDraining?.(life.signal).then(() => {
+    if (life.signal.aborted) return;
+    leaving = true;
+    leaveIfIdle();
+  });
   const armIdle = () => {
     clearTimeout(idleTimer);
+    leaveIfIdle();
     if (running || closed) return;
     idleTimer = setTimeout(() => {
       if (running || closed) return;
@@ -142,6 +162,7 @@ export function serveResponsesSocket(ws: WebSocket, connection: SocketConnection
   });
   ws.on("close", () => {
     closed = true;
+    life.abort();
     clearTimeout(idleTimer);
     running?.controller.abort(new GatewayError("canceled", "the client closed the WebSocket"));
     running?.feed?.cancel(new GatewayError("canceled", "the client closed the WebSocket"));

@@ -14,6 +14,8 @@ export interface ResponsesSocketOptions extends ResponsesOptions {
   readonly websocket: SocketLimits & { readonly enabled: boolean };
   /** Each response of a socket writes its own access line. */
   readonly logger: Logger;
+  /** Resolves when the gateway starts to drain: sockets with nothing running then close (1001). */
+  readonly untilDraining?: (signal: AbortSignal) => Promise<void>;
 }
 
 /**
@@ -73,6 +75,7 @@ export function createResponsesSocketRoute(options: ResponsesSocketOptions): (re
         logger: options.logger,
         exchange,
         tags,
+        ...(options.untilDraining ? { untilDraining: options.untilDraining } : {}),
         ...(principal ? { principal } : {}),
         ...(options.state ? { state: options.state } : {}),
       });
