@@ -139,6 +139,26 @@ describe("the Conversations API over the wire (embedded PGlite)", () => {
     expect((await upstreamMessages(h, "conv-turn-3")).map((m) => m.role)).toEqual(["system", "user", "assistant", "user", "assistant", "user"]);
   });
 
+  it("an item_reference to a conversation's item is sent as that item; one the conversation no longer has is a 404 naming it", async () => {
+    const sdk = client(KEYS.owner);
+    const c = await sdk.conversations.create({ items: [{ type: "message", role: "user", content: "the password hint is tangerine" }] });
+    const itemId = (await sdk.conversations.items.list(c.id)).data[0]!.id!;
+    await sdk.responses.create({
+      model: "sim",
+      input: [
+        { type: "item_reference", id: itemId },
+        { role: "user", content: "#sim tag=conv-ref\nwhat is the hint?" },
+      ],
+    });
+    const sent = await upstreamMessages(h, "conv-ref");
+    expect(sent.map((m) => [m.role, flat(m.content)])).toEqual([
+      ["user", "the password hint is tangerine"],
+      ["user", "#sim tag=conv-ref\nwhat is the hint?"],
+    ]);
+    await sdk.conversations.items.delete(itemId, { conversation_id: c.id });
+    await expect(sdk.responses.create({ model: "sim", input: [{ type: "item_reference", id: itemId }] })).rejects.toMatchObject({ status: 404, param: "input[0].id" });
+  });
+
   it("refuses conversation with previous_response_id, and an unknown conversation with the API's 404", async () => {
     const sdk = client(KEYS.owner);
     const c = await sdk.conversations.create();
@@ -161,6 +181,7 @@ describe("the Conversations API over the wire (embedded PGlite)", () => {
         ["items.retrieve", () => theirs.conversations.items.retrieve(itemId, { conversation_id: id })],
         ["items.delete", () => theirs.conversations.items.delete(itemId, { conversation_id: id })],
         ["responses.create", () => theirs.responses.create({ model: "sim", input: "hi", conversation: id })],
+        ["item_reference", () => theirs.responses.create({ model: "sim", input: [{ type: "item_reference", id: itemId }], store: false })],
         ["delete", () => theirs.conversations.delete(id)],
       ];
       for (const [name, attempt] of attempts) {

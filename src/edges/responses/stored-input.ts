@@ -1,5 +1,6 @@
 import { quoteClientValue } from "../../core/client-text.js";
 import { GatewayError } from "../../core/errors.js";
+import { placeOfItem } from "../../response-state/response-ids.js";
 import type { ResponseState } from "../../response-state/response-state.js";
 import type { StoredTurn } from "../../response-state/stored-response.js";
 import type { StoredContext } from "./from-responses.js";
@@ -39,8 +40,9 @@ async function historyOf(id: string, owner: string, state: ResponseState): Promi
 }
 
 /**
- * A body's `item_reference` items replaced by the stored items they name,
- * so the decoder reads them as if sent inline. An unknown id (or another
+ * A body's `item_reference` items replaced by the stored items they name
+ * (a stored response's input or output item, or a conversation's item:
+ * the id says which), so the decoder reads them as if sent inline. An unknown id (or another
  * key's) is a 404 naming the item.
  */
 async function resolveReferences(input: readonly unknown[], owner: string, state: ResponseState): Promise<unknown[] | undefined> {
@@ -51,7 +53,8 @@ async function resolveReferences(input: readonly unknown[], owner: string, state
     at.map(async (i) => {
       const id = (input[i] as { id?: unknown }).id;
       if (typeof id !== "string" || id === "") invalidField(`input[${i}].id`, "must name a stored item");
-      const item = await state.store.item(id, owner);
+      const place = placeOfItem(id);
+      const item = place?.kind === "conversation" ? await state.conversations?.item(place.conversationId, owner, id) : await state.store.item(id, owner);
       if (item === undefined) throw new GatewayError("not_found", `Item with id ${quotedId(id)} not found.`, { field: `input[${i}].id` });
       resolved[i] = item;
     }),
