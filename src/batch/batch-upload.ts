@@ -84,8 +84,9 @@ export async function openUpload(deps: UploadDeps, owner: string, declaredBytes 
       return store.completeFile(id, filename, total);
     },
     async abort() {
-      await checker.close();
+      // The file goes first: once the worker is seen gone, nothing of the upload is left.
       await store.deleteFile(id, owner).catch(() => undefined);
+      await checker.close();
     },
   };
 }
