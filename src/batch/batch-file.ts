@@ -40,8 +40,8 @@ export interface BatchLineReader {
  * `custom_id` (no control character: it is stored), `method` POST, `url`
  * an endpoint batches run, `body` an object; at most `maxLines` lines of
  * at most `maxLineBytes` each. Blank lines are skipped. The file itself is
- * never held: an upload checks it as it streams in (batch-upload.ts), a
- * batch as it is read back in chunks.
+ * never held: an upload checks it as it streams in, in a worker thread
+ * (upload-check.ts), a batch as it is read back in chunks.
  */
 export function createBatchLineReader(settings: Pick<BatchSettings, "maxLines" | "maxLineBytes">, limits: StructureLimits): BatchLineReader {
   const seen = new Set<string>();
