@@ -3,7 +3,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CHUNK_CHARS } from "../src/batch/batch-store.js";
 import type { UploadCheckConfig } from "../src/batch/upload-check.js";
-import { openUploadChecker, uploadWorkerEvents, uploadWorkersLive } from "../src/batch/upload-workers.js";
+import { MAX_UPLOAD_WORKERS, openUploadChecker, uploadWorkerEvents, uploadWorkersLive } from "../src/batch/upload-workers.js";
 import { GatewayError } from "../src/core/errors.js";
 import { type Harness, startHarness } from "./helpers/harness.js";
 import { type OwnDatabase, ownDatabase } from "./helpers/postgres.js";
@@ -68,6 +68,25 @@ describe("an upload's worker thread", () => {
     // Every later call fails the same way, at once.
     expect((await rejection(checker.end()))?.message).toBe(error?.message);
     await checker.close();
+  });
+
+  it("runs at most MAX_UPLOAD_WORKERS at once: one more is refused to retry, and taken once one ends", async () => {
+    const checkers = Array.from({ length: MAX_UPLOAD_WORKERS }, () => openUploadChecker(config));
+    let refused: unknown;
+    try {
+      openUploadChecker(config);
+    } catch (error) {
+      refused = error;
+    }
+    expect(refused).toBeInstanceOf(GatewayError);
+    expect((refused as GatewayError).code).toBe("overloaded");
+    expect((refused as GatewayError).retryAfterMs).toBeGreaterThan(0);
+    expect(uploadWorkersLive()).toBe(MAX_UPLOAD_WORKERS);
+    await checkers.pop()?.close();
+    const another = openUploadChecker(config);
+    expect(await another.push(Buffer.from(lines(0, 1)))).toEqual([]);
+    await Promise.all([...checkers, another].map((c) => c.close()));
+    expect(uploadWorkersLive()).toBe(0);
   });
 
   it("turns a worker that dies into a clear error and frees its slot", async () => {
