@@ -69,6 +69,8 @@ export function openUploadChecker(config: UploadCheckConfig, options: UploadChec
     stdout: false,
     stderr: false,
   });
+  // The upload's request keeps the process busy while it lasts; the thread itself never holds an exit (a drain ends the upload, and so it).
+  worker.unref();
   live++;
   uploadWorkerEvents.emit("open");
   let seq = 0;
@@ -105,7 +107,7 @@ export function openUploadChecker(config: UploadCheckConfig, options: UploadChec
     if ("pieces" in answer) w.resolve(answer.pieces);
     else w.reject(new GatewayError(answer.fault.code, answer.fault.message, answer.fault.field === undefined ? {} : { field: answer.fault.field }));
   });
-  worker.on("error", (error) => breakWith(failed(error.name === "Error" && "code" in error && error.code === "ERR_WORKER_OUT_OF_MEMORY" ? "its worker ran out of memory" : "its worker failed")));
+  worker.on("error", (error: NodeJS.ErrnoException) => breakWith(failed(error.code === "ERR_WORKER_OUT_OF_MEMORY" ? "its worker ran out of memory" : "its worker failed")));
   worker.on("exit", () => breakWith(failed("its worker stopped")));
 
   const call = (message: UploadWorkerCall, transfer: ArrayBuffer[]): Promise<string[]> => {
