@@ -43,6 +43,8 @@ export interface GoalInput {
   };
   /** Batches beside interactive traffic (issue #30); runs before it existed have none. */
   readonly batch?: { readonly ratio: number; readonly errors: number; readonly ttftP50Ms: { readonly alone: number; readonly beside: number } };
+  /** A batch-file upload beside the streams (issue #47); runs before it existed have none. */
+  readonly upload?: { readonly megabytes: number; readonly eventLoopDelayMs: { readonly p99: number; readonly max: number }; readonly rssGrowthMiB: number };
   readonly cache: {
     readonly upstreamTtftMs: number;
     readonly levels: readonly number[];
@@ -260,6 +262,20 @@ export function goals(r: GoalInput): Goal[] {
       target: "≤ ×1.1",
       measured: r.batch ? `×${round(r.batch.ratio, 3)} (${round(r.batch.ttftP50Ms.alone, 3)} → ${round(r.batch.ttftP50Ms.beside, 3)} ms)${r.batch.errors ? `; ${r.batch.errors} errors` : ""}` : "not run",
       met: r.batch !== undefined && r.batch.ratio <= 1.1 && r.batch.errors === 0,
+    },
+    {
+      id: "upload-loop",
+      name: `Batch upload: the gateway's event-loop delay p99 while a ${r.upload?.megabytes ?? 100} MiB batch file streams in (max, for information)`,
+      target: "≤ 50 ms",
+      measured: r.upload ? `${r.upload.eventLoopDelayMs.p99} ms (max ${r.upload.eventLoopDelayMs.max} ms)` : "not run",
+      met: r.upload !== undefined && r.upload.eventLoopDelayMs.p99 <= 50,
+    },
+    {
+      id: "upload-rss",
+      name: `Batch upload: the gateway's RSS growth while a ${r.upload?.megabytes ?? 100} MiB batch file streams in`,
+      target: "≤ 200 MiB",
+      measured: r.upload ? `+${r.upload.rssGrowthMiB} MiB` : "not run",
+      met: r.upload !== undefined && r.upload.rssGrowthMiB <= 200,
     },
     {
       id: "needs-count",

@@ -22,6 +22,7 @@ import { slowScenario } from "./scenarios/slow.js";
 import { telemetryScenario } from "./scenarios/telemetry.js";
 import { throughputScenario } from "./scenarios/throughput.js";
 import { ttftScenario } from "./scenarios/ttft.js";
+import { uploadRun } from "./scenarios/upload.js";
 import { log, machine, RESULTS, type Services, startServices } from "./services.js";
 
 const { values: args } = parseArgs({
@@ -78,6 +79,7 @@ async function main(): Promise<void> {
       pii: piiRun,
       needs: needsRun,
       batch: batchRun,
+      upload: uploadRun,
       agents: agentsRun,
       "responses-state": responsesStateRun,
     };
@@ -102,6 +104,7 @@ async function main(): Promise<void> {
     const pii = await piiRun(s);
     const needs = await needsRun(s);
     const batch = await batchRun(s);
+    const upload = await uploadRun(s);
     const resume = await runResume(s);
     const cache = await cacheScenario(s);
     const semantic = await semanticRun(s);
@@ -122,6 +125,7 @@ async function main(): Promise<void> {
       pii,
       needs,
       batch,
+      upload,
       resume,
       resumable: resumableSummary(resume),
       cache,

@@ -1,4 +1,5 @@
 import type { AgentSizes } from "./agents.js";
+import type { UploadSizes } from "./upload.js";
 /**
  * What a benchmark run measures, by mode, in one table. The full run's
  * figures are the ones committed (bench/results/latest.*) and quoted in
@@ -32,6 +33,8 @@ export interface Sizes {
   readonly pii: PiiSizes;
   readonly needs: NeedsSizes;
   readonly batch: BatchSizes;
+  /** A batch-file upload beside the streams (issue #47): its size in MiB. */
+  readonly upload: UploadSizes;
   readonly agents: AgentSizes;
   readonly ab: AbSizes;
 }
@@ -109,6 +112,7 @@ export const SIZES: Readonly<Record<Mode, Sizes>> = {
     pii: { iterations: 2_000, tokens: 10_000, rounds: 20 },
     needs: { promptBytes: 4_096, warmUp: 200, rounds: 8, streamsPerRound: 200, routeBatches: 500, countTokens: 100_000, countRuns: 15 },
     batch: { lines: 4_000, rounds: 6, streamsPerRound: 400, concurrency: 4 },
+    upload: { megabytes: 100 },
     agents: { levels: [1, 100], streams: 1_200, warmUp: 6 },
     ab: { rounds: 8, ttftPerRound: 400, tokens: 10_000, warmUp: { concurrency: 10, perLane: 100 } },
   },
@@ -131,6 +135,8 @@ export const SIZES: Readonly<Record<Mode, Sizes>> = {
     pii: { iterations: 500, tokens: 3_000, rounds: 3 },
     needs: { promptBytes: 4_096, warmUp: 50, rounds: 2, streamsPerRound: 100, routeBatches: 100, countTokens: 100_000, countRuns: 5 },
     batch: { lines: 2_000, rounds: 2, streamsPerRound: 200, concurrency: 4 },
+    // A quarter of the full upload: the same pieces of work, a quarter as many (the goals are per upload, not per byte).
+    upload: { megabytes: 25 },
     agents: { levels: [1, 100], streams: 300, warmUp: 3 },
     ab: { rounds: 2, ttftPerRound: 100, tokens: 2_000, warmUp: { concurrency: 10, perLane: 20 } },
   },

@@ -23,6 +23,7 @@ import type { SemanticResult } from "./semantic.js";
 import { log, type machine, NAMES, RESULTS } from "./services.js";
 import { round } from "./stats.js";
 import type { TargetKind } from "./targets.js";
+import { type UploadResult, uploadSection } from "./upload.js";
 
 export type Result = {
   mode: Mode;
@@ -40,6 +41,8 @@ export type Result = {
   pii: PiiResult;
   needs: NeedsResult;
   batch: BatchResult;
+  /** Runs before issue #47 have none. */
+  upload?: UploadResult;
   resume: Awaited<ReturnType<typeof resumeScenario>>;
   resumable: ReturnType<typeof resumableSummary>;
   cache: Awaited<ReturnType<typeof cacheScenario>>;
@@ -204,6 +207,7 @@ export async function writeReport(r: Result): Promise<void> {
     piiSection(r.pii),
     needsSection(r.needs),
     batchSection(r.batch),
+    ...(r.upload ? [uploadSection(r.upload)] : []),
     resumeSection(r.resume),
     "",
     `## 10. Response cache (issue #26): exact cache, gRPC edge, upstream TTFT ${r.cache.upstreamTtftMs} ms; a miss asks something new each time, a hit the same question`,

@@ -4,6 +4,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Harness, startHarness } from "./helpers/harness.js";
 import { type OwnDatabase, ownDatabase } from "./helpers/postgres.js";
+import { rawUpload } from "./helpers/raw-upload.js";
 
 /**
  * Batch files stored as they stream in (issue 43, item 3): in chunks,
@@ -118,16 +119,27 @@ describe("batch files stored in chunks", () => {
     expect(await status(b.files.create({ file: await toFile(Buffer.from(jsonl(2)), "f4.jsonl"), purpose: "batch" }))).toBe(200);
   });
 
-  it("takes at most batch.maxUploadBytesPerDay from a key in a UTC day: the upload that passes it is refused and discarded, later ones refused at once", async () => {
+  it("takes at most batch.maxUploadBytesPerDay from a key in a UTC day: refused before a byte is read when the declared length passes it, else as it is crossed, and discarded", async () => {
     const c = sdk(KEYS.c);
     const two = Buffer.from(jsonl(9_000, 240));
     expect(two.length).toBeGreaterThan(2 * MiB);
     expect(await status(c.files.create({ file: await toFile(two, "first.jsonl"), purpose: "batch" }))).toBe(200);
+    // Declared: refused at once, nothing of it read or counted.
     const refused = (await c.files.create({ file: await toFile(two, "second.jsonl"), purpose: "batch" }).catch((e: unknown) => e)) as { status: number; message: string };
     expect(refused.status).toBe(429);
-    expect(refused.message).toMatch(/batch\.maxUploadBytesPerDay/);
+    expect(refused.message).toMatch(/would take this key past .*batch\.maxUploadBytesPerDay/);
     expect(await query("SELECT id FROM sluice_batch_files WHERE filename = 'second.jsonl' OR complete = false")).toEqual([]);
-    expect(await status(c.files.create({ file: await toFile(Buffer.from(jsonl(1)), "small.jsonl"), purpose: "batch" }))).toBe(429);
+    expect(await status(c.files.create({ file: await toFile(Buffer.from(jsonl(1)), "small.jsonl"), purpose: "batch" }))).toBe(200);
+    // Not declared (chunked): refused as the day's bound is crossed, what was stored of it discarded, and later ones refused at once.
+    const chunked = rawUpload(h.url, KEYS.c, undefined);
+    // The gateway may answer and close before the file is all sent: a write refused then is expected.
+    await chunked.write(two).catch(() => undefined);
+    chunked.end();
+    const crossed = await chunked.answered;
+    expect(crossed.status, crossed.body).toBe(429);
+    expect(crossed.body).toMatch(/uploaded more than .*batch\.maxUploadBytesPerDay/);
+    expect(await query("SELECT id FROM sluice_batch_files WHERE complete = false")).toEqual([]);
+    expect(await status(c.files.create({ file: await toFile(Buffer.from(jsonl(1)), "late.jsonl"), purpose: "batch" }))).toBe(429);
     // Another key's day is its own.
     expect(await status(sdk(KEYS.a).files.create({ file: await toFile(Buffer.from(jsonl(1)), "a.jsonl"), purpose: "batch" }))).toBe(200);
   });

@@ -40,8 +40,8 @@ export interface BatchLineReader {
  * `custom_id` (no control character: it is stored), `method` POST, `url`
  * an endpoint batches run, `body` an object; at most `maxLines` lines of
  * at most `maxLineBytes` each. Blank lines are skipped. The file itself is
- * never held: an upload checks it as it streams in (batch-upload.ts), a
- * batch as it is read back in chunks.
+ * never held: an upload checks it as it streams in, in a worker thread
+ * (upload-check.ts), a batch as it is read back in chunks.
  */
 export function createBatchLineReader(settings: Pick<BatchSettings, "maxLines" | "maxLineBytes">, limits: StructureLimits): BatchLineReader {
   const seen = new Set<string>();
@@ -99,16 +99,25 @@ export function readBatchFile(content: string, settings: Pick<BatchSettings, "ma
 
 /** Lines read between two turns of the event loop at most, when a file is read back (each is parsed JSON). */
 export const LINES_PER_TURN = 200;
+/**
+ * Characters of lines read between two turns at most: parsing (and, for a
+ * batch, decoding each body as its endpoint's request) costs by the byte,
+ * and 200 lines of up to a MiB each would be a stall of seconds. About
+ * 256 KiB of JSON is a millisecond or two of work.
+ */
+export const CHARS_PER_TURN = 256 * 1024;
 
 /**
  * A stored file's requests, read from its chunks (each ends at a line's
- * end), in pages of at most `LINES_PER_TURN`, yielding to the event loop
- * between pages: a 48,000-line file never holds the loop, and is never
- * whole in memory.
+ * end), in pages of at most `LINES_PER_TURN` lines and about
+ * `CHARS_PER_TURN` characters, yielding to the event loop between pages:
+ * a 48,000-line file, or one of a hundred 1 MiB lines, never holds the
+ * loop, and is never whole in memory.
  */
 export async function* batchLinesOf(chunks: AsyncIterable<string>, reader: BatchLineReader): AsyncGenerator<BatchFileLine[]> {
   let n = 0;
   let page: BatchFileLine[] = [];
+  let chars = 0;
   let carry = "";
   for await (const chunk of chunks) {
     const texts = (carry + chunk).split("\n");
@@ -116,10 +125,12 @@ export async function* batchLinesOf(chunks: AsyncIterable<string>, reader: Batch
     carry = texts.pop() ?? "";
     for (const text of texts) {
       const line = reader.line(text, ++n);
+      chars += text.length;
       if (line) page.push(line);
-      if (page.length >= LINES_PER_TURN) {
-        yield page;
+      if (page.length >= LINES_PER_TURN || chars >= CHARS_PER_TURN) {
+        if (page.length > 0) yield page;
         page = [];
+        chars = 0;
         await new Promise<void>((resolve) => setImmediate(resolve));
       }
     }

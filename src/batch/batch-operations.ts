@@ -39,8 +39,12 @@ export interface BatchOperationsOptions {
  * id is.
  */
 export interface BatchOperations {
-  /** Opens an upload: the file is checked line by line and stored in chunks as it streams in (batch-upload.ts); refused past the key's upload bounds. */
-  upload(owner: string): Promise<UploadSink>;
+  /**
+   * Opens an upload: the file is checked line by line in a worker thread and stored in chunks as it streams in
+   * (batch-upload.ts); refused past the key's upload bounds, at once when `declaredBytes` (the file's size as far as
+   * the request tells before it is read; 0: unknown) would pass them.
+   */
+  upload(owner: string, declaredBytes?: number): Promise<UploadSink>;
   file(owner: string, id: string): Promise<StoredFile>;
   /** The file's text, a chunk at a time. */
   fileContent(owner: string, id: string): Promise<AsyncIterable<string>>;
@@ -90,8 +94,8 @@ export function createBatchOperations(options: BatchOperationsOptions): BatchOpe
   };
 
   const operations: BatchOperations = {
-    async upload(owner) {
-      const sink = await openUpload({ store, settings, limits: options.limits }, owner);
+    async upload(owner, declaredBytes) {
+      const sink = await openUpload({ store, settings, limits: options.limits }, owner, declaredBytes);
       return {
         write: (bytes) => sink.write(bytes),
         finish: (filename) => sink.finish(cleanClientText((filename || "batch.jsonl").slice(0, 256))),

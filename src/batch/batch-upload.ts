@@ -1,8 +1,9 @@
 import type { BatchSettings } from "../config/settings.js";
 import { GatewayError } from "../core/errors.js";
 import type { StructureLimits } from "../core/structure-limits.js";
-import { createBatchLineReader, LINES_PER_TURN } from "./batch-file.js";
 import { type BatchStore, CHUNK_CHARS, randomHex, type StoredFile } from "./batch-store.js";
+import type { UploadCheckConfig } from "./upload-check.js";
+import { openUploadChecker, type UploadChecker } from "./upload-workers.js";
 
 /** A batch file streaming in: checked line by line and stored in chunks as its bytes arrive. */
 export interface UploadSink {
@@ -18,23 +19,25 @@ export interface UploadDeps {
   readonly store: BatchStore;
   readonly settings: BatchSettings;
   readonly limits: StructureLimits;
+  /** How an upload's check is started (tests give a worker that hangs or dies); a worker thread of its own by default. */
+  readonly openChecker?: (config: UploadCheckConfig) => UploadChecker;
 }
-
-const NEWLINE = 0x0a;
-/** The bytes kept as they came (a BOM included): the file reads back byte for byte, and its size is its length. */
-const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /**
  * Opens an upload for `owner` (the key's hash), refused first when the
- * key already stores `batch.maxFilesPerKey` files or has uploaded
- * `batch.maxUploadBytesPerDay` today. The file is never held whole: bytes
- * are split at newlines as they come, each line checked
- * (batch-file.ts) and appended to a chunk stored once it holds about a
- * MiB, with a turn of the event loop every LINES_PER_TURN lines, so a
- * 100 MiB upload costs a few MiB of heap and never stalls other streams.
- * Each stored chunk counts against the key's bytes of the day.
+ * key already stores `batch.maxFilesPerKey` files, or when what it
+ * uploaded today plus `declaredBytes` (the file's size as far as the
+ * request says, before a byte of it is read) passes
+ * `batch.maxUploadBytesPerDay`. The file is never held: each read of the
+ * socket goes to the upload's worker thread (upload-workers.ts), which
+ * splits and checks it line by line (upload-check.ts), and the checked
+ * text comes back in pieces of about a MiB to be stored, each counted
+ * against the key's bytes of the day. The next read waits for the last
+ * one's answer, so the client's sending is held back by the check and the
+ * store, never by the gateway's heap; and the event loop that relays
+ * streams does no more per read than pass bytes on and store a piece.
  */
-export async function openUpload(deps: UploadDeps, owner: string): Promise<UploadSink> {
+export async function openUpload(deps: UploadDeps, owner: string, declaredBytes = 0): Promise<UploadSink> {
   const { store, settings } = deps;
   await store.sweepUploads();
   if ((await store.countFiles(owner, "batch")) >= settings.maxFilesPerKey) {
@@ -42,78 +45,48 @@ export async function openUpload(deps: UploadDeps, owner: string): Promise<Uploa
   }
   const dayLimit = settings.maxUploadBytesPerDay;
   const overDay = () => new GatewayError("rate_limited", `this key uploaded more than ${dayLimit} bytes today (batch.maxUploadBytesPerDay); uploads are taken again from 00:00 UTC`);
-  if ((await store.uploadedToday(owner)) >= dayLimit) throw overDay();
+  const today = await store.uploadedToday(owner);
+  if (today >= dayLimit) throw overDay();
+  if (today + declaredBytes > dayLimit) {
+    throw new GatewayError("rate_limited", `this file (${declaredBytes} bytes) would take this key past ${dayLimit} bytes today (batch.maxUploadBytesPerDay; ${today} uploaded); uploads are taken again from 00:00 UTC`);
+  }
 
+  const checker = (deps.openChecker ?? openUploadChecker)({
+    settings: { maxLines: settings.maxLines, maxLineBytes: settings.maxLineBytes, maxFileBytes: settings.maxFileBytes },
+    limits: { maxRequestElements: deps.limits.maxRequestElements, maxJsonDepth: deps.limits.maxJsonDepth },
+    chunkChars: CHUNK_CHARS,
+  });
   const id = `file-${randomHex()}`;
-  await store.beginFile({ id, owner, purpose: "batch" });
-  const reader = createBatchLineReader(settings, deps.limits);
+  try {
+    await store.beginFile({ id, owner, purpose: "batch" });
+  } catch (error) {
+    await checker.close();
+    throw error;
+  }
   let total = 0;
-  let n = 0;
   let seq = 0;
-  let chunk = "";
-  let partial: Buffer[] = [];
-  let partialBytes = 0;
-  let sinceTurn = 0;
 
-  const store_ = async () => {
-    if (chunk === "") return;
-    const text = chunk;
-    chunk = "";
-    if ((await store.addUploadBytes(owner, Buffer.byteLength(text))) > dayLimit) throw overDay();
-    await store.putChunk(id, seq++, text);
-  };
-
-  /** One complete line's bytes (without its newline): checked, then kept for the chunk with `ending`. */
-  const take = async (bytes: Buffer, ending: string) => {
-    n++;
-    let text: string;
-    try {
-      text = decoder.decode(bytes);
-    } catch {
-      throw new GatewayError("invalid_request", `file: line ${n}: not UTF-8 text`, { field: "file" });
-    }
-    reader.line(text, n);
-    chunk += text + ending;
-    if (chunk.length >= CHUNK_CHARS) await store_();
-    if (++sinceTurn >= LINES_PER_TURN) {
-      sinceTurn = 0;
-      await new Promise<void>((resolve) => setImmediate(resolve));
+  const storePieces = async (pieces: readonly string[]) => {
+    for (const text of pieces) {
+      if ((await store.addUploadBytes(owner, Buffer.byteLength(text))) > dayLimit) throw overDay();
+      await store.putChunk(id, seq++, text);
     }
   };
 
   return {
     async write(bytes) {
       total += bytes.length;
-      if (total > settings.maxFileBytes) throw new GatewayError("payload_too_large", `file: larger than ${settings.maxFileBytes} bytes (batch.maxFileBytes)`, { field: "file" });
-      const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-      let from = 0;
-      for (let at = buffer.indexOf(NEWLINE); at >= 0; at = buffer.indexOf(NEWLINE, from)) {
-        const piece = buffer.subarray(from, at);
-        const line = partial.length === 0 ? piece : Buffer.concat([...partial, piece]);
-        partial = [];
-        partialBytes = 0;
-        from = at + 1;
-        await take(line, "\n");
-      }
-      if (from < buffer.length) {
-        // Copied: the caller's buffer is reused once this resolves.
-        partial.push(Buffer.from(buffer.subarray(from)));
-        partialBytes += buffer.length - from;
-        // A line longer than any line may be (its \r included) is refused before it is all held.
-        if (partialBytes > settings.maxLineBytes + 1) throw new GatewayError("invalid_request", `file: line ${n + 1}: longer than ${settings.maxLineBytes} bytes (batch.maxLineBytes)`, { field: "file" });
-      }
+      await storePieces(await checker.push(bytes));
     },
     async finish(filename) {
-      if (partialBytes > 0) await take(Buffer.concat(partial), "");
-      partial = [];
-      reader.end();
-      await store_();
+      await storePieces(await checker.end());
+      await checker.close();
       return store.completeFile(id, filename, total);
     },
     async abort() {
-      partial = [];
-      chunk = "";
+      // The file goes first: once the worker is seen gone, nothing of the upload is left.
       await store.deleteFile(id, owner).catch(() => undefined);
+      await checker.close();
     },
   };
 }

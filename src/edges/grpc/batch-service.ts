@@ -87,8 +87,8 @@ export function createBatchService(calls: CallLayer, operations: BatchOperations
   return {
     uploadFile: (req, ctx) =>
       asCaller(async (owner) => {
-        // Checked (UTF-8, each line) and stored a slice at a time, as the facade's streamed upload is.
-        return create(UploadFileResponseSchema, { file: fileOf(await uploadWhole(await operations.upload(owner), req.content, req.filename)) });
+        // Checked (UTF-8, each line) in a worker and stored a slice at a time, as the facade's streamed upload is; its size is known before.
+        return create(UploadFileResponseSchema, { file: fileOf(await uploadWhole(await operations.upload(owner, req.content.byteLength), req.content, req.filename)) });
       }, req)(ctx),
     getFileContent: (req, ctx) =>
       asCaller(async (owner) => {

@@ -126,10 +126,11 @@ async function streamForm(req: AnyRequest, routes: BatchRoutes, sink: UploadSink
 
 /**
  * `POST /v1/files`: a JSONL batch file (`purpose` batch), checked line by
- * line and stored in chunks as it streams in (batch/batch-upload.ts), with
- * turns of the event loop between bounded pieces of work, so an upload of
- * any size never stalls other streams; refused past the key's bounds on
- * files and bytes per day.
+ * line in a worker thread and stored in chunks as it streams in
+ * (batch/batch-upload.ts), so an upload of any size never stalls other
+ * streams; refused past the key's bounds on files and bytes per day, at
+ * once when the declared length says so. A client that goes away mid-upload
+ * ends its worker and what was stored of its file.
  */
 export function uploadFile(req: AnyRequest, res: AnyResponse, exchange: Exchange, routes: BatchRoutes): Promise<void> {
   return asCaller(req, res, exchange, routes.calls, async (owner) => {
@@ -137,7 +138,8 @@ export function uploadFile(req: AnyRequest, res: AnyResponse, exchange: Exchange
     const declared = Number(req.headers["content-length"]);
     const max = routes.settings.maxFileBytes;
     if (Number.isFinite(declared) && declared > max + ENVELOPE_BYTES) throw new GatewayError("payload_too_large", `file: larger than ${max} bytes (batch.maxFileBytes)`, { field: "file" });
-    const sink = await routes.operations.upload(owner);
+    // The file is at least the declared body less the envelope's room: what the key's day is checked against before a byte is read.
+    const sink = await routes.operations.upload(owner, Number.isFinite(declared) ? Math.max(0, declared - ENVELOPE_BYTES) : 0);
     try {
       const form = await streamForm(req, routes, sink);
       if (form.purpose !== "batch") throw new GatewayError("invalid_request", "purpose: only batch files are served here", { field: "purpose" });
