@@ -1,3 +1,4 @@
+import { type PublicProfileResult, publicProfileGoals } from "./public-profile.js";
 import type { Goal } from "./report.js";
 import { round } from "./stats.js";
 
@@ -43,6 +44,8 @@ export interface GoalInput {
   };
   /** Batches beside interactive traffic (issue #30); runs before it existed have none. */
   readonly batch?: { readonly ratio: number; readonly errors: number; readonly ttftP50Ms: { readonly alone: number; readonly beside: number } };
+  /** The public streaming profile (issue #47); runs before it existed have none. */
+  readonly publicProfile?: PublicProfileResult;
   readonly cache: {
     readonly upstreamTtftMs: number;
     readonly levels: readonly number[];
@@ -268,5 +271,6 @@ export function goals(r: GoalInput): Goal[] {
       measured: r.needs ? `${round(r.needs.count.countMs.p50)} ms (×${round(r.needs.count.boundRatio, 0)})` : "not run",
       met: r.needs !== undefined && r.needs.count.countMs.p50 <= 20,
     },
+    ...(r.publicProfile ? publicProfileGoals(r.publicProfile) : []),
   ];
 }
