@@ -1,5 +1,6 @@
 import { createServer } from "node:http";
 import { createServer as createHttp2Server } from "node:http2";
+import type { Socket } from "node:net";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { Agent, request } from "undici";
@@ -19,7 +20,7 @@ import { createFloorStats } from "./floor-stats.js";
  * HTTP/2's and protobuf's own price.
  *
  * A client that leaves aborts the upstream request (connect's signal).
- * HTTP/2 settings are the gateway's defaults (1,000 streams a connection).
+ * HTTP/2 settings and TCP_NODELAY are the gateway's (1,000 streams a connection).
  * `GET /_floor/stats` (bench/floor-stats.ts) is served on a second,
  * HTTP/1.1 port: cleartext HTTP/2 has no upgrade from HTTP/1.1 here.
  *
@@ -74,6 +75,8 @@ const handler = connectNodeAdapter({
 });
 
 const server = createHttp2Server({ settings: { maxConcurrentStreams: 1_000 } }, handler);
+// As the gateway does (src/server/gateway-server.ts): with Nagle on, each small message after the first waits for a delayed ACK.
+server.on("connection", (socket: Socket) => socket.setNoDelay(true));
 const statsServer = createServer((req, res) => {
   const [path, search] = (req.url ?? "").split("?");
   if (path !== "/_floor/stats") return void res.writeHead(404).end();
