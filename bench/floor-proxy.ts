@@ -1,7 +1,7 @@
 import { createServer } from "node:http";
-import { monitorEventLoopDelay } from "node:perf_hooks";
 import { pipeline } from "node:stream/promises";
 import { Agent, request } from "undici";
+import { createFloorStats } from "./floor-stats.js";
 
 /**
  * The floor: the least an HTTP proxy in Node can do on this machine. It
@@ -13,36 +13,16 @@ import { Agent, request } from "undici";
  * one more event loop), below which no gateway logic can go.
  *
  * `GET /_floor/stats` answers what the gateway's `/debug/runtime` answers
- * (memory, event-loop delay, streams in flight; `?reset=1` starts a new delay
- * window, `?gc=1` collects first when run with --expose-gc), read the same
- * way, so that the capacity scenario measures the floor as it measures the
- * gateway.
+ * (bench/floor-stats.ts), so that the capacity scenario measures the floor
+ * as it measures the gateway.
  *
  * Usage: node floor-proxy.js UPSTREAM_OPENAI_BASE_URL; prints {"url": ...} when listening.
  */
 const upstream = process.argv[2];
 if (!upstream) throw new Error("usage: floor-proxy UPSTREAM_OPENAI_BASE_URL");
 const dispatcher = new Agent({ keepAliveTimeout: 30_000, pipelining: 1, headersTimeout: 600_000, bodyTimeout: 600_000 });
-const delay = monitorEventLoopDelay({ resolution: 10 });
-delay.enable();
 let activeStreams = 0;
-
-function stats(query: URLSearchParams): string {
-  const gc = (globalThis as { gc?: () => void }).gc;
-  if (query.get("gc") === "1" && gc) gc();
-  const memory = process.memoryUsage();
-  const ms = (ns: number) => Math.round(ns / 10_000) / 100;
-  const body = {
-    rssBytes: memory.rss,
-    heapUsedBytes: memory.heapUsed,
-    heapTotalBytes: memory.heapTotal,
-    externalBytes: memory.external,
-    activeStreams,
-    eventLoopDelayMs: { p50: ms(delay.percentile(50)), p99: ms(delay.percentile(99)), max: ms(delay.max) },
-  };
-  if (query.get("reset") === "1") delay.reset();
-  return JSON.stringify(body);
-}
+const stats = createFloorStats(() => activeStreams);
 
 const server = createServer(async (req, res) => {
   const [path, search] = (req.url ?? "").split("?");

@@ -1,3 +1,4 @@
+import { type PublicProfileResult, publicProfileGoals } from "./public-profile.js";
 import type { Goal } from "./report.js";
 import { round } from "./stats.js";
 
@@ -45,6 +46,8 @@ export interface GoalInput {
   readonly batch?: { readonly ratio: number; readonly errors: number; readonly ttftP50Ms: { readonly alone: number; readonly beside: number } };
   /** A batch-file upload beside the streams (issue #47); runs before it existed have none. */
   readonly upload?: { readonly megabytes: number; readonly eventLoopDelayMs: { readonly p99: number; readonly max: number }; readonly rssGrowthMiB: number };
+  /** The public streaming profile (issue #47); runs before it existed have none. */
+  readonly publicProfile?: PublicProfileResult;
   readonly cache: {
     readonly upstreamTtftMs: number;
     readonly levels: readonly number[];
@@ -284,5 +287,6 @@ export function goals(r: GoalInput): Goal[] {
       measured: r.needs ? `${round(r.needs.count.countMs.p50)} ms (×${round(r.needs.count.boundRatio, 0)})` : "not run",
       met: r.needs !== undefined && r.needs.count.countMs.p50 <= 20,
     },
+    ...(r.publicProfile ? publicProfileGoals(r.publicProfile) : []),
   ];
 }

@@ -2,6 +2,8 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { type Mode, resultsName } from "./modes.js";
+import { publicProfileGoals, publicProfileSection } from "./public-profile.js";
+import { table } from "./report.js";
 import { type Result, writeReport } from "./results-report.js";
 import { resumableSummary, resumeSection } from "./resume.js";
 import { admissionScenario, admissionSection } from "./scenarios/admission.js";
@@ -15,6 +17,7 @@ import { hedgeScenario } from "./scenarios/hedge.js";
 import { ledgerScenario } from "./scenarios/ledger.js";
 import { needsRun } from "./scenarios/needs.js";
 import { piiRun } from "./scenarios/pii.js";
+import { publicProfileScenario } from "./scenarios/public-profile.js";
 import { responsesStateRun } from "./scenarios/responses-state.js";
 import { runResume } from "./scenarios/resume.js";
 import { semanticRun } from "./scenarios/semantic.js";
@@ -29,7 +32,7 @@ const { values: args } = parseArgs({
   options: {
     quick: { type: "boolean", default: false },
     "no-peer": { type: "boolean", default: false },
-    /** Run one scenario alone (`admission`, `resume`, `ttft`, `throughput`, `capacity`, `cancel`, `slow`, `telemetry`, `pii`, `needs`, …), written to bench/results/<mode>-<name>.json (admission and resume also .md). */
+    /** Run one scenario alone (`admission`, `resume`, `public-profile`, `ttft`, `throughput`, `capacity`, `cancel`, `slow`, `telemetry`, `pii`, `needs`, …), written to bench/results/<mode>-<name>.json (admission and resume also .md). */
     only: { type: "string" },
     /** Write the report (.md, chart, goals) again from a full or quick run's JSON, measuring nothing: after a change to how results are shown. */
     render: { type: "string" },
@@ -66,6 +69,17 @@ async function main(): Promise<void> {
       process.stdout.write(`${md}\n`);
       return;
     }
+    if (args.only === "public-profile") {
+      const profile = await publicProfileScenario(s);
+      const goalList = publicProfileGoals(profile);
+      const name = resultsName(MODE, "public-profile");
+      const goalRows = goalList.map((g) => [g.name, g.target, g.measured, g.met ? "yes" : "**no**"]);
+      const md = [`# Sluice benchmark: public streaming profile (${MODE})`, "", `Machine: ${JSON.stringify(machine())}`, "", table(["goal", "target", "measured", "met"], goalRows), "", publicProfileSection(profile)].join("\n");
+      await writeFile(join(RESULTS, `${name}.json`), `${JSON.stringify({ machine: machine(), publicProfile: profile, goals: goalList }, null, 2)}\n`);
+      await writeFile(join(RESULTS, `${name}.md`), md);
+      process.stdout.write(`${md}\n`);
+      return;
+    }
     const single: Record<string, (s: Services) => Promise<unknown>> = {
       ttft: ttftScenario,
       throughput: throughputScenario,
@@ -91,7 +105,7 @@ async function main(): Promise<void> {
       process.stdout.write(`${JSON.stringify(result)}\n`);
       return;
     }
-    if (args.only !== undefined) throw new Error(`unknown scenario for --only: ${args.only} (known: admission, resume, ${Object.keys(single).join(", ")})`);
+    if (args.only !== undefined) throw new Error(`unknown scenario for --only: ${args.only} (known: admission, resume, public-profile, ${Object.keys(single).join(", ")})`);
     const ttft = await ttftScenario(s);
     const throughput = await throughputScenario(s);
     const cancel = await cancelScenario(s);
@@ -109,6 +123,7 @@ async function main(): Promise<void> {
     const cache = await cacheScenario(s);
     const semantic = await semanticRun(s);
     const capacity = await capacityScenario(s);
+    const publicProfile = await publicProfileScenario(s);
     const result = {
       mode: MODE,
       machine: machine(),
@@ -130,6 +145,7 @@ async function main(): Promise<void> {
       resumable: resumableSummary(resume),
       cache,
       semantic,
+      publicProfile,
       durationS: (performance.now() - started) / 1000,
     };
     await writeReport(result);

@@ -37,6 +37,18 @@ export interface Sizes {
   readonly upload: UploadSizes;
   readonly agents: AgentSizes;
   readonly ab: AbSizes;
+  readonly publicProfile: PublicProfileSizes;
+}
+
+/**
+ * The public streaming profile (bench/public-profile.ts): the concurrencies
+ * climbed, with the streams each lane runs there one after another (every
+ * stream lasts about 1.3 s: 64 deltas 20 ms apart), and fast streams run
+ * unmeasured first on each path at each level.
+ */
+export interface PublicProfileSizes {
+  readonly levels: ReadonlyArray<{ readonly concurrency: number; readonly perLane: number }>;
+  readonly warmUpStreams: number;
 }
 
 /**
@@ -115,6 +127,17 @@ export const SIZES: Readonly<Record<Mode, Sizes>> = {
     upload: { megabytes: 100 },
     agents: { levels: [1, 100], streams: 1_200, warmUp: 6 },
     ab: { rounds: 8, ttftPerRound: 400, tokens: 10_000, warmUp: { concurrency: 10, perLane: 100 } },
+    publicProfile: {
+      levels: [
+        { concurrency: 1, perLane: 16 },
+        { concurrency: 8, perLane: 4 },
+        { concurrency: 32, perLane: 2 },
+        { concurrency: 128, perLane: 2 },
+        { concurrency: 512, perLane: 1 },
+        { concurrency: 1024, perLane: 1 },
+      ],
+      warmUpStreams: 200,
+    },
   },
   // Each load-generator run is a process of its own (~0.4 s to start on a busy
   // 2-core machine): the quick run saves runs as much as streams.
@@ -139,6 +162,15 @@ export const SIZES: Readonly<Record<Mode, Sizes>> = {
     upload: { megabytes: 25 },
     agents: { levels: [1, 100], streams: 300, warmUp: 3 },
     ab: { rounds: 2, ttftPerRound: 100, tokens: 2_000, warmUp: { concurrency: 10, perLane: 20 } },
+    // Seven paths × 1.3 s a stream: the three lowest rungs, once or twice each, keep the quick run's budget.
+    publicProfile: {
+      levels: [
+        { concurrency: 1, perLane: 2 },
+        { concurrency: 8, perLane: 1 },
+        { concurrency: 32, perLane: 1 },
+      ],
+      warmUpStreams: 32,
+    },
   },
 };
 

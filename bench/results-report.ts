@@ -5,6 +5,7 @@ import { goals } from "./goals.js";
 import { chartName, type Mode, resultsName, SIZES } from "./modes.js";
 import { type NeedsResult, needsSection } from "./needs.js";
 import { type PiiResult, piiSection } from "./pii.js";
+import { type PublicProfileResult, publicProfileSection } from "./public-profile.js";
 import { lineChart, table } from "./report.js";
 import { type resumableSummary, type resumeScenario, resumeSection } from "./resume.js";
 import { type admissionScenario, admissionSection } from "./scenarios/admission.js";
@@ -47,6 +48,8 @@ export type Result = {
   resumable: ReturnType<typeof resumableSummary>;
   cache: Awaited<ReturnType<typeof cacheScenario>>;
   semantic: SemanticResult;
+  /** Runs before the public profile existed have none. */
+  publicProfile?: PublicProfileResult;
   durationS: number;
 };
 
@@ -210,6 +213,7 @@ export async function writeReport(r: Result): Promise<void> {
     ...(r.upload ? [uploadSection(r.upload)] : []),
     resumeSection(r.resume),
     "",
+    ...(r.publicProfile ? [publicProfileSection(r.publicProfile), ""] : []),
     `## 10. Response cache (issue #26): exact cache, gRPC edge, upstream TTFT ${r.cache.upstreamTtftMs} ms; a miss asks something new each time, a hit the same question`,
     table(
       ["path", ...r.cache.levels.map((c) => `TTFT p50 / p99 ms at ${c}`)],

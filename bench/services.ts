@@ -135,6 +135,12 @@ export async function startFloor(simOpenAi: string): Promise<{ proc: Proc; url: 
   return { proc, url: value };
 }
 
+/** The gRPC floor (bench/floor-grpc.ts) on the simulator: its HTTP/2 origin, and its `/_floor/stats` URL (a port of its own). */
+export async function startGrpcFloor(simOpenAi: string): Promise<{ proc: Proc; url: string; stats: string }> {
+  const { proc, value } = await startUntil(process.execPath, ["--expose-gc", join(ROOT, "dist/bench/floor-grpc.js"), simOpenAi], (line) => (line.startsWith('{"url"') ? (JSON.parse(line) as { url: string; stats: string }) : undefined));
+  return { proc, ...value };
+}
+
 /**
  * Redis for the admission scenario: a redis-server of our own on a free
  * port when the binary is there (so INFO commandstats counts only this

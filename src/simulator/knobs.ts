@@ -22,6 +22,19 @@ export interface Knobs {
   readonly tools: number;
   /** Characters each text token is padded to (for large-volume tests). */
   readonly tokenChars: number;
+  /**
+   * Bytes of every text token, exactly (0: the seeded words as they are): ASCII,
+   * so that bytes, characters and UTF-16 units agree and a client can count
+   * deltas by text length (the public streaming profile's 16-byte deltas).
+   */
+  readonly tokenBytes: number;
+  /**
+   * Tokens on a fixed clock (0: `delay_ms` after each write instead): the
+   * k-th token is due `k × interval_ms` after the first, so timer lateness
+   * and write time never accumulate into the cadence; a late token goes at
+   * once. The public streaming profile's 20 ms between deltas.
+   */
+  readonly intervalMs: number;
   /** How events map to socket writes. */
   readonly chunking: "event" | "random" | "bulk";
   readonly eol: "lf" | "crlf" | "cr";
@@ -98,6 +111,8 @@ const DEFAULTS: Knobs = {
   delayMs: 0,
   tools: 0,
   tokenChars: 0,
+  tokenBytes: 0,
+  intervalMs: 0,
   chunking: "event",
   eol: "lf",
   pingEvery: 0,
@@ -158,6 +173,12 @@ function apply(knobs: Knobs, pairs: Iterable<[string, string]>): Knobs {
         break;
       case "token_chars":
         k.tokenChars = int(value, key, 1_000_000);
+        break;
+      case "token_bytes":
+        k.tokenBytes = int(value, key, 1_000_000);
+        break;
+      case "interval_ms":
+        k.intervalMs = int(value, key, 600_000);
         break;
       case "chunking":
         k.chunking = oneOf(value, ["event", "random", "bulk"], key);

@@ -33,6 +33,16 @@ function pad(text: string, chars: number): string {
   return chars > text.length ? text + "·".repeat(chars - text.length) : text;
 }
 
+/** The word's printable ASCII, cut or padded with dots to exactly `bytes` bytes. */
+export function exactBytes(text: string, bytes: number): string {
+  const ascii = text.replace(/[^\x20-\x7e]/g, "");
+  return ascii.length >= bytes ? ascii.slice(0, bytes) : ascii + ".".repeat(bytes - ascii.length);
+}
+
+function shape(text: string, knobs: Knobs): string {
+  return knobs.tokenBytes > 0 ? exactBytes(text, knobs.tokenBytes) : pad(text, knobs.tokenChars);
+}
+
 /** What one script says, beyond the knobs: the loop's next action, an answer to say instead of the seeded words, the request's limit. */
 export interface ScriptInput {
   readonly inputTokens: number;
@@ -71,7 +81,7 @@ export function buildScript(knobs: Knobs, input: ScriptInput): Script {
   for (const text of simulatedTokens(knobs.seed + 7919, knobs.reasoning)) steps.push({ type: "reasoning", text });
   // A JSON answer (or an echo) is said even after tool results; otherwise the results are quoted.
   const words = input.answer ?? (action.kind === "quote" ? pieces(action.text) : simulatedTokens(knobs.seed, knobs.tokens));
-  for (const text of words) steps.push({ type: "text", text: pad(text, knobs.tokenChars) });
+  for (const text of words) steps.push({ type: "text", text: shape(text, knobs) });
   const made = action.kind === "calls" ? action.calls : [];
   const calls = note === undefined ? made : made.map((call) => (call.custom ? call : { ...call, arguments: JSON.stringify({ ...(JSON.parse(call.arguments) as object), note }) }));
   calls.forEach((call, index) => {

@@ -79,6 +79,15 @@ function createChunker(knobs: Knobs) {
   };
 }
 
+/**
+ * Milliseconds until token `index` (from 0) is due on a fixed clock that
+ * started with token 0 at `firstAt`: never negative, so a late token goes at
+ * once and the ones after it keep the original schedule.
+ */
+export function dueIn(firstAt: number, index: number, intervalMs: number, now: number): number {
+  return Math.max(0, firstAt + index * intervalMs - now);
+}
+
 function encodeFrame(frame: Frame, eol: string): Buffer {
   const event = frame.event === undefined ? "" : `event: ${frame.event}${eol}`;
   return Buffer.from(`${event}data: ${frame.data}${eol}${eol}`, "utf8");
@@ -175,6 +184,7 @@ export async function streamResponse(input: StreamInput): Promise<void> {
   if ((knobs.pingEvery > 0 || knobs.pingMs > 0) && !(await run.emit(ping))) return;
   if (!(await silence(run, knobs.ttftMs, ping))) return;
 
+  let firstTokenAt = 0;
   for (let i = 0; i < frames.length; i++) {
     const frame = frames[i]!;
     if (i === failAt) return fail(run);
@@ -182,7 +192,11 @@ export async function streamResponse(input: StreamInput): Promise<void> {
       // Everything before the hold reaches the reader; then silence until released.
       if (!(await run.flush()) || !(await records.hold(record, gone))) return;
     }
-    if (frame.token && record.tokensWritten > 0 && !(await silence(run, knobs.delayMs, ping))) return;
+    if (frame.token && record.tokensWritten > 0) {
+      const wait = knobs.intervalMs > 0 ? dueIn(firstTokenAt, record.tokensWritten, knobs.intervalMs, performance.now()) : knobs.delayMs;
+      if (!(await silence(run, wait, ping))) return;
+    }
+    if (frame.token && record.tokensWritten === 0) firstTokenAt = performance.now();
     if (!(await run.emit(encodeFrame(frame, run.eol)))) return;
     if (frame.token) {
       record.tokensWritten++;
