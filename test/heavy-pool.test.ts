@@ -25,9 +25,7 @@ function longProse(chars: number, seed: number): string {
   const lines: string[] = [];
   for (let i = 0, n = 0; n < chars; i++) {
     const line =
-      i % 7 === 0
-        ? `Case ${seed}-${i}: write to ${EMAIL} or employee EMP-${100_000 + i}, card ${CARD} was charged twice.`
-        : `Build ${seed}.${i} of the archive passed ${i % 40} checks; the river stone lantern orbit stays as it was.`;
+      i % 7 === 0 ? `Case ${seed}-${i}: write to ${EMAIL} or employee EMP-${100_000 + i}, card ${CARD} was charged twice.` : `Build ${seed}.${i} of the archive passed ${i % 40} checks; the river stone lantern orbit stays as it was.`;
     lines.push(line);
     n += line.length + 1;
   }

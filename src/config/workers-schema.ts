@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 /**
- * The worker pool for CPU-heavy per-request work (docs/performance.md,
+ * The worker pool for CPU-heavy per-request work (docs/operations.md,
  * "Worker pool"): token counts and PII screening of long texts run there,
  * off the thread that relays every stream.
  */
@@ -15,4 +15,4 @@ export const workersSchema = z
     }),
   })
   .prefault({})
-  .meta({ description: "Worker threads for CPU-heavy per-request work: token counts and PII screening of long texts.", reload: "restart" });
+  .meta({ description: "Worker threads for CPU-heavy per-request work: token counts and PII screening of long texts ([Operations](operations.md#worker-pool)).", reload: "restart" });
