@@ -6,8 +6,8 @@ import { resolveConfig } from "../src/config/config.js";
 import type { ChatRequest } from "../src/core/chat-request.js";
 import { COUNT_IN_POOL_CHARS } from "../src/usage/pooled-count.js";
 import { countedInputTokens } from "../src/usage/prompt-size.js";
-import { installedTaskPool, installTaskPool } from "../src/workers/shared-pool.js";
-import { createTaskPool } from "../src/workers/task-pool.js";
+import { installedTaskPool, installTaskPool, poolFallbacks } from "../src/workers/shared-pool.js";
+import { createTaskPool, defineTask } from "../src/workers/task-pool.js";
 import { type Harness, startHarness } from "./helpers/harness.js";
 
 /**
@@ -85,6 +85,30 @@ describe("heavy work in the pool gives what inline gives", () => {
     expect(JSON.stringify(whole.request)).not.toContain(EMAIL);
     // Without a pool, the same texts go in slices on this thread: the same request again.
     expect((await screenRequestPooled(big, policy)).request).toEqual(whole.request);
+  });
+});
+
+describe("a pool that cannot take the work", () => {
+  it("leaves it to the relay's thread: the same count, and the fallback counted", async () => {
+    const pool = createTaskPool({ size: 1, maxQueued: 0, timeoutMs: 120_000 });
+    const fixture = new URL("./fixtures/pool-tasks.mjs", import.meta.url).href;
+    const hold = defineTask<Int32Array, string>(fixture, "./pool-tasks.mjs", "hold");
+    const gate = new Int32Array(new SharedArrayBuffer(4));
+    const big = request([longProse(100_000, 5)]);
+    const inline = await countedInputTokens(big);
+    const uninstall = installTaskPool(pool);
+    try {
+      const held = pool.run(hold, gate);
+      const before = poolFallbacks().queue_full;
+      expect(await countedInputTokens(big)).toBe(inline);
+      expect(poolFallbacks().queue_full).toBe(before + 1);
+      Atomics.store(gate, 0, 1);
+      Atomics.notify(gate, 0);
+      expect(await held).toBe("released");
+    } finally {
+      uninstall();
+      await pool.close();
+    }
   });
 });
 

@@ -1,4 +1,3 @@
-import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { GatewayError } from "../src/core/errors.js";
 import { inPoolOr, installTaskPool, poolFallbacks } from "../src/workers/shared-pool.js";
@@ -12,11 +11,12 @@ import { createTaskPool, defineTask, type TaskPool } from "../src/workers/task-p
  * by time, so nothing here depends on the machine's speed (the deadline
  * test only needs the deadline to pass at all).
  */
-const FIXTURE = pathToFileURL(new URL("./fixtures/pool-tasks.mjs", import.meta.url).pathname).href;
+const FIXTURE = new URL("./fixtures/pool-tasks.mjs", import.meta.url).href;
 const double = defineTask<number, number>(FIXTURE, "./pool-tasks.mjs", "double");
 const hold = defineTask<Int32Array, string>(FIXTURE, "./pool-tasks.mjs", "hold");
 const fail = defineTask<null, never>(FIXTURE, "./pool-tasks.mjs", "fail");
 const exit = defineTask<null, never>(FIXTURE, "./pool-tasks.mjs", "exit");
+const crash = defineTask<null, never>(FIXTURE, "./pool-tasks.mjs", "crash");
 
 const gate = () => new Int32Array(new SharedArrayBuffer(4));
 const open = (g: Int32Array) => {
@@ -72,7 +72,15 @@ describe("the worker pool", () => {
     // A task that throws keeps its worker: only its caller hears of it.
     expect(await reasonOf(pool.run(fail, null))).toBe("internal/worker_failed");
     expect(await pool.run(double, 6)).toBe(12);
+    // A payload that cannot cross is refused, and the worker stays.
+    expect(await reasonOf(pool.run(double, (() => 1) as unknown as number))).toBe("internal/worker_failed");
     expect(pool.stats().replaced).toBe(1);
+    // An uncaught error kills the worker: its caller is told, the next task gets a new one.
+    const crashed = await pool.run(crash, null).catch((error: unknown) => error);
+    expect(crashed).toMatchObject({ code: "internal", reason: "worker_failed" });
+    expect((crashed as Error).message).toContain("crashed; it is replaced");
+    expect(await pool.run(double, 8)).toBe(16);
+    expect(pool.stats().replaced).toBe(2);
   });
 
   it("a worker past a task's deadline is taken as hung and replaced; the next task runs", async () => {

@@ -171,16 +171,11 @@ export function createTaskPool(options: TaskPoolOptions): TaskPool {
       if (reply.ok) {
         completed++;
         settle(job, { value: reply.value });
-      } else fail(job, failure("worker_failed", "internal", `a worker task (${job.request.name}) failed: ${reply.message}`));
+      } else fail(job, failure("worker_failed", "internal", `a worker task (${job.request.name}) failed`, new Error(reply.message)));
       dispatch();
     });
-    worker.on("error", (error) => {
-      const job = slot.job;
-      slot.job = undefined;
-      clearTimeout(job?.timer);
-      if (job) fail(job, failure("worker_failed", "internal", `the worker running ${job.request.name} crashed; it is replaced`, error));
-    });
-    worker.on("exit", (code) => {
+    // An uncaught error is followed by the exit: the slot leaves at the first, so no task is handed to a dying worker.
+    const lose = (why: string, cause?: unknown) => {
       if (slot.retired) return;
       slot.retired = true;
       slots.splice(slots.indexOf(slot), 1);
@@ -188,9 +183,11 @@ export function createTaskPool(options: TaskPoolOptions): TaskPool {
       const job = slot.job;
       slot.job = undefined;
       clearTimeout(job?.timer);
-      if (job) fail(job, failure("worker_failed", "internal", `the worker running ${job.request.name} stopped (exit code ${code}); it is replaced`));
+      if (job) fail(job, failure("worker_failed", "internal", `the worker running ${job.request.name} ${why}; it is replaced`, cause));
       dispatch();
-    });
+    };
+    worker.on("error", (error) => lose("crashed", error));
+    worker.on("exit", (code) => lose(`stopped (exit code ${code})`));
     slots.push(slot);
     return slot;
   };
@@ -200,9 +197,16 @@ export function createTaskPool(options: TaskPoolOptions): TaskPool {
       const slot = slots.find((s) => s.job === undefined) ?? (slots.length < options.size ? start() : undefined);
       if (!slot) return;
       const job = queue.shift()!;
+      try {
+        slot.worker.postMessage(job.request);
+      } catch (error) {
+        // A payload structured clone cannot copy: the worker stays free.
+        clearTimeout(job.timer);
+        fail(job, failure("worker_failed", "internal", `a worker task (${job.request.name}) could not be sent`, error));
+        continue;
+      }
       job.slot = slot;
       slot.job = job;
-      slot.worker.postMessage(job.request);
     }
   };
 
