@@ -127,7 +127,8 @@ const failure = (reason: PoolFailure, code: "overloaded" | "internal" | "shuttin
  * or passes a deadline is replaced on the next task.
  */
 export function createTaskPool(options: TaskPoolOptions): TaskPool {
-  const entry = workerEntry(import.meta.url, "./task-worker.js");
+  // Found when the first task comes: a gateway run from sources without the build still starts, and its tasks fall back.
+  let entry: URL | undefined;
   const slots: Slot[] = [];
   const queue: Job[] = [];
   const failed: Record<PoolFailure, number> = { queue_full: 0, timeout: 0, worker_failed: 0, closed: 0 };
@@ -156,7 +157,7 @@ export function createTaskPool(options: TaskPoolOptions): TaskPool {
   };
 
   const start = (): Slot => {
-    const worker = new Worker(entry);
+    const worker = new Worker(entry!);
     worker.unref();
     const slot: Slot = { worker, job: undefined, retired: false };
     if (lost > 0) {
@@ -235,6 +236,7 @@ export function createTaskPool(options: TaskPoolOptions): TaskPool {
       let module: string;
       try {
         module = moduleOf(task as Task<unknown, unknown>);
+        entry ??= workerEntry(import.meta.url, "./task-worker.js");
       } catch (error) {
         failed.worker_failed++;
         return Promise.reject(failure("worker_failed", "internal", `the worker task ${task.name} has no script to run`, error));
