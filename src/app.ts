@@ -66,6 +66,9 @@ import { bothTenancyObservers } from "./telemetry/tenancy-metrics.js";
 import { createTenancy, replicaName, type Tenancy } from "./tenancy/tenancy.js";
 import { unpricedBudgets } from "./tenancy/unpriced-budgets.js";
 import { createUpstreamClient, type UpstreamClient } from "./upstream/http-client.js";
+import { observePool } from "./workers/pool-metrics.js";
+import { installTaskPool } from "./workers/shared-pool.js";
+import { createTaskPool, defaultPoolSize } from "./workers/task-pool.js";
 
 export interface SluiceOptions {
   /** The configuration to start with. */
@@ -210,6 +213,16 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
     },
   });
   closers.push("telemetry", () => telemetry.shutdown());
+  if (config.workers.enabled) {
+    const { size, maxQueued, timeoutMs } = config.workers;
+    const pool = createTaskPool({ size: size ?? defaultPoolSize(), maxQueued, timeoutMs });
+    const uninstall = installTaskPool(pool);
+    if (telemetry.metrics) observePool(telemetry.metrics.meter, pool);
+    closers.push("worker pool", async () => {
+      uninstall();
+      await pool.close();
+    });
+  }
   const live = createLiveConfig({
     initial: config,
     logger,

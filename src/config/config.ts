@@ -27,6 +27,7 @@ import type {
   ShadowSettings,
   Strategy,
   TelemetryConfig,
+  WorkersSettings,
 } from "./settings.js";
 import type { TlsCredentials } from "./tls-files.js";
 
@@ -244,6 +245,7 @@ export interface Config {
   };
   readonly ledger: LedgerSettings;
   readonly batch: BatchSettings;
+  readonly workers: WorkersSettings;
   readonly alerts: AlertSettings;
   /** Absent: limits, spend and usage are kept in process. */
   readonly store?: { readonly redis?: RedisStoreConfig; readonly postgres?: PostgresStoreConfig };
@@ -459,6 +461,7 @@ function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: Nod
     },
     ledger: { ...file.ledger, enabled: file.ledger.enabled ?? file.store?.postgres !== undefined },
     batch: file.batch,
+    workers: file.workers,
     alerts: {
       thresholds: [...new Set(file.alerts.thresholds)].sort((a, b) => a - b),
       ...(file.alerts.webhook

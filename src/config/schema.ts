@@ -2,6 +2,7 @@ import { z } from "zod";
 import { PROVIDER_KINDS } from "../core/chat-request.js";
 import { capabilitiesSchema, contextSchema } from "./capabilities-schema.js";
 import { complianceSchema, piiPolicySchema } from "./compliance-schema.js";
+import { workersSchema } from "./workers-schema.js";
 
 const milliseconds = z.number().int().positive().max(86_400_000);
 
@@ -836,6 +837,7 @@ export const configSchema = z.strictObject({
       description:
         "The OpenAI Batch API on the facade (`/v1/files`, `/v1/batches`): files, batches and each line's result in the database (`store.postgres`, or the embedded in-memory PGlite, with which nothing survives a restart). Lines run on this gateway's own queue, or, with both `store.redis` and `store.postgres`, on a queue every replica shares and takes lines from (`batch.leaseMs`; docs/batches.md).",
     }),
+  workers: workersSchema,
   compliance: complianceSchema.meta({ description: "Custom PII detectors and the audit log ([Compliance](compliance.md)).", reload: "restart" }),
   store: z
     .strictObject({

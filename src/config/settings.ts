@@ -59,6 +59,9 @@ export type LedgerSettings = Omit<ConfigFile["ledger"], "enabled"> & { readonly 
 /** The OpenAI Batch API on the facade (docs/batches.md). */
 export type BatchSettings = ConfigFile["batch"];
 
+/** The worker pool for heavy per-request work (config/workers-schema.ts). */
+export type WorkersSettings = ConfigFile["workers"];
+
 /** Shared state in Redis (docs/tenancy.md). */
 export type RedisStoreConfig = NonNullable<NonNullable<ConfigFile["store"]>["redis"]>;
 

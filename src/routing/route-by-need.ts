@@ -1,7 +1,9 @@
 import type { ContextSettings, ModelRoute, RouteTarget } from "../config/config.js";
 import type { ChatRequest } from "../core/chat-request.js";
 import { GatewayError } from "../core/errors.js";
-import { type CountTokens, tokenCounter } from "../usage/token-count.js";
+import { pooledCounter } from "../usage/pooled-count.js";
+import { promptParts } from "../usage/prompt-size.js";
+import type { CountTokens } from "../usage/token-count.js";
 import { capToolResults, fixedTokens, messageTokens, truncateToFit } from "./fit-context.js";
 import { MISSING_WORDS, type Missing, missingOf, needsOf, promptTokenBound } from "./request-needs.js";
 import { createSummaryCache, type Summarize, type SummaryCache, summarizeToFit } from "./summarize-turns.js";
@@ -14,7 +16,10 @@ export const DEFAULT_RESERVED_OUTPUT = 1_024;
 
 /** What routing by need may call on: the tokenizer, and (for `summarize`) the summarizer with its cache. */
 export interface NeedDeps {
+  /** Unset: the tokenizer, with the prompt's long texts counted in the worker pool (usage/pooled-count.ts). */
   readonly counter?: () => Promise<CountTokens>;
+  /** The call's: a count waiting for the pool stops when the caller leaves. */
+  readonly signal?: AbortSignal;
   readonly summarize?: Summarize;
   readonly summaries?: SummaryCache;
   /** Whose conversation it is, for the summary cache (the key's name). */
@@ -62,7 +67,8 @@ function contextFor(request: ChatRequest, route: ModelRoute): ContextSettings | 
  * bound says the prompt might not fit: a short prompt costs no count.
  */
 export async function routeByNeed(request: ChatRequest, route: ModelRoute, deps: NeedDeps = {}): Promise<Routed> {
-  const counter = deps.counter ?? tokenCounter;
+  let sent = request;
+  const counter = deps.counter ?? (() => pooledCounter(promptParts(sent).texts, deps.signal));
   const needs = needsOf(request);
   const lacking = new Set<Missing>();
   const capable = route.targets.filter((target) => {
@@ -72,7 +78,6 @@ export async function routeByNeed(request: ChatRequest, route: ModelRoute, deps:
   });
   if (capable.length === 0) throw refused(route.alias, `it needs ${[...lacking].map((m) => MISSING_WORDS[m]).join(" and ")}, which none of its targets has`);
 
-  let sent = request;
   if (route.maxToolResultTokens !== undefined && request.messages.some((m) => m.role === "tool")) {
     sent = capToolResults(request, route.maxToolResultTokens, await counter()).request;
   }

@@ -1,5 +1,6 @@
 import type { ChatRequest } from "../core/chat-request.js";
-import { CHARS_PER_TOKEN, tokenCounter } from "./token-count.js";
+import { pooledCounter } from "./pooled-count.js";
+import { CHARS_PER_TOKEN } from "./token-count.js";
 
 /**
  * What a request's prompt is made of, for estimating its input tokens
@@ -49,11 +50,12 @@ export function estimatedInputTokens(request: ChatRequest): number {
 /**
  * Input tokens by the gateway's tokenizer (token-count.ts) plus framing and
  * images: what a stream is charged when its provider reports no usage, and
- * the Anthropic edge's count_tokens answer, so the two agree.
+ * the Anthropic edge's count_tokens answer, so the two agree. Long texts
+ * are counted in the worker pool (pooled-count.ts).
  */
-export async function countedInputTokens(request: ChatRequest): Promise<number> {
-  const count = await tokenCounter();
+export async function countedInputTokens(request: ChatRequest, signal?: AbortSignal): Promise<number> {
   const { texts, messages, images } = promptParts(request);
+  const count = await pooledCounter(texts, signal);
   let tokens = messages * TOKENS_PER_MESSAGE + TOKENS_PER_REQUEST + images * IMAGE_TOKENS;
   for (const text of texts) tokens += count(text);
   return tokens;

@@ -1,7 +1,7 @@
 import type { ChatRequest } from "../core/chat-request.js";
 import type { ContentDelta, Usage, UsageDelta } from "../core/delta.js";
+import { pooledCounter } from "./pooled-count.js";
 import { countedInputTokens } from "./prompt-size.js";
-import { tokenCounter } from "./token-count.js";
 
 /** A stream's usage, and whether the gateway counted it because the provider did not say. */
 export interface MeteredUsage extends Usage {
@@ -59,8 +59,8 @@ export function createUsageMeter(request: ChatRequest | (() => ChatRequest)): Us
 
   const counted = async (): Promise<MeteredUsage> => {
     const input = await countedInputTokens(typeof request === "function" ? request() : request);
-    const count = await tokenCounter();
     const kept = output.join("");
+    const count = await pooledCounter([kept]);
     const keptTokens = count(kept);
     const rate = keptTokens > 0 ? kept.length / keptTokens : 4;
     const outputTokens = keptTokens + Math.ceil(overflowChars / rate);

@@ -39,6 +39,7 @@ export function contextStage(deps: ContextDeps): Stage {
       const routed = await routeByNeed(call.request, route, {
         summarize: (turns) => summarizeTurns(turns, summarizer, call, deps.subcall),
         summaries,
+        signal: call.signal,
         // A summary is the summarizer's, for one key (by id: a key created under a revoked key's name is another key): neither another key nor another summarizer reads it.
         scope: `${ctx.principal?.id ?? ""}\u0000${summarizer}`,
         onSummaryFailed: (error) => deps.logger?.warn({ event: "context.summary_failed", requestId: ctx.requestId, alias: route.alias, error: toGatewayError(error).message }),

@@ -1,6 +1,6 @@
 import { NO_POLICY, policyFor } from "../../compliance/pii-policy.js";
 import { restoringSink } from "../../compliance/restoring-sink.js";
-import { type Screened, screeningIsLong, screenRequest, screenRequestInSlices } from "../../compliance/screen-request.js";
+import { SCREEN_IN_POOL_CHARS, type Screened, screeningIsLong, screenRequest, screenRequestPooled } from "../../compliance/screen-request.js";
 import type { CallState, Stage, StagePart } from "../stage.js";
 
 /**
@@ -18,8 +18,8 @@ export function redactStage(): Stage {
       const { config, routes, ctx, request } = call;
       const policy = policyFor(config, ctx.principal, routes.has(request.model) ? routes.lookup(request.model) : undefined);
       if (policy === NO_POLICY) return undefined;
-      // Megabytes of prompt are screened in slices, the event loop turning between them: other streams go on meanwhile.
-      if (screeningIsLong(request)) return screenRequestInSlices(request, policy, call.signal).then((screened) => screenedInto(call, screened));
+      // Long texts are screened in the worker pool (or, without one, in slices, the event loop turning between them): other streams go on meanwhile.
+      if (screeningIsLong(request, SCREEN_IN_POOL_CHARS)) return screenRequestPooled(request, policy, call.signal).then((screened) => screenedInto(call, screened));
       return screenedInto(call, screenRequest(request, policy));
     },
   };
