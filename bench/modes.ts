@@ -34,6 +34,23 @@ export interface Sizes {
   readonly batch: BatchSizes;
   readonly agents: AgentSizes;
   readonly ab: AbSizes;
+  readonly keyFlood: KeyFloodSizes;
+}
+
+/**
+ * Key flood (issue #47): invalid-key requests a second asked for (the
+ * client paces them; on a shared 2-core machine it may reach fewer, and
+ * says so), each side's duration, alternated rounds (a flood side and an
+ * alone side each), the valid streams at once, and the flood client's
+ * keep-alive connections and requests pipelined on each.
+ */
+export interface KeyFloodSizes {
+  readonly ratePerS: number;
+  readonly durationMs: number;
+  readonly rounds: number;
+  readonly concurrency: number;
+  readonly connections: number;
+  readonly pipelining: number;
 }
 
 /**
@@ -111,6 +128,7 @@ export const SIZES: Readonly<Record<Mode, Sizes>> = {
     batch: { lines: 4_000, rounds: 6, streamsPerRound: 400, concurrency: 4 },
     agents: { levels: [1, 100], streams: 1_200, warmUp: 6 },
     ab: { rounds: 8, ttftPerRound: 400, tokens: 10_000, warmUp: { concurrency: 10, perLane: 100 } },
+    keyFlood: { ratePerS: 10_000, durationMs: 8_000, rounds: 3, concurrency: 4, connections: 32, pipelining: 2 },
   },
   // Each load-generator run is a process of its own (~0.4 s to start on a busy
   // 2-core machine): the quick run saves runs as much as streams.
@@ -133,6 +151,7 @@ export const SIZES: Readonly<Record<Mode, Sizes>> = {
     batch: { lines: 2_000, rounds: 2, streamsPerRound: 200, concurrency: 4 },
     agents: { levels: [1, 100], streams: 300, warmUp: 3 },
     ab: { rounds: 2, ttftPerRound: 100, tokens: 2_000, warmUp: { concurrency: 10, perLane: 20 } },
+    keyFlood: { ratePerS: 10_000, durationMs: 2_500, rounds: 1, concurrency: 4, connections: 32, pipelining: 2 },
   },
 };
 
