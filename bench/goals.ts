@@ -9,7 +9,7 @@ import { round } from "./stats.js";
  * here by what the goals read.
  */
 export interface GoalInput {
-  readonly ttft: { readonly levels: readonly number[]; readonly results: Readonly<Record<string, Readonly<Record<number, P50>>>> };
+  readonly ttft: { readonly levels: readonly number[]; readonly results: Readonly<Record<string, Readonly<Record<number, P50 & { readonly headerP50?: number }>>>> };
   readonly throughput: { readonly results: Readonly<Record<string, { readonly gatewayCpuSPer100k?: number }>> };
   readonly capacity: { readonly results: Readonly<Record<"floor-sse" | Edge, CapacityFigures>> };
   readonly cancel: { readonly results: Readonly<Record<string, { readonly closeMs: { readonly p99: number }; readonly notClosed: number }>> };
@@ -48,6 +48,17 @@ export interface GoalInput {
   readonly upload?: { readonly megabytes: number; readonly eventLoopDelayMs: { readonly p99: number; readonly max: number }; readonly rssGrowthMiB: number };
   /** The public streaming profile (issue #47); runs before it existed have none. */
   readonly publicProfile?: PublicProfileResult;
+  /** Invalid keys beside valid streams (issue #47); runs before it existed have none. */
+  readonly keyFlood?: {
+    readonly ratePerS: number;
+    readonly achievedPerS: number;
+    readonly rejected: number;
+    readonly upstreamFromFlood: number;
+    readonly rejectionMs: { readonly p99: number };
+    readonly gatewayCpuUsPerRejection: number;
+    readonly ttftP50Ms: { readonly alone: number; readonly beside: number };
+    readonly ttftRatio: number;
+  };
   readonly cache: {
     readonly upstreamTtftMs: number;
     readonly levels: readonly number[];
@@ -84,6 +95,16 @@ const allEdges = (ok: (k: Edge) => boolean) => EDGES.every(ok);
 
 const needsErrors = (n: NonNullable<GoalInput["needs"]>) => n.ttft.results.capable.errors + n.ttft.results.unknown.errors;
 
+/**
+ * How far the header may sit from the added TTFT the bench measures: it
+ * is a part of it (at most 0.1 ms above, for two medians' noise), and
+ * what it leaves out (the extra hop: the request's bytes to the gateway
+ * before it knows of the request, the first byte's way back) is at most
+ * the floor's own added TTFT + 0.3 ms.
+ */
+const HEADER_NOISE_MS = 0.1;
+const HEADER_HOP_SLACK_MS = 0.3;
+
 export function goals(r: GoalInput): Goal[] {
   const ttft = r.ttft.results;
   const at1 = r.ttft.levels[0]!;
@@ -111,6 +132,10 @@ export function goals(r: GoalInput): Goal[] {
   const hedgeCut = r.hedge.withoutHedge.p99 / r.hedge.withHedge.p99;
   const hedgeExtra = r.hedge.upstreamWith / r.hedge.requests - 1;
 
+  const headerAt1 = (k: Edge) => ttft[k]![at1]!.headerP50 ?? Number.NaN;
+  const headerAgrees = (k: Edge) => headerAt1(k) <= overheadAt1(k) + HEADER_NOISE_MS && overheadAt1(k) - headerAt1(k) <= Math.max(0, overheadAt1(FLOOR)) + HEADER_HOP_SLACK_MS;
+  const flood = r.keyFlood;
+
   return [
     {
       id: "ttft-overhead",
@@ -137,6 +162,13 @@ export function goals(r: GoalInput): Goal[] {
         `inter-token ${perEdge((k) => ms(capAdded(k)))} over the floor's ${ms(cap[FLOOR].interTokenAddedP99Ms)}`,
       ].join("; "),
       met: allEdges((k) => capRatio(k, "kibPerStream") <= 1.25 && capRatio(k, "gatewayCpuUsPerToken") <= 1.5 && cap[k].eventLoopDelayP99Ms <= 50 && capAdded(k) <= 5),
+    },
+    {
+      id: "overhead-header",
+      name: `1b. sluice-overhead-ms p50 against the TTFT overhead p50 measured here (path − direct), ${at1} stream, gRPC and SSE`,
+      target: `≤ it + ${HEADER_NOISE_MS} ms, and what it leaves out (the hop) ≤ the floor's overhead + ${HEADER_HOP_SLACK_MS} ms`,
+      measured: `${perEdge((k) => `${round(headerAt1(k), 3)} ms of ${ms(overheadAt1(k))}`)}; floor ${ms(overheadAt1(FLOOR))}`,
+      met: allEdges(headerAgrees),
     },
     {
       id: "throughput-cpu",
@@ -279,6 +311,34 @@ export function goals(r: GoalInput): Goal[] {
       target: "≤ 200 MiB",
       measured: r.upload ? `+${r.upload.rssGrowthMiB} MiB` : "not run",
       met: r.upload !== undefined && r.upload.rssGrowthMiB <= 200,
+    },
+    {
+      id: "key-flood-upstream",
+      name: `Key flood: upstream requests caused by ${flood ? `${flood.rejected} invalid-key requests (${Math.round(flood.achievedPerS)}/s of ${flood.ratePerS}/s asked)` : "invalid-key requests"} beside valid streams`,
+      target: "0",
+      measured: flood ? String(flood.upstreamFromFlood) : "not run",
+      met: flood !== undefined && flood.upstreamFromFlood === 0,
+    },
+    {
+      id: "key-flood-latency",
+      name: "Key flood: rejection latency p99 (the flood client's send → answer read, worst round)",
+      target: "≤ 1 ms",
+      measured: flood ? `${round(flood.rejectionMs.p99, 3)} ms` : "not run",
+      met: flood !== undefined && flood.rejectionMs.p99 <= 1,
+    },
+    {
+      id: "key-flood-cpu",
+      name: "Key flood: gateway CPU per rejected request (the flood side's CPU less its valid streams' cost alone)",
+      target: "≤ 50 µs",
+      measured: flood ? `${round(flood.gatewayCpuUsPerRejection, 1)} µs` : "not run",
+      met: flood !== undefined && flood.gatewayCpuUsPerRejection <= 50,
+    },
+    {
+      id: "key-flood-ttft",
+      name: "Key flood: valid-key TTFT p50 beside the flood ÷ without, SSE, alternated rounds",
+      target: "≤ ×1.1",
+      measured: flood ? `×${round(flood.ttftRatio, 3)} (${round(flood.ttftP50Ms.alone, 3)} → ${round(flood.ttftP50Ms.beside, 3)} ms)` : "not run",
+      met: flood !== undefined && flood.ttftRatio <= 1.1,
     },
     {
       id: "needs-count",

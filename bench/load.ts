@@ -45,6 +45,8 @@ async function lanes(concurrency: number, work: (lane: number) => Promise<void>)
 async function ttft(target: Target, spec: Extract<LoadSpec, { scenario: "ttft" }>, alternate?: Target) {
   const samples: number[] = [];
   const alternateSamples: number[] = [];
+  /** The target's own `sluice-overhead-ms` of each timed stream, when it sends one. */
+  const overheadMs: number[] = [];
   let errors = 0;
   let alternateErrors = 0;
   // `unique`: every request asks something no other one does (a cache miss every time).
@@ -62,17 +64,18 @@ async function ttft(target: Target, spec: Extract<LoadSpec, { scenario: "ttft" }
       const prompt = spec.unique ? `${spec.prompt}\nquestion ${run}-${lane}-${i}` : spec.prompt;
       const other = alternate !== undefined && (i % 4 === 1 || i % 4 === 2);
       try {
-        await (other ? alternate : target).stream(prompt, new AbortController().signal, () => {
+        const result = await (other ? alternate : target).stream(prompt, new AbortController().signal, () => {
           first ??= performance.now() - started;
         });
         if (first !== undefined) (other ? alternateSamples : samples).push(first);
+        if (!other && result.overheadMs !== undefined) overheadMs.push(result.overheadMs);
       } catch {
         if (other) alternateErrors++;
         else errors++;
       }
     }
   });
-  return alternate ? { samples, errors, alternateSamples, alternateErrors } : { samples, errors };
+  return alternate ? { samples, errors, alternateSamples, alternateErrors, overheadMs } : { samples, errors, overheadMs };
 }
 
 async function throughput(target: Target, spec: Extract<LoadSpec, { scenario: "throughput" }>) {

@@ -14,6 +14,7 @@ import { cancelScenario } from "./scenarios/cancel.js";
 import { capacityScenario } from "./scenarios/capacity.js";
 import { failoverScenario } from "./scenarios/failover.js";
 import { hedgeScenario } from "./scenarios/hedge.js";
+import { keyFloodScenario } from "./scenarios/key-flood.js";
 import { ledgerScenario } from "./scenarios/ledger.js";
 import { needsRun } from "./scenarios/needs.js";
 import { piiRun } from "./scenarios/pii.js";
@@ -96,6 +97,7 @@ async function main(): Promise<void> {
       upload: uploadRun,
       agents: agentsRun,
       "responses-state": responsesStateRun,
+      "key-flood": keyFloodScenario,
     };
     const run = args.only === undefined ? undefined : single[args.only];
     if (run) {
@@ -122,6 +124,7 @@ async function main(): Promise<void> {
     const resume = await runResume(s);
     const cache = await cacheScenario(s);
     const semantic = await semanticRun(s);
+    const keyFlood = await keyFloodScenario(s);
     const capacity = await capacityScenario(s);
     const publicProfile = await publicProfileScenario(s);
     const result = {
@@ -146,6 +149,7 @@ async function main(): Promise<void> {
       cache,
       semantic,
       publicProfile,
+      keyFlood,
       durationS: (performance.now() - started) / 1000,
     };
     await writeReport(result);

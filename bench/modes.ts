@@ -38,6 +38,7 @@ export interface Sizes {
   readonly agents: AgentSizes;
   readonly ab: AbSizes;
   readonly publicProfile: PublicProfileSizes;
+  readonly keyFlood: KeyFloodSizes;
 }
 
 /**
@@ -49,6 +50,22 @@ export interface Sizes {
 export interface PublicProfileSizes {
   readonly levels: ReadonlyArray<{ readonly concurrency: number; readonly perLane: number }>;
   readonly warmUpStreams: number;
+}
+
+/**
+ * Key flood (issue #47): invalid-key requests a second asked for (the
+ * client paces them; on a shared 2-core machine it may reach fewer, and
+ * says so), each side's duration, alternated rounds (a flood side and an
+ * alone side each), the valid streams at once, and the flood client's
+ * keep-alive connections and requests pipelined on each.
+ */
+export interface KeyFloodSizes {
+  readonly ratePerS: number;
+  readonly durationMs: number;
+  readonly rounds: number;
+  readonly concurrency: number;
+  readonly connections: number;
+  readonly pipelining: number;
 }
 
 /**
@@ -138,6 +155,7 @@ export const SIZES: Readonly<Record<Mode, Sizes>> = {
       ],
       warmUpStreams: 200,
     },
+    keyFlood: { ratePerS: 10_000, durationMs: 8_000, rounds: 3, concurrency: 4, connections: 32, pipelining: 2 },
   },
   // Each load-generator run is a process of its own (~0.4 s to start on a busy
   // 2-core machine): the quick run saves runs as much as streams.
@@ -171,6 +189,7 @@ export const SIZES: Readonly<Record<Mode, Sizes>> = {
       ],
       warmUpStreams: 32,
     },
+    keyFlood: { ratePerS: 10_000, durationMs: 2_500, rounds: 1, concurrency: 4, connections: 32, pipelining: 2 },
   },
 };
 

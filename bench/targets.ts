@@ -32,6 +32,13 @@ export interface StreamResult {
   readonly finished: boolean;
   /** The provider that served, from `start` (gRPC only). */
   readonly provider?: string;
+  /** Sluice's `sluice-overhead-ms` response header, when the path is Sluice's (its own account of its time to the first byte). */
+  readonly overheadMs?: number;
+}
+
+/** The `sluice-overhead-ms` header as a number, when there is one. */
+function overheadOf(value: string | string[] | undefined): { overheadMs?: number } {
+  return typeof value === "string" ? { overheadMs: Number(value) } : {};
 }
 
 /** Called for each text delta; may wait (a slow reader) before the next is read. */
@@ -102,7 +109,7 @@ function sseTarget(spec: TargetSpec): Target {
           }
         }
       }
-      return { textDeltas, textChars, finished };
+      return { textDeltas, textChars, finished, ...overheadOf(res.headers["sluice-overhead-ms"]) };
     },
     cancelSent: sentAtAbort,
     close: () => dispatcher.close(),
@@ -159,7 +166,11 @@ function grpcHttp2Target(spec: TargetSpec): Target {
       const cancel = () => req.close(http2Constants.NGHTTP2_CANCEL);
       signal.addEventListener("abort", cancel, { once: true });
       let status: string | undefined;
-      req.on("response", (headers) => (status = headers["grpc-status"] as string | undefined));
+      let overhead: string | string[] | undefined;
+      req.on("response", (headers) => {
+        status = headers["grpc-status"] as string | undefined;
+        overhead = headers["sluice-overhead-ms"];
+      });
       req.on("trailers", (trailers) => (status = trailers["grpc-status"] as string | undefined));
       req.end(frame);
       const tally = createTally(onText);
@@ -179,7 +190,7 @@ function grpcHttp2Target(spec: TargetSpec): Target {
       }
       signal.throwIfAborted();
       if (status !== "0") throw new Error(`grpc-status ${status ?? "missing"}`);
-      return tally.result();
+      return { ...tally.result(), ...overheadOf(overhead) };
     },
     cancelSent: sentAtCheckPhase,
     close: async () => {

@@ -61,6 +61,7 @@ import { createMemoryReplayStore, DEFAULT_REPLAY_STORE } from "./store/memory-re
 import { createQueueClient } from "./store/redis-connection.js";
 import { createRedisReplayStore, DEFAULT_MAX_REPLAY_ENTRY_BYTES } from "./store/redis-replay-store.js";
 import type { ReplayStore } from "./store/replay-store.js";
+import { overheadHistogram } from "./telemetry/overhead-metric.js";
 import { createTelemetry, type Telemetry, type TelemetryOptions } from "./telemetry/telemetry.js";
 import { bothTenancyObservers } from "./telemetry/tenancy-metrics.js";
 import { createTenancy, replicaName, type Tenancy } from "./tenancy/tenancy.js";
@@ -363,6 +364,7 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
     resumable,
     replayStore: tenancy.redis ? sharedReplayStore(tenancy.redis) : createMemoryReplayStore(),
     maxAnswerBytes: () => live.current().limits.maxAnswerBytes,
+    ...(telemetry.metrics ? { onOverhead: overheadHistogram(telemetry.metrics.instruments.overhead) } : {}),
   });
   const limits = { ...config.limits, requestTimeoutMs: config.server.requestTimeoutMs };
   // Batches need the database: the first batch call opens it (the embedded in-memory PGlite without store.postgres).

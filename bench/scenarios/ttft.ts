@@ -6,7 +6,8 @@ import type { TargetKind } from "../targets.js";
 export async function ttftScenario(s: Services) {
   const { levels, streams, warmUp, warmUpEachLevel } = s.size.ttft;
   const prompt = "#sim tokens=2";
-  const results: Record<string, Record<number, { p50: number; p99: number; n: number; errors: number }>> = {};
+  // `headerP50`: the path's own `sluice-overhead-ms` p50 (Sluice's edges), checked against the added TTFT measured here (bench/goals.ts).
+  const results: Record<string, Record<number, { p50: number; p99: number; n: number; errors: number; headerP50?: number }>> = {};
   // This is the first scenario: without a warm-up it measured a gateway whose
   // JIT had seen a handful of requests (a fresh gateway's first thousand
   // streams cost about twice the CPU of later ones), not a gateway in service.
@@ -19,9 +20,11 @@ export async function ttftScenario(s: Services) {
       // Interleave targets per level so that machine noise hits all alike.
       const perLane = Math.max(1, Math.ceil((concurrency === 1 ? streams / 4 : streams) / concurrency));
       if (warmUpEachLevel) await load({ scenario: "ttft", target: targetSpec(s, kind), concurrency: Math.min(concurrency, 50), perLane: 2, prompt });
-      const r = await load<{ samples: number[]; errors: number }>({ scenario: "ttft", target: targetSpec(s, kind), concurrency, perLane, prompt });
-      (results[kind] ??= {})[concurrency] = { ...summary(r.samples), errors: r.errors };
-      log(`ttft c=${concurrency} ${kind}: p50 ${round(results[kind]![concurrency]!.p50)} ms p99 ${round(results[kind]![concurrency]!.p99)} ms (${r.samples.length} streams, ${r.errors} errors)`);
+      const r = await load<{ samples: number[]; errors: number; overheadMs: number[] }>({ scenario: "ttft", target: targetSpec(s, kind), concurrency, perLane, prompt });
+      const header = r.overheadMs.length > 0 ? { headerP50: summary(r.overheadMs).p50 } : {};
+      (results[kind] ??= {})[concurrency] = { ...summary(r.samples), errors: r.errors, ...header };
+      const headerNote = header.headerP50 === undefined ? "" : `; sluice-overhead-ms p50 ${round(header.headerP50, 3)} ms`;
+      log(`ttft c=${concurrency} ${kind}: p50 ${round(results[kind]![concurrency]!.p50)} ms p99 ${round(results[kind]![concurrency]!.p99)} ms (${r.samples.length} streams, ${r.errors} errors)${headerNote}`);
     }
     await simReset(s);
   }

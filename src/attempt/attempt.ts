@@ -282,6 +282,7 @@ export function startAttempt(plan: AttemptPlan, deps: AttemptDeps, parent: Abort
       dropped = prepared.droppedParams;
       timer = createPhaseTimer(target.timeouts, (expired) => abort(phaseTimeout(expired, provider.name, target.timeouts)));
       const built = adapter.buildRequest(prepared.request, upstreamTarget);
+      plan.observer?.sent?.();
       const res = await deps.client.send(plan.observer ? { ...built, headers: { ...built.headers, ...plan.observer.headers } } : built, {
         signal,
         timeouts: target.timeouts,

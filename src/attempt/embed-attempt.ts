@@ -66,6 +66,7 @@ export function startEmbedAttempt(
       const built = adapter.buildRequest(request, upstreamTarget);
       release = await deps.admit(target, signal, context.priority);
       context.observer.admitted(performance.now() - startedAt);
+      context.observer.sent?.();
       const response = await deps.client
         .send({ ...built, headers: { ...built.headers, ...context.observer.headers, "x-request-id": context.requestId } }, { signal, timeouts: target.timeouts, pool: provider.name, requestId: context.requestId })
         .catch((error: unknown) => {

@@ -17,6 +17,7 @@ import type { ReplayStore } from "../store/replay-store.js";
 import { mayUse, type Principal } from "../tenancy/principal.js";
 import { type AllocationTags, allocationTags, droppedTagsHeader, NO_TAGS, TAGS_DROPPED_HEADER } from "../tenancy/tags.js";
 import type { Tenancy } from "../tenancy/tenancy.js";
+import { type OverheadReport, overheadAtFirstWrite } from "./overhead.js";
 import { createReplayCapture, keepReplay, type ReplayKind, restoreReplay } from "./replay-turns.js";
 import { wholeAnswer } from "./whole-answer.js";
 
@@ -42,6 +43,8 @@ export interface CallContext {
   readonly background?: boolean;
   /** The client's address, for the audit log's events about this call (refusals, PII decisions, local-only routing). */
   readonly remote?: string;
+  /** performance.now() when the request arrived: where its `sluice-overhead-ms` starts (none without it). */
+  readonly arrivedAt?: number;
 }
 
 /** How a call streams, beside its request. */
@@ -101,8 +104,10 @@ export interface CallStream {
   readonly buffered: () => number;
   /**
    * Response headers known before the first item: the key's remaining
-   * limits (OpenAI's and Sluice's names; none without a key) and what the
-   * response cache did (`sluice-cache`).
+   * limits (OpenAI's and Sluice's names; none without a key), what the
+   * response cache did (`sluice-cache`), and `sluice-overhead-ms`
+   * (call/overhead.ts), measured at the first read: edges read this when
+   * they commit their headers.
    */
   readonly quota: () => Readonly<Record<string, string>>;
   /** True once, at the first read after the stream stopped being resumable. */
@@ -181,6 +186,8 @@ export interface CallLayerOptions {
   readonly replayStore?: ReplayStore;
   /** limits.maxAnswerBytes as configured now: the most an answer folded whole may hold (unbounded when absent). */
   readonly maxAnswerBytes?: () => number;
+  /** Told each call's `sluice-overhead-ms` once, when its headers are committed (the histogram). */
+  readonly onOverhead?: OverheadReport;
 }
 
 const NO_RESUME = () => new GatewayError("not_found", "resumable streams are not served here");
@@ -239,7 +246,7 @@ function tagsFor(tenancy: CallLayerOptions["tenancy"], labels: Readonly<Record<s
  * exchange (a batch line) gets a record of its own.
  */
 function summaryFor(call: CallContext): CallSummary {
-  return { headers: {}, facts: (call.fields ?? {}) as CallFacts, record: {} };
+  return { headers: {}, facts: (call.fields ?? {}) as CallFacts, record: {}, upstream: {} };
 }
 
 export function createCallLayer(options: CallLayerOptions): CallLayer {
@@ -266,9 +273,10 @@ export function createCallLayer(options: CallLayerOptions): CallLayer {
       };
       const withBeats = <T>(source: AsyncGenerator<T, void, undefined>) => (streamOptions.heartbeatMs > 0 ? withHeartbeats(source, streamOptions.heartbeatMs) : source);
       const maxAnswerBytes = options.maxAnswerBytes?.() ?? Number.POSITIVE_INFINITY;
+      const overhead = overheadAtFirstWrite(call.arrivedAt, summary.upstream, call.edge, options.onOverhead);
       const base = {
         keepReplay: streamOptions.keepReplay,
-        quota: () => ({ ...summary.headers, ...tagged.headers }),
+        quota: () => ({ ...summary.headers, ...tagged.headers, ...overhead() }),
         takeNotResumable: () => {
           if (!notResumable) return false;
           notResumable = false;
@@ -341,7 +349,8 @@ export function createCallLayer(options: CallLayerOptions): CallLayer {
         ...(principal ? { principal } : {}),
       };
       const result = options.embeddings ? options.embeddings.embed(request, context) : Promise.reject(new GatewayError("not_found", "embeddings are not served here"));
-      return { result, quota: () => ({ ...summary.headers, ...tagged.headers }) };
+      const overhead = overheadAtFirstWrite(call.arrivedAt, summary.upstream, call.edge, options.onOverhead);
+      return { result, quota: () => ({ ...summary.headers, ...tagged.headers, ...overhead() }) };
     },
 
     checkAlias(principal, alias) {

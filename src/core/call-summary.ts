@@ -16,6 +16,19 @@ export interface CallSummary {
   readonly facts: CallFacts;
   /** What the usage record keeps of the call besides its usage (usage/usage-record.ts). */
   readonly record: CallRecordFacts;
+  /** When the call waited on its upstream, for `sluice-overhead-ms` (call/overhead.ts); stamped by the `overhead` stage. */
+  readonly upstream: UpstreamWindow;
+}
+
+/**
+ * The moments (performance.now()) that bound a call's wait on its
+ * upstream: the first upstream request sent, the first delta any attempt
+ * decoded, the call's end. Each is stamped once, by the first to reach it.
+ */
+export interface UpstreamWindow {
+  sentAt?: number;
+  answeredAt?: number;
+  endedAt?: number;
 }
 
 /** The usage record's facts a stage settles: counts and labels, never values. */
@@ -58,5 +71,5 @@ export interface CallFacts {
 }
 
 export function createCallSummary(): CallSummary {
-  return { headers: {}, facts: {}, record: {} };
+  return { headers: {}, facts: {}, record: {}, upstream: {} };
 }

@@ -41,6 +41,8 @@ export interface AttemptObserver {
   readonly headers: Readonly<Record<string, string>>;
   /** The provider admitted it after `waitMs` in its queue. */
   admitted(waitMs: number): void;
+  /** The upstream request is being sent now: the gateway's part of the attempt is done until its answer comes. */
+  sent?(): void;
   firstDelta(): void;
   /** Deltas that arrived from upstream after the request had been abandoned: work for nobody. */
   afterAbort(deltas: number): void;

@@ -6,6 +6,30 @@ export const LINGER_MS = 2_000;
 export const LINGER_BYTES = 8 * 1024 * 1024;
 
 /**
+ * The most of an unread request body the connection reads and drops to
+ * stay open, when the request declared its length: a refused call's usual
+ * body (a chat request refused for its key) is already in the socket's
+ * buffer, and closing for it cost every refusal a new connection (and the
+ * requests a client had pipelined behind it).
+ */
+export const KEEP_ALIVE_DRAIN_BYTES = 64 * 1024;
+
+/**
+ * After a refused HTTP/1.1 exchange whose body was left unread: a small
+ * body of declared length is dropped and the connection stays open;
+ * anything else (a large body, one of unknown length) gets the lingering
+ * close.
+ */
+export function afterUnreadBody(req: IncomingMessage): void {
+  const declared = Number(req.headers["content-length"]);
+  if (Number.isSafeInteger(declared) && declared <= KEEP_ALIVE_DRAIN_BYTES) {
+    req.resume();
+    return;
+  }
+  lingerAfterRefusal(req);
+}
+
+/**
  * The end of an HTTP/1.1 exchange whose request body was not read to its
  * end (refused as too large, malformed or late). The connection cannot
  * carry another request before that body is read, and reading all of it

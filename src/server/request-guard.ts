@@ -1,6 +1,6 @@
 import { createExchange, type Exchange } from "../http/exchange.js";
 import { sendJsonError } from "../http/json-error.js";
-import { lingerAfterRefusal } from "../http/linger.js";
+import { afterUnreadBody } from "../http/linger.js";
 import { type AnyRequest, type AnyResponse, resetResponse } from "../http/node-http.js";
 import type { Logger } from "../logging/logger.js";
 import type { Tracing } from "../telemetry/tracing.js";
@@ -38,7 +38,7 @@ export function guardRequests(route: Route, logger: Logger, tracing: Tracing): (
         writeAccessLine(logger, current, req, res);
       });
       // HTTP/2 streams end themselves (the edges reset a refused one once its status is out).
-      if (!("stream" in req)) res.once("finish", () => req.complete || lingerAfterRefusal(req));
+      if (!("stream" in req)) res.once("finish", () => req.complete || afterUnreadBody(req));
       // Stream errors (a reset, a socket torn down) surface through `close`
       // and the exchange's signal; unheard, an `error` event would throw.
       req.on("error", ignore);

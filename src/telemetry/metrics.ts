@@ -13,6 +13,8 @@ const BUCKETS = {
   "gen_ai.server.time_to_first_token": [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0],
   "gen_ai.server.time_per_output_token": [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5],
   "sluice.queue.wait": [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  // The gateway's own part of a first byte: sub-millisecond when all is well, tens of ms when a stage or the loop is slow.
+  "sluice.overhead": [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25],
 } as const;
 
 /** Every result a configuration reload is counted under (a record, so a new outcome must be listed). */
@@ -40,6 +42,8 @@ export interface Instruments {
   readonly hedgesStarted: Counter;
   readonly hedgesWon: Counter;
   readonly queueWait: Histogram;
+  /** `sluice-overhead-ms` of each call, by `sluice.edge` (call/overhead.ts says what it counts). */
+  readonly overhead: Histogram;
   /** Requests shed by admission, by `sluice.shed.reason`. */
   readonly shed: Counter;
   readonly configReloads: Counter;
@@ -122,6 +126,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
     hedgesStarted: meter.createCounter("sluice.hedges.started", { unit: "{attempt}", description: "Hedge attempts started." }),
     hedgesWon: meter.createCounter("sluice.hedges.won", { unit: "{attempt}", description: "Hedge attempts that produced the first delta." }),
     queueWait: meter.createHistogram("sluice.queue.wait", { unit: "s", description: "Time spent in a provider's admission queue." }),
+    overhead: meter.createHistogram("sluice.overhead", { unit: "s", description: "The gateway's own time to a call's first byte, without the upstream's wait (sluice-overhead-ms)." }),
     shed: meter.createCounter("sluice.requests.shed", { unit: "{request}", description: "Requests refused by admission, by reason." }),
     configReloads: meter.createCounter("sluice.config.reloads", { unit: "{reload}", description: "Configuration reloads, by result." }),
     cacheLookups: meter.createCounter("sluice.cache.lookups", { unit: "{lookup}", description: "Response-cache lookups, by result." }),

@@ -7,7 +7,7 @@ import { quoteClientValue } from "../core/client-text.js";
 import { GatewayError } from "../core/errors.js";
 import { MAX_RUNTIME_KEYS, type StoredKey, subjectOf, type TenantStore, type UsageTotals } from "../store/tenant-store.js";
 import { type Period, periodFromId, periodOf } from "../usage/periods.js";
-import { AuthError, bearerToken, sameDigest } from "./authenticate.js";
+import { authError, bearerToken, sameDigest } from "./authenticate.js";
 import { configHierarchy } from "./hierarchy.js";
 import { budgetSchema, invalid } from "./key-admin-schema.js";
 import type { KeyRegistry } from "./key-registry.js";
@@ -106,7 +106,7 @@ export function createKeyAdmin(options: { readonly config: () => Config; readonl
     authorize(header) {
       const expected = options.config().auth.adminKeySha256;
       const presented = sha256Hex(bearerToken(header));
-      if (expected === undefined || !sameDigest(expected, presented)) throw new AuthError("unknown");
+      if (expected === undefined || !sameDigest(expected, presented)) throw authError("unknown");
     },
 
     async create(spec) {

@@ -28,10 +28,10 @@ export function pipelineSignal(ctx: HandlerContext): { signal: AbortSignal; rele
  * and its access-line fields. Handlers reached without our adapter
  * (in-memory transports) get a request id of their own and no trace.
  */
-export function exchangeOf(ctx: HandlerContext): { requestId: string; trace?: Context; fields?: Record<string, unknown>; remote?: string } {
+export function exchangeOf(ctx: HandlerContext): { requestId: string; trace?: Context; fields?: Record<string, unknown>; remote?: string; arrivedAt?: number } {
   const exchange: Exchange | undefined = ctx.values.get(EXCHANGE);
   if (!exchange) return { requestId: requestIdFrom(ctx.requestHeader.get("x-request-id")) };
-  return { requestId: exchange.requestId, trace: exchange.trace(), fields: exchange.fields, ...(exchange.remote ? { remote: exchange.remote } : {}) };
+  return { requestId: exchange.requestId, trace: exchange.trace(), fields: exchange.fields, arrivedAt: exchange.startedAt, ...(exchange.remote ? { remote: exchange.remote } : {}) };
 }
 
 /** The key's quota as response metadata: set before the first message, or before the error status. */

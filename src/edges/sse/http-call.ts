@@ -1,4 +1,5 @@
 import { type CallContext, type CallLayer, type CallStream, DROPPED_PARAMS_HEADER } from "../../call/call-layer.js";
+import { refusalOverhead } from "../../call/overhead.js";
 import { aggregateDeltas, type ChatResult } from "../../core/aggregate.js";
 import type { Delta } from "../../core/delta.js";
 import type { StructureLimits } from "../../core/structure-limits.js";
@@ -11,7 +12,16 @@ import { parseTagsHeader, TAGS_HEADER } from "../../tenancy/tags.js";
 
 /** An HTTP exchange as the call layer's context: its id, its signal, its trace and access-line fields, and its `sluice-tags` (parsed by beginHttpCall). */
 export function httpCall(exchange: Exchange, edge: string, tags?: Readonly<Record<string, string>>): CallContext {
-  return { requestId: exchange.requestId, edge, signal: exchange.signal, trace: exchange.trace(), fields: exchange.fields, ...(tags ? { tags } : {}), ...(exchange.remote ? { remote: exchange.remote } : {}) };
+  return {
+    requestId: exchange.requestId,
+    edge,
+    signal: exchange.signal,
+    trace: exchange.trace(),
+    fields: exchange.fields,
+    arrivedAt: exchange.startedAt,
+    ...(tags ? { tags } : {}),
+    ...(exchange.remote ? { remote: exchange.remote } : {}),
+  };
 }
 
 /** Sends a failure in the edge's own error body; `headers` are the key's quota, when it has any. */
@@ -34,7 +44,7 @@ export async function beginHttpCall<P>(
   try {
     principal = await options.calls.identify(options.credential, exchange.edge, exchange.fields, exchange.remote);
   } catch (error) {
-    options.refuse(res, exchange, error);
+    options.refuse(res, exchange, error, refusalOverhead(exchange.startedAt));
     return undefined;
   }
   try {
@@ -42,7 +52,7 @@ export async function beginHttpCall<P>(
     const parsed = decode(await readJsonBody(req, options.limits));
     return principal ? { principal, parsed, tags } : { parsed, tags };
   } catch (error) {
-    options.refuse(res, exchange, error);
+    options.refuse(res, exchange, error, refusalOverhead(exchange.startedAt));
     return undefined;
   }
 }

@@ -12,6 +12,7 @@ import { cacheStage } from "./cache.js";
 import { chargeStage } from "./charge.js";
 import { complianceStage } from "./compliance.js";
 import { type ContextDeps, contextStage } from "./context.js";
+import { overheadStage } from "./overhead.js";
 import { recordStage } from "./record.js";
 import { redactStage } from "./redact.js";
 import { routeStage } from "./route.js";
@@ -40,6 +41,7 @@ export function chatStages(deps: StageDeps): readonly Stage[] {
   return [
     redactStage(), //            personal data screened first: no stage after it, telemetry included, sees the raw prompt
     telemetryStage(deps.telemetry), // the stream observed from here on: refusals are counted like answers
+    overheadStage(), //          wraps telemetry's observer: the attempts stamp when the call waited on its upstream (sluice-overhead-ms)
     allowlistStage(deps.tenancy), // the key's allowlist before the alias is looked up: a key learns nothing of aliases it may not use
     routeStage(), //             the alias's targets, in the configuration current when the call started
     complianceStage(deps.onCompliance), // the PII policy's verdict: refused, or narrowed to local targets
@@ -55,7 +57,7 @@ export function chatStages(deps: StageDeps): readonly Stage[] {
 }
 
 /** The stages an embedding call takes: the same table without those that act on an answer's deltas or a conversation. */
-const EMBEDDING_STAGES = new Set(["redact", "telemetry", "allowlist", "route", "compliance", "slot", "charge"]);
+const EMBEDDING_STAGES = new Set(["redact", "telemetry", "overhead", "allowlist", "route", "compliance", "slot", "charge"]);
 
 export function embeddingStages(deps: StageDeps): readonly Stage[] {
   return chatStages(deps).filter((stage) => EMBEDDING_STAGES.has(stage.name));

@@ -14,11 +14,11 @@ const DEPS: StageDeps = {
 
 describe("the stage table", () => {
   it("runs the stages in the documented order (stages/index.ts, each line's why)", () => {
-    expect(chatStages(DEPS).map((s) => s.name)).toEqual(["redact", "telemetry", "allowlist", "route", "compliance", "slot", "system-prompt", "context", "charge", "cache", "record", "answer-limit", "usage"]);
+    expect(chatStages(DEPS).map((s) => s.name)).toEqual(["redact", "telemetry", "overhead", "allowlist", "route", "compliance", "slot", "system-prompt", "context", "charge", "cache", "record", "answer-limit", "usage"]);
   });
 
   it("an embedding call takes the stages that act on neither deltas nor a conversation, in the same order", () => {
-    expect(embeddingStages(DEPS).map((s) => s.name)).toEqual(["redact", "telemetry", "allowlist", "route", "compliance", "slot", "charge"]);
+    expect(embeddingStages(DEPS).map((s) => s.name)).toEqual(["redact", "telemetry", "overhead", "allowlist", "route", "compliance", "slot", "charge"]);
   });
 
   it("stage names are unique: they name the stage in logs and the architecture doc", () => {
