@@ -43,6 +43,14 @@ export interface GoalInput {
   };
   /** Batches beside interactive traffic (issue #30); runs before it existed have none. */
   readonly batch?: { readonly ratio: number; readonly errors: number; readonly ttftP50Ms: { readonly alone: number; readonly beside: number } };
+  /** Head of line (issue #47); runs before it existed have none. */
+  readonly headOfLine?: {
+    readonly uploadBytes: number;
+    readonly ratioP99: number;
+    readonly ttftMs: Readonly<Record<"without" | "with", { readonly p99: number }>>;
+    readonly eventLoopMs: { readonly duringUpload: { readonly p99: number; readonly max: number } };
+    readonly rssGrowthMiB: number;
+  };
   readonly cache: {
     readonly upstreamTtftMs: number;
     readonly levels: readonly number[];
@@ -105,6 +113,8 @@ export function goals(r: GoalInput): Goal[] {
   const slow = (k: Edge) => r.slow.results[k]!;
   const hedgeCut = r.hedge.withoutHedge.p99 / r.hedge.withHedge.p99;
   const hedgeExtra = r.hedge.upstreamWith / r.hedge.requests - 1;
+  const hol = r.headOfLine;
+  const uploadMiB = hol ? round(hol.uploadBytes / 1024 ** 2, 0) : 100;
 
   return [
     {
@@ -202,6 +212,27 @@ export function goals(r: GoalInput): Goal[] {
       target: "≥ 2×, ≤ 10%",
       measured: `${round(hedgeCut)}×, ${round(hedgeExtra * 100)}%`,
       met: hedgeCut >= 2 && hedgeExtra <= 0.1,
+    },
+    {
+      id: "head-of-line-ttft",
+      name: "Head of line: 16 small streams' TTFT p99 beside a long prompt (PII, routing by need), a batch upload and semantic misses ÷ alone, same run, gRPC",
+      target: "≤ 1.2×",
+      measured: hol ? `×${round(hol.ratioP99)} (${round(hol.ttftMs.without.p99)} → ${round(hol.ttftMs.with.p99)} ms)` : "not run",
+      met: hol !== undefined && hol.ratioP99 <= 1.2,
+    },
+    {
+      id: "head-of-line-loop",
+      name: `Head of line: gateway event-loop delay p99 during a ${uploadMiB} MiB batch upload (max for information)`,
+      target: "≤ 50 ms",
+      measured: hol ? `${round(hol.eventLoopMs.duringUpload.p99)} ms (max ${round(hol.eventLoopMs.duringUpload.max)} ms)` : "not run",
+      met: hol !== undefined && hol.eventLoopMs.duringUpload.p99 <= 50,
+    },
+    {
+      id: "head-of-line-rss",
+      name: `Head of line: gateway RSS growth during a ${uploadMiB} MiB batch upload`,
+      target: "≤ 200 MiB",
+      measured: hol ? `${round(hol.rssGrowthMiB)} MiB` : "not run",
+      met: hol !== undefined && hol.rssGrowthMiB <= 200,
     },
     {
       id: "cache-hit",

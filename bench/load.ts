@@ -22,6 +22,14 @@ export type LoadSpec =
        * the client's JIT warm-up, not the path.
        */
       warmUpRounds?: number;
+      /**
+       * Lanes keep starting streams (up to `perLane` each) until this process
+       * gets SIGUSR2: a run as long as work the orchestrator does beside it,
+       * whose length is not known in advance. Each sample's start (epoch ms)
+       * comes back in `startedAt`, so the orchestrator can sort samples by
+       * what ran at the time.
+       */
+      untilSignal?: boolean;
     }
   | { scenario: "throughput"; target: TargetSpec; concurrency: number; prompt: string }
   | { scenario: "cancel"; target: TargetSpec; total: number; concurrency: number; prompt: string; seed: number }
@@ -44,8 +52,11 @@ async function lanes(concurrency: number, work: (lane: number) => Promise<void>)
  */
 async function ttft(target: Target, spec: Extract<LoadSpec, { scenario: "ttft" }>, alternate?: Target) {
   const samples: number[] = [];
+  const startedAt: number[] = [];
   const alternateSamples: number[] = [];
   let errors = 0;
+  let stopped = false;
+  if (spec.untilSignal) process.once("SIGUSR2", () => void (stopped = true));
   let alternateErrors = 0;
   // `unique`: every request asks something no other one does (a cache miss every time).
   const run = `${process.pid}-${Date.now()}`;
@@ -56,8 +67,9 @@ async function ttft(target: Target, spec: Extract<LoadSpec, { scenario: "ttft" }
     });
   }
   await lanes(spec.concurrency, async (lane) => {
-    for (let i = 0; i < spec.perLane; i++) {
+    for (let i = 0; i < spec.perLane && !stopped; i++) {
       const started = performance.now();
+      const startedEpoch = epochMs();
       let first: number | undefined;
       const prompt = spec.unique ? `${spec.prompt}\nquestion ${run}-${lane}-${i}` : spec.prompt;
       const other = alternate !== undefined && (i % 4 === 1 || i % 4 === 2);
@@ -65,14 +77,19 @@ async function ttft(target: Target, spec: Extract<LoadSpec, { scenario: "ttft" }
         await (other ? alternate : target).stream(prompt, new AbortController().signal, () => {
           first ??= performance.now() - started;
         });
-        if (first !== undefined) (other ? alternateSamples : samples).push(first);
+        if (first !== undefined && other) alternateSamples.push(first);
+        else if (first !== undefined) {
+          samples.push(first);
+          startedAt.push(startedEpoch);
+        }
       } catch {
         if (other) alternateErrors++;
         else errors++;
       }
     }
   });
-  return alternate ? { samples, errors, alternateSamples, alternateErrors } : { samples, errors };
+  if (alternate) return { samples, errors, alternateSamples, alternateErrors };
+  return spec.untilSignal ? { samples, errors, startedAt } : { samples, errors };
 }
 
 async function throughput(target: Target, spec: Extract<LoadSpec, { scenario: "throughput" }>) {

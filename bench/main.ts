@@ -11,6 +11,7 @@ import { cacheScenario } from "./scenarios/cache.js";
 import { cancelScenario } from "./scenarios/cancel.js";
 import { capacityScenario } from "./scenarios/capacity.js";
 import { failoverScenario } from "./scenarios/failover.js";
+import { headOfLineRun } from "./scenarios/head-of-line.js";
 import { hedgeScenario } from "./scenarios/hedge.js";
 import { ledgerScenario } from "./scenarios/ledger.js";
 import { needsRun } from "./scenarios/needs.js";
@@ -80,6 +81,7 @@ async function main(): Promise<void> {
       batch: batchRun,
       agents: agentsRun,
       "responses-state": responsesStateRun,
+      "head-of-line": headOfLineRun,
     };
     const run = args.only === undefined ? undefined : single[args.only];
     if (run) {
@@ -105,6 +107,7 @@ async function main(): Promise<void> {
     const resume = await runResume(s);
     const cache = await cacheScenario(s);
     const semantic = await semanticRun(s);
+    const headOfLine = await headOfLineRun(s);
     const capacity = await capacityScenario(s);
     const result = {
       mode: MODE,
@@ -126,6 +129,7 @@ async function main(): Promise<void> {
       resumable: resumableSummary(resume),
       cache,
       semantic,
+      headOfLine,
       durationS: (performance.now() - started) / 1000,
     };
     await writeReport(result);

@@ -1,4 +1,5 @@
 import type { AgentSizes } from "./agents.js";
+import type { HeadOfLineSizes } from "./head-of-line.js";
 /**
  * What a benchmark run measures, by mode, in one table. The full run's
  * figures are the ones committed (bench/results/latest.*) and quoted in
@@ -34,6 +35,7 @@ export interface Sizes {
   readonly batch: BatchSizes;
   readonly agents: AgentSizes;
   readonly ab: AbSizes;
+  readonly headOfLine: HeadOfLineSizes;
 }
 
 /**
@@ -111,6 +113,7 @@ export const SIZES: Readonly<Record<Mode, Sizes>> = {
     batch: { lines: 4_000, rounds: 6, streamsPerRound: 400, concurrency: 4 },
     agents: { levels: [1, 100], streams: 1_200, warmUp: 6 },
     ab: { rounds: 8, ttftPerRound: 400, tokens: 10_000, warmUp: { concurrency: 10, perLane: 100 } },
+    headOfLine: { streams: 16, promptTokens: 100_000, uploadBytes: 100 * 1024 * 1024, semanticMisses: 320, baselineMs: 5_000, rounds: 2 },
   },
   // Each load-generator run is a process of its own (~0.4 s to start on a busy
   // 2-core machine): the quick run saves runs as much as streams.
@@ -133,6 +136,8 @@ export const SIZES: Readonly<Record<Mode, Sizes>> = {
     batch: { lines: 2_000, rounds: 2, streamsPerRound: 200, concurrency: 4 },
     agents: { levels: [1, 100], streams: 300, warmUp: 3 },
     ab: { rounds: 2, ttftPerRound: 100, tokens: 2_000, warmUp: { concurrency: 10, perLane: 20 } },
+    // A tenth of the upload and a fifth of the prompt: the same parts at once, within the quick run's budget.
+    headOfLine: { streams: 16, promptTokens: 20_000, uploadBytes: 10 * 1024 * 1024, semanticMisses: 64, baselineMs: 2_000, rounds: 1 },
   },
 };
 
