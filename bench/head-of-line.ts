@@ -41,7 +41,7 @@ export interface HeadOfLineDeps {
   readonly startGateway: (config: Record<string, unknown>, models: Record<string, unknown>) => Promise<{ proc: Proc; url: string }>;
   readonly runtime: (url: string) => ReadRuntime;
   readonly load: <T>(spec: LoadSpec) => Promise<T>;
-  readonly startLoad: <T>(spec: LoadSpec) => { readonly child: { kill(signal: NodeJS.Signals): boolean }; readonly result: Promise<T> };
+  readonly startLoad: <T>(spec: LoadSpec) => { readonly child: { kill(signal: NodeJS.Signals): boolean }; readonly warm: Promise<void>; readonly result: Promise<T> };
   readonly log: (line: string) => void;
 }
 
@@ -137,7 +137,6 @@ async function headOfLineRound(sizes: HeadOfLineSizes, deps: HeadOfLineDeps, gw:
   const runtime = deps.runtime(`${gw.url}/debug/runtime`);
   const small: TargetSpec = { kind: "sluice-grpc", url: gw.url, model: "small" };
   const semantic: TargetSpec = { kind: "sluice-grpc", url: gw.url, model: "semantic" };
-  await runtime({ reset: true });
   const run = deps.startLoad<{ samples: number[]; startedAt: number[]; errors: number }>({
     scenario: "ttft",
     target: small,
@@ -147,14 +146,24 @@ async function headOfLineRound(sizes: HeadOfLineSizes, deps: HeadOfLineDeps, gw:
     warmUpRounds: 3,
     untilSignal: true,
   });
+  await Promise.race([run.warm, run.result]);
+  await runtime({ reset: true });
   // The baseline window: the small streams alone (a benchmark's wait, not a synchronisation).
   await new Promise((resolve) => setTimeout(resolve, sizes.baselineMs));
   const without = loopOf(await runtime({ reset: true }));
   const heavyStart = epochMs();
   const rssBefore = gw.proc.rssBytes();
   let rssPeak = rssBefore;
+  // A gateway that exited has no VmRSS: the upload's own error says why, not the poll.
+  const rss = () => {
+    try {
+      return gw.proc.rssBytes();
+    } catch {
+      return rssPeak;
+    }
+  };
   const poll = setInterval(() => {
-    rssPeak = Math.max(rssPeak, gw.proc.rssBytes());
+    rssPeak = Math.max(rssPeak, rss());
   }, 50);
   let duringUpload: Loop | undefined;
   let rssGrowth = 0;
@@ -162,7 +171,7 @@ async function headOfLineRound(sizes: HeadOfLineSizes, deps: HeadOfLineDeps, gw:
     long(gw.url, longBody),
     upload(gw.url, sizes.uploadBytes).then(async (u) => {
       clearInterval(poll);
-      rssGrowth = Math.max(rssPeak, gw.proc.rssBytes()) - rssBefore;
+      rssGrowth = Math.max(rssPeak, rss()) - rssBefore;
       duringUpload = loopOf(await runtime());
       return u;
     }),
@@ -186,7 +195,8 @@ export async function headOfLineScenario(sizes: HeadOfLineSizes, deps: HeadOfLin
   const window = prompt.tokens + LONG_MAX_TOKENS + WINDOW_MARGIN;
   const gw = await deps.startGateway(
     {
-      server: { debugEndpoints: true },
+      // The upload is measured, not timed out: today's 100 MiB took longer than the default 30 s body deadline on this machine.
+      server: { debugEndpoints: true, requestTimeoutMs: 600_000 },
       limits: { maxRequestBytes: 16 * MiB },
       cache: { lookupTimeoutMs: 1_000 },
       batch: { maxFileBytes: Math.min(200 * MiB, sizes.uploadBytes + MiB), maxLines: 50_000 },

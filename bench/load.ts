@@ -66,6 +66,8 @@ async function ttft(target: Target, spec: Extract<LoadSpec, { scenario: "ttft" }
       await target.stream(prompt, new AbortController().signal, () => undefined).catch(() => undefined);
     });
   }
+  // The orchestrator's baseline starts here, not at this process's start (seconds on a busy machine).
+  if (spec.untilSignal) process.stdout.write(`${JSON.stringify({ warm: true })}\n`);
   await lanes(spec.concurrency, async (lane) => {
     for (let i = 0; i < spec.perLane && !stopped; i++) {
       const started = performance.now();
