@@ -236,10 +236,10 @@ export function goals(r: GoalInput): Goal[] {
     },
     {
       id: "cache-hit",
-      name: `cache: exact hit TTFT p50 ÷ the direct path's (upstream TTFT ${r.cache.upstreamTtftMs} ms), gRPC, at ${r.cache.levels.join(" and ")} streams`,
+      name: `cache: exact hit TTFT p50 ÷ the direct path's (upstream TTFT ${r.cache.upstreamTtftMs} ms), gRPC, at 100 concurrent streams (other levels for information: ${r.cache.levels.filter((c) => c !== 100).join(", ") || "none"})`,
       target: "≤ 0.5×",
       measured: r.cache.levels.map((c) => `${c}: ${times(r.cache.hitRatio[c]!)}`).join("; "),
-      met: r.cache.levels.every((c) => r.cache.hitRatio[c]! <= 0.5),
+      met: r.cache.hitRatio[100] !== undefined && r.cache.hitRatio[100] <= 0.5,
     },
     {
       id: "cache-miss",
