@@ -59,6 +59,14 @@ export interface GoalInput {
     readonly ttftP50Ms: { readonly alone: number; readonly beside: number };
     readonly ttftRatio: number;
   };
+  /** Head of line (issue #47); runs before it existed have none. */
+  readonly headOfLine?: {
+    readonly uploadBytes: number;
+    readonly ratioP99: number;
+    readonly ttftMs: Readonly<Record<"without" | "with", { readonly p99: number }>>;
+    readonly eventLoopMs: { readonly duringUpload: { readonly p99: number; readonly max: number } };
+    readonly rssGrowthMiB: number;
+  };
   readonly cache: {
     readonly upstreamTtftMs: number;
     readonly levels: readonly number[];
@@ -131,6 +139,8 @@ export function goals(r: GoalInput): Goal[] {
   const slow = (k: Edge) => r.slow.results[k]!;
   const hedgeCut = r.hedge.withoutHedge.p99 / r.hedge.withHedge.p99;
   const hedgeExtra = r.hedge.upstreamWith / r.hedge.requests - 1;
+  const hol = r.headOfLine;
+  const uploadMiB = hol ? round(hol.uploadBytes / 1024 ** 2, 0) : 100;
 
   const headerAt1 = (k: Edge) => ttft[k]![at1]!.headerP50 ?? Number.NaN;
   const headerAgrees = (k: Edge) => headerAt1(k) <= overheadAt1(k) + HEADER_NOISE_MS && overheadAt1(k) - headerAt1(k) <= Math.max(0, overheadAt1(FLOOR)) + HEADER_HOP_SLACK_MS;
@@ -241,11 +251,32 @@ export function goals(r: GoalInput): Goal[] {
       met: hedgeCut >= 2 && hedgeExtra <= 0.1,
     },
     {
+      id: "head-of-line-ttft",
+      name: "Head of line: 16 small streams' TTFT p99 beside a long prompt (PII, routing by need), a batch upload and semantic misses ÷ alone, same run, gRPC",
+      target: "≤ 1.2×",
+      measured: hol ? `×${round(hol.ratioP99)} (${round(hol.ttftMs.without.p99)} → ${round(hol.ttftMs.with.p99)} ms)` : "not run",
+      met: hol !== undefined && hol.ratioP99 <= 1.2,
+    },
+    {
+      id: "head-of-line-loop",
+      name: `Head of line: gateway event-loop delay p99 during a ${uploadMiB} MiB batch upload (max for information)`,
+      target: "≤ 50 ms",
+      measured: hol ? `${round(hol.eventLoopMs.duringUpload.p99)} ms (max ${round(hol.eventLoopMs.duringUpload.max)} ms)` : "not run",
+      met: hol !== undefined && hol.eventLoopMs.duringUpload.p99 <= 50,
+    },
+    {
+      id: "head-of-line-rss",
+      name: `Head of line: gateway RSS growth during a ${uploadMiB} MiB batch upload`,
+      target: "≤ 200 MiB",
+      measured: hol ? `${round(hol.rssGrowthMiB)} MiB` : "not run",
+      met: hol !== undefined && hol.rssGrowthMiB <= 200,
+    },
+    {
       id: "cache-hit",
-      name: `cache: exact hit TTFT p50 ÷ the direct path's (upstream TTFT ${r.cache.upstreamTtftMs} ms), gRPC, at ${r.cache.levels.join(" and ")} streams`,
+      name: `cache: exact hit TTFT p50 ÷ the direct path's (upstream TTFT ${r.cache.upstreamTtftMs} ms), gRPC, at 100 concurrent streams (other levels for information: ${r.cache.levels.filter((c) => c !== 100).join(", ") || "none"})`,
       target: "≤ 0.5×",
       measured: r.cache.levels.map((c) => `${c}: ${times(r.cache.hitRatio[c]!)}`).join("; "),
-      met: r.cache.levels.every((c) => r.cache.hitRatio[c]! <= 0.5),
+      met: r.cache.hitRatio[100] !== undefined && r.cache.hitRatio[100] <= 0.5,
     },
     {
       id: "cache-miss",

@@ -22,6 +22,14 @@ export type LoadSpec =
        * the client's JIT warm-up, not the path.
        */
       warmUpRounds?: number;
+      /**
+       * Lanes keep starting streams (up to `perLane` each) until this process
+       * gets SIGUSR2: a run as long as work the orchestrator does beside it,
+       * whose length is not known in advance. Each sample's start (epoch ms)
+       * comes back in `startedAt`, so the orchestrator can sort samples by
+       * what ran at the time.
+       */
+      untilSignal?: boolean;
     }
   | { scenario: "throughput"; target: TargetSpec; concurrency: number; prompt: string }
   | { scenario: "cancel"; target: TargetSpec; total: number; concurrency: number; prompt: string; seed: number }
@@ -44,10 +52,13 @@ async function lanes(concurrency: number, work: (lane: number) => Promise<void>)
  */
 async function ttft(target: Target, spec: Extract<LoadSpec, { scenario: "ttft" }>, alternate?: Target) {
   const samples: number[] = [];
+  const startedAt: number[] = [];
   const alternateSamples: number[] = [];
   /** The target's own `sluice-overhead-ms` of each timed stream, when it sends one. */
   const overheadMs: number[] = [];
   let errors = 0;
+  let stopped = false;
+  if (spec.untilSignal) process.once("SIGUSR2", () => void (stopped = true));
   let alternateErrors = 0;
   // `unique`: every request asks something no other one does (a cache miss every time).
   const run = `${process.pid}-${Date.now()}`;
@@ -57,9 +68,12 @@ async function ttft(target: Target, spec: Extract<LoadSpec, { scenario: "ttft" }
       await target.stream(prompt, new AbortController().signal, () => undefined).catch(() => undefined);
     });
   }
+  // The orchestrator's baseline starts here, not at this process's start (seconds on a busy machine).
+  if (spec.untilSignal) process.stdout.write(`${JSON.stringify({ warm: true })}\n`);
   await lanes(spec.concurrency, async (lane) => {
-    for (let i = 0; i < spec.perLane; i++) {
+    for (let i = 0; i < spec.perLane && !stopped; i++) {
       const started = performance.now();
+      const startedEpoch = epochMs();
       let first: number | undefined;
       const prompt = spec.unique ? `${spec.prompt}\nquestion ${run}-${lane}-${i}` : spec.prompt;
       const other = alternate !== undefined && (i % 4 === 1 || i % 4 === 2);
@@ -67,7 +81,11 @@ async function ttft(target: Target, spec: Extract<LoadSpec, { scenario: "ttft" }
         const result = await (other ? alternate : target).stream(prompt, new AbortController().signal, () => {
           first ??= performance.now() - started;
         });
-        if (first !== undefined) (other ? alternateSamples : samples).push(first);
+        if (first !== undefined && other) alternateSamples.push(first);
+        else if (first !== undefined) {
+          samples.push(first);
+          startedAt.push(startedEpoch);
+        }
         if (!other && result.overheadMs !== undefined) overheadMs.push(result.overheadMs);
       } catch {
         if (other) alternateErrors++;
@@ -75,7 +93,8 @@ async function ttft(target: Target, spec: Extract<LoadSpec, { scenario: "ttft" }
       }
     }
   });
-  return alternate ? { samples, errors, alternateSamples, alternateErrors, overheadMs } : { samples, errors, overheadMs };
+  if (alternate) return { samples, errors, alternateSamples, alternateErrors, overheadMs };
+  return spec.untilSignal ? { samples, errors, startedAt, overheadMs } : { samples, errors, overheadMs };
 }
 
 async function throughput(target: Target, spec: Extract<LoadSpec, { scenario: "throughput" }>) {

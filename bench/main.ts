@@ -13,6 +13,7 @@ import { cacheScenario } from "./scenarios/cache.js";
 import { cancelScenario } from "./scenarios/cancel.js";
 import { capacityScenario } from "./scenarios/capacity.js";
 import { failoverScenario } from "./scenarios/failover.js";
+import { headOfLineRun } from "./scenarios/head-of-line.js";
 import { hedgeScenario } from "./scenarios/hedge.js";
 import { keyFloodScenario } from "./scenarios/key-flood.js";
 import { ledgerScenario } from "./scenarios/ledger.js";
@@ -98,6 +99,7 @@ async function main(): Promise<void> {
       agents: agentsRun,
       "responses-state": responsesStateRun,
       "key-flood": keyFloodScenario,
+      "head-of-line": headOfLineRun,
     };
     const run = args.only === undefined ? undefined : single[args.only];
     if (run) {
@@ -125,6 +127,7 @@ async function main(): Promise<void> {
     const cache = await cacheScenario(s);
     const semantic = await semanticRun(s);
     const keyFlood = await keyFloodScenario(s);
+    const headOfLine = await headOfLineRun(s);
     const capacity = await capacityScenario(s);
     const publicProfile = await publicProfileScenario(s);
     const result = {
@@ -150,6 +153,7 @@ async function main(): Promise<void> {
       semantic,
       publicProfile,
       keyFlood,
+      headOfLine,
       durationS: (performance.now() - started) / 1000,
     };
     await writeReport(result);

@@ -1,4 +1,5 @@
 import type { AgentSizes } from "./agents.js";
+import type { HeadOfLineSizes } from "./head-of-line.js";
 import type { UploadSizes } from "./upload.js";
 /**
  * What a benchmark run measures, by mode, in one table. The full run's
@@ -39,6 +40,7 @@ export interface Sizes {
   readonly ab: AbSizes;
   readonly publicProfile: PublicProfileSizes;
   readonly keyFlood: KeyFloodSizes;
+  readonly headOfLine: HeadOfLineSizes;
 }
 
 /**
@@ -156,6 +158,7 @@ export const SIZES: Readonly<Record<Mode, Sizes>> = {
       warmUpStreams: 200,
     },
     keyFlood: { ratePerS: 10_000, durationMs: 8_000, rounds: 3, concurrency: 4, connections: 32, pipelining: 2 },
+    headOfLine: { streams: 16, promptTokens: 100_000, uploadBytes: 100 * 1024 * 1024, semanticMisses: 320, baselineMs: 5_000, rounds: 2 },
   },
   // Each load-generator run is a process of its own (~0.4 s to start on a busy
   // 2-core machine): the quick run saves runs as much as streams.
@@ -190,6 +193,8 @@ export const SIZES: Readonly<Record<Mode, Sizes>> = {
       warmUpStreams: 32,
     },
     keyFlood: { ratePerS: 10_000, durationMs: 2_500, rounds: 1, concurrency: 4, connections: 32, pipelining: 2 },
+    // A tenth of the upload and a fifth of the prompt: the same parts at once, within the quick run's budget.
+    headOfLine: { streams: 16, promptTokens: 20_000, uploadBytes: 10 * 1024 * 1024, semanticMisses: 64, baselineMs: 2_000, rounds: 1 },
   },
 };
 

@@ -146,7 +146,7 @@ function request(model: string, messages: ChatMessage[]): ChatRequest {
 const text = (role: ChatMessage["role"], value: string): ChatMessage => ({ role, content: [{ type: "text", text: value }] });
 
 /** A system prompt and `turns` user and assistant turns of mixed English, about `charsPerTurn` each. */
-function conversation(turns: number, charsPerTurn: number): ChatRequest {
+export function conversation(turns: number, charsPerTurn: number): ChatRequest {
   const messages = [text("system", "You are a careful assistant for an operations team. Answer from the conversation; say so when it does not tell.")];
   for (let i = 0; i < turns; i++) messages.push(text(i % 2 === 0 ? "user" : "assistant", mixedText(29 + i, charsPerTurn)));
   return request("long", messages);

@@ -85,3 +85,26 @@ export async function runJson<T>(args: readonly string[], timeoutMs: number): Pr
   const last = out.trim().split("\n").at(-1)!;
   return JSON.parse(last) as T;
 }
+
+/**
+ * A load-generator process started, not awaited: `child` to signal it
+ * (SIGUSR2 ends an `untilSignal` run), `warm` once it printed `{"warm":true}`
+ * (its warm-up done), `result` the JSON it prints last.
+ */
+export function startJson<T>(args: readonly string[], timeoutMs: number): { readonly child: ChildProcess; readonly warm: Promise<void>; readonly result: Promise<T> } {
+  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
+  let out = "";
+  let warmed: () => void = () => undefined;
+  const warm = new Promise<void>((resolve) => (warmed = resolve));
+  child.stdout!.on("data", (d: Buffer) => {
+    out += d.toString();
+    if (out.includes('{"warm":true}')) warmed();
+  });
+  const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+  const result = once(child, "exit").then(([code]) => {
+    clearTimeout(timer);
+    if (code !== 0) throw new Error(`load generator ${args.slice(-1)[0]?.slice(0, 80)} exited with ${String(code)}`);
+    return JSON.parse(out.trim().split("\n").at(-1)!) as T;
+  });
+  return { child, warm, result };
+}

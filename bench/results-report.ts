@@ -2,6 +2,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type BatchResult, batchSection } from "./batch.js";
 import { goals } from "./goals.js";
+import { type HeadOfLineResult, headOfLineSection } from "./head-of-line.js";
 import { chartName, type Mode, resultsName, SIZES } from "./modes.js";
 import { type NeedsResult, needsSection } from "./needs.js";
 import { type PiiResult, piiSection } from "./pii.js";
@@ -50,6 +51,8 @@ export type Result = {
   semantic: SemanticResult;
   /** Runs before the public profile existed have none. */
   publicProfile?: PublicProfileResult;
+  /** Runs before issue #47 have none. */
+  headOfLine?: HeadOfLineResult;
   durationS: number;
 };
 
@@ -252,6 +255,8 @@ export async function writeReport(r: Result): Promise<void> {
       ["threshold", "hit rate (reworded pairs at or past it)", "false-hit rate (negatives at or past it)"],
       r.semantic.thresholds.map((t) => [t.threshold, `${round(t.hitRate * 100)}%`, `${round(t.falseHitRate * 100)}%`]),
     ),
+    "",
+    r.headOfLine ? headOfLineSection(r.headOfLine) : "",
   ].join("\n");
 
   const svg = lineChart(

@@ -66,6 +66,7 @@ export async function cacheScenario(s: Services) {
     await gw.proc.stop();
   }
   const at = (name: string, c: number) => results[name]![c]!.p50;
+  for (const c of levels) log(`cache c=${c}: exact hit ÷ direct TTFT p50 ×${round(at("hit", c) / at("direct", c))}${c === 100 ? ` (goal ≤ 0.5×: ${at("hit", c) / at("direct", c) <= 0.5 ? "met" : "not met"})` : ""}`);
   return {
     upstreamTtftMs: CACHE_UPSTREAM_TTFT_MS,
     levels,

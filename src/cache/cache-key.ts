@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import type { ChatRequest } from "../core/chat-request.js";
 
 /**
@@ -34,6 +34,7 @@ export interface EntryKeys {
 export function exactCacheKeys(request: ChatRequest, scope: string): EntryKeys {
   const { metadata: _metadata, ...shaping } = request;
   const text = canonicalJson(shaping);
-  const hash = (purpose: string) => createHash("sha256").update(purpose).update("\0").update(scope).update("\0").update(text).digest();
-  return { id: hash("id").toString("hex"), secret: hash("seal") };
+  // One-shot hashes of the joined text: the same digests as a Hash fed in parts, without a Hash object each (a hit computes both).
+  const tail = `\0${scope}\0${text}`;
+  return { id: hash("sha256", `id${tail}`, "hex"), secret: hash("sha256", `seal${tail}`, "buffer") };
 }

@@ -137,6 +137,9 @@ export function teamScope(id: string): string {
 }
 
 const NONE = Symbol("timed out");
+const NOT_YET_VALUE = Symbol("not yet");
+/** Settled before any store call: loses a race only to a promise that was already settled too. */
+const NOT_YET = Promise.resolve(NOT_YET_VALUE);
 
 export function createResponseCache(options: ResponseCacheOptions): ResponseCache {
   const { store, settings, logger, instruments } = options;
@@ -165,9 +168,13 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
   /** The store's answer, or NONE once `lookupTimeoutMs` passed or it failed (the late answer is dropped). */
   const bounded = async <T>(alias: string, work: () => Promise<T>): Promise<T | typeof NONE> => {
     let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<typeof NONE>((resolve) => (timer = setTimeout(resolve, settings.lookupTimeoutMs, NONE)));
     try {
-      return await Promise.race([work(), late]);
+      const pending = work();
+      // An answer already there (the in-process store's) wins this race: no timer is armed for a lookup that cannot be late.
+      const now = await Promise.race([pending, NOT_YET]);
+      if (now !== NOT_YET_VALUE) return now;
+      const late = new Promise<typeof NONE>((resolve) => (timer = setTimeout(resolve, settings.lookupTimeoutMs, NONE)));
+      return await Promise.race([pending, late]);
     } catch (error) {
       logger.warn({ event: "cache.lookup_failed", alias, error: error instanceof Error ? error.message : String(error) });
       return NONE;

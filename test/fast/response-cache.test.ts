@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { PassThrough } from "node:stream";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { canonicalJson, exactCacheKeys } from "../../src/cache/cache-key.js";
@@ -36,6 +37,16 @@ describe("cache keys", () => {
     expect(exactCacheKeys(request("hi"), "key=b").id).not.toBe(base.id);
     expect(base.secret.equals(exactCacheKeys(request("hi"), "key=a").secret)).toBe(true);
     expect(base.secret.toString("hex")).not.toBe(base.id);
+  });
+
+  it("are the digests earlier builds stored entries under (a Hash fed purpose, scope and text), non-ASCII text and scope included", () => {
+    const req = request("héllo 日本 🙂", { sampling: { stop: ["\n"], temperature: 0.2 } });
+    const scope = "key=é";
+    const { metadata: _metadata, ...shaping } = req;
+    const streamed = (purpose: string) => createHash("sha256").update(purpose).update("\0").update(scope).update("\0").update(canonicalJson(shaping)).digest();
+    const keys = exactCacheKeys(req, scope);
+    expect(keys.id).toBe(streamed("id").toString("hex"));
+    expect(keys.secret.equals(streamed("seal"))).toBe(true);
   });
 
   it("seal an entry so that only the same request opens it, and reject a tampered one", () => {
