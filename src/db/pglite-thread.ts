@@ -47,6 +47,7 @@ export function startPgliteThread(dataDir: string | undefined, deadlineMs: numbe
   let nextId = 1;
   let gone = false;
   let closing = false;
+  let dying = false;
   let opened: { resolve: (thread: PgliteThread) => void; reject: (error: Error) => void } | undefined;
   const opening = new Promise<PgliteThread>((resolve, reject) => (opened = { resolve, reject }));
   const openTimer = setTimeout(() => lose(`it did not open within ${deadlineMs} ms`), deadlineMs);
@@ -90,6 +91,8 @@ export function startPgliteThread(dataDir: string | undefined, deadlineMs: numbe
       }
       if (crashArmed) {
         crashArmed = false;
+        // As in a crash, no answer comes back, even one the worker sent before it stopped.
+        dying = true;
         void worker.terminate();
       }
     });
@@ -105,6 +108,7 @@ export function startPgliteThread(dataDir: string | undefined, deadlineMs: numbe
   };
 
   worker.on("message", (reply: WorkerReply) => {
+    if (dying) return;
     switch (reply.type) {
       case "opened":
         clearTimeout(openTimer);
