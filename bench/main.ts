@@ -14,6 +14,7 @@ import { failoverScenario } from "./scenarios/failover.js";
 import { hedgeScenario } from "./scenarios/hedge.js";
 import { ledgerScenario } from "./scenarios/ledger.js";
 import { needsRun } from "./scenarios/needs.js";
+import { pgliteThreadRun } from "./scenarios/pglite-thread.js";
 import { piiRun } from "./scenarios/pii.js";
 import { responsesStateRun } from "./scenarios/responses-state.js";
 import { runResume } from "./scenarios/resume.js";
@@ -80,6 +81,7 @@ async function main(): Promise<void> {
       batch: batchRun,
       agents: agentsRun,
       "responses-state": responsesStateRun,
+      "pglite-thread": pgliteThreadRun,
     };
     const run = args.only === undefined ? undefined : single[args.only];
     if (run) {
