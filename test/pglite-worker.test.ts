@@ -106,6 +106,22 @@ describe("the embedded database in a worker", () => {
   );
 
   it(
+    "replaces a worker stuck past a call's deadline: the stuck call fails with store_unavailable, the next one is served",
+    async () => {
+      const lost: string[] = [];
+      const db = await openPgliteWorkerDatabase({ dataDir: undefined, prepare: async () => undefined, onLost: (reason) => lost.push(reason), deadlineMs: 1_000 });
+      try {
+        await expect(db.query("SELECT pg_sleep(600)")).rejects.toMatchObject({ name: "GatewayError", code: "store_unavailable" });
+        expect(lost).toEqual([expect.stringContaining("longer than 1000 ms")]);
+        expect((await db.query("SELECT 1 AS one")).rows).toEqual([{ one: 1 }]);
+      } finally {
+        await db.close();
+      }
+    },
+    DB_START_MS,
+  );
+
+  it(
     "refuses work past its bound at once instead of queueing it",
     async () => {
       const db = await openPgliteWorkerDatabase({ dataDir: undefined, prepare: async () => undefined, onLost: () => undefined, maxQueued: 2 });

@@ -34,14 +34,15 @@ export function crashEmbeddedWorkerOnNextCall(): void {
 
 /**
  * Starts a worker with PGlite on `dataDir` (in memory without) and resolves
- * once it is open. Every call has `deadlineMs`: a call past it means the
+ * once it is open (within `openMs`). Every call has `callMs`: a call past it means the
  * worker is stuck (PGlite cannot be interrupted from outside), and a stuck
  * worker is as good as a crashed one. Either way the worker is terminated,
  * every pending call rejects with `store_unavailable`, and `onLost` is
  * told, so the owner starts a replacement. The worker is referenced (keeps
  * the process alive) only while a call waits on it.
  */
-export function startPgliteThread(dataDir: string | undefined, deadlineMs: number, onLost: (reason: string) => void): Promise<PgliteThread> {
+export function startPgliteThread(dataDir: string | undefined, deadlines: { readonly openMs: number; readonly callMs: number }, onLost: (reason: string) => void): Promise<PgliteThread> {
+  const deadlineMs = deadlines.callMs;
   const worker = new Worker(workerEntry(import.meta.url, "./pglite-worker.js"), { workerData: { dataDir } satisfies PgliteWorkerData });
   const pending = new Map<number, Pending>();
   let nextId = 1;
@@ -50,7 +51,7 @@ export function startPgliteThread(dataDir: string | undefined, deadlineMs: numbe
   let dying = false;
   let opened: { resolve: (thread: PgliteThread) => void; reject: (error: Error) => void } | undefined;
   const opening = new Promise<PgliteThread>((resolve, reject) => (opened = { resolve, reject }));
-  const openTimer = setTimeout(() => lose(`it did not open within ${deadlineMs} ms`), deadlineMs);
+  const openTimer = setTimeout(() => lose(`it did not open within ${deadlines.openMs} ms`), deadlines.openMs);
 
   const idle = () => {
     if (pending.size === 0 && !opened) worker.unref();

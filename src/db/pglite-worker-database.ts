@@ -13,6 +13,7 @@ export interface PgliteWorkerOptions {
   readonly prepare: (db: Database) => Promise<void>;
   /** A worker stopped (crashed, stuck past the deadline, or could not open): for the log. */
   readonly onLost: (reason: string) => void;
+  /** A call's deadline (PGLITE_DEADLINE_MS); opening always has PGLITE_DEADLINE_MS. */
   readonly deadlineMs?: number;
   readonly maxQueued?: number;
 }
@@ -62,7 +63,7 @@ export async function openPgliteWorkerDatabase(options: PgliteWorkerOptions): Pr
   let queued = 0;
 
   const start = (): Promise<PgliteThread> => {
-    const next: Promise<PgliteThread> = startPgliteThread(options.dataDir, deadlineMs, (reason) => {
+    const next: Promise<PgliteThread> = startPgliteThread(options.dataDir, { openMs: PGLITE_DEADLINE_MS, callMs: deadlineMs }, (reason) => {
       if (current === next) current = undefined;
       options.onLost(reason);
     }).then(async (thread) => {
