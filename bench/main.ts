@@ -18,6 +18,7 @@ import { hedgeScenario } from "./scenarios/hedge.js";
 import { keyFloodScenario } from "./scenarios/key-flood.js";
 import { ledgerScenario } from "./scenarios/ledger.js";
 import { needsRun } from "./scenarios/needs.js";
+import { pgliteThreadRun } from "./scenarios/pglite-thread.js";
 import { piiRun } from "./scenarios/pii.js";
 import { publicProfileScenario } from "./scenarios/public-profile.js";
 import { responsesStateRun } from "./scenarios/responses-state.js";
@@ -100,6 +101,7 @@ async function main(): Promise<void> {
       "responses-state": responsesStateRun,
       "key-flood": keyFloodScenario,
       "head-of-line": headOfLineRun,
+      "pglite-thread": pgliteThreadRun,
     };
     const run = args.only === undefined ? undefined : single[args.only];
     if (run) {

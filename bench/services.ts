@@ -261,7 +261,7 @@ export const NAMES: Record<TargetKind, string> = {
 export async function startGateway(
   s: Services,
   config: Record<string, unknown>,
-  options: { exposeGc?: boolean; models?: Record<string, unknown>; provider?: Record<string, unknown>; readyEvent?: string; timeoutMs?: number } = {},
+  options: { exposeGc?: boolean; models?: Record<string, unknown>; provider?: Record<string, unknown>; readyEvent?: string; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {},
 ): Promise<{ proc: Proc; url: string }> {
   const dir = await mkdtemp(join(tmpdir(), "sluice-bench-"));
   const configFile = join(dir, "sluice.yaml");
@@ -280,7 +280,7 @@ export async function startGateway(
       if (options.readyEvent !== undefined && line.includes(`"event":"${options.readyEvent}"`)) readySeen = true;
       return url !== undefined && (options.readyEvent === undefined || readySeen) ? url : undefined;
     },
-    options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs },
+    { ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }), ...(options.env ? { env: { ...process.env, ...options.env } } : {}) },
   );
   return { proc, url: value };
 }

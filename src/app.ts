@@ -29,6 +29,7 @@ import { createEvaluations, type Evaluations, type EvaluationsOptions } from "./
 import { byEndpoint, createReplayLineExecutor } from "./evaluation/replay-lines.js";
 import { createShadowRunner, type ShadowRunner } from "./evaluation/shadow.js";
 import type { TenancyObserver } from "./flow/observer.js";
+import { holdReadinessForDatabase } from "./health/database-readiness.js";
 import { createHealthState } from "./health/health-state.js";
 import { createLedger, type Ledger } from "./ledger/ledger.js";
 import { createSpendReports } from "./ledger/spend-reports.js";
@@ -340,6 +341,15 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
   const maxConnections = connectionCeiling(config, logger);
   warnUnpricedBudgets(config, logger);
   const health = createHealthState();
+  const semanticCached = [...config.models.values()].some((route) => route.cache?.semantic);
+  const databaseReadiness =
+    config.store?.postgres || ledger || auditLog || semanticCached
+      ? holdReadinessForDatabase(
+          health,
+          () => database.open(),
+          (error, retryInMs) => logger.warn({ event: "server.readiness_waits", waitingFor: "database", error: error instanceof Error ? error.message : String(error), retryInMs }),
+        )
+      : undefined;
   // A fail-closed store that is not connected would refuse every keyed request: not ready until it is.
   if (!tenancy.ready) health.hold("store", true);
   const stopFollowingStore = tenancy.onReadyChange((storeReady) => {
@@ -486,6 +496,7 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
   let serverGraceMs: number | undefined;
   closers.push("server", async () => {
     stopFollowingStore();
+    databaseReadiness?.stop();
     statsWatch?.close();
     await server?.close(serverGraceMs);
   });
@@ -495,7 +506,8 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
     closers.push("metrics listener", () => metricsListener.close());
     logger.info({ event: "metrics.listening", url: `${metricsListener.url}/metrics` });
   }
-  if ([...config.models.values()].some((route) => route.cache?.semantic)) openedDatabase();
+  if (semanticCached) openedDatabase();
+  databaseReadiness?.start();
   ledger?.start();
   auditLog?.start();
   // Batches a previous process left unfinished go on; an in-memory database has none to resume.

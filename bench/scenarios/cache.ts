@@ -88,7 +88,7 @@ export const DB_READY_TIMEOUT_MS = 90_000;
  * embedding call itself (the simulator's `/embeddings`, straight), timed in
  * the same rounds. The issue's bound is the embedding call + 1 ms.
  */
-export async function semanticMissScenario(s: Services, model: string, streams: number, mode: "pglite" | "url", store: Record<string, unknown>) {
+export async function semanticMissScenario(s: Services, model: string, streams: number, mode: "pglite" | "url", store: Record<string, unknown>, env?: NodeJS.ProcessEnv) {
   const gw = await startGateway(
     s,
     { cache: { lookupTimeoutMs: 1_000 }, store },
@@ -100,6 +100,7 @@ export async function semanticMissScenario(s: Services, model: string, streams: 
       },
       readyEvent: "db.ready",
       timeoutMs: DB_READY_TIMEOUT_MS,
+      ...(env ? { env } : {}),
     },
   );
   const paths = {
@@ -121,11 +122,12 @@ export async function semanticMissScenario(s: Services, model: string, streams: 
     keyof typeof paths,
     ReturnType<typeof summary> & { errors: number }
   >;
-  for (const [name, r] of Object.entries(results)) log(`cache semantic (${mode}) c=1 ${name}: p50 ${round(r.p50)} ms p99 ${round(r.p99)} ms (${r.n} calls, ${r.errors} errors)`);
+  for (const [name, r] of Object.entries(results))
+    log(`cache semantic (${mode}${env?.SLUICE_PGLITE_THREAD ? `, PGlite on the ${env.SLUICE_PGLITE_THREAD} thread` : ""}) c=1 ${name}: p50 ${round(r.p50)} ms p99 ${round(r.p99)} ms (${r.n} calls, ${r.errors} errors)`);
   return { results, embedCallMs: results.embed.p50, addedMs: results.semanticMiss.p50 - results.off.p50 };
 }
 
-/** The semantic miss on both stores: PGlite in the gateway's process (its work on the gateway's thread) and a server by URL. */
+/** The semantic miss on both stores: PGlite in the gateway's process (in its worker thread) and a server by URL. */
 export async function semanticMisses(s: Services, model: string, streams: number) {
   const pglite = await semanticMissScenario(s, model, streams, "pglite", {});
   const server = await servePgliteOverWire();

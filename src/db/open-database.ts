@@ -4,6 +4,7 @@ import type { Database } from "./database.js";
 import { migrate } from "./migrations.js";
 import { openPgDatabase } from "./pg-database.js";
 import { openPgliteDatabase } from "./pglite-database.js";
+import { openPgliteWorkerDatabase } from "./pglite-worker-database.js";
 
 /**
  * The database as features see it while it opens: `current()` is
@@ -24,6 +25,17 @@ function describe(url: string): string {
   return `${u.hostname}:${u.port || "5432"}${u.pathname}`;
 }
 
+/**
+ * Where the embedded PGlite runs: in a worker thread (pglite-worker-database.ts),
+ * unless the environment says `SLUICE_PGLITE_THREAD=gateway`. That switch is
+ * kept for the bench's before/after of the semantic miss and of start-up
+ * (bench/README.md), not as a setting: on the gateway's thread every
+ * statement and the seconds of opening stall every stream.
+ */
+export function pgliteInWorker(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env.SLUICE_PGLITE_THREAD !== "gateway";
+}
+
 export function createDatabaseHandle(config: PostgresStoreConfig | undefined, logger: Logger): DatabaseHandle {
   let db: Database | undefined;
   let opening: Promise<Database> | undefined;
@@ -31,7 +43,7 @@ export function createDatabaseHandle(config: PostgresStoreConfig | undefined, lo
   const open = async (): Promise<Database> => {
     const startedAt = performance.now();
     const where = config?.url ? describe(config.url) : config?.dataDir ? `pglite:${config.dataDir}` : "pglite:memory";
-    const opened = config?.url ? openPgDatabase(config.url, config.poolSize, (error) => logger.warn({ event: "db.error", where, error: error.message })) : await openPgliteDatabase(config?.dataDir);
+    const opened = config?.url ? openPgDatabase(config.url, config.poolSize, (error) => logger.warn({ event: "db.error", where, error: error.message })) : await openEmbedded(config?.dataDir, where, logger);
     try {
       const { applied, waiting } = await migrate(opened);
       if (closed) throw new Error("closed while opening");
@@ -62,4 +74,26 @@ export function createDatabaseHandle(config: PostgresStoreConfig | undefined, lo
       await (current ?? (await opening?.catch(() => undefined)))?.close();
     },
   };
+}
+
+/**
+ * The embedded database; in its worker, each replacement of a lost worker
+ * is migrated before it serves (an in-memory one starts empty), and the
+ * first is migrated by `open` as a server is.
+ */
+async function openEmbedded(dataDir: string | undefined, where: string, logger: Logger): Promise<Database> {
+  if (!pgliteInWorker()) return openPgliteDatabase(dataDir);
+  let first = true;
+  return openPgliteWorkerDatabase({
+    dataDir,
+    prepare: async (db) => {
+      if (first) {
+        first = false;
+        return;
+      }
+      await migrate(db);
+      logger.info({ event: "db.replaced", where });
+    },
+    onLost: (reason) => logger.error({ event: "db.worker_lost", where, reason, ...(dataDir === undefined ? { lost: "every row: the database was in memory" } : {}) }),
+  });
 }
