@@ -160,7 +160,7 @@ async function main(): Promise<void> {
     };
     await writeReport(result);
   } finally {
-    await Promise.all([s.gateway.stop(), s.limited.stop(), s.sim.stop(), s.peer?.stop(), s.floor.stop()]);
+    await Promise.all([s.gateway.stop(), s.limited.stop(), s.sim.stop(), s.peer?.stop(), s.floor.stop(), s.grpcFloor.stop()]);
     await s.redis?.stop();
   }
 }

@@ -34,6 +34,9 @@ export interface Services {
   /** The floor (bench/floor-proxy.ts): a byte-for-byte Node proxy, the cost of the hop alone. */
   floor: Proc;
   floorUrl: string;
+  /** The gRPC floor (bench/floor-grpc.ts): a connect-node relay, what the gRPC edge is held against. */
+  grpcFloor: Proc;
+  grpcFloorUrl: string;
   /** The same gateway with a virtual key, Redis limits and a budget on every request. */
   limited: Proc;
   limitedUrl: string;
@@ -111,7 +114,8 @@ export async function startServices(mode: Mode, options: { readonly peer: boolea
   );
   const limits = await startLimitedGateway(dir, simInfo.openAiBaseUrl);
   const { proc: floor, url: floorUrl } = await startFloor(simInfo.openAiBaseUrl);
-  const services: Services = { mode, size: SIZES[mode], simOrigin: simInfo.origin, simOpenAi: simInfo.openAiBaseUrl, sim, gateway, gatewayUrl, floor, floorUrl, ...limits };
+  const { proc: grpcFloor, url: grpcFloorUrl } = await startGrpcFloor(simInfo.openAiBaseUrl);
+  const services: Services = { mode, size: SIZES[mode], simOrigin: simInfo.origin, simOpenAi: simInfo.openAiBaseUrl, sim, gateway, gatewayUrl, floor, floorUrl, grpcFloor, grpcFloorUrl, ...limits };
   if (options.peer) {
     const entry = join(ROOT, "bench/node_modules/@portkey-ai/gateway/build/start-server.js");
     if (!existsSync(entry)) {
@@ -202,6 +206,8 @@ export function targetSpec(s: Services, kind: TargetKind): TargetSpec {
       return { kind, url: s.simOpenAi, model: "sim-embed" };
     case "floor-sse":
       return { kind, url: s.floorUrl, model: "sim-1" };
+    case "floor-grpc":
+      return { kind, url: s.grpcFloorUrl, model: "sim-1" };
     case "sluice-grpc":
     case "sluice-grpc-connect":
       return { kind, url: s.gatewayUrl, model: "bench" };
@@ -219,6 +225,15 @@ export function targets(s: Services): TargetKind[] {
 /** The targets with the floor after the direct baseline: where the hop's own cost is the question (TTFT, cancellation). */
 export function withFloor(kinds: TargetKind[]): TargetKind[] {
   return kinds.flatMap((k) => (k === "direct" ? [k, "floor-sse" as const] : [k]));
+}
+
+/**
+ * The targets with both floors after the direct baseline: where each edge
+ * is held against its own floor (issue #47), the gRPC edge against the gRPC
+ * floor and the SSE edges against the HTTP floor (TTFT, CPU per delta).
+ */
+export function withFloors(kinds: TargetKind[]): TargetKind[] {
+  return kinds.flatMap((k) => (k === "direct" ? [k, "floor-sse" as const, "floor-grpc" as const] : [k]));
 }
 
 export async function load<T>(spec: LoadSpec, timeoutMs = 300_000): Promise<T> {
@@ -249,7 +264,8 @@ export const NAMES: Record<TargetKind, string> = {
   "sluice-grpc-connect": "Sluice gRPC, connect-node client",
   "sluice-sse": "Sluice SSE facade",
   "peer-sse": "Portkey (peer)",
-  "floor-sse": "floor: byte-for-byte Node proxy",
+  "floor-sse": "HTTP floor: byte-for-byte Node proxy",
+  "floor-grpc": "gRPC floor: connect-node relay",
   "direct-embed": "the simulator's embeddings API",
 };
 

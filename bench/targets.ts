@@ -9,7 +9,7 @@ import { createSseDecoder } from "../src/sse/decoder.js";
 import { epochMs } from "./stats.js";
 
 /** Where a benchmark stream goes. */
-export type TargetKind = "direct" | "sluice-grpc" | "sluice-grpc-connect" | "sluice-sse" | "peer-sse" | "floor-sse" | "direct-embed";
+export type TargetKind = "direct" | "sluice-grpc" | "sluice-grpc-connect" | "sluice-sse" | "peer-sse" | "floor-sse" | "floor-grpc" | "direct-embed";
 
 export interface TargetSpec {
   readonly kind: TargetKind;
@@ -116,15 +116,31 @@ function sseTarget(spec: TargetSpec): Target {
   };
 }
 
-/** What a gRPC stream delivered, counted the same way whichever client read it. */
-function createTally(onText: OnText) {
+/**
+ * What a gRPC stream delivered, counted the same way whichever client read it.
+ * `raw`: the gRPC floor's messages (bench/floor-grpc.ts), each the raw `data`
+ * of an upstream chat event, read as the SSE client reads it (the content
+ * delta's text, `[DONE]` the end), so that its deltas and characters count
+ * as every other path's do.
+ */
+function createTally(onText: OnText, raw = false) {
   let textDeltas = 0;
   let textChars = 0;
   let finished = false;
   let provider: string | undefined;
   return {
     async message(m: StreamChatResponse) {
-      if (m.delta.case === "text") {
+      if (m.delta.case === "text" && raw) {
+        if (m.delta.value.text === "[DONE]") finished = true;
+        else {
+          const content = (JSON.parse(m.delta.value.text) as Chunk).choices?.[0]?.delta?.content;
+          if (content) {
+            textDeltas++;
+            textChars += content.length;
+            await onText(content.length);
+          }
+        }
+      } else if (m.delta.case === "text") {
         textDeltas++;
         textChars += m.delta.value.text.length;
         await onText(m.delta.value.text.length);
@@ -144,6 +160,7 @@ function createTally(onText: OnText) {
  * gateway latency; this client does the work the SSE client does, for gRPC.
  * connect-node's own client stays measured beside it (`sluice-grpc-connect`),
  * and the test suite checks compatibility with connect, grpc-js and buf curl.
+ * The gRPC floor (`floor-grpc`) is read by this same client.
  */
 function grpcHttp2Target(spec: TargetSpec): Target {
   const sessions = Array.from({ length: Math.max(1, spec.connections ?? 1) }, () => http2Connect(spec.url));
@@ -173,7 +190,7 @@ function grpcHttp2Target(spec: TargetSpec): Target {
       });
       req.on("trailers", (trailers) => (status = trailers["grpc-status"] as string | undefined));
       req.end(frame);
-      const tally = createTally(onText);
+      const tally = createTally(onText, spec.kind === "floor-grpc");
       let pending: Buffer = Buffer.alloc(0);
       try {
         for await (const chunk of req as AsyncIterable<Buffer>) {
@@ -245,7 +262,7 @@ function embedTarget(spec: TargetSpec): Target {
 
 export function createTarget(spec: TargetSpec): Target {
   if (spec.kind === "direct-embed") return embedTarget(spec);
-  if (spec.kind === "sluice-grpc") return grpcHttp2Target(spec);
+  if (spec.kind === "sluice-grpc" || spec.kind === "floor-grpc") return grpcHttp2Target(spec);
   if (spec.kind === "sluice-grpc-connect") return grpcConnectTarget(spec);
   return sseTarget(spec);
 }

@@ -1,4 +1,4 @@
-import { load, log, type Services, simReset, targetSpec, targets, withFloor } from "../services.js";
+import { load, log, type Services, simReset, targetSpec, targets, withFloors } from "../services.js";
 import { round } from "../stats.js";
 
 // 2. Throughput -------------------------------------------------------------
@@ -9,9 +9,9 @@ export async function throughputScenario(s: Services) {
   // The gRPC edge may merge deltas into fewer messages: every path is counted
   // in upstream deltas, its text characters over the direct path's characters per delta.
   let charsPerDelta: number | undefined;
-  // The floor's own CPU is its `gatewayCpuSPer100k`: the least a proxy process can spend per delta here.
-  for (const kind of withFloor(targets(s))) {
-    const gatewayProc = kind === "peer-sse" ? s.peer : kind === "floor-sse" ? s.floor : kind === "direct" ? undefined : s.gateway;
+  // Each floor's own CPU is its `gatewayCpuSPer100k`: the least a relay process can spend per delta here, over HTTP/1.1 SSE or gRPC.
+  for (const kind of withFloors(targets(s))) {
+    const gatewayProc = kind === "peer-sse" ? s.peer : kind === "floor-sse" ? s.floor : kind === "floor-grpc" ? s.grpcFloor : kind === "direct" ? undefined : s.gateway;
     const procs = [s.sim, ...(gatewayProc ? [gatewayProc] : [])];
     // Warm-up, the same run once unmeasured: a cold gateway's JIT (up to twice
     // the steady-state CPU on the first run) would be measured, not the gateway.

@@ -1,4 +1,4 @@
-import { load, log, type Services, simReset, targetSpec, targets, withFloor } from "../services.js";
+import { load, log, type Services, simReset, targetSpec, targets, withFloors } from "../services.js";
 import { round, summary } from "../stats.js";
 import type { TargetKind } from "../targets.js";
 
@@ -13,7 +13,7 @@ export async function ttftScenario(s: Services) {
   // streams cost about twice the CPU of later ones), not a gateway in service.
   // The gRPC edge is also measured through connect-node's client, whose own
   // CPU (it shares the two cores) is part of what its callers see.
-  const kinds: TargetKind[] = [...withFloor(targets(s)), "sluice-grpc-connect"];
+  const kinds: TargetKind[] = [...withFloors(targets(s)), "sluice-grpc-connect"];
   for (const kind of kinds) await load({ scenario: "ttft", target: targetSpec(s, kind), ...warmUp, prompt });
   for (const concurrency of levels) {
     for (const kind of kinds) {
