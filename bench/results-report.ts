@@ -100,8 +100,10 @@ export async function writeReport(r: Result): Promise<void> {
   });
   const hedgeExtra = r.hedge.upstreamWith / r.hedge.requests - 1;
   const goalList = goals({ ...r, capacityWindowS: SIZES[r.mode].capacity.plateauWindowMs / 1000 });
-  const capRows = (["floor-sse", "sluice-grpc", "sluice-sse"] as const).map((k) => {
-    const c = r.capacity.results[k];
+  // Runs before the gRPC floor was measured have no row for it.
+  const capKinds = (["floor-sse", "floor-grpc", "sluice-grpc", "sluice-sse"] as const).filter((k) => r.capacity.results[k] !== undefined);
+  const capRows = capKinds.map((k) => {
+    const c = r.capacity.results[k]!;
     const added = c.interTokenAddedMs;
     return [
       NAMES[k],
@@ -120,7 +122,7 @@ export async function writeReport(r: Result): Promise<void> {
   const md = [
     `# Sluice benchmark (${r.mode})`,
     "",
-    `${r.machine.date} — ${r.machine.cpus} × ${r.machine.model}, Node ${r.machine.node}; gateway, simulator, peer, floor proxy and load generator as separate processes on 127.0.0.1; the gateways reach the simulator over HTTP/1.1. Ran ${round(r.durationS, 0)} s. Reproduce: \`npm run bench${r.mode === "quick" ? " -- --quick" : ""}\`.`,
+    `${r.machine.date} — ${r.machine.cpus} × ${r.machine.model}, Node ${r.machine.node}; gateway, simulator, peer, the two floors (HTTP proxy, gRPC relay) and load generator as separate processes on 127.0.0.1; the gateways reach the simulator over HTTP/1.1. Ran ${round(r.durationS, 0)} s. Reproduce: \`npm run bench${r.mode === "quick" ? " -- --quick" : ""}\`.`,
     "",
     "## Goals",
     table(
@@ -135,7 +137,7 @@ export async function writeReport(r: Result): Promise<void> {
     table(["path", "deltas/s", "ratio vs direct", "gateway CPU s / 100k deltas", "load generator CPU s / 100k deltas", "all processes CPU s / 100k deltas", "CPU ratio vs direct", "text messages per delta", "errors"], tpRows),
     "",
     `## 3. Capacity (${r.capacity.streams} concurrent streams, 1 token/s; each path on a fresh process, warmed first)`,
-    "Inter-token added: for every text message after a stream's first, the gap since the stream's previous one minus 1 s per upstream token it completes, as the client sees it; every gap of every stream, the same way on every path. Figures are the carrying process's: the gateway's, or the floor proxy's.",
+    "Inter-token added: for every text message after a stream's first, the gap since the stream's previous one minus 1 s per upstream token it completes, as the client sees it; every gap of every stream, the same way on every path. Figures are the carrying process's: the gateway's, or a floor's. The gRPC edge is held against the gRPC floor, the SSE facade against the HTTP floor (goal 3).",
     "",
     table(
       [
@@ -264,8 +266,8 @@ export async function writeReport(r: Result): Promise<void> {
     "concurrent streams",
     "overhead (ms)",
     gateways.flatMap((k, i) => [
-      { name: `${NAMES[k]} p50`, color: ["#1f77b4", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#7f7f7f"][i]!, points: r.ttft.levels.map((c) => ({ x: c, y: overhead(k, c, "p50") })) },
-      { name: `${NAMES[k]} p99`, color: ["#6baed6", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94", "#c7c7c7"][i]!, points: r.ttft.levels.map((c) => ({ x: c, y: overhead(k, c, "p99") })) },
+      { name: `${NAMES[k]} p50`, color: ["#1f77b4", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#7f7f7f", "#bcbd22"][i % 7]!, points: r.ttft.levels.map((c) => ({ x: c, y: overhead(k, c, "p50") })) },
+      { name: `${NAMES[k]} p99`, color: ["#6baed6", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94", "#c7c7c7", "#dbdb8d"][i % 7]!, points: r.ttft.levels.map((c) => ({ x: c, y: overhead(k, c, "p99") })) },
     ]),
   );
   const name = resultsName(r.mode);
