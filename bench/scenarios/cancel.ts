@@ -1,12 +1,12 @@
 import type { RequestRecord } from "../../src/simulator/records.js";
-import { load, log, type Services, simIdle, simRecords, simReset, targetSpec, targets, withFloor } from "../services.js";
+import { load, log, type Services, simIdle, simRecords, simReset, targetSpec, targets, withFloors } from "../services.js";
 import { round, summary } from "../stats.js";
 
 // 4. Cancellation -----------------------------------------------------------
 export async function cancelScenario(s: Services) {
   const { total, tokens } = s.size.cancel;
   const out: Record<string, { closeMs: ReturnType<typeof summary>; clientSendMs: ReturnType<typeof summary>; tokensAfterAbort: ReturnType<typeof summary>; notClosed: number; ranToCompletion: number }> = {};
-  for (const kind of withFloor(targets(s))) {
+  for (const kind of withFloors(targets(s))) {
     await simIdle(s);
     await simReset(s);
     const seed = 7;

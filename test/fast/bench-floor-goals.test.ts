@@ -3,11 +3,11 @@ import { describe, expect, it } from "vitest";
 import { type GoalInput, goals } from "../../bench/goals.js";
 
 /**
- * Goals 1–4 (bench/goals.ts) hold each edge to its own floor (issue #47):
+ * Goals 1–5 (bench/goals.ts) hold each edge to its own floor (issue #47):
  * the gRPC edge to the gRPC floor, the SSE facade to the HTTP floor. The
- * committed full run stands in for every other section; TTFT, CPU per delta
- * and capacity are made up here so that the floor each edge is held to
- * decides the verdict.
+ * committed full run stands in for every other section; TTFT, CPU per
+ * delta, capacity and cancellation are made up here so that the floor each
+ * edge is held to decides the verdict.
  */
 
 const base = JSON.parse(readFileSync(new URL("../../bench/results/latest.json", import.meta.url), "utf8")) as GoalInput;
@@ -25,6 +25,7 @@ function run(figures: Paths, withGrpcFloor = true): GoalInput {
     ttft: { levels: [1, 100, 1000], results: each(ttftAt) },
     throughput: { results: each((n) => ({ gatewayCpuSPer100k: n })) },
     capacity: { results: capacity as unknown as GoalInput["capacity"]["results"] },
+    cancel: { results: each((n) => ({ closeMs: { p99: n }, notClosed: 0 })) },
   };
 }
 
@@ -32,9 +33,9 @@ const verdicts = (r: GoalInput) => Object.fromEntries(goals(r).map((g) => [g.id,
 const measured = (r: GoalInput, id: string) => goals(r).find((g) => g.id === id)!.measured;
 
 describe("each edge against its own floor", () => {
-  it("meets goals 1–4 when each edge is within its own floor's margin, though the gRPC edge is far above the HTTP floor", () => {
+  it("meets goals 1–5 when each edge is within its own floor's margin, though the gRPC edge is far above the HTTP floor", () => {
     const r = run({ direct: 1, "floor-sse": 2, "floor-grpc": 4, "sluice-grpc": 4.1, "sluice-sse": 2.1 });
-    expect(verdicts(r)).toMatchObject({ "ttft-overhead": true, "ttft-load": true, capacity: true });
+    expect(verdicts(r)).toMatchObject({ "ttft-overhead": true, "ttft-load": true, capacity: true, cancel: true });
     // CPU: the peer of the committed run is far above these figures; only the floors decide.
     expect(verdicts(r)["throughput-cpu"]).toBe(true);
     expect(measured(r, "ttft-overhead")).toContain("floors: gRPC +3 ms, HTTP +1 ms");
@@ -42,17 +43,17 @@ describe("each edge against its own floor", () => {
 
   it("fails the gRPC edge against a gRPC floor it is far above, though the HTTP floor would let it pass", () => {
     const r = run({ direct: 1, "floor-sse": 8, "floor-grpc": 2, "sluice-grpc": 8, "sluice-sse": 8 });
-    expect(verdicts(r)).toMatchObject({ "ttft-overhead": false, "ttft-load": false, capacity: false, "throughput-cpu": false });
+    expect(verdicts(r)).toMatchObject({ "ttft-overhead": false, "ttft-load": false, capacity: false, "throughput-cpu": false, cancel: false });
   });
 
   it("fails the SSE facade against the HTTP floor, whatever the gRPC floor", () => {
     const r = run({ direct: 1, "floor-sse": 2, "floor-grpc": 8, "sluice-grpc": 2, "sluice-sse": 8 });
-    expect(verdicts(r)).toMatchObject({ "ttft-overhead": false, "ttft-load": false, capacity: false, "throughput-cpu": false });
+    expect(verdicts(r)).toMatchObject({ "ttft-overhead": false, "ttft-load": false, capacity: false, "throughput-cpu": false, cancel: false });
   });
 
   it("holds the gRPC edge to the HTTP floor, and says so, in a run from before the gRPC floor was measured", () => {
     const r = run({ direct: 1, "floor-sse": 4, "floor-grpc": 1, "sluice-grpc": 4.1, "sluice-sse": 4.1 }, false);
-    expect(verdicts(r)).toMatchObject({ "ttft-overhead": true, "ttft-load": true, capacity: true, "throughput-cpu": true });
-    for (const id of ["ttft-overhead", "capacity", "throughput-cpu"]) expect(measured(r, id)).toContain("no gRPC floor in this run");
+    expect(verdicts(r)).toMatchObject({ "ttft-overhead": true, "ttft-load": true, capacity: true, "throughput-cpu": true, cancel: true });
+    for (const id of ["ttft-overhead", "capacity", "throughput-cpu", "cancel"]) expect(measured(r, id)).toContain("no gRPC floor in this run");
   });
 });
