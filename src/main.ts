@@ -127,12 +127,9 @@ async function serve(options: { readonly port: string | undefined; readonly host
   process.on("SIGHUP", () => void sluice.config.reload("SIGHUP"));
   const watch = file !== undefined ? followConfigFile(sluice.config, file, sluice.logger) : undefined;
   const url = sluice.server.url;
-  // The banner goes out before the listening line: whoever waits for that line may close the pipes at once.
-  process.stderr.write(startBanner({ url, simulator: simulator !== undefined, console: config.console.access !== "off", file }));
-  sluice.logger.info({ event: "server.listening", url, pid: process.pid, models: [...config.models.keys()], simulator: simulator?.openAiBaseUrl });
-  sluice.logger.flush();
-
-  // First signal: drain, then exit 0. Second signal: exit at once.
+  // First signal: drain, then exit 0. Second signal: exit at once. Handled from before the listening line: whoever
+  // waits for that line may signal at once, and until a handler is installed the kernel's default for SIGTERM ends
+  // the process on the spot, undrained (CI saw a gateway on a loaded machine killed so).
   let stopping = false;
   let launcher: { close(): void } | undefined;
   const stop = (cause: { signal: NodeJS.Signals } | { launcherGone: number }) => {
@@ -151,6 +148,11 @@ async function serve(options: { readonly port: string | undefined; readonly host
   };
   process.on("SIGINT", (signal) => stop({ signal }));
   process.on("SIGTERM", (signal) => stop({ signal }));
+  // The banner goes out before the listening line: whoever waits for that line may close the pipes at once.
+  process.stderr.write(startBanner({ url, simulator: simulator !== undefined, console: config.console.access !== "off", file }));
+  sluice.logger.info({ event: "server.listening", url, pid: process.pid, models: [...config.models.keys()], simulator: simulator?.openAiBaseUrl });
+  sluice.logger.flush();
+
   // npm passes on SIGINT and SIGTERM only: a gateway whose npm went away (a SIGHUP to `npm start`, a SIGTERM to
   // `npx sluice`) stops as on SIGTERM rather than run on, orphaned, with nobody holding its pid.
   const launcherPid = npmLauncher(process.env, process.ppid);
