@@ -77,9 +77,11 @@ export function startUntil<T>(command: string, args: readonly string[], ready: (
 export async function runJson<T>(args: readonly string[], timeoutMs: number): Promise<T> {
   const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
   let out = "";
-  child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
+  child.stdout!.setEncoding("utf8");
+  child.stdout!.on("data", (d: string) => (out += d));
   const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
-  const [code] = (await once(child, "exit")) as [number | null];
+  // `close`, not `exit`: at `exit` the child's stdout may still hold unread output, and a large result arrived cut short.
+  const [code] = (await once(child, "close")) as [number | null];
   clearTimeout(timer);
   if (code !== 0) throw new Error(`load generator ${args.slice(-1)[0]?.slice(0, 80)} exited with ${code}`);
   const last = out.trim().split("\n").at(-1)!;
@@ -96,12 +98,14 @@ export function startJson<T>(args: readonly string[], timeoutMs: number): { read
   let out = "";
   let warmed: () => void = () => undefined;
   const warm = new Promise<void>((resolve) => (warmed = resolve));
-  child.stdout!.on("data", (d: Buffer) => {
-    out += d.toString();
+  child.stdout!.setEncoding("utf8");
+  child.stdout!.on("data", (d: string) => {
+    out += d;
     if (out.includes('{"warm":true}')) warmed();
   });
   const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
-  const result = once(child, "exit").then(([code]) => {
+  // `close`, not `exit`: at `exit` the child's stdout may still hold unread output (the head-of-line run's 400 KB result was cut).
+  const result = once(child, "close").then(([code]) => {
     clearTimeout(timer);
     if (code !== 0) throw new Error(`load generator ${args.slice(-1)[0]?.slice(0, 80)} exited with ${String(code)}`);
     return JSON.parse(out.trim().split("\n").at(-1)!) as T;
