@@ -1,4 +1,3 @@
-import { Writable } from "node:stream";
 import type { Meter } from "@opentelemetry/api";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { listAudit } from "../src/audit/audit-list.js";
@@ -7,7 +6,7 @@ import { verifyAudit } from "../src/audit/audit-store.js";
 import type { Database } from "../src/db/database.js";
 import { migrate } from "../src/db/migrations.js";
 import { openPgliteDatabase } from "../src/db/pglite-database.js";
-import { createLogger } from "../src/logging/logger.js";
+import { capturedLogger } from "./helpers/captured-logger.js";
 
 /**
  * The audit log on the embedded database (PGlite), through its public
@@ -32,18 +31,6 @@ afterEach(async () => {
 afterAll(async () => {
   await db?.close();
 });
-
-/** A logger whose lines the test reads back (written synchronously). */
-function capturedLogger() {
-  const lines: Array<Record<string, unknown>> = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString("utf8").split("\n").filter(Boolean)) lines.push(JSON.parse(line) as Record<string, unknown>);
-      done();
-    },
-  });
-  return { logger: createLogger("info", sink), lines };
-}
 
 /** A meter that keeps what counters were given, by name and attributes. */
 function recordingMeter() {

@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import { Writable } from "node:stream";
 import type { Meter } from "@opentelemetry/api";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type AuditLog, createAuditLog } from "../src/audit/audit-log.js";
@@ -10,9 +9,9 @@ import { migrate } from "../src/db/migrations.js";
 import { openPgDatabase } from "../src/db/pg-database.js";
 import { openPgliteDatabase } from "../src/db/pglite-database.js";
 import { createLedger, type Ledger } from "../src/ledger/ledger.js";
-import { createLogger } from "../src/logging/logger.js";
 import type { SluiceRedisClient } from "../src/store/redis-tenant-store.js";
 import type { UsageRecord } from "../src/usage/usage-record.js";
+import { capturedLogger } from "./helpers/captured-logger.js";
 import { type OwnDatabase, ownDatabase } from "./helpers/postgres.js";
 import { dropPrefix, storeClient, testPrefix } from "./helpers/redis.js";
 
@@ -30,18 +29,6 @@ import { dropPrefix, storeClient, testPrefix } from "./helpers/redis.js";
 const DB_START_MS = 90_000;
 const LEDGER = { enabled: true, retentionDays: 400, batchSize: 4, flushMs: 60_000, claimIdleMs: 30_000, bufferMax: 1_000 };
 const AUDIT = { maxBuffered: 1_000, flushMs: 60_000, batchSize: 4, timeoutMs: 10_000 };
-
-/** A logger whose lines the test reads back. */
-function capturedLogger() {
-  const lines: Array<Record<string, unknown>> = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString("utf8").split("\n").filter(Boolean)) lines.push(JSON.parse(line) as Record<string, unknown>);
-      done();
-    },
-  });
-  return { logger: createLogger("info", sink), lines };
-}
 
 /** A meter that keeps what counters were given. */
 function recordingMeter() {

@@ -1,4 +1,3 @@
-import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Database } from "../src/db/database.js";
 import { createDatabaseHandle } from "../src/db/open-database.js";
@@ -6,7 +5,7 @@ import { openPgliteDatabase } from "../src/db/pglite-database.js";
 import { crashEmbeddedWorkerOnNextCall } from "../src/db/pglite-thread.js";
 import { openPgliteWorkerDatabase } from "../src/db/pglite-worker-database.js";
 import { refusalCode } from "../src/drain/refusal.js";
-import { createLogger } from "../src/logging/logger.js";
+import { capturedLogger } from "./helpers/captured-logger.js";
 
 /**
  * The embedded database in its worker against the same database in the
@@ -16,17 +15,6 @@ import { createLogger } from "../src/logging/logger.js";
  */
 
 const DB_START_MS = 90_000;
-
-function capturedLogger() {
-  const lines: Array<Record<string, unknown>> = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString("utf8").split("\n").filter(Boolean)) lines.push(JSON.parse(line) as Record<string, unknown>);
-      done();
-    },
-  });
-  return { logger: createLogger("info", sink), lines };
-}
 
 let inThread: Database;
 let inWorker: Database;
