@@ -26,6 +26,8 @@ export interface GatewayProcessOptions {
 export interface RuntimeStats {
   readonly rssBytes: number;
   readonly heapUsedBytes: number;
+  /** Memory outside the JS heap the process's objects hold: Buffers, ArrayBuffers. */
+  readonly externalBytes: number;
   readonly activeStreams: number;
   readonly openConnections: number;
   readonly connectionsClosed: Record<string, number>;
