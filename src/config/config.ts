@@ -2,6 +2,7 @@ import type { ProviderKind } from "../core/chat-request.js";
 import { builtInCapabilities, type Capabilities } from "./capability-table.js";
 import { readConfigDocument } from "./config-file.js";
 import { sha256Hex } from "./key-hash.js";
+import type { McpGrant, McpSettings } from "./mcp-schema.js";
 import { withCacheWriteDefaults } from "./price-defaults.js";
 import { type ConfigProblem, checkConfig, formatPath } from "./problems.js";
 import { type AnthropicThinking, type ConfigFile, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_TIMEOUTS, type TimeoutsConfig } from "./schema.js";
@@ -176,6 +177,8 @@ export interface LevelSettings {
   readonly id: string;
   readonly limits: KeyLimits;
   readonly budget?: KeyBudget;
+  /** MCP tools the level's keys may reach (mcp/grants.ts); absent: no limit from this level. */
+  readonly mcp?: McpGrant;
 }
 
 /** A team, and the business line it belongs to. */
@@ -198,6 +201,8 @@ export interface KeySettings {
   readonly pii?: PiiPolicy;
   /** Every request of this key stays on local targets. */
   readonly localOnly?: boolean;
+  /** MCP tools the key may reach (mcp/grants.ts); absent: no limit from the key. */
+  readonly mcp?: McpGrant;
 }
 
 /** A configured key: its settings and the SHA-256 (hex) of the key. The plaintext is never kept. */
@@ -251,6 +256,8 @@ export interface Config {
   readonly store?: { readonly redis?: RedisStoreConfig; readonly postgres?: PostgresStoreConfig };
   readonly resume: ResumeSettings;
   readonly responses: ResponsesSettings;
+  /** The MCP gateway (config/mcp-schema.ts). */
+  readonly mcp: McpSettings;
   readonly console: ConsoleConfig;
   readonly cache: CacheSettings;
   readonly compliance: { readonly patterns: readonly CustomPattern[]; readonly audit: AuditSettings };
@@ -439,6 +446,7 @@ function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: Nod
           ...(k.budget ? { budget: budgetOf(k.budget) } : {}),
           ...(k.pii ? { pii: k.pii } : {}),
           ...(k.localOnly ? { localOnly: true } : {}),
+          ...(k.mcp ? { mcp: k.mcp } : {}),
         }),
       ),
       teams: new Map(
@@ -452,11 +460,12 @@ function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: Nod
             ...(t.budget ? { budget: budgetOf(t.budget) } : {}),
             ...(t.pii ? { pii: t.pii } : {}),
             ...(t.localOnly ? { localOnly: true } : {}),
+            ...(t.mcp ? { mcp: t.mcp } : {}),
           },
         ]),
       ),
       tagKeys: new Set(file.auth.tagKeys),
-      businessLines: new Map(file.auth.businessLines.map((b) => [b.name, { name: b.name, id: configuredLevelId(b), limits: b.limits, ...(b.budget ? { budget: budgetOf(b.budget) } : {}) }])),
+      businessLines: new Map(file.auth.businessLines.map((b) => [b.name, { name: b.name, id: configuredLevelId(b), limits: b.limits, ...(b.budget ? { budget: budgetOf(b.budget) } : {}), ...(b.mcp ? { mcp: b.mcp } : {}) }])),
       budgetExceededStatus: file.auth.budgetExceededStatus,
     },
     ledger: { ...file.ledger, enabled: file.ledger.enabled ?? file.store?.postgres !== undefined },
@@ -479,6 +488,7 @@ function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: Nod
     ...(file.store ? { store: { ...(file.store.redis ? { redis: file.store.redis } : {}), ...(file.store.postgres ? { postgres: file.store.postgres } : {}) } } : {}),
     resume: file.resume,
     responses: file.responses,
+    mcp: file.mcp,
     cache: file.cache,
     compliance: { patterns: file.compliance.patterns, audit: { ...file.compliance.audit, enabled: file.compliance.audit.enabled ?? file.store?.postgres !== undefined } },
     console: {

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { PROVIDER_KINDS } from "../core/chat-request.js";
 import { capabilitiesSchema, contextSchema } from "./capabilities-schema.js";
 import { complianceSchema, piiPolicySchema } from "./compliance-schema.js";
+import { mcpGrantSchema, mcpSchema } from "./mcp-schema.js";
 import { workersSchema } from "./workers-schema.js";
 
 const milliseconds = z.number().int().positive().max(86_400_000);
@@ -367,6 +368,7 @@ const businessLineSchema = z.strictObject({
   id: keyNameSchema.optional().meta({ description: 'What the business line\'s counters and spend are kept under (docs/tenancy.md, "Names and ids"); unique among business lines.', unset: "the business line's name" }),
   limits: levelLimitsSchema.prefault({}).meta({ description: "Limits on the business line as a whole; an unset limit is not enforced." }),
   budget: keyBudgetSchema.optional().meta({ description: "Spend of all its keys allowed per UTC calendar period; a request that could pass it is refused with 402 naming the business line.", unset: "no budget" }),
+  mcp: mcpGrantSchema.optional().meta({ description: "MCP tools the business line's keys may reach ([Grants](mcp.md#grants)); its teams' and keys' grants narrow it.", unset: "no limit from here" }),
 });
 
 /** A team: what its keys may do together, what it asks of every request (docs/compliance.md), and its business line. */
@@ -382,6 +384,7 @@ const teamSchema = z.strictObject({
   pii: piiPolicySchema.optional().meta({ description: "The team's PII policy ([Compliance](compliance.md#policies)); the strictest of a request's key, team and alias policies applies.", unset: "none from here" }),
   localOnly: z.boolean().default(false).meta({ description: 'Every request of the team is served by local targets only, whatever it holds (docs/compliance.md, "Local targets").' }),
   businessLine: keyNameSchema.optional().meta({ description: "The business line the team belongs to (one of `auth.businessLines`).", unset: "no business line" }),
+  mcp: mcpGrantSchema.optional().meta({ description: "MCP tools the team's keys may reach ([Grants](mcp.md#grants)), within its business line's.", unset: "no limit from here" }),
 });
 
 const tenantKeySchema = z
@@ -399,6 +402,7 @@ const tenantKeySchema = z
     budget: keyBudgetSchema.optional().meta({ description: "Spend allowed per UTC calendar period.", unset: "no budget" }),
     pii: piiPolicySchema.optional().meta({ description: "The key's PII policy ([Compliance](compliance.md#policies)); the strictest of a request's key, team and alias policies applies.", unset: "none from here" }),
     localOnly: z.boolean().default(false).meta({ description: 'Every request of this key is served by local targets only, whatever it holds (docs/compliance.md, "Local targets").' }),
+    mcp: mcpGrantSchema.optional().meta({ description: "MCP tools the key may reach ([Grants](mcp.md#grants)), within its team's and business line's.", unset: "no limit from here" }),
   })
   .superRefine((key, ctx) => {
     if ((key.keyEnv === undefined) === (key.sha256 === undefined)) ctx.addIssue({ code: "custom", path: [], message: "give exactly one of keyEnv or sha256" });
@@ -686,6 +690,7 @@ export const configSchema = z.strictObject({
       description:
         "Stored responses and conversations for `/v1/responses` (see [Responses with state](responses.md)): in the database with `store.postgres` (a server by URL, or the embedded PGlite), else in memory (`responses.maxMemoryBytes`); sealed under each response's id in the database, owned by the key id that made them.",
     }),
+  mcp: mcpSchema,
   resume: z
     .strictObject({
       detachGraceMs: z.number().int().min(0).max(3_600_000).default(60_000).meta({ description: "How long a resumable stream's upstream outlives its last reader." }),
