@@ -1,0 +1,20 @@
+import { type McpResult, mcpEntries, mcpScenario } from "../mcp.js";
+import type { McpLoadResult } from "../mcp-client.js";
+import { runJson, startUntil } from "../procs.js";
+import { log, ROOT, type Services, startGateway } from "../services.js";
+
+/** The MCP gateway (issue #48): bench/mcp.ts, with a server process and load-generator processes of its own. */
+export function mcpRun(s: Services): Promise<McpResult> {
+  const entries = mcpEntries(ROOT);
+  return mcpScenario({
+    sizes: s.size.mcp,
+    startServer: async () => {
+      const { proc, value } = await startUntil(process.execPath, [entries.server], (line) => (line.startsWith('{"url"') ? (JSON.parse(line) as { url: string }).url : undefined));
+      return { proc, url: value };
+    },
+    startGateway: (config) => startGateway(s, config),
+    runLoad: (spec) => runJson<McpLoadResult>([entries.client, JSON.stringify(spec)], 600_000),
+    redisPort: s.redisPort,
+    log,
+  });
+}
