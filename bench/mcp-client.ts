@@ -8,7 +8,8 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
  * `perLane` measured ones back to back. A request is `tools/call` of
  * `tool` with `{text}`, or `tools/list`. It prints one JSON line: every
  * measured request's milliseconds (send → answer parsed) and the errors
- * (a thrown error, or a call answered `isError`).
+ * (a thrown error, a call answered `isError`, or an echo that is not the
+ * text sent).
  */
 export interface McpLoadSpec {
   readonly url: string;
@@ -39,6 +40,9 @@ async function lane(spec: McpLoadSpec, ms: number[], failed: (message: string) =
     }
     const result = await client.callTool({ name: spec.tool, arguments: { text: spec.text } });
     if (result.isError) throw new Error(`tool error: ${JSON.stringify(result.content).slice(0, 200)}`);
+    // The echo must come back as sent: through a gateway with a redact policy, restored from its placeholders.
+    const said = (result.content as Array<{ type: string; text?: string }>)[0];
+    if (said?.type !== "text" || said.text !== spec.text) throw new Error("the echo differs from the text sent (a placeholder not restored?)");
   };
   try {
     for (let i = 0; i < spec.warmUp + spec.perLane; i++) {
