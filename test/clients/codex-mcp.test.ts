@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCodex } from "./helpers/codex.js";
 import { nonce } from "./helpers/gateway.js";
-import { CLIENT_SERVER_NAME, keyReachedServer, MCP_KEY_NAME, MCP_SERVER, type McpClientGateway, startMcpClientGateway } from "./helpers/mcp-gateway.js";
+import { argumentsDigest, CLIENT_SERVER_NAME, ECHO_PRICE_USD, keyReachedServer, MCP_KEY_NAME, MCP_SERVER, type McpClientGateway, startMcpClientGateway } from "./helpers/mcp-gateway.js";
 import { evidence, jsonLines } from "./helpers/run.js";
 import { named, runnable } from "./helpers/tier.js";
 
@@ -52,10 +52,12 @@ describe("Codex CLI calling an MCP tool through Sluice's /mcp", () => {
     // The ledger, the audit log and the metrics show it.
     const rows = await g.toolLedgerRows();
     expect(rows, JSON.stringify(rows)).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ key_name: MCP_KEY_NAME, outcome: "ok" });
-    const audited = (await g.auditEvents()).filter((e) => e.action === "mcp.tool_call" || e.action === "tool.call");
+    expect(rows[0]).toMatchObject({ key_name: MCP_KEY_NAME, kind: "tool", tool_server: MCP_SERVER, tool_name: `${MCP_SERVER}_echo`, outcome: "completed" });
+    expect(Number(rows[0]!.cost_micros)).toBe(ECHO_PRICE_USD * 1_000_000);
+    const audited = (await g.auditEvents()).filter((e) => e.action === "mcp.tool_call");
     expect(audited.map((e) => e.target)).toEqual([`${MCP_SERVER}_echo`]);
-    expect(JSON.stringify(audited)).not.toContain(said);
+    expect(audited[0]!.details).toMatchObject({ server: MCP_SERVER, tool: "echo", outcome: "ok", argumentsSha256: argumentsDigest({ text: said }) });
+    expect(Object.values(audited[0]!.details).join(" ")).not.toContain(said);
     const metrics = await g.metrics();
     expect(metrics.value("sluice_mcp_tool_calls_total", { sluice_mcp_server: MCP_SERVER, sluice_mcp_outcome: "ok" })).toBe(1);
   });

@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import pg from "pg";
 import type { AuditEvent } from "../../../gen/sluice/admin/v1/admin_service_pb.js";
 import { adminClient } from "../../helpers/admin.js";
@@ -112,4 +112,17 @@ export async function startMcpClientGateway(wire: Wire): Promise<McpClientGatewa
 /** The virtual key must never reach the MCP server: not as a header, not inside one. */
 export function keyReachedServer(server: McpTestServer, key: string): boolean {
   return server.seen.some((s) => JSON.stringify(s.headers).includes(key));
+}
+
+/**
+ * The SHA-256 of a flat object of strings as canonical JSON (keys sorted,
+ * no white space), computed here on its own: the audit event's digest of
+ * the arguments the client sent must be this.
+ */
+export function argumentsDigest(args: Readonly<Record<string, string>>): string {
+  const canonical = `{${Object.keys(args)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}:${JSON.stringify(args[k])}`)
+    .join(",")}}`;
+  return createHash("sha256").update(canonical).digest("hex");
 }
