@@ -2,10 +2,13 @@ import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KeySource } from "../gen/sluice/admin/v1/admin_service_pb.js";
 import { toolGrants } from "../src/mcp/grants.js";
+import { createMemoryTenantStore } from "../src/store/memory-tenant-store.js";
+import { createRedisTenantStore } from "../src/store/redis-tenant-store.js";
+import type { TenantStore } from "../src/store/tenant-store.js";
 import { adminClient } from "./helpers/admin.js";
 import { rpcFailure } from "./helpers/clients.js";
 import { type Harness, startHarness } from "./helpers/harness.js";
-import { dropPrefix, SHARED_REDIS_URL, testPrefix } from "./helpers/redis.js";
+import { dropPrefix, SHARED_REDIS_URL, storeClient, testPrefix } from "./helpers/redis.js";
 
 /**
  * Runtime keys, teams and business lines get MCP grants through the admin
@@ -131,5 +134,30 @@ describe("MCP grants through the admin service", () => {
     await refused(admin.updateKey({ name: "kept", mcp: { servers: { values: ["nope"] } } }));
     expect((await admin.listKeys({})).keys.find((k) => k.name === "kept")?.mcp).toMatchObject({ servers: { values: ["*"] } });
     await admin.revokeKey({ name: "kept" });
+  });
+});
+
+describe("the tenant stores", () => {
+  it("keep a runtime key's and a level's grant with their other settings, in Redis and in memory", async () => {
+    const redis = await storeClient();
+    const storePrefix = testPrefix("mcp-grants-store");
+    try {
+      const stores: Record<string, TenantStore> = {
+        memory: createMemoryTenantStore({ streamLeaseMs: 60_000 }),
+        redis: createRedisTenantStore({ client: redis, prefix: storePrefix, streamLeaseMs: 60_000, usageStreamMaxLen: 1_000 }),
+      };
+      const mcp = { servers: [], tools: { allow: ["gh_*"], deny: ["gh_delete*"] } };
+      for (const [name, store] of Object.entries(stores)) {
+        await store.createKey({ name: "k", sha256: "a".repeat(64), createdAt: 1, limits: {}, mcp });
+        await store.putLevel("team", { name: "t", id: "t-1", createdAt: 1, limits: {}, mcp }, "create");
+        expect((await store.listKeys())[0]?.mcp, name).toEqual(mcp);
+        expect((await store.listLevels("team"))[0]?.mcp, name).toEqual(mcp);
+        await store.updateKey({ name: "k", sha256: "a".repeat(64), createdAt: 1, limits: {} });
+        expect((await store.listKeys())[0]?.mcp, name).toBeUndefined();
+      }
+    } finally {
+      await dropPrefix(storePrefix);
+      redis.disconnect();
+    }
   });
 });
