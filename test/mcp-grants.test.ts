@@ -113,6 +113,20 @@ describe("tool grants", () => {
   });
 });
 
+describe("tool grants' remembered answers", () => {
+  it("stay right past their bound, asked about ever new names (as hostile tools/call names would be)", () => {
+    const grants = toolGrants(caller({ key: { tools: { allow: ["gh_a*"], deny: ["*9"] } } }));
+    const wrong: string[] = [];
+    for (let round = 0; round < 2; round++) {
+      for (let i = 0; i < 20_000; i++) {
+        const name = `gh_${i % 2 === 0 ? "a" : "b"}${i}`;
+        if (grants.tool("gh", name) !== (i % 2 === 0 && !name.endsWith("9"))) wrong.push(name);
+      }
+    }
+    expect(wrong.slice(0, 5)).toEqual([]);
+  });
+});
+
 describe("tool grants, with random grants (seeded property test)", () => {
   const SERVERS = ["gh", "fs", "db", "web-1", "x"];
   const TOOLS = ["read", "write", "list_items", "delete", "search", "read.all", "a-b"];
