@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { type McpResult, mcpEntries, mcpScenario } from "../mcp.js";
 import type { McpLoadResult } from "../mcp-client.js";
 import { runJson, startUntil } from "../procs.js";
@@ -12,7 +13,8 @@ export function mcpRun(s: Services): Promise<McpResult> {
       const { proc, value } = await startUntil(process.execPath, [entries.server], (line) => (line.startsWith('{"url"') ? (JSON.parse(line) as { url: string }).url : undefined));
       return { proc, url: value };
     },
-    startGateway: (config) => startGateway(s, config),
+    // The session secret set as docs/mcp.md advises for production (every replica the same one).
+    startGateway: (config) => startGateway(s, config, { env: { SLUICE_MCP_SESSION_SECRET: randomBytes(32).toString("hex") } }),
     runLoad: (spec) => runJson<McpLoadResult>([entries.client, JSON.stringify(spec)], 600_000),
     redisPort: s.redisPort,
     log,
