@@ -9,6 +9,8 @@ import { z } from "zod";
 export interface SeenRequest {
   readonly method: string;
   readonly tool?: string;
+  /** A tools/call's arguments as they arrived (what left the gateway). */
+  readonly arguments?: unknown;
   readonly sessionId?: string;
   readonly authorization?: string;
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
@@ -84,12 +86,13 @@ export async function startMcpTestServer(options: McpTestServerOptions = {}): Pr
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const text = Buffer.concat(chunks).toString("utf8");
-    const body = text ? (JSON.parse(text) as { method?: string; params?: { name?: string } }) : undefined;
+    const body = text ? (JSON.parse(text) as { method?: string; params?: { name?: string; arguments?: unknown } }) : undefined;
     const sessionId = req.headers["mcp-session-id"] as string | undefined;
     if (body?.method)
       seen.push({
         method: body.method,
         ...(body.params?.name ? { tool: body.params.name } : {}),
+        ...(body.params?.arguments !== undefined ? { arguments: body.params.arguments } : {}),
         ...(sessionId ? { sessionId } : {}),
         ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}),
         headers: { ...req.headers },
