@@ -152,7 +152,8 @@ describe("a caller's levels", () => {
 
 describe("tool grants' remembered answers", () => {
   it("stay right past their bound, asked about ever new names (as hostile tools/call names would be)", () => {
-    const grants = toolGrants(caller({ key: { tools: { allow: ["gh_a*"], deny: ["*9"] } } }));
+    // Eight globs or more: the grant remembers (the others never match here).
+    const grants = toolGrants(caller({ key: { tools: { allow: ["gh_a*", "x1", "x2", "x3", "x4", "x5"], deny: ["*9", "x6"] } } }));
     const wrong: string[] = [];
     for (let round = 0; round < 2; round++) {
       for (let i = 0; i < 20_000; i++) {
