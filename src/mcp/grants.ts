@@ -7,7 +7,21 @@ interface CompiledGrant {
   readonly servers?: ReadonlySet<string>;
   readonly allow?: readonly ToolGlob[];
   readonly deny: readonly ToolGlob[];
+  /**
+   * Whether the globs admit a name, as answered before (a listing asks
+   * about the same names request after request), for a grant of many globs
+   * only: a few globs answer as fast as a lookup, and keep no memory.
+   */
+  readonly decisions?: Map<string, boolean>;
 }
+
+/** Globs from which a grant remembers its answers. */
+const REMEMBER_FROM_GLOBS = 8;
+/**
+ * Names whose answers one grant remembers; past it they are forgotten all
+ * at once, so that calls naming ever new tools cannot grow it.
+ */
+const MAX_DECISIONS = 2_048;
 
 /**
  * Grants are immutable objects of the configuration (or of a runtime key,
@@ -25,6 +39,7 @@ function compile(grant: McpGrant): CompiledGrant {
     ...(servers === undefined || servers.includes("*") ? {} : { servers: new Set(servers) }),
     ...(allow === undefined ? {} : { allow: allow.map(compileGlob) }),
     deny: (grant.tools?.deny ?? []).map(compileGlob),
+    ...((allow?.length ?? 0) + (grant.tools?.deny?.length ?? 0) >= REMEMBER_FROM_GLOBS ? { decisions: new Map() } : {}),
   };
   compiled.set(grant, done);
   return done;
@@ -32,9 +47,18 @@ function compile(grant: McpGrant): CompiledGrant {
 
 const seesServer = (grant: CompiledGrant, server: string) => grant.servers === undefined || grant.servers.has(server);
 
-/** Whether one grant admits the exposed tool `name` of `server`: its server listed, its name allowed, and not denied (deny wins). */
-function admits(grant: CompiledGrant, server: string, name: string): boolean {
-  return seesServer(grant, server) && (grant.allow === undefined || anyMatches(grant.allow, name)) && !anyMatches(grant.deny, name);
+/** Whether one grant's globs admit the exposed name: allowed (no `allow`: every name), and not denied (deny wins). */
+function namesAdmit(grant: CompiledGrant, name: string): boolean {
+  const { decisions } = grant;
+  let known = decisions?.get(name);
+  if (known === undefined) {
+    known = (grant.allow === undefined || anyMatches(grant.allow, name)) && !anyMatches(grant.deny, name);
+    if (decisions) {
+      if (decisions.size >= MAX_DECISIONS) decisions.clear();
+      decisions.set(name, known);
+    }
+  }
+  return known;
 }
 
 const NOTHING: ToolGrants = { server: () => false, tool: () => false };
@@ -72,6 +96,11 @@ export function toolGrants(caller: McpCaller): ToolGrants {
   if (caller.narrow !== undefined) levels.push(compile(caller.narrow));
   return {
     server: (server) => levels.every((grant) => seesServer(grant, server)),
-    tool: (server, name) => levels.every((grant) => admits(grant, server, name)),
+    tool(server, name) {
+      // Every level's servers first (a set lookup each), then the globs.
+      for (const grant of levels) if (!seesServer(grant, server)) return false;
+      for (const grant of levels) if (!namesAdmit(grant, name)) return false;
+      return true;
+    },
   };
 }

@@ -40,6 +40,6 @@ export function compileGlob(glob: string): ToolGlob {
 
 /** Whether any of `globs` matches `name`. */
 export function anyMatches(globs: readonly ToolGlob[], name: string): boolean {
-  for (const glob of globs) if (glob.matches(name)) return true;
+  for (let i = 0; i < globs.length; i++) if (globs[i]!.matches(name)) return true;
   return false;
 }

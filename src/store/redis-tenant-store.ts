@@ -178,6 +178,7 @@ function parseKey(json: string): StoredKey {
     ...(k.models ? { models: k.models } : {}),
     limits: k.limits ?? {},
     ...(k.budget ? { budget: k.budget } : {}),
+    ...(k.mcp ? { mcp: k.mcp } : {}),
   };
 }
 
@@ -195,6 +196,7 @@ function parseLevel(json: string): StoredLevel {
     ...(l.businessLine === undefined ? {} : { businessLine: l.businessLine }),
     limits: l.limits ?? {},
     ...(l.budget ? { budget: l.budget } : {}),
+    ...(l.mcp ? { mcp: l.mcp } : {}),
   };
 }
 
@@ -208,6 +210,7 @@ function keyJson(key: StoredKey): string {
     ...(key.models ? { models: key.models } : {}),
     limits: key.limits,
     ...(key.budget ? { budget: key.budget } : {}),
+    ...(key.mcp ? { mcp: key.mcp } : {}),
   };
   return JSON.stringify(settings);
 }

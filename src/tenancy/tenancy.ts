@@ -14,7 +14,7 @@ import type { UsageRecord } from "../usage/usage-record.js";
 import { createAlertWebhook } from "./alert-webhook.js";
 import { AuthError, authenticate, keyByHash } from "./authenticate.js";
 import { createBudgetAlerts } from "./budget-alerts.js";
-import { configHierarchy } from "./hierarchy.js";
+import { configHierarchy, type Hierarchy } from "./hierarchy.js";
 import { createKeyAdmin, type KeyAdmin } from "./key-admin.js";
 import { createKeyRegistry, type KeyRegistry } from "./key-registry.js";
 import { createLeaseHeartbeat } from "./lease-heartbeat.js";
@@ -66,6 +66,13 @@ export interface Tenancy {
   chargeDeps(): ChargeDeps;
   /** The tag keys kept for cost allocation, from the configuration in force. */
   tagKeys(): ReadonlySet<string>;
+  /**
+   * The teams and business lines in force, as a request is identified: the
+   * configuration's, then those created at run time (this replica's copy,
+   * as `identify` reads keys). What the MCP gateway reads a caller's
+   * team's and business line's grants from (mcp/grants.ts).
+   */
+  hierarchy(): Hierarchy;
   readonly admin: KeyAdmin;
   readonly store: TenantStore;
   /**
@@ -433,6 +440,7 @@ export function createTenancy(options: TenancyOptions): Tenancy {
       const principal = keyByHash(sha256, config, registry);
       return principal && withTeamId(principal, config, registry);
     },
+    hierarchy: () => configHierarchy(options.config(), registry),
     keyIdsNamed: (name) => [
       ...options
         .config()
