@@ -32,6 +32,7 @@ beforeAll(async () => {
         { name: "block", keyEnv: "BLOCK", mcp: { servers: ["test"] }, pii: { mode: "block" } },
       ],
     },
+    limits: { maxRequestBytes: 65_536 },
     mcp: { servers: { test: { http: { url: upstream.url }, tools: { echo: { arguments: { type: "object", properties: { text: { type: "string", maxLength: 30 } } } } } } } },
   });
 });
@@ -113,8 +114,8 @@ describe("the /mcp endpoint", () => {
     const { client } = await connect(REDACT);
     const result = await client.callTool({ name: "test_echo", arguments: { text: EMAIL } });
     expect(textOf(result)).toBe(EMAIL);
-    const forwarded = upstream.calls("echo").at(-1)!;
-    expect(forwarded).toBeDefined();
+    // The server saw a placeholder, never the value.
+    expect(upstream.calls("echo").at(-1)!.arguments).toEqual({ text: "<EMAIL_1>" });
     expect(JSON.stringify(upstream.seen)).not.toContain(EMAIL);
   });
 
@@ -151,5 +152,57 @@ describe("the /mcp endpoint", () => {
     const anonymous = await fetch(`${h.url}/mcp`, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream" }, body: "{}" });
     expect(anonymous.status).toBe(401);
     expect(await anonymous.json()).toMatchObject({ jsonrpc: "2.0", error: { code: -32000 }, id: null });
+  });
+
+  describe("requests the endpoint cannot hand to the MCP server", () => {
+    const post = (body: string, headers: Record<string, string> = {}) =>
+      fetch(`${h.url}/mcp`, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${FULL}`, ...headers }, body });
+    const listTools = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" });
+    const initialize = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } });
+
+    it("answers 400 without a session id, 404 for an altered one, 413 past limits.maxRequestBytes and 400 for JSON that does not parse", async () => {
+      const missing = await post(listTools);
+      expect(missing.status).toBe(400);
+      expect(await missing.json()).toMatchObject({ jsonrpc: "2.0", error: { code: -32000 }, id: null });
+      const { transport } = await connect(FULL);
+      const id = transport.sessionId!;
+      const altered = await post(listTools, { "mcp-session-id": `${id.slice(0, -2)}${id.endsWith("AA") ? "BB" : "AA"}` });
+      expect(altered.status).toBe(404);
+      expect(await altered.json()).toMatchObject({ error: { code: -32001 } });
+      const big = await post(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "test_echo", arguments: { text: "x".repeat(70_000) } } }), { "mcp-session-id": id });
+      expect(big.status).toBe(413);
+      const broken = await post("{", { "mcp-session-id": id });
+      expect(broken.status).toBe(400);
+      expect(await broken.json()).toMatchObject({ error: { code: -32700 } });
+    });
+
+    it("negotiates an earlier protocol version, answers GET with 405 and DELETE of its own session with 200", async () => {
+      const answer = await post(initialize);
+      expect(answer.status).toBe(200);
+      const id = answer.headers.get("mcp-session-id")!;
+      expect(id).toBeTruthy();
+      expect(await answer.text()).toContain('"protocolVersion":"2025-06-18"');
+      const get = await fetch(`${h.url}/mcp`, { headers: { authorization: `Bearer ${FULL}`, accept: "text/event-stream", "mcp-session-id": id } });
+      expect(get.status).toBe(405);
+      expect(get.headers.get("allow")).toBe("POST, DELETE");
+      const otherKey = await fetch(`${h.url}/mcp`, { method: "DELETE", headers: { authorization: `Bearer ${REDACT}`, "mcp-session-id": id } });
+      expect(otherKey.status).toBe(404);
+      const deleted = await fetch(`${h.url}/mcp`, { method: "DELETE", headers: { "x-api-key": FULL, "mcp-session-id": id } });
+      expect(deleted.status).toBe(200);
+    });
+
+    it("refuses new sessions while draining, and serves the open ones", async () => {
+      const { client } = await connect(FULL);
+      const health = h.sluice.server.health;
+      health.setReady(false);
+      try {
+        const refused = await post(initialize);
+        expect(refused.status).toBe(503);
+        expect(refused.headers.get("retry-after")).toBe("1");
+        expect(textOf(await client.callTool({ name: "test_add", arguments: { a: 1, b: 2 } }))).toBe("3");
+      } finally {
+        health.setReady(true);
+      }
+    });
   });
 });

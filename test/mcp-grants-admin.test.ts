@@ -1,6 +1,7 @@
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KeySource } from "../gen/sluice/admin/v1/admin_service_pb.js";
+import { mcpCallerFor } from "../src/mcp/caller.js";
 import { toolGrants } from "../src/mcp/grants.js";
 import { createMemoryTenantStore } from "../src/store/memory-tenant-store.js";
 import { createRedisTenantStore } from "../src/store/redis-tenant-store.js";
@@ -44,10 +45,7 @@ afterAll(async () => {
 /** What the grants predicate answers for a key on a replica, as the MCP edge asks it: the principal as identified, its team and business line as in force there. */
 async function granted(h: Harness, key: string, tools: readonly string[]): Promise<string[]> {
   const principal = await h.sluice.tenancy.identify(`Bearer ${key}`, "mcp");
-  const hierarchy = h.sluice.tenancy.hierarchy();
-  const team = principal?.team === undefined ? undefined : hierarchy.team(principal.team);
-  const businessLine = team?.businessLine === undefined ? undefined : hierarchy.businessLine(team.businessLine);
-  const grants = toolGrants({ ...(principal ? { principal } : {}), ...(team ? { team } : {}), ...(businessLine ? { businessLine } : {}) });
+  const grants = toolGrants(mcpCallerFor(principal, h.sluice.tenancy.hierarchy()));
   return tools.filter((name) => grants.tool(name.split("_")[0]!, name));
 }
 

@@ -2,11 +2,13 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { LevelSettings, TeamSettings } from "../src/config/config.js";
 import type { McpGrant } from "../src/config/mcp-schema.js";
 import { mcpGrantSchema } from "../src/config/mcp-schema.js";
+import { mcpCallerFor } from "../src/mcp/caller.js";
 import { MCP_ERRORS, type McpCaller, McpError, NARROW_SERVERS_HEADER, NARROW_TOOLS_HEADER } from "../src/mcp/contract.js";
 import { toolGrants } from "../src/mcp/grants.js";
 import { MAX_NARROW_ENTRIES, narrowingFrom } from "../src/mcp/narrowing.js";
 import { compileGlob } from "../src/mcp/tool-glob.js";
 import { createRandom } from "../src/simulator/random.js";
+import type { Hierarchy } from "../src/tenancy/hierarchy.js";
 import type { Principal } from "../src/tenancy/principal.js";
 
 const principal = (mcp?: McpGrant): Principal => ({ source: "config", id: "0123456789ab", name: "k", sha256: "0".repeat(64), limits: {}, ...(mcp ? { mcp } : {}) });
@@ -113,9 +115,45 @@ describe("tool grants", () => {
   });
 });
 
+describe("a caller's levels", () => {
+  const hierarchy = (teams: readonly TeamSettings[], lines: readonly LevelSettings[]): Hierarchy => ({
+    team: (name) => teams.find((t) => t.name === name),
+    businessLine: (name) => lines.find((l) => l.name === name),
+  });
+  const inTeam = (name: string, mcp?: McpGrant): Principal => ({ ...principal(mcp), team: name });
+
+  it("are the key's team and that team's business line as in force, with the request's narrowing", () => {
+    const levels = hierarchy([{ ...team({ tools: { deny: ["gh_delete*"] } }), businessLine: "b" }], [line({ servers: ["gh"] })]);
+    const found = mcpCallerFor(inTeam("t", { tools: { allow: ["gh_*", "fs_*"] } }), levels, { narrow: { tools: { allow: ["*read"] } } });
+    expect(found.team?.name).toBe("t");
+    expect(found.businessLine?.name).toBe("b");
+    const grants = toolGrants(found);
+    expect(["gh_read", "gh_delete_read", "gh_write", "fs_read"].filter((name) => grants.tool(name.slice(0, 2), name))).toEqual(["gh_read"]);
+    expect(mcpCallerFor(undefined, levels)).toEqual({});
+    expect(mcpCallerFor(principal(), levels).team).toBeUndefined();
+  });
+
+  it("refuse a key whose team, or a team whose business line, no longer exists: its grants would lose a level", () => {
+    for (const [who, levels] of [
+      [inTeam("gone"), hierarchy([], [])],
+      [inTeam("t"), hierarchy([{ ...team(), businessLine: "gone" }], [])],
+    ] as const) {
+      let failure: unknown;
+      try {
+        mcpCallerFor(who, levels);
+      } catch (error) {
+        failure = error;
+      }
+      expect(failure).toBeInstanceOf(McpError);
+      expect((failure as McpError).data).toMatchObject({ status: 403 });
+    }
+  });
+});
+
 describe("tool grants' remembered answers", () => {
   it("stay right past their bound, asked about ever new names (as hostile tools/call names would be)", () => {
-    const grants = toolGrants(caller({ key: { tools: { allow: ["gh_a*"], deny: ["*9"] } } }));
+    // Eight globs or more: the grant remembers (the others never match here).
+    const grants = toolGrants(caller({ key: { tools: { allow: ["gh_a*", "x1", "x2", "x3", "x4", "x5"], deny: ["*9", "x6"] } } }));
     const wrong: string[] = [];
     for (let round = 0; round < 2; round++) {
       for (let i = 0; i < 20_000; i++) {

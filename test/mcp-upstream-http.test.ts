@@ -173,6 +173,30 @@ describe("MCP upstreams over streamable HTTP", () => {
     expect(upstreams.health().test?.state).toBe("up");
   });
 
+  it("refuses a too large answer sent as one JSON body as well", async () => {
+    const limit = 1_048_576;
+    const { upstreams } = await setUp({ server: { jsonResponse: true }, mcp: { maxResultBytes: limit } });
+    expect(text(await upstreams.callTool("test", "echo", { text: "json" }, { signal: signal() }))).toBe("json");
+    const error = await rejection(upstreams.callTool("test", "big", { bytes: 20 * 1_048_576 }, { signal: signal() }));
+    expect(error.code).toBe(MCP_ERRORS.tooLarge);
+    expect((error.data as { read: number }).read).toBeLessThan(limit + 1_048_576);
+  });
+
+  it("lets progress extend a call past timeoutMs, up to maxTotalTimeoutMs, where it is cancelled upstream", async () => {
+    const server = await startMcpTestServer();
+    closers.push(() => server.close());
+    const { logger } = capturedLogger();
+    const upstreams = createMcpUpstreams(mcpSchema.parse({ servers: { drip: { http: { url: server.url }, timeoutMs: 400, maxTotalTimeoutMs: 1_500 } } }), { log: logger, env: {} });
+    closers.push(() => upstreams.close());
+    const started = Date.now();
+    expect(text(await upstreams.callTool("drip", "drip", { steps: 8, intervalMs: 100 }, { signal: signal() }))).toBe("dripped 8");
+    expect(Date.now() - started).toBeGreaterThan(400);
+    const error = await rejection(upstreams.callTool("drip", "drip", { steps: 1_000, intervalMs: 100 }, { signal: signal() }));
+    expect(error.code).toBe(MCP_ERRORS.timeout);
+    expect(error.data).toMatchObject({ setting: "maxTotalTimeoutMs" });
+    await vi.waitFor(() => expect(server.seen.some((s) => s.method === "notifications/cancelled")).toBe(true));
+  });
+
   it("cuts a listing of 10,000 tools to maxTools and logs the cut once", async () => {
     const server = await startMcpTestServer({ extraTools: 10_000 });
     closers.push(() => server.close());

@@ -96,6 +96,16 @@ describe("MCP upstreams over stdio", () => {
     expect(lines.find((l) => l.event === "mcp.stdio_down")).toMatchObject({ server: "local", setting: "maxRestarts" });
   });
 
+  it("starts again once the oldest restart has left restartWindowMs", async () => {
+    const { upstreams } = setUp({ stdio: { maxRestarts: 1, restartWindowMs: 1_000 } });
+    const first = await pidOf(upstreams);
+    await rejection(upstreams.callTool("local", "crash", {}, { signal: signal() }));
+    await rejection(upstreams.callTool("local", "crash", {}, { signal: signal() }));
+    expect(upstreams.health().local?.state).toBe("down");
+    await vi.waitFor(() => expect(upstreams.health().local?.state).toBe("up"), { timeout: 10_000 });
+    expect(await pidOf(upstreams)).not.toBe(first);
+  });
+
   it("refuses an answer line over mcp.maxResultBytes without holding it, and the process keeps serving", async () => {
     const { upstreams } = setUp({ mcp: { maxResultBytes: 4_096 } });
     const before = await pidOf(upstreams);

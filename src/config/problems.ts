@@ -3,6 +3,7 @@ import { isRecord } from "./check-input.js";
 import { complianceProblems } from "./compliance-checks.js";
 import type { ConfigProblem } from "./config-problem.js";
 import { environmentProblems } from "./environment-checks.js";
+import { mcpProblems } from "./mcp-checks.js";
 import { mcpGrantProblems } from "./mcp-grant-checks.js";
 import { referenceProblems, thinkingProblems } from "./routing-checks.js";
 import { type ConfigFile, configSchema } from "./schema.js";
@@ -38,6 +39,7 @@ const CROSS_FIELD_CHECKS: readonly ((input: unknown, env: NodeJS.ProcessEnv) => 
   complianceProblems,
   consoleProblems,
   mcpGrantProblems,
+  mcpProblems,
 ];
 
 export interface CheckedConfig {

@@ -7,15 +7,21 @@ interface CompiledGrant {
   readonly servers?: ReadonlySet<string>;
   readonly allow?: readonly ToolGlob[];
   readonly deny: readonly ToolGlob[];
-  /** Whether the globs admit a name, as answered before: a listing asks about the same names request after request. */
-  readonly decisions: Map<string, boolean>;
+  /**
+   * Whether the globs admit a name, as answered before (a listing asks
+   * about the same names request after request), for a grant of many globs
+   * only: a few globs answer as fast as a lookup, and keep no memory.
+   */
+  readonly decisions?: Map<string, boolean>;
 }
 
+/** Globs from which a grant remembers its answers. */
+const REMEMBER_FROM_GLOBS = 8;
 /**
  * Names whose answers one grant remembers; past it they are forgotten all
  * at once, so that calls naming ever new tools cannot grow it.
  */
-const MAX_DECISIONS = 8_192;
+const MAX_DECISIONS = 2_048;
 
 /**
  * Grants are immutable objects of the configuration (or of a runtime key,
@@ -33,7 +39,7 @@ function compile(grant: McpGrant): CompiledGrant {
     ...(servers === undefined || servers.includes("*") ? {} : { servers: new Set(servers) }),
     ...(allow === undefined ? {} : { allow: allow.map(compileGlob) }),
     deny: (grant.tools?.deny ?? []).map(compileGlob),
-    decisions: new Map(),
+    ...((allow?.length ?? 0) + (grant.tools?.deny?.length ?? 0) >= REMEMBER_FROM_GLOBS ? { decisions: new Map() } : {}),
   };
   compiled.set(grant, done);
   return done;
@@ -43,12 +49,14 @@ const seesServer = (grant: CompiledGrant, server: string) => grant.servers === u
 
 /** Whether one grant's globs admit the exposed name: allowed (no `allow`: every name), and not denied (deny wins). */
 function namesAdmit(grant: CompiledGrant, name: string): boolean {
-  if (grant.allow === undefined && grant.deny.length === 0) return true;
-  let known = grant.decisions.get(name);
+  const { decisions } = grant;
+  let known = decisions?.get(name);
   if (known === undefined) {
     known = (grant.allow === undefined || anyMatches(grant.allow, name)) && !anyMatches(grant.deny, name);
-    if (grant.decisions.size >= MAX_DECISIONS) grant.decisions.clear();
-    grant.decisions.set(name, known);
+    if (decisions) {
+      if (decisions.size >= MAX_DECISIONS) decisions.clear();
+      decisions.set(name, known);
+    }
   }
   return known;
 }

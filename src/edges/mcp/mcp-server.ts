@@ -1,9 +1,20 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CallToolRequestSchema, GetPromptRequestSchema, ListPromptsRequestSchema, ListResourcesRequestSchema, ListToolsRequestSchema, ReadResourceRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import type { McpCaller, McpToolbox } from "../../mcp/contract.js";
 
 /** The gateway as an MCP server names itself. */
 const SERVER_INFO = { name: "sluice", version: "1.0.0" };
+
+/**
+ * One JSON Schema validator for every per-request server. The SDK's
+ * `Server` otherwise builds its own Ajv instance in its constructor (for
+ * elicitation answers, which the gateway never asks for): that was 280 µs
+ * of the 290 µs a per-request server cost (measured here, 5,000 rounds,
+ * loaded 2-core machine); with this one shared, a server with its
+ * handlers, connected to its transport and closed, costs 10–27 µs.
+ */
+const VALIDATOR = new AjvJsonSchemaValidator();
 
 /**
  * The SDK's low-level `Server` for one HTTP request, its handlers the
@@ -16,7 +27,7 @@ const SERVER_INFO = { name: "sluice", version: "1.0.0" };
  * JSON-RPC code and data, which the SDK answers as they are.
  */
 export function mcpServerFor(caller: McpCaller, toolbox: McpToolbox, cancel: AbortSignal): Server {
-  const server = new Server(SERVER_INFO, { capabilities: { tools: {}, prompts: {}, resources: {} } });
+  const server = new Server(SERVER_INFO, { capabilities: { tools: {}, prompts: {}, resources: {} }, jsonSchemaValidator: VALIDATOR });
   const signal = (own: AbortSignal) => AbortSignal.any([own, cancel]);
   server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => {
     const tools = await toolbox.listTools(caller, signal(extra.signal));

@@ -4,7 +4,7 @@ import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/typ
 import type { Logger } from "../../logging/logger.js";
 import { boundedFetch } from "./bounded-fetch.js";
 import { outsideCall } from "./call-context.js";
-import type { LinkCallOptions, ServerLink } from "./server-link.js";
+import { type LinkCallOptions, type ServerLink, whileNotAborted } from "./server-link.js";
 import { isSessionGone } from "./upstream-errors.js";
 
 export const CLIENT_INFO = { name: "sluice-mcp-gateway", version: "1.0.0" } as const;
@@ -88,11 +88,14 @@ export function createHttpLink(options: HttpLinkOptions): ServerLink {
     }
   };
 
+  // Connected at start, so that its list_changed notifications and its health are there before the first caller.
+  sharedClient(options.timeoutMs).catch(() => {});
+
   return {
     transport: "http",
     async run(call, request) {
       if (call.sessionId === undefined) {
-        const client = await sharedClient(call.timeoutMs);
+        const client = await whileNotAborted(sharedClient(call.timeoutMs), call.signal);
         try {
           return await request(client);
         } catch (error) {
@@ -101,7 +104,7 @@ export function createHttpLink(options: HttpLinkOptions): ServerLink {
           log.info({ event: "mcp.session_reopened", server });
           if (shared) void shared.then((c) => c.close()).catch(() => {});
           shared = undefined;
-          return request(await sharedClient(call.timeoutMs));
+          return request(await whileNotAborted(sharedClient(call.timeoutMs), call.signal));
         }
       }
       try {

@@ -1,6 +1,5 @@
 import type { Prompt, Resource, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { McpSettings } from "../../config/mcp-schema.js";
-import type { Logger } from "../../logging/logger.js";
 import type { ExposedPrompt, ExposedResource, ExposedTool } from "../contract.js";
 import { exposedName, schemaProblem } from "./listing-bounds.js";
 
@@ -18,7 +17,7 @@ export interface RawListings {
   readonly resources: { readonly items: readonly Resource[]; readonly cut: boolean };
 }
 
-/** What the bounds left out of one listing; logged once per server for as long as it stays the same. */
+/** What the bounds left out of one listing (upstreams.ts logs it once per server while it stays the same). */
 export interface LeftOut {
   readonly cutAtMaxTools: boolean;
   readonly schemaTooLarge: number;
@@ -26,15 +25,13 @@ export interface LeftOut {
   readonly badName: number;
 }
 
-const logged = new WeakMap<Logger, Map<string, string>>();
-
 /**
  * Exposes a server's listings under the bounds: tools whose schemas are
  * over `maxSchemaBytes` or `maxSchemaDepth`, and tools and prompts whose
  * exposed name `<server>_<name>` clients would not accept (SEP-986), are
  * left out and counted; the listing was already cut at `maxTools`.
  */
-export function cutListing(server: string, raw: RawListings, settings: Pick<McpSettings, "maxSchemaBytes" | "maxSchemaDepth">, log: Logger): Listings & { readonly leftOut: LeftOut } {
+export function cutListing(server: string, raw: RawListings, settings: Pick<McpSettings, "maxSchemaBytes" | "maxSchemaDepth">): Listings & { readonly leftOut: LeftOut } {
   let schemaTooLarge = 0;
   let schemaTooDeep = 0;
   let badName = 0;
@@ -58,14 +55,5 @@ export function cutListing(server: string, raw: RawListings, settings: Pick<McpS
   }
   const resources = raw.resources.items.map((definition) => ({ server, definition }));
   const leftOut: LeftOut = { cutAtMaxTools: raw.tools.cut || raw.prompts.cut || raw.resources.cut, schemaTooLarge, schemaTooDeep, badName };
-  if (leftOut.cutAtMaxTools || schemaTooLarge + schemaTooDeep + badName > 0) {
-    const seen = logged.get(log) ?? new Map<string, string>();
-    logged.set(log, seen);
-    const key = JSON.stringify(leftOut);
-    if (seen.get(server) !== key) {
-      seen.set(server, key);
-      log.warn({ event: "mcp.listing_bounded", server, ...leftOut, kept: tools.length, settings: "maxTools, maxSchemaBytes, maxSchemaDepth" });
-    }
-  }
   return { tools, prompts, resources, leftOut };
 }

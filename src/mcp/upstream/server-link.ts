@@ -26,3 +26,13 @@ export interface ServerLink {
   readonly restarts?: number;
   close(): Promise<void>;
 }
+
+/** Waits for a connection that others share with this call's own signal: leaving does not end it for them. */
+export function whileNotAborted<T>(shared: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise((resolve, reject) => {
+    const abort = () => reject(signal.reason);
+    signal.addEventListener("abort", abort, { once: true });
+    shared.then(resolve, reject).finally(() => signal.removeEventListener("abort", abort));
+  });
+}

@@ -3,7 +3,7 @@ import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/typ
 import { clampDelay } from "../../core/timers.js";
 import type { Logger } from "../../logging/logger.js";
 import { CLIENT_INFO } from "./http-link.js";
-import type { ServerLink } from "./server-link.js";
+import { type ServerLink, whileNotAborted } from "./server-link.js";
 import { createStderrLog } from "./stderr-lines.js";
 import { BoundedStdioTransport } from "./stdio-transport.js";
 
@@ -104,10 +104,10 @@ export function createStdioLink(options: StdioLinkOptions): ServerLink & { reado
 
   return {
     transport: "stdio",
-    async run(_call, request) {
+    async run(call, request) {
       const client = current ?? (state === "down" ? undefined : start());
       if (!client) throw new Error(`the process is down after ${options.maxRestarts} restarts within restartWindowMs`);
-      return request(await client);
+      return request(await whileNotAborted(client, call.signal));
     },
     state: () => state,
     get lastError() {

@@ -27,8 +27,8 @@ export function tooLarge(server: string, limit: number, read: number): McpError 
 export function classify(server: string, error: unknown, timeoutMs: number): Classified {
   if (error instanceof McpError) return { error, serverFailed: error.code === MCP_ERRORS.upstreamFailed || error.code === MCP_ERRORS.timeout };
   if (error instanceof SdkMcpError) {
-    const data = error.data as { timeout?: unknown } | undefined;
-    if (error.code === ErrorCode.RequestTimeout && data?.timeout !== undefined) {
+    const data = error.data as { timeout?: unknown; maxTotalTimeout?: unknown } | undefined;
+    if (error.code === ErrorCode.RequestTimeout && (data?.timeout !== undefined || data?.maxTotalTimeout !== undefined)) {
       return { error: new McpError(MCP_ERRORS.timeout, `MCP server ${server} did not answer within ${timeoutMs} ms (timeoutMs, or maxTotalTimeoutMs)`, { server }), serverFailed: true };
     }
     if (error.code === ErrorCode.ConnectionClosed) return { error: new McpError(MCP_ERRORS.upstreamFailed, `MCP server ${server} closed the connection`, { server }), serverFailed: true };

@@ -12,6 +12,7 @@ import {
   McpError as SdkMcpError,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { McpServerSettings, McpSettings } from "../../config/mcp-schema.js";
+import { clampDelay } from "../../core/timers.js";
 import type { Logger } from "../../logging/logger.js";
 import { MCP_ERRORS, McpError, type McpUpstreams, type ServerHealth, type UpstreamCallOptions } from "../contract.js";
 import { createServerBreaker, type ServerBreaker } from "./breaker.js";
@@ -19,7 +20,7 @@ import { withCallContext } from "./call-context.js";
 import { createHttpLink } from "./http-link.js";
 import { createListingCache, type ListingCache } from "./listing-cache.js";
 import { cutListing, type Listings } from "./listings.js";
-import type { ServerLink } from "./server-link.js";
+import { type ServerLink, whileNotAborted } from "./server-link.js";
 import { serverEnvironment, serverHeaders } from "./server-secrets.js";
 import { createStdioLink } from "./stdio-link.js";
 import { classify, STDIO_TOO_LARGE_CODE, tooLarge } from "./upstream-errors.js";
@@ -38,6 +39,10 @@ interface Upstream {
   readonly link: ServerLink;
   readonly breaker: ServerBreaker;
   readonly listings: ListingCache<Listings>;
+  /** The last call's failure that was the server's (for health), until a call succeeds. */
+  lastFailure?: string;
+  /** What the bounds last left out of its listing, so that the same cut is logged once. */
+  leftOut?: string;
 }
 
 /**
@@ -105,12 +110,19 @@ export function createMcpUpstreams(settings: McpSettings, deps: McpUpstreamsDeps
         inner.abort();
       },
     };
+    // The cap on the whole call is ours, not the SDK's `maxTotalTimeout`: that one is only looked at when
+    // progress arrives, and when it trips the SDK drops the request without telling the server. Aborting
+    // sends `notifications/cancelled`.
+    let pastTotal = false;
+    const total = setTimeout(() => {
+      pastTotal = true;
+      inner.abort();
+    }, clampDelay(server.maxTotalTimeoutMs));
     const onProgress = options.onProgress;
     const requestOptions: RequestOptionsFor = {
       signal: inner.signal,
       timeout: server.timeoutMs,
       resetTimeoutOnProgress: true,
-      maxTotalTimeout: server.maxTotalTimeoutMs,
       // Always asked for: progress is what extends the timeout, whether or not the caller follows it.
       onprogress: (progress) => onProgress?.(progress),
     };
@@ -119,22 +131,31 @@ export function createMcpUpstreams(settings: McpSettings, deps: McpUpstreamsDeps
         link.run({ signal: inner.signal, timeoutMs: server.timeoutMs, ...(options.sessionId !== undefined ? { sessionId: options.sessionId } : {}) }, (client) => send(client, requestOptions)),
       );
       breaker.success();
+      upstream.lastFailure = undefined;
       return result;
     } catch (error) {
       if (overflowRead !== undefined) throw tooLarge(name, settings.maxResultBytes, overflowRead);
       if (error instanceof SdkMcpError && error.code === STDIO_TOO_LARGE_CODE) throw tooLarge(name, settings.maxResultBytes, Number((error.data as { read?: unknown } | undefined)?.read ?? 0));
       if (callerSignal?.aborted) throw new McpError(MCP_ERRORS.upstreamFailed, `the call to MCP server ${name} was cancelled by the caller`, { server: name, canceled: true });
-      const classified = classify(name, error, server.timeoutMs);
-      if (classified.serverFailed) breaker.failure();
-      else breaker.success();
+      const classified = pastTotal
+        ? { error: new McpError(MCP_ERRORS.timeout, `MCP server ${name} did not finish within maxTotalTimeoutMs (${server.maxTotalTimeoutMs} ms)`, { server: name, setting: "maxTotalTimeoutMs" }), serverFailed: true }
+        : classify(name, error, server.timeoutMs);
+      if (classified.serverFailed) {
+        breaker.failure();
+        upstream.lastFailure = classified.error.message;
+      } else breaker.success();
       throw classified.error;
     } finally {
+      clearTimeout(total);
       callerSignal?.removeEventListener("abort", abort);
     }
   };
   const listingsOf = (upstream: Upstream, signal: AbortSignal): Promise<Listings> => {
     const shared = upstream.listings.get(() => loadListings(upstream));
-    return untilAborted(shared, signal, upstream.name);
+    return whileNotAborted(shared, signal).catch((error: unknown) => {
+      if (signal.aborted) throw new McpError(MCP_ERRORS.upstreamFailed, `the listing of MCP server ${upstream.name} was cancelled by the caller`, { server: upstream.name, canceled: true });
+      throw error;
+    });
   };
 
   const loadListings = async (upstream: Upstream): Promise<Listings> => {
@@ -170,7 +191,14 @@ export function createMcpUpstreams(settings: McpSettings, deps: McpUpstreamsDeps
       const result = await client.request({ method: "resources/list", params: params(cursor) }, ListResourcesResultSchema, options);
       return { items: result.resources, ...(result.nextCursor !== undefined ? { next: result.nextCursor } : {}) };
     });
-    return cutListing(upstream.name, { tools, prompts, resources }, settings, log);
+    const listings = cutListing(upstream.name, { tools, prompts, resources }, settings);
+    const { leftOut } = listings;
+    const key = JSON.stringify(leftOut);
+    if ((leftOut.cutAtMaxTools || leftOut.schemaTooLarge + leftOut.schemaTooDeep + leftOut.badName > 0) && key !== upstream.leftOut) {
+      log.warn({ event: "mcp.listing_bounded", server: upstream.name, ...leftOut, kept: listings.tools.length, settings: "maxTools, maxSchemaBytes, maxSchemaDepth" });
+    }
+    upstream.leftOut = key;
+    return listings;
   };
 
   return {
@@ -211,8 +239,8 @@ export function createMcpUpstreams(settings: McpSettings, deps: McpUpstreamsDeps
     },
     health() {
       const health: Record<string, ServerHealth> = {};
-      for (const { name, link, breaker, listings } of upstreams.values()) {
-        const lastError = link.lastError;
+      for (const { name, link, breaker, listings, lastFailure } of upstreams.values()) {
+        const lastError = lastFailure ?? link.lastError;
         const restarts = link.restarts;
         health[name] = {
           state: breaker.open() ? "breaker_open" : link.state(),
@@ -239,13 +267,3 @@ export function createMcpUpstreams(settings: McpSettings, deps: McpUpstreamsDeps
 export const MAX_LIST_PAGES = 100;
 
 type RequestOptionsFor = NonNullable<Parameters<Client["request"]>[2]>;
-
-/** Waits for a shared request with this caller's own signal: one caller leaving does not end it for the others. */
-function untilAborted<T>(shared: Promise<T>, signal: AbortSignal, server: string): Promise<T> {
-  if (signal.aborted) return Promise.reject(new McpError(MCP_ERRORS.upstreamFailed, `the listing of MCP server ${server} was cancelled by the caller`, { server, canceled: true }));
-  return new Promise((resolve, reject) => {
-    const abort = () => reject(new McpError(MCP_ERRORS.upstreamFailed, `the listing of MCP server ${server} was cancelled by the caller`, { server, canceled: true }));
-    signal.addEventListener("abort", abort, { once: true });
-    shared.then(resolve, reject).finally(() => signal.removeEventListener("abort", abort));
-  });
-}
