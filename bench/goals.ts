@@ -1,3 +1,4 @@
+import { type McpResult, mcpGoals } from "./mcp.js";
 import { type PublicProfileResult, publicProfileGoals } from "./public-profile.js";
 import type { Goal } from "./report.js";
 import { round } from "./stats.js";
@@ -68,6 +69,8 @@ export interface GoalInput {
     readonly eventLoopMs: { readonly duringUpload: { readonly p99: number; readonly max: number } };
     readonly rssGrowthMiB: number;
   };
+  /** The MCP gateway (issue #48); runs before it existed have none. */
+  readonly mcp?: McpResult;
   readonly cache: {
     readonly upstreamTtftMs: number;
     readonly levels: readonly number[];
@@ -400,5 +403,6 @@ export function goals(r: GoalInput): Goal[] {
       met: r.needs !== undefined && r.needs.count.countMs.p50 <= 20,
     },
     ...(r.publicProfile ? publicProfileGoals(r.publicProfile) : []),
+    ...(r.mcp ? mcpGoals(r.mcp) : []),
   ];
 }

@@ -1,6 +1,7 @@
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { mcpGoals, mcpSection } from "./mcp.js";
 import { type Mode, resultsName } from "./modes.js";
 import { publicProfileGoals, publicProfileSection } from "./public-profile.js";
 import { table } from "./report.js";
@@ -17,6 +18,7 @@ import { headOfLineRun } from "./scenarios/head-of-line.js";
 import { hedgeScenario } from "./scenarios/hedge.js";
 import { keyFloodScenario } from "./scenarios/key-flood.js";
 import { ledgerScenario } from "./scenarios/ledger.js";
+import { mcpRun } from "./scenarios/mcp.js";
 import { needsRun } from "./scenarios/needs.js";
 import { pgliteThreadRun } from "./scenarios/pglite-thread.js";
 import { piiRun } from "./scenarios/pii.js";
@@ -35,7 +37,7 @@ const { values: args } = parseArgs({
   options: {
     quick: { type: "boolean", default: false },
     "no-peer": { type: "boolean", default: false },
-    /** Run one scenario alone (`admission`, `resume`, `public-profile`, `ttft`, `throughput`, `capacity`, `cancel`, `slow`, `telemetry`, `pii`, `needs`, …), written to bench/results/<mode>-<name>.json (admission and resume also .md). */
+    /** Run one scenario alone (`admission`, `resume`, `public-profile`, `mcp`, `ttft`, `throughput`, `capacity`, `cancel`, `slow`, `telemetry`, `pii`, `needs`, …), written to bench/results/<mode>-<name>.json (admission and resume also .md). */
     only: { type: "string" },
     /** Write the report (.md, chart, goals) again from a full or quick run's JSON, measuring nothing: after a change to how results are shown. */
     render: { type: "string" },
@@ -83,6 +85,17 @@ async function main(): Promise<void> {
       process.stdout.write(`${md}\n`);
       return;
     }
+    if (args.only === "mcp") {
+      const mcp = await mcpRun(s);
+      const goalList = mcpGoals(mcp);
+      const name = resultsName(MODE, "mcp");
+      const goalRows = goalList.map((g) => [g.name, g.target, g.measured, g.met ? "yes" : "**no**"]);
+      const md = [`# Sluice benchmark: MCP gateway (${MODE})`, "", `Machine: ${JSON.stringify(machine())}`, "", table(["goal", "target", "measured", "met"], goalRows), "", mcpSection(mcp)].join("\n");
+      await writeFile(join(RESULTS, `${name}.json`), `${JSON.stringify({ machine: machine(), mcp, goals: goalList }, null, 2)}\n`);
+      await writeFile(join(RESULTS, `${name}.md`), md);
+      process.stdout.write(`${md}\n`);
+      return;
+    }
     const single: Record<string, (s: Services) => Promise<unknown>> = {
       ttft: ttftScenario,
       throughput: throughputScenario,
@@ -111,7 +124,7 @@ async function main(): Promise<void> {
       process.stdout.write(`${JSON.stringify(result)}\n`);
       return;
     }
-    if (args.only !== undefined) throw new Error(`unknown scenario for --only: ${args.only} (known: admission, resume, public-profile, ${Object.keys(single).join(", ")})`);
+    if (args.only !== undefined) throw new Error(`unknown scenario for --only: ${args.only} (known: admission, resume, public-profile, mcp, ${Object.keys(single).join(", ")})`);
     const ttft = await ttftScenario(s);
     const throughput = await throughputScenario(s);
     const cancel = await cancelScenario(s);
@@ -132,6 +145,7 @@ async function main(): Promise<void> {
     const headOfLine = await headOfLineRun(s);
     const capacity = await capacityScenario(s);
     const publicProfile = await publicProfileScenario(s);
+    const mcp = await mcpRun(s);
     const result = {
       mode: MODE,
       machine: machine(),
@@ -156,6 +170,7 @@ async function main(): Promise<void> {
       publicProfile,
       keyFlood,
       headOfLine,
+      mcp,
       durationS: (performance.now() - started) / 1000,
     };
     await writeReport(result);

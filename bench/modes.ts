@@ -1,5 +1,6 @@
 import type { AgentSizes } from "./agents.js";
 import type { HeadOfLineSizes } from "./head-of-line.js";
+import type { McpSizes } from "./mcp.js";
 import type { UploadSizes } from "./upload.js";
 /**
  * What a benchmark run measures, by mode, in one table. The full run's
@@ -41,6 +42,7 @@ export interface Sizes {
   readonly publicProfile: PublicProfileSizes;
   readonly keyFlood: KeyFloodSizes;
   readonly headOfLine: HeadOfLineSizes;
+  readonly mcp: McpSizes;
 }
 
 /**
@@ -159,6 +161,7 @@ export const SIZES: Readonly<Record<Mode, Sizes>> = {
     },
     keyFlood: { ratePerS: 10_000, durationMs: 8_000, rounds: 3, concurrency: 4, connections: 32, pipelining: 2 },
     headOfLine: { streams: 16, promptTokens: 100_000, uploadBytes: 100 * 1024 * 1024, semanticMisses: 320, baselineMs: 5_000, rounds: 2 },
+    mcp: { levels: [1, 64], calls: 2_000, lists: 1_000, rounds: 4, warmUp: 20 },
   },
   // Each load-generator run is a process of its own (~0.4 s to start on a busy
   // 2-core machine): the quick run saves runs as much as streams.
@@ -195,6 +198,7 @@ export const SIZES: Readonly<Record<Mode, Sizes>> = {
     keyFlood: { ratePerS: 10_000, durationMs: 2_500, rounds: 1, concurrency: 4, connections: 32, pipelining: 2 },
     // A tenth of the upload and a fifth of the prompt: the same parts at once, within the quick run's budget.
     headOfLine: { streams: 16, promptTokens: 20_000, uploadBytes: 10 * 1024 * 1024, semanticMisses: 64, baselineMs: 2_000, rounds: 1 },
+    mcp: { levels: [1, 64], calls: 400, lists: 200, rounds: 2, warmUp: 5 },
   },
 };
 

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { type BatchResult, batchSection } from "./batch.js";
 import { goals } from "./goals.js";
 import { type HeadOfLineResult, headOfLineSection } from "./head-of-line.js";
+import { type McpResult, mcpSection } from "./mcp.js";
 import { chartName, type Mode, resultsName, SIZES } from "./modes.js";
 import { type NeedsResult, needsSection } from "./needs.js";
 import { type PiiResult, piiSection } from "./pii.js";
@@ -53,6 +54,8 @@ export type Result = {
   publicProfile?: PublicProfileResult;
   /** Runs before issue #47 have none. */
   headOfLine?: HeadOfLineResult;
+  /** Runs before issue #48 have none. */
+  mcp?: McpResult;
   durationS: number;
 };
 
@@ -259,6 +262,8 @@ export async function writeReport(r: Result): Promise<void> {
     ),
     "",
     r.headOfLine ? headOfLineSection(r.headOfLine) : "",
+    "",
+    r.mcp ? mcpSection(r.mcp) : "",
   ].join("\n");
 
   const svg = lineChart(

@@ -7,9 +7,15 @@ import { bin } from "./tier.js";
 /**
  * `codex exec` headless in a scratch home, its custom provider pointed at
  * the gateway's Responses edge; `websocket` turns on the provider's
- * WebSocket transport (`supports_websockets`), as the WebSocket tier tests it.
+ * WebSocket transport (`supports_websockets`), as the WebSocket tier tests it;
+ * `config` adds lines at the end of config.toml (an `[mcp_servers.…]` table).
  */
-export async function runCodex(g: ClientGateway, key: string, prompt: string, options: { readonly websocket?: boolean } = {}): Promise<{ ran: Ran; work: string; last: string }> {
+export async function runCodex(
+  g: Pick<ClientGateway, "url">,
+  key: string,
+  prompt: string,
+  options: { readonly websocket?: boolean; readonly config?: readonly string[]; readonly env?: NodeJS.ProcessEnv } = {},
+): Promise<{ ran: Ran; work: string; last: string }> {
   const s = await scratch();
   const codexHome = join(s.home, ".codex");
   await mkdir(codexHome, { recursive: true });
@@ -27,13 +33,14 @@ export async function runCodex(g: ClientGateway, key: string, prompt: string, op
       // A refusal fails fast instead of being retried with backoff.
       `request_max_retries = 0`,
       `stream_max_retries = 0`,
+      ...(options.config ?? []),
       "",
     ].join("\n"),
   );
   const lastFile = join(s.home, "last-message.txt");
   const ran = await runClient(bin("codex"), ["exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "--json", "-o", lastFile, prompt], {
     cwd: s.work,
-    env: { ...s.env, CODEX_HOME: codexHome, SLUICE_KEY: key },
+    env: { ...s.env, CODEX_HOME: codexHome, SLUICE_KEY: key, ...options.env },
   });
   return { ran, work: s.work, last: await readFile(lastFile, "utf8").catch(() => "") };
 }
