@@ -34,6 +34,8 @@ import { createHealthState } from "./health/health-state.js";
 import { createLedger, type Ledger } from "./ledger/ledger.js";
 import { createSpendReports } from "./ledger/spend-reports.js";
 import { createLogger, type Logger } from "./logging/logger.js";
+import type { McpCredentials } from "./mcp/credentials/mcp-credentials.js";
+import { openMcpCredentials } from "./mcp/credentials/open-mcp-credentials.js";
 import { type ChatPipeline, createChatPipeline } from "./pipeline/chat-pipeline.js";
 import { createEmbedPipeline } from "./pipeline/embed-pipeline.js";
 import { reportCuts } from "./pipeline/stream-cut.js";
@@ -124,6 +126,8 @@ export interface Sluice {
   readonly tenancy: Tenancy;
   /** The spend ledger, when it is on (ledger.enabled). */
   readonly ledger?: Ledger;
+  /** Per-key MCP access tokens, when a server has auth.mode per-key: the toolbox asks credentialFor for each call's bearer. */
+  readonly mcpCredentials?: McpCredentials;
   /** The audit log, when compliance.audit is on. */
   readonly audit?: AuditLog;
   /** Resumable streams and their store. */
@@ -268,6 +272,13 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
     observer: bothTenancyObservers(bothTenancyObservers(telemetry.tenancy, toLedger), options.tenancyObserver),
     ...(options.storeClock ? { storeClock: options.storeClock } : {}),
     ...(options.leaseTimers ? { timers: options.leaseTimers } : {}),
+  });
+  const mcpCredentials = openMcpCredentials({
+    settings: () => live.current().mcp,
+    env: options.env ?? process.env,
+    ...(tenancy.redis ? { redis: tenancy.redis } : {}),
+    keyExists: async (id) => (await tenancy.admin.list()).some((key) => key.id === id),
+    now: options.storeClock ?? Date.now,
   });
   const ledger = config.ledger.enabled
     ? createLedger({
@@ -457,6 +468,7 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
     ...(config.auth.adminKeySha256 !== undefined
       ? {
           admin: tenancy.admin,
+          ...(mcpCredentials ? { mcpCredentials } : {}),
           cacheAdmin: createCacheAdmin(cache, live.current, tenancy.keyIdsNamed),
           ...(config.responses.store
             ? {
@@ -526,6 +538,7 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
     logger,
     tenancy,
     ...(ledger ? { ledger } : {}),
+    ...(mcpCredentials ? { mcpCredentials } : {}),
     ...(auditLog ? { audit: auditLog } : {}),
     resumable,
     ...(responseState ? { responseState } : {}),

@@ -25,6 +25,7 @@ import type { Evaluations } from "../../evaluation/evaluations.js";
 import type { ShadowRunner } from "../../evaluation/shadow.js";
 import type { TenancyObserver } from "../../flow/observer.js";
 import type { SpendReports } from "../../ledger/spend-reports.js";
+import type { McpCredentials } from "../../mcp/credentials/mcp-credentials.js";
 import type { ResponsesAdmin } from "../../response-state/responses-admin.js";
 import { AuthError } from "../../tenancy/authenticate.js";
 import type { KeyAdmin, KeyInfo, KeyPatch } from "../../tenancy/key-admin.js";
@@ -32,6 +33,7 @@ import { audited, auditHandlers } from "./admin-audit.js";
 import { type AdminBatches, adminBatchHandlers } from "./admin-batches.js";
 import { evaluationHandlers } from "./admin-evaluation.js";
 import { levelHandlers } from "./admin-levels.js";
+import { adminMcpCredentialHandlers } from "./admin-mcp-credentials.js";
 import { adminResponseHandlers } from "./admin-responses.js";
 import { getSpendReport } from "./admin-spend.js";
 import { budgetOf, budgetToProto, limitsOf, limitsToProto, maskedFields, PERIODS, periodKind } from "./admin-wire.js";
@@ -76,7 +78,7 @@ export function createAdminService(
   cache: CacheAdmin,
   reports: SpendReports,
   audit: { readonly log?: AuditLog; readonly trail: AuditTrail; readonly authFailed?: TenancyObserver["authenticated"] } = { trail: NO_AUDIT },
-  features: { readonly evaluations?: Evaluations; readonly shadow?: ShadowRunner; readonly batches?: AdminBatches; readonly responses?: ResponsesAdmin } = {},
+  features: { readonly evaluations?: Evaluations; readonly shadow?: ShadowRunner; readonly batches?: AdminBatches; readonly responses?: ResponsesAdmin; readonly mcpCredentials?: McpCredentials } = {},
 ): Omit<ServiceImpl<typeof AdminService>, "watchStats"> {
   const guarded =
     <R>(work: () => Promise<R>) =>
@@ -151,6 +153,7 @@ export function createAdminService(
         ...evaluationHandlers(features.evaluations, features.shadow, guarded),
         ...adminBatchHandlers(features.batches, guarded),
         ...adminResponseHandlers(features.responses, guarded),
+        ...adminMcpCredentialHandlers(features.mcpCredentials, guarded),
         purgeCache: (req, ctx) => guarded(async () => create(PurgeCacheResponseSchema, { purged: BigInt(await cache.purge(req.alias, req.keyName, req.requestId)) }))(ctx),
         getCacheStats: (_req, ctx) =>
           guarded(async () =>
