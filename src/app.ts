@@ -36,6 +36,7 @@ import { createSpendReports } from "./ledger/spend-reports.js";
 import { createLogger, type Logger } from "./logging/logger.js";
 import type { McpCredentials } from "./mcp/credentials/mcp-credentials.js";
 import { openMcpCredentials } from "./mcp/credentials/open-mcp-credentials.js";
+import { createRecentToolCalls, type RecentToolCalls } from "./mcp/recent-calls.js";
 import { type ChatPipeline, createChatPipeline } from "./pipeline/chat-pipeline.js";
 import { createEmbedPipeline } from "./pipeline/embed-pipeline.js";
 import { reportCuts } from "./pipeline/stream-cut.js";
@@ -128,6 +129,8 @@ export interface Sluice {
   readonly ledger?: Ledger;
   /** Per-key MCP access tokens, when a server has auth.mode per-key: the toolbox asks credentialFor for each call's bearer. */
   readonly mcpCredentials?: McpCredentials;
+  /** The last MCP tool calls of this replica, for the console (fed by wrapping the toolbox's accounting with withRecentCalls). */
+  readonly mcpRecentCalls: RecentToolCalls;
   /** The audit log, when compliance.audit is on. */
   readonly audit?: AuditLog;
   /** Resumable streams and their store. */
@@ -280,6 +283,8 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
     keyExists: async (id) => (await tenancy.admin.list()).some((key) => key.id === id),
     now: options.storeClock ?? Date.now,
   });
+  // The console's recent MCP calls (this replica's): the toolbox's accounting is wrapped with withRecentCalls to fill it.
+  const mcpRecentCalls = createRecentToolCalls();
   const ledger = config.ledger.enabled
     ? createLedger({
         settings: config.ledger,
@@ -469,6 +474,7 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
       ? {
           admin: tenancy.admin,
           ...(mcpCredentials ? { mcpCredentials } : {}),
+          mcp: { settings: () => live.current().mcp, recent: mcpRecentCalls },
           cacheAdmin: createCacheAdmin(cache, live.current, tenancy.keyIdsNamed),
           ...(config.responses.store
             ? {
@@ -539,6 +545,7 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
     tenancy,
     ...(ledger ? { ledger } : {}),
     ...(mcpCredentials ? { mcpCredentials } : {}),
+    mcpRecentCalls,
     ...(auditLog ? { audit: auditLog } : {}),
     resumable,
     ...(responseState ? { responseState } : {}),

@@ -55,6 +55,7 @@ import { type AnyRequest, type AnyResponse, decodePathSegment, pathOf } from "./
 import type { SpendReports } from "./ledger/spend-reports.js";
 import type { Logger } from "./logging/logger.js";
 import type { McpCredentials } from "./mcp/credentials/mcp-credentials.js";
+import type { McpOverviewOptions } from "./mcp/mcp-overview.js";
 import type { StreamRegistry } from "./pipeline/stream-registry.js";
 import type { ResponseState } from "./response-state/response-state.js";
 import type { ResponsesAdmin } from "./response-state/responses-admin.js";
@@ -82,6 +83,8 @@ export interface RoutesOptions {
   readonly responsesAdmin?: ResponsesAdmin;
   /** Per-key MCP access tokens (AdminService.SetMcpCredential), when a server has auth.mode per-key. */
   readonly mcpCredentials?: McpCredentials;
+  /** What the console's MCP page reads (AdminService.GetMcpOverview). */
+  readonly mcp?: Pick<McpOverviewOptions, "settings" | "upstreams" | "recent">;
   /** AdminService's GetSpendReport and GET /admin/v1/spend.csv, served with the rest of it. */
   readonly reports?: SpendReports;
   /** AdminService's datasets and evaluations, and GET /admin/v1/evaluations/{id}/report.csv. */
@@ -194,6 +197,7 @@ export function createRoutes(options: RoutesOptions): Route {
               ...(options.batches && options.keyName ? { batches: { store: options.batches.store, keyName: options.keyName } } : {}),
               ...(options.responsesAdmin ? { responses: options.responsesAdmin } : {}),
               ...(options.mcpCredentials ? { mcpCredentials: options.mcpCredentials } : {}),
+              ...(options.mcp ? { mcp: options.mcp } : {}),
             })
           : undefined;
       // WatchStats may be served without the rest (an open console with no admin key): the rest then answers UNIMPLEMENTED.
