@@ -22,6 +22,7 @@ import type { StructureLimits } from "./core/structure-limits.js";
 import { systemTimers, type Timers } from "./core/timers.js";
 import { createDatabaseHandle } from "./db/open-database.js";
 import { createStatsWatch, type StatsWatch } from "./edges/grpc/watch-stats.js";
+import { createMcpEdge } from "./edges/mcp/mcp-edge.js";
 import { createBatchLineExecutor } from "./edges/openai/batch-lines.js";
 import { createBackgroundRuns } from "./edges/responses/background-runs.js";
 import type { PriceOf } from "./evaluation/answer-call.js";
@@ -452,8 +453,26 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
     : undefined;
   if (responseRuns) closers.push("background responses", () => responseRuns.close());
   let server: GatewayServer | undefined;
+  // The MCP gateway (edges/mcp/), when servers are configured: its upstream connections start now.
+  const mcp =
+    Object.keys(config.mcp.servers).length > 0
+      ? await createMcpEdge({
+          config: live.current,
+          calls,
+          tenancy,
+          ...(auditLog ? { trail } : {}),
+          ...(telemetry.metrics ? { meter: telemetry.metrics.meter } : {}),
+          tracer: telemetry.tracing.tracer,
+          logger,
+          limits,
+          draining: () => health.draining,
+          env: options.env ?? process.env,
+        })
+      : undefined;
+  if (mcp) closers.push("mcp upstreams", () => mcp.close());
   const route = createRoutes({
     calls,
+    ...(mcp ? { mcp: mcp.route } : {}),
     health,
     limits,
     sendTimeoutMs: config.server.sendTimeoutMs,
