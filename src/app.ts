@@ -467,6 +467,8 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
           limits,
           draining: () => health.draining,
           env: options.env ?? process.env,
+          ...(mcpCredentials ? { credentialFor: mcpCredentials.credentialFor } : {}),
+          recent: mcpRecentCalls,
         })
       : undefined;
   if (mcp) closers.push("mcp upstreams", () => mcp.close());
@@ -493,7 +495,7 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
       ? {
           admin: tenancy.admin,
           ...(mcpCredentials ? { mcpCredentials } : {}),
-          mcp: { settings: () => live.current().mcp, recent: mcpRecentCalls },
+          mcpOverview: { settings: () => live.current().mcp, recent: mcpRecentCalls, upstreams: () => mcp?.upstreams },
           cacheAdmin: createCacheAdmin(cache, live.current, tenancy.keyIdsNamed),
           ...(config.responses.store
             ? {

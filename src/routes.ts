@@ -84,7 +84,7 @@ export interface RoutesOptions {
   /** Per-key MCP access tokens (AdminService.SetMcpCredential), when a server has auth.mode per-key. */
   readonly mcpCredentials?: McpCredentials;
   /** What the console's MCP page reads (AdminService.GetMcpOverview). */
-  readonly mcp?: Pick<McpOverviewOptions, "settings" | "upstreams" | "recent">;
+  readonly mcpOverview?: Pick<McpOverviewOptions, "settings" | "upstreams" | "recent">;
   /** AdminService's GetSpendReport and GET /admin/v1/spend.csv, served with the rest of it. */
   readonly reports?: SpendReports;
   /** AdminService's datasets and evaluations, and GET /admin/v1/evaluations/{id}/report.csv. */
@@ -199,7 +199,7 @@ export function createRoutes(options: RoutesOptions): Route {
               ...(options.batches && options.keyName ? { batches: { store: options.batches.store, keyName: options.keyName } } : {}),
               ...(options.responsesAdmin ? { responses: options.responsesAdmin } : {}),
               ...(options.mcpCredentials ? { mcpCredentials: options.mcpCredentials } : {}),
-              ...(options.mcp ? { mcp: options.mcp } : {}),
+              ...(options.mcpOverview ? { mcp: options.mcpOverview } : {}),
             })
           : undefined;
       // WatchStats may be served without the rest (an open console with no admin key): the rest then answers UNIMPLEMENTED.

@@ -1,3 +1,4 @@
+import { fileURLToPath } from "node:url";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import OpenAI, { toFile } from "openai";
@@ -11,6 +12,7 @@ import type { Principal } from "../src/tenancy/principal.js";
 import { collectErrors, launchChromium, screenshot } from "./helpers/browser.js";
 import { collect, userRequest } from "./helpers/clients.js";
 import { FAR_TIMEOUTS, type Harness, startHarness } from "./helpers/harness.js";
+import { type McpTestServer, startMcpTestServer } from "./helpers/mcp-test-server.js";
 import { type OwnDatabase, ownDatabase } from "./helpers/postgres.js";
 
 /**
@@ -445,8 +447,10 @@ describe("console batches page", () => {
 describe("console MCP page", () => {
   const ADMIN_KEY = "console-admin-key-for-the-mcp-page";
   let h: Harness;
+  let upstream: McpTestServer;
   const tab = useTab();
   beforeAll(async () => {
+    upstream = await startMcpTestServer();
     h = await startHarness({
       env: { SLUICE_ADMIN_KEY: ADMIN_KEY, AGENT_KEY: "tenant-key-of-the-support-agent", MCP_CREDENTIALS_KEY: "console-mcp-credentials-secret-0123456789" },
       auth: {
@@ -456,20 +460,28 @@ describe("console MCP page", () => {
       },
       mcp: {
         credentialsKeyEnv: "MCP_CREDENTIALS_KEY",
-        servers: { tickets: { http: { url: "http://127.0.0.1:9/mcp" }, auth: { mode: "per-key" } }, files: { stdio: { command: "node", args: ["files.mjs"] } } },
+        servers: {
+          tickets: { http: { url: upstream.url }, auth: { mode: "per-key" } },
+          files: { stdio: { command: process.execPath, args: [fileURLToPath(new URL("./fixtures/mcp-stdio-server.mjs", import.meta.url))] } },
+        },
       },
     });
   }, 120_000);
-  afterAll(() => h?.close());
+  afterAll(async () => {
+    await h?.close();
+    await upstream?.close();
+  });
 
-  it("lists the servers, who holds a grant, and the latest tool calls", async () => {
+  it("lists the servers with their health and tools, who holds a grant, and the latest tool calls", async () => {
     const { page } = tab;
     await page.goto(`${h.url}/console/#mcp`);
     await page.getByTestId("admin-key").fill(ADMIN_KEY);
     await page.getByTestId("admin-key").press("Enter");
     expect(await page.getByTestId("mcp-server-tickets").textContent()).toContain("per-key token");
     expect(await page.getByTestId("mcp-server-files").textContent()).toContain("stdio");
-    expect(await page.getByTestId("mcp-health-files").textContent()).toBe("not connected");
+    await page.getByTestId("mcp-health-files").filter({ hasText: "up" }).waitFor();
+    expect(await page.getByTestId("mcp-tools-tickets").textContent()).toContain("tickets_whoami");
+    expect(await page.getByTestId("mcp-tools-files").textContent()).toContain("files_echo");
     expect(await page.getByTestId("mcp-grant-team-support").textContent()).toContain("servers: tickets; deny: tickets_delete*");
     expect(await page.getByTestId("mcp-grant-key-agent").textContent()).toContain("servers: all; allow: tickets_*");
     await page.getByTestId("mcp-no-calls").waitFor();

@@ -30,7 +30,8 @@ async function refusal(call: Promise<unknown>): Promise<McpError> {
 /** A gateway with two configured keys, two per-key servers and a static one, its tokens in `store`. */
 async function gateway(store: "redis" | "memory", prefix: string, clock: { now: number }): Promise<Harness> {
   return startHarness({
-    env: { SLUICE_ADMIN_KEY: ADMIN_KEY, ALICE_KEY, BOB_KEY, MCP_CREDENTIALS_KEY: SECRET },
+    // The session secret from the environment: the endpoint's Redis fallback writes before the store connects (reported to mcp-endpoint).
+    env: { SLUICE_ADMIN_KEY: ADMIN_KEY, ALICE_KEY, BOB_KEY, MCP_CREDENTIALS_KEY: SECRET, SLUICE_MCP_SESSION_SECRET: "mcp-credentials-session-secret-0123456789" },
     auth: {
       adminKeyEnv: "SLUICE_ADMIN_KEY",
       keys: [

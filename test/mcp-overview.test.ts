@@ -1,3 +1,4 @@
+import { fileURLToPath } from "node:url";
 import { timestampMs } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -9,6 +10,7 @@ import type { Principal } from "../src/tenancy/principal.js";
 import { adminClient } from "./helpers/admin.js";
 import { rpcFailure } from "./helpers/clients.js";
 import { type Harness, startHarness } from "./helpers/harness.js";
+import { type McpTestServer, startMcpTestServer } from "./helpers/mcp-test-server.js";
 
 const ADMIN_KEY = "sk-test-admin-5d7f9b1c3e2a4680";
 const ALICE_KEY = "sk-test-alice-8a6c4e2f0b9d1357";
@@ -16,9 +18,13 @@ const BOB_KEY = "sk-test-bob-1f3e5d7c9b2a4680bb";
 
 const tool = (server: string, name: string): ExposedTool => ({ name: `${server}_${name}`, server, upstreamName: name, definition: { name: `${server}_${name}`, inputSchema: { type: "object" } } });
 
+const STDIO_FIXTURE = fileURLToPath(new URL("./fixtures/mcp-stdio-server.mjs", import.meta.url));
+
 describe("AdminService.GetMcpOverview, the console's MCP page", () => {
   let h: Harness;
+  let upstream: McpTestServer;
   beforeAll(async () => {
+    upstream = await startMcpTestServer();
     h = await startHarness({
       env: { SLUICE_ADMIN_KEY: ADMIN_KEY, ALICE_KEY, BOB_KEY, MCP_CREDENTIALS_KEY: "mcp-overview-secret-0123456789abcdef" },
       auth: {
@@ -33,13 +39,16 @@ describe("AdminService.GetMcpOverview, the console's MCP page", () => {
       mcp: {
         credentialsKeyEnv: "MCP_CREDENTIALS_KEY",
         servers: {
-          tickets: { http: { url: "http://127.0.0.1:9/mcp" }, auth: { mode: "per-key" } },
-          files: { stdio: { command: "node", args: ["server.mjs"] } },
+          tickets: { http: { url: upstream.url }, auth: { mode: "per-key" } },
+          files: { stdio: { command: process.execPath, args: [STDIO_FIXTURE] } },
         },
       },
     });
   });
-  afterAll(() => h.close());
+  afterAll(async () => {
+    await h?.close();
+    await upstream?.close();
+  });
 
   it("needs the admin key", async () => {
     expect((await rpcFailure(adminClient(h.url).getMcpOverview({}))).code).toBe(Code.Unauthenticated);
@@ -58,10 +67,13 @@ describe("AdminService.GetMcpOverview, the console's MCP page", () => {
     (await accounting.admit({}, { ...facts, tool: "tickets_close" }, signal)).settle({ outcome: "timeout", durationMs: 60_000, resultBytes: 0 });
 
     const overview = await admin.getMcpOverview({});
+    // Listed, so connected: both up, with their tools under exposed names.
     expect(overview.servers.map((s) => [s.name, s.transport, s.authMode, s.state])).toEqual([
-      ["files", "stdio", "static", ""],
-      ["tickets", "http", "per-key", ""],
+      ["files", "stdio", "static", "up"],
+      ["tickets", "http", "per-key", "up"],
     ]);
+    expect(overview.servers[0]!.tools).toContain("files_echo");
+    expect(overview.servers[1]!.tools).toContain("tickets_whoami");
     expect(overview.grants.map((g) => [g.level, g.name, g.source, g.servers, g.allow, g.deny])).toEqual([
       ["business_line", "retail", "config", ["tickets", "files"], [], []],
       ["team", "support", "config", ["tickets"], [], ["tickets_delete*"]],

@@ -61,17 +61,15 @@ export const MAX_RECENT_CALLS = 500;
 export async function mcpOverview(options: McpOverviewOptions, recentCount: number): Promise<McpOverview> {
   const settings = options.settings();
   const upstreams = options.upstreams?.();
-  const health = upstreams?.health() ?? {};
   const signal = AbortSignal.timeout(options.listTimeoutMs ?? 2_000);
-  const servers = await Promise.all(
-    Object.entries(settings.servers)
-      .sort(([a], [b]) => a.localeCompare(b))
-      .map(async ([name, server]): Promise<McpServerView> => {
-        const tools = upstreams?.servers.includes(name) ? await upstreams.tools(name, signal).catch(() => []) : [];
-        const h = health[name];
-        return { name, transport: server.stdio ? "stdio" : "http", authMode: server.auth.mode, ...(h ? { health: h } : {}), tools: tools.map((t) => t.name) };
-      }),
-  );
+  const configured = Object.entries(settings.servers).sort(([a], [b]) => a.localeCompare(b));
+  const listings = await Promise.all(configured.map(([name]) => (upstreams?.servers.includes(name) ? upstreams.tools(name, signal).catch(() => []) : Promise.resolve([]))));
+  // Read after the listings: a listing connects a server that had not been yet, and the page shows where that left it.
+  const health = upstreams?.health() ?? {};
+  const servers = configured.map(([name, server], i): McpServerView => {
+    const h = health[name];
+    return { name, transport: server.stdio ? "stdio" : "http", authMode: server.auth.mode, ...(h ? { health: h } : {}), tools: listings[i]!.map((t) => t.name) };
+  });
   const [businessLines, teams, keys] = await Promise.all([options.levels("business_line"), options.levels("team"), options.keys()]);
   const held = (level: McpGrantView["level"], list: readonly Holder[]) =>
     list

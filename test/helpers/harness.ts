@@ -104,8 +104,6 @@ export interface HarnessOptions {
   readonly storeClock?: () => number;
   /** The console section (access, maxWatchers). */
   readonly console?: ConfigInput["console"];
-  /** MCP servers and settings. */
-  readonly mcp?: ConfigInput["mcp"];
   /** The live statistics' clock and WatchStats' timers (tests/helpers/manual-timers.ts). */
   readonly timers?: Timers;
   /** The tenancy heartbeat's clock and timer (stream leases). */
@@ -139,7 +137,6 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       ...(options.responses ? { responses: options.responses } : {}),
       ...(options.mcp ? { mcp: options.mcp } : {}),
       ...(options.console ? { console: options.console } : {}),
-      ...(options.mcp ? { mcp: options.mcp } : {}),
       // Suites that provoke failures on purpose would trip the circuit
       // breaker; breaker tests configure one of their own.
       ...(options.routing?.(sim) ?? {
