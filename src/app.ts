@@ -37,6 +37,7 @@ import { createSpendReports } from "./ledger/spend-reports.js";
 import { createLogger, type Logger } from "./logging/logger.js";
 import type { McpCredentials } from "./mcp/credentials/mcp-credentials.js";
 import { openMcpCredentials } from "./mcp/credentials/open-mcp-credentials.js";
+import { ledgerToolCalls } from "./mcp/ledger-tool-calls.js";
 import { createRecentToolCalls, type RecentToolCalls } from "./mcp/recent-calls.js";
 import { type ChatPipeline, createChatPipeline } from "./pipeline/chat-pipeline.js";
 import { createEmbedPipeline } from "./pipeline/embed-pipeline.js";
@@ -495,7 +496,7 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
       ? {
           admin: tenancy.admin,
           ...(mcpCredentials ? { mcpCredentials } : {}),
-          mcpOverview: { settings: () => live.current().mcp, recent: mcpRecentCalls, upstreams: () => mcp?.upstreams },
+          mcpOverview: { settings: () => live.current().mcp, recent: mcpRecentCalls, upstreams: () => mcp?.upstreams, ...(ledger ? { ledger: ledgerToolCalls(() => database.open()) } : {}) },
           cacheAdmin: createCacheAdmin(cache, live.current, tenancy.keyIdsNamed),
           ...(config.responses.store
             ? {

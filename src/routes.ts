@@ -84,7 +84,7 @@ export interface RoutesOptions {
   /** Per-key MCP access tokens (AdminService.SetMcpCredential), when a server has auth.mode per-key. */
   readonly mcpCredentials?: McpCredentials;
   /** What the console's MCP page reads (AdminService.GetMcpOverview). */
-  readonly mcpOverview?: Pick<McpOverviewOptions, "settings" | "upstreams" | "recent">;
+  readonly mcpOverview?: Pick<McpOverviewOptions, "settings" | "upstreams" | "recent" | "ledger">;
   /** AdminService's GetSpendReport and GET /admin/v1/spend.csv, served with the rest of it. */
   readonly reports?: SpendReports;
   /** AdminService's datasets and evaluations, and GET /admin/v1/evaluations/{id}/report.csv. */

@@ -1,6 +1,8 @@
 import { fileURLToPath } from "node:url";
 import { timestampMs } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mcpSchema } from "../src/config/mcp-schema.js";
 import type { ExposedTool, McpCaller, McpUpstreams } from "../src/mcp/contract.js";
@@ -11,6 +13,8 @@ import { adminClient } from "./helpers/admin.js";
 import { rpcFailure } from "./helpers/clients.js";
 import { type Harness, startHarness } from "./helpers/harness.js";
 import { type McpTestServer, startMcpTestServer } from "./helpers/mcp-test-server.js";
+import { type OwnDatabase, ownDatabase } from "./helpers/postgres.js";
+import { tenancyEvents } from "./helpers/tenancy-events.js";
 
 const ADMIN_KEY = "sk-test-admin-5d7f9b1c3e2a4680";
 const ALICE_KEY = "sk-test-alice-8a6c4e2f0b9d1357";
@@ -110,5 +114,54 @@ describe("the MCP overview with the upstream side running", () => {
     for (let i = 0; i < 7; i++) ring.add({ at: i, server: "s", tool: `s_t${i}`, outcome: "ok", durationMs: 1, resultBytes: 1, via: "mcp", priceUsd: 0 });
     expect(ring.latest(10).map((c) => c.tool)).toEqual(["s_t6", "s_t5", "s_t4"]);
     expect(ring.latest(2).map((c) => c.tool)).toEqual(["s_t6", "s_t5"]);
+  });
+});
+
+describe("the MCP page's recent calls with the ledger on", () => {
+  const ADMIN = "sk-test-admin-9d7b5f3a1c2e4680";
+  const AGENT = "sk-test-agent-3c5e7a9b1d2f4680";
+  const events = tenancyEvents();
+  let h: Harness;
+  let upstream: McpTestServer;
+  let database: OwnDatabase;
+  beforeAll(async () => {
+    upstream = await startMcpTestServer();
+    database = await ownDatabase();
+    h = await startHarness({
+      env: { SLUICE_ADMIN_KEY: ADMIN, AGENT },
+      auth: { adminKeyEnv: "SLUICE_ADMIN_KEY", keys: [{ name: "agent", keyEnv: "AGENT", mcp: { servers: ["test"] } }] },
+      store: { postgres: { url: database.url, poolSize: 2 } },
+      ledger: { enabled: true },
+      observer: events.observer,
+      mcp: { servers: { test: { http: { url: upstream.url }, price: { perCall: 0.003 } } } },
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await h?.close();
+    await upstream?.close();
+    await database?.drop();
+  });
+
+  it("reads them from the ledger's tool rows (every replica's), not only this replica's ring", async () => {
+    const client = new Client({ name: "overview", version: "1.0.0" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${h.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${AGENT}` } } }));
+    try {
+      await client.callTool({ name: "test_add", arguments: { a: 1, b: 2 } });
+    } finally {
+      await client.close();
+    }
+    // The tool call's record stored (its request id is the call's own, not the HTTP request's).
+    await events.until(() => events.usage.some((e) => e.record.alias === "test_add" && (e.result === "stored" || e.result === "flushed")));
+    await h.sluice.ledger!.flush();
+    // A row only the ledger has: the ring of this replica never saw it.
+    await database.query(
+      "INSERT INTO sluice_ledger (id, at, request_id, key_name, key_id, alias, target, input_tokens, cached_input_tokens, output_tokens, reasoning_tokens, cost_micros, estimated, saved_micros, duration_ms, outcome, error_code, kind, tool_server, tool_name, result_bytes) VALUES ('other-replica-1', now() - interval '1 minute', 'other', 'agent', 'feedfacecafe', 'test_echo', 'test', 0, 0, 0, 0, 3000, false, 0, 7, 'failed', 'timeout', 'tool', 'test', 'echo', 12)",
+    );
+    const calls = (await adminClient(h.url, ADMIN).getMcpOverview({})).recentCalls;
+    expect(calls.map((c) => [c.tool, c.server, c.keyName, c.outcome, c.priceUsdMicros, c.via])).toEqual([
+      ["test_add", "test", "agent", "ok", 3_000n, ""],
+      ["test_echo", "test", "agent", "timeout", 3_000n, ""],
+    ]);
+    expect(h.sluice.mcpRecentCalls.latest(10).map((c) => c.tool)).toEqual(["test_add"]);
   });
 });

@@ -44,8 +44,22 @@ export interface McpOverviewOptions {
   readonly keys: () => Promise<readonly Holder[]>;
   readonly levels: (kind: "team" | "business_line") => Promise<readonly Holder[]>;
   readonly recent: RecentToolCalls;
+  /** The ledger's tool rows (every replica's), when the ledger is on; the ring answers when it is off or fails. */
+  readonly ledger?: (count: number) => Promise<readonly RecentToolCall[]>;
   /** How long one server's listing may take before the page shows it without tools. */
   readonly listTimeoutMs?: number;
+}
+
+/** From the ledger when it is on, else (or when it cannot be read) this replica's ring. */
+async function recentCalls(options: McpOverviewOptions, count: number): Promise<readonly RecentToolCall[]> {
+  if (options.ledger) {
+    try {
+      return await options.ledger(count);
+    } catch {
+      // The page still shows this replica's calls.
+    }
+  }
+  return options.recent.latest(count);
 }
 
 /** The longest recent-call list one request may ask for. */
@@ -79,6 +93,6 @@ export async function mcpOverview(options: McpOverviewOptions, recentCount: numb
   return {
     servers,
     grants: [...held("business_line", businessLines), ...held("team", teams), ...held("key", keys)],
-    recentCalls: options.recent.latest(Math.min(Math.max(0, recentCount), MAX_RECENT_CALLS)),
+    recentCalls: await recentCalls(options, Math.min(Math.max(0, recentCount), MAX_RECENT_CALLS)),
   };
 }

@@ -11,7 +11,8 @@ export interface RecentToolCall {
   readonly outcome: ToolCallOutcome;
   readonly durationMs: number;
   readonly resultBytes: number;
-  readonly via: "mcp" | "responses" | "messages";
+  /** Absent on calls read back from the ledger, which does not keep it. */
+  readonly via?: "mcp" | "responses" | "messages";
   readonly priceUsd: number;
 }
 

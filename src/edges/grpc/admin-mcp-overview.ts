@@ -49,7 +49,7 @@ export function adminMcpOverviewHandlers(options: McpOverviewOptions, guard: Gua
               outcome: c.outcome,
               durationMs: BigInt(Math.max(0, Math.round(c.durationMs))),
               resultBytes: BigInt(c.resultBytes),
-              via: c.via,
+              via: c.via ?? "",
               priceUsdMicros: BigInt(Math.round(c.priceUsd * 1_000_000)),
             }),
           ),

@@ -91,7 +91,7 @@ export function createAdminService(
     readonly responses?: ResponsesAdmin;
     readonly mcpCredentials?: McpCredentials;
     /** What the MCP page needs beside the keys and levels this service lists. */
-    readonly mcp?: Pick<McpOverviewOptions, "settings" | "upstreams" | "recent">;
+    readonly mcp?: Pick<McpOverviewOptions, "settings" | "upstreams" | "recent" | "ledger">;
   } = {},
 ): Omit<ServiceImpl<typeof AdminService>, "watchStats"> {
   const guarded =
@@ -172,6 +172,7 @@ export function createAdminService(
           {
             settings: features.mcp?.settings ?? (() => NO_MCP),
             ...(features.mcp?.upstreams ? { upstreams: features.mcp.upstreams } : {}),
+            ...(features.mcp?.ledger ? { ledger: features.mcp.ledger } : {}),
             recent: features.mcp?.recent ?? { add: () => undefined, latest: () => [] },
             keys: () => admin.list(),
             levels: (kind) => admin.levels.list(kind),
