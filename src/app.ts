@@ -35,6 +35,10 @@ import { createHealthState } from "./health/health-state.js";
 import { createLedger, type Ledger } from "./ledger/ledger.js";
 import { createSpendReports } from "./ledger/spend-reports.js";
 import { createLogger, type Logger } from "./logging/logger.js";
+import type { McpCredentials } from "./mcp/credentials/mcp-credentials.js";
+import { openMcpCredentials } from "./mcp/credentials/open-mcp-credentials.js";
+import { ledgerToolCalls } from "./mcp/ledger-tool-calls.js";
+import { createRecentToolCalls, type RecentToolCalls } from "./mcp/recent-calls.js";
 import { type ChatPipeline, createChatPipeline } from "./pipeline/chat-pipeline.js";
 import { createEmbedPipeline } from "./pipeline/embed-pipeline.js";
 import { reportCuts } from "./pipeline/stream-cut.js";
@@ -125,6 +129,10 @@ export interface Sluice {
   readonly tenancy: Tenancy;
   /** The spend ledger, when it is on (ledger.enabled). */
   readonly ledger?: Ledger;
+  /** Per-key MCP access tokens, when a server has auth.mode per-key: the toolbox asks credentialFor for each call's bearer. */
+  readonly mcpCredentials?: McpCredentials;
+  /** The last MCP tool calls of this replica, for the console (fed by wrapping the toolbox's accounting with withRecentCalls). */
+  readonly mcpRecentCalls: RecentToolCalls;
   /** The audit log, when compliance.audit is on. */
   readonly audit?: AuditLog;
   /** Resumable streams and their store. */
@@ -270,6 +278,15 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
     ...(options.storeClock ? { storeClock: options.storeClock } : {}),
     ...(options.leaseTimers ? { timers: options.leaseTimers } : {}),
   });
+  const mcpCredentials = openMcpCredentials({
+    settings: () => live.current().mcp,
+    env: options.env ?? process.env,
+    ...(tenancy.redis ? { redis: tenancy.redis } : {}),
+    keyExists: async (id) => (await tenancy.admin.list()).some((key) => key.id === id),
+    now: options.storeClock ?? Date.now,
+  });
+  // The console's recent MCP calls (this replica's): the toolbox's accounting is wrapped with withRecentCalls to fill it.
+  const mcpRecentCalls = createRecentToolCalls();
   const ledger = config.ledger.enabled
     ? createLedger({
         settings: config.ledger,
@@ -451,6 +468,8 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
           limits,
           draining: () => health.draining,
           env: options.env ?? process.env,
+          ...(mcpCredentials ? { credentialFor: mcpCredentials.credentialFor } : {}),
+          recent: mcpRecentCalls,
         })
       : undefined;
   if (mcp) closers.push("mcp upstreams", () => mcp.close());
@@ -476,6 +495,8 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
     ...(config.auth.adminKeySha256 !== undefined
       ? {
           admin: tenancy.admin,
+          ...(mcpCredentials ? { mcpCredentials } : {}),
+          mcpOverview: { settings: () => live.current().mcp, recent: mcpRecentCalls, upstreams: () => mcp?.upstreams, ...(ledger ? { ledger: ledgerToolCalls(() => database.open()) } : {}) },
           cacheAdmin: createCacheAdmin(cache, live.current, tenancy.keyIdsNamed),
           ...(config.responses.store
             ? {
@@ -545,6 +566,8 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
     logger,
     tenancy,
     ...(ledger ? { ledger } : {}),
+    ...(mcpCredentials ? { mcpCredentials } : {}),
+    mcpRecentCalls,
     ...(auditLog ? { audit: auditLog } : {}),
     resumable,
     ...(responseState ? { responseState } : {}),

@@ -54,6 +54,8 @@ import type { Exchange } from "./http/exchange.js";
 import { type AnyRequest, type AnyResponse, decodePathSegment, pathOf } from "./http/node-http.js";
 import type { SpendReports } from "./ledger/spend-reports.js";
 import type { Logger } from "./logging/logger.js";
+import type { McpCredentials } from "./mcp/credentials/mcp-credentials.js";
+import type { McpOverviewOptions } from "./mcp/mcp-overview.js";
 import type { StreamRegistry } from "./pipeline/stream-registry.js";
 import type { ResponseState } from "./response-state/response-state.js";
 import type { ResponsesAdmin } from "./response-state/responses-admin.js";
@@ -79,6 +81,10 @@ export interface RoutesOptions {
   readonly cacheAdmin?: CacheAdmin;
   /** AdminService's ListStoredResponses and PurgeResponses (absent: `responses.store` is false). */
   readonly responsesAdmin?: ResponsesAdmin;
+  /** Per-key MCP access tokens (AdminService.SetMcpCredential), when a server has auth.mode per-key. */
+  readonly mcpCredentials?: McpCredentials;
+  /** What the console's MCP page reads (AdminService.GetMcpOverview). */
+  readonly mcpOverview?: Pick<McpOverviewOptions, "settings" | "upstreams" | "recent" | "ledger">;
   /** AdminService's GetSpendReport and GET /admin/v1/spend.csv, served with the rest of it. */
   readonly reports?: SpendReports;
   /** AdminService's datasets and evaluations, and GET /admin/v1/evaluations/{id}/report.csv. */
@@ -192,6 +198,8 @@ export function createRoutes(options: RoutesOptions): Route {
               ...(options.shadow ? { shadow: options.shadow } : {}),
               ...(options.batches && options.keyName ? { batches: { store: options.batches.store, keyName: options.keyName } } : {}),
               ...(options.responsesAdmin ? { responses: options.responsesAdmin } : {}),
+              ...(options.mcpCredentials ? { mcpCredentials: options.mcpCredentials } : {}),
+              ...(options.mcpOverview ? { mcp: options.mcpOverview } : {}),
             })
           : undefined;
       // WatchStats may be served without the rest (an open console with no admin key): the rest then answers UNIMPLEMENTED.

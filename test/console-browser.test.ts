@@ -1,13 +1,18 @@
+import { fileURLToPath } from "node:url";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import OpenAI, { toFile } from "openai";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ChatService } from "../gen/sluice/v1/chat_service_pb.js";
+import type { McpCaller } from "../src/mcp/contract.js";
+import { withRecentCalls } from "../src/mcp/recent-calls.js";
 import { simulatedText } from "../src/simulator/text.js";
+import type { Principal } from "../src/tenancy/principal.js";
 import { collectErrors, launchChromium, screenshot } from "./helpers/browser.js";
 import { collect, userRequest } from "./helpers/clients.js";
 import { FAR_TIMEOUTS, type Harness, startHarness } from "./helpers/harness.js";
+import { type McpTestServer, startMcpTestServer } from "./helpers/mcp-test-server.js";
 import { type OwnDatabase, ownDatabase } from "./helpers/postgres.js";
 
 /**
@@ -95,7 +100,7 @@ describe("console, open", () => {
     expect(tab.errors).toEqual([]);
   });
 
-  it("without an admin key, Spend and Batches say what to configure, not that a method is not implemented", async () => {
+  it("without an admin key, Spend, Batches and MCP say what to configure, not that a method is not implemented", async () => {
     const { page } = tab;
     await page.goto(`${h.url}/console/#spend`);
     const spend = await page.getByTestId("spend-problem").textContent();
@@ -107,6 +112,10 @@ describe("console, open", () => {
     const batches = await page.getByTestId("batches-problem").textContent();
     expect(batches).toContain("set auth.adminKeyEnv");
     expect(batches).not.toContain("not implemented");
+    await page.goto(`${h.url}/console/#mcp`);
+    const mcp = await page.getByTestId("mcp-problem").textContent();
+    expect(mcp).toContain("set auth.adminKeyEnv");
+    expect(mcp).not.toContain("not implemented");
     // The browser logs each refused call's status (501) as an error of its own; nothing else may show.
     expect(tab.errors.filter((e) => !e.startsWith("Failed to load resource"))).toEqual([]);
   });
@@ -431,6 +440,62 @@ describe("console batches page", () => {
     // The page reads the list again by itself.
     await page.getByTestId(`batch-status-${batch.id}`).filter({ hasText: "completed" }).waitFor();
     expect(await page.getByTestId(`batch-counts-${batch.id}`).textContent()).toBe("3 / 3");
+    expect(tab.errors).toEqual([]);
+  }, 120_000);
+});
+
+describe("console MCP page", () => {
+  const ADMIN_KEY = "console-admin-key-for-the-mcp-page";
+  let h: Harness;
+  let upstream: McpTestServer;
+  const tab = useTab();
+  beforeAll(async () => {
+    upstream = await startMcpTestServer();
+    h = await startHarness({
+      env: { SLUICE_ADMIN_KEY: ADMIN_KEY, AGENT_KEY: "tenant-key-of-the-support-agent", MCP_CREDENTIALS_KEY: "console-mcp-credentials-secret-0123456789" },
+      auth: {
+        adminKeyEnv: "SLUICE_ADMIN_KEY",
+        teams: [{ name: "support", mcp: { servers: ["tickets"], tools: { deny: ["tickets_delete*"] } } }],
+        keys: [{ name: "agent", keyEnv: "AGENT_KEY", team: "support", mcp: { tools: { allow: ["tickets_*"] } } }],
+      },
+      mcp: {
+        credentialsKeyEnv: "MCP_CREDENTIALS_KEY",
+        servers: {
+          tickets: { http: { url: upstream.url }, auth: { mode: "per-key" } },
+          files: { stdio: { command: process.execPath, args: [fileURLToPath(new URL("./fixtures/mcp-stdio-server.mjs", import.meta.url))] } },
+        },
+      },
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await h?.close();
+    await upstream?.close();
+  });
+
+  it("lists the servers with their health and tools, who holds a grant, and the latest tool calls", async () => {
+    const { page } = tab;
+    await page.goto(`${h.url}/console/#mcp`);
+    await page.getByTestId("admin-key").fill(ADMIN_KEY);
+    await page.getByTestId("admin-key").press("Enter");
+    expect(await page.getByTestId("mcp-server-tickets").textContent()).toContain("per-key token");
+    expect(await page.getByTestId("mcp-server-files").textContent()).toContain("stdio");
+    await page.getByTestId("mcp-health-files").filter({ hasText: "up" }).waitFor();
+    expect(await page.getByTestId("mcp-tools-tickets").textContent()).toContain("tickets_whoami");
+    expect(await page.getByTestId("mcp-tools-files").textContent()).toContain("files_echo");
+    expect(await page.getByTestId("mcp-grant-team-support").textContent()).toContain("servers: tickets; deny: tickets_delete*");
+    expect(await page.getByTestId("mcp-grant-key-agent").textContent()).toContain("servers: all; allow: tickets_*");
+    await page.getByTestId("mcp-no-calls").waitFor();
+
+    // A call settles (through accounting wrapped as the toolbox's is): the page shows it when it reads again.
+    const agent: McpCaller = { principal: { id: "0123456789ab", name: "agent" } as unknown as Principal };
+    const accounting = withRecentCalls({ admit: async () => ({ settle: () => undefined }) }, h.sluice.mcpRecentCalls);
+    const facts = { server: "tickets", tool: "tickets_open", upstreamTool: "open", argumentsSha256: "0".repeat(64), priceUsd: 0.01, via: "mcp" as const };
+    (await accounting.admit(agent, facts, new AbortController().signal)).settle({ outcome: "ok", durationMs: 42, resultBytes: 2048 });
+    const row = page.getByTestId("mcp-call").first();
+    await row.waitFor();
+    const text = await row.textContent();
+    for (const part of ["agent", "tickets_open", "ok", "42 ms", "2.0 KiB", "$0.0100", "mcp"]) expect(text).toContain(part);
+    await screenshot(page, "mcp");
     expect(tab.errors).toEqual([]);
   }, 120_000);
 });

@@ -1,8 +1,11 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 
-const NEEDS: Record<"spend" | "batches", { readonly page: string; readonly also: string }> = {
+type Page = "spend" | "batches" | "mcp";
+
+const NEEDS: Record<Page, { readonly page: string; readonly also: string }> = {
   spend: { page: "Spend", also: 'Its figures come from the spend ledger, which needs store.postgres too (docs/tenancy.md, "The spend ledger").' },
   batches: { page: "Batches", also: "Batches themselves need no more: they run on the embedded database without store.postgres (docs/batches.md)." },
+  mcp: { page: "MCP", also: "The MCP gateway itself needs no more: its servers are mcp.servers (docs/mcp.md)." },
 };
 
 /**
@@ -11,7 +14,7 @@ const NEEDS: Record<"spend" | "batches", { readonly page: string; readonly also:
  * service is not served, and the page showed the RPC's own words
  * ("…GetSpendReport is not implemented").
  */
-export function adminProblem(error: unknown, page: "spend" | "batches"): string {
+export function adminProblem(error: unknown, page: Page): string {
   const e = ConnectError.from(error);
   if (e.code !== Code.Unimplemented) return e.rawMessage;
   const { page: name, also } = NEEDS[page];

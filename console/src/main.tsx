@@ -5,14 +5,16 @@ import { useEffect, useState } from "preact/hooks";
 import { BatchesView } from "./batches/batches-view.js";
 import { KeyForm } from "./key-form.js";
 import { LiveView } from "./live/live-view.js";
+import { McpView } from "./mcp/mcp-view.js";
 import { Playground } from "./playground/playground.js";
 import { setKey } from "./session.js";
 import { SpendView } from "./spend/spend-view.js";
 import { useStats } from "./use-stats.js";
 
-type Tab = "live" | "spend" | "batches" | "playground";
+type Tab = "live" | "spend" | "batches" | "mcp" | "playground";
 
-const tabOf = (hash: string): Tab => (hash === "#playground" ? "playground" : hash === "#spend" ? "spend" : hash === "#batches" ? "batches" : "live");
+const TABS: readonly Tab[] = ["spend", "batches", "mcp", "playground"];
+const tabOf = (hash: string): Tab => TABS.find((tab) => hash === `#${tab}`) ?? "live";
 
 /**
  * The console: a live view of this gateway, its spend from the ledger, and
@@ -45,6 +47,9 @@ function App() {
           <a href="#batches" class={tab === "batches" ? "active" : ""}>
             Batches
           </a>
+          <a href="#mcp" class={tab === "mcp" ? "active" : ""}>
+            MCP
+          </a>
           <a href="#playground" class={tab === "playground" ? "active" : ""}>
             Playground
           </a>
@@ -71,6 +76,8 @@ function App() {
           <SpendView />
         ) : tab === "batches" ? (
           <BatchesView />
+        ) : tab === "mcp" ? (
+          <McpView />
         ) : (
           <Playground />
         )}

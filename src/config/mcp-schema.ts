@@ -75,6 +75,23 @@ const stdioServerSchema = z.strictObject({
   maxStderrBytesPerSecond: z.number().int().min(0).max(104_857_600).default(65_536).meta({ description: "Stderr lines the gateway logs per second, in bytes; past it they are counted and dropped." }),
 });
 
+/**
+ * Whose identity a call carries at the server: the gateway's own (the
+ * `headers` / `headersFromEnv` secret), or each key's own OAuth 2.1 access
+ * token, set through the admin API and held sealed (mcp/credentials/).
+ */
+export const mcpServerAuthSchema = z.strictObject({
+  mode: z.enum(["static", "per-key"]).default("static").meta({
+    description:
+      "`static`: every call carries the gateway's secret for this server (`http.headersFromEnv`). `per-key`: each key's own access token (AdminService.SetMcpCredential), bound to the key's id, this server and `audience`; a key without one is refused. The caller's own key or token is never forwarded.",
+  }),
+  audience: z
+    .string()
+    .regex(/^[\x21-\x7e]{1,512}$/, "1 to 512 printable ASCII characters")
+    .optional()
+    .meta({ description: "The resource (RFC 8707) the per-key tokens were issued for; a token is bound to it, so changing it retires the tokens set before.", unset: "the server's `http.url`" }),
+});
+
 export const mcpServerSchema = z
   .strictObject({
     http: httpServerSchema.optional().meta({ description: "A streamable HTTP server. Give exactly one of `http` and `stdio`.", unset: "one of the two" }),
@@ -92,6 +109,7 @@ export const mcpServerSchema = z
       .record(z.string().regex(/^[A-Za-z0-9_.-]{1,128}$/), toolSettingsSchema)
       .optional()
       .meta({ mapKey: "<tool>", description: "Settings per tool, by the server's own tool name.", unset: "none" }),
+    auth: mcpServerAuthSchema.prefault({}).meta({ description: "How the gateway identifies itself (or each key) to this server ([Upstream identity](mcp.md#upstream-identity))." }),
     maxTools: z
       .number()
       .int()
@@ -102,6 +120,8 @@ export const mcpServerSchema = z
   })
   .superRefine((server, ctx) => {
     if ((server.http === undefined) === (server.stdio === undefined)) ctx.addIssue({ code: "custom", path: [], message: "give exactly one of http or stdio" });
+    // A child process has no per-request headers: one process serves every key.
+    if (server.auth.mode === "per-key" && server.stdio !== undefined) ctx.addIssue({ code: "custom", path: ["auth", "mode"], message: "per-key needs an http server (a stdio server serves every key from one process)" });
   });
 
 export const mcpSchema = z
@@ -117,11 +137,21 @@ export const mcpSchema = z
     maxSchemaBytes: z.number().int().min(1_024).max(16_777_216).default(262_144).meta({ description: "Bytes of one tool's `inputSchema` (and output schema) kept from a listing; a larger tool is left out and counted." }),
     maxSchemaDepth: z.number().int().min(1).max(256).default(32).meta({ description: "Nesting depth of one tool's `inputSchema`; a deeper tool is left out and counted." }),
     listCacheMs: z.number().int().min(0).max(86_400_000).default(300_000).meta({ description: "How long a server's listing is reused; `notifications/tools/list_changed` from the server ends it at once." }),
+    credentialsKeyEnv: envName.optional().meta({
+      description:
+        "Environment variable holding the secret (32 characters or more) that per-key access tokens are sealed under (AES-256-GCM, a key derived per key id, server and audience): what the store holds reads as nothing without it. Every replica needs the same value.",
+      unset: "none; required when a server has `auth.mode: per-key`",
+    }),
     sessionTtlMs: z.number().int().min(60_000).max(2_592_000_000).default(86_400_000).meta({ description: "How long an `Mcp-Session-Id` the gateway issued stays valid (it is sealed, and any replica reads it)." }),
+  })
+  .superRefine((mcp, ctx) => {
+    const perKey = Object.entries(mcp.servers).find(([, server]) => server.auth.mode === "per-key");
+    if (perKey && mcp.credentialsKeyEnv === undefined) ctx.addIssue({ code: "custom", path: ["credentialsKeyEnv"], message: `server ${perKey[0]} has auth.mode per-key: name the variable holding the secret its tokens are sealed under` });
   })
   .prefault({})
   .meta({ description: "The MCP gateway at `/mcp` (see [MCP gateway](mcp.md)): tools of many MCP servers behind one endpoint, under keys, grants, budgets, the ledger, PII policy and the audit log.", reload: "restart" });
 
 export type McpGrant = z.output<typeof mcpGrantSchema>;
+export type McpServerAuth = z.output<typeof mcpServerAuthSchema>;
 export type McpServerSettings = z.output<typeof mcpServerSchema>;
 export type McpSettings = z.output<typeof mcpSchema>;

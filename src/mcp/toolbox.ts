@@ -29,6 +29,8 @@ export interface ToolboxDeps {
   readonly piiPolicy: (caller: McpCaller) => RequestPolicy;
   /** mcp/accounting's canonicalArgumentsSha256. */
   readonly argumentsSha256: (args: unknown) => string;
+  /** mcp/credentials' credentialFor: the caller's own token at a per-key server (absent: every server is static). */
+  readonly credentialFor?: (keyId: string | undefined, server: string) => Promise<string | undefined>;
   readonly now?: () => number;
 }
 
@@ -73,6 +75,11 @@ export function createMcpToolbox(deps: ToolboxDeps): McpToolbox {
   const now = deps.now ?? Date.now;
   const checkArguments = compileArgumentConstraints(settings.servers);
   const grantedServers = (grants: ToolGrants) => upstreams.servers.filter((s) => grants.server(s));
+  /** The upstream options' bearer: the caller's key's own token at a per-key server, never anything of the caller's request. */
+  const bearerFor = async (caller: McpCaller, server: string): Promise<{ bearer?: string }> => {
+    const bearer = await deps.credentialFor?.(caller.principal?.id, server);
+    return bearer === undefined ? {} : { bearer };
+  };
 
   const listTools = async (caller: McpCaller, signal: AbortSignal) => {
     const grants = deps.grants(caller);
@@ -97,6 +104,8 @@ export function createMcpToolbox(deps: ToolboxDeps): McpToolbox {
       const tool = await grantedTool(caller, name, options.signal);
       checkArguments(tool.server, tool.upstreamName, args);
       const screened = screenArguments(args, deps.piiPolicy(caller));
+      // Before admission: a key with no token at a per-key server is refused without a charge.
+      const bearer = await bearerFor(caller, tool.server);
       const server = settings.servers[tool.server];
       const toolSettings = server?.tools?.[tool.upstreamName];
       const charge = await deps.accounting.admit(
@@ -119,6 +128,7 @@ export function createMcpToolbox(deps: ToolboxDeps): McpToolbox {
         result = await upstreams.callTool(tool.server, tool.upstreamName, screened.args, {
           signal: options.signal,
           ...(sessionId ? { sessionId } : {}),
+          ...bearer,
           ...(options.onProgress ? { onProgress: options.onProgress } : {}),
         });
       } catch (error) {
@@ -141,7 +151,7 @@ export function createMcpToolbox(deps: ToolboxDeps): McpToolbox {
       const prompt = (await upstreams.prompts(server, signal)).find((p) => p.name === name);
       if (!prompt) throw unknown;
       const sessionId = caller.upstreamSessions?.[server];
-      return upstreams.getPrompt(server, prompt.upstreamName, args, { signal, ...(sessionId ? { sessionId } : {}) });
+      return upstreams.getPrompt(server, prompt.upstreamName, args, { signal, ...(sessionId ? { sessionId } : {}), ...(await bearerFor(caller, server)) });
     },
 
     async listResources(caller, signal) {
@@ -156,7 +166,7 @@ export function createMcpToolbox(deps: ToolboxDeps): McpToolbox {
       if (holders.length > 1) throw new McpError(MCP_ERRORS.invalidParams, `resource URI is listed by more than one server (${holders.join(", ")}); the gateway cannot tell which to read`, { uri: uri.slice(0, 512) });
       const server = holders[0]!;
       const sessionId = caller.upstreamSessions?.[server];
-      return upstreams.readResource(server, uri, { signal, ...(sessionId ? { sessionId } : {}) });
+      return upstreams.readResource(server, uri, { signal, ...(sessionId ? { sessionId } : {}), ...(await bearerFor(caller, server)) });
     },
   };
 }

@@ -120,6 +120,9 @@ const AUDITED: Partial<Record<keyof Impl, AuditedCall>> = {
     details: (req): AuditDetails => (req.keyName ? { key: String(req.keyName) } : {}),
     resultDetails: (res): AuditDetails => ({ ids: ((res.keyIds as string[] | undefined) ?? []).join(","), purged: Number(res.purged ?? 0), conversations: Number(res.conversationsPurged ?? 0) }),
   },
+  // The key's id and the server, never the token.
+  setMcpCredential: { action: "mcp_credential.set", target: (req) => String(req.server ?? ""), details: (req): AuditDetails => ({ id: String(req.keyId ?? "") }) },
+  deleteMcpCredential: { action: "mcp_credential.delete", target: (req) => String(req.server ?? ""), details: (req): AuditDetails => ({ id: String(req.keyId ?? "") }) },
 };
 
 /**

@@ -22,10 +22,13 @@ import type { AuditLog } from "../../audit/audit-log.js";
 import { type AuditTrail, NO_AUDIT } from "../../audit/audit-trail.js";
 import type { CacheAdmin } from "../../cache/cache-admin.js";
 import type { KeySettings } from "../../config/config.js";
+import { mcpSchema } from "../../config/mcp-schema.js";
 import type { Evaluations } from "../../evaluation/evaluations.js";
 import type { ShadowRunner } from "../../evaluation/shadow.js";
 import type { TenancyObserver } from "../../flow/observer.js";
 import type { SpendReports } from "../../ledger/spend-reports.js";
+import type { McpCredentials } from "../../mcp/credentials/mcp-credentials.js";
+import type { McpOverviewOptions } from "../../mcp/mcp-overview.js";
 import type { ResponsesAdmin } from "../../response-state/responses-admin.js";
 import { AuthError } from "../../tenancy/authenticate.js";
 import type { KeyAdmin, KeyInfo, KeyPatch } from "../../tenancy/key-admin.js";
@@ -34,6 +37,8 @@ import { type AdminBatches, adminBatchHandlers } from "./admin-batches.js";
 import { evaluationHandlers } from "./admin-evaluation.js";
 import { levelHandlers } from "./admin-levels.js";
 import { mcpGrantOf, mcpGrantToProto } from "./admin-mcp-grant.js";
+import { adminMcpCredentialHandlers } from "./admin-mcp-credentials.js";
+import { adminMcpOverviewHandlers } from "./admin-mcp-overview.js";
 import { adminResponseHandlers } from "./admin-responses.js";
 import { getSpendReport } from "./admin-spend.js";
 import { budgetOf, budgetToProto, limitsOf, limitsToProto, maskedFields, PERIODS, periodKind } from "./admin-wire.js";
@@ -68,6 +73,9 @@ function keyInfo(info: KeyInfo): ProtoKeyInfo {
 }
 
 const KEY_FIELDS = ["models", "limits", "budget", "team", "mcp"] as const;
+/** The MCP page without an MCP configuration: no servers. */
+const NO_MCP = mcpSchema.parse({});
+
 
 /**
  * sluice.admin.v1.AdminService: the key admin behind the admin key. Every
@@ -80,7 +88,15 @@ export function createAdminService(
   cache: CacheAdmin,
   reports: SpendReports,
   audit: { readonly log?: AuditLog; readonly trail: AuditTrail; readonly authFailed?: TenancyObserver["authenticated"] } = { trail: NO_AUDIT },
-  features: { readonly evaluations?: Evaluations; readonly shadow?: ShadowRunner; readonly batches?: AdminBatches; readonly responses?: ResponsesAdmin } = {},
+  features: {
+    readonly evaluations?: Evaluations;
+    readonly shadow?: ShadowRunner;
+    readonly batches?: AdminBatches;
+    readonly responses?: ResponsesAdmin;
+    readonly mcpCredentials?: McpCredentials;
+    /** What the MCP page needs beside the keys and levels this service lists. */
+    readonly mcp?: Pick<McpOverviewOptions, "settings" | "upstreams" | "recent" | "ledger">;
+  } = {},
 ): Omit<ServiceImpl<typeof AdminService>, "watchStats"> {
   const guarded =
     <R>(work: () => Promise<R>) =>
@@ -162,6 +178,18 @@ export function createAdminService(
         ...evaluationHandlers(features.evaluations, features.shadow, guarded),
         ...adminBatchHandlers(features.batches, guarded),
         ...adminResponseHandlers(features.responses, guarded),
+        ...adminMcpCredentialHandlers(features.mcpCredentials, guarded),
+        ...adminMcpOverviewHandlers(
+          {
+            settings: features.mcp?.settings ?? (() => NO_MCP),
+            ...(features.mcp?.upstreams ? { upstreams: features.mcp.upstreams } : {}),
+            ...(features.mcp?.ledger ? { ledger: features.mcp.ledger } : {}),
+            recent: features.mcp?.recent ?? { add: () => undefined, latest: () => [] },
+            keys: () => admin.list(),
+            levels: (kind) => admin.levels.list(kind),
+          },
+          guarded,
+        ),
         purgeCache: (req, ctx) => guarded(async () => create(PurgeCacheResponseSchema, { purged: BigInt(await cache.purge(req.alias, req.keyName, req.requestId)) }))(ctx),
         getCacheStats: (_req, ctx) =>
           guarded(async () =>

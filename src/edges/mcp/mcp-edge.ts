@@ -13,6 +13,7 @@ import { createToolAccounting } from "../../mcp/accounting/tool-accounting.js";
 import type { McpCaller, McpUpstreams } from "../../mcp/contract.js";
 import { toolGrants } from "../../mcp/grants.js";
 import { narrowingFrom } from "../../mcp/narrowing.js";
+import { type RecentToolCalls, withRecentCalls } from "../../mcp/recent-calls.js";
 import { createSessionSealer } from "../../mcp/session-id.js";
 import { mcpSessionSecret, type SharedSecretStore } from "../../mcp/session-secret.js";
 import { createMcpToolbox } from "../../mcp/toolbox.js";
@@ -35,6 +36,10 @@ export interface McpEdgeParts {
   readonly limits: BodyLimits & StructureLimits;
   readonly draining: () => boolean;
   readonly env: NodeJS.ProcessEnv;
+  /** Per-key tokens (mcp/credentials/), when a server has auth.mode per-key: each call's bearer. */
+  readonly credentialFor?: (keyId: string | undefined, server: string) => Promise<string | undefined>;
+  /** Where settled calls are also left for the console's MCP page. */
+  readonly recent?: RecentToolCalls;
 }
 
 export interface McpEdge {
@@ -75,7 +80,8 @@ export async function createMcpEdge(parts: McpEdgeParts): Promise<McpEdge> {
     settings,
     upstreams,
     grants: toolGrants,
-    accounting,
+    accounting: parts.recent ? withRecentCalls(accounting, parts.recent) : accounting,
+    ...(parts.credentialFor ? { credentialFor: parts.credentialFor } : {}),
     piiPolicy: (caller) => policyFor(parts.config(), caller.principal, undefined),
     argumentsSha256: canonicalArgumentsSha256,
   });
