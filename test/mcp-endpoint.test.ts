@@ -58,7 +58,7 @@ describe("the /mcp endpoint", () => {
     expect(transport.sessionId).toMatch(/^[A-Za-z0-9_-]{40,}$/);
     expect(client.getServerVersion()?.name).toBe("sluice");
     const names = (await client.listTools()).tools.map((t) => t.name).sort();
-    expect(names).toEqual(["test_add", "test_big", "test_count", "test_echo", "test_fail", "test_hang", "test_slow"]);
+    expect(names).toEqual(["test_add", "test_big", "test_count", "test_drip", "test_echo", "test_fail", "test_hang", "test_slow"]);
     expect(textOf(await client.callTool({ name: "test_add", arguments: { a: 2, b: 3 } }))).toBe("5");
     // The caller's key never reaches the server.
     expect(upstream.seen.every((s) => !JSON.stringify(s.headers).includes(FULL))).toBe(true);
@@ -101,6 +101,29 @@ describe("the /mcp endpoint", () => {
           .sort(),
       )
       .toEqual([200, 202]);
+  });
+
+  it("ends the call upstream when the client closes the call's request (no cancellation sent)", async () => {
+    const { transport } = await connect(FULL);
+    const cancelledBefore = upstream.seen.filter((s) => s.method === "notifications/cancelled").length;
+    const before = upstream.calls("hang").length;
+    const abort = new AbortController();
+    const call = fetch(`${h.url}/mcp`, {
+      method: "POST",
+      signal: abort.signal,
+      headers: {
+        authorization: `Bearer ${FULL}`,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-session-id": transport.sessionId!,
+        "mcp-protocol-version": transport.protocolVersion ?? "2025-11-25",
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "test_hang", arguments: {} } }),
+    }).then((r) => r.text());
+    await expect.poll(() => upstream.calls("hang").length).toBe(before + 1);
+    abort.abort();
+    await expect(call).rejects.toThrow();
+    await expect.poll(() => upstream.seen.filter((s) => s.method === "notifications/cancelled").length).toBe(cancelledBefore + 1);
   });
 
   it("refuses arguments outside the tool's constraint, naming the path, with nothing forwarded", async () => {

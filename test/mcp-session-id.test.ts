@@ -32,34 +32,16 @@ describe("sealed MCP session ids", () => {
     expect(sealer.open(id, session.keyId)).toBeUndefined();
   });
 
-  it("takes the secret from the environment on every replica alike, else a per-process one with a warning", async () => {
+  it("takes the secret from the environment on every replica alike, else a per-process one with a warning, never one kept in the store", () => {
     const { logger, lines } = capturedLogger();
     const env = { [SESSION_SECRET_ENV]: "a".repeat(40) };
-    expect(await mcpSessionSecret({ env, log: logger })).toEqual(await mcpSessionSecret({ env, log: logger }));
-    await expect(mcpSessionSecret({ env: { [SESSION_SECRET_ENV]: "short" }, log: logger })).rejects.toThrow(/at least 32/);
-    const shared = new Map<string, string>();
-    const store = { getOrSet: async (name: string, candidate: string) => shared.get(name) ?? (shared.set(name, candidate), candidate) };
-    expect(await mcpSessionSecret({ env: {}, log: logger, shared: store })).toEqual(await mcpSessionSecret({ env: {}, log: logger, shared: store }));
+    expect(mcpSessionSecret({ env, log: logger })).toEqual(mcpSessionSecret({ env, log: logger }));
+    expect(() => mcpSessionSecret({ env: { [SESSION_SECRET_ENV]: "short" }, log: logger })).toThrow(/at least 32/);
     expect(lines).toEqual([]);
-    const a = await mcpSessionSecret({ env: {}, log: logger });
-    expect(a).not.toEqual(await mcpSessionSecret({ env: {}, log: logger }));
+    const a = mcpSessionSecret({ env: {}, log: logger, replicated: true });
+    expect(a).not.toEqual(mcpSessionSecret({ env: {}, log: logger }));
     expect(lines.map((l) => l.event)).toContain("mcp_session_secret_random");
+    expect(lines.find((l) => l.event === "mcp_session_secret_random")).toMatchObject({ replicated: true });
     expect(JSON.stringify(lines)).not.toContain(a.toString("base64"));
-  });
-
-  it("costs microseconds per call (seal + open)", () => {
-    const sealer = createSessionSealer(randomBytes(32), 60_000, () => 10_000);
-    const id = sealer.seal(session);
-    for (let i = 0; i < 2_000; i++) sealer.open(sealer.seal(session), session.keyId);
-    const rounds = 20_000;
-    let t = process.hrtime.bigint();
-    for (let i = 0; i < rounds; i++) sealer.seal(session);
-    const sealUs = Number(process.hrtime.bigint() - t) / 1_000 / rounds;
-    t = process.hrtime.bigint();
-    for (let i = 0; i < rounds; i++) sealer.open(id, session.keyId);
-    const openUs = Number(process.hrtime.bigint() - t) / 1_000 / rounds;
-    console.log(`mcp session id: seal ${sealUs.toFixed(2)} µs, open ${openUs.toFixed(2)} µs per call (${id.length} characters)`);
-    // A bound far above the measurement, so a loaded CI machine passes and a regression to milliseconds does not.
-    expect(sealUs + openUs).toBeLessThan(500);
   });
 });

@@ -36,8 +36,8 @@ import { audited, auditHandlers } from "./admin-audit.js";
 import { type AdminBatches, adminBatchHandlers } from "./admin-batches.js";
 import { evaluationHandlers } from "./admin-evaluation.js";
 import { levelHandlers } from "./admin-levels.js";
-import { mcpGrantOf, mcpGrantToProto } from "./admin-mcp-grant.js";
 import { adminMcpCredentialHandlers } from "./admin-mcp-credentials.js";
+import { mcpGrantOf, mcpGrantToProto } from "./admin-mcp-grant.js";
 import { adminMcpOverviewHandlers } from "./admin-mcp-overview.js";
 import { adminResponseHandlers } from "./admin-responses.js";
 import { getSpendReport } from "./admin-spend.js";
@@ -75,7 +75,6 @@ function keyInfo(info: KeyInfo): ProtoKeyInfo {
 const KEY_FIELDS = ["models", "limits", "budget", "team", "mcp"] as const;
 /** The MCP page without an MCP configuration: no servers. */
 const NO_MCP = mcpSchema.parse({});
-
 
 /**
  * sluice.admin.v1.AdminService: the key admin behind the admin key. Every

@@ -3,6 +3,7 @@ import type { AuditTrail } from "../../audit/audit-trail.js";
 import type { CallLayer } from "../../call/call-layer.js";
 import { policyFor } from "../../compliance/pii-policy.js";
 import type { Config } from "../../config/config.js";
+import type { McpGrant } from "../../config/mcp-schema.js";
 import type { StructureLimits } from "../../core/structure-limits.js";
 import type { Exchange } from "../../http/exchange.js";
 import type { AnyRequest, AnyResponse } from "../../http/node-http.js";
@@ -10,15 +11,15 @@ import type { BodyLimits } from "../../http/read-body.js";
 import type { Logger } from "../../logging/logger.js";
 import { canonicalArgumentsSha256 } from "../../mcp/accounting/canonical-arguments.js";
 import { createToolAccounting } from "../../mcp/accounting/tool-accounting.js";
-import type { McpCaller, McpUpstreams } from "../../mcp/contract.js";
+import { mcpCallerFor } from "../../mcp/caller.js";
+import type { McpUpstreams } from "../../mcp/contract.js";
 import { toolGrants } from "../../mcp/grants.js";
 import { narrowingFrom } from "../../mcp/narrowing.js";
 import { type RecentToolCalls, withRecentCalls } from "../../mcp/recent-calls.js";
 import { createSessionSealer } from "../../mcp/session-id.js";
-import { mcpSessionSecret, type SharedSecretStore } from "../../mcp/session-secret.js";
+import { mcpSessionSecret } from "../../mcp/session-secret.js";
 import { createMcpToolbox } from "../../mcp/toolbox.js";
 import { createMcpUpstreams } from "../../mcp/upstream/upstreams.js";
-import type { SluiceRedisClient } from "../../store/redis-connection.js";
 import type { Tenancy } from "../../tenancy/tenancy.js";
 import { createInFlight } from "./in-flight.js";
 import { createMcpRoute } from "./mcp-route.js";
@@ -49,21 +50,16 @@ export interface McpEdge {
 }
 
 /** Redis as the place replicas agree on the session secret: SET NX, then GET (mcp/session-secret.ts). */
-function redisSecretStore(redis: { readonly client: SluiceRedisClient; readonly prefix: string }): SharedSecretStore {
-  return {
-    async getOrSet(name, candidate) {
-      const key = `${redis.prefix}${name}`;
-      await redis.client.set(key, candidate, "NX");
-      return (await redis.client.get(key)) ?? candidate;
-    },
-  };
+/** The request's narrowing headers, when it sent any (a malformed one throws McpError invalidParams, status 400). */
+function optionalNarrowing(req: AnyRequest): { readonly narrow?: McpGrant } {
+  const narrow = narrowingFrom(req.headers as Readonly<Record<string, string | readonly string[] | undefined>>);
+  return narrow ? { narrow } : {};
 }
 
 /**
  * The MCP gateway's parts joined for the `/mcp` edge: upstreams (started
  * now), grants, accounting on the tenancy's charge, the toolbox, the
- * session sealer (its secret: mcp/session-secret.ts, with Redis as the
- * shared store when the gateway has one) and the route.
+ * session sealer (its secret: mcp/session-secret.ts) and the route.
  */
 export async function createMcpEdge(parts: McpEdgeParts): Promise<McpEdge> {
   const settings = parts.config().mcp;
@@ -85,19 +81,13 @@ export async function createMcpEdge(parts: McpEdgeParts): Promise<McpEdge> {
     piiPolicy: (caller) => policyFor(parts.config(), caller.principal, undefined),
     argumentsSha256: canonicalArgumentsSha256,
   });
-  const redis = parts.tenancy.redis;
-  const secret = await mcpSessionSecret({ env: parts.env, log: parts.logger, ...(redis ? { shared: redisSecretStore(redis) } : {}) });
+  const secret = mcpSessionSecret({ env: parts.env, log: parts.logger, replicated: parts.tenancy.redis !== undefined });
   const httpServers = Object.entries(settings.servers).flatMap(([name, s]) => (s.http ? [name] : []));
   const route = createMcpRoute({
     identify: (credential, exchange) => parts.calls.identify(credential, "mcp", exchange.fields, exchange.remote),
-    callerOf(principal, req): McpCaller {
-      if (!principal) return {};
-      const hierarchy = parts.tenancy.chargeDeps().hierarchy;
-      const team = principal.team === undefined ? undefined : hierarchy.team(principal.team);
-      const businessLine = team?.businessLine === undefined ? undefined : hierarchy.businessLine(team.businessLine);
-      const narrow = narrowingFrom(req.headers as Readonly<Record<string, string | readonly string[] | undefined>>);
-      return { principal, ...(team ? { team } : {}), ...(businessLine ? { businessLine } : {}), ...(narrow ? { narrow } : {}) };
-    },
+    callerOf: (principal, req) =>
+      // A team or business line that is gone refuses the key (mcp/caller.ts): its grants would otherwise lose a level and widen.
+      mcpCallerFor(principal, parts.tenancy.chargeDeps().hierarchy, { ...optionalNarrowing(req) }),
     sessionServers: (caller) => {
       const grants = toolGrants(caller);
       return httpServers.filter((s) => grants.server(s));

@@ -1,6 +1,7 @@
 import { type ErrorCode, toGatewayError } from "../../core/errors.js";
 import type { Exchange } from "../../http/exchange.js";
 import { type AnyResponse, sendJson } from "../../http/node-http.js";
+import { McpError } from "../../mcp/contract.js";
 
 /** JSON-RPC codes of the transport's own refusals (the SDK's: -32000 bad request / server error, -32001 session not found, -32700 parse, -32600 invalid request). */
 export const TRANSPORT_ERRORS = { parse: -32700, invalidRequest: -32600, badRequest: -32000, sessionNotFound: -32001 } as const;
@@ -43,4 +44,16 @@ export function sendGatewayRpcError(res: AnyResponse, exchange: Exchange, reason
   const headers: Record<string, string> = status === 401 ? { "www-authenticate": "Bearer" } : {};
   if (error.retryAfterMs !== undefined) headers["retry-after"] = String(Math.ceil(error.retryAfterMs / 1000));
   sendJson(res, status, { jsonrpc: "2.0", error: { code, message: error.message }, id: null }, headers);
+}
+
+/**
+ * A caller refused before any session or call: a malformed narrowing
+ * header (400) or a key whose team or business line is gone (403), with
+ * the JSON-RPC error the toolbox would give and the status it names.
+ */
+export function sendCallerRefusal(res: AnyResponse, exchange: Exchange, reason: unknown): void {
+  if (!(reason instanceof McpError)) return sendGatewayRpcError(res, exchange, reason);
+  const status = typeof reason.data?.status === "number" ? reason.data.status : 400;
+  exchange.code = status === 403 ? "permission_denied" : "invalid_request";
+  sendJson(res, status, { jsonrpc: "2.0", error: { code: reason.code, message: reason.message }, id: null });
 }

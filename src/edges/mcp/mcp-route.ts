@@ -10,7 +10,7 @@ import type { McpCaller, McpToolbox, McpUpstreams } from "../../mcp/contract.js"
 import type { McpSession, SessionSealer } from "../../mcp/session-id.js";
 import type { Principal } from "../../tenancy/principal.js";
 import type { InFlight } from "./in-flight.js";
-import { sendGatewayRpcError, sendRpcError, TRANSPORT_ERRORS } from "./mcp-errors.js";
+import { sendCallerRefusal, sendGatewayRpcError, sendRpcError, TRANSPORT_ERRORS } from "./mcp-errors.js";
 import { mcpServerFor } from "./mcp-server.js";
 
 const SESSION_HEADER = "mcp-session-id";
@@ -79,7 +79,12 @@ export function createMcpRoute(options: McpRouteOptions): (req: AnyRequest, res:
     }
     const messages: RpcMessage[] = (Array.isArray(body) ? body : [body]).filter((m): m is RpcMessage => m !== null && typeof m === "object");
     const initialize = !Array.isArray(body) && messages[0]?.method === "initialize";
-    const base = options.callerOf(principal, req);
+    let base: Omit<McpCaller, "upstreamSessions">;
+    try {
+      base = options.callerOf(principal, req);
+    } catch (error) {
+      return sendCallerRefusal(res, exchange, error);
+    }
     let caller: McpCaller = base;
     let sessionId: string;
     if (initialize) {

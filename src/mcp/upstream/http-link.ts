@@ -1,6 +1,8 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
+import { clampDelay } from "../../core/timers.js";
 import type { Logger } from "../../logging/logger.js";
 import { boundedFetch } from "./bounded-fetch.js";
 import { outsideCall } from "./call-context.js";
@@ -8,6 +10,16 @@ import { type LinkCallOptions, type ServerLink, whileNotAborted } from "./server
 import { isSessionGone } from "./upstream-errors.js";
 
 export const CLIENT_INFO = { name: "sluice-mcp-gateway", version: "1.0.0" } as const;
+
+/** One JSON Schema validator for every client: each SDK Client otherwise builds its own Ajv, and one is built per call that carries a session. */
+const VALIDATOR = new AjvJsonSchemaValidator();
+
+/** Waits for `work`, at most `ms`. */
+async function whileWithin(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([work, new Promise<void>((resolve) => (timer = setTimeout(resolve, clampDelay(ms))))]);
+  clearTimeout(timer);
+}
 
 export interface HttpLinkOptions {
   readonly server: string;
@@ -39,17 +51,32 @@ export function createHttpLink(options: HttpLinkOptions): ServerLink {
   let connected = false;
   const clients = new Set<Client>();
 
-  const connect = async (sessionId: string | undefined, signal: AbortSignal, timeoutMs: number): Promise<Client> => {
-    const client = new Client(CLIENT_INFO, { capabilities: {} });
+  const connect = async (sessionId: string | undefined, signal: AbortSignal, timeoutMs: number): Promise<{ client: Client; sent: Set<Promise<void>> }> => {
+    const client = new Client(CLIENT_INFO, { capabilities: {}, jsonSchemaValidator: VALIDATOR });
     client.onerror = () => {};
-    await client.connect(transportFor(sessionId), { signal, timeout: timeoutMs });
-    return client;
+    const transport = transportFor(sessionId);
+    // What the client has sent and not yet seen through: on abort the SDK sends `notifications/cancelled`
+    // without waiting for it, and closing the transport at once would cut that POST off.
+    const sent = new Set<Promise<void>>();
+    const send = transport.send.bind(transport);
+    transport.send = (message, options) => {
+      const sending = send(message, options);
+      const settled = sending.then(
+        () => {},
+        () => {},
+      );
+      sent.add(settled);
+      void settled.then(() => sent.delete(settled));
+      return sending;
+    };
+    await client.connect(transport, { signal, timeout: timeoutMs });
+    return { client, sent };
   };
 
   const sharedClient = (timeoutMs: number): Promise<Client> => {
     if (shared) return shared;
     const opening = outsideCall(async () => {
-      const client = new Client(CLIENT_INFO, { capabilities: {} });
+      const client = new Client(CLIENT_INFO, { capabilities: {}, jsonSchemaValidator: VALIDATOR });
       client.onerror = () => {};
       client.setNotificationHandler(ToolListChangedNotificationSchema, () => options.onListChanged());
       client.onclose = () => {
@@ -75,12 +102,14 @@ export function createHttpLink(options: HttpLinkOptions): ServerLink {
   };
 
   const once = async <T>(sessionId: string, call: LinkCallOptions, request: (client: Client) => Promise<T>, fresh: boolean): Promise<T> => {
-    const client = await connect(fresh ? undefined : sessionId, call.signal, call.timeoutMs);
+    const { client, sent } = await connect(fresh ? undefined : sessionId, call.signal, call.timeoutMs);
     clients.add(client);
     try {
       return await request(client);
     } finally {
       clients.delete(client);
+      // A cancelled call's notification reaches the server before its client closes (bounded by the server's timeout).
+      if (sent.size > 0) await whileWithin(Promise.all(sent), call.timeoutMs);
       const transport = client.transport as StreamableHTTPClientTransport | undefined;
       // A fresh session served this call only: end it upstream too. A sealed one lives on for the caller's next call.
       if (fresh) await transport?.terminateSession().catch(() => {});
@@ -116,7 +145,7 @@ export function createHttpLink(options: HttpLinkOptions): ServerLink {
       }
     },
     async openSession(signal, timeoutMs) {
-      const client = await outsideCall(() => connect(undefined, signal, timeoutMs));
+      const { client } = await outsideCall(() => connect(undefined, signal, timeoutMs));
       const sessionId = (client.transport as StreamableHTTPClientTransport).sessionId;
       // Closing the client closes only this side: the session stays open upstream for the caller.
       await client.close().catch(() => {});
