@@ -424,13 +424,16 @@ describe("with the shared Redis", () => {
     (await a.accounting.admit({ principal: rpmA }, facts({ priceUsd: 0 }), never)).settle(settledOk);
     (await b.accounting.admit({ principal: rpmB }, facts({ priceUsd: 0 }), never)).settle(settledOk);
     expect((await refusal(() => b.accounting.admit({ principal: rpmB }, facts({ priceUsd: 0 }), never))).data).toMatchObject({ status: 429, reason: "requests" });
-    await a.recorded(2);
+    // Without a principal (authentication off) nothing is admitted, and the record still travels the stream.
+    (await a.accounting.admit({}, facts({ priceUsd: 0 }), never)).settle(settledOk);
+    await a.recorded(3);
     await b.recorded(2);
     await a.flush();
     await b.flush();
     const rows = (await a.db.query<Record<string, unknown>>("SELECT * FROM sluice_ledger WHERE kind = 'tool' ORDER BY key_name")).rows;
-    expect(rows).toHaveLength(4);
+    expect(rows).toHaveLength(5);
     expect(rows.map((row) => [row.key_name, row.tool_server, row.tool_name, Number(row.result_bytes), Number(row.cost_micros)])).toEqual([
+      ["", "files", "files_read", 321, 0],
       ["budgeted", "files", "files_read", 321, 4_000],
       ["budgeted", "files", "files_read", 321, 4_000],
       ["rpm", "files", "files_read", 321, 0],
