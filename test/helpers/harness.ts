@@ -96,8 +96,6 @@ export interface HarnessOptions {
   readonly resume?: ConfigInput["resume"];
   /** Stored responses and the WebSocket mode of /v1/responses. */
   readonly responses?: ConfigInput["responses"];
-  /** The MCP gateway's servers and settings. */
-  readonly mcp?: ConfigInput["mcp"];
   /** What tenancy reports. */
   readonly observer?: TenancyObserver;
   /** The tenant store's clock (tests move it instead of sleeping). */
@@ -137,7 +135,6 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       ...(options.compliance ? { compliance: options.compliance } : {}),
       ...(options.resume ? { resume: options.resume } : {}),
       ...(options.responses ? { responses: options.responses } : {}),
-      ...(options.mcp ? { mcp: options.mcp } : {}),
       ...(options.console ? { console: options.console } : {}),
       ...(options.mcp ? { mcp: options.mcp } : {}),
       // Suites that provoke failures on purpose would trip the circuit
