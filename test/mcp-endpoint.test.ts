@@ -94,7 +94,7 @@ describe("the /mcp endpoint", () => {
     expect(seen.map((p) => p.progress)).toEqual([1, 2, 3]);
   });
 
-  it("ends a call the client cancels (test_hang never answers on its own)", async () => {
+  it("ends a call the client cancels, and the upstream is told (test_hang never answers on its own)", async () => {
     const { client } = await connect(FULL);
     const abort = new AbortController();
     const before = upstream.calls("hang").length;
