@@ -35,10 +35,13 @@ import { createHealthState } from "./health/health-state.js";
 import { createLedger, type Ledger } from "./ledger/ledger.js";
 import { createSpendReports } from "./ledger/spend-reports.js";
 import { createLogger, type Logger } from "./logging/logger.js";
+import { createToolAccounting } from "./mcp/accounting/tool-accounting.js";
+import type { ToolAccounting } from "./mcp/contract.js";
 import type { McpCredentials } from "./mcp/credentials/mcp-credentials.js";
 import { openMcpCredentials } from "./mcp/credentials/open-mcp-credentials.js";
 import { ledgerToolCalls } from "./mcp/ledger-tool-calls.js";
 import { createRecentToolCalls, type RecentToolCalls } from "./mcp/recent-calls.js";
+import { reportMcpHealth } from "./mcp/upstream/readiness-details.js";
 import { type ChatPipeline, createChatPipeline } from "./pipeline/chat-pipeline.js";
 import { createEmbedPipeline } from "./pipeline/embed-pipeline.js";
 import { reportCuts } from "./pipeline/stream-cut.js";
@@ -135,6 +138,8 @@ export interface Sluice {
   readonly mcpRecentCalls: RecentToolCalls;
   /** The audit log, when compliance.audit is on. */
   readonly audit?: AuditLog;
+  /** MCP tool calls' limits, budgets, ledger records, audit events, metrics and spans (mcp/accounting/), for the MCP toolbox. */
+  readonly toolAccounting: ToolAccounting;
   /** Resumable streams and their store. */
   readonly resumable: ResumableStreams;
   /** Stored responses (absent when responses.store is false). */
@@ -324,6 +329,16 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
     };
     live.onChange((next, previous) => trail.record({ actor: { kind: "system", id: replica }, action: "config.reload", outcome: "ok", details: reloadDetails(previous, next) }));
   }
+  // MCP tool calls' bookkeeping (mcp/accounting/): the same limits, budgets, ledger path and audit trail as model calls.
+  // The toolbox (mcp/toolbox.ts) is built with it; its lease is renewed as long as the server's longest call.
+  const toolAccounting = createToolAccounting({
+    tenancy,
+    trail,
+    logger,
+    tracer: telemetry.tracing.tracer,
+    ...(telemetry.metrics ? { meter: telemetry.metrics.meter } : {}),
+    longestCallMs: (server) => 2 * (live.current().mcp.servers[server]?.maxTotalTimeoutMs ?? 600_000),
+  });
   const cache = createResponseCache({
     // Shared by the replicas on one Redis; otherwise this process's memory, bounded.
     store: tenancy.redis
@@ -461,9 +476,7 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
           config: live.current,
           calls,
           tenancy,
-          ...(auditLog ? { trail } : {}),
-          ...(telemetry.metrics ? { meter: telemetry.metrics.meter } : {}),
-          tracer: telemetry.tracing.tracer,
+          accounting: toolAccounting,
           logger,
           limits,
           draining: () => health.draining,
@@ -472,7 +485,13 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
           recent: mcpRecentCalls,
         })
       : undefined;
-  if (mcp) closers.push("mcp upstreams", () => mcp.close());
+  if (mcp) {
+    const stopReporting = reportMcpHealth(health, mcp.upstreams);
+    closers.push("mcp upstreams", async () => {
+      stopReporting();
+      await mcp.close();
+    });
+  }
   const route = createRoutes({
     calls,
     ...(mcp ? { mcp: mcp.route } : {}),
@@ -569,6 +588,7 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
     ...(mcpCredentials ? { mcpCredentials } : {}),
     mcpRecentCalls,
     ...(auditLog ? { audit: auditLog } : {}),
+    toolAccounting,
     resumable,
     ...(responseState ? { responseState } : {}),
     batches,

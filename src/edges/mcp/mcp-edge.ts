@@ -1,5 +1,3 @@
-import type { Meter, Tracer } from "@opentelemetry/api";
-import type { AuditTrail } from "../../audit/audit-trail.js";
 import type { CallLayer } from "../../call/call-layer.js";
 import { policyFor } from "../../compliance/pii-policy.js";
 import type { Config } from "../../config/config.js";
@@ -10,9 +8,8 @@ import type { AnyRequest, AnyResponse } from "../../http/node-http.js";
 import type { BodyLimits } from "../../http/read-body.js";
 import type { Logger } from "../../logging/logger.js";
 import { canonicalArgumentsSha256 } from "../../mcp/accounting/canonical-arguments.js";
-import { createToolAccounting } from "../../mcp/accounting/tool-accounting.js";
 import { mcpCallerFor } from "../../mcp/caller.js";
-import type { McpUpstreams } from "../../mcp/contract.js";
+import type { McpToolbox, McpUpstreams, ToolAccounting } from "../../mcp/contract.js";
 import { toolGrants } from "../../mcp/grants.js";
 import { narrowingFrom } from "../../mcp/narrowing.js";
 import { type RecentToolCalls, withRecentCalls } from "../../mcp/recent-calls.js";
@@ -29,10 +26,9 @@ export interface McpEdgeParts {
   /** The configuration in force now: grants and PII policies are read per request, so a change applies from the next call. */
   readonly config: () => Config;
   readonly calls: Pick<CallLayer, "identify">;
-  readonly tenancy: Pick<Tenancy, "chargeDeps" | "redis">;
-  readonly trail?: AuditTrail;
-  readonly meter?: Meter;
-  readonly tracer?: Tracer;
+  readonly tenancy: Pick<Tenancy, "hierarchy" | "redis">;
+  /** The gateway's one tool accounting (app.ts builds it for every way a tool is called). */
+  readonly accounting: ToolAccounting;
   readonly logger: Logger;
   readonly limits: BodyLimits & StructureLimits;
   readonly draining: () => boolean;
@@ -46,6 +42,8 @@ export interface McpEdgeParts {
 export interface McpEdge {
   readonly route: (req: AnyRequest, res: AnyResponse, exchange: Exchange) => Promise<void>;
   readonly upstreams: McpUpstreams;
+  /** For the model-call tool loop too: the same checks in the same order. */
+  readonly toolbox: McpToolbox;
   close(): Promise<void>;
 }
 
@@ -64,19 +62,11 @@ function optionalNarrowing(req: AnyRequest): { readonly narrow?: McpGrant } {
 export async function createMcpEdge(parts: McpEdgeParts): Promise<McpEdge> {
   const settings = parts.config().mcp;
   const upstreams = createMcpUpstreams(settings, { log: parts.logger, env: parts.env });
-  const accounting = createToolAccounting({
-    tenancy: parts.tenancy,
-    logger: parts.logger,
-    ...(parts.trail ? { trail: parts.trail } : {}),
-    ...(parts.meter ? { meter: parts.meter } : {}),
-    ...(parts.tracer ? { tracer: parts.tracer } : {}),
-    longestCallMs: (server) => settings.servers[server]?.maxTotalTimeoutMs ?? 600_000,
-  });
   const toolbox = createMcpToolbox({
     settings,
     upstreams,
     grants: toolGrants,
-    accounting: parts.recent ? withRecentCalls(accounting, parts.recent) : accounting,
+    accounting: parts.recent ? withRecentCalls(parts.accounting, parts.recent) : parts.accounting,
     ...(parts.credentialFor ? { credentialFor: parts.credentialFor } : {}),
     piiPolicy: (caller) => policyFor(parts.config(), caller.principal, undefined),
     argumentsSha256: canonicalArgumentsSha256,
@@ -87,7 +77,7 @@ export async function createMcpEdge(parts: McpEdgeParts): Promise<McpEdge> {
     identify: (credential, exchange) => parts.calls.identify(credential, "mcp", exchange.fields, exchange.remote),
     callerOf: (principal, req) =>
       // A team or business line that is gone refuses the key (mcp/caller.ts): its grants would otherwise lose a level and widen.
-      mcpCallerFor(principal, parts.tenancy.chargeDeps().hierarchy, { ...optionalNarrowing(req) }),
+      mcpCallerFor(principal, parts.tenancy.hierarchy(), { ...optionalNarrowing(req) }),
     sessionServers: (caller) => {
       const grants = toolGrants(caller);
       return httpServers.filter((s) => grants.server(s));
@@ -99,5 +89,5 @@ export async function createMcpEdge(parts: McpEdgeParts): Promise<McpEdge> {
     limits: parts.limits,
     draining: parts.draining,
   });
-  return { route, upstreams, close: () => upstreams.close() };
+  return { route, upstreams, toolbox, close: () => upstreams.close() };
 }
