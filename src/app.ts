@@ -12,6 +12,7 @@ import { createRedisCacheStore } from "./cache/redis-cache-store.js";
 import { createResponseCache } from "./cache/response-cache.js";
 import { createSemanticStore } from "./cache/semantic-store.js";
 import { type CallLayer, createCallLayer } from "./call/call-layer.js";
+import type { GatewayToolsDeps } from "./call/gateway-tool-loop.js";
 import { keptLocalNames } from "./compliance/pii-policy.js";
 import type { Config } from "./config/config.js";
 import { type ConfigSource, createLiveConfig, type LiveConfig } from "./config/live-config.js";
@@ -34,6 +35,7 @@ import { createHealthState } from "./health/health-state.js";
 import { createLedger, type Ledger } from "./ledger/ledger.js";
 import { createSpendReports } from "./ledger/spend-reports.js";
 import { createLogger, type Logger } from "./logging/logger.js";
+import type { McpToolbox } from "./mcp/contract.js";
 import { type ChatPipeline, createChatPipeline } from "./pipeline/chat-pipeline.js";
 import { createEmbedPipeline } from "./pipeline/embed-pipeline.js";
 import { reportCuts } from "./pipeline/stream-cut.js";
@@ -102,6 +104,8 @@ export interface SluiceOptions {
   readonly consoleDir?: string;
   /** Tests: the upstream client (e.g. over the in-process simulator) instead of undici's connection pools. */
   readonly upstream?: UpstreamClient;
+  /** The MCP toolbox model calls run their `mcp` tools through (call/gateway-tool-loop.ts); without it such calls are refused. */
+  readonly mcpToolbox?: McpToolbox;
 }
 
 export interface Sluice {
@@ -144,6 +148,21 @@ export interface Sluice {
   shutdown(drainMs?: number): Promise<{ readonly drained: boolean; readonly aborted: number }>;
   /** Immediate close: every connection is destroyed. */
   close(): Promise<void>;
+}
+
+/** The model-call tool loop's view of the configuration in force: the servers it may call, and a key's levels for the grants. */
+function gatewayToolsDeps(toolbox: McpToolbox, live: LiveConfig): GatewayToolsDeps {
+  return {
+    toolbox,
+    servers: () => Object.keys(live.current().mcp.servers),
+    caller: (principal) => {
+      if (!principal) return {};
+      const { auth } = live.current();
+      const team = principal.team === undefined ? undefined : auth.teams.get(principal.team);
+      const businessLine = team?.businessLine === undefined ? undefined : auth.businessLines.get(team.businessLine);
+      return { principal, ...(team ? { team } : {}), ...(businessLine ? { businessLine } : {}) };
+    },
+  };
 }
 
 /** Time for ended streams to write their final status before sockets are destroyed. */
@@ -375,6 +394,7 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
     replayStore: tenancy.redis ? sharedReplayStore(tenancy.redis) : createMemoryReplayStore(),
     maxAnswerBytes: () => live.current().limits.maxAnswerBytes,
     ...(telemetry.metrics ? { onOverhead: overheadHistogram(telemetry.metrics.instruments.overhead) } : {}),
+    ...(options.mcpToolbox ? { gatewayTools: gatewayToolsDeps(options.mcpToolbox, live) } : {}),
   });
   const limits = { ...config.limits, requestTimeoutMs: config.server.requestTimeoutMs };
   // Batches need the database: the first batch call opens it (the embedded in-memory PGlite without store.postgres).

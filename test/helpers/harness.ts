@@ -8,6 +8,7 @@ import type { Timers } from "../../src/core/timers.js";
 import type { TenancyObserver } from "../../src/flow/observer.js";
 import type { HealthState } from "../../src/health/health-state.js";
 import { createLogger } from "../../src/logging/logger.js";
+import type { McpToolbox } from "../../src/mcp/contract.js";
 import { createInProcessSimulator } from "../../src/simulator/in-process.js";
 import { type Simulator, startSimulator } from "../../src/simulator/server.js";
 import { createUpstreamClient } from "../../src/upstream/http-client.js";
@@ -110,6 +111,9 @@ export interface HarnessOptions {
   readonly consoleDir?: string;
   /** `in-process`: the simulator behind an undici Dispatcher, no upstream socket (the gateway's own port stays real). */
   readonly upstream?: "loopback" | "in-process";
+  /** The `mcp` settings (servers), with the toolbox model calls run their `mcp` tools through. */
+  readonly mcp?: ConfigInput["mcp"];
+  readonly mcpToolbox?: McpToolbox;
 }
 
 /** A real simulator and a real gateway on loopback ports, with captured logs. */
@@ -134,6 +138,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       ...(options.resume ? { resume: options.resume } : {}),
       ...(options.responses ? { responses: options.responses } : {}),
       ...(options.console ? { console: options.console } : {}),
+      ...(options.mcp ? { mcp: options.mcp } : {}),
       // Suites that provoke failures on purpose would trip the circuit
       // breaker; breaker tests configure one of their own.
       ...(options.routing?.(sim) ?? {
@@ -164,6 +169,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     ...(options.leaseTimers ? { leaseTimers: options.leaseTimers } : {}),
     ...(options.consoleDir ? { consoleDir: options.consoleDir } : {}),
     ...(inProcess ? { upstream: createUpstreamClient({ dispatcher: inProcess.dispatcher }) } : {}),
+    ...(options.mcpToolbox ? { mcpToolbox: options.mcpToolbox } : {}),
   });
   await untilReady(sluice.server.health);
   const logs = () =>

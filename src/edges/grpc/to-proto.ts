@@ -93,6 +93,7 @@ function oneof(delta: Delta | Heartbeat): StreamChatResponse["delta"] {
       return { case: "finish", value: { $typeName: "sluice.v1.Finish", reason: FINISH[delta.reason] } };
     case "heartbeat":
       return { case: "heartbeat", value: { $typeName: "sluice.v1.Heartbeat" } };
+    case "gateway_tool":
     case "hosted_item":
       // The protobuf API has no field for a hosted tool's item yet: an empty delta keeps the sequence contiguous for resume.
       return { case: undefined, value: undefined };
