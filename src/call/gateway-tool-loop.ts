@@ -62,7 +62,7 @@ interface PendingCall {
 export function checkServers(use: GatewayToolsRequest, configured: readonly string[]): void {
   for (const s of use.servers) {
     if (!configured.includes(s.server)) {
-      throw new GatewayError("invalid_request", `MCP server ${quoteClientValue(s.server, 64)} is not registered on this gateway (mcp.servers): the gateway calls only the servers it is configured with`, {
+      throw new GatewayError("invalid_request", `${s.field}: MCP server ${quoteClientValue(s.server, 64)} is not registered on this gateway (mcp.servers): the gateway calls only the servers it is configured with`, {
         field: s.field,
       });
     }

@@ -163,6 +163,8 @@ export const messagesBody = z.strictObject({
   stop_sequences: z.array(z.string()).nullish(),
   metadata: z.strictObject({ user_id: z.string().nullish() }).nullish(),
   service_tier: z.enum(["auto", "standard_only"]).nullish(),
+  // Anthropic's MCP connector: servers the gateway runs tools of (mcp-servers.ts reads them).
+  mcp_servers: z.array(z.unknown()).max(64).nullish(),
   // A message thread (the SDK's tool runner): the gateway stores none; from-anthropic.ts drops `create`, refuses `continue`.
   thread: z.discriminatedUnion("type", [z.strictObject({ type: z.literal("create") }), z.strictObject({ type: z.literal("continue"), previous_message_id: z.string() })]).nullish(),
 });

@@ -63,6 +63,7 @@ export async function messages(req: AnyRequest, res: AnyResponse, exchange: Exch
   const call = options.calls.stream(parsed.request, begun.principal, httpCall(exchange, parsed.stream ? "anthropic-sse" : "anthropic-json", begun.tags), {
     heartbeatMs: parsed.stream ? options.keepaliveMs : 0,
     cachePolicy: cachePolicyFromHeader(headerOf(req, "cache-control")),
+    ...(parsed.gatewayTools ? { gatewayTools: parsed.gatewayTools } : {}),
     // Anthropic's shape carries thinking blocks, not Gemini's signatures on function calls.
     replay: "call-signatures",
   });

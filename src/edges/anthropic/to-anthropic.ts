@@ -1,4 +1,4 @@
-import type { Delta, ReasoningDelta, ToolCallDelta, Usage } from "../../core/delta.js";
+import type { Delta, GatewayToolEvent, ReasoningDelta, ToolCallDelta, Usage } from "../../core/delta.js";
 import type { Heartbeat } from "../../core/heartbeats.js";
 import { toAnthropicError } from "./anthropic-errors.js";
 import { type AnthropicMessage, anthropicUsage, type ContentBlock, messageId, stopReason, UNKNOWN_USAGE } from "./anthropic-message.js";
@@ -27,6 +27,16 @@ type OpenBlock = { readonly kind: "text"; readonly index: number; readonly prefi
 export interface MessageEncoder {
   /** The frames for one delta (or heartbeat), handed to `push` in order. */
   events(delta: Delta | Heartbeat, push: (frame: string) => void): void;
+}
+
+/** A call's JSON arguments as the `input` object of its block (`{}` when the model wrote none, or not an object). */
+function parsedInput(text: string): Record<string, unknown> {
+  try {
+    const value = JSON.parse(text) as unknown;
+    return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
 }
 
 /**
@@ -118,6 +128,21 @@ export function createMessageEncoder(options: { readonly requestModel: string })
     if (delta.arguments !== "") push(frame("content_block_delta", { index, delta: { type: "input_json_delta", partial_json: delta.arguments } }));
   }
 
+  /**
+   * A tool the gateway ran (call/gateway-tool-loop.ts) as Anthropic's MCP
+   * connector shows one: an `mcp_tool_use` block and its `mcp_tool_result`,
+   * each whole. The listing has no block in this API.
+   */
+  function gatewayTool(event: GatewayToolEvent, push: (frame: string) => void): void {
+    if (event.kind === "list") return;
+    const block: ContentBlock =
+      event.kind === "call"
+        ? { type: "mcp_tool_use", id: event.id, name: event.tool, server_name: event.server, input: parsedInput(event.arguments) }
+        : { type: "mcp_tool_result", tool_use_id: event.id, is_error: event.isError || event.failure !== undefined, content: [{ type: "text", text: event.output }] };
+    const index = start(block, push);
+    push(frame("content_block_stop", { index }));
+  }
+
   return {
     events(delta, push) {
       switch (delta.type) {
@@ -157,6 +182,8 @@ export function createMessageEncoder(options: { readonly requestModel: string })
           start(delta.item as ContentBlock, push);
           push(frame("content_block_stop", { index: nextIndex - 1 }));
           return;
+        case "gateway_tool":
+          return gatewayTool(delta.event, push);
         case "finish": {
           close(push);
           const stop = { stop_reason: stopReason(delta.reason, delta.stopSequence), stop_sequence: delta.stopSequence ?? null };
