@@ -159,7 +159,7 @@ export interface ToolCallFacts {
   /** USD, from the tool's or server's `price.perCall`. */
   readonly priceUsd: number;
   /** Where the call came from: the `/mcp` edge, or a model call's tool loop. */
-  readonly via: "mcp" | "responses" | "messages";
+  readonly via: "mcp" | "responses" | "messages" | "grpc";
 }
 
 export type ToolCallOutcome = "ok" | "tool_error" | "failed" | "timeout" | "canceled" | "too_large";
