@@ -23,6 +23,7 @@ import type { StructureLimits } from "./core/structure-limits.js";
 import { systemTimers, type Timers } from "./core/timers.js";
 import { createDatabaseHandle } from "./db/open-database.js";
 import { createStatsWatch, type StatsWatch } from "./edges/grpc/watch-stats.js";
+import { createMcpEdge } from "./edges/mcp/mcp-edge.js";
 import { createBatchLineExecutor } from "./edges/openai/batch-lines.js";
 import { createBackgroundRuns } from "./edges/responses/background-runs.js";
 import type { PriceOf } from "./evaluation/answer-call.js";
@@ -35,6 +36,7 @@ import { createHealthState } from "./health/health-state.js";
 import { createLedger, type Ledger } from "./ledger/ledger.js";
 import { createSpendReports } from "./ledger/spend-reports.js";
 import { createLogger, type Logger } from "./logging/logger.js";
+import { mcpCallerFor } from "./mcp/caller.js";
 import type { McpToolbox } from "./mcp/contract.js";
 import { type ChatPipeline, createChatPipeline } from "./pipeline/chat-pipeline.js";
 import { createEmbedPipeline } from "./pipeline/embed-pipeline.js";
@@ -104,7 +106,7 @@ export interface SluiceOptions {
   readonly consoleDir?: string;
   /** Tests: the upstream client (e.g. over the in-process simulator) instead of undici's connection pools. */
   readonly upstream?: UpstreamClient;
-  /** The MCP toolbox model calls run their `mcp` tools through (call/gateway-tool-loop.ts); without it such calls are refused. */
+  /** Tests: the MCP toolbox model calls run their `mcp` tools through (call/gateway-tool-loop.ts), instead of the `/mcp` edge's. */
   readonly mcpToolbox?: McpToolbox;
 }
 
@@ -151,17 +153,11 @@ export interface Sluice {
 }
 
 /** The model-call tool loop's view of the configuration in force: the servers it may call, and a key's levels for the grants. */
-function gatewayToolsDeps(toolbox: McpToolbox, live: LiveConfig): GatewayToolsDeps {
+function gatewayToolsDeps(toolbox: () => McpToolbox | undefined, live: LiveConfig, tenancy: Pick<Tenancy, "chargeDeps">): GatewayToolsDeps {
   return {
     toolbox,
     servers: () => Object.keys(live.current().mcp.servers),
-    caller: (principal) => {
-      if (!principal) return {};
-      const { auth } = live.current();
-      const team = principal.team === undefined ? undefined : auth.teams.get(principal.team);
-      const businessLine = team?.businessLine === undefined ? undefined : auth.businessLines.get(team.businessLine);
-      return { principal, ...(team ? { team } : {}), ...(businessLine ? { businessLine } : {}) };
-    },
+    caller: (principal) => mcpCallerFor(principal, tenancy.chargeDeps().hierarchy),
   };
 }
 
@@ -386,6 +382,8 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
         authorize: config.console.access === "open" ? () => undefined : (header) => tenancy.admin.authorize(header),
       })
     : undefined;
+  // The toolbox the model-call tool loop uses: the `/mcp` edge's, made below (it needs the call layer), or a test's.
+  let mcpToolbox: McpToolbox | undefined = options.mcpToolbox;
   const calls = createCallLayer({
     pipeline,
     embeddings,
@@ -394,7 +392,7 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
     replayStore: tenancy.redis ? sharedReplayStore(tenancy.redis) : createMemoryReplayStore(),
     maxAnswerBytes: () => live.current().limits.maxAnswerBytes,
     ...(telemetry.metrics ? { onOverhead: overheadHistogram(telemetry.metrics.instruments.overhead) } : {}),
-    ...(options.mcpToolbox ? { gatewayTools: gatewayToolsDeps(options.mcpToolbox, live) } : {}),
+    gatewayTools: gatewayToolsDeps(() => mcpToolbox, live, tenancy),
   });
   const limits = { ...config.limits, requestTimeoutMs: config.server.requestTimeoutMs };
   // Batches need the database: the first batch call opens it (the embedded in-memory PGlite without store.postgres).
@@ -456,8 +454,27 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
     : undefined;
   if (responseRuns) closers.push("background responses", () => responseRuns.close());
   let server: GatewayServer | undefined;
+  // The MCP gateway (edges/mcp/), when servers are configured: its upstream connections start now.
+  const mcp =
+    Object.keys(config.mcp.servers).length > 0
+      ? await createMcpEdge({
+          config: live.current,
+          calls,
+          tenancy,
+          ...(auditLog ? { trail } : {}),
+          ...(telemetry.metrics ? { meter: telemetry.metrics.meter } : {}),
+          tracer: telemetry.tracing.tracer,
+          logger,
+          limits,
+          draining: () => health.draining,
+          env: options.env ?? process.env,
+        })
+      : undefined;
+  if (mcp) closers.push("mcp upstreams", () => mcp.close());
+  mcpToolbox ??= mcp?.toolbox;
   const route = createRoutes({
     calls,
+    ...(mcp ? { mcp: mcp.route } : {}),
     health,
     limits,
     sendTimeoutMs: config.server.sendTimeoutMs,

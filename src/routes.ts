@@ -102,6 +102,8 @@ export interface RoutesOptions {
   readonly responseRuns?: BackgroundRuns;
   /** GET /metrics here (absent when metrics are off or have a listener of their own). */
   readonly metrics?: Metrics;
+  /** `/mcp` (edges/mcp/), when `mcp.servers` names any server. */
+  readonly mcp?: HttpRoute["serve"];
   /** GET /debug/runtime, when debug endpoints are on. */
   readonly debug?: { readonly registry: StreamRegistry; readonly reloads: () => ReloadCounts; readonly connections: () => ConnectionGuard | undefined };
 }
@@ -235,6 +237,8 @@ export function createRoutes(options: RoutesOptions): Route {
     { method: "GET", path: "/v1beta/models/{id}", edge: "gemini", serve: (req, res, exchange, id) => geminiModels(req, res, exchange, calls, id) },
     { method: "GET", path: "/v1/models", edge: "openai", serve: (req, res, exchange) => listModels(req, res, exchange, calls) },
     { method: "GET", path: "/v1/models/{id}", edge: "openai", serve: (req, res, exchange, id) => listModels(req, res, exchange, calls, id) },
+    // MCP streamable HTTP: POST carries JSON-RPC, GET is answered 405 (no server-initiated stream), DELETE ends a session.
+    ...(options.mcp ? ["POST", "GET", "DELETE"].map((method) => ({ method, path: "/mcp", edge: "mcp" as const, serve: options.mcp! })) : []),
     ...(options.admin && options.reports ? [{ method: "GET", path: "/admin/v1/spend.csv", serve: spendCsvRoute(options.admin, options.reports) }] : []),
     ...(options.admin && options.evaluations ? [{ method: "GET", path: "/admin/v1/evaluations/{id}/report.csv", serve: evaluationReportRoute(options.admin, options.evaluations) }] : []),
   ];

@@ -24,7 +24,8 @@ export interface GatewayToolsRequest {
 
 /** What the loop stands on, given by the composition (app.ts). */
 export interface GatewayToolsDeps {
-  readonly toolbox: McpToolbox;
+  /** Read per call: the composition makes it after the call layer (the `/mcp` edge builds it); absent, no server is served. */
+  readonly toolbox: () => McpToolbox | undefined;
   /** The servers configured now (`mcp.servers`): any other name is refused, so the gateway never calls a URL a request brings. */
   readonly servers: () => readonly string[];
   /** Who asks, with the levels above the key, for the toolbox's grants. */
@@ -134,10 +135,11 @@ function parsedArguments(text: string): Record<string, unknown> | undefined {
  */
 export async function* gatewayToolLoop(request: ChatRequest, loop: GatewayToolLoop): AsyncGenerator<Delta, void, undefined> {
   const { use, signal, runTurn } = loop;
-  checkServers(use, loop.served?.servers() ?? []);
+  const toolbox = loop.served?.toolbox();
+  checkServers(use, toolbox ? loop.served!.servers() : []);
   const deps = loop.served!;
-  const caller = deps.caller(loop.principal);
-  const granted = await listed(deps.toolbox, caller, signal);
+  const caller = callerOf(deps, loop.principal);
+  const granted = await listed(toolbox!, caller, signal);
   const exposed = new Map<string, ExposedTool>();
   const listings: Delta[] = [];
   for (const s of use.servers) {
@@ -216,7 +218,7 @@ export async function* gatewayToolLoop(request: ChatRequest, loop: GatewayToolLo
     for (const call of gatewayCalls) {
       const tool = call.gateway!;
       yield { type: "gateway_tool", event: { kind: "call", id: call.id, server: tool.server, tool: tool.upstreamName, arguments: call.arguments } };
-      const outcome = await runOne(deps.toolbox, caller, tool, call.arguments, use.via, signal);
+      const outcome = await runOne(toolbox!, caller, tool, call.arguments, use.via, signal);
       yield { type: "gateway_tool", event: { kind: "result", id: call.id, server: tool.server, tool: tool.upstreamName, ...outcome } };
       results.push({ role: "tool", toolCallId: call.id, name: tool.name, content: [{ type: "text", text: outcome.output }], ...(outcome.isError ? { isError: true } : {}) });
     }
@@ -227,6 +229,16 @@ export async function* gatewayToolLoop(request: ChatRequest, loop: GatewayToolLo
       return;
     }
     next = { ...next, messages: [...next.messages, { role: "assistant", content, toolCalls }, ...results] };
+  }
+}
+
+/** Who asks, with its levels; a key whose level is gone is refused as at `/mcp` (its grants would otherwise widen). */
+function callerOf(deps: GatewayToolsDeps, principal: McpCaller["principal"]): McpCaller {
+  try {
+    return deps.caller(principal);
+  } catch (error) {
+    if (error instanceof McpError) throw new GatewayError("permission_denied", error.message, { cause: error });
+    throw error;
   }
 }
 

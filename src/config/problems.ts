@@ -3,6 +3,8 @@ import { isRecord } from "./check-input.js";
 import { complianceProblems } from "./compliance-checks.js";
 import type { ConfigProblem } from "./config-problem.js";
 import { environmentProblems } from "./environment-checks.js";
+import { mcpProblems } from "./mcp-checks.js";
+import { mcpGrantProblems } from "./mcp-grant-checks.js";
 import { referenceProblems, thinkingProblems } from "./routing-checks.js";
 import { type ConfigFile, configSchema } from "./schema.js";
 import { consoleProblems, hierarchyProblems, keyProblems } from "./tenancy-checks.js";
@@ -28,7 +30,17 @@ function tlsFiles(input: unknown): { readonly credentials?: TlsCredentials; read
  * its feature's words; in this order in the report when no line numbers
  * are known.
  */
-const CROSS_FIELD_CHECKS: readonly ((input: unknown, env: NodeJS.ProcessEnv) => ConfigProblem[])[] = [referenceProblems, thinkingProblems, environmentProblems, keyProblems, hierarchyProblems, complianceProblems, consoleProblems];
+const CROSS_FIELD_CHECKS: readonly ((input: unknown, env: NodeJS.ProcessEnv) => ConfigProblem[])[] = [
+  referenceProblems,
+  thinkingProblems,
+  environmentProblems,
+  keyProblems,
+  hierarchyProblems,
+  complianceProblems,
+  consoleProblems,
+  mcpGrantProblems,
+  mcpProblems,
+];
 
 export interface CheckedConfig {
   /** The validated file; only when there is no problem at all. */

@@ -378,6 +378,19 @@ export const MIGRATIONS: readonly Migration[] = [
         PRIMARY KEY (conversation, seq)
       )`,
   },
+  {
+    version: 19,
+    name: "ledger: tool calls",
+    // MCP tool calls (mcp/accounting/) are charged and kept in the same ledger as model calls: kind says which, and
+    // a tool row names its server, its exposed tool name and its result size. Rows written before this version read
+    // as model rows (kind 'model', no tool columns). alias holds the exposed tool name on tool rows too.
+    sql: `
+      ALTER TABLE sluice_ledger ADD COLUMN IF NOT EXISTS kind text NOT NULL DEFAULT 'model';
+      ALTER TABLE sluice_ledger ADD COLUMN IF NOT EXISTS tool_server text;
+      ALTER TABLE sluice_ledger ADD COLUMN IF NOT EXISTS tool_name text;
+      ALTER TABLE sluice_ledger ADD COLUMN IF NOT EXISTS result_bytes bigint;
+      CREATE INDEX IF NOT EXISTS sluice_ledger_tool_at ON sluice_ledger (tool_server, at) WHERE kind = 'tool'`,
+  },
 ];
 
 /** What a migration run did: the versions applied, and those waiting for an extension the server does not offer. */

@@ -24,6 +24,14 @@ export interface HealthState {
    * instead of letting it answer UNAVAILABLE to whatever is sent its way.
    */
   hold(reason: string, held: boolean): void;
+  /**
+   * Adds (or, with `undefined`, removes) a part of `/readyz`'s `details`,
+   * read at each probe: how dependencies that do not decide readiness are
+   * doing (the MCP servers), for an operator reading the probe.
+   */
+  detail(name: string, read: (() => unknown) | undefined): void;
+  /** Every detail, read now; empty when none was added. */
+  details(): Record<string, unknown>;
   close(): void;
   /**
    * Resolves at the next change of `ready`, at close, or when `signal`
@@ -36,6 +44,7 @@ export function createHealthState(): HealthState {
   let listening = false;
   let closed = false;
   const holds = new Set<string>();
+  const detailReaders = new Map<string, () => unknown>();
   let ready = false;
   const waiters = new Set<() => void>();
   const update = () => {
@@ -75,6 +84,13 @@ export function createHealthState(): HealthState {
       if (held) holds.add(reason);
       else holds.delete(reason);
       update();
+    },
+    detail(name, read) {
+      if (read) detailReaders.set(name, read);
+      else detailReaders.delete(name);
+    },
+    details() {
+      return Object.fromEntries([...detailReaders].map(([name, read]) => [name, read()]));
     },
     close() {
       if (closed) return;

@@ -7,7 +7,7 @@ import { watchDeparture } from "./departure.js";
 import { type AnyRequest, type AnyResponse, headerOf, resetResponse } from "./node-http.js";
 
 /** Which door a request came through; a closed list, so logs and metrics stay bounded. */
-export type Edge = "grpc" | "grpc-web" | "connect" | "openai" | "anthropic" | "responses" | "gemini" | "health" | "http";
+export type Edge = "grpc" | "grpc-web" | "connect" | "openai" | "anthropic" | "responses" | "gemini" | "mcp" | "health" | "http";
 
 /**
  * One HTTP request from its headers to its response's close: the request

@@ -46,6 +46,11 @@ export interface LedgerRow {
   readonly local: boolean | string;
   /** Personal data found in the request, by detector (counts, never values); null when nothing was. */
   readonly pii: Readonly<Record<string, number>> | null;
+  /** `model`, or `tool` for an MCP tool call (whose server, exposed name and result size follow; null on model rows). */
+  readonly kind: "model" | "tool";
+  readonly tool_server: string | null;
+  readonly tool_name: string | null;
+  readonly result_bytes: number | string | null;
 }
 
 /** A settled record as a row; `fallbackId` keys a record written before records carried an id. */
@@ -81,6 +86,10 @@ export function rowOf(record: UsageRecord, fallbackId: string): LedgerRow {
     replica: record.replica ?? null,
     local: record.local === true,
     pii: record.pii && Object.keys(record.pii).length > 0 ? record.pii : null,
+    kind: record.kind ?? "model",
+    tool_server: record.tool?.server ?? null,
+    tool_name: record.tool?.name ?? null,
+    result_bytes: record.tool?.resultBytes ?? null,
   };
 }
 
@@ -123,6 +132,10 @@ export function rowOfEntry(fields: Readonly<Record<string, string>>, entryId: st
     replica: fields.replica ?? null,
     local: fields.local === "1",
     pii: fields.pii === undefined ? null : parseCounts(fields.pii),
+    kind: fields.kind === "tool" ? "tool" : "model",
+    tool_server: fields.kind === "tool" ? (fields.toolServer ?? "") : null,
+    tool_name: fields.kind === "tool" ? (fields.toolName ?? "") : null,
+    result_bytes: fields.kind === "tool" ? (fields.resultBytes ?? "0") : null,
   };
 }
 
@@ -157,11 +170,15 @@ const COLUMNS: ReadonlyArray<readonly [keyof LedgerRow, string]> = [
   ["replica", "text"],
   ["local", "boolean"],
   ["pii", "jsonb"],
+  ["kind", "text"],
+  ["tool_server", "text"],
+  ["tool_name", "text"],
+  ["result_bytes", "bigint"],
 ];
 
 const INSERT_SQL = [
   `WITH written AS (INSERT INTO sluice_ledger (${COLUMNS.map(([c]) => c).join(", ")})`,
-  `SELECT ${COLUMNS.map(([c]) => (c === "at" ? "to_timestamp(r.at / 1000.0)" : c === "tags" ? "coalesce(r.tags, '{}'::jsonb)" : c === "local" ? "coalesce(r.local, false)" : c === "cache_write_5m_tokens" || c === "cache_write_1h_tokens" ? `coalesce(r.${c}, 0)` : `r.${c}`)).join(", ")}`,
+  `SELECT ${COLUMNS.map(([c]) => (c === "at" ? "to_timestamp(r.at / 1000.0)" : c === "tags" ? "coalesce(r.tags, '{}'::jsonb)" : c === "local" ? "coalesce(r.local, false)" : c === "kind" ? "coalesce(r.kind, 'model')" : c === "cache_write_5m_tokens" || c === "cache_write_1h_tokens" ? `coalesce(r.${c}, 0)` : `r.${c}`)).join(", ")}`,
   `FROM jsonb_to_recordset($1::jsonb) AS r(${COLUMNS.map(([c, type]) => `${c} ${type}`).join(", ")})`,
   "ON CONFLICT (id) DO NOTHING RETURNING 1) SELECT count(*)::int AS n FROM written",
 ].join(" ");

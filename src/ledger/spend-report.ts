@@ -3,8 +3,13 @@ import { checkClientText } from "../core/client-text.js";
 import { GatewayError } from "../core/errors.js";
 import { bounded, type Database } from "../db/database.js";
 
-/** What a report can group by: a level, a key, what was asked and what served, a UTC day or hour, or one tag. */
-export const SPEND_DIMENSIONS = ["business_line", "team", "key", "alias", "target", "day", "hour", "tag"] as const;
+/**
+ * What a report can group by: a level, a key, what was asked and what
+ * served, a UTC day or hour, one tag, or what kind of call it was (`model`
+ * or `tool`) and, for MCP tool calls, their server and exposed tool name
+ * (model rows group under '').
+ */
+export const SPEND_DIMENSIONS = ["business_line", "team", "key", "alias", "target", "day", "hour", "tag", "kind", "tool_server", "tool"] as const;
 export type SpendDimension = (typeof SPEND_DIMENSIONS)[number];
 
 /** One report request, as every surface (gRPC, CSV) asks it. */
@@ -21,6 +26,8 @@ export interface SpendQuery {
     readonly aliases?: readonly string[];
     readonly targets?: readonly string[];
     readonly tags?: Readonly<Record<string, string>>;
+    /** `model`, `tool`. */
+    readonly kinds?: readonly string[];
   };
   readonly pageSize: number;
   /** Rows of the grouped result to skip (the page token). */
@@ -132,6 +139,9 @@ export function spendSql(query: SpendQuery): { readonly sql: string; readonly pa
     day: () => `to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD')`,
     hour: () => `to_char(date_trunc('hour', at AT TIME ZONE 'UTC'), 'YYYY-MM-DD"T"HH24":00Z"')`,
     tag: () => `coalesce(tags ->> ${param(query.tagKey)}, '')`,
+    kind: () => "kind",
+    tool_server: () => "coalesce(tool_server, '')",
+    tool: () => "coalesce(tool_name, '')",
   };
   // A key, team or business line is grouped by its id as well as its name: two of one name (a revoked key's name
   // taken by a new key) are two rows, each saying its id. Rows written before ids have none ('').
@@ -146,6 +156,7 @@ export function spendSql(query: SpendQuery): { readonly sql: string; readonly pa
   list("key_name", query.filter.keys);
   list("alias", query.filter.aliases);
   list("target", query.filter.targets);
+  list("kind", query.filter.kinds);
   for (const [key, value] of Object.entries(query.filter.tags ?? {})) where.push(`tags ->> ${param(key)} = ${param(value)}`);
   const keys = query.groupBy.flatMap((d, i) => [`g${i}`, ...(ids[d] ? [`i${i}`] : [])]);
   const sql = [

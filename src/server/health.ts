@@ -6,8 +6,9 @@ import { type AnyRequest, type AnyResponse, pathOf, sendJson } from "../http/nod
 /**
  * Serves /healthz (liveness: always 200 while the process answers) and
  * /readyz (readiness: 503 from the start of a drain on, and while a
- * dependency every request needs is missing, named in `waitingFor`);
- * returns false for any other path.
+ * dependency every request needs is missing, named in `waitingFor`;
+ * `details` when parts were added, e.g. the MCP servers' health); returns
+ * false for any other path.
  */
 export function handleHealth(req: AnyRequest, res: AnyResponse, exchange: Exchange, state: HealthState): boolean {
   if (req.method !== "GET" && req.method !== "HEAD") return false;
@@ -22,9 +23,11 @@ export function handleHealth(req: AnyRequest, res: AnyResponse, exchange: Exchan
 }
 
 function readiness(state: HealthState): Record<string, unknown> {
-  if (state.ready) return { status: "ready" };
-  if (state.draining) return { status: "draining" };
-  return { status: "waiting", waitingFor: state.waitingFor };
+  const details = state.details();
+  const withDetails = Object.keys(details).length > 0 ? { details } : {};
+  if (state.ready) return { status: "ready", ...withDetails };
+  if (state.draining) return { status: "draining", ...withDetails };
+  return { status: "waiting", waitingFor: state.waitingFor, ...withDetails };
 }
 
 export function notFound(res: AnyResponse, exchange: Exchange): void {

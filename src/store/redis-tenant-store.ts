@@ -99,6 +99,10 @@ function recordFields(r: UsageRecord): string[] {
     ["local", r.local ? 1 : undefined],
     ["context", r.context],
     ["pii", r.pii && Object.keys(r.pii).length > 0 ? JSON.stringify(r.pii) : undefined],
+    ["kind", r.kind],
+    ["toolServer", r.tool?.server],
+    ["toolName", r.tool?.name],
+    ["resultBytes", r.tool?.resultBytes],
     ["at", r.at],
     ["replica", r.replica],
   ];
@@ -158,6 +162,7 @@ export function parseRecord(fields: Record<string, string>): UsageRecord {
     ...(fields.local === "1" ? { local: true } : {}),
     ...(fields.context === undefined ? {} : { context: fields.context }),
     ...(fields.pii === undefined ? {} : { pii: parseCounts(fields.pii) }),
+    ...(fields.kind === "tool" ? { kind: "tool" as const, tool: { server: fields.toolServer ?? "", name: fields.toolName ?? "", resultBytes: num(fields.resultBytes) } } : {}),
     at: num(fields.at),
     ...(fields.replica === undefined ? {} : { replica: fields.replica }),
   };
@@ -173,6 +178,7 @@ function parseKey(json: string): StoredKey {
     ...(k.models ? { models: k.models } : {}),
     limits: k.limits ?? {},
     ...(k.budget ? { budget: k.budget } : {}),
+    ...(k.mcp ? { mcp: k.mcp } : {}),
   };
 }
 
@@ -190,6 +196,7 @@ function parseLevel(json: string): StoredLevel {
     ...(l.businessLine === undefined ? {} : { businessLine: l.businessLine }),
     limits: l.limits ?? {},
     ...(l.budget ? { budget: l.budget } : {}),
+    ...(l.mcp ? { mcp: l.mcp } : {}),
   };
 }
 
@@ -203,6 +210,7 @@ function keyJson(key: StoredKey): string {
     ...(key.models ? { models: key.models } : {}),
     limits: key.limits,
     ...(key.budget ? { budget: key.budget } : {}),
+    ...(key.mcp ? { mcp: key.mcp } : {}),
   };
   return JSON.stringify(settings);
 }

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import type { BudgetPeriod, Config, KeyBudget, KeyLimits, KeySettings } from "../config/config.js";
 import { sha256Hex } from "../config/key-hash.js";
+import type { McpGrant } from "../config/mcp-schema.js";
 import { KEY_BOUNDS, keyLimitsSchema, keyNameSchema } from "../config/schema.js";
 import { quoteClientValue } from "../core/client-text.js";
 import { GatewayError } from "../core/errors.js";
@@ -9,7 +10,7 @@ import { MAX_RUNTIME_KEYS, type StoredKey, subjectOf, type TenantStore, type Usa
 import { type Period, periodFromId, periodOf } from "../usage/periods.js";
 import { authError, bearerToken, sameDigest } from "./authenticate.js";
 import { configHierarchy } from "./hierarchy.js";
-import { budgetSchema, invalid } from "./key-admin-schema.js";
+import { budgetSchema, invalid, mcpGrantField, unknownMcpServer } from "./key-admin-schema.js";
 import type { KeyRegistry } from "./key-registry.js";
 import { createLevelAdmin, type LevelAdmin } from "./level-admin.js";
 import { keyId } from "./principal.js";
@@ -50,12 +51,14 @@ export interface KeyAdmin {
   readonly levels: LevelAdmin;
 }
 
-/** A change to a runtime key: an absent field is kept, `null` clears it (every alias, no budget, no team; limits are cleared with `{}`). */
+/** A change to a runtime key: an absent field is kept, `null` clears it (every alias, no budget, no team, no MCP grant of its own; limits are cleared with `{}`). */
 export interface KeyPatch {
   readonly models?: readonly string[] | null;
   readonly limits?: KeyLimits;
   readonly budget?: KeyBudget | null;
   readonly team?: string | null;
+  /** Replaces the key's MCP grant as a whole. */
+  readonly mcp?: McpGrant | null;
 }
 
 /** What CreateKey accepts, with the configuration's own bounds. */
@@ -65,6 +68,7 @@ const createSchema = z.strictObject({
   models: z.array(z.string().min(1).max(256)).max(KEY_BOUNDS.maxModels).optional(),
   limits: keyLimitsSchema,
   budget: budgetSchema.optional(),
+  mcp: mcpGrantField,
 });
 
 /** A new virtual key: 256 random bits, recognisable by its prefix (secret scanners look for such prefixes). */
@@ -84,6 +88,7 @@ export function createKeyAdmin(options: { readonly config: () => Config; readonl
     const config = options.config();
     const unknown = settings.models?.find((alias) => !config.models.has(alias));
     if (unknown !== undefined) throw new GatewayError("invalid_request", `models: unknown model alias ${quoteClientValue(unknown)}`, { field: "models" });
+    unknownMcpServer(settings.mcp, config);
     if (settings.team !== undefined) {
       const hierarchy = configHierarchy(config, registry);
       if (!hierarchy.team(settings.team)) await registry.refresh();
@@ -110,7 +115,7 @@ export function createKeyAdmin(options: { readonly config: () => Config; readonl
     },
 
     async create(spec) {
-      const { name, team, models, limits, budget } = await check(spec);
+      const { name, team, models, limits, budget, mcp } = await check(spec);
       if (options.config().auth.keys.some((k) => k.name === name)) throw new GatewayError("already_exists", `a configured key is named ${name}`, { field: "name" });
       // Ids are 48 bits of the key's hash: a new key whose id another known key has is minted again, so no two keys ever share one.
       const taken = new Set([...options.config().auth.keys.map((k) => keyId(k.sha256)), ...registry.all().map((k) => k.id)]);
@@ -124,6 +129,7 @@ export function createKeyAdmin(options: { readonly config: () => Config; readonl
         limits,
         ...(models && models.length > 0 ? { models } : {}),
         ...(budget ? { budget } : {}),
+        ...(mcp ? { mcp } : {}),
       };
       const result = await store.createKey(stored);
       if (result === "exists") throw new GatewayError("already_exists", `a key is named ${name}`, { field: "name" });
@@ -140,12 +146,14 @@ export function createKeyAdmin(options: { readonly config: () => Config; readonl
       const team = pick(patch.team, current.team);
       const models = pick(patch.models, current.models);
       const budget = pick(patch.budget, current.budget);
+      const mcp = pick(patch.mcp, current.mcp);
       const settings = await check({
         name,
         limits: patch.limits ?? current.limits,
         ...(team === undefined ? {} : { team }),
         ...(models === undefined ? {} : { models: [...models] }),
         ...(budget === undefined ? {} : { budget }),
+        ...(mcp === undefined ? {} : { mcp }),
       });
       const stored: StoredKey = {
         name,
@@ -155,6 +163,7 @@ export function createKeyAdmin(options: { readonly config: () => Config; readonl
         limits: settings.limits,
         ...(settings.models && settings.models.length > 0 ? { models: settings.models } : {}),
         ...(settings.budget ? { budget: settings.budget } : {}),
+        ...(settings.mcp ? { mcp: settings.mcp } : {}),
       };
       if ((await store.updateKey(stored)) === "missing") throw new GatewayError("not_found", `no runtime key is named ${quoteClientValue(name)}`, { field: "name" });
       await registry.refresh();

@@ -55,6 +55,7 @@ function principalOf(key: StoredKey): Principal {
     limits: key.limits,
     ...(key.models ? { models: key.models } : {}),
     ...(key.budget ? { budget: key.budget } : {}),
+    ...(key.mcp ? { mcp: key.mcp } : {}),
   };
 }
 

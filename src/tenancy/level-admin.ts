@@ -1,11 +1,12 @@
 import { z } from "zod";
 import type { Config, KeyBudget, KeyLimits, TeamSettings } from "../config/config.js";
+import type { McpGrant } from "../config/mcp-schema.js";
 import { keyLimitsSchema, keyNameSchema } from "../config/schema.js";
 import { quoteClientValue } from "../core/client-text.js";
 import { GatewayError } from "../core/errors.js";
 import { type LevelKind, MAX_LEVELS, type StoredLevel, type TenantStore } from "../store/tenant-store.js";
 import { configHierarchy } from "./hierarchy.js";
-import { budgetSchema, invalid } from "./key-admin-schema.js";
+import { budgetSchema, invalid, mcpGrantField, unknownMcpServer } from "./key-admin-schema.js";
 import type { KeyRegistry } from "./key-registry.js";
 import { newLevelId, withLevelId } from "./level-id.js";
 
@@ -17,12 +18,15 @@ export interface LevelInfo extends TeamSettings {
 
 /**
  * A change to a team or business line: an absent field is kept, `null`
- * clears it (no business line, no budget; limits are cleared with `{}`).
+ * clears it (no business line, no budget, no MCP grant; limits are
+ * cleared with `{}`).
  */
 export interface LevelPatch {
   readonly businessLine?: string | null;
   readonly limits?: KeyLimits;
   readonly budget?: KeyBudget | null;
+  /** Replaces the level's MCP grant as a whole. */
+  readonly mcp?: McpGrant | null;
 }
 
 /**
@@ -46,6 +50,7 @@ const levelSchema = z.strictObject({
   businessLine: keyNameSchema.optional(),
   limits: keyLimitsSchema,
   budget: budgetSchema.optional(),
+  mcp: mcpGrantField,
 });
 
 export function createLevelAdmin(options: { readonly config: () => Config; readonly store: TenantStore; readonly registry: KeyRegistry }): LevelAdmin {
@@ -69,6 +74,7 @@ export function createLevelAdmin(options: { readonly config: () => Config; reado
     if (!parsed.success) throw invalid(parsed.error.issues);
     const level = parsed.data;
     if (kind === "business_line" && level.businessLine !== undefined) throw new GatewayError("invalid_request", "businessLine: a business line belongs to no other", { field: "businessLine" });
+    unknownMcpServer(level.mcp, options.config());
     if (level.businessLine !== undefined) await requireLine(level.businessLine);
     return level;
   };
@@ -98,7 +104,8 @@ export function createLevelAdmin(options: { readonly config: () => Config; reado
       const { createdAt, id, ...settings } = withLevelId(kind, current);
       const businessLine = patch.businessLine === undefined ? settings.businessLine : (patch.businessLine ?? undefined);
       const budget = patch.budget === undefined ? settings.budget : (patch.budget ?? undefined);
-      const level = await check(kind, { name, limits: patch.limits ?? settings.limits, ...(businessLine === undefined ? {} : { businessLine }), ...(budget ? { budget } : {}) });
+      const mcp = patch.mcp === undefined ? settings.mcp : (patch.mcp ?? undefined);
+      const level = await check(kind, { name, limits: patch.limits ?? settings.limits, ...(businessLine === undefined ? {} : { businessLine }), ...(budget ? { budget } : {}), ...(mcp ? { mcp } : {}) });
       const stored: StoredLevel = { ...level, id, createdAt };
       if ((await store.putLevel(kind, stored, "update")) === "missing") throw new GatewayError("not_found", `no runtime ${WORDS[kind]} is named ${quoteClientValue(name)}`, { field: "name" });
       await registry.refresh();

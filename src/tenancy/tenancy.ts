@@ -14,14 +14,14 @@ import type { UsageRecord } from "../usage/usage-record.js";
 import { createAlertWebhook } from "./alert-webhook.js";
 import { AuthError, authenticate, keyByHash } from "./authenticate.js";
 import { createBudgetAlerts } from "./budget-alerts.js";
-import { configHierarchy } from "./hierarchy.js";
+import { configHierarchy, type Hierarchy } from "./hierarchy.js";
 import { createKeyAdmin, type KeyAdmin } from "./key-admin.js";
 import { createKeyRegistry, type KeyRegistry } from "./key-registry.js";
 import { createLeaseHeartbeat } from "./lease-heartbeat.js";
 import { carryNamedRollups } from "./named-state.js";
 import { keyId, type ModelViewer, mayUse, type Principal } from "./principal.js";
 import { usdFromMicros } from "./quota-headers.js";
-import { type ChargeInput, type LevelIdentity, NO_CHARGE, openCharge, type TenantCharge } from "./tenant-charge.js";
+import { type ChargeDeps, type ChargeInput, type LevelIdentity, NO_CHARGE, openCharge, type TenantCharge } from "./tenant-charge.js";
 
 export interface TenancyOptions {
   /** The configuration in force (read per request, so a reload applies to the next one). */
@@ -57,8 +57,22 @@ export interface Tenancy {
   keyIdsNamed(name: string): string[];
   /** The admission stage of one request (a no-op without a principal); throws `permission_denied` for an alias the key may not use. */
   charge(principal: Principal | undefined, input: Omit<ChargeInput, "principal">): TenantCharge;
+  /**
+   * What `charge` opens a request's charge with, as configured now (the
+   * store, the hierarchy, the settle hand-over, budget alerts): for other
+   * charged calls (an MCP tool call, mcp/accounting/) that count against
+   * the same limits and budgets and land in the same ledger.
+   */
+  chargeDeps(): ChargeDeps;
   /** The tag keys kept for cost allocation, from the configuration in force. */
   tagKeys(): ReadonlySet<string>;
+  /**
+   * The teams and business lines in force, as a request is identified: the
+   * configuration's, then those created at run time (this replica's copy,
+   * as `identify` reads keys). What the MCP gateway reads a caller's
+   * team's and business line's grants from (mcp/grants.ts).
+   */
+  hierarchy(): Hierarchy;
   readonly admin: KeyAdmin;
   readonly store: TenantStore;
   /**
@@ -377,6 +391,32 @@ export function createTenancy(options: TenancyOptions): Tenancy {
     }
   };
 
+  /** What a charge is opened with, from the configuration in force: the model pipeline's charges and the MCP gateway's tool calls (mcp/accounting/) share it. */
+  const chargeDeps = (): ChargeDeps => {
+    const config = options.config();
+    return {
+      store,
+      settled,
+      budgetExceededStatus: config.auth.budgetExceededStatus,
+      hierarchy: configHierarchy(config, registry),
+      ...(options.replica ? { replica: options.replica } : {}),
+      budgetFull: (level, ref) => alerts.refused(level, ref, Date.now()),
+      ...(observer ? { observer } : {}),
+      leases,
+      now: timers.now,
+      ...(redisConfig
+        ? {
+            settingsVersion: registry.version,
+            reread: async (sha256: string) => {
+              await registry.catchUp();
+              if (registry.unreadable()) throw new GatewayError("store_unavailable", "the gateway's shared store is unreachable; retry shortly", { retryAfterMs: 1_000 });
+              return keyByHash(sha256, options.config(), registry);
+            },
+          }
+        : {}),
+    };
+  };
+
   const tenancy: Tenancy = {
     async identify(authorization, edge, remote) {
       const config = options.config();
@@ -400,6 +440,7 @@ export function createTenancy(options: TenancyOptions): Tenancy {
       const principal = keyByHash(sha256, config, registry);
       return principal && withTeamId(principal, config, registry);
     },
+    hierarchy: () => configHierarchy(options.config(), registry),
     keyIdsNamed: (name) => [
       ...options
         .config()
@@ -412,32 +453,9 @@ export function createTenancy(options: TenancyOptions): Tenancy {
     ],
     charge(principal, input) {
       if (!principal) return NO_CHARGE;
-      const config = options.config();
-      return openCharge(
-        {
-          store,
-          settled,
-          budgetExceededStatus: config.auth.budgetExceededStatus,
-          hierarchy: configHierarchy(config, registry),
-          ...(options.replica ? { replica: options.replica } : {}),
-          budgetFull: (level, ref) => alerts.refused(level, ref, Date.now()),
-          ...(observer ? { observer } : {}),
-          leases,
-          now: timers.now,
-          ...(redisConfig
-            ? {
-                settingsVersion: registry.version,
-                reread: async (sha256: string) => {
-                  await registry.catchUp();
-                  if (registry.unreadable()) throw new GatewayError("store_unavailable", "the gateway's shared store is unreachable; retry shortly", { retryAfterMs: 1_000 });
-                  return keyByHash(sha256, options.config(), registry);
-                },
-              }
-            : {}),
-        },
-        { ...input, principal },
-      );
+      return openCharge(chargeDeps(), { ...input, principal });
     },
+    chargeDeps,
     tagKeys: () => options.config().auth.tagKeys,
     admin,
     store,

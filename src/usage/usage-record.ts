@@ -57,10 +57,22 @@ export interface UsageRecord {
   readonly context?: string;
   /** Personal data found in the request, by detector: counts only, never values. */
   readonly pii?: Readonly<Record<string, number>>;
+  /** What was charged: a model call (absent, as on every record written before tools), or an MCP tool call (mcp/accounting/). */
+  readonly kind?: "tool";
+  /** A tool call's server, exposed tool name and result size (`kind: tool` only); `alias` holds the exposed name too. */
+  readonly tool?: ToolRecordFacts;
   /** Epoch milliseconds when the stream ended (the replica's clock). */
   readonly at: number;
   /** The replica that served it (host/pid). */
   readonly replica?: string;
+}
+
+/** What a tool call's record says of the tool besides what every record says. */
+export interface ToolRecordFacts {
+  readonly server: string;
+  /** The exposed name (`<server>_<tool>`). */
+  readonly name: string;
+  readonly resultBytes: number;
 }
 
 /** Who a charged call was, as its record names them: the key, and its team and business line when it had them (names and ids). */

@@ -97,6 +97,8 @@ export interface HarnessOptions {
   readonly resume?: ConfigInput["resume"];
   /** Stored responses and the WebSocket mode of /v1/responses. */
   readonly responses?: ConfigInput["responses"];
+  /** The MCP gateway's servers and settings. */
+  readonly mcp?: ConfigInput["mcp"];
   /** What tenancy reports. */
   readonly observer?: TenancyObserver;
   /** The tenant store's clock (tests move it instead of sleeping). */
@@ -111,8 +113,7 @@ export interface HarnessOptions {
   readonly consoleDir?: string;
   /** `in-process`: the simulator behind an undici Dispatcher, no upstream socket (the gateway's own port stays real). */
   readonly upstream?: "loopback" | "in-process";
-  /** The `mcp` settings (servers), with the toolbox model calls run their `mcp` tools through. */
-  readonly mcp?: ConfigInput["mcp"];
+  /** The toolbox model calls run their `mcp` tools through, instead of the `/mcp` edge's. */
   readonly mcpToolbox?: McpToolbox;
 }
 
@@ -137,8 +138,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       ...(options.compliance ? { compliance: options.compliance } : {}),
       ...(options.resume ? { resume: options.resume } : {}),
       ...(options.responses ? { responses: options.responses } : {}),
-      ...(options.console ? { console: options.console } : {}),
       ...(options.mcp ? { mcp: options.mcp } : {}),
+      ...(options.console ? { console: options.console } : {}),
       // Suites that provoke failures on purpose would trip the circuit
       // breaker; breaker tests configure one of their own.
       ...(options.routing?.(sim) ?? {

@@ -9,6 +9,8 @@ import { z } from "zod";
 export interface SeenRequest {
   readonly method: string;
   readonly tool?: string;
+  /** A tools/call's arguments as they arrived (what left the gateway). */
+  readonly arguments?: unknown;
   readonly sessionId?: string;
   readonly authorization?: string;
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
@@ -21,7 +23,7 @@ export interface SeenRequest {
  * session continued on another gateway replica is seen as the same one.
  * Tools: echo, add, count, slow (progress), big (a result of n bytes),
  * fail (isError), whoami (the Authorization it received), hang (never
- * answers), and any added later with `addTool` (which notifies
+ * answers), drip (progress every intervalMs: a long call kept alive), and any added later with `addTool` (which notifies
  * `tools/list_changed` to every session).
  */
 export interface McpTestServer {
@@ -39,6 +41,8 @@ export interface McpTestServerOptions {
   readonly extraTools?: number;
   /** A tool whose inputSchema nests this deep. */
   readonly deepSchema?: number;
+  /** Answer POSTs with one JSON body instead of an SSE stream (the SDK's `enableJsonResponse`). */
+  readonly jsonResponse?: boolean;
 }
 
 export async function startMcpTestServer(options: McpTestServerOptions = {}): Promise<McpTestServer> {
@@ -62,6 +66,18 @@ export async function startMcpTestServer(options: McpTestServerOptions = {}): Pr
     mcp.registerTool("big", { description: "Answers n bytes of text.", inputSchema: { bytes: z.number().int().min(0) } }, async ({ bytes }) => ({ content: [{ type: "text", text: "x".repeat(bytes) }] }));
     mcp.registerTool("fail", { description: "Answers a tool error.", inputSchema: { message: z.string() } }, async ({ message }) => ({ isError: true, content: [{ type: "text", text: message }] }));
     mcp.registerTool("whoami", { description: "Answers the Authorization header it received." }, async () => ({ content: [{ type: "text", text: String(headersOf().authorization ?? "") }] }));
+    mcp.registerTool(
+      "drip",
+      { description: "Reports progress every intervalMs, steps times, then answers.", inputSchema: { steps: z.number().int().min(1).max(1_000), intervalMs: z.number().int().min(1).max(10_000) } },
+      async ({ steps, intervalMs }, extra) => {
+        const token = extra._meta?.progressToken;
+        for (let i = 1; i <= steps && !extra.signal.aborted; i++) {
+          await new Promise((resolve) => setTimeout(resolve, intervalMs));
+          if (token !== undefined && !extra.signal.aborted) await extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: i, total: steps } });
+        }
+        return { content: [{ type: "text", text: `dripped ${steps}` }] };
+      },
+    );
     mcp.registerTool("hang", { description: "Never answers until cancelled." }, async (extra) => {
       await new Promise<void>((resolve) => extra.signal.addEventListener("abort", () => resolve(), { once: true }));
       return { content: [{ type: "text", text: "cancelled" }] };
@@ -84,12 +100,13 @@ export async function startMcpTestServer(options: McpTestServerOptions = {}): Pr
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const text = Buffer.concat(chunks).toString("utf8");
-    const body = text ? (JSON.parse(text) as { method?: string; params?: { name?: string } }) : undefined;
+    const body = text ? (JSON.parse(text) as { method?: string; params?: { name?: string; arguments?: unknown } }) : undefined;
     const sessionId = req.headers["mcp-session-id"] as string | undefined;
     if (body?.method)
       seen.push({
         method: body.method,
         ...(body.params?.name ? { tool: body.params.name } : {}),
+        ...(body.params?.arguments !== undefined ? { arguments: body.params.arguments } : {}),
         ...(sessionId ? { sessionId } : {}),
         ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}),
         headers: { ...req.headers },
@@ -102,7 +119,7 @@ export async function startMcpTestServer(options: McpTestServerOptions = {}): Pr
         return;
       }
       const counter = { n: 0 };
-      const created = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (id) => void transports.set(id, created) });
+      const created = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), enableJsonResponse: options.jsonResponse ?? false, onsessioninitialized: (id) => void transports.set(id, created) });
       created.onclose = () => {
         if (created.sessionId) transports.delete(created.sessionId);
       };

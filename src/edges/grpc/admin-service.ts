@@ -13,6 +13,7 @@ import {
   ListKeysResponseSchema,
   type KeyInfo as ProtoKeyInfo,
   type KeyLimits as ProtoKeyLimits,
+  type McpGrant as ProtoMcpGrant,
   PurgeCacheResponseSchema,
   RevokeKeyResponseSchema,
   UpdateKeyResponseSchema,
@@ -32,6 +33,7 @@ import { audited, auditHandlers } from "./admin-audit.js";
 import { type AdminBatches, adminBatchHandlers } from "./admin-batches.js";
 import { evaluationHandlers } from "./admin-evaluation.js";
 import { levelHandlers } from "./admin-levels.js";
+import { mcpGrantOf, mcpGrantToProto } from "./admin-mcp-grant.js";
 import { adminResponseHandlers } from "./admin-responses.js";
 import { getSpendReport } from "./admin-spend.js";
 import { budgetOf, budgetToProto, limitsOf, limitsToProto, maskedFields, PERIODS, periodKind } from "./admin-wire.js";
@@ -45,9 +47,10 @@ const remoteOf = (ctx: HandlerContext) => {
 };
 
 /** Wire values to settings; bounds are checked by the key admin, as for configured keys. */
-function settingsOf(name: string, team: string, models: readonly string[], limits: ProtoKeyLimits | undefined, budget: Budget | undefined): KeySettings {
+function settingsOf(name: string, team: string, models: readonly string[], limits: ProtoKeyLimits | undefined, budget: Budget | undefined, grant: ProtoMcpGrant | undefined): KeySettings {
   const b = budgetOf(budget);
-  return { name, ...(team === "" ? {} : { team }), ...(models.length > 0 ? { models } : {}), limits: limitsOf(limits), ...(b ? { budget: b } : {}) };
+  const mcp = mcpGrantOf(grant);
+  return { name, ...(team === "" ? {} : { team }), ...(models.length > 0 ? { models } : {}), limits: limitsOf(limits), ...(b ? { budget: b } : {}), ...(mcp ? { mcp } : {}) };
 }
 
 function keyInfo(info: KeyInfo): ProtoKeyInfo {
@@ -58,12 +61,13 @@ function keyInfo(info: KeyInfo): ProtoKeyInfo {
     models: [...(info.models ?? [])],
     limits: limitsToProto(info.limits),
     ...budgetToProto(info.budget),
+    ...mcpGrantToProto(info.mcp),
     source: info.source === "config" ? KeySource.CONFIG : KeySource.RUNTIME,
     ...(info.createdAt === undefined ? {} : { createdAt: timestampFromMs(info.createdAt) }),
   });
 }
 
-const KEY_FIELDS = ["models", "limits", "budget", "team"] as const;
+const KEY_FIELDS = ["models", "limits", "budget", "team", "mcp"] as const;
 
 /**
  * sluice.admin.v1.AdminService: the key admin behind the admin key. Every
@@ -107,19 +111,26 @@ export function createAdminService(
       {
         createKey: (req, ctx) =>
           guarded(async () => {
-            const { key, info } = await admin.create(settingsOf(req.name, req.team, req.models, req.limits, req.budget));
+            const { key, info } = await admin.create(settingsOf(req.name, req.team, req.models, req.limits, req.budget, req.mcp));
             return create(CreateKeyResponseSchema, { key, info: keyInfo(info) });
           })(ctx),
         listKeys: (_req, ctx) => guarded(async () => create(ListKeysResponseSchema, { keys: (await admin.list()).map(keyInfo) }))(ctx),
         updateKey: (req, ctx) =>
           guarded(async () => {
-            const fields = maskedFields(req.updateMask, KEY_FIELDS, { models: req.models.length > 0, limits: req.limits !== undefined, budget: req.budget !== undefined, team: req.team !== "" });
+            const fields = maskedFields(req.updateMask, KEY_FIELDS, {
+              models: req.models.length > 0,
+              limits: req.limits !== undefined,
+              budget: req.budget !== undefined,
+              team: req.team !== "",
+              mcp: req.mcp !== undefined,
+            });
             const budget = budgetOf(req.budget);
             const patch: KeyPatch = {
               ...(fields.has("models") ? { models: req.models.length > 0 ? req.models : null } : {}),
               ...(fields.has("limits") ? { limits: limitsOf(req.limits) } : {}),
               ...(fields.has("budget") ? { budget: budget ?? null } : {}),
               ...(fields.has("team") ? { team: req.team === "" ? null : req.team } : {}),
+              ...(fields.has("mcp") ? { mcp: mcpGrantOf(req.mcp) ?? null } : {}),
             };
             return create(UpdateKeyResponseSchema, { key: keyInfo(await admin.update(req.name, patch)) });
           })(ctx),
