@@ -106,8 +106,6 @@ export interface SluiceOptions {
   readonly consoleDir?: string;
   /** Tests: the upstream client (e.g. over the in-process simulator) instead of undici's connection pools. */
   readonly upstream?: UpstreamClient;
-  /** Tests: the MCP toolbox model calls run their `mcp` tools through (call/gateway-tool-loop.ts), instead of the `/mcp` edge's. */
-  readonly mcpToolbox?: McpToolbox;
 }
 
 export interface Sluice {
@@ -382,8 +380,8 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
         authorize: config.console.access === "open" ? () => undefined : (header) => tenancy.admin.authorize(header),
       })
     : undefined;
-  // The toolbox the model-call tool loop uses: the `/mcp` edge's, made below (it needs the call layer), or a test's.
-  let mcpToolbox: McpToolbox | undefined = options.mcpToolbox;
+  // The toolbox the model-call tool loop uses: the `/mcp` edge's, made below (it needs the call layer).
+  let mcpToolbox: McpToolbox | undefined;
   const calls = createCallLayer({
     pipeline,
     embeddings,
@@ -471,7 +469,7 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
         })
       : undefined;
   if (mcp) closers.push("mcp upstreams", () => mcp.close());
-  mcpToolbox ??= mcp?.toolbox;
+  mcpToolbox = mcp?.toolbox;
   const route = createRoutes({
     calls,
     ...(mcp ? { mcp: mcp.route } : {}),

@@ -86,6 +86,17 @@ describe("Responses: gateway-run MCP tools", () => {
     expect(mcp.calls("add")).toHaveLength(before + 1);
   });
 
+  it("shows a tool's own failure as a failed mcp_call, and tells the model", async () => {
+    const stream = await responsesClient(h.url, { apiKey: GRANTED }).responses.create({ model: "sim", input: '#sim call=tools_fail args={"message":"boom"}', tools: [mcpTool()], stream: true });
+    const events: ResponseStreamEvent[] = [];
+    for await (const event of stream) events.push(event);
+    expect(events.map((e) => e.type)).toContain("response.mcp_call.failed");
+    const done = events.findLast((e) => e.type === "response.completed");
+    if (done?.type !== "response.completed") throw new Error("no response.completed");
+    expect(done.response.output.find((i) => i.type === "mcp_call")).toMatchObject({ name: "fail", status: "failed", error: "boom" });
+    expect(JSON.stringify(done.response.output.at(-1))).toContain("tools_fail returned: boom");
+  });
+
   it("does not list to the model a tool the key has no grant for, and never calls it", async () => {
     const before = mcp.calls("echo").length;
     const response = await responsesClient(h.url, { apiKey: NARROW }).responses.create({ model: "sim", input: '#sim call=tools_echo args={"text":"x"}', tools: [mcpTool()] });

@@ -220,7 +220,8 @@ export async function* gatewayToolLoop(request: ChatRequest, loop: GatewayToolLo
       yield { type: "gateway_tool", event: { kind: "call", id: call.id, server: tool.server, tool: tool.upstreamName, arguments: call.arguments } };
       const outcome = await runOne(toolbox!, caller, tool, call.arguments, use.via, signal);
       yield { type: "gateway_tool", event: { kind: "result", id: call.id, server: tool.server, tool: tool.upstreamName, ...outcome } };
-      results.push({ role: "tool", toolCallId: call.id, name: tool.name, content: [{ type: "text", text: outcome.output }], ...(outcome.isError ? { isError: true } : {}) });
+      // The failure is in the text (the tool's own content, or the gateway's "error: …"), not in `isError`: OpenAI-kind targets have no field for it and would refuse the turn.
+      results.push({ role: "tool", toolCallId: call.id, name: tool.name, content: [{ type: "text", text: outcome.output }] });
     }
     if (gatewayCalls.length < calls.size) {
       // The caller's own calls wait for its answer: this response ends here, as a model's would.

@@ -8,7 +8,6 @@ import type { Timers } from "../../src/core/timers.js";
 import type { TenancyObserver } from "../../src/flow/observer.js";
 import type { HealthState } from "../../src/health/health-state.js";
 import { createLogger } from "../../src/logging/logger.js";
-import type { McpToolbox } from "../../src/mcp/contract.js";
 import { createInProcessSimulator } from "../../src/simulator/in-process.js";
 import { type Simulator, startSimulator } from "../../src/simulator/server.js";
 import { createUpstreamClient } from "../../src/upstream/http-client.js";
@@ -113,8 +112,6 @@ export interface HarnessOptions {
   readonly consoleDir?: string;
   /** `in-process`: the simulator behind an undici Dispatcher, no upstream socket (the gateway's own port stays real). */
   readonly upstream?: "loopback" | "in-process";
-  /** The toolbox model calls run their `mcp` tools through, instead of the `/mcp` edge's. */
-  readonly mcpToolbox?: McpToolbox;
 }
 
 /** A real simulator and a real gateway on loopback ports, with captured logs. */
@@ -170,7 +167,6 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     ...(options.leaseTimers ? { leaseTimers: options.leaseTimers } : {}),
     ...(options.consoleDir ? { consoleDir: options.consoleDir } : {}),
     ...(inProcess ? { upstream: createUpstreamClient({ dispatcher: inProcess.dispatcher }) } : {}),
-    ...(options.mcpToolbox ? { mcpToolbox: options.mcpToolbox } : {}),
   });
   await untilReady(sluice.server.health);
   const logs = () =>
