@@ -1,5 +1,5 @@
 import { BadRequestError } from "openai";
-import type { ResponseStreamEvent, Tool } from "openai/resources/responses/responses";
+import type { ResponseInputItem, ResponseStreamEvent, Tool } from "openai/resources/responses/responses";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { responsesClient } from "./helpers/answer-via-responses.js";
 import { type Harness, startHarness } from "./helpers/harness.js";
@@ -83,6 +83,22 @@ describe("Responses: gateway-run MCP tools", () => {
     expect(listing.tools.map((t) => t.name)).toEqual(["add"]);
     expect(response.output.find((i) => i.type === "mcp_call")).toMatchObject({ name: "add", output: "42", status: "completed" });
     expect(response.output_text).toContain("tools_add returned: 42");
+    expect(mcp.calls("add")).toHaveLength(before + 1);
+  });
+
+  it("takes its own mcp_list_tools and mcp_call items back as input: the next turn continues the conversation", async () => {
+    const client = responsesClient(h.url, { apiKey: GRANTED });
+    const first = await client.responses.create({ model: "sim", input: '#sim call=tools_add args={"a":1,"b":1}', tools: [mcpTool()] });
+    expect(first.output.map((i) => i.type)).toEqual(expect.arrayContaining(["mcp_list_tools", "mcp_call"]));
+    const before = mcp.calls("add").length;
+    const next = await client.responses.create({
+      model: "sim",
+      input: [{ role: "user", content: '#sim call=tools_add args={"a":1,"b":1}' }, ...(first.output as ResponseInputItem[]), { role: "user", content: '#sim call=tools_add args={"a":2,"b":3}' }],
+      tools: [mcpTool()],
+    });
+    expect(next.status).toBe("completed");
+    expect(next.output.find((i) => i.type === "mcp_call")).toMatchObject({ name: "add", output: "5" });
+    expect(next.output_text).toContain("tools_add returned: 5");
     expect(mcp.calls("add")).toHaveLength(before + 1);
   });
 

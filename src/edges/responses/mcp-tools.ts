@@ -38,3 +38,14 @@ export function mcpServerOf(value: unknown, at: string): GatewayToolServer {
   const allowed = Array.isArray(t.allowed_tools) ? t.allowed_tools : (t.allowed_tools?.tool_names ?? undefined);
   return { server: t.server_label, field: `${at}.server_label`, ...(allowed == null ? {} : { allowedTools: allowed }) };
 }
+
+/** An `mcp_call` item sent back as input (an earlier turn's): what the model called and what it got. */
+export const mcpCallItem = z.object({
+  type: z.literal("mcp_call"),
+  id: z.string().min(1).max(256),
+  server_label: z.string().min(1).max(64),
+  name: z.string().min(1).max(128),
+  arguments: z.string(),
+  output: z.string().nullish(),
+  error: z.unknown().optional(),
+});
