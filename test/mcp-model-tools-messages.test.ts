@@ -1,5 +1,5 @@
 import { BadRequestError } from "@anthropic-ai/sdk";
-import type { BetaRawMessageStreamEvent, BetaRequestMCPServerURLDefinition } from "@anthropic-ai/sdk/resources/beta/messages/messages";
+import type { BetaContentBlockParam, BetaRawMessageStreamEvent, BetaRequestMCPServerURLDefinition } from "@anthropic-ai/sdk/resources/beta/messages/messages";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { messagesClient } from "./helpers/answer-via-messages.js";
 import { type Harness, startHarness } from "./helpers/harness.js";
@@ -70,6 +70,29 @@ describe("Messages: gateway-run MCP tools (mcp_servers)", () => {
     expect(events.filter((e) => e.type === "message_start")).toHaveLength(1);
 
     expect(mcp.calls("echo")).toHaveLength(1);
+  });
+
+  it("takes its own mcp_tool_use and mcp_tool_result blocks back in the conversation: the next turn continues it", async () => {
+    const client = messagesClient(h.url, { apiKey: GRANTED });
+    const ask = '#sim call=tools_add args={"a":1,"b":1}';
+    const first = await client.beta.messages.stream({ model: "sim", max_tokens: 1_000, betas: [BETA], mcp_servers: [server()], messages: [{ role: "user", content: ask }] }).finalMessage();
+    expect(first.content.map((b) => b.type)).toEqual(expect.arrayContaining(["mcp_tool_use", "mcp_tool_result"]));
+    const before = mcp.calls("add").length;
+    const next = await client.beta.messages
+      .stream({
+        model: "sim",
+        max_tokens: 1_000,
+        betas: [BETA],
+        mcp_servers: [server()],
+        messages: [
+          { role: "user", content: ask },
+          { role: "assistant", content: first.content as BetaContentBlockParam[] },
+          { role: "user", content: '#sim call=tools_add args={"a":2,"b":3}' },
+        ],
+      })
+      .finalMessage();
+    expect(next.content.find((b) => b.type === "mcp_tool_result")).toMatchObject({ content: [{ type: "text", text: "5" }] });
+    expect(mcp.calls("add")).toHaveLength(before + 1);
   });
 
   it("declares to the model only the tools the key is granted and tool_configuration allows", async () => {
