@@ -72,6 +72,19 @@ describe("Messages: gateway-run MCP tools (mcp_servers)", () => {
     expect(mcp.calls("echo")).toHaveLength(1);
   });
 
+  it("puts the same blocks in a whole (non-streamed) message, before the answer's text", async () => {
+    const message = await messagesClient(h.url, { apiKey: GRANTED }).beta.messages.create({
+      model: "sim",
+      max_tokens: 1_000,
+      betas: [BETA],
+      mcp_servers: [server()],
+      messages: [{ role: "user", content: '#sim call=tools_add args={"a":20,"b":22}' }],
+    });
+    expect(message.content.map((b) => b.type)).toEqual(["mcp_tool_use", "mcp_tool_result", "text"]);
+    expect(message.content[1]).toMatchObject({ content: [{ type: "text", text: "42" }] });
+    expect(message.content[2]?.type === "text" ? message.content[2].text : "").toContain("tools_add returned: 42");
+  });
+
   it("takes its own mcp_tool_use and mcp_tool_result blocks back in the conversation: the next turn continues it", async () => {
     const client = messagesClient(h.url, { apiKey: GRANTED });
     const ask = '#sim call=tools_add args={"a":1,"b":1}';

@@ -2,6 +2,7 @@ import type { Delta, GatewayToolEvent, ReasoningDelta, ToolCallDelta, Usage } fr
 import type { Heartbeat } from "../../core/heartbeats.js";
 import { toAnthropicError } from "./anthropic-errors.js";
 import { type AnthropicMessage, anthropicUsage, type ContentBlock, messageId, stopReason, UNKNOWN_USAGE } from "./anthropic-message.js";
+import { mcpBlock } from "./mcp-blocks.js";
 
 /** One SSE frame as the Messages API sends it: the event name, and data that repeats it as `type`. */
 function frame(type: string, data: Record<string, unknown>): string {
@@ -27,16 +28,6 @@ type OpenBlock = { readonly kind: "text"; readonly index: number; readonly prefi
 export interface MessageEncoder {
   /** The frames for one delta (or heartbeat), handed to `push` in order. */
   events(delta: Delta | Heartbeat, push: (frame: string) => void): void;
-}
-
-/** A call's JSON arguments as the `input` object of its block (`{}` when the model wrote none, or not an object). */
-function parsedInput(text: string): Record<string, unknown> {
-  try {
-    const value = JSON.parse(text) as unknown;
-    return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
-  } catch {
-    return {};
-  }
 }
 
 /**
@@ -134,11 +125,8 @@ export function createMessageEncoder(options: { readonly requestModel: string })
    * each whole. The listing has no block in this API.
    */
   function gatewayTool(event: GatewayToolEvent, push: (frame: string) => void): void {
-    if (event.kind === "list") return;
-    const block: ContentBlock =
-      event.kind === "call"
-        ? { type: "mcp_tool_use", id: event.id, name: event.tool, server_name: event.server, input: parsedInput(event.arguments) }
-        : { type: "mcp_tool_result", tool_use_id: event.id, is_error: event.isError || event.failure !== undefined, content: [{ type: "text", text: event.output }] };
+    const block = mcpBlock(event);
+    if (!block) return;
     const index = start(block, push);
     push(frame("content_block_stop", { index }));
   }
