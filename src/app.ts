@@ -36,8 +36,10 @@ import { createHealthState } from "./health/health-state.js";
 import { createLedger, type Ledger } from "./ledger/ledger.js";
 import { createSpendReports } from "./ledger/spend-reports.js";
 import { createLogger, type Logger } from "./logging/logger.js";
+import { createToolAccounting } from "./mcp/accounting/tool-accounting.js";
 import { mcpCallerFor } from "./mcp/caller.js";
-import type { McpToolbox } from "./mcp/contract.js";
+import type { McpToolbox, ToolAccounting } from "./mcp/contract.js";
+import { reportMcpHealth } from "./mcp/upstream/readiness-details.js";
 import { type ChatPipeline, createChatPipeline } from "./pipeline/chat-pipeline.js";
 import { createEmbedPipeline } from "./pipeline/embed-pipeline.js";
 import { reportCuts } from "./pipeline/stream-cut.js";
@@ -130,6 +132,8 @@ export interface Sluice {
   readonly ledger?: Ledger;
   /** The audit log, when compliance.audit is on. */
   readonly audit?: AuditLog;
+  /** MCP tool calls' limits, budgets, ledger records, audit events, metrics and spans (mcp/accounting/), for the MCP toolbox. */
+  readonly toolAccounting: ToolAccounting;
   /** Resumable streams and their store. */
   readonly resumable: ResumableStreams;
   /** Stored responses (absent when responses.store is false). */
@@ -319,6 +323,16 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
     };
     live.onChange((next, previous) => trail.record({ actor: { kind: "system", id: replica }, action: "config.reload", outcome: "ok", details: reloadDetails(previous, next) }));
   }
+  // MCP tool calls' bookkeeping (mcp/accounting/): the same limits, budgets, ledger path and audit trail as model calls.
+  // The toolbox (mcp/toolbox.ts) is built with it; its lease is renewed as long as the server's longest call.
+  const toolAccounting = createToolAccounting({
+    tenancy,
+    trail,
+    logger,
+    tracer: telemetry.tracing.tracer,
+    ...(telemetry.metrics ? { meter: telemetry.metrics.meter } : {}),
+    longestCallMs: (server) => 2 * (live.current().mcp.servers[server]?.maxTotalTimeoutMs ?? 600_000),
+  });
   const cache = createResponseCache({
     // Shared by the replicas on one Redis; otherwise this process's memory, bounded.
     store: tenancy.redis
@@ -459,16 +473,20 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
           config: live.current,
           calls,
           tenancy,
-          ...(auditLog ? { trail } : {}),
-          ...(telemetry.metrics ? { meter: telemetry.metrics.meter } : {}),
-          tracer: telemetry.tracing.tracer,
+          accounting: toolAccounting,
           logger,
           limits,
           draining: () => health.draining,
           env: options.env ?? process.env,
         })
       : undefined;
-  if (mcp) closers.push("mcp upstreams", () => mcp.close());
+  if (mcp) {
+    const stopReporting = reportMcpHealth(health, mcp.upstreams);
+    closers.push("mcp upstreams", async () => {
+      stopReporting();
+      await mcp.close();
+    });
+  }
   mcpToolbox = mcp?.toolbox;
   const route = createRoutes({
     calls,
@@ -562,6 +580,7 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
     tenancy,
     ...(ledger ? { ledger } : {}),
     ...(auditLog ? { audit: auditLog } : {}),
+    toolAccounting,
     resumable,
     ...(responseState ? { responseState } : {}),
     batches,

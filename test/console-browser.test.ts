@@ -9,6 +9,7 @@ import { collectErrors, launchChromium, screenshot } from "./helpers/browser.js"
 import { collect, userRequest } from "./helpers/clients.js";
 import { FAR_TIMEOUTS, type Harness, startHarness } from "./helpers/harness.js";
 import { type OwnDatabase, ownDatabase } from "./helpers/postgres.js";
+import { tenancyEvents } from "./helpers/tenancy-events.js";
 
 /**
  * The console in Debian's Chromium against a real gateway and simulator.
@@ -313,9 +314,11 @@ describe("console spend page", () => {
   /** A thousand dollars per million tokens each way: a token costs a tenth of a cent, which four decimals show. */
   const PRICE = { inputPerMTok: 1_000, outputPerMTok: 1_000 };
   let h: Harness;
+  const events = tenancyEvents();
   const tab = useTab();
   beforeAll(async () => {
     h = await startHarness({
+      observer: events.observer,
       routing: (sim) => ({
         providers: { sim: { kind: "openai", baseUrl: sim.openAiBaseUrl } },
         models: { demo: { provider: "sim", model: `sim-1?tokens=${TOKENS}`, price: PRICE } },
@@ -380,6 +383,35 @@ describe("console spend page", () => {
     await page.getByTestId("spend-chart").locator(".u-over").hover();
     expect(await page.getByTestId("spend-chart").locator(".u-legend .u-series").first().locator(".u-value").textContent()).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:00 UTC$/);
     await screenshot(page, "spend");
+    expect(tab.errors).toEqual([]);
+  }, 120_000);
+
+  it("shows what MCP tool calls spent, by tool with its server, apart from the models' aliases", async () => {
+    // Tool calls charged through the gateway's own tool accounting (what the MCP toolbox settles with), as the search key.
+    const principal = await h.sluice.tenancy.identify(`Bearer ${KEYS.search}`, "mcp");
+    const calls = [
+      { server: "files", tool: "files_read", upstreamTool: "read", priceUsd: 0.25, callId: "console-tool-1" },
+      { server: "files", tool: "files_read", upstreamTool: "read", priceUsd: 0.25, callId: "console-tool-2" },
+      { server: "search", tool: "search_web", upstreamTool: "web", priceUsd: 0.5, callId: "console-tool-3" },
+    ];
+    for (const call of calls) {
+      const charge = await h.sluice.toolAccounting.admit({ ...(principal ? { principal } : {}) }, { ...call, argumentsSha256: "0".repeat(64), via: "mcp" }, new AbortController().signal);
+      charge.settle({ outcome: "ok", durationMs: 5, resultBytes: 10 });
+    }
+    for (const call of calls) await events.recorded(call.callId);
+    await h.sluice.ledger!.flush();
+
+    const { page } = tab;
+    await page.goto(`${h.url}/console/#spend`);
+    await page.getByTestId("admin-key").fill(ADMIN_KEY);
+    await page.getByTestId("admin-key").press("Enter");
+    await page.getByTestId("top-tools-files_read").filter({ hasText: "$0.5000" }).waitFor();
+    expect(await page.getByTestId("top-tools-search_web").textContent()).toBe("$0.5000");
+    expect(await page.getByTestId("spend-tools").textContent()).toBe("$1.0000");
+    expect(await page.getByTestId("top-tools").locator("tr", { hasText: "files_read" }).textContent()).toContain("files");
+    // The models' aliases table shows models only: no tool is an alias there.
+    expect(await page.getByTestId("top-aliases").textContent()).not.toContain("files_read");
+    await screenshot(page, "spend-tools");
     expect(tab.errors).toEqual([]);
   }, 120_000);
 });

@@ -93,7 +93,7 @@ interface Rig {
   principal(env: keyof typeof KEYS): Promise<Principal>;
 }
 
-async function rig(options: { readonly redisPrefix?: string; readonly db?: Database; readonly budgetExceededStatus?: 402 | 429 } = {}): Promise<Rig> {
+async function rig(options: { readonly redisPrefix?: string; readonly db?: Database; readonly budgetExceededStatus?: 402 | 429; readonly databaseUp?: () => boolean } = {}): Promise<Rig> {
   const config = resolveConfig(
     {
       providers: { sim: { kind: "openai", baseUrl: "http://127.0.0.1:9/v1" } },
@@ -105,6 +105,11 @@ async function rig(options: { readonly redisPrefix?: string; readonly db?: Datab
     KEYS,
   );
   const db = options.db ?? (await freshDatabase());
+  // The ledger's and audit log's way to the database, which a test may take away and give back.
+  const database = async () => {
+    if (options.databaseUp && !options.databaseUp()) throw new Error("connect ECONNREFUSED 127.0.0.1:5432");
+    return db;
+  };
   const records: UsageRecord[] = [];
   const waiters: Array<() => void> = [];
   let toLedger: ((event: { record: UsageRecord; result: "stored" | "duplicate" | "buffered" | "dropped" | "flushed" }) => void) | undefined;
@@ -123,10 +128,10 @@ async function rig(options: { readonly redisPrefix?: string; readonly db?: Datab
   });
   // Failing closed, tenancy is ready once Redis is connected: before that a call would be admitted on a local share.
   if (!tenancy.ready) await new Promise<void>((resolve) => tenancy.onReadyChange((ready) => ready && resolve()));
-  const ledger = createLedger({ settings: config.ledger, ...(tenancy.redis ? { redis: tenancy.redis } : {}), database: async () => db, replica, logger: silent });
+  const ledger = createLedger({ settings: config.ledger, ...(tenancy.redis ? { redis: tenancy.redis } : {}), database, replica, logger: silent });
   toLedger = (event) => ledger.observer.usageRecorded?.(event);
   ledger.start();
-  const audit = createAuditLog({ database: async () => db, settings: { maxBuffered: 10_000, flushMs: 60_000, batchSize: 500, timeoutMs: 10_000 }, logger: silent, replica });
+  const audit = createAuditLog({ database, settings: { maxBuffered: 10_000, flushMs: 60_000, batchSize: 500, timeoutMs: 10_000 }, logger: silent, replica });
   audit.start();
   cleanups.push(async () => {
     await audit.close(1_000);
@@ -386,6 +391,22 @@ describe("settlement: ledger, spend reports, audit chain, metrics, span", () => 
   });
 });
 
+describe("outages", () => {
+  it("tool records and audit events wait while the database is away and are all written, the chain intact, once it is back", async () => {
+    let up = false;
+    const r = await rig({ databaseUp: () => up });
+    const principal = await r.principal("FREE_KEY");
+    for (let i = 0; i < 20; i++) (await r.accounting.admit({ principal }, facts({ priceUsd: 0.001 }), never)).settle(settledOk);
+    await r.recorded(20);
+    await r.flush();
+    expect((await r.db.query("SELECT 1 FROM sluice_ledger")).rows).toHaveLength(0);
+    up = true;
+    await r.flush();
+    expect((await r.db.query("SELECT 1 FROM sluice_ledger WHERE kind = 'tool'")).rows).toHaveLength(20);
+    expect(await r.verify()).toMatchObject({ ok: true, checked: 20 });
+  });
+});
+
 describe("with the shared Redis", () => {
   it("two replicas share a key's limits and budget; tool records travel the usage stream into the ledger", async () => {
     const prefix = testPrefix("mcp-accounting");
@@ -403,13 +424,16 @@ describe("with the shared Redis", () => {
     (await a.accounting.admit({ principal: rpmA }, facts({ priceUsd: 0 }), never)).settle(settledOk);
     (await b.accounting.admit({ principal: rpmB }, facts({ priceUsd: 0 }), never)).settle(settledOk);
     expect((await refusal(() => b.accounting.admit({ principal: rpmB }, facts({ priceUsd: 0 }), never))).data).toMatchObject({ status: 429, reason: "requests" });
-    await a.recorded(2);
+    // Without a principal (authentication off) nothing is admitted, and the record still travels the stream.
+    (await a.accounting.admit({}, facts({ priceUsd: 0 }), never)).settle(settledOk);
+    await a.recorded(3);
     await b.recorded(2);
     await a.flush();
     await b.flush();
     const rows = (await a.db.query<Record<string, unknown>>("SELECT * FROM sluice_ledger WHERE kind = 'tool' ORDER BY key_name")).rows;
-    expect(rows).toHaveLength(4);
+    expect(rows).toHaveLength(5);
     expect(rows.map((row) => [row.key_name, row.tool_server, row.tool_name, Number(row.result_bytes), Number(row.cost_micros)])).toEqual([
+      ["", "files", "files_read", 321, 0],
       ["budgeted", "files", "files_read", 321, 4_000],
       ["budgeted", "files", "files_read", 321, 4_000],
       ["rpm", "files", "files_read", 321, 0],

@@ -58,10 +58,23 @@ describe("the /mcp endpoint", () => {
     expect(transport.sessionId).toMatch(/^[A-Za-z0-9_-]{40,}$/);
     expect(client.getServerVersion()?.name).toBe("sluice");
     const names = (await client.listTools()).tools.map((t) => t.name).sort();
-    expect(names).toEqual(["test_add", "test_big", "test_count", "test_echo", "test_fail", "test_hang", "test_slow"]);
+    expect(names).toEqual(["test_add", "test_big", "test_count", "test_drip", "test_echo", "test_fail", "test_hang", "test_slow"]);
     expect(textOf(await client.callTool({ name: "test_add", arguments: { a: 2, b: 3 } }))).toBe("5");
     // The caller's key never reaches the server.
     expect(upstream.seen.every((s) => !JSON.stringify(s.headers).includes(FULL))).toBe(true);
+  });
+
+  it("narrows a key's tools by the request's header, and refuses a malformed one", async () => {
+    const { client } = await connect(FULL, { "sluice-mcp-tools": "test_add,test_echo" });
+    expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(["test_add", "test_echo"]);
+    await expect(client.callTool({ name: "test_count", arguments: {} })).rejects.toThrow(/unknown tool/);
+    const malformed = await fetch(`${h.url}/mcp`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${FULL}`, "sluice-mcp-tools": "x".repeat(200) },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } } }),
+    });
+    expect(malformed.status).toBe(400);
+    expect(await malformed.json()).toMatchObject({ error: { code: -32602 }, id: null });
   });
 
   it("passes prompts and resources through", async () => {
@@ -81,7 +94,7 @@ describe("the /mcp endpoint", () => {
     expect(seen.map((p) => p.progress)).toEqual([1, 2, 3]);
   });
 
-  it("ends a call the client cancels (test_hang never answers on its own)", async () => {
+  it("ends a call the client cancels, and the upstream is told (test_hang never answers on its own)", async () => {
     const { client } = await connect(FULL);
     const abort = new AbortController();
     const before = upstream.calls("hang").length;

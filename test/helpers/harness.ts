@@ -96,14 +96,14 @@ export interface HarnessOptions {
   readonly resume?: ConfigInput["resume"];
   /** Stored responses and the WebSocket mode of /v1/responses. */
   readonly responses?: ConfigInput["responses"];
-  /** The MCP gateway's servers and settings. */
-  readonly mcp?: ConfigInput["mcp"];
   /** What tenancy reports. */
   readonly observer?: TenancyObserver;
   /** The tenant store's clock (tests move it instead of sleeping). */
   readonly storeClock?: () => number;
   /** The console section (access, maxWatchers). */
   readonly console?: ConfigInput["console"];
+  /** The MCP gateway's servers and bounds. */
+  readonly mcp?: ConfigInput["mcp"];
   /** The live statistics' clock and WatchStats' timers (tests/helpers/manual-timers.ts). */
   readonly timers?: Timers;
   /** The tenancy heartbeat's clock and timer (stream leases). */
@@ -135,8 +135,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       ...(options.compliance ? { compliance: options.compliance } : {}),
       ...(options.resume ? { resume: options.resume } : {}),
       ...(options.responses ? { responses: options.responses } : {}),
-      ...(options.mcp ? { mcp: options.mcp } : {}),
       ...(options.console ? { console: options.console } : {}),
+      ...(options.mcp ? { mcp: options.mcp } : {}),
       // Suites that provoke failures on purpose would trip the circuit
       // breaker; breaker tests configure one of their own.
       ...(options.routing?.(sim) ?? {

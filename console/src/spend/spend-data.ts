@@ -24,6 +24,10 @@ export interface SpendData {
   readonly series: StackedSeries;
   readonly topKeys: readonly Ranked[];
   readonly topAliases: readonly Ranked[];
+  /** MCP tool calls by tool (`<server>_<tool>`), with their server. */
+  readonly topTools: readonly (Ranked & { readonly server: string })[];
+  /** Of the totals, what MCP tool calls spent (their per-call prices). */
+  readonly tools: { readonly requests: number; readonly costMicros: number };
   readonly totals: { readonly requests: number; readonly costMicros: number; readonly savedMicros: number };
   readonly gauges: readonly Gauge[];
   readonly thresholds: readonly number[];
@@ -112,18 +116,23 @@ export async function loadSpend(range: Range, grouping: Grouping, now = Date.now
   const endMs = now + 60_000;
   const window = { start: timestampFromMs(startMs), end: timestampFromMs(endMs) };
   const bucket = range === "24h" ? "hour" : "day";
-  const [series, byKey, byAlias, total, levels] = await Promise.all([
+  const [series, byKey, byAlias, byTool, total, levels] = await Promise.all([
     allRows({ ...window, groupBy: [grouping === "team" ? SpendDimension.TEAM : SpendDimension.BUSINESS_LINE, bucket === "hour" ? SpendDimension.HOUR : SpendDimension.DAY] }),
     allRows({ ...window, groupBy: [SpendDimension.KEY] }),
-    allRows({ ...window, groupBy: [SpendDimension.ALIAS] }),
+    // Aliases are models': a tool call's row names its tool there too, which the tools table shows with its server.
+    allRows({ ...window, groupBy: [SpendDimension.ALIAS], filter: { kinds: ["model"] } }),
+    allRows({ ...window, groupBy: [SpendDimension.TOOL_SERVER, SpendDimension.TOOL], filter: { kinds: ["tool"] } }),
     allRows(window),
     gauges(now),
   ]);
   const t = total.rows[0];
+  const servers = new Map(byTool.rows.map((r) => [r.group.tool ?? "", r.group.tool_server ?? ""]));
   return {
     series: stacked(series.rows, grouping, bucket, startMs, endMs),
     topKeys: ranked(byKey.rows, "key"),
     topAliases: ranked(byAlias.rows, "alias"),
+    topTools: ranked(byTool.rows, "tool").map((r) => ({ ...r, server: servers.get(r.name) ?? "" })),
+    tools: { requests: byTool.rows.reduce((n, r) => n + Number(r.requests), 0), costMicros: byTool.rows.reduce((n, r) => n + Number(r.costUsdMicros), 0) },
     totals: { requests: Number(t?.requests ?? 0n), costMicros: Number(t?.costUsdMicros ?? 0n), savedMicros: Number(t?.savedUsdMicros ?? 0n) },
     gauges: levels,
     thresholds: total.last.alertThresholds,

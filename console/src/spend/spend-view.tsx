@@ -5,7 +5,8 @@ import { BudgetGauges } from "./budget-gauges.js";
 import { SpendChart } from "./spend-chart.js";
 import { type Grouping, loadSpend, type Range, type Ranked, type SpendData } from "./spend-data.js";
 
-function Top({ title, rows, testid }: { readonly title: string; readonly rows: readonly Ranked[]; readonly testid: string }) {
+function Top({ title, rows, testid }: { readonly title: string; readonly rows: readonly (Ranked & { readonly server?: string })[]; readonly testid: string }) {
+  const withServer = rows.some((r) => r.server !== undefined);
   return (
     <section>
       <h2>{title}</h2>
@@ -16,7 +17,8 @@ function Top({ title, rows, testid }: { readonly title: string; readonly rows: r
           <thead>
             <tr>
               <th>name</th>
-              <th>requests</th>
+              {withServer && <th>server</th>}
+              <th>{withServer ? "calls" : "requests"}</th>
               <th>spend</th>
             </tr>
           </thead>
@@ -24,6 +26,7 @@ function Top({ title, rows, testid }: { readonly title: string; readonly rows: r
             {rows.map((r) => (
               <tr key={r.name}>
                 <td>{r.name}</td>
+                {withServer && <td>{r.server}</td>}
                 <td>{count(r.requests)}</td>
                 <td data-testid={`${testid}-${r.name}`}>{usd(r.costMicros)}</td>
               </tr>
@@ -37,8 +40,9 @@ function Top({ title, rows, testid }: { readonly title: string; readonly rows: r
 
 /**
  * The Spend page: the ledger through GetSpendReport. Spend over time
- * stacked by business line or team, the top keys and aliases, what the
- * cache saved, and every budget's gauge with the alert thresholds.
+ * stacked by business line or team, the top keys and aliases, what MCP
+ * tool calls spent and on which tools (by server), what the cache saved,
+ * and every budget's gauge with the alert thresholds.
  */
 export function SpendView() {
   const [range, setRange] = useState<Range>("24h");
@@ -102,6 +106,13 @@ export function SpendView() {
               </div>
             </div>
             <div class="tile">
+              <div class="label">MCP tool calls</div>
+              <div class="value" data-testid="spend-tools">
+                {usd(data.tools.costMicros)}
+              </div>
+              <div class="muted">{count(data.tools.requests)} calls</div>
+            </div>
+            <div class="tile">
               <div class="label">Saved by the cache</div>
               <div class="value" data-testid="spend-saved">
                 {usd(data.totals.savedMicros)}
@@ -120,6 +131,7 @@ export function SpendView() {
             <Top title="Top keys" rows={data.topKeys} testid="top-keys" />
             <Top title="Top aliases" rows={data.topAliases} testid="top-aliases" />
           </div>
+          <Top title="Top MCP tools" rows={data.topTools} testid="top-tools" />
         </>
       )}
     </div>

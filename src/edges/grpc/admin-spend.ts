@@ -14,6 +14,9 @@ const DIMENSIONS: Partial<Record<ProtoDimension, SpendDimension>> = {
   [ProtoDimension.DAY]: "day",
   [ProtoDimension.HOUR]: "hour",
   [ProtoDimension.TAG]: "tag",
+  [ProtoDimension.KIND]: "kind",
+  [ProtoDimension.TOOL_SERVER]: "tool_server",
+  [ProtoDimension.TOOL]: "tool",
 };
 
 /** GetSpendReport's request as a report query (its bounds are checked by the reports). */
@@ -36,6 +39,7 @@ export function spendQueryOf(req: GetSpendReportRequest): SpendQuery {
       ...(f?.aliases.length ? { aliases: f.aliases } : {}),
       ...(f?.targets.length ? { targets: f.targets } : {}),
       ...(f && Object.keys(f.tags).length > 0 ? { tags: f.tags } : {}),
+      ...(f?.kinds.length ? { kinds: f.kinds } : {}),
     },
     pageSize: req.pageSize === 0 ? DEFAULT_PAGE_SIZE : req.pageSize,
   };

@@ -1,5 +1,3 @@
-import type { Meter, Tracer } from "@opentelemetry/api";
-import type { AuditTrail } from "../../audit/audit-trail.js";
 import type { CallLayer } from "../../call/call-layer.js";
 import { policyFor } from "../../compliance/pii-policy.js";
 import type { Config } from "../../config/config.js";
@@ -9,8 +7,8 @@ import type { AnyRequest, AnyResponse } from "../../http/node-http.js";
 import type { BodyLimits } from "../../http/read-body.js";
 import type { Logger } from "../../logging/logger.js";
 import { canonicalArgumentsSha256 } from "../../mcp/accounting/canonical-arguments.js";
-import { createToolAccounting } from "../../mcp/accounting/tool-accounting.js";
-import type { McpCaller, McpToolbox, McpUpstreams } from "../../mcp/contract.js";
+import { mcpCallerFor } from "../../mcp/caller.js";
+import type { McpCaller, McpToolbox, McpUpstreams, ToolAccounting } from "../../mcp/contract.js";
 import { toolGrants } from "../../mcp/grants.js";
 import { narrowingFrom } from "../../mcp/narrowing.js";
 import { createSessionSealer } from "../../mcp/session-id.js";
@@ -27,10 +25,9 @@ export interface McpEdgeParts {
   /** The configuration in force now: grants and PII policies are read per request, so a change applies from the next call. */
   readonly config: () => Config;
   readonly calls: Pick<CallLayer, "identify">;
-  readonly tenancy: Pick<Tenancy, "chargeDeps" | "redis">;
-  readonly trail?: AuditTrail;
-  readonly meter?: Meter;
-  readonly tracer?: Tracer;
+  readonly tenancy: Pick<Tenancy, "hierarchy" | "redis">;
+  /** The gateway's one tool accounting (app.ts builds it for every way a tool is called). */
+  readonly accounting: ToolAccounting;
   readonly logger: Logger;
   readonly limits: BodyLimits & StructureLimits;
   readonly draining: () => boolean;
@@ -40,7 +37,7 @@ export interface McpEdgeParts {
 export interface McpEdge {
   readonly route: (req: AnyRequest, res: AnyResponse, exchange: Exchange) => Promise<void>;
   readonly upstreams: McpUpstreams;
-  /** The same toolbox for the model-call tool loop (call/gateway-tool-loop.ts): one set of checks wherever a tool is called from. */
+  /** For the model-call tool loop too: the same checks in the same order. */
   readonly toolbox: McpToolbox;
   close(): Promise<void>;
 }
@@ -65,19 +62,11 @@ function redisSecretStore(redis: { readonly client: SluiceRedisClient; readonly 
 export async function createMcpEdge(parts: McpEdgeParts): Promise<McpEdge> {
   const settings = parts.config().mcp;
   const upstreams = createMcpUpstreams(settings, { log: parts.logger, env: parts.env });
-  const accounting = createToolAccounting({
-    tenancy: parts.tenancy,
-    logger: parts.logger,
-    ...(parts.trail ? { trail: parts.trail } : {}),
-    ...(parts.meter ? { meter: parts.meter } : {}),
-    ...(parts.tracer ? { tracer: parts.tracer } : {}),
-    longestCallMs: (server) => settings.servers[server]?.maxTotalTimeoutMs ?? 600_000,
-  });
   const toolbox = createMcpToolbox({
     settings,
     upstreams,
     grants: toolGrants,
-    accounting,
+    accounting: parts.accounting,
     piiPolicy: (caller) => policyFor(parts.config(), caller.principal, undefined),
     argumentsSha256: canonicalArgumentsSha256,
   });
@@ -87,12 +76,8 @@ export async function createMcpEdge(parts: McpEdgeParts): Promise<McpEdge> {
   const route = createMcpRoute({
     identify: (credential, exchange) => parts.calls.identify(credential, "mcp", exchange.fields, exchange.remote),
     callerOf(principal, req): McpCaller {
-      if (!principal) return {};
-      const hierarchy = parts.tenancy.chargeDeps().hierarchy;
-      const team = principal.team === undefined ? undefined : hierarchy.team(principal.team);
-      const businessLine = team?.businessLine === undefined ? undefined : hierarchy.businessLine(team.businessLine);
       const narrow = narrowingFrom(req.headers as Readonly<Record<string, string | readonly string[] | undefined>>);
-      return { principal, ...(team ? { team } : {}), ...(businessLine ? { businessLine } : {}), ...(narrow ? { narrow } : {}) };
+      return mcpCallerFor(principal, parts.tenancy.hierarchy(), narrow ? { narrow } : {});
     },
     sessionServers: (caller) => {
       const grants = toolGrants(caller);

@@ -7,7 +7,7 @@ export const TRANSPORT_ERRORS = { parse: -32700, invalidRequest: -32600, badRequ
 
 /** A JSON-RPC error with no id, as an HTTP answer: what the endpoint sends for a request it cannot hand to the MCP server at all. */
 export function sendRpcError(res: AnyResponse, exchange: Exchange, status: number, code: number, message: string, headers: Record<string, string> = {}): void {
-  exchange.code = status === 404 ? "not_found" : status === 401 ? "unauthenticated" : status === 503 ? "shutting_down" : "invalid_request";
+  exchange.code = status === 404 ? "not_found" : status === 401 ? "unauthenticated" : status === 403 ? "permission_denied" : status === 503 ? "shutting_down" : "invalid_request";
   sendJson(res, status, { jsonrpc: "2.0", error: { code, message }, id: null }, headers);
 }
 

@@ -6,7 +6,7 @@ import type { Exchange } from "../../http/exchange.js";
 import { type AnyRequest, type AnyResponse, headerOf } from "../../http/node-http.js";
 import { type BodyLimits, readBody } from "../../http/read-body.js";
 import { parseJsonBody } from "../../http/read-json.js";
-import type { McpCaller, McpToolbox, McpUpstreams } from "../../mcp/contract.js";
+import { type McpCaller, McpError, type McpToolbox, type McpUpstreams } from "../../mcp/contract.js";
 import type { McpSession, SessionSealer } from "../../mcp/session-id.js";
 import type { Principal } from "../../tenancy/principal.js";
 import type { InFlight } from "./in-flight.js";
@@ -20,6 +20,7 @@ export interface McpRouteOptions {
   /** The call layer's identify: the same virtual keys as every edge. */
   readonly identify: (credential: string | undefined, exchange: Exchange) => Promise<Principal | undefined>;
   /** The caller for a key and this request's headers (its team and business line as configured now, the narrowing headers). */
+  /** Throws McpError for a malformed narrowing header or a key whose team is gone. */
   readonly callerOf: (principal: Principal | undefined, req: AnyRequest) => Omit<McpCaller, "upstreamSessions">;
   /** The servers a new session opens upstream sessions with: the caller's granted HTTP servers. */
   readonly sessionServers: (caller: McpCaller) => readonly string[];
@@ -79,7 +80,15 @@ export function createMcpRoute(options: McpRouteOptions): (req: AnyRequest, res:
     }
     const messages: RpcMessage[] = (Array.isArray(body) ? body : [body]).filter((m): m is RpcMessage => m !== null && typeof m === "object");
     const initialize = !Array.isArray(body) && messages[0]?.method === "initialize";
-    const base = options.callerOf(principal, req);
+    let base: McpCaller;
+    try {
+      base = options.callerOf(principal, req);
+    } catch (error) {
+      // A malformed narrowing header (400), a key whose team is gone (403): before any session or call.
+      if (!(error instanceof McpError)) throw error;
+      const status = typeof error.data?.status === "number" ? error.data.status : 400;
+      return sendRpcError(res, exchange, status, error.code, error.message);
+    }
     let caller: McpCaller = base;
     let sessionId: string;
     if (initialize) {
