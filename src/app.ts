@@ -12,6 +12,7 @@ import { createRedisCacheStore } from "./cache/redis-cache-store.js";
 import { createResponseCache } from "./cache/response-cache.js";
 import { createSemanticStore } from "./cache/semantic-store.js";
 import { type CallLayer, createCallLayer } from "./call/call-layer.js";
+import type { GatewayToolsDeps } from "./call/gateway-tool-loop.js";
 import { keptLocalNames } from "./compliance/pii-policy.js";
 import type { Config } from "./config/config.js";
 import { type ConfigSource, createLiveConfig, type LiveConfig } from "./config/live-config.js";
@@ -36,7 +37,8 @@ import { createLedger, type Ledger } from "./ledger/ledger.js";
 import { createSpendReports } from "./ledger/spend-reports.js";
 import { createLogger, type Logger } from "./logging/logger.js";
 import { createToolAccounting } from "./mcp/accounting/tool-accounting.js";
-import type { ToolAccounting } from "./mcp/contract.js";
+import { mcpCallerFor } from "./mcp/caller.js";
+import type { McpToolbox, ToolAccounting } from "./mcp/contract.js";
 import type { McpCredentials } from "./mcp/credentials/mcp-credentials.js";
 import { openMcpCredentials } from "./mcp/credentials/open-mcp-credentials.js";
 import { ledgerToolCalls } from "./mcp/ledger-tool-calls.js";
@@ -158,6 +160,15 @@ export interface Sluice {
   shutdown(drainMs?: number): Promise<{ readonly drained: boolean; readonly aborted: number }>;
   /** Immediate close: every connection is destroyed. */
   close(): Promise<void>;
+}
+
+/** The model-call tool loop's view of the configuration in force: the servers it may call, and a key's levels for the grants. */
+function gatewayToolsDeps(toolbox: () => McpToolbox | undefined, live: LiveConfig, tenancy: Pick<Tenancy, "chargeDeps">): GatewayToolsDeps {
+  return {
+    toolbox,
+    servers: () => Object.keys(live.current().mcp.servers),
+    caller: (principal) => mcpCallerFor(principal, tenancy.chargeDeps().hierarchy),
+  };
 }
 
 /** Time for ended streams to write their final status before sockets are destroyed. */
@@ -400,6 +411,8 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
         authorize: config.console.access === "open" ? () => undefined : (header) => tenancy.admin.authorize(header),
       })
     : undefined;
+  // The toolbox the model-call tool loop uses: the `/mcp` edge's, made below (it needs the call layer).
+  let mcpToolbox: McpToolbox | undefined;
   const calls = createCallLayer({
     pipeline,
     embeddings,
@@ -408,6 +421,7 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
     replayStore: tenancy.redis ? sharedReplayStore(tenancy.redis) : createMemoryReplayStore(),
     maxAnswerBytes: () => live.current().limits.maxAnswerBytes,
     ...(telemetry.metrics ? { onOverhead: overheadHistogram(telemetry.metrics.instruments.overhead) } : {}),
+    gatewayTools: gatewayToolsDeps(() => mcpToolbox, live, tenancy),
   });
   const limits = { ...config.limits, requestTimeoutMs: config.server.requestTimeoutMs };
   // Batches need the database: the first batch call opens it (the embedded in-memory PGlite without store.postgres).
@@ -492,6 +506,7 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
       await mcp.close();
     });
   }
+  mcpToolbox = mcp?.toolbox;
   const route = createRoutes({
     calls,
     ...(mcp ? { mcp: mcp.route } : {}),

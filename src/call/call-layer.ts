@@ -17,6 +17,7 @@ import type { ReplayStore } from "../store/replay-store.js";
 import { mayUse, type Principal } from "../tenancy/principal.js";
 import { type AllocationTags, allocationTags, droppedTagsHeader, NO_TAGS, TAGS_DROPPED_HEADER } from "../tenancy/tags.js";
 import type { Tenancy } from "../tenancy/tenancy.js";
+import { type GatewayToolsDeps, type GatewayToolsRequest, gatewayToolLoop } from "./gateway-tool-loop.js";
 import { type OverheadReport, overheadAtFirstWrite } from "./overhead.js";
 import { createReplayCapture, keepReplay, type ReplayKind, restoreReplay } from "./replay-turns.js";
 import { wholeAnswer } from "./whole-answer.js";
@@ -73,6 +74,12 @@ export interface StreamOptions {
    * no generator stands between the pipeline and the writer per delta.
    */
   readonly observe?: (delta: Delta) => void;
+  /**
+   * MCP servers whose tools the gateway runs for this call
+   * (gateway-tool-loop.ts): the answer is the whole tool loop's, served as
+   * a plain stream (never resumable: each turn is a model call of its own).
+   */
+  readonly gatewayTools?: GatewayToolsRequest;
 }
 
 /** Response header (HTTP) or metadata (gRPC) naming the parameters not acted on, in each edge's own names. */
@@ -188,6 +195,8 @@ export interface CallLayerOptions {
   readonly maxAnswerBytes?: () => number;
   /** Told each call's `sluice-overhead-ms` once, when its headers are committed (the histogram). */
   readonly onOverhead?: OverheadReport;
+  /** The MCP toolbox for calls that ask the gateway to run tools; without it every such call is refused (no server is registered). */
+  readonly gatewayTools?: GatewayToolsDeps;
 }
 
 const NO_RESUME = () => new GatewayError("not_found", "resumable streams are not served here");
@@ -283,6 +292,28 @@ export function createCallLayer(options: CallLayerOptions): CallLayer {
           return true;
         },
       };
+      const { gatewayTools } = streamOptions;
+      if (gatewayTools) {
+        // Each turn is a model call with a record of its own; the first one's headers (quota, cache) are the response's.
+        const turnContext = (turn: number): StreamContext => (turn === 0 ? context : { ...context, summary: { ...summaryFor(call), headers: {} } });
+        const deltas = gatewayToolLoop(request, {
+          use: gatewayTools,
+          served: options.gatewayTools,
+          principal,
+          signal: call.signal,
+          runTurn: (turnRequest, turn) => pipeline.stream(turnRequest, turnContext(turn)),
+        });
+        const items = withBeats(deltas);
+        return {
+          ...base,
+          resumable: false,
+          items,
+          relay: (sink) => pushFrom(items, sink),
+          buffered: NONE,
+          ...(streamOptions.observe ? { observe: streamOptions.observe } : {}),
+          whole: () => wholeAnswer(items, maxAnswerBytes, streamOptions.observe),
+        };
+      }
       if (streamOptions.resumable && resumable) {
         const { observe } = streamOptions;
         const entries = resumable.run({

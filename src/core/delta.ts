@@ -6,7 +6,7 @@ import type { HostedOrigin } from "./chat-request.js";
  * messages. Nothing between the two ever sees a provider's or a client's
  * format, which is what lets any edge serve any provider.
  */
-export type Delta = StartDelta | TextDelta | ReasoningDelta | ToolCallDelta | HostedItemDelta | UsageDelta | LogprobsDelta | FinishDelta;
+export type Delta = StartDelta | TextDelta | ReasoningDelta | ToolCallDelta | HostedItemDelta | GatewayToolDelta | UsageDelta | LogprobsDelta | FinishDelta;
 
 /** Opens every stream; produced by the pipeline, not by adapters. */
 export interface StartDelta {
@@ -74,6 +74,48 @@ export interface HostedItemDelta {
   readonly type: "hosted_item";
   readonly origin: HostedOrigin;
   readonly item: Readonly<Record<string, unknown>>;
+}
+
+/** A tool of an MCP server as the gateway declared it to the model for a call's tool loop. */
+export interface GatewayToolInfo {
+  /** The server's own name for it (the model saw `<server>_<name>`). */
+  readonly name: string;
+  readonly description?: string;
+  readonly inputSchema: Readonly<Record<string, unknown>>;
+  readonly annotations?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * What the gateway's own tool loop did (call/gateway-tool-loop.ts): the
+ * tools of an MCP server it listed for the model, a call the model made to
+ * one of them, and its result. The gateway ran these calls itself, so the
+ * caller sees them as the provider's own MCP items (Responses `mcp_*`
+ * items, Messages `mcp_tool_*` blocks, gRPC's typed deltas), never as
+ * function calls it would have to answer.
+ */
+export type GatewayToolEvent =
+  | { readonly kind: "list"; readonly server: string; readonly tools: readonly GatewayToolInfo[] }
+  /** `id` is the model's call id; `tool` the server's own name; `arguments` JSON as the model wrote it. */
+  | { readonly kind: "call"; readonly id: string; readonly server: string; readonly tool: string; readonly arguments: string }
+  /**
+   * `output` is the result's text; `isError` the tool's own failure (its
+   * content says why); `failure` the gateway's or the protocol's (not
+   * granted, refused, unreachable), with its JSON-RPC code: the model was
+   * told either way.
+   */
+  | {
+      readonly kind: "result";
+      readonly id: string;
+      readonly server: string;
+      readonly tool: string;
+      readonly output: string;
+      readonly isError: boolean;
+      readonly failure?: { readonly code: number; readonly message: string };
+    };
+
+export interface GatewayToolDelta {
+  readonly type: "gateway_tool";
+  readonly event: GatewayToolEvent;
 }
 
 export interface TopLogprob {

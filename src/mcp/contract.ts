@@ -159,7 +159,7 @@ export interface ToolCallFacts {
   /** USD, from the tool's or server's `price.perCall`. */
   readonly priceUsd: number;
   /** Where the call came from: the `/mcp` edge, or a model call's tool loop. */
-  readonly via: "mcp" | "responses" | "messages";
+  readonly via: "mcp" | "responses" | "messages" | "grpc";
   /** The call's id when it has one (a model's tool-call id in the tool loop; the JSON-RPC request id at `/mcp`): the span's `gen_ai.tool.call.id`, the ledger's request id. */
   readonly callId?: string;
 }

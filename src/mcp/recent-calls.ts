@@ -1,4 +1,4 @@
-import type { ToolAccounting, ToolCallOutcome } from "./contract.js";
+import type { ToolAccounting, ToolCallFacts, ToolCallOutcome } from "./contract.js";
 
 /** One settled tool call, as the console lists it: names and numbers, never arguments or results. */
 export interface RecentToolCall {
@@ -12,7 +12,7 @@ export interface RecentToolCall {
   readonly durationMs: number;
   readonly resultBytes: number;
   /** Absent on calls read back from the ledger, which does not keep it. */
-  readonly via?: "mcp" | "responses" | "messages";
+  readonly via?: ToolCallFacts["via"];
   readonly priceUsd: number;
 }
 

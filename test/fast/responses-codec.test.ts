@@ -390,7 +390,7 @@ describe("decoding /v1/responses bodies", () => {
     });
   }
 
-  for (const tool of ["web_search", "web_search_preview", "file_search", "code_interpreter", "computer_use", "computer_use_preview", "mcp", "image_generation", "local_shell"]) {
+  for (const tool of ["web_search", "web_search_preview", "file_search", "code_interpreter", "computer_use", "computer_use_preview", "image_generation", "local_shell"]) {
     it(`carries the hosted tool ${tool} as an offer, beside the function tools`, () => {
       const { request, echo } = responsesRequestFrom({ model: "m", input: "q", tools: [{ type: "function", name: "f" }, { type: tool }] }, { maxJsonDepth: 64 });
       expect(request.tools.map((t) => t.name)).toEqual(["f"]);
@@ -398,6 +398,35 @@ describe("decoding /v1/responses bodies", () => {
       expect(echo.tools).toEqual([expect.objectContaining({ type: "function", name: "f" }), { type: tool }]);
     });
   }
+
+  it("takes an mcp tool as a server for the gateway to run tools of, not as an offer to the provider", () => {
+    const mcp = { type: "mcp", server_label: "github", server_url: "https://example.com/mcp", allowed_tools: { tool_names: ["search"] }, require_approval: "never" };
+    const { request, echo, gatewayTools } = responsesRequestFrom({ model: "m", input: "q", tools: [{ type: "function", name: "f" }, mcp] }, { maxJsonDepth: 64 });
+    expect(request.hostedTools).toBeUndefined();
+    expect(gatewayTools).toEqual({ via: "responses", servers: [{ server: "github", allowedTools: ["search"], field: "tools[1].server_label" }] });
+    expect(echo.tools).toEqual([expect.objectContaining({ type: "function", name: "f" }), mcp]);
+  });
+
+  it("refuses by name what the gateway's mcp tools do not do: approvals, connectors, caller credentials", () => {
+    const base = { type: "mcp", server_label: "github", require_approval: "never" };
+    for (const [fields, field] of [
+      [{ require_approval: undefined }, "tools[0].require_approval"],
+      [{ require_approval: { never: { tool_names: ["a"] } } }, "tools[0].require_approval"],
+      [{ connector_id: "connector_gmail" }, "tools[0].connector_id"],
+      [{ authorization: "token" }, "tools[0].authorization"],
+      [{ headers: { "x-api-key": "k" } }, "tools[0].headers"],
+    ] as const) {
+      const error = (() => {
+        try {
+          responsesRequestFrom({ model: "m", input: "q", tools: [{ ...base, ...fields }] }, { maxJsonDepth: 64 });
+        } catch (e) {
+          return e;
+        }
+      })();
+      expect(error).toBeInstanceOf(GatewayError);
+      expect((error as GatewayError).field).toBe(field);
+    }
+  });
 
   it("takes custom tools as functions of one string and namespace members by their flat names", () => {
     const { request, calls, param } = responsesRequestFrom(

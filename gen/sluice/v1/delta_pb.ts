@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file sluice/v1/delta.proto.
  */
 export const file_sluice_v1_delta: GenFile = /*@__PURE__*/
-  fileDesc("ChVzbHVpY2UvdjEvZGVsdGEucHJvdG8SCXNsdWljZS52MSKzAQoLU3RyZWFtU3RhcnQSEwoLcmVzcG9uc2VfaWQYASABKAkSEAoIcHJvdmlkZXIYAiABKAkSDQoFbW9kZWwYAyABKAkSFgoOZHJvcHBlZF9wYXJhbXMYBCADKAkSIgoFY2FjaGUYBSABKA4yEy5zbHVpY2UudjEuQ2FjaGVIaXQSGAoQY2FjaGVfcmVxdWVzdF9pZBgGIAEoCRIYChBjYWNoZV9zaW1pbGFyaXR5GAcgASgCIhkKCVRleHREZWx0YRIMCgR0ZXh0GAEgASgJIkgKDlJlYXNvbmluZ0RlbHRhEgwKBHRleHQYASABKAkSEQoJc2lnbmF0dXJlGAIgASgJEhUKDXJlZGFjdGVkX2RhdGEYAyABKAkiXgoNVG9vbENhbGxEZWx0YRINCgVpbmRleBgBIAEoDRIKCgJpZBgCIAEoCRIMCgRuYW1lGAMgASgJEhEKCWFyZ3VtZW50cxgEIAEoCRIRCglzaWduYXR1cmUYBSABKAkiOAoNTG9ncHJvYnNEZWx0YRInCgZ0b2tlbnMYASADKAsyFy5zbHVpY2UudjEuVG9rZW5Mb2dwcm9iImoKDFRva2VuTG9ncHJvYhINCgV0b2tlbhgBIAEoCRIPCgdsb2dwcm9iGAIgASgBEg0KBWJ5dGVzGAMgASgMEisKDHRvcF9sb2dwcm9icxgEIAMoCzIVLnNsdWljZS52MS5Ub3BMb2dwcm9iIjsKClRvcExvZ3Byb2ISDQoFdG9rZW4YASABKAkSDwoHbG9ncHJvYhgCIAEoARINCgVieXRlcxgDIAEoDCK8AQoFVXNhZ2USFAoMaW5wdXRfdG9rZW5zGAEgASgEEhUKDW91dHB1dF90b2tlbnMYAiABKAQSGwoTY2FjaGVkX2lucHV0X3Rva2VucxgDIAEoBBIYChByZWFzb25pbmdfdG9rZW5zGAQgASgEEhEKCWVzdGltYXRlZBgFIAEoCBIdChVjYWNoZV93cml0ZV81bV90b2tlbnMYBiABKAQSHQoVY2FjaGVfd3JpdGVfMWhfdG9rZW5zGAcgASgEIjEKBkZpbmlzaBInCgZyZWFzb24YASABKA4yFy5zbHVpY2UudjEuRmluaXNoUmVhc29uIgsKCUhlYXJ0YmVhdCpSCghDYWNoZUhpdBIZChVDQUNIRV9ISVRfVU5TUEVDSUZJRUQQABITCg9DQUNIRV9ISVRfRVhBQ1QQARIWChJDQUNIRV9ISVRfU0VNQU5USUMQAiq4AQoMRmluaXNoUmVhc29uEh0KGUZJTklTSF9SRUFTT05fVU5TUEVDSUZJRUQQABIWChJGSU5JU0hfUkVBU09OX1NUT1AQARIYChRGSU5JU0hfUkVBU09OX0xFTkdUSBACEhwKGEZJTklTSF9SRUFTT05fVE9PTF9DQUxMUxADEiAKHEZJTklTSF9SRUFTT05fQ09OVEVOVF9GSUxURVIQBBIXChNGSU5JU0hfUkVBU09OX09USEVSEAViBnByb3RvMw");
+  fileDesc("ChVzbHVpY2UvdjEvZGVsdGEucHJvdG8SCXNsdWljZS52MSKzAQoLU3RyZWFtU3RhcnQSEwoLcmVzcG9uc2VfaWQYASABKAkSEAoIcHJvdmlkZXIYAiABKAkSDQoFbW9kZWwYAyABKAkSFgoOZHJvcHBlZF9wYXJhbXMYBCADKAkSIgoFY2FjaGUYBSABKA4yEy5zbHVpY2UudjEuQ2FjaGVIaXQSGAoQY2FjaGVfcmVxdWVzdF9pZBgGIAEoCRIYChBjYWNoZV9zaW1pbGFyaXR5GAcgASgCIhkKCVRleHREZWx0YRIMCgR0ZXh0GAEgASgJIkgKDlJlYXNvbmluZ0RlbHRhEgwKBHRleHQYASABKAkSEQoJc2lnbmF0dXJlGAIgASgJEhUKDXJlZGFjdGVkX2RhdGEYAyABKAkiXgoNVG9vbENhbGxEZWx0YRINCgVpbmRleBgBIAEoDRIKCgJpZBgCIAEoCRIMCgRuYW1lGAMgASgJEhEKCWFyZ3VtZW50cxgEIAEoCRIRCglzaWduYXR1cmUYBSABKAkiOAoNTG9ncHJvYnNEZWx0YRInCgZ0b2tlbnMYASADKAsyFy5zbHVpY2UudjEuVG9rZW5Mb2dwcm9iImoKDFRva2VuTG9ncHJvYhINCgV0b2tlbhgBIAEoCRIPCgdsb2dwcm9iGAIgASgBEg0KBWJ5dGVzGAMgASgMEisKDHRvcF9sb2dwcm9icxgEIAMoCzIVLnNsdWljZS52MS5Ub3BMb2dwcm9iIjsKClRvcExvZ3Byb2ISDQoFdG9rZW4YASABKAkSDwoHbG9ncHJvYhgCIAEoARINCgVieXRlcxgDIAEoDCK8AQoFVXNhZ2USFAoMaW5wdXRfdG9rZW5zGAEgASgEEhUKDW91dHB1dF90b2tlbnMYAiABKAQSGwoTY2FjaGVkX2lucHV0X3Rva2VucxgDIAEoBBIYChByZWFzb25pbmdfdG9rZW5zGAQgASgEEhEKCWVzdGltYXRlZBgFIAEoCBIdChVjYWNoZV93cml0ZV81bV90b2tlbnMYBiABKAQSHQoVY2FjaGVfd3JpdGVfMWhfdG9rZW5zGAcgASgEIjEKBkZpbmlzaBInCgZyZWFzb24YASABKA4yFy5zbHVpY2UudjEuRmluaXNoUmVhc29uIgsKCUhlYXJ0YmVhdCJLCgtHYXRld2F5VG9vbBIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEhkKEWlucHV0X3NjaGVtYV9qc29uGAMgASgJIksKEkdhdGV3YXlUb29sc0xpc3RlZBIOCgZzZXJ2ZXIYASABKAkSJQoFdG9vbHMYAiADKAsyFi5zbHVpY2UudjEuR2F0ZXdheVRvb2wiTgoPR2F0ZXdheVRvb2xDYWxsEgoKAmlkGAEgASgJEg4KBnNlcnZlchgCIAEoCRIMCgR0b29sGAMgASgJEhEKCWFyZ3VtZW50cxgEIAEoCSKKAQoRR2F0ZXdheVRvb2xSZXN1bHQSCgoCaWQYASABKAkSDgoGc2VydmVyGAIgASgJEgwKBHRvb2wYAyABKAkSDgoGb3V0cHV0GAQgASgJEhAKCGlzX2Vycm9yGAUgASgIEhIKCmVycm9yX2NvZGUYBiABKBESFQoNZXJyb3JfbWVzc2FnZRgHIAEoCSpSCghDYWNoZUhpdBIZChVDQUNIRV9ISVRfVU5TUEVDSUZJRUQQABITCg9DQUNIRV9ISVRfRVhBQ1QQARIWChJDQUNIRV9ISVRfU0VNQU5USUMQAiq4AQoMRmluaXNoUmVhc29uEh0KGUZJTklTSF9SRUFTT05fVU5TUEVDSUZJRUQQABIWChJGSU5JU0hfUkVBU09OX1NUT1AQARIYChRGSU5JU0hfUkVBU09OX0xFTkdUSBACEhwKGEZJTklTSF9SRUFTT05fVE9PTF9DQUxMUxADEiAKHEZJTklTSF9SRUFTT05fQ09OVEVOVF9GSUxURVIQBBIXChNGSU5JU0hfUkVBU09OX09USEVSEAViBnByb3RvMw");
 
 /**
  * Opens a stream: sent once, before any content.
@@ -391,6 +391,179 @@ export type Heartbeat = Message<"sluice.v1.Heartbeat"> & {
  */
 export const HeartbeatSchema: GenMessage<Heartbeat> = /*@__PURE__*/
   messageDesc(file_sluice_v1_delta, 9);
+
+/**
+ * A tool of an MCP server, as the gateway declared it to the model.
+ *
+ * @generated from message sluice.v1.GatewayTool
+ */
+export type GatewayTool = Message<"sluice.v1.GatewayTool"> & {
+  /**
+   * The server's own name for the tool (the model saw `<server>_<name>`).
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * What the tool does, as the server describes it.
+   *
+   * @generated from field: string description = 2;
+   */
+  description: string;
+
+  /**
+   * The tool's input JSON Schema, as JSON text.
+   *
+   * @generated from field: string input_schema_json = 3;
+   */
+  inputSchemaJson: string;
+};
+
+/**
+ * Describes the message sluice.v1.GatewayTool.
+ * Use `create(GatewayToolSchema)` to create a new message.
+ */
+export const GatewayToolSchema: GenMessage<GatewayTool> = /*@__PURE__*/
+  messageDesc(file_sluice_v1_delta, 10);
+
+/**
+ * The tools of one MCP server (`mcp.servers`) the gateway listed for the
+ * model: those the caller's key is granted, narrowed by the request.
+ *
+ * @generated from message sluice.v1.GatewayToolsListed
+ */
+export type GatewayToolsListed = Message<"sluice.v1.GatewayToolsListed"> & {
+  /**
+   * The server's name in the gateway's configuration.
+   *
+   * @generated from field: string server = 1;
+   */
+  server: string;
+
+  /**
+   * Its tools the model was given.
+   *
+   * @generated from field: repeated sluice.v1.GatewayTool tools = 2;
+   */
+  tools: GatewayTool[];
+};
+
+/**
+ * Describes the message sluice.v1.GatewayToolsListed.
+ * Use `create(GatewayToolsListedSchema)` to create a new message.
+ */
+export const GatewayToolsListedSchema: GenMessage<GatewayToolsListed> = /*@__PURE__*/
+  messageDesc(file_sluice_v1_delta, 11);
+
+/**
+ * A whole call the model made to a gateway-run MCP tool. The gateway runs
+ * it under the key's grants, limits, budget, ledger and audit; the client
+ * has nothing to answer.
+ *
+ * @generated from message sluice.v1.GatewayToolCall
+ */
+export type GatewayToolCall = Message<"sluice.v1.GatewayToolCall"> & {
+  /**
+   * The model's call id; the result carries the same.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * The server's name in the gateway's configuration.
+   *
+   * @generated from field: string server = 2;
+   */
+  server: string;
+
+  /**
+   * The server's own name for the tool.
+   *
+   * @generated from field: string tool = 3;
+   */
+  tool: string;
+
+  /**
+   * The JSON arguments the model wrote.
+   *
+   * @generated from field: string arguments = 4;
+   */
+  arguments: string;
+};
+
+/**
+ * Describes the message sluice.v1.GatewayToolCall.
+ * Use `create(GatewayToolCallSchema)` to create a new message.
+ */
+export const GatewayToolCallSchema: GenMessage<GatewayToolCall> = /*@__PURE__*/
+  messageDesc(file_sluice_v1_delta, 12);
+
+/**
+ * The result of a gateway-run MCP tool call, as it went back to the model.
+ *
+ * @generated from message sluice.v1.GatewayToolResult
+ */
+export type GatewayToolResult = Message<"sluice.v1.GatewayToolResult"> & {
+  /**
+   * The call's id (GatewayToolCall.id).
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * The server's name in the gateway's configuration.
+   *
+   * @generated from field: string server = 2;
+   */
+  server: string;
+
+  /**
+   * The server's own name for the tool.
+   *
+   * @generated from field: string tool = 3;
+   */
+  tool: string;
+
+  /**
+   * The result's text (its text content; other content as JSON).
+   *
+   * @generated from field: string output = 4;
+   */
+  output: string;
+
+  /**
+   * The call failed: the tool's own error (output says why) or the
+   * gateway's (error_code set).
+   *
+   * @generated from field: bool is_error = 5;
+   */
+  isError: boolean;
+
+  /**
+   * When the gateway or the protocol failed the call (not granted, a
+   * limit, the server unreachable): its JSON-RPC error code; 0 otherwise.
+   *
+   * @generated from field: sint32 error_code = 6;
+   */
+  errorCode: number;
+
+  /**
+   * That failure's message; empty otherwise.
+   *
+   * @generated from field: string error_message = 7;
+   */
+  errorMessage: string;
+};
+
+/**
+ * Describes the message sluice.v1.GatewayToolResult.
+ * Use `create(GatewayToolResultSchema)` to create a new message.
+ */
+export const GatewayToolResultSchema: GenMessage<GatewayToolResult> = /*@__PURE__*/
+  messageDesc(file_sluice_v1_delta, 13);
 
 /**
  * Where a replayed answer came from.

@@ -35,6 +35,11 @@ const ANTHROPIC_ONLY = "forwarded to Anthropic targets; other targets get the re
 export const ANTHROPIC_FIELDS: FieldTable = [
   { field: "model, max_tokens, messages, system, stream", treatment: "honoured", why: "the request itself." },
   { field: "temperature, top_p, top_k, stop_sequences", treatment: "honoured", why: "sampling; a target that cannot honour one refuses it by name unless the alias sets dropUnsupportedParams." },
+  {
+    field: "mcp_servers",
+    treatment: "honoured",
+    why: "the MCP connector, run by the gateway: `name` must be a server of mcp.servers (the url is never called), the key's granted tools of it are declared to the model and its calls run through the gateway's grants, prices and audit, shown as mcp_tool_use / mcp_tool_result blocks; authorization_token is refused (the gateway holds the server's credentials).",
+  },
   { field: "tools, tool_choice", treatment: "honoured", why: "custom tools; tool_choice forcing a tool that is not declared is refused, since the answer would not call it." },
   { field: "messages[] role system", treatment: "honoured", why: "a system message where it stands (Claude Code sends reminders so); Anthropic targets receive it in the system prompt." },
   { field: "thinking", treatment: "honoured", why: "enabled (a budget), adaptive (effort high unless output_config says otherwise) or disabled: the canonical reasoning settings." },
@@ -68,6 +73,6 @@ export const ANTHROPIC_FIELDS: FieldTable = [
   { field: "query beta=true", treatment: "ignored", why: "the SDKs' beta surface is the same API here." },
   { field: "header anthropic-version, x-claude-code-session-id, x-app, x-stainless-*", treatment: "ignored", why: "they describe the client, not the answer." },
   { field: "thinking blocks with an empty signature", treatment: "dropped", why: "resumed transcripts carry them; no target could verify them, and the text was the model's own." },
-  { field: "citations (non-empty), tool_result images, container, mcp_servers", treatment: "refused", why: "it changes the answer, and the gateway has no way to honour it." },
+  { field: "citations (non-empty), tool_result images, container", treatment: "refused", why: "it changes the answer, and the gateway has no way to honour it." },
   { field: "any other field", treatment: "refused", why: "named as not supported: a misspelt or newer field is never ignored in silence." },
 ];

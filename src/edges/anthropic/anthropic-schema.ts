@@ -77,8 +77,25 @@ const serverBlock = z.looseObject({
   type: z.enum(["server_tool_use", "web_search_tool_result", "web_fetch_tool_result", "code_execution_tool_result", "bash_code_execution_tool_result", "text_editor_code_execution_tool_result"]),
 });
 
+/** A call the gateway ran for an earlier turn (the MCP connector's blocks, to-anthropic.ts), sent back with the conversation. */
+const mcpToolUse = z.strictObject({
+  type: z.literal("mcp_tool_use"),
+  id: z.string().min(1).max(256),
+  name: z.string().min(1).max(128),
+  server_name: z.string().min(1).max(64),
+  input: z.record(z.string(), z.unknown()),
+  cache_control: cacheControl,
+});
+const mcpToolResult = z.strictObject({
+  type: z.literal("mcp_tool_result"),
+  tool_use_id: z.string().min(1).max(256),
+  is_error: z.boolean().nullish(),
+  content: z.union([z.string(), z.array(z.looseObject({ type: z.literal("text"), text: z.string() }))]).nullish(),
+  cache_control: cacheControl,
+});
+
 const userBlock = z.discriminatedUnion("type", [text, image, toolResult]);
-const assistantBlock = z.discriminatedUnion("type", [text, thinking, redactedThinking, toolUse, serverBlock]);
+const assistantBlock = z.discriminatedUnion("type", [text, thinking, redactedThinking, toolUse, mcpToolUse, mcpToolResult, serverBlock]);
 const systemBlocks = blocks(z.discriminatedUnion("type", [text]));
 
 const message = z.discriminatedUnion("role", [
@@ -163,6 +180,8 @@ export const messagesBody = z.strictObject({
   stop_sequences: z.array(z.string()).nullish(),
   metadata: z.strictObject({ user_id: z.string().nullish() }).nullish(),
   service_tier: z.enum(["auto", "standard_only"]).nullish(),
+  // Anthropic's MCP connector: servers the gateway runs tools of (mcp-servers.ts reads them).
+  mcp_servers: z.array(z.unknown()).max(64).nullish(),
   // A message thread (the SDK's tool runner): the gateway stores none; from-anthropic.ts drops `create`, refuses `continue`.
   thread: z.discriminatedUnion("type", [z.strictObject({ type: z.literal("create") }), z.strictObject({ type: z.literal("continue"), previous_message_id: z.string() })]).nullish(),
 });

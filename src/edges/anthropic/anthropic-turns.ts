@@ -2,6 +2,7 @@ import type { CacheMark, ChatMessage, ContentPart, ToolCall } from "../../core/c
 import { GatewayError } from "../../core/errors.js";
 import { TOOL_NAME } from "../../core/validate.js";
 import { OPTION_LIMITS } from "../../core/validate-options.js";
+import { NAME_SEPARATOR } from "../../mcp/contract.js";
 import type { AnthropicMessageParam, CacheControlBody, SystemBlocks } from "./anthropic-schema.js";
 
 type Blocks<R extends AnthropicMessageParam["role"]> = Extract<AnthropicMessageParam, { role: R }>["content"];
@@ -87,8 +88,8 @@ function userTurns(b: Builder, blocks: Blocks<"user">, at: string): void {
 }
 
 function assistantTurn(b: Builder, blocks: Blocks<"assistant">, at: string): void {
-  const content: ContentPart[] = [];
-  const toolCalls: ToolCall[] = [];
+  let content: ContentPart[] = [];
+  let toolCalls: ToolCall[] = [];
   let unsigned = 0;
   blocks.forEach((block, j) => {
     const blockAt = `${at}.content[${j}]`;
@@ -117,6 +118,21 @@ function assistantTurn(b: Builder, blocks: Blocks<"assistant">, at: string): voi
         b.toolUseIds.add(block.id);
         toolCalls.push({ id: block.id, name: block.name, arguments: JSON.stringify(block.input), ...cacheMark(block.cache_control) });
         break;
+      case "mcp_tool_use":
+        // A call the gateway ran for this turn: the model's call of `<server>_<tool>`, as the model made it.
+        if (b.toolUseIds.has(block.id)) invalid(`${blockAt}.id`, "a tool_use id must be unique in the conversation");
+        b.toolUseIds.add(block.id);
+        toolCalls.push({ id: block.id, name: `${block.server_name}${NAME_SEPARATOR}${block.name}`, arguments: JSON.stringify(block.input) });
+        break;
+      case "mcp_tool_result": {
+        // Its result: the turn so far, then the result as the model read it, then the rest of the turn.
+        if (content.length > 0 || toolCalls.length > 0) b.messages.push({ role: "assistant", content, ...(toolCalls.length > 0 ? { toolCalls } : {}) });
+        content = [];
+        toolCalls = [];
+        const text = typeof block.content === "string" ? block.content : (block.content ?? []).map((part) => part.text).join("\n");
+        b.messages.push({ role: "tool", toolCallId: block.tool_use_id, content: [{ type: "text", text }] });
+        break;
+      }
       default:
         // A server tool's block (server_tool_use, web_search_tool_result, …), in its place in the turn.
         content.push({ type: "hosted_item", origin: "anthropic", item: block });
@@ -124,6 +140,8 @@ function assistantTurn(b: Builder, blocks: Blocks<"assistant">, at: string): voi
     }
   });
   if (content.length === 0 && toolCalls.length === 0) {
+    // The turn ended with a gateway-run call's result: everything of it is in already.
+    if (blocks.at(-1)?.type === "mcp_tool_result") return;
     // A turn of nothing but unsigned thinking: nothing of it can be replayed, so it is left out.
     if (unsigned > 0) return;
     invalid(`${at}.content`, "must not be empty");

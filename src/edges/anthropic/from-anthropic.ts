@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import type { GatewayToolsRequest } from "../../call/gateway-tool-loop.js";
 import type { CarriedFields, ChatRequest, HostedKind, HostedTool, ReasoningEffort, ReasoningOptions, ResponseFormat, ServiceTier, ToolChoice, ToolDefinition } from "../../core/chat-request.js";
 import { clipClientValue, quoteClientValue } from "../../core/client-text.js";
 import { GatewayError } from "../../core/errors.js";
@@ -8,6 +9,7 @@ import { ANTHROPIC_FIELDS, FORWARDED_BETAS } from "./anthropic-fields.js";
 import { anthropicParam, renameLeadingFields } from "./anthropic-params.js";
 import { type CountTokensBody, countTokensBody, messagesBody, SERVER_TOOL_TYPE, type ThinkingBody, type ToolBody, type ToolChoiceBody } from "./anthropic-schema.js";
 import { cacheMark, canonicalMessages } from "./anthropic-turns.js";
+import { mcpServersOf } from "./mcp-servers.js";
 
 /** What a `POST /v1/messages` route needs: the canonical request and whether to answer with SSE. */
 export interface AnthropicMessagesRequest {
@@ -15,6 +17,8 @@ export interface AnthropicMessagesRequest {
   readonly stream: boolean;
   /** What the edge itself left out (`anthropic-beta=<value>` for betas no target is sent), for `sluice-dropped-params`. */
   readonly droppedParams: readonly string[];
+  /** `mcp_servers`: the servers whose tools the gateway runs for this message (`StreamOptions.gatewayTools`). */
+  readonly gatewayTools?: GatewayToolsRequest;
 }
 
 /** What a Messages request carries beside its body. */
@@ -227,7 +231,8 @@ export function anthropicRequestFrom(json: unknown, limits: Pick<StructureLimits
     limits.maxJsonDepth,
   );
   // A thread to create changes no answer: the conversation is all here, and nothing is stored.
-  return { request, stream: b.stream === true, droppedParams: b.thread ? [...betas.dropped, "thread"] : betas.dropped };
+  const gatewayTools = mcpServersOf(b.mcp_servers);
+  return { request, stream: b.stream === true, droppedParams: b.thread ? [...betas.dropped, "thread"] : betas.dropped, ...(gatewayTools ? { gatewayTools } : {}) };
 }
 
 /**

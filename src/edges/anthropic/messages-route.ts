@@ -13,6 +13,7 @@ import { messageFromResult } from "./anthropic-message.js";
 import { anthropicParam } from "./anthropic-params.js";
 import { countTokensResponse } from "./count-tokens.js";
 import { anthropicRequestFrom, countTokensRequestFrom } from "./from-anthropic.js";
+import { resultWithMcpBlocks } from "./mcp-blocks.js";
 import { createMessageEncoder, errorEvent, PING_FRAME } from "./to-anthropic.js";
 
 export interface MessagesOptions {
@@ -63,6 +64,7 @@ export async function messages(req: AnyRequest, res: AnyResponse, exchange: Exch
   const call = options.calls.stream(parsed.request, begun.principal, httpCall(exchange, parsed.stream ? "anthropic-sse" : "anthropic-json", begun.tags), {
     heartbeatMs: parsed.stream ? options.keepaliveMs : 0,
     cachePolicy: cachePolicyFromHeader(headerOf(req, "cache-control")),
+    ...(parsed.gatewayTools ? { gatewayTools: parsed.gatewayTools } : {}),
     // Anthropic's shape carries thinking blocks, not Gemini's signatures on function calls.
     replay: "call-signatures",
   });
@@ -74,10 +76,18 @@ export async function messages(req: AnyRequest, res: AnyResponse, exchange: Exch
     });
   }
   return answerWhole(res, exchange, call, {
-    answer: fromResult(
-      (result) => messageFromResult(result, parsed.request.model),
-      (result) => [...parsed.droppedParams, ...result.droppedParams.map(anthropicParam)],
-    ),
+    answer: parsed.gatewayTools
+      ? async (deltas) => {
+          // The tools the gateway ran come before the answer's text, after its reasoning: the model read their results before it answered.
+          const { result, blocks } = await resultWithMcpBlocks(deltas);
+          const message = messageFromResult(result, parsed.request.model);
+          const at = result.reasoningParts.length;
+          return { body: { ...message, content: [...message.content.slice(0, at), ...blocks, ...message.content.slice(at)] }, dropped: [...parsed.droppedParams, ...result.droppedParams.map(anthropicParam)] };
+        }
+      : fromResult(
+          (result) => messageFromResult(result, parsed.request.model),
+          (result) => [...parsed.droppedParams, ...result.droppedParams.map(anthropicParam)],
+        ),
     refuse: sendAnthropicError,
     beforeAnswer: call.keepReplay,
   });

@@ -1,7 +1,8 @@
-import type { Delta, ReasoningDelta, ToolCallDelta, Usage } from "../../core/delta.js";
+import type { Delta, GatewayToolEvent, ReasoningDelta, ToolCallDelta, Usage } from "../../core/delta.js";
 import type { Heartbeat } from "../../core/heartbeats.js";
 import { toAnthropicError } from "./anthropic-errors.js";
 import { type AnthropicMessage, anthropicUsage, type ContentBlock, messageId, stopReason, UNKNOWN_USAGE } from "./anthropic-message.js";
+import { mcpBlock } from "./mcp-blocks.js";
 
 /** One SSE frame as the Messages API sends it: the event name, and data that repeats it as `type`. */
 function frame(type: string, data: Record<string, unknown>): string {
@@ -118,6 +119,18 @@ export function createMessageEncoder(options: { readonly requestModel: string })
     if (delta.arguments !== "") push(frame("content_block_delta", { index, delta: { type: "input_json_delta", partial_json: delta.arguments } }));
   }
 
+  /**
+   * A tool the gateway ran (call/gateway-tool-loop.ts) as Anthropic's MCP
+   * connector shows one: an `mcp_tool_use` block and its `mcp_tool_result`,
+   * each whole. The listing has no block in this API.
+   */
+  function gatewayTool(event: GatewayToolEvent, push: (frame: string) => void): void {
+    const block = mcpBlock(event);
+    if (!block) return;
+    const index = start(block, push);
+    push(frame("content_block_stop", { index }));
+  }
+
   return {
     events(delta, push) {
       switch (delta.type) {
@@ -157,6 +170,8 @@ export function createMessageEncoder(options: { readonly requestModel: string })
           start(delta.item as ContentBlock, push);
           push(frame("content_block_stop", { index: nextIndex - 1 }));
           return;
+        case "gateway_tool":
+          return gatewayTool(delta.event, push);
         case "finish": {
           close(push);
           const stop = { stop_reason: stopReason(delta.reason, delta.stopSequence), stop_sequence: delta.stopSequence ?? null };

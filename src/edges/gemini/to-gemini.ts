@@ -126,8 +126,9 @@ export function createGeminiEncoder(options: { readonly requestModel: string; re
           usage = delta;
           return [];
         case "logprobs":
-        // A hosted tool's item (a web search) has no place in a Gemini answer.
+        // A hosted tool's item (a web search) has no place in a Gemini answer, nor has a tool the gateway ran (its result is in the text).
         case "hosted_item":
+        case "gateway_tool":
           return [];
         case "finish": {
           const parts: GeminiPart[] = [...calls.values()].map((c) => ({

@@ -10,7 +10,7 @@ import {
   type StreamChatRequest,
   type StreamChatResponse,
 } from "../../../gen/sluice/v1/chat_service_pb.js";
-import { type CallContext, type CallItem, type CallLayer, DROPPED_PARAMS_HEADER } from "../../call/call-layer.js";
+import { type CallContext, type CallItem, type CallLayer, DROPPED_PARAMS_HEADER, type StreamOptions } from "../../call/call-layer.js";
 import type { Capabilities } from "../../config/capability-table.js";
 import { aggregateDeltas } from "../../core/aggregate.js";
 import type { CachePolicy } from "../../core/cache-policy.js";
@@ -25,7 +25,7 @@ import type { Numbered } from "../../resume/resumable-streams.js";
 import type { Principal } from "../../tenancy/principal.js";
 import { parseTagsHeader, TAGS_HEADER } from "../../tenancy/tags.js";
 import { toConnectError } from "./connect-errors.js";
-import { chatRequestFromProto, type ProtoChatRequest } from "./from-proto.js";
+import { chatRequestFromProto, gatewayToolsFromProto, type ProtoChatRequest } from "./from-proto.js";
 import { callerOf, deadlineOf, exchangeOf, pipelineSignal, setQuota } from "./handler-call.js";
 import { type MessageOut, PUSHED, type PushedImpl } from "./lean-grpc-stream.js";
 import { EXCHANGE } from "./rpc-handler.js";
@@ -109,6 +109,12 @@ function modelToProto(model: ModelInfo) {
   });
 }
 
+/** The stream option of a request's `mcp_servers`, when it names any. */
+function gatewayToolsOption(req: ProtoChatRequest): Pick<StreamOptions, "gatewayTools"> {
+  const gatewayTools = gatewayToolsFromProto(req);
+  return gatewayTools ? { gatewayTools } : {};
+}
+
 export function createChatService(options: ChatServiceOptions): ServiceImpl<typeof ChatService> {
   const { calls } = options;
   const begin = async (req: ProtoChatRequest, ctx: HandlerContext, principal: Principal | undefined) => {
@@ -136,6 +142,7 @@ export function createChatService(options: ChatServiceOptions): ServiceImpl<type
       heartbeatMs,
       resumable: req.streamOptions?.resumable === true,
       cachePolicy: CACHE_POLICY[req.cachePolicy],
+      ...gatewayToolsOption(req),
       ...stored.options,
     });
     let quotaSent = false;
@@ -245,7 +252,7 @@ export function createChatService(options: ChatServiceOptions): ServiceImpl<type
       const principal = await identify(ctx);
       const { stored, tags } = await begin(req, ctx, principal);
       const link = pipelineSignal(ctx);
-      const call = calls.stream(stored.request, principal, callOf(ctx, "grpc-unary", link.signal, tags), { heartbeatMs: 0, cachePolicy: CACHE_POLICY[req.cachePolicy], ...stored.options });
+      const call = calls.stream(stored.request, principal, callOf(ctx, "grpc-unary", link.signal, tags), { heartbeatMs: 0, cachePolicy: CACHE_POLICY[req.cachePolicy], ...gatewayToolsOption(req), ...stored.options });
       try {
         const result = await aggregateDeltas(call.whole());
         await stored.keep();

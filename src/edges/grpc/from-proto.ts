@@ -12,7 +12,9 @@ import {
   ToolChoiceMode,
 } from "../../../gen/sluice/v1/chat_pb.js";
 import type { StreamChatRequest } from "../../../gen/sluice/v1/chat_service_pb.js";
+import type { GatewayToolServer, GatewayToolsRequest } from "../../call/gateway-tool-loop.js";
 import type { ChatMessage, ChatRequest, ContentPart, ProviderKind, ReasoningEffort, ReasoningOptions, ResponseFormat, Role, ServiceTier, ToolChoice } from "../../core/chat-request.js";
+import { quoteClientValue } from "../../core/client-text.js";
 import { GatewayError } from "../../core/errors.js";
 import { validateChatRequest } from "../../core/validate.js";
 
@@ -195,4 +197,20 @@ export function chatRequestFromProto(req: ProtoChatRequest, maxJsonDepth?: numbe
     },
     maxJsonDepth,
   );
+}
+
+/**
+ * The request's `mcp_servers`: the servers whose tools the gateway runs
+ * for it (call/gateway-tool-loop.ts); absent when it names none. An empty
+ * `allowed_tools` is every granted tool (proto3 has no absent list).
+ */
+export function gatewayToolsFromProto(req: Pick<ProtoChatRequest, "mcpServers">): GatewayToolsRequest | undefined {
+  if (req.mcpServers.length === 0) return undefined;
+  const servers = req.mcpServers.map((s, i): GatewayToolServer => {
+    const field = `mcp_servers[${i}].server`;
+    if (s.server === "") invalid(field, "must name a server of the gateway's mcp.servers");
+    if (req.mcpServers.findIndex((o) => o.server === s.server) !== i) invalid(field, `${quoteClientValue(s.server, 64)} is named twice`);
+    return { server: s.server, field, ...(s.allowedTools.length > 0 ? { allowedTools: s.allowedTools } : {}) };
+  });
+  return { servers, via: "grpc" };
 }

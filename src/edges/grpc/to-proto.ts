@@ -3,7 +3,7 @@ import { ReasoningPartSchema, ToolCallSchema } from "../../../gen/sluice/v1/chat
 import { type ChatResponse, ChatResponseSchema, type StreamChatResponse } from "../../../gen/sluice/v1/chat_service_pb.js";
 import { CacheHit, FinishReason as ProtoFinishReason, type TokenLogprob as ProtoTokenLogprob, type Usage as ProtoUsage, UsageSchema } from "../../../gen/sluice/v1/delta_pb.js";
 import type { ChatResult } from "../../core/aggregate.js";
-import type { Delta, FinishReason, TokenLogprob, Usage } from "../../core/delta.js";
+import type { Delta, FinishReason, GatewayToolEvent, TokenLogprob, Usage } from "../../core/delta.js";
 import type { Heartbeat } from "../../core/heartbeats.js";
 
 const FINISH: Record<FinishReason, ProtoFinishReason> = {
@@ -50,6 +50,37 @@ export function deltaToProto(delta: Delta | Heartbeat, sequence: bigint): Stream
   return { $typeName: "sluice.v1.StreamChatResponse", sequence, delta: oneof(delta) };
 }
 
+/** A tool the gateway ran for the model (call/gateway-tool-loop.ts), as the contract's typed deltas. */
+function gatewayTool(event: GatewayToolEvent): StreamChatResponse["delta"] {
+  switch (event.kind) {
+    case "list":
+      return {
+        case: "gatewayToolsListed",
+        value: {
+          $typeName: "sluice.v1.GatewayToolsListed",
+          server: event.server,
+          tools: event.tools.map((t) => ({ $typeName: "sluice.v1.GatewayTool", name: t.name, description: t.description ?? "", inputSchemaJson: JSON.stringify(t.inputSchema) })),
+        },
+      };
+    case "call":
+      return { case: "gatewayToolCall", value: { $typeName: "sluice.v1.GatewayToolCall", id: event.id, server: event.server, tool: event.tool, arguments: event.arguments } };
+    case "result":
+      return {
+        case: "gatewayToolResult",
+        value: {
+          $typeName: "sluice.v1.GatewayToolResult",
+          id: event.id,
+          server: event.server,
+          tool: event.tool,
+          output: event.output,
+          isError: event.isError || event.failure !== undefined,
+          errorCode: event.failure?.code ?? 0,
+          errorMessage: event.failure?.message ?? "",
+        },
+      };
+  }
+}
+
 function oneof(delta: Delta | Heartbeat): StreamChatResponse["delta"] {
   switch (delta.type) {
     case "text":
@@ -93,6 +124,8 @@ function oneof(delta: Delta | Heartbeat): StreamChatResponse["delta"] {
       return { case: "finish", value: { $typeName: "sluice.v1.Finish", reason: FINISH[delta.reason] } };
     case "heartbeat":
       return { case: "heartbeat", value: { $typeName: "sluice.v1.Heartbeat" } };
+    case "gateway_tool":
+      return gatewayTool(delta.event);
     case "hosted_item":
       // The protobuf API has no field for a hosted tool's item yet: an empty delta keeps the sequence contiguous for resume.
       return { case: undefined, value: undefined };

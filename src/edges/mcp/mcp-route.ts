@@ -6,7 +6,7 @@ import type { Exchange } from "../../http/exchange.js";
 import { type AnyRequest, type AnyResponse, headerOf } from "../../http/node-http.js";
 import { type BodyLimits, readBody } from "../../http/read-body.js";
 import { parseJsonBody } from "../../http/read-json.js";
-import { type McpCaller, McpError, type McpToolbox, type McpUpstreams } from "../../mcp/contract.js";
+import type { McpCaller, McpToolbox, McpUpstreams } from "../../mcp/contract.js";
 import type { McpSession, SessionSealer } from "../../mcp/session-id.js";
 import type { Principal } from "../../tenancy/principal.js";
 import type { InFlight } from "./in-flight.js";

@@ -87,7 +87,7 @@ export function createChunkEncoder(options: ChunkEncoderOptions): ChunkEncoder {
     choices: [{ index: 0, delta, logprobs: tokenLogprobs, finish_reason: finishReason }],
   });
 
-  function content(delta: Exclude<ContentDelta, { type: "usage" | "finish" | "logprobs" | "reasoning" | "hosted_item" }>): Record<string, unknown> {
+  function content(delta: Exclude<ContentDelta, { type: "usage" | "finish" | "logprobs" | "reasoning" | "hosted_item" | "gateway_tool" }>): Record<string, unknown> {
     switch (delta.type) {
       case "text":
         return { content: delta.text };
@@ -123,7 +123,8 @@ export function createChunkEncoder(options: ChunkEncoderOptions): ChunkEncoder {
       case "logprobs":
         return [chunk({}, null, logprobs(delta.tokens))];
       case "hosted_item":
-        // Chat Completions has no item for a search the provider ran: the answer's text is what it shows.
+      case "gateway_tool":
+        // Chat Completions has no item for a search the provider ran, nor for a tool the gateway ran: the answer's text is what it shows.
         return [];
       case "finish": {
         const out: object[] = [chunk({}, FINISH[delta.reason])];

@@ -201,6 +201,7 @@ export function createBackgroundRuns(options: BackgroundRunsOptions): Background
       {
         heartbeatMs: 0,
         ...(job.cachePolicy ? { cachePolicy: job.cachePolicy } : {}),
+        ...(parsed.gatewayTools ? { gatewayTools: parsed.gatewayTools } : {}),
         // Attempts start once every stage admitted the call: the key's limits and budget said yes.
         prepare: async (request, target) => {
           admit();

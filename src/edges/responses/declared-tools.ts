@@ -1,7 +1,9 @@
 import { z } from "zod";
+import type { GatewayToolServer } from "../../call/gateway-tool-loop.js";
 import { FREEFORM_PARAMETERS, flatToolName, type HostedKind, type HostedTool, type ToolDefinition } from "../../core/chat-request.js";
 import { quoteClientValue } from "../../core/client-text.js";
 import { invalidField, parseAt } from "./invalid-field.js";
+import { mcpServerOf } from "./mcp-tools.js";
 import type { WireTool } from "./response-object.js";
 import { functionTool } from "./responses-schema.js";
 import type { DeclaredCall } from "./to-responses.js";
@@ -18,16 +20,15 @@ const HOSTED_KINDS = new Map<string, HostedKind>([
   ["computer", "other"],
   ["computer_use", "other"],
   ["computer_use_preview", "other"],
-  ["mcp", "other"],
   ["local_shell", "other"],
   ["shell", "other"],
   ["apply_patch", "other"],
   ["tool_search", "other"],
 ]);
 
-/** Whether a declared type is a hosted tool of the Responses API. */
+/** Whether a declared type is a hosted tool of the Responses API (`mcp` included: the gateway runs those itself). */
 export function isHostedType(type: string): boolean {
-  return HOSTED_KINDS.has(type);
+  return HOSTED_KINDS.has(type) || type === "mcp";
 }
 
 const customTool = z.object({
@@ -50,6 +51,8 @@ export interface DeclaredTools {
   readonly echo: readonly WireTool[];
   readonly tools: readonly ToolDefinition[];
   readonly hosted: readonly HostedTool[];
+  /** `mcp` tools: servers whose tools the gateway runs for this call. */
+  readonly gateway: readonly GatewayToolServer[];
   /** Canonical names that are called back as custom tool calls or namespace members. */
   readonly calls: ReadonlyMap<string, DeclaredCall>;
   /** Per canonical tool: the path of its declaration (`tools[4].tools[1]`), for errors that name it. */
@@ -73,6 +76,7 @@ function typeOf(value: unknown): unknown {
 export function declaredTools(wire: readonly unknown[]): DeclaredTools {
   const tools: ToolDefinition[] = [];
   const hosted: HostedTool[] = [];
+  const gateway: GatewayToolServer[] = [];
   const calls = new Map<string, DeclaredCall>();
   const paths: string[] = [];
   const echo: WireTool[] = [];
@@ -119,6 +123,13 @@ export function declaredTools(wire: readonly unknown[]): DeclaredTools {
   wire.forEach((value, i) => {
     const at = `tools[${i}]`;
     const type = typeOf(value);
+    if (type === "mcp") {
+      const server = mcpServerOf(value, at);
+      if (gateway.some((s) => s.server === server.server)) invalidField(`${at}.server_label`, `${quoteClientValue(server.server, 64)} is declared twice`);
+      gateway.push(server);
+      echo.push(value as WireTool);
+      return;
+    }
     if (typeof type === "string" && HOSTED_KINDS.has(type)) {
       const declaration = value as Record<string, unknown>;
       hosted.push({ type, kind: HOSTED_KINDS.get(type)!, origin: "openai", declaration });
@@ -134,5 +145,5 @@ export function declaredTools(wire: readonly unknown[]): DeclaredTools {
     }
     echo.push(member(value, at, undefined));
   });
-  return { echo, tools, hosted, calls, paths };
+  return { echo, tools, hosted, gateway, calls, paths };
 }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { GatewayToolsRequest } from "../../call/gateway-tool-loop.js";
 import { type CarriedFields, type ChatRequest, flatToolName, type ResponseFormat, type ToolChoice } from "../../core/chat-request.js";
 import { quoteClientValue } from "../../core/client-text.js";
 import { GatewayError } from "../../core/errors.js";
@@ -39,6 +40,8 @@ export interface ResponsesRequest {
   readonly store: boolean;
   /** The response this one continues. */
   readonly previousId?: string;
+  /** `mcp` tools: the servers whose tools the gateway runs for this response (`StreamOptions.gatewayTools`). */
+  readonly gatewayTools?: GatewayToolsRequest;
   /** This request's own input as sent (item references resolved): what a stored response keeps as its input items. */
   readonly input: string | readonly unknown[];
   /** `conversation`: the request is joined to its items before it is called (conversation-turn.ts). */
@@ -177,6 +180,7 @@ export function responsesRequestFrom(json: unknown, limits: Pick<StructureLimits
     param,
     droppedParams,
     calls: declared.calls,
+    ...(declared.gateway.length > 0 ? { gatewayTools: { servers: declared.gateway, via: "responses" as const } } : {}),
     store,
     ...(b.previous_response_id ? { previousId: b.previous_response_id } : {}),
     input: b.input,

@@ -1,9 +1,11 @@
 import { type ChatMessage, type ContentPart, flatToolName, type ReasoningPart, type ToolCall } from "../../core/chat-request.js";
 import { quoteClientValue } from "../../core/client-text.js";
 import type { ReplayOrigin } from "../../core/replay-origins.js";
+import { NAME_SEPARATOR } from "../../mcp/contract.js";
 import { decodeReasoning } from "./encrypted-reasoning.js";
 import { assistantPart, contentParts, inputPart, outputPart } from "./input-parts.js";
 import { invalidField, parseAt } from "./invalid-field.js";
+import { mcpCallItem } from "./mcp-tools.js";
 import { customToolCallItem, customToolCallOutputItem, functionCallItem, functionCallOutputItem, hostedCallItem, messageItem, type ReasoningItem, reasoningItem } from "./responses-schema.js";
 
 /** Where each canonical message came from, so validation errors name the item the caller sent. */
@@ -160,10 +162,24 @@ export function messagesFromInput(input: string | readonly unknown[], instructio
         push({ role: "tool", toolCallId: out.call_id, content: parts }, { path: at, content: `${at}.output`, parts: paths, calls: [] });
         return;
       }
+      case "mcp_list_tools":
+        // A listing the gateway made for an earlier turn: a request that declares the server lists again.
+        return;
+      case "mcp_call": {
+        // A call the gateway ran for an earlier turn: the model's call and its result, as the model saw them.
+        const call = parseAt(mcpCallItem, item, at);
+        const t = openTurn(at);
+        t.calls.push({ id: call.id, name: `${call.server_label}${NAME_SEPARATOR}${call.name}`, arguments: call.arguments });
+        t.callPaths.push(at);
+        endTurn();
+        const text = call.output ?? (call.error == null ? "" : `error: ${typeof call.error === "string" ? call.error : JSON.stringify(call.error)}`);
+        push({ role: "tool", toolCallId: call.id, content: [{ type: "text", text }] }, { path: at, content: `${at}.output`, parts: [`${at}.output`], calls: [] });
+        return;
+      }
       case "item_reference":
         return invalidField(at, "item_reference points to a stored item, and this gateway stores none: send the item itself");
       default:
-        return invalidField(`${at}.type`, `${quoteClientValue(type, 64)} items are not served here: send message, function_call, custom_tool_call, their outputs, reasoning and hosted tool call items`);
+        return invalidField(`${at}.type`, `${quoteClientValue(type, 64)} items are not served here: send message, function_call, custom_tool_call, their outputs, reasoning, hosted tool call and mcp items`);
     }
   });
   endTurn();

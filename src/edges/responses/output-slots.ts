@@ -1,5 +1,5 @@
 import type { FreeformDecoder } from "./freeform-input.js";
-import type { HostedCallOutput, ItemStatus, OutputItem, OutputText } from "./response-object.js";
+import type { HostedCallOutput, ItemStatus, McpCallOutput, McpListToolsOutput, OutputItem, OutputText } from "./response-object.js";
 
 /**
  * One output item while it streams: what it has gathered so far, and its
@@ -18,6 +18,8 @@ export type Slot = {
   | { readonly kind: "function_call"; callId: string; name: string; args: string; signature?: string; namespace?: string }
   | { readonly kind: "custom_tool_call"; callId: string; name: string; readonly decoder: FreeformDecoder; signature?: string; namespace?: string }
   | { readonly kind: "hosted"; readonly item: HostedCallOutput }
+  /** A tool the gateway itself listed or ran (call/gateway-tool-loop.ts): the item as it stands. */
+  | { readonly kind: "mcp"; item: McpListToolsOutput | McpCallOutput }
 );
 
 /** The call kinds: their `.done` events wait until the next item opens. */
@@ -48,6 +50,8 @@ export function itemOf(slot: Slot, status: ItemStatus): OutputItem {
       return { type: "custom_tool_call", id: slot.id, call_id: slot.callId, name: slot.name, ...ns(slot.namespace), input: slot.decoder.input };
     case "hosted":
       return slot.item;
+    case "mcp":
+      return slot.item.type === "mcp_call" && slot.item.status === "calling" && status !== "in_progress" ? { ...slot.item, status: "incomplete" } : slot.item;
   }
 }
 
@@ -64,5 +68,7 @@ export function addedItemOf(slot: Slot): OutputItem {
       return { type: "custom_tool_call", id: slot.id, call_id: slot.callId, name: slot.name, ...ns(slot.namespace), input: "" };
     case "hosted":
       return { ...slot.item, status: "in_progress" };
+    case "mcp":
+      return slot.item.type === "mcp_list_tools" ? { ...slot.item, tools: [] } : { ...slot.item, arguments: "", output: null, error: null, status: "in_progress" };
   }
 }

@@ -70,7 +70,30 @@ export interface ReasoningOutput {
   readonly status: ItemStatus;
 }
 
-export type OutputItem = MessageOutput | FunctionCallOutput | CustomToolCallOutput | ReasoningOutput | HostedCallOutput;
+/** The tools of an MCP server the gateway listed for the model (its own tool loop, call/gateway-tool-loop.ts). */
+export interface McpListToolsOutput {
+  readonly type: "mcp_list_tools";
+  readonly id: string;
+  readonly server_label: string;
+  readonly tools: readonly { readonly name: string; readonly description?: string | null; readonly input_schema: unknown; readonly annotations?: unknown }[];
+  readonly error?: string | null;
+}
+
+/** An MCP tool call the gateway ran for the model: `output` once it returned; `error` the tool's or the protocol's failure. */
+export interface McpCallOutput {
+  readonly type: "mcp_call";
+  readonly id: string;
+  readonly server_label: string;
+  readonly name: string;
+  readonly arguments: string;
+  readonly output: string | null;
+  /** As a string, the form of the openai SDK this gateway is built against (6.x; 7.x types an object, and parses either). */
+  readonly error: string | null;
+  readonly approval_request_id: null;
+  readonly status: "in_progress" | "calling" | "completed" | "failed" | "incomplete";
+}
+
+export type OutputItem = MessageOutput | FunctionCallOutput | CustomToolCallOutput | ReasoningOutput | HostedCallOutput | McpListToolsOutput | McpCallOutput;
 
 /** No `cache_write_tokens`: the canonical usage has no such count (cache writes are inside the input tokens), and 0 would be untrue. */
 export interface ResponseUsage {

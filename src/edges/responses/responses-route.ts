@@ -122,6 +122,7 @@ export async function responses(req: AnyRequest, res: AnyResponse, exchange: Exc
   const call = options.calls.stream(parsed.request, begun.principal, httpCall(exchange, parsed.stream ? "responses-sse" : "responses-json", begun.tags), {
     heartbeatMs: parsed.stream ? options.keepaliveMs : 0,
     cachePolicy: cachePolicyFromHeader(headerOf(req, "cache-control")),
+    ...(parsed.gatewayTools ? { gatewayTools: parsed.gatewayTools } : {}),
     prepare: async (request, target) => replayForTarget(request, parsed.origins, { provider: target.provider.name, model: target.model }, parsed.request.messages),
   });
   if (parsed.stream) {

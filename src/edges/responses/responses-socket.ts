@@ -271,7 +271,11 @@ export function serveResponsesSocket(ws: WebSocket, connection: SocketConnection
       parsed.request,
       connection.principal,
       { requestId: call.requestId, edge: "responses-ws", signal: controller.signal, trace: exchange.trace(), fields: call.fields, tags: connection.tags, remote: exchange.remote },
-      { heartbeatMs: connection.keepaliveMs, prepare: async (request, target) => replayForTarget(request, parsed.origins, { provider: target.provider.name, model: target.model }, parsed.request.messages) },
+      {
+        heartbeatMs: connection.keepaliveMs,
+        ...(parsed.gatewayTools ? { gatewayTools: parsed.gatewayTools } : {}),
+        prepare: async (request, target) => replayForTarget(request, parsed.origins, { provider: target.provider.name, model: target.model }, parsed.request.messages),
+      },
     );
     let started = false;
     let responseId = "";

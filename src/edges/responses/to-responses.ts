@@ -1,5 +1,5 @@
 import type { ChatResult } from "../../core/aggregate.js";
-import type { Delta, FinishReason, HostedItemDelta, ReasoningDelta, ToolCallDelta, Usage } from "../../core/delta.js";
+import type { Delta, FinishReason, GatewayToolEvent, HostedItemDelta, ReasoningDelta, ToolCallDelta, Usage } from "../../core/delta.js";
 import { encodeReasoning, type ReasoningEnvelope } from "./encrypted-reasoning.js";
 import { createFreeformDecoder } from "./freeform-input.js";
 import { hostedOutputItem } from "./hosted-items.js";
@@ -124,6 +124,8 @@ export function createResponseEncoder(options: ResponseEncoderOptions): Response
   /** The open message or reasoning item. */
   let open: Extract<Slot, { kind: "message" | "reasoning" }> | undefined;
   const calls = new Map<number, CallSlot>();
+  /** The gateway's MCP calls under way, by the model's call id. */
+  const mcpCalls = new Map<string, Extract<Slot, { kind: "mcp" }>>();
   let push: FramePush = discard;
   const sse = options.frames !== "json";
 
@@ -315,6 +317,49 @@ export function createResponseEncoder(options: ResponseEncoderOptions): Response
     done(slot, "completed");
   }
 
+  /**
+   * A tool the gateway ran (call/gateway-tool-loop.ts), as OpenAI streams
+   * its own MCP items: a listing opened and closed at once; a call opened
+   * with its arguments, closed with its result (`.completed` or `.failed`).
+   */
+  function gatewayTool(event: GatewayToolEvent): void {
+    if (event.kind === "list") {
+      closeAll("completed");
+      const tools = event.tools.map((t) => ({ name: t.name, description: t.description ?? null, input_schema: t.inputSchema, annotations: t.annotations ?? null }));
+      const id = slotId("mcpl");
+      const slot: Slot = { kind: "mcp", index: slots.length, id, item: { type: "mcp_list_tools", id, server_label: event.server, tools, error: null } };
+      add(slot);
+      emit("response.mcp_list_tools.in_progress", { item_id: slot.id, output_index: slot.index });
+      emit("response.mcp_list_tools.completed", { item_id: slot.id, output_index: slot.index });
+      done(slot, "completed");
+      return;
+    }
+    if (event.kind === "call") {
+      closeAll("completed");
+      const id = slotId("mcp");
+      const slot: Extract<Slot, { kind: "mcp" }> = {
+        kind: "mcp",
+        index: slots.length,
+        id,
+        item: { type: "mcp_call", id, server_label: event.server, name: event.tool, arguments: event.arguments, output: null, error: null, approval_request_id: null, status: "calling" },
+      };
+      mcpCalls.set(event.id, slot);
+      add(slot);
+      const at = { item_id: id, output_index: slot.index };
+      emit("response.mcp_call.in_progress", at);
+      if (event.arguments !== "") emit("response.mcp_call_arguments.delta", { ...at, delta: event.arguments });
+      emit("response.mcp_call_arguments.done", { ...at, arguments: event.arguments });
+      return;
+    }
+    const slot = mcpCalls.get(event.id);
+    if (slot?.item.type !== "mcp_call") return;
+    mcpCalls.delete(event.id);
+    const failed = event.isError || event.failure !== undefined;
+    slot.item = { ...slot.item, output: event.failure ? null : event.output, error: failed ? (event.failure?.message ?? event.output) : null, status: failed ? "failed" : "completed" };
+    emit(failed ? "response.mcp_call.failed" : "response.mcp_call.completed", { item_id: slot.id, output_index: slot.index });
+    done(slot, failed ? "incomplete" : "completed");
+  }
+
   function finish(reason: FinishReason): void {
     const end = terminal(reason);
     closeAll(end.status === "completed" ? "completed" : "incomplete");
@@ -345,6 +390,8 @@ export function createResponseEncoder(options: ResponseEncoderOptions): Response
         return toolCall(delta);
       case "hosted_item":
         return hostedItem(delta);
+      case "gateway_tool":
+        return gatewayTool(delta.event);
       case "usage":
         usage = usageOf(delta);
         return;
