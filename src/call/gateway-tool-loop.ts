@@ -218,7 +218,7 @@ export async function* gatewayToolLoop(request: ChatRequest, loop: GatewayToolLo
     for (const call of gatewayCalls) {
       const tool = call.gateway!;
       yield { type: "gateway_tool", event: { kind: "call", id: call.id, server: tool.server, tool: tool.upstreamName, arguments: call.arguments } };
-      const outcome = await runOne(toolbox!, caller, tool, call.arguments, use.via, signal);
+      const outcome = await runOne(toolbox!, caller, tool, call.id, call.arguments, use.via, signal);
       yield { type: "gateway_tool", event: { kind: "result", id: call.id, server: tool.server, tool: tool.upstreamName, ...outcome } };
       // The failure is in the text (the tool's own content, or the gateway's "error: …"), not in `isError`: OpenAI-kind targets have no field for it and would refuse the turn.
       results.push({ role: "tool", toolCallId: call.id, name: tool.name, content: [{ type: "text", text: outcome.output }] });
@@ -258,6 +258,7 @@ async function runOne(
   toolbox: McpToolbox,
   caller: McpCaller,
   tool: ExposedTool,
+  callId: string,
   argumentsText: string,
   via: GatewayToolsRequest["via"],
   signal: AbortSignal,
@@ -268,7 +269,7 @@ async function runOne(
     return { output: `error: ${message}`, isError: true, failure: { code: -32602, message } };
   }
   try {
-    const result = await toolbox.callTool(caller, tool.name, args, { signal, via });
+    const result = await toolbox.callTool(caller, tool.name, args, { signal, via, callId });
     return { output: resultText(result), isError: result.isError === true };
   } catch (error) {
     if (!(error instanceof McpError) || signal.aborted) throw error;

@@ -194,6 +194,8 @@ export interface ToolboxCallOptions {
   readonly signal: AbortSignal;
   readonly onProgress?: (progress: Progress) => void;
   readonly via: ToolCallFacts["via"];
+  /** The id the caller or the model gave the call (a JSON-RPC request id, a model's function call id): the span's `gen_ai.tool.call.id`. */
+  readonly callId?: string;
 }
 
 /**

@@ -118,6 +118,7 @@ export function createMcpToolbox(deps: ToolboxDeps): McpToolbox {
           ...(toolSettings?.auditArguments ? { auditArguments: auditView(args) } : {}),
           priceUsd: toolSettings?.price?.perCall ?? server?.price?.perCall ?? 0,
           via: options.via,
+          ...(options.callId === undefined ? {} : { callId: options.callId }),
         },
         options.signal,
       );
