@@ -10,6 +10,7 @@ import { maxCostMicros } from "../usage/cost.js";
 import { estimatedInputTokens } from "../usage/prompt-size.js";
 import type { UsageMeter } from "../usage/usage-meter.js";
 import { type UsageRecord, usageRecordOf } from "../usage/usage-record.js";
+import { admitOnCurrentSettings } from "./admit-current.js";
 import { type Hierarchy, parentsOf } from "./hierarchy.js";
 import { mayUse, type Principal } from "./principal.js";
 import { refusal } from "./refusal.js";
@@ -92,9 +93,6 @@ export interface ChargeDeps {
   /** Re-reads the copy now and returns the key by hash as it is then (undefined: revoked). */
   readonly reread?: (sha256: string) => Promise<Principal | undefined>;
 }
-
-/** Admissions asked again after a `stale` answer, at most; then admitted on the copy as re-read (an admin writing without pause cannot starve requests). */
-const STALE_RETRIES = 3;
 
 export interface ChargeInput {
   readonly principal: Principal;
@@ -221,29 +219,13 @@ export function openCharge(deps: ChargeDeps, input: ChargeInput): TenantCharge {
       let plan: ReturnType<typeof reservation>;
       let result: AdmitResult;
       try {
-        for (let attempt = 0; ; attempt++) {
-          plan = reservation(principal, parents, request, route);
-          // A key whose settings, team or line may have been changed at run time is admitted on the settings Redis holds now.
-          const version = attempt < STALE_RETRIES && (principal.source === "runtime" || principal.team !== undefined) ? deps.settingsVersion?.() : undefined;
-          result = await deps.store.admit({
-            key: subject,
-            admissionId: id,
-            limits: principal.limits,
-            ...(principal.budget ? { budget: principal.budget } : {}),
-            ...(principal.source === "runtime" ? { runtimeSha256: principal.sha256 } : {}),
-            reserveTokens: plan.tokens,
-            reserveMicros: plan.micros,
-            ...(version === undefined ? {} : { settingsVersion: version }),
-            ...(parents.length > 0 ? { parents } : {}),
-          });
-          if (result.ok || result.reason !== "stale" || !deps.reread) break;
-          const fresh = await deps.reread(principal.sha256);
-          if (!fresh) {
-            result = { ok: false, reason: "revoked", quota: {} };
-            break;
-          }
-          resolve(fresh);
-        }
+        // A key whose settings, team or line may have been changed at run time is admitted on the settings Redis holds now.
+        ({ result, reserved: plan } = await admitOnCurrentSettings(deps, {
+          id,
+          current: () => ({ principal, parents }),
+          reserve: () => reservation(principal, parents, request, route),
+          take: resolve,
+        }));
       } catch (error) {
         state = "closed";
         if (error instanceof GatewayError && error.code === "permission_denied") throw error;

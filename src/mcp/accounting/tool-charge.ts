@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { GatewayError, toGatewayError } from "../../core/errors.js";
 import type { TenancyObserver } from "../../flow/observer.js";
 import { type AdmitResult, type ParentLevel, type SettleResult, subjectOf } from "../../store/tenant-store.js";
+import { admitOnCurrentSettings } from "../../tenancy/admit-current.js";
 import { parentsOf } from "../../tenancy/hierarchy.js";
 import type { Principal } from "../../tenancy/principal.js";
 import { refusal } from "../../tenancy/refusal.js";
@@ -9,9 +10,6 @@ import type { ChargeDeps } from "../../tenancy/tenant-charge.js";
 import type { UsageRecord } from "../../usage/usage-record.js";
 import type { McpError } from "../contract.js";
 import { toolRefusal } from "./tool-refusal.js";
-
-/** Admissions asked again after a `stale` answer at most (as tenant-charge.ts: an admin writing without pause cannot starve calls). */
-const STALE_RETRIES = 3;
 
 type RefusedReason = Parameters<NonNullable<TenancyObserver["tenantRefused"]>>[0]["reason"];
 
@@ -63,29 +61,18 @@ export async function admitTool(deps: ChargeDeps, input: { readonly principal: P
   let reserve = 0;
   let result: AdmitResult;
   try {
-    for (let attempt = 0; ; attempt++) {
-      reserve = [principal, ...parents].some((l) => l.budget !== undefined) ? input.micros : 0;
-      const version = attempt < STALE_RETRIES && (principal.source === "runtime" || principal.team !== undefined) ? deps.settingsVersion?.() : undefined;
-      result = await deps.store.admit({
-        key: subjectOf({ level: "key", id: principal.id }),
-        admissionId: id,
-        limits: principal.limits,
-        ...(principal.budget ? { budget: principal.budget } : {}),
-        ...(principal.source === "runtime" ? { runtimeSha256: principal.sha256 } : {}),
-        reserveTokens: 0,
-        reserveMicros: reserve,
-        ...(version === undefined ? {} : { settingsVersion: version }),
-        ...(parents.length > 0 ? { parents } : {}),
-      });
-      if (result.ok || result.reason !== "stale" || !deps.reread) break;
-      const fresh = await deps.reread(principal.sha256);
-      if (!fresh) {
-        result = { ok: false, reason: "revoked", quota: {} };
-        break;
-      }
-      principal = fresh;
-      parents = parentsOf(fresh, deps.hierarchy);
-    }
+    ({
+      result,
+      reserved: { micros: reserve },
+    } = await admitOnCurrentSettings(deps, {
+      id,
+      current: () => ({ principal, parents }),
+      reserve: () => ({ tokens: 0, micros: [principal, ...parents].some((l) => l.budget !== undefined) ? input.micros : 0 }),
+      take: (fresh) => {
+        principal = fresh;
+        parents = parentsOf(fresh, deps.hierarchy);
+      },
+    }));
   } catch (error) {
     refused("store_unavailable");
     const cause = toGatewayError(error);
