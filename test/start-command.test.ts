@@ -99,7 +99,8 @@ describe("the start command runs the gateway in the process that gets the signal
     expect(received.at(-1)!.delta.case).toBe("finish");
     expect(await gone).toMatchObject({ launcherPid: npm.child.pid, pid: gatewayPid });
     await closed;
-    expect(isRunning(gatewayPid)).toBe(false);
+    // Its output closes as it exits, a moment before it is a zombie (the kernel closes its files first): wait for that moment, bounded.
+    await expect.poll(() => isRunning(gatewayPid), { timeout: 30_000 }).toBe(false);
     expect(npm.lines().find((l) => l.event === "server.stopped")).toMatchObject({ drained: true });
   });
 
@@ -134,7 +135,7 @@ describe("the start command runs the gateway in the process that gets the signal
       await npx.stop();
       expect(await npx.waitForLine((l) => l.event === "server.launcher_gone")).toMatchObject({ pid: gatewayPid });
       await closed;
-      expect(isRunning(gatewayPid!)).toBe(false);
+      await expect.poll(() => isRunning(gatewayPid!), { timeout: 30_000 }).toBe(false);
     } finally {
       await rm(project, { recursive: true, force: true });
     }
