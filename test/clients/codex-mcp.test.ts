@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCodex } from "./helpers/codex.js";
 import { nonce } from "./helpers/gateway.js";
-import { argumentsDigest, CLIENT_SERVER_NAME, ECHO_PRICE_USD, keyReachedServer, MCP_KEY_NAME, MCP_SERVER, type McpClientGateway, startMcpClientGateway } from "./helpers/mcp-gateway.js";
+import { expectOneEchoThroughSluice } from "./helpers/mcp-call-evidence.js";
+import { CLIENT_SERVER_NAME, MCP_SERVER, type McpClientGateway, startMcpClientGateway } from "./helpers/mcp-gateway.js";
 import { evidence, jsonLines } from "./helpers/run.js";
 import { named, runnable } from "./helpers/tier.js";
 
@@ -43,22 +44,7 @@ describe("Codex CLI calling an MCP tool through Sluice's /mcp", () => {
     // What the user sees: the last message quotes what the tool said.
     expect(last, evidence(ran)).toContain(said);
 
-    // The MCP server saw the call through Sluice, with the gateway's identity, never the virtual key.
-    const calls = g.server.calls("echo");
-    expect(calls.length, evidence(ran)).toBe(1);
-    expect(calls[0]!.authorization).toBe(g.identity);
-    expect(keyReachedServer(g.server, g.key)).toBe(false);
-
-    // The ledger, the audit log and the metrics show it.
-    const rows = await g.toolLedgerRows();
-    expect(rows, JSON.stringify(rows)).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ key_name: MCP_KEY_NAME, kind: "tool", tool_server: MCP_SERVER, tool_name: `${MCP_SERVER}_echo`, outcome: "completed" });
-    expect(Number(rows[0]!.cost_micros)).toBe(ECHO_PRICE_USD * 1_000_000);
-    const audited = (await g.auditEvents()).filter((e) => e.action === "mcp.tool_call");
-    expect(audited.map((e) => e.target)).toEqual([`${MCP_SERVER}_echo`]);
-    expect(audited[0]!.details).toMatchObject({ server: MCP_SERVER, tool: "echo", outcome: "ok", argumentsSha256: argumentsDigest({ text: said }) });
-    expect(Object.values(audited[0]!.details).join(" ")).not.toContain(said);
-    const metrics = await g.metrics();
-    expect(metrics.value("sluice_mcp_tool_calls_total", { sluice_mcp_server: MCP_SERVER, sluice_mcp_outcome: "ok" })).toBe(1);
+    // The MCP server, the ledger, the audit log and the metrics all show the one call, made with the gateway's identity.
+    await expectOneEchoThroughSluice(g, said, ran);
   });
 });
