@@ -9,16 +9,19 @@ import { McpView } from "./mcp/mcp-view.js";
 import { Playground } from "./playground/playground.js";
 import { setKey } from "./session.js";
 import { SpendView } from "./spend/spend-view.js";
+import { BusinessLinesView } from "./tenancy/business-lines-view.js";
+import { KeysView } from "./tenancy/keys-view.js";
+import { TeamsView } from "./tenancy/teams-view.js";
 import { useStats } from "./use-stats.js";
 
-type Tab = "live" | "spend" | "batches" | "mcp" | "playground";
+type Tab = "live" | "spend" | "batches" | "mcp" | "keys" | "teams" | "business-lines" | "playground";
 
-const TABS: readonly Tab[] = ["spend", "batches", "mcp", "playground"];
+const TABS: readonly Tab[] = ["spend", "batches", "mcp", "keys", "teams", "business-lines", "playground"];
 const tabOf = (hash: string): Tab => TABS.find((tab) => hash === `#${tab}`) ?? "live";
 
 /**
- * The console: a live view of this gateway, its spend from the ledger, and
- * a playground to try its aliases. Both talk to the gateway with the generated Connect client; the
+ * The console: a live view of this gateway, its spend from the ledger, its
+ * keys, teams and business lines, and a playground to try its aliases. Both talk to the gateway with the generated Connect client; the
  * live view is one WatchStats stream. When the gateway wants the admin key,
  * the whole page waits for it.
  */
@@ -50,6 +53,15 @@ function App() {
           <a href="#mcp" class={tab === "mcp" ? "active" : ""}>
             MCP
           </a>
+          <a href="#keys" class={tab === "keys" ? "active" : ""}>
+            Keys
+          </a>
+          <a href="#teams" class={tab === "teams" ? "active" : ""}>
+            Teams
+          </a>
+          <a href="#business-lines" class={tab === "business-lines" ? "active" : ""}>
+            Business lines
+          </a>
           <a href="#playground" class={tab === "playground" ? "active" : ""}>
             Playground
           </a>
@@ -78,6 +90,12 @@ function App() {
           <BatchesView />
         ) : tab === "mcp" ? (
           <McpView />
+        ) : tab === "keys" ? (
+          <KeysView />
+        ) : tab === "teams" ? (
+          <TeamsView />
+        ) : tab === "business-lines" ? (
+          <BusinessLinesView />
         ) : (
           <Playground />
         )}
