@@ -34,5 +34,7 @@ export function adminProblem(error: unknown, page: Page): string {
  */
 export function refusal(error: unknown): Error {
   const e = ConnectError.from(error);
-  return new Error(`The gateway refused it: ${e.rawMessage} (${Code[e.code] ?? "error"}).`);
+  // Unknown and Unavailable are what a lost connection or a proxy's page become: no refusal by the gateway.
+  const who = e.code === Code.Unknown || e.code === Code.Unavailable ? "The call failed" : "The gateway refused it";
+  return new Error(`${who}: ${e.rawMessage} (${Code[e.code] ?? "error"}).`);
 }
