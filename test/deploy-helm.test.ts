@@ -42,13 +42,13 @@ const configOf = (objects: readonly K8sObject[]): Record<string, Record<string, 
 /** The chart's Secret decoded: the variables a pod gets. */
 const secretEnv = (objects: readonly K8sObject[]): Record<string, string> =>
   Object.fromEntries(Object.entries((one(objects, "Secret").data as Record<string, string>) ?? {}).map(([name, value]) => [name, Buffer.from(value, "base64").toString("utf8")]));
-/** Seconds the preStop hook holds the pod before SIGTERM, whichever handler renders it. */
+/** Seconds the preStop hook holds the pod before SIGTERM, whichever handler renders it (the image has no `sleep`: node waits). */
 function preStopSeconds(container: Container): number {
   const preStop = container.lifecycle!.preStop;
   if (preStop.sleep) return preStop.sleep.seconds;
-  const [command, seconds] = preStop.exec!.command;
-  expect(command).toBe("sleep");
-  return Number(seconds);
+  const [command, flag, script] = preStop.exec!.command;
+  expect([command, flag]).toEqual(["node", "-e"]);
+  return Number(/^setTimeout\(\(\) => \{\}, (\d+)\)$/.exec(script!)![1]) / 1000;
 }
 
 let defaults: K8sObject[];
@@ -93,7 +93,9 @@ describe("the Helm chart (deploy/helm/sluice)", () => {
     expect(container.startupProbe!.httpGet).toMatchObject({ path: "/healthz", port: "http" });
     const config = configOf(defaults);
     expect(config.server).toMatchObject({ host: "0.0.0.0", port });
-    expect(container.args!.slice(0, 2)).toEqual(["--config", "/etc/sluice/sluice.yaml"]);
+    // The image's entrypoint passes --host 0.0.0.0 and sets PORT, which override the file: the chart passes the file's values after them.
+    expect(container.args).toEqual(["--config", "/etc/sluice/sluice.yaml", "--host", "0.0.0.0", "--port", String(port)]);
+    expect((container as unknown as { env: { name: string; value: string }[] }).env).toContainEqual({ name: "PORT", value: String(port) });
     expect(container.volumeMounts).toContainEqual({ name: "config", mountPath: "/etc/sluice", readOnly: true });
 
     // The same file, with a provider key, started for real on loopback: the probes' paths answer 200 there.
@@ -123,8 +125,13 @@ describe("the Helm chart (deploy/helm/sluice)", () => {
       expect(pod.terminationGracePeriodSeconds - preStopSeconds(gateway(objects)) - drainMs / 1000).toBeGreaterThanOrEqual(15);
     }
     expect(gateway(full).lifecycle!.preStop.sleep).toEqual({ seconds: 10 });
-    const longer = await render(["--set", "drain.seconds=300"]);
+    const [longer, short] = await Promise.all([render(["--set", "drain.seconds=300"]), render(["--set", "drain.preStopSleepSeconds=1"])]);
     expect(podSpec(longer).terminationGracePeriodSeconds).toBe(podSpec(defaults).terminationGracePeriodSeconds + 270);
+    // The preStop command as the kubelet would run it: it waits its seconds, then exits 0.
+    const [, ...args] = gateway(short).lifecycle!.preStop.exec!.command;
+    const started = performance.now();
+    await runFile(process.execPath, args, { timeout: 30_000 });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(950);
   });
 
   it("rolls the pods when the configuration or a secret changes, and only then", async () => {
@@ -152,6 +159,14 @@ describe("the Helm chart (deploy/helm/sluice)", () => {
     expect(store.redis.url).toBe(placeholder("SLUICE_REDIS_URL"));
     expect(store.postgres.url).toBe(placeholder("SLUICE_POSTGRES_URL"));
     for (const container of [gateway(full), ...podSpec(full).initContainers!]) expect(container.envFrom).toEqual([{ secretRef: { name: "sluice" } }]);
+  });
+
+  it("reads a Secret of the operator's own with existingSecret, and renders none", async () => {
+    const objects = await render(["-f", FULL_VALUES, "--set", "secrets.existingSecret=llm-secrets"]);
+    expect(objects.some((o) => o.kind === "Secret")).toBe(false);
+    for (const container of [gateway(objects), ...podSpec(objects).initContainers!]) expect(container.envFrom).toEqual([{ secretRef: { name: "llm-secrets" } }]);
+    expect(Object.keys(podAnnotations(objects))).not.toContain("checksum/secret");
+    for (const value of Object.values(secretEnv(full))) expect(JSON.stringify(objects).includes(value)).toBe(false);
   });
 
   it("writes the store URLs in at pod start, into memory, and the gateway accepts the file it gets", async () => {
