@@ -27,10 +27,14 @@ afterAll(async () => {
   await db?.drop();
 });
 
+/** A protobuf JSON body, read by path in the assertions. */
+// biome-ignore lint/suspicious/noExplicitAny: a JSON body the assertions read by path
+type Json = Record<string, any>;
+
 interface Answer {
   readonly status: number;
   readonly contentType: string | null;
-  readonly json: Record<string, any>;
+  readonly json: Json;
 }
 
 /** `curl -X POST $SLUICE/sluice.admin.v1.AdminService/<method> -H 'content-type: application/json' -H "authorization: Bearer $SLUICE_ADMIN_KEY" -d '<body>'` */
@@ -40,7 +44,7 @@ async function admin(method: string, body: unknown, key: string | null = ADMIN_K
     headers: { "content-type": "application/json", ...(key === null ? {} : { authorization: `Bearer ${key}` }) },
     body: JSON.stringify(body),
   });
-  return { status: res.status, contentType: res.headers.get("content-type"), json: (await res.json()) as Record<string, any> };
+  return { status: res.status, contentType: res.headers.get("content-type"), json: (await res.json()) as Json };
 }
 
 async function chat(key: string): Promise<number> {
