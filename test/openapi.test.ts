@@ -193,10 +193,31 @@ describe("GET /openapi.json", () => {
       const request = validator.getSchema(`openapi.json#/components/schemas/sluice.admin.v1.${method}Request`)!;
       expect(request(body), `${method} request: ${JSON.stringify(request.errors)}`).toBe(true);
     };
+    // The schemas refuse what protobuf JSON would not write: a name that is a number, an enum by number, two members of one oneof.
+    const createKey = validator.getSchema("openapi.json#/components/schemas/sluice.admin.v1.CreateKeyRequest")!;
+    expect(createKey({ name: 1 })).toBe(false);
+    expect(createKey({ name: "x", budget: { period: 1 } })).toBe(false);
+    const delta = validator.getSchema("openapi.json#/components/schemas/sluice.v1.StreamChatResponse")!;
+    expect(delta({ sequence: "1", text: {} })).toBe(true);
+    expect(delta({ sequence: "1", text: {}, usage: {} })).toBe(false);
     await check("CreateKey", { name: "schema-check", limits: { requestsPerMinute: 5, tokensPerMinute: "1000" }, budget: { usdMicros: "2000000", period: "PERIOD_DAY" } }, ADMIN_KEY, "sluice.admin.v1.CreateKeyResponse", 200);
     await check("UpdateKey", { name: "schema-check", updateMask: "limits", limits: { concurrentStreams: 2 } }, ADMIN_KEY, "sluice.admin.v1.UpdateKeyResponse", 200);
     await check("ListKeys", {}, ADMIN_KEY, "sluice.admin.v1.ListKeysResponse", 200);
     await check("ListKeys", {}, null, "sluice.connect.Error", 401);
     await check("RevokeKey", { name: "schema-check" }, ADMIN_KEY, "sluice.admin.v1.RevokeKeyResponse", 200);
+
+    // A public unary RPC: a whole answer (oneofs, 64-bit counters, enums) against the schema its operation names.
+    const chat = doc.paths["/sluice.v1.ChatService/Chat"]!.post! as { requestBody: { content: Record<string, { schema: { $ref: string } }> }; responses: Record<string, { content: Record<string, { schema: { $ref: string } }> }> };
+    const body = { model: "demo", messages: [{ role: "ROLE_USER", content: [{ text: "Hello" }] }] };
+    const res = await fetch(`${h.url}/sluice.v1.ChatService/Chat`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${KEY}` }, body: JSON.stringify(body) });
+    expect(res.status).toBe(200);
+    const answer: unknown = await res.json();
+    for (const [schema, value] of [
+      [chat.responses["200"]!.content["application/json"]!.schema.$ref, answer],
+      [chat.requestBody.content["application/json"]!.schema.$ref, body],
+    ] as const) {
+      const validate = validator.getSchema(`openapi.json${schema}`)!;
+      expect(validate(value), `${schema}: ${JSON.stringify(validate.errors)}`).toBe(true);
+    }
   });
 });
