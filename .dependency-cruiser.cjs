@@ -114,6 +114,13 @@ module.exports = {
       },
     },
     {
+      name: "openapi-only-describes",
+      severity: "error",
+      comment: "openapi/ describes the port (the edges' body schemas and field tables, the proto descriptors); it serves no call, so it never reaches the call layer, the pipeline or the port.",
+      from: { path: below("openapi") },
+      to: { path: below("call", "pipeline", "resilience", "attempt", "providers", "upstream", "server", "tenancy", "store") },
+    },
+    {
       name: "simulator-stands-alone",
       severity: "error",
       comment: "The simulator plays the providers; it shares no gateway code, so it cannot agree with a bug.",

@@ -1,3 +1,4 @@
+import type { DescMethod, DescService } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { Health } from "../gen/grpc/health/v1/health_pb.js";
 import { AdminService } from "../gen/sluice/admin/v1/admin_service_pb.js";
@@ -56,6 +57,9 @@ import type { SpendReports } from "./ledger/spend-reports.js";
 import type { Logger } from "./logging/logger.js";
 import type { McpCredentials } from "./mcp/credentials/mcp-credentials.js";
 import type { McpOverviewOptions } from "./mcp/mcp-overview.js";
+import { openApiDocument } from "./openapi/openapi-document.js";
+import { createOpenApiRoute } from "./openapi/openapi-route.js";
+import { ADMIN, ADMIN_OR_OPEN_CONSOLE, KEY, OPEN, type Security } from "./openapi/security.js";
 import type { StreamRegistry } from "./pipeline/stream-registry.js";
 import type { ResponseState } from "./response-state/response-state.js";
 import type { ResponsesAdmin } from "./response-state/responses-admin.js";
@@ -182,6 +186,8 @@ export function createRoutes(options: RoutesOptions): Route {
   const { calls, health, watch, responseState } = options;
   // One set of batch operations behind both edges: a file or batch is checked, stored and run alike whichever way it came.
   const batchOperations = options.batches ? createBatchOperations({ ...options.batches, limits: options.limits, checkLine: checkOpenAiLine(options.limits) }) : undefined;
+  // The Connect services registered, each with who may call it: /openapi.json describes them from their descriptors.
+  const described: { service: DescService; security: (method: DescMethod) => Security }[] = [];
   const rpc = createRpcHandler({
     routes: (router: ConnectRouter) => {
       router.service(ChatService, createChatService({ calls, maxJsonDepth: options.limits.maxJsonDepth, ...(responseState ? { responseState } : {}) }));
@@ -205,6 +211,11 @@ export function createRoutes(options: RoutesOptions): Route {
       // WatchStats may be served without the rest (an open console with no admin key): the rest then answers UNIMPLEMENTED.
       if (admin || watch) router.service(AdminService, { ...admin, ...(watch ? { watchStats: watch.watchStats } : {}) });
       registerReflection(router, [ChatService, EmbeddingService, ...optional, ...(admin || watch ? [AdminService] : []), Health]);
+      described.push(...[ChatService, EmbeddingService, ...optional].map((service) => ({ service, security: () => KEY })), { service: Health, security: () => OPEN });
+      if (admin || watch) {
+        const watchOpen = options.console.access === "open";
+        described.push({ service: AdminService, security: (method) => (method.name === "WatchStats" && watchOpen ? ADMIN_OR_OPEN_CONSOLE : ADMIN) });
+      }
     },
     limits: options.limits,
     sendTimeoutMs: options.sendTimeoutMs,
@@ -216,6 +227,9 @@ export function createRoutes(options: RoutesOptions): Route {
   const conversations = options.responseState && conversationStore ? { ...options.responseState, conversations: conversationStore } : undefined;
   const openAi = { calls, limits: options.limits, keepaliveMs: options.sseKeepaliveMs, sendTimeoutMs: options.sendTimeoutMs };
   const badId = (field: string, what: string) => new GatewayError("invalid_request", `path: the ${what} has a malformed percent-escape or a control character`, { field });
+
+  // What /openapi.json lists beside the table: the port's handlers after it.
+  const fixedRoutes = { metrics: options.metrics !== undefined, debug: options.debug !== undefined, console: options.console.access !== "off" };
 
   const http: readonly HttpRoute[] = [
     { method: "POST", path: "/v1/chat/completions", edge: "openai", serve: (req, res, exchange) => chatCompletions(req, res, exchange, openAi) },
@@ -249,6 +263,8 @@ export function createRoutes(options: RoutesOptions): Route {
     ...(options.mcp ? ["POST", "GET", "DELETE"].map((method) => ({ method, path: "/mcp", edge: "mcp" as const, serve: options.mcp! })) : []),
     ...(options.admin && options.reports ? [{ method: "GET", path: "/admin/v1/spend.csv", serve: spendCsvRoute(options.admin, options.reports) }] : []),
     ...(options.admin && options.evaluations ? [{ method: "GET", path: "/admin/v1/evaluations/{id}/report.csv", serve: evaluationReportRoute(options.admin, options.evaluations) }] : []),
+    // This port's OpenAPI description, from this very table and the services above (src/openapi/).
+    { method: "GET", path: "/openapi.json", edge: "http", serve: createOpenApiRoute(() => openApiDocument({ routes: http, services: described, fixed: fixedRoutes })) },
   ];
   const idField: Record<string, [string, string]> = {
     "/v1/chat/completions/{id}/stream": ["response_id", "response id"],
