@@ -26,6 +26,7 @@ import { publicProfileScenario } from "./scenarios/public-profile.js";
 import { responsesStateRun } from "./scenarios/responses-state.js";
 import { runResume } from "./scenarios/resume.js";
 import { semanticRun } from "./scenarios/semantic.js";
+import { sizingScenario } from "./scenarios/sizing.js";
 import { slowScenario } from "./scenarios/slow.js";
 import { telemetryScenario } from "./scenarios/telemetry.js";
 import { throughputScenario } from "./scenarios/throughput.js";
@@ -115,6 +116,7 @@ async function main(): Promise<void> {
       "key-flood": keyFloodScenario,
       "head-of-line": headOfLineRun,
       "pglite-thread": pgliteThreadRun,
+      sizing: sizingScenario,
     };
     const run = args.only === undefined ? undefined : single[args.only];
     if (run) {
