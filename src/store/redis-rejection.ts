@@ -6,14 +6,16 @@
  * prefix without a hash tag), MOVED/ASK reaching the store (a standalone
  * client on a cluster node), NOPERM/NOAUTH/WRONGPASS (the ACL user lacks a
  * command or a key pattern, or the password is wrong), an unknown command
- * (a Redis too old, or a proxy that filters scripts). LOADING, BUSY, OOM,
- * TRYAGAIN, CLUSTERDOWN, MASTERDOWN and READONLY pass with time (a restart,
- * a failover) and are not rejections.
+ * (a Redis too old, or a proxy that filters scripts), an ACL refusal of a
+ * command a script runs ("ERR The user executing the script can't run…",
+ * which a fallback used to hide). LOADING, BUSY, OOM, TRYAGAIN,
+ * CLUSTERDOWN, MASTERDOWN and READONLY pass with time (a restart, a
+ * failover) and are not rejections.
  */
 const REJECTING_CODES = new Set(["CROSSSLOT", "MOVED", "ASK", "NOPERM", "NOAUTH", "WRONGPASS", "NOSCRIPT"]);
 
 /** Messages of plain `ERR` replies that are rejections too (lower case). */
-const REJECTING_ERR = ["unknown command", "non local key", "do not hash to the same slot", "cluster support disabled", "no permissions"];
+const REJECTING_ERR = ["unknown command", "non local key", "do not hash to the same slot", "cluster support disabled", "no permissions", "can't run this command", "can't access at least one of the"];
 
 /**
  * The reply's code (its first word, e.g. `CROSSSLOT`, or `ERR` for the

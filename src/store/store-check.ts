@@ -1,5 +1,5 @@
 import { createStoreClient, type RedisTopology, type SluiceRedisClient } from "./redis-connection.js";
-import { StoreRejectedError, redisRejection } from "./redis-rejection.js";
+import { redisRejection, StoreRejectedError } from "./redis-rejection.js";
 import { redisScript } from "./redis-script.js";
 import { within } from "./within.js";
 
@@ -85,4 +85,3 @@ function readyWithin(client: SluiceRedisClient, timeoutMs: number): Promise<bool
     client.on("ready", onReady);
   });
 }
-
