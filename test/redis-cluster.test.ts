@@ -181,6 +181,7 @@ describe("a gateway on a 3-master Redis Cluster", () => {
     const counts = { ok: 0, refused: 0, other: 0, okAfterSwitch: 0, refusedAfterSwitch: 0 };
     let switched = false;
     let failoverAsked = false;
+    let promotionMs = 0;
     const deadline = Date.now() + 90_000;
     const worker = async () => {
       while (Date.now() < deadline && !(switched && counts.refusedAfterSwitch >= 10)) {
@@ -197,14 +198,16 @@ describe("a gateway on a 3-master Redis Cluster", () => {
     const failover = (async () => {
       await until(async () => counts.ok >= FAILOVER_LIMIT / 3, "traffic before the failover");
       failoverAsked = true;
+      const asked = performance.now();
       await cluster.cli(replica, "CLUSTER", "FAILOVER");
       await until(async () => (await cluster.masterOfSlot(slot)) === replica, "the replica promoted", 60_000);
+      promotionMs = Math.round(performance.now() - asked);
       switched = true;
     })();
     await Promise.all([worker(), worker(), worker(), worker(), failover]);
     expect(failoverAsked && switched).toBe(true);
     const fallbacks = h.logs().filter((l) => l.event === "store.down").length;
-    console.info(`failover under traffic: ${JSON.stringify({ ...counts, limit: FAILOVER_LIMIT, storeDownEvents: fallbacks })}`);
+    console.info(`failover under traffic: ${JSON.stringify({ ...counts, limit: FAILOVER_LIMIT, storeDownEvents: fallbacks, promotionMs })}`);
     expect(counts.other).toBe(0);
     expect(counts.ok).toBeGreaterThanOrEqual(FAILOVER_LIMIT);
     expect(counts.ok).toBeLessThanOrEqual(2 * FAILOVER_LIMIT);

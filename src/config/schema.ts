@@ -468,7 +468,7 @@ const redisStoreSchema = z.strictObject({
       caFile: z.string().min(1).optional().meta({ description: "PEM file of the CA(s) that signed Redis's certificates (a private CA); read at start.", unset: "the system's CAs" }),
     })
     .optional()
-    .meta({ description: "TLS to Redis, for `rediss://` URLs." }),
+    .meta({ description: "TLS to Redis, for `rediss://` URLs.", unset: "`rediss://` trusts the system's CAs" }),
 });
 
 /** The hash tag Redis Cluster would read from a key starting with `prefix` (the first `{…}` with something inside), if any. */
