@@ -463,6 +463,21 @@ const redisStoreSchema = z.strictObject({
         "`url` is a node of a Redis Cluster (see [Redis: supported topologies](deployment.md#redis-supported-topologies)). The prefix must then hold a hash tag (e.g. `{sluice}:`): every key of the gateway lands in that tag's slot, on one master.",
       unset: "`url` is one Redis (standalone or a primary); start fails if it is a cluster node",
     }),
+  sentinel: z
+    .strictObject({
+      name: z.string().min(1).max(128).meta({ description: "The primary's name in the Sentinels' configuration (`sentinel monitor <name> …`)." }),
+      nodes: z
+        .array(z.url({ protocol: /^rediss?$/ }))
+        .max(64)
+        .default([])
+        .meta({ description: "More Sentinels besides `url` (host and port are read)." }),
+    })
+    .optional()
+    .meta({
+      description:
+        "`url` is a Sentinel (see [Redis: supported topologies](deployment.md#redis-supported-topologies)): the primary is asked of the Sentinels and followed through failovers. The user, password and TLS of `url` are the primary's.",
+      unset: "no Sentinel",
+    }),
   tls: z
     .strictObject({
       caFile: z.string().min(1).optional().meta({ description: "PEM file of the CA(s) that signed Redis's certificates (a private CA); read at start.", unset: "the system's CAs" }),
@@ -879,6 +894,7 @@ export const configSchema = z.strictObject({
           message: "with cluster, the prefix must hold a hash tag, e.g. `{sluice}:`: a script's keys must share one slot",
           path: ["prefix"],
         })
+        .refine((r) => r.cluster === undefined || r.sentinel === undefined, { message: "give cluster or sentinel, not both", path: ["sentinel"] })
         .refine((r) => r.tls === undefined || r.url.startsWith("rediss:"), { message: "tls is for `rediss://` URLs", path: ["tls"] })
         .optional()
         .meta({

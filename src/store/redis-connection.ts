@@ -32,6 +32,8 @@ export interface RedisTopology {
   readonly url: string;
   /** Redis Cluster: more seed nodes besides `url` (the rest are discovered with CLUSTER SLOTS). */
   readonly cluster?: { readonly nodes: readonly string[] };
+  /** Sentinel: `url` and `nodes` are Sentinels watching the primary called `name`; the user, password and TLS of `url` are the data nodes'. */
+  readonly sentinel?: { readonly name: string; readonly nodes: readonly string[] };
   /** A PEM CA bundle that signed the servers' certificates (`rediss://` only), instead of the system's. */
   readonly tls?: { readonly caFile?: string };
 }
@@ -64,6 +66,7 @@ export function createStoreClient(options: RedisConnectionOptions): SluiceRedisC
     // failover is followed (redirection is not a retry), and the slot map is read again.
     return new Cluster(seedNodes(options), { ...clusterCommon(options, own), lazyConnect: true, enableOfflineQueue: false });
   }
+  if (options.sentinel) return new Redis({ lazyConnect: true, ...own, ...sentinelOptions(options) });
   return new Redis(options.url, { lazyConnect: true, ...own, ...credentials(options) });
 }
 
@@ -77,7 +80,26 @@ export function createStoreClient(options: RedisConnectionOptions): SluiceRedisC
 export function createQueueClient(topology: RedisTopology): SluiceRedisClient {
   const own = { maxRetriesPerRequest: null, connectTimeout: 5_000, ...COMMON } as const;
   if (topology.cluster) return new Cluster(seedNodes(topology), { ...clusterCommon(topology, own), maxRedirections: 64 });
+  if (topology.sentinel) return new Redis({ ...own, ...sentinelOptions(topology) });
   return new Redis(topology.url, { ...own, ...credentials(topology) });
+}
+
+/**
+ * The primary as the Sentinels name it: asked at each connection, and,
+ * with the failover detector, followed as soon as a Sentinel announces a
+ * switch (the demoted primary's clients are also disconnected by Sentinel).
+ * Sentinels are reached without the data nodes' password, with their TLS.
+ */
+function sentinelOptions(topology: RedisTopology): RedisOptions {
+  const tls = credentials(topology).tls;
+  return {
+    sentinels: seedNodes({ url: topology.url, cluster: { nodes: topology.sentinel?.nodes ?? [] } }),
+    name: topology.sentinel!.name,
+    failoverDetector: true,
+    sentinelRetryStrategy: reconnectDelayMs,
+    ...(tls ? { enableTLSForSentinelMode: true, sentinelTLS: tls } : {}),
+    ...credentials(topology),
+  };
 }
 
 /** `url` first, then the other seeds; each as host and port only (the credentials go to every node, see `credentials`). */

@@ -55,7 +55,8 @@ const rejection = (error: unknown, doing: string) => {
  */
 export async function checkStoreAtStart(options: { readonly topology: RedisTopology; readonly prefix: string; readonly client: SluiceRedisClient; readonly timeoutMs: number }): Promise<"checked" | "unreachable"> {
   const { topology, timeoutMs } = options;
-  const isCluster = await clusterEnabled(topology, timeoutMs);
+  // A Sentinel is not a data node: only the probe, through the primary it names, says something.
+  const isCluster = topology.sentinel ? false : await clusterEnabled(topology, timeoutMs);
   if (isCluster === undefined) return "unreachable";
   if (isCluster && !topology.cluster) {
     throw new StoreRejectedError("TOPOLOGY", "store.redis.url is a node of a Redis Cluster: set store.redis.cluster (and a prefix with a hash tag, e.g. `{sluice}:`)");
