@@ -396,10 +396,13 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
       : undefined;
   // A store Redis refuses for good (a wrong topology, prefix or ACL) fails start; found later, it holds readiness (below).
   await tenancy.checkAtStart();
-  const followRejected = () => health.hold("store_rejected", Object.keys(tenancy.rejected).length > 0);
+  const followRejected = () => {
+    const rejected = Object.keys(tenancy.rejected).length > 0;
+    health.hold("store_rejected", rejected);
+    health.detail("store", rejected ? () => ({ rejected: tenancy.rejected }) : undefined);
+  };
   followRejected();
   const stopFollowingRejected = tenancy.onRejectedChange(followRejected);
-  health.detail("store", () => (Object.keys(tenancy.rejected).length > 0 ? { rejected: tenancy.rejected } : undefined));
   // A fail-closed store that is not connected would refuse every keyed request: not ready until it is.
   if (!tenancy.ready) health.hold("store", true);
   const stopFollowingStore = tenancy.onReadyChange((storeReady) => {
