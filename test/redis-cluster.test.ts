@@ -21,11 +21,18 @@ import { type OwnCluster, startOwnCluster, until } from "./helpers/redis-cluster
  * BullMQ queue all work, and a master failover under traffic loses no
  * usage record and keeps a key's admissions within twice its limit.
  */
-const KEYS = { limited: "sk-test-cluster-limited-4b6d8f0a2c", budget: "sk-test-cluster-budget-7e9a1c3b5d", traffic: "sk-test-cluster-traffic-0f2b4d6e8a", batch: "sk-test-cluster-batch-3c5e7a9b1d" };
+const KEYS = {
+  limited: "sk-test-cluster-limited-4b6d8f0a2c",
+  budget: "sk-test-cluster-budget-7e9a1c3b5d",
+  traffic: "sk-test-cluster-traffic-0f2b4d6e8a",
+  killed: "sk-test-cluster-killed-8a0c2e4b6d",
+  batch: "sk-test-cluster-batch-3c5e7a9b1d",
+};
 const PRICE = { inputPerMTok: 1_000, outputPerMTok: 2_000 };
 const PREFIX = "{sluice-ct}:";
 const LIMIT = 20;
 const FAILOVER_LIMIT = 60;
+const KILL_LIMIT = 60;
 
 let cluster: OwnCluster;
 let db: OwnDatabase;
@@ -39,7 +46,7 @@ beforeAll(async () => {
       providers: { simulator: { kind: "openai", baseUrl: sim.openAiBaseUrl, breaker: { failures: 10_000 } } },
       models: { chat: { provider: "simulator", model: "sim-1?tokens=3", price: PRICE } },
     }),
-    env: { LIMITED: KEYS.limited, BUDGET: KEYS.budget, TRAFFIC: KEYS.traffic, BATCH: KEYS.batch },
+    env: { KILLED: KEYS.killed, LIMITED: KEYS.limited, BUDGET: KEYS.budget, TRAFFIC: KEYS.traffic, BATCH: KEYS.batch },
     auth: {
       tagKeys: ["batch_id"],
       keys: [
@@ -47,6 +54,7 @@ beforeAll(async () => {
         { name: "budget", keyEnv: "BUDGET", team: "thrifty" },
         { name: "traffic", keyEnv: "TRAFFIC", limits: { requestsPerMinute: FAILOVER_LIMIT } },
         { name: "batch", keyEnv: "BATCH" },
+        { name: "killed", keyEnv: "KILLED", limits: { requestsPerMinute: KILL_LIMIT } },
       ],
       teams: [{ name: "thrifty", businessLine: "retail", budget: { usd: 0.05, period: "month" } }],
       businessLines: [{ name: "retail" }],
@@ -55,7 +63,8 @@ beforeAll(async () => {
       redis: { url: cluster.urls[0]!, cluster: { nodes: cluster.urls.slice(1, 3) }, prefix: PREFIX, failMode: "open", timeoutMs: 2_000 },
       postgres: { url: db.url, poolSize: 4 },
     },
-    ledger: { flushMs: 60_000 },
+    // A record the stream lost with a killed master is written from this replica's copy after claimIdleMs.
+    ledger: { flushMs: 60_000, claimIdleMs: 2_000 },
     batch: { concurrency: 2 },
   });
   await h.waitForLog((l) => l.event === "store.connected", 60_000);
@@ -222,4 +231,49 @@ describe("a gateway on a 3-master Redis Cluster", () => {
     );
     expect(await ledgerRows("traffic")).toBe(counts.ok);
   }, 240_000);
+
+  it("keeps every usage record and a key's admissions within twice its limit when the master is killed under traffic", async () => {
+    const slot = Number(await cluster.cli(cluster.ports[0]!, "CLUSTER", "KEYSLOT", PREFIX));
+    const master = await cluster.masterOfSlot(slot);
+    const replica = (await cluster.roles()).replicas.find((r) => r.masterPort === master)!.port;
+    await until(async () => (await cluster.cli(replica, "INFO", "replication")).includes("master_link_status:up"), "the replica in sync");
+    const counts = { ok: 0, refused: 0, other: 0, refusedAfterSwitch: 0 };
+    let switched = false;
+    let promotionMs = 0;
+    const deadline = Date.now() + 120_000;
+    const worker = async () => {
+      while (Date.now() < deadline && !(switched && counts.refusedAfterSwitch >= 10)) {
+        const status = await chat(KEYS.killed);
+        if (status === 200) counts.ok++;
+        else if (status === 429) {
+          counts.refused++;
+          if (switched) counts.refusedAfterSwitch++;
+        } else counts.other++;
+      }
+    };
+    const kill = (async () => {
+      await until(async () => counts.ok >= KILL_LIMIT / 3, "traffic before the kill");
+      const killedAt = performance.now();
+      await cluster.kill(master);
+      await until(async () => (await cluster.masterOfSlot(slot)) === replica, "the replica promoted", 90_000);
+      promotionMs = Math.round(performance.now() - killedAt);
+      switched = true;
+    })();
+    await Promise.all([worker(), worker(), worker(), worker(), kill]);
+    const events = (name: string) => h.logs().filter((l) => l.event === name).length;
+    console.info(`killed master under traffic: ${JSON.stringify({ ...counts, limit: KILL_LIMIT, promotionMs, storeDown: events("store.down"), storeSlow: events("store.slow"), errorReplies: events("store.error_reply") })}`);
+    expect(switched).toBe(true);
+    expect(counts.other).toBe(0);
+    expect(counts.ok).toBeGreaterThanOrEqual(KILL_LIMIT);
+    expect(counts.ok).toBeLessThanOrEqual(2 * KILL_LIMIT);
+    await until(
+      async () => {
+        await h.sluice.ledger!.flush();
+        return (await ledgerRows("killed")) === counts.ok;
+      },
+      `all ${counts.ok} usage rows in the ledger`,
+      90_000,
+    );
+    expect(await ledgerRows("killed")).toBe(counts.ok);
+  }, 300_000);
 });

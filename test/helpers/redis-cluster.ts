@@ -22,6 +22,8 @@ export interface OwnCluster {
   masterOfSlot(slot: number): Promise<number>;
   /** Waits until every node reports `cluster_state:ok` and the masters are `expected` (when given). */
   settled(timeoutMs?: number): Promise<void>;
+  /** Kills one node (SIGKILL by its PID) and waits for its exit: a master that dies, not one that hands over. */
+  kill(port: number): Promise<void>;
   /** Stops every node it started (SIGKILL by PID) and removes its files. */
   stop(): Promise<void>;
 }
@@ -125,6 +127,13 @@ export async function startOwnCluster(options: ClusterOptions = {}): Promise<Own
     async settled(timeoutMs = 60_000) {
       const live = () => ports.filter((_, i) => children[i]!.exitCode === null && children[i]!.signalCode === null);
       await until(async () => (await Promise.all(live().map((p) => cli(p, "CLUSTER", "INFO")))).every((info) => info.includes("cluster_state:ok")), "cluster_state:ok on every node", timeoutMs);
+    },
+    async kill(port) {
+      const child = children[ports.indexOf(port)]!;
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = once(child, "exit");
+      process.kill(child.pid!, "SIGKILL");
+      await exited;
     },
     stop,
   };
