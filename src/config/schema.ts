@@ -898,7 +898,7 @@ export const configSchema = z.strictObject({
         .refine((r) => r.tls === undefined || r.url.startsWith("rediss:"), { message: "tls is for `rediss://` URLs", path: ["tls"] })
         .optional()
         .meta({
-          description: "One Redis (standalone, or a primary behind a managed service's endpoint) or a Redis Cluster (`cluster`), shared by every replica.",
+          description: "One Redis (standalone, or a primary behind a managed service's endpoint), a primary found through Sentinel (`sentinel`) or a Redis Cluster (`cluster`), shared by every replica.",
           unset: "limits, spend, usage and exact-cache entries in process",
         }),
       postgres: postgresStoreSchema.optional().meta({
