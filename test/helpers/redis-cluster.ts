@@ -49,7 +49,29 @@ export async function until(check: () => Promise<boolean>, what: string, timeout
 }
 
 async function launchNode(dir: string, port: number, extra: readonly string[]): Promise<ChildProcess> {
-  const args = ["--port", String(port), "--bind", "127.0.0.1", "--cluster-enabled", "yes", "--cluster-config-file", `nodes-${port}.conf`, "--cluster-node-timeout", "2000", "--dir", dir, "--save", "", "--appendonly", "no", ...extra];
+  // The bus port defaults to port + 10000, which may be taken or past 65535: a free one of its own.
+  const busPort = await freePort();
+  const args = [
+    "--port",
+    String(port),
+    "--cluster-port",
+    String(busPort),
+    "--bind",
+    "127.0.0.1",
+    "--cluster-enabled",
+    "yes",
+    "--cluster-config-file",
+    `nodes-${port}.conf`,
+    "--cluster-node-timeout",
+    "2000",
+    "--dir",
+    dir,
+    "--save",
+    "",
+    "--appendonly",
+    "no",
+    ...extra,
+  ];
   const child = adopt(spawn("redis-server", args, { stdio: ["ignore", "pipe", "pipe"], cwd: dir }));
   let out = "";
   await new Promise<void>((resolve, reject) => {
