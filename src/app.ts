@@ -394,6 +394,15 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
           (error, retryInMs) => logger.warn({ event: "server.readiness_waits", waitingFor: "database", error: error instanceof Error ? error.message : String(error), retryInMs }),
         )
       : undefined;
+  // A store Redis refuses for good (a wrong topology, prefix or ACL) fails start; found later, it holds readiness (below).
+  await tenancy.checkAtStart();
+  const followRejected = () => {
+    const rejected = Object.keys(tenancy.rejected).length > 0;
+    health.hold("store_rejected", rejected);
+    health.detail("store", rejected ? () => ({ rejected: tenancy.rejected }) : undefined);
+  };
+  followRejected();
+  const stopFollowingRejected = tenancy.onRejectedChange(followRejected);
   // A fail-closed store that is not connected would refuse every keyed request: not ready until it is.
   if (!tenancy.ready) health.hold("store", true);
   const stopFollowingStore = tenancy.onReadyChange((storeReady) => {
@@ -570,6 +579,7 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
   let serverGraceMs: number | undefined;
   closers.push("server", async () => {
     stopFollowingStore();
+    stopFollowingRejected();
     databaseReadiness?.stop();
     statsWatch?.close();
     await server?.close(serverGraceMs);
@@ -689,7 +699,7 @@ function startBatches(options: BatchesOptions): BatchRunner {
   };
   // Replicas share batches when they share both the database (the lines) and Redis (the queue); otherwise each runs its own.
   const sharedRedis = config.store?.postgres ? config.store.redis : undefined;
-  return sharedRedis ? createQueuedBatchRunner({ ...batchRunner, client: () => createQueueClient(sharedRedis.url), prefix: sharedRedis.prefix, leaseMs: config.batch.leaseMs }) : createBatchRunner(batchRunner);
+  return sharedRedis ? createQueuedBatchRunner({ ...batchRunner, client: () => createQueueClient(sharedRedis), prefix: sharedRedis.prefix, leaseMs: config.batch.leaseMs }) : createBatchRunner(batchRunner);
 }
 
 /** An evaluation's embeddings, as the key that owns it (`""`: no key), bounded like a client's call would be: a report waits on them. */

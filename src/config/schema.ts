@@ -449,7 +449,50 @@ const redisStoreSchema = z.strictObject({
     .max(86_400_000)
     .default(900_000)
     .meta({ description: "A stream's concurrency slot and budget reservation are released this long after its replica last renewed them (every third of it, while the stream runs): how long a replica that died mid-stream keeps them." }),
+  cluster: z
+    .strictObject({
+      nodes: z
+        .array(z.url({ protocol: /^rediss?$/ }))
+        .max(64)
+        .default([])
+        .meta({ description: "More seed nodes besides `url` (host and port are read; the user, password and TLS of `url` apply to every node). The rest of the cluster is discovered." }),
+    })
+    .optional()
+    .meta({
+      description:
+        "`url` is a node of a Redis Cluster (see [Redis: supported topologies](deployment.md#redis-supported-topologies)). The prefix must then hold a hash tag (e.g. `{sluice}:`): every key of the gateway lands in that tag's slot, on one master.",
+      unset: "`url` is one Redis (standalone or a primary); start fails if it is a cluster node",
+    }),
+  sentinel: z
+    .strictObject({
+      name: z.string().min(1).max(128).meta({ description: "The primary's name in the Sentinels' configuration (`sentinel monitor <name> …`)." }),
+      nodes: z
+        .array(z.url({ protocol: /^rediss?$/ }))
+        .max(64)
+        .default([])
+        .meta({ description: "More Sentinels besides `url` (host and port are read)." }),
+    })
+    .optional()
+    .meta({
+      description:
+        "`url` is a Sentinel (see [Redis: supported topologies](deployment.md#redis-supported-topologies)): the primary is asked of the Sentinels and followed through failovers. The user, password and TLS of `url` are the primary's.",
+      unset: "no Sentinel",
+    }),
+  tls: z
+    .strictObject({
+      caFile: z.string().min(1).optional().meta({ description: "PEM file of the CA(s) that signed Redis's certificates (a private CA); read at start.", unset: "the system's CAs" }),
+    })
+    .optional()
+    .meta({ description: "TLS to Redis, for `rediss://` URLs.", unset: "`rediss://` trusts the system's CAs" }),
 });
+
+/** The hash tag Redis Cluster would read from a key starting with `prefix` (the first `{…}` with something inside), if any. */
+export function prefixHashTag(prefix: string): string | undefined {
+  const open = prefix.indexOf("{");
+  if (open < 0) return undefined;
+  const close = prefix.indexOf("}", open + 1);
+  return close > open + 1 ? prefix.slice(open + 1, close) : undefined;
+}
 
 export const configSchema = z.strictObject({
   server: z
@@ -847,8 +890,17 @@ export const configSchema = z.strictObject({
   store: z
     .strictObject({
       redis: redisStoreSchema
+        .refine((r) => r.cluster === undefined || prefixHashTag(r.prefix) !== undefined, {
+          message: "with cluster, the prefix must hold a hash tag, e.g. `{sluice}:`: a script's keys must share one slot",
+          path: ["prefix"],
+        })
+        .refine((r) => r.cluster === undefined || r.sentinel === undefined, { message: "give cluster or sentinel, not both", path: ["sentinel"] })
+        .refine((r) => r.tls === undefined || r.url.startsWith("rediss:"), { message: "tls is for `rediss://` URLs", path: ["tls"] })
         .optional()
-        .meta({ description: "One Redis (standalone, or a primary with replicas behind Sentinel or a managed service), not Cluster, shared by every replica.", unset: "limits, spend, usage and exact-cache entries in process" }),
+        .meta({
+          description: "One Redis (standalone, or a primary behind a managed service's endpoint), a primary found through Sentinel (`sentinel`) or a Redis Cluster (`cluster`), shared by every replica.",
+          unset: "limits, spend, usage and exact-cache entries in process",
+        }),
       postgres: postgresStoreSchema.optional().meta({
         description:
           "The one database of the features that need one: the spend ledger, the audit log, batches and their files, evaluation recordings and datasets, shadow comparisons, and the semantic cache. A server by `url`, or the embedded PGlite. It opens behind the port when a feature first needs it; until it is open those features go without or wait (the semantic cache misses; ledger and audit records wait for it).",

@@ -96,6 +96,8 @@ export interface TenancyObserver {
   usageRecorded?(event: { readonly record: UsageRecord; readonly result: SettleResult | "flushed" }): void;
   /** One admission or settle served by this replica alone because Redis was down or slow. */
   storeFallback?(event: { readonly operation: "admit" | "settle" }): void;
+  /** Redis refused a call for good (CROSSSLOT, NOPERM…: store/redis-rejection.ts), by operation and the reply's code. */
+  storeRejected?(event: { readonly operation: string; readonly code: string }): void;
   /** Redis stopped answering (`up` false, with the cause) or answers again. */
   storeState?(event: { readonly up: boolean; readonly cause?: string }): void;
   /** A budget threshold was crossed and announced (once per period, by one replica); the audit log records it. */

@@ -1,6 +1,7 @@
 import type { KeyLimits } from "../config/settings.js";
 import { GatewayError, toGatewayError } from "../core/errors.js";
 import type { UsageRecord } from "../usage/usage-record.js";
+import { redisRejection } from "./redis-rejection.js";
 import { createRedisWatch } from "./redis-watch.js";
 import type { AdmissionRef, AdmitRequest, AdmitResult, Settlement, SettleResult, TenantStore } from "./tenant-store.js";
 import { StoreTimeoutError } from "./within.js";
@@ -13,6 +14,14 @@ export type StoreEvent =
   | { readonly type: "up" }
   /** A call passed `timeoutMs` without an answer (reported once until the next answer); it is still waited for. */
   | { readonly type: "slow"; readonly operation: string }
+  /**
+   * Redis refused a call for good (redis-rejection.ts: CROSSSLOT, NOPERM…):
+   * the store cannot do its job as configured. Every such call is reported
+   * (`first`: the first since that operation last succeeded).
+   */
+  | { readonly type: "rejected"; readonly operation: string; readonly code: string; readonly cause: string; readonly first: boolean }
+  /** An operation that had been rejected succeeded again (the ACL or the topology was fixed). */
+  | { readonly type: "accepted"; readonly operation: string }
   /** Redis answered a call with an error (it is up, but that call is decided by the fail mode); reported once until the next good answer. */
   | { readonly type: "error_reply"; readonly operation: string; readonly cause: string }
   /**
@@ -125,6 +134,8 @@ export function createFailOpenStore(options: FailOpenStoreOptions): FailOpenStor
   /** Budget used (spent + reserved) as Redis last said, per key, until its period ends. */
   const lastUsed = new Map<string, { readonly usedMicros: number; readonly until: number }>();
 
+  /** Operations Redis refused for good (redis-rejection.ts) and that have not succeeded since. */
+  const refusedOps = new Set<string>();
   const healthy = () => options.connected() && performance.now() >= downUntil;
   const NOT_CONNECTED = new Error("not connected (reconnecting)");
 
@@ -136,7 +147,8 @@ export function createFailOpenStore(options: FailOpenStoreOptions): FailOpenStor
     options.onEvent({ type: "down", operation, cause: causeOf(error) });
   };
   /** Redis answered: it is up, and the backoff after a silence ends with it. */
-  const answered = () => {
+  const answered = (operation: string) => {
+    if (refusedOps.delete(operation)) options.onEvent({ type: "accepted", operation });
     failing = false;
     downUntil = 0;
     if (!down) return;
@@ -157,6 +169,12 @@ export function createFailOpenStore(options: FailOpenStoreOptions): FailOpenStor
    */
   const failed = (operation: string, error: unknown) => {
     if (error instanceof StoreTimeoutError) return;
+    const code = redisRejection(error);
+    if (code !== undefined) {
+      const first = !refusedOps.has(operation);
+      refusedOps.add(operation);
+      options.onEvent({ type: "rejected", operation, code, cause: causeOf(error), first });
+    }
     if (!options.connected()) {
       markDown(operation, error, false);
       return;
@@ -221,7 +239,7 @@ export function createFailOpenStore(options: FailOpenStoreOptions): FailOpenStor
     const work: Promise<unknown> = p.kind === "settle" ? shared.settle(p.settlement) : shared.release(p.admission);
     void work.then(
       () => {
-        answered();
+        answered("flush");
         delivered(p);
       },
       () => undefined,
@@ -239,7 +257,7 @@ export function createFailOpenStore(options: FailOpenStoreOptions): FailOpenStor
         failed("flush", rejected.reason);
         return;
       }
-      answered();
+      answered("flush");
     }
     reportDrained();
   };
@@ -270,7 +288,7 @@ export function createFailOpenStore(options: FailOpenStoreOptions): FailOpenStor
   const settleLate = (req: AdmitRequest, work: Promise<AdmitResult>) => {
     work.then(
       (result) => {
-        answered();
+        answered("admit");
         if (result.ok) releaseLater({ key: req.key, admissionId: req.admissionId, ...(req.parents ? { parents: req.parents.map(({ level, id, name }) => ({ level, id, name })) } : {}) });
         options.onEvent({ type: "late", operation: "admit", outcome: result.ok ? "released" : "refused" });
       },
@@ -309,7 +327,7 @@ export function createFailOpenStore(options: FailOpenStoreOptions): FailOpenStor
    */
   const bounded = <T>(work: Promise<T>, operation: string) =>
     watch.wait(work, operation).then((value) => {
-      answered();
+      answered(operation);
       return value;
     }, unavailable);
 
@@ -335,7 +353,7 @@ export function createFailOpenStore(options: FailOpenStoreOptions): FailOpenStor
         settleLate(req, work);
         return localAdmit(req);
       }
-      answered();
+      answered("admit");
       if (result.quota.budget) lastUsed.set(req.key, { usedMicros: result.quota.budget.usedMicros, until: Date.now() + result.quota.budget.resetMs });
       if (buffer.length > 0) void flush();
       return result;
@@ -358,7 +376,7 @@ export function createFailOpenStore(options: FailOpenStoreOptions): FailOpenStor
       }
       try {
         const result = (await send(p)) as SettleResult;
-        answered();
+        answered("settle");
         return result;
       } catch (error) {
         failed("settle", error);
@@ -378,7 +396,7 @@ export function createFailOpenStore(options: FailOpenStoreOptions): FailOpenStor
       if (!healthy()) return;
       try {
         await watch.wait(shared.heartbeat(ids), "heartbeat");
-        answered();
+        answered("heartbeat");
       } catch (error) {
         // A stream whose lease runs out while Redis is away loses its slot there, never its settle.
         failed("heartbeat", error);

@@ -17,6 +17,10 @@ export function createTenancyMetrics(meter: Meter): TenancyObserver {
   const spend = meter.createCounter("sluice.key.spend", { unit: "USD", description: "Money charged to a key." });
   const records = meter.createCounter("sluice.usage.records", { unit: "{record}", description: "Usage records by result: stored, buffered (Redis away), flushed (buffered, then stored), dropped (buffer full), duplicate." });
   const fallbacks = meter.createCounter("sluice.store.fallbacks", { unit: "{operation}", description: "Admissions and settles this replica served alone because Redis was down or slow." });
+  const rejections = meter.createCounter("sluice.store.rejections", {
+    unit: "{operation}",
+    description: "Calls Redis refused for good (CROSSSLOT, MOVED, NOPERM…: a wrong topology, prefix or ACL), by operation and sluice.store.error; readiness is held while they last.",
+  });
   const alerts = meter.createCounter("sluice.budget.alerts", { unit: "{alert}", description: "Budget thresholds crossed, by level (key, team, business_line) and threshold; once per period across replicas." });
   const deliveries = meter.createCounter("sluice.alert.deliveries", { unit: "{attempt}", description: "Alert webhook deliveries by result: delivered, retried (an attempt failed), dropped (attempts spent, queue full or shutdown)." });
   let storeUp = 1;
@@ -44,6 +48,9 @@ export function createTenancyMetrics(meter: Meter): TenancyObserver {
     storeFallback(event) {
       fallbacks.add(1, { "sluice.store.operation": event.operation });
     },
+    storeRejected(event) {
+      rejections.add(1, { "sluice.store.operation": event.operation, "sluice.store.error": event.code });
+    },
     storeState(event) {
       storeUp = event.up ? 1 : 0;
     },
@@ -66,6 +73,7 @@ export function bothTenancyObservers(a: TenancyObserver, b: TenancyObserver | un
     tenantRefused: (e) => (a.tenantRefused?.(e), b.tenantRefused?.(e)),
     usageRecorded: (e) => (a.usageRecorded?.(e), b.usageRecorded?.(e)),
     storeFallback: (e) => (a.storeFallback?.(e), b.storeFallback?.(e)),
+    storeRejected: (e) => (a.storeRejected?.(e), b.storeRejected?.(e)),
     storeState: (e) => (a.storeState?.(e), b.storeState?.(e)),
     budgetAlert: (e) => (a.budgetAlert?.(e), b.budgetAlert?.(e)),
     alertDelivery: (e) => (a.alertDelivery?.(e), b.alertDelivery?.(e)),

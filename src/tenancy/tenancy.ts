@@ -7,7 +7,9 @@ import type { TenancyObserver } from "../flow/observer.js";
 import type { Logger } from "../logging/logger.js";
 import { createFailOpenStore, type StoreEvent } from "../store/fail-open-store.js";
 import { createMemoryTenantStore, DEFAULT_LEASE_MS } from "../store/memory-tenant-store.js";
+import { redisRejection } from "../store/redis-rejection.js";
 import { createRedisTenantStore, createStoreClient, type SluiceRedisClient } from "../store/redis-tenant-store.js";
+import { checkStoreAtStart, probeStore } from "../store/store-check.js";
 import { type SettleResult, subjectOf, type TenantLevel, type TenantStore } from "../store/tenant-store.js";
 import { within } from "../store/within.js";
 import type { UsageRecord } from "../usage/usage-record.js";
@@ -92,6 +94,23 @@ export interface Tenancy {
   readonly redis?: { readonly client: SluiceRedisClient; readonly prefix: string; readonly timeoutMs: number };
   /** Calls `listener` whenever `ready` changes; returns the unsubscribe. */
   onReadyChange(listener: (ready: boolean) => void): () => void;
+  /**
+   * Operations Redis refuses for good (redis-rejection.ts), with the
+   * reply's code: `probe` (the check at each connection), `admit`,
+   * `settle`… Empty while the store does its job. Readiness is held while
+   * any is listed: a store that cannot admit must not stay in rotation
+   * quietly serving per-replica limits.
+   */
+  readonly rejected: Readonly<Record<string, string>>;
+  /** Calls `listener` whenever `rejected` changes; returns the unsubscribe. */
+  onRejectedChange(listener: () => void): () => void;
+  /**
+   * The start-time check (store-check.ts): the configured topology is
+   * the server's and the probe runs. Rejects with StoreRejectedError when
+   * the store cannot work as configured; resolves when it can, or when
+   * Redis is not reachable in time. Without Redis, resolves at once.
+   */
+  checkAtStart(): Promise<void>;
   /** Waits up to `graceMs` for settles in flight and buffered usage to reach the store, then disconnects. */
   close(graceMs?: number): Promise<void>;
 }
@@ -190,6 +209,15 @@ export function createTenancy(options: TenancyOptions): Tenancy {
     ready = value;
     for (const listener of [...readyListeners]) listener(value);
   };
+  const rejected: Record<string, string> = {};
+  const rejectedListeners = new Set<() => void>();
+  const setRejected = (operation: string, code: string | undefined) => {
+    if (rejected[operation] === code) return;
+    if (code === undefined) delete rejected[operation];
+    else rejected[operation] = code;
+    for (const listener of [...rejectedListeners]) listener();
+  };
+  let checkAtStart: () => Promise<void> = async () => undefined;
   /** Whether the fail-open wrapper counts Redis down (silent, or disconnected) now. */
   let storeDown = false;
   /** Fail-closed only: how readiness is worked out again (connection and answers); a no-op otherwise. */
@@ -213,6 +241,15 @@ export function createTenancy(options: TenancyOptions): Tenancy {
       case "slow":
         // A slow answer is waited for, not an outage (a busy replica or a loaded Redis): one line per run of them.
         logger.warn({ event: "store.slow", operation: event.operation, timeoutMs: startConfig.store?.redis?.timeoutMs });
+        break;
+      case "rejected":
+        observer?.storeRejected?.({ operation: event.operation, code: event.code });
+        if (event.first) logger.error({ event: "store.rejected", operation: event.operation, code: event.code, cause: event.cause });
+        setRejected(event.operation, event.code);
+        break;
+      case "accepted":
+        logger.info({ event: "store.accepted", operation: event.operation });
+        setRejected(event.operation, undefined);
         break;
       case "error_reply":
         logger.warn({ event: "store.error_reply", operation: event.operation, cause: event.cause });
@@ -290,7 +327,7 @@ export function createTenancy(options: TenancyOptions): Tenancy {
   if (!redisConfig) {
     store = createMemoryTenantStore({ ...(options.storeClock ? { now: options.storeClock } : {}), onSpend });
   } else {
-    const client = createStoreClient({ url: redisConfig.url, timeoutMs: redisConfig.timeoutMs });
+    const client = createStoreClient(redisConfig);
     const host = redisHost(redisConfig.url);
     let errorLogged = false;
     client.on("error", (error: unknown) => {
@@ -311,7 +348,19 @@ export function createTenancy(options: TenancyOptions): Tenancy {
       connected: () => client.status === "ready",
       onEvent: onStoreEvent,
     });
+    const probeTimeoutMs = Math.max(2_000, redisConfig.timeoutMs * 8);
     client.on("ready", () => {
+      // Each connection (a restart, a failover, an ACL change) is probed again: a rejection holds readiness, a pass lifts it.
+      probeStore(client, redisConfig.prefix, probeTimeoutMs).then(
+        () => setRejected("probe", undefined),
+        (error: unknown) => {
+          const code = redisRejection(error);
+          if (code === undefined) return;
+          observer?.storeRejected?.({ operation: "probe", code });
+          if (rejected.probe === undefined) logger.error({ event: "store.rejected", operation: "probe", code, cause: describe(error) });
+          setRejected("probe", code);
+        },
+      );
       errorLogged = false;
       // Connecting means Redis answered its handshake: it is not silent any more.
       storeDown = false;
@@ -328,6 +377,10 @@ export function createTenancy(options: TenancyOptions): Tenancy {
     client.connect().catch(() => undefined);
     store = wrapper;
     redis = { client, prefix: redisConfig.prefix, timeoutMs: redisConfig.timeoutMs };
+    checkAtStart = async () => {
+      const outcome = await checkStoreAtStart({ topology: redisConfig, prefix: redisConfig.prefix, client, timeoutMs: probeTimeoutMs });
+      logger.info({ event: "store.checked", redis: host, outcome, topology: redisConfig.cluster ? "cluster" : "standalone" });
+    };
     // One replica announces each crossing: the first to set its marker, which lives until the period is over.
     claim = async (id, ttlMs) => (await within(client.set(`${redisConfig.prefix}alert:${id}`, "1", "PX", ttlMs, "NX"), Math.max(1_000, redisConfig.timeoutMs * 4), "alert claim")) === "OK";
     flushAndClose = async () => {
@@ -467,6 +520,14 @@ export function createTenancy(options: TenancyOptions): Tenancy {
       readyListeners.add(listener);
       return () => readyListeners.delete(listener);
     },
+    get rejected() {
+      return { ...rejected };
+    },
+    onRejectedChange(listener) {
+      rejectedListeners.add(listener);
+      return () => rejectedListeners.delete(listener);
+    },
+    checkAtStart: () => checkAtStart(),
     async close(graceMs = 2_000) {
       registry.close();
       leases.close();
