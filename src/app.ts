@@ -575,6 +575,8 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
     tracing: telemetry.tracing,
     ...(config.server.tls ? { tls: config.server.tls } : {}),
   });
+  // The store's start check waits for its connection, so a store that connected has no change left to log: say where readiness starts.
+  if (config.store?.redis) logger.info({ event: "server.readiness", ready: health.ready, waitingFor: health.waitingFor });
   /** Shutdown's: ended streams' time to write their final status. A plain close destroys every connection at once. */
   let serverGraceMs: number | undefined;
   closers.push("server", async () => {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type Harness, startHarness } from "./helpers/harness.js";
 import { type OwnDatabase, ownDatabase } from "./helpers/postgres.js";
 
@@ -122,8 +122,16 @@ describe("the admin API over plain HTTP/1.1 with JSON", () => {
     expect(report.status).toBe(200);
     expect(report.json.rows ?? []).toBeInstanceOf(Array);
 
-    const audit = await admin("ListAuditEvents", { filter: { action: "key.create" }, pageSize: 10 });
-    expect(audit.status).toBe(200);
+    // The audit log is written behind the call that made the event: read until the event is there.
+    const audit = await vi.waitFor(
+      async () => {
+        const listed = await admin("ListAuditEvents", { filter: { action: "key.create" }, pageSize: 10 });
+        expect(listed.status).toBe(200);
+        expect((listed.json.events ?? []).map((e: { target: string }) => e.target)).toContain("search-bot");
+        return listed;
+      },
+      { timeout: 30_000, interval: 100 },
+    );
     const event = audit.json.events.find((e: { target: string }) => e.target === "search-bot");
     expect(event).toMatchObject({ action: "key.create", target: "search-bot", outcome: "ok" });
     expect(event.seq).toMatch(/^[0-9]+$/);
