@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { simulatedText } from "../src/simulator/text.js";
 import { CANCEL_CLIENTS, cancelAfter } from "./helpers/cancel.js";
 import { chatClient, collect, grpcJsStream, textOf, transports, userRequest } from "./helpers/clients.js";
-import { FAR_TIMEOUTS, type Harness, PROVIDER_KINDS, startHarness } from "./helpers/harness.js";
+import { FAR_TIMEOUTS, type Harness, startHarness, WIRE_KINDS } from "./helpers/harness.js";
 import { rpcUntilError } from "./helpers/until-error.js";
 
 /**
@@ -24,7 +24,7 @@ const DEADLINE_MS = 5_000;
  */
 const serverDeadline = { headers: { "grpc-timeout": `${DEADLINE_MS}m` } };
 
-describe.each(PROVIDER_KINDS)("%s upstream", (kind) => {
+describe.each(WIRE_KINDS)("%s upstream", (kind) => {
   let h: Harness;
   beforeAll(async () => {
     h = await startHarness({ kind, models: { sim: "sim-1" }, provider: { timeouts: FAR_TIMEOUTS } });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { simulatedText } from "../src/simulator/text.js";
 import { type Answer, answerViaFacade, answerViaGrpc } from "./helpers/answers.js";
-import { type Harness, PROVIDER_KINDS, type ProviderKind, startHarness } from "./helpers/harness.js";
+import { type Harness, type ProviderKind, startHarness, WIRE_KINDS } from "./helpers/harness.js";
 
 /** Scripts served in all three wire formats by the same simulator. */
 const SCRIPTS: Array<[string, string]> = [
@@ -19,7 +19,7 @@ function comparable(answer: Answer, kind: ProviderKind): Answer {
 
 const harnesses = new Map<ProviderKind, Harness>();
 beforeAll(async () => {
-  for (const kind of PROVIDER_KINDS) harnesses.set(kind, await startHarness({ kind, models: { sim: "sim-1" } }));
+  for (const kind of WIRE_KINDS) harnesses.set(kind, await startHarness({ kind, models: { sim: "sim-1" } }));
 });
 afterAll(async () => {
   for (const h of harnesses.values()) await h.close();
@@ -29,7 +29,7 @@ describe("one delta vocabulary for three wire formats", () => {
   for (const [name, prompt] of SCRIPTS) {
     it(`${name}: identical at the gRPC edge and at the OpenAI edge, whichever provider format served it`, async () => {
       const answers: Array<[string, Answer]> = [];
-      for (const kind of PROVIDER_KINDS) {
+      for (const kind of WIRE_KINDS) {
         const h = harnesses.get(kind)!;
         answers.push([`${kind} via gRPC`, comparable(await answerViaGrpc(h.url, "sim", prompt), kind)]);
         answers.push([`${kind} via facade`, comparable(await answerViaFacade(h.url, "sim", prompt), kind)]);

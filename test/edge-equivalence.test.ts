@@ -6,7 +6,7 @@ import { answerViaGemini, geminiClient } from "./helpers/answer-via-gemini.js";
 import { answerViaMessages, messagesClient } from "./helpers/answer-via-messages.js";
 import { answerViaResponsesStream, responsesClient } from "./helpers/answer-via-responses.js";
 import { answerViaFacade, answerViaGrpc } from "./helpers/answers.js";
-import { type Harness, startHarness } from "./helpers/harness.js";
+import { type Harness, startHarness, WIRE_KINDS } from "./helpers/harness.js";
 import { readFacadeEvents } from "./helpers/sse-events.js";
 
 /**
@@ -26,7 +26,7 @@ const SCRIPTS: Array<[string, string]> = [
   ["the whole answer in one upstream write (gRPC joins deltas)", "#sim reasoning=6 tokens=40 tools=2 seed=4 chunking=bulk"],
 ];
 
-const KINDS: readonly ProviderKind[] = ["openai", "anthropic", "gemini", "openai-responses"];
+const KINDS: readonly ProviderKind[] = [...WIRE_KINDS, "openai-responses"];
 
 describe.each(KINDS)("the same request through every edge, %s upstream", (kind) => {
   let h: Harness;

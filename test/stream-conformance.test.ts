@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { baseUrlFor, type Harness, PROVIDER_KINDS, type ProviderKind, startHarness } from "./helpers/harness.js";
+import { type Harness, type ProviderKind, simulatedProvider, startHarness, WIRE_KINDS } from "./helpers/harness.js";
 import { checkMessagesStream, checkResponsesStream, type Ending, postForEvents, type StreamSummary } from "./helpers/stream-conformance.js";
 
 /**
@@ -19,12 +19,12 @@ const SEEDS = [11, 23, 37, 41];
 
 const harnesses = new Map<ProviderKind, Harness>();
 beforeAll(async () => {
-  for (const kind of PROVIDER_KINDS) {
+  for (const kind of WIRE_KINDS) {
     harnesses.set(
       kind,
       await startHarness({
         routing: (sim) => {
-          const provider = { kind, baseUrl: baseUrlFor(sim, kind), breaker: { failures: 10_000 } };
+          const provider = { ...simulatedProvider(sim, kind).provider, breaker: { failures: 10_000 } };
           return {
             providers: { main: provider, primary: provider },
             models: {
@@ -124,7 +124,7 @@ async function messagesStream(h: Harness, s: Scenario, prompt: string): Promise<
 
 const EDGES = { Responses: responsesStream, Messages: messagesStream } as const;
 
-describe.each(PROVIDER_KINDS)("streams over the %s upstream wire", (kind) => {
+describe.each(WIRE_KINDS)("streams over the %s upstream wire", (kind) => {
   describe.each(Object.keys(EDGES) as Array<keyof typeof EDGES>)("the %s edge", (edge) => {
     it.each(Object.keys(SCENARIOS))("%s keeps the event rules for every seed", async (name) => {
       const h = harnesses.get(kind)!;

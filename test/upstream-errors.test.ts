@@ -3,12 +3,12 @@ import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { simulatedText } from "../src/simulator/text.js";
 import { type ChatClient, chatClient, textOf, transports, userRequest } from "./helpers/clients.js";
-import { FAR_TIMEOUTS, type Harness, PROVIDER_KINDS, startHarness } from "./helpers/harness.js";
+import { FAR_TIMEOUTS, type Harness, startHarness, WIRE_KINDS } from "./helpers/harness.js";
 import { rpcUntilError } from "./helpers/until-error.js";
 
 const SECRET = "sk-live-0123456789abcdefSECRET";
 
-describe.each(PROVIDER_KINDS)("%s upstream", (kind) => {
+describe.each(WIRE_KINDS)("%s upstream", (kind) => {
   let h: Harness;
   let client: ChatClient;
   beforeAll(async () => {

@@ -281,7 +281,8 @@ export function startAttempt(plan: AttemptPlan, deps: AttemptDeps, parent: Abort
       const prepared = prepareRequest(adapter, request, upstreamTarget, plan.dropUnsupportedParams, plan.hostedTools);
       dropped = prepared.droppedParams;
       timer = createPhaseTimer(target.timeouts, (expired) => abort(phaseTimeout(expired, provider.name, target.timeouts)));
-      const built = adapter.buildRequest(prepared.request, upstreamTarget);
+      const unsigned = adapter.buildRequest(prepared.request, upstreamTarget);
+      const built = adapter.authorize ? await adapter.authorize(unsigned, upstreamTarget, signal) : unsigned;
       plan.observer?.sent?.();
       const res = await deps.client.send(plan.observer ? { ...built, headers: { ...built.headers, ...plan.observer.headers } } : built, {
         signal,
@@ -294,11 +295,12 @@ export function startAttempt(plan: AttemptPlan, deps: AttemptDeps, parent: Abort
       if (res.status < 200 || res.status > 299) {
         throw adapter.errorFromResponse({ status: res.status, headers: res.headers, body: await readErrorBody(res.body) }, upstreamTarget);
       }
-      if (!isEventStream(res.headers)) {
+      if (!(adapter.framing ? adapter.framing.accepts(res.headers) : isEventStream(res.headers))) {
         res.body.destroy();
         throw new GatewayError("upstream_protocol", `provider ${provider.name} did not answer with an event stream`, { provider: provider.name });
       }
-      const decoder = createSseDecoder({ maxEventSize: plan.maxEventBytes, source: provider.name });
+      const decoderOptions = { maxEventSize: plan.maxEventBytes, source: provider.name };
+      const decoder = adapter.framing ? adapter.framing.createDecoder(decoderOptions) : createSseDecoder(decoderOptions);
       const translator = adapter.createTranslator(upstreamTarget, prepared.request);
       decode = (chunk) => translateAll(decoder.push(chunk), translator);
       finishDecoding = () => {

@@ -63,7 +63,8 @@ export function startEmbedAttempt(
     let release: (() => void) | undefined;
     const timer = createPhaseTimer(target.timeouts, (phase) => abort(phaseTimeout(phase, provider.name, target.timeouts)));
     try {
-      const built = adapter.buildRequest(request, upstreamTarget);
+      const unsigned = adapter.buildRequest(request, upstreamTarget);
+      const built = adapter.authorize ? await adapter.authorize(unsigned, upstreamTarget, signal) : unsigned;
       release = await deps.admit(target, signal, context.priority);
       context.observer.admitted(performance.now() - startedAt);
       context.observer.sent?.();

@@ -1,10 +1,13 @@
 import type { ProviderKind } from "../core/chat-request.js";
+import type { AzureSettings } from "./azure-schema.js";
+import type { BedrockSettings } from "./bedrock-schema.js";
 import { builtInCapabilities, type Capabilities } from "./capability-table.js";
 import { readConfigDocument } from "./config-file.js";
 import { sha256Hex } from "./key-hash.js";
 import type { McpGrant, McpSettings } from "./mcp-schema.js";
 import { withCacheWriteDefaults } from "./price-defaults.js";
 import { type ConfigProblem, checkConfig, formatPath } from "./problems.js";
+import { providerBaseUrl } from "./provider-base-url.js";
 import { type AnthropicThinking, type ConfigFile, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_TIMEOUTS, type TimeoutsConfig } from "./schema.js";
 import { createSecret, type Secret } from "./secret.js";
 import type {
@@ -31,6 +34,7 @@ import type {
   WorkersSettings,
 } from "./settings.js";
 import type { TlsCredentials } from "./tls-files.js";
+import type { VertexSettings } from "./vertex-schema.js";
 
 // The sections the running gateway uses as the file writes them are in
 // settings.ts, typed from the schema's output. The interfaces below are what
@@ -85,6 +89,12 @@ export interface ProviderConfig {
   readonly thinking?: AnthropicThinking;
   /** Runs where the data may go (docs/compliance.md, "Local targets"). */
   readonly local?: boolean;
+  /** `azure-openai`: its resource, API version and authentication. */
+  readonly azure?: AzureSettings;
+  /** `bedrock`: its region and credentials. */
+  readonly bedrock?: BedrockSettings;
+  /** `vertex`: its project, location and credentials. */
+  readonly vertex?: VertexSettings;
 }
 
 /** One place an alias can send a request: a provider and its model id. */
@@ -348,13 +358,17 @@ function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: Nod
     providers.set(name, {
       name,
       kind: p.kind,
-      baseUrl: p.baseUrl.replace(/\/+$/, ""),
+      // The schema has refused a provider without one.
+      baseUrl: providerBaseUrl(p)!,
       ...(apiKey ? { apiKey } : {}),
       timeouts: { ...DEFAULT_TIMEOUTS, ...p.timeouts },
       admission: { maxConcurrent: p.maxConcurrent ?? Number.POSITIVE_INFINITY, maxWaiting: p.queue.maxWaiting, timeoutMs: p.queue.timeoutMs, backgroundShare: file.batch.maxShare },
       breaker: p.breaker,
       ...(p.thinking ? { thinking: p.thinking } : {}),
       local: p.local,
+      ...(p.azure ? { azure: p.azure } : {}),
+      ...(p.bedrock ? { bedrock: p.bedrock } : {}),
+      ...(p.vertex ? { vertex: p.vertex } : {}),
     });
   }
 

@@ -1,8 +1,12 @@
 import { z } from "zod";
 import { PROVIDER_KINDS } from "../core/chat-request.js";
+import { azureSchema } from "./azure-schema.js";
+import { bedrockSchema } from "./bedrock-schema.js";
 import { capabilitiesSchema, contextSchema } from "./capabilities-schema.js";
 import { complianceSchema, piiPolicySchema } from "./compliance-schema.js";
 import { mcpGrantSchema, mcpSchema } from "./mcp-schema.js";
+import { providerBaseUrl } from "./provider-base-url.js";
+import { vertexSchema } from "./vertex-schema.js";
 import { workersSchema } from "./workers-schema.js";
 
 const milliseconds = z.number().int().positive().max(86_400_000);
@@ -62,39 +66,49 @@ export type AnthropicThinking = (typeof ANTHROPIC_THINKING)[number];
 
 const thinkingSchema = z.enum(ANTHROPIC_THINKING);
 
-const providerSchema = z.strictObject({
-  kind: z.enum(PROVIDER_KINDS).meta({
-    description:
-      "Wire format of the provider: `openai` (any Chat Completions server: OpenAI, vLLM, llama.cpp, Ollama, Groq, DeepSeek…), `anthropic`, `gemini`, or `openai-responses` (an upstream's `/v1/responses`: reasoning items, custom and hosted tools reach it as they are; see [Providers](providers.md#openai-responses-upstream)).",
-  }),
-  baseUrl: z.url({ protocol: /^https?$/ }).meta({ description: "Base URL including the version path (`…/v1`)." }),
-  apiKeyEnv: z
-    .string()
-    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name")
-    .optional()
-    .meta({ description: "Environment variable with the API key, sent in the provider's own header; the NAME of the variable, never the key itself. Unset variable = start-up failure.", unset: "no key sent (e.g. a local server)" }),
-  timeouts: partialTimeoutsSchema.optional().meta({ description: "Phase timeouts for every alias of this provider.", unset: "the defaults" }),
-  maxConcurrent: z.number().int().min(1).max(1_000_000).optional().meta({ description: "Streams in flight to this provider at once; more wait in its queue.", unset: "unlimited" }),
-  queue: z
-    .strictObject({
-      maxWaiting: z.number().int().min(0).max(1_000_000).default(1024).meta({ description: "Requests waiting at most." }),
-      timeoutMs: z.number().int().min(1).max(600_000).default(5000).meta({ description: "How long each may wait." }),
-    })
-    .prefault({})
-    .meta({ description: "The admission queue behind `maxConcurrent`: FIFO; a full queue or a wait that runs out sheds the request." }),
-  breaker: z
-    .strictObject({
-      failures: z.number().int().min(1).max(10_000).default(5).meta({ description: "Failures that open it." }),
-      windowMs: z.number().int().min(1).max(3_600_000).default(30_000).meta({ description: "The window they must fall in." }),
-      openMs: z.number().int().min(1).max(3_600_000).default(15_000).meta({ description: "How long it stays open; then one request probes (half-open)." }),
-    })
-    .prefault({})
-    .meta({ description: "The circuit breaker, per target (provider and model): `failures` failures within `windowMs` with no success between them open it for `openMs` (see [Routing, retries and failover](routing.md))." }),
-  thinking: thinkingSchema
-    .optional()
-    .meta({ description: "`anthropic` only: `adaptive` or `budget`, the thinking form for a reasoning effort on every model of this provider (see [Anthropic thinking](providers.md#anthropic-thinking)).", unset: "by model name" }),
-  local: z.boolean().default(false).meta({ description: "Every target of this provider runs where the data may go (a vLLM or Ollama host of your own): the targets local-only requests may use." }),
-});
+const providerSchema = z
+  .strictObject({
+    kind: z.enum(PROVIDER_KINDS).meta({
+      description:
+        "Wire format of the provider: `openai` (any Chat Completions server: OpenAI, vLLM, llama.cpp, Ollama, Groq, DeepSeek…), `anthropic`, `gemini`, or `openai-responses` (an upstream's `/v1/responses`: reasoning items, custom and hosted tools reach it as they are; see [Providers](providers.md#openai-responses-upstream)).",
+    }),
+    baseUrl: z
+      .url({ protocol: /^https?$/ })
+      .optional()
+      .meta({ description: "Base URL including the version path (`…/v1`).", unset: "what the kind's settings imply (`azure`, `bedrock`, `vertex`); required for the other kinds" }),
+    apiKeyEnv: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name")
+      .optional()
+      .meta({ description: "Environment variable with the API key, sent in the provider's own header; the NAME of the variable, never the key itself. Unset variable = start-up failure.", unset: "no key sent (e.g. a local server)" }),
+    timeouts: partialTimeoutsSchema.optional().meta({ description: "Phase timeouts for every alias of this provider.", unset: "the defaults" }),
+    maxConcurrent: z.number().int().min(1).max(1_000_000).optional().meta({ description: "Streams in flight to this provider at once; more wait in its queue.", unset: "unlimited" }),
+    queue: z
+      .strictObject({
+        maxWaiting: z.number().int().min(0).max(1_000_000).default(1024).meta({ description: "Requests waiting at most." }),
+        timeoutMs: z.number().int().min(1).max(600_000).default(5000).meta({ description: "How long each may wait." }),
+      })
+      .prefault({})
+      .meta({ description: "The admission queue behind `maxConcurrent`: FIFO; a full queue or a wait that runs out sheds the request." }),
+    breaker: z
+      .strictObject({
+        failures: z.number().int().min(1).max(10_000).default(5).meta({ description: "Failures that open it." }),
+        windowMs: z.number().int().min(1).max(3_600_000).default(30_000).meta({ description: "The window they must fall in." }),
+        openMs: z.number().int().min(1).max(3_600_000).default(15_000).meta({ description: "How long it stays open; then one request probes (half-open)." }),
+      })
+      .prefault({})
+      .meta({ description: "The circuit breaker, per target (provider and model): `failures` failures within `windowMs` with no success between them open it for `openMs` (see [Routing, retries and failover](routing.md))." }),
+    thinking: thinkingSchema
+      .optional()
+      .meta({ description: "`anthropic` only: `adaptive` or `budget`, the thinking form for a reasoning effort on every model of this provider (see [Anthropic thinking](providers.md#anthropic-thinking)).", unset: "by model name" }),
+    local: z.boolean().default(false).meta({ description: "Every target of this provider runs where the data may go (a vLLM or Ollama host of your own): the targets local-only requests may use." }),
+    azure: azureSchema.optional().meta({ description: "`azure-openai` only: the resource, API version and authentication (see [Azure OpenAI](providers.md#azure-openai)).", unset: "none" }),
+    bedrock: bedrockSchema.optional().meta({ description: "`bedrock` only: the region and credentials (see [AWS Bedrock](providers.md#aws-bedrock)).", unset: "none" }),
+    vertex: vertexSchema.optional().meta({ description: "`vertex` only: the project, location and credentials (see [Google Vertex AI](providers.md#google-vertex-ai)).", unset: "none" }),
+  })
+  .superRefine((p, ctx) => {
+    if (providerBaseUrl(p) === undefined) ctx.addIssue({ code: "custom", path: ["baseUrl"], message: `required for kind ${p.kind}` });
+  });
 
 /** USD per million tokens; feeds the `cost` strategy and budgets. */
 export const priceSchema = z

@@ -38,7 +38,7 @@ export interface ChatRequest {
 }
 
 /** The wire formats the gateway speaks upstream; also the keys of `providerOptions`. */
-export const PROVIDER_KINDS = ["openai", "anthropic", "gemini", "openai-responses"] as const;
+export const PROVIDER_KINDS = ["openai", "anthropic", "gemini", "openai-responses", "azure-openai", "bedrock", "vertex"] as const;
 export type ProviderKind = (typeof PROVIDER_KINDS)[number];
 
 export type ResponseFormat =

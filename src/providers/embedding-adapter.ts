@@ -20,6 +20,8 @@ export interface EmbeddingAdapter {
   buildRequest(request: EmbedRequest, target: UpstreamTarget): UpstreamRequest;
   /** Throws `upstream_protocol` when the body is not the answer it should be. */
   readAnswer(body: unknown, request: EmbedRequest, target: UpstreamTarget): EmbeddingAnswer;
+  /** As ProviderAdapter.authorize: signing or a fresh token, after the request is built. */
+  authorize?(request: UpstreamRequest, target: UpstreamTarget, signal: AbortSignal): Promise<UpstreamRequest>;
 }
 
 /** An answer that is not what the API promises. */

@@ -4,7 +4,7 @@ import type { ChatRequest, HostedOrigin, HostedTool } from "../core/chat-request
 import type { ContentDelta } from "../core/delta.js";
 import type { GatewayError } from "../core/errors.js";
 import type { OptionalParam } from "../core/request-params.js";
-import type { SseEvent } from "../sse/decoder.js";
+import type { SseDecoder, SseDecoderOptions, SseEvent } from "../sse/decoder.js";
 import type { UpstreamRequest } from "../upstream/http-client.js";
 
 /** Where one request goes: the configured provider and its model id. */
@@ -57,6 +57,25 @@ export interface ProviderAdapter {
   errorFromResponse(failure: UpstreamFailure, target: UpstreamTarget): GatewayError;
   /** The hosted tools this provider runs, as declared or as its own equivalent; absent: none (hosted-tools.ts). */
   readonly hosted?: HostedSupport;
+  /** How the answer's stream is framed; absent: server-sent events. */
+  readonly framing?: StreamFraming;
+  /**
+   * The asynchronous last step before the request is sent: a signature over
+   * the final URL, headers and body (SigV4), or a bearer token that may need
+   * a refresh (OAuth). Absent: buildRequest's headers are final.
+   */
+  authorize?(request: UpstreamRequest, target: UpstreamTarget, signal: AbortSignal): Promise<UpstreamRequest>;
+}
+
+/**
+ * A stream framing other than SSE (AWS event-stream for Bedrock). Its
+ * decoder yields the same events a translator reads: the event type as
+ * `event`, the payload as `data`, so one translator shape serves both.
+ */
+export interface StreamFraming {
+  /** Whether the response headers announce this framing (its content type). */
+  accepts(headers: UpstreamFailure["headers"]): boolean;
+  createDecoder(options: SseDecoderOptions): SseDecoder;
 }
 
 /**

@@ -1,5 +1,9 @@
 import type { ProviderConfig } from "../config/config.js";
 import { anthropicAdapter } from "./anthropic/anthropic-adapter.js";
+import { azureAdapter } from "./azure/azure-adapter.js";
+import { azureEmbeddings } from "./azure/azure-embeddings.js";
+import { bedrockAdapter } from "./bedrock/bedrock-adapter.js";
+import { bedrockEmbeddings } from "./bedrock/bedrock-embeddings.js";
 import type { EmbeddingAdapter } from "./embedding-adapter.js";
 import { geminiAdapter } from "./gemini/gemini-adapter.js";
 import { geminiEmbeddings } from "./gemini/gemini-embeddings.js";
@@ -7,6 +11,8 @@ import { openAiAdapter } from "./openai/openai-adapter.js";
 import { openAiEmbeddings } from "./openai/openai-embeddings.js";
 import { responsesAdapter } from "./openai-responses/responses-adapter.js";
 import type { ProviderAdapter } from "./provider.js";
+import { vertexAdapter } from "./vertex/vertex-adapter.js";
+import { vertexEmbeddings } from "./vertex/vertex-embeddings.js";
 
 /** The adapter for a provider kind; the config schema guarantees the kind exists. */
 export function adapterFor(kind: ProviderConfig["kind"]): ProviderAdapter {
@@ -19,6 +25,12 @@ export function adapterFor(kind: ProviderConfig["kind"]): ProviderAdapter {
       return geminiAdapter;
     case "openai-responses":
       return responsesAdapter;
+    case "azure-openai":
+      return azureAdapter;
+    case "bedrock":
+      return bedrockAdapter;
+    case "vertex":
+      return vertexAdapter;
   }
 }
 
@@ -33,5 +45,11 @@ export function embeddingAdapterFor(kind: ProviderConfig["kind"]): EmbeddingAdap
       return geminiEmbeddings;
     case "anthropic":
       return undefined;
+    case "azure-openai":
+      return azureEmbeddings;
+    case "bedrock":
+      return bedrockEmbeddings;
+    case "vertex":
+      return vertexEmbeddings;
   }
 }

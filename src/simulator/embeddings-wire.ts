@@ -1,4 +1,5 @@
 import { DEFAULT_EMBEDDING_DIMENSIONS, embedText, embedTokens, MAX_EMBEDDING_DIMENSIONS, words } from "./embedding-vectors.js";
+import type { AuthCheck, AuthRefusal } from "./wire.js";
 
 /** Most inputs in one embedding request (OpenAI's own limit). */
 export const MAX_EMBEDDING_INPUTS = 2_048;
@@ -23,6 +24,8 @@ export interface EmbeddingsWire {
   parseRequest(body: unknown, path: string): EmbeddingRequest;
   responseBody(request: EmbeddingRequest, vectors: readonly number[][], promptTokens: number): unknown;
   errorBody(status: number, message: string): unknown;
+  /** As WireFormat.checkAuth. */
+  checkAuth?(request: AuthCheck): AuthRefusal | undefined;
 }
 
 function fail(message: string): never {

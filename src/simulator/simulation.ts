@@ -124,7 +124,13 @@ export function createSimulation(): Simulation {
     let knobs: Knobs;
     let body: unknown;
     try {
-      body = JSON.parse(await exchange.readBody()) as unknown;
+      const raw = await exchange.readBody();
+      const refused = wire.checkAuth?.({ method: exchange.method, url: new URL(exchange.path, "http://simulator"), headers: exchange.headers, body: raw });
+      if (refused) {
+        replyJson(reply, refused.status, wire.errorBody(refused.status, refused.message));
+        return;
+      }
+      body = JSON.parse(raw) as unknown;
       request = wire.parseRequest(body, path);
       knobs = knobsFor(
         scripts,
@@ -183,7 +189,13 @@ export function createSimulation(): Simulation {
     let knobs: Knobs;
     let body: unknown;
     try {
-      body = JSON.parse(await exchange.readBody()) as unknown;
+      const raw = await exchange.readBody();
+      const refused = format.checkAuth?.({ method: exchange.method, url, headers: exchange.headers, body: raw });
+      if (refused) {
+        replyJson(reply, refused.status, format.errorBody(refused.status, refused.message));
+        return;
+      }
+      body = JSON.parse(raw) as unknown;
       request = format.parseRequest(body, url);
       knobs = knobsFor(scripts, request.model, request.texts);
       // An older model without native structured outputs refuses the schema, as providers do.

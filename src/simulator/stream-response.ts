@@ -88,7 +88,7 @@ export function dueIn(firstAt: number, index: number, intervalMs: number, now: n
   return Math.max(0, firstAt + index * intervalMs - now);
 }
 
-function encodeFrame(frame: Frame, eol: string): Buffer {
+function encodeSse(frame: Frame, eol: string): Buffer {
   const event = frame.event === undefined ? "" : `event: ${frame.event}${eol}`;
   return Buffer.from(`${event}data: ${frame.data}${eol}${eol}`, "utf8");
 }
@@ -124,6 +124,8 @@ interface StreamRun {
   readonly flush: () => Promise<boolean>;
   /** A keepalive in the format's own shape. */
   readonly ping: Buffer;
+  /** One frame as the format writes it (SSE unless the format has its own framing). */
+  readonly encodeFrame: (frame: Frame, eol: string) => Buffer;
 }
 
 /** Waits `ms`, writing a ping comment every `run.knobs.pingMs` of it (a model "thinking" behind a keepalive). */
@@ -159,6 +161,8 @@ export async function streamResponse(input: StreamInput): Promise<void> {
   const gone = reply.gone;
   const frames = format.streamFrames(script, request, knobs, `sim-${record.id}`);
   const write = createResponseWriter(reply, record, records);
+  const framing = format.framing;
+  const encodeFrame = framing ? (frame: Frame) => framing.encode(frame) : encodeSse;
   const chunker = createChunker(knobs);
   const bulk: Buffer[] = [];
   const run: StreamRun = {
@@ -173,11 +177,12 @@ export async function streamResponse(input: StreamInput): Promise<void> {
     emit: knobs.chunking === "bulk" ? async (b) => (bulk.push(b), true) : (b) => writeAll(write, chunker.pieces(b)),
     flush: () => writeAll(write, [...bulk.splice(0), ...chunker.flush()]),
     ping: format.ping ? encodeFrame(format.ping(), EOL[knobs.eol]) : Buffer.from(`: ping${EOL[knobs.eol]}`, "utf8"),
+    encodeFrame,
   };
   const ping = run.ping;
   const failAt = knobs.fail === "none" ? frames.length : failureFrame(frames, knobs.failAt);
 
-  reply.head(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+  reply.head(200, { "content-type": framing?.contentType ?? "text/event-stream", "cache-control": "no-cache" });
   record.headersAt = now();
   records.touch(record);
 
@@ -246,7 +251,7 @@ async function fail(run: StreamRun): Promise<void> {
       break;
     }
     case "error_event":
-      if (!(await run.emit(encodeFrame(run.format.inBandError("simulated upstream failure", knobs.inband), eol)))) return;
+      if (!(await run.emit(run.encodeFrame(run.format.inBandError("simulated upstream failure", knobs.inband), eol)))) return;
       break;
     default:
       break;

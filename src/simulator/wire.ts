@@ -53,4 +53,22 @@ export interface WireFormat {
   inBandError(message: string, kind: InBandKind): Frame;
   /** A keepalive as the provider sends it; a comment line when absent. */
   ping?(): Frame;
+  /** The stream's framing when it is not SSE (AWS event-stream): its content type and how one frame is written. */
+  readonly framing?: { readonly contentType: string; encode(frame: Frame): Buffer };
+  /** Checks the request's credentials as the provider would (a signature, a token, a key); a refusal is answered before the body is parsed. */
+  checkAuth?(request: AuthCheck): AuthRefusal | undefined;
+}
+
+/** What a credential check sees: everything that was sent. */
+export interface AuthCheck {
+  readonly method: string;
+  readonly url: URL;
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  readonly body: string;
+}
+
+/** A refused credential: the status and message the provider would send. */
+export interface AuthRefusal {
+  readonly status: 401 | 403;
+  readonly message: string;
 }

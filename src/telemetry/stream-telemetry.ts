@@ -10,7 +10,15 @@ import type { Instruments } from "./metrics.js";
 import type { Tracing } from "./tracing.js";
 
 /** The GenAI conventions' provider names for our provider kinds. */
-const PROVIDER_NAME = { openai: "openai", "openai-responses": "openai", anthropic: "anthropic", gemini: "gcp.gemini" } as const;
+const PROVIDER_NAME = {
+  openai: "openai",
+  "openai-responses": "openai",
+  anthropic: "anthropic",
+  gemini: "gcp.gemini",
+  "azure-openai": "azure.ai.openai",
+  bedrock: "aws.bedrock",
+  vertex: "gcp.vertex_ai",
+} as const;
 
 /** Most characters of prompt or completion put on a span when content capture is on. */
 const CONTENT_CAP = 16_384;

@@ -11,6 +11,7 @@ import { createLogger } from "../../src/logging/logger.js";
 import { createInProcessSimulator } from "../../src/simulator/in-process.js";
 import { type Simulator, startSimulator } from "../../src/simulator/server.js";
 import { createUpstreamClient } from "../../src/upstream/http-client.js";
+import { baseUrlFor, type ProviderKind, simulatedProvider } from "./simulated-providers.js";
 
 export interface Harness {
   readonly sim: Simulator;
@@ -43,12 +44,17 @@ export const FAR_TIMEOUTS: TimeoutsConfig = {
 /** A gateway alias: the simulator model string (knobs after `?`), optionally with its own timeouts. */
 export type HarnessModel = string | { readonly model: string; readonly timeouts: Partial<TimeoutsConfig> };
 
-export type ProviderKind = "openai" | "anthropic" | "gemini" | "openai-responses";
+export type { ProviderKind };
+/** The three original wire formats: the suites that test a gateway feature run over each. */
 export const PROVIDER_KINDS: readonly ProviderKind[] = ["openai", "anthropic", "gemini"];
+/** Every wire format the simulator speaks: the wire suites (streaming, tools, reasoning, errors, cancellation, usage) run over each. */
+export const WIRE_KINDS: readonly ProviderKind[] = [...PROVIDER_KINDS];
 
-/** The simulator's base URL for a wire format. */
-export function baseUrlFor(sim: Simulator, kind: ProviderKind): string {
-  return kind === "openai" || kind === "openai-responses" ? sim.openAiBaseUrl : kind === "anthropic" ? sim.anthropicBaseUrl : sim.geminiBaseUrl;
+export { baseUrlFor, simulatedProvider };
+
+/** The credentials every simulated provider reads, so a suite's own `routing` may use any wire kind. */
+function simulatedEnv(sim: Simulator): Record<string, string> {
+  return Object.assign({}, ...WIRE_KINDS.map((kind) => simulatedProvider(sim, kind).env)) as Record<string, string>;
 }
 
 export interface HarnessOptions {
@@ -141,14 +147,14 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       // breaker; breaker tests configure one of their own.
       ...(options.routing?.(sim) ?? {
         providers: {
-          simulator: { kind: options.kind ?? "openai", baseUrl: baseUrlFor(sim, options.kind ?? "openai"), breaker: { failures: 10_000 }, ...options.provider },
+          simulator: { ...simulatedProvider(sim, options.kind ?? "openai").provider, breaker: { failures: 10_000 }, ...options.provider },
         },
         models: Object.fromEntries(
           Object.entries(models).map(([alias, m]) => [alias, typeof m === "string" ? { provider: "simulator", model: m, ...options.aliasOptions?.[alias] } : { provider: "simulator", ...m, ...options.aliasOptions?.[alias] }]),
         ),
       }),
     },
-    options.env ?? {},
+    { ...simulatedEnv(sim), ...options.env },
   );
   let text = "";
   const sink = new PassThrough();
@@ -159,7 +165,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     port: 0,
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.random ? { random: options.random } : {}),
-    env: options.env ?? {},
+    env: { ...simulatedEnv(sim), ...options.env },
     telemetry: { ...(options.spanExporter ? { spanExporter: options.spanExporter } : {}), ...(options.metricReader ? { metricReaders: [options.metricReader] } : {}) },
     ...(options.observer ? { tenancyObserver: options.observer } : {}),
     ...(options.storeClock ? { storeClock: options.storeClock } : {}),

@@ -1,0 +1,32 @@
+import type { ConfigInput } from "../../src/config/schema.js";
+import type { ProviderKind } from "../../src/core/chat-request.js";
+import type { Simulator } from "../../src/simulator/server.js";
+
+export type { ProviderKind };
+
+/** A provider entry that reaches the simulator over one wire format, and the environment its credentials come from. */
+export interface SimulatedProvider {
+  readonly provider: ConfigInput["providers"][string];
+  readonly env: Readonly<Record<string, string>>;
+}
+
+/** The simulator's base URL for one of the original wire formats. */
+export function baseUrlFor(sim: Simulator, kind: ProviderKind): string {
+  return kind === "openai" || kind === "openai-responses" ? sim.openAiBaseUrl : kind === "anthropic" ? sim.anthropicBaseUrl : sim.geminiBaseUrl;
+}
+
+/**
+ * How a gateway reaches the simulator as a provider of `kind`: its URL, the
+ * settings the kind needs and credentials the simulator accepts. One place,
+ * so every suite that runs over a kind configures it alike.
+ */
+export function simulatedProvider(sim: Simulator, kind: ProviderKind): SimulatedProvider {
+  switch (kind) {
+    case "azure-openai":
+    case "bedrock":
+    case "vertex":
+      throw new Error(`the simulator does not speak ${kind} yet`);
+    default:
+      return { provider: { kind, baseUrl: baseUrlFor(sim, kind) }, env: {} };
+  }
+}
