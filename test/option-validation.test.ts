@@ -4,6 +4,7 @@ import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MessageSchema, Role } from "../gen/sluice/v1/chat_pb.js";
 import { type StreamChatRequest, StreamChatRequestSchema } from "../gen/sluice/v1/chat_service_pb.js";
+import { PROVIDER_KINDS } from "../src/core/chat-request.js";
 import { chatClient, collect, transports, userRequest } from "./helpers/clients.js";
 import { type Harness, startHarness } from "./helpers/harness.js";
 
@@ -35,7 +36,7 @@ describe("new request options: out-of-range and hostile values → INVALID_ARGUM
     [
       "provider options for an unknown kind, with a long name",
       userRequest("sim", "x", { providerOptions: { ["k".repeat(500)]: {} } }),
-      `provider_options[${JSON.stringify("k".repeat(32)).slice(0, -1)}…" (500 characters)]: keys must be a provider kind: openai, anthropic, gemini, openai-responses`,
+      `provider_options[${JSON.stringify("k".repeat(32)).slice(0, -1)}…" (500 characters)]: keys must be a provider kind: ${PROVIDER_KINDS.join(", ")}`,
     ],
     ["17 provider metadata entries", userRequest("sim", "x", { metadata: { providerMetadata: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, "v"])) } }), "metadata.provider_metadata: at most 16 entries"],
     ["a metadata value over 512 characters", userRequest("sim", "x", { metadata: { providerMetadata: { k: "v".repeat(513) } } }), "metadata.provider_metadata: values must be at most 512 characters"],
