@@ -165,7 +165,7 @@ describe("sluice check-config", () => {
       `invalid configuration in ${path} (6 problems):`,
       "  sever: unknown key (line 1)",
       "  server.port: Invalid input: expected number, received string (line 3)",
-      '  providers.a.kind: Invalid option: expected one of "openai"|"anthropic"|"gemini"|"openai-responses" (line 6)',
+      '  providers.a.kind: Invalid option: expected one of "openai"|"anthropic"|"gemini"|"openai-responses"|"azure-openai"|"bedrock"|"vertex" (line 6)',
       "  providers.a.apiKeyEnv: environment variable A_KEY is not set (line 8)",
       "  providers.b.apiKeyEnv: environment variable B_KEY is not set (line 9)",
       '  models.m.provider: unknown provider "ghost" (line 11)',
