@@ -62,6 +62,8 @@ beforeAll(async () => {
           short: { provider: "vx-short", model: "sim-1" },
           expired: { provider: "vx-expired", model: "sim-1" },
           forged: { provider: "vx-forged", model: "sim-1" },
+          "vx-embed": { provider: "vx", model: "text-embedding-005" },
+          "gem-embed": { provider: "gemini", model: "text-embedding-005" },
         },
       };
     },
@@ -172,5 +174,29 @@ describe("the OAuth token", () => {
       expect(text).not.toMatch(/eyJ[A-Za-z0-9_-]{10,}\./);
       expect(text).not.toContain("ya29.");
     }
+  });
+});
+
+describe("embeddings on Vertex", () => {
+  const texts = ["How do I reset my password?", "Quarterly revenue grew"];
+
+  it(":predict with one instance per text: the vectors Gemini's own API gives, and the token count Vertex reports", async () => {
+    const vertex = await sdk().embeddings.create({ model: "vx-embed", input: texts, dimensions: 32, encoding_format: "float" });
+    const direct = await sdk().embeddings.create({ model: "gem-embed", input: texts, dimensions: 32, encoding_format: "float" });
+    expect(vertex.data.map((d) => d.embedding)).toEqual(direct.data.map((d) => d.embedding));
+    expect(vertex.data[0]!.embedding).toHaveLength(32);
+    expect(vertex.usage.prompt_tokens).toBe(9);
+    const record = h.sim.records.all().find((r) => r.format === "vertex-embeddings");
+    expect(record?.model).toBe("text-embedding-005");
+  });
+
+  it("token arrays are refused: Vertex embeds text only", async () => {
+    const error = await sdk()
+      .embeddings.create({ model: "vx-embed", input: [[1, 2, 3]] })
+      .then(
+        () => undefined,
+        (e: unknown) => e as Error,
+      );
+    expect(error?.message).toMatch(/embeds text only/);
   });
 });

@@ -188,7 +188,7 @@ export function createSimulation(): Simulation {
     const { reply } = exchange;
     const url = new URL(exchange.path, "http://simulator");
     if (exchange.method === "POST" && url.pathname === GOOGLE_TOKEN_PATH) return googleOAuth.serveToken(exchange);
-    const embeddings = embeddingsWireFor(exchange.method, url.pathname);
+    const embeddings = embeddingsWireFor(exchange.method, url.pathname) ?? (exchange.method === "POST" ? vertex.embeddingsFor(url.pathname) : undefined);
     if (embeddings) return serveEmbeddings(exchange, embeddings, url.pathname);
     const format = formatFor(exchange.method, url.pathname, vertex);
     if (!format) throw new Error(`not a generation route: ${exchange.method} ${url.pathname}`);
@@ -273,7 +273,7 @@ export function createSimulation(): Simulation {
     },
     serves: (method, path) => {
       const { pathname } = new URL(path, "http://simulator");
-      return formatFor(method, pathname, vertex) !== undefined || embeddingsWireFor(method, pathname) !== undefined || (method === "POST" && pathname === GOOGLE_TOKEN_PATH);
+      return formatFor(method, pathname, vertex) !== undefined || embeddingsWireFor(method, pathname) !== undefined || (method === "POST" && (pathname === GOOGLE_TOKEN_PATH || vertex.embeddingsFor(pathname) !== undefined));
     },
     serve,
     googleOAuth,
