@@ -2,9 +2,11 @@ import { generateKeyPairSync } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { resolveConfig } from "../src/config/config.js";
 import { vertexBaseUrl } from "../src/config/vertex-schema.js";
 import type { ServiceAccountKey } from "../src/simulator/google-oauth.js";
 import { type Answer, answerViaGrpc } from "./helpers/answers.js";
+import { configErrors } from "./helpers/config-errors.js";
 import { baseUrlFor, type Harness, startHarness } from "./helpers/harness.js";
 import { writeServiceAccount } from "./helpers/simulated-vertex.js";
 
@@ -26,6 +28,7 @@ beforeAll(async () => {
     routing: (sim) => {
       keys.main = writeServiceAccount(sim);
       keys.reuse = writeServiceAccount(sim);
+      keys.burst = writeServiceAccount(sim);
       // Under the library's five-minute margin: every request fetches a new token.
       keys.short = writeServiceAccount(sim, { lifetimeSeconds: 60 });
       // Expired as soon as issued: the simulator refuses the bearer.
@@ -46,6 +49,7 @@ beforeAll(async () => {
           vx: vertex("main"),
           "vx-claude": vertex("main", { publisher: "anthropic" }),
           "vx-reuse": vertex("reuse"),
+          "vx-burst": vertex("burst"),
           "vx-short": vertex("short"),
           "vx-expired": vertex("expired"),
           "vx-forged": vertex("forged"),
@@ -59,6 +63,7 @@ beforeAll(async () => {
           "claude-direct": { provider: "anthropic", model: "claude-sonnet-4-5@20250929" },
           "claude-forced": { provider: "vx-claude", model: "sim-1" },
           reuse: { provider: "vx-reuse", model: "sim-1" },
+          burst: { provider: "vx-burst", model: "sim-1" },
           short: { provider: "vx-short", model: "sim-1" },
           expired: { provider: "vx-expired", model: "sim-1" },
           forged: { provider: "vx-forged", model: "sim-1" },
@@ -106,6 +111,18 @@ describe("the endpoint", () => {
     expect(vertexBaseUrl({ project: PROJECT, location: "global" })).toBe(`https://aiplatform.googleapis.com/v1/projects/${PROJECT}/locations/global`);
   });
 
+  it("the configuration: the implied base URL without a baseUrl, the key file's path read from its variable, and refusals naming the field", () => {
+    const provider = (vertex: Record<string, unknown>) => ({ providers: { v: { kind: "vertex", vertex } }, models: { m: { provider: "v", model: "gemini-2.5-flash" } } });
+    const config = resolveConfig(provider({ project: PROJECT, location: "us-east5", keyFileEnv: "VX_KEY" }), { VX_KEY: "/secrets/key.json" });
+    const v = config.providers.get("v")!;
+    expect(v.baseUrl).toBe(`https://us-east5-aiplatform.googleapis.com/v1/projects/${PROJECT}/locations/us-east5`);
+    expect(v.vertex).toEqual({ project: PROJECT, location: "us-east5", keyFile: "/secrets/key.json" });
+    expect(configErrors(provider({ project: PROJECT, location: "us-east5", keyFileEnv: "VX_KEY" }))).toContain("providers.v.vertex.keyFileEnv: environment variable VX_KEY is not set");
+    expect(configErrors(provider({ project: PROJECT, location: "us-east5", keyFile: "/a", keyFileEnv: "VX_KEY" }), { VX_KEY: "/b" })).toContain("set keyFile or keyFileEnv, not both");
+    expect(configErrors({ providers: { v: { kind: "vertex" } }, models: { m: { provider: "v", model: "x" } } })).toContain("providers.v.baseUrl: required for kind vertex");
+    expect(configErrors(provider({ project: "Not A Project", location: "us-east5" }))).toContain("providers.v.vertex.project");
+  });
+
   it("Gemini goes to publishers/google …:streamGenerateContent with the Gemini API's own body", async () => {
     const vertex = await sent("gem", "gem-path");
     const direct = await sent("gem-direct", "gem-path-direct");
@@ -150,6 +167,12 @@ describe("the OAuth token", () => {
     const email = keys.reuse!.key.client_email;
     for (let i = 0; i < 3; i++) expect((await ask("reuse", "#sim tokens=3")).choices[0]?.message.content).toBeTruthy();
     expect(h.sim.googleTokenRequests(email)).toBe(1);
+  });
+
+  it("requests that arrive together before there is one wait for the same token", async () => {
+    const answers = await Promise.all(Array.from({ length: 6 }, () => ask("burst", "#sim tokens=3")));
+    for (const a of answers) expect(a.choices[0]?.message.content).toBeTruthy();
+    expect(h.sim.googleTokenRequests(keys.burst!.key.client_email)).toBe(1);
   });
 
   it("is fetched again when it is about to expire", async () => {
