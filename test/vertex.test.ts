@@ -48,6 +48,7 @@ beforeAll(async () => {
         providers: {
           vx: vertex("main"),
           "vx-claude": vertex("main", { publisher: "anthropic" }),
+          "vx-adaptive": { ...vertex("main"), thinking: "adaptive" as const },
           "vx-reuse": vertex("reuse"),
           "vx-burst": vertex("burst"),
           "vx-short": vertex("short"),
@@ -62,6 +63,7 @@ beforeAll(async () => {
           claude: { provider: "vx", model: "claude-sonnet-4-5@20250929" },
           "claude-direct": { provider: "anthropic", model: "claude-sonnet-4-5@20250929" },
           "claude-forced": { provider: "vx-claude", model: "sim-1" },
+          "opus-adaptive": { provider: "vx-adaptive", model: "claude-opus-4-6@20260101" },
           reuse: { provider: "vx-reuse", model: "sim-1" },
           burst: { provider: "vx-burst", model: "sim-1" },
           short: { provider: "vx-short", model: "sim-1" },
@@ -140,6 +142,10 @@ describe("the endpoint", () => {
     const { model: _, ...directBody } = direct.body;
     expect(JSON.parse(JSON.stringify(vertex.body).replace("claude-path", "claude-path-direct"))).toEqual({ anthropic_version: "vertex-2023-10-16", ...directBody });
     expect(vertex.body.thinking).toEqual({ type: "enabled", budget_tokens: 16_384 });
+  });
+
+  it("a provider's thinking form reaches Claude on Vertex as it reaches Anthropic", async () => {
+    expect((await sent("opus-adaptive", "adaptive-body", { reasoning_effort: "high" })).body.thinking).toEqual({ type: "adaptive" });
   });
 
   it("the publisher setting overrides the model id", async () => {
