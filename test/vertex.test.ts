@@ -54,6 +54,7 @@ beforeAll(async () => {
           "vx-short": vertex("short"),
           "vx-expired": vertex("expired"),
           "vx-forged": vertex("forged"),
+          "vx-nokey": { ...vertex("main"), vertex: { project: PROJECT, location: LOCATION, keyFile: "/nonexistent/sluice-vertex-key.json" } },
           anthropic: { kind: "anthropic", baseUrl: baseUrlFor(sim, "anthropic"), breaker: { failures: 10_000 } },
           gemini: { kind: "gemini", baseUrl: baseUrlFor(sim, "gemini"), breaker: { failures: 10_000 } },
         },
@@ -69,6 +70,7 @@ beforeAll(async () => {
           short: { provider: "vx-short", model: "sim-1" },
           expired: { provider: "vx-expired", model: "sim-1" },
           forged: { provider: "vx-forged", model: "sim-1" },
+          nokey: { provider: "vx-nokey", model: "sim-1" },
           "vx-embed": { provider: "vx", model: "text-embedding-005" },
           "gem-embed": { provider: "gemini", model: "text-embedding-005" },
         },
@@ -203,6 +205,12 @@ describe("the OAuth token", () => {
       expect(text).not.toMatch(/eyJ[A-Za-z0-9_-]{10,}\./);
       expect(text).not.toContain("ya29.");
     }
+  });
+});
+
+describe("a key file that cannot be read", () => {
+  it("fails the request naming the provider and the file, and is read again on the next request", async () => {
+    for (let i = 0; i < 2; i++) expect((await refusal("nokey")).message).toMatch(/provider vx-nokey could not get a Google access token: .*\/nonexistent\/sluice-vertex-key\.json/);
   });
 });
 
