@@ -140,7 +140,9 @@ export async function restoreReplay(request: ChatRequest, store: ReplayStore, se
   );
   if (!changed) return request;
   // Anthropic refuses a thinking request whose tool turn starts without thinking: this one step is answered without.
-  if (foreign && served.kind === "anthropic" && request.reasoning !== undefined) return { ...request, messages, reasoning: { effort: "none" } };
+  // Claude on Vertex is the same API (its publisher rule: providers/vertex/vertex-publisher.ts).
+  const anthropicWire = served.kind === "anthropic" || (served.kind === "vertex" && served.model.startsWith("claude-"));
+  if (foreign && anthropicWire && request.reasoning !== undefined) return { ...request, messages, reasoning: { effort: "none" } };
   return { ...request, messages };
 }
 

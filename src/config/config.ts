@@ -34,7 +34,7 @@ import type {
   WorkersSettings,
 } from "./settings.js";
 import type { TlsCredentials } from "./tls-files.js";
-import type { VertexSettings } from "./vertex-schema.js";
+import { type VertexSettings, withKeyFileFromEnv } from "./vertex-schema.js";
 
 // The sections the running gateway uses as the file writes them are in
 // settings.ts, typed from the schema's output. The interfaces below are what
@@ -368,7 +368,7 @@ function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: Nod
       local: p.local,
       ...(p.azure ? { azure: p.azure } : {}),
       ...(p.bedrock ? { bedrock: p.bedrock } : {}),
-      ...(p.vertex ? { vertex: p.vertex } : {}),
+      ...(p.vertex ? { vertex: withKeyFileFromEnv(p.vertex, env) } : {}),
     });
   }
 

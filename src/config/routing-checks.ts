@@ -34,11 +34,12 @@ export function thinkingProblems(input: unknown): ConfigProblem[] {
     const provider = typeof name === "string" && Object.hasOwn(providers, name) ? providers[name] : undefined;
     return isRecord(provider) ? provider.kind : undefined;
   };
-  const notAnthropic = (kind: unknown) => typeof kind === "string" && kind !== "anthropic";
+  // Claude on Vertex takes the Messages body too (providers/vertex/vertex-adapter.ts).
+  const notAnthropic = (kind: unknown) => typeof kind === "string" && kind !== "anthropic" && kind !== "vertex";
   const problems: ConfigProblem[] = [];
   for (const [name, provider] of Object.entries(providers)) {
     if (isRecord(provider) && provider.thinking !== undefined && notAnthropic(provider.kind)) {
-      problems.push({ path: ["providers", name, "thinking"], message: `only for providers of kind anthropic (this one is ${String(provider.kind)})` });
+      problems.push({ path: ["providers", name, "thinking"], message: `only for providers of kind anthropic or vertex (this one is ${String(provider.kind)})` });
     }
   }
   const models = isRecord(input.models) ? input.models : {};

@@ -100,7 +100,10 @@ const providerSchema = z
       .meta({ description: "The circuit breaker, per target (provider and model): `failures` failures within `windowMs` with no success between them open it for `openMs` (see [Routing, retries and failover](routing.md))." }),
     thinking: thinkingSchema
       .optional()
-      .meta({ description: "`anthropic` only: `adaptive` or `budget`, the thinking form for a reasoning effort on every model of this provider (see [Anthropic thinking](providers.md#anthropic-thinking)).", unset: "by model name" }),
+      .meta({
+        description: "`anthropic` (and Claude on `vertex`) only: `adaptive` or `budget`, the thinking form for a reasoning effort on every model of this provider (see [Anthropic thinking](providers.md#anthropic-thinking)).",
+        unset: "by model name",
+      }),
     local: z.boolean().default(false).meta({ description: "Every target of this provider runs where the data may go (a vLLM or Ollama host of your own): the targets local-only requests may use." }),
     azure: azureSchema.optional().meta({ description: "`azure-openai` only: the resource, API version and authentication (see [Azure OpenAI](providers.md#azure-openai)).", unset: "none" }),
     bedrock: bedrockSchema.optional().meta({ description: "`bedrock` only: the region and credentials (see [AWS Bedrock](providers.md#aws-bedrock)).", unset: "none" }),
@@ -143,7 +146,7 @@ const targetSchema = z.strictObject({
   weight: z.number().int().min(0).max(1_000_000).default(1).meta({ description: "Share of traffic under the `weighted` strategy." }),
   price: priceSchema.optional().meta({ description: "Its price.", unset: "unpriced: costs nothing, last for `cost`" }),
   timeouts: partialTimeoutsSchema.optional().meta({ description: "Timeouts for this target, over the alias's and the provider's.", unset: "the alias's" }),
-  thinking: thinkingSchema.optional().meta({ description: "On an `anthropic` provider: the thinking form for this model, over the provider's.", unset: "the provider's, else by model name" }),
+  thinking: thinkingSchema.optional().meta({ description: "On an `anthropic` provider (or Claude on `vertex`): the thinking form for this model, over the provider's.", unset: "the provider's, else by model name" }),
   local: z.boolean().optional().meta({ description: "This target runs where the data may go.", unset: "the provider's `local`" }),
   capabilities: capabilitiesSchema.optional().meta({ description: "What this target can do, over the built-in table for its model name.", unset: "the built-in table's entry, else unknown (taken as able)" }),
 });

@@ -122,26 +122,31 @@ function textSignature(script: Script): { thoughtSignature?: string } {
 
 const chunk = (parts: unknown[], model: string, candidate: object = {}, top: object = {}) => JSON.stringify({ candidates: [{ content: { role: "model", parts }, index: 0, ...candidate }], modelVersion: model, ...top });
 
+/** A Gemini body for `model` (from the path, on the Gemini API and on Vertex alike), checked as Gemini checks it. */
+export function parseGeminiBody(raw: unknown, model: string, stream: boolean): SimRequest {
+  const body = raw as GeminiBody;
+  if (!Array.isArray(body.contents)) throw new Error("contents is required");
+  checkReplay(body.contents as Array<{ role?: unknown; parts?: unknown }>);
+  const config = body.generationConfig ?? {};
+  const schema = (config.responseJsonSchema ?? config.responseSchema) as Record<string, unknown> | undefined;
+  return {
+    ...(config.responseMimeType === "application/json" ? { json: schema ? { schema } : {} } : {}),
+    ...(config.responseLogprobs === true ? { logprobs: { top: typeof config.logprobs === "number" ? config.logprobs : 0 } } : {}),
+    model,
+    stream,
+    texts: [...partTexts(body.systemInstruction?.parts), ...(body.contents as Array<{ parts?: unknown }>).flatMap((c) => partTexts(c.parts))],
+    ...geminiLoopInput(body),
+    ...maxTokensOf(config.maxOutputTokens),
+    includeUsage: true,
+  };
+}
+
 /** Google Gemini (`POST /v1beta/models/{model}:streamGenerateContent?alt=sse`). */
 export const geminiWire: WireFormat = {
   name: "gemini",
   parseRequest(raw, url) {
     const match = PATH.exec(url.pathname)!;
-    const body = raw as GeminiBody;
-    if (!Array.isArray(body.contents)) throw new Error("contents is required");
-    checkReplay(body.contents as Array<{ role?: unknown; parts?: unknown }>);
-    const config = body.generationConfig ?? {};
-    const schema = (config.responseJsonSchema ?? config.responseSchema) as Record<string, unknown> | undefined;
-    return {
-      ...(config.responseMimeType === "application/json" ? { json: schema ? { schema } : {} } : {}),
-      ...(config.responseLogprobs === true ? { logprobs: { top: typeof config.logprobs === "number" ? config.logprobs : 0 } } : {}),
-      model: decodeURIComponent(match[1]!),
-      stream: match[2] === "streamGenerateContent",
-      texts: [...partTexts(body.systemInstruction?.parts), ...(body.contents as Array<{ parts?: unknown }>).flatMap((c) => partTexts(c.parts))],
-      ...geminiLoopInput(body),
-      ...maxTokensOf(config.maxOutputTokens),
-      includeUsage: true,
-    } satisfies SimRequest;
+    return parseGeminiBody(raw, decodeURIComponent(match[1]!), match[2] === "streamGenerateContent");
   },
   streamFrames(script, request, knobs) {
     const whole = calls(script);

@@ -2,7 +2,7 @@ import { EventEmitter, once } from "node:events";
 import { STATUS_CODES } from "node:http";
 import { Dispatcher, errors } from "undici";
 import { replyJson, type SimExchange, type SimReply } from "./exchange.js";
-import type { Simulator, SimulatorStats } from "./server.js";
+import { type Simulator, type SimulatorStats, vertexSurface } from "./server.js";
 import { createSimulation } from "./simulation.js";
 
 /**
@@ -171,6 +171,8 @@ export function createInProcessSimulator(): InProcessSimulator {
     openAiBaseUrl: `${origin}/v1`,
     anthropicBaseUrl: `${origin}/v1`,
     geminiBaseUrl: `${origin}/v1beta`,
+    // The token endpoint is served too, but google-auth-library fetches tokens with its own client: Vertex needs the socket simulator.
+    ...vertexSurface(origin, simulation),
     records: simulation.records,
     dispatcher,
     stats,

@@ -19,6 +19,8 @@ export interface RequestRecord {
   readonly traceparent?: string;
   /** The parsed request body, kept for tagged requests only (tests assert what the gateway sent). */
   readonly body?: unknown;
+  /** The path the gateway posted to (Vertex's carries project, location and publisher), kept for tagged requests only. */
+  readonly path?: string;
   /** The `anthropic-beta` header the gateway sent, kept for tagged requests only. */
   readonly betas?: string;
   readonly arrivedAt: number;

@@ -2,6 +2,7 @@ import { EventEmitter, once } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import type { SimExchange, SimReply } from "./exchange.js";
+import { GOOGLE_TOKEN_PATH, type ServiceAccountKey, type ServiceAccountOptions } from "./google-oauth.js";
 import type { RecordBook, RequestRecord } from "./records.js";
 import { createSimulation, type Simulation } from "./simulation.js";
 
@@ -25,6 +26,14 @@ export interface Simulator {
   readonly anthropicBaseUrl: string;
   /** Base URL of the Gemini API (…/v1beta). */
   readonly geminiBaseUrl: string;
+  /** Base URL of Vertex AI for project `sim-project` in `us-central1` (…/v1/projects/sim-project/locations/us-central1). */
+  readonly vertexBaseUrl: string;
+  /** Google's OAuth token endpoint, as the simulator's service-account keys name it (`token_uri`). */
+  readonly googleTokenUrl: string;
+  /** A new service account (a key pair made now) whose key file's `token_uri` is googleTokenUrl; the Vertex paths accept the tokens it is issued. */
+  googleServiceAccount(options?: ServiceAccountOptions): ServiceAccountKey;
+  /** Token requests a service account has made: a cached token reused, or refreshed. */
+  googleTokenRequests(email: string): number;
   readonly origin: string;
   readonly records: RecordBook;
   stats(): SimulatorStats;
@@ -123,6 +132,17 @@ function handleControl(req: IncomingMessage, res: ServerResponse, url: URL, simu
   }
 }
 
+/** The Vertex AI part of a simulator's surface, at `origin`. */
+export function vertexSurface(origin: string, simulation: Simulation): Pick<Simulator, "vertexBaseUrl" | "googleTokenUrl" | "googleServiceAccount" | "googleTokenRequests"> {
+  const googleTokenUrl = `${origin}${GOOGLE_TOKEN_PATH}`;
+  return {
+    vertexBaseUrl: `${origin}/v1/projects/sim-project/locations/us-central1`,
+    googleTokenUrl,
+    googleServiceAccount: (options) => simulation.googleOAuth.serviceAccount(googleTokenUrl, options),
+    googleTokenRequests: (email) => simulation.googleOAuth.tokenRequests(email),
+  };
+}
+
 /** Starts the simulator on a loopback port. */
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   const simulation = createSimulation();
@@ -159,6 +179,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     openAiBaseUrl: `${origin}/v1`,
     anthropicBaseUrl: `${origin}/v1`,
     geminiBaseUrl: `${origin}/v1beta`,
+    ...vertexSurface(origin, simulation),
     records: simulation.records,
     stats,
     async whenNoConnections(timeoutMs) {

@@ -3,6 +3,7 @@ import { anthropicWire } from "./anthropic-wire.js";
 import { type EmbeddingRequest, type EmbeddingsWire, embed, embeddingsWireFor } from "./embeddings-wire.js";
 import { replyJson, type SimExchange } from "./exchange.js";
 import { geminiWire, isGeminiPath } from "./gemini-wire.js";
+import { createGoogleOAuth, GOOGLE_TOKEN_PATH, type GoogleOAuth } from "./google-oauth.js";
 import { answerTokens, jsonAnswer } from "./json-answer.js";
 import { applyScript, type Knobs, parseKnobs } from "./knobs.js";
 import { openAiWire } from "./openai-wire.js";
@@ -14,7 +15,10 @@ import { buildScript, type Script } from "./script.js";
 import { pause, streamResponse } from "./stream-response.js";
 import { countWords } from "./text.js";
 import { nextAction } from "./tool-loop.js";
+import { createVertexWires } from "./vertex-wire.js";
 import type { SimRequest, WireFormat } from "./wire.js";
+
+type VertexWires = ReturnType<typeof createVertexWires>;
 
 /**
  * The simulated providers, apart from any transport: the three wire
@@ -34,15 +38,17 @@ export interface Simulation {
   whenNoRequests(timeoutMs: number): Promise<void>;
   /** Forgets every record and every script's count. */
   reset(): void;
+  /** Google's token endpoint (at GOOGLE_TOKEN_PATH) and the service accounts it knows, for the Vertex paths. */
+  readonly googleOAuth: GoogleOAuth;
 }
 
-function formatFor(method: string, path: string): WireFormat | undefined {
+function formatFor(method: string, path: string, vertex: VertexWires): WireFormat | undefined {
   if (method !== "POST") return undefined;
   if (path === "/v1/chat/completions") return openAiWire;
   if (path === "/v1/messages") return anthropicWire;
   if (path === "/v1/responses") return responsesWire;
   if (isGeminiPath(path)) return geminiWire;
-  return undefined;
+  return vertex.formatFor(path);
 }
 
 /**
@@ -105,6 +111,8 @@ export function createSimulation(): Simulation {
   const promptCache = createPromptCache();
   const idle = new EventEmitter();
   let active = 0;
+  const googleOAuth = createGoogleOAuth();
+  const vertex = createVertexWires(googleOAuth);
 
   /** Counts the exchange as active until its reply is over. */
   function track(reply: SimExchange["reply"]): void {
@@ -179,9 +187,10 @@ export function createSimulation(): Simulation {
   async function serve(exchange: SimExchange): Promise<void> {
     const { reply } = exchange;
     const url = new URL(exchange.path, "http://simulator");
-    const embeddings = embeddingsWireFor(exchange.method, url.pathname);
+    if (exchange.method === "POST" && url.pathname === GOOGLE_TOKEN_PATH) return googleOAuth.serveToken(exchange);
+    const embeddings = embeddingsWireFor(exchange.method, url.pathname) ?? (exchange.method === "POST" ? vertex.embeddingsFor(url.pathname) : undefined);
     if (embeddings) return serveEmbeddings(exchange, embeddings, url.pathname);
-    const format = formatFor(exchange.method, url.pathname);
+    const format = formatFor(exchange.method, url.pathname, vertex);
     if (!format) throw new Error(`not a generation route: ${exchange.method} ${url.pathname}`);
     track(reply);
 
@@ -210,7 +219,7 @@ export function createSimulation(): Simulation {
     const record = records.add({
       format: format.name,
       model: request.model,
-      ...(knobs.tag === undefined ? {} : { tag: knobs.tag, body, ...(typeof betas === "string" ? { betas } : {}) }),
+      ...(knobs.tag === undefined ? {} : { tag: knobs.tag, body, path: url.pathname, ...(typeof betas === "string" ? { betas } : {}) }),
       ...(typeof requestId === "string" ? { requestId } : {}),
       ...(typeof traceparent === "string" ? { traceparent } : {}),
       arrivedAt: now(),
@@ -264,9 +273,10 @@ export function createSimulation(): Simulation {
     },
     serves: (method, path) => {
       const { pathname } = new URL(path, "http://simulator");
-      return formatFor(method, pathname) !== undefined || embeddingsWireFor(method, pathname) !== undefined;
+      return formatFor(method, pathname, vertex) !== undefined || embeddingsWireFor(method, pathname) !== undefined || (method === "POST" && (pathname === GOOGLE_TOKEN_PATH || vertex.embeddingsFor(pathname) !== undefined));
     },
     serve,
+    googleOAuth,
     async whenNoRequests(timeoutMs) {
       if (active === 0) return;
       await once(idle, "no-requests", { signal: AbortSignal.timeout(timeoutMs) });

@@ -1,6 +1,7 @@
 import type { ConfigInput } from "../../src/config/schema.js";
 import type { ProviderKind } from "../../src/core/chat-request.js";
 import type { Simulator } from "../../src/simulator/server.js";
+import { simulatedVertex } from "./simulated-vertex.js";
 
 export type { ProviderKind };
 
@@ -22,9 +23,10 @@ export function baseUrlFor(sim: Simulator, kind: ProviderKind): string {
  */
 export function simulatedProvider(sim: Simulator, kind: ProviderKind): SimulatedProvider {
   switch (kind) {
+    case "vertex":
+      return simulatedVertex(sim);
     case "azure-openai":
     case "bedrock":
-    case "vertex":
       throw new Error(`the simulator does not speak ${kind} yet`);
     default:
       return { provider: { kind, baseUrl: baseUrlFor(sim, kind) }, env: {} };

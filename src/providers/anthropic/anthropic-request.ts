@@ -237,19 +237,23 @@ export function anthropicRequestBody(request: ChatRequest, model: string, mode: 
   return withProviderOptions(body, request, "anthropic");
 }
 
+/** The Messages body as sent: cache breakpoints placed (`promptCache: auto`) or kept within the limit. */
+export function anthropicWireBody(request: ChatRequest, target: UpstreamTarget): Record<string, unknown> {
+  const body = anthropicRequestBody(request, target.model, target.thinking ?? thinkingModeFor(target.model));
+  return target.promptCache === "auto" ? withCacheBreakpoints(body) : withinBreakpointLimit(body);
+}
+
+/** The headers every Anthropic wire sends: JSON in, events out, and the betas the caller asked for. */
+export function anthropicStreamHeaders(request: ChatRequest): Record<string, string> {
+  const betas = request.carried?.anthropicBetas ?? [];
+  return { "content-type": "application/json", accept: "text/event-stream", ...(betas.length > 0 ? { "anthropic-beta": betas.join(",") } : {}) };
+}
+
 export function buildAnthropicRequest(request: ChatRequest, target: UpstreamTarget): UpstreamRequest {
   const key = target.provider.apiKey;
-  const body = anthropicRequestBody(request, target.model, target.thinking ?? thinkingModeFor(target.model));
-  const betas = request.carried?.anthropicBetas ?? [];
   return {
     url: `${target.provider.baseUrl}/messages`,
-    headers: {
-      "content-type": "application/json",
-      accept: "text/event-stream",
-      "anthropic-version": ANTHROPIC_VERSION,
-      ...(key ? { "x-api-key": key.reveal() } : {}),
-      ...(betas.length > 0 ? { "anthropic-beta": betas.join(",") } : {}),
-    },
-    body: JSON.stringify(target.promptCache === "auto" ? withCacheBreakpoints(body) : withinBreakpointLimit(body)),
+    headers: { ...anthropicStreamHeaders(request), "anthropic-version": ANTHROPIC_VERSION, ...(key ? { "x-api-key": key.reveal() } : {}) },
+    body: JSON.stringify(anthropicWireBody(request, target)),
   };
 }

@@ -201,15 +201,20 @@ export function geminiRequestBody(request: ChatRequest): Record<string, unknown>
   );
 }
 
-export function buildGeminiRequest(request: ChatRequest, target: UpstreamTarget): UpstreamRequest {
-  const key = target.provider.apiKey;
+/**
+ * The streaming request for `url`, with `credentials` as headers: the body
+ * and headers every Gemini wire shares (the Gemini API with its key, Vertex
+ * AI with a bearer token added later).
+ */
+export function geminiStreamRequest(request: ChatRequest, url: string, credentials: Readonly<Record<string, string>>): UpstreamRequest {
   return {
-    url: `${target.provider.baseUrl}/models/${encodeURIComponent(target.model)}:streamGenerateContent?alt=sse`,
-    headers: {
-      "content-type": "application/json",
-      accept: "text/event-stream",
-      ...(key ? { "x-goog-api-key": key.reveal() } : {}),
-    },
+    url,
+    headers: { "content-type": "application/json", accept: "text/event-stream", ...credentials },
     body: JSON.stringify(geminiRequestBody(request)),
   };
+}
+
+export function buildGeminiRequest(request: ChatRequest, target: UpstreamTarget): UpstreamRequest {
+  const key = target.provider.apiKey;
+  return geminiStreamRequest(request, `${target.provider.baseUrl}/models/${encodeURIComponent(target.model)}:streamGenerateContent?alt=sse`, key ? { "x-goog-api-key": key.reveal() } : {});
 }
