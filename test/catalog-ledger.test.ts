@@ -74,7 +74,7 @@ describe.each(Object.entries(STORES))("a catalog-priced target (%s)", (name, sto
     h = await startHarness({
       routing: (sim) => ({
         providers: { simulator: { kind: "openai", baseUrl: sim.openAiBaseUrl, breaker: { failures: 10_000 } } },
-        models: { priced: { provider: "simulator", model: "sim-1?tokens=7", catalog: ENTRY.id } },
+        models: { priced: { provider: "simulator", model: "sim-1?tokens=7&reasoning=5", catalog: ENTRY.id } },
       }),
       env: { KEY, ADMIN },
       auth: { adminKeyEnv: "ADMIN", keys: [{ name: keyName, keyEnv: "KEY", budget: { usd: 100, period: "month" } }] },
@@ -94,10 +94,10 @@ describe.each(Object.entries(STORES))("a catalog-priced target (%s)", (name, sto
     const { response } = await sdk.chat.completions.create({ model: "priced", max_tokens: 16, messages: [{ role: "user", content: "what does the catalog say" }] }).withResponse();
     const record: UsageRecord = await events.recorded(response.headers.get("x-request-id")!);
     expect(record.inputTokens).toBeGreaterThan(0);
-    expect(record.outputTokens).toBe(7);
+    expect(record).toMatchObject({ outputTokens: 12, reasoningTokens: 5 });
     expect(record.billedRequests).toBe(1);
-    // 3 $/MTok input, 15 output, plus $0.002 for the request: never zero, so the budget moves.
-    const picos = BigInt(record.inputTokens) * 3_000_000n + 7n * 15_000_000n + 2_000n * 1_000_000n;
+    // 3 $/MTok input, 15 the answer, 20 its reasoning, plus $0.002 for the request: never zero, so the budget moves.
+    const picos = BigInt(record.inputTokens) * 3_000_000n + 7n * 15_000_000n + 5n * 20_000_000n + 2_000n * 1_000_000n;
     expect(BigInt(record.costPicos!)).toBe(picos);
     expect(record.costMicros).toBe(Number((picos + 999_999n) / 1_000_000n));
     // The budgeted key spent it.
@@ -113,8 +113,8 @@ describe.each(Object.entries(STORES))("a catalog-priced target (%s)", (name, sto
       cached_input_tokens: "0",
       cache_write_5m_tokens: "0",
       cache_write_1h_tokens: "0",
-      output_tokens: "7",
-      reasoning_tokens: "0",
+      output_tokens: "12",
+      reasoning_tokens: "5",
       web_searches: "0",
       billed_requests: "1",
       cost_picos: String(picos),
