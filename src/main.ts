@@ -7,6 +7,7 @@ import type { Simulator } from "./simulator/server.js";
 
 const USAGE = `usage: sluice [--config FILE] [--host HOST] [--port PORT]
        sluice check-config FILE      (or: sluice --config FILE --check)
+       sluice catalog [FILTER] [--provider NAME] [--json] [--config FILE]
 
   --config FILE  YAML configuration (default: built-in simulator, no keys needed);
                  SIGHUP reads it again and applies it without a restart
@@ -15,7 +16,11 @@ const USAGE = `usage: sluice [--config FILE] [--host HOST] [--port PORT]
   --check        validate the configuration, report every problem, exit 1 if any
 
 check-config FILE validates the whole file (schema, references between
-aliases and providers, API key variables) and exits 0 when it would start.`;
+aliases and providers, API key variables) and exits 0 when it would start.
+
+catalog prints the model catalog (prices, limits, capabilities) whose entries
+targets inherit: FILTER keeps ids containing it; with --config, the catalog
+that file uses (its catalog.file over the built-in one).`;
 
 /** A command line the gateway does not understand: the message, then the usage. */
 class UsageError extends Error {
@@ -62,6 +67,8 @@ async function main(): Promise<void> {
       host: { type: "string" },
       port: { type: "string" },
       check: { type: "boolean" },
+      json: { type: "boolean" },
+      provider: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
     allowPositionals: true,
@@ -71,7 +78,19 @@ async function main(): Promise<void> {
     return;
   }
   const [command, ...rest] = positionals;
-  if (command !== undefined && command !== "check-config") throw new UsageError(`unknown command: ${command}`);
+  if (command !== undefined && command !== "check-config" && command !== "catalog") throw new UsageError(`unknown command: ${command}`);
+  if (command === "catalog") {
+    if (rest.length > 1) throw new UsageError("catalog takes one FILTER at most");
+    const { catalogCommand } = await import("./cli/catalog-command.js");
+    const options = {
+      ...(values.config === undefined ? {} : { config: values.config }),
+      json: values.json === true,
+      ...(values.provider === undefined ? {} : { provider: values.provider }),
+      ...(rest[0] === undefined ? {} : { filter: rest[0] }),
+    };
+    process.exitCode = await catalogCommand(options, process.env, process.stdout);
+    return;
+  }
   if (command === "check-config" || values.check) {
     const file = command ? rest[0] : values.config;
     if (file === undefined || rest.length > 1) throw new UsageError(command ? "check-config needs one FILE" : "--check needs --config FILE");

@@ -212,8 +212,8 @@ describe("sluice check-config", () => {
     expect(code).toBe(0);
     expect(stdout.split("\n")).toEqual([
       `${path}: OK (1 provider, 2 model aliases)`,
-      "warning: key capped has a budget (key) but may use aliases with unpriced targets: free (main/y); calls served there cost nothing and never count against the budget (set price on those targets)",
-      "warning: key inteam has a budget (team crew) but may use aliases with unpriced targets: free (main/y); calls served there cost nothing and never count against the budget (set price on those targets)",
+      "warning: key capped has a budget (key) but may use aliases with unpriced targets: free (main/y); calls served there cost nothing and never count against the budget (set price on those targets, or catalog: to a priced catalog entry)",
+      "warning: key inteam has a budget (team crew) but may use aliases with unpriced targets: free (main/y); calls served there cost nothing and never count against the budget (set price on those targets, or catalog: to a priced catalog entry)",
       "",
     ]);
   });

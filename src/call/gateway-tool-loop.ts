@@ -85,6 +85,7 @@ function addUsage(total: Usage | undefined, next: Usage): Usage {
     ...optional("cacheWrite5mTokens"),
     ...optional("cacheWrite1hTokens"),
     ...optional("webSearches"),
+    requests: (total.requests ?? 1) + (next.requests ?? 1),
     ...(total.estimated || next.estimated ? { estimated: true } : {}),
   };
 }

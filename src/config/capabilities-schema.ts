@@ -2,25 +2,25 @@ import { z } from "zod";
 
 /**
  * What a target can do (docs/routing.md, "Capabilities"). Every field is
- * optional: unset means "as the built-in table says for this model name",
- * and a model the table does not know is assumed able, so routing never
+ * optional: unset means "as the model catalog says for this model",
+ * and a model the catalog does not know is assumed able, so routing never
  * refuses what it cannot judge.
  */
 export const capabilitiesSchema = z
   .strictObject({
-    contextWindow: z.number().int().min(256).max(100_000_000).optional().meta({ description: "Input plus output tokens in one request.", unset: "the table's, else unknown" }),
-    maxOutputTokens: z.number().int().min(1).max(10_000_000).optional().meta({ description: "Output tokens in one answer (a request whose `max_tokens` asks more is not sent here).", unset: "the table's, else unknown" }),
-    tools: z.boolean().optional().meta({ description: "Calls tools.", unset: "the table's, else unknown" }),
-    vision: z.boolean().optional().meta({ description: "Reads images.", unset: "the table's, else unknown" }),
-    jsonSchema: z.boolean().optional().meta({ description: "Follows a strict JSON schema (structured outputs).", unset: "the table's, else unknown" }),
-    reasoning: z.boolean().optional().meta({ description: "Takes reasoning controls (effort, thinking budget).", unset: "the table's, else unknown" }),
-    promptCaching: z.boolean().optional().meta({ description: "Caches prompt prefixes at a lower price (reported in `ListModels`).", unset: "the table's, else unknown" }),
+    contextWindow: z.number().int().min(256).max(100_000_000).optional().meta({ description: "Input plus output tokens in one request.", unset: "the catalog entry's, else unknown" }),
+    maxOutputTokens: z.number().int().min(1).max(10_000_000).optional().meta({ description: "Output tokens in one answer (a request whose `max_tokens` asks more is not sent here).", unset: "the catalog entry's, else unknown" }),
+    tools: z.boolean().optional().meta({ description: "Calls tools.", unset: "the catalog entry's, else unknown" }),
+    vision: z.boolean().optional().meta({ description: "Reads images.", unset: "the catalog entry's, else unknown" }),
+    jsonSchema: z.boolean().optional().meta({ description: "Follows a strict JSON schema (structured outputs).", unset: "the catalog entry's, else unknown" }),
+    reasoning: z.boolean().optional().meta({ description: "Takes reasoning controls (effort, thinking budget).", unset: "the catalog entry's, else unknown" }),
+    promptCaching: z.boolean().optional().meta({ description: "Caches prompt prefixes at a lower price (reported in `ListModels`).", unset: "the catalog entry's, else unknown" }),
   })
   .meta({
     group: "capabilities",
     title: "Capabilities",
     description:
-      "What a target can do ([Capabilities](routing.md#capabilities)). A request that needs what a target lacks is not sent there; one that no target can serve is refused with `FAILED_PRECONDITION` / 400. Each unset field is the built-in table's for the model name; unknown is taken as able.",
+      "What a target can do ([Capabilities](routing.md#capabilities)). A request that needs what a target lacks is not sent there; one that no target can serve is refused with `FAILED_PRECONDITION` / 400. Each unset field is the [model catalog](model-catalog.md) entry's; unknown is taken as able.",
   });
 
 /** How an alias fits a conversation longer than its targets' windows (docs/routing.md, "Fitting the context window"). */

@@ -1,10 +1,12 @@
 import type { ProviderKind } from "../core/chat-request.js";
 import type { AzureSettings } from "./azure-schema.js";
 import type { BedrockSettings } from "./bedrock-schema.js";
-import { builtInCapabilities, type Capabilities } from "./capability-table.js";
+import { builtInCatalog } from "./built-in-catalog.js";
+import type { Capabilities } from "./capability-table.js";
 import { readConfigDocument } from "./config-file.js";
 import { sha256Hex } from "./key-hash.js";
 import type { McpGrant, McpSettings } from "./mcp-schema.js";
+import { lookupModel, type ModelCatalog } from "./model-catalog.js";
 import { withCacheWriteDefaults } from "./price-defaults.js";
 import { type ConfigProblem, checkConfig, formatPath } from "./problems.js";
 import { providerBaseUrl } from "./provider-base-url.js";
@@ -104,7 +106,10 @@ export interface RouteTarget {
   readonly provider: ProviderConfig;
   readonly model: string;
   readonly weight: number;
+  /** Its own price, whole, else its catalog entry's; none: it costs nothing. */
   readonly price?: Price;
+  /** The catalog entry it inherits from (its `catalog:`, else the one its model id names), if any. */
+  readonly catalog?: string;
   /** Target over alias over provider over defaults. */
   readonly timeouts: TimeoutsConfig;
   /** Anthropic: the thinking form, target over provider; unset = by model name. */
@@ -113,7 +118,7 @@ export interface RouteTarget {
   readonly local?: boolean;
   /** The alias's promptCache: `auto` marks the stable prefix on providers that cache on request (Anthropic). */
   readonly promptCache?: "auto";
-  /** The built-in table's entry for its model, overridden by what the configuration declares (routing/request-needs.ts reads it). */
+  /** Its catalog entry's, field by field under what the configuration declares (routing/request-needs.ts reads it). */
   readonly capabilities?: Capabilities;
 }
 
@@ -245,6 +250,8 @@ export interface Config {
   readonly facade: Omit<ConfigFile["facade"], "maxBodyBytes">;
   readonly providers: ReadonlyMap<string, ProviderConfig>;
   readonly models: ReadonlyMap<string, ModelRoute>;
+  /** The model catalog targets inherited from (the built-in one, with `catalog.file` over it); absent on configurations built by hand. */
+  readonly catalog?: ModelCatalog;
   readonly auth: {
     /** Every edge requires a key: a key is configured, or the admin service is on (it exists to create keys). */
     readonly required: boolean;
@@ -322,9 +329,9 @@ export type ConfigLoad =
  * (or reload), not on its first request. Every problem is reported at once.
  */
 export function validateConfig(input: unknown, env: NodeJS.ProcessEnv, source = "configuration", lineOf?: (path: readonly PropertyKey[]) => number | undefined): ConfigLoad {
-  const { file, tls, problems } = checkConfig(input, env);
+  const { file, tls, catalog, problems } = checkConfig(input, env);
   if (!file) return { ok: false, problems: problemLines(problems, lineOf), report: formatProblems(source, problems, lineOf) };
-  return { ok: true, config: buildConfig(file, tls, env) };
+  return { ok: true, config: buildConfig(file, tls, env, catalog ?? builtInCatalog()) };
 }
 
 /** validateConfig for callers that cannot go on without a configuration: throws ConfigError with the report. */
@@ -350,7 +357,7 @@ export function budgetOf(budget: { readonly usd: number; readonly period: Budget
   return { usdMicros: Math.round(budget.usd * 1_000_000), period: budget.period };
 }
 
-function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: NodeJS.ProcessEnv): Config {
+function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: NodeJS.ProcessEnv, catalog: ModelCatalog): Config {
   const providers = new Map<string, ProviderConfig>();
   for (const [name, p] of Object.entries(file.providers)) {
     // checkConfig has made sure every named key variable is set.
@@ -375,20 +382,24 @@ function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: Nod
   const models = new Map<string, ModelRoute>();
   for (const alias of Object.keys(file.models).sort()) {
     const m = file.models[alias]!;
-    const written = m.targets ?? [{ provider: m.provider!, model: m.model!, weight: 1, ...(m.price ? { price: m.price } : {}), ...(m.capabilities ? { capabilities: m.capabilities } : {}) }];
+    const written = m.targets ?? [{ provider: m.provider!, model: m.model!, weight: 1, ...(m.catalog ? { catalog: m.catalog } : {}), ...(m.price ? { price: m.price } : {}), ...(m.capabilities ? { capabilities: m.capabilities } : {}) }];
     const targets = written.map((t): RouteTarget => {
       const provider = providers.get(t.provider)!;
       const thinking = ("thinking" in t ? t.thinking : undefined) ?? provider.thinking;
+      // A declared price replaces the entry's whole (docs/model-catalog.md, "Inheritance").
+      const entry = lookupModel(catalog, t.model, t.catalog);
+      const price = t.price ?? entry?.price;
       return {
         key: `${provider.name}/${t.model}`,
         provider,
         model: t.model,
         weight: t.weight,
-        ...(t.price ? { price: withCacheWriteDefaults(t.price, provider.kind) } : {}),
+        ...(price ? { price: withCacheWriteDefaults(price, provider.kind) } : {}),
+        ...(entry ? { catalog: entry.id } : {}),
         timeouts: { ...provider.timeouts, ...m.timeouts, ...("timeouts" in t ? t.timeouts : {}) },
         ...(thinking ? { thinking } : {}),
         local: ("local" in t ? t.local : undefined) ?? provider.local,
-        capabilities: { ...builtInCapabilities(t.model), ...t.capabilities },
+        capabilities: { ...entry?.capabilities, ...t.capabilities },
         ...(m.promptCache === "auto" ? { promptCache: "auto" as const } : {}),
       };
     });
@@ -446,6 +457,7 @@ function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: Nod
     facade: { keepaliveMs: file.facade.keepaliveMs },
     providers,
     models,
+    catalog,
     auth: {
       required: file.auth.keys.length > 0 || file.auth.adminKeyEnv !== undefined,
       ...(file.auth.adminKeyEnv === undefined ? {} : { adminKeySha256: sha256Hex(env[file.auth.adminKeyEnv]!) }),

@@ -1,10 +1,12 @@
 import type { z } from "zod";
+import { catalogForInput, catalogRefProblems } from "./catalog-file.js";
 import { isRecord } from "./check-input.js";
 import { complianceProblems } from "./compliance-checks.js";
 import type { ConfigProblem } from "./config-problem.js";
 import { environmentProblems } from "./environment-checks.js";
 import { mcpProblems } from "./mcp-checks.js";
 import { mcpGrantProblems } from "./mcp-grant-checks.js";
+import type { ModelCatalog } from "./model-catalog.js";
 import { referenceProblems, thinkingProblems } from "./routing-checks.js";
 import { type ConfigFile, configSchema } from "./schema.js";
 import { consoleProblems, hierarchyProblems, keyProblems } from "./tenancy-checks.js";
@@ -47,6 +49,8 @@ export interface CheckedConfig {
   readonly file?: ConfigFile;
   /** The listener's TLS material, when the file asks for TLS. */
   readonly tls?: TlsCredentials;
+  /** The model catalog in force: the built-in one, with the operator's file over it. */
+  readonly catalog?: ModelCatalog;
   readonly problems: readonly ConfigProblem[];
 }
 
@@ -59,7 +63,14 @@ export interface CheckedConfig {
 export function checkConfig(input: unknown, env: NodeJS.ProcessEnv): CheckedConfig {
   const parsed = configSchema.safeParse(input);
   const tls = tlsFiles(input);
-  const problems = [...(parsed.success ? [] : schemaProblems(parsed.error.issues)), ...CROSS_FIELD_CHECKS.flatMap((check) => check(input, env)), ...tls.problems];
-  if (problems.length > 0 || !parsed.success) return { problems };
-  return { file: parsed.data, ...(tls.credentials ? { tls: tls.credentials } : {}), problems };
+  const catalog = catalogForInput(input);
+  const problems = [
+    ...(parsed.success ? [] : schemaProblems(parsed.error.issues)),
+    ...CROSS_FIELD_CHECKS.flatMap((check) => check(input, env)),
+    ...tls.problems,
+    ...catalog.problems,
+    ...(catalog.catalog ? catalogRefProblems(input, catalog.catalog) : []),
+  ];
+  if (problems.length > 0 || !parsed.success || !catalog.catalog) return { problems };
+  return { file: parsed.data, ...(tls.credentials ? { tls: tls.credentials } : {}), catalog: catalog.catalog, problems };
 }

@@ -3,8 +3,10 @@ import { PROVIDER_KINDS } from "../core/chat-request.js";
 import { azureSchema } from "./azure-schema.js";
 import { bedrockSchema } from "./bedrock-schema.js";
 import { capabilitiesSchema, contextSchema } from "./capabilities-schema.js";
+import { catalogRefSchema, catalogSettingsSchema } from "./catalog-schema.js";
 import { complianceSchema, piiPolicySchema } from "./compliance-schema.js";
 import { mcpGrantSchema, mcpSchema } from "./mcp-schema.js";
+import { priceSchema } from "./price-schema.js";
 import { providerBaseUrl } from "./provider-base-url.js";
 import { vertexSchema } from "./vertex-schema.js";
 import { workersSchema } from "./workers-schema.js";
@@ -113,42 +115,18 @@ const providerSchema = z
     if (providerBaseUrl(p) === undefined) ctx.addIssue({ code: "custom", path: ["baseUrl"], message: `required for kind ${p.kind}` });
   });
 
-/** USD per million tokens; feeds the `cost` strategy and budgets. */
-export const priceSchema = z
-  .strictObject({
-    inputPerMTok: z.number().min(0).max(1_000_000).meta({ description: "Fresh input." }),
-    outputPerMTok: z.number().min(0).max(1_000_000).meta({ description: "Output." }),
-    cachedInputPerMTok: z.number().min(0).max(1_000_000).optional().meta({ description: "Cached input (read from the provider's prompt cache).", unset: "the input price" }),
-    cacheWrite5mPerMTok: z
-      .number()
-      .min(0)
-      .max(1_000_000)
-      .optional()
-      .meta({ description: "Input written to the provider's prompt cache for five minutes (reported by Anthropic targets).", unset: "1.25 × the input price on `anthropic` targets, the input price elsewhere" }),
-    cacheWrite1hPerMTok: z
-      .number()
-      .min(0)
-      .max(1_000_000)
-      .optional()
-      .meta({ description: "Input written to the provider's prompt cache for an hour (reported by Anthropic targets).", unset: "2 × the input price on `anthropic` targets, the input price elsewhere" }),
-    perWebSearch: z
-      .number()
-      .min(0)
-      .max(1_000)
-      .optional()
-      .meta({ description: "USD per search a hosted web search tool ran (`web_search` on a Responses upstream, Anthropic's web search), counted in the usage record.", unset: "searches cost nothing" }),
-  })
-  .meta({ group: "price", title: "Prices", description: "USD per million tokens, for the `cost` strategy and budgets (see [Budgets and spend](tenancy.md#budgets-and-spend))." });
-
 const targetSchema = z.strictObject({
   provider: z.string().min(1).meta({ description: "A provider's name." }),
   model: z.string().min(1).meta({ description: "The provider's model id." }),
   weight: z.number().int().min(0).max(1_000_000).default(1).meta({ description: "Share of traffic under the `weighted` strategy." }),
-  price: priceSchema.optional().meta({ description: "Its price.", unset: "unpriced: costs nothing, last for `cost`" }),
+  catalog: catalogRefSchema
+    .optional()
+    .meta({ description: "The catalog entry this target is, by id, when its model id does not say (an Azure deployment's own name, a cloud's id for an open model).", unset: "the entry its model id names, if any" }),
+  price: priceSchema.optional().meta({ description: "Its price, whole: it replaces the catalog entry's.", unset: "the catalog entry's, else unpriced (costs nothing, last for `cost`)" }),
   timeouts: partialTimeoutsSchema.optional().meta({ description: "Timeouts for this target, over the alias's and the provider's.", unset: "the alias's" }),
   thinking: thinkingSchema.optional().meta({ description: "On an `anthropic` provider (or Claude on `vertex`): the thinking form for this model, over the provider's.", unset: "the provider's, else by model name" }),
   local: z.boolean().optional().meta({ description: "This target runs where the data may go.", unset: "the provider's `local`" }),
-  capabilities: capabilitiesSchema.optional().meta({ description: "What this target can do, over the built-in table for its model name.", unset: "the built-in table's entry, else unknown (taken as able)" }),
+  capabilities: capabilitiesSchema.optional().meta({ description: "What this target can do, field by field over its catalog entry's.", unset: "the catalog entry's, else unknown (taken as able)" }),
 });
 
 /** Whose requests may share an alias's cache entries (docs/caching.md, "Scope"). */
@@ -221,8 +199,9 @@ const modelSchema = z
   .strictObject({
     provider: z.string().min(1).optional().meta({ description: "The single-target form: where the alias goes (a provider's name).", unset: "`targets` instead" }),
     model: z.string().min(1).optional().meta({ description: "The single-target form: the provider's model id.", unset: "`targets` instead" }),
-    price: priceSchema.optional().meta({ description: "The single-target form: its price.", unset: "unpriced: costs nothing, last for `cost`" }),
-    capabilities: capabilitiesSchema.optional().meta({ description: "The single-target form: what its target can do, over the built-in table.", unset: "the built-in table's entry, else unknown (taken as able)" }),
+    catalog: catalogRefSchema.optional().meta({ description: "The single-target form: the catalog entry its target is, by id.", unset: "the entry its model id names, if any" }),
+    price: priceSchema.optional().meta({ description: "The single-target form: its price, whole: it replaces the catalog entry's.", unset: "the catalog entry's, else unpriced (costs nothing, last for `cost`)" }),
+    capabilities: capabilitiesSchema.optional().meta({ description: "The single-target form: what its target can do, field by field over its catalog entry's.", unset: "the catalog entry's, else unknown (taken as able)" }),
     targets: z.array(targetSchema).min(1).max(32).optional().meta({ description: "The targets, in failover order for `priority`.", unset: "the single-target form instead" }),
     strategy: z.enum(STRATEGIES).default("priority").meta({ description: "How a request picks among the targets: see [Routing, retries and failover](routing.md)." }),
     retry: z
@@ -930,6 +909,7 @@ export const configSchema = z.strictObject({
       unset: "in process: right for one replica (limits, spend and runtime keys start empty after a restart)",
       reload: "restart",
     }),
+  catalog: catalogSettingsSchema.meta({ description: "The model catalog: prices, limits and capabilities a target inherits by its model id ([The model catalog](model-catalog.md)).", reload: "live" }),
   providers: z
     .record(aliasName, providerSchema)
     .refine((p) => Object.keys(p).length > 0, "at least one provider")
@@ -951,3 +931,4 @@ export const SETTING_GROUPS = [partialTimeoutsSchema, capabilitiesSchema, priceS
 /** The configuration file as written (before defaults are applied). */
 export type ConfigInput = z.input<typeof configSchema>;
 export type ConfigFile = z.output<typeof configSchema>;
+export { priceSchema } from "./price-schema.js";

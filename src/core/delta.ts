@@ -152,6 +152,8 @@ export interface Usage {
   readonly cacheWrite1hTokens?: number;
   /** Searches a hosted web search tool ran for this answer (priced by `price.perWebSearch`); absent: none. */
   readonly webSearches?: number;
+  /** Upstream requests this usage covers (a gateway tool loop's rounds, priced by `price.perRequest`); absent: one. */
+  readonly requests?: number;
   /** The provider reported no usage: the gateway counted the tokens itself (usage/usage-meter.ts). */
   readonly estimated?: boolean;
 }

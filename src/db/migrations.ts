@@ -391,6 +391,16 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE sluice_ledger ADD COLUMN IF NOT EXISTS result_bytes bigint;
       CREATE INDEX IF NOT EXISTS sluice_ledger_tool_at ON sluice_ledger (tool_server, at) WHERE kind = 'tool'`,
   },
+  {
+    version: 20,
+    name: "ledger: searches and requests",
+    // Every priced field has its count on the row (docs/model-catalog.md): hosted web searches (perWebSearch) and
+    // upstream requests that answered (perRequest) join the token counts. Rows written before this version read 0
+    // for both: neither was charged then.
+    sql: `
+      ALTER TABLE sluice_ledger ADD COLUMN IF NOT EXISTS web_searches bigint NOT NULL DEFAULT 0;
+      ALTER TABLE sluice_ledger ADD COLUMN IF NOT EXISTS billed_requests bigint NOT NULL DEFAULT 0`,
+  },
 ];
 
 /** What a migration run did: the versions applied, and those waiting for an extension the server does not offer. */

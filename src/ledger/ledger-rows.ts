@@ -31,6 +31,10 @@ export interface LedgerRow {
   readonly cache_write_1h_tokens: number | string;
   readonly output_tokens: number | string;
   readonly reasoning_tokens: number | string;
+  /** Searches a hosted web search ran (priced per search); 0 on rows written before the column. */
+  readonly web_searches: number | string;
+  /** Upstream requests that answered (priced per request); 0 on rows written before the column. */
+  readonly billed_requests: number | string;
   readonly cost_micros: number | string;
   /** The exact cost in pico-dollars (1e-12 USD); null on records written before it. */
   readonly cost_picos: number | string | null;
@@ -74,6 +78,8 @@ export function rowOf(record: UsageRecord, fallbackId: string): LedgerRow {
     cache_write_1h_tokens: record.cacheWrite1hTokens ?? 0,
     output_tokens: record.outputTokens,
     reasoning_tokens: record.reasoningTokens,
+    web_searches: record.webSearches ?? 0,
+    billed_requests: record.billedRequests ?? 0,
     cost_micros: record.costMicros,
     cost_picos: record.costPicos ?? null,
     estimated: record.estimated,
@@ -120,6 +126,8 @@ export function rowOfEntry(fields: Readonly<Record<string, string>>, entryId: st
     cache_write_1h_tokens: fields.cacheWrite1hTokens ?? "0",
     output_tokens: fields.outputTokens ?? "0",
     reasoning_tokens: fields.reasoningTokens ?? "0",
+    web_searches: fields.webSearches ?? "0",
+    billed_requests: fields.billedRequests ?? "0",
     cost_micros: fields.costMicros ?? "0",
     cost_picos: fields.costPicos ?? null,
     estimated: fields.estimated === "1",
@@ -158,6 +166,8 @@ const COLUMNS: ReadonlyArray<readonly [keyof LedgerRow, string]> = [
   ["cache_write_1h_tokens", "bigint"],
   ["output_tokens", "bigint"],
   ["reasoning_tokens", "bigint"],
+  ["web_searches", "bigint"],
+  ["billed_requests", "bigint"],
   ["cost_micros", "bigint"],
   ["cost_picos", "bigint"],
   ["estimated", "boolean"],
@@ -178,7 +188,7 @@ const COLUMNS: ReadonlyArray<readonly [keyof LedgerRow, string]> = [
 
 const INSERT_SQL = [
   `WITH written AS (INSERT INTO sluice_ledger (${COLUMNS.map(([c]) => c).join(", ")})`,
-  `SELECT ${COLUMNS.map(([c]) => (c === "at" ? "to_timestamp(r.at / 1000.0)" : c === "tags" ? "coalesce(r.tags, '{}'::jsonb)" : c === "local" ? "coalesce(r.local, false)" : c === "kind" ? "coalesce(r.kind, 'model')" : c === "cache_write_5m_tokens" || c === "cache_write_1h_tokens" ? `coalesce(r.${c}, 0)` : `r.${c}`)).join(", ")}`,
+  `SELECT ${COLUMNS.map(([c]) => (c === "at" ? "to_timestamp(r.at / 1000.0)" : c === "tags" ? "coalesce(r.tags, '{}'::jsonb)" : c === "local" ? "coalesce(r.local, false)" : c === "kind" ? "coalesce(r.kind, 'model')" : c === "cache_write_5m_tokens" || c === "cache_write_1h_tokens" || c === "web_searches" || c === "billed_requests" ? `coalesce(r.${c}, 0)` : `r.${c}`)).join(", ")}`,
   `FROM jsonb_to_recordset($1::jsonb) AS r(${COLUMNS.map(([c, type]) => `${c} ${type}`).join(", ")})`,
   "ON CONFLICT (id) DO NOTHING RETURNING 1) SELECT count(*)::int AS n FROM written",
 ].join(" ");

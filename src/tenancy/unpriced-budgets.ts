@@ -34,5 +34,5 @@ export function unpricedBudgets(config: Config): UnpricedBudget[] {
 /** One line per key, as check-config prints it. */
 export function describeUnpriced(u: UnpricedBudget): string {
   const where = u.aliases.map((a) => `${a.alias} (${a.targets.join(", ")})`).join(", ");
-  return `key ${u.key} has a budget (${u.budgets.join(", ")}) but may use aliases with unpriced targets: ${where}; calls served there cost nothing and never count against the budget (set price on those targets)`;
+  return `key ${u.key} has a budget (${u.budgets.join(", ")}) but may use aliases with unpriced targets: ${where}; calls served there cost nothing and never count against the budget (set price on those targets, or catalog: to a priced catalog entry)`;
 }

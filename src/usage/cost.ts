@@ -16,8 +16,11 @@ interface IntegerPrice {
   readonly cacheWrite5m: bigint;
   readonly cacheWrite1h: bigint;
   readonly output: bigint;
+  readonly reasoning: bigint;
   /** Micro-dollars per hosted web search (a price per call, not per million). */
   readonly webSearch: bigint;
+  /** Micro-dollars per upstream request that answered. */
+  readonly request: bigint;
 }
 
 const MICROS = 1_000_000;
@@ -28,15 +31,18 @@ const cache = new WeakMap<Price, IntegerPrice>();
 function integerPrice(price: Price): IntegerPrice {
   let p = cache.get(price);
   if (!p) {
-    const input = BigInt(Math.round(price.inputPerMTok * MICROS));
-    const or = (perMTok: number | undefined): bigint => (perMTok === undefined ? input : BigInt(Math.round(perMTok * MICROS)));
+    const micros = (usd: number): bigint => BigInt(Math.round(usd * MICROS));
+    const input = micros(price.inputPerMTok);
+    const output = micros(price.outputPerMTok);
     p = {
       input,
-      cachedInput: or(price.cachedInputPerMTok),
-      cacheWrite5m: or(price.cacheWrite5mPerMTok),
-      cacheWrite1h: or(price.cacheWrite1hPerMTok),
-      output: BigInt(Math.round(price.outputPerMTok * MICROS)),
-      webSearch: BigInt(Math.round((price.perWebSearch ?? 0) * MICROS)),
+      cachedInput: micros(price.cachedInputPerMTok ?? price.inputPerMTok),
+      cacheWrite5m: micros(price.cacheWrite5mPerMTok ?? price.inputPerMTok),
+      cacheWrite1h: micros(price.cacheWrite1hPerMTok ?? price.inputPerMTok),
+      output,
+      reasoning: price.reasoningPerMTok === undefined ? output : micros(price.reasoningPerMTok),
+      webSearch: micros(price.perWebSearch ?? 0),
+      request: micros(price.perRequest ?? 0),
     };
     cache.set(price, p);
   }
@@ -48,8 +54,11 @@ function integerPrice(price: Price): IntegerPrice {
  * unpriced target). Cache reads and writes are part of input and priced
  * at their own rates; what is left of input is fresh. Counts that add up
  * to more than the input (a provider's inconsistency) are capped in that
- * order (reads, 1h writes, 5m writes), never charged twice. Hosted web
- * searches are priced per search (`price.perWebSearch`).
+ * order (reads, 1h writes, 5m writes), never charged twice. Reasoning is
+ * part of output and priced at its own rate (the output rate unless set),
+ * capped at the output. Hosted web searches are priced per search
+ * (`price.perWebSearch`), and each upstream request that answered (used
+ * any tokens) at `price.perRequest`.
  */
 export function costPicos(usage: Usage, price: Price | undefined): bigint {
   if (!price) return 0n;
@@ -64,8 +73,20 @@ export function costPicos(usage: Usage, price: Price | undefined): bigint {
   const cached = take(usage.cachedInputTokens);
   const written1h = take(usage.cacheWrite1hTokens);
   const written5m = take(usage.cacheWrite5mTokens);
+  const output = BigInt(Math.max(0, usage.outputTokens));
+  const reasoning = BigInt(Math.max(0, usage.reasoningTokens ?? 0)) < output ? BigInt(Math.max(0, usage.reasoningTokens ?? 0)) : output;
   const searches = BigInt(Math.max(0, usage.webSearches ?? 0)) * p.webSearch * MICROS_N;
-  return left * p.input + cached * p.cachedInput + written5m * p.cacheWrite5m + written1h * p.cacheWrite1h + BigInt(usage.outputTokens) * p.output + searches;
+  const requests = BigInt(billedRequests(usage)) * p.request * MICROS_N;
+  return left * p.input + cached * p.cachedInput + written5m * p.cacheWrite5m + written1h * p.cacheWrite1h + (output - reasoning) * p.output + reasoning * p.reasoning + searches + requests;
+}
+
+/**
+ * The upstream requests `usage` pays a per-request fee for: those it
+ * covers (a gateway tool loop's rounds; one otherwise) when any token was
+ * used, none for a call that never reached an answer.
+ */
+export function billedRequests(usage: Usage): number {
+  return usage.inputTokens > 0 || usage.outputTokens > 0 ? Math.max(1, usage.requests ?? 1) : 0;
 }
 
 /** What `usage` cost at `price`, in micro-dollars rounded up (0 for an unpriced target): what budgets count. */

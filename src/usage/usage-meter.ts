@@ -84,6 +84,7 @@ export function createUsageMeter(request: ChatRequest | (() => ChatRequest)): Us
             ...(delta.cacheWrite5mTokens ? { cacheWrite5mTokens: delta.cacheWrite5mTokens } : {}),
             ...(delta.cacheWrite1hTokens ? { cacheWrite1hTokens: delta.cacheWrite1hTokens } : {}),
             ...(delta.webSearches ? { webSearches: delta.webSearches } : {}),
+            ...(delta.requests !== undefined && delta.requests !== 1 ? { requests: delta.requests } : {}),
             estimated: delta.estimated === true,
           };
           break;

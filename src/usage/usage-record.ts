@@ -1,7 +1,7 @@
 import type { RouteTarget } from "../config/config.js";
 import type { CallRecordFacts } from "../core/call-summary.js";
 import type { GatewayError } from "../core/errors.js";
-import { costPicos, microsOf } from "./cost.js";
+import { billedRequests, costPicos, microsOf } from "./cost.js";
 import type { MeteredUsage } from "./usage-meter.js";
 
 export type StreamOutcome = "completed" | "canceled" | "failed";
@@ -32,6 +32,10 @@ export interface UsageRecord {
   readonly cacheWrite5mTokens?: number;
   readonly cacheWrite1hTokens?: number;
   readonly reasoningTokens: number;
+  /** Searches a hosted web search tool ran (priced by `perWebSearch`); absent is 0. */
+  readonly webSearches?: number;
+  /** Upstream requests that answered (priced by `perRequest`: usage/cost.ts billedRequests); absent is 0. */
+  readonly billedRequests?: number;
   /** What budgets count: the cost in micro-dollars, rounded up. */
   readonly costMicros: number;
   /**
@@ -122,6 +126,8 @@ export function usageRecordOf(sources: RecordSources): UsageRecord {
     ...(usage.cacheWrite5mTokens ? { cacheWrite5mTokens: usage.cacheWrite5mTokens } : {}),
     ...(usage.cacheWrite1hTokens ? { cacheWrite1hTokens: usage.cacheWrite1hTokens } : {}),
     reasoningTokens: usage.reasoningTokens,
+    ...(usage.webSearches ? { webSearches: usage.webSearches } : {}),
+    ...(billedRequests(usage) > 0 ? { billedRequests: billedRequests(usage) } : {}),
     costMicros: microsOf(picos),
     costPicos: Number(picos),
     estimated: usage.estimated,

@@ -94,6 +94,8 @@ export interface HarnessOptions {
   readonly ledger?: ConfigInput["ledger"];
   /** Budget alerts. */
   readonly alerts?: ConfigInput["alerts"];
+  /** The model catalog's operator file. */
+  readonly catalog?: ConfigInput["catalog"];
   /** The OpenAI Batch API's limits and concurrency. */
   readonly batch?: ConfigInput["batch"];
   /** Custom PII detectors and the audit log. */
@@ -136,6 +138,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       ...(options.store ? { store: options.store } : {}),
       ...(options.cache ? { cache: options.cache } : {}),
       ...(options.ledger ? { ledger: options.ledger } : {}),
+      ...(options.catalog ? { catalog: options.catalog } : {}),
       ...(options.alerts ? { alerts: options.alerts } : {}),
       ...(options.batch ? { batch: options.batch } : {}),
       ...(options.compliance ? { compliance: options.compliance } : {}),
