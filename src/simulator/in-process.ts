@@ -172,6 +172,7 @@ export function createInProcessSimulator(): InProcessSimulator {
     anthropicBaseUrl: `${origin}/v1`,
     geminiBaseUrl: `${origin}/v1beta`,
     records: simulation.records,
+    keysSeen: () => simulation.keysSeen(),
     dispatcher,
     stats,
     async whenNoConnections(timeoutMs) {

@@ -9,6 +9,8 @@ export interface SimulatorOptions {
   readonly host?: string;
   /** 0 picks a free port. */
   readonly port?: number;
+  /** The only bearer keys the OpenAI wire accepts (others: 401), and `keysSeen` lists what was sent; unset: no key check. */
+  readonly acceptKeys?: readonly string[];
 }
 
 export interface SimulatorStats {
@@ -27,6 +29,8 @@ export interface Simulator {
   readonly geminiBaseUrl: string;
   readonly origin: string;
   readonly records: RecordBook;
+  /** The keys the OpenAI wire was sent, refused ones included, when started with `acceptKeys`. */
+  keysSeen(): readonly string[];
   stats(): SimulatorStats;
   /** Resolves once no client connection is open (now or later); rejects after `timeoutMs`. */
   whenNoConnections(timeoutMs: number): Promise<void>;
@@ -125,7 +129,7 @@ function handleControl(req: IncomingMessage, res: ServerResponse, url: URL, simu
 
 /** Starts the simulator on a loopback port. */
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
-  const simulation = createSimulation();
+  const simulation = createSimulation(options.acceptKeys ? { acceptKeys: options.acceptKeys } : {});
   const sockets = new Set<Socket>();
   const connectionsGone = new EventEmitter();
   const stats = (): SimulatorStats => ({
@@ -160,6 +164,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     anthropicBaseUrl: `${origin}/v1`,
     geminiBaseUrl: `${origin}/v1beta`,
     records: simulation.records,
+    keysSeen: () => simulation.keysSeen(),
     stats,
     async whenNoConnections(timeoutMs) {
       if (sockets.size === 0) return;
