@@ -42,7 +42,7 @@ async function gateway(sim: Simulator, db: OwnDatabase): Promise<Gateway> {
       compliance: { audit: { flushMs: 20 } },
       mcp: { credentialsKeyEnv: "PROVIDER_SEAL" },
       providers: { upstream: { kind: "openai", baseUrl: sim.openAiBaseUrl, apiKeyEnv: "OPENAI_KEY", breaker: { failures: 10_000 } } },
-      models: { sim: { provider: "upstream", model: "sim-1" } },
+      models: { sim: { provider: "upstream", model: "sim-1" }, embed: { provider: "upstream", model: "sim-embed" } },
     },
     env,
   );
@@ -85,6 +85,18 @@ async function call(g: Gateway): Promise<number> {
     method: "POST",
     headers: { "content-type": "application/json", authorization: `Bearer ${APP_KEY}` },
     body: JSON.stringify({ model: "sim", messages: [{ role: "user", content: "hello" }] }),
+    signal: AbortSignal.timeout(WAIT_MS),
+  });
+  await response.text();
+  return response.status;
+}
+
+/** One embeddings call through the gateway's OpenAI edge; its HTTP status. */
+async function embed(g: Gateway): Promise<number> {
+  const response = await fetch(`${g.url}/v1/embeddings`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${APP_KEY}` },
+    body: JSON.stringify({ model: "embed", input: "hello" }),
     signal: AbortSignal.timeout(WAIT_MS),
   });
   await response.text();
@@ -176,6 +188,8 @@ describe("provider keys set at run time", () => {
       for (let i = 0; i < 3; i++) expect(await call(a)).toBe(200);
     });
     expect(after).toEqual([GOOD_2, GOOD_2, GOOD_2]);
+    // Embeddings go through the same client, with the same key.
+    expect(await keysSentBy(sim, async () => expect(await embed(a)).toBe(200))).toEqual([GOOD_2]);
   });
 
   it("is picked up by a second gateway on the same database without a restart", async () => {
