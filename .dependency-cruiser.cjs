@@ -14,7 +14,7 @@ const COMPOSITION = "^src/(app|main|routes)\\.ts$";
 const PIPELINE_AND_BELOW = below(
   "pipeline", "resilience", "attempt", "providers", "sse", "upstream", "admission", "routing",
   "usage", "tenancy", "store", "resume", "telemetry", "stats", "flow", "health", "config",
-  "logging", "http", "core", "cache", "db", "audit", "drain", "recording", "compliance", "workers", "mcp",
+  "logging", "http", "core", "cache", "db", "audit", "drain", "recording", "compliance", "workers", "mcp", "provider-keys",
 );
 /** What carries a call once the call layer hands it down; the rooms beside it are consulted, never carriers. */
 const CARRIERS = below("pipeline", "resilience", "attempt", "providers", "sse", "upstream");

@@ -48,6 +48,7 @@ import { type ChatPipeline, createChatPipeline } from "./pipeline/chat-pipeline.
 import { createEmbedPipeline } from "./pipeline/embed-pipeline.js";
 import { reportCuts } from "./pipeline/stream-cut.js";
 import { createStreamRegistry, type StreamRegistry } from "./pipeline/stream-registry.js";
+import { createProviderKeys } from "./provider-keys/provider-keys.js";
 import { createRecorder, type Recorder } from "./recording/recorder.js";
 import { createBreakers } from "./resilience/circuit-breaker.js";
 import { startConversationSweep } from "./response-state/conversation-sweep.js";
@@ -78,6 +79,7 @@ import { bothTenancyObservers } from "./telemetry/tenancy-metrics.js";
 import { createTenancy, replicaName, type Tenancy } from "./tenancy/tenancy.js";
 import { unpricedBudgets } from "./tenancy/unpriced-budgets.js";
 import { createUpstreamClient, type UpstreamClient } from "./upstream/http-client.js";
+import { withProviderKeys } from "./upstream/provider-key-client.js";
 import { observePool } from "./workers/pool-metrics.js";
 import { installTaskPool } from "./workers/shared-pool.js";
 import { createTaskPool, defaultPoolSize } from "./workers/task-pool.js";
@@ -175,6 +177,8 @@ function gatewayToolsDeps(toolbox: () => McpToolbox | undefined, live: LiveConfi
 const FINAL_WRITE_GRACE_MS = 1_000;
 /** Longest one audit append may hold a database connection (statement_timeout). */
 const AUDIT_WRITE_TIMEOUT_MS = 5_000;
+/** How often a replica reads the provider keys others stored or rotated: a bounded poll, which PGlite and every PostgreSQL serve alike. */
+const PROVIDER_KEY_POLL_MS = 2_000;
 /** Longest one part may take to close before the next one's turn: past any part's own grace (an OTLP export's 10 s). */
 const CLOSE_BOUND_MS = 15_000;
 
@@ -374,8 +378,23 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
     ...(telemetry.metrics ? { meter: telemetry.metrics.meter } : {}),
   });
   closers.push("recorder", () => recorder.close(FINAL_WRITE_GRACE_MS));
+  // Provider API keys set by the admin API (docs/providers.md, "Provider credentials at run time"): sealed in store.postgres
+  // under mcp.credentialsKeyEnv's secret, read by every replica on a poll, put into requests by the upstream client.
+  const credentialsKeyEnv = config.mcp.credentialsKeyEnv;
+  const providerKeysMaster = credentialsKeyEnv === undefined ? undefined : (options.env ?? process.env)[credentialsKeyEnv];
+  const providerKeys = createProviderKeys({
+    ...(config.store?.postgres ? { database: () => database.open() } : {}),
+    ...(providerKeysMaster ? { master: providerKeysMaster } : {}),
+    provider: (name) => live.current().providers.get(name),
+    logger,
+    trail,
+    replica,
+    pollMs: PROVIDER_KEY_POLL_MS,
+  });
+  closers.push("provider keys", () => providerKeys.close());
+  const keyedClient = withProviderKeys(client, providerKeys, (name) => live.current().providers.get(name)?.kind);
   const onCut = reportCuts({ logger, trail, ...(telemetry.metrics ? { counter: telemetry.metrics.instruments.streamCuts } : {}) });
-  const stages = { config: live.current, client, telemetry, registry, gates, breakers, stats, order, random, tenancy, cache, logger, recorder, onCut, ...(auditLog ? { onCompliance: complianceAudit(trail) } : {}) };
+  const stages = { config: live.current, client: keyedClient, telemetry, registry, gates, breakers, stats, order, random, tenancy, cache, logger, recorder, onCut, ...(auditLog ? { onCompliance: complianceAudit(trail) } : {}) };
   const pipeline = createChatPipeline(stages);
   const embeddings = createEmbedPipeline(stages);
   // Settings are read at start: the store's connections and the running streams' bounds stay as they started.
@@ -539,6 +558,7 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
       ? {
           admin: tenancy.admin,
           ...(mcpCredentials ? { mcpCredentials } : {}),
+          providerKeys,
           mcpOverview: { settings: () => live.current().mcp, recent: mcpRecentCalls, upstreams: () => mcp?.upstreams, ...(ledger ? { ledger: ledgerToolCalls(() => database.open()) } : {}) },
           cacheAdmin: createCacheAdmin(cache, live.current, tenancy.keyIdsNamed),
           ...(config.responses.store
@@ -596,6 +616,11 @@ async function startParts(options: SluiceOptions, logger: Logger, closers: Close
   databaseReadiness?.start();
   ledger?.start();
   auditLog?.start();
+  // Stored provider keys are read before the gateway says it is ready, so a restart never serves a moment on the old key.
+  if (config.store?.postgres && providerKeysMaster) {
+    health.hold("provider_keys", true);
+    providerKeys.start(() => health.hold("provider_keys", false));
+  }
   // Batches a previous process left unfinished go on; an in-memory database has none to resume.
   if (config.store?.postgres) void batches.resume().catch((error: unknown) => logger.warn({ event: "batch.resume_failed", error: error instanceof Error ? error.message : "unknown" }));
 

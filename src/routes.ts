@@ -61,6 +61,7 @@ import { openApiDocument } from "./openapi/openapi-document.js";
 import { createOpenApiRoute } from "./openapi/openapi-route.js";
 import { ADMIN, ADMIN_OR_OPEN_CONSOLE, KEY, OPEN, type Security } from "./openapi/security.js";
 import type { StreamRegistry } from "./pipeline/stream-registry.js";
+import type { ProviderKeys } from "./provider-keys/provider-keys.js";
 import type { ResponseState } from "./response-state/response-state.js";
 import type { ResponsesAdmin } from "./response-state/responses-admin.js";
 import type { ConnectionGuard } from "./server/connection-guard.js";
@@ -87,6 +88,8 @@ export interface RoutesOptions {
   readonly responsesAdmin?: ResponsesAdmin;
   /** Per-key MCP access tokens (AdminService.SetMcpCredential), when a server has auth.mode per-key. */
   readonly mcpCredentials?: McpCredentials;
+  /** Provider API keys set at run time (AdminService.SetProviderKey). */
+  readonly providerKeys?: ProviderKeys;
   /** What the console's MCP page reads (AdminService.GetMcpOverview). */
   readonly mcpOverview?: Pick<McpOverviewOptions, "settings" | "upstreams" | "recent" | "ledger">;
   /** AdminService's GetSpendReport and GET /admin/v1/spend.csv, served with the rest of it. */
@@ -205,6 +208,7 @@ export function createRoutes(options: RoutesOptions): Route {
               ...(options.batches && options.keyName ? { batches: { store: options.batches.store, keyName: options.keyName } } : {}),
               ...(options.responsesAdmin ? { responses: options.responsesAdmin } : {}),
               ...(options.mcpCredentials ? { mcpCredentials: options.mcpCredentials } : {}),
+              ...(options.providerKeys ? { providerKeys: options.providerKeys } : {}),
               ...(options.mcpOverview ? { mcp: options.mcpOverview } : {}),
             })
           : undefined;

@@ -139,8 +139,8 @@ export const mcpSchema = z
     listCacheMs: z.number().int().min(0).max(86_400_000).default(300_000).meta({ description: "How long a server's listing is reused; `notifications/tools/list_changed` from the server ends it at once." }),
     credentialsKeyEnv: envName.optional().meta({
       description:
-        "Environment variable holding the secret (32 characters or more) that per-key access tokens are sealed under (AES-256-GCM, a key derived per key id, server and audience): what the store holds reads as nothing without it. Every replica needs the same value.",
-      unset: "none; required when a server has `auth.mode: per-key`",
+        "Environment variable holding the secret (32 characters or more) that per-key access tokens are sealed under (AES-256-GCM, a key derived per key id, server and audience), and provider API keys stored with `SetProviderKey` (a key derived per provider; see [Providers](providers.md#provider-credentials-at-run-time)): what the store holds reads as nothing without it. Every replica needs the same value.",
+      unset: "none; required when a server has `auth.mode: per-key`, and to store provider keys",
     }),
     sessionTtlMs: z.number().int().min(60_000).max(2_592_000_000).default(86_400_000).meta({ description: "How long an `Mcp-Session-Id` the gateway issued stays valid (it is sealed, and any replica reads it)." }),
   })

@@ -401,6 +401,27 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE sluice_ledger ADD COLUMN IF NOT EXISTS web_searches bigint NOT NULL DEFAULT 0;
       ALTER TABLE sluice_ledger ADD COLUMN IF NOT EXISTS billed_requests bigint NOT NULL DEFAULT 0`,
   },
+  {
+    version: 21,
+    name: "provider keys",
+    // API keys set by the admin API (src/provider-keys/): at most two rows a provider, the key in use (slot 'active')
+    // and the next one ('next', pending or rejected). sealed: AES-256-GCM under a key derived from the secret
+    // mcp.credentialsKeyEnv names and the provider's name, so the table reads as nothing without it and a row copied
+    // under another provider does not open. id names one key, so a promotion or refusal never lands on a newer one.
+    sql: `
+      CREATE TABLE IF NOT EXISTS sluice_provider_keys (
+        provider text NOT NULL,
+        slot text NOT NULL CHECK (slot IN ('active', 'next')),
+        id text NOT NULL,
+        sealed text NOT NULL,
+        fingerprint text NOT NULL,
+        state text NOT NULL CHECK (state IN ('active', 'pending', 'rejected')),
+        rejected_status integer,
+        created_at timestamptz NOT NULL,
+        rotated_at timestamptz,
+        PRIMARY KEY (provider, slot)
+      )`,
+  },
 ];
 
 /** What a migration run did: the versions applied, and those waiting for an extension the server does not offer. */

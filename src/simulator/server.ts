@@ -10,6 +10,8 @@ export interface SimulatorOptions {
   readonly host?: string;
   /** 0 picks a free port. */
   readonly port?: number;
+  /** The only bearer keys the OpenAI wire accepts (others: 401), and `keysSeen` lists what was sent; unset: no key check. */
+  readonly acceptKeys?: readonly string[];
 }
 
 export interface SimulatorStats {
@@ -36,6 +38,8 @@ export interface Simulator {
   googleTokenRequests(email: string): number;
   readonly origin: string;
   readonly records: RecordBook;
+  /** The keys the OpenAI wire was sent, refused ones included, when started with `acceptKeys`. */
+  keysSeen(): readonly string[];
   stats(): SimulatorStats;
   /** Resolves once no client connection is open (now or later); rejects after `timeoutMs`. */
   whenNoConnections(timeoutMs: number): Promise<void>;
@@ -145,7 +149,7 @@ export function vertexSurface(origin: string, simulation: Simulation): Pick<Simu
 
 /** Starts the simulator on a loopback port. */
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
-  const simulation = createSimulation();
+  const simulation = createSimulation(options.acceptKeys ? { acceptKeys: options.acceptKeys } : {});
   const sockets = new Set<Socket>();
   const connectionsGone = new EventEmitter();
   const stats = (): SimulatorStats => ({
@@ -181,6 +185,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     geminiBaseUrl: `${origin}/v1beta`,
     ...vertexSurface(origin, simulation),
     records: simulation.records,
+    keysSeen: () => simulation.keysSeen(),
     stats,
     async whenNoConnections(timeoutMs) {
       if (sockets.size === 0) return;

@@ -2,6 +2,7 @@ import { EventEmitter, once } from "node:events";
 import { anthropicWire } from "./anthropic-wire.js";
 import { type EmbeddingRequest, type EmbeddingsWire, embed, embeddingsWireFor } from "./embeddings-wire.js";
 import { replyJson, type SimExchange } from "./exchange.js";
+import { expectedKeyCheck } from "./expected-key.js";
 import { geminiWire, isGeminiPath } from "./gemini-wire.js";
 import { createGoogleOAuth, GOOGLE_TOKEN_PATH, type GoogleOAuth } from "./google-oauth.js";
 import { answerTokens, jsonAnswer } from "./json-answer.js";
@@ -40,6 +41,8 @@ export interface Simulation {
   reset(): void;
   /** Google's token endpoint (at GOOGLE_TOKEN_PATH) and the service accounts it knows, for the Vertex paths. */
   readonly googleOAuth: GoogleOAuth;
+  /** Keys the OpenAI wire was sent, when it checks them (`acceptKeys`); else empty. */
+  keysSeen(): readonly string[];
 }
 
 function formatFor(method: string, path: string, vertex: VertexWires): WireFormat | undefined {
@@ -103,7 +106,13 @@ function knobsFor(scripts: Map<string, number>, model: string, texts: readonly s
   return applyScript(knobs, n, (i) => createRandom(seed * 7919 + i)());
 }
 
-export function createSimulation(): Simulation {
+export interface SimulationOptions {
+  /** The bearer keys the OpenAI wire (chat completions, embeddings) accepts; others get a 401. Unset: any key, or none. */
+  readonly acceptKeys?: readonly string[];
+}
+
+export function createSimulation(options: SimulationOptions = {}): Simulation {
+  const keyCheck = options.acceptKeys ? expectedKeyCheck(options.acceptKeys) : undefined;
   const records = createRecordBook();
   /** Per-script request counters: what `fail_first`, `fail_rate` and `slow_every` count. */
   const scripts = new Map<string, number>();
@@ -133,7 +142,8 @@ export function createSimulation(): Simulation {
     let body: unknown;
     try {
       const raw = await exchange.readBody();
-      const refused = wire.checkAuth?.({ method: exchange.method, url: new URL(exchange.path, "http://simulator"), headers: exchange.headers, body: raw });
+      const check = keyCheck && wire.name === "openai" ? keyCheck.check : wire.checkAuth;
+      const refused = check?.({ method: exchange.method, url: new URL(exchange.path, "http://simulator"), headers: exchange.headers, body: raw });
       if (refused) {
         replyJson(reply, refused.status, wire.errorBody(refused.status, refused.message));
         return;
@@ -199,7 +209,8 @@ export function createSimulation(): Simulation {
     let body: unknown;
     try {
       const raw = await exchange.readBody();
-      const refused = format.checkAuth?.({ method: exchange.method, url, headers: exchange.headers, body: raw });
+      const check = keyCheck && format === openAiWire ? keyCheck.check : format.checkAuth;
+      const refused = check?.({ method: exchange.method, url, headers: exchange.headers, body: raw });
       if (refused) {
         replyJson(reply, refused.status, format.errorBody(refused.status, refused.message));
         return;
@@ -281,6 +292,7 @@ export function createSimulation(): Simulation {
       if (active === 0) return;
       await once(idle, "no-requests", { signal: AbortSignal.timeout(timeoutMs) });
     },
+    keysSeen: () => keyCheck?.seen() ?? [],
     reset() {
       records.clear();
       scripts.clear();

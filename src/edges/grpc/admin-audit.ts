@@ -123,6 +123,9 @@ const AUDITED: Partial<Record<keyof Impl, AuditedCall>> = {
   // The key's id and the server, never the token.
   setMcpCredential: { action: "mcp_credential.set", target: (req) => String(req.server ?? ""), details: (req): AuditDetails => ({ id: String(req.keyId ?? "") }) },
   deleteMcpCredential: { action: "mcp_credential.delete", target: (req) => String(req.server ?? ""), details: (req): AuditDetails => ({ id: String(req.keyId ?? "") }) },
+  // The provider and the new key's fingerprint, never the key.
+  setProviderKey: { action: "provider_key.set", target: (req) => String(req.provider ?? ""), resultDetails: (res): AuditDetails => ({ fingerprint: String((res.key as { fingerprint?: string } | undefined)?.fingerprint ?? "") }) },
+  deleteProviderKey: { action: "provider_key.delete", target: (req) => String(req.provider ?? "") },
 };
 
 /**

@@ -29,6 +29,7 @@ import type { TenancyObserver } from "../../flow/observer.js";
 import type { SpendReports } from "../../ledger/spend-reports.js";
 import type { McpCredentials } from "../../mcp/credentials/mcp-credentials.js";
 import type { McpOverviewOptions } from "../../mcp/mcp-overview.js";
+import type { ProviderKeys } from "../../provider-keys/provider-keys.js";
 import type { ResponsesAdmin } from "../../response-state/responses-admin.js";
 import { AuthError } from "../../tenancy/authenticate.js";
 import type { KeyAdmin, KeyInfo, KeyPatch } from "../../tenancy/key-admin.js";
@@ -39,6 +40,7 @@ import { levelHandlers } from "./admin-levels.js";
 import { adminMcpCredentialHandlers } from "./admin-mcp-credentials.js";
 import { mcpGrantOf, mcpGrantToProto } from "./admin-mcp-grant.js";
 import { adminMcpOverviewHandlers } from "./admin-mcp-overview.js";
+import { adminProviderKeyHandlers } from "./admin-provider-keys.js";
 import { adminResponseHandlers } from "./admin-responses.js";
 import { getSpendReport } from "./admin-spend.js";
 import { budgetOf, budgetToProto, limitsOf, limitsToProto, maskedFields, PERIODS, periodKind } from "./admin-wire.js";
@@ -93,6 +95,8 @@ export function createAdminService(
     readonly batches?: AdminBatches;
     readonly responses?: ResponsesAdmin;
     readonly mcpCredentials?: McpCredentials;
+    /** Provider API keys set at run time (SetProviderKey); absent: those calls answer FAILED_PRECONDITION. */
+    readonly providerKeys?: ProviderKeys;
     /** What the MCP page needs beside the keys and levels this service lists. */
     readonly mcp?: Pick<McpOverviewOptions, "settings" | "upstreams" | "recent" | "ledger">;
   } = {},
@@ -178,6 +182,7 @@ export function createAdminService(
         ...adminBatchHandlers(features.batches, guarded),
         ...adminResponseHandlers(features.responses, guarded),
         ...adminMcpCredentialHandlers(features.mcpCredentials, guarded),
+        ...adminProviderKeyHandlers(features.providerKeys, guarded),
         ...adminMcpOverviewHandlers(
           {
             settings: features.mcp?.settings ?? (() => NO_MCP),
