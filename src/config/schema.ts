@@ -100,12 +100,10 @@ const providerSchema = z
       })
       .prefault({})
       .meta({ description: "The circuit breaker, per target (provider and model): `failures` failures within `windowMs` with no success between them open it for `openMs` (see [Routing, retries and failover](routing.md))." }),
-    thinking: thinkingSchema
-      .optional()
-      .meta({
-        description: "`anthropic` (and Claude on `vertex`) only: `adaptive` or `budget`, the thinking form for a reasoning effort on every model of this provider (see [Anthropic thinking](providers.md#anthropic-thinking)).",
-        unset: "by model name",
-      }),
+    thinking: thinkingSchema.optional().meta({
+      description: "`anthropic` (and Claude on `vertex`) only: `adaptive` or `budget`, the thinking form for a reasoning effort on every model of this provider (see [Anthropic thinking](providers.md#anthropic-thinking)).",
+      unset: "by model name",
+    }),
     local: z.boolean().default(false).meta({ description: "Every target of this provider runs where the data may go (a vLLM or Ollama host of your own): the targets local-only requests may use." }),
     azure: azureSchema.optional().meta({ description: "`azure-openai` only: the resource, API version and authentication (see [Azure OpenAI](providers.md#azure-openai)).", unset: "none" }),
     bedrock: bedrockSchema.optional().meta({ description: "`bedrock` only: the region and credentials (see [AWS Bedrock](providers.md#aws-bedrock)).", unset: "none" }),

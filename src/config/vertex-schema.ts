@@ -13,13 +13,10 @@ export const vertexSchema = z
       .string()
       .regex(/^[a-z0-9-]{1,40}$/, "must be a Vertex AI location such as us-central1, europe-west4 or global")
       .meta({ description: "The Vertex AI location (`us-central1`, `us-east5`, `europe-west4`, …) or `global`; it decides the endpoint host." }),
-    publisher: z
-      .enum(["google", "anthropic"])
-      .optional()
-      .meta({
-        description: "Whose models this provider serves: `google` (Gemini, the Gemini wire) or `anthropic` (Claude, the Anthropic Messages wire through rawPredict).",
-        unset: "by model id: `claude-*` is `anthropic`, anything else `google`",
-      }),
+    publisher: z.enum(["google", "anthropic"]).optional().meta({
+      description: "Whose models this provider serves: `google` (Gemini, the Gemini wire) or `anthropic` (Claude, the Anthropic Messages wire through rawPredict).",
+      unset: "by model id: `claude-*` is `anthropic`, anything else `google`",
+    }),
     keyFile: z.string().min(1).max(4096).optional().meta({ description: "Path of a service-account key file (JSON).", unset: "`keyFileEnv`, else Application Default Credentials" }),
     keyFileEnv: z
       .string()

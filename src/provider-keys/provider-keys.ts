@@ -220,7 +220,7 @@ export function createProviderKeys(options: ProviderKeysOptions): ProviderKeys {
       if (!state) return undefined;
       const active = state.active?.key;
       const next = state.next;
-      if (!next || next.row.state !== "pending" || next.key === undefined || state.trying) return active === undefined ? undefined : { active };
+      if (next?.row.state !== "pending" || next.key === undefined || state.trying) return active === undefined ? undefined : { active };
       state.trying = true;
       const trial = {
         key: next.key,
