@@ -171,6 +171,7 @@ export function createInProcessSimulator(): InProcessSimulator {
     openAiBaseUrl: `${origin}/v1`,
     anthropicBaseUrl: `${origin}/v1`,
     geminiBaseUrl: `${origin}/v1beta`,
+    azureBaseUrl: `${origin}/openai`,
     records: simulation.records,
     dispatcher,
     stats,

@@ -25,6 +25,8 @@ export interface Simulator {
   readonly anthropicBaseUrl: string;
   /** Base URL of the Gemini API (…/v1beta). */
   readonly geminiBaseUrl: string;
+  /** Base URL of an Azure OpenAI resource (…/openai): deployments, `api-version`, the `api-key` header. */
+  readonly azureBaseUrl: string;
   readonly origin: string;
   readonly records: RecordBook;
   stats(): SimulatorStats;
@@ -159,6 +161,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     openAiBaseUrl: `${origin}/v1`,
     anthropicBaseUrl: `${origin}/v1`,
     geminiBaseUrl: `${origin}/v1beta`,
+    azureBaseUrl: `${origin}/openai`,
     records: simulation.records,
     stats,
     async whenNoConnections(timeoutMs) {

@@ -1,5 +1,6 @@
 import type { ConfigInput } from "../../src/config/schema.js";
 import type { ProviderKind } from "../../src/core/chat-request.js";
+import { AZURE_SIM_KEY } from "../../src/simulator/azure-wire.js";
 import type { Simulator } from "../../src/simulator/server.js";
 
 export type { ProviderKind };
@@ -23,6 +24,7 @@ export function baseUrlFor(sim: Simulator, kind: ProviderKind): string {
 export function simulatedProvider(sim: Simulator, kind: ProviderKind): SimulatedProvider {
   switch (kind) {
     case "azure-openai":
+      return { provider: { kind, baseUrl: sim.azureBaseUrl, apiKeyEnv: "SIM_AZURE_API_KEY" }, env: { SIM_AZURE_API_KEY: AZURE_SIM_KEY } };
     case "bedrock":
     case "vertex":
       throw new Error(`the simulator does not speak ${kind} yet`);
