@@ -30,8 +30,9 @@ export const PROVIDER_PRESETS = {
     baseUrl: "https://api.mistral.ai/v1",
     apiKeyEnv: "MISTRAL_API_KEY",
     renames: { seed: "random_seed", max_completion_tokens: "max_tokens" },
-    omits: ["stream_options"],
-    rejects: ["sampling.logit_bias", "logprobs", "service_tier"],
+    // Mistral answers any field it does not know with a 422 ("Extra inputs are not permitted").
+    omits: ["stream_options", "user", "prompt_cache_key", "safety_identifier"],
+    rejects: ["sampling.logit_bias", "logprobs", "service_tier", "metadata.provider_metadata"],
   },
   deepseek: { baseUrl: "https://api.deepseek.com/v1", apiKeyEnv: "DEEPSEEK_API_KEY", renames: { max_completion_tokens: "max_tokens" } },
   groq: { baseUrl: "https://api.groq.com/openai/v1", apiKeyEnv: "GROQ_API_KEY", rejects: ["logprobs", "sampling.logit_bias"] },
