@@ -1,4 +1,4 @@
-import { type AccessToken, ClientSecretCredential, DefaultAzureCredential, type TokenCredential } from "@azure/identity";
+import { type AccessToken, ClientSecretCredential, DefaultAzureCredential, type TokenCredential, type TokenCredentialOptions } from "@azure/identity";
 import { AZURE_COGNITIVE_SCOPE, type AzureConfig } from "../../config/azure-schema.js";
 import { GatewayError } from "../../core/errors.js";
 
@@ -10,9 +10,17 @@ const TOKEN_TIMEOUT_MS = 30_000;
 /** A bearer token for one provider, renewed before it expires; concurrent requests share one renewal. */
 export type TokenSource = (provider: string, signal: AbortSignal) => Promise<string>;
 
-function credentialFor(settings: AzureConfig): TokenCredential {
+/** What a token source may be given besides the settings: a clock, and @azure/identity's client options (its HTTP client, in tests). */
+export interface TokenSourceOptions {
+  readonly now?: () => number;
+  readonly clientOptions?: ClientOptions;
+}
+
+type ClientOptions = TokenCredentialOptions & { readonly disableInstanceDiscovery?: boolean };
+
+function credentialFor(settings: AzureConfig, clientOptions: ClientOptions): TokenCredential {
   const entra = settings.entra ?? {};
-  const authority = entra.authorityHost === undefined ? {} : { authorityHost: entra.authorityHost };
+  const authority = { ...clientOptions, ...(entra.authorityHost === undefined ? {} : { authorityHost: entra.authorityHost }) };
   if (entra.tenantId !== undefined && entra.clientId !== undefined && settings.clientSecret) {
     return new ClientSecretCredential(entra.tenantId, entra.clientId, settings.clientSecret.reveal(), authority);
   }
@@ -44,8 +52,9 @@ function unlessAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> 
  * until shortly before they expire. A failure is `upstream_auth`: the
  * gateway's own credentials, not the caller's, were refused.
  */
-export function entraTokenSource(settings: AzureConfig, now: () => number = Date.now): TokenSource {
-  const credential = credentialFor(settings);
+export function entraTokenSource(settings: AzureConfig, options: TokenSourceOptions = {}): TokenSource {
+  const now = options.now ?? Date.now;
+  const credential = credentialFor(settings, options.clientOptions ?? {});
   let cached: AccessToken | undefined;
   let renewal: Promise<AccessToken> | undefined;
   const fresh = (t: AccessToken) => (t.refreshAfterTimestamp ?? t.expiresOnTimestamp - REFRESH_MARGIN_MS) > now();
