@@ -81,6 +81,39 @@ describe("Azure OpenAI Chat Completions with the api-key header", () => {
   });
 });
 
+describe("the simulated Azure resource refuses as Azure does", () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({ kind: "azure-openai" });
+  });
+  afterAll(() => h.close());
+
+  const post = (path: string, headers: Record<string, string>) =>
+    fetch(`${h.sim.azureBaseUrl}${path}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify({ messages: [{ role: "user", content: "hi" }], stream: true }) });
+
+  it("a wrong key: 401 with Azure's code-and-message body, before anything else", async () => {
+    const res = await post("/deployments/sim-1/chat/completions", { "api-key": "wrong" });
+    expect(res.status).toBe(401);
+    expect(((await res.json()) as { error: { code: string; message: string } }).error).toMatchObject({ code: "401", message: expect.stringContaining("Access denied") });
+  });
+
+  it("no api-version: refused", async () => {
+    const res = await post("/deployments/sim-1/chat/completions", { "api-key": AZURE_SIM_KEY });
+    expect(res.status).toBe(400);
+    expect(JSON.stringify(await res.json())).toContain("api-version");
+  });
+
+  it("streams the prompt-filter chunk first, then content-filter verdicts on every choice", async () => {
+    const res = await post(`/deployments/sim-1/chat/completions?api-version=${AZURE_CHAT_API_VERSION}`, { "api-key": AZURE_SIM_KEY });
+    expect(res.status).toBe(200);
+    const events = (await res.text()).split("\n\n").filter((e) => e.startsWith("data: {"));
+    const chunks = events.map((e) => JSON.parse(e.slice("data: ".length)) as { choices: Array<{ content_filter_results?: unknown }>; prompt_filter_results?: unknown });
+    expect(chunks[0]!.choices).toEqual([]);
+    expect(chunks[0]!.prompt_filter_results).toBeDefined();
+    for (const chunk of chunks.slice(1)) for (const choice of chunk.choices) expect(choice.content_filter_results).toBeDefined();
+  });
+});
+
 describe("a key Azure refuses", () => {
   let h: Harness;
   beforeAll(async () => {
