@@ -1,14 +1,18 @@
 import { createServer } from "node:net";
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AZURE_SIM_KEY } from "../src/simulator/azure-wire.js";
 import { simulatedText } from "../src/simulator/text.js";
 import { type ChatClient, chatClient, textOf, transports, userRequest } from "./helpers/clients.js";
-import { FAR_TIMEOUTS, type Harness, startHarness, WIRE_KINDS } from "./helpers/harness.js";
+import { FAR_TIMEOUTS, type Harness, type ProviderKind, startHarness, WIRE_KINDS } from "./helpers/harness.js";
 import { rpcUntilError } from "./helpers/until-error.js";
 
-const SECRET = "sk-live-0123456789abcdefSECRET";
+/** The key each kind's simulated provider is given; a kind whose simulator checks the key keeps the one it accepts. */
+const SECRETS: Partial<Record<ProviderKind, string>> = { "azure-openai": AZURE_SIM_KEY };
+const DEFAULT_SECRET = "sk-live-0123456789abcdefSECRET";
 
 describe.each(WIRE_KINDS)("%s upstream", (kind) => {
+  const SECRET = SECRETS[kind] ?? DEFAULT_SECRET;
   let h: Harness;
   let client: ChatClient;
   beforeAll(async () => {

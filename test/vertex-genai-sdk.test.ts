@@ -79,7 +79,7 @@ describe("@google/genai in Vertex mode and the gateway", () => {
 
     const fromSdk = await sentFor("sdk-body");
     const fromGateway = await sentFor("gw-body");
-    expect(fromSdk.path).toBe(`/v1/projects/${PROJECT}/locations/${LOCATION}/publishers/google/models/gemini-2.5-flash:streamGenerateContent`);
+    expect(fromSdk.path).toBe(`/v1/projects/${PROJECT}/locations/${LOCATION}/publishers/google/models/gemini-2.5-flash:streamGenerateContent?alt=sse`);
     expect(fromGateway.path).toBe(fromSdk.path);
     expect(fromGateway.body).toEqual(fromSdk.body);
   });

@@ -130,7 +130,7 @@ describe("the endpoint", () => {
   it("Gemini goes to publishers/google …:streamGenerateContent with the Gemini API's own body", async () => {
     const vertex = await sent("gem", "gem-path");
     const direct = await sent("gem-direct", "gem-path-direct");
-    expect(vertex.path).toBe(`/v1/projects/${PROJECT}/locations/${LOCATION}/publishers/google/models/gemini-2.5-flash:streamGenerateContent`);
+    expect(vertex.path).toBe(`/v1/projects/${PROJECT}/locations/${LOCATION}/publishers/google/models/gemini-2.5-flash:streamGenerateContent?alt=sse`);
     expect({ ...vertex.body, contents: undefined }).toEqual({ ...direct.body, contents: undefined });
     expect(JSON.stringify(vertex.body.contents)).toBe(JSON.stringify(direct.body.contents).replace("gem-path-direct", "gem-path"));
   });

@@ -1,5 +1,5 @@
 import type { ProviderKind } from "../core/chat-request.js";
-import type { AzureSettings } from "./azure-schema.js";
+import { type AzureConfig, resolveAzure } from "./azure-schema.js";
 import type { BedrockSettings } from "./bedrock-schema.js";
 import { builtInCatalog } from "./built-in-catalog.js";
 import type { Capabilities } from "./capability-table.js";
@@ -10,6 +10,7 @@ import { lookupModel, type ModelCatalog } from "./model-catalog.js";
 import { withCacheWriteDefaults } from "./price-defaults.js";
 import { type ConfigProblem, checkConfig, formatPath } from "./problems.js";
 import { providerBaseUrl } from "./provider-base-url.js";
+import { type PresetName, presetOf } from "./provider-presets.js";
 import { type AnthropicThinking, type ConfigFile, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_TIMEOUTS, type TimeoutsConfig } from "./schema.js";
 import { createSecret, type Secret } from "./secret.js";
 import type {
@@ -91,8 +92,10 @@ export interface ProviderConfig {
   readonly thinking?: AnthropicThinking;
   /** Runs where the data may go (docs/compliance.md, "Local targets"). */
   readonly local?: boolean;
-  /** `azure-openai`: its resource, API version and authentication. */
-  readonly azure?: AzureSettings;
+  /** `azure-openai`: its resource, API version and authentication, secrets read. */
+  readonly azure?: AzureConfig;
+  /** `openai`: the OpenAI-compatible cloud whose quirks its requests follow. */
+  readonly preset?: PresetName;
   /** `bedrock`: its region and credentials. */
   readonly bedrock?: BedrockSettings;
   /** `vertex`: its project, location and credentials. */
@@ -361,7 +364,8 @@ function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: Nod
   const providers = new Map<string, ProviderConfig>();
   for (const [name, p] of Object.entries(file.providers)) {
     // checkConfig has made sure every named key variable is set.
-    const apiKey = p.apiKeyEnv === undefined ? undefined : createSecret(env[p.apiKeyEnv]!);
+    const apiKeyEnv = p.apiKeyEnv ?? presetOf(p.preset)?.apiKeyEnv;
+    const apiKey = apiKeyEnv === undefined ? undefined : createSecret(env[apiKeyEnv]!);
     providers.set(name, {
       name,
       kind: p.kind,
@@ -373,7 +377,8 @@ function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: Nod
       breaker: p.breaker,
       ...(p.thinking ? { thinking: p.thinking } : {}),
       local: p.local,
-      ...(p.azure ? { azure: p.azure } : {}),
+      ...(p.azure ? { azure: resolveAzure(p.azure, env) } : {}),
+      ...(p.preset ? { preset: p.preset } : {}),
       ...(p.bedrock ? { bedrock: p.bedrock } : {}),
       ...(p.vertex ? { vertex: withKeyFileFromEnv(p.vertex, env) } : {}),
     });

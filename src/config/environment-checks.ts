@@ -1,5 +1,7 @@
+import { azureEnvNames } from "./azure-schema.js";
 import { isRecord } from "./check-input.js";
 import type { ConfigProblem } from "./config-problem.js";
+import { PROVIDER_PRESETS } from "./provider-presets.js";
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -16,10 +18,18 @@ function variableProblem(variable: unknown, env: NodeJS.ProcessEnv, path: Proper
   return [];
 }
 
+/** A provider's key variables: `apiKeyEnv` (written, or its preset's) and Azure's token and client secret. */
+function providerProblems(name: string, provider: unknown, env: NodeJS.ProcessEnv): ConfigProblem[] {
+  if (!isRecord(provider)) return [];
+  const preset = typeof provider.preset === "string" && Object.hasOwn(PROVIDER_PRESETS, provider.preset) ? (PROVIDER_PRESETS[provider.preset as keyof typeof PROVIDER_PRESETS] as { apiKeyEnv?: string }) : undefined;
+  const keyProblems = variableProblem(provider.apiKeyEnv ?? preset?.apiKeyEnv, env, ["providers", name, "apiKeyEnv"]);
+  return [...keyProblems, ...azureEnvNames(provider.azure).flatMap(({ name: variable, path }) => variableProblem(variable, env, ["providers", name, ...path]))];
+}
+
 /** Every key variable that is unset, not only the first: providers', virtual keys' and the admin key's. */
 export function environmentProblems(input: unknown, env: NodeJS.ProcessEnv): ConfigProblem[] {
   if (!isRecord(input)) return [];
-  const providers = isRecord(input.providers) ? Object.entries(input.providers).flatMap(([name, provider]) => variableProblem(isRecord(provider) ? provider.apiKeyEnv : undefined, env, ["providers", name, "apiKeyEnv"])) : [];
+  const providers = isRecord(input.providers) ? Object.entries(input.providers).flatMap(([name, provider]) => providerProblems(name, provider, env)) : [];
   const vertexKeyFiles = isRecord(input.providers)
     ? Object.entries(input.providers).flatMap(([name, provider]) => variableProblem(isRecord(provider) && isRecord(provider.vertex) ? provider.vertex.keyFileEnv : undefined, env, ["providers", name, "vertex", "keyFileEnv"]))
     : [];

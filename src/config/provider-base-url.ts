@@ -1,6 +1,7 @@
 import type { ProviderKind } from "../core/chat-request.js";
 import { type AzureSettings, azureBaseUrl } from "./azure-schema.js";
 import { type BedrockSettings, bedrockBaseUrl } from "./bedrock-schema.js";
+import { type PresetName, presetOf } from "./provider-presets.js";
 import { type VertexSettings, vertexBaseUrl } from "./vertex-schema.js";
 
 /** The fields of a written provider that decide where it is reached. */
@@ -10,6 +11,7 @@ export interface WrittenEndpoint {
   readonly azure?: AzureSettings | undefined;
   readonly bedrock?: BedrockSettings | undefined;
   readonly vertex?: VertexSettings | undefined;
+  readonly preset?: PresetName | undefined;
 }
 
 /**
@@ -18,6 +20,6 @@ export interface WrittenEndpoint {
  * location, an Azure resource); undefined when neither says.
  */
 export function providerBaseUrl(p: WrittenEndpoint): string | undefined {
-  const url = p.baseUrl ?? (p.kind === "azure-openai" ? azureBaseUrl(p.azure) : p.kind === "bedrock" ? bedrockBaseUrl(p.bedrock) : p.kind === "vertex" ? vertexBaseUrl(p.vertex) : undefined);
+  const url = p.baseUrl ?? (p.kind === "azure-openai" ? azureBaseUrl(p.azure) : p.kind === "bedrock" ? bedrockBaseUrl(p.bedrock) : p.kind === "vertex" ? vertexBaseUrl(p.vertex) : presetOf(p.preset)?.baseUrl);
   return url?.replace(/\/+$/, "");
 }

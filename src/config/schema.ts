@@ -8,6 +8,7 @@ import { complianceSchema, piiPolicySchema } from "./compliance-schema.js";
 import { mcpGrantSchema, mcpSchema } from "./mcp-schema.js";
 import { priceSchema } from "./price-schema.js";
 import { providerBaseUrl } from "./provider-base-url.js";
+import { PRESET_NAMES } from "./provider-presets.js";
 import { vertexSchema } from "./vertex-schema.js";
 import { workersSchema } from "./workers-schema.js";
 
@@ -108,8 +109,14 @@ const providerSchema = z
     azure: azureSchema.optional().meta({ description: "`azure-openai` only: the resource, API version and authentication (see [Azure OpenAI](providers.md#azure-openai)).", unset: "none" }),
     bedrock: bedrockSchema.optional().meta({ description: "`bedrock` only: the region and credentials (see [AWS Bedrock](providers.md#aws-bedrock)).", unset: "none" }),
     vertex: vertexSchema.optional().meta({ description: "`vertex` only: the project, location and credentials (see [Google Vertex AI](providers.md#google-vertex-ai)).", unset: "none" }),
+    preset: z.enum(PRESET_NAMES).optional().meta({
+      description:
+        "`openai` only: a named OpenAI-compatible cloud; it gives `baseUrl`, the usual `apiKeyEnv` and the cloud's wire quirks, and fields written beside it win (see [OpenAI-compatible presets](providers.md#openai-compatible-presets)).",
+      unset: "none",
+    }),
   })
   .superRefine((p, ctx) => {
+    if (p.preset !== undefined && p.kind !== "openai") ctx.addIssue({ code: "custom", path: ["preset"], message: "a preset is an OpenAI-compatible cloud: kind must be openai" });
     if (providerBaseUrl(p) === undefined) ctx.addIssue({ code: "custom", path: ["baseUrl"], message: `required for kind ${p.kind}` });
   });
 

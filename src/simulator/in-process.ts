@@ -173,6 +173,7 @@ export function createInProcessSimulator(): InProcessSimulator {
     geminiBaseUrl: `${origin}/v1beta`,
     // The token endpoint is served too, but google-auth-library fetches tokens with its own client: Vertex needs the socket simulator.
     ...vertexSurface(origin, simulation),
+    azureBaseUrl: `${origin}/openai`,
     records: simulation.records,
     keysSeen: () => simulation.keysSeen(),
     dispatcher,

@@ -19,10 +19,12 @@ export interface RequestRecord {
   readonly traceparent?: string;
   /** The parsed request body, kept for tagged requests only (tests assert what the gateway sent). */
   readonly body?: unknown;
-  /** The path the gateway posted to (Vertex's carries project, location and publisher), kept for tagged requests only. */
-  readonly path?: string;
   /** The `anthropic-beta` header the gateway sent, kept for tagged requests only. */
   readonly betas?: string;
+  /** The path and query as sent, kept for tagged requests only (Azure's deployment and `api-version`; Vertex's project, location and publisher). */
+  readonly path?: string;
+  /** The request headers, kept for tagged requests only; credentials' values read `[credential]`. */
+  readonly headers?: Readonly<Record<string, string>>;
   readonly arrivedAt: number;
   headersAt?: number;
   firstTokenAt?: number;
@@ -42,6 +44,17 @@ export interface RequestRecord {
    */
   waitingForDrain?: boolean;
   outcome: Outcome;
+}
+
+const CREDENTIAL_HEADERS = new Set(["authorization", "api-key", "x-api-key", "x-goog-api-key"]);
+
+/** The headers a record keeps: every one by name, credentials without their value. */
+export function recordedHeaders(headers: Readonly<Record<string, string | string[] | undefined>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined) out[name] = CREDENTIAL_HEADERS.has(name) ? "[credential]" : String(value);
+  }
+  return out;
 }
 
 export interface RecordBook {

@@ -36,6 +36,8 @@ export interface Simulator {
   googleServiceAccount(options?: ServiceAccountOptions): ServiceAccountKey;
   /** Token requests a service account has made: a cached token reused, or refreshed. */
   googleTokenRequests(email: string): number;
+  /** Base URL of an Azure OpenAI resource (…/openai): deployments, `api-version`, the `api-key` header. */
+  readonly azureBaseUrl: string;
   readonly origin: string;
   readonly records: RecordBook;
   /** The keys the OpenAI wire was sent, refused ones included, when started with `acceptKeys`. */
@@ -184,6 +186,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     anthropicBaseUrl: `${origin}/v1`,
     geminiBaseUrl: `${origin}/v1beta`,
     ...vertexSurface(origin, simulation),
+    azureBaseUrl: `${origin}/openai`,
     records: simulation.records,
     keysSeen: () => simulation.keysSeen(),
     stats,

@@ -1,5 +1,6 @@
 import { EventEmitter, once } from "node:events";
 import { anthropicWire } from "./anthropic-wire.js";
+import { azureChatWire, azureEmbeddingsWire, azureResponsesWire, azureRoute } from "./azure-wire.js";
 import { type EmbeddingRequest, type EmbeddingsWire, embed, embeddingsWireFor } from "./embeddings-wire.js";
 import { replyJson, type SimExchange } from "./exchange.js";
 import { expectedKeyCheck } from "./expected-key.js";
@@ -10,7 +11,7 @@ import { applyScript, type Knobs, parseKnobs } from "./knobs.js";
 import { openAiWire } from "./openai-wire.js";
 import { createPromptCache } from "./prompt-cache.js";
 import { createRandom } from "./random.js";
-import { createRecordBook, now, type RecordBook } from "./records.js";
+import { createRecordBook, now, type RecordBook, recordedHeaders } from "./records.js";
 import { responsesWire } from "./responses-wire.js";
 import { buildScript, type Script } from "./script.js";
 import { pause, streamResponse } from "./stream-response.js";
@@ -51,7 +52,15 @@ function formatFor(method: string, path: string, vertex: VertexWires): WireForma
   if (path === "/v1/messages") return anthropicWire;
   if (path === "/v1/responses") return responsesWire;
   if (isGeminiPath(path)) return geminiWire;
+  const azure = azureRoute(path);
+  if (azure?.route === "chat") return azureChatWire;
+  if (azure?.route === "responses") return azureResponsesWire;
   return vertex.formatFor(path);
+}
+
+/** The embeddings API serving `method` `path`: the shared table's, or an Azure deployment's. */
+function embeddingsFor(method: string, path: string): EmbeddingsWire | undefined {
+  return embeddingsWireFor(method, path) ?? (method === "POST" && azureRoute(path)?.route === "embeddings" ? azureEmbeddingsWire : undefined);
 }
 
 /**
@@ -164,7 +173,7 @@ export function createSimulation(options: SimulationOptions = {}): Simulation {
     const record = records.add({
       format: `${wire.name}-embeddings`,
       model: request.model,
-      ...(knobs.tag === undefined ? {} : { tag: knobs.tag, body }),
+      ...(knobs.tag === undefined ? {} : { tag: knobs.tag, body, path: exchange.path, headers: recordedHeaders(exchange.headers) }),
       ...(typeof requestId === "string" ? { requestId } : {}),
       arrivedAt: now(),
       tokensWritten: 0,
@@ -198,7 +207,7 @@ export function createSimulation(options: SimulationOptions = {}): Simulation {
     const { reply } = exchange;
     const url = new URL(exchange.path, "http://simulator");
     if (exchange.method === "POST" && url.pathname === GOOGLE_TOKEN_PATH) return googleOAuth.serveToken(exchange);
-    const embeddings = embeddingsWireFor(exchange.method, url.pathname) ?? (exchange.method === "POST" ? vertex.embeddingsFor(url.pathname) : undefined);
+    const embeddings = embeddingsFor(exchange.method, url.pathname) ?? (exchange.method === "POST" ? vertex.embeddingsFor(url.pathname) : undefined);
     if (embeddings) return serveEmbeddings(exchange, embeddings, url.pathname);
     const format = formatFor(exchange.method, url.pathname, vertex);
     if (!format) throw new Error(`not a generation route: ${exchange.method} ${url.pathname}`);
@@ -230,7 +239,7 @@ export function createSimulation(options: SimulationOptions = {}): Simulation {
     const record = records.add({
       format: format.name,
       model: request.model,
-      ...(knobs.tag === undefined ? {} : { tag: knobs.tag, body, path: url.pathname, ...(typeof betas === "string" ? { betas } : {}) }),
+      ...(knobs.tag === undefined ? {} : { tag: knobs.tag, body, path: exchange.path, headers: recordedHeaders(exchange.headers), ...(typeof betas === "string" ? { betas } : {}) }),
       ...(typeof requestId === "string" ? { requestId } : {}),
       ...(typeof traceparent === "string" ? { traceparent } : {}),
       arrivedAt: now(),
@@ -284,7 +293,7 @@ export function createSimulation(options: SimulationOptions = {}): Simulation {
     },
     serves: (method, path) => {
       const { pathname } = new URL(path, "http://simulator");
-      return formatFor(method, pathname, vertex) !== undefined || embeddingsWireFor(method, pathname) !== undefined || (method === "POST" && (pathname === GOOGLE_TOKEN_PATH || vertex.embeddingsFor(pathname) !== undefined));
+      return formatFor(method, pathname, vertex) !== undefined || embeddingsFor(method, pathname) !== undefined || (method === "POST" && (pathname === GOOGLE_TOKEN_PATH || vertex.embeddingsFor(pathname) !== undefined));
     },
     serve,
     googleOAuth,

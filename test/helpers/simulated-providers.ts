@@ -1,5 +1,6 @@
 import type { ConfigInput } from "../../src/config/schema.js";
 import type { ProviderKind } from "../../src/core/chat-request.js";
+import { AZURE_SIM_KEY } from "../../src/simulator/azure-wire.js";
 import type { Simulator } from "../../src/simulator/server.js";
 import { simulatedVertex } from "./simulated-vertex.js";
 
@@ -26,6 +27,7 @@ export function simulatedProvider(sim: Simulator, kind: ProviderKind): Simulated
     case "vertex":
       return simulatedVertex(sim);
     case "azure-openai":
+      return { provider: { kind, baseUrl: sim.azureBaseUrl, apiKeyEnv: "SIM_AZURE_API_KEY" }, env: { SIM_AZURE_API_KEY: AZURE_SIM_KEY } };
     case "bedrock":
       throw new Error(`the simulator does not speak ${kind} yet`);
     default:

@@ -1,4 +1,4 @@
-import { type ChatMessage, type ChatRequest, messageText, type ToolChoice, type ToolDefinition } from "../../core/chat-request.js";
+import { type ChatMessage, type ChatRequest, messageText, type ProviderKind, type ToolChoice, type ToolDefinition } from "../../core/chat-request.js";
 import { hasLogitBias, type OptionalParam } from "../../core/request-params.js";
 import type { UpstreamRequest, UpstreamTarget } from "../provider.js";
 import { withProviderOptions } from "../provider-options.js";
@@ -132,7 +132,7 @@ function toolChoice(choice: ToolChoice, request: ChatRequest): unknown {
  * gateway keeps no state and the caller sends the whole conversation), with
  * reasoning's encrypted content included so a turn can be replayed.
  */
-export function responsesRequestBody(request: ChatRequest, model: string): Record<string, unknown> {
+export function responsesRequestBody(request: ChatRequest, model: string, kind: ProviderKind = "openai-responses"): Record<string, unknown> {
   const s = request.sampling;
   const tools = toolEntries(request);
   const format = request.responseFormat;
@@ -156,7 +156,7 @@ export function responsesRequestBody(request: ChatRequest, model: string): Recor
     ...((request.carried?.safetyIdentifier ?? request.metadata.userId) ? { safety_identifier: request.carried?.safetyIdentifier ?? request.metadata.userId } : {}),
     ...(Object.keys(metadata).length > 0 ? { metadata } : {}),
   };
-  return withProviderOptions(body, request, "openai-responses");
+  return withProviderOptions(body, request, kind);
 }
 
 export function buildResponsesRequest(request: ChatRequest, target: UpstreamTarget): UpstreamRequest {

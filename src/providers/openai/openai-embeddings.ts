@@ -1,5 +1,17 @@
+import type { EmbedRequest } from "../../core/embed-request.js";
 import type { EmbeddingAdapter } from "../embedding-adapter.js";
 import { malformedAnswer, vectorFrom } from "../embedding-adapter.js";
+
+/** The `POST /embeddings` body, shared with Azure's deployment-scoped route. */
+export function openAiEmbeddingsBody(request: EmbedRequest, model: string): Record<string, unknown> {
+  return {
+    model,
+    input: request.inputs,
+    encoding_format: "float",
+    ...(request.dimensions === undefined ? {} : { dimensions: request.dimensions }),
+    ...(request.user === undefined ? {} : { user: request.user }),
+  };
+}
 
 /**
  * Any server with OpenAI's `POST /embeddings`: OpenAI, vLLM, Ollama,
@@ -12,13 +24,7 @@ export const openAiEmbeddings: EmbeddingAdapter = {
     return {
       url: `${target.provider.baseUrl}/embeddings`,
       headers: { "content-type": "application/json", accept: "application/json", ...(key ? { authorization: `Bearer ${key.reveal()}` } : {}) },
-      body: JSON.stringify({
-        model: target.model,
-        input: request.inputs,
-        encoding_format: "float",
-        ...(request.dimensions === undefined ? {} : { dimensions: request.dimensions }),
-        ...(request.user === undefined ? {} : { user: request.user }),
-      }),
+      body: JSON.stringify(openAiEmbeddingsBody(request, target.model)),
     };
   },
   readAnswer(body, request, target) {

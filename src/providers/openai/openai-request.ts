@@ -1,7 +1,8 @@
-import { type ChatMessage, type ChatRequest, messageText, type ResponseFormat, type ToolChoice } from "../../core/chat-request.js";
+import { type ChatMessage, type ChatRequest, messageText, type ProviderKind, type ResponseFormat, type ToolChoice } from "../../core/chat-request.js";
 import { hasToolErrors, type OptionalParam } from "../../core/request-params.js";
 import type { UpstreamRequest, UpstreamTarget } from "../provider.js";
 import { withProviderOptions } from "../provider-options.js";
+import { quirksOf, rejectedParams, withQuirks } from "./preset-quirks.js";
 
 function content(message: ChatMessage): unknown {
   // Chat Completions has no input field for earlier reasoning: replayed reasoning parts are not sent.
@@ -48,12 +49,17 @@ function responseFormat(format: ResponseFormat): Record<string, unknown> {
   };
 }
 
-/** Chat Completions has every optional parameter except a thinking budget, top-k sampling and failed tool results. */
-export function openAiUnsupportedParams(request: ChatRequest): OptionalParam[] {
+/**
+ * Chat Completions has every optional parameter except a thinking budget,
+ * top-k sampling and failed tool results; a preset's cloud may refuse more.
+ */
+export function openAiUnsupportedParams(request: ChatRequest, target?: UpstreamTarget): OptionalParam[] {
   const out: OptionalParam[] = [];
   if (request.reasoning?.budgetTokens !== undefined) out.push("reasoning.budget_tokens");
   if (request.sampling.topK !== undefined) out.push("sampling.top_k");
   if (hasToolErrors(request)) out.push("messages.is_error");
+  const quirks = target && quirksOf(target);
+  if (target && quirks?.rejects) out.push(...rejectedParams(openAiRequestBody(request, target.model), quirks));
   return out;
 }
 
@@ -64,7 +70,7 @@ export function openAiUnsupportedParams(request: ChatRequest): OptionalParam[] {
  * The token limit goes out as max_completion_tokens: OpenAI's reasoning
  * models reject max_tokens.
  */
-export function openAiRequestBody(request: ChatRequest, model: string): Record<string, unknown> {
+export function openAiRequestBody(request: ChatRequest, model: string, kind: ProviderKind = "openai"): Record<string, unknown> {
   const s = request.sampling;
   const bias = s.logitBias ?? {};
   const metadata = request.metadata.providerMetadata ?? {};
@@ -105,7 +111,7 @@ export function openAiRequestBody(request: ChatRequest, model: string): Record<s
     ...(request.carried?.promptCacheKey ? { prompt_cache_key: request.carried.promptCacheKey } : {}),
     ...(request.carried?.safetyIdentifier ? { safety_identifier: request.carried.safetyIdentifier } : {}),
   };
-  return withProviderOptions(body, request, "openai");
+  return withProviderOptions(body, request, kind);
 }
 
 export function buildOpenAiRequest(request: ChatRequest, target: UpstreamTarget): UpstreamRequest {
@@ -117,6 +123,6 @@ export function buildOpenAiRequest(request: ChatRequest, target: UpstreamTarget)
       accept: "text/event-stream",
       ...(key ? { authorization: `Bearer ${key.reveal()}` } : {}),
     },
-    body: JSON.stringify(openAiRequestBody(request, target.model)),
+    body: JSON.stringify(withQuirks(openAiRequestBody(request, target.model), quirksOf(target))),
   };
 }
