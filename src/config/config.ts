@@ -1,6 +1,6 @@
 import type { ProviderKind } from "../core/chat-request.js";
 import type { AzureSettings } from "./azure-schema.js";
-import type { BedrockSettings } from "./bedrock-schema.js";
+import { type BedrockSettings, bedrockSettings } from "./bedrock-schema.js";
 import { builtInCapabilities, type Capabilities } from "./capability-table.js";
 import { readConfigDocument } from "./config-file.js";
 import { sha256Hex } from "./key-hash.js";
@@ -367,7 +367,7 @@ function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: Nod
       ...(p.thinking ? { thinking: p.thinking } : {}),
       local: p.local,
       ...(p.azure ? { azure: p.azure } : {}),
-      ...(p.bedrock ? { bedrock: p.bedrock } : {}),
+      ...(p.bedrock ? { bedrock: bedrockSettings(p.bedrock, env) } : {}),
       ...(p.vertex ? { vertex: p.vertex } : {}),
     });
   }

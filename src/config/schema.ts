@@ -108,6 +108,7 @@ const providerSchema = z
   })
   .superRefine((p, ctx) => {
     if (providerBaseUrl(p) === undefined) ctx.addIssue({ code: "custom", path: ["baseUrl"], message: `required for kind ${p.kind}` });
+    if (p.kind === "bedrock" && !p.bedrock) ctx.addIssue({ code: "custom", path: ["bedrock"], message: "required for kind bedrock (its region)" });
   });
 
 /** USD per million tokens; feeds the `cost` strategy and budgets. */

@@ -25,7 +25,7 @@ export interface EmbeddingsWire {
   responseBody(request: EmbeddingRequest, vectors: readonly number[][], promptTokens: number): unknown;
   errorBody(status: number, message: string): unknown;
   /** As WireFormat.checkAuth. */
-  checkAuth?(request: AuthCheck): AuthRefusal | undefined;
+  checkAuth?(request: AuthCheck): AuthRefusal | undefined | Promise<AuthRefusal | undefined>;
 }
 
 function fail(message: string): never {

@@ -171,6 +171,7 @@ export function createInProcessSimulator(): InProcessSimulator {
     openAiBaseUrl: `${origin}/v1`,
     anthropicBaseUrl: `${origin}/v1`,
     geminiBaseUrl: `${origin}/v1beta`,
+    bedrockBaseUrl: origin,
     records: simulation.records,
     dispatcher,
     stats,

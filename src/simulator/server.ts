@@ -25,6 +25,8 @@ export interface Simulator {
   readonly anthropicBaseUrl: string;
   /** Base URL of the Gemini API (…/v1beta). */
   readonly geminiBaseUrl: string;
+  /** Bedrock runtime: `/model/{modelId}/converse-stream` under the origin, SigV4-checked against SIMULATED_AWS_CREDENTIALS. */
+  readonly bedrockBaseUrl: string;
   readonly origin: string;
   readonly records: RecordBook;
   stats(): SimulatorStats;
@@ -159,6 +161,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     openAiBaseUrl: `${origin}/v1`,
     anthropicBaseUrl: `${origin}/v1`,
     geminiBaseUrl: `${origin}/v1beta`,
+    bedrockBaseUrl: origin,
     records: simulation.records,
     stats,
     async whenNoConnections(timeoutMs) {

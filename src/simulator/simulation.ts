@@ -1,5 +1,6 @@
 import { EventEmitter, once } from "node:events";
 import { anthropicWire } from "./anthropic-wire.js";
+import { bedrockWire, isConversePath } from "./bedrock-wire.js";
 import { type EmbeddingRequest, type EmbeddingsWire, embed, embeddingsWireFor } from "./embeddings-wire.js";
 import { replyJson, type SimExchange } from "./exchange.js";
 import { geminiWire, isGeminiPath } from "./gemini-wire.js";
@@ -42,6 +43,7 @@ function formatFor(method: string, path: string): WireFormat | undefined {
   if (path === "/v1/messages") return anthropicWire;
   if (path === "/v1/responses") return responsesWire;
   if (isGeminiPath(path)) return geminiWire;
+  if (isConversePath(path)) return bedrockWire;
   return undefined;
 }
 
@@ -125,7 +127,7 @@ export function createSimulation(): Simulation {
     let body: unknown;
     try {
       const raw = await exchange.readBody();
-      const refused = wire.checkAuth?.({ method: exchange.method, url: new URL(exchange.path, "http://simulator"), headers: exchange.headers, body: raw });
+      const refused = await wire.checkAuth?.({ method: exchange.method, url: new URL(exchange.path, "http://simulator"), headers: exchange.headers, body: raw });
       if (refused) {
         replyJson(reply, refused.status, wire.errorBody(refused.status, refused.message));
         return;
@@ -190,7 +192,7 @@ export function createSimulation(): Simulation {
     let body: unknown;
     try {
       const raw = await exchange.readBody();
-      const refused = format.checkAuth?.({ method: exchange.method, url, headers: exchange.headers, body: raw });
+      const refused = await format.checkAuth?.({ method: exchange.method, url, headers: exchange.headers, body: raw });
       if (refused) {
         replyJson(reply, refused.status, format.errorBody(refused.status, refused.message));
         return;

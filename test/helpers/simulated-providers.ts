@@ -1,5 +1,6 @@
 import type { ConfigInput } from "../../src/config/schema.js";
 import type { ProviderKind } from "../../src/core/chat-request.js";
+import { SIMULATED_AWS_CREDENTIALS } from "../../src/simulator/bedrock-auth.js";
 import type { Simulator } from "../../src/simulator/server.js";
 
 export type { ProviderKind };
@@ -22,8 +23,12 @@ export function baseUrlFor(sim: Simulator, kind: ProviderKind): string {
  */
 export function simulatedProvider(sim: Simulator, kind: ProviderKind): SimulatedProvider {
   switch (kind) {
-    case "azure-openai":
     case "bedrock":
+      return {
+        provider: { kind, baseUrl: sim.bedrockBaseUrl, bedrock: { region: "us-east-1", credentials: { accessKeyIdEnv: "SIM_AWS_ACCESS_KEY_ID", secretAccessKeyEnv: "SIM_AWS_SECRET_ACCESS_KEY" } } },
+        env: { SIM_AWS_ACCESS_KEY_ID: SIMULATED_AWS_CREDENTIALS.accessKeyId, SIM_AWS_SECRET_ACCESS_KEY: SIMULATED_AWS_CREDENTIALS.secretAccessKey },
+      };
+    case "azure-openai":
     case "vertex":
       throw new Error(`the simulator does not speak ${kind} yet`);
     default:
