@@ -4,7 +4,9 @@ import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SIMULATED_AWS_CREDENTIALS } from "../src/simulator/bedrock-auth.js";
 import { simulatedText } from "../src/simulator/text.js";
+import { answerViaGrpc } from "./helpers/answers.js";
 import { type Harness, startHarness } from "./helpers/harness.js";
+import { simulatedProvider } from "./helpers/simulated-providers.js";
 
 /** Bedrock-only behaviour; the wire suites (streams, tools, errors, cancellation) run over `bedrock` through WIRE_KINDS. */
 
@@ -140,5 +142,51 @@ describe("the AWS SDK's own Bedrock runtime client", () => {
     const ours = (await h.sim.records.waitFor((r) => r.tag === "sluice", 10_000)).body as typeof sdk;
     const untagged = (body: typeof sdk) => ({ ...body, messages: body.messages.map((m) => ({ ...m, content: m.content.map((c) => ({ text: c.text.replace(/tag=\w+/, "") })) })) });
     expect(untagged(ours)).toEqual(untagged(sdk));
+  });
+});
+
+describe("Claude through InvokeModelWithResponseStream (bedrock.api: invoke)", () => {
+  let invoke: Harness;
+  let anthropic: Harness;
+  beforeAll(async () => {
+    invoke = await startHarness({
+      routing: (sim) => {
+        const { provider } = simulatedProvider(sim, "bedrock");
+        const bedrock = { ...provider.bedrock!, api: "invoke" as const };
+        return { providers: { main: { ...provider, bedrock, breaker: { failures: 10_000 } } }, models: { claude: { provider: "main", model: PROFILE } } };
+      },
+    });
+    anthropic = await startHarness({ kind: "anthropic", models: { claude: "sim-1" } });
+  });
+  afterAll(async () => {
+    await invoke.close();
+    await anthropic.close();
+  });
+
+  it.each([
+    ["text", "#sim tokens=6 seed=31"],
+    ["text, reasoning and parallel tool calls", "#sim reasoning=4 tokens=3 tools=2 seed=32"],
+    ["redacted reasoning", "#sim reasoning=2 redacted=1 tokens=2 seed=33"],
+  ])("%s: the same answer and usage as the Anthropic API gives", async (_name, prompt) => {
+    expect(await answerViaGrpc(invoke.url, "claude", prompt)).toEqual(await answerViaGrpc(anthropic.url, "claude", prompt));
+  });
+
+  it("sends Anthropic's Messages body with Bedrock's anthropic_version and no model, to the invoke path", async () => {
+    await answerViaGrpc(invoke.url, "claude", "#sim tokens=2 tag=invoke-body");
+    const record = await invoke.sim.records.waitFor((r) => r.tag === "invoke-body", 10_000);
+    expect(record.format).toBe("bedrock-invoke");
+    expect(record.model).toBe(PROFILE);
+    const body = record.body as Record<string, unknown>;
+    expect(body.anthropic_version).toBe("bedrock-2023-05-31");
+    expect(body).not.toHaveProperty("model");
+    expect(body).toHaveProperty("max_tokens");
+  });
+
+  it("maps an exception inside the stream as on Converse, after what was produced", async () => {
+    const error = await answerViaGrpc(invoke.url, "claude", "#sim tokens=6 fail=error_event fail_at=3 inband=rate_limit").then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(String(error)).toContain("mid-stream throttlingException");
   });
 });

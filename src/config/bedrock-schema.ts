@@ -10,6 +10,10 @@ export const bedrockSchema = z
       .string()
       .regex(/^[a-z]{2}(-[a-z]+)+-\d+$/, "must be an AWS region such as us-east-1")
       .meta({ description: "The AWS region: where requests go (`https://bedrock-runtime.{region}.amazonaws.com` unless `baseUrl` says otherwise) and what they are signed for." }),
+    api: z.enum(["converse", "invoke"]).default("converse").meta({
+      description:
+        "`converse`: the Converse API for every model (one request shape; Claude's thinking through its own fields). `invoke`: InvokeModelWithResponseStream with Anthropic's own Messages body, for Claude models only (prompt-cache breakpoints, betas and every Messages field as the Anthropic kind sends them).",
+    }),
     credentials: z
       .strictObject({
         accessKeyIdEnv: envName.meta({ description: "Environment variable with the access key id (its NAME)." }),
@@ -37,6 +41,8 @@ export interface BedrockStaticCredentials {
 /** The settings a running `bedrock` provider uses: the region, and static credentials when the file names their variables. */
 export interface BedrockSettings {
   readonly region: string;
+  /** Which runtime API requests go to (see the schema's `api`). */
+  readonly api: "converse" | "invoke";
   readonly credentials?: BedrockStaticCredentials;
 }
 
@@ -48,10 +54,11 @@ export function bedrockBaseUrl(settings: Pick<BedrockWritten, "region"> | undefi
 /** The written settings with their credential variables read from `env` (checked to be set before, see environment-checks.ts). */
 export function bedrockSettings(written: BedrockWritten, env: NodeJS.ProcessEnv): BedrockSettings {
   const c = written.credentials;
-  if (!c) return { region: written.region };
+  if (!c) return { region: written.region, api: written.api };
   const token = c.sessionTokenEnv === undefined ? undefined : env[c.sessionTokenEnv];
   return {
     region: written.region,
+    api: written.api,
     credentials: { accessKeyId: env[c.accessKeyIdEnv] ?? "", secretAccessKey: createSecret(env[c.secretAccessKeyEnv] ?? ""), ...(token ? { sessionToken: createSecret(token) } : {}) },
   };
 }

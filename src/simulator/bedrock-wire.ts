@@ -1,5 +1,6 @@
 import { EventStreamCodec, type MessageHeaders } from "@smithy/eventstream-codec";
 import { fromUtf8, toUtf8 } from "@smithy/util-utf8";
+import { anthropicWire } from "./anthropic-wire.js";
 import { checkSigV4 } from "./bedrock-auth.js";
 import { converseLoopInput, maxTokensOf } from "./loop-input.js";
 import type { Script, ScriptStep } from "./script.js";
@@ -19,10 +20,16 @@ const isObject = (v: unknown): v is Json => v !== null && typeof v === "object" 
 const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 
 const PATH = /^\/model\/([^/]+)\/(converse-stream|converse)$/;
+const INVOKE_PATH = /^\/model\/([^/]+)\/(invoke-with-response-stream|invoke)$/;
 
 /** Whether a path is a Bedrock Converse call. */
 export function isConversePath(path: string): boolean {
   return PATH.test(path);
+}
+
+/** Whether a path is a Bedrock InvokeModel call. */
+export function isInvokePath(path: string): boolean {
+  return INVOKE_PATH.test(path);
 }
 
 /** Every text a Converse request carries: system blocks, text blocks, and the text of tool results. */
@@ -178,4 +185,32 @@ export const bedrockWire: WireFormat = {
   inBandError(message, kind) {
     return event(IN_BAND[kind], { message });
   },
+};
+
+/** An Anthropic event as Bedrock's invoke stream carries it: a `chunk` whose `bytes` are the event's JSON, base64. */
+const chunk = (frame: Frame): Frame => ({ event: "chunk", data: JSON.stringify({ bytes: Buffer.from(frame.data, "utf8").toString("base64") }), token: frame.token });
+
+/**
+ * Claude through Bedrock's InvokeModelWithResponseStream
+ * (`POST /model/{modelId}/invoke-with-response-stream`): Anthropic's
+ * Messages body and events (the Anthropic wire's own), with
+ * `anthropic_version: bedrock-2023-05-31` instead of `model`, each event in
+ * a `chunk`; SigV4 and exceptions as on Converse.
+ */
+export const bedrockInvokeWire: WireFormat = {
+  name: "bedrock-invoke",
+  checkAuth: checkSigV4,
+  framing: bedrockWire.framing!,
+  parseRequest(raw, url) {
+    const match = INVOKE_PATH.exec(url.pathname)!;
+    const body = raw as { anthropic_version?: unknown; model?: unknown };
+    if (body.anthropic_version !== "bedrock-2023-05-31") throw new Error("anthropic_version: Field required (bedrock-2023-05-31)");
+    if (body.model !== undefined) throw new Error("model: Extra inputs are not permitted");
+    return anthropicWire.parseRequest({ ...body, model: decodeURIComponent(match[1]!), stream: match[2] === "invoke-with-response-stream" }, url);
+  },
+  streamFrames: (script, request, knobs, id) => anthropicWire.streamFrames(script, request, knobs, id).map(chunk),
+  ping: () => chunk(anthropicWire.ping!()),
+  completeBody: (script, request, id) => anthropicWire.completeBody(script, request, id),
+  errorBody: bedrockWire.errorBody,
+  inBandError: bedrockWire.inBandError,
 };

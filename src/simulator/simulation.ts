@@ -1,6 +1,6 @@
 import { EventEmitter, once } from "node:events";
 import { anthropicWire } from "./anthropic-wire.js";
-import { bedrockWire, isConversePath } from "./bedrock-wire.js";
+import { bedrockInvokeWire, bedrockWire, isConversePath, isInvokePath } from "./bedrock-wire.js";
 import { type EmbeddingRequest, type EmbeddingsWire, embed, embeddingsWireFor } from "./embeddings-wire.js";
 import { replyJson, type SimExchange } from "./exchange.js";
 import { geminiWire, isGeminiPath } from "./gemini-wire.js";
@@ -44,6 +44,7 @@ function formatFor(method: string, path: string): WireFormat | undefined {
   if (path === "/v1/responses") return responsesWire;
   if (isGeminiPath(path)) return geminiWire;
   if (isConversePath(path)) return bedrockWire;
+  if (isInvokePath(path)) return bedrockInvokeWire;
   return undefined;
 }
 
