@@ -3,6 +3,7 @@ import { NodeHttpHandler } from "@smithy/node-http-handler";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SIMULATED_AWS_CREDENTIALS } from "../src/simulator/bedrock-auth.js";
+import { embedText } from "../src/simulator/embedding-vectors.js";
 import { simulatedText } from "../src/simulator/text.js";
 import { answerViaGrpc } from "./helpers/answers.js";
 import { type Harness, startHarness } from "./helpers/harness.js";
@@ -188,5 +189,46 @@ describe("Claude through InvokeModelWithResponseStream (bedrock.api: invoke)", (
       (e: unknown) => e,
     );
     expect(String(error)).toContain("mid-stream throttlingException");
+  });
+});
+
+describe("embeddings on Bedrock (InvokeModel, signed)", () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({
+      kind: "bedrock",
+      models: { titan: "amazon.titan-embed-text-v2:0?dims=16", cohere: "cohere.embed-english-v3?dims=24" },
+    });
+  });
+  afterAll(() => h.close());
+
+  const close = (actual: ArrayLike<number>, expected: readonly number[]) => {
+    expect(actual.length).toBe(expected.length);
+    for (let i = 0; i < expected.length; i++) expect(actual[i]).toBeCloseTo(expected[i]!, 6);
+  };
+
+  it("Titan: one text, its dimensions, and the token count Titan reports", async () => {
+    const res = await facade(h).embeddings.create({ model: "titan", input: "How do I reset my password?", dimensions: 8, encoding_format: "float" });
+    close(res.data[0]!.embedding, embedText("How do I reset my password?", 8));
+    expect(res.usage.prompt_tokens).toBe(6);
+  });
+
+  it("Titan refuses several inputs in one request by name, before anything is sent", async () => {
+    const error = await facade(h)
+      .embeddings.create({ model: "titan", input: ["a b", "c d"], encoding_format: "float" })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(error).toBeInstanceOf(OpenAI.APIError);
+    expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(400);
+    expect((error as Error).message).toContain("one input per request");
+  });
+
+  it("Cohere: a batch of texts in order, the gateway counting the tokens", async () => {
+    const texts = ["Quarterly revenue grew", "How can I reset my password?"];
+    const res = await facade(h).embeddings.create({ model: "cohere", input: texts, encoding_format: "float" });
+    res.data.forEach((d, i) => close(d.embedding, embedText(texts[i]!, 24)));
+    expect(res.usage.prompt_tokens).toBeGreaterThan(0);
   });
 });
