@@ -26,9 +26,9 @@ export function anthropicModelOf(modelId: string): string | undefined {
 /**
  * What ConverseStream cannot take: penalties, seeds, logit bias and
  * logprobs have no field; JSON mode without a schema has none either
- * (`outputConfig` takes a schema); `parallel_tool_calls: false` and top_k
- * exist for Claude models only (through Anthropic's own fields), reasoning
- * too; service tiers are default, flex and priority.
+ * (`outputConfig` takes a schema) and no `parallel_tool_calls: false`;
+ * top_k and reasoning exist for Claude models only (through Anthropic's own
+ * fields); service tiers are default, flex and priority.
  */
 export function converseUnsupportedParams(request: ChatRequest, target: UpstreamTarget): OptionalParam[] {
   const s = request.sampling;
@@ -41,7 +41,8 @@ export function converseUnsupportedParams(request: ChatRequest, target: Upstream
   if (hasLogitBias(request)) out.push("sampling.logit_bias");
   if (request.logprobs) out.push("logprobs");
   if (!claude && s.topK !== undefined) out.push("sampling.top_k");
-  if (!claude && request.parallelToolCalls === false) out.push("parallel_tool_calls");
+  // Converse's toolConfig has no switch for it, and Claude's own tool_choice would contradict toolConfig's.
+  if (request.parallelToolCalls === false) out.push("parallel_tool_calls");
   if (!claude && request.reasoning?.effort !== undefined && request.reasoning.effort !== "none") out.push("reasoning.effort");
   if (!claude && request.reasoning?.budgetTokens !== undefined) out.push("reasoning.budget_tokens");
   if (request.serviceTier === "auto" || request.serviceTier === "scale") out.push("service_tier");
@@ -109,7 +110,7 @@ function toolChoice(choice: ToolChoice | undefined): Json | undefined {
 /**
  * Claude's own fields, as Anthropic's adapter writes them (thinking form by
  * model, budget within max_tokens), sent in `additionalModelRequestFields`:
- * thinking, its effort, top_k and the parallel-call switch.
+ * thinking, its effort and top_k.
  */
 function anthropicFields(request: ChatRequest, claude: string, target: UpstreamTarget): { fields: Json; maxTokens?: number } {
   const body = anthropicRequestBody({ ...request, messages: [], tools: [], toolChoice: undefined, hostedTools: [] } as ChatRequest, claude, target.thinking ?? target.provider.thinking);
@@ -118,7 +119,6 @@ function anthropicFields(request: ChatRequest, claude: string, target: UpstreamT
     ...(body.thinking ? { thinking: body.thinking } : {}),
     ...(effort !== undefined ? { output_config: { effort } } : {}),
     ...(request.sampling.topK === undefined ? {} : { top_k: request.sampling.topK }),
-    ...(request.parallelToolCalls === false && request.tools.length > 0 ? { tool_choice: { type: "auto", disable_parallel_tool_use: true } } : {}),
   };
   // With thinking on, max_tokens must leave room above the budget: Anthropic's adapter's choice.
   return body.thinking ? { fields, maxTokens: body.max_tokens as number } : { fields };
