@@ -12,7 +12,7 @@ export const bedrockSchema = z
       .meta({ description: "The AWS region: where requests go (`https://bedrock-runtime.{region}.amazonaws.com` unless `baseUrl` says otherwise) and what they are signed for." }),
     api: z.enum(["converse", "invoke"]).default("converse").meta({
       description:
-        "`converse`: the Converse API for every model (one request shape; Claude's thinking through its own fields). `invoke`: InvokeModelWithResponseStream with Anthropic's own Messages body, for Claude models only (prompt-cache breakpoints, betas and every Messages field as the Anthropic kind sends them).",
+        "`converse`: the Converse API for every model (one request shape; Claude's thinking through its own fields). `invoke`: InvokeModelWithResponseStream with Anthropic's own Messages body, for Claude models only (prompt-cache breakpoints and every Messages field as the Anthropic kind sends them).",
     }),
     credentials: z
       .strictObject({
