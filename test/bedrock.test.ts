@@ -2,6 +2,7 @@ import { BedrockRuntimeClient, ConverseStreamCommand } from "@aws-sdk/client-bed
 import { NodeHttpHandler } from "@smithy/node-http-handler";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { validateConfig } from "../src/config/config.js";
 import { SIMULATED_AWS_CREDENTIALS } from "../src/simulator/bedrock-auth.js";
 import { embedText } from "../src/simulator/embedding-vectors.js";
 import { simulatedText } from "../src/simulator/text.js";
@@ -230,5 +231,25 @@ describe("embeddings on Bedrock (InvokeModel, signed)", () => {
     const res = await facade(h).embeddings.create({ model: "cohere", input: texts, encoding_format: "float" });
     res.data.forEach((d, i) => close(d.embedding, embedText(texts[i]!, 24)));
     expect(res.usage.prompt_tokens).toBeGreaterThan(0);
+  });
+});
+
+describe("a bedrock provider's configuration", () => {
+  const config = (provider: Record<string, unknown>) => ({ providers: { aws: { kind: "bedrock", ...provider } }, models: { m: { provider: "aws", model: "amazon.nova-pro-v1:0" } } });
+
+  it("implies the region's endpoint, and keeps the credentials it reads out of every printout", () => {
+    const loaded = validateConfig(config({ bedrock: { region: "eu-west-3", credentials: { accessKeyIdEnv: "K", secretAccessKeyEnv: "S" } } }), { K: "AKIDEXAMPLE", S: "very/secret/value" });
+    expect(loaded.ok).toBe(true);
+    const provider = loaded.ok ? loaded.config.providers.get("aws") : undefined;
+    expect(provider?.baseUrl).toBe("https://bedrock-runtime.eu-west-3.amazonaws.com");
+    expect(provider?.bedrock?.api).toBe("converse");
+    expect(JSON.stringify(provider)).not.toContain("very/secret/value");
+  });
+
+  it("names every unset credential variable and a missing region", () => {
+    const unset = validateConfig(config({ bedrock: { region: "us-east-1", credentials: { accessKeyIdEnv: "K", secretAccessKeyEnv: "S" } } }), {});
+    expect(unset.ok ? [] : unset.problems).toEqual(["providers.aws.bedrock.credentials.accessKeyIdEnv: environment variable K is not set", "providers.aws.bedrock.credentials.secretAccessKeyEnv: environment variable S is not set"]);
+    const regionless = validateConfig(config({ baseUrl: "http://127.0.0.1:9" }), {});
+    expect(regionless.ok ? [] : regionless.problems).toEqual(["providers.aws.bedrock: required for kind bedrock (its region)"]);
   });
 });
