@@ -1,6 +1,6 @@
 import type { ProviderKind } from "../core/chat-request.js";
 import { type AzureConfig, resolveAzure } from "./azure-schema.js";
-import type { BedrockSettings } from "./bedrock-schema.js";
+import { type BedrockSettings, bedrockSettings } from "./bedrock-schema.js";
 import { builtInCatalog } from "./built-in-catalog.js";
 import type { Capabilities } from "./capability-table.js";
 import { readConfigDocument } from "./config-file.js";
@@ -379,7 +379,7 @@ function buildConfig(file: ConfigFile, tls: TlsCredentials | undefined, env: Nod
       local: p.local,
       ...(p.azure ? { azure: resolveAzure(p.azure, env) } : {}),
       ...(p.preset ? { preset: p.preset } : {}),
-      ...(p.bedrock ? { bedrock: p.bedrock } : {}),
+      ...(p.bedrock ? { bedrock: bedrockSettings(p.bedrock, env) } : {}),
       ...(p.vertex ? { vertex: withKeyFileFromEnv(p.vertex, env) } : {}),
     });
   }

@@ -26,6 +26,12 @@ function providerProblems(name: string, provider: unknown, env: NodeJS.ProcessEn
   return [...keyProblems, ...azureEnvNames(provider.azure).flatMap(({ name: variable, path }) => variableProblem(variable, env, ["providers", name, ...path]))];
 }
 
+/** The variables a `bedrock` provider's static credentials name. */
+function bedrockVariableProblems(provider: unknown, env: NodeJS.ProcessEnv, path: PropertyKey[]): ConfigProblem[] {
+  const credentials = isRecord(provider) && isRecord(provider.bedrock) && isRecord(provider.bedrock.credentials) ? provider.bedrock.credentials : {};
+  return ["accessKeyIdEnv", "secretAccessKeyEnv", "sessionTokenEnv"].flatMap((field) => variableProblem(credentials[field], env, [...path, field]));
+}
+
 /** Every key variable that is unset, not only the first: providers', virtual keys' and the admin key's. */
 export function environmentProblems(input: unknown, env: NodeJS.ProcessEnv): ConfigProblem[] {
   if (!isRecord(input)) return [];
@@ -33,10 +39,19 @@ export function environmentProblems(input: unknown, env: NodeJS.ProcessEnv): Con
   const vertexKeyFiles = isRecord(input.providers)
     ? Object.entries(input.providers).flatMap(([name, provider]) => variableProblem(isRecord(provider) && isRecord(provider.vertex) ? provider.vertex.keyFileEnv : undefined, env, ["providers", name, "vertex", "keyFileEnv"]))
     : [];
+  const bedrock = isRecord(input.providers) ? Object.entries(input.providers).flatMap(([name, provider]) => bedrockVariableProblems(provider, env, ["providers", name, "bedrock", "credentials"])) : [];
   const auth = isRecord(input.auth) ? input.auth : {};
   const keys = Array.isArray(auth.keys) ? auth.keys.flatMap((key: unknown, i) => variableProblem(isRecord(key) ? key.keyEnv : undefined, env, ["auth", "keys", i, "keyEnv"], MIN_KEY_CHARS)) : [];
   const webhook = isRecord(input.alerts) && isRecord(input.alerts.webhook) ? input.alerts.webhook : {};
   // The per-key MCP tokens' sealing secret: 32 characters, the AES-256 key's length.
   const mcp = isRecord(input.mcp) ? variableProblem(input.mcp.credentialsKeyEnv, env, ["mcp", "credentialsKeyEnv"], 32) : [];
-  return [...providers, ...vertexKeyFiles, ...keys, ...variableProblem(auth.adminKeyEnv, env, ["auth", "adminKeyEnv"], MIN_KEY_CHARS), ...variableProblem(webhook.secretEnv, env, ["alerts", "webhook", "secretEnv"], MIN_KEY_CHARS), ...mcp];
+  return [
+    ...providers,
+    ...bedrock,
+    ...vertexKeyFiles,
+    ...keys,
+    ...variableProblem(auth.adminKeyEnv, env, ["auth", "adminKeyEnv"], MIN_KEY_CHARS),
+    ...variableProblem(webhook.secretEnv, env, ["alerts", "webhook", "secretEnv"], MIN_KEY_CHARS),
+    ...mcp,
+  ];
 }

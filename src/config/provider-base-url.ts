@@ -1,6 +1,6 @@
 import type { ProviderKind } from "../core/chat-request.js";
 import { type AzureSettings, azureBaseUrl } from "./azure-schema.js";
-import { type BedrockSettings, bedrockBaseUrl } from "./bedrock-schema.js";
+import { type BedrockWritten, bedrockBaseUrl } from "./bedrock-schema.js";
 import { type PresetName, presetOf } from "./provider-presets.js";
 import { type VertexSettings, vertexBaseUrl } from "./vertex-schema.js";
 
@@ -9,7 +9,7 @@ export interface WrittenEndpoint {
   readonly kind: ProviderKind;
   readonly baseUrl?: string | undefined;
   readonly azure?: AzureSettings | undefined;
-  readonly bedrock?: BedrockSettings | undefined;
+  readonly bedrock?: BedrockWritten | undefined;
   readonly vertex?: VertexSettings | undefined;
   readonly preset?: PresetName | undefined;
 }

@@ -118,6 +118,7 @@ const providerSchema = z
   .superRefine((p, ctx) => {
     if (p.preset !== undefined && p.kind !== "openai") ctx.addIssue({ code: "custom", path: ["preset"], message: "a preset is an OpenAI-compatible cloud: kind must be openai" });
     if (providerBaseUrl(p) === undefined) ctx.addIssue({ code: "custom", path: ["baseUrl"], message: `required for kind ${p.kind}` });
+    if (p.kind === "bedrock" && !p.bedrock) ctx.addIssue({ code: "custom", path: ["bedrock"], message: "required for kind bedrock (its region)" });
   });
 
 const targetSchema = z.strictObject({

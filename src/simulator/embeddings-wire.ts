@@ -1,3 +1,4 @@
+import { checkSigV4 } from "./bedrock-auth.js";
 import { DEFAULT_EMBEDDING_DIMENSIONS, embedText, embedTokens, MAX_EMBEDDING_DIMENSIONS, words } from "./embedding-vectors.js";
 import type { AuthCheck, AuthRefusal } from "./wire.js";
 
@@ -25,7 +26,7 @@ export interface EmbeddingsWire {
   responseBody(request: EmbeddingRequest, vectors: readonly number[][], promptTokens: number): unknown;
   errorBody(status: number, message: string): unknown;
   /** As WireFormat.checkAuth. */
-  checkAuth?(request: AuthCheck): AuthRefusal | undefined;
+  checkAuth?(request: AuthCheck): AuthRefusal | undefined | Promise<AuthRefusal | undefined>;
 }
 
 function fail(message: string): never {
@@ -123,11 +124,43 @@ export const geminiEmbeddingsWire: EmbeddingsWire = {
   },
 };
 
+const BEDROCK_PATH = /^\/model\/((?:amazon\.titan-embed|cohere\.embed)[^/]*)\/invoke$/;
+
+/**
+ * Bedrock's embedding models through InvokeModel, SigV4-checked: Titan
+ * (`{inputText, dimensions}` → `{embedding, inputTextTokenCount}`, one text)
+ * and Cohere (`{texts, input_type}` → `{embeddings}`, up to 96 texts).
+ */
+export const bedrockEmbeddingsWire: EmbeddingsWire = {
+  name: "bedrock",
+  checkAuth: checkSigV4,
+  parseRequest(body, path) {
+    const model = decodeURIComponent((BEDROCK_PATH.exec(path) ?? fail("not a Bedrock embedding path"))[1]!);
+    const b = (body ?? {}) as { inputText?: unknown; dimensions?: unknown; texts?: unknown; input_type?: unknown };
+    if (model.startsWith("cohere.")) {
+      if (!Array.isArray(b.texts) || b.texts.length === 0 || b.texts.length > 96) fail("texts: must be a list of 1 to 96 strings");
+      if (typeof b.input_type !== "string") fail("input_type: required");
+      return { model, inputs: b.texts.map((t, i) => (typeof t === "string" && t !== "" ? t : fail(`texts[${i}]: must be a non-empty string`))), encoding: "float", batch: true };
+    }
+    if (typeof b.inputText !== "string" || b.inputText === "") fail("inputText: required");
+    const dimensions = dimensionsOf(b.dimensions, "dimensions");
+    return { model, inputs: [b.inputText], encoding: "float", ...(dimensions === undefined ? {} : { dimensions }) };
+  },
+  responseBody(request, vectors, promptTokens) {
+    if (request.batch) return { id: "sim", response_type: "embeddings_floats", embeddings: vectors, texts: request.inputs };
+    return { embedding: vectors[0], inputTextTokenCount: promptTokens };
+  },
+  errorBody(_status, message) {
+    return { message };
+  },
+};
+
 /** The wire serving `method` `path`, if it is an embedding route. */
 export function embeddingsWireFor(method: string, path: string): EmbeddingsWire | undefined {
   if (method !== "POST") return undefined;
   if (path === "/v1/embeddings") return openAiEmbeddingsWire;
   if (isGeminiEmbeddingPath(path)) return geminiEmbeddingsWire;
+  if (BEDROCK_PATH.test(path)) return bedrockEmbeddingsWire;
   return undefined;
 }
 

@@ -174,6 +174,7 @@ export function createInProcessSimulator(): InProcessSimulator {
     // The token endpoint is served too, but google-auth-library fetches tokens with its own client: Vertex needs the socket simulator.
     ...vertexSurface(origin, simulation),
     azureBaseUrl: `${origin}/openai`,
+    bedrockBaseUrl: origin,
     records: simulation.records,
     keysSeen: () => simulation.keysSeen(),
     dispatcher,

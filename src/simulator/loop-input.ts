@@ -154,3 +154,29 @@ export function responsesLoopInput(body: { tools?: unknown; input?: unknown; too
   const choice = body.tool_choice;
   return { tools, turns, ...choiceOf(choice === "none", isObject(choice) && (choice.type === "function" || choice.type === "custom") ? choice.name : undefined) };
 }
+
+/** Bedrock Converse: `toolConfig.tools[].toolSpec`, assistant `toolUse` blocks, and user turns of `toolResult` blocks. */
+export function converseLoopInput(body: { toolConfig?: unknown; messages?: unknown }): LoopRequest {
+  const config = isObject(body.toolConfig) ? body.toolConfig : {};
+  const tools = list(config.tools).flatMap((t) => (isObject(t) && isObject(t.toolSpec) ? tool(t.toolSpec.name, isObject(t.toolSpec.inputSchema) ? t.toolSpec.inputSchema.json : undefined) : []));
+  const turns = list(body.messages).flatMap((m): Turn[] => {
+    if (!isObject(m)) return [];
+    const blocks = list(m.content).filter(isObject);
+    if (m.role === "assistant") {
+      return [
+        {
+          role: "assistant",
+          calls: blocks
+            .map((b) => b.toolUse)
+            .filter(isObject)
+            .map((u) => ({ id: String(u.toolUseId), name: String(u.name) })),
+        },
+      ];
+    }
+    const results = blocks.map((b) => b.toolResult).filter(isObject);
+    if (results.length === 0) return [{ role: "user", text: joinedText(blocks) }];
+    return results.map((r) => ({ role: "tool", ...(typeof r.toolUseId === "string" ? { callId: r.toolUseId } : {}), output: joinedText(r.content) }));
+  });
+  const choice = isObject(config.toolChoice) && isObject(config.toolChoice.tool) ? config.toolChoice.tool.name : undefined;
+  return { tools, turns, ...choiceOf(false, choice) };
+}

@@ -38,6 +38,8 @@ export interface Simulator {
   googleTokenRequests(email: string): number;
   /** Base URL of an Azure OpenAI resource (…/openai): deployments, `api-version`, the `api-key` header. */
   readonly azureBaseUrl: string;
+  /** Bedrock runtime: `/model/{modelId}/converse-stream` under the origin, SigV4-checked against SIMULATED_AWS_CREDENTIALS. */
+  readonly bedrockBaseUrl: string;
   readonly origin: string;
   readonly records: RecordBook;
   /** The keys the OpenAI wire was sent, refused ones included, when started with `acceptKeys`. */
@@ -187,6 +189,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     geminiBaseUrl: `${origin}/v1beta`,
     ...vertexSurface(origin, simulation),
     azureBaseUrl: `${origin}/openai`,
+    bedrockBaseUrl: origin,
     records: simulation.records,
     keysSeen: () => simulation.keysSeen(),
     stats,

@@ -1,6 +1,7 @@
 import { EventEmitter, once } from "node:events";
 import { anthropicWire } from "./anthropic-wire.js";
 import { azureChatWire, azureEmbeddingsWire, azureResponsesWire, azureRoute } from "./azure-wire.js";
+import { bedrockInvokeWire, bedrockWire, isConversePath, isInvokePath } from "./bedrock-wire.js";
 import { type EmbeddingRequest, type EmbeddingsWire, embed, embeddingsWireFor } from "./embeddings-wire.js";
 import { replyJson, type SimExchange } from "./exchange.js";
 import { expectedKeyCheck } from "./expected-key.js";
@@ -52,6 +53,8 @@ function formatFor(method: string, path: string, vertex: VertexWires): WireForma
   if (path === "/v1/messages") return anthropicWire;
   if (path === "/v1/responses") return responsesWire;
   if (isGeminiPath(path)) return geminiWire;
+  if (isConversePath(path)) return bedrockWire;
+  if (isInvokePath(path)) return bedrockInvokeWire;
   const azure = azureRoute(path);
   if (azure?.route === "chat") return azureChatWire;
   if (azure?.route === "responses") return azureResponsesWire;
@@ -152,7 +155,7 @@ export function createSimulation(options: SimulationOptions = {}): Simulation {
     try {
       const raw = await exchange.readBody();
       const check = keyCheck && wire.name === "openai" ? keyCheck.check : wire.checkAuth;
-      const refused = check?.({ method: exchange.method, url: new URL(exchange.path, "http://simulator"), headers: exchange.headers, body: raw });
+      const refused = await check?.({ method: exchange.method, url: new URL(exchange.path, "http://simulator"), headers: exchange.headers, body: raw });
       if (refused) {
         replyJson(reply, refused.status, wire.errorBody(refused.status, refused.message));
         return;
@@ -219,7 +222,7 @@ export function createSimulation(options: SimulationOptions = {}): Simulation {
     try {
       const raw = await exchange.readBody();
       const check = keyCheck && format === openAiWire ? keyCheck.check : format.checkAuth;
-      const refused = check?.({ method: exchange.method, url, headers: exchange.headers, body: raw });
+      const refused = await check?.({ method: exchange.method, url, headers: exchange.headers, body: raw });
       if (refused) {
         replyJson(reply, refused.status, format.errorBody(refused.status, refused.message));
         return;

@@ -241,7 +241,8 @@ async function fail(run: StreamRun): Promise<void> {
       if (!run.gone.aborted) await once(run.gone, "abort").catch(() => undefined);
       return;
     case "malformed":
-      if (!(await run.emit(Buffer.from(`data: {"choices":[{"delta":{"content":"unterminated${eol}${eol}`)))) return;
+      // A whole frame whose payload is not JSON; in a framing of its own, framed as it is.
+      if (!(await run.emit(run.format.framing ? run.encodeFrame({ data: '{"unterminated', token: false }, eol) : Buffer.from(`data: {"choices":[{"delta":{"content":"unterminated${eol}${eol}`)))) return;
       break;
     case "oversized": {
       if (!(await run.flush()) || !(await run.write(Buffer.from('data: {"pad":"')))) return;

@@ -56,7 +56,7 @@ export interface WireFormat {
   /** The stream's framing when it is not SSE (AWS event-stream): its content type and how one frame is written. */
   readonly framing?: { readonly contentType: string; encode(frame: Frame): Buffer };
   /** Checks the request's credentials as the provider would (a signature, a token, a key); a refusal is answered before the body is parsed. */
-  checkAuth?(request: AuthCheck): AuthRefusal | undefined;
+  checkAuth?(request: AuthCheck): AuthRefusal | undefined | Promise<AuthRefusal | undefined>;
 }
 
 /** What a credential check sees: everything that was sent. */

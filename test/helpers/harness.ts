@@ -48,7 +48,7 @@ export type { ProviderKind };
 /** The three original wire formats: the suites that test a gateway feature run over each. */
 export const PROVIDER_KINDS: readonly ProviderKind[] = ["openai", "anthropic", "gemini"];
 /** Every wire format the simulator speaks: the wire suites (streaming, tools, reasoning, errors, cancellation, usage) run over each. */
-export const WIRE_KINDS: readonly ProviderKind[] = [...PROVIDER_KINDS, "azure-openai", "vertex"];
+export const WIRE_KINDS: readonly ProviderKind[] = [...PROVIDER_KINDS, "azure-openai", "bedrock", "vertex"];
 
 export { baseUrlFor, simulatedProvider };
 

@@ -1,6 +1,7 @@
 import type { ConfigInput } from "../../src/config/schema.js";
 import type { ProviderKind } from "../../src/core/chat-request.js";
 import { AZURE_SIM_KEY } from "../../src/simulator/azure-wire.js";
+import { SIMULATED_AWS_CREDENTIALS } from "../../src/simulator/bedrock-auth.js";
 import type { Simulator } from "../../src/simulator/server.js";
 import { simulatedVertex } from "./simulated-vertex.js";
 
@@ -29,7 +30,10 @@ export function simulatedProvider(sim: Simulator, kind: ProviderKind): Simulated
     case "azure-openai":
       return { provider: { kind, baseUrl: sim.azureBaseUrl, apiKeyEnv: "SIM_AZURE_API_KEY" }, env: { SIM_AZURE_API_KEY: AZURE_SIM_KEY } };
     case "bedrock":
-      throw new Error(`the simulator does not speak ${kind} yet`);
+      return {
+        provider: { kind, baseUrl: sim.bedrockBaseUrl, bedrock: { region: "us-east-1", credentials: { accessKeyIdEnv: "SIM_AWS_ACCESS_KEY_ID", secretAccessKeyEnv: "SIM_AWS_SECRET_ACCESS_KEY" } } },
+        env: { SIM_AWS_ACCESS_KEY_ID: SIMULATED_AWS_CREDENTIALS.accessKeyId, SIM_AWS_SECRET_ACCESS_KEY: SIMULATED_AWS_CREDENTIALS.secretAccessKey },
+      };
     default:
       return { provider: { kind, baseUrl: baseUrlFor(sim, kind) }, env: {} };
   }
